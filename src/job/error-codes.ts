@@ -1,0 +1,139 @@
+/**
+ * @module job/error-codes
+ * Every error code of serverless-worker in one table. Users match on `code`, never
+ * on message text. Each entry carries the HTTP status the harness answers with and a
+ * one-line fix that the README's error table repeats (a test keeps them in step).
+ */
+
+export interface ErrorCodeEntry {
+  /** HTTP status when the error crosses the harness's HTTP boundary. */
+  readonly status: number;
+  /** What went wrong, in general terms. */
+  readonly meaning: string;
+  /** What the user should do about it. */
+  readonly fix: string;
+}
+
+export const ERROR_CODES = {
+  // ---- job requests and job lifecycle ----
+  SW_INVALID_JOB_REQUEST: {
+    status: 400,
+    meaning: 'A job request body does not match the job request schema (spec 4.3).',
+    fix: 'Send {"input": {...}} with optional webhook (URL), policy {executionTimeout, lowPriority, ttl} and s3Config; the message names the field and the allowed range.',
+  },
+  SW_ILLEGAL_TRANSITION: {
+    status: 409,
+    meaning: 'A job was asked to move between two states that the lifecycle table does not connect.',
+    fix: 'Check the job status first; for example only FAILED or TIMED_OUT jobs can be retried, and only IN_QUEUE or IN_PROGRESS jobs can be cancelled.',
+  },
+  SW_JOB_NOT_FOUND: {
+    status: 404,
+    meaning: 'No job with this id exists: it never did, its ttl expired, or its retention elapsed.',
+    fix: 'Check the id; raise policy.ttl at submission or read results sooner (30 min after /run, 1 min after /runsync).',
+  },
+  SW_ENDPOINT_NOT_FOUND: {
+    status: 404,
+    meaning: 'No endpoint with this id exists in the harness.',
+    fix: 'Use the endpoint id the harness printed at start, or create one through the management API.',
+  },
+  SW_RETRY_NOT_ALLOWED: {
+    status: 409,
+    meaning: 'Retry was asked for a job that is not FAILED or TIMED_OUT.',
+    fix: 'Only failed or timed-out jobs can be retried; poll /status until the job has ended.',
+  },
+  SW_CANCEL_NOT_ALLOWED: {
+    status: 409,
+    meaning: 'Cancel was asked for a job that has already ended.',
+    fix: 'Only IN_QUEUE or IN_PROGRESS jobs can be cancelled; the job already has its final status.',
+  },
+  // ---- handler outcomes (carried in a failed job's error) ----
+  SW_HANDLER_ERROR: {
+    status: 500,
+    meaning: 'The handler threw or rejected; the job is FAILED with the thrown error.',
+    fix: 'Read error_type, error_message and error_traceback in the job output and fix the handler.',
+  },
+  SW_INPUT_VALIDATION: {
+    status: 400,
+    meaning: "The job's input failed the zod schema given to serve(); the handler did not run.",
+    fix: 'Send input that matches the schema; the error lists every zod issue with its path.',
+  },
+  SW_OUTPUT_NOT_SERIALIZABLE: {
+    status: 500,
+    meaning: 'The handler returned or yielded a value that cannot be turned into JSON (a BigInt, a cycle).',
+    fix: 'Return plain JSON values: convert BigInt to string, break cycles.',
+  },
+  SW_EXECUTION_TIMEOUT: {
+    status: 408,
+    meaning: "The job ran past its execution timeout (policy.executionTimeout, else the worker's default); it is TIMED_OUT.",
+    fix: 'Raise policy.executionTimeout (5 s to 7 days) or make the handler faster; honour ctx.signal so that work really stops.',
+  },
+  SW_JOB_CANCELLED: {
+    status: 409,
+    meaning: 'The job was cancelled while it ran; its signal aborted with this reason.',
+    fix: 'Nothing to fix: a caller asked for it. Handlers should stop when ctx.signal aborts.',
+  },
+  SW_WORKER_SHUTDOWN: {
+    status: 503,
+    meaning: 'The worker was shutting down (SIGTERM/SIGINT) and the job did not finish within the drain deadline.',
+    fix: 'Raise the shutdown grace period (shutdownTimeoutMs) or let the platform retry the job.',
+  },
+  SW_HANDLER_UNRESPONSIVE: {
+    status: 500,
+    meaning: 'A handler kept running past its abort plus the grace period; the worker stopped taking jobs and exits so the platform can replace it.',
+    fix: 'Make the handler honour ctx.signal (pass it to fetch, check signal.aborted in loops).',
+  },
+  // ---- configuration and the command line ----
+  SW_INVALID_OPTIONS: {
+    status: 500,
+    meaning: 'An option given to serve() (or a CLI flag) has the wrong type or is out of range.',
+    fix: 'The message names the option, what it expects and what it got; see the options table in the README.',
+  },
+  SW_INVALID_ENV: {
+    status: 500,
+    meaning: 'An environment variable the runtime reads is malformed.',
+    fix: 'The message names the variable and the expected format.',
+  },
+  SW_INVALID_TEST_INPUT: {
+    status: 400,
+    meaning: 'The dry-run test input is missing, unreadable, not JSON, or not of the shape {"input": {...}}.',
+    fix: 'Pass --test-input \'{"input": {...}}\', --test-input @file.json, or put test_input.json in the working directory.',
+  },
+  // ---- HTTP boundary of the harness ----
+  SW_UNAUTHORIZED: {
+    status: 401,
+    meaning: 'The request has no API key, or the wrong one.',
+    fix: 'Send Authorization: Bearer <key> with the key the harness was started with.',
+  },
+  SW_INVALID_REQUEST: {
+    status: 400,
+    meaning: 'A query parameter, path parameter or body is malformed (bad JSON, a value out of range).',
+    fix: 'The message names the parameter and the allowed values.',
+  },
+  SW_PAYLOAD_TOO_LARGE: {
+    status: 413,
+    meaning: 'The request body is larger than the route allows (/run 10 MB, /runsync 20 MB).',
+    fix: 'Send large inputs through s3Config or a URL instead of inline.',
+  },
+  SW_RATE_LIMITED: {
+    status: 429,
+    meaning: 'The rate limit of this endpoint and operation was exceeded (requests per 10 s, or concurrent requests).',
+    fix: 'Retry after the Retry-After header with exponential backoff.',
+  },
+  SW_ROUTE_NOT_FOUND: {
+    status: 404,
+    meaning: 'No route matches this path.',
+    fix: 'Check the path against the routes in the README (queue API under /v2/{endpoint_id}, management API under /v1).',
+  },
+  SW_METHOD_NOT_ALLOWED: {
+    status: 405,
+    meaning: 'The path exists but not with this HTTP method.',
+    fix: 'Use the method listed in the README for this route; the Allow header names it.',
+  },
+  SW_INTERNAL: {
+    status: 500,
+    meaning: 'The harness itself is broken: an unexpected exception.',
+    fix: 'Report it with the log line that carries the same request id.',
+  },
+} as const satisfies Record<string, ErrorCodeEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

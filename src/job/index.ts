@@ -1,0 +1,12 @@
+/**
+ * @module job
+ * The job model: request schemas, states and transitions, shapes and errors.
+ * Imports nothing else of this package.
+ */
+export * from './error-codes.js';
+export * from './errors.js';
+export * from './job.js';
+export * from './limits.js';
+export * from './parse.js';
+export * from './request-schema.js';
+export * from './states.js';

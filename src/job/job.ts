@@ -1,0 +1,56 @@
+/**
+ * @module job/job
+ * The shapes a job takes once accepted: what a worker receives, what a handler
+ * returns, the error payload of a failed job, and the chunks of a stream.
+ */
+import type { JobStatus } from './states.js';
+import type { Policy, S3Config } from './request-schema.js';
+
+/** A job as a transport delivers it to the worker. Unknown keys pass through unchanged. */
+export interface Job {
+  readonly id: string;
+  readonly input: Record<string, unknown>;
+  readonly webhook?: string;
+  readonly policy?: Partial<Policy>;
+  readonly s3Config?: S3Config;
+  readonly [key: string]: unknown;
+}
+
+/**
+ * The error payload of a FAILED (or TIMED_OUT) job, in the field names of the
+ * platform's reference worker so that existing dashboards and clients read it.
+ */
+export interface JobErrorPayload {
+  error_type: string;
+  error_message: string;
+  error_traceback?: string;
+  /** Our stable code (SW_...), when the runtime knows it. */
+  error_code?: string;
+  hostname: string;
+  worker_id: string;
+  runtime_version: string;
+  /** Zod issues, for SW_INPUT_VALIDATION. */
+  issues?: unknown;
+}
+
+/** What a worker reports when a job ends. */
+export type JobResult =
+  | { readonly kind: 'output'; readonly output: unknown }
+  | { readonly kind: 'error'; readonly error: JobErrorPayload; readonly timedOut?: boolean };
+
+/** One element of a job's `/stream` array. */
+export interface StreamChunk {
+  readonly output: unknown;
+  readonly metrics?: Readonly<Record<string, unknown>>;
+}
+
+/** A job as `/status` shows it. */
+export interface JobView {
+  id: string;
+  status: JobStatus;
+  output?: unknown;
+  error?: unknown;
+  delayTime?: number;
+  executionTime?: number;
+  retries?: number;
+}

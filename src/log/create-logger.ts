@@ -1,0 +1,55 @@
+/**
+ * @module log/create-logger
+ * The pino factory. One JSON object a line when the worker runs on the platform
+ * (RUNPOD_ENDPOINT_ID set) or writes to something other than a terminal; readable
+ * coloured lines on a terminal. Logs go to stderr by default, so that stdout stays
+ * free for results (the dry run prints the job record there).
+ */
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
+import { REDACT_CENSOR, REDACT_PATHS } from './redact.js';
+
+export type { Logger } from 'pino';
+
+export interface CreateLoggerOptions {
+  /** Logger name; default `serverless-worker`. */
+  name?: string;
+  /** pino level; default LOG_LEVEL from the environment, else `info`. */
+  level?: string;
+  /** Force the format; default `json` on the platform or when `stream` is not a TTY, else `pretty`. */
+  format?: 'json' | 'pretty';
+  /** Where lines go; default stderr (file descriptor 2). */
+  destination?: DestinationStream | NodeJS.WritableStream;
+  /** Environment to read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+const VALID_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** The format chosen for these options and this environment. */
+export function chooseLogFormat(options: CreateLoggerOptions = {}): 'json' | 'pretty' {
+  if (options.format) return options.format;
+  const env = options.env ?? process.env;
+  if (env.RUNPOD_ENDPOINT_ID) return 'json';
+  if (options.destination) return 'json';
+  return process.stderr.isTTY ? 'pretty' : 'json';
+}
+
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const env = options.env ?? process.env;
+  const requested = (options.level ?? env.LOG_LEVEL ?? 'info').toLowerCase();
+  const level = VALID_LEVELS.has(requested) ? requested : 'info';
+  const base: LoggerOptions = {
+    name: options.name ?? 'serverless-worker',
+    level,
+    redact: { paths: [...REDACT_PATHS], censor: REDACT_CENSOR },
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (chooseLogFormat(options) === 'pretty') {
+    const destination = options.destination ?? process.stderr;
+    return pino(base, pretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname,name' }));
+  }
+  const destination = options.destination ?? pino.destination({ fd: 2, sync: false });
+  return pino(base, destination as DestinationStream);
+}

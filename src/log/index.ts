@@ -1,0 +1,6 @@
+/**
+ * @module log
+ * The pino logger factory and the redaction list.
+ */
+export * from './create-logger.js';
+export * from './redact.js';
