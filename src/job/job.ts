@@ -4,14 +4,14 @@
  * returns, the error payload of a failed job, and the chunks of a stream.
  */
 import type { JobStatus } from './states.js';
-import type { Policy, S3Config } from './request-schema.js';
+import type { PolicyInput, S3Config } from './request-schema.js';
 
 /** A job as a transport delivers it to the worker. Unknown keys pass through unchanged. */
 export interface Job {
   readonly id: string;
   readonly input: Record<string, unknown>;
   readonly webhook?: string;
-  readonly policy?: Partial<Policy>;
+  readonly policy?: PolicyInput;
   readonly s3Config?: S3Config;
   readonly [key: string]: unknown;
 }
@@ -54,3 +54,6 @@ export interface JobView {
   executionTime?: number;
   retries?: number;
 }
+
+/** Why the platform asks a worker to stop a job it holds. */
+export type StopReason = 'cancelled' | 'timeout' | 'expired';

@@ -29,15 +29,31 @@ export const HttpUrlSchema = z
     { error: 'must be an absolute http:// or https:// URL' },
   );
 
+/**
+ * A job's policy as the caller sent it: every field optional. The harness resolves
+ * the defaults with `resolvePolicy`; a worker receives the policy as sent, so that its
+ * own default execution timeout applies when the caller gave none (as on the platform,
+ * where the endpoint's setting applies).
+ */
 export const PolicySchema = z.object({
   /** ms; default 600 000 (10 min); 5 s .. 7 days. */
-  executionTimeout: msRange('policy.executionTimeout', EXECUTION_TIMEOUT_MS).default(EXECUTION_TIMEOUT_MS.default),
+  executionTimeout: msRange('policy.executionTimeout', EXECUTION_TIMEOUT_MS).optional(),
   /** When true the job does not trigger worker scaling; default false. */
-  lowPriority: z.boolean({ error: 'policy.lowPriority must be true or false' }).default(false),
+  lowPriority: z.boolean({ error: 'policy.lowPriority must be true or false' }).optional(),
   /** ms from submission; default 86 400 000 (24 h); 10 s .. 7 days. */
-  ttl: msRange('policy.ttl', TTL_MS).default(TTL_MS.default),
+  ttl: msRange('policy.ttl', TTL_MS).optional(),
 });
-export type Policy = z.infer<typeof PolicySchema>;
+export type PolicyInput = z.infer<typeof PolicySchema>;
+export type Policy = Required<PolicyInput>;
+
+/** The policy with every default applied (spec 4.3). */
+export function resolvePolicy(policy: PolicyInput | undefined): Policy {
+  return {
+    executionTimeout: policy?.executionTimeout ?? EXECUTION_TIMEOUT_MS.default,
+    lowPriority: policy?.lowPriority ?? false,
+    ttl: policy?.ttl ?? TTL_MS.default,
+  };
+}
 
 export const S3ConfigSchema = z.object({
   accessId: z.string({ error: 's3Config.accessId must be a string' }),
@@ -55,14 +71,10 @@ export const JobRequestSchema = z.object({
   webhook: HttpUrlSchema.optional(),
   /** Sent by some official clients beside `webhook`; delivered the same way. */
   webhookV2: HttpUrlSchema.optional(),
-  policy: PolicySchema.default({
-    executionTimeout: EXECUTION_TIMEOUT_MS.default,
-    lowPriority: false,
-    ttl: TTL_MS.default,
-  }),
+  policy: PolicySchema.optional(),
   s3Config: S3ConfigSchema.optional(),
 });
 /** A job request as the caller sent it (defaults not yet applied). */
 export type JobRequestInput = z.input<typeof JobRequestSchema>;
-/** A validated job request, defaults applied. */
+/** A validated job request (policy as sent; see resolvePolicy). */
 export type JobRequest = z.infer<typeof JobRequestSchema>;

@@ -1,0 +1,468 @@
+/**
+ * @module harness/endpoint-jobs
+ * The jobs of one endpoint: submit, take, result, stream, progress, cancel, retry,
+ * purge, and the timers for execution timeout, ttl and retention. Every change of a
+ * job's state goes through `nextState` (job/states.ts), so an illegal move throws.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  RETENTION_MS,
+  ServerlessWorkerError,
+  resolvePolicy,
+  isTerminal,
+  nextState,
+  type Job,
+  type JobErrorPayload,
+  type JobRequest,
+  type JobResult,
+  type JobStatus,
+  type JobTrigger,
+  type JobView,
+  type StopReason,
+  type StreamChunk,
+} from '../job/index.js';
+import type { Clock } from './clock.js';
+import { toJobView, type JobRecord } from './job-record.js';
+import { Listeners } from './listeners.js';
+import { TakeWaiters } from './take-waiters.js';
+import { WorkerPresenceTable } from './worker-presence.js';
+
+export interface SubmitOptions {
+  /** Submitted through /runsync: `sync-` id, retention 1 min (up to 5 min with a longer wait). */
+  sync?: boolean;
+  /** The /runsync wait, ms: a longer wait keeps the result longer (at most 5 min). */
+  waitMs?: number;
+}
+
+/** What a result post achieved: applied, or acknowledged and ignored, and why. */
+export type ResultAck =
+  | { applied: true; status: JobStatus }
+  | { applied: false; reason: 'not_found' | 'already_ended' | 'not_held_by_worker'; status?: JobStatus };
+
+export interface HealthCounts {
+  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
+  workers: { idle: number; running: number };
+}
+
+export interface EndpointJobsOptions {
+  clock: Clock;
+  /** Called with errors thrown by listeners (they never stop the queue). */
+  onListenerError?: (error: unknown) => void;
+}
+
+/** Milliseconds a synchronous job is kept after it ends, for a /runsync wait of `waitMs`. */
+export function syncRetentionMs(waitMs: number | undefined): number {
+  return Math.min(RETENTION_MS.syncMax, Math.max(RETENTION_MS.sync, waitMs ?? 0));
+}
+
+export class EndpointJobs {
+  readonly id: string;
+  readonly #clock: Clock;
+  readonly #jobs = new Map<string, JobRecord>();
+  /** Queued jobs in arrival order (a Map keeps insertion order and deletes in O(1)). */
+  readonly #queue = new Map<string, JobRecord>();
+  readonly #waiters = new TakeWaiters();
+  readonly workers = new WorkerPresenceTable();
+  readonly #counters = { completed: 0, failed: 0, retried: 0 };
+  /** A worker must stop this job (cancel, timeout, ttl). */
+  readonly stopRequested: Listeners<[workerId: string, jobId: string, reason: StopReason]>;
+  /** A job reached a terminal status (webhooks listen here). */
+  readonly jobEnded: Listeners<[job: JobRecord]>;
+  /** A job got a chunk, changed status, or vanished: readers of /stream wake up. */
+  readonly #jobChanged = new Map<string, Set<() => void>>();
+
+  constructor(id: string, options: EndpointJobsOptions) {
+    this.id = id;
+    this.#clock = options.clock;
+    this.stopRequested = new Listeners(options.onListenerError);
+    this.jobEnded = new Listeners(options.onListenerError);
+  }
+
+  // ---------------------------------------------------------------- submit / take
+
+  /** Accept a validated job request: IN_QUEUE, or straight to a waiting worker. */
+  submit(request: JobRequest, options: SubmitOptions = {}): JobView {
+    const now = this.#clock.now();
+    const sync = options.sync ?? false;
+    const job: JobRecord = {
+      id: `${sync ? 'sync-' : ''}${randomUUID()}`,
+      endpointId: this.id,
+      request,
+      sync,
+      status: 'IN_QUEUE',
+      submittedAt: now,
+      queuedAt: now,
+      retries: 0,
+      unreadChunks: [],
+      chunkCount: 0,
+      expiresAt: now + resolvePolicy(request.policy).ttl,
+      retentionMs: sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async,
+      timers: {},
+    };
+    this.#jobs.set(job.id, job);
+    this.#armTtl(job);
+    this.#enqueue(job);
+    return toJobView(job);
+  }
+
+  /** Take up to `max` queued jobs for `workerId` without waiting. */
+  tryTake(workerId: string, max: number): Job[] {
+    const worker = this.workers.touch(workerId, this.#clock.now());
+    const taken: Job[] = [];
+    for (const job of this.#queue.values()) {
+      if (taken.length >= max) break;
+      this.#queue.delete(job.id);
+      this.#start(job, workerId);
+      worker.jobs.add(job.id);
+      taken.push(this.#delivery(job));
+    }
+    return taken;
+  }
+
+  /**
+   * Take up to `max` jobs, waiting (long poll) until at least one is queued or
+   * `signal` aborts; an aborted wait answers [].
+   */
+  take(workerId: string, max: number, signal?: AbortSignal): Promise<Job[]> {
+    const taken = this.tryTake(workerId, max);
+    if (taken.length > 0 || signal?.aborted) return Promise.resolve(taken);
+    return this.#waiters.park(workerId, max, signal);
+  }
+
+  // ---------------------------------------------------------------- while running
+
+  /** Record a stream chunk of a running job. Chunks of jobs no longer running are dropped (answer false). */
+  pushChunk(jobId: string, workerId: string | undefined, chunk: StreamChunk): boolean {
+    const job = this.#held(jobId, workerId);
+    if (!job) return false;
+    job.unreadChunks.push(chunk);
+    job.chunkCount++;
+    this.#notifyChanged(job.id);
+    return true;
+  }
+
+  /** Show `output` as the running job's output (ctx.progress). */
+  progress(jobId: string, workerId: string | undefined, output: unknown): boolean {
+    const job = this.#held(jobId, workerId);
+    if (!job) return false;
+    job.output = output;
+    return true;
+  }
+
+  /**
+   * Apply a worker's final result. Safe to repeat: a result for a job that already
+   * ended, or that no longer exists, is acknowledged and ignored.
+   */
+  complete(jobId: string, workerId: string | undefined, result: JobResult): ResultAck {
+    const job = this.#jobs.get(jobId);
+    if (!job) return { applied: false, reason: 'not_found' };
+    if (isTerminal(job.status)) return { applied: false, reason: 'already_ended', status: job.status };
+    if (job.status !== 'IN_PROGRESS' || (workerId !== undefined && job.workerId !== workerId)) {
+      return { applied: false, reason: 'not_held_by_worker', status: job.status };
+    }
+    if (result.kind === 'output') {
+      this.#end(job, 'complete', { output: result.output });
+    } else {
+      this.#end(job, result.timedOut ? 'timeout' : 'fail', { error: result.error });
+    }
+    return { applied: true, status: job.status };
+  }
+
+  // ---------------------------------------------------------------- caller operations
+
+  /** The job as /status shows it; throws SW_JOB_NOT_FOUND. */
+  status(jobId: string): JobView {
+    return toJobView(this.#get(jobId));
+  }
+
+  /** Set a job's time to live to `ttlMs` from now (GET /status?ttl=). */
+  setTtl(jobId: string, ttlMs: number): JobView {
+    const job = this.#get(jobId);
+    job.expiresAt = this.#clock.now() + ttlMs;
+    this.#armTtl(job);
+    return toJobView(job);
+  }
+
+  /** The chunks produced since the previous call, and the job's status. */
+  readStream(jobId: string): { status: JobStatus; stream: StreamChunk[] } {
+    const job = this.#get(jobId);
+    const stream = job.unreadChunks;
+    job.unreadChunks = [];
+    return { status: job.status, stream };
+  }
+
+  /** Cancel a queued (removed before it starts) or running job (its worker is told to stop). */
+  cancel(jobId: string): JobView {
+    const job = this.#get(jobId);
+    if (job.status === 'CANCELLED') return toJobView(job);
+    if (isTerminal(job.status)) {
+      throw new ServerlessWorkerError(
+        'SW_CANCEL_NOT_ALLOWED',
+        `Job ${jobId} has already ended with status ${job.status}; only IN_QUEUE or IN_PROGRESS jobs can be cancelled`,
+        { jobId, status: job.status },
+      );
+    }
+    const workerId = job.workerId;
+    this.#end(job, 'cancel', {});
+    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'cancelled');
+    return toJobView(job);
+  }
+
+  /** Put a FAILED or TIMED_OUT job back in the queue: same id, same input, output removed. */
+  retry(jobId: string): JobView {
+    const job = this.#get(jobId);
+    if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') {
+      throw new ServerlessWorkerError(
+        'SW_RETRY_NOT_ALLOWED',
+        `Job ${jobId} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`,
+        { jobId, status: job.status },
+      );
+    }
+    this.#requeue(job, 'retry');
+    return toJobView(job);
+  }
+
+  /** Remove every queued job (running jobs continue); answers how many were removed. */
+  purgeQueue(): number {
+    const removed = this.#queue.size;
+    for (const job of [...this.#queue.values()]) this.#delete(job);
+    return removed;
+  }
+
+  /** Put the jobs a vanished worker held back in the queue (counted as retried). */
+  requeueWorkerJobs(workerId: string): string[] {
+    const worker = this.workers.remove(workerId);
+    if (!worker) return [];
+    const requeued: string[] = [];
+    for (const jobId of worker.jobs) {
+      const job = this.#jobs.get(jobId);
+      if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId) {
+        this.#requeue(job, 'requeue');
+        requeued.push(jobId);
+      }
+    }
+    return requeued;
+  }
+
+  /**
+   * Resolve with the job's view once it has ended, or once `timeoutMs` passes (then
+   * with its current view). Rejects with SW_JOB_NOT_FOUND if it disappears.
+   */
+  waitForEnd(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobView> {
+    const job = this.#get(jobId);
+    if (isTerminal(job.status)) return Promise.resolve(toJobView(job));
+    return new Promise<JobView>((resolve, reject) => {
+      const finish = (): void => {
+        timer.cancel();
+        unsubscribe();
+        signal?.removeEventListener('abort', finish);
+        const current = this.#jobs.get(jobId);
+        if (current) resolve(toJobView(current));
+        else reject(this.#notFound(jobId));
+      };
+      const unsubscribe = this.onJobChange(jobId, () => {
+        const current = this.#jobs.get(jobId);
+        if (!current || isTerminal(current.status)) finish();
+      });
+      const timer = this.#clock.setTimer(timeoutMs, finish);
+      signal?.addEventListener('abort', finish, { once: true });
+    });
+  }
+
+  /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
+  onJobChange(jobId: string, listener: () => void): () => void {
+    let set = this.#jobChanged.get(jobId);
+    if (!set) {
+      set = new Set();
+      this.#jobChanged.set(jobId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.#jobChanged.get(jobId);
+      current?.delete(listener);
+      if (current?.size === 0) this.#jobChanged.delete(jobId);
+    };
+  }
+
+  /** Jobs and workers, counted as /health shows them. */
+  health(): HealthCounts {
+    let inProgress = 0;
+    for (const job of this.#jobs.values()) if (job.status === 'IN_PROGRESS') inProgress++;
+    return {
+      jobs: { ...this.#counters, inProgress, inQueue: this.#queue.size },
+      workers: this.workers.counts(),
+    };
+  }
+
+  /** Every job still kept, newest first (for /requests). */
+  jobs(): JobRecord[] {
+    return [...this.#jobs.values()].reverse();
+  }
+
+  /** A job record, or undefined. */
+  find(jobId: string): JobRecord | undefined {
+    return this.#jobs.get(jobId);
+  }
+
+  /** Cancel every timer: the harness is closing. */
+  close(): void {
+    for (const job of this.#jobs.values()) this.#cancelTimers(job);
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  #get(jobId: string): JobRecord {
+    const job = this.#jobs.get(jobId);
+    if (!job) throw this.#notFound(jobId);
+    return job;
+  }
+
+  #notFound(jobId: string): ServerlessWorkerError {
+    return new ServerlessWorkerError(
+      'SW_JOB_NOT_FOUND',
+      `Job ${jobId} not found on endpoint ${this.id}: it never existed, its ttl expired, or its results retention elapsed`,
+      { jobId, endpointId: this.id },
+    );
+  }
+
+  /** The job if it is running and held by `workerId` (any worker when undefined). */
+  #held(jobId: string, workerId: string | undefined): JobRecord | undefined {
+    const job = this.#jobs.get(jobId);
+    if (!job || job.status !== 'IN_PROGRESS') return undefined;
+    if (workerId !== undefined && job.workerId !== workerId) return undefined;
+    return job;
+  }
+
+  #transition(job: JobRecord, trigger: JobTrigger): void {
+    job.status = nextState(job.status, trigger, job.id);
+  }
+
+  #enqueue(job: JobRecord): void {
+    const waiter = this.#waiters.next();
+    if (waiter) {
+      const worker = this.workers.touch(waiter.workerId, this.#clock.now());
+      this.#start(job, waiter.workerId);
+      worker.jobs.add(job.id);
+      waiter.resolve([this.#delivery(job)]);
+      return;
+    }
+    this.#queue.set(job.id, job);
+  }
+
+  #start(job: JobRecord, workerId: string): void {
+    this.#transition(job, 'take');
+    job.workerId = workerId;
+    job.startedAt = this.#clock.now();
+    const { executionTimeout } = resolvePolicy(job.request.policy);
+    job.timers.execution = this.#clock.setTimer(executionTimeout, () => this.#timeOut(job));
+    this.#notifyChanged(job.id);
+  }
+
+  #timeOut(job: JobRecord): void {
+    if (job.status !== 'IN_PROGRESS') return;
+    const workerId = job.workerId;
+    this.#end(job, 'timeout', {
+      error: {
+        error_type: 'ExecutionTimeoutError',
+        error_code: 'SW_EXECUTION_TIMEOUT',
+        error_message: `Job ran past its execution timeout of ${resolvePolicy(job.request.policy).executionTimeout} ms`,
+        hostname: 'harness',
+        worker_id: workerId ?? '',
+        runtime_version: '',
+      },
+    });
+    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'timeout');
+  }
+
+  #end(job: JobRecord, trigger: JobTrigger, result: { output?: unknown; error?: JobErrorPayload }): void {
+    this.#transition(job, trigger);
+    const now = this.#clock.now();
+    if (job.startedAt !== undefined) job.endedAt = now;
+    if (job.status === 'COMPLETED') {
+      job.output = result.output;
+      this.#counters.completed++;
+    } else if (job.status === 'FAILED' || job.status === 'TIMED_OUT') {
+      if (result.error) job.error = result.error;
+      this.#counters.failed++;
+    }
+    this.#queue.delete(job.id);
+    this.#release(job);
+    job.timers.execution?.cancel();
+    job.timers.execution = undefined;
+    job.timers.retention = this.#clock.setTimer(job.retentionMs, () => this.#delete(job));
+    this.#notifyChanged(job.id);
+    this.jobEnded.emit(job);
+  }
+
+  #requeue(job: JobRecord, trigger: 'retry' | 'requeue'): void {
+    this.#transition(job, trigger);
+    this.#release(job);
+    job.timers.retention?.cancel();
+    job.timers.execution?.cancel();
+    job.timers = { ttl: job.timers.ttl };
+    job.output = undefined;
+    job.error = undefined;
+    job.startedAt = undefined;
+    job.endedAt = undefined;
+    job.unreadChunks = [];
+    job.chunkCount = 0;
+    job.queuedAt = this.#clock.now();
+    job.retries++;
+    this.#counters.retried++;
+    this.#notifyChanged(job.id);
+    this.#enqueue(job);
+  }
+
+  /** The worker no longer holds the job. */
+  #release(job: JobRecord): void {
+    if (job.workerId !== undefined) this.workers.get(job.workerId)?.jobs.delete(job.id);
+    job.workerId = undefined;
+  }
+
+  #armTtl(job: JobRecord): void {
+    job.timers.ttl?.cancel();
+    job.timers.ttl = this.#clock.setTimer(job.expiresAt - this.#clock.now(), () => this.#expire(job));
+  }
+
+  /** ttl elapsed: the job is deleted in any state; a running one's worker is told to stop. */
+  #expire(job: JobRecord): void {
+    const workerId = job.status === 'IN_PROGRESS' ? job.workerId : undefined;
+    this.#delete(job);
+    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'expired');
+  }
+
+  #delete(job: JobRecord): void {
+    if (this.#jobs.get(job.id) !== job) return;
+    this.#cancelTimers(job);
+    this.#release(job);
+    this.#queue.delete(job.id);
+    this.#jobs.delete(job.id);
+    this.#notifyChanged(job.id);
+    this.#jobChanged.delete(job.id);
+  }
+
+  #cancelTimers(job: JobRecord): void {
+    job.timers.ttl?.cancel();
+    job.timers.execution?.cancel();
+    job.timers.retention?.cancel();
+  }
+
+  #notifyChanged(jobId: string): void {
+    const listeners = this.#jobChanged.get(jobId);
+    if (!listeners) return;
+    for (const listener of [...listeners]) listener();
+  }
+
+  /** What the worker receives: the request's fields, unchanged, with the job id. */
+  #delivery(job: JobRecord): Job {
+    const { input, webhook, webhookV2, policy, s3Config } = job.request;
+    return {
+      id: job.id,
+      input,
+      ...(policy !== undefined ? { policy } : {}),
+      ...(webhook !== undefined ? { webhook } : {}),
+      ...(webhookV2 !== undefined ? { webhookV2 } : {}),
+      ...(s3Config !== undefined ? { s3Config } : {}),
+    };
+  }
+}

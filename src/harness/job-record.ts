@@ -1,0 +1,52 @@
+/**
+ * @module harness/job-record
+ * The harness's record of one job and the public view of it that `/status` shows.
+ */
+import type { JobErrorPayload, JobRequest, JobStatus, JobView, StreamChunk } from '../job/index.js';
+import type { TimerHandle } from './clock.js';
+
+export interface JobRecord {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly request: JobRequest;
+  /** Submitted through /runsync: shorter retention, `sync-` id. */
+  readonly sync: boolean;
+  status: JobStatus;
+  readonly submittedAt: number;
+  /** When the job last entered the queue (submission, retry or requeue). */
+  queuedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  /** Worker holding the job while IN_PROGRESS. */
+  workerId?: string;
+  /** Final output, or progress output while running. */
+  output?: unknown;
+  error?: JobErrorPayload;
+  /** Times the job went back to the queue (retry or a lost worker). */
+  retries: number;
+  /** Chunks not yet read through /stream. */
+  unreadChunks: StreamChunk[];
+  /** Chunks posted so far, read or not. */
+  chunkCount: number;
+  /** Absolute time the ttl deletes the job. */
+  expiresAt: number;
+  /** How long the job is kept once it ends. */
+  retentionMs: number;
+  timers: { ttl?: TimerHandle; execution?: TimerHandle; retention?: TimerHandle };
+}
+
+/** Error text in the platform's form: the error payload as JSON text. */
+export function errorText(error: JobErrorPayload): string {
+  return JSON.stringify(error);
+}
+
+/** The job as `/status` shows it. */
+export function toJobView(job: JobRecord): JobView {
+  const view: JobView = { id: job.id, status: job.status };
+  if (job.startedAt !== undefined) view.delayTime = Math.max(0, job.startedAt - job.queuedAt);
+  if (job.endedAt !== undefined && job.startedAt !== undefined) view.executionTime = Math.max(0, job.endedAt - job.startedAt);
+  if (job.output !== undefined) view.output = job.output;
+  if (job.error !== undefined) view.error = errorText(job.error);
+  if (job.retries > 0) view.retries = job.retries;
+  return view;
+}
