@@ -1,0 +1,34 @@
+/**
+ * @module serverless-worker
+ * The public surface: serve(), the handler contract, stream helpers, the harness,
+ * transports, and the error registry.
+ */
+export { serve } from './serve.js';
+export type { Handler, HandlerJob, JobContext } from './worker/handler.js';
+export type { ServeOptions, ConcurrencyFunction, ConcurrencyState, WorkerConfig } from './worker/options.js';
+export { resolveOptions } from './worker/options.js';
+export { withMetrics } from './worker/stream-metrics.js';
+export { splitYield, joinChunks } from './worker/stream-chunker.js';
+export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';
+export { Harness, ManualClock, systemClock, EndpointJobs, type Clock } from './harness/index.js';
+export { InProcessTransport, type Transport, type StopReason } from './transports/index.js';
+export { startLocalWorker } from './local/local-worker.js';
+export { runDryRun } from './local/dry-run.js';
+export {
+  ERROR_CODES,
+  ServerlessWorkerError,
+  isServerlessWorkerError,
+  parseJobRequest,
+  JobRequestSchema,
+  JOB_STATUSES,
+  TRANSITIONS,
+  type ErrorCode,
+  type Job,
+  type JobRequest,
+  type JobResult,
+  type JobStatus,
+  type JobView,
+  type StreamChunk,
+} from './job/index.js';
+export { createLogger } from './log/index.js';
+export { RUNTIME_VERSION } from './version.js';

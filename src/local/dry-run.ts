@@ -1,0 +1,63 @@
+/**
+ * @module local/dry-run
+ * One job through the full lifecycle on a laptop or in CI: the test input is
+ * submitted to an in-process harness, run by the worker through the in-process
+ * transport, its stream chunks printed as they arrive (one JSON object a line on
+ * stdout), then the final job record. Logs go to stderr. Exit code 0 when the job
+ * COMPLETED, 1 otherwise.
+ */
+import type { Logger } from 'pino';
+import type { JobRequest, JobView } from '../job/index.js';
+import type { Handler, WorkerConfig } from '../worker/index.js';
+import { startLocalWorker } from './local-worker.js';
+
+export interface DryRunResult {
+  readonly record: DryRunRecord;
+  readonly exitCode: number;
+}
+
+/** The final job record as the dry run prints it: the error parsed back into an object. */
+export type DryRunRecord = Omit<JobView, 'error'> & { error?: unknown };
+
+/** Wait for the job far longer than any execution timeout could run (7 days). */
+const WAIT_FOREVER_MS = 2 ** 31 - 1;
+
+function printLine(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+export function dryRunRecord(view: JobView): DryRunRecord {
+  if (typeof view.error !== 'string') return view;
+  let error: unknown = view.error;
+  try {
+    error = JSON.parse(view.error);
+  } catch {
+    // Keep the text as it is.
+  }
+  return { ...view, error };
+}
+
+export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
+  const { harness, endpoint, runtime } = startLocalWorker(handler, config, logger);
+  const { id } = endpoint.submit(request);
+  logger.info({ requestId: id }, 'dry run: job submitted');
+  const printChunks = (): void => {
+    if (!endpoint.find(id)) return;
+    for (const chunk of endpoint.readStream(id).stream) printLine({ stream: chunk });
+  };
+  const unsubscribe = endpoint.onJobChange(id, printChunks);
+  let view: JobView;
+  try {
+    view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS);
+  } finally {
+    unsubscribe();
+  }
+  printChunks();
+  const record = dryRunRecord(view);
+  if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
+  else printLine(record);
+  const exit = await runtime.stop();
+  harness.close();
+  const exitCode = view.status === 'COMPLETED' && exit.exitCode === 0 ? 0 : 1;
+  return { record, exitCode };
+}

@@ -1,0 +1,15 @@
+/**
+ * @module worker
+ * The worker runtime: handler contract, options, job runs, the dispatch loop, stream chunking.
+ */
+export * from './argv.js';
+export * from './error-payload.js';
+export * from './handler.js';
+export * from './job-log.js';
+export * from './job-run.js';
+export * from './options.js';
+export * from './signals.js';
+export * from './stream-chunker.js';
+export * from './stream-metrics.js';
+export * from './test-input.js';
+export * from './worker-runtime.js';

@@ -1,0 +1,247 @@
+/**
+ * @module worker/job-run
+ * One job through the handler: input validation, the execution timeout, abort on
+ * cancel or shutdown, streaming through the chunker in order, and the final result.
+ *
+ * Each way a run can end is its own promise and they race (the pattern of execa's
+ * terminate/): the handler settling, or the signal aborting. After an abort the
+ * handler gets `timeoutGraceMs` to stop; if it does not, the run is reported
+ * `unresponsive` and the worker stops taking jobs and exits.
+ */
+import type { Logger } from 'pino';
+import {
+  ServerlessWorkerError,
+  formatIssues,
+  summarizeIssues,
+  type Job,
+  type JobResult,
+  type StopReason,
+} from '../job/index.js';
+import type { Transport } from '../transports/index.js';
+import { ChunkPoster } from './chunk-poster.js';
+import { toErrorPayload, type ErrorOrigin } from './error-payload.js';
+import { isStreamingValue, type Handler, type JobContext } from './handler.js';
+import type { WorkerConfig } from './options.js';
+import { splitYield } from './stream-chunker.js';
+import { unwrapMetrics } from './stream-metrics.js';
+
+/** How a run ended. */
+export type RunEnd = 'completed' | 'failed' | 'timed_out' | 'cancelled' | 'expired' | 'shutdown';
+
+export interface RunOutcome {
+  readonly end: RunEnd;
+  /** The handler kept running past its abort plus the grace period. */
+  readonly unresponsive: boolean;
+  /** The result posted (none for cancelled or expired jobs: the platform dropped them). */
+  readonly result?: JobResult;
+  /** Chunks posted for a streaming job. */
+  readonly chunks: number;
+  readonly durationMs: number;
+}
+
+export interface JobRunDeps {
+  readonly handler: Handler<unknown>;
+  readonly config: WorkerConfig;
+  readonly transport: Transport;
+  readonly logger: Logger;
+  readonly origin: ErrorOrigin;
+}
+
+const GRACE_EXPIRED = Symbol('grace-expired');
+
+function abortError(reason: StopReason | 'shutdown', job: Job, timeoutMs: number): ServerlessWorkerError {
+  switch (reason) {
+    case 'timeout':
+      return new ServerlessWorkerError('SW_EXECUTION_TIMEOUT', `Job ${job.id} ran past its execution timeout of ${timeoutMs} ms`, {
+        jobId: job.id,
+        executionTimeoutMs: timeoutMs,
+      });
+    case 'cancelled':
+      return new ServerlessWorkerError('SW_JOB_CANCELLED', `Job ${job.id} was cancelled`, { jobId: job.id });
+    case 'expired':
+      return new ServerlessWorkerError('SW_JOB_CANCELLED', `Job ${job.id} reached the end of its ttl and was deleted`, {
+        jobId: job.id,
+      });
+    case 'shutdown':
+      return new ServerlessWorkerError('SW_WORKER_SHUTDOWN', `Worker shut down before job ${job.id} finished`, { jobId: job.id });
+  }
+}
+
+export class JobRun {
+  readonly job: Job;
+  readonly deadline: number;
+  readonly #deps: JobRunDeps;
+  readonly #controller = new AbortController();
+  readonly #timeoutMs: number;
+  readonly #log: Logger;
+  #abortReason: StopReason | 'shutdown' | undefined;
+  #finished = false;
+  #chunks = 0;
+
+  constructor(job: Job, deps: JobRunDeps) {
+    this.job = job;
+    this.#deps = deps;
+    this.#timeoutMs = job.policy?.executionTimeout ?? deps.config.defaultExecutionTimeoutMs;
+    this.deadline = Date.now() + this.#timeoutMs;
+    this.#log = deps.logger.child({ requestId: job.id });
+  }
+
+  /** Stop the job: its signal aborts with the reason's coded error. The first reason wins. */
+  abort(reason: StopReason | 'shutdown'): void {
+    if (this.#abortReason !== undefined || this.#finished) return;
+    this.#abortReason = reason;
+    this.#controller.abort(abortError(reason, this.job, this.#timeoutMs));
+  }
+
+  get aborted(): boolean {
+    return this.#abortReason !== undefined;
+  }
+
+  /** Run the handler, post the result, and answer how it ended. Never rejects. */
+  async run(): Promise<RunOutcome> {
+    const startedAt = performance.now();
+    const timer = setTimeout(() => this.abort('timeout'), this.#timeoutMs);
+    const aborted = new Promise<void>((resolve) => this.#controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+    const work = this.#execute();
+    let result = await Promise.race([work, aborted.then(() => undefined)]);
+    let unresponsive = false;
+    if (result === undefined || this.#abortReason !== undefined) {
+      const settled = await Promise.race([
+        work,
+        new Promise<typeof GRACE_EXPIRED>((resolve) => setTimeout(resolve, this.#deps.config.timeoutGraceMs, GRACE_EXPIRED).unref()),
+      ]);
+      unresponsive = settled === GRACE_EXPIRED;
+      result = this.#abortedResult(unresponsive);
+    }
+    clearTimeout(timer);
+    this.#finished = true;
+    const end = this.#endOf(result);
+    if (result !== undefined) await this.#post(result, unresponsive);
+    return { end, unresponsive, chunks: this.#chunks, durationMs: performance.now() - startedAt, ...(result ? { result } : {}) };
+  }
+
+  #context(): JobContext {
+    return {
+      jobId: this.job.id,
+      workerId: this.#deps.origin.workerId,
+      signal: this.#controller.signal,
+      deadline: this.deadline,
+      log: this.#log,
+      progress: (value: unknown) => {
+        if (this.#finished) {
+          this.#log.warn('ctx.progress() called after the job ended; ignored');
+          return;
+        }
+        this.#deps.transport.postProgress(this.job.id, value).catch((error: unknown) => {
+          this.#log.warn({ err: error }, 'progress update failed');
+        });
+      },
+    };
+  }
+
+  /** The handler's result as a JobResult; every failure is caught here. */
+  async #execute(): Promise<JobResult> {
+    try {
+      let input: unknown = this.job.input;
+      const schema = this.#deps.config.inputSchema;
+      if (schema) {
+        const parsed = schema.safeParse(input, { reportInput: true });
+        if (!parsed.success) {
+          const issues = summarizeIssues(parsed.error);
+          throw new ServerlessWorkerError('SW_INPUT_VALIDATION', `Invalid job input: ${formatIssues(issues)}`, { issues });
+        }
+        input = parsed.data;
+      }
+      const value = this.#deps.handler({ ...this.job, input }, this.#context());
+      if (isStreamingValue(value)) return await this.#stream(value);
+      const output: unknown = await value;
+      assertSerializable(output);
+      return { kind: 'output', output };
+    } catch (error) {
+      return { kind: 'error', error: toErrorPayload(error, this.#deps.origin) };
+    }
+  }
+
+  async #stream(source: AsyncIterable<unknown> | Iterable<unknown>): Promise<JobResult> {
+    const { transport, config } = this.#deps;
+    const poster = new ChunkPoster((chunk) => transport.postChunk(this.job.id, chunk));
+    const iterator: AsyncIterator<unknown> | Iterator<unknown> =
+      Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+    const aggregate: unknown[] | undefined = config.aggregateStream ? [] : undefined;
+    let failure: unknown;
+    try {
+      while (!this.#controller.signal.aborted) {
+        const step = await iterator.next();
+        if (step.done) break;
+        const chunks = splitYield(step.value, this.#chunks, { maxChunkBytes: config.maxChunkBytes });
+        this.#chunks += chunks.length;
+        for (const chunk of chunks) await poster.push(chunk);
+        if (aggregate) aggregate.push(aggregateValue(step.value));
+      }
+    } catch (error) {
+      failure = error;
+    }
+    if (this.#controller.signal.aborted) void Promise.resolve(iterator.return?.()).catch(() => {});
+    // The final result goes after every chunk: wait for the queue to drain first.
+    try {
+      await poster.flush();
+    } catch (error) {
+      failure ??= error;
+    }
+    if (failure !== undefined) throw failure;
+    return { kind: 'output', output: aggregate };
+  }
+
+  #abortedResult(unresponsive: boolean): JobResult | undefined {
+    const reason = this.#abortReason;
+    if (reason === 'cancelled' || reason === 'expired' || reason === undefined) return undefined;
+    const cause = this.#controller.signal.reason as ServerlessWorkerError;
+    const error = toErrorPayload(cause, this.#deps.origin);
+    if (unresponsive) {
+      error.error_message += `; the handler ignored its abort signal for ${this.#deps.config.timeoutGraceMs} ms, so this worker stops taking jobs and exits`;
+    }
+    return reason === 'timeout' ? { kind: 'error', error, timedOut: true } : { kind: 'error', error };
+  }
+
+  #endOf(result: JobResult | undefined): RunEnd {
+    if (this.#abortReason === 'cancelled' || this.#abortReason === 'expired') return this.#abortReason;
+    if (this.#abortReason === 'shutdown') return 'shutdown';
+    if (result?.kind === 'output') return 'completed';
+    return result?.kind === 'error' && result.timedOut ? 'timed_out' : 'failed';
+  }
+
+  async #post(result: JobResult, unresponsive: boolean): Promise<void> {
+    const { transport, config } = this.#deps;
+    try {
+      await transport.postResult(this.job.id, result, {
+        isStream: this.#chunks > 0,
+        stopPod: config.refreshWorker || unresponsive,
+      });
+    } catch (error) {
+      // The transport already retried until its deadline: log loudly, it is counted there.
+      this.#log.error({ err: error }, 'result could not be delivered; the platform will see the job fail or time out');
+    }
+  }
+}
+
+/** Throws SW_OUTPUT_NOT_SERIALIZABLE for a BigInt, a cycle, or anything JSON.stringify refuses. */
+function assertSerializable(output: unknown): void {
+  try {
+    JSON.stringify(output);
+  } catch (error) {
+    throw new ServerlessWorkerError(
+      'SW_OUTPUT_NOT_SERIALIZABLE',
+      `Handler output cannot be serialized as JSON: ${(error as Error).message}`,
+      undefined,
+      { cause: error },
+    );
+  }
+}
+
+/** A yielded value as it appears in an aggregated output (bytes as base64 text). */
+function aggregateValue(yielded: unknown): unknown {
+  const { value } = unwrapMetrics(yielded);
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  if (value instanceof ArrayBuffer) return Buffer.from(value).toString('base64');
+  return value;
+}

@@ -1,0 +1,80 @@
+/**
+ * @module worker/options
+ * Options of `serve(handler, options)`, validated once at start and then frozen.
+ * An invalid option throws SW_INVALID_OPTIONS naming the option, what it expects and
+ * what it got.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, parseOrThrow } from '../job/index.js';
+
+/** What a concurrency function sees: jobs running now and the limit in force. */
+export interface ConcurrencyState {
+  readonly running: number;
+  readonly current: number;
+}
+/** Re-evaluated each time a job ends; answers the new limit (at least 1). */
+export type ConcurrencyFunction = (state: ConcurrencyState) => number;
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+
+export const ServeOptionsSchema = z.object({
+  /** Jobs at once: a number (default 1) or a function of the current load. */
+  concurrency: z
+    .union([
+      z.number().int().min(1).max(10_000),
+      z.custom<ConcurrencyFunction>(isFunction, { error: 'must be a whole number from 1 to 10000 or a function' }),
+    ], { error: 'concurrency must be a whole number from 1 to 10000 or a function' })
+    .default(1),
+  /** A streamed job's final output is the list of its yielded values (true) or empty (false, default). */
+  aggregateStream: z.boolean().default(false),
+  /** Execution timeout when the job's policy has none, ms; default 600 000. */
+  defaultExecutionTimeoutMs: z.number().int().min(100).max(EXECUTION_TIMEOUT_MS.max).default(EXECUTION_TIMEOUT_MS.default),
+  /** How long an aborted handler may take to stop before the worker declares it unresponsive and exits, ms; default 5 000. */
+  timeoutGraceMs: z.number().int().min(0).max(600_000).default(5_000),
+  /** On SIGTERM/SIGINT, how long running jobs may take to finish before they are aborted, ms; default 30 000. */
+  shutdownTimeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
+  /** Ask the platform to replace this worker after every job (stopPod); default false. */
+  refreshWorker: z.boolean().default(false),
+  /** A zod schema for job.input; bad input fails the job before the handler runs. Default none. */
+  inputSchema: z
+    .custom<z.ZodType>((value) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function', {
+      error: 'must be a zod schema',
+    })
+    .optional(),
+  /** The logger; default the package's pino logger (JSON on the platform or off a TTY). */
+  logger: z.custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
+    error: 'must be a pino logger',
+  }).optional(),
+  /** Worker id; default RUNPOD_POD_ID, else a random id. */
+  workerId: z.string().min(1).optional(),
+  /** Endpoint id used locally (dry run, --serve-api); default `local`. */
+  endpointId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1-64 letters, digits, - or _' }).default('local'),
+  /** Largest serialized output of one stream chunk, bytes; default 1 MiB (lower only to test). */
+  maxChunkBytes: z.number().int().min(64).max(MAX_CHUNK_BYTES).default(MAX_CHUNK_BYTES),
+});
+
+/** Options as a worker author writes them. */
+export type ServeOptions<Input = Record<string, unknown>> = Omit<z.input<typeof ServeOptionsSchema>, 'inputSchema'> & {
+  inputSchema?: z.ZodType<Input>;
+};
+/** Options validated, defaults applied, frozen. */
+export type WorkerConfig = Readonly<z.output<typeof ServeOptionsSchema>>;
+
+/** Validate and freeze the options; throws SW_INVALID_OPTIONS. */
+export function resolveOptions(options: unknown = {}): WorkerConfig {
+  return Object.freeze(parseOrThrow(ServeOptionsSchema, options ?? {}, 'SW_INVALID_OPTIONS', 'serve() options'));
+}
+
+/** The concurrency limit now: the number, or the function's answer (at least 1). */
+export function currentConcurrency(config: WorkerConfig, state: ConcurrencyState): number {
+  const { concurrency } = config;
+  if (typeof concurrency === 'number') return concurrency;
+  let limit: number;
+  try {
+    limit = concurrency(state);
+  } catch {
+    return Math.max(1, state.current);
+  }
+  return Number.isFinite(limit) ? Math.max(1, Math.floor(limit)) : Math.max(1, state.current);
+}

@@ -1,0 +1,220 @@
+/**
+ * @module worker/worker-runtime
+ * The dispatch loop: takes jobs through a transport while the concurrency limit has
+ * room, runs each as a JobRun, maps stop requests onto runs, and shuts down
+ * gracefully: stop taking, let running jobs finish within a deadline, abort the rest,
+ * report what there is, close the transport.
+ */
+import type { Logger } from 'pino';
+import type { Job } from '../job/index.js';
+import type { Transport } from '../transports/index.js';
+import { reportedHostname } from './error-payload.js';
+import type { Handler } from './handler.js';
+import { JobRun, type RunOutcome } from './job-run.js';
+import { currentConcurrency, type WorkerConfig } from './options.js';
+
+/** Why the runtime stopped, and the process exit code that goes with it. */
+export interface WorkerExit {
+  readonly reason: 'shutdown' | 'unresponsive-handler';
+  /** 0 after a clean shutdown; 1 when a handler ignored its abort and the worker must be replaced. */
+  readonly exitCode: number;
+}
+
+export interface WorkerRuntimeEvents {
+  /** A job ended (any way); for logs, metrics and tests. */
+  onJobEnd?: (job: Job, outcome: RunOutcome) => void;
+  /** A job started. */
+  onJobStart?: (job: Job) => void;
+}
+
+/** Wait after a failed take before the next, ms. */
+const TAKE_ERROR_BACKOFF_MS = 1_000;
+
+export class WorkerRuntime {
+  readonly #handler: Handler<unknown>;
+  readonly #config: WorkerConfig;
+  readonly #transport: Transport;
+  readonly #logger: Logger;
+  readonly #events: WorkerRuntimeEvents;
+  readonly #runs = new Map<string, JobRun>();
+  /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
+  readonly #pending: Job[] = [];
+  readonly #takeController = new AbortController();
+  #limit: number;
+  #stopping = false;
+  #slotWaiters: Array<() => void> = [];
+  #loop: Promise<void> | undefined;
+  #exit: Promise<WorkerExit> | undefined;
+  #resolveExit!: (exit: WorkerExit) => void;
+  #unsubscribeStop: () => void = () => {};
+  #completed = 0;
+
+  constructor(handler: Handler<unknown>, config: WorkerConfig, transport: Transport, logger: Logger, events: WorkerRuntimeEvents = {}) {
+    this.#handler = handler;
+    this.#config = config;
+    this.#transport = transport;
+    this.#logger = logger;
+    this.#events = events;
+    this.#limit = currentConcurrency(config, { running: 0, current: 1 });
+  }
+
+  /** Start taking jobs. Resolves `exited` when the runtime has stopped. */
+  start(): Promise<WorkerExit> {
+    if (this.#exit) return this.#exit;
+    this.#exit = new Promise((resolve) => (this.#resolveExit = resolve));
+    this.#unsubscribeStop = this.#transport.onStop((jobId, reason) => {
+      const run = this.#runs.get(jobId);
+      if (!run) return;
+      this.#logger.info({ requestId: jobId, reason }, 'stop requested by the platform');
+      run.abort(reason);
+    });
+    this.#loop = this.#takeLoop();
+    return this.#exit;
+  }
+
+  /** Jobs running now. */
+  get running(): number {
+    return this.#runs.size;
+  }
+
+  /** Jobs finished since start. */
+  get completed(): number {
+    return this.#completed;
+  }
+
+  /** The concurrency limit in force. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /**
+   * Graceful shutdown: stop taking jobs, let running ones finish within
+   * `shutdownTimeoutMs`, abort the rest (they end SW_WORKER_SHUTDOWN after their
+   * grace), then close the transport.
+   */
+  async stop(reason: WorkerExit['reason'] = 'shutdown'): Promise<WorkerExit> {
+    const exit = this.#exit ?? this.start();
+    if (this.#stopping) return exit;
+    this.#stopping = true;
+    this.#takeController.abort();
+    this.#wakeSlotWaiters();
+    this.#logger.info({ running: this.#runs.size, reason }, 'worker stopping: no new jobs');
+    this.#pending.length = 0;
+    if (this.#runs.size > 0) {
+      const drained = await this.#waitForRuns(this.#config.shutdownTimeoutMs);
+      if (!drained) {
+        this.#logger.warn({ running: this.#runs.size }, 'drain deadline passed: aborting running jobs');
+        for (const run of this.#runs.values()) run.abort('shutdown');
+      }
+    }
+    await this.#waitForRuns(this.#config.timeoutGraceMs + 1_000);
+    await this.#loop;
+    this.#unsubscribeStop();
+    await this.#transport.close().catch((error: unknown) => this.#logger.warn({ err: error }, 'transport close failed'));
+    const result: WorkerExit = { reason, exitCode: reason === 'shutdown' ? 0 : 1 };
+    this.#resolveExit(result);
+    return exit;
+  }
+
+  async #takeLoop(): Promise<void> {
+    while (!this.#stopping) {
+      const free = this.#limit - this.#runs.size;
+      if (free <= 0) {
+        await this.#nextSlot();
+        continue;
+      }
+      const next = this.#pending.shift();
+      if (next) {
+        this.#startRun(next);
+        continue;
+      }
+      let jobs: Job[];
+      try {
+        jobs = await this.#transport.take({ max: free, inProgress: this.#runs.size > 0, signal: this.#takeController.signal });
+      } catch (error) {
+        if (this.#stopping) break;
+        this.#logger.warn({ err: error }, 'taking jobs failed; trying again shortly');
+        await sleep(TAKE_ERROR_BACKOFF_MS, this.#takeController.signal);
+        continue;
+      }
+      if (this.#stopping) {
+        // Taken during shutdown: they must not be lost. Run them; stop() waits for runs.
+        for (const job of jobs) this.#startRun(job);
+        break;
+      }
+      for (const job of jobs) {
+        if (this.#runs.size < this.#limit) this.#startRun(job);
+        else this.#pending.push(job);
+      }
+    }
+  }
+
+  #startRun(job: Job): void {
+    const run = new JobRun(job, {
+      handler: this.#handler,
+      config: this.#config,
+      transport: this.#transport,
+      logger: this.#logger,
+      origin: { workerId: this.#transport.workerId, host: reportedHostname() },
+    });
+    this.#runs.set(job.id, run);
+    this.#transport.setJobsInProgress([...this.#runs.keys()]);
+    this.#events.onJobStart?.(job);
+    void run.run().then((outcome) => this.#finishRun(job, outcome));
+  }
+
+  #finishRun(job: Job, outcome: RunOutcome): void {
+    this.#runs.delete(job.id);
+    this.#completed++;
+    this.#transport.setJobsInProgress([...this.#runs.keys()]);
+    try {
+      this.#events.onJobEnd?.(job, outcome);
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'onJobEnd listener failed');
+    }
+    if (outcome.unresponsive) {
+      this.#logger.error(
+        { requestId: job.id, graceMs: this.#config.timeoutGraceMs },
+        'handler ignored its abort signal: this worker stops taking jobs and exits so that the platform can replace it',
+      );
+      void this.stop('unresponsive-handler');
+    }
+    this.#limit = currentConcurrency(this.#config, { running: this.#runs.size, current: this.#limit });
+    this.#wakeSlotWaiters();
+  }
+
+  #nextSlot(): Promise<void> {
+    return new Promise((resolve) => this.#slotWaiters.push(resolve));
+  }
+
+  #wakeSlotWaiters(): void {
+    const waiters = this.#slotWaiters;
+    this.#slotWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** True once no job runs; false when `timeoutMs` passed first. */
+  async #waitForRuns(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#runs.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.#nextSlot(), new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+    }
+    return true;
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
