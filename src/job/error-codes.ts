@@ -134,6 +134,72 @@ export const ERROR_CODES = {
     meaning: 'The harness itself is broken: an unexpected exception.',
     fix: 'Report it with the log line that carries the same request id.',
   },
+  // ---- management API ----
+  SW_INVALID_TEMPLATE: {
+    status: 400,
+    meaning: 'A template create or update input (or a template file) does not match the template schema (spec 2.2, 2.3).',
+    fix: 'The message names each bad field, what it allows and what it got; `serverless-worker template validate <file>` checks a file offline.',
+  },
+  SW_FIELD_NOT_UPDATABLE: {
+    status: 400,
+    meaning: 'An update named a field that cannot change after creation: category or isServerless of a template, dataCenterId of a network volume.',
+    fix: 'Leave the field out of the update; to change it, create a new template (or volume) and point the endpoint at it.',
+  },
+  SW_TEMPLATE_NAME_TAKEN: {
+    status: 400,
+    meaning: 'Another template already has this name; template names are unique.',
+    fix: 'Pick another name, or update the existing template (`serverless-worker template push` does this by name).',
+  },
+  SW_TEMPLATE_NOT_FOUND: {
+    status: 404,
+    meaning: 'No template with this id exists.',
+    fix: 'List templates with GET /v1/templates and use an id from there.',
+  },
+  SW_TEMPLATE_IN_USE: {
+    status: 409,
+    meaning: 'A template that endpoints still use cannot be deleted.',
+    fix: 'Delete those endpoints (their ids are in the error details) or point them at another template first.',
+  },
+  SW_INVALID_NETWORK_VOLUME: {
+    status: 400,
+    meaning: 'A network volume create or update input does not match the schema (spec 2.4: size 0 to 4000 GB).',
+    fix: 'Send dataCenterId, name and an integer size from 0 to 4000 on create; only name and size on update.',
+  },
+  SW_NETWORK_VOLUME_SIZE_NOT_GREATER: {
+    status: 400,
+    meaning: 'A network volume can only grow: the new size must be greater than the current one.',
+    fix: 'Send a size above the current size (see GET /v1/networkvolumes/{id}); to shrink, create a smaller volume and copy the data.',
+  },
+  SW_NETWORK_VOLUME_NOT_FOUND: {
+    status: 404,
+    meaning: 'No network volume with this id exists.',
+    fix: 'List volumes with GET /v1/networkvolumes and use an id from there.',
+  },
+  SW_NETWORK_VOLUME_IN_USE: {
+    status: 409,
+    meaning: 'A network volume that endpoints still mount cannot be deleted.',
+    fix: 'Delete those endpoints (their ids are in the error details) or detach the volume from them first.',
+  },
+  SW_INVALID_ENDPOINT: {
+    status: 400,
+    meaning: 'An endpoint create or update input does not match the schema (spec 2.6) or does not fit its template.',
+    fix: 'The message names the field: templateId of a Serverless template, gpuTypeIds (unless the template is CPU), workersMin <= workersMax, idleTimeout in seconds.',
+  },
+  SW_POD_NOT_FOUND: {
+    status: 404,
+    meaning: 'No pod (connected worker) with this id is known to the harness.',
+    fix: 'List pods with GET /v1/pods; a worker shows up there only while it is connected.',
+  },
+  SW_MANAGEMENT_API_ERROR: {
+    status: 502,
+    meaning: 'The management API answered with an error this client does not know (another server, or a newer one).',
+    fix: 'Read the server message and HTTP status in the error; check --base-url points at the management API (ending in /v1).',
+  },
+  SW_MANAGEMENT_UNREACHABLE: {
+    status: 503,
+    meaning: 'The management API could not be reached, timed out, or answered with something that is not its JSON.',
+    fix: 'Check --base-url (or SERVERLESS_WORKER_API_URL) and that the harness or platform is up; the message names the URL and the cause.',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,46 @@
+/**
+ * @module harness/management/routes/templates
+ * Template routes (spec 4.1): create, update (POST .../update as in the spec, PATCH
+ * as an alias), list, get, delete.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parseInput } from '../parse-input.js';
+import {
+  TEMPLATE_FIELDS_NOT_UPDATABLE,
+  TemplateCreateInputSchema,
+  TemplateUpdateInputSchema,
+  type Template,
+} from '../schemas/index.js';
+import { idParam, type RouteContext } from './route-helpers.js';
+
+export function registerTemplateRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { store } = context;
+
+  app.post('/templates', async (request): Promise<Template> => {
+    const input = parseInput(TemplateCreateInputSchema, request.body, { code: 'SW_INVALID_TEMPLATE', what: 'template' });
+    return store.createTemplate(input);
+  });
+
+  const update = async (request: FastifyRequest): Promise<Template> => {
+    const id = idParam(request.params);
+    // Unknown id first: a 404 says more than a complaint about the body.
+    store.getTemplate(id);
+    const patch = parseInput(TemplateUpdateInputSchema, request.body, {
+      code: 'SW_INVALID_TEMPLATE',
+      what: 'template update',
+      refused: TEMPLATE_FIELDS_NOT_UPDATABLE,
+    });
+    return store.updateTemplate(id, patch);
+  };
+  app.post('/templates/:id/update', update);
+  app.patch('/templates/:id', update);
+
+  app.get('/templates', async (): Promise<Template[]> => store.listTemplates());
+
+  app.get('/templates/:id', async (request): Promise<Template> => store.getTemplate(idParam(request.params)));
+
+  app.delete('/templates/:id', async (request, reply) => {
+    store.deleteTemplate(idParam(request.params));
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,59 @@
+/**
+ * @module harness/management/store/management-store
+ * The contract of the management store: templates, network volumes and endpoints.
+ * Inputs arrive validated (defaults applied); the store enforces the rules that need
+ * state (unique template names, volumes only grow, references exist, nothing in use
+ * is deleted) and records rolling releases. Every method returns copies.
+ */
+import type {
+  Endpoint,
+  EndpointCreate,
+  EndpointUpdate,
+  NetworkVolume,
+  NetworkVolumeCreate,
+  NetworkVolumeUpdate,
+  Template,
+  TemplateCreate,
+  TemplateUpdate,
+} from '../schemas/index.js';
+
+export interface ManagementStore {
+  /** Create a template; throws SW_TEMPLATE_NAME_TAKEN when the name is used. */
+  createTemplate(input: TemplateCreate): Template;
+  /**
+   * Patch a template (absent fields keep their value) and record a rolling release on
+   * every endpoint that uses it. Throws SW_TEMPLATE_NOT_FOUND, SW_TEMPLATE_NAME_TAKEN.
+   */
+  updateTemplate(id: string, patch: TemplateUpdate): Template;
+  /** Throws SW_TEMPLATE_NOT_FOUND. */
+  getTemplate(id: string): Template;
+  /** In creation order. */
+  listTemplates(): Template[];
+  /** Throws SW_TEMPLATE_NOT_FOUND, or SW_TEMPLATE_IN_USE while endpoints use it. */
+  deleteTemplate(id: string): void;
+
+  createNetworkVolume(input: NetworkVolumeCreate): NetworkVolume;
+  /** Throws SW_NETWORK_VOLUME_NOT_FOUND, or SW_NETWORK_VOLUME_SIZE_NOT_GREATER unless the size grows. */
+  updateNetworkVolume(id: string, patch: NetworkVolumeUpdate): NetworkVolume;
+  /** Throws SW_NETWORK_VOLUME_NOT_FOUND. */
+  getNetworkVolume(id: string): NetworkVolume;
+  listNetworkVolumes(): NetworkVolume[];
+  /** Throws SW_NETWORK_VOLUME_NOT_FOUND, or SW_NETWORK_VOLUME_IN_USE while endpoints mount it. */
+  deleteNetworkVolume(id: string): void;
+
+  /**
+   * Create an endpoint at version 1. Throws SW_TEMPLATE_NOT_FOUND,
+   * SW_NETWORK_VOLUME_NOT_FOUND, or SW_INVALID_ENDPOINT when it does not fit its
+   * template (a Pod template; GPU types missing for a GPU template or given for CPU).
+   */
+  createEndpoint(input: EndpointCreate): Endpoint;
+  /** Patch an endpoint; a new templateId records a rolling release. Same errors as create, plus SW_ENDPOINT_NOT_FOUND. */
+  updateEndpoint(id: string, patch: EndpointUpdate): Endpoint;
+  /** Throws SW_ENDPOINT_NOT_FOUND. */
+  getEndpoint(id: string): Endpoint;
+  /** True when an endpoint with this id exists. */
+  hasEndpoint(id: string): boolean;
+  listEndpoints(): Endpoint[];
+  /** Throws SW_ENDPOINT_NOT_FOUND. */
+  deleteEndpoint(id: string): void;
+}
