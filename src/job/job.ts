@@ -7,9 +7,9 @@ import type { JobStatus } from './states.js';
 import type { PolicyInput, S3Config } from './request-schema.js';
 
 /** A job as a transport delivers it to the worker. Unknown keys pass through unchanged. */
-export interface Job {
+export interface Job<Input = Record<string, unknown>> {
   readonly id: string;
-  readonly input: Record<string, unknown>;
+  readonly input: Input;
   readonly webhook?: string;
   readonly policy?: PolicyInput;
   readonly s3Config?: S3Config;

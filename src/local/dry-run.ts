@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { JobRequest, JobView } from '../job/index.js';
-import type { Handler, WorkerConfig } from '../worker/index.js';
+import { onShutdownSignals, type Handler, type WorkerConfig } from '../worker/index.js';
 import { startLocalWorker } from './local-worker.js';
 
 export interface DryRunResult {
@@ -39,6 +39,8 @@ export function dryRunRecord(view: JobView): DryRunRecord {
 
 export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
   const { harness, endpoint, runtime } = startLocalWorker(handler, config, logger);
+  // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
+  const offSignals = onShutdownSignals(logger, () => void runtime.stop());
   const { id } = endpoint.submit(request);
   logger.info({ requestId: id }, 'dry run: job submitted');
   const printChunks = (): void => {
@@ -51,6 +53,7 @@ export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig,
     view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS);
   } finally {
     unsubscribe();
+    offSignals();
   }
   printChunks();
   const record = dryRunRecord(view);

@@ -27,7 +27,7 @@ export interface JobContext {
 }
 
 /** A job as the handler sees it, with its input typed. */
-export type HandlerJob<Input> = Omit<Job, 'input'> & { readonly input: Input };
+export type HandlerJob<Input> = Job<Input>;
 
 /**
  * A handler: an async or plain function returning the job's output, or an async or
