@@ -20,6 +20,12 @@ export const NVIDIA_EXTRA_COLUMNS = 'nvidia-smi.extra-columns-blank-lines.docume
 export const ROCM_2X_MI300X = 'rocm-smi.2x-mi300x.documented-format.json';
 export const ROCM_OLDER_KEYS = 'rocm-smi.1x-rx7900xtx-older-keys-na.documented-format.json';
 
+/**
+ * Timeout for reads that should succeed: far above a fake's start-up even on a loaded
+ * machine, so that only the hang tests ever see a timeout.
+ */
+export const ANSWER_TIMEOUT_MS = 20_000;
+
 /** The text of a fixture. */
 export function fixture(name: string): string {
   return readFileSync(join(FIXTURE_DIR, name), 'utf8');

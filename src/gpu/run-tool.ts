@@ -1,0 +1,63 @@
+/**
+ * @module gpu/run-tool
+ * Runs nvidia-smi or rocm-smi once, without a shell, under a timeout, and says how the
+ * run ended. Never throws: each way a run can end is a value the readers turn into a
+ * reading or a "no GPU readings" reason.
+ */
+import { execa } from 'execa';
+import { clip } from './reading.js';
+
+export type ToolRun =
+  | { kind: 'ok'; stdout: string; stderr: string }
+  | { kind: 'missing'; message: string }
+  | { kind: 'timed-out'; message: string }
+  | { kind: 'cancelled'; message: string }
+  | { kind: 'failed'; message: string; exitCode: number | undefined; stdout: string; stderr: string };
+
+export interface RunToolOptions {
+  /** Kill the tool after this long; default 3000 ms (nvidia-smi takes ~1 s without persistence mode). */
+  timeoutMs?: number;
+  /** Environment of the tool, PATH included; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Aborts the run (the tool is killed). */
+  signal?: AbortSignal;
+}
+
+/** Default timeout of one tool run, in ms. */
+export const DEFAULT_GPU_TOOL_TIMEOUT_MS = 3000;
+
+// A tool that ignores SIGTERM after its timeout gets SIGKILL this much later.
+const FORCE_KILL_AFTER_MS = 1000;
+// Far above any real answer (a few hundred bytes per GPU); stops a runaway tool.
+const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+/** Run `file args` once; see ToolRun for the outcomes. */
+export async function runGpuTool(file: string, args: readonly string[], options: RunToolOptions = {}): Promise<ToolRun> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_GPU_TOOL_TIMEOUT_MS;
+  const result = await execa(file, args, {
+    timeout: timeoutMs,
+    forceKillAfterDelay: FORCE_KILL_AFTER_MS,
+    reject: false,
+    shell: false,
+    stdin: 'ignore',
+    env: options.env ?? process.env,
+    extendEnv: false,
+    maxBuffer: MAX_OUTPUT_BYTES,
+    windowsHide: true,
+    ...(options.signal ? { cancelSignal: options.signal } : {}),
+  });
+  const stdout = typeof result.stdout === 'string' ? result.stdout : '';
+  const stderr = typeof result.stderr === 'string' ? result.stderr : '';
+  if (!result.failed) return { kind: 'ok', stdout, stderr };
+  if (result.code === 'ENOENT') return { kind: 'missing', message: 'not found on PATH' };
+  if (result.timedOut) return { kind: 'timed-out', message: `did not answer within ${timeoutMs} ms and was killed` };
+  if (result.isCanceled) return { kind: 'cancelled', message: 'the read was cancelled' };
+  const said = clip(stderr || stdout);
+  const how =
+    result.exitCode !== undefined
+      ? `exited with code ${result.exitCode}`
+      : result.signal
+        ? `was killed by ${result.signal}`
+        : `could not run (${result.code ?? clip(result.shortMessage ?? 'unknown error')})`;
+  return { kind: 'failed', message: said ? `${how}: ${said}` : how, exitCode: result.exitCode, stdout, stderr };
+}
