@@ -77,11 +77,6 @@ export const ERROR_CODES = {
     meaning: 'The worker was shutting down (SIGTERM/SIGINT) and the job did not finish within the drain deadline.',
     fix: 'Raise the shutdown grace period (shutdownTimeoutMs) or let the platform retry the job.',
   },
-  SW_HANDLER_UNRESPONSIVE: {
-    status: 500,
-    meaning: 'A handler kept running past its abort plus the grace period; the worker stopped taking jobs and exits so the platform can replace it.',
-    fix: 'Make the handler honour ctx.signal (pass it to fetch, check signal.aborted in loops).',
-  },
   // ---- configuration and the command line ----
   SW_INVALID_OPTIONS: {
     status: 500,
@@ -199,6 +194,27 @@ export const ERROR_CODES = {
     status: 503,
     meaning: 'The management API could not be reached, timed out, or answered with something that is not its JSON.',
     fix: 'Check --base-url (or SERVERLESS_WORKER_API_URL) and that the harness or platform is up; the message names the URL and the cause.',
+  },
+  // ---- queue API ----
+  SW_INSECURE_BIND: {
+    status: 500,
+    meaning: 'The harness was asked to listen on a non-loopback address without an API key: anyone on the network could submit jobs.',
+    fix: 'Set an API key (--api-key or SERVERLESS_WORKER_API_KEY), bind 127.0.0.1, or pass --insecure-no-auth (allowUnauthenticatedNonLoopback) if you really mean it.',
+  },
+  SW_OPENAI_JOB_FAILED: {
+    status: 502,
+    meaning: 'The job behind an OpenAI-compatible request FAILED or was CANCELLED, so there is no OpenAI answer to give.',
+    fix: "Read error.details.jobError (the worker's error payload) and fix the worker; check that it handles openai_route and openai_input.",
+  },
+  SW_OPENAI_JOB_TIMED_OUT: {
+    status: 504,
+    meaning: 'The job behind an OpenAI-compatible request ran past its execution timeout, or did not end within the harness\'s OpenAI wait (then it was cancelled).',
+    fix: 'Make the worker faster, make sure a worker is running for the endpoint, or raise the OpenAI wait (openaiTimeoutMs, --openai-timeout-ms).',
+  },
+  SW_HARNESS_CLOSING: {
+    status: 503,
+    meaning: 'The harness is shutting down (SIGTERM/SIGINT or close()) and answered a waiting request early.',
+    fix: 'Send the request again once the harness is back; job ids from before a restart do not survive it.',
   },
 } as const satisfies Record<string, ErrorCodeEntry>;
 

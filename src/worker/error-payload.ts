@@ -24,6 +24,7 @@ export function toErrorPayload(thrown: unknown, origin: ErrorOrigin): JobErrorPa
       ...base,
       error_type: thrown.name || thrown.constructor?.name || 'Error',
       error_message: thrown.message,
+      error_code: 'SW_HANDLER_ERROR',
       ...(thrown.stack ? { error_traceback: thrown.stack } : {}),
     };
     if (isServerlessWorkerError(thrown)) {
@@ -34,6 +35,7 @@ export function toErrorPayload(thrown: unknown, origin: ErrorOrigin): JobErrorPa
   }
   return {
     ...base,
+    error_code: 'SW_HANDLER_ERROR',
     error_type: thrown === null ? 'null' : typeof thrown,
     error_message: `Handler threw a non-Error value: ${previewValue(thrown)}`,
   };
