@@ -257,8 +257,7 @@ export class ManagementClient {
       serverCode = plain.data.code;
       message = oneLine(plain.data.error ?? plain.data.message ?? '');
     }
-    const shownCode = serverCode ?? `HTTP ${status}`;
-    const line = `${message} (${shownCode}; HTTP ${status} from ${method} ${url})`;
+    const line = `${message} (${serverCode ? `${serverCode}; ` : ''}HTTP ${status} from ${method} ${url})`;
     const details = { httpStatus: status, method, url, ...(serverCode ? { serverCode } : {}), ...(serverDetails ? { serverDetails } : {}) };
     return new ServerlessWorkerError(serverCode !== undefined && isErrorCode(serverCode) ? serverCode : 'SW_MANAGEMENT_API_ERROR', line, details);
   }

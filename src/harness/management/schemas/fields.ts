@@ -6,10 +6,13 @@
  */
 import { z } from 'zod';
 
-/** A string of 1..`max` characters after trimming; `max` default 256. */
+/** A string of 1..`max` characters, not all blank; `max` default 256. */
 export function nonEmptyString(field: string, max = 256) {
   const message = `${field} must be a non-empty string of at most ${max} characters`;
-  return z.string({ error: message }).trim().min(1, { error: message }).max(max, { error: message });
+  return z
+    .string({ error: message })
+    .max(max, { error: message })
+    .refine((value) => value.trim().length > 0, { error: message });
 }
 
 /** An integer in [min, max] (max optional), in `unit`. */
