@@ -216,6 +216,12 @@ export const ERROR_CODES = {
     meaning: 'The harness is shutting down (SIGTERM/SIGINT or close()) and answered a waiting request early.',
     fix: 'Send the request again once the harness is back; job ids from before a restart do not survive it.',
   },
+  // ---- platform transport ----
+  SW_RESULT_UNDELIVERED: {
+    status: 503,
+    meaning: "A job's result (or one of its stream chunks) could not be posted to the platform before the delivery deadline, after retrying network errors, 5xx and 429 answers, or the platform refused it with another 4xx.",
+    fix: 'Check that the worker reaches the RUNPOD_WEBHOOK_POST_OUTPUT / _POST_STREAM host and that RUNPOD_AI_API_KEY is right; the log line names the job, the attempts and the last answer. Raise resultDeadlineMs for long outages.',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
