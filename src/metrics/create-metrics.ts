@@ -1,0 +1,59 @@
+/**
+ * @module metrics/create-metrics
+ * One prom-client Registry per call, never the global default one: several workers and
+ * harnesses can live in one process (tests, the in-process transport) and each must
+ * count its own jobs. The returned object names every metric as a typed property, so
+ * callers increment `metrics.jobsTotal.inc({ status })` with no string lookups.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { METRICS, type MetricKey } from './names.js';
+
+type LabelsOf<K extends MetricKey> = (typeof METRICS)[K]['labels'][number];
+
+type MetricFor<K extends MetricKey> = (typeof METRICS)[K]['type'] extends 'counter'
+  ? Counter<LabelsOf<K>>
+  : (typeof METRICS)[K]['type'] extends 'gauge'
+    ? Gauge<LabelsOf<K>>
+    : Histogram<LabelsOf<K>>;
+
+/** Every metric of the table in names.ts, typed by its labels. */
+export type MetricSet = { readonly [K in MetricKey]: MetricFor<K> };
+
+export interface Metrics extends MetricSet {
+  /** This instance's own registry: serve `await registry.metrics()` at /metrics. */
+  readonly registry: Registry;
+  /** The Content-Type for the text that `text()` returns. */
+  readonly contentType: string;
+  /** The exposition text of every metric in the registry. */
+  text(): Promise<string>;
+}
+
+export interface CreateMetricsOptions {
+  /** Also collect Node's process metrics (CPU, memory, event loop, GC) into this registry; default true. */
+  defaultMetrics?: boolean;
+  /** Labels added to every metric, e.g. `{ worker_id, endpoint_id }`; default none. */
+  defaultLabels?: Record<string, string>;
+}
+
+/** A fresh registry holding every serverless-worker metric. Defaults: process metrics on, no default labels. */
+export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultLabels) registry.setDefaultLabels(options.defaultLabels);
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const built: Record<string, Counter | Gauge | Histogram> = {};
+  for (const [key, def] of Object.entries(METRICS)) {
+    const common = { name: def.name, help: def.help, labelNames: [...def.labels], registers: [registry] };
+    built[key] =
+      def.type === 'counter'
+        ? new Counter(common)
+        : def.type === 'gauge'
+          ? new Gauge(common)
+          : new Histogram({ ...common, buckets: [...def.buckets] });
+  }
+  return {
+    ...(built as unknown as MetricSet),
+    registry,
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+  };
+}
