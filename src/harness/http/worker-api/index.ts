@@ -1,18 +1,11 @@
 /**
  * @module harness/http/worker-api
  * The worker API (job-take, job-take-batch, job-done, job-stream, job-stop, ping)
- * under /v2/{endpoint_id}. Placeholder: being built.
+ * under /v2/{endpoint_id}, worker liveness from the heartbeat, and the variables a
+ * worker process needs to join the harness.
  */
-import type { FastifyInstance } from 'fastify';
-import type { Harness } from '../../harness.js';
-
-export interface WorkerApiOptions {
-  /** The job store the routes work on. */
-  harness: Harness;
-}
-
-/** Register the worker API routes; the server mounts this under the prefix /v2. */
-export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOptions): Promise<void> {
-  void app;
-  void options;
-}
+export { workerApiRoutes } from './worker-api-routes.js';
+export { resolveWorkerApiSettings, type WorkerApiEvents, type WorkerApiOptions, type WorkerApiSettings, type LivenessSettings } from './options.js';
+export { workerEnvFor, formatWorkerEnv, type WorkerEnv, type WorkerEnvOptions } from './worker-env.js';
+export { workerErrorPayload } from './bodies.js';
+export { WorkerLiveness, type GoneWorker } from './worker-liveness.js';

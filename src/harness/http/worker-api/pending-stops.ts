@@ -1,0 +1,93 @@
+/**
+ * @module harness/http/worker-api/pending-stops
+ * Stop requests waiting for their worker's job-stop poll, per worker. A request stays
+ * until a poll takes it or `retentionMs` passes (a worker that never polls again must
+ * not make the list grow for ever); a poll that is waiting is woken at once.
+ */
+import type { StopReason } from '../../../job/index.js';
+
+interface WorkerStops {
+  readonly entries: Map<string, { reason: StopReason; at: number }>;
+  readonly waiters: Set<() => void>;
+}
+
+/** Stops handed to a worker in one job-stop answer. */
+export interface StopBatch {
+  readonly jobIds: string[];
+  readonly reasons: Record<string, StopReason>;
+}
+
+export class PendingStops {
+  readonly #workers = new Map<string, WorkerStops>();
+  readonly #retentionMs: number;
+  readonly #now: () => number;
+
+  constructor(retentionMs: number, now: () => number = Date.now) {
+    this.#retentionMs = retentionMs;
+    this.#now = now;
+  }
+
+  /** Ask `workerId` to stop `jobId`; wakes its waiting poll. The first reason recorded for a job wins. */
+  record(endpointId: string, workerId: string, jobId: string, reason: StopReason): void {
+    const stops = this.#stops(endpointId, workerId);
+    if (!stops.entries.has(jobId)) stops.entries.set(jobId, { reason, at: this.#now() });
+    const waiters = [...stops.waiters];
+    stops.waiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  /** Take every stop waiting for the worker; undefined when none. */
+  drain(endpointId: string, workerId: string): StopBatch | undefined {
+    const key = keyOf(endpointId, workerId);
+    const stops = this.#workers.get(key);
+    if (!stops || stops.entries.size === 0) return undefined;
+    const jobIds = [...stops.entries.keys()];
+    const reasons: Record<string, StopReason> = {};
+    for (const [jobId, entry] of stops.entries) reasons[jobId] = entry.reason;
+    stops.entries.clear();
+    if (stops.waiters.size === 0) this.#workers.delete(key);
+    return { jobIds, reasons };
+  }
+
+  /** Resolves when a stop is recorded for the worker, or when `signal` aborts. */
+  wait(endpointId: string, workerId: string, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    const stops = this.#stops(endpointId, workerId);
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        stops.waiters.delete(wake);
+        resolve();
+      };
+      stops.waiters.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Drop stops older than the retention, and workers left with nothing. */
+  prune(): void {
+    const oldest = this.#now() - this.#retentionMs;
+    for (const [key, stops] of this.#workers) {
+      for (const [jobId, entry] of stops.entries) if (entry.at < oldest) stops.entries.delete(jobId);
+      if (stops.entries.size === 0 && stops.waiters.size === 0) this.#workers.delete(key);
+    }
+  }
+
+  #stops(endpointId: string, workerId: string): WorkerStops {
+    const key = keyOf(endpointId, workerId);
+    let stops = this.#workers.get(key);
+    if (!stops) {
+      stops = { entries: new Map(), waiters: new Set() };
+      this.#workers.set(key, stops);
+    }
+    return stops;
+  }
+}
+
+/** Endpoint and worker ids can hold any character but NUL in practice. */
+export function keyOf(endpointId: string, workerId: string): string {
+  return `${endpointId}\u0000${workerId}`;
+}

@@ -1,0 +1,195 @@
+/**
+ * @module harness/http/worker-api/worker-api-routes
+ * The worker side of the platform, as worker-protocol.md section 1 describes it, under
+ * `/v2/{endpoint_id}` (the server registers this plugin with the prefix `/v2`):
+ *
+ * | route | answer |
+ * |---|---|
+ * | `GET  job-take/{worker}?job_in_progress=` | long poll; the job as JSON, or 204 |
+ * | `GET  job-take-batch/{worker}?batch_size=N` | long poll; a JSON array of at most N jobs, or 204 |
+ * | `POST job-done/{worker}/{job}?isStream=` | `{output}` / `{error}` ends the job (`stopPod` noted); `{status: "IN_PROGRESS", output}` is progress |
+ * | `POST job-stream/{worker}/{job}` | `{output, metrics?}`: one stream chunk |
+ * | `GET  job-stop/{worker}` | long poll; `{jobsToStop: [...], reasons: {...}}` or 204 |
+ * | `GET  ping/{worker}?job_id=&runpod_version=` | heartbeat; `status=unhealthy&check=&reason=` reports a failed start-up check |
+ *
+ * Results are safe to repeat: a job-done for a job that already ended (completed,
+ * cancelled, timed out, expired) or that this worker no longer holds is acknowledged
+ * (200) and ignored. A job-stream chunk whose `metrics.stream_index` the job already
+ * has is a retried post and is stored once. Workers that go silent are declared gone
+ * (worker-liveness.ts) and their jobs requeued.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { JobResult, StopReason } from '../../../job/index.js';
+import type { EndpointJobs } from '../../endpoint-jobs.js';
+import { apiKeyHook } from '../api-key.js';
+import { installErrorHandler } from '../error-reply.js';
+import { parseOrThrow } from '../../../job/index.js';
+import {
+  BatchQuerySchema,
+  DoneBodySchema,
+  JobParamsSchema,
+  PingQuerySchema,
+  StreamBodySchema,
+  WorkerParamsSchema,
+  parseJsonObject,
+  workerErrorPayload,
+} from './bodies.js';
+import { holdRequest } from './long-poll.js';
+import { resolveWorkerApiSettings, type WorkerApiOptions } from './options.js';
+import { PendingStops } from './pending-stops.js';
+import { WorkerLiveness, type GoneWorker } from './worker-liveness.js';
+
+/** Register the worker API routes; the server mounts this under the prefix /v2. */
+export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOptions): Promise<void> {
+  const settings = resolveWorkerApiSettings(options);
+  const { harness } = options;
+  const events = options.events ?? {};
+  const closing = new AbortController();
+  const stops = new PendingStops(settings.stopRetentionMs, () => harness.clock.now());
+
+  const onGone = (gone: GoneWorker): void => {
+    app.log.warn(gone, gone.requeued.length > 0 ? 'worker gone: its jobs are back in the queue' : 'worker gone');
+    // Should it come back after all (a network split), it must stop what others now run.
+    const endpoint = harness.findEndpoint(gone.endpointId);
+    for (const jobId of gone.requeued) if (endpoint) stops.record(gone.endpointId, gone.workerId, jobId, 'cancelled');
+    events.onWorkerGone?.({ ...gone, requeued: [...gone.requeued] });
+  };
+  const liveness = new WorkerLiveness(harness, settings.liveness, onGone);
+
+  // Stops for workers that reached us over HTTP wait for their job-stop poll.
+  const unsubscribers: Array<() => void> = [];
+  unsubscribers.push(
+    harness.onEndpoint((endpoint) => {
+      unsubscribers.push(
+        endpoint.stopRequested.add((workerId: string, jobId: string, reason: StopReason) => {
+          if (liveness.isKnown(endpoint.id, workerId)) stops.record(endpoint.id, workerId, jobId, reason);
+        }),
+      );
+    }),
+  );
+  const pruneTimer = setInterval(() => stops.prune(), Math.min(settings.stopRetentionMs, 60_000));
+  pruneTimer.unref();
+  liveness.start();
+
+  app.addHook('preClose', async () => {
+    closing.abort(); // held polls answer now, or close() would wait for them
+  });
+  app.addHook('onClose', async () => {
+    liveness.stop();
+    clearInterval(pruneTimer);
+    for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
+  });
+
+  installErrorHandler(app);
+  if (settings.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(settings.apiKey));
+  // Bodies as text whatever the content type: the Python SDK posts JSON as form-urlencoded.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: settings.maxBodyBytes }, (_request, body, done) => done(null, body));
+
+  const endpointOf = (endpointId: string): EndpointJobs => harness.endpoint(endpointId);
+
+  async function takeJobs(request: FastifyRequest, reply: FastifyReply, batch: boolean): Promise<FastifyReply> {
+    const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const max = batch ? parseOrThrow(BatchQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-take-batch query').batch_size : 1;
+    const endpoint = endpointOf(endpointId);
+    const release = liveness.openPoll(endpoint, workerId);
+    const held = holdRequest(reply, settings.longPollMs, closing.signal);
+    try {
+      const jobs = await endpoint.take(workerId, max, held.signal);
+      if (jobs.length > 0 && held.clientGone()) {
+        // Rare: the socket closed between the hand-over and the answer. The worker is then
+        // silent, declared gone, and these jobs requeued.
+        request.log.warn({ workerId, jobIds: jobs.map((job) => job.id) }, 'jobs taken by a worker whose connection closed before the answer');
+      }
+      if (jobs.length === 0) return reply.code(204).send();
+      return reply.code(200).type('application/json; charset=utf-8').send(batch ? jobs : jobs[0]);
+    } finally {
+      held.release();
+      release();
+    }
+  }
+
+  app.get('/:endpointId/job-take/:workerId', (request, reply) => takeJobs(request, reply, false));
+  app.get('/:endpointId/job-take-batch/:workerId', (request, reply) => takeJobs(request, reply, true));
+
+  app.post('/:endpointId/job-done/:workerId/:jobId', async (request, reply) => {
+    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const body = parseJsonObject(DoneBodySchema, request.body, 'job-done');
+    const endpoint = endpointOf(endpointId);
+    liveness.seen(endpoint, workerId);
+    if (body.status === 'IN_PROGRESS') {
+      const applied = endpoint.progress(jobId, workerId, body.output);
+      return reply.send({ acknowledged: true, applied });
+    }
+    let result: JobResult;
+    if (body.error !== undefined && body.error !== null && body.error !== '') {
+      const error = workerErrorPayload(body.error, workerId);
+      // Over HTTP only the code says that the worker timed the job out itself.
+      result = error.error_code === 'SW_EXECUTION_TIMEOUT' ? { kind: 'error', error, timedOut: true } : { kind: 'error', error };
+    } else {
+      result = { kind: 'output', output: body.output };
+    }
+    const ack = endpoint.complete(jobId, workerId, result);
+    if (!ack.applied) request.log.info({ workerId, jobId, ...ack }, 'job-done acknowledged and ignored');
+    if (body.stopPod === true) {
+      request.log.info({ workerId, jobId }, 'worker asked to be recycled (stopPod); the harness does not stop processes');
+      events.onStopPod?.({ endpointId, workerId, jobId });
+    }
+    events.onResult?.({ endpointId, workerId, jobId, ack });
+    return reply.send({ acknowledged: true, ...ack });
+  });
+
+  app.post('/:endpointId/job-stream/:workerId/:jobId', async (request, reply) => {
+    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const body = parseJsonObject(StreamBodySchema, request.body, 'job-stream');
+    const endpoint = endpointOf(endpointId);
+    liveness.seen(endpoint, workerId);
+    const index = body.metrics?.stream_index;
+    const record = endpoint.find(jobId);
+    // Chunks of one job come in order; an index the job already has is a post retried after a lost answer.
+    if (typeof index === 'number' && record !== undefined && record.workerId === workerId && index < record.chunkCount) {
+      return reply.send({ acknowledged: true, applied: false, reason: 'duplicate' });
+    }
+    const chunk = body.metrics !== undefined ? { output: body.output, metrics: body.metrics } : { output: body.output };
+    const applied = endpoint.pushChunk(jobId, workerId, chunk);
+    return reply.send(applied ? { acknowledged: true, applied } : { acknowledged: true, applied, reason: 'not_held_by_worker' });
+  });
+
+  app.get('/:endpointId/job-stop/:workerId', async (request, reply) => {
+    const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const endpoint = endpointOf(endpointId);
+    const release = liveness.openPoll(endpoint, workerId);
+    const held = holdRequest(reply, settings.longPollMs, closing.signal);
+    try {
+      let batch = stops.drain(endpointId, workerId);
+      while (batch === undefined && !held.signal.aborted) {
+        await stops.wait(endpointId, workerId, held.signal);
+        batch = stops.drain(endpointId, workerId);
+      }
+      if (batch === undefined) return reply.code(204).send();
+      events.onStopDelivered?.({ endpointId, workerId, ...batch });
+      return reply.send({ jobsToStop: batch.jobIds, reasons: batch.reasons });
+    } finally {
+      held.release();
+      release();
+    }
+  });
+
+  app.get('/:endpointId/ping/:workerId', async (request, reply) => {
+    const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const query = parseOrThrow(PingQuerySchema, request.query, 'SW_INVALID_REQUEST', 'ping query');
+    const endpoint = endpointOf(endpointId);
+    liveness.seen(endpoint, workerId);
+    if (query.status === 'unhealthy') {
+      const check = query.check ?? 'unknown';
+      const reason = (query.reason ?? '').slice(0, 256);
+      request.log.warn({ workerId, check, reason }, 'worker reported a failed start-up check');
+      events.onUnhealthy?.({ endpointId, workerId, check, reason });
+      liveness.declareGone(endpoint, workerId, 'unhealthy');
+      return reply.send({});
+    }
+    const jobIds = query.job_id === undefined ? [] : query.job_id.split(',').filter((id) => id !== '');
+    events.onPing?.({ endpointId, workerId, jobIds, ...(query.runpod_version !== undefined ? { version: query.runpod_version } : {}) });
+    return reply.send({});
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * @module transports/platform/options
+ * Settings of the platform transport, validated once with zod and frozen. The
+ * defaults follow the reference worker where it has one (a 90 s long poll) and choose
+ * "never drop a result" where it does not (results retried for 5 min, not twice).
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { parseOrThrow } from '../../job/index.js';
+import type { PlatformEnv } from './platform-env.js';
+
+const ms = (name: string, min: number, max: number) =>
+  z
+    .number({ error: `${name} must be a number of milliseconds` })
+    .int({ error: `${name} must be a whole number of milliseconds` })
+    .min(min, { error: `${name} must be from ${min} to ${max} ms` })
+    .max(max, { error: `${name} must be from ${min} to ${max} ms` });
+
+export const PlatformTransportSettingsSchema = z
+  .object({
+    /** Bound of one job-take or job-stop long poll, ms; default 90 000 (as the reference worker). */
+    pollTimeoutMs: ms('pollTimeoutMs', 1_000, 3_600_000).default(90_000),
+    /** Least time between the starts of two take polls that came back empty at once, ms; default 1 000 (a platform that does not hold polls is not hammered). */
+    emptyPollGapMs: ms('emptyPollGapMs', 0, 60_000).default(1_000),
+    /** First wait after a failed take or stop poll, or a 429, ms; default 1 000. */
+    pollBackoffMinMs: ms('pollBackoffMinMs', 1, 600_000).default(1_000),
+    /** Longest wait after failed polls, ms; default 30 000. */
+    pollBackoffMaxMs: ms('pollBackoffMaxMs', 1, 3_600_000).default(30_000),
+    /** Bound of one post (result, chunk, progress) or unhealthy report, ms; default 30 000. */
+    requestTimeoutMs: ms('requestTimeoutMs', 100, 600_000).default(30_000),
+    /** A result or chunk post is retried until it lands or this long has passed since its first attempt, ms; default 300 000 (5 min). */
+    resultDeadlineMs: ms('resultDeadlineMs', 0, 86_400_000).default(300_000),
+    /** Wait before the first retry of a post, ms; doubles each retry, times a random 1-2; default 250. */
+    retryMinDelayMs: ms('retryMinDelayMs', 0, 600_000).default(250),
+    /** Longest wait between two attempts of a post, ms; default 15 000. */
+    retryMaxDelayMs: ms('retryMaxDelayMs', 1, 3_600_000).default(15_000),
+    /** On close, how long posts still retrying may take to land before they are abandoned (and logged, counted), ms; default 10 000. */
+    closeDrainMs: ms('closeDrainMs', 0, 600_000).default(10_000),
+    /** Send a chunk's metrics (stream_index, handler metrics) beside its output; default true. See the module doc of platform-transport. */
+    chunkMetrics: z.boolean({ error: 'chunkMetrics must be true or false' }).default(true),
+    /** Run the heartbeat (when RUNPOD_WEBHOOK_PING is set); default true. */
+    heartbeat: z.boolean({ error: 'heartbeat must be true or false' }).default(true),
+  })
+  .refine((s) => s.pollBackoffMinMs <= s.pollBackoffMaxMs, { error: 'pollBackoffMinMs must not exceed pollBackoffMaxMs', path: ['pollBackoffMinMs'] })
+  .refine((s) => s.retryMinDelayMs <= s.retryMaxDelayMs, { error: 'retryMinDelayMs must not exceed retryMaxDelayMs', path: ['retryMinDelayMs'] });
+
+/** Settings as a caller writes them (every field optional). */
+export type PlatformTransportSettingsInput = z.input<typeof PlatformTransportSettingsSchema>;
+/** Settings with defaults applied, frozen. */
+export type PlatformTransportSettings = Readonly<z.output<typeof PlatformTransportSettingsSchema>>;
+
+/** A counter as prom-client's Counter offers it; `createMetrics()` fits. */
+export interface CounterLike {
+  inc(value?: number): void;
+}
+
+/** The counters the transport moves: a `createMetrics()` object fits as it is. */
+export interface PlatformTransportMetrics {
+  /** Result and stream-chunk posts tried again after a failed attempt. */
+  readonly resultPostRetriesTotal: CounterLike;
+  /** Results and stream chunks abandoned (deadline passed, or refused with a 4xx). */
+  readonly resultPostGiveUpsTotal: CounterLike;
+  /** Failed heartbeat pings. */
+  readonly heartbeatFailuresTotal: CounterLike;
+}
+
+export interface PlatformTransportOptions extends PlatformTransportSettingsInput {
+  /** The parsed platform variables (parsePlatformEnv). */
+  readonly env: PlatformEnv;
+  /** Worker id; default RUNPOD_POD_ID, else a random id. */
+  readonly workerId?: string;
+  readonly logger: Logger;
+  /** Counters to move; default none. */
+  readonly metrics?: PlatformTransportMetrics;
+}
+
+/** Validate and freeze the settings; throws SW_INVALID_OPTIONS naming the bad one. */
+export function resolvePlatformSettings(input: PlatformTransportSettingsInput = {}): PlatformTransportSettings {
+  // z.object drops the keys that are not settings (env, logger, metrics), so whole options can be passed.
+  return Object.freeze(parseOrThrow(PlatformTransportSettingsSchema, input, 'SW_INVALID_OPTIONS', 'platform transport options'));
+}

@@ -1,0 +1,356 @@
+/**
+ * @module transports/platform/platform-transport
+ * The worker side of the platform's worker protocol (worker-protocol.md section 1):
+ * - take: `GET <take>&job_in_progress=0|1`, or `<take-batch>&batch_size=N&...` when the
+ *   runtime has room for more than one job; a long poll bounded by `pollTimeoutMs`
+ *   (90 s), polled again at once after 204, 400, an empty body or a non-JSON answer;
+ *   429 and failures back off exponentially with jitter;
+ * - results: `POST <done>&isStream=false|true` with `{output}` or `{error: "<JSON
+ *   text of the error payload>"}`, plus `stopPod: true` when the worker must be
+ *   recycled; retried until they land or `resultDeadlineMs` passes (deliver.ts);
+ * - stream chunks: `POST <stream>&isStream=false` with `{output, metrics}`, retried
+ *   the same way; the runtime posts one job's chunks one at a time, so a retried chunk
+ *   is the same chunk, never skipped and never overtaken;
+ * - progress: `POST <done>&isStream=false` with `{status: "IN_PROGRESS", output}`,
+ *   best effort, one in flight per job, the latest value winning;
+ * - stop: the job-stop long poll (stop-poller.ts) while a job is held;
+ * - heartbeat: a worker thread (heartbeat.ts), started with the first take;
+ * - unhealthy: `GET <ping>?status=unhealthy&check=..&reason=..` once.
+ *
+ * Chunk metrics: the platform builds a job's `/stream` from each post's `output`;
+ * `metrics` is an extra key beside it (the platform, as far as is known, ignores
+ * unknown keys). The local harness keeps it, so `/stream` shows the same chunks
+ * through this transport as in process, and uses `metrics.stream_index` to store a
+ * chunk whose post was retried only once. `chunkMetrics: false` sends `{output}` alone.
+ */
+import type { Logger } from 'pino';
+import { ServerlessWorkerError, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
+import { RUNTIME_VERSION } from '../../version.js';
+import type { PostResultOptions, StopListener, TakeRequest, Transport } from '../transport.js';
+import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { deliver, type DeliveryPolicy } from './deliver.js';
+import { Heartbeat } from './heartbeat.js';
+import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
+import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTransportOptions, type PlatformTransportSettings } from './options.js';
+import { parsePlatformEnv, resolveWorkerId, type PlatformEnv } from './platform-env.js';
+import { StopPoller } from './stop-poller.js';
+import { readTakeAnswer } from './take-answer.js';
+import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
+
+/** Longest `reason` of an unhealthy report, in characters (the platform's limit). */
+export const UNHEALTHY_REASON_MAX = 256;
+/** Attempts of an unhealthy report before giving up (the worker exits right after). */
+const UNHEALTHY_ATTEMPTS = 3;
+
+interface ProgressLane {
+  latest: number;
+  chain: Promise<void>;
+}
+
+export class PlatformTransport implements Transport {
+  readonly kind = 'platform';
+  readonly workerId: string;
+  /** The settings in force, defaults applied. */
+  readonly settings: PlatformTransportSettings;
+  readonly #env: PlatformEnv;
+  readonly #urls: PlatformUrls;
+  readonly #http: PlatformHttp;
+  readonly #logger: Logger;
+  readonly #metrics: PlatformTransportMetrics | undefined;
+  readonly #heartbeat: Heartbeat | undefined;
+  readonly #stopPoller: StopPoller | undefined;
+  readonly #listeners = new Set<StopListener>();
+  /** Aborts takes and polls on close. */
+  readonly #closing = new AbortController();
+  /** Aborts posts still retrying once the close drain time is over. */
+  readonly #abandon = new AbortController();
+  readonly #deliveries = new Set<Promise<unknown>>();
+  readonly #progress = new Map<string, ProgressLane>();
+  readonly #pollBackoff: BackoffPolicy;
+  readonly #deliveryPolicy: DeliveryPolicy;
+  #started = false;
+  #closed: Promise<void> | undefined;
+
+  constructor(options: PlatformTransportOptions) {
+    this.settings = resolvePlatformSettings(options);
+    this.#env = options.env;
+    this.#logger = options.logger;
+    this.#metrics = options.metrics;
+    this.workerId = resolveWorkerId(options.env, options.workerId);
+    this.#urls = buildPlatformUrls(options.env, this.workerId);
+    this.#http = new PlatformHttp(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {});
+    const s = this.settings;
+    this.#pollBackoff = { minMs: s.pollBackoffMinMs, maxMs: s.pollBackoffMaxMs };
+    this.#deliveryPolicy = {
+      deadlineMs: s.resultDeadlineMs,
+      minDelayMs: s.retryMinDelayMs,
+      maxDelayMs: s.retryMaxDelayMs,
+      attemptTimeoutMs: s.requestTimeoutMs,
+    };
+    const ping = this.#urls.ping;
+    if (ping !== undefined && s.heartbeat) {
+      this.#heartbeat = new Heartbeat({
+        url: ping,
+        ...(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {}),
+        intervalMs: options.env.pingIntervalMs,
+        version: RUNTIME_VERSION,
+        logger: this.#logger,
+        onFailure: () => this.#metrics?.heartbeatFailuresTotal.inc(),
+      });
+    } else if (ping === undefined) {
+      this.#logger.warn('RUNPOD_WEBHOOK_PING is not set: no heartbeat, so the platform cannot tell that this worker is alive');
+    }
+    const stop = this.#urls.stop;
+    if (stop !== undefined) {
+      this.#stopPoller = new StopPoller({
+        http: this.#http,
+        url: stop,
+        pollTimeoutMs: s.pollTimeoutMs,
+        backoff: this.#pollBackoff,
+        logger: this.#logger,
+        onStop: (jobId, reason) => this.#emitStop(jobId, reason),
+      });
+    } else {
+      this.#logger.warn({ url: urlForLog(options.env.getJobUrl) }, 'RUNPOD_WEBHOOK_GET_JOB has no /job-take/ segment: no job-stop poll and no batch take');
+    }
+    if (options.env.postStreamUrl === undefined) {
+      this.#logger.info('RUNPOD_WEBHOOK_POST_STREAM is not set: a streaming handler will fail its jobs');
+    }
+  }
+
+  /** Take up to `max` jobs (long poll); answers [] once `signal` aborts or the transport closes. */
+  async take(request: TakeRequest): Promise<Job[]> {
+    this.#startBackground();
+    const signal = AbortSignal.any([request.signal, this.#closing.signal]);
+    const max = Math.max(1, Math.floor(request.max));
+    let failures = 0;
+    while (!signal.aborted) {
+      const url = (max > 1 ? this.#urls.takeBatch(max, request.inProgress) : undefined) ?? this.#urls.take(request.inProgress);
+      const startedAt = performance.now();
+      let answer: HttpAnswer;
+      try {
+        answer = await this.#http.get(url, { signal, timeoutMs: this.settings.pollTimeoutMs });
+      } catch (error) {
+        if (signal.aborted) break;
+        if (error instanceof RequestTimeoutError) continue; // the long poll's own bound: poll again
+        failures++;
+        const wait = backoffDelay(failures, this.#pollBackoff);
+        this.#logger.warn({ url: urlForLog(url), err: error, retryInMs: wait }, 'job take failed');
+        await sleep(wait, signal);
+        continue;
+      }
+      const outcome = readTakeAnswer(answer);
+      switch (outcome.kind) {
+        case 'jobs':
+          if (outcome.invalid > 0) {
+            this.#logger.error({ url: urlForLog(url), skipped: outcome.invalid }, 'job take answered job(s) without id or input; skipped');
+          }
+          if (outcome.jobs.length > 0) return outcome.jobs;
+          await sleep(this.settings.emptyPollGapMs - (performance.now() - startedAt), signal);
+          break;
+        case 'none': {
+          failures = 0;
+          if (outcome.note !== undefined) this.#logger.debug({ note: outcome.note }, 'job take answer read as "no job"');
+          await sleep(this.settings.emptyPollGapMs - (performance.now() - startedAt), signal);
+          break;
+        }
+        case 'backoff': {
+          failures++;
+          const wait = Math.min(this.#pollBackoff.maxMs, Math.max(outcome.retryAfterMs ?? 0, backoffDelay(failures, this.#pollBackoff)));
+          this.#logger.info({ retryInMs: wait }, 'job take answered 429: backing off');
+          await sleep(wait, signal);
+          break;
+        }
+        case 'error': {
+          failures++;
+          const wait = backoffDelay(failures, this.#pollBackoff);
+          this.#logger.warn({ url: urlForLog(url), status: outcome.status, body: outcome.text, retryInMs: wait }, 'job take failed');
+          await sleep(wait, signal);
+          break;
+        }
+      }
+    }
+    return [];
+  }
+
+  async postChunk(jobId: string, chunk: StreamChunk): Promise<void> {
+    const url = this.#urls.stream(jobId);
+    if (url === undefined) {
+      throw new ServerlessWorkerError(
+        'SW_INVALID_ENV',
+        'RUNPOD_WEBHOOK_POST_STREAM is not set, so stream chunks cannot be posted; set it to the job-stream URL (…/job-stream/$RUNPOD_POD_ID/$ID?)',
+        { variable: 'RUNPOD_WEBHOOK_POST_STREAM' },
+      );
+    }
+    const body = this.settings.chunkMetrics && chunk.metrics !== undefined ? { output: chunk.output, metrics: chunk.metrics } : { output: chunk.output };
+    const index = chunk.metrics?.stream_index;
+    await this.#deliver(url, JSON.stringify(body), jobId, typeof index === 'number' ? `stream chunk ${index}` : 'stream chunk');
+  }
+
+  /** Best effort: one post in flight per job; a newer value replaces one still waiting. */
+  postProgress(jobId: string, output: unknown): Promise<void> {
+    let body: string;
+    try {
+      body = JSON.stringify({ status: 'IN_PROGRESS', output });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    let lane = this.#progress.get(jobId);
+    if (!lane) {
+      lane = { latest: 0, chain: Promise.resolve() };
+      this.#progress.set(jobId, lane);
+    }
+    const current = lane;
+    const seq = ++current.latest;
+    const link = current.chain.then(async () => {
+      if (seq !== current.latest || this.#closed) return; // superseded by a newer value
+      const answer = await this.#http.post(this.#urls.done(jobId, false), body, {
+        signal: this.#abandon.signal,
+        timeoutMs: this.settings.requestTimeoutMs,
+      });
+      if (answer.status < 200 || answer.status >= 300) throw new Error(`progress post answered HTTP ${answer.status}`);
+    });
+    current.chain = link.catch(() => {});
+    return link;
+  }
+
+  async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<void> {
+    // A progress value still waiting must not land after the result.
+    this.#progress.delete(jobId);
+    const body: Record<string, unknown> =
+      result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
+    if (options.stopPod) body.stopPod = true;
+    await this.#deliver(this.#urls.done(jobId, options.isStream), JSON.stringify(body), jobId, 'result');
+  }
+
+  setJobsInProgress(jobIds: readonly string[]): void {
+    this.#startBackground();
+    this.#heartbeat?.setJobs(jobIds);
+    this.#stopPoller?.setActive(jobIds.length > 0 && !this.#closed);
+  }
+
+  onStop(listener: StopListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** `GET <ping>?status=unhealthy&check=<check>&reason=<at most 256 chars>`, tried a few times; never rejects. */
+  async reportUnhealthy(check: string, reason: string): Promise<void> {
+    const ping = this.#urls.ping;
+    if (ping === undefined) {
+      this.#logger.warn({ check, reason }, 'cannot report unhealthy: RUNPOD_WEBHOOK_PING is not set');
+      return;
+    }
+    const url = appendParams(ping, { status: 'unhealthy', check, reason: Array.from(reason).slice(0, UNHEALTHY_REASON_MAX).join('') });
+    for (let attempt = 1; attempt <= UNHEALTHY_ATTEMPTS; attempt++) {
+      try {
+        const answer = await this.#http.get(url, { timeoutMs: this.settings.requestTimeoutMs });
+        if (answer.status >= 200 && answer.status < 300) return;
+        this.#logger.warn({ status: answer.status, attempt }, 'unhealthy report was not accepted');
+      } catch (error) {
+        this.#logger.warn({ err: error, attempt }, 'unhealthy report failed');
+      }
+      if (attempt < UNHEALTHY_ATTEMPTS) await sleep(backoffDelay(attempt, { minMs: 200, maxMs: 2_000 }));
+    }
+  }
+
+  /**
+   * Stop the heartbeat and the polls, give posts still retrying `closeDrainMs` to land
+   * (then abandon them: each rejects, is logged and counted), close the connections.
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing.abort();
+    this.#stopPoller?.close();
+    await this.#heartbeat?.stop();
+    if (this.#deliveries.size > 0) {
+      const pending = Promise.allSettled([...this.#deliveries]);
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        pending.then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(resolve, this.settings.closeDrainMs, false))),
+      ]);
+      clearTimeout(timer);
+      if (!drained) {
+        this.#logger.error({ posts: this.#deliveries.size }, 'closing: posts still retrying after the drain time are abandoned');
+        this.#abandon.abort();
+        await pending;
+      }
+    }
+    this.#abandon.abort();
+    this.#progress.clear();
+    this.#listeners.clear();
+    await this.#http.close();
+  }
+
+  #startBackground(): void {
+    if (this.#started || this.#closed) return;
+    this.#started = true;
+    this.#heartbeat?.start();
+    this.#logger.info(
+      {
+        workerId: this.workerId,
+        endpointId: this.#env.endpointId,
+        take: urlForLog(this.#urls.take(false)),
+        pingIntervalMs: this.#heartbeat ? this.#env.pingIntervalMs : undefined,
+      },
+      'platform transport started',
+    );
+  }
+
+  #emitStop(jobId: string, reason: Parameters<StopListener>[1]): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(jobId, reason);
+      } catch (error) {
+        this.#logger.warn({ err: error, requestId: jobId }, 'stop listener failed');
+      }
+    }
+  }
+
+  async #deliver(url: string, body: string, jobId: string, what: string): Promise<void> {
+    const delivery = deliver({
+      http: this.#http,
+      url,
+      body,
+      jobId,
+      what,
+      policy: this.#deliveryPolicy,
+      signal: this.#abandon.signal,
+      onRetry: ({ attempt, error, status }) => {
+        this.#metrics?.resultPostRetriesTotal.inc();
+        this.#logger.warn({ requestId: jobId, attempt, status, err: error }, `${what} post failed; retrying`);
+      },
+    });
+    this.#deliveries.add(delivery);
+    try {
+      const attempts = await delivery;
+      if (attempts > 1) this.#logger.info({ requestId: jobId, attempts }, `${what} delivered after retries`);
+    } catch (error) {
+      this.#metrics?.resultPostGiveUpsTotal.inc();
+      this.#logger.error({ requestId: jobId, err: error }, `${what} could not be delivered`);
+      throw error;
+    } finally {
+      this.#deliveries.delete(delivery);
+    }
+  }
+}
+
+/** Options of createPlatformTransport: the transport's, with the environment unparsed. */
+export type CreatePlatformTransportOptions = Omit<PlatformTransportOptions, 'env'> & {
+  /** Variables to read; default process.env. */
+  readonly processEnv?: NodeJS.ProcessEnv;
+};
+
+/**
+ * A platform transport from the environment variables.
+ * @throws ServerlessWorkerError SW_INVALID_ENV naming a malformed variable, SW_INVALID_OPTIONS naming a bad setting.
+ */
+export function createPlatformTransport(options: CreatePlatformTransportOptions): PlatformTransport {
+  const { processEnv, ...rest } = options;
+  return new PlatformTransport({ ...rest, env: parsePlatformEnv(processEnv ?? process.env) });
+}

@@ -1,0 +1,53 @@
+/**
+ * @module transports/platform/take-answer
+ * What a job-take answer means, as the protocol says: 204, 400, an empty body or a
+ * non-JSON content type are "no job now"; 429 is "back off"; a JSON object is one job
+ * and a JSON array a batch. A job needs `id` and `input`; every other key (webhook,
+ * policy, s3Config, ...) passes through to the handler unchanged.
+ */
+import { z } from 'zod';
+import type { Job } from '../../job/index.js';
+import type { HttpAnswer } from './http-client.js';
+
+const DeliveredJobSchema = z.looseObject({
+  id: z.string().min(1),
+  // The platform validates input at submission; a worker passes it on unchanged.
+  input: z.unknown().refine((value) => value !== undefined && value !== null, { error: 'input is missing' }),
+});
+
+/** How to go on after a take. */
+export type TakeOutcome =
+  | { readonly kind: 'jobs'; readonly jobs: Job[]; readonly invalid: number }
+  | { readonly kind: 'none'; readonly note?: string }
+  | { readonly kind: 'backoff'; readonly retryAfterMs?: number }
+  | { readonly kind: 'error'; readonly status: number; readonly text: string };
+
+function isJsonType(contentType: string): boolean {
+  return contentType === 'application/json' || contentType.endsWith('+json');
+}
+
+/** Classify one take answer. */
+export function readTakeAnswer(answer: HttpAnswer): TakeOutcome {
+  const { status } = answer;
+  if (status === 204 || status === 400) return { kind: 'none' };
+  if (status === 429) return answer.retryAfterMs !== undefined ? { kind: 'backoff', retryAfterMs: answer.retryAfterMs } : { kind: 'backoff' };
+  if (status < 200 || status >= 300) return { kind: 'error', status, text: answer.text.slice(0, 200) };
+  if (answer.text.trim() === '') return { kind: 'none' };
+  if (!isJsonType(answer.contentType)) return { kind: 'none', note: `content type ${answer.contentType || 'missing'}` };
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    return { kind: 'none', note: 'body is not JSON' };
+  }
+  if (body === null) return { kind: 'none' };
+  const items: unknown[] = Array.isArray(body) ? body : [body];
+  const jobs: Job[] = [];
+  let invalid = 0;
+  for (const item of items) {
+    const parsed = DeliveredJobSchema.safeParse(item);
+    if (parsed.success) jobs.push(parsed.data as Job);
+    else invalid++;
+  }
+  return jobs.length === 0 && invalid === 0 ? { kind: 'none' } : { kind: 'jobs', jobs, invalid };
+}

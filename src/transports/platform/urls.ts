@@ -1,0 +1,76 @@
+/**
+ * @module transports/platform/urls
+ * The worker URLs, built from the platform's templates exactly as the reference worker
+ * builds them: `$ID` in the take URL is the worker id; in the done and stream URLs
+ * `$RUNPOD_POD_ID` is the worker id and `$ID` the job id; batch take and job stop
+ * replace `/job-take/` in the take URL. Parameters go after `&`, or after `?` when the
+ * URL has no query yet (the platform's URLs already end in `?`).
+ */
+import type { PlatformEnv } from './platform-env.js';
+
+/** A query value; `undefined` leaves the parameter out. */
+export type QueryValue = string | number | boolean | undefined;
+
+/** `url` with `params` appended after `?` or `&`, values percent-encoded, in the given order. */
+export function appendParams(url: string, params: Readonly<Record<string, QueryValue>>): string {
+  const pairs = Object.entries(params)
+    .filter((entry): entry is [string, string | number | boolean] => entry[1] !== undefined)
+    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
+  if (pairs.length === 0) return url;
+  const query = pairs.join('&');
+  if (!url.includes('?')) return `${url}?${query}`;
+  return url.endsWith('?') || url.endsWith('&') ? `${url}${query}` : `${url}&${query}`;
+}
+
+const TAKE_SEGMENT = '/job-take/';
+
+/** Every URL the platform transport calls, for one worker. */
+export interface PlatformUrls {
+  /** `GET`: one job. */
+  take(inProgress: boolean): string;
+  /** `GET`: up to `batchSize` jobs; undefined when the take URL has no `/job-take/` to replace. */
+  takeBatch(batchSize: number, inProgress: boolean): string | undefined;
+  /** `POST`: a job's result or progress. */
+  done(jobId: string, isStream: boolean): string;
+  /** `POST`: one stream chunk; undefined without RUNPOD_WEBHOOK_POST_STREAM. */
+  stream(jobId: string): string | undefined;
+  /** `GET` long poll: jobs to stop; undefined when the take URL has no `/job-take/`. */
+  readonly stop: string | undefined;
+  /** `GET`: the heartbeat, without parameters; undefined without RUNPOD_WEBHOOK_PING. */
+  readonly ping: string | undefined;
+}
+
+/** Job ids come from the platform; encoding keeps an odd one from changing the path. */
+function jobSegment(jobId: string): string {
+  return encodeURIComponent(jobId);
+}
+
+function perJob(template: string, workerId: string): (jobId: string) => string {
+  const withWorker = template.replaceAll('$RUNPOD_POD_ID', workerId);
+  return (jobId) => withWorker.replaceAll('$ID', jobSegment(jobId));
+}
+
+/** The URLs of `workerId` from the platform variables. */
+export function buildPlatformUrls(env: PlatformEnv, workerId: string): PlatformUrls {
+  const take = env.getJobUrl.replaceAll('$ID', workerId);
+  const hasTakeSegment = take.includes(TAKE_SEGMENT);
+  const batch = hasTakeSegment ? take.replace(TAKE_SEGMENT, '/job-take-batch/') : undefined;
+  const done = perJob(env.postOutputUrl, workerId);
+  const stream = env.postStreamUrl === undefined ? undefined : perJob(env.postStreamUrl, workerId);
+  const jobInProgress = (inProgress: boolean): string => (inProgress ? '1' : '0');
+  return {
+    take: (inProgress) => appendParams(take, { job_in_progress: jobInProgress(inProgress) }),
+    takeBatch: (batchSize, inProgress) =>
+      batch === undefined ? undefined : appendParams(batch, { batch_size: batchSize, job_in_progress: jobInProgress(inProgress) }),
+    done: (jobId, isStream) => appendParams(done(jobId), { isStream }),
+    stream: (jobId) => (stream === undefined ? undefined : appendParams(stream(jobId), { isStream: false })),
+    stop: hasTakeSegment ? take.replace(TAKE_SEGMENT, '/job-stop/') : undefined,
+    ping: env.pingUrl?.replaceAll('$RUNPOD_POD_ID', workerId),
+  };
+}
+
+/** A URL for logs: origin and path, without the query (which may carry ids and tokens). */
+export function urlForLog(url: string): string {
+  const cut = url.indexOf('?');
+  return cut < 0 ? url : url.slice(0, cut);
+}
