@@ -34,6 +34,16 @@ const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** Run `file args` once; see ToolRun for the outcomes. */
 export async function runGpuTool(file: string, args: readonly string[], options: RunToolOptions = {}): Promise<ToolRun> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_GPU_TOOL_TIMEOUT_MS;
+  try {
+    return await run(file, args, timeoutMs, options);
+  } catch (error) {
+    // reject: false covers every way the tool can end; this is execa refusing to start it.
+    const message = `could not run (${clip(error instanceof Error ? error.message : String(error))})`;
+    return { kind: 'failed', message, exitCode: undefined, stdout: '', stderr: '' };
+  }
+}
+
+async function run(file: string, args: readonly string[], timeoutMs: number, options: RunToolOptions): Promise<ToolRun> {
   const result = await execa(file, args, {
     timeout: timeoutMs,
     forceKillAfterDelay: FORCE_KILL_AFTER_MS,

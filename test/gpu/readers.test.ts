@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readAmdGpus } from '../../src/gpu/read-amd.js';
 import { createGpuReader, readGpus } from '../../src/gpu/read-gpus.js';
 import { readNvidiaGpus } from '../../src/gpu/read-nvidia.js';
+import { runGpuTool } from '../../src/gpu/run-tool.js';
 import { GpuReadResultSchema, type GpuReadResult } from '../../src/gpu/reading.js';
 import {
   callLog,
@@ -194,5 +195,12 @@ describe('readGpus', () => {
     expect(noReadings(await reader()).reason).toBe('failed');
     expect(noReadings(await reader()).reason).toBe('failed');
     expect(log.calls().map((c) => c.split(' ')[0])).toEqual(['nvidia-smi', 'rocm-smi', 'nvidia-smi', 'rocm-smi']);
+  });
+});
+
+describe('runGpuTool', () => {
+  it('returns "failed" instead of throwing when execa refuses to start the tool', async () => {
+    const run = await runGpuTool('nvidia-smi', [], { timeoutMs: -1, env: noToolEnv() });
+    expect(run).toMatchObject({ kind: 'failed', message: expect.stringMatching(/^could not run \(.*timeout/) });
   });
 });
