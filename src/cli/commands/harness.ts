@@ -1,9 +1,141 @@
 /**
  * @module cli/commands/harness
- * Placeholder: this subcommand is being built.
+ * `serverless-worker harness`: the local platform as a standalone server, with no
+ * worker of its own. Workers (processes or containers) join over the worker API by
+ * pointing their RUNPOD_WEBHOOK_* variables at it; callers use the queue API, the
+ * OpenAI-compatible routes and the management API as they would the service.
+ * Runs until SIGTERM or SIGINT.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { z } from 'zod';
+import { Harness } from '../../harness/index.js';
+import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
+import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
+import { parseOrThrow } from '../../job/parse.js';
+import { createLogger } from '../../log/index.js';
+import { createMetrics } from '../../metrics/index.js';
+import { onShutdownSignals } from '../../worker/signals.js';
 
+const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
+
+/** A whole number from `min` to `max` for commander; its error makes commander exit 2 with the usage. */
+function wholeNumber(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    }
+    return n;
+  };
+}
+
+const HarnessCommandOptionsSchema = z.object({
+  host: z.string().min(1),
+  port: z.number().int().min(0).max(65_535),
+  apiKey: z.string().min(1, { error: '--api-key must not be empty' }).optional(),
+  insecureNoAuth: z.boolean().default(false),
+  endpoint: z.array(z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint ids are 1-128 letters, digits, ".", "-" or "_"' })).default([]),
+  rateLimit: z.boolean().default(true),
+  requestsPerWorker: z.number().int().min(0),
+  webhookRetryDelayMs: z.number().int().min(0),
+  webhookTimeoutMs: z.number().int().min(1),
+  openaiTimeoutMs: z.number().int().min(1),
+  streamWaitMs: z.number().int().min(0),
+  management: z.boolean().default(true),
+});
+type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
+
+const HELP_AFTER = `
+Routes (base URL printed at start):
+  /v2/<endpoint>/run, runsync, status/<id>, status-sync/<id>, stream/<id>, cancel/<id>,
+      retry/<id>, purge-queue, health, requests      the queue API
+  /v2/<endpoint>/openai/v1/<route>                   OpenAI-compatible calls, as jobs
+  /v2/<endpoint>/job-take/..., job-done/..., ping/...  the worker API, for workers
+  /v1/templates, networkvolumes, endpoints, pods     the management API
+  /metrics                                           Prometheus metrics
+
+Auth: with an API key (--api-key or ${API_KEY_ENV}) every route needs
+"Authorization: Bearer <key>" (the bare key is accepted too). Without one the harness
+listens on loopback only; --host with another address then needs --insecure-no-auth.
+
+Logs: JSON lines (or pretty on a terminal) on stderr; LOG_LEVEL sets the level.
+
+Example:
+  serverless-worker harness --port 8000 --endpoint my-endpoint
+  RUNPOD_WEBHOOK_GET_JOB='http://127.0.0.1:8000/v2/my-endpoint/job-take/$ID?' ... tsx worker.ts`;
+
+/** The lines printed at start. */
+export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpoints: readonly string[]): string {
+  const example = endpoints[0] ?? '<endpoint_id>';
+  return [
+    `serverless-worker harness listening on ${server.url}`,
+    `  queue API:      ${server.url}/v2/${example}/... (endpoints: ${endpoints.length > 0 ? endpoints.join(', ') : 'any id'})`,
+    `  OpenAI:         ${server.url}/v2/${example}/openai/v1`,
+    `  worker API:     RUNPOD_WEBHOOK_GET_JOB='${server.url}/v2/${example}/job-take/$ID?'`,
+    `  management API: ${server.url}/v1`,
+    `  metrics:        ${server.url}/metrics`,
+    `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
+    '',
+  ].join('\n');
+}
+
+async function runHarness(options: HarnessCommandOptions): Promise<void> {
+  const logger = createLogger({ name: 'serverless-worker-harness' });
+  const harness = new Harness({ autoCreateEndpoints: options.endpoint.length === 0, endpoints: options.endpoint });
+  const server = await createHarnessServer({
+    harness,
+    host: options.host,
+    port: options.port,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    allowUnauthenticatedNonLoopback: options.insecureNoAuth,
+    rateLimits: options.rateLimit ? { requestsPerWorker: options.requestsPerWorker } : false,
+    webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs },
+    openaiTimeoutMs: options.openaiTimeoutMs,
+    streamWaitMs: options.streamWaitMs,
+    management: options.management ? {} : false,
+    logger,
+    metrics: createMetrics(),
+  });
+  process.stdout.write(harnessBanner(server, options.endpoint));
+  await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
+  await server.close();
+  harness.close();
+  logger.flush();
+}
+
+/** Register `harness` on the program. */
 export function registerHarnessCommand(program: Command): void {
-  void program;
+  program
+    .command('harness')
+    .description('Run the local platform (queue API, OpenAI-compatible routes, worker API, management API, metrics) with no worker of its own')
+    .addOption(new Option('--host <address>', 'address to listen on (without an API key only loopback is allowed)').default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').argParser(wholeNumber(0, 65_535)).default(8000))
+    .addOption(new Option('--api-key <key>', 'require this key on every route (Authorization: Bearer <key>)').env(API_KEY_ENV))
+    .option('--insecure-no-auth', 'allow a non-loopback --host without an API key (anyone who reaches it can run jobs)')
+    .option('--endpoint <id...>', 'create these endpoints at start and serve only them (and those made through /v1/endpoints); default: any id works')
+    .option('--no-rate-limit', 'turn the spec 8.2 rate limits off (429 with Retry-After when on)')
+    .addOption(
+      new Option('--requests-per-worker <n>', 'rate per 10 s each running worker adds: the limit is max(base, workers x n)')
+        .argParser(wholeNumber(0, 1_000_000))
+        .default(DEFAULT_REQUESTS_PER_WORKER),
+    )
+    .addOption(
+      new Option('--webhook-retry-delay-ms <ms>', 'wait between webhook attempts (3 attempts in all)').argParser(wholeNumber(0, 3_600_000)).default(10_000),
+    )
+    .addOption(new Option('--webhook-timeout-ms <ms>', 'time one webhook attempt may take').argParser(wholeNumber(1, 600_000)).default(10_000))
+    .addOption(
+      new Option('--openai-timeout-ms <ms>', 'longest an OpenAI-compatible call waits for its job (then the job is cancelled, 504)')
+        .argParser(wholeNumber(1, 604_800_000))
+        .default(600_000),
+    )
+    .addOption(
+      new Option('--stream-wait-ms <ms>', 'how long GET /stream waits for a chunk when none is unread (per call: ?wait=)')
+        .argParser(wholeNumber(0, 300_000))
+        .default(10_000),
+    )
+    .option('--no-management', 'leave the management API (/v1) out')
+    .addHelpText('after', HELP_AFTER)
+    .action(async (raw: unknown) => {
+      await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));
+    });
 }

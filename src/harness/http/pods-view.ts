@@ -1,0 +1,34 @@
+/**
+ * @module harness/http/pods-view
+ * The management API's GET /pods from what the job harness knows: each worker seen
+ * on an endpoint (in process, or over the worker API) is a RUNNING pod. The harness
+ * does not know images, GPUs or ports, so those are null or empty.
+ */
+import type { Harness } from '../harness.js';
+import type { Pod, PodsView } from '../management/index.js';
+
+export function harnessPodsView(harness: Harness): PodsView {
+  const listPods = (): Pod[] => {
+    const pods: Pod[] = [];
+    for (const endpoint of harness.endpoints()) {
+      for (const worker of endpoint.workers.all()) {
+        pods.push({
+          id: worker.id,
+          name: worker.id,
+          desiredStatus: 'RUNNING',
+          endpointId: endpoint.id,
+          imageName: null,
+          publicIp: null,
+          ports: [],
+          portMappings: {},
+          gpu: null,
+          jobsInProgress: [...worker.jobs],
+          createdAt: new Date(worker.firstSeenAt).toISOString(),
+          lastSeenAt: new Date(worker.lastSeenAt).toISOString(),
+        });
+      }
+    }
+    return pods;
+  };
+  return { listPods, getPod: (id) => listPods().find((pod) => pod.id === id) };
+}

@@ -1,0 +1,27 @@
+/**
+ * @module harness/http/queue-api/context
+ * What every queue API route group works on.
+ */
+import type { EndpointJobs } from '../../endpoint-jobs.js';
+import type { Harness } from '../../harness.js';
+import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from './params.js';
+
+export interface QueueApiContext {
+  readonly harness: Harness;
+  /** Aborts when the server starts closing: long polls answer at once. */
+  readonly closing: AbortSignal;
+  /** How long GET /stream waits for a chunk when none is unread, ms (overridden by ?wait=). */
+  readonly streamWaitMs: number;
+}
+
+/** The endpoint named in the path (created on first use when the harness auto-creates endpoints). */
+export function endpointOf(context: QueueApiContext, params: unknown): EndpointJobs {
+  const { endpointId } = parseRequestPart(EndpointParamsSchema, params, 'path');
+  return context.harness.endpoint(endpointId);
+}
+
+/** The endpoint and job id named in the path. */
+export function jobOf(context: QueueApiContext, params: unknown): { endpoint: EndpointJobs; jobId: string } {
+  const { endpointId, jobId } = parseRequestPart(JobParamsSchema, params, 'path');
+  return { endpoint: context.harness.endpoint(endpointId), jobId };
+}

@@ -1,0 +1,66 @@
+/**
+ * @module harness/http/queue-api/job-routes
+ * The routes about one job: GET /status/{id} (with ?ttl=), GET /status-sync/{id}
+ * (?wait=), GET /stream/{id} (chunks since the previous call; long-polls up to ?wait=
+ * when none are unread, so clients that poll in a loop do not spin), POST
+ * /cancel/{id} and POST /retry/{id}.
+ */
+import type { FastifyInstance } from 'fastify';
+import { isTerminal } from '../../../job/index.js';
+import { requestSignal } from '../client-signal.js';
+import { JobWatch } from '../job-watch.js';
+import { operationConfig } from '../route-config.js';
+import { jobOf, type QueueApiContext } from './context.js';
+import { StatusQuerySchema, WaitQuerySchema, parseRequestPart, streamQuerySchema } from './params.js';
+
+export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext): void {
+  const StreamQuerySchema = streamQuerySchema(context.streamWaitMs);
+
+  app.get('/:endpointId/status/:jobId', { config: operationConfig('status') }, async (request) => {
+    const { endpoint, jobId } = jobOf(context, request.params);
+    const { ttl } = parseRequestPart(StatusQuerySchema, request.query, 'query string');
+    return ttl === undefined ? endpoint.status(jobId) : endpoint.setTtl(jobId, ttl);
+  });
+
+  app.get('/:endpointId/status-sync/:jobId', { config: operationConfig('status') }, async (request, reply) => {
+    const { endpoint, jobId } = jobOf(context, request.params);
+    const { wait } = parseRequestPart(WaitQuerySchema, request.query, 'query string');
+    const waiting = requestSignal(reply, context.closing);
+    try {
+      return await endpoint.waitForEnd(jobId, wait, waiting.signal);
+    } finally {
+      waiting.dispose();
+    }
+  });
+
+  app.get('/:endpointId/stream/:jobId', { config: operationConfig('stream') }, async (request, reply) => {
+    const { endpoint, jobId } = jobOf(context, request.params);
+    const { wait } = parseRequestPart(StreamQuerySchema, request.query, 'query string');
+    const watch = new JobWatch(endpoint, jobId);
+    const waiting = requestSignal(reply, context.closing);
+    try {
+      let read = endpoint.readStream(jobId);
+      if (read.stream.length === 0 && !isTerminal(read.status) && wait > 0) {
+        await watch.next(wait, context.harness.clock, waiting.signal);
+        read = endpoint.readStream(jobId);
+      }
+      return { status: read.status, stream: read.stream };
+    } finally {
+      waiting.dispose();
+      watch.close();
+    }
+  });
+
+  app.post('/:endpointId/cancel/:jobId', { config: operationConfig('cancel') }, async (request) => {
+    const { endpoint, jobId } = jobOf(context, request.params);
+    const view = endpoint.cancel(jobId);
+    return { id: view.id, status: view.status };
+  });
+
+  app.post('/:endpointId/retry/:jobId', async (request) => {
+    const { endpoint, jobId } = jobOf(context, request.params);
+    const view = endpoint.retry(jobId);
+    // As for /run: back in the queue, whether or not a waiting worker took it at once.
+    return { id: view.id, status: 'IN_QUEUE' as const };
+  });
+}

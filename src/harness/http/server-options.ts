@@ -1,0 +1,117 @@
+/**
+ * @module harness/http/server-options
+ * Options of `createHarnessServer`, validated once with zod and then frozen. A bad
+ * option throws SW_INVALID_OPTIONS naming it, what it allows and what it got.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOrThrow } from '../../job/index.js';
+import type { Metrics } from '../../metrics/index.js';
+import { Harness } from '../harness.js';
+import type { ManagementStore, PodsView } from '../management/index.js';
+import {
+  DEFAULT_RATE_LIMITS,
+  DEFAULT_REQUESTS_PER_WORKER,
+  RATE_LIMITED_OPERATIONS,
+  RATE_WINDOW_MS,
+  type OperationLimit,
+  type RateLimitedOperation,
+} from './rate-limit/limits.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
+
+const positiveInt = (name: string, max: number) =>
+  z.number({ error: `${name} must be a whole number` }).int({ error: `${name} must be a whole number` }).min(1, {
+    error: `${name} must be from 1 to ${max}`,
+  }).max(max, { error: `${name} must be from 1 to ${max}` });
+
+const OperationLimitSchema = z.object({
+  perWindow: positiveInt('perWindow', 1_000_000).optional(),
+  concurrent: z.union([positiveInt('concurrent', 1_000_000), z.null()]).optional(),
+});
+
+const RateLimitSettingsSchema = z.object({
+  /** requests_per_worker of spec 8.2; default 100 per window. */
+  requestsPerWorker: z.number().int().min(0).max(1_000_000).default(DEFAULT_REQUESTS_PER_WORKER),
+  /** Window length, ms; default 10 000 (spec 8.2). Tests lengthen it so that no window ends mid-test. */
+  windowMs: z.number().int().min(1).max(86_400_000).default(RATE_WINDOW_MS),
+  /** Per-operation overrides of the spec 8.2 table; default none. */
+  limits: z.partialRecord(z.enum(RATE_LIMITED_OPERATIONS), OperationLimitSchema).default({}),
+  /** Time source for the windows, epoch ms; default Date.now. */
+  now: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+});
+
+const WebhookSettingsSchema = z.object({
+  /** Wait between attempts, ms; default 10 000 (spec 6). */
+  retryDelayMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_WEBHOOK_SETTINGS.retryDelayMs),
+  /** Attempts in all; default 3 (spec 6: 2 more after the first). */
+  attempts: z.number().int().min(1).max(100).default(DEFAULT_WEBHOOK_SETTINGS.attempts),
+  /** Time one attempt may take, ms; default 10 000. */
+  timeoutMs: z.number().int().min(1).max(600_000).default(DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
+});
+
+const ManagementSettingsSchema = z.object({
+  /** Default a fresh InMemoryManagementStore. */
+  store: z.custom<ManagementStore>((value) => typeof (value as { createTemplate?: unknown } | null)?.createTemplate === 'function', {
+    error: 'must be a ManagementStore',
+  }).optional(),
+  /** Default: the workers the job harness has seen, as pods. */
+  podsView: z.custom<PodsView>((value) => typeof (value as { listPods?: unknown } | null)?.listPods === 'function', {
+    error: 'must be a PodsView',
+  }).optional(),
+});
+
+export const HarnessServerOptionsSchema = z.object({
+  /** The job store every route works on. Required. */
+  harness: z.custom<Harness>((value) => value instanceof Harness, { error: 'must be a Harness' }),
+  /** Address to listen on; default 127.0.0.1. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Port; default 8000; 0 picks a free one (read it from `url`). */
+  port: z.number().int().min(0).max(65_535).default(8000),
+  /** When set, every route needs `Authorization: Bearer <key>` (or the bare key); default none. */
+  apiKey: z.string().min(1, { error: 'must not be empty' }).optional(),
+  /** Listen on a non-loopback address with no API key; default false (refused with SW_INSECURE_BIND). */
+  allowUnauthenticatedNonLoopback: z.boolean().default(false),
+  /** Spec 8.2 rate limits; default on with the spec's table; `false` turns them off. */
+  rateLimits: z.union([z.literal(false), RateLimitSettingsSchema]).default(() => RateLimitSettingsSchema.parse({})),
+  /** Webhook delivery; defaults as on the platform (3 attempts, 10 s apart). */
+  webhook: WebhookSettingsSchema.default(() => WebhookSettingsSchema.parse({})),
+  /** Longest an OpenAI-compatible call waits for its job, ms; default 600 000 (then cancelled, 504). */
+  openaiTimeoutMs: z.number().int().min(1).max(EXECUTION_TIMEOUT_MS.max).default(EXECUTION_TIMEOUT_MS.default),
+  /** How long GET /stream waits for a chunk when none is unread, ms; default 10 000 (per call: ?wait=). */
+  streamWaitMs: z.number().int().min(0).max(RUNSYNC_WAIT_MS.max).default(10_000),
+  /** The management API under /v1; default on with an in-memory store; `false` leaves it out. */
+  management: z.union([z.literal(false), ManagementSettingsSchema]).default({}),
+  /** Logger for the server and its requests; default silent. */
+  logger: z.custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
+    error: 'must be a pino logger',
+  }).optional(),
+  /** Registry served at /metrics and counted into; default a fresh createMetrics(). */
+  metrics: z.custom<Metrics>((value) => typeof (value as { text?: unknown } | null)?.text === 'function', {
+    error: 'must come from createMetrics()',
+  }).optional(),
+});
+
+/** Options as a caller writes them. */
+export type HarnessServerOptions = z.input<typeof HarnessServerOptionsSchema>;
+/** Options validated, defaults applied, frozen. */
+export type HarnessServerConfig = Readonly<z.output<typeof HarnessServerOptionsSchema>>;
+
+export function resolveServerOptions(options: HarnessServerOptions): HarnessServerConfig {
+  return Object.freeze(parseOrThrow(HarnessServerOptionsSchema, options, 'SW_INVALID_OPTIONS', 'harness server options'));
+}
+
+/** The spec 8.2 table with the configured overrides applied. */
+export function rateLimitTable(
+  overrides: Partial<Record<RateLimitedOperation, { perWindow?: number | undefined; concurrent?: number | null | undefined }>>,
+): Readonly<Record<RateLimitedOperation, OperationLimit>> {
+  const table = {} as Record<RateLimitedOperation, OperationLimit>;
+  for (const operation of RATE_LIMITED_OPERATIONS) {
+    const base = DEFAULT_RATE_LIMITS[operation];
+    const override = overrides[operation];
+    table[operation] = {
+      perWindow: override?.perWindow ?? base.perWindow,
+      concurrent: override?.concurrent === undefined ? base.concurrent : override.concurrent,
+    };
+  }
+  return Object.freeze(table);
+}

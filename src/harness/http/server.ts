@@ -1,0 +1,131 @@
+/**
+ * @module harness/http/server
+ * The harness's HTTP server: the queue API and OpenAI-compatible routes (this
+ * folder), the worker API (worker-api/) under `/v2`, the management API under `/v1`,
+ * and `/metrics`, behind one API key check and the spec 8.2 rate limits.
+ *
+ *     const server = await createHarnessServer({ harness: new Harness(), port: 0 });
+ *     // server.url -> http://127.0.0.1:<port>; server.baseUrl -> .../v2
+ *     await server.close();
+ *
+ * Request lifecycle: onRequest (API key: 401; rate limit: 429) -> body parsing (413,
+ * 400 bad JSON) -> route (400 bad parameters, 404 unknown job or endpoint, 409 wrong
+ * state) -> JSON answer. Unknown paths: 404; known path, wrong method: 405 + Allow.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { createMetrics, type Metrics } from '../../metrics/index.js';
+import { InMemoryManagementStore, managementApi } from '../management/index.js';
+import { apiKeyHook } from './api-key.js';
+import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
+import { installErrorHandler } from './error-reply.js';
+import { bindJobMetrics } from './job-metrics.js';
+import { registerMetricsRoute } from './metrics-route.js';
+import { openAiRoutes } from './openai/index.js';
+import { harnessPodsView } from './pods-view.js';
+import { queueApiRoutes } from './queue-api/index.js';
+import { RateLimiter, rateLimitHook } from './rate-limit/index.js';
+import { installRouteTable } from './route-table.js';
+import { resolveServerOptions, rateLimitTable, type HarnessServerConfig, type HarnessServerOptions } from './server-options.js';
+import { WebhookSender, bindWebhooks } from './webhooks/index.js';
+import { workerApiRoutes } from './worker-api/index.js';
+
+export interface HarnessServer {
+  readonly app: FastifyInstance;
+  /** `http://<host>:<port>`, the address a local client uses (0.0.0.0 shows as 127.0.0.1). */
+  readonly url: string;
+  /** `<url>/v2`: the `{serverless_url}` clients take as their base URL. */
+  readonly baseUrl: string;
+  /** The port listened on (useful with port 0). */
+  readonly port: number;
+  readonly config: HarnessServerConfig;
+  readonly metrics: Metrics;
+  readonly webhooks: WebhookSender;
+  /** Whether every route needs the API key. */
+  readonly authenticated: boolean;
+  /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. The harness stays open. */
+  close(): Promise<void>;
+}
+
+/** Build the server, listen, and answer once it accepts connections. */
+export async function createHarnessServer(options: HarnessServerOptions): Promise<HarnessServer> {
+  const config = resolveServerOptions(options);
+  checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
+  const logger: Logger = config.logger ?? pino({ level: 'silent' });
+  const metrics = config.metrics ?? createMetrics();
+  const { harness } = config;
+  const closing = new AbortController();
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Clients poll /status and /stream in loops: a log line per request drowns the job logs.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Our own error bodies while closing: waiting requests are answered by the closing signal.
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  installErrorHandler(app);
+  installRouteTable(app);
+  if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
+  if (config.rateLimits !== false) {
+    const { requestsPerWorker, windowMs, limits, now } = config.rateLimits;
+    const limiter = new RateLimiter({ windowMs, ...(now ? { now } : {}) });
+    app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
+  }
+
+  const webhooks = new WebhookSender({ settings: config.webhook, logger: logger.child({ component: 'webhooks' }), metrics });
+  const unbindWebhooks = bindWebhooks(harness, webhooks);
+  const unbindJobMetrics = bindJobMetrics(harness, metrics);
+
+  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs };
+  registerMetricsRoute(app, metrics);
+  await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
+  await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
+  await app.register(workerApiRoutes, { harness, prefix: '/v2' });
+  if (config.management !== false) {
+    await app.register(managementApi, {
+      prefix: '/v1',
+      store: config.management.store ?? new InMemoryManagementStore(),
+      podsView: config.management.podsView ?? harnessPodsView(harness),
+      endpointHooks: {
+        onEndpointCreated: (id) => void harness.createEndpoint(id),
+        onEndpointDeleted: (id) => void harness.deleteEndpoint(id),
+      },
+    });
+  }
+
+  const close = async (): Promise<void> => {
+    if (closing.signal.aborted) return;
+    closing.abort();
+    unbindWebhooks();
+    unbindJobMetrics();
+    webhooks.close();
+    await app.close();
+  };
+
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const listenedOn = typeof address === 'object' && address !== null ? address.address : config.host;
+  const url = localBaseUrl(isLoopbackHost(config.host) && config.host === 'localhost' ? '127.0.0.1' : listenedOn, port);
+  if (config.apiKey === undefined) {
+    logger.warn({ host: config.host, port }, 'no API key: the harness accepts every request; it listens on loopback only');
+  }
+  logger.info({ url, authenticated: config.apiKey !== undefined }, 'harness listening');
+  return Object.freeze({
+    app,
+    url,
+    baseUrl: `${url}/v2`,
+    port,
+    config,
+    metrics,
+    webhooks,
+    authenticated: config.apiKey !== undefined,
+    close,
+  });
+}

@@ -1,0 +1,177 @@
+/**
+ * @module harness/http/webhooks/webhook-sender
+ * Delivers job webhooks (spec 6): POST the payload as JSON; an answer of 200 means
+ * delivered; anything else (another status, a network error, a timeout) is retried,
+ * up to 2 more times, `retryDelayMs` apart (10 s by default, as on the platform).
+ * Deliveries run on their own: `deliver` returns at once, so a slow or dead receiver
+ * never holds up the queue. A give-up is logged and counted.
+ */
+import type { Logger } from 'pino';
+import { request } from 'undici';
+import { systemClock, type Clock, type TimerHandle } from '../../clock.js';
+import type { Metrics } from '../../../metrics/index.js';
+
+export interface WebhookSettings {
+  /** Wait between attempts, ms; default 10 000 (spec 6). Tests scale it down. */
+  readonly retryDelayMs: number;
+  /** Attempts in all, the first included; default 3 (1 + 2 retries, spec 6). */
+  readonly attempts: number;
+  /** How long one attempt may take (connect, answer, body), ms; default 10 000. */
+  readonly timeoutMs: number;
+}
+
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = Object.freeze({ retryDelayMs: 10_000, attempts: 3, timeoutMs: 10_000 });
+
+/** What a delivery is about, for logs. */
+export interface WebhookContext {
+  readonly jobId: string;
+  readonly endpointId: string;
+}
+
+/** How one delivery ended. */
+export interface WebhookOutcome {
+  readonly url: string;
+  readonly jobId: string;
+  readonly delivered: boolean;
+  readonly attempts: number;
+  /** The last attempt's status code, or its error message. */
+  readonly last: number | string;
+}
+
+export interface WebhookSenderOptions {
+  readonly settings?: Partial<WebhookSettings>;
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+  /** Timer source for the delay between attempts; default the system clock. */
+  readonly clock?: Clock;
+  /** Told when each delivery ends (tests, diagnostics). */
+  readonly onOutcome?: (outcome: WebhookOutcome) => void;
+}
+
+export class WebhookSender {
+  readonly settings: WebhookSettings;
+  readonly #logger: Logger | undefined;
+  readonly #metrics: Metrics | undefined;
+  readonly #clock: Clock;
+  readonly #onOutcome: ((outcome: WebhookOutcome) => void) | undefined;
+  readonly #abort = new AbortController();
+  readonly #timers = new Set<TimerHandle>();
+  readonly #idleWaiters = new Set<() => void>();
+  #pending = 0;
+
+  constructor(options: WebhookSenderOptions = {}) {
+    this.settings = Object.freeze({ ...DEFAULT_WEBHOOK_SETTINGS, ...options.settings });
+    this.#logger = options.logger;
+    this.#metrics = options.metrics;
+    this.#clock = options.clock ?? systemClock;
+    this.#onOutcome = options.onOutcome;
+  }
+
+  /** Start delivering `payload` to `url`; returns at once. */
+  deliver(url: string, payload: unknown, context: WebhookContext): void {
+    if (this.#abort.signal.aborted) {
+      this.#logger?.warn({ url, requestId: context.jobId }, 'webhook not sent: the harness is closing');
+      return;
+    }
+    this.#pending++;
+    const body = JSON.stringify(payload);
+    void this.#run(url, body, context).finally(() => {
+      this.#pending--;
+      if (this.#pending === 0) for (const wake of [...this.#idleWaiters]) wake();
+    });
+  }
+
+  /** Deliveries not yet ended. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /** Resolves once no delivery is under way. */
+  whenIdle(): Promise<void> {
+    if (this.#pending === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        this.#idleWaiters.delete(wake);
+        resolve();
+      };
+      this.#idleWaiters.add(wake);
+    });
+  }
+
+  /** Abandon every delivery under way (each is logged as given up) and refuse new ones. */
+  close(): void {
+    this.#abort.abort(new Error('harness closing'));
+    for (const timer of this.#timers) timer.cancel();
+    this.#timers.clear();
+    for (const wake of [...this.#idleWaiters]) wake();
+  }
+
+  async #run(url: string, body: string, context: WebhookContext): Promise<void> {
+    const { attempts } = this.settings;
+    let last: number | string = 'not attempted';
+    let attempt = 0;
+    while (attempt < attempts && !this.#abort.signal.aborted) {
+      if (attempt > 0) {
+        const waited = await this.#delay(this.settings.retryDelayMs);
+        if (!waited) break;
+      }
+      attempt++;
+      last = await this.#attempt(url, body);
+      const delivered = last === 200;
+      this.#metrics?.webhookDeliveriesTotal.inc({ outcome: delivered ? 'success' : 'failure' });
+      if (delivered) {
+        this.#logger?.debug({ url, requestId: context.jobId, attempt }, 'webhook delivered');
+        this.#onOutcome?.({ url, jobId: context.jobId, delivered: true, attempts: attempt, last });
+        return;
+      }
+      this.#logger?.info({ url, requestId: context.jobId, attempt, of: attempts, answer: last }, 'webhook attempt failed');
+    }
+    this.#metrics?.webhookGiveUpsTotal.inc();
+    this.#logger?.warn(
+      { url, requestId: context.jobId, endpointId: context.endpointId, attempts: attempt, answer: last },
+      this.#abort.signal.aborted ? 'webhook given up: the harness is closing' : 'webhook given up after its last attempt',
+    );
+    this.#onOutcome?.({ url, jobId: context.jobId, delivered: false, attempts: attempt, last });
+  }
+
+  /** One POST; answers the status code, or the error's message. */
+  async #attempt(url: string, body: string): Promise<number | string> {
+    const timeout = AbortSignal.timeout(this.settings.timeoutMs);
+    const signal = AbortSignal.any([timeout, this.#abort.signal]);
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'user-agent': 'serverless-worker-harness' },
+        signal,
+        headersTimeout: this.settings.timeoutMs,
+        bodyTimeout: this.settings.timeoutMs,
+      });
+      await response.body.dump().catch(() => undefined);
+      return response.statusCode;
+    } catch (error) {
+      return (error as Error).message || String(error);
+    }
+  }
+
+  /** Wait `ms` unless closing; answers false when closing cut it short. */
+  #delay(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (this.#abort.signal.aborted) {
+        resolve(false);
+        return;
+      }
+      const onAbort = (): void => {
+        this.#timers.delete(timer);
+        resolve(false);
+      };
+      const timer = this.#clock.setTimer(ms, () => {
+        this.#timers.delete(timer);
+        this.#abort.signal.removeEventListener('abort', onAbort);
+        resolve(true);
+      });
+      this.#timers.add(timer);
+      this.#abort.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
