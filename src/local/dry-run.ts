@@ -38,7 +38,8 @@ export function dryRunRecord(view: JobView): DryRunRecord {
 }
 
 export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
-  const { harness, endpoint, runtime } = startLocalWorker(handler, config, logger);
+  const local = startLocalWorker(handler, config, logger);
+  const { harness, endpoint, runtime } = local;
   // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());
   const { id } = endpoint.submit(request);
@@ -60,6 +61,7 @@ export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig,
   if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   else printLine(record);
   const exit = await runtime.stop();
+  await local.sampler?.close();
   harness.close();
   const exitCode = view.status === 'COMPLETED' && exit.exitCode === 0 ? 0 : 1;
   return { record, exitCode };

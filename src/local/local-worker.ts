@@ -4,23 +4,47 @@
  * base of the dry run and of `--serve-api`.
  */
 import type { Logger } from 'pino';
+import { createGpuSampler, type GpuSampler } from '../gpu/index.js';
 import { Harness, type EndpointJobs } from '../harness/index.js';
+import type { Metrics } from '../metrics/index.js';
 import { InProcessTransport } from '../transports/index.js';
-import { WorkerRuntime, logJobEnd, type Handler, type WorkerConfig } from '../worker/index.js';
+import { WorkerRuntime, createJobTelemetry, type Handler, type WorkerConfig } from '../worker/index.js';
 
 export interface LocalWorker {
   readonly harness: Harness;
   readonly endpoint: EndpointJobs;
   readonly runtime: WorkerRuntime;
   readonly transport: InProcessTransport;
+  /** Present when config.gpuSampling; closed by `stop`. */
+  readonly sampler: GpuSampler | undefined;
+  /** Stop the worker (graceful) and the sampler. */
+  stop(): Promise<void>;
 }
 
-export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig, logger: Logger, harness = new Harness()): LocalWorker {
+export interface LocalWorkerOptions {
+  /** The harness to join; default a new one. */
+  harness?: Harness;
+  /** Worker-side metrics; default none. */
+  metrics?: Metrics;
+}
+
+export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig, logger: Logger, options: LocalWorkerOptions | Harness = {}): LocalWorker {
+  const { harness = new Harness(), metrics } = options instanceof Harness ? { harness: options } : options;
   const endpoint = harness.endpoint(config.endpointId);
   const transport = new InProcessTransport({ endpoint, ...(config.workerId ? { workerId: config.workerId } : {}) });
-  const runtime = new WorkerRuntime(handler, config, transport, logger, {
-    onJobEnd: (job, outcome) => logJobEnd(logger, job, outcome),
-  });
+  const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
+  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
+  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
   void runtime.start();
-  return { harness, endpoint, runtime, transport };
+  return {
+    harness,
+    endpoint,
+    runtime,
+    transport,
+    sampler,
+    async stop() {
+      await runtime.stop();
+      await sampler?.close();
+    },
+  };
 }

@@ -36,6 +36,8 @@ export interface RunOutcome {
   readonly result?: JobResult;
   /** Chunks posted for a streaming job. */
   readonly chunks: number;
+  /** Serialized bytes of those chunks' outputs. */
+  readonly streamBytes: number;
   readonly durationMs: number;
 }
 
@@ -77,6 +79,7 @@ export class JobRun {
   #abortReason: StopReason | 'shutdown' | undefined;
   #finished = false;
   #chunks = 0;
+  #streamBytes = 0;
 
   constructor(job: Job, deps: JobRunDeps) {
     this.job = job;
@@ -117,7 +120,7 @@ export class JobRun {
     this.#finished = true;
     const end = this.#endOf(result);
     if (result !== undefined) await this.#post(result, unresponsive);
-    return { end, unresponsive, chunks: this.#chunks, durationMs: performance.now() - startedAt, ...(result ? { result } : {}) };
+    return { end, unresponsive, chunks: this.#chunks, streamBytes: this.#streamBytes, durationMs: performance.now() - startedAt, ...(result ? { result } : {}) };
   }
 
   #context(): JobContext {
@@ -175,7 +178,10 @@ export class JobRun {
         if (step.done) break;
         const chunks = splitYield(step.value, this.#chunks, { maxChunkBytes: config.maxChunkBytes });
         this.#chunks += chunks.length;
-        for (const chunk of chunks) await poster.push(chunk);
+        for (const chunk of chunks) {
+          this.#streamBytes += outputBytes(chunk.output);
+          await poster.push(chunk);
+        }
         if (aggregate) aggregate.push(aggregateValue(step.value));
       }
     } catch (error) {
@@ -222,6 +228,11 @@ export class JobRun {
       this.#log.error({ err: error }, 'result could not be delivered; the platform will see the job fail or time out');
     }
   }
+}
+
+/** Serialized size of a chunk's output (strings, the common case, without re-serializing). */
+function outputBytes(output: unknown): number {
+  return typeof output === 'string' ? Buffer.byteLength(output) + 2 : (JSON.stringify(output)?.length ?? 0);
 }
 
 /** Throws SW_OUTPUT_NOT_SERIALIZABLE for a BigInt, a cycle, or anything JSON.stringify refuses. */

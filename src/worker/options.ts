@@ -50,6 +50,10 @@ export const ServeOptionsSchema = z.object({
   workerId: z.string().min(1).optional(),
   /** Endpoint id used locally (dry run, --serve-api); default `local`. */
   endpointId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1-64 letters, digits, - or _' }).default('local'),
+  /** Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics; default true. Costs nothing once no GPU tool is found. */
+  gpuSampling: z.boolean().default(true),
+  /** Time between GPU reads while jobs run, ms; default 5 000. */
+  gpuSampleIntervalMs: z.number().int().min(100).max(600_000).default(5_000),
   /** Largest serialized output of one stream chunk, bytes; default 1 MiB (lower only to test). */
   maxChunkBytes: z.number().int().min(64).max(MAX_CHUNK_BYTES).default(MAX_CHUNK_BYTES),
 });

@@ -90,6 +90,26 @@ describe('dry run (real child processes)', () => {
     expect(String(result.stderr)).toContain('Cannot read test input /nonexistent/test.json (ENOENT)');
   });
 
+  it('puts GPU figures from nvidia-smi (a fake one on PATH) in the job-finished log line', async () => {
+    const result = await runTs(join(REPO_ROOT, 'test/fixtures/workers/slow.ts'), ['--test-input', '{"input":{"ms":3000}}'], {
+      env: {
+        PATH: `${join(REPO_ROOT, 'test/fixtures/bin')}:${process.env.PATH ?? ''}`,
+        FAKE_NVIDIA_SMI_FIXTURE: 'nvidia-smi.2x-h100.documented-format.csv',
+      },
+    });
+    expect(result.exitCode).toBe(0);
+    const finished = jsonLines(String(result.stderr)).find((line) => (line as { msg?: string }).msg === 'job finished') as
+      | { gpu?: Record<string, number> }
+      | undefined;
+    expect(finished?.gpu).toMatchObject({
+      samples: expect.any(Number),
+      peakUtilizationPercent: expect.any(Number),
+      meanUtilizationPercent: expect.any(Number),
+      peakMemoryUsedBytes: expect.any(Number),
+    });
+    expect(finished?.gpu?.samples).toBeGreaterThan(0);
+  });
+
   it('never logs s3Config secrets or API keys', async () => {
     const input = {
       input: {},

@@ -1,0 +1,68 @@
+/**
+ * @module worker/job-telemetry
+ * What the worker records around each job: a GPU window (peak and mean utilisation,
+ * peak memory over the job's run) for the job-finished log line, and the job and
+ * stream metrics. Plugged into the runtime as its job events.
+ */
+import type { Logger } from 'pino';
+import type { GpuSampler, GpuWindowSummary } from '../gpu/index.js';
+import type { Job } from '../job/index.js';
+import { recordJobFinished, recordJobStarted, type FinalJobStatus, type Metrics } from '../metrics/index.js';
+import type { RunEnd, RunOutcome } from './job-run.js';
+import { logJobEnd } from './job-log.js';
+import type { WorkerRuntimeEvents } from './worker-runtime.js';
+
+export interface JobTelemetryOptions {
+  logger: Logger;
+  /** Job and stream metrics; default none. */
+  metrics?: Metrics;
+  /** GPU sampler; default none (no GPU figures in the log line). */
+  sampler?: GpuSampler;
+}
+
+const FINAL_STATUS: Record<RunEnd, FinalJobStatus | undefined> = {
+  completed: 'COMPLETED',
+  failed: 'FAILED',
+  timed_out: 'TIMED_OUT',
+  cancelled: 'CANCELLED',
+  shutdown: 'FAILED',
+  // ttl expiry deletes the job: it has no final status to count.
+  expired: undefined,
+};
+
+/** GPU figures for the job-finished log line. */
+export function gpuLogFields(summary: GpuWindowSummary | undefined): Record<string, unknown> {
+  if (!summary) return {};
+  return {
+    gpu: {
+      samples: summary.samples,
+      peakUtilizationPercent: summary.peakUtilizationPercent,
+      meanUtilizationPercent: summary.meanUtilizationPercent,
+      peakMemoryUsedBytes: summary.peakMemoryUsedBytes,
+    },
+  };
+}
+
+export function createJobTelemetry(options: JobTelemetryOptions): Required<Pick<WorkerRuntimeEvents, 'onJobStart' | 'onJobEnd'>> {
+  const { logger, metrics, sampler } = options;
+  const windows = new Map<string, { end(): GpuWindowSummary | undefined }>();
+  return {
+    onJobStart(job: Job) {
+      if (sampler) windows.set(job.id, sampler.beginWindow());
+      if (metrics) recordJobStarted(metrics);
+    },
+    onJobEnd(job: Job, outcome: RunOutcome) {
+      const window = windows.get(job.id);
+      windows.delete(job.id);
+      logJobEnd(logger, job, outcome, gpuLogFields(window?.end()));
+      if (!metrics) return;
+      const status = FINAL_STATUS[outcome.end];
+      if (status) recordJobFinished(metrics, { status, durationMs: outcome.durationMs });
+      else metrics.jobsInProgress.dec();
+      if (outcome.chunks > 0) {
+        metrics.streamChunksTotal.inc(outcome.chunks);
+        metrics.streamBytesTotal.inc(outcome.streamBytes);
+      }
+    },
+  };
+}
