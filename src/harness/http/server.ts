@@ -18,7 +18,7 @@ import { createMetrics, type Metrics } from '../../metrics/index.js';
 import { InMemoryManagementStore, managementApi } from '../management/index.js';
 import { apiKeyHook } from './api-key.js';
 import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
-import { installErrorHandler } from './error-reply.js';
+import { installErrorHandler, sendError } from './error-reply.js';
 import { bindJobMetrics } from './job-metrics.js';
 import { registerMetricsRoute } from './metrics-route.js';
 import { openAiRoutes } from './openai/index.js';
@@ -62,7 +62,10 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     logController: new LogController({ disableRequestLogging: true }),
     // Our own error bodies while closing: waiting requests are answered by the closing signal.
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Endpoint ids up to 128 characters and job ids up to 200 reach our own validation.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
+    // Bad URLs and over-long parameters get our JSON error body too.
+    frameworkErrors: (error, _request, reply) => void sendError(reply, error),
   });
   installErrorHandler(app);
   installRouteTable(app);
