@@ -48,22 +48,21 @@ function isHttpUrlTemplate(template: string): boolean {
   }
 }
 
-function urlVariable(name: string, example: string) {
+function urlVariable(name: string, example: string, required: boolean) {
   const expected = `${name} must be an absolute http:// or https:// URL such as ${example}`;
-  return z.string({ error: expected }).trim().refine(isHttpUrlTemplate, { error: expected });
+  const missing = `${name} is required when RUNPOD_WEBHOOK_GET_JOB is set (the worker runs on the platform); expected a URL such as ${example}`;
+  return z
+    .string({ error: (issue) => (required && issue.input === undefined ? missing : expected) })
+    .trim()
+    .refine(isHttpUrlTemplate, { error: expected });
 }
 
 function requiredUrl(name: string, example: string) {
-  return z.preprocess(
-    blankAsUnset,
-    urlVariable(name, example).optional().refine((value) => value !== undefined, {
-      error: `${name} is required when RUNPOD_WEBHOOK_GET_JOB is set (the worker runs on the platform); expected a URL such as ${example}`,
-    }),
-  );
+  return z.preprocess(blankAsUnset, urlVariable(name, example, true));
 }
 
 function optionalUrl(name: string, example: string) {
-  return z.preprocess(blankAsUnset, urlVariable(name, example).optional());
+  return z.preprocess(blankAsUnset, urlVariable(name, example, false).optional());
 }
 
 const pingIntervalMessage = `RUNPOD_PING_INTERVAL must be a whole number of milliseconds from ${PING_INTERVAL_RANGE_MS.min} to ${PING_INTERVAL_RANGE_MS.max}, such as 10000`;
@@ -110,10 +109,9 @@ export function parsePlatformEnv(env: NodeJS.ProcessEnv = process.env): Platform
       { variable: 'RUNPOD_AI_API_KEY' },
     );
   }
-  // The refinements above make the two required URLs present; zod's types cannot say so.
   const result: { -readonly [K in keyof PlatformEnv]: PlatformEnv[K] } = {
-    getJobUrl: parsed.RUNPOD_WEBHOOK_GET_JOB as string,
-    postOutputUrl: parsed.RUNPOD_WEBHOOK_POST_OUTPUT as string,
+    getJobUrl: parsed.RUNPOD_WEBHOOK_GET_JOB,
+    postOutputUrl: parsed.RUNPOD_WEBHOOK_POST_OUTPUT,
     pingIntervalMs: parsed.RUNPOD_PING_INTERVAL ?? DEFAULT_PING_INTERVAL_MS,
   };
   if (parsed.RUNPOD_WEBHOOK_POST_STREAM !== undefined) result.postStreamUrl = parsed.RUNPOD_WEBHOOK_POST_STREAM;
