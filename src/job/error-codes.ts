@@ -222,6 +222,12 @@ export const ERROR_CODES = {
     meaning: "A job's result (or one of its stream chunks) could not be posted to the platform before the delivery deadline, after retrying network errors, 5xx and 429 answers, or the platform refused it with another 4xx.",
     fix: 'Check that the worker reaches the RUNPOD_WEBHOOK_POST_OUTPUT / _POST_STREAM host and that RUNPOD_AI_API_KEY is right; the log line names the job, the attempts and the last answer. Raise resultDeadlineMs for long outages.',
   },
+  // ---- stream chunks ----
+  SW_MALFORMED_STREAM: {
+    status: 500,
+    meaning: 'joinChunks got a stream whose split parts are missing, duplicated or inconsistent.',
+    fix: 'Pass every chunk of the stream, in any order; chunks are never dropped by the runtime, so a gap means chunks were lost on the way.',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

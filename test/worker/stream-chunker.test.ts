@@ -185,7 +185,7 @@ describe('splitYield: stream_index across yields', () => {
   it('refuses a stream with a missing part', () => {
     const chunks = splitYield('x'.repeat(100), 0, { maxChunkBytes: 32 });
     const error = thrown(() => joinChunks(chunks.slice(1)));
-    expect(isServerlessWorkerError(error) && error.code).toBe('SW_INTERNAL');
+    expect(isServerlessWorkerError(error) && error.code).toBe('SW_MALFORMED_STREAM');
   });
 });
 
