@@ -1,0 +1,78 @@
+/**
+ * @module test/platform/worker-process
+ * Worker processes for the platform-mode tests: `node --import tsx` on the fixture
+ * worker with the RUNPOD_WEBHOOK_* variables of a test harness, their stdout events
+ * collected, their exit awaited. Every process a test starts is killed (SIGKILL, by its
+ * pid) when the test ends.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '../transports/wait-for.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const FIXTURE = fileURLToPath(new URL('./fixtures/platform-worker.ts', import.meta.url));
+
+export interface WorkerEvent {
+  event: string;
+  jobId?: string;
+  workerId?: string;
+  reason?: string;
+  at: number;
+}
+
+export interface WorkerProcess {
+  readonly workerId: string;
+  readonly child: ChildProcess;
+  readonly events: WorkerEvent[];
+  /** stderr so far (the worker's JSON logs), for failure messages. */
+  stderr(): string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitForEvent(match: (event: WorkerEvent) => boolean, what: string, timeoutMs?: number): Promise<WorkerEvent>;
+}
+
+const started: WorkerProcess[] = [];
+
+/** Start the fixture worker as `workerId` with `env` (the harness's worker variables and any extra). */
+export function startWorkerProcess(workerId: string, env: Readonly<Record<string, string>>): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', RUNPOD_POD_ID: workerId, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const events: WorkerEvent[] = [];
+  let stderr = '';
+  let pending = '';
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+    pending += text;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) if (line.trim().startsWith('{')) events.push(JSON.parse(line) as WorkerEvent);
+  });
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const worker: WorkerProcess = {
+    workerId,
+    child,
+    events,
+    stderr: () => stderr,
+    exited,
+    waitForEvent: (match, what, timeoutMs = 20_000) =>
+      waitFor(() => events.find(match), `${what} (worker ${workerId}; stderr so far: ${stderr.slice(-2_000)})`, timeoutMs),
+  };
+  started.push(worker);
+  return worker;
+}
+
+/** SIGKILL every worker process still running, and wait for each to exit. */
+export async function killAllWorkers(): Promise<void> {
+  for (const worker of started.splice(0)) {
+    if (worker.child.exitCode === null && worker.child.signalCode === null && worker.child.pid !== undefined) {
+      process.kill(worker.child.pid, 'SIGKILL');
+    }
+    await worker.exited;
+  }
+}
