@@ -46,7 +46,7 @@ describe('GET /health', () => {
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({
       jobs: { completed: 1, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
-      workers: { idle: 1, running: 0 },
+      workers: { idle: 1, running: 0, initializing: 0, ready: 1, throttled: 0 },
     });
   });
 });

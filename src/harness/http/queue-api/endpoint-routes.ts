@@ -1,6 +1,8 @@
 /**
  * @module harness/http/queue-api/endpoint-routes
- * The routes about the endpoint as a whole: POST /purge-queue and GET /health.
+ * The routes about the endpoint as a whole: POST /purge-queue and GET /health
+ * (`jobs` and `workers` of spec 4.2; `workers` also carries initializing, ready and
+ * throttled, which one official client's type lists).
  */
 import type { FastifyInstance } from 'fastify';
 import { operationConfig } from '../route-config.js';
@@ -12,5 +14,10 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
     return { removed, status: 'completed' as const };
   });
 
-  app.get('/:endpointId/health', async (request) => endpointOf(context, request.params).health());
+  app.get('/:endpointId/health', async (request) => {
+    const { jobs, workers } = endpointOf(context, request.params).health();
+    // The spec's idle and running, plus the fields one official client's type lists:
+    // every worker the harness knows has started and can take jobs.
+    return { jobs, workers: { ...workers, initializing: 0, ready: workers.idle + workers.running, throttled: 0 } };
+  });
 }

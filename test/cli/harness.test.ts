@@ -1,0 +1,92 @@
+/**
+ * `serverless-worker harness` as a real child process: --help documents every flag;
+ * it prints its base URL, serves the queue API (only the --endpoint ids given), the
+ * management API and /metrics, takes the API key from the environment, refuses a
+ * non-loopback host without a key, and exits 0 on SIGTERM.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runTs } from '../child-process.js';
+import { call, errorCode } from '../harness/http/helpers.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+type Child = ReturnType<typeof runTs>;
+const children: Child[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await child;
+  }
+});
+
+async function startHarness(args: string[], env: Record<string, string> = {}): Promise<{ child: Child; url: string; banner: string }> {
+  const child = runTs(CLI, ['harness', '--port', '0', ...args], { env });
+  children.push(child);
+  let banner = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (data: Buffer) => {
+      banner += data.toString('utf8');
+      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
+      if (match?.[1] && banner.includes('auth:')) resolve(match[1]);
+    });
+    void child.then((result) => reject(new Error(`harness exited early (${result.exitCode}): ${String(result.stderr)}`)));
+  });
+  return { child, url, banner };
+}
+
+describe('serverless-worker harness', () => {
+  it('--help documents every flag', async () => {
+    const result = await runTs(CLI, ['harness', '--help']);
+    expect(result.exitCode).toBe(0);
+    const help = String(result.stdout);
+    for (const flag of [
+      '--host',
+      '--port',
+      '--api-key',
+      'SERVERLESS_WORKER_API_KEY',
+      '--insecure-no-auth',
+      '--endpoint',
+      '--no-rate-limit',
+      '--requests-per-worker',
+      '--webhook-retry-delay-ms',
+      '--webhook-timeout-ms',
+      '--openai-timeout-ms',
+      '--stream-wait-ms',
+      '--no-management',
+    ]) {
+      expect(help, flag).toContain(flag);
+    }
+  });
+
+  it('serves the listed endpoints, the management API and metrics; exits 0 on SIGTERM', async () => {
+    const { child, url, banner } = await startHarness(['--endpoint', 'alpha', 'beta']);
+    expect(banner).toContain('endpoints: alpha, beta');
+    const run = await call('POST', `${url}/v2/alpha/run`, { body: { input: {} } });
+    expect(run.json).toMatchObject({ status: 'IN_QUEUE' });
+    const health = await call('GET', `${url}/v2/beta/health`);
+    expect(health.status).toBe(200);
+    const unknown = await call('POST', `${url}/v2/gamma/run`, { body: { input: {} } });
+    expect(unknown.status).toBe(404);
+    expect(errorCode(unknown)).toBe('SW_ENDPOINT_NOT_FOUND');
+    expect((await call('GET', `${url}/v1/templates`)).json).toEqual([]);
+    expect((await call('GET', `${url}/metrics`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect((await child).exitCode).toBe(0);
+  });
+
+  it('takes the API key from SERVERLESS_WORKER_API_KEY', async () => {
+    const { url } = await startHarness([], { SERVERLESS_WORKER_API_KEY: 'cli-key' });
+    expect((await call('GET', `${url}/v2/any/health`)).status).toBe(401);
+    expect((await call('GET', `${url}/v2/any/health`, { headers: { authorization: 'Bearer cli-key' } })).status).toBe(200);
+  });
+
+  it('refuses a non-loopback host without a key (exit 1), and a bad flag value (exit 2)', async () => {
+    const insecure = await runTs(CLI, ['harness', '--host', '0.0.0.0', '--port', '0']);
+    expect(insecure.exitCode).toBe(1);
+    expect(String(insecure.stderr)).toContain('Refusing to listen on 0.0.0.0 without an API key');
+    const badPort = await runTs(CLI, ['harness', '--port', 'eighty']);
+    expect(badPort.exitCode).toBe(2);
+    expect(String(badPort.stderr)).toContain('--port');
+  });
+});

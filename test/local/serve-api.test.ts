@@ -1,0 +1,93 @@
+/**
+ * `--serve-api` as a real child process: it prints its base URL (the test reads the
+ * port from it, since it listens on port 0), answers curl-like requests and the
+ * official openai client, honours --api-key, refuses a non-loopback host without a
+ * key, and exits 0 on SIGTERM.
+ */
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runTs } from '../child-process.js';
+import { call, errorCode } from '../harness/http/helpers.js';
+
+const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
+const OPENAI = join(REPO_ROOT, 'examples/openai/worker.ts');
+
+type Child = ReturnType<typeof runTs>;
+const children: Child[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await child;
+  }
+});
+
+/** Start a worker with `args` and wait for the URL it prints (bounded: the child's own start-up). */
+async function startServeApi(file: string, args: string[], env: Record<string, string> = {}): Promise<{ child: Child; url: string; banner: string }> {
+  const child = runTs(file, args, { env });
+  children.push(child);
+  let banner = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (data: Buffer) => {
+      banner += data.toString('utf8');
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v2\/[\w-]+/.exec(banner);
+      if (match?.[1]) resolve(match[1]);
+    });
+    void child.then((result) => reject(new Error(`worker exited early (${result.exitCode}): ${String(result.stderr)}`)));
+  });
+  return { child, url, banner };
+}
+
+describe('--serve-api (real child processes)', () => {
+  it('serves the queue API with the worker in process, prints a curl example, and exits 0 on SIGTERM', async () => {
+    const { child, url, banner } = await startServeApi(ECHO, ['--serve-api', '--port', '0']);
+    // The curl example carries the test_input.json found beside the worker.
+    expect(banner).toContain(`curl -X POST ${url}/v2/local/runsync -H 'content-type: application/json' -d '{"input":{"message":"hello from the dry run","shout":false}}'`);
+    expect(banner).toContain('no API key: loopback only');
+
+    const sync = await call('POST', `${url}/v2/local/runsync`, { body: { input: { message: 'hi', shout: true } } });
+    expect(sync.status).toBe(200);
+    expect(sync.json).toMatchObject({ status: 'COMPLETED', output: { echo: 'HI' } });
+
+    const { id } = (await call('POST', `${url}/v2/local/run`, { body: { input: { message: 'later' } } })).json as { id: string };
+    const done = await call('GET', `${url}/v2/local/status-sync/${id}?wait=60000`);
+    expect(done.json).toMatchObject({ id, status: 'COMPLETED', output: { echo: 'later' } });
+    expect(((await call('GET', `${url}/v2/local/health`)).json as { workers: { idle: number } }).workers.idle).toBe(1);
+    expect((await call('GET', `${url}/metrics`)).text).toContain('serverless_worker_jobs_total{status="COMPLETED"} 2');
+
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+  });
+
+  it('--rp_serve_api with an API key from the environment: 401 without it', async () => {
+    const { url, banner } = await startServeApi(ECHO, ['--rp_serve_api', '--port=0'], { SERVERLESS_WORKER_API_KEY: 'child-key' });
+    expect(banner).toContain('API key required');
+    expect(banner).not.toContain('child-key');
+    const refused = await call('POST', `${url}/v2/local/runsync`, { body: { input: { message: 'x' } } });
+    expect(refused.status).toBe(401);
+    expect(errorCode(refused)).toBe('SW_UNAUTHORIZED');
+    const accepted = await call('POST', `${url}/v2/local/runsync`, { body: { input: { message: 'x' } }, headers: { authorization: 'Bearer child-key' } });
+    expect(accepted.json).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('the openai example answers the official openai client, plain and streamed', async () => {
+    const { url } = await startServeApi(OPENAI, ['--serve-api', '--port', '0']);
+    const client = new OpenAI({ apiKey: 'unused', baseURL: `${url}/v2/local/openai/v1`, maxRetries: 0 });
+    const plain = await client.chat.completions.create({ model: 'reverse-words-1', messages: [{ role: 'user', content: 'hello big world' }] });
+    expect(plain.choices[0]?.message.content).toBe('world big hello');
+    const stream = await client.chat.completions.create({ model: 'reverse-words-1', messages: [{ role: 'user', content: 'x y' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('y x');
+  });
+
+  it('refuses a non-loopback host without an API key: exit 1, SW_INSECURE_BIND', async () => {
+    const child = runTs(ECHO, ['--serve-api', '--host', '0.0.0.0', '--port', '0']);
+    children.push(child);
+    const result = await child;
+    expect(result.exitCode).toBe(1);
+    expect(String(result.stderr)).toContain('SW_INSECURE_BIND');
+  });
+});
