@@ -75,6 +75,20 @@ describe('serverless-worker harness', () => {
     expect((await child).exitCode).toBe(0);
   });
 
+  it('a worker process joins over the worker API with the variables it printed, and runs jobs', async () => {
+    const { url, banner } = await startHarness(['--endpoint', 'e2e']);
+    const env = Object.fromEntries(
+      [...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1]!, match[2]!] as const),
+    );
+    expect(env.RUNPOD_WEBHOOK_GET_JOB).toBe(`${url}/v2/e2e/job-take/$ID?`);
+    const worker = runTs(join(REPO_ROOT, 'examples/echo/worker.ts'), [], { env: { ...env, RUNPOD_POD_ID: 'worker-e2e' } });
+    children.push(worker);
+    const answer = await call('POST', `${url}/v2/e2e/runsync`, { body: { input: { message: 'over http' } } });
+    expect(answer.json).toMatchObject({ status: 'COMPLETED', output: { echo: 'over http', workerId: 'worker-e2e' } });
+    worker.kill('SIGTERM');
+    expect((await worker).exitCode).toBe(0);
+  });
+
   it('takes the API key from SERVERLESS_WORKER_API_KEY', async () => {
     const { url } = await startHarness([], { SERVERLESS_WORKER_API_KEY: 'cli-key' });
     expect((await call('GET', `${url}/v2/any/health`)).status).toBe(401);

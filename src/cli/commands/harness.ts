@@ -10,6 +10,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { z } from 'zod';
 import { Harness } from '../../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
+import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
 import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
 import { createLogger } from '../../log/index.js';
@@ -62,7 +63,8 @@ Logs: JSON lines (or pretty on a terminal) on stderr; LOG_LEVEL sets the level.
 
 Example:
   serverless-worker harness --port 8000 --endpoint my-endpoint
-  RUNPOD_WEBHOOK_GET_JOB='http://127.0.0.1:8000/v2/my-endpoint/job-take/$ID?' ... tsx worker.ts`;
+  # in another shell: the RUNPOD_* lines it printed, then
+  tsx worker.ts`;
 
 /** The lines printed at start. */
 export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpoints: readonly string[]): string {
@@ -71,10 +73,15 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
     `serverless-worker harness listening on ${server.url}`,
     `  queue API:      ${server.url}/v2/${example}/... (endpoints: ${endpoints.length > 0 ? endpoints.join(', ') : 'any id'})`,
     `  OpenAI:         ${server.url}/v2/${example}/openai/v1`,
-    `  worker API:     RUNPOD_WEBHOOK_GET_JOB='${server.url}/v2/${example}/job-take/$ID?'`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
+    `  workers join with (${server.authenticated ? 'also set RUNPOD_AI_API_KEY to the key' : 'no key needed'}):`,
+    formatWorkerEnv(workerEnvFor(server.url, example))
+      .trimEnd()
+      .split('\n')
+      .map((line) => `    ${line}`)
+      .join('\n'),
     '',
   ].join('\n');
 }

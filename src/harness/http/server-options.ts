@@ -18,6 +18,10 @@ import {
   type RateLimitedOperation,
 } from './rate-limit/limits.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
+import type { WorkerApiOptions } from './worker-api/index.js';
+
+/** Worker API settings the server passes through (the harness and the key are the server's own). */
+export type WorkerApiPassThrough = Omit<WorkerApiOptions, 'harness' | 'apiKey'>;
 
 const positiveInt = (name: string, max: number) =>
   z.number({ error: `${name} must be a whole number` }).int({ error: `${name} must be a whole number` }).min(1, {
@@ -81,6 +85,15 @@ export const HarnessServerOptionsSchema = z.object({
   streamWaitMs: z.number().int().min(0).max(RUNSYNC_WAIT_MS.max).default(10_000),
   /** The management API under /v1; default on with an in-memory store; `false` leaves it out. */
   management: z.union([z.literal(false), ManagementSettingsSchema]).default({}),
+  /**
+   * Settings of the worker API under /v2 (long poll, liveness, body limit, events); see
+   * worker-api/options.ts. Default its own defaults. Its API key is the server's.
+   */
+  workerApi: z
+    .custom<WorkerApiPassThrough>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+      error: 'must be an object of worker API settings',
+    })
+    .default({}),
   /** Logger for the server and its requests; default silent. */
   logger: z.custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
     error: 'must be a pino logger',

@@ -84,7 +84,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
-  await app.register(workerApiRoutes, { harness, prefix: '/v2' });
+  await app.register(workerApiRoutes, { ...config.workerApi, harness, prefix: '/v2' });
   if (config.management !== false) {
     await app.register(managementApi, {
       prefix: '/v1',
