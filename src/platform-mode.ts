@@ -6,14 +6,23 @@
  * when a handler ignored its abort and the worker must be replaced.
  */
 import type { Logger } from 'pino';
-import { createPlatformTransport, type PlatformTransportMetrics, type PlatformTransportSettingsInput } from './transports/platform/index.js';
-import { WorkerRuntime, logJobEnd, onShutdownSignals, type Handler, type WorkerConfig } from './worker/index.js';
+import { GPU_HEALTH_CHECK_NAME, checkGpuPresence, createGpuSampler } from './gpu/index.js';
+import { bindGpuMetrics, createMetrics, startMetricsServer, type Metrics } from './metrics/index.js';
+import { createPlatformTransport, type PlatformTransportSettingsInput } from './transports/platform/index.js';
+import {
+  WorkerRuntime,
+  createJobTelemetry,
+  onShutdownSignals,
+  resolvePlatformExtras,
+  type Handler,
+  type WorkerConfig,
+} from './worker/index.js';
 
 export interface PlatformWorkerExtras {
   /** Variables to read; default process.env. */
   readonly processEnv?: NodeJS.ProcessEnv;
-  /** Counters for result-post retries and give-ups and heartbeat failures (a `createMetrics()` object fits); default none. */
-  readonly metrics?: PlatformTransportMetrics;
+  /** The worker's metrics; default a new registry (served on the metrics port when one is set). */
+  readonly metrics?: Metrics;
   /** Transport settings (poll bound, result deadline, ...); default the transport's defaults. */
   readonly transport?: PlatformTransportSettingsInput;
 }
@@ -29,16 +38,36 @@ export async function runPlatformWorker(
   logger: Logger,
   extras: PlatformWorkerExtras = {},
 ): Promise<number> {
+  const env = extras.processEnv ?? process.env;
+  const settings = resolvePlatformExtras(config, env);
+  const metrics = extras.metrics ?? createMetrics();
   const transport = createPlatformTransport({
     ...extras.transport,
     logger,
-    ...(extras.processEnv !== undefined ? { processEnv: extras.processEnv } : {}),
+    processEnv: env,
+    metrics,
     ...(config.workerId !== undefined ? { workerId: config.workerId } : {}),
-    ...(extras.metrics !== undefined ? { metrics: extras.metrics } : {}),
   });
-  const runtime = new WorkerRuntime(handler, config, transport, logger, {
-    onJobEnd: (job, outcome) => logJobEnd(logger, job, outcome),
-  });
+  if (settings.expectGpu !== undefined) {
+    const presence = await checkGpuPresence(settings.expectGpu, { env });
+    if (!presence.ok) {
+      // Tell the platform why before leaving, so it replaces this worker instead of retrying it blindly.
+      await transport.reportUnhealthy?.(GPU_HEALTH_CHECK_NAME, presence.message).catch((error: unknown) => {
+        logger.warn({ err: error }, 'could not report the failed GPU check');
+      });
+      logger.fatal({ expected: presence.expected, found: presence.found }, `start-up check failed: ${presence.message}`);
+      await transport.close();
+      return 1;
+    }
+    logger.info({ vendor: presence.vendor, gpus: presence.gpus.length }, 'start-up check: GPU present');
+  }
+  const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs, env }) : undefined;
+  const unbindGpu = sampler ? bindGpuMetrics(metrics, sampler) : undefined;
+  const metricsServer =
+    settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
+  if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
+  const telemetry = createJobTelemetry({ logger, metrics, ...(sampler ? { sampler } : {}) });
+  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
   try {
@@ -47,5 +76,8 @@ export async function runPlatformWorker(
     return exit.exitCode;
   } finally {
     offSignals();
+    unbindGpu?.();
+    await sampler?.close();
+    await metricsServer?.close();
   }
 }

@@ -19,7 +19,8 @@ const SamplerOptionsSchema = z.object({
   intervalMs: z.number().int().min(10).max(3_600_000).default(DEFAULT_GPU_SAMPLE_INTERVAL_MS),
   timeoutMs: z.number().int().min(1).max(600_000).default(DEFAULT_GPU_TOOL_TIMEOUT_MS),
   reader: z.custom<GpuReader>((v) => typeof v === 'function', { message: 'reader must be a function' }).optional(),
-  env: z.record(z.string(), z.string().optional()).optional(),
+  // process.env is an exotic object that z.record refuses; any object of strings will do.
+  env: z.custom<NodeJS.ProcessEnv>((value) => typeof value === 'object' && value !== null, { error: 'must be an environment object' }).optional(),
 });
 
 export interface GpuSamplerOptions {

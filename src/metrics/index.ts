@@ -7,3 +7,4 @@ export * from './bind-gpu.js';
 export * from './create-metrics.js';
 export * from './names.js';
 export * from './record-job.js';
+export * from './metrics-server.js';

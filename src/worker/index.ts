@@ -9,6 +9,7 @@ export * from './job-log.js';
 export * from './job-run.js';
 export * from './job-telemetry.js';
 export * from './options.js';
+export * from './platform-extras.js';
 export * from './signals.js';
 export * from './stream-chunker.js';
 export * from './stream-metrics.js';

@@ -54,6 +54,17 @@ export const ServeOptionsSchema = z.object({
   gpuSampling: z.boolean().default(true),
   /** Time between GPU reads while jobs run, ms; default 5 000. */
   gpuSampleIntervalMs: z.number().int().min(100).max(600_000).default(5_000),
+  /**
+   * On the platform, the GPU the image needs before it takes jobs: when none answers,
+   * the worker reports unhealthy through the heartbeat and exits. `auto` (default)
+   * expects NVIDIA when NVIDIA_VISIBLE_DEVICES is set, AMD when HIP_/ROCR_VISIBLE_DEVICES
+   * is, nothing otherwise. Env SERVERLESS_WORKER_EXPECT_GPU overrides.
+   */
+  expectGpu: z.enum(['auto', 'nvidia', 'amd', 'any', 'none'], { error: 'expectGpu must be one of auto, nvidia, amd, any, none' }).default('auto'),
+  /** On the platform, serve Prometheus /metrics on this port; default off. Env SERVERLESS_WORKER_METRICS_PORT overrides. */
+  metricsPort: z.number().int().min(0).max(65_535).optional(),
+  /** Address for metricsPort; default 0.0.0.0 (scrapable from outside the container). */
+  metricsHost: z.string().min(1).default('0.0.0.0'),
   /** Largest serialized output of one stream chunk, bytes; default 1 MiB (lower only to test). */
   maxChunkBytes: z.number().int().min(64).max(MAX_CHUNK_BYTES).default(MAX_CHUNK_BYTES),
 });

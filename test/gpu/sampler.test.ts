@@ -189,3 +189,11 @@ describe('GPU sampler windows with a scripted reader', () => {
     expect((caught as Error).message).toMatch(/intervalMs/);
   });
 });
+
+describe('sampler options', () => {
+  it('accepts process.env itself as its environment', async () => {
+    const sampler = createGpuSampler({ env: process.env });
+    await sampler.close();
+    expect(sampler.state).toBe('closed');
+  });
+});
