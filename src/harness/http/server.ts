@@ -25,6 +25,7 @@ import { openAiRoutes } from './openai/index.js';
 import { harnessPodsView } from './pods-view.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { RateLimiter, rateLimitHook } from './rate-limit/index.js';
+import { useLenientJsonBodies } from './json-body.js';
 import { installRouteTable } from './route-table.js';
 import { resolveServerOptions, rateLimitTable, type HarnessServerConfig, type HarnessServerOptions } from './server-options.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
@@ -68,6 +69,8 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     frameworkErrors: (error, _request, reply) => void sendError(reply, error),
   });
   installErrorHandler(app);
+  // At the root too: a 404 or 405 must not turn into a body-parsing 400 first.
+  useLenientJsonBodies(app);
   installRouteTable(app);
   if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
   if (config.rateLimits !== false) {

@@ -97,6 +97,13 @@ describe('404 and 405', () => {
     }
   });
 
+  it('405 even when the request says its (empty) body is JSON', async () => {
+    running = await startTestServer();
+    const answer = await call('PATCH', `${running.url}/v2/ep/run`, { headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.get('allow')).toBe('POST');
+  });
+
   it('404 SW_ENDPOINT_NOT_FOUND for an endpoint the harness does not have (auto-create off)', async () => {
     running = await startTestServer({}, { autoCreateEndpoints: false, endpoints: ['known'] });
     const unknown = await call('POST', `${running.endpointUrl('other')}/run`, { body: { input: {} } });

@@ -66,7 +66,7 @@ export const RequestsQuerySchema = z.object({
     .pipe(statusList)
     .optional(),
   limit: z
-    .string()
+    .string({ error: `limit must be a whole number from ${REQUESTS_LIMIT.min} to ${REQUESTS_LIMIT.max}` })
     .regex(/^\d{1,6}$/, { error: `limit must be a whole number from ${REQUESTS_LIMIT.min} to ${REQUESTS_LIMIT.max}` })
     .transform(Number)
     .pipe(
