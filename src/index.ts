@@ -12,6 +12,12 @@ export { splitYield, joinChunks } from './worker/stream-chunker.js';
 export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';
 export { Harness, ManualClock, systemClock, EndpointJobs, type Clock } from './harness/index.js';
 export { InProcessTransport, type Transport, type StopReason } from './transports/index.js';
+export { PlatformTransport, createPlatformTransport, parsePlatformEnv } from './transports/platform/index.js';
+export { createHarnessServer, type HarnessServer } from './harness/http/index.js';
+export { workerEnvFor } from './harness/http/worker-api/index.js';
+export { ManagementClient, managementClientFromEnv } from './cli/management-client.js';
+export { createMetrics, type Metrics } from './metrics/index.js';
+export { readGpus, createGpuSampler, checkGpuPresence } from './gpu/index.js';
 export { startLocalWorker } from './local/local-worker.js';
 export { runDryRun } from './local/dry-run.js';
 export {

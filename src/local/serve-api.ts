@@ -11,7 +11,6 @@
  * non-loopback host without a key).
  */
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { Harness } from '../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../harness/http/index.js';
@@ -64,10 +63,6 @@ function exampleRequest(args: WorkerArgs): JobRequest | undefined {
   return undefined;
 }
 
-function insecureNoAuth(argv: readonly string[]): boolean {
-  const { values } = parseArgs({ args: [...argv], options: { 'insecure-no-auth': { type: 'boolean' } }, strict: false, allowPositionals: true });
-  return values['insecure-no-auth'] === true;
-}
 
 function listenError(error: unknown, host: string, port: number): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -95,7 +90,7 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
       host,
       port,
       ...(apiKey !== undefined ? { apiKey } : {}),
-      allowUnauthenticatedNonLoopback: insecureNoAuth(process.argv.slice(2)),
+      allowUnauthenticatedNonLoopback: args.insecureNoAuth,
       logger: logger.child({ component: 'harness' }),
       metrics: createMetrics(),
     });

@@ -13,6 +13,8 @@ export interface WorkerArgs {
   host?: string;
   port?: number;
   apiKey?: string;
+  /** Allow a non-loopback --host without an API key. */
+  insecureNoAuth: boolean;
 }
 
 const OPTIONS = {
@@ -25,6 +27,7 @@ const OPTIONS = {
   port: { type: 'string' },
   rp_api_port: { type: 'string' },
   'api-key': { type: 'string' },
+  'insecure-no-auth': { type: 'boolean' },
 } as const;
 
 /** Parse a worker's argv (without node and the script). Unknown flags are left to the author. */
@@ -50,7 +53,10 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
       throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `--port must be a whole number from 0 to 65535, got ${JSON.stringify(portText)}`);
     }
   }
-  const args: WorkerArgs = { serveApi: values['serve-api'] === true || values.rp_serve_api === true };
+  const args: WorkerArgs = {
+    serveApi: values['serve-api'] === true || values.rp_serve_api === true,
+    insecureNoAuth: values['insecure-no-auth'] === true,
+  };
   const testInput = text('test-input') ?? text('test_input');
   if (testInput !== undefined) args.testInput = testInput;
   const host = text('host') ?? text('rp_api_host');

@@ -68,10 +68,11 @@ Example:
 
 /** The lines printed at start. */
 export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpoints: readonly string[]): string {
-  const example = endpoints[0] ?? '<endpoint_id>';
+  // Any id works when none was named: show ready-to-paste values for `local`.
+  const example = endpoints[0] ?? 'local';
   return [
     `serverless-worker harness listening on ${server.url}`,
-    `  queue API:      ${server.url}/v2/${example}/... (endpoints: ${endpoints.length > 0 ? endpoints.join(', ') : 'any id'})`,
+    `  queue API:      ${server.url}/v2/${example}/... (endpoints: ${endpoints.length > 0 ? endpoints.join(', ') : `any id; "${example}" below`})`,
     `  OpenAI:         ${server.url}/v2/${example}/openai/v1`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,

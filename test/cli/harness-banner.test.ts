@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { harnessBanner } from '../../src/cli/commands/harness.js';
+
+describe('harness banner', () => {
+  it('prints ready-to-paste worker variables for "local" when any endpoint id works', () => {
+    const text = harnessBanner({ url: 'http://127.0.0.1:8000', authenticated: false }, []);
+    expect(text).toContain("export RUNPOD_WEBHOOK_GET_JOB='http://127.0.0.1:8000/v2/local/job-take/$ID?'");
+    expect(text).not.toMatch(/%3C|<endpoint_id>/);
+    expect(text).toContain('any id');
+  });
+
+  it('uses the first named endpoint and asks for the key when one is set', () => {
+    const text = harnessBanner({ url: 'http://127.0.0.1:9000', authenticated: true }, ['gpu-a', 'gpu-b']);
+    expect(text).toContain('/v2/gpu-a/job-done/$RUNPOD_POD_ID/$ID?');
+    expect(text).toContain('also set RUNPOD_AI_API_KEY');
+  });
+});
