@@ -73,10 +73,14 @@ export class JobRun {
   readonly job: Job;
   readonly deadline: number;
   readonly #deps: JobRunDeps;
-  readonly #controller = new AbortController();
   readonly #timeoutMs: number;
-  readonly #log: Logger;
+  // Made on first use: most handlers never read ctx.signal or ctx.log, and a controller
+  // and a pino child per job were a measurable share of a no-op job's cost.
+  #controller: AbortController | undefined;
+  #logger: Logger | undefined;
   #abortReason: StopReason | 'shutdown' | undefined;
+  #abortCause: ServerlessWorkerError | undefined;
+  #wakeAborted: (() => void) | undefined;
   #finished = false;
   #chunks = 0;
   #streamBytes = 0;
@@ -86,14 +90,29 @@ export class JobRun {
     this.#deps = deps;
     this.#timeoutMs = job.policy?.executionTimeout ?? deps.config.defaultExecutionTimeoutMs;
     this.deadline = Date.now() + this.#timeoutMs;
-    this.#log = deps.logger.child({ requestId: job.id });
+  }
+
+  /** The job's signal, aborted with the coded error of the first abort. */
+  get #signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#abortCause !== undefined) this.#controller.abort(this.#abortCause);
+    }
+    return this.#controller.signal;
+  }
+
+  /** The pino child logger bound to the job id. */
+  get #log(): Logger {
+    return (this.#logger ??= this.#deps.logger.child({ requestId: this.job.id }));
   }
 
   /** Stop the job: its signal aborts with the reason's coded error. The first reason wins. */
   abort(reason: StopReason | 'shutdown'): void {
     if (this.#abortReason !== undefined || this.#finished) return;
     this.#abortReason = reason;
-    this.#controller.abort(abortError(reason, this.job, this.#timeoutMs));
+    this.#abortCause = abortError(reason, this.job, this.#timeoutMs);
+    this.#controller?.abort(this.#abortCause);
+    this.#wakeAborted?.();
   }
 
   get aborted(): boolean {
@@ -104,7 +123,10 @@ export class JobRun {
   async run(): Promise<RunOutcome> {
     const startedAt = performance.now();
     const timer = setTimeout(() => this.abort('timeout'), this.#timeoutMs);
-    const aborted = new Promise<void>((resolve) => this.#controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+    const aborted = new Promise<void>((resolve) => {
+      if (this.#abortReason !== undefined) resolve();
+      else this.#wakeAborted = resolve;
+    });
     const work = this.#execute();
     let result = await Promise.race([work, aborted.then(() => undefined)]);
     let unresponsive = false;
@@ -124,12 +146,17 @@ export class JobRun {
   }
 
   #context(): JobContext {
+    const run = this;
     return {
       jobId: this.job.id,
       workerId: this.#deps.origin.workerId,
-      signal: this.#controller.signal,
+      get signal() {
+        return run.#signal;
+      },
       deadline: this.deadline,
-      log: this.#log,
+      get log() {
+        return run.#log;
+      },
       progress: (value: unknown) => {
         if (this.#finished) {
           this.#log.warn('ctx.progress() called after the job ended; ignored');
@@ -173,7 +200,7 @@ export class JobRun {
     const aggregate: unknown[] | undefined = config.aggregateStream ? [] : undefined;
     let failure: unknown;
     try {
-      while (!this.#controller.signal.aborted) {
+      while (this.#abortReason === undefined) {
         const step = await iterator.next();
         if (step.done) break;
         const chunks = splitYield(step.value, this.#chunks, { maxChunkBytes: config.maxChunkBytes });
@@ -187,7 +214,7 @@ export class JobRun {
     } catch (error) {
       failure = error;
     }
-    if (this.#controller.signal.aborted) void Promise.resolve(iterator.return?.()).catch(() => {});
+    if (this.#abortReason !== undefined) void Promise.resolve(iterator.return?.()).catch(() => {});
     // The final result goes after every chunk: wait for the queue to drain first.
     try {
       await poster.flush();
@@ -201,8 +228,7 @@ export class JobRun {
   #abortedResult(unresponsive: boolean): JobResult | undefined {
     const reason = this.#abortReason;
     if (reason === 'cancelled' || reason === 'expired' || reason === undefined) return undefined;
-    const cause = this.#controller.signal.reason as ServerlessWorkerError;
-    const error = toErrorPayload(cause, this.#deps.origin);
+    const error = toErrorPayload(this.#abortCause, this.#deps.origin);
     if (unresponsive) {
       error.error_message += `; the handler ignored its abort signal for ${this.#deps.config.timeoutGraceMs} ms, so this worker stops taking jobs and exits`;
     }

@@ -10,6 +10,7 @@ import type { Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
+import type { ErrorOrigin } from './error-payload.js';
 import { JobRun, type RunOutcome } from './job-run.js';
 import { currentConcurrency, type WorkerConfig } from './options.js';
 
@@ -36,6 +37,8 @@ export class WorkerRuntime {
   readonly #transport: Transport;
   readonly #logger: Logger;
   readonly #events: WorkerRuntimeEvents;
+  /** Read once: the host name is a system call, and it does not change while the worker runs. */
+  readonly #origin: ErrorOrigin;
   readonly #runs = new Map<string, JobRun>();
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
   readonly #pending: Job[] = [];
@@ -55,6 +58,7 @@ export class WorkerRuntime {
     this.#transport = transport;
     this.#logger = logger;
     this.#events = events;
+    this.#origin = Object.freeze({ workerId: transport.workerId, host: reportedHostname() });
     this.#limit = currentConcurrency(config, { running: 0, current: 1 });
   }
 
@@ -155,7 +159,7 @@ export class WorkerRuntime {
       config: this.#config,
       transport: this.#transport,
       logger: this.#logger,
-      origin: { workerId: this.#transport.workerId, host: reportedHostname() },
+      origin: this.#origin,
     });
     this.#runs.set(job.id, run);
     this.#transport.setJobsInProgress([...this.#runs.keys()]);

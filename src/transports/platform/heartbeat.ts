@@ -7,6 +7,12 @@
  * another worker. The main thread only tells the thread which jobs are in progress
  * (postMessage) and hears back about failed pings. The thread has its own keep-alive
  * connection (an undici Agent cannot cross threads).
+ *
+ * The jobs in progress change twice per job; telling the thread each time cost a
+ * busy worker more CPU than running its jobs (a structured clone and a wake-up of the
+ * thread per message). A change is sent at once when none was sent in the last
+ * `JOBS_UPDATE_GAP_MS`, else once at the end of that gap with the latest list: a ping
+ * may show a list at most that old, against a ping interval of seconds.
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -39,11 +45,18 @@ const FailureMessageSchema = z.object({
 /** Log the first failure of a run of failures and then every tenth, so an outage does not flood the log. */
 const LOG_EVERY = 10;
 
+/** Least time between two job-list updates sent to the thread, ms (at most a tenth of the ping interval). */
+export const JOBS_UPDATE_GAP_MS = 50;
+
 export class Heartbeat {
   readonly #options: HeartbeatOptions;
   #thread: Worker | undefined;
   #jobIds: readonly string[] = [];
   #stopped = false;
+  /** The thread has not seen the latest #jobIds. */
+  #unsent = false;
+  #lastSentAt = Number.NEGATIVE_INFINITY;
+  #sendTimer: NodeJS.Timeout | undefined;
 
   constructor(options: HeartbeatOptions) {
     this.#options = options;
@@ -66,24 +79,46 @@ export class Heartbeat {
     thread.on('message', (message: unknown) => this.#onMessage(message));
     thread.on('error', (error) => logger.error({ err: error }, 'heartbeat thread failed: the platform may take this worker for dead'));
     this.#thread = thread;
-    if (this.#jobIds.length > 0) thread.postMessage({ type: 'jobs', ids: [...this.#jobIds] });
+    if (this.#jobIds.length > 0) this.#send();
     logger.debug({ url: urlForLog(url), intervalMs }, 'heartbeat started');
   }
 
-  /** The jobs in progress, sent with every ping from now on. */
+  /** The jobs in progress, sent with every ping from now on (within JOBS_UPDATE_GAP_MS). */
   setJobs(jobIds: readonly string[]): void {
     this.#jobIds = [...jobIds];
-    this.#thread?.postMessage({ type: 'jobs', ids: [...jobIds] });
+    this.#unsent = true;
+    if (!this.#thread || this.#sendTimer) return;
+    const gap = Math.min(JOBS_UPDATE_GAP_MS, this.#options.intervalMs / 10);
+    const wait = this.#lastSentAt + gap - performance.now();
+    if (wait <= 0) {
+      this.#send();
+      return;
+    }
+    this.#sendTimer = setTimeout(() => this.#send(), wait);
+    // A pending update must never keep a finished worker process alive either.
+    this.#sendTimer.unref();
   }
 
   /** Stop pinging and end the thread. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    clearTimeout(this.#sendTimer);
+    this.#sendTimer = undefined;
     const thread = this.#thread;
     this.#thread = undefined;
     if (!thread) return;
     thread.postMessage({ type: 'stop' });
     await thread.terminate().catch(() => 0);
+  }
+
+  #send(): void {
+    clearTimeout(this.#sendTimer);
+    this.#sendTimer = undefined;
+    if (!this.#thread || !this.#unsent) return;
+    this.#unsent = false;
+    this.#lastSentAt = performance.now();
+    // postMessage clones the list, so later changes to #jobIds cannot reach the thread unsent.
+    this.#thread.postMessage({ type: 'jobs', ids: this.#jobIds });
   }
 
   #onMessage(message: unknown): void {

@@ -59,6 +59,7 @@ function headerText(value: string | string[] | undefined): string {
 export class PlatformHttp {
   readonly #agent: Agent;
   readonly #headers: Readonly<Record<string, string>>;
+  readonly #jsonHeaders: Readonly<Record<string, string>>;
 
   constructor(options: PlatformHttpOptions = {}) {
     const keepAlive = options.keepAliveTimeoutMs ?? 30_000;
@@ -74,6 +75,7 @@ export class PlatformHttp {
       accept: 'application/json',
       ...(options.apiKey !== undefined ? { authorization: options.apiKey } : {}),
     };
+    this.#jsonHeaders = { ...this.#headers, 'content-type': 'application/json' };
   }
 
   /** `GET url`. Rejects on network errors, its timeout (RequestTimeoutError) or the caller's abort. */
@@ -98,8 +100,9 @@ export class PlatformHttp {
 
   async #call(url: string, method: 'GET' | 'POST', body: string | undefined, options: CallOptions): Promise<HttpAnswer> {
     const controller = new AbortController();
-    const timeout = new RequestTimeoutError(options.timeoutMs);
-    const timer = setTimeout(() => controller.abort(timeout), options.timeoutMs);
+    // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
+    let timeout: RequestTimeoutError | undefined;
+    const timer = setTimeout(() => controller.abort((timeout = new RequestTimeoutError(options.timeoutMs))), options.timeoutMs);
     const onAbort = (): void => controller.abort(options.signal?.reason);
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -107,7 +110,7 @@ export class PlatformHttp {
       const response = await request(url, {
         dispatcher: this.#agent,
         method,
-        headers: body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json' },
+        headers: body === undefined ? this.#headers : this.#jsonHeaders,
         ...(body !== undefined ? { body } : {}),
         signal: controller.signal,
       });
@@ -121,7 +124,7 @@ export class PlatformHttp {
       };
     } catch (error) {
       // undici rejects with the abort reason; name our own timeout whatever form it took.
-      if (controller.signal.reason === timeout && !options.signal?.aborted) throw timeout;
+      if (timeout !== undefined && controller.signal.reason === timeout && !options.signal?.aborted) throw timeout;
       throw error;
     } finally {
       clearTimeout(timer);
