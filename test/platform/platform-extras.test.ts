@@ -13,6 +13,8 @@ import { REPO_ROOT, killAllWorkers, startWorkerProcess } from './worker-process.
 
 const ENDPOINT = 'extras';
 const PING_MS = 200;
+/** These tests are not about liveness: a worker is gone only after 10 s of silence, even on a loaded machine. */
+const LIVENESS = { pingIntervalMs: PING_MS, missedPings: 50 };
 const FAKE_BIN = join(REPO_ROOT, 'test/fixtures/bin');
 
 let server: RunningWorkerApi | undefined;
@@ -60,7 +62,7 @@ describe('platform extras from options and environment', () => {
 
 describe('platform worker processes', () => {
   it('reports a missing GPU through the heartbeat and exits 1 naming what it expected and found', { timeout: 60_000 }, async () => {
-    server = await startWorkerApiServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 3 }, longPollMs: 5_000 });
+    server = await startWorkerApiServer({ liveness: LIVENESS, longPollMs: 5_000 });
     const worker = startWorkerProcess('no-gpu', {
       ...server.envFor(ENDPOINT, PING_MS),
       PATH: `${FAKE_BIN}:${process.env.PATH ?? ''}`,
@@ -79,7 +81,7 @@ describe('platform worker processes', () => {
   });
 
   it('serves /metrics with job counts and GPU gauges when a metrics port is set', { timeout: 60_000 }, async () => {
-    server = await startWorkerApiServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 3 }, longPollMs: 5_000 });
+    server = await startWorkerApiServer({ liveness: LIVENESS, longPollMs: 5_000 });
     const worker = startWorkerProcess('with-gpu', {
       ...server.envFor(ENDPOINT, PING_MS),
       PATH: `${FAKE_BIN}:${process.env.PATH ?? ''}`,
