@@ -42,6 +42,7 @@ export async function runPlatformWorker(
   const settings = resolvePlatformExtras(config, env);
   const metrics = extras.metrics ?? createMetrics();
   const transport = createPlatformTransport({
+    ...config.platformTransport,
     ...extras.transport,
     logger,
     processEnv: env,

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, parseOrThrow } from '../job/index.js';
+import { PlatformTransportSettingsSchema } from '../transports/platform/options.js';
 
 /** What a concurrency function sees: jobs running now and the limit in force. */
 export interface ConcurrencyState {
@@ -65,8 +66,24 @@ export const ServeOptionsSchema = z.object({
   metricsPort: z.number().int().min(0).max(65_535).optional(),
   /** Address for metricsPort; default 0.0.0.0 (scrapable from outside the container). */
   metricsHost: z.string().min(1).default('0.0.0.0'),
+  /**
+   * Settings of the platform transport (on the platform only): pollTimeoutMs (90 000),
+   * resultDeadlineMs (300 000: how long a result or chunk post is retried), requestTimeoutMs
+   * (30 000), retryMinDelayMs / retryMaxDelayMs (250 / 15 000), closeDrainMs (10 000), ...
+   * Default: the transport's defaults.
+   */
+  platformTransport: PlatformTransportSettingsSchema.optional(),
   /** Largest serialized output of one stream chunk, bytes; default 1 MiB (lower only to test). */
   maxChunkBytes: z.number().int().min(64).max(MAX_CHUNK_BYTES).default(MAX_CHUNK_BYTES),
+  /**
+   * While a stream chunk is being posted, join the plain string yields that follow into
+   * one chunk (up to maxChunkBytes) instead of posting one chunk per yield. The joined
+   * text is the same; chunk boundaries are not (a token a chunk no longer holds). Yields
+   * of other values, or wrapped by withMetrics, keep their own chunks. For generators
+   * that yield many small strings faster than the platform takes one post each; default
+   * false (one chunk per yield).
+   */
+  coalesceStreamChunks: z.boolean().default(false),
 });
 
 /** Options as a worker author writes them. */

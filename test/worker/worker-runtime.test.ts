@@ -269,6 +269,13 @@ describe('concurrency', () => {
     expect(answers.length).toBeGreaterThan(0);
   });
 
+  it('validates platform transport settings with the options, naming the field', () => {
+    expect(resolveOptions({ platformTransport: { resultDeadlineMs: 60_000 } }).platformTransport?.resultDeadlineMs).toBe(60_000);
+    expect(() => resolveOptions({ platformTransport: { resultDeadlineMs: -1 } })).toThrow(
+      expect.objectContaining({ code: 'SW_INVALID_OPTIONS', message: expect.stringContaining('resultDeadlineMs') }),
+    );
+  });
+
   it('refuses an invalid concurrency option naming it', () => {
     expect(() => resolveOptions({ concurrency: 0 })).toThrow(/concurrency/);
     expect(() => resolveOptions({ concurrency: 'many' })).toThrow(expect.objectContaining({ code: 'SW_INVALID_OPTIONS' }));
