@@ -245,6 +245,19 @@ export class EndpointJobs {
   }
 
   /**
+   * Put one job back in the queue (counted as retried) when `workerId`, which the
+   * harness handed it to, does not have it: the answer of the job-take that carried it
+   * was lost on the way. Answers whether the job was requeued (false when it is no
+   * longer IN_PROGRESS with that worker).
+   */
+  requeueJob(jobId: string, workerId: string): boolean {
+    const job = this.#jobs.get(jobId);
+    if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId) return false;
+    this.#requeue(job, 'requeue');
+    return true;
+  }
+
+  /**
    * Resolve with the job's view once it has ended, or once `timeoutMs` passes (then
    * with its current view). Rejects with SW_JOB_NOT_FOUND if it disappears.
    */

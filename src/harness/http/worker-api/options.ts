@@ -48,6 +48,8 @@ export interface WorkerApiEvents {
   onResult?(info: { endpointId: string; workerId: string; jobId: string; ack: ResultAck }): void;
   /** A worker was declared gone; its IN_PROGRESS jobs went back to the queue. */
   onWorkerGone?(info: { endpointId: string; workerId: string; requeued: string[]; reason: 'silent' | 'unhealthy' }): void;
+  /** Jobs handed to a live worker were missing from its heartbeat for the silence window (a lost job-take answer); they went back to the queue. */
+  onJobsLost?(info: { endpointId: string; workerId: string; requeued: string[] }): void;
   /** A worker asked to be recycled after a job (stopPod). The harness cannot recycle processes: it only reports it. */
   onStopPod?(info: { endpointId: string; workerId: string; jobId: string }): void;
   /** A worker reported a failed start-up check. */

@@ -49,6 +49,19 @@ export class PendingStops {
     return { jobIds, reasons };
   }
 
+  /**
+   * Drop stops waiting for `workerId` about `jobIds`: the jobs were just handed to it
+   * (again), so a stop recorded before concerns an earlier hand-over (a worker declared
+   * gone that came back, or a restarted pod with the same id) and must not stop this run.
+   */
+  forget(endpointId: string, workerId: string, jobIds: readonly string[]): void {
+    const key = keyOf(endpointId, workerId);
+    const stops = this.#workers.get(key);
+    if (!stops) return;
+    for (const jobId of jobIds) stops.entries.delete(jobId);
+    if (stops.entries.size === 0 && stops.waiters.size === 0) this.#workers.delete(key);
+  }
+
   /** Resolves when a stop is recorded for the worker, or when `signal` aborts. */
   wait(endpointId: string, workerId: string, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.resolve();

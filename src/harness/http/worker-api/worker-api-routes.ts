@@ -16,7 +16,8 @@
  * cancelled, timed out, expired) or that this worker no longer holds is acknowledged
  * (200) and ignored. A job-stream chunk whose `metrics.stream_index` the job already
  * has is a retried post and is stored once. Workers that go silent are declared gone
- * (worker-liveness.ts) and their jobs requeued.
+ * (worker-liveness.ts) and their jobs requeued; a job a live worker leaves out of its
+ * heartbeat for as long (its job-take answer was lost) is requeued alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JobResult, StopReason } from '../../../job/index.js';
@@ -96,12 +97,14 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const held = holdRequest(reply, settings.longPollMs, closing.signal);
     try {
       const jobs = await endpoint.take(workerId, max, held.signal);
-      if (jobs.length > 0 && held.clientGone()) {
-        // Rare: the socket closed between the hand-over and the answer. The worker is then
-        // silent, declared gone, and these jobs requeued.
+      if (jobs.length === 0) return reply.code(204).send();
+      stops.forget(endpointId, workerId, jobs.map((job) => job.id));
+      if (held.clientGone()) {
+        // Rare: the socket closed between the hand-over and the answer. The worker never
+        // lists these jobs in its heartbeat, so they go back to the queue (reconcile), or
+        // with the worker when it is gone.
         request.log.warn({ workerId, jobIds: jobs.map((job) => job.id) }, 'jobs taken by a worker whose connection closed before the answer');
       }
-      if (jobs.length === 0) return reply.code(204).send();
       return reply.code(200).type('application/json; charset=utf-8').send(batch ? jobs : jobs[0]);
     } finally {
       held.release();
@@ -190,6 +193,11 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     }
     const jobIds = query.job_id === undefined ? [] : query.job_id.split(',').filter((id) => id !== '');
     events.onPing?.({ endpointId, workerId, jobIds, ...(query.runpod_version !== undefined ? { version: query.runpod_version } : {}) });
+    const lost = liveness.reconcile(endpoint, workerId, jobIds);
+    if (lost.length > 0) {
+      request.log.warn({ workerId, jobIds: lost }, 'jobs handed to this worker are missing from its heartbeat (their job-take answer was lost): back in the queue');
+      events.onJobsLost?.({ endpointId, workerId, requeued: lost });
+    }
     return reply.send({});
   });
 }

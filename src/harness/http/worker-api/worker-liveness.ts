@@ -5,8 +5,10 @@
  * closes when its process dies) or while it keeps calling (ping, take, done, ...). One
  * silent for `missedPings` x `pingIntervalMs` is gone: its IN_PROGRESS jobs go back to
  * the queue (counted as retried) and it leaves the presence table, so /health stops
- * counting it. Ages are read on the harness's clock. In-process workers are never
- * swept here: they do not ping.
+ * counting it. A worker that is alive but does not list a job it was handed in its
+ * heartbeat for as long (the job-take answer that carried it was lost) gets that job
+ * requeued (`reconcile`). Ages are read on the harness's clock. In-process workers are
+ * never swept here: they do not ping.
  */
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
@@ -30,6 +32,8 @@ export class WorkerLiveness {
   /** Workers seen over HTTP, per endpoint. */
   readonly #known = new Map<string, Set<string>>();
   readonly #openPolls = new Map<string, number>();
+  /** When a running job was last listed by its worker's heartbeat, per endpoint and job. */
+  readonly #reportedAt = new Map<string, { workerId: string; at: number }>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(harness: Harness, liveness: LivenessSettings | false, onGone: (gone: GoneWorker) => void) {
@@ -79,10 +83,46 @@ export class WorkerLiveness {
     };
   }
 
+  /**
+   * The worker's heartbeat listed `reportedJobIds` (its jobs in progress). A job the
+   * harness handed to it that it has not reported for the whole silence window (counted
+   * from the hand-over, or from the last ping that listed it) never reached it: the
+   * answer of the job-take that carried it was lost, while the worker, alive and
+   * polling, is never declared gone. Such jobs go back to the queue; answers their ids.
+   * The window leaves room for a ping sent just before the worker received the job.
+   */
+  reconcile(endpoint: EndpointJobs, workerId: string, reportedJobIds: readonly string[]): string[] {
+    const silence = this.#silenceMs;
+    const presence = endpoint.workers.get(workerId);
+    if (silence === undefined || !presence || presence.jobs.size === 0) return [];
+    const now = this.#harness.clock.now();
+    const reported = new Set(reportedJobIds);
+    const lost: string[] = [];
+    for (const jobId of presence.jobs) {
+      const job = endpoint.find(jobId);
+      if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId) continue;
+      const key = keyOf(endpoint.id, jobId);
+      if (reported.has(jobId)) {
+        this.#reportedAt.set(key, { workerId, at: now });
+        continue;
+      }
+      const last = this.#reportedAt.get(key);
+      const since = Math.max(job.startedAt ?? now, last !== undefined && last.workerId === workerId ? last.at : 0);
+      if (now - since > silence) lost.push(jobId);
+    }
+    const requeued: string[] = [];
+    for (const jobId of lost) {
+      this.#reportedAt.delete(keyOf(endpoint.id, jobId));
+      if (endpoint.requeueJob(jobId, workerId)) requeued.push(jobId);
+    }
+    return requeued;
+  }
+
   /** Declare every worker silent for too long gone; answers them. */
   sweep(): GoneWorker[] {
     const silence = this.#silenceMs;
     if (silence === undefined) return [];
+    this.#pruneReports();
     const now = this.#harness.clock.now();
     const gone: GoneWorker[] = [];
     for (const [endpointId, workers] of this.#known) {
@@ -115,6 +155,15 @@ export class WorkerLiveness {
     const gone: GoneWorker = { endpointId: endpoint.id, workerId, requeued, reason };
     this.#onGone(gone);
     return gone;
+  }
+
+  /** Forget report times of jobs that are no longer running. */
+  #pruneReports(): void {
+    for (const [key, report] of this.#reportedAt) {
+      const [endpointId = '', jobId = ''] = key.split('\u0000');
+      const job = this.#harness.findEndpoint(endpointId)?.find(jobId);
+      if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== report.workerId) this.#reportedAt.delete(key);
+    }
   }
 
   /** Sweep every `sweepIntervalMs` (real time) until stop(); a no-op when liveness is off. */
