@@ -6,7 +6,9 @@
  * Each way a run can end is its own promise and they race (the pattern of execa's
  * terminate/): the handler settling, or the signal aborting. After an abort the
  * handler gets `timeoutGraceMs` to stop; if it does not, the run is reported
- * `unresponsive` and the worker stops taking jobs and exits.
+ * `unresponsive` and the worker stops taking jobs and exits. The grace counts only the
+ * handler's own time: stream chunks it made before it stopped are posted after it, and
+ * always before the result.
  */
 import type { Logger } from 'pino';
 import {
@@ -50,6 +52,7 @@ export interface JobRunDeps {
 }
 
 const GRACE_EXPIRED = Symbol('grace-expired');
+const HANDLER_STOPPED = Symbol('handler-stopped');
 
 function abortError(reason: StopReason | 'shutdown', job: Job, timeoutMs: number): ServerlessWorkerError {
   switch (reason) {
@@ -82,6 +85,9 @@ export class JobRun {
   #abortCause: ServerlessWorkerError | undefined;
   #wakeAborted: (() => void) | undefined;
   #finished = false;
+  /** The handler's result promise (a plain handler) or its generator's pending next() (a streaming one). */
+  #inHandler: Promise<unknown> | undefined;
+  #poster: ChunkPoster | undefined;
   #chunks = 0;
   #streamBytes = 0;
 
@@ -131,11 +137,15 @@ export class JobRun {
     let result = await Promise.race([work, aborted.then(() => undefined)]);
     let unresponsive = false;
     if (result === undefined || this.#abortReason !== undefined) {
+      // The grace is the handler's to stop in: chunks it already made are still posted
+      // after it (a slow platform is not an unresponsive handler), and before the result.
       const settled = await Promise.race([
-        work,
+        this.#handlerStopped(work).then(() => HANDLER_STOPPED),
         new Promise<typeof GRACE_EXPIRED>((resolve) => setTimeout(resolve, this.#deps.config.timeoutGraceMs, GRACE_EXPIRED).unref()),
       ]);
       unresponsive = settled === GRACE_EXPIRED;
+      if (unresponsive) await this.#poster?.flush().catch(() => undefined);
+      else await work;
       result = this.#abortedResult(unresponsive);
     }
     clearTimeout(timer);
@@ -184,6 +194,7 @@ export class JobRun {
       }
       const value = this.#deps.handler({ ...this.job, input }, this.#context());
       if (isStreamingValue(value)) return await this.#stream(value);
+      this.#inHandler = Promise.resolve(value);
       const output: unknown = await value;
       assertSerializable(output);
       return { kind: 'output', output };
@@ -195,13 +206,17 @@ export class JobRun {
   async #stream(source: AsyncIterable<unknown> | Iterable<unknown>): Promise<JobResult> {
     const { transport, config } = this.#deps;
     const poster = new ChunkPoster((chunk) => transport.postChunk(this.job.id, chunk));
+    this.#poster = poster;
     const iterator: AsyncIterator<unknown> | Iterator<unknown> =
       Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
     const aggregate: unknown[] | undefined = config.aggregateStream ? [] : undefined;
     let failure: unknown;
     try {
       while (this.#abortReason === undefined) {
-        const step = await iterator.next();
+        const next = Promise.resolve(iterator.next());
+        this.#inHandler = next;
+        const step = await next;
+        this.#inHandler = undefined;
         if (step.done) break;
         const chunks = splitYield(step.value, this.#chunks, { maxChunkBytes: config.maxChunkBytes });
         this.#chunks += chunks.length;
@@ -223,6 +238,17 @@ export class JobRun {
     }
     if (failure !== undefined) throw failure;
     return { kind: 'output', output: aggregate };
+  }
+
+  /** Settles once the handler has given control back: its promise settled, or its generator's pending step did (none pending: at once). */
+  #handlerStopped(work: Promise<JobResult>): Promise<unknown> {
+    const inHandler = this.#inHandler;
+    // Before the handler was even called (input validation), `work` is all there is.
+    if (inHandler === undefined) return this.#poster !== undefined ? Promise.resolve() : work;
+    return inHandler.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   #abortedResult(unresponsive: boolean): JobResult | undefined {

@@ -255,8 +255,12 @@ export class PlatformTransport implements Transport {
   }
 
   /**
-   * Stop the heartbeat and the polls, give posts still retrying `closeDrainMs` to land
-   * (then abandon them: each rejects, is logged and counted), close the connections.
+   * Stop the polls, give posts under way `closeDrainMs` to land (then abandon them:
+   * each rejects, is logged and counted), stop the heartbeat, close the connections.
+   * Posts that start during the drain count too: a run still finishing posts its result
+   * after its last chunk. The heartbeat runs until the posts are done, so that the
+   * platform does not take the worker for dead (and requeue its jobs) while its last
+   * results are landing.
    */
   close(): Promise<void> {
     this.#closed ??= this.#close();
@@ -266,25 +270,35 @@ export class PlatformTransport implements Transport {
   async #close(): Promise<void> {
     this.#closing.abort();
     this.#stopPoller?.close();
-    await this.#heartbeat?.stop();
-    if (this.#deliveries.size > 0) {
-      const pending = Promise.allSettled([...this.#deliveries]);
-      let timer: NodeJS.Timeout | undefined;
-      const drained = await Promise.race([
-        pending.then(() => true),
-        new Promise<boolean>((resolve) => (timer = setTimeout(resolve, this.settings.closeDrainMs, false))),
-      ]);
-      clearTimeout(timer);
-      if (!drained) {
-        this.#logger.error({ posts: this.#deliveries.size }, 'closing: posts still retrying after the drain time are abandoned');
-        this.#abandon.abort();
-        await pending;
-      }
+    if (!(await this.#drain(this.settings.closeDrainMs))) {
+      this.#logger.error({ posts: this.#deliveries.size }, 'closing: posts still retrying after the drain time are abandoned');
+      this.#abandon.abort();
+      await Promise.allSettled([...this.#deliveries]);
     }
     this.#abandon.abort();
+    await this.#heartbeat?.stop();
     this.#progress.clear();
     this.#listeners.clear();
     await this.#http.close();
+  }
+
+  /** Wait until no post is under way, also those started meanwhile, or `ms` passes; answers whether none is left. */
+  async #drain(ms: number): Promise<boolean> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      // A run goes from one post to the next (its last chunk, then its result) without
+      // waiting on a timer or I/O: after a turn of the event loop the next one is under way.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#deliveries.size === 0) return true;
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#deliveries]),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, left))),
+      ]);
+      clearTimeout(timer);
+    }
   }
 
   #startBackground(): void {
