@@ -5,6 +5,7 @@
  * errors (body too large, malformed JSON, bad content type) are mapped onto our codes,
  * so no error path answers 500 unless the harness itself is broken.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../job/index.js';
 
@@ -56,4 +57,33 @@ export function installErrorHandler(app: FastifyInstance): void {
     void request;
     return sendError(reply, error);
   });
+}
+
+/** How long a connection whose request could not be parsed stays open for the answer to be read, ms. */
+const CLIENT_ERROR_LINGER_MS = 2_000;
+
+/**
+ * Node's `clientError`: a request the HTTP parser refused (a byte not allowed in the
+ * request line or a header, headers past the size limit, a request too slow to
+ * arrive) never reaches a route. It is answered in the same JSON shape, 400
+ * SW_INVALID_REQUEST, and the connection is closed (it cannot carry another request).
+ * Fastify's own handler answers a body without our `code`.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const cause =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? 'its headers are larger than the server accepts'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'it did not arrive in time'
+        : `it is not valid HTTP (${error.code ?? error.message}): a path, query or header may hold only ASCII, with other characters percent-encoded`;
+  const coded = new ServerlessWorkerError('SW_INVALID_REQUEST', `The request could not be read: ${cause}`);
+  const body = JSON.stringify(coded.toJSON());
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  // A client still sending its body keeps the socket open: close it after a while.
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
 }

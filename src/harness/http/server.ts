@@ -18,7 +18,7 @@ import { createMetrics, type Metrics } from '../../metrics/index.js';
 import { InMemoryManagementStore, managementApi } from '../management/index.js';
 import { apiKeyHook } from './api-key.js';
 import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
-import { installErrorHandler, sendError } from './error-reply.js';
+import { answerClientError, installErrorHandler, sendError } from './error-reply.js';
 import { bindJobMetrics } from './job-metrics.js';
 import { registerMetricsRoute } from './metrics-route.js';
 import { openAiRoutes } from './openai/index.js';
@@ -67,6 +67,8 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     // Bad URLs and over-long parameters get our JSON error body too.
     frameworkErrors: (error, _request, reply) => void sendError(reply, error),
+    // Requests the HTTP parser refuses (non-ASCII bytes in the path, headers too large) too.
+    clientErrorHandler: answerClientError,
   });
   installErrorHandler(app);
   // At the root too: a 404 or 405 must not turn into a body-parsing 400 first.
