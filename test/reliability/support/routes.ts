@@ -1,0 +1,73 @@
+/**
+ * @module test/reliability/support/routes
+ * Every route of the harness server (queue API, OpenAI-compatible routes, worker API,
+ * management API, /metrics) as method and path pattern, and a check that the list is
+ * complete: the count of (route, method) pairs fastify has registered, HEAD left out.
+ */
+import type { FastifyInstance } from 'fastify';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface RouteSpec {
+  readonly method: Method;
+  /** With `:endpointId`, `:jobId`, `:workerId`, `:id` and `*` placeholders. */
+  readonly path: string;
+}
+
+const v2 = (method: Method, rest: string): RouteSpec => ({ method, path: `/v2/:endpointId/${rest}` });
+
+const management = (collection: string): RouteSpec[] => [
+  { method: 'POST', path: `/v1/${collection}` },
+  { method: 'GET', path: `/v1/${collection}` },
+  { method: 'GET', path: `/v1/${collection}/:id` },
+  { method: 'PATCH', path: `/v1/${collection}/:id` },
+  { method: 'DELETE', path: `/v1/${collection}/:id` },
+  { method: 'POST', path: `/v1/${collection}/:id/update` },
+];
+
+export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
+  { method: 'GET', path: '/metrics' },
+  v2('POST', 'run'),
+  v2('POST', 'runsync'),
+  v2('GET', 'status/:jobId'),
+  v2('GET', 'status-sync/:jobId'),
+  v2('GET', 'stream/:jobId'),
+  v2('POST', 'cancel/:jobId'),
+  v2('POST', 'retry/:jobId'),
+  v2('POST', 'purge-queue'),
+  v2('GET', 'health'),
+  v2('GET', 'requests'),
+  v2('POST', 'openai/v1/*'),
+  v2('GET', 'openai/v1/models'),
+  v2('GET', 'job-take/:workerId'),
+  v2('GET', 'job-take-batch/:workerId'),
+  v2('POST', 'job-done/:workerId/:jobId'),
+  v2('POST', 'job-stream/:workerId/:jobId'),
+  v2('GET', 'job-stop/:workerId'),
+  v2('GET', 'ping/:workerId'),
+  ...management('templates'),
+  ...management('networkvolumes'),
+  ...management('endpoints'),
+  { method: 'GET', path: '/v1/pods' },
+  { method: 'GET', path: '/v1/pods/:id' },
+]);
+
+/** (route, method) pairs fastify has registered, HEAD left out (it comes with every GET). */
+export function registeredRouteCount(app: FastifyInstance): number {
+  const tree = app.printRoutes({ commonPrefix: false });
+  let count = 0;
+  for (const match of tree.matchAll(/\(([A-Z, ]+)\)/g)) {
+    count += (match[1] ?? '').split(',').filter((method) => method.trim() !== 'HEAD').length;
+  }
+  return count;
+}
+
+/** `spec.path` with its placeholders filled. */
+export function fillPath(spec: RouteSpec, values: { endpointId: string; jobId: string; workerId: string; id: string; rest: string }): string {
+  return spec.path
+    .replace(':endpointId', values.endpointId)
+    .replace(':jobId', values.jobId)
+    .replace(':workerId', values.workerId)
+    .replace(':id', values.id)
+    .replace('*', values.rest);
+}
