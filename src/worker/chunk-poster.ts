@@ -3,30 +3,78 @@
  * Posts the chunks of one job strictly in order, one at a time: while a post is in
  * flight later chunks wait in a bounded queue, and a generator that outruns the
  * transport is held back (push waits) instead of growing memory without bound.
+ *
+ * Coalescing (the worker's `coalesceStreamChunks` option): a chunk pushed as
+ * `joinable` (the whole of a plain string yield) that is still waiting when the next
+ * joinable text comes is extended with that text instead of queueing another chunk,
+ * as long as the joined text stays within the chunk size limit. Nothing waits when no
+ * post is in flight, so text is never held back to be joined: it is joined only while
+ * the transport is busy, and the stream then carries fewer, larger chunks with the
+ * same text.
  */
 import type { StreamChunk } from '../job/index.js';
+
+interface Queued {
+  chunk: StreamChunk;
+  /** The text of this chunk may be extended (see tryAppend). */
+  readonly joinable: boolean;
+}
+
+export interface ChunkPosterOptions {
+  /** Chunks queued before push waits; default 64. */
+  readonly highWaterMark?: number;
+  /** Largest serialized output of a joined chunk, bytes; default 0 (no joining). */
+  readonly joinUpToBytes?: number;
+}
+
+/** JSON escapes one UTF-16 unit to at most 6 bytes: text this long always fits in `bytes`. */
+function alwaysFits(units: number, bytes: number): boolean {
+  return units * 6 + 2 <= bytes;
+}
 
 export class ChunkPoster {
   readonly #post: (chunk: StreamChunk) => Promise<void>;
   readonly #highWaterMark: number;
-  readonly #queue: StreamChunk[] = [];
+  readonly #joinUpToBytes: number;
+  readonly #queue: Queued[] = [];
   #draining: Promise<void> | undefined;
   #error: unknown;
   #posted = 0;
 
-  /** `highWaterMark`: chunks queued before push waits; default 64. */
-  constructor(post: (chunk: StreamChunk) => Promise<void>, highWaterMark = 64) {
+  /** `options`: a highWaterMark number (chunks queued before push waits; default 64), or ChunkPosterOptions. */
+  constructor(post: (chunk: StreamChunk) => Promise<void>, options: number | ChunkPosterOptions = {}) {
+    const resolved = typeof options === 'number' ? { highWaterMark: options } : options;
     this.#post = post;
-    this.#highWaterMark = highWaterMark;
+    this.#highWaterMark = resolved.highWaterMark ?? 64;
+    this.#joinUpToBytes = resolved.joinUpToBytes ?? 0;
   }
 
-  /** Queue a chunk; resolves at once unless the queue is full. Rejects once a post has failed for good. */
-  async push(chunk: StreamChunk): Promise<void> {
+  /**
+   * Queue a chunk; resolves at once unless the queue is full. Rejects once a post has
+   * failed for good. `joinable`: its output is a string that later text may extend
+   * (only when joining is on).
+   */
+  async push(chunk: StreamChunk, joinable = false): Promise<void> {
     if (this.#error !== undefined) throw this.#error;
-    this.#queue.push(chunk);
+    this.#queue.push({ chunk, joinable: joinable && this.#joinUpToBytes > 0 && typeof chunk.output === 'string' });
     this.#draining ??= this.#drain();
     if (this.#queue.length >= this.#highWaterMark) await this.#draining;
     if (this.#error !== undefined) throw this.#error;
+  }
+
+  /**
+   * Join `text` onto the last chunk still waiting, if it is joinable and the joined
+   * text fits; answers whether it did (if not, push the text as a chunk of its own).
+   * A chunk already in flight is never changed.
+   */
+  tryAppend(text: string): boolean {
+    if (this.#joinUpToBytes === 0 || this.#error !== undefined) return false;
+    const last = this.#queue[this.#queue.length - 1];
+    if (last === undefined || !last.joinable) return false;
+    const joined = (last.chunk.output as string) + text;
+    if (!alwaysFits(joined.length, this.#joinUpToBytes)) return false;
+    last.chunk = { ...last.chunk, output: joined };
+    return true;
   }
 
   /** Resolves when every queued chunk has been posted; rejects with the post error if one failed. */
@@ -42,7 +90,7 @@ export class ChunkPoster {
   async #drain(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
-        const chunk = this.#queue.shift() as StreamChunk;
+        const { chunk } = this.#queue.shift() as Queued;
         await this.#post(chunk);
         this.#posted++;
       }

@@ -205,7 +205,10 @@ export class JobRun {
 
   async #stream(source: AsyncIterable<unknown> | Iterable<unknown>): Promise<JobResult> {
     const { transport, config } = this.#deps;
-    const poster = new ChunkPoster((chunk) => transport.postChunk(this.job.id, chunk));
+    const poster = new ChunkPoster(
+      (chunk) => transport.postChunk(this.job.id, chunk),
+      config.coalesceStreamChunks ? { joinUpToBytes: config.maxChunkBytes } : {},
+    );
     this.#poster = poster;
     const iterator: AsyncIterator<unknown> | Iterator<unknown> =
       Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
@@ -218,11 +221,18 @@ export class JobRun {
         const step = await next;
         this.#inHandler = undefined;
         if (step.done) break;
+        // coalesceStreamChunks: a string joins the chunk still waiting behind a post in flight.
+        if (typeof step.value === 'string' && poster.tryAppend(step.value)) {
+          this.#streamBytes += Buffer.byteLength(step.value);
+          if (aggregate) aggregate.push(step.value);
+          continue;
+        }
         const chunks = splitYield(step.value, this.#chunks, { maxChunkBytes: config.maxChunkBytes });
         this.#chunks += chunks.length;
+        const joinable = chunks.length === 1 && typeof step.value === 'string';
         for (const chunk of chunks) {
           this.#streamBytes += outputBytes(chunk.output);
-          await poster.push(chunk);
+          await poster.push(chunk, joinable);
         }
         if (aggregate) aggregate.push(aggregateValue(step.value));
       }

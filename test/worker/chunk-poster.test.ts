@@ -1,0 +1,150 @@
+/**
+ * ChunkPoster: strict order, one post at a time, and (coalesceStreamChunks) joining of
+ * plain string chunks that wait behind a post in flight; then the option end to end
+ * through the worker runtime, with a transport whose chunk posts are slow.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Harness } from '../../src/harness/index.js';
+import { parseJobRequest, type StreamChunk } from '../../src/job/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { InProcessTransport } from '../../src/transports/index.js';
+import { ChunkPoster } from '../../src/worker/chunk-poster.js';
+import { WorkerRuntime, resolveOptions, withMetrics, type Handler } from '../../src/worker/index.js';
+
+/** A post function that holds each post until `release()` is called, recording what it got. */
+function heldPosts(): { post: (chunk: StreamChunk) => Promise<void>; posted: StreamChunk[]; release: () => void; waiting: () => number } {
+  const posted: StreamChunk[] = [];
+  const gates: Array<() => void> = [];
+  return {
+    posted,
+    post: (chunk) =>
+      new Promise<void>((resolve) => {
+        posted.push(chunk);
+        gates.push(resolve);
+      }),
+    release: () => gates.shift()?.(),
+    waiting: () => gates.length,
+  };
+}
+
+const text = (i: number): StreamChunk => ({ output: `t${i} `, metrics: { stream_index: i } });
+
+describe('ChunkPoster', () => {
+  it('posts in order, one at a time, and never joins unless asked', async () => {
+    const held = heldPosts();
+    const poster = new ChunkPoster(held.post);
+    await poster.push(text(0), true);
+    await poster.push(text(1), true);
+    expect(poster.tryAppend('more')).toBe(false);
+    await sleep(0);
+    expect(held.posted).toHaveLength(1);
+    held.release();
+    await sleep(0);
+    held.release();
+    await poster.flush();
+    expect(held.posted.map((c) => c.output)).toEqual(['t0 ', 't1 ']);
+  });
+
+  it('joins text onto the chunk waiting behind a post in flight, never onto the one in flight', async () => {
+    const held = heldPosts();
+    const poster = new ChunkPoster(held.post, { joinUpToBytes: 1024 });
+    await poster.push(text(0), true);
+    await sleep(0);
+    // t0 is in flight: nothing waits, so nothing can be joined.
+    expect(poster.tryAppend('x')).toBe(false);
+    await poster.push(text(1), true);
+    expect(poster.tryAppend('t2 ')).toBe(true);
+    expect(poster.tryAppend('t3 ')).toBe(true);
+    // A chunk that is not joinable (a value with metrics, a part of a split yield) starts a new one.
+    await poster.push({ output: 'm', metrics: { stream_index: 2, output_tokens: 1 } }, false);
+    expect(poster.tryAppend('t5 ')).toBe(false);
+    for (let i = 0; i < 3; i++) {
+      held.release();
+      await sleep(0);
+    }
+    await poster.flush();
+    expect(held.posted).toEqual([
+      { output: 't0 ', metrics: { stream_index: 0 } },
+      { output: 't1 t2 t3 ', metrics: { stream_index: 1 } },
+      { output: 'm', metrics: { stream_index: 2, output_tokens: 1 } },
+    ]);
+  });
+
+  it('keeps a joined chunk within the size limit', async () => {
+    const held = heldPosts();
+    const limit = 64;
+    const poster = new ChunkPoster(held.post, { joinUpToBytes: limit });
+    await poster.push(text(0), true);
+    await poster.push({ output: 'a', metrics: { stream_index: 1 } }, true);
+    let joined = 0;
+    while (poster.tryAppend('a')) joined++;
+    expect(joined).toBeGreaterThan(0);
+    const waiting = 'a'.repeat(joined + 1);
+    // Any text of this length fits the limit once JSON-escaped, whatever its characters.
+    expect(waiting.length * 6 + 2).toBeLessThanOrEqual(limit);
+    held.release();
+    await sleep(0);
+    held.release();
+    await poster.flush();
+    expect(held.posted[1]?.output).toBe(waiting);
+  });
+});
+
+/** The in-process transport with every chunk post taking a few ms, as over a network. */
+class SlowChunkTransport extends InProcessTransport {
+  override async postChunk(jobId: string, chunk: StreamChunk): Promise<void> {
+    await sleep(2);
+    await super.postChunk(jobId, chunk);
+  }
+}
+
+describe('coalesceStreamChunks through the runtime', () => {
+  const stops: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop();
+  });
+
+  async function streamOnce(coalesce: boolean): Promise<{ chunks: StreamChunk[]; output: unknown; status: string }> {
+    const harness = new Harness();
+    const endpoint = harness.endpoint('coalesce');
+    const transport = new SlowChunkTransport({ endpoint });
+    const handler: Handler<unknown> = async function* () {
+      for (let i = 0; i < 200; i++) yield `tok${i} `;
+      yield withMetrics('end', { output_tokens: 201 });
+      yield { done: true };
+    };
+    const config = resolveOptions({ coalesceStreamChunks: coalesce, aggregateStream: true, gpuSampling: false });
+    const runtime = new WorkerRuntime(handler, config, transport, createLogger({ level: 'silent' }));
+    void runtime.start();
+    stops.push(async () => {
+      await runtime.stop();
+      harness.close();
+    });
+    const { id } = endpoint.submit(parseJobRequest({ input: {} }));
+    const view = await endpoint.waitForEnd(id, 20_000);
+    return { chunks: endpoint.readStream(id).stream, output: view.output, status: view.status };
+  }
+
+  const expectedText = Array.from({ length: 200 }, (_, i) => `tok${i} `).join('');
+
+  it('off (the default): one chunk per yield', async () => {
+    const { chunks, status } = await streamOnce(false);
+    expect(status).toBe('COMPLETED');
+    expect(chunks).toHaveLength(202);
+    expect(chunks.map((c) => c.metrics?.stream_index)).toEqual(Array.from({ length: 202 }, (_, i) => i));
+  });
+
+  it('on: fewer chunks, the same text, contiguous stream_index, other values and metrics kept apart', async () => {
+    const { chunks, output, status } = await streamOnce(true);
+    expect(status).toBe('COMPLETED');
+    expect(chunks.length).toBeLessThan(100);
+    expect(chunks.map((c) => c.metrics?.stream_index)).toEqual(chunks.map((_, i) => i));
+    const strings = chunks.slice(0, -2).map((c) => c.output as string);
+    expect(strings.join('')).toBe(expectedText);
+    expect(chunks.at(-2)).toEqual({ output: 'end', metrics: { output_tokens: 201, stream_index: chunks.length - 2 } });
+    expect(chunks.at(-1)).toEqual({ output: { done: true }, metrics: { stream_index: chunks.length - 1 } });
+    // The aggregate is of yields, not chunks: every yield is there as it was yielded.
+    expect((output as unknown[]).length).toBe(202);
+  });
+});
