@@ -4,7 +4,6 @@
  * run ended. Never throws: each way a run can end is a value the readers turn into a
  * reading or a "no GPU readings" reason.
  */
-import { execa } from 'execa';
 import { clip } from './reading.js';
 
 export type ToolRun =
@@ -44,6 +43,9 @@ export async function runGpuTool(file: string, args: readonly string[], options:
 }
 
 async function run(file: string, args: readonly string[], timeoutMs: number, options: RunToolOptions): Promise<ToolRun> {
+  // Loaded on first use: execa is the heaviest import of a worker's start, and a worker
+  // on a machine without a GPU tool, or with GPU sampling off, never runs one.
+  const { execa } = await import('execa');
   const result = await execa(file, args, {
     timeout: timeoutMs,
     forceKillAfterDelay: FORCE_KILL_AFTER_MS,

@@ -5,9 +5,14 @@
  * coloured lines on a terminal. Logs go to stderr by default, so that stdout stays
  * free for results (the dry run prints the job record there).
  */
+import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import pretty from 'pino-pretty';
 import { REDACT_CENSOR, REDACT_PATHS } from './redact.js';
+
+// Loaded only for a terminal: on the platform and in CI logs are JSON, and the
+// pretty printer's modules would only lengthen a worker's start. (CommonJS, so
+// require loads it synchronously.)
+const require = createRequire(import.meta.url);
 
 export type { Logger } from 'pino';
 
@@ -48,6 +53,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   };
   if (chooseLogFormat(options) === 'pretty') {
     const destination = options.destination ?? process.stderr;
+    const pretty = require('pino-pretty') as typeof import('pino-pretty');
     return pino(base, pretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname,name' }));
   }
   const destination = options.destination ?? pino.destination({ fd: 2, sync: false });

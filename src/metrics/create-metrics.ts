@@ -5,8 +5,15 @@
  * count its own jobs. The returned object names every metric as a typed property, so
  * callers increment `metrics.jobsTotal.inc({ status })` with no string lookups.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { METRICS, type MetricKey } from './names.js';
+
+// Loaded by the first createMetrics(): a worker on the platform without a metrics port
+// never counts, and prom-client is a noticeable share of a worker's start-up time.
+// (prom-client is CommonJS, so require loads it synchronously.)
+const require = createRequire(import.meta.url);
+let promClient: typeof import('prom-client') | undefined;
 
 type LabelsOf<K extends MetricKey> = (typeof METRICS)[K]['labels'][number];
 
@@ -37,6 +44,8 @@ export interface CreateMetricsOptions {
 
 /** A fresh registry holding every serverless-worker metric. Defaults: process metrics on, no default labels. */
 export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
+  promClient ??= require('prom-client') as typeof import('prom-client');
+  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = promClient;
   const registry = new Registry();
   if (options.defaultLabels) registry.setDefaultLabels(options.defaultLabels);
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });

@@ -4,7 +4,10 @@
  * { eval: true })`. It is text rather than a file because the same package runs as
  * TypeScript under tsx and vitest and as compiled JavaScript in dist/: a worker file
  * path would differ (and need a loader) in each, the text does not. It uses only Node
- * built-ins (worker_threads, global fetch), so it needs no module resolution either.
+ * built-ins (worker_threads, node:http and node:https with one keep-alive socket), so
+ * it needs no module resolution either. Not the global fetch: fetch loads Node's own
+ * copy of undici into the thread, about 8 MB of a worker's idle RSS for one GET every
+ * few seconds.
  *
  * Messages in: `{type: 'jobs', ids: string[]}` (the jobs in progress) and
  * `{type: 'stop'}`. Messages out: `{type: 'failure', consecutive, status?, message}` per failed ping
@@ -18,6 +21,8 @@ export const HEARTBEAT_THREAD_SOURCE = `
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { url, apiKey, intervalMs, timeoutMs, version } = workerData;
+const client = url.startsWith('https:') ? require('node:https') : require('node:http');
+const agent = new client.Agent({ keepAlive: true, maxSockets: 1 });
 let jobIds = [];
 let timer;
 let stopped = false;
@@ -38,18 +43,40 @@ function fail(details) {
   parentPort.postMessage(Object.assign({ type: 'failure', consecutive }, details));
 }
 
-async function ping() {
-  const headers = { 'user-agent': 'serverless-worker/' + version };
+function ping() {
+  const headers = { 'user-agent': 'serverless-worker/' + version, accept: '*/*' };
   if (apiKey) headers.authorization = apiKey;
-  try {
-    const response = await fetch(pingUrl(), { headers, signal: AbortSignal.timeout(timeoutMs) });
-    await response.arrayBuffer().catch(() => undefined);
-    if (response.ok) consecutive = 0;
-    else fail({ status: response.status, message: 'HTTP ' + response.status });
-  } catch (error) {
-    const cause = error && error.cause && error.cause.message ? ' (' + error.cause.message + ')' : '';
-    fail({ message: String((error && error.message) || error) + cause });
-  }
+  return new Promise((resolve) => {
+    let settled = false;
+    let timer;
+    const settle = (failure) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (failure) fail(failure);
+      else consecutive = 0;
+      resolve();
+    };
+    let request;
+    try {
+      request = client.get(pingUrl(), { headers, agent }, (response) => {
+        response.on('error', (error) => settle({ message: String((error && error.message) || error) }));
+        response.on('end', () => {
+          const status = response.statusCode;
+          settle(status >= 200 && status < 300 ? undefined : { status, message: 'HTTP ' + status });
+        });
+        response.resume();
+      });
+    } catch (error) {
+      settle({ message: String((error && error.message) || error) });
+      return;
+    }
+    request.on('error', (error) => settle({ message: String((error && error.message) || error) }));
+    timer = setTimeout(() => {
+      settle({ message: 'no answer within ' + timeoutMs + ' ms' });
+      request.destroy();
+    }, timeoutMs);
+  });
 }
 
 function tick() {
@@ -67,6 +94,7 @@ parentPort.on('message', (message) => {
   else if (message && message.type === 'stop') {
     stopped = true;
     clearTimeout(timer);
+    agent.destroy();
     parentPort.close();
   }
 });

@@ -1,0 +1,16 @@
+/**
+ * @module harness-server
+ * `createHarnessServer` for the package's public surface, loaded on first call.
+ * fastify and the harness's routes are the largest part of this package, and a
+ * worker, which imports the package's index too, never runs them: re-exported
+ * statically they were a third of a worker's start-up (bench/README.md, cold start).
+ */
+import type { HarnessServer, HarnessServerOptions } from './harness/http/index.js';
+
+export type { HarnessServer, HarnessServerOptions } from './harness/http/index.js';
+
+/** Build the harness's HTTP server, listen, and answer once it accepts connections (harness/http/server.ts). */
+export async function createHarnessServer(options: HarnessServerOptions): Promise<HarnessServer> {
+  const { createHarnessServer: create } = await import('./harness/http/server.js');
+  return create(options);
+}
