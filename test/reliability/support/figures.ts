@@ -29,7 +29,3 @@ export function since(start: number): number {
   return Math.round(performance.now() - start);
 }
 
-/** Heap in use, MiB, one decimal. */
-export function heapMiB(): number {
-  return Math.round((process.memoryUsage().heapUsed / 1_048_576) * 10) / 10;
-}
