@@ -103,7 +103,10 @@ export class WorkerRuntime {
     this.#takeController.abort();
     this.#wakeSlotWaiters();
     this.#logger.info({ running: this.#runs.size, reason }, 'worker stopping: no new jobs');
+    // Jobs still waiting for a slot are handed back: once the heartbeat stops listing
+    // them, the platform (and the harness) puts them back in the queue.
     this.#pending.length = 0;
+    this.#reportHeldJobs();
     if (this.#runs.size > 0) {
       const drained = await this.#waitForRuns(this.#config.shutdownTimeoutMs);
       if (!drained) {
@@ -150,6 +153,7 @@ export class WorkerRuntime {
         if (this.#runs.size < this.#limit) this.#startRun(job);
         else this.#pending.push(job);
       }
+      if (this.#pending.length > 0) this.#reportHeldJobs();
     }
   }
 
@@ -162,7 +166,7 @@ export class WorkerRuntime {
       origin: this.#origin,
     });
     this.#runs.set(job.id, run);
-    this.#transport.setJobsInProgress([...this.#runs.keys()]);
+    this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
     void run.run().then((outcome) => this.#finishRun(job, outcome));
   }
@@ -170,7 +174,7 @@ export class WorkerRuntime {
   #finishRun(job: Job, outcome: RunOutcome): void {
     this.#runs.delete(job.id);
     this.#completed++;
-    this.#transport.setJobsInProgress([...this.#runs.keys()]);
+    this.#reportHeldJobs();
     try {
       this.#events.onJobEnd?.(job, outcome);
     } catch (error) {
@@ -185,6 +189,16 @@ export class WorkerRuntime {
     }
     this.#limit = currentConcurrency(this.#config, { running: this.#runs.size, current: this.#limit });
     this.#wakeSlotWaiters();
+  }
+
+  /**
+   * Every job this worker holds goes into the heartbeat, those waiting for a slot
+   * too: the harness requeues a held job that the heartbeat leaves out.
+   */
+  #reportHeldJobs(): void {
+    const held = [...this.#runs.keys()];
+    for (const job of this.#pending) held.push(job.id);
+    this.#transport.setJobsInProgress(held);
   }
 
   #nextSlot(): Promise<void> {

@@ -123,3 +123,14 @@ describe('WebhookSender', () => {
     expect(outcomes[0]).toMatchObject({ delivered: false, attempts: 1 });
   });
 });
+
+describe('webhook URLs in logs', () => {
+  it('hide the query, fragment and credentials where tokens ride', async () => {
+    const { urlForLog } = await import('../../../src/harness/http/webhooks/webhook-sender.js');
+    expect(urlForLog('https://user:pw@hooks.example.test/cb?token=s3cret#x')).toBe(
+      'https://hooks.example.test/cb (query, fragment and credentials hidden)',
+    );
+    expect(urlForLog('http://127.0.0.1:9000/hook')).toBe('http://127.0.0.1:9000/hook');
+    expect(urlForLog('not a url')).toBe('[unparseable URL]');
+  });
+});

@@ -11,6 +11,17 @@ import { request } from 'undici';
 import { systemClock, type Clock, type TimerHandle } from '../../clock.js';
 import type { Metrics } from '../../../metrics/index.js';
 
+/** A webhook URL as logs show it: no user info, query or fragment, where tokens often ride. */
+export function urlForLog(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const hidden = parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '';
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}${hidden ? ' (query, fragment and credentials hidden)' : ''}`;
+  } catch {
+    return '[unparseable URL]';
+  }
+}
+
 export interface WebhookSettings {
   /** Wait between attempts, ms; default 10 000 (spec 6). Tests scale it down. */
   readonly retryDelayMs: number;
@@ -70,7 +81,7 @@ export class WebhookSender {
   /** Start delivering `payload` to `url`; returns at once. */
   deliver(url: string, payload: unknown, context: WebhookContext): void {
     if (this.#abort.signal.aborted) {
-      this.#logger?.warn({ url, requestId: context.jobId }, 'webhook not sent: the harness is closing');
+      this.#logger?.warn({ url: urlForLog(url), requestId: context.jobId }, 'webhook not sent: the harness is closing');
       return;
     }
     this.#pending++;
@@ -120,15 +131,15 @@ export class WebhookSender {
       const delivered = last === 200;
       this.#metrics?.webhookDeliveriesTotal.inc({ outcome: delivered ? 'success' : 'failure' });
       if (delivered) {
-        this.#logger?.debug({ url, requestId: context.jobId, attempt }, 'webhook delivered');
+        this.#logger?.debug({ url: urlForLog(url), requestId: context.jobId, attempt }, 'webhook delivered');
         this.#onOutcome?.({ url, jobId: context.jobId, delivered: true, attempts: attempt, last });
         return;
       }
-      this.#logger?.info({ url, requestId: context.jobId, attempt, of: attempts, answer: last }, 'webhook attempt failed');
+      this.#logger?.info({ url: urlForLog(url), requestId: context.jobId, attempt, of: attempts, answer: last }, 'webhook attempt failed');
     }
     this.#metrics?.webhookGiveUpsTotal.inc();
     this.#logger?.warn(
-      { url, requestId: context.jobId, endpointId: context.endpointId, attempts: attempt, answer: last },
+      { url: urlForLog(url), requestId: context.jobId, endpointId: context.endpointId, attempts: attempt, answer: last },
       this.#abort.signal.aborted ? 'webhook given up: the harness is closing' : 'webhook given up after its last attempt',
     );
     this.#onOutcome?.({ url, jobId: context.jobId, delivered: false, attempts: attempt, last });
