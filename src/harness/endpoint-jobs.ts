@@ -22,10 +22,14 @@ import {
   type StreamChunk,
 } from '../job/index.js';
 import type { Clock } from './clock.js';
+import { DeadlineQueue } from './deadline-queue.js';
 import { toJobView, type JobRecord } from './job-record.js';
 import { Listeners } from './listeners.js';
 import { TakeWaiters } from './take-waiters.js';
 import { WorkerPresenceTable } from './worker-presence.js';
+
+/** The timers a job can have (JobRecord.timers). */
+type JobTimer = 'execution' | 'ttl' | 'retention';
 
 export interface SubmitOptions {
   /** Submitted through /runsync: `sync-` id, retention 1 min (up to 5 min with a longer wait). */
@@ -58,6 +62,8 @@ export function syncRetentionMs(waitMs: number | undefined): number {
 export class EndpointJobs {
   readonly id: string;
   readonly #clock: Clock;
+  /** Every job's execution timeout, ttl and retention, on one clock timer. */
+  readonly #deadlines: DeadlineQueue<JobRecord, JobTimer>;
   readonly #jobs = new Map<string, JobRecord>();
   /** Queued jobs in arrival order (a Map keeps insertion order and deletes in O(1)). */
   readonly #queue = new Map<string, JobRecord>();
@@ -74,6 +80,7 @@ export class EndpointJobs {
   constructor(id: string, options: EndpointJobsOptions) {
     this.id = id;
     this.#clock = options.clock;
+    this.#deadlines = new DeadlineQueue(options.clock, (job, timer) => this.#onDeadline(job, timer));
     this.stopRequested = new Listeners(options.onListenerError);
     this.jobEnded = new Listeners(options.onListenerError);
   }
@@ -319,7 +326,7 @@ export class EndpointJobs {
 
   /** Cancel every timer: the harness is closing. */
   close(): void {
-    for (const job of this.#jobs.values()) this.#cancelTimers(job);
+    this.#deadlines.clear();
   }
 
   // ---------------------------------------------------------------- internals
@@ -367,7 +374,7 @@ export class EndpointJobs {
     job.workerId = workerId;
     job.startedAt = this.#clock.now();
     const { executionTimeout } = resolvePolicy(job.request.policy);
-    job.timers.execution = this.#clock.setTimer(executionTimeout, () => this.#timeOut(job));
+    job.timers.execution = this.#deadlines.schedule(executionTimeout, job, 'execution');
     this.#notifyChanged(job.id);
   }
 
@@ -402,7 +409,7 @@ export class EndpointJobs {
     this.#release(job);
     job.timers.execution?.cancel();
     job.timers.execution = undefined;
-    job.timers.retention = this.#clock.setTimer(job.retentionMs, () => this.#delete(job));
+    job.timers.retention = this.#deadlines.schedule(job.retentionMs, job, 'retention');
     this.#notifyChanged(job.id);
     this.jobEnded.emit(job);
   }
@@ -434,7 +441,13 @@ export class EndpointJobs {
 
   #armTtl(job: JobRecord): void {
     job.timers.ttl?.cancel();
-    job.timers.ttl = this.#clock.setTimer(job.expiresAt - this.#clock.now(), () => this.#expire(job));
+    job.timers.ttl = this.#deadlines.schedule(job.expiresAt - this.#clock.now(), job, 'ttl');
+  }
+
+  #onDeadline(job: JobRecord, timer: JobTimer): void {
+    if (timer === 'execution') this.#timeOut(job);
+    else if (timer === 'ttl') this.#expire(job);
+    else this.#delete(job);
   }
 
   /** ttl elapsed: the job is deleted in any state; a running one's worker is told to stop. */
