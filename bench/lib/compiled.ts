@@ -1,0 +1,65 @@
+/**
+ * @module bench/lib/compiled
+ * Compiled JavaScript for child processes, as a worker image runs it: the sources
+ * the children need (src/, bench/children/ and bench/lib/) compiled by tsc with the options of
+ * tsconfig.build.json (what `npm run build` uses), into node_modules/.cache/ so that
+ * the compiled files resolve the project's dependencies as dist/ does. Rebuilt only
+ * when a source file is newer than the last build.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { REPO_ROOT } from './child.js';
+
+// One folder per checkout, so that a second worktree (a before/after comparison) sharing
+// node_modules through a link does not overwrite this one's build.
+const OUT_DIR = join(REPO_ROOT, 'node_modules', '.cache', `serverless-worker-bench-${createHash('sha256').update(REPO_ROOT).digest('hex').slice(0, 8)}`);
+const STAMP = join(OUT_DIR, '.built');
+const SOURCE_DIRS = ['src', 'bench/children', 'bench/lib'];
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+let built = false;
+
+/** Compile (when stale) and answer the folder holding the compiled sources. */
+export function ensureCompiled(log: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): string {
+  if (built) return OUT_DIR;
+  const sources = Math.max(...SOURCE_DIRS.map((dir) => newestMtime(join(REPO_ROOT, dir))));
+  if (!existsSync(STAMP) || statSync(STAMP).mtimeMs < sources) {
+    log(`  compiling ${SOURCE_DIRS.join(', ')} with tsc (tsconfig.build.json options) into ${relative(REPO_ROOT, OUT_DIR)}`);
+    mkdirSync(OUT_DIR, { recursive: true });
+    const config = join(OUT_DIR, 'tsconfig.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        extends: join(REPO_ROOT, 'tsconfig.build.json'),
+        compilerOptions: { rootDir: REPO_ROOT, outDir: OUT_DIR, declaration: false, sourceMap: false, incremental: false },
+        include: SOURCE_DIRS.map((dir) => join(REPO_ROOT, dir)),
+      }),
+    );
+    execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { cwd: REPO_ROOT, stdio: 'inherit' });
+    // src/version.ts reads ../package.json, as dist/version.js does.
+    copyFileSync(join(REPO_ROOT, 'package.json'), join(OUT_DIR, 'package.json'));
+    writeFileSync(STAMP, new Date().toISOString());
+  }
+  built = true;
+  return OUT_DIR;
+}
+
+/** How a child runs: TypeScript through tsx, or the compiled JavaScript. */
+export type ChildRuntime = 'tsx' | 'compiled';
+
+/** The file to run for `script` (a path like `bench/children/x.ts`) under `runtime`. */
+export function childScript(script: string, runtime: ChildRuntime): string {
+  if (runtime === 'tsx') return join(REPO_ROOT, script);
+  return join(ensureCompiled(), script.replace(/\.ts$/, '.js'));
+}

@@ -1,0 +1,91 @@
+/**
+ * @module bench/lib/http-client
+ * The client side of the queue API for benchmarks: undici, keep-alive connections,
+ * JSON in and out, and a /stream reader that notes when each piece of text became
+ * visible.
+ */
+import { Pool } from 'undici';
+import { preciseNow } from './clock.js';
+
+export class QueueClient {
+  readonly pool: Pool;
+  readonly #base: string;
+
+  /** `url`: the harness origin; `connections`: most sockets at once. */
+  constructor(url: string, endpointId: string, connections: number) {
+    this.pool = new Pool(url, { connections, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
+    this.#base = `/v2/${endpointId}`;
+  }
+
+  async json<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const response = await this.pool.request({
+      method,
+      path: `${this.#base}${path}`,
+      ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+    });
+    const parsed = (await response.body.json()) as T;
+    if (response.statusCode >= 300) throw new Error(`${method} ${path} answered ${response.statusCode}: ${JSON.stringify(parsed)}`);
+    return parsed;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+export interface JobView {
+  readonly id: string;
+  readonly status: string;
+  readonly executionTime?: number;
+  readonly delayTime?: number;
+}
+
+interface StreamAnswer {
+  readonly status: string;
+  readonly stream: ReadonlyArray<{ readonly output: unknown }>;
+}
+
+export interface StreamRead {
+  /** Text length visible after each answer, and when the answer arrived (epoch ms). */
+  readonly marks: ReadonlyArray<{ readonly length: number; readonly at: number }>;
+  readonly chunks: number;
+  readonly textLength: number;
+  readonly status: string;
+}
+
+const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
+
+/** Read /stream/{id} until the job has ended and nothing is left unread, or `timeoutMs` passes. */
+export async function readStream(client: QueueClient, jobId: string, timeoutMs: number): Promise<StreamRead> {
+  const deadline = Date.now() + timeoutMs;
+  const marks: Array<{ length: number; at: number }> = [];
+  let length = 0;
+  let chunks = 0;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`/stream of ${jobId} did not end within ${timeoutMs} ms (${chunks} chunks read)`);
+    const answer = await client.json<StreamAnswer>('GET', `/stream/${jobId}?wait=5000`);
+    const at = preciseNow();
+    for (const chunk of answer.stream) {
+      chunks++;
+      if (typeof chunk.output === 'string') length += chunk.output.length;
+    }
+    if (answer.stream.length > 0) marks.push({ length, at });
+    if (TERMINAL.has(answer.status) && answer.stream.length === 0) return { marks, chunks, textLength: length, status: answer.status };
+  }
+}
+
+/** For each yield `i` of `size` characters, when the text up to its end became visible, minus when it was yielded, ms. */
+export function visibleDelays(read: StreamRead, yieldTimes: Float64Array, size: number): number[] {
+  const delays: number[] = [];
+  let m = 0;
+  for (let i = 0; i < yieldTimes.length; i++) {
+    const end = (i + 1) * size;
+    while (m < read.marks.length && (read.marks[m] as { length: number }).length < end) m++;
+    const mark = read.marks[m];
+    if (!mark) break;
+    delays.push(mark.at - (yieldTimes[i] as number));
+  }
+  return delays;
+}
+
+export { preciseNow };

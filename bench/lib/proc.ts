@@ -1,0 +1,38 @@
+/**
+ * @module bench/lib/proc
+ * CPU time and RSS of a process, read from /proc (Linux): the CPU a process spent per
+ * job depends far less on how busy a shared machine is than wall-clock rates do, so
+ * the benchmarks report it beside them.
+ */
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+export interface ProcSample {
+  /** User plus system CPU time of every thread, ms (10 ms resolution). */
+  readonly cpuMs: number;
+  readonly rssBytes: number;
+}
+
+/** CPU and RSS of `pid`, or undefined when /proc cannot be read (not Linux, or it exited). */
+export function readProc(pid: number): ProcSample | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses: fields count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rssKb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? Number.NaN);
+    return { cpuMs: ((utime + stime) * 1000) / TICKS_PER_SECOND, rssBytes: rssKb * 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time of this process so far, ms (microsecond resolution). */
+export function ownCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
