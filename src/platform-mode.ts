@@ -21,7 +21,7 @@ import {
 export interface PlatformWorkerExtras {
   /** Variables to read; default process.env. */
   readonly processEnv?: NodeJS.ProcessEnv;
-  /** The worker's metrics; default a new registry (served on the metrics port when one is set). */
+  /** The worker's metrics; default a new registry when a metrics port is set, else none (nothing would read it). */
   readonly metrics?: Metrics;
   /** Transport settings (poll bound, result deadline, ...); default the transport's defaults. */
   readonly transport?: PlatformTransportSettingsInput;
@@ -40,13 +40,14 @@ export async function runPlatformWorker(
 ): Promise<number> {
   const env = extras.processEnv ?? process.env;
   const settings = resolvePlatformExtras(config, env);
-  const metrics = extras.metrics ?? createMetrics();
+  // Without a port nothing reads the registry: skip its start-up and per-job cost.
+  const metrics = extras.metrics ?? (settings.metricsPort !== undefined ? createMetrics() : undefined);
   const transport = createPlatformTransport({
     ...config.platformTransport,
     ...extras.transport,
     logger,
     processEnv: env,
-    metrics,
+    ...(metrics ? { metrics } : {}),
     ...(config.workerId !== undefined ? { workerId: config.workerId } : {}),
   });
   if (settings.expectGpu !== undefined) {
@@ -63,11 +64,11 @@ export async function runPlatformWorker(
     logger.info({ vendor: presence.vendor, gpus: presence.gpus.length }, 'start-up check: GPU present');
   }
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs, env }) : undefined;
-  const unbindGpu = sampler ? bindGpuMetrics(metrics, sampler) : undefined;
+  const unbindGpu = sampler && metrics ? bindGpuMetrics(metrics, sampler) : undefined;
   const metricsServer =
-    settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
+    metrics && settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
-  const telemetry = createJobTelemetry({ logger, metrics, ...(sampler ? { sampler } : {}) });
+  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
   const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
