@@ -1,9 +1,9 @@
 /**
  * @module test/platform/worker-process
- * Worker processes for the platform-mode tests: `node --import tsx` on the fixture
- * worker with the RUNPOD_WEBHOOK_* variables of a test harness, their stdout events
- * collected, their exit awaited. Every process a test starts is killed (SIGKILL, by its
- * pid) when the test ends.
+ * Worker processes for the platform-mode and reliability tests: `node --import tsx` on
+ * a fixture worker with the RUNPOD_WEBHOOK_* variables of a test harness, their stdout
+ * events collected, their stderr (the worker's JSON logs) kept, their exit awaited.
+ * Every process a test starts is killed (SIGKILL, by its pid) when the test ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ export interface WorkerEvent {
   jobId?: string;
   workerId?: string;
   reason?: string;
+  index?: number;
   at: number;
 }
 
@@ -28,13 +29,15 @@ export interface WorkerProcess {
   stderr(): string;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   waitForEvent(match: (event: WorkerEvent) => boolean, what: string, timeoutMs?: number): Promise<WorkerEvent>;
+  /** Send `signal` to this process only (by pid), if it still runs. */
+  signal(signal: NodeJS.Signals): void;
 }
 
 const started: WorkerProcess[] = [];
 
-/** Start the fixture worker as `workerId` with `env` (the harness's worker variables and any extra). */
-export function startWorkerProcess(workerId: string, env: Readonly<Record<string, string>>): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], {
+/** Start `fixture` (default the platform fixture worker) as `workerId` with `env` (the harness's worker variables and any extra). */
+export function startWorkerProcess(workerId: string, env: Readonly<Record<string, string>>, fixture = FIXTURE): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', RUNPOD_POD_ID: workerId, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,8 +63,11 @@ export function startWorkerProcess(workerId: string, env: Readonly<Record<string
     events,
     stderr: () => stderr,
     exited,
-    waitForEvent: (match, what, timeoutMs = 20_000) =>
-      waitFor(() => events.find(match), `${what} (worker ${workerId}; stderr so far: ${stderr.slice(-2_000)})`, timeoutMs),
+    waitForEvent: (match, what, timeoutMs = 30_000) =>
+      waitFor(() => events.find(match), `${what} (worker ${workerId}; stderr so far: ${stderr.slice(-2_000)})`, timeoutMs, 20),
+    signal: (name) => {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, name);
+    },
   };
   started.push(worker);
   return worker;
@@ -70,9 +76,7 @@ export function startWorkerProcess(workerId: string, env: Readonly<Record<string
 /** SIGKILL every worker process still running, and wait for each to exit. */
 export async function killAllWorkers(): Promise<void> {
   for (const worker of started.splice(0)) {
-    if (worker.child.exitCode === null && worker.child.signalCode === null && worker.child.pid !== undefined) {
-      process.kill(worker.child.pid, 'SIGKILL');
-    }
+    worker.signal('SIGKILL');
     await worker.exited;
   }
 }
