@@ -4,6 +4,7 @@
  * run ended. Never throws: each way a run can end is a value the readers turn into a
  * reading or a "no GPU readings" reason.
  */
+import { findExecutable } from './find-executable.js';
 import { clip } from './reading.js';
 
 export type ToolRun =
@@ -43,27 +44,46 @@ export async function runGpuTool(file: string, args: readonly string[], options:
 }
 
 async function run(file: string, args: readonly string[], timeoutMs: number, options: RunToolOptions): Promise<ToolRun> {
+  const env = options.env ?? process.env;
+  // Never spawn a tool that is not there (see find-executable.ts: killing a failed
+  // spawn signals the whole process group).
+  const executable = await findExecutable(file, env.PATH);
+  if (executable === undefined) return { kind: 'missing', message: 'not found on PATH' };
+  if (options.signal?.aborted) return { kind: 'cancelled', message: 'the read was cancelled' };
   // Loaded on first use: execa is the heaviest import of a worker's start, and a worker
   // on a machine without a GPU tool, or with GPU sampling off, never runs one.
   const { execa } = await import('execa');
-  const result = await execa(file, args, {
+  const subprocess = execa(executable, args, {
     timeout: timeoutMs,
     forceKillAfterDelay: FORCE_KILL_AFTER_MS,
     reject: false,
     shell: false,
     stdin: 'ignore',
-    env: options.env ?? process.env,
+    env,
     extendEnv: false,
     maxBuffer: MAX_OUTPUT_BYTES,
     windowsHide: true,
-    ...(options.signal ? { cancelSignal: options.signal } : {}),
+    // A read lasts at most timeoutMs: no exit hook (signal-exit) that would kill it,
+    // perhaps before it has a pid, when the worker gets SIGTERM.
+    cleanup: false,
   });
+  // Cancel by hand, and only a tool that really started (a pid of 0 would mean the group).
+  const cancel = (): void => {
+    if (subprocess.pid) subprocess.kill();
+  };
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  let result: Awaited<typeof subprocess>;
+  try {
+    result = await subprocess;
+  } finally {
+    options.signal?.removeEventListener('abort', cancel);
+  }
+  if (options.signal?.aborted && result.failed) return { kind: 'cancelled', message: 'the read was cancelled' };
   const stdout = typeof result.stdout === 'string' ? result.stdout : '';
   const stderr = typeof result.stderr === 'string' ? result.stderr : '';
   if (!result.failed) return { kind: 'ok', stdout, stderr };
   if (result.code === 'ENOENT') return { kind: 'missing', message: 'not found on PATH' };
   if (result.timedOut) return { kind: 'timed-out', message: `did not answer within ${timeoutMs} ms and was killed` };
-  if (result.isCanceled) return { kind: 'cancelled', message: 'the read was cancelled' };
   const said = clip(stderr || stdout);
   const how =
     result.exitCode !== undefined
