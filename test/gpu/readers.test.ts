@@ -200,7 +200,8 @@ describe('readGpus', () => {
 
 describe('runGpuTool', () => {
   it('returns "failed" instead of throwing when execa refuses to start the tool', async () => {
-    const run = await runGpuTool('nvidia-smi', [], { timeoutMs: -1, env: noToolEnv() });
+    // The tool is there (the fake one), so the run reaches execa, which refuses the timeout.
+    const run = await runGpuTool('nvidia-smi', [], { timeoutMs: -1, env: fakeToolEnv() });
     expect(run).toMatchObject({ kind: 'failed', message: expect.stringMatching(/^could not run \(.*timeout/) });
   });
 });
