@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
 import type { RequestsListing } from '../../../src/harness/http/index.js';
-import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';
+import { call, errorCode, startTestServer, startTestWorker, type TestServer, submit } from './helpers.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;
@@ -15,10 +15,6 @@ afterEach(async () => {
   running = undefined;
   stopWorker = undefined;
 });
-
-async function submit(url: string, body: unknown = { input: {} }): Promise<string> {
-  return ((await call('POST', `${url}/run`, { body })).json as { id: string }).id;
-}
 
 describe('POST /purge-queue', () => {
   it('removes every queued job, answers the count, and leaves running jobs alone', async () => {

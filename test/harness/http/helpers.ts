@@ -94,6 +94,11 @@ export async function call(
 }
 
 /** The `error.code` of an error answer. */
+/** POST /run to an endpoint URL and answer the new job's id. */
+export async function submit(url: string, body: unknown = { input: {} }): Promise<string> {
+  return ((await call('POST', `${url}/run`, { body })).json as { id: string }).id;
+}
+
 export function errorCode(answer: HttpAnswer): unknown {
   return (answer.json as { error?: { code?: unknown } } | undefined)?.error?.code;
 }

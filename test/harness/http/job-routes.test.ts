@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
-import { call, errorCode, startTestServer, startTestWorker, waitUntil, type TestServer } from './helpers.js';
+import { call, errorCode, startTestServer, startTestWorker, waitUntil, type TestServer, submit } from './helpers.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;
@@ -15,10 +15,6 @@ afterEach(async () => {
   running = undefined;
   stopWorker = undefined;
 });
-
-async function submit(url: string, body: unknown = { input: {} }): Promise<string> {
-  return ((await call('POST', `${url}/run`, { body })).json as { id: string }).id;
-}
 
 describe('GET /status/{id}', () => {
   it('answers the job as the spec shows it', async () => {
