@@ -10,6 +10,7 @@ export { resolveOptions } from './worker/options.js';
 export { withMetrics } from './worker/stream-metrics.js';
 export { splitYield, joinChunks } from './worker/stream-chunker.js';
 export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';
+export { LIFECYCLE_STATES, LIFECYCLE_MOVES, type LifecycleState } from './worker/lifecycle-state.js';
 export { Harness, ManualClock, systemClock, EndpointJobs, type Clock } from './harness/index.js';
 export { InProcessTransport, type Transport, type StopReason } from './transports/index.js';
 export { PlatformTransport, createPlatformTransport, parsePlatformEnv } from './transports/platform/index.js';
