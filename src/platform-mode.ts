@@ -13,6 +13,7 @@ import {
   WorkerRuntime,
   createJobTelemetry,
   onShutdownSignals,
+  reportedHostname,
   resolvePlatformExtras,
   type Handler,
   type WorkerConfig,
@@ -49,6 +50,16 @@ export async function runPlatformWorker(
     processEnv: env,
     ...(metrics ? { metrics } : {}),
     ...(config.workerId !== undefined ? { workerId: config.workerId } : {}),
+    ...(config.deadlineWatchdog
+      ? {
+          watchdog: {
+            timeoutGraceMs: config.timeoutGraceMs,
+            hostname: reportedHostname(env),
+            slots: typeof config.concurrency === 'number' ? config.concurrency : 256,
+            ...(config.eventLoopBlockedMs !== undefined ? { blockedUnclaimMs: config.eventLoopBlockedMs } : {}),
+          },
+        }
+      : {}),
   });
   if (settings.expectGpu !== undefined) {
     const presence = await checkGpuPresence(settings.expectGpu, { env });
@@ -69,7 +80,7 @@ export async function runPlatformWorker(
     metrics && settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
   const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
-  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
+  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry, transport.jobWatch ? { jobWatch: transport.jobWatch } : {});
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
   try {

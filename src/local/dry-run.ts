@@ -38,7 +38,8 @@ export function dryRunRecord(view: JobView): DryRunRecord {
 }
 
 export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
-  const local = startLocalWorker(handler, config, logger);
+  // A handler that blocks the event loop past its timeout: the watchdog thread prints the record and exits 1.
+  const local = startLocalWorker(handler, config, logger, { watchdog: 'dry-run' });
   const { harness, endpoint, runtime } = local;
   // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());
@@ -61,7 +62,7 @@ export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig,
   if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   else printLine(record);
   const exit = await runtime.stop();
-  await local.sampler?.close();
+  await local.stop();
   harness.close();
   const exitCode = view.status === 'COMPLETED' && exit.exitCode === 0 ? 0 : 1;
   return { record, exitCode };

@@ -82,7 +82,8 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
   const port = args.port ?? DEFAULT_SERVE_PORT;
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);
   const harness = new Harness();
-  const local = startLocalWorker(handler, config, logger, harness);
+  // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
+  const local = startLocalWorker(handler, config, logger, { harness, watchdog: 'exit' });
   let server: HarnessServer;
   try {
     server = await createHarnessServer({
@@ -95,7 +96,7 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
       metrics: createMetrics(),
     });
   } catch (error) {
-    await local.runtime.stop();
+    await local.stop();
     harness.close();
     throw listenError(error, host, port);
   }
@@ -111,6 +112,7 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
   logger.info({ reason }, 'serve-api: closing');
   await server.close();
   const exit = await local.runtime.stop();
+  await local.stop();
   harness.close();
   logger.flush();
   process.stdout.write('', () => process.exit(reason === 'signal' ? exit.exitCode : 1));

@@ -84,6 +84,19 @@ export const ServeOptionsSchema = z.object({
    * false (one chunk per yield).
    */
   coalesceStreamChunks: z.boolean().default(false),
+  /**
+   * A watchdog thread times out a job whose handler blocks the event loop past its
+   * execution timeout plus timeoutGraceMs: it reports the job TIMED_OUT (the other
+   * running jobs FAILED SW_WORKER_SHUTDOWN) and ends the process with exit code 1, so
+   * that the worker is replaced. Default true.
+   */
+  deadlineWatchdog: z.boolean().default(true),
+  /**
+   * On the platform, while the event loop has been blocked longer than this, the
+   * heartbeat stops listing the worker's jobs, so that the platform requeues them; ms,
+   * default 3 ping intervals (30 s at the platform's 10 s).
+   */
+  eventLoopBlockedMs: z.number().int().min(100).max(86_400_000).optional(),
 });
 
 /** Options as a worker author writes them. */
