@@ -53,6 +53,7 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
           jsonLogs: false,
         })
       : undefined;
+  // Jobs go on its board from the start; the thread reads them once it is up.
   const jobWatch = watchdog?.start() ? watchdog : undefined;
   const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry, jobWatch ? { jobWatch } : {});
   void runtime.start();

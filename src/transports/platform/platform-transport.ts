@@ -147,6 +147,8 @@ export class PlatformTransport implements Transport {
   /** Take up to `max` jobs (long poll); answers [] once `signal` aborts or the transport closes. */
   async take(request: TakeRequest): Promise<Job[]> {
     this.#startBackground();
+    // Heartbeat and watchdog up before the first job: its handler may block the loop at once.
+    await this.#heartbeat?.ready;
     const signal = AbortSignal.any([request.signal, this.#closing.signal]);
     const max = Math.max(1, Math.floor(request.max));
     let failures = 0;

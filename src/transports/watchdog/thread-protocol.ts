@@ -71,10 +71,12 @@ export interface WatchdogThreadData {
 /** Main -> thread. */
 export type ToThreadMessage = { readonly type: 'jobs'; readonly ids: readonly string[] } | { readonly type: 'stop' };
 
-/** Thread -> main. */
-export type FromThreadMessage = {
-  readonly type: 'failure';
-  readonly consecutive: number;
-  readonly status?: number;
-  readonly message: string;
-};
+/** Thread -> main: `ready` once it watches (and its first ping is under way), `failure` per failed ping. */
+export type FromThreadMessage =
+  | { readonly type: 'ready' }
+  | {
+      readonly type: 'failure';
+      readonly consecutive: number;
+      readonly status?: number;
+      readonly message: string;
+    };

@@ -104,3 +104,4 @@ port?.on('message', (message: ToThreadMessage) => {
 });
 
 heartbeat?.start();
+port?.postMessage({ type: 'ready' } satisfies FromThreadMessage);

@@ -28,6 +28,8 @@ export const STALE_AFTER_MS = 1_000;
 export const CHECK_INTERVAL_MS = 100;
 /** After reporting, how long `process.exit(1)` may take before SIGKILL, ms. */
 export const EXIT_WAIT_MS = 3_000;
+/** Longest wait for the thread to come up before `ready` resolves anyway, ms. */
+export const READY_WAIT_MS = 15_000;
 /** Jobs watched at once when the concurrency gives no number. */
 export const DEFAULT_WATCH_SLOTS = 256;
 
@@ -56,7 +58,7 @@ export interface WatchdogOptions {
   /** Log lines of the thread as JSON (platform) or text; default true. */
   readonly jsonLogs?: boolean;
   /** Called once per failed ping. */
-  readonly onPingFailure?: (failure: Omit<FromThreadMessage, 'type'>) => void;
+  readonly onPingFailure?: (failure: Omit<Extract<FromThreadMessage, { type: 'failure' }>, 'type'>) => void;
   /** The thread file; default found beside this module (thread-file.ts). */
   readonly threadFile?: ThreadFile;
 }
@@ -75,6 +77,7 @@ export class Watchdog implements JobWatch {
   #stopped = false;
   #firedSeen = false;
   #unwatchedLogged = false;
+  #ready: Promise<void> = Promise.resolve();
 
   constructor(options: WatchdogOptions) {
     this.#options = options;
@@ -84,6 +87,16 @@ export class Watchdog implements JobWatch {
   /** Whether the thread runs. */
   get running(): boolean {
     return this.#thread !== undefined;
+  }
+
+  /**
+   * Resolves once the thread is up and pinging (or failed, or READY_WAIT_MS passed).
+   * Compiled, that is a few ms; under tsx the thread first loads its TypeScript, which
+   * can take seconds, and a job that blocked the loop meanwhile would leave the worker
+   * without a heartbeat: the first take waits for it.
+   */
+  get ready(): Promise<void> {
+    return this.#ready;
   }
 
   /** Start the thread (once). Answers false when its file is missing (then nothing is watched). */
@@ -120,10 +133,24 @@ export class Watchdog implements JobWatch {
     });
     // The thread must never keep a finished worker process alive.
     thread.unref();
+    let up: () => void = () => {};
+    this.#ready = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, READY_WAIT_MS);
+      timer.unref();
+      up = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
     thread.on('message', (message: FromThreadMessage) => {
       if (message.type === 'failure') this.#options.onPingFailure?.(message);
+      else if (message.type === 'ready') up();
     });
-    thread.on('error', (error) => logger.error({ err: error }, 'watchdog thread failed: no heartbeat and no deadline watchdog from now on'));
+    thread.on('error', (error) => {
+      up();
+      logger.error({ err: error }, 'watchdog thread failed: no heartbeat and no deadline watchdog from now on');
+    });
+    thread.on('exit', () => up());
     this.#thread = thread;
     this.#ticker = setInterval(() => this.#tick(), TICK_INTERVAL_MS);
     this.#ticker.unref();
