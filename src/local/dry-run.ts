@@ -43,6 +43,8 @@ export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig,
   const { harness, endpoint, runtime } = local;
   // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());
+  // Watching before the job starts (and the thread's start-up cost paid before, not during, it).
+  await local.watchdogReady;
   const { id } = endpoint.submit(request);
   logger.info({ requestId: id }, 'dry run: job submitted');
   const printChunks = (): void => {

@@ -19,6 +19,8 @@ export interface LocalWorker {
   readonly transport: InProcessTransport;
   /** Present when config.gpuSampling; closed by `stop`. */
   readonly sampler: GpuSampler | undefined;
+  /** Resolves once the watchdog thread (if any) is up: compiled, at once; under tsx, once it loaded its TypeScript. */
+  readonly watchdogReady: Promise<void>;
   /** Stop the worker (graceful) and the sampler. */
   stop(): Promise<void>;
 }
@@ -63,6 +65,7 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
     runtime,
     transport,
     sampler,
+    watchdogReady: jobWatch ? jobWatch.ready : Promise.resolve(),
     async stop() {
       await runtime.stop();
       await watchdog?.stop();

@@ -84,6 +84,7 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
   const harness = new Harness();
   // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
   const local = startLocalWorker(handler, config, logger, { harness, watchdog: 'exit' });
+  await local.watchdogReady;
   let server: HarnessServer;
   try {
     server = await createHarnessServer({

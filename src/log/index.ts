@@ -4,3 +4,4 @@
  */
 export * from './create-logger.js';
 export * from './redact.js';
+export * from './url-for-log.js';

@@ -24,6 +24,7 @@ import { ChunkPoster } from './chunk-poster.js';
 import { toErrorPayload, type ErrorOrigin } from './error-payload.js';
 import { isStreamingValue, type Handler, type JobContext } from './handler.js';
 import type { WorkerConfig } from './options.js';
+import { serializeOrThrow } from './serializable-check.js';
 import { splitYield } from './stream-chunker.js';
 import { unwrapMetrics } from './stream-metrics.js';
 
@@ -196,7 +197,7 @@ export class JobRun {
       if (isStreamingValue(value)) return await this.#stream(value);
       this.#inHandler = Promise.resolve(value);
       const output: unknown = await value;
-      assertSerializable(output);
+      serializeOrThrow(output, 'output', 'Handler output');
       return { kind: 'output', output };
     } catch (error) {
       return { kind: 'error', error: toErrorPayload(error, this.#deps.origin) };
@@ -295,20 +296,6 @@ export class JobRun {
 /** Serialized size of a chunk's output (strings, the common case, without re-serializing). */
 function outputBytes(output: unknown): number {
   return typeof output === 'string' ? Buffer.byteLength(output) + 2 : (JSON.stringify(output)?.length ?? 0);
-}
-
-/** Throws SW_OUTPUT_NOT_SERIALIZABLE for a BigInt, a cycle, or anything JSON.stringify refuses. */
-function assertSerializable(output: unknown): void {
-  try {
-    JSON.stringify(output);
-  } catch (error) {
-    throw new ServerlessWorkerError(
-      'SW_OUTPUT_NOT_SERIALIZABLE',
-      `Handler output cannot be serialized as JSON: ${(error as Error).message}`,
-      undefined,
-      { cause: error },
-    );
-  }
 }
 
 /** A yielded value as it appears in an aggregated output (bytes as base64 text). */

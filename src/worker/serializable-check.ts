@@ -7,11 +7,12 @@ import { ServerlessWorkerError } from '../job/errors.js';
 
 /**
  * `JSON.stringify(value)`, with failures turned into SW_OUTPUT_NOT_SERIALIZABLE naming
- * the spot, as a path from `root` (`'output'`, `'metrics'`).
+ * the spot, as a path from `root` (`'output'`, `'metrics'`). The one check of handler
+ * results and yields; `what` starts the message (default `Yielded <root>`).
  * @returns the JSON text, or undefined where JSON.stringify gives undefined.
  * @throws ServerlessWorkerError SW_OUTPUT_NOT_SERIALIZABLE for a BigInt, a cycle or a throwing toJSON.
  */
-export function serializeOrThrow(value: unknown, root: string): string | undefined {
+export function serializeOrThrow(value: unknown, root: string, what = `Yielded ${root}`): string | undefined {
   try {
     return JSON.stringify(value);
   } catch (error) {
@@ -24,7 +25,7 @@ export function serializeOrThrow(value: unknown, root: string): string | undefin
     const reason = found ?? `${root} (${error instanceof Error ? error.message : String(error)})`;
     throw new ServerlessWorkerError(
       'SW_OUTPUT_NOT_SERIALIZABLE',
-      `Yielded ${root} cannot be serialized to JSON: ${reason}. Convert BigInt to string and break cycles.`,
+      `${what} cannot be serialized to JSON: ${reason}. Convert BigInt to string and break cycles.`,
       { found: reason },
       { cause: error },
     );

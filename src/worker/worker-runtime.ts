@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
+import { sleep } from '../transports/platform/backoff.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
@@ -304,16 +305,4 @@ export class WorkerRuntime {
     }
     return true;
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -6,6 +6,7 @@
  * replace `/job-take/` in the take URL. Parameters go after `&`, or after `?` when the
  * URL has no query yet (the platform's URLs already end in `?`).
  */
+import { urlForLog } from '../../log/url-for-log.js';
 import type { PlatformEnv } from './platform-env.js';
 
 /** A query value; `undefined` leaves the parameter out. */
@@ -69,8 +70,5 @@ export function buildPlatformUrls(env: PlatformEnv, workerId: string): PlatformU
   };
 }
 
-/** A URL for logs: origin and path, without the query (which may carry ids and tokens). */
-export function urlForLog(url: string): string {
-  const cut = url.indexOf('?');
-  return cut < 0 ? url : url.slice(0, cut);
-}
+/** A URL for logs: no credentials, query or fragment (the one helper of log/url-for-log.ts). */
+export { urlForLog };

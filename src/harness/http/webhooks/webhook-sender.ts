@@ -11,16 +11,10 @@ import { request } from 'undici';
 import { systemClock, type Clock, type TimerHandle } from '../../clock.js';
 import type { Metrics } from '../../../metrics/index.js';
 
-/** A webhook URL as logs show it: no user info, query or fragment, where tokens often ride. */
-export function urlForLog(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const hidden = parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '';
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}${hidden ? ' (query, fragment and credentials hidden)' : ''}`;
-  } catch {
-    return '[unparseable URL]';
-  }
-}
+import { urlForLog } from '../../../log/url-for-log.js';
+
+/** A webhook URL as logs show it (the one helper of log/url-for-log.ts). */
+export { urlForLog };
 
 export interface WebhookSettings {
   /** Wait between attempts, ms; default 10 000 (spec 6). Tests scale it down. */
