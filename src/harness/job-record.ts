@@ -24,6 +24,16 @@ export interface JobRecord {
   error?: JobErrorPayload;
   /** Times the job went back to the queue (retry or a lost worker). */
   retries: number;
+  /**
+   * The current attempt: 0 until a worker first takes the job, then one more on each
+   * take. Workers send it back with progress, chunks and the result; the harness
+   * accepts those only from the current attempt (attempts.ts).
+   */
+  attempt: number;
+  /** Times the job was lost (its worker gone, its take answer lost) since it was submitted or retried: capped (maxRequeues). */
+  lost: number;
+  /** The worker and attempt whose result ended the job, so that a repeat of that post is recognised as the same result. */
+  resultFrom?: { readonly workerId: string | undefined; readonly attempt: number };
   /** Chunks not yet read through /stream. */
   unreadChunks: StreamChunk[];
   /** Chunks posted so far, read or not. */

@@ -39,6 +39,7 @@ export class WorkerRuntime {
   readonly #events: WorkerRuntimeEvents;
   /** Read once: the host name is a system call, and it does not change while the worker runs. */
   readonly #origin: ErrorOrigin;
+  /** Runs by job id and attempt (runKey): two attempts of one job can run side by side. */
   readonly #runs = new Map<string, JobRun>();
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
   readonly #pending: Job[] = [];
@@ -66,11 +67,13 @@ export class WorkerRuntime {
   start(): Promise<WorkerExit> {
     if (this.#exit) return this.#exit;
     this.#exit = new Promise((resolve) => (this.#resolveExit = resolve));
-    this.#unsubscribeStop = this.#transport.onStop((jobId, reason) => {
-      const run = this.#runs.get(jobId);
-      if (!run) return;
-      this.#logger.info({ requestId: jobId, reason }, 'stop requested by the platform');
-      run.abort(reason);
+    this.#unsubscribeStop = this.#transport.onStop((jobId, reason, attempt) => {
+      for (const run of this.#runs.values()) {
+        // A stop that names an attempt stops only that one; the platform's stop every run of the job.
+        if (run.job.id !== jobId || (attempt !== undefined && run.job.attempt !== undefined && run.job.attempt !== attempt)) continue;
+        this.#logger.info({ requestId: jobId, reason, attempt: run.job.attempt }, 'stop requested by the platform');
+        run.abort(reason);
+      }
     });
     this.#loop = this.#takeLoop();
     return this.#exit;
@@ -165,14 +168,14 @@ export class WorkerRuntime {
       logger: this.#logger,
       origin: this.#origin,
     });
-    this.#runs.set(job.id, run);
+    this.#runs.set(runKey(job), run);
     this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
     void run.run().then((outcome) => this.#finishRun(job, outcome));
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {
-    this.#runs.delete(job.id);
+    this.#runs.delete(runKey(job));
     this.#completed++;
     this.#reportHeldJobs();
     try {
@@ -196,9 +199,10 @@ export class WorkerRuntime {
    * too: the harness requeues a held job that the heartbeat leaves out.
    */
   #reportHeldJobs(): void {
-    const held = [...this.#runs.keys()];
-    for (const job of this.#pending) held.push(job.id);
-    this.#transport.setJobsInProgress(held);
+    const held = new Set<string>();
+    for (const run of this.#runs.values()) held.add(run.job.id);
+    for (const job of this.#pending) held.add(job.id);
+    this.#transport.setJobsInProgress([...held]);
   }
 
   #nextSlot(): Promise<void> {
@@ -223,6 +227,11 @@ export class WorkerRuntime {
     }
     return true;
   }
+}
+
+/** A run's key: the job id and its attempt (none on the platform). */
+function runKey(job: Job): string {
+  return job.attempt === undefined ? job.id : `${job.id}\u0000${job.attempt}`;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
