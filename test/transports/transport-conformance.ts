@@ -98,14 +98,15 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         };
         const id = submit(request);
         const jobs = await within(pending, 'take answered after submit', BOUND_MS);
-        expect(jobs).toEqual([{ id, ...request }]);
+        // The request's fields unchanged, and the attempt the worker sends back with its posts.
+        expect(jobs).toEqual([{ id, ...request, attempt: 1 }]);
         expect(subject.endpoint.status(id).status).toBe('IN_PROGRESS');
       });
 
       it('answers a job that is already queued at once', async () => {
         const id = submit({ input: { queued: true } });
         const jobs = await within(take().jobs, 'take of a queued job', BOUND_MS);
-        expect(jobs).toEqual([{ id, input: { queued: true } }]);
+        expect(jobs).toEqual([{ id, input: { queued: true }, attempt: 1 }]);
       });
 
       it('answers up to max jobs in one take (a batch)', async () => {
