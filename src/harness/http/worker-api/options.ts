@@ -20,7 +20,7 @@ export const LivenessSchema = z.object({
   pingIntervalMs: ms('liveness.pingIntervalMs', 10, 3_600_000).default(10_000),
   /** A worker silent for this many intervals is gone; default 3. */
   missedPings: z.number().int().min(1).max(1_000, { error: 'liveness.missedPings must be a whole number from 1 to 1000' }).default(3),
-  /** How often silence is checked, ms; default a third of the silence, at most the ping interval. */
+  /** How often silence is checked, ms; default a third of the silence, at most the ping interval and at most 1 000. */
   sweepIntervalMs: ms('liveness.sweepIntervalMs', 10, 3_600_000).optional(),
 });
 
