@@ -263,6 +263,7 @@ describe('EndpointJobs: timers with injected time', () => {
   it.each([
     ['an asynchronous job', {}, 30 * MINUTE],
     ['a synchronous job', { sync: true }, MINUTE],
+    ['a synchronous job with the default wait (90 s)', { sync: true, waitMs: 90_000 }, MINUTE],
     ['a synchronous job that waited 3 min', { sync: true, waitMs: 3 * MINUTE }, 3 * MINUTE],
     ['a synchronous job that waited 5 min', { sync: true, waitMs: 300_000 }, 5 * MINUTE],
     ['a synchronous job that waited 10 s', { sync: true, waitMs: 10_000 }, MINUTE],
