@@ -3,6 +3,8 @@
  * The jobs of one endpoint: submit, take, result, stream, progress, cancel, retry,
  * purge, and the timers for execution timeout, ttl and retention. Every change of a
  * job's state goes through `nextState` (job/states.ts), so an illegal move throws.
+ * Posts of workers count only from the job's current attempt; lost jobs are requeued
+ * at most maxRequeues times (attempts.ts).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -15,7 +17,6 @@ import {
   type JobErrorPayload,
   type JobRequest,
   type JobResult,
-  type JobStatus,
   type JobTrigger,
   type JobView,
   type StopReason,
@@ -24,65 +25,17 @@ import {
 import { DEFAULT_MAX_REQUEUES, isStaleAttempt, requeueLimitPayload, stampAttempt } from './attempts.js';
 import type { Clock } from './clock.js';
 import { DeadlineQueue } from './deadline-queue.js';
-import { toJobView, type JobRecord } from './job-record.js';
+import { syncRetentionMs, type EndpointJobsOptions, type HealthCounts, type ResultAck, type StreamRead, type SubmitOptions } from './endpoint-types.js';
+import { newJobRecord, toDelivery, toJobView, type JobRecord } from './job-record.js';
+import { JobChanges } from './job-changes.js';
 import { Listeners } from './listeners.js';
 import { TakeWaiters } from './take-waiters.js';
 import { WorkerPresenceTable } from './worker-presence.js';
 
+export * from './endpoint-types.js';
+
 /** The timers a job can have (JobRecord.timers). */
 type JobTimer = 'execution' | 'ttl' | 'retention';
-
-export interface SubmitOptions {
-  /** Submitted through /runsync: `sync-` id, retention 1 min (up to 5 min with a longer wait). */
-  sync?: boolean;
-  /** The /runsync wait, ms: a longer wait keeps the result longer (at most 5 min). */
-  waitMs?: number;
-}
-
-/**
- * What a result post achieved: applied (`repeated` when the same worker and attempt
- * had already ended the job with it), or not applied, and why: `stale_attempt` when it
- * comes from an attempt other than the job's current one.
- */
-export type ResultAck =
-  | { applied: true; status: JobStatus; repeated?: true }
-  | { applied: false; reason: 'not_found' | 'already_ended' | 'not_held_by_worker' | 'stale_attempt'; status?: JobStatus };
-
-/** What `/stream` reads: the unread chunks, the status, and the attempt and retries that tell a reader the stream restarted. */
-export interface StreamRead {
-  status: JobStatus;
-  stream: StreamChunk[];
-  /** The job's current attempt (0 before its first take); chunks carry theirs in `metrics.attempt`. */
-  attempt: number;
-  /** Times the job went back to the queue. */
-  retries: number;
-}
-
-export interface HealthCounts {
-  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
-  workers: { idle: number; running: number };
-}
-
-export interface EndpointJobsOptions {
-  clock: Clock;
-  /** Called with errors thrown by listeners (they never stop the queue). */
-  onListenerError?: (error: unknown) => void;
-  /** Times a lost job (worker gone, take answer lost) goes back to the queue before it ends FAILED with SW_REQUEUE_LIMIT; default 3. */
-  maxRequeues?: number;
-}
-
-/** The /runsync wait when none is given, ms (spec 8.1). */
-const DEFAULT_SYNC_WAIT_MS = 90_000;
-
-/**
- * Milliseconds a synchronous job is kept after it ends, for a /runsync wait of
- * `waitMs`: 1 min with the default wait (90 s) or a shorter one; with a longer wait,
- * as long as the wait, at most 5 min (spec 8.1).
- */
-export function syncRetentionMs(waitMs: number | undefined): number {
-  if (waitMs === undefined || waitMs <= DEFAULT_SYNC_WAIT_MS) return RETENTION_MS.sync;
-  return Math.min(RETENTION_MS.syncMax, Math.max(RETENTION_MS.sync, waitMs));
-}
 
 export class EndpointJobs {
   readonly id: string;
@@ -103,7 +56,7 @@ export class EndpointJobs {
   /** A job reached a terminal status (webhooks listen here). */
   readonly jobEnded: Listeners<[job: JobRecord]>;
   /** A job got a chunk, changed status, or vanished: readers of /stream wake up. */
-  readonly #jobChanged = new Map<string, Set<() => void>>();
+  readonly #jobChanged = new JobChanges();
 
   constructor(id: string, options: EndpointJobsOptions) {
     this.id = id;
@@ -120,23 +73,17 @@ export class EndpointJobs {
   submit(request: JobRequest, options: SubmitOptions = {}): JobView {
     const now = this.#clock.now();
     const sync = options.sync ?? false;
-    const job: JobRecord = {
-      id: `${sync ? 'sync-' : ''}${randomUUID()}`,
-      endpointId: this.id,
-      request,
-      sync,
-      status: 'IN_QUEUE',
-      submittedAt: now,
-      queuedAt: now,
-      retries: 0,
-      attempt: 0,
-      lost: 0,
-      unreadChunks: [],
-      chunkCount: 0,
-      expiresAt: now + resolvePolicy(request.policy).ttl,
-      retentionMs: sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async,
-      timers: {},
-    };
+    const job = newJobRecord(
+      {
+        id: `${sync ? 'sync-' : ''}${randomUUID()}`,
+        endpointId: this.id,
+        request,
+        sync,
+        expiresAt: now + resolvePolicy(request.policy).ttl,
+        retentionMs: sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async,
+      },
+      now,
+    );
     this.#jobs.set(job.id, job);
     this.#armTtl(job);
     this.#enqueue(job);
@@ -153,7 +100,7 @@ export class EndpointJobs {
       this.#queue.delete(job.id);
       this.#start(job, workerId);
       worker.jobs.add(job.id);
-      taken.push(this.#delivery(job));
+      taken.push(toDelivery(job));
     }
     return taken;
   }
@@ -361,17 +308,7 @@ export class EndpointJobs {
 
   /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
   onJobChange(jobId: string, listener: () => void): () => void {
-    let set = this.#jobChanged.get(jobId);
-    if (!set) {
-      set = new Set();
-      this.#jobChanged.set(jobId, set);
-    }
-    set.add(listener);
-    return () => {
-      const current = this.#jobChanged.get(jobId);
-      current?.delete(listener);
-      if (current?.size === 0) this.#jobChanged.delete(jobId);
-    };
+    return this.#jobChanged.on(jobId, listener);
   }
 
   /** Jobs and workers, counted as /health shows them. */
@@ -433,7 +370,7 @@ export class EndpointJobs {
       const worker = this.workers.touch(waiter.workerId, this.#clock.now());
       this.#start(job, waiter.workerId);
       worker.jobs.add(job.id);
-      waiter.resolve([this.#delivery(job)]);
+      waiter.resolve([toDelivery(job)]);
       return;
     }
     this.#queue.set(job.id, job);
@@ -543,7 +480,7 @@ export class EndpointJobs {
     this.#queue.delete(job.id);
     this.#jobs.delete(job.id);
     this.#notifyChanged(job.id);
-    this.#jobChanged.delete(job.id);
+    this.#jobChanged.forget(job.id);
   }
 
   #cancelTimers(job: JobRecord): void {
@@ -553,22 +490,6 @@ export class EndpointJobs {
   }
 
   #notifyChanged(jobId: string): void {
-    const listeners = this.#jobChanged.get(jobId);
-    if (!listeners) return;
-    for (const listener of [...listeners]) listener();
-  }
-
-  /** What the worker receives: the request's fields, unchanged, with the job id and the attempt (the worker sends it back). */
-  #delivery(job: JobRecord): Job {
-    const { input, webhook, webhookV2, policy, s3Config } = job.request;
-    return {
-      id: job.id,
-      input,
-      attempt: job.attempt,
-      ...(policy !== undefined ? { policy } : {}),
-      ...(webhook !== undefined ? { webhook } : {}),
-      ...(webhookV2 !== undefined ? { webhookV2 } : {}),
-      ...(s3Config !== undefined ? { s3Config } : {}),
-    };
+    this.#jobChanged.notify(jobId);
   }
 }
