@@ -16,16 +16,22 @@ import type { JobRecord } from './job-record.js';
 /** How many times a lost job goes back to the queue before it ends FAILED; default of `maxRequeues`. */
 export const DEFAULT_MAX_REQUEUES = 3;
 
-/** Whether `attempt` (what a worker sent; undefined when it sent none) names an attempt of the job other than the current one. */
+/**
+ * Whether `attempt` (what a worker sent; undefined when it sent none) is not the job's
+ * current attempt: an older one, or any while the job waits in the queue (the attempt
+ * that was running was taken back: its worker was declared gone or its take answer lost).
+ */
 export function isStaleAttempt(job: JobRecord, attempt: number | undefined): boolean {
-  return attempt !== undefined && attempt !== job.attempt;
+  return attempt !== undefined && (attempt !== job.attempt || job.status === 'IN_QUEUE');
 }
 
 /** The refusal of a post from an older attempt (HTTP 409 on the worker API). */
 export function staleAttemptError(job: JobRecord, attempt: number, what: string): ServerlessWorkerError {
   return new ServerlessWorkerError(
     'SW_STALE_ATTEMPT',
-    `The ${what} of job ${job.id} comes from attempt ${attempt}, but the job is now on attempt ${job.attempt} (status ${job.status}); the older attempt's posts are refused`,
+    job.status === 'IN_QUEUE'
+      ? `The ${what} of job ${job.id} comes from attempt ${attempt}, which the platform took back (its worker was taken for gone, or its take answer for lost); the job is in the queue for another attempt`
+      : `The ${what} of job ${job.id} comes from attempt ${attempt}, but the job is now on attempt ${job.attempt} (status ${job.status}); the older attempt's posts are refused`,
     { jobId: job.id, attempt, currentAttempt: job.attempt, status: job.status },
   );
 }

@@ -84,6 +84,19 @@ describe('attempts', () => {
     }
   });
 
+  it('refuses the posts of an attempt that was taken back while the job waits in the queue', () => {
+    const { endpoint } = setup();
+    const { id } = endpoint.submit(request());
+    endpoint.tryTake('w1', 1);
+    // The worker was taken for gone, but it is alive and finishes attempt 1.
+    endpoint.requeueWorkerJobs('w1');
+    expect(endpoint.isStale(id, 1)).toBe(true);
+    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 'from 1' }, 1)).toEqual({ applied: false, reason: 'stale_attempt', status: 'IN_QUEUE' });
+    endpoint.tryTake('w2', 1);
+    expect(endpoint.complete(id, 'w2', { kind: 'output', output: 'from 2' }, 2)).toMatchObject({ applied: true });
+    expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'from 2' });
+  });
+
   it('matches a worker that sends no attempt (the Python SDK) by worker id, as before', () => {
     const { endpoint } = setup();
     const { id } = endpoint.submit(request());
