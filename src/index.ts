@@ -9,6 +9,7 @@ export type { ServeOptions, ConcurrencyFunction, ConcurrencyState, WorkerConfig 
 export { resolveOptions } from './worker/options.js';
 export { withMetrics } from './worker/stream-metrics.js';
 export { splitYield, joinChunks } from './worker/stream-chunker.js';
+export { lastAttemptChunks } from './worker/join-chunks.js';
 export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';
 export { LIFECYCLE_STATES, LIFECYCLE_MOVES, type LifecycleState } from './worker/lifecycle-state.js';
 export { Harness, ManualClock, systemClock, EndpointJobs, type Clock } from './harness/index.js';

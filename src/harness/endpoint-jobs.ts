@@ -3,6 +3,8 @@
  * The jobs of one endpoint: submit, take, result, stream, progress, cancel, retry,
  * purge, and the timers for execution timeout, ttl and retention. Every change of a
  * job's state goes through `nextState` (job/states.ts), so an illegal move throws.
+ * Posts of workers count only from the job's current attempt; lost jobs are requeued
+ * at most maxRequeues times (attempts.ts).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -15,49 +17,25 @@ import {
   type JobErrorPayload,
   type JobRequest,
   type JobResult,
-  type JobStatus,
   type JobTrigger,
   type JobView,
   type StopReason,
   type StreamChunk,
 } from '../job/index.js';
+import { DEFAULT_MAX_REQUEUES, isStaleAttempt, requeueLimitPayload, stampAttempt } from './attempts.js';
 import type { Clock } from './clock.js';
 import { DeadlineQueue } from './deadline-queue.js';
-import { toJobView, type JobRecord } from './job-record.js';
+import { syncRetentionMs, type EndpointJobsOptions, type HealthCounts, type ResultAck, type StreamRead, type SubmitOptions } from './endpoint-types.js';
+import { newJobRecord, toDelivery, toJobView, type JobRecord } from './job-record.js';
+import { JobChanges } from './job-changes.js';
 import { Listeners } from './listeners.js';
 import { TakeWaiters } from './take-waiters.js';
 import { WorkerPresenceTable } from './worker-presence.js';
 
+export * from './endpoint-types.js';
+
 /** The timers a job can have (JobRecord.timers). */
 type JobTimer = 'execution' | 'ttl' | 'retention';
-
-export interface SubmitOptions {
-  /** Submitted through /runsync: `sync-` id, retention 1 min (up to 5 min with a longer wait). */
-  sync?: boolean;
-  /** The /runsync wait, ms: a longer wait keeps the result longer (at most 5 min). */
-  waitMs?: number;
-}
-
-/** What a result post achieved: applied, or acknowledged and ignored, and why. */
-export type ResultAck =
-  | { applied: true; status: JobStatus }
-  | { applied: false; reason: 'not_found' | 'already_ended' | 'not_held_by_worker'; status?: JobStatus };
-
-export interface HealthCounts {
-  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
-  workers: { idle: number; running: number };
-}
-
-export interface EndpointJobsOptions {
-  clock: Clock;
-  /** Called with errors thrown by listeners (they never stop the queue). */
-  onListenerError?: (error: unknown) => void;
-}
-
-/** Milliseconds a synchronous job is kept after it ends, for a /runsync wait of `waitMs`. */
-export function syncRetentionMs(waitMs: number | undefined): number {
-  return Math.min(RETENTION_MS.syncMax, Math.max(RETENTION_MS.sync, waitMs ?? 0));
-}
 
 export class EndpointJobs {
   readonly id: string;
@@ -70,16 +48,20 @@ export class EndpointJobs {
   readonly #waiters = new TakeWaiters();
   readonly workers = new WorkerPresenceTable();
   readonly #counters = { completed: 0, failed: 0, retried: 0 };
-  /** A worker must stop this job (cancel, timeout, ttl). */
-  readonly stopRequested: Listeners<[workerId: string, jobId: string, reason: StopReason]>;
+  readonly #maxRequeues: number;
+  /** No job is handed out while draining (the harness is shutting down). */
+  #draining = false;
+  /** A worker must stop this attempt of the job (cancel, timeout, ttl). */
+  readonly stopRequested: Listeners<[workerId: string, jobId: string, reason: StopReason, attempt: number]>;
   /** A job reached a terminal status (webhooks listen here). */
   readonly jobEnded: Listeners<[job: JobRecord]>;
   /** A job got a chunk, changed status, or vanished: readers of /stream wake up. */
-  readonly #jobChanged = new Map<string, Set<() => void>>();
+  readonly #jobChanged = new JobChanges();
 
   constructor(id: string, options: EndpointJobsOptions) {
     this.id = id;
     this.#clock = options.clock;
+    this.#maxRequeues = options.maxRequeues ?? DEFAULT_MAX_REQUEUES;
     this.#deadlines = new DeadlineQueue(options.clock, (job, timer) => this.#onDeadline(job, timer));
     this.stopRequested = new Listeners(options.onListenerError);
     this.jobEnded = new Listeners(options.onListenerError);
@@ -91,21 +73,17 @@ export class EndpointJobs {
   submit(request: JobRequest, options: SubmitOptions = {}): JobView {
     const now = this.#clock.now();
     const sync = options.sync ?? false;
-    const job: JobRecord = {
-      id: `${sync ? 'sync-' : ''}${randomUUID()}`,
-      endpointId: this.id,
-      request,
-      sync,
-      status: 'IN_QUEUE',
-      submittedAt: now,
-      queuedAt: now,
-      retries: 0,
-      unreadChunks: [],
-      chunkCount: 0,
-      expiresAt: now + resolvePolicy(request.policy).ttl,
-      retentionMs: sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async,
-      timers: {},
-    };
+    const job = newJobRecord(
+      {
+        id: `${sync ? 'sync-' : ''}${randomUUID()}`,
+        endpointId: this.id,
+        request,
+        sync,
+        expiresAt: now + resolvePolicy(request.policy).ttl,
+        retentionMs: sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async,
+      },
+      now,
+    );
     this.#jobs.set(job.id, job);
     this.#armTtl(job);
     this.#enqueue(job);
@@ -116,12 +94,13 @@ export class EndpointJobs {
   tryTake(workerId: string, max: number): Job[] {
     const worker = this.workers.touch(workerId, this.#clock.now());
     const taken: Job[] = [];
+    if (this.#draining) return taken;
     for (const job of this.#queue.values()) {
       if (taken.length >= max) break;
       this.#queue.delete(job.id);
       this.#start(job, workerId);
       worker.jobs.add(job.id);
-      taken.push(this.#delivery(job));
+      taken.push(toDelivery(job));
     }
     return taken;
   }
@@ -132,41 +111,52 @@ export class EndpointJobs {
    */
   take(workerId: string, max: number, signal?: AbortSignal): Promise<Job[]> {
     const taken = this.tryTake(workerId, max);
-    if (taken.length > 0 || signal?.aborted) return Promise.resolve(taken);
+    if (taken.length > 0 || signal?.aborted || this.#draining) return Promise.resolve(taken);
     return this.#waiters.park(workerId, max, signal);
   }
 
   // ---------------------------------------------------------------- while running
 
-  /** Record a stream chunk of a running job. Chunks of jobs no longer running are dropped (answer false). */
-  pushChunk(jobId: string, workerId: string | undefined, chunk: StreamChunk): boolean {
-    const job = this.#held(jobId, workerId);
+  /**
+   * Record a stream chunk of a running job, stamped with its attempt. Chunks of jobs no
+   * longer running, or from an attempt other than the current one, are dropped (answer false).
+   */
+  pushChunk(jobId: string, workerId: string | undefined, chunk: StreamChunk, attempt?: number): boolean {
+    const job = this.#held(jobId, workerId, attempt);
     if (!job) return false;
-    job.unreadChunks.push(chunk);
+    job.unreadChunks.push(stampAttempt(chunk, job.attempt));
     job.chunkCount++;
     this.#notifyChanged(job.id);
     return true;
   }
 
-  /** Show `output` as the running job's output (ctx.progress). */
-  progress(jobId: string, workerId: string | undefined, output: unknown): boolean {
-    const job = this.#held(jobId, workerId);
+  /** Show `output` as the running job's output (ctx.progress); only from the current attempt. */
+  progress(jobId: string, workerId: string | undefined, output: unknown, attempt?: number): boolean {
+    const job = this.#held(jobId, workerId, attempt);
     if (!job) return false;
     job.output = output;
     return true;
   }
 
   /**
-   * Apply a worker's final result. Safe to repeat: a result for a job that already
-   * ended, or that no longer exists, is acknowledged and ignored.
+   * Apply a worker's final result. Safe to repeat: the same worker's (and attempt's)
+   * result again answers applied and `repeated`; a result for a job that another way
+   * ended, that no longer exists, or that another worker holds is acknowledged and
+   * ignored; one from an attempt other than the current one answers `stale_attempt`.
    */
-  complete(jobId: string, workerId: string | undefined, result: JobResult): ResultAck {
+  complete(jobId: string, workerId: string | undefined, result: JobResult, attempt?: number): ResultAck {
     const job = this.#jobs.get(jobId);
     if (!job) return { applied: false, reason: 'not_found' };
-    if (isTerminal(job.status)) return { applied: false, reason: 'already_ended', status: job.status };
+    if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
+    if (isTerminal(job.status)) {
+      const from = job.resultFrom;
+      const same = from !== undefined && from.workerId === workerId && from.attempt === job.attempt;
+      return same ? { applied: true, status: job.status, repeated: true } : { applied: false, reason: 'already_ended', status: job.status };
+    }
     if (job.status !== 'IN_PROGRESS' || (workerId !== undefined && job.workerId !== workerId)) {
       return { applied: false, reason: 'not_held_by_worker', status: job.status };
     }
+    job.resultFrom = { workerId, attempt: job.attempt };
     if (result.kind === 'output') {
       this.#end(job, 'complete', { output: result.output });
     } else {
@@ -190,12 +180,43 @@ export class EndpointJobs {
     return toJobView(job);
   }
 
-  /** The chunks produced since the previous call, and the job's status. */
-  readStream(jobId: string): { status: JobStatus; stream: StreamChunk[] } {
+  /**
+   * The chunks produced since the previous call, with the job's status, attempt and
+   * retries. When a job goes back to the queue, the chunks of the attempt that was lost
+   * are dropped, read or not: a reader that sees `attempt` change (or a chunk with a
+   * higher `metrics.attempt`) starts over; joinChunks does so.
+   */
+  readStream(jobId: string): StreamRead {
     const job = this.#get(jobId);
     const stream = job.unreadChunks;
     job.unreadChunks = [];
-    return { status: job.status, stream };
+    return { status: job.status, stream, attempt: job.attempt, retries: job.retries };
+  }
+
+  /**
+   * Whether a post for `jobId` from `attempt` comes from an attempt other than the
+   * job's current one (the worker API refuses it with SW_STALE_ATTEMPT). False when the
+   * job does not exist or no attempt was sent.
+   */
+  isStale(jobId: string, attempt: number | undefined): boolean {
+    const job = this.#jobs.get(jobId);
+    return job !== undefined && isStaleAttempt(job, attempt);
+  }
+
+  /**
+   * Stop handing out jobs (the harness is shutting down): waiting takes answer [] at
+   * once and later takes find nothing; running jobs may still post their results.
+   */
+  stopTaking(): void {
+    this.#draining = true;
+    for (let waiter = this.#waiters.next(); waiter; waiter = this.#waiters.next()) waiter.resolve([]);
+  }
+
+  /** Jobs in progress and in the queue now. */
+  get counts(): { inProgress: number; inQueue: number } {
+    let inProgress = 0;
+    for (const job of this.#jobs.values()) if (job.status === 'IN_PROGRESS') inProgress++;
+    return { inProgress, inQueue: this.#queue.size };
   }
 
   /** Cancel a queued (removed before it starts) or running job (its worker is told to stop). */
@@ -211,7 +232,7 @@ export class EndpointJobs {
     }
     const workerId = job.workerId;
     this.#end(job, 'cancel', {});
-    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'cancelled');
+    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'cancelled', job.attempt);
     return toJobView(job);
   }
 
@@ -236,17 +257,14 @@ export class EndpointJobs {
     return removed;
   }
 
-  /** Put the jobs a vanished worker held back in the queue (counted as retried). */
+  /** Put the jobs a vanished worker held back in the queue (counted as retried; past maxRequeues they end FAILED). */
   requeueWorkerJobs(workerId: string): string[] {
     const worker = this.workers.remove(workerId);
     if (!worker) return [];
     const requeued: string[] = [];
     for (const jobId of worker.jobs) {
       const job = this.#jobs.get(jobId);
-      if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId) {
-        this.#requeue(job, 'requeue');
-        requeued.push(jobId);
-      }
+      if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId && this.#requeue(job, 'requeue')) requeued.push(jobId);
     }
     return requeued;
   }
@@ -255,13 +273,12 @@ export class EndpointJobs {
    * Put one job back in the queue (counted as retried) when `workerId`, which the
    * harness handed it to, does not have it: the answer of the job-take that carried it
    * was lost on the way. Answers whether the job was requeued (false when it is no
-   * longer IN_PROGRESS with that worker).
+   * longer IN_PROGRESS with that worker, or when it was lost too often and ended FAILED).
    */
   requeueJob(jobId: string, workerId: string): boolean {
     const job = this.#jobs.get(jobId);
     if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId) return false;
-    this.#requeue(job, 'requeue');
-    return true;
+    return this.#requeue(job, 'requeue');
   }
 
   /**
@@ -291,17 +308,7 @@ export class EndpointJobs {
 
   /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
   onJobChange(jobId: string, listener: () => void): () => void {
-    let set = this.#jobChanged.get(jobId);
-    if (!set) {
-      set = new Set();
-      this.#jobChanged.set(jobId, set);
-    }
-    set.add(listener);
-    return () => {
-      const current = this.#jobChanged.get(jobId);
-      current?.delete(listener);
-      if (current?.size === 0) this.#jobChanged.delete(jobId);
-    };
+    return this.#jobChanged.on(jobId, listener);
   }
 
   /** Jobs and workers, counted as /health shows them. */
@@ -345,10 +352,10 @@ export class EndpointJobs {
     );
   }
 
-  /** The job if it is running and held by `workerId` (any worker when undefined). */
-  #held(jobId: string, workerId: string | undefined): JobRecord | undefined {
+  /** The job if it is running, on `attempt` (any when undefined), and held by `workerId` (any worker when undefined). */
+  #held(jobId: string, workerId: string | undefined, attempt?: number): JobRecord | undefined {
     const job = this.#jobs.get(jobId);
-    if (!job || job.status !== 'IN_PROGRESS') return undefined;
+    if (!job || job.status !== 'IN_PROGRESS' || isStaleAttempt(job, attempt)) return undefined;
     if (workerId !== undefined && job.workerId !== workerId) return undefined;
     return job;
   }
@@ -358,12 +365,12 @@ export class EndpointJobs {
   }
 
   #enqueue(job: JobRecord): void {
-    const waiter = this.#waiters.next();
+    const waiter = this.#draining ? undefined : this.#waiters.next();
     if (waiter) {
       const worker = this.workers.touch(waiter.workerId, this.#clock.now());
       this.#start(job, waiter.workerId);
       worker.jobs.add(job.id);
-      waiter.resolve([this.#delivery(job)]);
+      waiter.resolve([toDelivery(job)]);
       return;
     }
     this.#queue.set(job.id, job);
@@ -371,6 +378,7 @@ export class EndpointJobs {
 
   #start(job: JobRecord, workerId: string): void {
     this.#transition(job, 'take');
+    job.attempt++;
     job.workerId = workerId;
     job.startedAt = this.#clock.now();
     const { executionTimeout } = resolvePolicy(job.request.policy);
@@ -391,7 +399,7 @@ export class EndpointJobs {
         runtime_version: '',
       },
     });
-    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'timeout');
+    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'timeout', job.attempt);
   }
 
   #end(job: JobRecord, trigger: JobTrigger, result: { output?: unknown; error?: JobErrorPayload }): void {
@@ -414,7 +422,13 @@ export class EndpointJobs {
     this.jobEnded.emit(job);
   }
 
-  #requeue(job: JobRecord, trigger: 'retry' | 'requeue'): void {
+  /** Back in the queue; answers false when a lost job was lost too often and ended FAILED instead. */
+  #requeue(job: JobRecord, trigger: 'retry' | 'requeue'): boolean {
+    if (trigger === 'requeue' && ++job.lost > this.#maxRequeues) {
+      this.#end(job, 'fail', { error: requeueLimitPayload(job, this.#maxRequeues, job.workerId) });
+      return false;
+    }
+    if (trigger === 'retry') job.lost = 0;
     this.#transition(job, trigger);
     this.#release(job);
     job.timers.retention?.cancel();
@@ -426,11 +440,13 @@ export class EndpointJobs {
     job.endedAt = undefined;
     job.unreadChunks = [];
     job.chunkCount = 0;
+    job.resultFrom = undefined;
     job.queuedAt = this.#clock.now();
     job.retries++;
     this.#counters.retried++;
     this.#notifyChanged(job.id);
     this.#enqueue(job);
+    return true;
   }
 
   /** The worker no longer holds the job. */
@@ -454,7 +470,7 @@ export class EndpointJobs {
   #expire(job: JobRecord): void {
     const workerId = job.status === 'IN_PROGRESS' ? job.workerId : undefined;
     this.#delete(job);
-    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'expired');
+    if (workerId !== undefined) this.stopRequested.emit(workerId, job.id, 'expired', job.attempt);
   }
 
   #delete(job: JobRecord): void {
@@ -464,7 +480,7 @@ export class EndpointJobs {
     this.#queue.delete(job.id);
     this.#jobs.delete(job.id);
     this.#notifyChanged(job.id);
-    this.#jobChanged.delete(job.id);
+    this.#jobChanged.forget(job.id);
   }
 
   #cancelTimers(job: JobRecord): void {
@@ -474,21 +490,6 @@ export class EndpointJobs {
   }
 
   #notifyChanged(jobId: string): void {
-    const listeners = this.#jobChanged.get(jobId);
-    if (!listeners) return;
-    for (const listener of [...listeners]) listener();
-  }
-
-  /** What the worker receives: the request's fields, unchanged, with the job id. */
-  #delivery(job: JobRecord): Job {
-    const { input, webhook, webhookV2, policy, s3Config } = job.request;
-    return {
-      id: job.id,
-      input,
-      ...(policy !== undefined ? { policy } : {}),
-      ...(webhook !== undefined ? { webhook } : {}),
-      ...(webhookV2 !== undefined ? { webhookV2 } : {}),
-      ...(s3Config !== undefined ? { s3Config } : {}),
-    };
+    this.#jobChanged.notify(jobId);
   }
 }

@@ -20,6 +20,18 @@ export interface HarnessOptions {
   endpoints?: readonly string[];
   /** Called with errors thrown by listeners; default ignore. */
   onListenerError?: (error: unknown) => void;
+  /**
+   * Times a job lost by its worker (the worker died or went silent, or the take
+   * answer never reached it) goes back to the queue before it ends FAILED with
+   * SW_REQUEUE_LIMIT; default 3. /retry starts the count again.
+   */
+  maxRequeues?: number;
+}
+
+/** How a drain ended: jobs still running when its deadline passed, and jobs left in the queue. */
+export interface DrainResult {
+  readonly running: number;
+  readonly queued: number;
 }
 
 export class Harness {
@@ -28,11 +40,13 @@ export class Harness {
   readonly #endpoints = new Map<string, EndpointJobs>();
   readonly #onCreated = new Set<(endpoint: EndpointJobs) => void>();
   readonly #onListenerError: (error: unknown) => void;
+  readonly #maxRequeues: number | undefined;
 
   constructor(options: HarnessOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.autoCreateEndpoints = options.autoCreateEndpoints ?? true;
     this.#onListenerError = options.onListenerError ?? (() => {});
+    this.#maxRequeues = options.maxRequeues;
     for (const id of options.endpoints ?? []) this.createEndpoint(id);
   }
 
@@ -40,7 +54,11 @@ export class Harness {
   createEndpoint(id: string): EndpointJobs {
     let endpoint = this.#endpoints.get(id);
     if (!endpoint) {
-      endpoint = new EndpointJobs(id, { clock: this.clock, onListenerError: this.#onListenerError });
+      endpoint = new EndpointJobs(id, {
+        clock: this.clock,
+        onListenerError: this.#onListenerError,
+        ...(this.#maxRequeues !== undefined ? { maxRequeues: this.#maxRequeues } : {}),
+      });
       this.#endpoints.set(id, endpoint);
       for (const listener of this.#onCreated) listener(endpoint);
     }
@@ -79,6 +97,34 @@ export class Harness {
     this.#onCreated.add(listener);
     for (const endpoint of this.#endpoints.values()) listener(endpoint);
     return () => this.#onCreated.delete(listener);
+  }
+
+  /**
+   * Shutting down: stop handing out jobs on every endpoint (waiting takes answer at
+   * once), then wait until no job is IN_PROGRESS or `deadlineMs` (real time) passes.
+   * Running jobs' results, chunks and the /runsync calls waiting for them are still
+   * answered meanwhile. Answers what is left: the jobs the in-memory store loses.
+   */
+  async drain(deadlineMs: number): Promise<DrainResult> {
+    for (const endpoint of this.#endpoints.values()) endpoint.stopTaking();
+    const deadline = Date.now() + deadlineMs;
+    let left = this.#left();
+    while (left.running > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))));
+      left = this.#left();
+    }
+    return left;
+  }
+
+  #left(): DrainResult {
+    let running = 0;
+    let queued = 0;
+    for (const endpoint of this.#endpoints.values()) {
+      const counts = endpoint.counts;
+      running += counts.inProgress;
+      queued += counts.inQueue;
+    }
+    return { running, queued };
   }
 
   /** Cancel every timer. */

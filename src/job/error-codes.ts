@@ -46,6 +46,16 @@ export const ERROR_CODES = {
     meaning: 'Cancel was asked for a job that has already ended.',
     fix: 'Only IN_QUEUE or IN_PROGRESS jobs can be cancelled; the job already has its final status.',
   },
+  SW_REQUEUE_LIMIT: {
+    status: 500,
+    meaning: 'The job was lost more often than the harness requeues a job (its worker died or went silent, or the job-take answer never reached it); it ended FAILED.',
+    fix: 'Read the worker logs: a handler that crashes or hangs its worker on this input must be fixed. Raise maxRequeues (--max-requeues) if workers die for other reasons; /retry runs the job again.',
+  },
+  SW_STALE_ATTEMPT: {
+    status: 409,
+    meaning: 'A worker posted progress, a stream chunk or a result for an attempt of the job that is no longer the current one (the job was cancelled, timed out or lost, then run again).',
+    fix: 'Nothing to fix: the current attempt decides the outcome. The worker logs the refusal at debug and drops the post.',
+  },
   // ---- handler outcomes (carried in a failed job's error) ----
   SW_HANDLER_ERROR: {
     status: 500,
@@ -76,6 +86,11 @@ export const ERROR_CODES = {
     status: 503,
     meaning: 'The worker was shutting down (SIGTERM/SIGINT) and the job did not finish within the drain deadline.',
     fix: 'Raise the shutdown grace period (shutdownTimeoutMs) or let the platform retry the job.',
+  },
+  SW_RESULT_TOO_LARGE: {
+    status: 413,
+    meaning: "The job's serialized result is larger than the platform accepts for a result (20 MB on the worker API); the worker did not post it and failed the job.",
+    fix: "Stream the output (yield it in parts), or upload it to the job's s3Config bucket and return the URL; the message gives the size and the limit (maxResultBytes).",
   },
   // ---- configuration and the command line ----
   SW_INVALID_OPTIONS: {
@@ -221,6 +236,11 @@ export const ERROR_CODES = {
     status: 503,
     meaning: "A job's result (or one of its stream chunks) could not be posted to the platform before the delivery deadline, after retrying network errors, 5xx and 429 answers, or the platform refused it with another 4xx.",
     fix: 'Check that the worker reaches the RUNPOD_WEBHOOK_POST_OUTPUT / _POST_STREAM host and that RUNPOD_AI_API_KEY is right; the log line names the job, the attempts and the last answer. Raise resultDeadlineMs for long outages.',
+  },
+  SW_RESULT_REFUSED: {
+    status: 502,
+    meaning: "The platform refused the job's result with a 4xx that retrying cannot fix (413 too large, 400); the worker posted this error in its place, so the job ended FAILED.",
+    fix: 'Read the status and answer in the message: for 413 make the result smaller (stream it or upload it to s3Config); for 400 check that the output is plain JSON.',
   },
   // ---- stream chunks ----
   SW_MALFORMED_STREAM: {

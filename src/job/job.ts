@@ -13,6 +13,12 @@ export interface Job<Input = Record<string, unknown>> {
   readonly webhook?: string;
   readonly policy?: PolicyInput;
   readonly s3Config?: S3Config;
+  /**
+   * Which take of the job this is (1, 2, ...), as this project's harness hands it out;
+   * the worker sends it back with progress, chunks and the result so that the harness
+   * can refuse posts of an older attempt. The platform sends none (then it is absent).
+   */
+  readonly attempt?: number;
   readonly [key: string]: unknown;
 }
 

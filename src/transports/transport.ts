@@ -8,8 +8,17 @@
  * - `postChunk` delivers one stream chunk; the runtime calls it for one job at a time
  *   and in order (it waits for each call before the next), so chunks arrive in order.
  * - `postResult` delivers a job's final result. It resolves once the result has
- *   landed; on failure it retries until it lands or its own deadline passes, and
- *   only then rejects: a result is never silently dropped.
+ *   landed, with what the platform made of it (applied, or acknowledged and ignored
+ *   because the job already ended another way); on failure it retries until it lands
+ *   or its own deadline passes, and only then rejects (SW_RESULT_UNDELIVERED, with
+ *   `details.lastStatus` when the platform refused it with a 4xx): a result is never
+ *   silently dropped. A result whose JSON is larger than `maxResultBytes` is not posted
+ *   at all: it rejects at once with SW_RESULT_TOO_LARGE.
+ * - Attempts: a job may carry `attempt` (this project's harness hands one out with each
+ *   take). Chunks, progress and the result carry it back (`attempt` below; the
+ *   platform transport as `?attempt=N`, which the platform ignores). A post from an
+ *   attempt that is no longer the job's current one rejects with SW_STALE_ATTEMPT
+ *   (progress: resolves, dropped). Stops name the attempt to stop when the harness knows it.
  * - `postProgress` shows a running job's progress output; best effort.
  * - `setJobsInProgress` tells the transport which jobs the worker holds, for the
  *   heartbeat (and for `job_in_progress` on take).
@@ -38,19 +47,33 @@ export interface PostResultOptions {
   isStream: boolean;
   /** Ask the platform to recycle this worker after this job. */
   stopPod: boolean;
+  /** The job's attempt (Job.attempt), sent back so that a stale result is refused; omit when the job had none. */
+  attempt?: number;
 }
 
-export type StopListener = (jobId: string, reason: StopReason) => void;
+/** What the platform made of a result that landed. */
+export interface ResultReceipt {
+  /** false: acknowledged but not applied (the job had already ended another way, is gone, or another worker holds it). */
+  readonly applied: boolean;
+  /** Why it was not applied, as the platform said (`already_ended`, `not_held_by_worker`, `not_found`). */
+  readonly reason?: string;
+}
+
+/** `attempt`: the attempt to stop; undefined stops every run of the job. */
+export type StopListener = (jobId: string, reason: StopReason, attempt?: number) => void;
 
 export interface Transport {
   /** `in-process`, `platform`, ... for logs. */
   readonly kind: string;
   /** This worker's id as the platform knows it. */
   readonly workerId: string;
+  /** Largest serialized result body the platform accepts, bytes; undefined: no limit known. */
+  readonly maxResultBytes?: number;
   take(request: TakeRequest): Promise<Job[]>;
-  postChunk(jobId: string, chunk: StreamChunk): Promise<void>;
-  postProgress(jobId: string, output: unknown): Promise<void>;
-  postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<void>;
+  postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void>;
+  postProgress(jobId: string, output: unknown, attempt?: number): Promise<void>;
+  /** Resolves with what the platform made of the result; nothing counts as applied. */
+  postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt | void>;
   setJobsInProgress(jobIds: readonly string[]): void;
   onStop(listener: StopListener): () => void;
   /** Report a failed start-up check once (platform: ping with status=unhealthy). */

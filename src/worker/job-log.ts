@@ -16,5 +16,7 @@ export function logJobEnd(logger: Logger, job: Job, outcome: RunOutcome, extra: 
   };
   if (outcome.end === 'completed') logger.info(fields, 'job finished');
   else if (outcome.end === 'cancelled' || outcome.end === 'expired') logger.info(fields, 'job stopped');
+  else if (outcome.end === 'stale_attempt') logger.info(fields, 'job attempt superseded: the platform runs a newer attempt and refused this one\'s result');
+  else if (outcome.end === 'refused' || outcome.end === 'undelivered') logger.error(fields, 'job result not accepted by the platform');
   else logger.warn({ ...fields, error: outcome.result?.kind === 'error' ? outcome.result.error.error_message : undefined }, 'job failed');
 }

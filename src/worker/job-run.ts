@@ -19,7 +19,7 @@ import {
   type JobResult,
   type StopReason,
 } from '../job/index.js';
-import type { Transport } from '../transports/index.js';
+import type { ResultReceipt, Transport } from '../transports/index.js';
 import { ChunkPoster } from './chunk-poster.js';
 import { toErrorPayload, type ErrorOrigin } from './error-payload.js';
 import { isStreamingValue, type Handler, type JobContext } from './handler.js';
@@ -28,8 +28,13 @@ import { serializeOrThrow } from './serializable-check.js';
 import { splitYield } from './stream-chunker.js';
 import { unwrapMetrics } from './stream-metrics.js';
 
-/** How a run ended. */
-export type RunEnd = 'completed' | 'failed' | 'timed_out' | 'cancelled' | 'expired' | 'shutdown';
+/**
+ * How a run ended, as the platform took it: `refused` when it did not accept the
+ * result (it refused the post and its error replacement, or had already ended the job
+ * another way), `stale_attempt` when the result belongs to an attempt the platform has
+ * since replaced, `undelivered` when no post landed before the delivery deadline.
+ */
+export type RunEnd = 'completed' | 'failed' | 'timed_out' | 'cancelled' | 'expired' | 'shutdown' | 'refused' | 'stale_attempt' | 'undelivered';
 
 export interface RunOutcome {
   readonly end: RunEnd;
@@ -151,8 +156,11 @@ export class JobRun {
     }
     clearTimeout(timer);
     this.#finished = true;
-    const end = this.#endOf(result);
-    if (result !== undefined) await this.#post(result, unresponsive);
+    let end = this.#endOf(result);
+    if (result !== undefined) {
+      const taken = await this.#post(result, unresponsive);
+      if (taken !== undefined) ({ end, result } = taken);
+    }
     return { end, unresponsive, chunks: this.#chunks, streamBytes: this.#streamBytes, durationMs: performance.now() - startedAt, ...(result ? { result } : {}) };
   }
 
@@ -173,7 +181,7 @@ export class JobRun {
           this.#log.warn('ctx.progress() called after the job ended; ignored');
           return;
         }
-        this.#deps.transport.postProgress(this.job.id, value).catch((error: unknown) => {
+        this.#deps.transport.postProgress(this.job.id, value, this.job.attempt).catch((error: unknown) => {
           this.#log.warn({ err: error }, 'progress update failed');
         });
       },
@@ -207,7 +215,7 @@ export class JobRun {
   async #stream(source: AsyncIterable<unknown> | Iterable<unknown>): Promise<JobResult> {
     const { transport, config } = this.#deps;
     const poster = new ChunkPoster(
-      (chunk) => transport.postChunk(this.job.id, chunk),
+      (chunk) => transport.postChunk(this.job.id, chunk, this.job.attempt),
       config.coalesceStreamChunks ? { joinUpToBytes: config.maxChunkBytes } : {},
     );
     this.#poster = poster;
@@ -279,18 +287,67 @@ export class JobRun {
     return result?.kind === 'error' && result.timedOut ? 'timed_out' : 'failed';
   }
 
-  async #post(result: JobResult, unresponsive: boolean): Promise<void> {
+  /**
+   * Post the result. Answers undefined when the platform applied it, else the end and
+   * the result that stands: a result too large to post, or refused with a 4xx retrying
+   * cannot fix, is replaced by a small error result (the job ends FAILED with the reason).
+   */
+  async #post(result: JobResult, unresponsive: boolean): Promise<{ end: RunEnd; result: JobResult } | undefined> {
     const { transport, config } = this.#deps;
+    const options = { isStream: this.#chunks > 0, stopPod: config.refreshWorker || unresponsive, ...(this.job.attempt !== undefined ? { attempt: this.job.attempt } : {}) };
+    let replacement: JobResult | undefined;
     try {
-      await transport.postResult(this.job.id, result, {
-        isStream: this.#chunks > 0,
-        stopPod: config.refreshWorker || unresponsive,
-      });
+      return this.#taken(await transport.postResult(this.job.id, result, options), result);
     } catch (error) {
-      // The transport already retried until its deadline: log loudly, it is counted there.
-      this.#log.error({ err: error }, 'result could not be delivered; the platform will see the job fail or time out');
+      replacement = this.#replacementFor(error);
+      if (replacement === undefined) return this.#notTaken(error, result);
+    }
+    this.#log.warn({ error: replacement.kind === 'error' ? replacement.error.error_message : undefined }, 'result not posted as it was: posting an error in its place');
+    try {
+      return this.#taken(await transport.postResult(this.job.id, replacement, options), replacement) ?? { end: 'failed', result: replacement };
+    } catch (error) {
+      return this.#notTaken(error, replacement);
     }
   }
+
+  #taken(receipt: ResultReceipt | void, result: JobResult): { end: RunEnd; result: JobResult } | undefined {
+    if (!receipt || receipt.applied) return undefined;
+    this.#log.warn({ reason: receipt.reason }, 'the platform acknowledged the result but did not apply it: the job had already ended another way');
+    return { end: 'refused', result };
+  }
+
+  #notTaken(error: unknown, result: JobResult): { end: RunEnd; result: JobResult } {
+    if (error instanceof ServerlessWorkerError && error.code === 'SW_STALE_ATTEMPT') {
+      this.#log.debug({ err: error }, 'result of a stale attempt refused by the platform; dropped');
+      return { end: 'stale_attempt', result };
+    }
+    const refused = refusedStatus(error) !== undefined;
+    // The transport already retried until its deadline: log loudly, it is counted there.
+    this.#log.error({ err: error }, refused ? 'the platform refused the result' : 'result could not be delivered; the platform will see the job fail or time out');
+    return { end: refused ? 'refused' : 'undelivered', result };
+  }
+
+  /** The error result posted in place of one too large to post, or refused with a 4xx; undefined for other failures. */
+  #replacementFor(error: unknown): JobResult | undefined {
+    if (error instanceof ServerlessWorkerError && error.code === 'SW_RESULT_TOO_LARGE') {
+      return { kind: 'error', error: toErrorPayload(error, this.#deps.origin) };
+    }
+    const status = refusedStatus(error);
+    if (status === undefined) return undefined;
+    const refused = new ServerlessWorkerError(
+      'SW_RESULT_REFUSED',
+      `The platform refused the result of job ${this.job.id} with HTTP ${status}; this error was posted in its place (${(error as Error).message.slice(0, 500)})`,
+      { jobId: this.job.id, status },
+    );
+    return { kind: 'error', error: toErrorPayload(refused, this.#deps.origin) };
+  }
+}
+
+/** The 4xx status (not 408 or 429) with which the platform refused a post, from SW_RESULT_UNDELIVERED; undefined otherwise. */
+function refusedStatus(error: unknown): number | undefined {
+  if (!(error instanceof ServerlessWorkerError) || error.code !== 'SW_RESULT_UNDELIVERED') return undefined;
+  const status = error.details?.lastStatus;
+  return typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429 ? status : undefined;
 }
 
 /** Serialized size of a chunk's output (strings, the common case, without re-serializing). */

@@ -28,6 +28,10 @@ const FINAL_STATUS: Record<RunEnd, FinalJobStatus | undefined> = {
   shutdown: 'FAILED',
   // ttl expiry deletes the job: it has no final status to count.
   expired: undefined,
+  // The platform decided the job's status, not this run.
+  refused: undefined,
+  stale_attempt: undefined,
+  undelivered: undefined,
 };
 
 /** GPU figures for the job-finished log line. */

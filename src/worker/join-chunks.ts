@@ -1,20 +1,51 @@
 /**
  * @module worker/join-chunks
- * The inverse of splitYield: rebuilds the yielded values from a job's stream chunks.
+ * The inverse of splitYield: rebuilds the yielded values from a job's stream chunks,
+ * keeping only the last attempt's when the job was run again (restarted streams).
  */
 import { Buffer } from 'node:buffer';
 import { ServerlessWorkerError } from '../job/errors.js';
 import type { StreamChunk } from '../job/job.js';
 
 /**
+ * The chunks of the job's last attempt, in the order given. A job that is run again
+ * (its worker died, or it was retried) streams again from the start: the harness
+ * stamps every chunk with the attempt that made it (`metrics.attempt`), so chunks of an
+ * older attempt are dropped. Chunks without an attempt (the platform's) are taken as
+ * one attempt; among them a second chunk with `stream_index` 0 starts the stream over.
+ */
+export function lastAttemptChunks(chunks: readonly StreamChunk[]): StreamChunk[] {
+  let latest = -1;
+  for (const chunk of chunks) {
+    const attempt = chunk.metrics?.attempt;
+    if (typeof attempt === 'number' && attempt > latest) latest = attempt;
+  }
+  let kept: StreamChunk[] = [];
+  let seenFirst = false;
+  for (const chunk of chunks) {
+    const attempt = chunk.metrics?.attempt;
+    if (latest >= 0 && typeof attempt === 'number' && attempt !== latest) continue;
+    if (latest < 0 && chunk.metrics?.stream_index === 0) {
+      if (seenFirst) kept = []; // the first chunk again: the stream started over
+      seenFirst = true;
+    }
+    kept.push(chunk);
+  }
+  return kept;
+}
+
+/**
  * Rebuilds the yielded values from a job's stream, the inverse of splitYield
  * over all its yields: whole chunks give their output (base64 decoded to a Buffer),
  * split yields are joined (strings concatenated, bytes decoded and concatenated,
  * arrays concatenated, JSON text joined and parsed). Parts of one yield may arrive
- * out of order; the result keeps the order in which yields first appear.
+ * out of order; the result keeps the order in which yields first appear. When the
+ * stream restarted (the job ran again), only the last attempt's chunks count
+ * (lastAttemptChunks).
  * @throws ServerlessWorkerError SW_MALFORMED_STREAM when a yield's parts are missing, repeated or inconsistent.
  */
-export function joinChunks(chunks: readonly StreamChunk[]): unknown[] {
+export function joinChunks(all: readonly StreamChunk[]): unknown[] {
+  const chunks = lastAttemptChunks(all);
   const values: unknown[] = [];
   const open = new Map<number, { slot: number; parts: StreamChunk[]; received: number }>();
   for (const chunk of chunks) {

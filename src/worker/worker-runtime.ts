@@ -53,6 +53,7 @@ export class WorkerRuntime {
   readonly #jobWatch: JobWatch | undefined;
   /** Read once: the host name is a system call, and it does not change while the worker runs. */
   readonly #origin: ErrorOrigin;
+  /** Runs by job id and attempt (runKey): two attempts of one job can run side by side. */
   readonly #runs = new Map<string, JobRun>();
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
   readonly #pending: Job[] = [];
@@ -125,11 +126,13 @@ export class WorkerRuntime {
     const state = this.#lifecycle.state;
     if (state !== 'starting' && state !== 'initializing') return this.#exit;
     this.#lifecycle.move('ready');
-    this.#unsubscribeStop = this.#transport.onStop((jobId, reason) => {
-      const run = this.#runs.get(jobId);
-      if (!run) return;
-      this.#logger.info({ requestId: jobId, reason }, 'stop requested by the platform');
-      run.abort(reason);
+    this.#unsubscribeStop = this.#transport.onStop((jobId, reason, attempt) => {
+      for (const run of this.#runs.values()) {
+        // A stop that names an attempt stops only that one; the platform's stop every run of the job.
+        if (run.job.id !== jobId || (attempt !== undefined && run.job.attempt !== undefined && run.job.attempt !== attempt)) continue;
+        this.#logger.info({ requestId: jobId, reason, attempt: run.job.attempt }, 'stop requested by the platform');
+        run.abort(reason);
+      }
     });
     // The watchdog reported the jobs itself and ends the process: take no more meanwhile.
     const offFired = this.#jobWatch?.onFired(() => void this.stop('unresponsive-handler'));
@@ -242,7 +245,7 @@ export class WorkerRuntime {
       logger: this.#logger,
       origin: this.#origin,
     });
-    this.#runs.set(job.id, run);
+    this.#runs.set(runKey(job), run);
     this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
     // On the watchdog's board before the handler runs: a handler may block at once.
@@ -254,7 +257,7 @@ export class WorkerRuntime {
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {
-    this.#runs.delete(job.id);
+    this.#runs.delete(runKey(job));
     this.#completed++;
     this.#reportHeldJobs();
     try {
@@ -278,9 +281,10 @@ export class WorkerRuntime {
    * too: the harness requeues a held job that the heartbeat leaves out.
    */
   #reportHeldJobs(): void {
-    const held = [...this.#runs.keys()];
-    for (const job of this.#pending) held.push(job.id);
-    this.#transport.setJobsInProgress(held);
+    const held = new Set<string>();
+    for (const run of this.#runs.values()) held.add(run.job.id);
+    for (const job of this.#pending) held.add(job.id);
+    this.#transport.setJobsInProgress([...held]);
   }
 
   #nextSlot(): Promise<void> {
@@ -305,4 +309,9 @@ export class WorkerRuntime {
     }
     return true;
   }
+}
+
+/** A run's key: the job id and its attempt (none on the platform). */
+function runKey(job: Job): string {
+  return job.attempt === undefined ? job.id : `${job.id}\u0000${job.attempt}`;
 }

@@ -31,7 +31,7 @@ describe('EndpointJobs: submit, take, result', () => {
     expect(id).not.toMatch(/^sync-/);
     clock.advance(250);
     const [job] = endpoint.tryTake('w1', 5);
-    expect(job).toEqual({ id, input: { n: 1 } });
+    expect(job).toEqual({ id, input: { n: 1 }, attempt: 1 });
     expect(endpoint.status(id).status).toBe('IN_PROGRESS');
     clock.advance(1_000);
     expect(endpoint.complete(id, 'w1', { kind: 'output', output: { ok: true } })).toEqual({ applied: true, status: 'COMPLETED' });
@@ -92,7 +92,9 @@ describe('EndpointJobs: submit, take, result', () => {
     endpoint.tryTake('w1', 1);
     expect(endpoint.complete(id, 'w2', { kind: 'output', output: 1 })).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
     endpoint.complete(id, 'w1', { kind: 'output', output: 1 });
-    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 2 })).toMatchObject({ applied: false, reason: 'already_ended' });
+    // The same worker's result again (its answer was lost) is recognised; the first one stands.
+    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 2 })).toMatchObject({ applied: true, repeated: true });
+    expect(endpoint.complete(id, 'w2', { kind: 'output', output: 2 })).toMatchObject({ applied: false, reason: 'already_ended' });
     expect(endpoint.status(id).output).toBe(1);
     expect(endpoint.complete('nope', 'w1', { kind: 'output', output: 1 })).toMatchObject({ applied: false, reason: 'not_found' });
   });
@@ -105,17 +107,20 @@ describe('EndpointJobs: submit, take, result', () => {
     expect(endpoint.status(id).output).toEqual({ step: 1 });
     endpoint.pushChunk(id, 'w1', { output: 'a', metrics: { stream_index: 0 } });
     endpoint.pushChunk(id, 'w1', { output: 'b', metrics: { stream_index: 1 } });
+    // Each chunk carries the attempt that produced it; each read, the job's attempt and retries.
     expect(endpoint.readStream(id)).toEqual({
       status: 'IN_PROGRESS',
       stream: [
-        { output: 'a', metrics: { stream_index: 0 } },
-        { output: 'b', metrics: { stream_index: 1 } },
+        { output: 'a', metrics: { stream_index: 0, attempt: 1 } },
+        { output: 'b', metrics: { stream_index: 1, attempt: 1 } },
       ],
+      attempt: 1,
+      retries: 0,
     });
     endpoint.pushChunk(id, 'w1', { output: 'c' });
-    expect(endpoint.readStream(id).stream).toEqual([{ output: 'c' }]);
+    expect(endpoint.readStream(id).stream).toEqual([{ output: 'c', metrics: { attempt: 1 } }]);
     endpoint.complete(id, 'w1', { kind: 'output', output: null });
-    expect(endpoint.readStream(id)).toEqual({ status: 'COMPLETED', stream: [] });
+    expect(endpoint.readStream(id)).toEqual({ status: 'COMPLETED', stream: [], attempt: 1, retries: 0 });
     expect(endpoint.pushChunk(id, 'w1', { output: 'late' })).toBe(false);
   });
 });
@@ -155,7 +160,7 @@ describe('EndpointJobs: cancel, retry, purge', () => {
     endpoint.complete(id, 'w1', { kind: 'error', error: failure });
     expect(endpoint.retry(id)).toEqual({ id, status: 'IN_QUEUE', retries: 1 });
     expect(endpoint.readStream(id).stream).toEqual([]);
-    expect(endpoint.tryTake('w2', 1)).toEqual([{ id, input: { n: 1 } }]);
+    expect(endpoint.tryTake('w2', 1)).toEqual([{ id, input: { n: 1 }, attempt: 2 }]);
     endpoint.complete(id, 'w2', { kind: 'output', output: 'second time' });
     expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'second time', retries: 1 });
     expect(endpoint.health().jobs).toMatchObject({ retried: 1, completed: 1, failed: 1 });
@@ -258,6 +263,7 @@ describe('EndpointJobs: timers with injected time', () => {
   it.each([
     ['an asynchronous job', {}, 30 * MINUTE],
     ['a synchronous job', { sync: true }, MINUTE],
+    ['a synchronous job with the default wait (90 s)', { sync: true, waitMs: 90_000 }, MINUTE],
     ['a synchronous job that waited 3 min', { sync: true, waitMs: 3 * MINUTE }, 3 * MINUTE],
     ['a synchronous job that waited 5 min', { sync: true, waitMs: 300_000 }, 5 * MINUTE],
     ['a synchronous job that waited 10 s', { sync: true, waitMs: 10_000 }, MINUTE],

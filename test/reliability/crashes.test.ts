@@ -70,7 +70,7 @@ describe('a worker killed with SIGKILL mid-job', () => {
     expect(ends.get(id)).toBe(1);
     const gone = server.seen.gone.find((event) => event.workerId === victim.workerId);
     expect(gone).toMatchObject({ requeued: [id], reason: 'silent' });
-    const applied = server.seen.results.filter((result) => result.jobId === id && result.ack.applied);
+    const applied = server.seen.results.filter((result) => result.jobId === id && result.ack.applied && result.ack.repeated !== true);
     expect(applied.map((result) => result.workerId)).toEqual([rescuer.workerId]);
     printFigures('crash-sigkill', {
       silenceWindowMs: PING_MS * 3,

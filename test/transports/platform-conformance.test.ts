@@ -2,7 +2,7 @@ import { Harness, ManualClock } from '../../src/harness/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createPlatformTransport } from '../../src/transports/platform/index.js';
 import { startWorkerApiServer } from '../harness/http/worker-api/worker-api-server.js';
-import { describeTransportConformance } from './transport-conformance.js';
+import { CONFORMANCE_MAX_RESULT_BYTES, describeTransportConformance } from './transport-conformance.js';
 
 const silent = createLogger({ level: 'silent' });
 
@@ -16,6 +16,7 @@ describeTransportConformance('platform (HTTP against the harness worker API)', a
     processEnv: { ...server.envFor('conformance', 100), RUNPOD_POD_ID: workerId },
     logger: silent,
     emptyPollGapMs: 0,
+    maxResultBytes: CONFORMANCE_MAX_RESULT_BYTES,
   });
   return {
     transport,

@@ -30,6 +30,9 @@ export interface TransportUnderTest {
 
 export type TransportSetup = () => Promise<TransportUnderTest>;
 
+/** The result limit each transport under test is given (its maxResultBytes option). */
+export const CONFORMANCE_MAX_RESULT_BYTES = 4_096;
+
 /** Generous bound for anything that crosses a socket on a loaded machine. */
 const BOUND_MS = 5_000;
 
@@ -98,14 +101,15 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         };
         const id = submit(request);
         const jobs = await within(pending, 'take answered after submit', BOUND_MS);
-        expect(jobs).toEqual([{ id, ...request }]);
+        // The request's fields unchanged, and the attempt the worker sends back with its posts.
+        expect(jobs).toEqual([{ id, ...request, attempt: 1 }]);
         expect(subject.endpoint.status(id).status).toBe('IN_PROGRESS');
       });
 
       it('answers a job that is already queued at once', async () => {
         const id = submit({ input: { queued: true } });
         const jobs = await within(take().jobs, 'take of a queued job', BOUND_MS);
-        expect(jobs).toEqual([{ id, input: { queued: true } }]);
+        expect(jobs).toEqual([{ id, input: { queued: true }, attempt: 1 }]);
       });
 
       it('answers up to max jobs in one take (a batch)', async () => {
@@ -196,12 +200,62 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         expect(subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: ['tok'] });
       });
 
-      it('acknowledges a result for a job that already ended, or that does not exist', async () => {
+      it('acknowledges a result for a job that already ended, or that does not exist, and says it was not applied', async () => {
         const id = await holdOne();
         subject.endpoint.cancel(id);
-        await subject.transport.postResult(id, { kind: 'output', output: 'late' }, { isStream: false, stopPod: false });
+        const late = await subject.transport.postResult(id, { kind: 'output', output: 'late' }, { isStream: false, stopPod: false });
+        expect(late).toEqual({ applied: false, reason: 'already_ended' });
         expect(subject.endpoint.status(id).status).toBe('CANCELLED');
-        await subject.transport.postResult('no-such-job', { kind: 'output', output: 'x' }, { isStream: false, stopPod: false });
+        const unknown = await subject.transport.postResult('no-such-job', { kind: 'output', output: 'x' }, { isStream: false, stopPod: false });
+        expect(unknown).toEqual({ applied: false, reason: 'not_found' });
+      });
+
+      it('refuses a result over maxResultBytes with SW_RESULT_TOO_LARGE before posting it; the job is untouched', async () => {
+        const limit = subject.transport.maxResultBytes;
+        expect(limit).toBe(CONFORMANCE_MAX_RESULT_BYTES);
+        const id = await holdOne();
+        const big = 'x'.repeat(CONFORMANCE_MAX_RESULT_BYTES);
+        const failure = await subject.transport.postResult(id, { kind: 'output', output: big }, { isStream: false, stopPod: false, attempt: 1 }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(failure).toMatchObject({ code: 'SW_RESULT_TOO_LARGE', details: { jobId: id, limitBytes: CONFORMANCE_MAX_RESULT_BYTES } });
+        expect((failure as Error).message).toContain(`over the platform's limit of ${CONFORMANCE_MAX_RESULT_BYTES} bytes`);
+        expect(subject.endpoint.status(id).status).toBe('IN_PROGRESS');
+        // Just under the limit lands.
+        const fits = 'x'.repeat(CONFORMANCE_MAX_RESULT_BYTES - '{"output":""}'.length);
+        expect(await subject.transport.postResult(id, { kind: 'output', output: fits }, { isStream: false, stopPod: false, attempt: 1 })).toEqual({ applied: true });
+      });
+    });
+
+    describe('attempts', () => {
+      it('carries the attempt back: an older attempt\'s chunk and result are refused with SW_STALE_ATTEMPT, its progress dropped', async () => {
+        const id = await holdOne({ input: { n: 1 }, policy: { executionTimeout: 5_000 } });
+        subject.clock.advance(5_000); // the platform times attempt 1 out
+        subject.endpoint.retry(id);
+        const jobs = await within(take().jobs, 'take of attempt 2', BOUND_MS);
+        expect(jobs).toEqual([{ id, input: { n: 1 }, policy: { executionTimeout: 5_000 }, attempt: 2 }]);
+        const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: unknown) => (error as { code?: string }).code);
+        expect(await code(subject.transport.postChunk(id, { output: 'old', metrics: { stream_index: 0 } }, 1))).toBe('SW_STALE_ATTEMPT');
+        expect(await code(subject.transport.postResult(id, { kind: 'output', output: 'old' }, { isStream: false, stopPod: false, attempt: 1 }))).toBe(
+          'SW_STALE_ATTEMPT',
+        );
+        await subject.transport.postProgress(id, 'old progress', 1);
+        expect(subject.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS' });
+        expect(subject.endpoint.status(id).output).toBeUndefined();
+        await subject.transport.postChunk(id, { output: 'new', metrics: { stream_index: 0 } }, 2);
+        expect(await subject.transport.postResult(id, { kind: 'output', output: 'new' }, { isStream: true, stopPod: false, attempt: 2 })).toEqual({ applied: true });
+        expect(subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'new', retries: 1 });
+        expect(subject.endpoint.readStream(id).stream).toEqual([{ output: 'new', metrics: { stream_index: 0, attempt: 2 } }]);
+      });
+
+      it('names the attempt in a stop', async () => {
+        const seen: Array<[string, StopReason, number | undefined]> = [];
+        subject.transport.onStop((jobId, reason, attempt) => seen.push([jobId, reason, attempt]));
+        const id = await holdOne();
+        subject.endpoint.cancel(id);
+        await waitFor(() => seen.length > 0, 'the stop', BOUND_MS);
+        expect(seen).toEqual([[id, 'cancelled', 1]]);
       });
     });
 

@@ -142,8 +142,8 @@ describe('coalesceStreamChunks through the runtime', () => {
     expect(chunks.map((c) => c.metrics?.stream_index)).toEqual(chunks.map((_, i) => i));
     const strings = chunks.slice(0, -2).map((c) => c.output as string);
     expect(strings.join('')).toBe(expectedText);
-    expect(chunks.at(-2)).toEqual({ output: 'end', metrics: { output_tokens: 201, stream_index: chunks.length - 2 } });
-    expect(chunks.at(-1)).toEqual({ output: { done: true }, metrics: { stream_index: chunks.length - 1 } });
+    expect(chunks.at(-2)).toEqual({ output: 'end', metrics: { output_tokens: 201, stream_index: chunks.length - 2, attempt: 1 } });
+    expect(chunks.at(-1)).toEqual({ output: { done: true }, metrics: { stream_index: chunks.length - 1, attempt: 1 } });
     // The aggregate is of yields, not chunks: every yield is there as it was yielded.
     expect((output as unknown[]).length).toBe(202);
   });

@@ -4,7 +4,9 @@
  * worker of its own. Workers (processes or containers) join over the worker API by
  * pointing their RUNPOD_WEBHOOK_* variables at it; callers use the queue API, the
  * OpenAI-compatible routes and the management API as they would the service.
- * Runs until SIGTERM or SIGINT.
+ * Runs until SIGTERM or SIGINT, then drains: no new job is handed out, running jobs
+ * get --drain-timeout-ms to finish (their results and waiting /runsync calls are
+ * answered), and what is left is reported lost: the job store is in memory.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { z } from 'zod';
@@ -43,6 +45,10 @@ const HarnessCommandOptionsSchema = z.object({
   openaiTimeoutMs: z.number().int().min(1),
   streamWaitMs: z.number().int().min(0),
   management: z.boolean().default(true),
+  pingIntervalMs: z.number().int().min(10),
+  missedPings: z.number().int().min(1),
+  maxRequeues: z.number().int().min(0),
+  drainTimeoutMs: z.number().int().min(0),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
 
@@ -66,8 +72,8 @@ Example:
   # in another shell: the RUNPOD_* lines it printed, then
   tsx worker.ts`;
 
-/** The lines printed at start. */
-export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpoints: readonly string[]): string {
+/** The lines printed at start; `pingIntervalMs` goes into the printed RUNPOD_PING_INTERVAL (default 10 000). */
+export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpoints: readonly string[], pingIntervalMs?: number): string {
   // Any id works when none was named: show ready-to-paste values for `local`.
   const example = endpoints[0] ?? 'local';
   return [
@@ -78,7 +84,7 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
     `  metrics:        ${server.url}/metrics`,
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
     `  workers join with (${server.authenticated ? 'also set RUNPOD_AI_API_KEY to the key' : 'no key needed'}):`,
-    formatWorkerEnv(workerEnvFor(server.url, example))
+    formatWorkerEnv(workerEnvFor(server.url, example, pingIntervalMs !== undefined ? { pingIntervalMs } : {}))
       .trimEnd()
       .split('\n')
       .map((line) => `    ${line}`)
@@ -89,7 +95,7 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
 
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
-  const harness = new Harness({ autoCreateEndpoints: options.endpoint.length === 0, endpoints: options.endpoint });
+  const harness = new Harness({ autoCreateEndpoints: options.endpoint.length === 0, endpoints: options.endpoint, maxRequeues: options.maxRequeues });
   const server = await createHarnessServer({
     harness,
     host: options.host,
@@ -101,11 +107,19 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     openaiTimeoutMs: options.openaiTimeoutMs,
     streamWaitMs: options.streamWaitMs,
     management: options.management ? {} : false,
+    workerApi: { liveness: { pingIntervalMs: options.pingIntervalMs, missedPings: options.missedPings } },
     logger,
     metrics: createMetrics(),
   });
-  process.stdout.write(harnessBanner(server, options.endpoint));
+  process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
   await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
+  logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
+  const left = await harness.drain(options.drainTimeoutMs);
+  if (left.running > 0 || left.queued > 0) {
+    logger.warn({ ...left }, `harness stopping: the job store is in memory, so ${left.running} running and ${left.queued} queued job(s) are lost`);
+  } else {
+    logger.info('harness drained: no job running or queued; finished jobs and their results, kept in memory, are dropped');
+  }
   await server.close();
   harness.close();
   logger.flush();
@@ -142,6 +156,18 @@ export function registerHarnessCommand(program: Command): void {
         .default(10_000),
     )
     .option('--no-management', 'leave the management API (/v1) out')
+    .addOption(
+      new Option('--ping-interval-ms <ms>', "the workers' heartbeat interval (RUNPOD_PING_INTERVAL, printed for them)").argParser(wholeNumber(10, 3_600_000)).default(10_000),
+    )
+    .addOption(
+      new Option('--missed-pings <n>', 'a worker silent this many ping intervals is gone: its jobs go back to the queue').argParser(wholeNumber(1, 1_000)).default(3),
+    )
+    .addOption(
+      new Option('--max-requeues <n>', 'times a job lost with its worker goes back to the queue before it ends FAILED (SW_REQUEUE_LIMIT)').argParser(wholeNumber(0, 1_000)).default(3),
+    )
+    .addOption(
+      new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may take to finish before the harness stops').argParser(wholeNumber(0, 3_600_000)).default(30_000),
+    )
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));

@@ -6,18 +6,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Job, JobResult, StreamChunk } from '../../job/index.js';
 import type { EndpointJobs } from '../../harness/index.js';
-import type { PostResultOptions, StopListener, TakeRequest, Transport } from '../transport.js';
+import { staleAttemptError } from '../../harness/attempts.js';
+import { assertResultFits } from '../result-limits.js';
+import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 
 export interface InProcessTransportOptions {
   /** The endpoint whose jobs this worker runs. */
   endpoint: EndpointJobs;
   /** Worker id; default `local-<random>`. */
   workerId?: string;
+  /** Largest result, as the JSON a platform post would carry, bytes; default none (in process nothing limits it). */
+  maxResultBytes?: number;
 }
 
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process';
   readonly workerId: string;
+  readonly maxResultBytes: number | undefined;
   readonly #endpoint: EndpointJobs;
   readonly #unsubscribe: () => void;
   readonly #listeners = new Set<StopListener>();
@@ -25,10 +30,11 @@ export class InProcessTransport implements Transport {
   constructor(options: InProcessTransportOptions) {
     this.#endpoint = options.endpoint;
     this.workerId = options.workerId ?? `local-${randomUUID().slice(0, 8)}`;
+    this.maxResultBytes = options.maxResultBytes;
     this.#endpoint.workers.touch(this.workerId, Date.now());
-    this.#unsubscribe = this.#endpoint.stopRequested.add((workerId, jobId, reason) => {
+    this.#unsubscribe = this.#endpoint.stopRequested.add((workerId, jobId, reason, attempt) => {
       if (workerId !== this.workerId) return;
-      for (const listener of this.#listeners) listener(jobId, reason);
+      for (const listener of this.#listeners) listener(jobId, reason, attempt);
     });
   }
 
@@ -36,17 +42,29 @@ export class InProcessTransport implements Transport {
     return this.#endpoint.take(this.workerId, request.max, request.signal);
   }
 
-  async postChunk(jobId: string, chunk: StreamChunk): Promise<void> {
-    this.#endpoint.pushChunk(jobId, this.workerId, chunk);
+  async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
+    this.#refuseStale(jobId, attempt, 'stream chunk');
+    this.#endpoint.pushChunk(jobId, this.workerId, chunk, attempt);
   }
 
-  async postProgress(jobId: string, output: unknown): Promise<void> {
-    this.#endpoint.progress(jobId, this.workerId, output);
+  /** Progress of a stale attempt is dropped. */
+  async postProgress(jobId: string, output: unknown, attempt?: number): Promise<void> {
+    this.#endpoint.progress(jobId, this.workerId, output, attempt);
   }
 
-  async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<void> {
-    void options;
-    this.#endpoint.complete(jobId, this.workerId, result);
+  async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt> {
+    if (this.maxResultBytes !== undefined) {
+      const body = result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
+      assertResultFits(jobId, JSON.stringify(body), this.maxResultBytes);
+    }
+    this.#refuseStale(jobId, options.attempt, 'result');
+    const ack = this.#endpoint.complete(jobId, this.workerId, result, options.attempt);
+    return ack.applied ? { applied: true } : { applied: false, reason: ack.reason };
+  }
+
+  #refuseStale(jobId: string, attempt: number | undefined, what: string): void {
+    const job = this.#endpoint.find(jobId);
+    if (job !== undefined && attempt !== undefined && this.#endpoint.isStale(jobId, attempt)) throw staleAttemptError(job, attempt, what);
   }
 
   setJobsInProgress(jobIds: readonly string[]): void {

@@ -4,8 +4,10 @@
  * network errors, timeouts, 5xx, 408 and 429, with exponential backoff and jitter,
  * until they land or the deadline passes. Only then, or when the platform refuses the
  * post with another 4xx (retrying cannot change its mind), does delivery reject, with
- * SW_RESULT_UNDELIVERED. The platform acknowledges a repeated result as the same
- * result, so retrying a post whose answer was lost is safe.
+ * SW_RESULT_UNDELIVERED (`details.lastStatus` says which answer). A 409 whose body
+ * has the code SW_STALE_ATTEMPT (the harness refusing a post of an older attempt of
+ * the job) rejects at once with SW_STALE_ATTEMPT. The platform acknowledges a repeated
+ * result as the same result, so retrying a post whose answer was lost is safe.
  */
 import pRetry, { AbortError } from 'p-retry';
 import { ServerlessWorkerError } from '../../job/index.js';
@@ -60,19 +62,35 @@ export class PostStatusError extends Error {
   }
 }
 
-/** Post until it lands; resolves with the number of attempts. @throws ServerlessWorkerError SW_RESULT_UNDELIVERED */
-export async function deliver(request: DeliveryRequest): Promise<number> {
+/** Whether an answer is the harness's refusal of a post from an older attempt of the job (409 SW_STALE_ATTEMPT). */
+export function isStaleAttemptAnswer(answer: HttpAnswer): boolean {
+  return answer.status === 409 && answer.text.includes('"SW_STALE_ATTEMPT"');
+}
+
+/** A delivered post: how many attempts it took and the answer that accepted it. */
+export interface Delivered {
+  readonly attempts: number;
+  readonly answer: HttpAnswer;
+}
+
+/**
+ * Post until it lands; resolves with the attempts and the accepting answer.
+ * @throws ServerlessWorkerError SW_RESULT_UNDELIVERED, or SW_STALE_ATTEMPT when the harness refused an older attempt's post.
+ */
+export async function deliver(request: DeliveryRequest): Promise<Delivered> {
   const { http, url, body, policy, signal } = request;
   const startedAt = performance.now();
   let attempts = 0;
   let lastStatus: number | undefined;
+  let stale: HttpAnswer | undefined;
   try {
-    await pRetry(
+    const answer = await pRetry(
       async () => {
         attempts++;
         const answer = await http.post(url, body, { signal, timeoutMs: policy.attemptTimeoutMs });
-        if (answer.status >= 200 && answer.status < 300) return;
+        if (answer.status >= 200 && answer.status < 300) return answer;
         lastStatus = answer.status;
+        if (isStaleAttemptAnswer(answer)) stale = answer;
         const error = new PostStatusError(answer);
         throw isRetryableStatus(answer.status) ? error : new AbortError(error);
       },
@@ -97,8 +115,15 @@ export async function deliver(request: DeliveryRequest): Promise<number> {
         },
       },
     );
-    return attempts;
+    return { attempts, answer };
   } catch (error) {
+    if (stale !== undefined) {
+      throw new ServerlessWorkerError(
+        'SW_STALE_ATTEMPT',
+        `The ${request.what} of job ${request.jobId} was refused: it belongs to an attempt of the job that is no longer current (${stale.text.slice(0, 200)})`,
+        { jobId: request.jobId, what: request.what },
+      );
+    }
     const elapsed = Math.round(performance.now() - startedAt);
     const cause = error instanceof Error ? error.message : String(error);
     const why = signal.aborted

@@ -38,6 +38,17 @@ export const PlatformTransportSettingsSchema = z
     closeDrainMs: ms('closeDrainMs', 0, 600_000).default(10_000),
     /** Send a chunk's metrics (stream_index, handler metrics) beside its output; default true. See the module doc of platform-transport. */
     chunkMetrics: z.boolean({ error: 'chunkMetrics must be true or false' }).default(true),
+    /**
+     * Largest result the platform accepts in one job-done body, bytes; default 20 000 000
+     * (the worker API's limit; the platform sets no variable for it). A larger result is
+     * not posted: the job fails at once with SW_RESULT_TOO_LARGE.
+     */
+    maxResultBytes: z
+      .number({ error: 'maxResultBytes must be a number of bytes' })
+      .int({ error: 'maxResultBytes must be a whole number of bytes' })
+      .min(1_024, { error: 'maxResultBytes must be from 1024 to 1e9 bytes' })
+      .max(1_000_000_000, { error: 'maxResultBytes must be from 1024 to 1e9 bytes' })
+      .default(20_000_000),
     /** Run the heartbeat (when RUNPOD_WEBHOOK_PING is set); default true. */
     heartbeat: z.boolean({ error: 'heartbeat must be true or false' }).default(true),
   })

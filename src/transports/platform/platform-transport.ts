@@ -13,6 +13,12 @@
  *   is the same chunk, never skipped and never overtaken;
  * - progress: `POST <done>&isStream=false` with `{status: "IN_PROGRESS", output}`,
  *   best effort, one in flight per job, the latest value winning;
+ * - attempts: a job that carried `attempt` (our harness) gets `&attempt=N` on its
+ *   progress, chunk and result posts; the platform sends none and sees none. A 409
+ *   SW_STALE_ATTEMPT (an older attempt's post) is logged at debug and rejects the post
+ *   with that code (progress: dropped);
+ * - result size: a result body over `maxResultBytes` (20 MB) is not posted; it
+ *   rejects with SW_RESULT_TOO_LARGE;
  * - stop: the job-stop long poll (stop-poller.ts) while a job is held;
  * - heartbeat: the watchdog thread (../watchdog/), started with the first take; with
  *   `watchdog` options the same thread also times out jobs whose handler blocks the
@@ -28,9 +34,11 @@
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
-import type { PostResultOptions, StopListener, TakeRequest, Transport } from '../transport.js';
+import { assertResultFits, readResultReceipt } from '../result-limits.js';
+import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
-import { deliver, type DeliveryPolicy } from './deliver.js';
+import { deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
+import type { HttpAnswer as DeliveredAnswer } from './http-client.js';
 import { JOB_ID_PLACEHOLDER, Watchdog, type JobWatch } from '../watchdog/index.js';
 import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
 import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTransportOptions, type PlatformTransportSettings } from './options.js';
@@ -54,6 +62,7 @@ interface ProgressLane {
 export class PlatformTransport implements Transport {
   readonly kind = 'platform';
   readonly workerId: string;
+  readonly maxResultBytes: number;
   /** The settings in force, defaults applied. */
   readonly settings: PlatformTransportSettings;
   readonly #env: PlatformEnv;
@@ -79,6 +88,7 @@ export class PlatformTransport implements Transport {
 
   constructor(options: PlatformTransportOptions) {
     this.settings = resolvePlatformSettings(options);
+    this.maxResultBytes = this.settings.maxResultBytes;
     this.#env = options.env;
     this.#logger = options.logger;
     this.#metrics = options.metrics;
@@ -134,7 +144,7 @@ export class PlatformTransport implements Transport {
         pollTimeoutMs: s.pollTimeoutMs,
         backoff: this.#pollBackoff,
         logger: this.#logger,
-        onStop: (jobId, reason) => this.#emitStop(jobId, reason),
+        onStop: (jobId, reason, attempt) => this.#emitStop(jobId, reason, attempt),
       });
     } else {
       this.#logger.warn({ url: urlForLog(options.env.getJobUrl) }, 'RUNPOD_WEBHOOK_GET_JOB has no /job-take/ segment: no job-stop poll and no batch take');
@@ -201,8 +211,8 @@ export class PlatformTransport implements Transport {
     return [];
   }
 
-  async postChunk(jobId: string, chunk: StreamChunk): Promise<void> {
-    const url = this.#urls.stream(jobId);
+  async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
+    const url = this.#urls.stream(jobId, attempt);
     if (url === undefined) {
       throw new ServerlessWorkerError(
         'SW_INVALID_ENV',
@@ -216,7 +226,7 @@ export class PlatformTransport implements Transport {
   }
 
   /** Best effort: one post in flight per job; a newer value replaces one still waiting. */
-  postProgress(jobId: string, output: unknown): Promise<void> {
+  postProgress(jobId: string, output: unknown, attempt?: number): Promise<void> {
     let body: string;
     try {
       body = JSON.stringify({ status: 'IN_PROGRESS', output });
@@ -232,23 +242,30 @@ export class PlatformTransport implements Transport {
     const seq = ++current.latest;
     const link = current.chain.then(async () => {
       if (seq !== current.latest || this.#closed) return; // superseded by a newer value
-      const answer = await this.#http.post(this.#urls.done(jobId, false), body, {
+      const answer = await this.#http.post(this.#urls.done(jobId, false, attempt), body, {
         signal: this.#abandon.signal,
         timeoutMs: this.settings.requestTimeoutMs,
       });
+      if (isStaleAttemptAnswer(answer)) {
+        this.#logger.debug({ requestId: jobId, attempt }, 'progress of a stale attempt refused by the platform; dropped');
+        return;
+      }
       if (answer.status < 200 || answer.status >= 300) throw new Error(`progress post answered HTTP ${answer.status}`);
     });
     current.chain = link.catch(() => {});
     return link;
   }
 
-  async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<void> {
+  async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt> {
     // A progress value still waiting must not land after the result.
     this.#progress.delete(jobId);
     const body: Record<string, unknown> =
       result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
     if (options.stopPod) body.stopPod = true;
-    await this.#deliver(this.#urls.done(jobId, options.isStream), JSON.stringify(body), jobId, 'result');
+    const text = JSON.stringify(body);
+    assertResultFits(jobId, text, this.maxResultBytes);
+    const answer = await this.#deliver(this.#urls.done(jobId, options.isStream, options.attempt), text, jobId, 'result');
+    return readResultReceipt(answer.text);
   }
 
   /** The deadline watchdog, when the transport was made with `watchdog` options (for the runtime's jobs). */
@@ -349,17 +366,17 @@ export class PlatformTransport implements Transport {
     );
   }
 
-  #emitStop(jobId: string, reason: Parameters<StopListener>[1]): void {
+  #emitStop(jobId: string, reason: Parameters<StopListener>[1], attempt: number | undefined): void {
     for (const listener of this.#listeners) {
       try {
-        listener(jobId, reason);
+        listener(jobId, reason, attempt);
       } catch (error) {
         this.#logger.warn({ err: error, requestId: jobId }, 'stop listener failed');
       }
     }
   }
 
-  async #deliver(url: string, body: string, jobId: string, what: string): Promise<void> {
+  async #deliver(url: string, body: string, jobId: string, what: string): Promise<DeliveredAnswer> {
     const delivery = deliver({
       http: this.#http,
       url,
@@ -375,9 +392,14 @@ export class PlatformTransport implements Transport {
     });
     this.#deliveries.add(delivery);
     try {
-      const attempts = await delivery;
+      const { attempts, answer } = await delivery;
       if (attempts > 1) this.#logger.info({ requestId: jobId, attempts }, `${what} delivered after retries`);
+      return answer;
     } catch (error) {
+      if (error instanceof ServerlessWorkerError && error.code === 'SW_STALE_ATTEMPT') {
+        this.#logger.debug({ requestId: jobId, err: error }, `${what} of a stale attempt refused by the platform; dropped`);
+        throw error;
+      }
       this.#metrics?.resultPostGiveUpsTotal.inc();
       this.#logger.error({ requestId: jobId, err: error }, `${what} could not be delivered`);
       throw error;

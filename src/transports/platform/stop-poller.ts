@@ -21,6 +21,8 @@ import { urlForLog } from './urls.js';
 const StopAnswerSchema = z.object({
   jobsToStop: z.array(z.string().min(1)),
   reasons: z.record(z.string(), z.enum(['cancelled', 'timeout', 'expired'])).optional(),
+  /** Our harness: the attempt to stop, per job. */
+  attempts: z.record(z.string(), z.number().int()).optional(),
 });
 
 /** The reason given to a stop the platform did not explain. */
@@ -35,7 +37,7 @@ export interface StopPollerOptions {
   /** Waits after failed polls. */
   readonly backoff: BackoffPolicy;
   readonly logger: Logger;
-  readonly onStop: (jobId: string, reason: StopReason) => void;
+  readonly onStop: (jobId: string, reason: StopReason, attempt: number | undefined) => void;
 }
 
 export class StopPoller {
@@ -119,7 +121,7 @@ export class StopPoller {
       return;
     }
     for (const jobId of parsed.data.jobsToStop) {
-      this.#options.onStop(jobId, parsed.data.reasons?.[jobId] ?? DEFAULT_STOP_REASON);
+      this.#options.onStop(jobId, parsed.data.reasons?.[jobId] ?? DEFAULT_STOP_REASON, parsed.data.attempts?.[jobId]);
     }
   }
 }

@@ -13,6 +13,8 @@ const DeliveredJobSchema = z.looseObject({
   id: z.string().min(1),
   // The platform validates input at submission; a worker passes it on unchanged.
   input: z.unknown().refine((value) => value !== undefined && value !== null, { error: 'input is missing' }),
+  // Our harness's attempt number; anything else in that key is left out rather than sent back.
+  attempt: z.number().int().min(1).optional().catch(undefined),
 });
 
 /** How to go on after a take. */

@@ -31,10 +31,10 @@ export interface PlatformUrls {
   take(inProgress: boolean): string;
   /** `GET`: up to `batchSize` jobs; undefined when the take URL has no `/job-take/` to replace. */
   takeBatch(batchSize: number, inProgress: boolean): string | undefined;
-  /** `POST`: a job's result or progress. */
-  done(jobId: string, isStream: boolean): string;
+  /** `POST`: a job's result or progress; `&attempt=N` when the job carried an attempt (the platform ignores it). */
+  done(jobId: string, isStream: boolean, attempt?: number): string;
   /** `POST`: one stream chunk; undefined without RUNPOD_WEBHOOK_POST_STREAM. */
-  stream(jobId: string): string | undefined;
+  stream(jobId: string, attempt?: number): string | undefined;
   /** `GET` long poll: jobs to stop; undefined when the take URL has no `/job-take/`. */
   readonly stop: string | undefined;
   /** `GET`: the heartbeat, without parameters; undefined without RUNPOD_WEBHOOK_PING. */
@@ -63,8 +63,8 @@ export function buildPlatformUrls(env: PlatformEnv, workerId: string): PlatformU
     take: (inProgress) => appendParams(take, { job_in_progress: jobInProgress(inProgress) }),
     takeBatch: (batchSize, inProgress) =>
       batch === undefined ? undefined : appendParams(batch, { batch_size: batchSize, job_in_progress: jobInProgress(inProgress) }),
-    done: (jobId, isStream) => appendParams(done(jobId), { isStream }),
-    stream: (jobId) => (stream === undefined ? undefined : appendParams(stream(jobId), { isStream: false })),
+    done: (jobId, isStream, attempt) => appendParams(done(jobId), { isStream, attempt }),
+    stream: (jobId, attempt) => (stream === undefined ? undefined : appendParams(stream(jobId), { isStream: false, attempt })),
     stop: hasTakeSegment ? take.replace(TAKE_SEGMENT, '/job-stop/') : undefined,
     ping: env.pingUrl?.replaceAll('$RUNPOD_POD_ID', workerId),
   };

@@ -120,7 +120,8 @@ describe('GET /stream/{id}', () => {
     }).stop;
     const id = await submit(running.endpointUrl());
     const first = (await call('GET', `${running.endpointUrl()}/stream/${id}`)).json as { status: string; stream: Array<{ output: unknown }> };
-    expect(first).toEqual({ status: 'IN_PROGRESS', stream: [{ output: 'a', metrics: expect.any(Object) }] });
+    // attempt: which take of the job the chunks come from (a restarted stream shows a new one).
+    expect(first).toEqual({ status: 'IN_PROGRESS', stream: [{ output: 'a', metrics: expect.objectContaining({ attempt: 1 }) }], attempt: 1 });
     release();
     const rest: unknown[] = [];
     let status = 'IN_PROGRESS';
@@ -132,13 +133,13 @@ describe('GET /stream/{id}', () => {
     expect(status).toBe('COMPLETED');
     expect(rest).toEqual(['b', 'c']);
     // Everything was handed out: a later call has nothing new.
-    expect((await call('GET', `${running.endpointUrl()}/stream/${id}`)).json).toEqual({ status: 'COMPLETED', stream: [] });
+    expect((await call('GET', `${running.endpointUrl()}/stream/${id}`)).json).toEqual({ status: 'COMPLETED', stream: [], attempt: 1 });
   });
 
   it('?wait=0 answers at once when nothing is new', async () => {
     running = await startTestServer({}, { clock: new ManualClock() });
     const id = await submit(running.endpointUrl());
-    expect((await call('GET', `${running.endpointUrl()}/stream/${id}?wait=0`)).json).toEqual({ status: 'IN_QUEUE', stream: [] });
+    expect((await call('GET', `${running.endpointUrl()}/stream/${id}?wait=0`)).json).toEqual({ status: 'IN_QUEUE', stream: [], attempt: 0 });
   });
 
   it('404 for an unknown job', async () => {

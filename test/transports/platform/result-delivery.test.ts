@@ -93,11 +93,11 @@ describe('result delivery through a flaky harness', () => {
     // The post applied just before its connection reset comes once more; wait for those answers too.
     await waitFor(() => server.seen.results.length === 12, 'every job-done answered', 20_000);
     for (const [n, id] of ids.entries()) expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { echo: { n } } });
-    // Each job was applied once; the post whose answer was lost came again and was acknowledged, not applied twice.
+    // Each job was applied once; the post whose answer was lost came again and was recognised as the same result (repeated), not applied twice.
     for (const id of ids) {
       const posts = server.seen.results.filter((result) => result.jobId === id);
-      expect(posts.filter((result) => result.ack.applied)).toHaveLength(1);
-      expect(posts.filter((result) => !result.ack.applied).map((result) => result.ack)).toEqual([{ applied: false, reason: 'already_ended', status: 'COMPLETED' }]);
+      expect(posts.filter((result) => result.ack.applied && result.ack.repeated !== true)).toHaveLength(1);
+      expect(posts.filter((result) => result.ack.applied && result.ack.repeated === true).map((result) => result.ack)).toEqual([{ applied: true, repeated: true, status: 'COMPLETED' }]);
     }
     expect(faults?.injected).toEqual({ '503': 6, '429': 6, 'reset-before': 6, 'reset-after': 6 });
     await waitFor(() => logs.find('delivered after retries').length === 6, 'six "delivered after retries" lines', 5_000);

@@ -44,7 +44,8 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
         await watch.next(wait, context.harness.clock, waiting.signal);
         read = endpoint.readStream(jobId);
       }
-      return { status: read.status, stream: read.stream };
+      // attempt and retries tell a reader that the job restarted (restarted streams, README "Streams").
+      return { status: read.status, stream: read.stream, attempt: read.attempt, ...(read.retries > 0 ? { retries: read.retries } : {}) };
     } finally {
       waiting.dispose();
       watch.close();

@@ -33,6 +33,15 @@ export const PingQuerySchema = z.object({
   reason: oneText.optional(),
 });
 
+/** `attempt=N` on job-done and job-stream: the attempt the post belongs to (our worker sends it back; others send none). */
+export const AttemptQuerySchema = z.looseObject({
+  attempt: z.coerce
+    .number({ error: 'attempt must be a whole number from 1' })
+    .int({ error: 'attempt must be a whole number from 1' })
+    .min(1, { error: 'attempt must be a whole number from 1' })
+    .optional(),
+});
+
 const truthy = z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
 
 export const DoneBodySchema = z.looseObject({

@@ -20,7 +20,7 @@ export const LivenessSchema = z.object({
   pingIntervalMs: ms('liveness.pingIntervalMs', 10, 3_600_000).default(10_000),
   /** A worker silent for this many intervals is gone; default 3. */
   missedPings: z.number().int().min(1).max(1_000, { error: 'liveness.missedPings must be a whole number from 1 to 1000' }).default(3),
-  /** How often silence is checked, ms; default a third of the silence, at most the ping interval. */
+  /** How often silence is checked, ms; default a third of the silence, at most the ping interval and at most 1 000. */
   sweepIntervalMs: ms('liveness.sweepIntervalMs', 10, 3_600_000).optional(),
 });
 
@@ -55,7 +55,7 @@ export interface WorkerApiEvents {
   /** A worker reported a failed start-up check. */
   onUnhealthy?(info: { endpointId: string; workerId: string; check: string; reason: string }): void;
   /** A stop request was handed to a worker through job-stop. */
-  onStopDelivered?(info: { endpointId: string; workerId: string; jobIds: string[]; reasons: Record<string, StopReason> }): void;
+  onStopDelivered?(info: { endpointId: string; workerId: string; jobIds: string[]; reasons: Record<string, StopReason>; attempts: Record<string, number> }): void;
 }
 
 export interface WorkerApiOptions extends z.input<typeof WorkerApiSettingsSchema> {

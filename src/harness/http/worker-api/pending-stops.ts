@@ -7,7 +7,7 @@
 import type { StopReason } from '../../../job/index.js';
 
 interface WorkerStops {
-  readonly entries: Map<string, { reason: StopReason; at: number }>;
+  readonly entries: Map<string, { reason: StopReason; at: number; attempt?: number }>;
   readonly waiters: Set<() => void>;
 }
 
@@ -15,6 +15,8 @@ interface WorkerStops {
 export interface StopBatch {
   readonly jobIds: string[];
   readonly reasons: Record<string, StopReason>;
+  /** The attempt to stop, per job, where known: a worker running two attempts of a job stops only this one. */
+  readonly attempts: Record<string, number>;
 }
 
 export class PendingStops {
@@ -27,10 +29,10 @@ export class PendingStops {
     this.#now = now;
   }
 
-  /** Ask `workerId` to stop `jobId`; wakes its waiting poll. The first reason recorded for a job wins. */
-  record(endpointId: string, workerId: string, jobId: string, reason: StopReason): void {
+  /** Ask `workerId` to stop `jobId` (its `attempt` when known); wakes its waiting poll. The first reason recorded for a job wins. */
+  record(endpointId: string, workerId: string, jobId: string, reason: StopReason, attempt?: number): void {
     const stops = this.#stops(endpointId, workerId);
-    if (!stops.entries.has(jobId)) stops.entries.set(jobId, { reason, at: this.#now() });
+    if (!stops.entries.has(jobId)) stops.entries.set(jobId, { reason, at: this.#now(), ...(attempt !== undefined ? { attempt } : {}) });
     const waiters = [...stops.waiters];
     stops.waiters.clear();
     for (const wake of waiters) wake();
@@ -43,10 +45,14 @@ export class PendingStops {
     if (!stops || stops.entries.size === 0) return undefined;
     const jobIds = [...stops.entries.keys()];
     const reasons: Record<string, StopReason> = {};
-    for (const [jobId, entry] of stops.entries) reasons[jobId] = entry.reason;
+    const attempts: Record<string, number> = {};
+    for (const [jobId, entry] of stops.entries) {
+      reasons[jobId] = entry.reason;
+      if (entry.attempt !== undefined) attempts[jobId] = entry.attempt;
+    }
     stops.entries.clear();
     if (stops.waiters.size === 0) this.#workers.delete(key);
-    return { jobIds, reasons };
+    return { jobIds, reasons, attempts };
   }
 
   /**

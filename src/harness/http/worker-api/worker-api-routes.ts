@@ -9,12 +9,15 @@
  * | `GET  job-take-batch/{worker}?batch_size=N` | long poll; a JSON array of at most N jobs, or 204 |
  * | `POST job-done/{worker}/{job}?isStream=` | `{output}` / `{error}` ends the job (`stopPod` noted); `{status: "IN_PROGRESS", output}` is progress |
  * | `POST job-stream/{worker}/{job}` | `{output, metrics?}`: one stream chunk |
- * | `GET  job-stop/{worker}` | long poll; `{jobsToStop: [...], reasons: {...}}` or 204 |
+ * | `GET  job-stop/{worker}` | long poll; `{jobsToStop: [...], reasons: {...}, attempts: {...}}` or 204 |
  * | `GET  ping/{worker}?job_id=&runpod_version=` | heartbeat; `status=unhealthy&check=&reason=` reports a failed start-up check |
  *
  * Results are safe to repeat: a job-done for a job that already ended (completed,
  * cancelled, timed out, expired) or that this worker no longer holds is acknowledged
- * (200) and ignored. A job-stream chunk whose `metrics.stream_index` the job already
+ * (200) and ignored (`applied: false` with the reason; the same result again answers
+ * `applied: true, repeated: true`). Each job handed out carries its `attempt`; a
+ * job-done or job-stream with `?attempt=N` of an attempt that is no longer the job's
+ * current one is refused: 409 SW_STALE_ATTEMPT (attempts.ts). A job-stream chunk whose `metrics.stream_index` the job already
  * has is a retried post and is stored once. Workers that go silent are declared gone
  * (worker-liveness.ts) and their jobs requeued; a job a live worker leaves out of its
  * heartbeat for as long (its job-take answer was lost) is requeued alone.
@@ -25,7 +28,9 @@ import type { EndpointJobs } from '../../endpoint-jobs.js';
 import { apiKeyHook } from '../api-key.js';
 import { installErrorHandler } from '../error-reply.js';
 import { parseOrThrow } from '../../../job/index.js';
+import { staleAttemptError } from '../../attempts.js';
 import {
+  AttemptQuerySchema,
   BatchQuerySchema,
   DoneBodySchema,
   JobParamsSchema,
@@ -62,8 +67,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   unsubscribers.push(
     harness.onEndpoint((endpoint) => {
       unsubscribers.push(
-        endpoint.stopRequested.add((workerId: string, jobId: string, reason: StopReason) => {
-          if (liveness.isKnown(endpoint.id, workerId)) stops.record(endpoint.id, workerId, jobId, reason);
+        endpoint.stopRequested.add((workerId: string, jobId: string, reason: StopReason, attempt: number) => {
+          if (liveness.isKnown(endpoint.id, workerId)) stops.record(endpoint.id, workerId, jobId, reason, attempt);
         }),
       );
     }),
@@ -88,6 +93,17 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: settings.maxBodyBytes }, (_request, body, done) => done(null, body));
 
   const endpointOf = (endpointId: string): EndpointJobs => harness.endpoint(endpointId);
+
+  /** The post's `?attempt=`; throws SW_STALE_ATTEMPT (409) when it names an attempt other than the job's current one. */
+  const currentAttempt = (request: FastifyRequest, endpoint: EndpointJobs, jobId: string, what: string): number | undefined => {
+    const { attempt } = parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`);
+    const record = endpoint.find(jobId);
+    if (record !== undefined && attempt !== undefined && endpoint.isStale(jobId, attempt)) {
+      request.log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
+      throw staleAttemptError(record, attempt, what);
+    }
+    return attempt;
+  };
 
   async function takeJobs(request: FastifyRequest, reply: FastifyReply, batch: boolean): Promise<FastifyReply> {
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
@@ -120,8 +136,9 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const body = parseJsonObject(DoneBodySchema, request.body, 'job-done');
     const endpoint = endpointOf(endpointId);
     liveness.seen(endpoint, workerId);
+    const attempt = currentAttempt(request, endpoint, jobId, body.status === 'IN_PROGRESS' ? 'progress' : 'result');
     if (body.status === 'IN_PROGRESS') {
-      const applied = endpoint.progress(jobId, workerId, body.output);
+      const applied = endpoint.progress(jobId, workerId, body.output, attempt);
       return reply.send({ acknowledged: true, applied });
     }
     let result: JobResult;
@@ -132,7 +149,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     } else {
       result = { kind: 'output', output: body.output };
     }
-    const ack = endpoint.complete(jobId, workerId, result);
+    const ack = endpoint.complete(jobId, workerId, result, attempt);
     if (!ack.applied) request.log.info({ workerId, jobId, ...ack }, 'job-done acknowledged and ignored');
     if (body.stopPod === true) {
       request.log.info({ workerId, jobId }, 'worker asked to be recycled (stopPod); the harness does not stop processes');
@@ -147,6 +164,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const body = parseJsonObject(StreamBodySchema, request.body, 'job-stream');
     const endpoint = endpointOf(endpointId);
     liveness.seen(endpoint, workerId);
+    const attempt = currentAttempt(request, endpoint, jobId, 'stream chunk');
     const index = body.metrics?.stream_index;
     const record = endpoint.find(jobId);
     // Chunks of one job come in order; an index the job already has is a post retried after a lost answer.
@@ -154,7 +172,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       return reply.send({ acknowledged: true, applied: false, reason: 'duplicate' });
     }
     const chunk = body.metrics !== undefined ? { output: body.output, metrics: body.metrics } : { output: body.output };
-    const applied = endpoint.pushChunk(jobId, workerId, chunk);
+    const applied = endpoint.pushChunk(jobId, workerId, chunk, attempt);
     return reply.send(applied ? { acknowledged: true, applied } : { acknowledged: true, applied, reason: 'not_held_by_worker' });
   });
 
@@ -171,7 +189,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       }
       if (batch === undefined) return reply.code(204).send();
       events.onStopDelivered?.({ endpointId, workerId, ...batch });
-      return reply.send({ jobsToStop: batch.jobIds, reasons: batch.reasons });
+      return reply.send({ jobsToStop: batch.jobIds, reasons: batch.reasons, attempts: batch.attempts });
     } finally {
       held.release();
       release();

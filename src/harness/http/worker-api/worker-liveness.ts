@@ -41,7 +41,8 @@ export class WorkerLiveness {
     this.#onGone = onGone;
     if (liveness !== false) {
       this.#silenceMs = liveness.pingIntervalMs * liveness.missedPings;
-      this.#sweepIntervalMs = liveness.sweepIntervalMs ?? Math.max(10, Math.min(liveness.pingIntervalMs, Math.floor(this.#silenceMs / 3)));
+      // At most a second between sweeps: a dead worker is requeued within about the silence + 1 s.
+      this.#sweepIntervalMs = liveness.sweepIntervalMs ?? Math.max(10, Math.min(1_000, liveness.pingIntervalMs, Math.floor(this.#silenceMs / 3)));
     }
   }
 

@@ -74,7 +74,7 @@ describe('job-take and job-take-batch', () => {
     const id = submit(server, { input: { prompt: 'x' }, webhook: 'https://example.com/h', policy: { executionTimeout: 60_000 } });
     const answer = await call(server, 'GET', '/job-take/w1?job_in_progress=0');
     expect(answer.status).toBe(200);
-    expect(answer.json).toEqual({ id, input: { prompt: 'x' }, webhook: 'https://example.com/h', policy: { executionTimeout: 60_000 } });
+    expect(answer.json).toEqual({ id, input: { prompt: 'x' }, webhook: 'https://example.com/h', policy: { executionTimeout: 60_000 }, attempt: 1 });
     expect(endpointOf(server).status(id)).toMatchObject({ status: 'IN_PROGRESS' });
     expect(typeof endpointOf(server).status(id).delayTime).toBe('number');
     expect(endpointOf(server).health().workers).toEqual({ idle: 0, running: 1 });
@@ -123,7 +123,10 @@ describe('job-done', () => {
     const first = await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, { output: { answer: 42 } });
     expect(first).toMatchObject({ status: 200, json: { acknowledged: true, applied: true, status: 'COMPLETED' } });
     const again = await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, { output: { answer: 42 } });
-    expect(again).toMatchObject({ status: 200, json: { acknowledged: true, applied: false, reason: 'already_ended' } });
+    // The same worker's result again (its answer was lost): recognised as the same result, not applied twice.
+    expect(again).toMatchObject({ status: 200, json: { acknowledged: true, applied: true, repeated: true } });
+    const otherWorker = await call(server, 'POST', `/job-done/w2/${id}?isStream=false`, { output: 'theirs' });
+    expect(otherWorker).toMatchObject({ status: 200, json: { acknowledged: true, applied: false, reason: 'already_ended' } });
     const other = await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, { output: 'different' });
     expect(other.status).toBe(200);
     expect(endpointOf(server).status(id)).toMatchObject({ status: 'COMPLETED', output: { answer: 42 } });
@@ -214,10 +217,10 @@ describe('job-stream', () => {
     await call(server, 'POST', `/job-stream/w1/${id}?isStream=false`, { output: 'no metrics' });
     const { stream } = endpointOf(server).readStream(id);
     expect(stream).toEqual([
-      { output: 't0', metrics: { stream_index: 0 } },
-      { output: 't1', metrics: { stream_index: 1 } },
-      { output: 't2', metrics: { stream_index: 2 } },
-      { output: 'no metrics' },
+      { output: 't0', metrics: { stream_index: 0, attempt: 1 } },
+      { output: 't1', metrics: { stream_index: 1, attempt: 1 } },
+      { output: 't2', metrics: { stream_index: 2, attempt: 1 } },
+      { output: 'no metrics', metrics: { attempt: 1 } },
     ]);
     expect((await call(server, 'POST', `/job-stream/w2/${id}`, { output: 'x' })).json).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
   });
@@ -245,7 +248,7 @@ describe('job-stop', () => {
     const theirs = await held(server, 'w2');
     endpointOf(server).cancel(mine);
     expect((await call(server, 'GET', '/job-stop/w2')).status).toBe(204);
-    expect((await call(server, 'GET', '/job-stop/w1')).json).toEqual({ jobsToStop: [mine], reasons: { [mine]: 'cancelled' } });
+    expect((await call(server, 'GET', '/job-stop/w1')).json).toEqual({ jobsToStop: [mine], reasons: { [mine]: 'cancelled' }, attempts: { [mine]: 1 } });
     expect((await call(server, 'GET', '/job-stop/w1')).status).toBe(204);
     expect(endpointOf(server).status(theirs).status).toBe('IN_PROGRESS');
   });
@@ -281,7 +284,7 @@ describe('ping and liveness', () => {
     expect(health.jobs.retried).toBe(1);
     expect(health.workers).toEqual({ idle: 1, running: 0 });
     // Should the silent worker come back, job-stop tells it to drop the job others now run.
-    expect((await call(server, 'GET', '/job-stop/silent')).json).toEqual({ jobsToStop: [id], reasons: { [id]: 'cancelled' } });
+    expect((await call(server, 'GET', '/job-stop/silent')).json).toEqual({ jobsToStop: [id], reasons: { [id]: 'cancelled' }, attempts: {} });
   });
 
   it('never declares gone a worker whose long poll is open, however long it holds', async () => {

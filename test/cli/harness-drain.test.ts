@@ -1,0 +1,96 @@
+/**
+ * `serverless-worker harness` liveness flags and SIGTERM drain (issue 13), as real
+ * child processes: a harness, and the platform fixture worker joined with the
+ * variables it printed. A killed worker's job is back in the queue within about
+ * interval x missed + 1 s (printed; asserted with a generous bound); SIGTERM lets the
+ * running job finish, answers the waiting /runsync, and says what the in-memory
+ * store loses.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runTs } from '../child-process.js';
+import { call } from '../harness/http/helpers.js';
+import { waitFor } from '../transports/wait-for.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+const WORKER = join(REPO_ROOT, 'test/platform/fixtures/platform-worker.ts');
+type Child = ReturnType<typeof runTs>;
+const children: Child[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await child;
+  }
+});
+
+async function startHarness(args: string[]): Promise<{ child: Child; url: string; env: Record<string, string>; stderr: () => string }> {
+  const child = runTs(CLI, ['harness', '--port', '0', '--endpoint', 'drain', ...args], { timeout: 120_000 });
+  children.push(child);
+  let banner = '';
+  let stderr = '';
+  child.stderr?.on('data', (data: Buffer) => (stderr += data.toString('utf8')));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (data: Buffer) => {
+      banner += data.toString('utf8');
+      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
+      if (match?.[1] && banner.includes('RUNPOD_ENDPOINT_ID')) resolve(match[1]);
+    });
+    void child.then((result) => reject(new Error(`harness exited early (${result.exitCode}): ${String(result.stderr)}`)));
+  });
+  const env = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1]!, match[2]!] as const));
+  return { child, url, env, stderr: () => stderr };
+}
+
+function startWorker(env: Record<string, string>, workerId: string): Child {
+  const worker = runTs(WORKER, [], { env: { ...env, RUNPOD_POD_ID: workerId, LOG_LEVEL: 'warn' }, timeout: 120_000 });
+  children.push(worker);
+  return worker;
+}
+
+const statusOf = async (url: string, id: string) => (await call('GET', `${url}/v2/drain/status/${id}`)).json as { status: string; retries?: number };
+
+describe('serverless-worker harness: liveness flags and drain', () => {
+  it('--help documents the liveness, requeue and drain flags with their defaults', async () => {
+    const help = String((await runTs(CLI, ['harness', '--help'])).stdout);
+    for (const flag of ['--ping-interval-ms <ms>', '--missed-pings <n>', '--max-requeues <n>', '--drain-timeout-ms <ms>']) expect(help, flag).toContain(flag);
+    expect(help).toContain('(default: 10000)');
+    expect(help).toContain('(default: 30000)');
+  });
+
+  it('--ping-interval-ms and --missed-pings: printed for workers, and a killed worker\'s job is requeued within about interval x missed + 1 s', { timeout: 120_000 }, async () => {
+    const { url, env } = await startHarness(['--ping-interval-ms', '500', '--missed-pings', '2']);
+    expect(env.RUNPOD_PING_INTERVAL).toBe('500');
+    const worker = startWorker(env, 'doomed');
+    const { id } = (await call('POST', `${url}/v2/drain/run`, { body: { input: { mode: 'sleep', ms: 60_000 } } })).json as { id: string };
+    await waitFor(async () => (await statusOf(url, id)).status === 'IN_PROGRESS', 'the job to start', 60_000);
+    const killedAt = Date.now();
+    worker.kill('SIGKILL');
+    await waitFor(async () => (await statusOf(url, id)).status === 'IN_QUEUE', 'the job back in the queue', 20_000);
+    const requeuedMs = Date.now() - killedAt;
+    expect((await statusOf(url, id)).retries).toBe(1);
+    // Expected about 500 x 2 + 1 000 = 2 000 ms; the bound leaves room for a loaded machine.
+    expect(requeuedMs).toBeLessThan(15_000);
+    console.log(`[harness-drain] killed worker's job requeued ${requeuedMs} ms after SIGKILL (ping 500 ms x 2 missed + sweep: about 2 000 ms expected)`);
+  });
+
+  it('SIGTERM drains: no new job is handed out, the running job finishes and its /runsync is answered, the queued one is reported lost', { timeout: 120_000 }, async () => {
+    const { child, url, env, stderr } = await startHarness(['--drain-timeout-ms', '30000', '--ping-interval-ms', '500']);
+    startWorker(env, 'drainer');
+    const runsync = call('POST', `${url}/v2/drain/runsync`, { body: { input: { mode: 'sleep', ms: 3_000, tag: 'running' } } });
+    await waitFor(async () => ((await call('GET', `${url}/v2/drain/health`)).json as { jobs: { inProgress: number } }).jobs.inProgress === 1, 'the job to run', 60_000);
+    // A second job waits behind it (the worker takes one at a time).
+    const queued = (await call('POST', `${url}/v2/drain/run`, { body: { input: { mode: 'echo', tag: 'queued' } } })).json as { id: string };
+    const signalledAt = Date.now();
+    child.kill('SIGTERM');
+    const answer = await runsync;
+    expect(answer.json).toMatchObject({ status: 'COMPLETED', output: { workerId: 'drainer', tag: 'running' } });
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    const logs = stderr();
+    expect(logs).toContain('harness draining');
+    expect(logs).toContain('the job store is in memory, so 0 running and 1 queued job(s) are lost');
+    expect(queued.id).toBeTruthy();
+    console.log(`[harness-drain] SIGTERM with one running and one queued job: drained and exited ${Date.now() - signalledAt} ms later; the running job's /runsync answered COMPLETED`);
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * Attempts, the requeue cap, restarted streams and the drain of EndpointJobs (issue
+ * 13), on a ManualClock: only the current attempt of a job changes it, a lost job is
+ * requeued at most maxRequeues times, a requeued stream drops the lost attempt's chunks.
+ */
+import { describe, expect, it } from 'vitest';
+import { Harness, ManualClock, type EndpointJobs, type HarnessOptions } from '../../src/harness/index.js';
+import { parseJobRequest, type JobErrorPayload, type StopReason } from '../../src/job/index.js';
+import { joinChunks } from '../../src/worker/join-chunks.js';
+
+function setup(options: Omit<HarnessOptions, 'clock'> = {}) {
+  const clock = new ManualClock();
+  const harness = new Harness({ clock, ...options });
+  const endpoint: EndpointJobs = harness.endpoint('ep');
+  const stops: Array<[string, string, StopReason, number]> = [];
+  endpoint.stopRequested.add((workerId, jobId, reason, attempt) => stops.push([workerId, jobId, reason, attempt]));
+  return { clock, harness, endpoint, stops };
+}
+
+const request = (body: Record<string, unknown> = {}) => parseJobRequest({ input: { n: 1 }, ...body });
+
+const failure: JobErrorPayload = { error_type: 'Error', error_message: 'boom', hostname: 'h', worker_id: 'w1', runtime_version: '0' };
+
+describe('attempts', () => {
+  it('hands out attempt 1, 2, ... and accepts chunks, progress and the result only from the current one', () => {
+    const { clock, endpoint, stops } = setup();
+    const { id } = endpoint.submit(request({ policy: { executionTimeout: 5_000 } }));
+    expect(endpoint.tryTake('w1', 1)[0]?.attempt).toBe(1);
+    clock.advance(5_000); // the harness times attempt 1 out; its handler ignores the abort
+    expect(stops).toEqual([['w1', id, 'timeout', 1]]);
+    endpoint.retry(id);
+    // The same worker takes attempt 2 while attempt 1 still runs there.
+    expect(endpoint.tryTake('w1', 1)[0]?.attempt).toBe(2);
+    expect(endpoint.isStale(id, 1)).toBe(true);
+    expect(endpoint.isStale(id, 2)).toBe(false);
+    expect(endpoint.isStale(id, undefined)).toBe(false);
+    expect(endpoint.pushChunk(id, 'w1', { output: 'old' }, 1)).toBe(false);
+    expect(endpoint.progress(id, 'w1', 'old', 1)).toBe(false);
+    // Attempt 1's late result is refused; the job is still attempt 2's.
+    expect(endpoint.complete(id, 'w1', { kind: 'error', error: failure, timedOut: true }, 1)).toEqual({
+      applied: false,
+      reason: 'stale_attempt',
+      status: 'IN_PROGRESS',
+    });
+    expect(endpoint.status(id).status).toBe('IN_PROGRESS');
+    expect(endpoint.pushChunk(id, 'w1', { output: 'new' }, 2)).toBe(true);
+    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 'attempt 2' }, 2)).toEqual({ applied: true, status: 'COMPLETED' });
+    // The same post again is recognised; attempt 1's is still stale.
+    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 'attempt 2' }, 2)).toMatchObject({ applied: true, repeated: true });
+    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 'late' }, 1)).toMatchObject({ applied: false, reason: 'stale_attempt' });
+    expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'attempt 2', retries: 1 });
+  });
+
+  it('refuses every interleaving of a stale attempt’s posts, whatever the order (property-style)', () => {
+    // All orders of attempt 1's late posts around attempt 2's life, seeded and bounded.
+    const posts = ['chunk1', 'progress1', 'result1', 'chunk2', 'result2'] as const;
+    const orders: Array<Array<(typeof posts)[number]>> = [];
+    const permute = (rest: Array<(typeof posts)[number]>, acc: Array<(typeof posts)[number]>): void => {
+      if (rest.length === 0) {
+        // Attempt 2 posts its chunk before its result, as a worker does.
+        if (acc.indexOf('chunk2') < acc.indexOf('result2')) orders.push(acc);
+        return;
+      }
+      for (const [i, post] of rest.entries()) permute([...rest.slice(0, i), ...rest.slice(i + 1)], [...acc, post]);
+    };
+    permute([...posts], []);
+    expect(orders).toHaveLength(60);
+    for (const order of orders) {
+      const { clock, endpoint } = setup();
+      const { id } = endpoint.submit(request({ policy: { executionTimeout: 5_000 } }));
+      endpoint.tryTake('w1', 1);
+      clock.advance(5_000);
+      endpoint.retry(id);
+      endpoint.tryTake('w1', 1);
+      for (const post of order) {
+        if (post === 'chunk1') expect(endpoint.pushChunk(id, 'w1', { output: 'a1' }, 1)).toBe(false);
+        if (post === 'progress1') expect(endpoint.progress(id, 'w1', 'p1', 1)).toBe(false);
+        if (post === 'result1') expect(endpoint.complete(id, 'w1', { kind: 'output', output: 'from 1' }, 1).applied).toBe(false);
+        if (post === 'chunk2') endpoint.pushChunk(id, 'w1', { output: 'a2' }, 2);
+        if (post === 'result2') expect(endpoint.complete(id, 'w1', { kind: 'output', output: 'from 2' }, 2).applied).toBe(true);
+      }
+      expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'from 2' });
+      expect(endpoint.readStream(id).stream.map((chunk) => chunk.output)).toEqual(['a2']);
+    }
+  });
+
+  it('refuses the posts of an attempt that was taken back while the job waits in the queue', () => {
+    const { endpoint } = setup();
+    const { id } = endpoint.submit(request());
+    endpoint.tryTake('w1', 1);
+    // The worker was taken for gone, but it is alive and finishes attempt 1.
+    endpoint.requeueWorkerJobs('w1');
+    expect(endpoint.isStale(id, 1)).toBe(true);
+    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 'from 1' }, 1)).toEqual({ applied: false, reason: 'stale_attempt', status: 'IN_QUEUE' });
+    endpoint.tryTake('w2', 1);
+    expect(endpoint.complete(id, 'w2', { kind: 'output', output: 'from 2' }, 2)).toMatchObject({ applied: true });
+    expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'from 2' });
+  });
+
+  it('matches a worker that sends no attempt (the Python SDK) by worker id, as before', () => {
+    const { endpoint } = setup();
+    const { id } = endpoint.submit(request());
+    endpoint.tryTake('w1', 1);
+    expect(endpoint.complete(id, 'w2', { kind: 'output', output: 1 })).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
+    expect(endpoint.complete(id, 'w1', { kind: 'output', output: 1 })).toMatchObject({ applied: true });
+  });
+});
+
+describe('requeue cap', () => {
+  it('requeues a lost job maxRequeues times, then ends it FAILED with SW_REQUEUE_LIMIT and the count', () => {
+    const { endpoint } = setup({ maxRequeues: 2 });
+    const { id } = endpoint.submit(request());
+    for (let lost = 1; lost <= 2; lost++) {
+      endpoint.tryTake(`w${lost}`, 1);
+      expect(endpoint.requeueWorkerJobs(`w${lost}`)).toEqual([id]);
+      expect(endpoint.status(id)).toMatchObject({ status: 'IN_QUEUE', retries: lost });
+    }
+    endpoint.tryTake('w3', 1);
+    // A lost take answer counts the same as a dead worker.
+    expect(endpoint.requeueJob(id, 'w3')).toBe(false);
+    const view = endpoint.status(id);
+    expect(view.status).toBe('FAILED');
+    const error = JSON.parse(view.error as string) as JobErrorPayload;
+    expect(error).toMatchObject({ error_code: 'SW_REQUEUE_LIMIT', error_type: 'RequeueLimitError', worker_id: 'w3' });
+    expect(error.error_message).toContain('lost 3 times');
+    expect(error.error_message).toContain('at most 2 times');
+    expect(endpoint.health().jobs).toMatchObject({ failed: 1, retried: 2, inQueue: 0, inProgress: 0 });
+    // /retry starts the count again.
+    endpoint.retry(id);
+    endpoint.tryTake('w4', 1);
+    expect(endpoint.requeueWorkerJobs('w4')).toEqual([id]);
+    expect(endpoint.status(id).status).toBe('IN_QUEUE');
+  });
+
+  it('defaults to 3 requeues', () => {
+    const { endpoint } = setup();
+    const { id } = endpoint.submit(request());
+    const requeued: boolean[] = [];
+    for (let n = 1; n <= 4; n++) {
+      endpoint.tryTake(`w${n}`, 1);
+      requeued.push(endpoint.requeueJob(id, `w${n}`));
+    }
+    expect(requeued).toEqual([true, true, true, false]);
+    expect(endpoint.status(id).status).toBe('FAILED');
+  });
+});
+
+describe('restarted streams', () => {
+  it('drops the lost attempt’s chunks; reads carry the attempt; joinChunks rebuilds exactly the final attempt', () => {
+    const { endpoint } = setup();
+    const { id } = endpoint.submit(request());
+    endpoint.tryTake('w1', 1);
+    const seen = [];
+    for (let i = 0; i < 8; i++) endpoint.pushChunk(id, 'w1', { output: { i, from: 1 }, metrics: { stream_index: i } }, 1);
+    const first = endpoint.readStream(id);
+    expect(first).toMatchObject({ status: 'IN_PROGRESS', attempt: 1, retries: 0 });
+    seen.push(...first.stream);
+    for (let i = 8; i < 10; i++) endpoint.pushChunk(id, 'w1', { output: { i, from: 1 }, metrics: { stream_index: i } }, 1);
+    endpoint.requeueWorkerJobs('w1'); // its worker died: chunks 8 and 9 were never read
+    const between = endpoint.readStream(id);
+    expect(between).toEqual({ status: 'IN_QUEUE', stream: [], attempt: 1, retries: 1 });
+    endpoint.tryTake('w2', 1);
+    for (let i = 0; i < 20; i++) endpoint.pushChunk(id, 'w2', { output: { i, from: 2 }, metrics: { stream_index: i } }, 2);
+    const second = endpoint.readStream(id);
+    expect(second).toMatchObject({ attempt: 2, retries: 1 });
+    expect(second.stream[0]?.metrics).toEqual({ stream_index: 0, attempt: 2 });
+    seen.push(...second.stream);
+    expect(seen).toHaveLength(28);
+    expect(joinChunks(seen)).toEqual(Array.from({ length: 20 }, (_, i) => ({ i, from: 2 })));
+  });
+});
+
+describe('drain', () => {
+  it('stops handing out jobs, answers waiting takes, and reports what the in-memory store loses', async () => {
+    const { harness, endpoint } = setup();
+    const waiting = endpoint.take('w1', 1);
+    const running = endpoint.submit(request()).id; // straight to the waiting worker
+    expect((await waiting).map((job) => job.id)).toEqual([running]);
+    const idle = endpoint.take('w2', 1);
+    const drained = harness.drain(5_000);
+    expect(await idle).toEqual([]);
+    const queued = endpoint.submit(request()).id;
+    expect(endpoint.tryTake('w2', 1)).toEqual([]);
+    expect(await endpoint.take('w2', 1)).toEqual([]);
+    // The running job may still finish.
+    endpoint.complete(running, 'w1', { kind: 'output', output: 'done' });
+    expect(await drained).toEqual({ running: 0, queued: 1 });
+    expect(endpoint.status(queued).status).toBe('IN_QUEUE');
+    expect(await harness.drain(0)).toEqual({ running: 0, queued: 1 });
+  });
+});

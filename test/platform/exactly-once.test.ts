@@ -1,0 +1,166 @@
+/**
+ * Every job ends exactly once, with its own attempt's outcome (issue 13): real worker
+ * processes on the platform transport against the harness's worker API on 127.0.0.1.
+ * Oversize results, a handler that kills its worker (requeue cap), a stale attempt's
+ * late result, and a stream restarted after SIGKILL. Waits are bounded; measured times
+ * are printed, never asserted tightly.
+ */
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Harness } from '../../src/harness/index.js';
+import { parseJobRequest, type JobErrorPayload, type JobRequestInput, type StreamChunk } from '../../src/job/index.js';
+import { joinChunks } from '../../src/worker/join-chunks.js';
+import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from '../harness/http/worker-api/worker-api-server.js';
+import { waitFor } from '../transports/wait-for.js';
+import { killAllWorkers, startWorkerProcess, type WorkerProcess } from './worker-process.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/exactly-once-worker.ts', import.meta.url));
+const ENDPOINT = 'once';
+const PING_MS = 200;
+const START_BOUND_MS = 30_000;
+
+let server: RunningWorkerApi | undefined;
+
+afterEach(async () => {
+  await killAllWorkers();
+  await server?.close();
+  server = undefined;
+});
+
+async function startServer(options: StartOptions = {}): Promise<RunningWorkerApi> {
+  server = await startWorkerApiServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 3 }, longPollMs: 5_000, ...options });
+  return server;
+}
+
+function startWorker(running: RunningWorkerApi, workerId: string, extra: Record<string, string> = {}): WorkerProcess {
+  return startWorkerProcess(workerId, { ...running.envFor(ENDPOINT, PING_MS), LOG_LEVEL: 'info', ...extra }, FIXTURE);
+}
+
+async function joined(running: RunningWorkerApi, ...workers: WorkerProcess[]): Promise<void> {
+  for (const worker of workers) {
+    await waitFor(() => running.seen.pings.some((ping) => ping.workerId === worker.workerId), `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
+  }
+}
+
+const submit = (running: RunningWorkerApi, request: JobRequestInput): string => running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request)).id;
+
+/** The worker's per-job end lines for `jobId` (JSON logs on stderr). */
+function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; msg: string }> {
+  return worker
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.includes(jobId) && line.includes('"end"'))
+    .map((line) => JSON.parse(line) as { end: string; msg: string });
+}
+
+const starts = (worker: WorkerProcess, jobId: string) => worker.events.filter((event) => event.event === 'started' && event.jobId === jobId);
+
+describe('exactly once, with worker processes on the worker API', () => {
+  it('a 21 MB result: FAILED at once with its size, the handler ran once, never logged completed', { timeout: 90_000 }, async () => {
+    const running = await startServer();
+    const worker = startWorker(running, 'big-worker');
+    await joined(running, worker);
+    const endpoint = running.harness.endpoint(ENDPOINT);
+    const submittedAt = Date.now();
+    const id = submit(running, { input: { mode: 'big', bytes: 21_000_000 } });
+    const view = await endpoint.waitForEnd(id, 30_000);
+    const endedMs = Date.now() - submittedAt;
+    expect(view.status).toBe('FAILED');
+    const error = JSON.parse(view.error as string) as JobErrorPayload;
+    expect(error.error_code).toBe('SW_RESULT_TOO_LARGE');
+    expect(error.error_message).toContain('21000013 bytes');
+    expect(error.error_message).toContain('20000000 bytes');
+    // Long enough for a lost-answer requeue (silence 600 ms) to have run it again, had the result been lost.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect(starts(worker, id)).toHaveLength(1);
+    expect(endpoint.status(id).retries).toBeUndefined();
+    await waitFor(() => endLines(worker, id).length > 0, 'the end line', 10_000);
+    expect(endLines(worker, id).map((line) => line.end)).toEqual(['failed']);
+    console.log(`[exactly-once] 21 MB result: FAILED ${endedMs} ms after submission, handler ran ${starts(worker, id).length} time(s) in ${Date.now() - submittedAt} ms`);
+  });
+
+  it('a handler that kills its worker: requeued maxRequeues times, then FAILED with the count', { timeout: 120_000 }, async () => {
+    const running = await startServer({ harness: new Harness({ maxRequeues: 2 }) });
+    const workers = ['crash-a', 'crash-b', 'crash-c'].map((workerId) => startWorker(running, workerId));
+    await joined(running, ...workers);
+    const endpoint = running.harness.endpoint(ENDPOINT);
+    const startedAt = Date.now();
+    const id = submit(running, { input: { mode: 'crash' } });
+    const view = await endpoint.waitForEnd(id, 60_000);
+    expect(view.status).toBe('FAILED');
+    expect(view.retries).toBe(2);
+    const error = JSON.parse(view.error as string) as JobErrorPayload;
+    expect(error.error_code).toBe('SW_REQUEUE_LIMIT');
+    expect(error.error_message).toContain('lost 3 times');
+    const runs = workers.reduce((sum, worker) => sum + starts(worker, id).length, 0);
+    expect(runs).toBe(3);
+    console.log(`[exactly-once] requeue cap 2: ${runs} runs, each killing its worker, then FAILED SW_REQUEUE_LIMIT after ${Date.now() - startedAt} ms`);
+  });
+
+  it('a stale attempt: attempt 1 ignores its timeout, attempt 2 runs beside it on the same worker; attempt 1\'s late result is refused', { timeout: 90_000 }, async () => {
+    const running = await startServer();
+    const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000' });
+    await joined(running, worker);
+    const endpoint = running.harness.endpoint(ENDPOINT);
+    // Attempt 1 sleeps 7 s ignoring its abort (timeout at 5 s); attempt 2, started after 5 s, sleeps 3 s.
+    const id = submit(running, { input: { mode: 'late', ms: [7_000, 3_000] }, policy: { executionTimeout: 5_000 } });
+    await waitFor(() => endpoint.status(id).status === 'TIMED_OUT', 'the harness to time attempt 1 out', 30_000);
+    endpoint.retry(id);
+    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2, 'attempt 2 on the same worker');
+    // Attempt 1 finishes first, while attempt 2 still runs: its result must not end the job.
+    await worker.waitForEvent((event) => event.event === 'finished' && (event as { attempt?: number }).attempt === 1, 'attempt 1 to finish late');
+    await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
+    expect(endpoint.status(id).status).toBe('IN_PROGRESS');
+    const view = await endpoint.waitForEnd(id, 30_000);
+    expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
+    await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
+    expect(endLines(worker, id).map((line) => line.end)).toEqual(['stale_attempt', 'completed']);
+    expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
+  });
+
+  it('a stream restarted after SIGKILL: a reader rebuilds exactly the final attempt\'s items', { timeout: 90_000 }, async () => {
+    // A wider silence window than the other tests: a worker slow to list a fresh job in its heartbeat on a loaded machine is not taken for one whose take answer was lost.
+    const running = await startServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 10 } });
+    const first = startWorker(running, 'stream-a');
+    await joined(running, first);
+    const endpoint = running.harness.endpoint(ENDPOINT);
+    const n = 20;
+    const id = submit(running, { input: { mode: 'stream', n, gapMs: 100 } });
+    const read: StreamChunk[] = [];
+    const attemptsSeen = new Set<number>();
+    // Polls until a read says the job has ended (that read holds the last chunks), at most 60 s.
+    const reader = (async () => {
+      for (const until = Date.now() + 60_000; Date.now() < until; ) {
+        const got = endpoint.readStream(id);
+        read.push(...got.stream);
+        attemptsSeen.add(got.attempt);
+        if (got.status !== 'IN_PROGRESS' && got.status !== 'IN_QUEUE') break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const k = 8;
+    await waitFor(() => (endpoint.find(id)?.chunkCount ?? 0) >= k, `${k} chunks`, 30_000);
+    first.signal('SIGKILL');
+    const killedAt = Date.now();
+    await waitFor(() => endpoint.status(id).status === 'IN_QUEUE', 'the job back in the queue', 20_000);
+    const requeuedMs = Date.now() - killedAt;
+    const second = startWorker(running, 'stream-b');
+    const view = await endpoint.waitForEnd(id, 60_000);
+    await reader;
+    expect(second.workerId).toBe('stream-b');
+    expect(view.status).toBe('COMPLETED');
+    // Attempt 2 normally; a later one if attempt 2 was lost too (then its chunks were refused as stale).
+    const final = endpoint.find(id)?.attempt ?? 0;
+    expect(final).toBeGreaterThanOrEqual(2);
+    expect(view.retries).toBe(final - 1);
+    const expected = Array.from({ length: n }, (_, i) => ({ i, attempt: final }));
+    expect(view.output).toEqual(expected);
+    // The reader saw chunks of the killed attempt (those still unread when it died were dropped), then all of attempt 2.
+    const fromFirst = read.filter((chunk) => chunk.metrics?.attempt === 1).length;
+    expect(fromFirst).toBeGreaterThan(0);
+    expect(read.filter((chunk) => chunk.metrics?.attempt === final)).toHaveLength(n);
+    expect([...attemptsSeen]).toContain(final);
+    expect(joinChunks(read)).toEqual(expected);
+    console.log(`[exactly-once] restarted stream: killed after ${k}+ chunks, requeued ${requeuedMs} ms later; the reader got ${read.length} chunks (${fromFirst} of the killed attempt), joinChunks kept the ${n} of attempt ${final}`);
+  });
+});
