@@ -8,6 +8,8 @@ export type { Handler, HandlerJob, JobContext } from './worker/handler.js';
 export type { ServeOptions, ConcurrencyFunction, ConcurrencyState, WorkerConfig } from './worker/options.js';
 export { resolveOptions } from './worker/options.js';
 export { withMetrics } from './worker/stream-metrics.js';
+export { waitForUrl, type WaitForUrlOptions, type WaitForUrlResult } from './worker/wait-for-url.js';
+export type { InitContext, InitFunction } from './worker/init/init-types.js';
 export { splitYield, joinChunks } from './worker/stream-chunker.js';
 export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';
 export { Harness, ManualClock, systemClock, EndpointJobs, type Clock } from './harness/index.js';

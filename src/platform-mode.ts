@@ -14,6 +14,7 @@ import {
   createJobTelemetry,
   onShutdownSignals,
   resolvePlatformExtras,
+  startHandler,
   type Handler,
   type WorkerConfig,
 } from './worker/index.js';
@@ -33,7 +34,7 @@ export interface PlatformWorkerExtras {
  * @throws ServerlessWorkerError SW_INVALID_ENV naming a malformed platform variable (before any job is taken).
  */
 export async function runPlatformWorker(
-  handler: Handler<unknown>,
+  handler: Handler<unknown, unknown>,
   config: WorkerConfig,
   logger: Logger,
   extras: PlatformWorkerExtras = {},
@@ -68,8 +69,23 @@ export async function runPlatformWorker(
   const metricsServer =
     metrics && settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
+  // The heartbeat starts now, so that the platform (and a harness's /health, as
+  // initializing) hears from the worker during init; init failing is reported once.
+  transport.setJobsInProgress([]);
+  const started = await startHandler(handler, config, logger, {
+    workerId: transport.workerId,
+    ...(metrics ? { metrics } : {}),
+    report: (check, reason) => transport.reportUnhealthy?.(check, reason) ?? Promise.resolve(),
+  });
+  if (!started.ok) {
+    unbindGpu?.();
+    await sampler?.close();
+    await metricsServer?.close();
+    await transport.close();
+    return started.exitCode;
+  }
   const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
-  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
+  const runtime = new WorkerRuntime(started.handler, config, transport, logger, telemetry);
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
   try {

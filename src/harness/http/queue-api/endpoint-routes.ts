@@ -15,9 +15,11 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
   });
 
   app.get('/:endpointId/health', async (request) => {
-    const { jobs, workers } = endpointOf(context, request.params).health();
+    const endpoint = endpointOf(context, request.params);
+    const { jobs, workers } = endpoint.health();
     // The spec's idle and running, plus the fields one official client's type lists:
-    // every worker the harness knows has started and can take jobs.
-    return { jobs, workers: { ...workers, initializing: 0, ready: workers.idle + workers.running, throttled: 0 } };
+    // initializing (heard from, no job asked for yet: init runs), ready (can take jobs).
+    const initializing = endpoint.workers.initializingCount();
+    return { jobs, workers: { ...workers, initializing, ready: workers.idle + workers.running, throttled: 0 } };
   });
 }
