@@ -12,6 +12,7 @@ export { waitForUrl, type WaitForUrlOptions, type WaitForUrlResult } from './wor
 export type { InitContext, InitFunction } from './worker/init/init-types.js';
 export { splitYield, joinChunks } from './worker/stream-chunker.js';
 export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';
+export { LIFECYCLE_STATES, LIFECYCLE_MOVES, type LifecycleState } from './worker/lifecycle-state.js';
 export { Harness, ManualClock, systemClock, EndpointJobs, type Clock } from './harness/index.js';
 export { InProcessTransport, type Transport, type StopReason } from './transports/index.js';
 export { PlatformTransport, createPlatformTransport, parsePlatformEnv } from './transports/platform/index.js';

@@ -8,6 +8,7 @@ export * from './handler.js';
 export * from './job-log.js';
 export * from './job-run.js';
 export * from './job-telemetry.js';
+export * from './lifecycle-state.js';
 export * from './options.js';
 export * from './platform-extras.js';
 export * from './signals.js';

@@ -3,7 +3,8 @@
  * The dispatch loop: takes jobs through a transport while the concurrency limit has
  * room, runs each as a JobRun, maps stop requests onto runs, and shuts down
  * gracefully: stop taking, let running jobs finish within a deadline, abort the rest,
- * report what there is, close the transport.
+ * report what there is, close the transport. Its lifecycle is one state
+ * (lifecycle-state.ts): starting -> [initializing ->] ready -> draining -> stopped.
  */
 import type { Logger } from 'pino';
 import type { Job } from '../job/index.js';
@@ -12,6 +13,7 @@ import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
 import type { ErrorOrigin } from './error-payload.js';
 import { JobRun, type RunOutcome } from './job-run.js';
+import { Lifecycle, type LifecycleListener, type LifecycleState } from './lifecycle-state.js';
 import { currentConcurrency, type WorkerConfig } from './options.js';
 
 /** Why the runtime stopped, and the process exit code that goes with it. */
@@ -43,12 +45,13 @@ export class WorkerRuntime {
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
   readonly #pending: Job[] = [];
   readonly #takeController = new AbortController();
+  readonly #lifecycle = new Lifecycle();
   #limit: number;
-  #stopping = false;
   #slotWaiters: Array<() => void> = [];
   #loop: Promise<void> | undefined;
-  #exit: Promise<WorkerExit> | undefined;
+  readonly #exit: Promise<WorkerExit>;
   #resolveExit!: (exit: WorkerExit) => void;
+  #stopping: Promise<WorkerExit> | undefined;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
 
@@ -60,12 +63,48 @@ export class WorkerRuntime {
     this.#events = events;
     this.#origin = Object.freeze({ workerId: transport.workerId, host: reportedHostname() });
     this.#limit = currentConcurrency(config, { running: 0, current: 1 });
+    this.#exit = new Promise((resolve) => (this.#resolveExit = resolve));
   }
 
-  /** Start taking jobs. Resolves `exited` when the runtime has stopped. */
+  /** The lifecycle state now: `starting` until `beginInitializing()` or `start()`. */
+  get state(): LifecycleState {
+    return this.#lifecycle.state;
+  }
+
+  /** Resolves once the runtime has stopped (the same promise `start()` and `stop()` answer). */
+  get exited(): Promise<WorkerExit> {
+    return this.#exit;
+  }
+
+  /** Hear of every lifecycle move (state, previous); answers the unsubscribe function. */
+  onStateChange(listener: LifecycleListener): () => void {
+    return this.#lifecycle.onChange((state, previous) => {
+      try {
+        listener(state, previous);
+      } catch (error) {
+        this.#logger.warn({ err: error, state, previous }, 'lifecycle listener failed');
+      }
+    });
+  }
+
+  /**
+   * Tell the runtime that the author's start-up phase (`init`) runs now: starting ->
+   * initializing. No job is taken until `start()`. A `stop()` meanwhile drains and stops
+   * without taking any.
+   * @throws ServerlessWorkerError SW_INTERNAL when the runtime is past `starting`.
+   */
+  beginInitializing(): void {
+    this.#lifecycle.move('initializing');
+  }
+
+  /**
+   * Ready: start taking jobs (starting or initializing -> ready). Answers the exit
+   * promise; called again, or after `stop()`, it only answers that promise.
+   */
   start(): Promise<WorkerExit> {
-    if (this.#exit) return this.#exit;
-    this.#exit = new Promise((resolve) => (this.#resolveExit = resolve));
+    const state = this.#lifecycle.state;
+    if (state !== 'starting' && state !== 'initializing') return this.#exit;
+    this.#lifecycle.move('ready');
     this.#unsubscribeStop = this.#transport.onStop((jobId, reason) => {
       const run = this.#runs.get(jobId);
       if (!run) return;
@@ -94,12 +133,21 @@ export class WorkerRuntime {
   /**
    * Graceful shutdown: stop taking jobs, let running ones finish within
    * `shutdownTimeoutMs`, abort the rest (they end SW_WORKER_SHUTDOWN after their
-   * grace), then close the transport.
+   * grace), then close the transport. Before `start()` it takes no job: the state goes
+   * straight to draining and stopped. Moves: -> draining -> stopped.
    */
-  async stop(reason: WorkerExit['reason'] = 'shutdown'): Promise<WorkerExit> {
-    const exit = this.#exit ?? this.start();
-    if (this.#stopping) return exit;
-    this.#stopping = true;
+  stop(reason: WorkerExit['reason'] = 'shutdown'): Promise<WorkerExit> {
+    this.#stopping ??= this.#drain(reason);
+    return this.#stopping;
+  }
+
+  /** True while jobs may be taken (state `ready`). */
+  get #taking(): boolean {
+    return this.#lifecycle.state === 'ready';
+  }
+
+  async #drain(reason: WorkerExit['reason']): Promise<WorkerExit> {
+    this.#lifecycle.move('draining');
     this.#takeController.abort();
     this.#wakeSlotWaiters();
     this.#logger.info({ running: this.#runs.size, reason }, 'worker stopping: no new jobs');
@@ -119,12 +167,13 @@ export class WorkerRuntime {
     this.#unsubscribeStop();
     await this.#transport.close().catch((error: unknown) => this.#logger.warn({ err: error }, 'transport close failed'));
     const result: WorkerExit = { reason, exitCode: reason === 'shutdown' ? 0 : 1 };
+    this.#lifecycle.move('stopped');
     this.#resolveExit(result);
-    return exit;
+    return this.#exit;
   }
 
   async #takeLoop(): Promise<void> {
-    while (!this.#stopping) {
+    while (this.#taking) {
       const free = this.#limit - this.#runs.size;
       if (free <= 0) {
         await this.#nextSlot();
@@ -139,12 +188,12 @@ export class WorkerRuntime {
       try {
         jobs = await this.#transport.take({ max: free, inProgress: this.#runs.size > 0, signal: this.#takeController.signal });
       } catch (error) {
-        if (this.#stopping) break;
+        if (!this.#taking) break;
         this.#logger.warn({ err: error }, 'taking jobs failed; trying again shortly');
         await sleep(TAKE_ERROR_BACKOFF_MS, this.#takeController.signal);
         continue;
       }
-      if (this.#stopping) {
+      if (!this.#taking) {
         // Taken during shutdown: they must not be lost. Run them; stop() waits for runs.
         for (const job of jobs) this.#startRun(job);
         break;
