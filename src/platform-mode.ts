@@ -69,6 +69,12 @@ export async function runPlatformWorker(
   const metricsServer =
     metrics && settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
+  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
+  // The runtime exists from the start (state initializing while init runs); jobs reach
+  // the handler bound to init's state once init has succeeded.
+  let active = handler as Handler<unknown>;
+  const runtime = new WorkerRuntime((job, ctx) => active(job, ctx), config, transport, logger, telemetry);
+  if (config.init !== undefined) runtime.beginInitializing();
   // The heartbeat starts now, so that the platform (and a harness's /health, as
   // initializing) hears from the worker during init; init failing is reported once.
   transport.setJobsInProgress([]);
@@ -78,14 +84,13 @@ export async function runPlatformWorker(
     report: (check, reason) => transport.reportUnhealthy?.(check, reason) ?? Promise.resolve(),
   });
   if (!started.ok) {
+    await runtime.stop('shutdown'); // takes no job; closes the transport
     unbindGpu?.();
     await sampler?.close();
     await metricsServer?.close();
-    await transport.close();
     return started.exitCode;
   }
-  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
-  const runtime = new WorkerRuntime(started.handler, config, transport, logger, telemetry);
+  active = started.handler;
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
   try {
