@@ -92,6 +92,11 @@ export const ERROR_CODES = {
     meaning: 'waitForUrl gave up: the URL did not answer with an accepted status before its timeout (or its signal aborted).',
     fix: 'The message names the URL, the attempts and the last error or status; check that the local server started (its own logs), its port, and raise timeoutMs for slow starts.',
   },
+  SW_WORKER_NOT_READY: {
+    status: 503,
+    meaning: "A load-balancing worker's app got a request before it was ready (init still runs, or start-up failed); /ping answers 204 or 503 meanwhile.",
+    fix: 'Send requests through the endpoint (the platform or the harness routes only to workers whose /ping answers 200), or wait for /ping to answer 200.',
+  },
   // ---- configuration and the command line ----
   SW_INVALID_OPTIONS: {
     status: 500,
