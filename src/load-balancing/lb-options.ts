@@ -23,7 +23,7 @@ export const LoadBalancingOptionsSchema = z.object({
   port: portNumber.default(80),
   /** The /ping port when PORT_HEALTH is not set; default the app's port. */
   healthPort: portNumber.optional(),
-  /** Address to listen on; default 0.0.0.0 (reachable from outside the container). */
+  /** Address to listen on; default 0.0.0.0 (reachable from outside the container). Env SERVERLESS_WORKER_HOST overrides. */
   host: z.string().min(1).default('0.0.0.0'),
   /** On SIGTERM, how long requests in flight may take to finish, ms; default 30 000. */
   shutdownTimeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
@@ -58,6 +58,8 @@ const LbEnvSchema = z.object({
   PORT_HEALTH: port.optional(),
   /** A running `serverless-worker harness` to register with (local only). */
   SERVERLESS_WORKER_HARNESS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  /** Address to listen on; overrides the host option. */
+  SERVERLESS_WORKER_HOST: z.string().min(1).optional(),
   /** Host the harness reaches this worker at; default 127.0.0.1. */
   SERVERLESS_WORKER_ADVERTISE_HOST: z.string().min(1).optional(),
   RUNPOD_ENDPOINT_ID: z.string().min(1).optional(),
@@ -66,6 +68,8 @@ const LbEnvSchema = z.object({
 });
 
 export interface LbEnv {
+  /** Address to listen on. */
+  readonly host: string;
   readonly port: number;
   readonly healthPort: number;
   /** Same port: /ping is answered by the app's server before the app sees it. */
@@ -83,6 +87,7 @@ export function resolveLbEnv(config: LoadBalancingConfig, env: NodeJS.ProcessEnv
   const appPort = parsed.PORT ?? config.port;
   const healthPort = parsed.PORT_HEALTH ?? config.healthPort ?? appPort;
   return {
+    host: parsed.SERVERLESS_WORKER_HOST ?? config.host,
     port: appPort,
     healthPort,
     sharedPort: healthPort === appPort,

@@ -116,12 +116,12 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
           response.end(JSON.stringify({ error: { code: 'SW_ROUTE_NOT_FOUND', message: `Only GET /ping is served on PORT_HEALTH; the app is on PORT` } }));
         }
       });
-  const port = await listen(appServer, env.port, config.host);
-  const healthPort = healthServer ? await listen(healthServer, env.healthPort, config.host) : port;
+  const port = await listen(appServer, env.port, env.host);
+  const healthPort = healthServer ? await listen(healthServer, env.healthPort, env.host) : port;
   const url = `http://${env.advertiseHost}:${port}`;
   const healthUrl = `http://${env.advertiseHost}:${healthPort}`;
   process.stdout.write(`serverless-worker: load-balancing worker ${workerId} listening on ${url} (GET /ping on ${healthUrl})\n`);
-  logger.info({ workerId, url, healthUrl, host: config.host }, 'load-balancing worker listening');
+  logger.info({ workerId, url, healthUrl, host: env.host }, 'load-balancing worker listening');
   const metricsServer = metrics && platform.metricsPort !== undefined ? await startMetricsServer(metrics, platform.metricsPort, platform.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
 
