@@ -43,6 +43,8 @@ const HarnessCommandOptionsSchema = z.object({
   openaiTimeoutMs: z.number().int().min(1),
   streamWaitMs: z.number().int().min(0),
   management: z.boolean().default(true),
+  lbRequestTimeoutMs: z.number().int().min(1),
+  lbPingIntervalMs: z.number().int().min(10),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
 
@@ -52,6 +54,8 @@ Routes (base URL printed at start):
       retry/<id>, purge-queue, health, requests      the queue API
   /v2/<endpoint>/openai/v1/<route>                   OpenAI-compatible calls, as jobs
   /v2/<endpoint>/job-take/..., job-done/..., ping/...  the worker API, for workers
+  /lb/<endpoint>/<path>                              a load-balancing endpoint: <path> of a healthy worker
+  /v2/<endpoint>/load-balancing/workers              register (POST {url, healthUrl?}), list, DELETE /<id>
   /v1/templates, networkvolumes, endpoints, pods     the management API
   /metrics                                           Prometheus metrics
 
@@ -74,6 +78,7 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
     `serverless-worker harness listening on ${server.url}`,
     `  queue API:      ${server.url}/v2/${example}/... (endpoints: ${endpoints.length > 0 ? endpoints.join(', ') : `any id; "${example}" below`})`,
     `  OpenAI:         ${server.url}/v2/${example}/openai/v1`,
+    `  load-balancing: ${server.url}/lb/${example}/<path> (workers register with SERVERLESS_WORKER_HARNESS_URL=${server.url})`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
@@ -101,6 +106,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     openaiTimeoutMs: options.openaiTimeoutMs,
     streamWaitMs: options.streamWaitMs,
     management: options.management ? {} : false,
+    loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
     logger,
     metrics: createMetrics(),
   });
@@ -142,6 +148,12 @@ export function registerHarnessCommand(program: Command): void {
         .default(10_000),
     )
     .option('--no-management', 'leave the management API (/v1) out')
+    .addOption(
+      new Option('--lb-request-timeout-ms <ms>', 'load-balancing endpoints: answer 524 past this (the platform: about 5.5 min)')
+        .argParser(wholeNumber(1, 86_400_000))
+        .default(330_000),
+    )
+    .addOption(new Option('--lb-ping-interval-ms <ms>', 'load-balancing endpoints: how often each worker\'s /ping is checked').argParser(wholeNumber(10, 600_000)).default(1_000))
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));
