@@ -13,6 +13,7 @@ import {
   WorkerRuntime,
   createJobTelemetry,
   onShutdownSignals,
+  reportedHostname,
   resolvePlatformExtras,
   startHandler,
   type Handler,
@@ -50,6 +51,16 @@ export async function runPlatformWorker(
     processEnv: env,
     ...(metrics ? { metrics } : {}),
     ...(config.workerId !== undefined ? { workerId: config.workerId } : {}),
+    ...(config.deadlineWatchdog
+      ? {
+          watchdog: {
+            timeoutGraceMs: config.timeoutGraceMs,
+            hostname: reportedHostname(env),
+            slots: typeof config.concurrency === 'number' ? config.concurrency : 256,
+            ...(config.eventLoopBlockedMs !== undefined ? { blockedUnclaimMs: config.eventLoopBlockedMs } : {}),
+          },
+        }
+      : {}),
   });
   if (settings.expectGpu !== undefined) {
     const presence = await checkGpuPresence(settings.expectGpu, { env });
@@ -73,7 +84,7 @@ export async function runPlatformWorker(
   // The runtime exists from the start (state initializing while init runs); jobs reach
   // the handler bound to init's state once init has succeeded.
   let active = handler as Handler<unknown>;
-  const runtime = new WorkerRuntime((job, ctx) => active(job, ctx), config, transport, logger, telemetry);
+  const runtime = new WorkerRuntime((job, ctx) => active(job, ctx), config, transport, logger, telemetry, transport.jobWatch ? { jobWatch: transport.jobWatch } : {});
   if (config.init !== undefined) runtime.beginInitializing();
   // The heartbeat starts now, so that the platform (and a harness's /health, as
   // initializing) hears from the worker during init; init failing is reported once.

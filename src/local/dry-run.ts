@@ -45,7 +45,8 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
     printLine(record);
     return { record, exitCode: started.exitCode === 0 ? 1 : started.exitCode };
   }
-  const local = startLocalWorker(started.handler, config, logger);
+  // A handler that blocks the event loop past its timeout: the watchdog thread prints the record and exits 1.
+  const local = startLocalWorker(started.handler, config, logger, { watchdog: 'dry-run' });
   const { harness, endpoint, runtime } = local;
   // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());
@@ -68,7 +69,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   else printLine(record);
   const exit = await runtime.stop();
-  await local.sampler?.close();
+  await local.stop();
   harness.close();
   const exitCode = view.status === 'COMPLETED' && exit.exitCode === 0 ? 0 : 1;
   return { record, exitCode };

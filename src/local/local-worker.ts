@@ -8,7 +8,9 @@ import { createGpuSampler, type GpuSampler } from '../gpu/index.js';
 import { Harness, type EndpointJobs } from '../harness/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { InProcessTransport } from '../transports/index.js';
-import { WorkerRuntime, createJobTelemetry, type Handler, type WorkerConfig } from '../worker/index.js';
+import { Watchdog } from '../transports/watchdog/index.js';
+import { RUNTIME_VERSION } from '../version.js';
+import { WorkerRuntime, createJobTelemetry, reportedHostname, type Handler, type WorkerConfig } from '../worker/index.js';
 
 export interface LocalWorker {
   readonly harness: Harness;
@@ -26,15 +28,34 @@ export interface LocalWorkerOptions {
   harness?: Harness;
   /** Worker-side metrics; default none. */
   metrics?: Metrics;
+  /**
+   * A deadline watchdog thread (when config.deadlineWatchdog): a job blocking the event
+   * loop past its timeout plus grace ends the process with exit code 1 after the dry
+   * run's final record (`dry-run`) or one line on stderr (`exit`). Default none.
+   */
+  watchdog?: 'dry-run' | 'exit';
 }
 
 export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig, logger: Logger, options: LocalWorkerOptions | Harness = {}): LocalWorker {
-  const { harness = new Harness(), metrics } = options instanceof Harness ? { harness: options } : options;
+  const { harness = new Harness(), metrics, watchdog: fireKind } = options instanceof Harness ? { harness: options } : options;
   const endpoint = harness.endpoint(config.endpointId);
   const transport = new InProcessTransport({ endpoint, ...(config.workerId ? { workerId: config.workerId } : {}) });
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
-  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
+  const watchdog =
+    fireKind !== undefined && config.deadlineWatchdog
+      ? new Watchdog({
+          logger,
+          timeoutGraceMs: config.timeoutGraceMs,
+          slots: typeof config.concurrency === 'number' ? config.concurrency : 256,
+          fire: { kind: fireKind },
+          origin: { workerId: transport.workerId, hostname: reportedHostname(), version: RUNTIME_VERSION },
+          jsonLogs: false,
+        })
+      : undefined;
+  // Jobs go on its board from the start; the thread reads them once it is up.
+  const jobWatch = watchdog?.start() ? watchdog : undefined;
+  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry, jobWatch ? { jobWatch } : {});
   void runtime.start();
   return {
     harness,
@@ -44,6 +65,7 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
     sampler,
     async stop() {
       await runtime.stop();
+      await watchdog?.stop();
       await sampler?.close();
     },
   };

@@ -89,7 +89,8 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
     return;
   }
   const harness = new Harness();
-  const local = startLocalWorker(started.handler, config, logger, harness);
+  // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
+  const local = startLocalWorker(started.handler, config, logger, { harness, watchdog: 'exit' });
   let server: HarnessServer;
   try {
     server = await createHarnessServer({
@@ -102,7 +103,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       metrics: createMetrics(),
     });
   } catch (error) {
-    await local.runtime.stop();
+    await local.stop();
     harness.close();
     throw listenError(error, host, port);
   }
@@ -118,6 +119,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
   logger.info({ reason }, 'serve-api: closing');
   await server.close();
   const exit = await local.runtime.stop();
+  await local.stop();
   harness.close();
   logger.flush();
   process.stdout.write('', () => process.exit(reason === 'signal' ? exit.exitCode : 1));

@@ -92,6 +92,19 @@ export const ServeOptionsSchema = z.object({
   init: z.custom<InitFunction<unknown>>(isFunction, { error: 'init must be a function' }).optional(),
   /** Bound of `init`, ms; past it the worker reports itself unhealthy and exits 1. Default 600 000. */
   initTimeoutMs: z.number().int().min(1).max(3_600_000).default(DEFAULT_INIT_TIMEOUT_MS),
+  /**
+   * A watchdog thread times out a job whose handler blocks the event loop past its
+   * execution timeout plus timeoutGraceMs: it reports the job TIMED_OUT (the other
+   * running jobs FAILED SW_WORKER_SHUTDOWN) and ends the process with exit code 1, so
+   * that the worker is replaced. Default true.
+   */
+  deadlineWatchdog: z.boolean().default(true),
+  /**
+   * On the platform, while the event loop has been blocked longer than this, the
+   * heartbeat stops listing the worker's jobs, so that the platform requeues them; ms,
+   * default 3 ping intervals (30 s at the platform's 10 s).
+   */
+  eventLoopBlockedMs: z.number().int().min(100).max(86_400_000).optional(),
 });
 
 /** Options as a worker author writes them. */

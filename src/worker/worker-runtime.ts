@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
+import type { JobWatch } from '../transports/watchdog/index.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
 import type { ErrorOrigin } from './error-payload.js';
@@ -30,6 +31,15 @@ export interface WorkerRuntimeEvents {
   onJobStart?: (job: Job) => void;
 }
 
+export interface WorkerRuntimeOptions {
+  /**
+   * The deadline watchdog off the main thread: each running job's deadline goes on it
+   * before the handler is called. Default none (a handler that blocks the event loop
+   * is then never timed out).
+   */
+  readonly jobWatch?: JobWatch;
+}
+
 /** Wait after a failed take before the next, ms. */
 const TAKE_ERROR_BACKOFF_MS = 1_000;
 
@@ -39,6 +49,7 @@ export class WorkerRuntime {
   readonly #transport: Transport;
   readonly #logger: Logger;
   readonly #events: WorkerRuntimeEvents;
+  readonly #jobWatch: JobWatch | undefined;
   /** Read once: the host name is a system call, and it does not change while the worker runs. */
   readonly #origin: ErrorOrigin;
   readonly #runs = new Map<string, JobRun>();
@@ -55,12 +66,20 @@ export class WorkerRuntime {
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
 
-  constructor(handler: Handler<unknown>, config: WorkerConfig, transport: Transport, logger: Logger, events: WorkerRuntimeEvents = {}) {
+  constructor(
+    handler: Handler<unknown>,
+    config: WorkerConfig,
+    transport: Transport,
+    logger: Logger,
+    events: WorkerRuntimeEvents = {},
+    options: WorkerRuntimeOptions = {},
+  ) {
     this.#handler = handler;
     this.#config = config;
     this.#transport = transport;
     this.#logger = logger;
     this.#events = events;
+    this.#jobWatch = options.jobWatch;
     this.#origin = Object.freeze({ workerId: transport.workerId, host: reportedHostname() });
     this.#limit = currentConcurrency(config, { running: 0, current: 1 });
     this.#exit = new Promise((resolve) => (this.#resolveExit = resolve));
@@ -111,6 +130,13 @@ export class WorkerRuntime {
       this.#logger.info({ requestId: jobId, reason }, 'stop requested by the platform');
       run.abort(reason);
     });
+    // The watchdog reported the jobs itself and ends the process: take no more meanwhile.
+    const offFired = this.#jobWatch?.onFired(() => void this.stop('unresponsive-handler'));
+    const unsubscribeStop = this.#unsubscribeStop;
+    this.#unsubscribeStop = () => {
+      unsubscribeStop();
+      offFired?.();
+    };
     this.#loop = this.#takeLoop();
     return this.#exit;
   }
@@ -207,6 +233,7 @@ export class WorkerRuntime {
   }
 
   #startRun(job: Job): void {
+    const startedAt = Date.now();
     const run = new JobRun(job, {
       handler: this.#handler,
       config: this.#config,
@@ -217,7 +244,12 @@ export class WorkerRuntime {
     this.#runs.set(job.id, run);
     this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
-    void run.run().then((outcome) => this.#finishRun(job, outcome));
+    // On the watchdog's board before the handler runs: a handler may block at once.
+    const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt) ?? -1;
+    void run.run().then((outcome) => {
+      this.#jobWatch?.unwatch(watched);
+      this.#finishRun(job, outcome);
+    });
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {

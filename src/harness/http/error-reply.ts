@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../job/index.js';
+import { answerAfterBody } from './early-answer.js';
 
 /** Map any thrown value onto a ServerlessWorkerError. */
 export function toServerlessWorkerError(error: unknown, request?: FastifyRequest): ServerlessWorkerError {
@@ -51,11 +52,15 @@ export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   return reply.code(coded.status).type('application/json; charset=utf-8').send(coded.toJSON());
 }
 
-/** Install the error handler on an app (or an encapsulated plugin scope). */
+/**
+ * Install the error handler on an app (or an encapsulated plugin scope). An error
+ * answered before the request body was read waits for the body first (early-answer.ts).
+ */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
-    void request;
-    return sendError(reply, error);
+    const coded = toServerlessWorkerError(error, request);
+    if (coded.code === 'SW_INTERNAL') request.log.error({ err: coded.cause ?? coded }, 'internal error');
+    return answerAfterBody(reply, coded.status, coded.toJSON());
   });
 }
 

@@ -35,3 +35,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** Statuses worth another try of a post: overload, rate limit, gateway trouble. Another 4xx is final. */
+export function isRetryableStatus(status: number): boolean {
+  return status >= 500 || status === 429 || status === 408;
+}

@@ -9,7 +9,7 @@
  */
 import pRetry, { AbortError } from 'p-retry';
 import { ServerlessWorkerError } from '../../job/index.js';
-import { sleep } from './backoff.js';
+import { isRetryableStatus, sleep } from './backoff.js';
 import type { HttpAnswer, PlatformHttp } from './http-client.js';
 import { urlForLog } from './urls.js';
 
@@ -58,11 +58,6 @@ export class PostStatusError extends Error {
     this.status = answer.status;
     this.retryAfterMs = answer.retryAfterMs;
   }
-}
-
-/** Statuses worth another try: overload, rate limit, gateway trouble. */
-export function isRetryableStatus(status: number): boolean {
-  return status >= 500 || status === 429 || status === 408;
 }
 
 /** Post until it lands; resolves with the number of attempts. @throws ServerlessWorkerError SW_RESULT_UNDELIVERED */

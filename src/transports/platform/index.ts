@@ -2,11 +2,10 @@
  * @module transports/platform
  * The platform transport: the real worker protocol over HTTP (worker-protocol.md
  * section 1), with its environment parsing, URL building, retried delivery, job-stop
- * poll and off-thread heartbeat.
+ * poll and off-thread heartbeat (the watchdog thread, ../watchdog/).
  */
 export * from './backoff.js';
 export * from './deliver.js';
-export * from './heartbeat.js';
 export * from './http-client.js';
 export * from './options.js';
 export * from './platform-env.js';

@@ -72,6 +72,23 @@ export interface PlatformTransportOptions extends PlatformTransportSettingsInput
   readonly logger: Logger;
   /** Counters to move; default none. */
   readonly metrics?: PlatformTransportMetrics;
+  /**
+   * The deadline watchdog in the heartbeat thread (serve() sets it); default none: the
+   * thread only pings. See transports/watchdog.
+   */
+  readonly watchdog?: PlatformWatchdogOptions;
+}
+
+/** What the platform transport's watchdog needs from the worker. */
+export interface PlatformWatchdogOptions {
+  /** The worker's timeoutGraceMs: a blocked job is reported this long after its deadline. */
+  readonly timeoutGraceMs: number;
+  /** Host name for error payloads. */
+  readonly hostname: string;
+  /** While the event loop is blocked longer than this, the heartbeat lists no job, ms; default 3 ping intervals. */
+  readonly blockedUnclaimMs?: number;
+  /** Jobs watched at once; default 256. */
+  readonly slots?: number;
 }
 
 /** Validate and freeze the settings; throws SW_INVALID_OPTIONS naming the bad one. */

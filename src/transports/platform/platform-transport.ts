@@ -14,7 +14,9 @@
  * - progress: `POST <done>&isStream=false` with `{status: "IN_PROGRESS", output}`,
  *   best effort, one in flight per job, the latest value winning;
  * - stop: the job-stop long poll (stop-poller.ts) while a job is held;
- * - heartbeat: a worker thread (heartbeat.ts), started with the first take;
+ * - heartbeat: the watchdog thread (../watchdog/), started with the first take; with
+ *   `watchdog` options the same thread also times out jobs whose handler blocks the
+ *   event loop, posts their results itself and ends the process;
  * - unhealthy: `GET <ping>?status=unhealthy&check=..&reason=..` once.
  *
  * Chunk metrics: the platform builds a job's `/stream` from each post's `output`;
@@ -29,7 +31,7 @@ import { RUNTIME_VERSION } from '../../version.js';
 import type { PostResultOptions, StopListener, TakeRequest, Transport } from '../transport.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import { deliver, type DeliveryPolicy } from './deliver.js';
-import { Heartbeat } from './heartbeat.js';
+import { JOB_ID_PLACEHOLDER, Watchdog, type JobWatch } from '../watchdog/index.js';
 import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
 import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTransportOptions, type PlatformTransportSettings } from './options.js';
 import { parsePlatformEnv, resolveWorkerId, type PlatformEnv } from './platform-env.js';
@@ -41,6 +43,8 @@ import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from '.
 export const UNHEALTHY_REASON_MAX = 256;
 /** Attempts of an unhealthy report before giving up (the worker exits right after). */
 const UNHEALTHY_ATTEMPTS = 3;
+/** Log the first failure of a run of failed pings and then every tenth, so an outage does not flood the log. */
+const LOG_PING_FAILURE_EVERY = 10;
 
 interface ProgressLane {
   latest: number;
@@ -57,7 +61,9 @@ export class PlatformTransport implements Transport {
   readonly #http: PlatformHttp;
   readonly #logger: Logger;
   readonly #metrics: PlatformTransportMetrics | undefined;
-  readonly #heartbeat: Heartbeat | undefined;
+  /** The heartbeat and deadline watchdog thread. */
+  readonly #heartbeat: Watchdog | undefined;
+  readonly #watchesJobs: boolean;
   readonly #stopPoller: StopPoller | undefined;
   readonly #listeners = new Set<StopListener>();
   /** Aborts takes and polls on close. */
@@ -88,16 +94,36 @@ export class PlatformTransport implements Transport {
       attemptTimeoutMs: s.requestTimeoutMs,
     };
     const ping = this.#urls.ping;
-    if (ping !== undefined && s.heartbeat) {
-      this.#heartbeat = new Heartbeat({
-        url: ping,
-        ...(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {}),
-        intervalMs: options.env.pingIntervalMs,
-        version: RUNTIME_VERSION,
+    const apiKey = options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {};
+    const intervalMs = options.env.pingIntervalMs;
+    const heartbeat =
+      ping !== undefined && s.heartbeat ? { url: ping, ...apiKey, intervalMs, timeoutMs: Math.max(1_000, intervalMs), version: RUNTIME_VERSION } : undefined;
+    const watch = options.watchdog;
+    this.#watchesJobs = watch !== undefined;
+    if (heartbeat || watch) {
+      const blockedUnclaimMs = watch && heartbeat ? (watch.blockedUnclaimMs ?? 3 * intervalMs) : undefined;
+      this.#heartbeat = new Watchdog({
         logger: this.#logger,
-        onFailure: () => this.#metrics?.heartbeatFailuresTotal.inc(),
+        timeoutGraceMs: watch?.timeoutGraceMs ?? 0,
+        ...(watch?.slots !== undefined ? { slots: watch.slots } : {}),
+        ...(heartbeat ? { heartbeat } : {}),
+        ...(blockedUnclaimMs !== undefined ? { blockedUnclaimMs } : {}),
+        ...(watch
+          ? { fire: { kind: 'platform' as const, doneUrl: this.#urls.done(JOB_ID_PLACEHOLDER, false), ...apiKey, retry: this.#deliveryPolicy } }
+          : {}),
+        origin: { workerId: this.workerId, hostname: watch?.hostname ?? 'unknown', version: RUNTIME_VERSION },
+        onPingFailure: ({ consecutive, status, message }) => {
+          this.#metrics?.heartbeatFailuresTotal.inc();
+          if (consecutive === 1 || consecutive % LOG_PING_FAILURE_EVERY === 0) {
+            this.#logger.warn(
+              { url: urlForLog(ping ?? ''), consecutiveFailures: consecutive, ...(status !== undefined ? { status } : {}), error: message },
+              'heartbeat ping failed',
+            );
+          }
+        },
       });
-    } else if (ping === undefined) {
+    }
+    if (ping === undefined) {
       this.#logger.warn('RUNPOD_WEBHOOK_PING is not set: no heartbeat, so the platform cannot tell that this worker is alive');
     }
     const stop = this.#urls.stop;
@@ -121,6 +147,8 @@ export class PlatformTransport implements Transport {
   /** Take up to `max` jobs (long poll); answers [] once `signal` aborts or the transport closes. */
   async take(request: TakeRequest): Promise<Job[]> {
     this.#startBackground();
+    // Heartbeat and watchdog up before the first job: its handler may block the loop at once.
+    await this.#heartbeat?.ready;
     const signal = AbortSignal.any([request.signal, this.#closing.signal]);
     const max = Math.max(1, Math.floor(request.max));
     let failures = 0;
@@ -223,6 +251,11 @@ export class PlatformTransport implements Transport {
     await this.#deliver(this.#urls.done(jobId, options.isStream), JSON.stringify(body), jobId, 'result');
   }
 
+  /** The deadline watchdog, when the transport was made with `watchdog` options (for the runtime's jobs). */
+  get jobWatch(): JobWatch | undefined {
+    return this.#watchesJobs ? this.#heartbeat : undefined;
+  }
+
   setJobsInProgress(jobIds: readonly string[]): void {
     this.#startBackground();
     this.#heartbeat?.setJobs(jobIds);
@@ -304,7 +337,7 @@ export class PlatformTransport implements Transport {
   #startBackground(): void {
     if (this.#started || this.#closed) return;
     this.#started = true;
-    this.#heartbeat?.start();
+    if (this.#heartbeat && !this.#heartbeat.start()) this.#logger.error('no heartbeat: the platform may take this worker for dead');
     this.#logger.info(
       {
         workerId: this.workerId,

@@ -16,6 +16,10 @@ export interface SeenEvents {
   /** `at`: performance.now() when it was seen; `epochMs`: Date.now() then (the harness clock). */
   gone: Array<{ workerId: string; requeued: string[]; reason: string; at: number; epochMs: number }>;
   lost: Array<{ workerId: string; requeued: string[]; at: number; epochMs: number }>;
+  /** Results that asked for the worker to be recycled (stopPod). */
+  stopPods: Array<{ workerId: string; jobId: string }>;
+  /** Every job id a heartbeat listed, with the worker that listed it. */
+  pingedJobs: Array<{ workerId: string; jobId: string }>;
 }
 
 export interface ReliabilityServer {
@@ -37,7 +41,7 @@ export interface ReliabilityServerOptions extends Partial<Omit<HarnessServerOpti
 
 export async function startReliabilityServer(options: ReliabilityServerOptions = {}): Promise<ReliabilityServer> {
   const { harness = new Harness(), workerApi, ...rest } = options;
-  const seen: SeenEvents = { pings: 0, results: [], gone: [], lost: [] };
+  const seen: SeenEvents = { pings: 0, results: [], gone: [], lost: [], stopPods: [], pingedJobs: [] };
   const server = await createHarnessServer({
     rateLimits: false,
     logger: pino({ level: 'silent' }),
@@ -49,7 +53,11 @@ export async function startReliabilityServer(options: ReliabilityServerOptions =
     workerApi: {
       ...workerApi,
       events: {
-        onPing: () => void seen.pings++,
+        onPing: ({ workerId, jobIds }) => {
+          seen.pings++;
+          for (const jobId of jobIds) if (!seen.pingedJobs.some((p) => p.jobId === jobId && p.workerId === workerId)) seen.pingedJobs.push({ workerId, jobId });
+        },
+        onStopPod: ({ workerId, jobId }) => void seen.stopPods.push({ workerId, jobId }),
         onResult: ({ workerId, jobId, ack }) => void seen.results.push({ workerId, jobId, ack }),
         onWorkerGone: ({ workerId, requeued, reason }) => void seen.gone.push({ workerId, requeued, reason, at: performance.now(), epochMs: Date.now() }),
         onJobsLost: ({ workerId, requeued }) => void seen.lost.push({ workerId, requeued, at: performance.now(), epochMs: Date.now() }),

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerlessWorkerError } from '../../../job/index.js';
+import { answerAfterBody } from '../early-answer.js';
 import { toServerlessWorkerError } from '../error-reply.js';
 
 /** OpenAI's error `type` for an HTTP status. */
@@ -39,6 +40,6 @@ export function installOpenAiErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const coded = toServerlessWorkerError(error, request);
     if (coded.code === 'SW_INTERNAL') request.log.error({ err: coded.cause ?? coded }, 'internal error');
-    return reply.code(coded.status).type('application/json; charset=utf-8').send(openAiErrorBody(coded));
+    return answerAfterBody(reply, coded.status, openAiErrorBody(coded));
   });
 }

@@ -1,0 +1,62 @@
+/**
+ * @module transports/watchdog/thread-file
+ * Where the watchdog thread's program file is, in each way the package runs.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * The watchdog thread's program: the source entry, and the file name looked for at run
+ * time. The file is resolved BESIDE THE MODULE THAT STARTS IT (`new URL('./' + name +
+ * ext, import.meta.url)` of watchdog.ts), trying the extensions in order:
+ * - dist/ (tsc -p tsconfig.build.json): `dist/transports/watchdog/watchdog-thread.js`
+ *   beside `watchdog.js`;
+ * - an esbuild bundle (ESM, so that import.meta.url is the bundle's own URL): emit
+ *   `entry` as a second entry point named `watchdog-thread` into the SAME folder as
+ *   the bundle, e.g. `esbuild worker.ts src/transports/watchdog/watchdog-thread.ts
+ *   --bundle --format=esm --platform=node --outdir=out --entry-names=[name]` gives
+ *   `out/worker.js` and `out/watchdog-thread.js` (`.mjs` is found too);
+ * - under tsx or vitest from src/: `src/transports/watchdog/watchdog-thread.ts`, started
+ *   with tsx's loader registered in the thread first.
+ * When none is there, the worker runs without the watchdog (and without the off-thread
+ * heartbeat) and says so in its log.
+ */
+export const WATCHDOG_THREAD_FILE = Object.freeze({
+  /** The source file, relative to the package root: the second entry point of a bundle. */
+  entry: 'src/transports/watchdog/watchdog-thread.ts',
+  /** The emitted file's name without extension. */
+  name: 'watchdog-thread',
+  /** Extensions tried, in order. */
+  extensions: ['.js', '.mjs', '.ts'],
+} as const);
+
+/** The thread file found, and how to start it. */
+export interface ThreadFile {
+  readonly url: URL;
+  /**
+   * For a TypeScript file: the code of an eval'd worker that registers tsx's loader in
+   * the thread and then imports the file (Node 20 applies no `--import` loader of a
+   * worker's execArgv to the worker's own entry).
+   */
+  readonly bootstrap?: string;
+}
+
+/** The thread file beside `base` (default: this module), or undefined when none is there. */
+export function resolveThreadFile(base: string | URL = import.meta.url): ThreadFile | undefined {
+  for (const extension of WATCHDOG_THREAD_FILE.extensions) {
+    const url = new URL(`./${WATCHDOG_THREAD_FILE.name}${extension}`, base);
+    if (!existsSync(url)) continue;
+    if (extension !== '.ts') return { url };
+    // TypeScript: tsx is there wherever the sources run (a dev dependency).
+    try {
+      const api = createRequire(base).resolve('tsx/package.json').replace(/package\.json$/, 'dist/esm/api/index.mjs');
+      if (!existsSync(api)) return undefined;
+      const bootstrap = `import(${JSON.stringify(pathToFileURL(api).href)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
+      return { url, bootstrap };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}

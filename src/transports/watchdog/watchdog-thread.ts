@@ -1,0 +1,107 @@
+/**
+ * @module transports/watchdog/watchdog-thread
+ * The program of the watchdog thread (started from this file by watchdog.ts; see
+ * thread-file.ts for how the file is found in src/, dist/ and a bundle). It runs the
+ * platform heartbeat when given one, and watches the jobs on the JobBoard: once a job
+ * has passed its execution deadline plus `timeoutGraceMs` while the main thread's tick
+ * has stood still for `staleAfterMs`, it stops listing the jobs in the heartbeat,
+ * reports every running job (thread-fire.ts) and ends the process. While the main
+ * thread is blocked longer than `blockedUnclaimMs`, the heartbeat lists no job.
+ *
+ * Messages in: `{type: 'jobs', ids}` (the jobs in progress, for the heartbeat) and
+ * `{type: 'stop'}`. Messages out: `{type: 'failure', consecutive, status?, message}`
+ * per failed ping (the main thread logs and counts them when its loop is free).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { JobBoardReader } from './job-board.js';
+import { endProcess, logLine, postVerdicts, printDryRunRecord, verdicts } from './thread-fire.js';
+import { ThreadHeartbeat } from './thread-heartbeat.js';
+import { ThreadHttp } from './thread-http.js';
+import type { FromThreadMessage, ToThreadMessage, WatchdogThreadData } from './thread-protocol.js';
+
+const data = workerData as WatchdogThreadData;
+const port = parentPort;
+const board = new JobBoardReader(data.board);
+const http = new ThreadHttp(data.origin.version, data.fire?.kind === 'platform' ? data.fire.apiKey : data.heartbeat?.apiKey);
+const pingHttp = data.heartbeat ? new ThreadHttp(data.heartbeat.version, data.heartbeat.apiKey) : undefined;
+
+let firing = false;
+let stopped = false;
+
+/** How long the main thread's tick has stood still, ms. */
+function blockedFor(): number {
+  return Math.max(0, Date.now() - board.lastTickAt());
+}
+
+function claimJobs(): boolean {
+  if (firing) return false;
+  return data.blockedUnclaimMs === undefined || blockedFor() < data.blockedUnclaimMs;
+}
+
+const heartbeat =
+  data.heartbeat && pingHttp ? new ThreadHeartbeat(data.heartbeat, pingHttp, (message: FromThreadMessage) => port?.postMessage(message), claimJobs) : undefined;
+
+let unclaimedLogged = false;
+
+function check(): void {
+  if (firing || stopped) return;
+  const blocked = blockedFor();
+  if (blocked < data.staleAfterMs) {
+    unclaimedLogged = false;
+    return;
+  }
+  if (heartbeat && data.blockedUnclaimMs !== undefined && blocked >= data.blockedUnclaimMs && !unclaimedLogged) {
+    unclaimedLogged = true;
+    logLine(data, 'warn', `the event loop has been blocked for ${Math.round(blocked)} ms: the heartbeat no longer lists this worker's jobs`, {
+      blockedMs: Math.round(blocked),
+    });
+  }
+  if (!data.fire) return;
+  const now = Date.now();
+  const jobs = board.jobs();
+  const expired = new Set(jobs.filter((job) => now >= job.deadlineAt + data.timeoutGraceMs).map((job) => job.id));
+  if (expired.size === 0) return;
+  void fire(jobs, expired, blocked);
+}
+
+async function fire(jobs: ReturnType<JobBoardReader['jobs']>, expired: ReadonlySet<string>, blocked: number): Promise<void> {
+  if (!board.markFired()) return;
+  firing = true;
+  const list = verdicts(jobs, expired, blocked, data);
+  const named = [...expired].join(', ');
+  const reason =
+    `job ${named} blocked the event loop for ${Math.round(blocked / 100) / 10} s, past its execution timeout plus the ` +
+    `${data.timeoutGraceMs} ms grace: the watchdog reports ${list.length === 1 ? 'it' : `it and ${list.length - 1} other running job(s)`} and exits 1`;
+  // The platform must stop waiting on this worker for these jobs: ping without them now.
+  if (heartbeat) await heartbeat.pingNow();
+  switch (data.fire?.kind) {
+    case 'platform':
+      logLine(data, 'fatal', reason, { requestIds: list.map((verdict) => verdict.job.id), blockedMs: Math.round(blocked), code: 'SW_EXECUTION_TIMEOUT' });
+      await postVerdicts(list, data, http);
+      break;
+    case 'dry-run':
+      for (const verdict of list) printDryRunRecord(verdict);
+      logLine(data, 'fatal', reason);
+      break;
+    default:
+      logLine(data, 'fatal', reason);
+  }
+  await endProcess(data.exitWaitMs);
+}
+
+const checker = setInterval(check, data.checkIntervalMs);
+
+port?.on('message', (message: ToThreadMessage) => {
+  if (message.type === 'jobs') heartbeat?.setJobs(message.ids.map(String));
+  else if (message.type === 'stop' && !firing) {
+    stopped = true;
+    clearInterval(checker);
+    heartbeat?.stop();
+    http.close();
+    pingHttp?.close();
+    port.close();
+  }
+});
+
+heartbeat?.start();
+port?.postMessage({ type: 'ready' } satisfies FromThreadMessage);

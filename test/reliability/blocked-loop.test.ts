@@ -1,0 +1,195 @@
+/**
+ * @module test/reliability/blocked-loop.test
+ * Handlers that block the event loop synchronously (a busy loop, as a long native call
+ * would), in real worker processes: on the platform transport against the harness
+ * server, in a dry run and under --serve-api. The watchdog thread must time such a job
+ * out about one second after its deadline plus grace, report it (and the other running
+ * jobs) and end the process with exit 1; a block shorter than the deadline must change
+ * nothing; a long block must stop the heartbeat from claiming the jobs; a SIGTERM that
+ * arrives while the loop is blocked must lose no result once it unblocks. The bounds
+ * are generous (shared machines); the measured figures are printed.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { JobView } from '../../src/job/index.js';
+import { jsonLines, runTs } from '../child-process.js';
+import { call } from '../harness/http/helpers.js';
+import { within } from '../transports/wait-for.js';
+import { printFigures } from './support/figures.js';
+import { TestClient } from './support/http.js';
+import { QueueCaller, errorOf } from './support/queue.js';
+import { startReliabilityServer, type ReliabilityServer } from './support/reliability-server.js';
+import { RELIABILITY_WORKER, killWorkers, startWorkerProcess } from './support/worker-process.js';
+
+const ENDPOINT = 'blocked';
+const PING_MS = 500;
+/** A 5 s execution timeout and a 2 s grace: the job must be reported TIMED_OUT before about 8 s. */
+const TIMEOUT_MS = 5_000;
+const GRACE_MS = 2_000;
+/** Generous bound past deadline + grace for a loaded machine (the aim is about 1 s). */
+const SLACK_MS = 6_000;
+/** No block in these tests comes near it, unless a test says otherwise. */
+const NO_UNCLAIM_MS = '60000';
+
+const client = new TestClient();
+let running: ReliabilityServer | undefined;
+const children: Array<ReturnType<typeof runTs>> = [];
+afterEach(async () => {
+  await killWorkers();
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await child;
+  }
+  await running?.close();
+  running = undefined;
+});
+afterAll(() => client.close());
+
+async function harness(): Promise<{ server: ReliabilityServer; queue: QueueCaller }> {
+  const server = await startReliabilityServer({ workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: PING_MS, missedPings: 5 } } });
+  running = server;
+  return { server, queue: new QueueCaller(client, `${server.origin}/v2/${ENDPOINT}`) };
+}
+
+function workerEnv(server: ReliabilityServer, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...server.envFor(ENDPOINT, PING_MS),
+    LOG_LEVEL: 'warn',
+    TIMEOUT_GRACE_MS: String(GRACE_MS),
+    DEFAULT_EXECUTION_TIMEOUT_MS: String(TIMEOUT_MS),
+    EVENT_LOOP_BLOCKED_MS: NO_UNCLAIM_MS,
+    ...extra,
+  };
+}
+
+describe('a handler that blocks the event loop', () => {
+  it('on the platform transport: TIMED_OUT by the watchdog within its bound, result posted with stopPod, the process exits 1 and a new worker takes the next job', { timeout: 180_000 }, async () => {
+    const { server, queue } = await harness();
+    const first = startWorkerProcess('blocked-1', workerEnv(server));
+    // No policy: the harness's own execution timer (10 min) stays out of it; only the worker's 5 s default applies.
+    const id = await queue.run({ input: { mode: 'busy', ms: 30_000 } });
+    const started = await first.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the busy job started', 60_000);
+    const view = await queue.ended(id, TIMEOUT_MS + GRACE_MS + SLACK_MS + 10_000);
+    const endedAfterMs = Date.now() - started.at;
+    const exit = await within(first.exited, 'the blocked worker process to exit', 20_000);
+    const exitedAfterMs = Date.now() - started.at;
+    expect(view.status, first.stderr().slice(-2_000)).toBe('TIMED_OUT');
+    expect(errorOf(view)).toMatchObject({ error_code: 'SW_EXECUTION_TIMEOUT', worker_id: 'blocked-1' });
+    expect(String(errorOf(view).error_message)).toContain('blocked the event loop');
+    expect(endedAfterMs).toBeLessThan(TIMEOUT_MS + GRACE_MS + SLACK_MS);
+    expect(exit).toEqual({ code: 1, signal: null });
+    expect(server.seen.stopPods).toContainEqual({ workerId: 'blocked-1', jobId: id });
+    expect(first.events.some((event) => event.event === 'unblocked')).toBe(false);
+    // The watchdog's line, in the worker's JSON logs.
+    expect(first.stderr()).toContain('"component":"watchdog"');
+
+    const second = startWorkerProcess('blocked-2', workerEnv(server));
+    const next = await queue.run({ input: { mode: 'echo', tag: 'after' } });
+    expect(await queue.ended(next, 60_000)).toMatchObject({ status: 'COMPLETED', output: { workerId: 'blocked-2', tag: 'after' } });
+    second.signal('SIGTERM');
+    printFigures('blocked loop, platform', { timeoutMs: TIMEOUT_MS, graceMs: GRACE_MS, timedOutAfterMs: endedAfterMs, exitedAfterMs, exitCode: exit.code ?? -1 });
+  });
+
+  it('with two jobs running, only one blocked: the blocked one TIMED_OUT, the other FAILED SW_WORKER_SHUTDOWN, none lost', { timeout: 180_000 }, async () => {
+    const { server, queue } = await harness();
+    const worker = startWorkerProcess('pair', workerEnv(server, { TEST_CONCURRENCY: '2' }));
+    const calm = await queue.run({ input: { mode: 'sleep', ms: 40_000 }, policy: { executionTimeout: 120_000 } });
+    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === calm, 'the calm job started', 60_000);
+    const busy = await queue.run({ input: { mode: 'busy', ms: 30_000 } });
+    const started = await worker.waitForEvent((event) => event.event === 'started' && event.jobId === busy, 'the busy job started', 30_000);
+    const [busyView, calmView] = await Promise.all([queue.ended(busy, 40_000), queue.ended(calm, 40_000)]);
+    const endedAfterMs = Date.now() - started.at;
+    const exit = await within(worker.exited, 'the worker process to exit', 20_000);
+    expect(busyView.status).toBe('TIMED_OUT');
+    expect(errorOf(busyView)).toMatchObject({ error_code: 'SW_EXECUTION_TIMEOUT' });
+    expect(calmView.status).toBe('FAILED');
+    expect(errorOf(calmView)).toMatchObject({ error_code: 'SW_WORKER_SHUTDOWN', worker_id: 'pair' });
+    expect(exit.code).toBe(1);
+    printFigures('blocked loop, two jobs', { bothEndedAfterMs: endedAfterMs, busy: busyView.status, calm: calmView.status });
+  });
+
+  it('a block shorter than the deadline (3 s of 5 s) completes normally: no early watchdog, the heartbeat keeps the job, the worker serves on', { timeout: 180_000 }, async () => {
+    const { server, queue } = await harness();
+    const worker = startWorkerProcess('short-block', workerEnv(server));
+    const id = await queue.run({ input: { mode: 'busy', ms: 3_000, tag: 'short' } });
+    const view = await queue.ended(id, 60_000);
+    expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { blocked: true, tag: 'short' } });
+    expect(server.seen.pingedJobs).toContainEqual({ workerId: 'short-block', jobId: id });
+    expect(server.seen.stopPods).toEqual([]);
+    expect(server.seen.lost).toEqual([]);
+    const next = await queue.run({ input: { mode: 'echo', tag: 'next' } });
+    expect(await queue.ended(next, 60_000)).toMatchObject({ status: 'COMPLETED', output: { workerId: 'short-block' } });
+    expect(worker.child.exitCode).toBeNull();
+    expect(worker.stderr()).not.toContain('"component":"watchdog"');
+    printFigures('blocked loop, 3 s of 5 s', { status: view.status, executionTimeMs: view.executionTime ?? -1 });
+  });
+
+  it('blocked longer than eventLoopBlockedMs: the heartbeat stops claiming the job, the harness requeues it and another worker completes it', { timeout: 180_000 }, async () => {
+    const { server, queue } = await harness();
+    const stuck = startWorkerProcess('stuck', workerEnv(server, { EVENT_LOOP_BLOCKED_MS: '1000', DEFAULT_EXECUTION_TIMEOUT_MS: '120000' }));
+    const id = await queue.run({ input: { mode: 'busy', ms: 60_000, blockOn: 'stuck' } });
+    const started = await stuck.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the job started on the stuck worker', 60_000);
+    const helper = startWorkerProcess('helper', workerEnv(server));
+    const view = await queue.ended(id, 60_000);
+    const requeuedAfterMs = (server.seen.lost.find((lost) => lost.requeued.includes(id))?.epochMs ?? Number.NaN) - started.at;
+    expect(view, stuck.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { workerId: 'helper', blocked: false } });
+    expect(server.seen.lost.some((lost) => lost.workerId === 'stuck' && lost.requeued.includes(id))).toBe(true);
+    expect(stuck.stderr()).toContain('the heartbeat no longer lists');
+    helper.signal('SIGTERM');
+    printFigures('blocked loop, heartbeat unclaims', { eventLoopBlockedMs: 1_000, silenceMs: PING_MS * 5, requeuedAfterMs, status: view.status });
+  });
+
+  it('SIGTERM while blocked: the signal waits for the loop; once it unblocks the job completes, its result is posted, exit 0', { timeout: 180_000 }, async () => {
+    const { server, queue } = await harness();
+    const worker = startWorkerProcess('sigterm', workerEnv(server));
+    const id = await queue.run({ input: { mode: 'busy', ms: 3_000, tag: 'kept' } });
+    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the busy job started', 60_000);
+    worker.signal('SIGTERM');
+    const exit = await within(worker.exited, 'the worker to drain and exit', 60_000);
+    const view = await queue.ended(id, 10_000);
+    expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { tag: 'kept', blocked: true } });
+    expect(server.seen.results.some((result) => result.jobId === id && result.ack.applied)).toBe(true);
+    expect(exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('in a dry run: the final record is printed TIMED_OUT and the process exits 1', { timeout: 120_000 }, async () => {
+    const startedAt = Date.now();
+    const child = runTs(RELIABILITY_WORKER, ['--test-input', JSON.stringify({ input: { mode: 'busy', ms: 30_000 }, policy: { executionTimeout: TIMEOUT_MS } })], {
+      env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS) },
+    });
+    children.push(child);
+    const result = await child;
+    const elapsedMs = Date.now() - startedAt;
+    const record = jsonLines(String(result.stdout)).at(-1) as JobView & { error: Record<string, unknown> };
+    expect(result.exitCode, String(result.stderr)).toBe(1);
+    expect(record).toMatchObject({ status: 'TIMED_OUT', error: { error_code: 'SW_EXECUTION_TIMEOUT' } });
+    expect(record.executionTime).toBeGreaterThanOrEqual(TIMEOUT_MS + GRACE_MS - 100);
+    expect(record.executionTime).toBeLessThan(TIMEOUT_MS + GRACE_MS + SLACK_MS);
+    printFigures('blocked loop, dry run', { executionTimeMs: record.executionTime ?? -1, processMs: elapsedMs, exitCode: result.exitCode ?? -1 });
+  });
+
+  it('under --serve-api: one line on stderr naming the job and the blocked time, exit 1', { timeout: 120_000 }, async () => {
+    const child = runTs(RELIABILITY_WORKER, ['--serve-api', '--port', '0'], { env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS) } });
+    children.push(child);
+    let banner = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (data: Buffer) => {
+        banner += data.toString('utf8');
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v2\/[\w-]+/.exec(banner);
+        if (match?.[1]) resolve(match[1]);
+      });
+      void child.then((result) => reject(new Error(`worker exited early (${result.exitCode}): ${String(result.stderr)}`)));
+    });
+    const submitted = await call('POST', `${url}/v2/local/run`, { body: { input: { mode: 'busy', ms: 30_000, afterMs: 500 }, policy: { executionTimeout: TIMEOUT_MS } } });
+    const { id } = submitted.json as { id: string };
+    const startedAt = Date.now();
+    const result = await child;
+    const exitedAfterMs = Date.now() - startedAt;
+    const line = String(result.stderr)
+      .split('\n')
+      .find((text) => text.startsWith('serverless-worker: job'));
+    expect(result.exitCode, String(result.stderr)).toBe(1);
+    expect(line).toMatch(new RegExp(`^serverless-worker: job ${id} blocked the event loop for [\\d.]+ s, past its execution timeout plus the ${GRACE_MS} ms grace`));
+    expect(exitedAfterMs).toBeLessThan(TIMEOUT_MS + GRACE_MS + SLACK_MS + 5_000);
+    printFigures('blocked loop, --serve-api', { exitedAfterMs, exitCode: result.exitCode ?? -1 });
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * The watchdog thread started from its file in the three ways the package runs: from
+ * src/ under tsx, compiled by `tsc -p tsconfig.build.json`, and inside an esbuild
+ * bundle with the thread emitted beside it as a second entry point (as
+ * WATCHDOG_THREAD_FILE tells a bundler). Each time a child process pings through the
+ * thread with its job listed, then blocks its event loop past the job's deadline: the
+ * thread must stop listing the job, say why on stderr and end the process with exit 1.
+ */
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WATCHDOG_THREAD_FILE, resolveThreadFile } from '../../../src/transports/watchdog/index.js';
+import { REPO_ROOT } from '../../child-process.js';
+
+const PROBE = fileURLToPath(new URL('./fixtures/blocked-probe.mjs', import.meta.url));
+const TSX_LOADER = import.meta.resolve('tsx');
+
+let server: http.Server;
+let pingBase: string;
+const pings: Array<{ url: string; at: number }> = [];
+const scratch = mkdtempSync(join(tmpdir(), 'sw-watchdog-'));
+
+beforeAll(async () => {
+  server = http.createServer((request, response) => {
+    pings.push({ url: request.url ?? '', at: Date.now() });
+    response.end('{}');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  pingBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ping`;
+});
+afterAll(async () => {
+  server.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Run the probe with `moduleUrl` (and node flags), pinging /ping/<name>; answers what it saw. */
+async function probe(name: string, moduleUrl: string, nodeArgs: string[] = []): Promise<void> {
+  const startedAt = Date.now();
+  const run = await execa(process.execPath, [...nodeArgs, PROBE, moduleUrl, `${pingBase}/${name}`], {
+    cwd: REPO_ROOT,
+    reject: false,
+    timeout: 120_000,
+  });
+  const mine = pings.filter((ping) => ping.url.startsWith(`/ping/${name}?`));
+  const withJob = mine.filter((ping) => ping.url.includes('job_id=probe-job'));
+  const lastWithJob = withJob.at(-1)?.at ?? 0;
+  console.log(`[watchdog thread: ${name}] exit ${run.exitCode} after ${Date.now() - startedAt} ms; ${mine.length} pings, ${withJob.length} listing the job`);
+  expect(run.exitCode, `stderr: ${run.stderr}`).toBe(1);
+  expect(run.stdout).toContain('blocking');
+  expect(run.stderr).toMatch(/serverless-worker: job probe-job blocked the event loop for [\d.]+ s, past its execution timeout plus the 200 ms grace/);
+  // Pings came from the thread, with the job, and once it fired without it.
+  expect(withJob.length).toBeGreaterThan(0);
+  expect(mine.some((ping) => ping.at >= lastWithJob && !ping.url.includes('job_id='))).toBe(true);
+}
+
+describe('the watchdog thread file', () => {
+  it('names its entry and file, and is found beside its module under src/ (TypeScript, started through tsx)', () => {
+    expect(WATCHDOG_THREAD_FILE).toMatchObject({ entry: 'src/transports/watchdog/watchdog-thread.ts', name: 'watchdog-thread' });
+    const found = resolveThreadFile(pathToFileURL(join(REPO_ROOT, 'src/transports/watchdog/watchdog.ts')));
+    expect(found?.url.pathname).toBe(join(REPO_ROOT, WATCHDOG_THREAD_FILE.entry));
+    expect(found?.bootstrap).toContain('register()');
+    expect(resolveThreadFile(pathToFileURL(join(scratch, 'nothing-here.js')))).toBeUndefined();
+  });
+
+  it('runs from src/ under tsx', { timeout: 150_000 }, async () => {
+    await probe('tsx', pathToFileURL(join(REPO_ROOT, 'src/transports/watchdog/index.ts')).href, ['--import', TSX_LOADER]);
+  });
+
+  it('runs from the output of tsc -p tsconfig.build.json', { timeout: 300_000 }, async () => {
+    const out = join(scratch, 'dist');
+    const build = await execa(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out], {
+      cwd: REPO_ROOT,
+      reject: false,
+      timeout: 240_000,
+    });
+    expect(build.exitCode, build.stdout + build.stderr).toBe(0);
+    expect(resolveThreadFile(pathToFileURL(join(out, 'transports/watchdog/watchdog.js')))?.bootstrap).toBeUndefined();
+    await probe('dist', pathToFileURL(join(out, 'transports/watchdog/index.js')).href);
+  });
+
+  it('runs from an esbuild bundle with the thread emitted beside it as a second entry point', { timeout: 150_000 }, async () => {
+    const out = join(scratch, 'bundle');
+    const { build } = await import('esbuild');
+    await build({
+      entryPoints: {
+        // Any worker bundle: here one whose code starts the watchdog.
+        'worker-bundle': join(REPO_ROOT, 'src/transports/watchdog/index.ts'),
+        [WATCHDOG_THREAD_FILE.name]: join(REPO_ROOT, WATCHDOG_THREAD_FILE.entry),
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outdir: out,
+      outExtension: { '.js': '.mjs' },
+      logLevel: 'error',
+    });
+    await probe('bundle', pathToFileURL(join(out, 'worker-bundle.mjs')).href);
+  });
+});
