@@ -8,6 +8,15 @@ export type { Handler, HandlerJob, JobContext } from './worker/handler.js';
 export type { ServeOptions, ConcurrencyFunction, ConcurrencyState, WorkerConfig } from './worker/options.js';
 export { resolveOptions } from './worker/options.js';
 export { withMetrics } from './worker/stream-metrics.js';
+export { waitForUrl, type WaitForUrlOptions, type WaitForUrlResult } from './worker/wait-for-url.js';
+export type { InitContext, InitFunction } from './worker/init/init-types.js';
+export {
+  serveLoadBalancing,
+  startLoadBalancingWorker,
+  type HttpApp,
+  type LoadBalancingOptions,
+  type LoadBalancingWorker,
+} from './load-balancing/index.js';
 export { splitYield, joinChunks } from './worker/stream-chunker.js';
 export { lastAttemptChunks } from './worker/join-chunks.js';
 export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';

@@ -15,6 +15,7 @@ import {
   onShutdownSignals,
   reportedHostname,
   resolvePlatformExtras,
+  startHandler,
   type Handler,
   type WorkerConfig,
 } from './worker/index.js';
@@ -34,7 +35,7 @@ export interface PlatformWorkerExtras {
  * @throws ServerlessWorkerError SW_INVALID_ENV naming a malformed platform variable (before any job is taken).
  */
 export async function runPlatformWorker(
-  handler: Handler<unknown>,
+  handler: Handler<unknown, unknown>,
   config: WorkerConfig,
   logger: Logger,
   extras: PlatformWorkerExtras = {},
@@ -80,7 +81,27 @@ export async function runPlatformWorker(
     metrics && settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
   const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
-  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry, transport.jobWatch ? { jobWatch: transport.jobWatch } : {});
+  // The runtime exists from the start (state initializing while init runs); jobs reach
+  // the handler bound to init's state once init has succeeded.
+  let active = handler as Handler<unknown>;
+  const runtime = new WorkerRuntime((job, ctx) => active(job, ctx), config, transport, logger, telemetry, transport.jobWatch ? { jobWatch: transport.jobWatch } : {});
+  if (config.init !== undefined) runtime.beginInitializing();
+  // The heartbeat starts now, so that the platform (and a harness's /health, as
+  // initializing) hears from the worker during init; init failing is reported once.
+  transport.setJobsInProgress([]);
+  const started = await startHandler(handler, config, logger, {
+    workerId: transport.workerId,
+    ...(metrics ? { metrics } : {}),
+    report: (check, reason) => transport.reportUnhealthy?.(check, reason) ?? Promise.resolve(),
+  });
+  if (!started.ok) {
+    await runtime.stop('shutdown'); // takes no job; closes the transport
+    unbindGpu?.();
+    await sampler?.close();
+    await metricsServer?.close();
+    return started.exitCode;
+  }
+  active = started.handler;
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
   try {

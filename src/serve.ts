@@ -36,15 +36,20 @@ function exitWith(logger: Logger, code: number): void {
 
 /**
  * Run `handler` as a worker. On the platform it serves jobs until the platform stops
- * it; locally it dry-runs the test input and exits 0 (COMPLETED) or 1.
+ * it; locally it dry-runs the test input and exits 0 (COMPLETED) or 1. With
+ * `options.init`, every mode runs it first (the start-up phase) and hands its value
+ * to every job as `ctx.state`.
  */
-export async function serve<Input = Record<string, unknown>>(handler: Handler<Input>, options: ServeOptions<Input> = {}): Promise<void> {
+export async function serve<Input = Record<string, unknown>, State = undefined>(
+  handler: Handler<Input, State>,
+  options: ServeOptions<Input, State> = {},
+): Promise<void> {
   let logger: Logger | undefined;
   try {
     const config = resolveOptions(options);
     logger = config.logger ?? createLogger();
     const args = parseWorkerArgs(process.argv.slice(2));
-    const anyHandler = handler as Handler<unknown>;
+    const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
       const { runPlatformWorker } = await import('./platform-mode.js');
       const exitCode = await runPlatformWorker(anyHandler, config, logger);

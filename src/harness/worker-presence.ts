@@ -10,6 +10,8 @@ export interface WorkerPresence {
   readonly jobs: Set<string>;
   /** Ping interval the worker reported or was configured with, ms. */
   pingIntervalMs?: number;
+  /** Heard from (its heartbeat) but has not asked for a job yet: its start-up phase (init) runs. */
+  initializing?: boolean;
 }
 
 export class WorkerPresenceTable {
@@ -41,13 +43,27 @@ export class WorkerPresenceTable {
     return this.#workers.values();
   }
 
+  /** Workers that can take jobs: idle (none held) and running; initializing ones are left out. */
   counts(): { idle: number; running: number } {
     let idle = 0;
     let running = 0;
     for (const worker of this.#workers.values()) {
       if (worker.jobs.size > 0) running++;
-      else idle++;
+      else if (worker.initializing !== true) idle++;
     }
     return { idle, running };
+  }
+
+  /** Workers in their start-up phase (heard from, no job asked for yet). */
+  initializingCount(): number {
+    let count = 0;
+    for (const worker of this.#workers.values()) if (worker.initializing === true && worker.jobs.size === 0) count++;
+    return count;
+  }
+
+  /** The worker asked for a job (or reported one): its start-up phase is over. */
+  markReady(workerId: string): void {
+    const worker = this.#workers.get(workerId);
+    if (worker) worker.initializing = false;
   }
 }

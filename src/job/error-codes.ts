@@ -92,6 +92,26 @@ export const ERROR_CODES = {
     meaning: "The job's serialized result is larger than the platform accepts for a result (20 MB on the worker API); the worker did not post it and failed the job.",
     fix: "Stream the output (yield it in parts), or upload it to the job's s3Config bucket and return the URL; the message gives the size and the limit (maxResultBytes).",
   },
+  SW_INIT_FAILED: {
+    status: 503,
+    meaning: "The worker's start-up function (serve's init) threw or rejected; the worker took no job, reported itself unhealthy and exited 1.",
+    fix: 'Read the reason in the log line "init failed" (and in the unhealthy report); fix what init loads or waits for.',
+  },
+  SW_INIT_TIMEOUT: {
+    status: 504,
+    meaning: "The worker's start-up function (serve's init) ran past initTimeoutMs; its signal was aborted, the worker reported itself unhealthy and exited 1.",
+    fix: 'Raise initTimeoutMs (default 600 000 ms) or make init faster (a smaller model, weights on a network volume); pass ctx.signal to what init awaits.',
+  },
+  SW_URL_NOT_READY: {
+    status: 504,
+    meaning: 'waitForUrl gave up: the URL did not answer with an accepted status before its timeout (or its signal aborted).',
+    fix: 'The message names the URL, the attempts and the last error or status; check that the local server started (its own logs), its port, and raise timeoutMs for slow starts.',
+  },
+  SW_WORKER_NOT_READY: {
+    status: 503,
+    meaning: "A load-balancing worker's app got a request before it was ready (init still runs, or start-up failed); /ping answers 204 or 503 meanwhile.",
+    fix: 'Send requests through the endpoint (the platform or the harness routes only to workers whose /ping answers 200), or wait for /ping to answer 200.',
+  },
   // ---- configuration and the command line ----
   SW_INVALID_OPTIONS: {
     status: 500,
@@ -143,6 +163,21 @@ export const ERROR_CODES = {
     status: 500,
     meaning: 'The harness itself is broken: an unexpected exception.',
     fix: 'Report it with the log line that carries the same request id.',
+  },
+  SW_NO_WORKER_AVAILABLE: {
+    status: 400,
+    meaning: 'A load-balancing endpoint got a request while no healthy worker had room (none registered, all initializing or unhealthy, or all at their concurrency), as the platform answers 400.',
+    fix: 'Retry later with backoff; start more workers, or check /v2/{endpoint_id}/health for their states.',
+  },
+  SW_LB_REQUEST_TIMEOUT: {
+    status: 524,
+    meaning: 'A request to a load-balancing endpoint ran past the request time limit (default 330 000 ms, like the platform\'s about 5.5 minutes).',
+    fix: 'Answer sooner (stream the answer), or raise the limit (--lb-request-timeout-ms, loadBalancing.requestTimeoutMs) locally; on the platform use a queue endpoint for long work.',
+  },
+  SW_WORKER_UNREACHABLE: {
+    status: 502,
+    meaning: 'A load-balancing worker chosen for a request could not be reached or dropped the connection before answering; it is taken out of the pool until its /ping answers 200 again.',
+    fix: 'Look at that worker\'s logs (did it crash?); the request was not retried on another worker, as on the platform: send it again.',
   },
   // ---- management API ----
   SW_INVALID_TEMPLATE: {

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { JobRequest, JobView } from '../job/index.js';
-import { onShutdownSignals, type Handler, type WorkerConfig } from '../worker/index.js';
+import { onShutdownSignals, startHandler, type Handler, type WorkerConfig } from '../worker/index.js';
 import { startLocalWorker } from './local-worker.js';
 
 export interface DryRunResult {
@@ -37,9 +37,16 @@ export function dryRunRecord(view: JobView): DryRunRecord {
   return { ...view, error };
 }
 
-export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
+export async function runDryRun(handler: Handler<unknown, unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
+  // init first (its duration is logged); a failed one ends the dry run before any job.
+  const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local' });
+  if (!started.ok) {
+    const record: DryRunRecord = { id: '', status: 'FAILED', ...(started.outcome.ok ? {} : { error: started.outcome.error.toJSON().error }) };
+    printLine(record);
+    return { record, exitCode: started.exitCode === 0 ? 1 : started.exitCode };
+  }
   // A handler that blocks the event loop past its timeout: the watchdog thread prints the record and exits 1.
-  const local = startLocalWorker(handler, config, logger, { watchdog: 'dry-run' });
+  const local = startLocalWorker(started.handler, config, logger, { watchdog: 'dry-run' });
   const { harness, endpoint, runtime } = local;
   // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());

@@ -16,7 +16,7 @@ import { Harness } from '../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../harness/http/index.js';
 import { ServerlessWorkerError, type JobRequest } from '../job/index.js';
 import { createMetrics } from '../metrics/index.js';
-import { onShutdownSignals, resolveTestInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
+import { onShutdownSignals, resolveTestInput, startHandler, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
 import { startLocalWorker } from './local-worker.js';
 
 /** Environment variable read for the API key when --api-key is not given. */
@@ -77,13 +77,20 @@ function listenError(error: unknown, host: string, port: number): unknown {
   return error;
 }
 
-export async function runServeApi(handler: Handler<unknown>, config: WorkerConfig, args: WorkerArgs, logger: Logger): Promise<void> {
+export async function runServeApi(handler: Handler<unknown, unknown>, config: WorkerConfig, args: WorkerArgs, logger: Logger): Promise<void> {
   const host = args.host ?? DEFAULT_SERVE_HOST;
   const port = args.port ?? DEFAULT_SERVE_PORT;
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);
+  // init before the server listens (its duration is logged); a failed one exits 1, a signal during it 0.
+  const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local' });
+  if (!started.ok) {
+    logger.flush();
+    process.stdout.write('', () => process.exit(started.exitCode));
+    return;
+  }
   const harness = new Harness();
   // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
-  const local = startLocalWorker(handler, config, logger, { harness, watchdog: 'exit' });
+  const local = startLocalWorker(started.handler, config, logger, { harness, watchdog: 'exit' });
   await local.watchdogReady;
   let server: HarnessServer;
   try {

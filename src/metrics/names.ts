@@ -136,6 +136,24 @@ export const METRICS = {
     help: 'GPU reads that gave no readings, by reason (not-installed, failed, timed-out, unparseable, no-devices, none-visible, cancelled).',
     labels: ['reason'],
   },
+  initDurationSeconds: {
+    type: 'gauge',
+    name: 'serverless_worker_init_duration_seconds',
+    help: "How long the start-up phase (serve's init) took, in seconds, by outcome (ok, failed, timed_out, aborted).",
+    labels: ['outcome'],
+  },
+  httpRequestsTotal: {
+    type: 'counter',
+    name: 'serverless_worker_http_requests_total',
+    help: "Requests a load-balancing worker's app answered, by HTTP status code (refused ones too: 503 while initializing or draining).",
+    labels: ['code'],
+  },
+  httpRequestsInFlight: {
+    type: 'gauge',
+    name: 'serverless_worker_http_requests_in_flight',
+    help: "Requests a load-balancing worker's app is handling now.",
+    labels: [],
+  },
 } as const;
 
 export type MetricKey = keyof typeof METRICS;

@@ -5,8 +5,8 @@
 import type { Logger } from 'pino';
 import type { Job } from '../job/index.js';
 
-/** What a handler receives beside the job. */
-export interface JobContext {
+/** What a handler receives beside the job; `State` is what serve's `init` returned. */
+export interface JobContext<State = undefined> {
   /** The job's id. */
   readonly jobId: string;
   /** This worker's id. */
@@ -24,6 +24,8 @@ export interface JobContext {
   readonly log: Logger;
   /** Show `value` as the job's output while it runs (best effort; ignored once the job ended). */
   progress(value: unknown): void;
+  /** What serve's `init` returned (loaded once, shared by every job); undefined without init. */
+  readonly state: State;
 }
 
 /** A job as the handler sees it, with its input typed. */
@@ -33,9 +35,9 @@ export type HandlerJob<Input> = Job<Input>;
  * A handler: an async or plain function returning the job's output, or an async or
  * plain generator whose every yielded value becomes one or more stream chunks.
  */
-export type Handler<Input = Record<string, unknown>> = (
+export type Handler<Input = Record<string, unknown>, State = undefined> = (
   job: HandlerJob<Input>,
-  ctx: JobContext,
+  ctx: JobContext<State>,
 ) => unknown;
 
 /** A generator object (sync or async) or any async iterable: the handler streams. */

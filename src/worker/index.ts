@@ -16,3 +16,5 @@ export * from './stream-chunker.js';
 export * from './stream-metrics.js';
 export * from './test-input.js';
 export * from './worker-runtime.js';
+export * from './init/index.js';
+export * from './wait-for-url.js';

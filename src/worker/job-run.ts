@@ -185,6 +185,8 @@ export class JobRun {
           this.#log.warn({ err: error }, 'progress update failed');
         });
       },
+      // Set by bindState when serve has an init (worker/init/bind-state.ts).
+      state: undefined,
     };
   }
 

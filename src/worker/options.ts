@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, parseOrThrow } from '../job/index.js';
 import { PlatformTransportSettingsSchema } from '../transports/platform/options.js';
+import { DEFAULT_INIT_TIMEOUT_MS, type InitFunction } from './init/init-types.js';
 
 /** What a concurrency function sees: jobs running now and the limit in force. */
 export interface ConcurrencyState {
@@ -85,6 +86,13 @@ export const ServeOptionsSchema = z.object({
    */
   coalesceStreamChunks: z.boolean().default(false),
   /**
+   * The start-up phase: run once before the first job is taken; its value is every
+   * job's `ctx.state`. Gets `{signal, deadline, log, workerId}`. Default none.
+   */
+  init: z.custom<InitFunction<unknown>>(isFunction, { error: 'init must be a function' }).optional(),
+  /** Bound of `init`, ms; past it the worker reports itself unhealthy and exits 1. Default 600 000. */
+  initTimeoutMs: z.number().int().min(1).max(3_600_000).default(DEFAULT_INIT_TIMEOUT_MS),
+  /**
    * A watchdog thread times out a job whose handler blocks the event loop past its
    * execution timeout plus timeoutGraceMs: it reports the job TIMED_OUT (the other
    * running jobs FAILED SW_WORKER_SHUTDOWN) and ends the process with exit code 1, so
@@ -100,8 +108,10 @@ export const ServeOptionsSchema = z.object({
 });
 
 /** Options as a worker author writes them. */
-export type ServeOptions<Input = Record<string, unknown>> = Omit<z.input<typeof ServeOptionsSchema>, 'inputSchema'> & {
+export type ServeOptions<Input = Record<string, unknown>, State = undefined> = Omit<z.input<typeof ServeOptionsSchema>, 'inputSchema' | 'init'> & {
   inputSchema?: z.ZodType<Input>;
+  /** The start-up phase; what it returns is `ctx.state` of every job. */
+  init?: InitFunction<State>;
 };
 /** Options validated, defaults applied, frozen. */
 export type WorkerConfig = Readonly<z.output<typeof ServeOptionsSchema>>;

@@ -48,7 +48,7 @@ export function autoGpuExpectation(env: NodeJS.ProcessEnv): GpuExpectation | und
 }
 
 /** Resolve the platform extras from the options and the environment; throws SW_INVALID_ENV naming a bad variable. */
-export function resolvePlatformExtras(config: WorkerConfig, env: NodeJS.ProcessEnv): PlatformExtras {
+export function resolvePlatformExtras(config: Pick<WorkerConfig, 'expectGpu' | 'metricsPort' | 'metricsHost'>, env: NodeJS.ProcessEnv): PlatformExtras {
   const parsed = parseOrThrow(ExtrasEnvSchema, env, 'SW_INVALID_ENV', 'environment');
   const expect = parsed.SERVERLESS_WORKER_EXPECT_GPU ?? config.expectGpu;
   const metricsPort = parsed.SERVERLESS_WORKER_METRICS_PORT ?? config.metricsPort;

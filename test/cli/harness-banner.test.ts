@@ -7,6 +7,7 @@ describe('harness banner', () => {
     expect(text).toContain("export RUNPOD_WEBHOOK_GET_JOB='http://127.0.0.1:8000/v2/local/job-take/$ID?'");
     expect(text).not.toMatch(/%3C|<endpoint_id>/);
     expect(text).toContain('any id');
+    expect(text).toContain('load-balancing: http://127.0.0.1:8000/lb/local/<path>');
   });
 
   it('uses the first named endpoint and asks for the key when one is set', () => {

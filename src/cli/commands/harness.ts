@@ -49,6 +49,8 @@ const HarnessCommandOptionsSchema = z.object({
   missedPings: z.number().int().min(1),
   maxRequeues: z.number().int().min(0),
   drainTimeoutMs: z.number().int().min(0),
+  lbRequestTimeoutMs: z.number().int().min(1),
+  lbPingIntervalMs: z.number().int().min(10),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
 
@@ -58,6 +60,8 @@ Routes (base URL printed at start):
       retry/<id>, purge-queue, health, requests      the queue API
   /v2/<endpoint>/openai/v1/<route>                   OpenAI-compatible calls, as jobs
   /v2/<endpoint>/job-take/..., job-done/..., ping/...  the worker API, for workers
+  /lb/<endpoint>/<path>                              a load-balancing endpoint: <path> of a healthy worker
+  /v2/<endpoint>/load-balancing/workers              register (POST {url, healthUrl?}), list, DELETE /<id>
   /v1/templates, networkvolumes, endpoints, pods     the management API
   /metrics                                           Prometheus metrics
 
@@ -80,6 +84,7 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
     `serverless-worker harness listening on ${server.url}`,
     `  queue API:      ${server.url}/v2/${example}/... (endpoints: ${endpoints.length > 0 ? endpoints.join(', ') : `any id; "${example}" below`})`,
     `  OpenAI:         ${server.url}/v2/${example}/openai/v1`,
+    `  load-balancing: ${server.url}/lb/${example}/<path> (workers register with SERVERLESS_WORKER_HARNESS_URL=${server.url})`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
@@ -108,6 +113,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     streamWaitMs: options.streamWaitMs,
     management: options.management ? {} : false,
     workerApi: { liveness: { pingIntervalMs: options.pingIntervalMs, missedPings: options.missedPings } },
+    loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
     logger,
     metrics: createMetrics(),
   });
@@ -168,6 +174,11 @@ export function registerHarnessCommand(program: Command): void {
     .addOption(
       new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may take to finish before the harness stops').argParser(wholeNumber(0, 3_600_000)).default(30_000),
     )
+      new Option('--lb-request-timeout-ms <ms>', 'load-balancing endpoints: answer 524 past this (the platform: about 5.5 min)')
+        .argParser(wholeNumber(1, 86_400_000))
+        .default(330_000),
+    )
+    .addOption(new Option('--lb-ping-interval-ms <ms>', 'load-balancing endpoints: how often each worker\'s /ping is checked').argParser(wholeNumber(10, 600_000)).default(1_000))
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));

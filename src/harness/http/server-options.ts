@@ -9,6 +9,7 @@ import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOrThrow } from '../../job/i
 import type { Metrics } from '../../metrics/index.js';
 import { Harness } from '../harness.js';
 import type { ManagementStore, PodsView } from '../management/index.js';
+import { LoadBalancingSettingsSchema } from '../load-balancing/options.js';
 import {
   DEFAULT_RATE_LIMITS,
   DEFAULT_REQUESTS_PER_WORKER,
@@ -89,6 +90,8 @@ export const HarnessServerOptionsSchema = z.object({
    * Settings of the worker API under /v2 (long poll, liveness, body limit, events); see
    * worker-api/options.ts. Default its own defaults. Its API key is the server's.
    */
+  /** Load-balancing endpoints: requestTimeoutMs (330 000, then 524), pingIntervalMs (1 000), pingTimeoutMs, forgetAfterMs. */
+  loadBalancing: LoadBalancingSettingsSchema.default(() => LoadBalancingSettingsSchema.parse({})),
   workerApi: z
     .custom<WorkerApiPassThrough>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
       error: 'must be an object of worker API settings',

@@ -16,6 +16,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import pino, { type Logger } from 'pino';
 import { createMetrics, type Metrics } from '../../metrics/index.js';
 import { InMemoryManagementStore, managementApi } from '../management/index.js';
+import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } from '../load-balancing/index.js';
 import { apiKeyHook } from './api-key.js';
 import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './error-reply.js';
@@ -44,6 +45,8 @@ export interface HarnessServer {
   readonly webhooks: WebhookSender;
   /** Whether every route needs the API key. */
   readonly authenticated: boolean;
+  /** The load-balancing endpoints (workers registered under /v2/{id}/load-balancing/workers, reached at /lb/{id}/). */
+  readonly loadBalancing: LoadBalancing;
   /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. The harness stays open. */
   close(): Promise<void>;
 }
@@ -90,6 +93,10 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
   await app.register(workerApiRoutes, { ...config.workerApi, harness, prefix: '/v2' });
+  const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }));
+  loadBalancing.start();
+  await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
+  await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
   if (config.management !== false) {
     await app.register(managementApi, {
       prefix: '/v1',
@@ -108,6 +115,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     unbindWebhooks();
     unbindJobMetrics();
     webhooks.close();
+    loadBalancing.stop();
     await app.close();
   };
 
@@ -134,6 +142,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     metrics,
     webhooks,
     authenticated: config.apiKey !== undefined,
+    loadBalancing,
     close,
   });
 }

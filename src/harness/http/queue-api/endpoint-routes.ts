@@ -5,6 +5,7 @@
  * throttled, which one official client's type lists).
  */
 import type { FastifyInstance } from 'fastify';
+import { loadBalancingOf } from '../../load-balancing/index.js';
 import { operationConfig } from '../route-config.js';
 import { endpointOf, type QueueApiContext } from './context.js';
 
@@ -15,9 +16,23 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
   });
 
   app.get('/:endpointId/health', async (request) => {
-    const { jobs, workers } = endpointOf(context, request.params).health();
+    const endpoint = endpointOf(context, request.params);
+    const { jobs, workers } = endpoint.health();
     // The spec's idle and running, plus the fields one official client's type lists:
-    // every worker the harness knows has started and can take jobs.
-    return { jobs, workers: { ...workers, initializing: 0, ready: workers.idle + workers.running, throttled: 0 } };
+    // initializing (heard from, no job asked for yet: init runs), ready (can take jobs).
+    const initializing = endpoint.workers.initializingCount();
+    const pool = loadBalancingOf(context.harness)?.pool(endpoint.id);
+    if (pool === undefined || pool.size === 0) {
+      return { jobs, workers: { ...workers, initializing, ready: workers.idle + workers.running, throttled: 0 } };
+    }
+    // A load-balancing endpoint: its workers as the harness's /ping checks see them.
+    const lb = pool.counts();
+    const idle = workers.idle + lb.idle;
+    const running = workers.running + lb.running;
+    return {
+      jobs,
+      workers: { idle, running, initializing: initializing + lb.initializing, ready: idle + running, throttled: 0, unhealthy: lb.unhealthy },
+      loadBalancing: { workers: pool.all().map((worker) => pool.view(worker)) },
+    };
   });
 }

@@ -110,6 +110,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const max = batch ? parseOrThrow(BatchQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-take-batch query').batch_size : 1;
     const endpoint = endpointOf(endpointId);
     const release = liveness.openPoll(endpoint, workerId);
+    endpoint.workers.markReady(workerId);
     const held = holdRequest(reply, settings.longPollMs, closing.signal);
     try {
       const jobs = await endpoint.take(workerId, max, held.signal);
@@ -200,6 +201,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const query = parseOrThrow(PingQuerySchema, request.query, 'SW_INVALID_REQUEST', 'ping query');
     const endpoint = endpointOf(endpointId);
+    // A worker first heard from by its heartbeat, before any job-take, is in its start-up phase (init).
+    const firstHeard = endpoint.workers.get(workerId) === undefined;
     liveness.seen(endpoint, workerId);
     if (query.status === 'unhealthy') {
       const check = query.check ?? 'unknown';
@@ -210,6 +213,9 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       return reply.send({});
     }
     const jobIds = query.job_id === undefined ? [] : query.job_id.split(',').filter((id) => id !== '');
+    const presence = endpoint.workers.get(workerId);
+    if (presence && firstHeard && jobIds.length === 0) presence.initializing = true;
+    else if (jobIds.length > 0) endpoint.workers.markReady(workerId);
     events.onPing?.({ endpointId, workerId, jobIds, ...(query.runpod_version !== undefined ? { version: query.runpod_version } : {}) });
     const lost = liveness.reconcile(endpoint, workerId, jobIds);
     if (lost.length > 0) {

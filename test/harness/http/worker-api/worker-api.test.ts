@@ -265,7 +265,12 @@ describe('ping and liveness', () => {
       { workerId: 'w2', jobIds: ['c', 'd'], version: undefined },
       { workerId: 'w3', jobIds: [], version: undefined },
     ]);
+    // w3 was first heard from by a ping listing no job, before any job-take: its init runs.
+    expect(endpointOf(server).health().workers).toEqual({ idle: 2, running: 0 });
+    expect(endpointOf(server).workers.initializingCount()).toBe(1);
+    await call(server, 'GET', '/job-take/w3?job_in_progress=0');
     expect(endpointOf(server).health().workers).toEqual({ idle: 3, running: 0 });
+    expect(endpointOf(server).workers.initializingCount()).toBe(0);
   });
 
   it('puts the jobs of a worker silent for missedPings x pingIntervalMs back in the queue, counted as retried', async () => {
@@ -282,7 +287,9 @@ describe('ping and liveness', () => {
     expect(endpointOf(server).status(id)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
     const health = endpointOf(server).health();
     expect(health.jobs.retried).toBe(1);
-    expect(health.workers).toEqual({ idle: 1, running: 0 });
+    // "alive" only ever pinged (no job-take): counted as initializing, not idle.
+    expect(health.workers).toEqual({ idle: 0, running: 0 });
+    expect(endpointOf(server).workers.initializingCount()).toBe(1);
     // Should the silent worker come back, job-stop tells it to drop the job others now run.
     expect((await call(server, 'GET', '/job-stop/silent')).json).toEqual({ jobsToStop: [id], reasons: { [id]: 'cancelled' }, attempts: {} });
   });

@@ -1,0 +1,148 @@
+/**
+ * @module harness/load-balancing/load-balancing
+ * The load-balancing endpoints of one harness: a pool of workers per endpoint, and
+ * the harness's health check: `GET <healthUrl>/ping` to every worker every
+ * `pingIntervalMs` (bounded by `pingTimeoutMs`), as the platform does. A worker
+ * unhealthy for `forgetAfterMs` is forgotten. One instance per Harness (found by the
+ * queue API's /health through `loadBalancingOf`).
+ */
+import { Agent, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Logger } from 'pino';
+import type { Harness } from '../harness.js';
+import { LbPool, type LbWorker, type LbWorkerState } from './lb-pool.js';
+import type { LoadBalancingSettings } from './options.js';
+
+export interface RegisterInput {
+  readonly workerId: string;
+  readonly url: string;
+  readonly healthUrl: string;
+  readonly concurrency: number;
+}
+
+const instances = new WeakMap<Harness, LoadBalancing>();
+
+/** The load-balancing endpoints served for `harness`, if a server serves them. */
+export function loadBalancingOf(harness: Harness): LoadBalancing | undefined {
+  return instances.get(harness);
+}
+
+export class LoadBalancing {
+  readonly settings: LoadBalancingSettings;
+  /** Keep-alive connections to the workers, for proxied requests. */
+  readonly agent = new Agent({ keepAlive: true });
+  readonly #pools = new Map<string, LbPool>();
+  readonly #logger: Logger;
+  readonly #pinging = new Set<LbWorker>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(harness: Harness, settings: LoadBalancingSettings, logger: Logger) {
+    this.settings = settings;
+    this.#logger = logger;
+    instances.set(harness, this);
+  }
+
+  /** The pool of `endpointId`, if any worker ever registered there. */
+  pool(endpointId: string): LbPool | undefined {
+    return this.#pools.get(endpointId);
+  }
+
+  pools(): LbPool[] {
+    return [...this.#pools.values()];
+  }
+
+  /** Add a worker (or replace one of the same id) and ping it at once. */
+  register(endpointId: string, input: RegisterInput): LbWorker {
+    let pool = this.#pools.get(endpointId);
+    if (!pool) {
+      pool = new LbPool(endpointId);
+      this.#pools.set(endpointId, pool);
+    }
+    const worker = pool.register({ id: input.workerId, url: input.url, healthUrl: input.healthUrl, concurrency: input.concurrency }, Date.now());
+    this.#logger.info({ endpointId, workerId: input.workerId, url: input.url, healthUrl: input.healthUrl }, 'load-balancing worker registered');
+    void this.#ping(pool, worker);
+    return worker;
+  }
+
+  remove(endpointId: string, workerId: string): boolean {
+    const removed = this.#pools.get(endpointId)?.remove(workerId) ?? false;
+    if (removed) this.#logger.info({ endpointId, workerId }, 'load-balancing worker removed');
+    return removed;
+  }
+
+  /** A request could not reach the worker: out of the pool until a ping answers 200. */
+  markUnreachable(pool: LbPool, worker: LbWorker, error: string): void {
+    if (pool.setState(worker, 'unhealthy', Date.now(), error)) {
+      this.#logger.warn({ endpointId: pool.endpointId, workerId: worker.id, error }, 'load-balancing worker unreachable: out of the pool');
+    }
+  }
+
+  /** Start pinging every worker. */
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => this.pingAll(), this.settings.pingIntervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.agent.destroy();
+  }
+
+  /** One round of pings (each worker at most one at a time), and forget long-unhealthy workers. */
+  pingAll(): void {
+    const now = Date.now();
+    for (const pool of this.#pools.values()) {
+      for (const worker of pool.all()) {
+        if (worker.state === 'unhealthy' && now - worker.since >= this.settings.forgetAfterMs) {
+          pool.remove(worker.id);
+          this.#logger.warn({ endpointId: pool.endpointId, workerId: worker.id, lastError: worker.lastError }, 'load-balancing worker unhealthy for too long: forgotten');
+          continue;
+        }
+        void this.#ping(pool, worker);
+      }
+    }
+  }
+
+  async #ping(pool: LbPool, worker: LbWorker): Promise<void> {
+    if (this.#pinging.has(worker)) return;
+    this.#pinging.add(worker);
+    let state: LbWorkerState;
+    let error: string | undefined;
+    try {
+      const status = await getStatus(new URL('/ping', worker.healthUrl), this.settings.pingTimeoutMs);
+      state = status === 200 ? 'healthy' : status === 204 ? 'initializing' : 'unhealthy';
+      if (state === 'unhealthy') error = `/ping answered HTTP ${status}`;
+    } catch (caught) {
+      state = 'unhealthy';
+      error = `/ping failed: ${caught instanceof Error ? caught.message : String(caught)}`;
+    } finally {
+      this.#pinging.delete(worker);
+    }
+    if (pool.get(worker.id) !== worker) return; // removed or replaced meanwhile
+    const previous = worker.state;
+    if (pool.setState(worker, state, Date.now(), error)) {
+      const fields = { endpointId: pool.endpointId, workerId: worker.id, from: previous, to: state, ...(error ? { error } : {}) };
+      if (state === 'healthy' && worker.coldStartMs !== undefined && previous === 'initializing') {
+        this.#logger.info({ ...fields, coldStartMs: worker.coldStartMs }, `load-balancing worker ready (cold start ${worker.coldStartMs} ms, first 204 to first 200)`);
+      } else if (state === 'unhealthy') this.#logger.warn(fields, 'load-balancing worker unhealthy: out of the pool');
+      else this.#logger.info(fields, `load-balancing worker ${state}`);
+    }
+  }
+}
+
+/** One GET, bounded; answers the status code. */
+function getStatus(url: URL, timeoutMs: number): Promise<number> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const request = send(url, { method: 'GET', agent: false, timeout: timeoutMs }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+      response.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    request.on('error', reject);
+    request.end();
+  });
+}

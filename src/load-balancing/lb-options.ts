@@ -1,0 +1,100 @@
+/**
+ * @module load-balancing/lb-options
+ * Options of `serveLoadBalancing` and the variables it reads, validated once. The
+ * platform sets PORT and PORT_HEALTH; they win over the options, as the other
+ * SERVERLESS_WORKER_* variables do.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { parseOrThrow } from '../job/index.js';
+import { DEFAULT_INIT_TIMEOUT_MS } from '../worker/init/init-types.js';
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+const portNumber = z.number().int().min(0).max(65_535);
+
+export const LoadBalancingOptionsSchema = z.object({
+  /** `(state) => app`: the author's HTTP app, built once init has succeeded. Required. */
+  app: z.custom<(state: unknown) => unknown>(isFunction, { error: 'app must be a function (state) => request listener, fastify instance or { fetch }' }),
+  /** The start-up phase (as serve's); its value is handed to `app`. Default none. */
+  init: z.custom<(ctx: never) => unknown>(isFunction, { error: 'init must be a function' }).optional(),
+  /** Bound of init, ms; default 600 000. */
+  initTimeoutMs: z.number().int().min(1).max(3_600_000).default(DEFAULT_INIT_TIMEOUT_MS),
+  /** The app's port when PORT is not set; default 80 (the platform's default). */
+  port: portNumber.default(80),
+  /** The /ping port when PORT_HEALTH is not set; default the app's port. */
+  healthPort: portNumber.optional(),
+  /** Address to listen on; default 0.0.0.0 (reachable from outside the container). Env SERVERLESS_WORKER_HOST overrides. */
+  host: z.string().min(1).default('0.0.0.0'),
+  /** On SIGTERM, how long requests in flight may take to finish, ms; default 30 000. */
+  shutdownTimeoutMs: z.number().int().min(0).max(3_600_000).default(30_000),
+  /** After SIGTERM during init, how long init may take to stop, ms; default 5 000. */
+  timeoutGraceMs: z.number().int().min(0).max(600_000).default(5_000),
+  /** After a failed start-up, how long /ping answers 503 before the process exits 1, ms; default 10 000. */
+  failureExitDelayMs: z.number().int().min(0).max(600_000).default(10_000),
+  /** Requests at once this worker takes from a local harness (announced at registration); default 100. */
+  concurrency: z.number().int().min(1).max(100_000).default(100),
+  /** As serve's expectGpu: the start-up GPU check; default auto. Env SERVERLESS_WORKER_EXPECT_GPU overrides. */
+  expectGpu: z.enum(['auto', 'nvidia', 'amd', 'any', 'none'], { error: 'expectGpu must be one of auto, nvidia, amd, any, none' }).default('auto'),
+  /** Serve Prometheus /metrics on this port; default off. Env SERVERLESS_WORKER_METRICS_PORT overrides. */
+  metricsPort: portNumber.optional(),
+  /** Address for metricsPort; default 0.0.0.0. */
+  metricsHost: z.string().min(1).default('0.0.0.0'),
+  /** The logger; default the package's pino logger. */
+  logger: z.custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', { error: 'must be a pino logger' }).optional(),
+  /** Worker id; default RUNPOD_POD_ID, else a random id. */
+  workerId: z.string().min(1).optional(),
+});
+
+export type LoadBalancingConfig = Readonly<z.output<typeof LoadBalancingOptionsSchema>>;
+
+const port = z
+  .string()
+  .regex(/^\d{1,5}$/, { error: 'must be a port number from 0 to 65535' })
+  .transform(Number)
+  .refine((value) => value <= 65_535, { error: 'must be a port number from 0 to 65535' });
+
+const LbEnvSchema = z.object({
+  PORT: port.optional(),
+  PORT_HEALTH: port.optional(),
+  /** A running `serverless-worker harness` to register with (local only). */
+  SERVERLESS_WORKER_HARNESS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  /** Address to listen on; overrides the host option. */
+  SERVERLESS_WORKER_HOST: z.string().min(1).optional(),
+  /** Host the harness reaches this worker at; default 127.0.0.1. */
+  SERVERLESS_WORKER_ADVERTISE_HOST: z.string().min(1).optional(),
+  RUNPOD_ENDPOINT_ID: z.string().min(1).optional(),
+  RUNPOD_AI_API_KEY: z.string().min(1).optional(),
+  RUNPOD_POD_ID: z.string().min(1).optional(),
+});
+
+export interface LbEnv {
+  /** Address to listen on. */
+  readonly host: string;
+  readonly port: number;
+  readonly healthPort: number;
+  /** Same port: /ping is answered by the app's server before the app sees it. */
+  readonly sharedPort: boolean;
+  readonly harnessUrl: string | undefined;
+  readonly advertiseHost: string;
+  readonly endpointId: string;
+  readonly apiKey: string | undefined;
+  readonly podId: string | undefined;
+}
+
+/** Resolve the ports and the harness registration; throws SW_INVALID_ENV naming a bad variable. */
+export function resolveLbEnv(config: LoadBalancingConfig, env: NodeJS.ProcessEnv): LbEnv {
+  const parsed = parseOrThrow(LbEnvSchema, env, 'SW_INVALID_ENV', 'environment');
+  const appPort = parsed.PORT ?? config.port;
+  const healthPort = parsed.PORT_HEALTH ?? config.healthPort ?? appPort;
+  return {
+    host: parsed.SERVERLESS_WORKER_HOST ?? config.host,
+    port: appPort,
+    healthPort,
+    sharedPort: healthPort === appPort,
+    harnessUrl: parsed.SERVERLESS_WORKER_HARNESS_URL,
+    advertiseHost: parsed.SERVERLESS_WORKER_ADVERTISE_HOST ?? '127.0.0.1',
+    endpointId: parsed.RUNPOD_ENDPOINT_ID ?? 'local',
+    apiKey: parsed.RUNPOD_AI_API_KEY,
+    podId: parsed.RUNPOD_POD_ID,
+  };
+}

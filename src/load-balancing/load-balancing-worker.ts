@@ -1,0 +1,237 @@
+/**
+ * @module load-balancing/load-balancing-worker
+ * A load-balancing worker: the author's HTTP app on PORT, `/ping` on PORT_HEALTH
+ * answered from the lifecycle (starting -> initializing -> ready -> draining ->
+ * stopped), with the queue worker's start-up phase (init, its timeout, SIGTERM), GPU
+ * check, metrics and logs. SIGTERM: /ping answers 503 at once, new requests are refused
+ * (503, Connection: close), requests in flight get `shutdownTimeoutMs` to finish, then
+ * the servers close. A failed start-up (GPU check, init, building the app) leaves /ping
+ * at 503 for `failureExitDelayMs`, then the process exits 1.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { checkGpuPresence } from '../gpu/index.js';
+import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';
+import { createLogger } from '../log/index.js';
+import { createMetrics, startMetricsServer } from '../metrics/index.js';
+import { runInitPhase, type InitFunction } from '../worker/init/index.js';
+import { Lifecycle, type LifecycleState } from '../worker/lifecycle-state.js';
+import { resolvePlatformExtras } from '../worker/platform-extras.js';
+import { onShutdownSignals } from '../worker/signals.js';
+import { announce, withdraw, type Announcement } from './announce.js';
+import { toRequestListener, type HttpApp } from './app-adapter.js';
+import { LoadBalancingOptionsSchema, resolveLbEnv, type LoadBalancingConfig } from './lb-options.js';
+import { answerPing, isPingPath } from './ping.js';
+import { RequestGate } from './request-gate.js';
+
+type SchemaInput = import('zod').input<typeof LoadBalancingOptionsSchema>;
+
+/** Options as a worker author writes them (see lb-options.ts for each default). Put `init` before `app` so that `state` is typed from it. */
+export type LoadBalancingOptions<State = undefined> = Omit<SchemaInput, 'app' | 'init'> & {
+  /** The start-up phase; its value is handed to `app`. */
+  init?: InitFunction<State>;
+  /** Build the HTTP app once init has succeeded: a (req, res) listener, a fastify instance, or { fetch } (hono). */
+  app: (state: State) => HttpApp | Promise<HttpApp>;
+};
+
+export interface LoadBalancingWorkerExtras {
+  /** Variables to read; default process.env. */
+  readonly processEnv?: NodeJS.ProcessEnv;
+  /** SIGTERM/SIGINT stop the worker; default true. */
+  readonly signals?: boolean;
+}
+
+export interface LoadBalancingWorker {
+  readonly workerId: string;
+  /** `http://<advertised host>:<PORT>` */
+  readonly url: string;
+  /** `http://<advertised host>:<PORT_HEALTH>` (/ping is there). */
+  readonly healthUrl: string;
+  readonly state: LifecycleState;
+  /** Resolves with the exit code once the worker has stopped (0 clean, 1 failed start-up). */
+  readonly done: Promise<number>;
+  /** Graceful stop (as SIGTERM). */
+  stop(): Promise<number>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: Server | undefined): Promise<void> {
+  if (!server?.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/** Start a load-balancing worker; answers once it listens (init runs on in the background). */
+export async function startLoadBalancingWorker<State>(options: LoadBalancingOptions<State>, extras: LoadBalancingWorkerExtras = {}): Promise<LoadBalancingWorker> {
+  const config: LoadBalancingConfig = Object.freeze(parseOrThrow(LoadBalancingOptionsSchema, options, 'SW_INVALID_OPTIONS', 'serveLoadBalancing() options'));
+  const logger: Logger = config.logger ?? createLogger();
+  const processEnv = extras.processEnv ?? process.env;
+  const env = resolveLbEnv(config, processEnv);
+  const platform = resolvePlatformExtras(config, processEnv);
+  const workerId = config.workerId ?? env.podId ?? `lb-${randomUUID().slice(0, 8)}`;
+  const metrics = platform.metricsPort !== undefined ? createMetrics() : undefined;
+  const lifecycle = new Lifecycle();
+  const gate = new RequestGate(metrics);
+  let failed = false;
+  let listener: RequestListener | undefined;
+
+  const serveApp: RequestListener = (request, response) => {
+    if (env.sharedPort && isPingPath(request.url) && (request.method === 'GET' || request.method === 'HEAD')) {
+      answerPing(response, lifecycle.state, failed);
+      return;
+    }
+    if (lifecycle.state !== 'ready' || listener === undefined) {
+      const draining = lifecycle.state === 'draining' || lifecycle.state === 'stopped';
+      gate.refuse(
+        response,
+        draining
+          ? new ServerlessWorkerError('SW_WORKER_SHUTDOWN', 'This worker is shutting down and takes no new request')
+          : new ServerlessWorkerError('SW_WORKER_NOT_READY', failed ? 'This worker failed its start-up and takes no request' : 'This worker is still starting (init runs); /ping answers 204 until it is ready'),
+      );
+      return;
+    }
+    gate.track(response);
+    listener(request, response);
+  };
+  const appServer = createServer(serveApp);
+  const healthServer = env.sharedPort
+    ? undefined
+    : createServer((request, response) => {
+        if (isPingPath(request.url)) answerPing(response, lifecycle.state, failed);
+        else {
+          response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+          response.end(JSON.stringify({ error: { code: 'SW_ROUTE_NOT_FOUND', message: `Only GET /ping is served on PORT_HEALTH; the app is on PORT` } }));
+        }
+      });
+  const port = await listen(appServer, env.port, env.host);
+  const healthPort = healthServer ? await listen(healthServer, env.healthPort, env.host) : port;
+  const url = `http://${env.advertiseHost}:${port}`;
+  const healthUrl = `http://${env.advertiseHost}:${healthPort}`;
+  process.stdout.write(`serverless-worker: load-balancing worker ${workerId} listening on ${url} (GET /ping on ${healthUrl})\n`);
+  logger.info({ workerId, url, healthUrl, host: env.host }, 'load-balancing worker listening');
+  const metricsServer = metrics && platform.metricsPort !== undefined ? await startMetricsServer(metrics, platform.metricsPort, platform.metricsHost) : undefined;
+  if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
+
+  const announcement: Announcement | undefined =
+    env.harnessUrl !== undefined
+      ? { harnessUrl: env.harnessUrl, endpointId: env.endpointId, workerId, url, healthUrl, concurrency: config.concurrency, apiKey: env.apiKey }
+      : undefined;
+
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (resolveDone = resolve));
+  let stopping: Promise<number> | undefined;
+  let offSignals: () => void = () => {};
+
+  const shutdown = (exitCode: number): Promise<number> => {
+    stopping ??= (async () => {
+      if (lifecycle.state !== 'draining' && lifecycle.state !== 'stopped') lifecycle.move('draining');
+      offSignals();
+      logger.info({ inFlight: gate.inFlight }, 'load-balancing worker draining: /ping answers 503, new requests are refused');
+      if (announcement) await withdraw(announcement, logger);
+      const drained = await gate.waitIdle(config.shutdownTimeoutMs);
+      if (!drained) logger.warn({ inFlight: gate.inFlight, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'drain deadline passed: closing the connections of requests still in flight');
+      const closing = Promise.all([closeServer(appServer), closeServer(healthServer), metricsServer?.close()]);
+      if (!drained) appServer.closeAllConnections();
+      await closing;
+      lifecycle.move('stopped');
+      logger.info({ exitCode }, 'load-balancing worker stopped');
+      resolveDone(exitCode);
+      return exitCode;
+    })();
+    return stopping;
+  };
+
+  const failStartUp = (message: string): void => {
+    failed = true;
+    logger.fatal({ failureExitDelayMs: config.failureExitDelayMs }, `start-up failed: ${message}; /ping answers 503 until the process exits 1`);
+    setTimeout(() => void shutdown(1), config.failureExitDelayMs).unref();
+  };
+
+  const startUp = async (): Promise<void> => {
+    if (announcement) await announce(announcement, logger);
+    if (platform.expectGpu !== undefined) {
+      const presence = await checkGpuPresence(platform.expectGpu, { env: processEnv });
+      if (!presence.ok) return failStartUp(`GPU check: ${presence.message}`);
+      logger.info({ vendor: presence.vendor, gpus: presence.gpus.length }, 'start-up check: GPU present');
+    }
+    if (stopping) return;
+    if (config.init !== undefined) lifecycle.move('initializing');
+    const outcome = await runInitPhase({
+      init: options.init,
+      timeoutMs: config.initTimeoutMs,
+      graceMs: config.timeoutGraceMs,
+      logger,
+      workerId,
+      signals: false,
+      signal: stopInit.signal,
+      ...(metrics ? { metrics } : {}),
+    });
+    if (!outcome.ok) {
+      if (outcome.end === 'aborted') return;
+      return failStartUp(outcome.error.message);
+    }
+    try {
+      listener = await toRequestListener(await options.app(outcome.state as State));
+    } catch (error) {
+      return failStartUp(`app(state) failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (stopping) return;
+    lifecycle.move('ready');
+    logger.info({ workerId, url }, 'load-balancing worker ready: /ping answers 200');
+  };
+
+  // SIGTERM/SIGINT: during start-up they abort init (its phase then ends 'aborted'), afterwards they drain.
+  const stopInit = new AbortController();
+  if (extras.signals !== false) {
+    offSignals = onShutdownSignals(logger, () => {
+      if (lifecycle.state === 'ready' || failed) void shutdown(0);
+      else {
+        stopInit.abort();
+        void shutdown(0);
+      }
+    });
+  }
+  void startUp();
+
+  return {
+    workerId,
+    url,
+    healthUrl,
+    get state() {
+      return lifecycle.state;
+    },
+    done,
+    stop: () => shutdown(0),
+  };
+}
+
+/**
+ * Serve `options.app` as a load-balancing worker until SIGTERM/SIGINT, then exit 0 (1
+ * after a failed start-up). Startup errors (bad options or variables, a port in use)
+ * print one line and exit 1.
+ */
+export async function serveLoadBalancing<State = undefined>(options: LoadBalancingOptions<State>): Promise<void> {
+  try {
+    const worker = await startLoadBalancingWorker(options);
+    const code = await worker.done;
+    options.logger?.flush();
+    process.stdout.write('', () => process.exit(code));
+  } catch (error) {
+    const code = error instanceof ServerlessWorkerError ? `${error.code}: ` : '';
+    process.stderr.write(`serverless-worker: ${code}${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * A load-balancing worker process on its own (the node:http example), over real
+ * sockets on loopback ports the test picks: /ping 204 during init then 200, on
+ * PORT_HEALTH whether or not it equals PORT; requests before ready refused with 503;
+ * a failed init leaves /ping at 503 and exits 1; SIGTERM drains (ping 503, new requests
+ * refused, the request in flight finishes) and exits 0. Bounded waits only.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { killAllWorkers } from '../platform/worker-process.js';
+import { waitFor, within } from '../transports/wait-for.js';
+import { freePort, startLbWorker, statusOf } from './lb-process.js';
+
+const START_BOUND_MS = 30_000;
+
+afterEach(async () => {
+  await killAllWorkers();
+});
+
+describe('load-balancing worker process', () => {
+  it('answers /ping 204 while init runs, then 200, on PORT_HEALTH apart from PORT; the app only once ready', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const healthPort = await freePort();
+    const worker = startLbWorker('lb-ping', { PORT: String(port), PORT_HEALTH: String(healthPort), INIT_DELAY_MS: '3000' });
+    const ping = `http://127.0.0.1:${healthPort}/ping`;
+    await waitFor(async () => (await statusOf(ping)) === 204, `/ping to answer 204 (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    // The app is not served before init ends; /ping lives on PORT_HEALTH only.
+    const early = await fetch(`http://127.0.0.1:${port}/whoami`);
+    expect(early.status).toBe(503);
+    expect(((await early.json()) as { error: { code: string } }).error.code).toBe('SW_WORKER_NOT_READY');
+    await waitFor(async () => (await statusOf(ping)) === 200, '/ping to answer 200 after init', START_BOUND_MS, 50);
+    expect(await (await fetch(`http://127.0.0.1:${port}/whoami`)).json()).toEqual({ workerId: 'lb-ping' });
+    expect(await statusOf(`http://127.0.0.1:${healthPort}/whoami`)).toBe(404);
+    worker.signal('SIGTERM');
+    expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
+  });
+
+  it('answers /ping on PORT itself when PORT_HEALTH is not set, and 503 after a failed init, then exits 1', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const worker = startLbWorker('lb-fail', { PORT: String(port), INIT_MODE: 'fail', INIT_DELAY_MS: '200', FAILURE_EXIT_DELAY_MS: '3000', LOG_LEVEL: 'info' });
+    const ping = `http://127.0.0.1:${port}/ping`;
+    await waitFor(async () => (await statusOf(ping)) === 503, `/ping to answer 503 after the failed init (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    const exit = await within(worker.exited, 'the worker to exit', 20_000);
+    expect(exit.code).toBe(1);
+    expect(worker.stderr()).toContain('start-up failed: init failed: weights not found');
+  });
+
+  it('drains on SIGTERM: /ping 503, new requests refused, the request in flight finishes, exit 0', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const worker = startLbWorker('lb-drain', { PORT: String(port) });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => (await statusOf(`${base}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    // fetch answers with the headers, which /slow sends at once: the request is in flight at the worker.
+    const inFlight = await fetch(`${base}/slow?ms=2000`);
+    const slow = inFlight.json().then((body: unknown) => ({ status: inFlight.status, body }));
+    worker.signal('SIGTERM');
+    await waitFor(async () => (await statusOf(`${base}/ping`)) === 503, '/ping to answer 503 while draining', 10_000, 20);
+    const refused = await fetch(`${base}/whoami`, { headers: { connection: 'close' } });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('connection')).toBe('close');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('SW_WORKER_SHUTDOWN');
+    expect(await within(slow, 'the request in flight', 20_000)).toEqual({ status: 200, body: { workerId: 'lb-drain', slept: 2000 } });
+    expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
+  });
+});
