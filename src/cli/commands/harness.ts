@@ -174,6 +174,7 @@ export function registerHarnessCommand(program: Command): void {
     .addOption(
       new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may take to finish before the harness stops').argParser(wholeNumber(0, 3_600_000)).default(30_000),
     )
+    .addOption(
       new Option('--lb-request-timeout-ms <ms>', 'load-balancing endpoints: answer 524 past this (the platform: about 5.5 min)')
         .argParser(wholeNumber(1, 86_400_000))
         .default(330_000),
