@@ -68,7 +68,13 @@ export async function runPlatformWorker(
   const metricsServer =
     metrics && settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
-  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
+  const telemetry = createJobTelemetry({
+    logger,
+    logEveryJob: config.logEveryJob,
+    summaryIntervalMs: config.jobSummaryIntervalMs,
+    ...(metrics ? { metrics } : {}),
+    ...(sampler ? { sampler } : {}),
+  });
   const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
@@ -77,6 +83,7 @@ export async function runPlatformWorker(
     logger.info({ reason: exit.reason, exitCode: exit.exitCode }, 'worker stopped');
     return exit.exitCode;
   } finally {
+    telemetry.flush();
     offSignals();
     unbindGpu?.();
     await sampler?.close();

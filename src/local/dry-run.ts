@@ -38,7 +38,7 @@ export function dryRunRecord(view: JobView): DryRunRecord {
 }
 
 export async function runDryRun(handler: Handler<unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
-  const local = startLocalWorker(handler, config, logger);
+  const local = startLocalWorker(handler, config, logger, { logEveryJob: true });
   const { harness, endpoint, runtime } = local;
   // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());

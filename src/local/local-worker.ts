@@ -8,7 +8,7 @@ import { createGpuSampler, type GpuSampler } from '../gpu/index.js';
 import { Harness, type EndpointJobs } from '../harness/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { InProcessTransport } from '../transports/index.js';
-import { WorkerRuntime, createJobTelemetry, type Handler, type WorkerConfig } from '../worker/index.js';
+import { WorkerRuntime, createJobTelemetry, type Handler, type WorkerConfig, type WorkerExit } from '../worker/index.js';
 
 export interface LocalWorker {
   readonly harness: Harness;
@@ -17,8 +17,8 @@ export interface LocalWorker {
   readonly transport: InProcessTransport;
   /** Present when config.gpuSampling; closed by `stop`. */
   readonly sampler: GpuSampler | undefined;
-  /** Stop the worker (graceful) and the sampler. */
-  stop(): Promise<void>;
+  /** Stop the worker (graceful), write the last job summary line, close the sampler; answers the worker's exit. */
+  stop(): Promise<WorkerExit>;
 }
 
 export interface LocalWorkerOptions {
@@ -26,14 +26,22 @@ export interface LocalWorkerOptions {
   harness?: Harness;
   /** Worker-side metrics; default none. */
   metrics?: Metrics;
+  /** One info line per finished job whatever config.logEveryJob says (the dry run's one job); default config.logEveryJob. */
+  logEveryJob?: boolean;
 }
 
 export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig, logger: Logger, options: LocalWorkerOptions | Harness = {}): LocalWorker {
-  const { harness = new Harness(), metrics } = options instanceof Harness ? { harness: options } : options;
+  const { harness = new Harness(), metrics, logEveryJob = config.logEveryJob } = options instanceof Harness ? { harness: options } : options;
   const endpoint = harness.endpoint(config.endpointId);
   const transport = new InProcessTransport({ endpoint, ...(config.workerId ? { workerId: config.workerId } : {}) });
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
-  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
+  const telemetry = createJobTelemetry({
+    logger,
+    logEveryJob,
+    summaryIntervalMs: config.jobSummaryIntervalMs,
+    ...(metrics ? { metrics } : {}),
+    ...(sampler ? { sampler } : {}),
+  });
   const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry);
   void runtime.start();
   return {
@@ -43,8 +51,10 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
     transport,
     sampler,
     async stop() {
-      await runtime.stop();
+      const exit = await runtime.stop();
+      telemetry.flush();
       await sampler?.close();
+      return exit;
     },
   };
 }

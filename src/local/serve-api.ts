@@ -110,7 +110,7 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
   });
   logger.info({ reason }, 'serve-api: closing');
   await server.close();
-  const exit = await local.runtime.stop();
+  const exit = await local.stop();
   harness.close();
   logger.flush();
   process.stdout.write('', () => process.exit(reason === 'signal' ? exit.exitCode : 1));

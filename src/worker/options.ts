@@ -84,6 +84,15 @@ export const ServeOptionsSchema = z.object({
    * false (one chunk per yield).
    */
   coalesceStreamChunks: z.boolean().default(false),
+  /**
+   * One info log line per finished job (`job finished`, with its id and duration).
+   * Default false: that line is at debug (LOG_LEVEL=debug shows it) and one info line
+   * per `jobSummaryIntervalMs` sums up the jobs that ended. A failed or timed-out job is
+   * a warning line with its job id either way. The dry run always logs its one job.
+   */
+  logEveryJob: z.boolean().default(false),
+  /** Time between two job summary lines (when logEveryJob is off), ms; default 60 000. */
+  jobSummaryIntervalMs: z.number().int().min(100).max(86_400_000).default(60_000),
 });
 
 /** Options as a worker author writes them. */
