@@ -77,13 +77,13 @@ export const ServeOptionsSchema = z.object({
   maxChunkBytes: z.number().int().min(64).max(MAX_CHUNK_BYTES).default(MAX_CHUNK_BYTES),
   /**
    * While a stream chunk is being posted, join the plain string yields that follow into
-   * one chunk (up to maxChunkBytes) instead of posting one chunk per yield. The joined
-   * text is the same; chunk boundaries are not (a token a chunk no longer holds). Yields
-   * of other values, or wrapped by withMetrics, keep their own chunks. For generators
-   * that yield many small strings faster than the platform takes one post each; default
-   * false (one chunk per yield).
+   * one chunk (up to maxChunkBytes) instead of posting one chunk per yield. Nothing is
+   * held back: a yield that finds no post in flight is posted at once. The joined text
+   * is the same, in order; chunk boundaries are not (a chunk may hold several yields).
+   * Yields of other values, or wrapped by withMetrics, keep their own chunks. Default
+   * true; false posts one chunk per yield.
    */
-  coalesceStreamChunks: z.boolean().default(false),
+  coalesceStreamChunks: z.boolean().default(true),
   /**
    * One info log line per finished job (`job finished`, with its id and duration).
    * Default false: that line is at debug (LOG_LEVEL=debug shows it) and one info line
