@@ -15,7 +15,9 @@ import { ceilingBenchmark } from './ceiling.bench.js';
 import { coldStartBenchmark } from './cold-start.bench.js';
 import { dispatchBenchmark } from './dispatch.bench.js';
 import { endToEndBenchmark } from './end-to-end.bench.js';
+import { importsBenchmark } from './imports.bench.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
+import { issue19Table } from './lib/issue19.js';
 import { formatTable, runBenchmark, type Benchmark, type ResultRow } from './lib/runner.js';
 import { memoryBenchmark } from './memory.bench.js';
 import { streamingBenchmark } from './streaming.bench.js';
@@ -26,6 +28,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   streamingBenchmark,
   memoryBenchmark,
   coldStartBenchmark,
+  importsBenchmark,
   ceilingBenchmark,
 ];
 
@@ -83,6 +86,8 @@ process.stdout.write(
     `load average (1/5/15 min) ${machine.loadavg} at start, ${loadAfter} at end; ${runs} runs per case${quick ? ', quick mode' : ''}`,
     '',
     formatTable(rows),
+    '',
+    issue19Table(rows),
     '',
   ].join('\n'),
 );

@@ -34,7 +34,8 @@ const SHAPES: readonly Shape[] = [
   { label: '50 MB text', count: 50, size: 1_000_000 },
 ];
 
-type Path = 'in-process' | 'platform' | 'platform, coalesced';
+/** `platform`: default options (coalescing on since issue 19); `platform, one chunk per yield`: coalesceStreamChunks false, the previous default. */
+type Path = 'in-process' | 'platform' | 'platform, one chunk per yield';
 
 function targets(shape: Shape, path: Path): Record<string, MetricSpec> {
   const yieldsTarget = shape.size >= 1_000_000 ? undefined : path === 'in-process' ? 50_000 : 8_000;
@@ -82,11 +83,11 @@ async function inProcessSide(yieldLog: string): Promise<Side> {
   };
 }
 
-async function platformSide(yieldLog: string, coalesce: boolean): Promise<Side> {
+async function platformSide(yieldLog: string, perYield: boolean): Promise<Side> {
   const setup: PlatformSetup = await startPlatformSetup({
     endpointId: 'stream',
     concurrency: 1,
-    env: { BENCH_YIELD_LOG: yieldLog, ...(coalesce ? { BENCH_COALESCE: '1' } : {}) },
+    env: { BENCH_YIELD_LOG: yieldLog, ...(perYield ? { BENCH_COALESCE: '0' } : {}) },
   });
   return {
     url: setup.server.url,
@@ -114,7 +115,7 @@ function streamingCase(shape: Shape, path: Path): BenchCase {
     metrics: targets(shape, path),
     async setup() {
       yieldLog = mkdtempSync(join(tmpdir(), 'sw-bench-yields-'));
-      side = path === 'in-process' ? await inProcessSide(yieldLog) : await platformSide(yieldLog, path === 'platform, coalesced');
+      side = path === 'in-process' ? await inProcessSide(yieldLog) : await platformSide(yieldLog, path === 'platform, one chunk per yield');
       reader = new ForkedChild(childScript('bench/children/stream-reader.ts', 'compiled'));
       await reader.next('ready', 30_000);
     },
@@ -152,7 +153,7 @@ export const streamingBenchmark: Benchmark = {
   name: 'streaming',
   title: 'Stream chunks: 1 KiB x 1 000, 10 000 tokens, 50 MB of text; in process and through the platform transport',
   cases: () => {
-    const paths: Path[] = ['in-process', 'platform', 'platform, coalesced'];
+    const paths: Path[] = ['in-process', 'platform', 'platform, one chunk per yield'];
     return paths.flatMap((path) => SHAPES.map((shape) => streamingCase(shape, path)));
   },
 };

@@ -80,7 +80,13 @@ export async function runPlatformWorker(
   const metricsServer =
     metrics && settings.metricsPort !== undefined ? await startMetricsServer(metrics, settings.metricsPort, settings.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
-  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
+  const telemetry = createJobTelemetry({
+    logger,
+    logEveryJob: config.logEveryJob,
+    summaryIntervalMs: config.jobSummaryIntervalMs,
+    ...(metrics ? { metrics } : {}),
+    ...(sampler ? { sampler } : {}),
+  });
   // The runtime exists from the start (state initializing while init runs); jobs reach
   // the handler bound to init's state once init has succeeded.
   let active = handler as Handler<unknown>;
@@ -109,6 +115,7 @@ export async function runPlatformWorker(
     logger.info({ reason: exit.reason, exitCode: exit.exitCode }, 'worker stopped');
     return exit.exitCode;
   } finally {
+    telemetry.flush();
     offSignals();
     unbindGpu?.();
     await sampler?.close();

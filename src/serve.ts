@@ -10,7 +10,6 @@
 import type { Logger } from 'pino';
 import { isServerlessWorkerError } from './job/index.js';
 import { createLogger } from './log/index.js';
-import { runDryRun } from './local/dry-run.js';
 import {
   parseWorkerArgs,
   resolveOptions,
@@ -63,6 +62,8 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     }
     const testInput = resolveTestInput(args.testInput !== undefined ? { flag: args.testInput } : {});
     logger.info({ from: testInput.from }, 'dry run: no platform variables; running the test input once');
+    // Loaded per mode, as the other two: the platform path never loads the local harness.
+    const { runDryRun } = await import('./local/dry-run.js');
     const { exitCode } = await runDryRun(anyHandler, config, testInput.request, logger);
     exitWith(logger, exitCode);
   } catch (error) {

@@ -1,10 +1,9 @@
 /**
  * @module version
- * The runtime's version, reported in error payloads and the heartbeat.
+ * The runtime's version, reported in error payloads, the heartbeat and the user agent.
+ * A literal, not a read of package.json: a bundled worker (esbuild, one file in an
+ * image) has no package.json beside it, and nothing in the package may read its own
+ * files by relative path at run time. test/bundle/version.test.ts keeps it equal to
+ * package.json's version.
  */
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
-const pkg = require('../package.json') as { version: string };
-
-export const RUNTIME_VERSION: string = pkg.version;
+export const RUNTIME_VERSION: string = '0.1.0';

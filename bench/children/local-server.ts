@@ -20,7 +20,7 @@ const config = resolveOptions({
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? '64'),
   gpuSampling: false,
   endpointId: process.env.BENCH_ENDPOINT ?? 'local',
-  ...(process.env.BENCH_COALESCE === '1' ? { coalesceStreamChunks: true } : {}),
+  ...(process.env.BENCH_COALESCE !== undefined ? { coalesceStreamChunks: process.env.BENCH_COALESCE === '1' } : {}),
 });
 const worker = startLocalWorker(benchHandler, config, createLogger(), { harness });
 process.on('message', (message: { type?: string }) => {

@@ -3,8 +3,9 @@
  * A worker process exactly as on the platform: `serve()` with the RUNPOD_WEBHOOK_*
  * variables the bench points at its harness, the default JSON logger (to stderr, which
  * the bench discards as a log collector would take it), the platform transport.
- * BENCH_CONCURRENCY sets the concurrency (default 1); BENCH_COALESCE=1 turns on
- * coalesceStreamChunks.
+ * BENCH_CONCURRENCY sets the concurrency (default 1); BENCH_COALESCE=0 turns
+ * coalesceStreamChunks off (one chunk per yield, the default before issue 19), =1 on;
+ * unset leaves the default.
  */
 import { serve } from '../../src/index.js';
 import { benchHandler } from './bench-handler.js';
@@ -12,5 +13,5 @@ import { benchHandler } from './bench-handler.js';
 await serve<unknown>(benchHandler, {
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? '1'),
   gpuSampling: false,
-  coalesceStreamChunks: process.env.BENCH_COALESCE === '1',
+  ...(process.env.BENCH_COALESCE !== undefined ? { coalesceStreamChunks: process.env.BENCH_COALESCE === '1' } : {}),
 });

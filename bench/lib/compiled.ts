@@ -9,7 +9,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
+import { buildSync } from 'esbuild';
 import { REPO_ROOT } from './child.js';
 
 // One folder per checkout, so that a second worktree (a before/after comparison) sharing
@@ -47,7 +48,7 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
       }),
     );
     execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { cwd: REPO_ROOT, stdio: 'inherit' });
-    // src/version.ts reads ../package.json, as dist/version.js does.
+    // "type": "module", so that node reads the compiled .js files as ESM, as under dist/.
     copyFileSync(join(REPO_ROOT, 'package.json'), join(OUT_DIR, 'package.json'));
     writeFileSync(STAMP, new Date().toISOString());
   }
@@ -55,11 +56,43 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
   return OUT_DIR;
 }
 
-/** How a child runs: TypeScript through tsx, or the compiled JavaScript. */
-export type ChildRuntime = 'tsx' | 'compiled';
+/**
+ * How a child runs: TypeScript through tsx, the compiled JavaScript, or one esbuild
+ * bundle (`--bundle --platform=node --format=esm` and the createRequire banner, as a
+ * worker image would ship it; minified, with a source map).
+ */
+export type ChildRuntime = 'tsx' | 'compiled' | 'bundle';
+
+const bundled = new Map<string, string>();
+
+/** Bundle `script` with esbuild (once per bench process) into <cache>/bundle/, beside a `{"type":"module"}` package.json. */
+function ensureBundled(script: string): string {
+  const done = bundled.get(script);
+  if (done) return done;
+  const dir = join(ensureCompiled(), 'bundle');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
+  const outfile = join(dir, basename(script).replace(/\.ts$/, '.js'));
+  buildSync({
+    entryPoints: [join(REPO_ROOT, script)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    sourcemap: true,
+    banner: { js: "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);" },
+    logLevel: 'warning',
+    absWorkingDir: REPO_ROOT,
+  });
+  bundled.set(script, outfile);
+  return outfile;
+}
 
 /** The file to run for `script` (a path like `bench/children/x.ts`) under `runtime`. */
 export function childScript(script: string, runtime: ChildRuntime): string {
   if (runtime === 'tsx') return join(REPO_ROOT, script);
+  if (runtime === 'bundle') return ensureBundled(script);
   return join(ensureCompiled(), script.replace(/\.ts$/, '.js'));
 }

@@ -6,7 +6,7 @@
  * platform marks every record field optional. A failed call throws a
  * ServerlessWorkerError whose one-line message carries the server's message and code.
  */
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ERROR_CODES, ServerlessWorkerError, type ErrorCode } from '../job/index.js';
 import {
@@ -194,6 +194,8 @@ export class ManagementClient {
     let status: number;
     let text: string;
     try {
+      // Loaded on first call: the package index exports this client, and a worker that imports the index must not load undici for it.
+      const { request } = await import('undici');
       const response = await request(url, {
         method,
         headers,

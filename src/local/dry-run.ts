@@ -46,7 +46,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
     return { record, exitCode: started.exitCode === 0 ? 1 : started.exitCode };
   }
   // A handler that blocks the event loop past its timeout: the watchdog thread prints the record and exits 1.
-  const local = startLocalWorker(started.handler, config, logger, { watchdog: 'dry-run' });
+  const local = startLocalWorker(started.handler, config, logger, { watchdog: 'dry-run', logEveryJob: true });
   const { harness, endpoint, runtime } = local;
   // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());
@@ -70,8 +70,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   const record = dryRunRecord(view);
   if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   else printLine(record);
-  const exit = await runtime.stop();
-  await local.stop();
+  const exit = await local.stop();
   harness.close();
   const exitCode = view.status === 'COMPLETED' && exit.exitCode === 0 ? 0 : 1;
   return { record, exitCode };

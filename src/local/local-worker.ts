@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics/index.js';
 import { InProcessTransport } from '../transports/index.js';
 import { Watchdog } from '../transports/watchdog/index.js';
 import { RUNTIME_VERSION } from '../version.js';
-import { WorkerRuntime, createJobTelemetry, reportedHostname, type Handler, type WorkerConfig } from '../worker/index.js';
+import { WorkerRuntime, createJobTelemetry, reportedHostname, type Handler, type WorkerConfig, type WorkerExit } from '../worker/index.js';
 
 export interface LocalWorker {
   readonly harness: Harness;
@@ -21,8 +21,8 @@ export interface LocalWorker {
   readonly sampler: GpuSampler | undefined;
   /** Resolves once the watchdog thread (if any) is up: compiled, at once; under tsx, once it loaded its TypeScript. */
   readonly watchdogReady: Promise<void>;
-  /** Stop the worker (graceful) and the sampler. */
-  stop(): Promise<void>;
+  /** Stop the worker (graceful), write the last job summary line, close the watchdog and the sampler; answers the worker's exit. */
+  stop(): Promise<WorkerExit>;
 }
 
 export interface LocalWorkerOptions {
@@ -36,14 +36,22 @@ export interface LocalWorkerOptions {
    * run's final record (`dry-run`) or one line on stderr (`exit`). Default none.
    */
   watchdog?: 'dry-run' | 'exit';
+  /** One info line per finished job whatever config.logEveryJob says (the dry run's one job); default config.logEveryJob. */
+  logEveryJob?: boolean;
 }
 
 export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig, logger: Logger, options: LocalWorkerOptions | Harness = {}): LocalWorker {
-  const { harness = new Harness(), metrics, watchdog: fireKind } = options instanceof Harness ? { harness: options } : options;
+  const { harness = new Harness(), metrics, watchdog: fireKind, logEveryJob = config.logEveryJob } = options instanceof Harness ? { harness: options } : options;
   const endpoint = harness.endpoint(config.endpointId);
   const transport = new InProcessTransport({ endpoint, ...(config.workerId ? { workerId: config.workerId } : {}) });
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
-  const telemetry = createJobTelemetry({ logger, ...(metrics ? { metrics } : {}), ...(sampler ? { sampler } : {}) });
+  const telemetry = createJobTelemetry({
+    logger,
+    logEveryJob,
+    summaryIntervalMs: config.jobSummaryIntervalMs,
+    ...(metrics ? { metrics } : {}),
+    ...(sampler ? { sampler } : {}),
+  });
   const watchdog =
     fireKind !== undefined && config.deadlineWatchdog
       ? new Watchdog({
@@ -67,9 +75,11 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
     sampler,
     watchdogReady: jobWatch ? jobWatch.ready : Promise.resolve(),
     async stop() {
-      await runtime.stop();
+      const exit = await runtime.stop();
+      telemetry.flush();
       await watchdog?.stop();
       await sampler?.close();
+      return exit;
     },
   };
 }

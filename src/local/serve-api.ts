@@ -8,12 +8,14 @@
  *
  * Flags: `--host` (default 127.0.0.1), `--port` (default 8000; 0 picks a free one),
  * `--api-key` (default SERVERLESS_WORKER_API_KEY), `--insecure-no-auth` (listen on a
- * non-loopback host without a key).
+ * non-loopback host without a key), `--no-rate-limit` (the spec 8.2 rate limits off;
+ * the banner prints the limits in force).
  */
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { Harness } from '../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../harness/http/index.js';
+import { rateLimitTable, type HarnessServerConfig } from '../harness/http/server-options.js';
 import { ServerlessWorkerError, type JobRequest } from '../job/index.js';
 import { createMetrics } from '../metrics/index.js';
 import { onShutdownSignals, resolveTestInput, startHandler, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
@@ -29,8 +31,24 @@ export function shellQuote(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/** The lines printed at start: where the API is and a curl command that runs one job. */
-export function serveBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpointId: string, example: JobRequest | undefined): string {
+/** The rate limits in force, one line: `/runsync 2000 per 10 s (400 at once), ...`, or that they are off. */
+export function describeRateLimits(rateLimits: HarnessServerConfig['rateLimits']): string {
+  if (rateLimits === false) return 'rate limits: off (--no-rate-limit)';
+  const table = rateLimitTable(rateLimits.limits);
+  const seconds = rateLimits.windowMs / 1000;
+  const shown = (['runsync', 'run', 'status', 'stream', 'cancel'] as const).map((operation) => {
+    const { perWindow, concurrent } = table[operation];
+    return `/${operation} ${perWindow} per ${seconds} s${concurrent !== null ? ` (${concurrent} at once)` : ''}`;
+  });
+  return `rate limits (spec 8.2, 429 past them; --no-rate-limit turns them off): ${shown.join(', ')}`;
+}
+
+/** The lines printed at start: where the API is, a curl command that runs one job, and the rate limits in force. */
+export function serveBanner(
+  server: Pick<HarnessServer, 'url' | 'authenticated'> & { readonly config?: Pick<HarnessServerConfig, 'rateLimits'> },
+  endpointId: string,
+  example: JobRequest | undefined,
+): string {
   const base = `${server.url}/v2/${endpointId}`;
   const body = JSON.stringify(example ?? { input: {} });
   const auth = server.authenticated ? ` -H "Authorization: Bearer $${API_KEY_ENV}"` : '';
@@ -39,6 +57,7 @@ export function serveBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>
       (server.authenticated ? ' (API key required)' : ' (no API key: loopback only)'),
     `  try:    curl -X POST ${base}/runsync -H 'content-type: application/json'${auth} -d ${shellQuote(body)}`,
     `  OpenAI: base URL ${base}/openai/v1    metrics: ${server.url}/metrics    stop: Ctrl+C`,
+    ...(server.config ? [`  ${describeRateLimits(server.config.rateLimits)}`] : []),
     '',
   ].join('\n');
 }
@@ -100,6 +119,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       port,
       ...(apiKey !== undefined ? { apiKey } : {}),
       allowUnauthenticatedNonLoopback: args.insecureNoAuth,
+      ...(args.rateLimit ? {} : { rateLimits: false as const }),
       logger: logger.child({ component: 'harness' }),
       metrics: createMetrics(),
     });
@@ -119,8 +139,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
   });
   logger.info({ reason }, 'serve-api: closing');
   await server.close();
-  const exit = await local.runtime.stop();
-  await local.stop();
+  const exit = await local.stop();
   harness.close();
   logger.flush();
   process.stdout.write('', () => process.exit(reason === 'signal' ? exit.exitCode : 1));

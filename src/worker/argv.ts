@@ -15,6 +15,8 @@ export interface WorkerArgs {
   apiKey?: string;
   /** Allow a non-loopback --host without an API key. */
   insecureNoAuth: boolean;
+  /** --serve-api applies the spec 8.2 rate limits (true unless --no-rate-limit). */
+  rateLimit: boolean;
 }
 
 const OPTIONS = {
@@ -28,6 +30,7 @@ const OPTIONS = {
   rp_api_port: { type: 'string' },
   'api-key': { type: 'string' },
   'insecure-no-auth': { type: 'boolean' },
+  'no-rate-limit': { type: 'boolean' },
 } as const;
 
 /** Parse a worker's argv (without node and the script). Unknown flags are left to the author. */
@@ -56,6 +59,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
   const args: WorkerArgs = {
     serveApi: values['serve-api'] === true || values.rp_serve_api === true,
     insecureNoAuth: values['insecure-no-auth'] === true,
+    rateLimit: values['no-rate-limit'] !== true,
   };
   const testInput = text('test-input') ?? text('test_input');
   if (testInput !== undefined) args.testInput = testInput;

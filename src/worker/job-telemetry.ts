@@ -9,7 +9,7 @@ import type { GpuSampler, GpuWindowSummary } from '../gpu/index.js';
 import type { Job } from '../job/index.js';
 import { recordJobFinished, recordJobStarted, type FinalJobStatus, type Metrics } from '../metrics/index.js';
 import type { RunEnd, RunOutcome } from './job-run.js';
-import { logJobEnd } from './job-log.js';
+import { JobLogSummary, logJobEnd } from './job-log.js';
 import type { WorkerRuntimeEvents } from './worker-runtime.js';
 
 export interface JobTelemetryOptions {
@@ -18,7 +18,16 @@ export interface JobTelemetryOptions {
   metrics?: Metrics;
   /** GPU sampler; default none (no GPU figures in the log line). */
   sampler?: GpuSampler;
+  /** One info line per finished job (true), or debug lines and an info summary per interval (false, default). */
+  logEveryJob?: boolean;
+  /** Time between two summary lines, ms; default 60 000. */
+  summaryIntervalMs?: number;
 }
+
+export type JobTelemetry = Required<Pick<WorkerRuntimeEvents, 'onJobStart' | 'onJobEnd'>> & {
+  /** Write the summary line of the jobs counted so far (at stop). */
+  flush(): void;
+};
 
 const FINAL_STATUS: Record<RunEnd, FinalJobStatus | undefined> = {
   completed: 'COMPLETED',
@@ -47,18 +56,27 @@ export function gpuLogFields(summary: GpuWindowSummary | undefined): Record<stri
   };
 }
 
-export function createJobTelemetry(options: JobTelemetryOptions): Required<Pick<WorkerRuntimeEvents, 'onJobStart' | 'onJobEnd'>> {
+export function createJobTelemetry(options: JobTelemetryOptions): JobTelemetry {
   const { logger, metrics, sampler } = options;
   const windows = new Map<string, { end(): GpuWindowSummary | undefined }>();
+  const summary = options.logEveryJob ? undefined : new JobLogSummary(logger, { ...(options.summaryIntervalMs !== undefined ? { intervalMs: options.summaryIntervalMs } : {}) });
   return {
+    flush() {
+      summary?.flush();
+    },
     onJobStart(job: Job) {
       if (sampler) windows.set(job.id, sampler.beginWindow());
       if (metrics) recordJobStarted(metrics);
     },
     onJobEnd(job: Job, outcome: RunOutcome) {
-      const window = windows.get(job.id);
-      windows.delete(job.id);
-      logJobEnd(logger, job, outcome, gpuLogFields(window?.end()));
+      let gpu: Record<string, unknown> | undefined;
+      if (sampler) {
+        const window = windows.get(job.id);
+        windows.delete(job.id);
+        gpu = gpuLogFields(window?.end());
+      }
+      logJobEnd(logger, job, outcome, gpu, summary ? 'debug' : 'info');
+      summary?.add(outcome);
       if (!metrics) return;
       const status = FINAL_STATUS[outcome.end];
       if (status) recordJobFinished(metrics, { status, durationMs: outcome.durationMs });

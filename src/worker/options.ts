@@ -78,13 +78,13 @@ export const ServeOptionsSchema = z.object({
   maxChunkBytes: z.number().int().min(64).max(MAX_CHUNK_BYTES).default(MAX_CHUNK_BYTES),
   /**
    * While a stream chunk is being posted, join the plain string yields that follow into
-   * one chunk (up to maxChunkBytes) instead of posting one chunk per yield. The joined
-   * text is the same; chunk boundaries are not (a token a chunk no longer holds). Yields
-   * of other values, or wrapped by withMetrics, keep their own chunks. For generators
-   * that yield many small strings faster than the platform takes one post each; default
-   * false (one chunk per yield).
+   * one chunk (up to maxChunkBytes) instead of posting one chunk per yield. Nothing is
+   * held back: a yield that finds no post in flight is posted at once. The joined text
+   * is the same, in order; chunk boundaries are not (a chunk may hold several yields).
+   * Yields of other values, or wrapped by withMetrics, keep their own chunks. Default
+   * true; false posts one chunk per yield.
    */
-  coalesceStreamChunks: z.boolean().default(false),
+  coalesceStreamChunks: z.boolean().default(true),
   /**
    * The start-up phase: run once before the first job is taken; its value is every
    * job's `ctx.state`. Gets `{signal, deadline, log, workerId}`. Default none.
@@ -105,6 +105,15 @@ export const ServeOptionsSchema = z.object({
    * default 3 ping intervals (30 s at the platform's 10 s).
    */
   eventLoopBlockedMs: z.number().int().min(100).max(86_400_000).optional(),
+  /**
+   * One info log line per finished job (`job finished`, with its id and duration).
+   * Default false: that line is at debug (LOG_LEVEL=debug shows it) and one info line
+   * per `jobSummaryIntervalMs` sums up the jobs that ended. A failed or timed-out job is
+   * a warning line with its job id either way. The dry run always logs its one job.
+   */
+  logEveryJob: z.boolean().default(false),
+  /** Time between two job summary lines (when logEveryJob is off), ms; default 60 000. */
+  jobSummaryIntervalMs: z.number().int().min(100).max(86_400_000).default(60_000),
 });
 
 /** Options as a worker author writes them. */

@@ -45,6 +45,7 @@ describe('--serve-api (real child processes)', () => {
     // The curl example carries the test_input.json found beside the worker.
     expect(banner).toContain(`curl -X POST ${url}/v2/local/runsync -H 'content-type: application/json' -d '{"input":{"message":"hello from the dry run","shout":false}}'`);
     expect(banner).toContain('no API key: loopback only');
+    expect(banner).toContain('rate limits (spec 8.2, 429 past them; --no-rate-limit turns them off): /runsync 2000 per 10 s (400 at once), /run 1000 per 10 s');
 
     const sync = await call('POST', `${url}/v2/local/runsync`, { body: { input: { message: 'hi', shout: true } } });
     expect(sync.status).toBe(200);
@@ -59,6 +60,15 @@ describe('--serve-api (real child processes)', () => {
     child.kill('SIGTERM');
     const result = await child;
     expect(result.exitCode).toBe(0);
+  });
+
+  it('--no-rate-limit: the banner says the limits are off and requests past them are served', async () => {
+    const { url, banner } = await startServeApi(ECHO, ['--serve-api', '--port', '0', '--no-rate-limit']);
+    expect(banner).toContain('rate limits: off (--no-rate-limit)');
+    // /purge-queue allows 2 per 10 s with the limits on.
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push((await call('POST', `${url}/v2/local/purge-queue`)).status);
+    expect(answers).toEqual([200, 200, 200, 200]);
   });
 
   it('--rp_serve_api with an API key from the environment: 401 without it', async () => {

@@ -4,8 +4,12 @@
  * a fixture worker with the RUNPOD_WEBHOOK_* variables of a test harness, their stdout
  * events collected, their stderr (the worker's JSON logs) kept, their exit awaited.
  * Every process a test starts is killed (SIGKILL, by its pid) when the test ends.
+ * With SW_TEST_WORKER_BUNDLES set to a folder (test/bundle/bundled-suites.test.ts
+ * does), each fixture runs instead as its esbuild bundle `<folder>/<name>.js` under a
+ * plain `node`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../transports/wait-for.js';
 
@@ -37,7 +41,9 @@ const started: WorkerProcess[] = [];
 
 /** Start `fixture` (default the platform fixture worker) as `workerId` with `env` (the harness's worker variables and any extra). */
 export function startWorkerProcess(workerId: string, env: Readonly<Record<string, string>>, fixture = FIXTURE): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+  const bundles = process.env.SW_TEST_WORKER_BUNDLES;
+  const argv = bundles ? [join(bundles, `${basename(fixture, '.ts')}.js`)] : ['--import', 'tsx', fixture];
+  const child = spawn(process.execPath, argv, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', RUNPOD_POD_ID: workerId, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

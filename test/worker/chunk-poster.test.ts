@@ -99,22 +99,24 @@ class SlowChunkTransport extends InProcessTransport {
   }
 }
 
+const tokens: Handler<unknown> = async function* () {
+  for (let i = 0; i < 200; i++) yield `tok${i} `;
+  yield withMetrics('end', { output_tokens: 201 });
+  yield { done: true };
+};
+
 describe('coalesceStreamChunks through the runtime', () => {
   const stops: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
     for (const stop of stops.splice(0)) await stop();
   });
 
-  async function streamOnce(coalesce: boolean): Promise<{ chunks: StreamChunk[]; output: unknown; status: string }> {
+  /** `coalesce` undefined: the default options. */
+  async function streamOnce(coalesce: boolean | undefined, handler: Handler<unknown> = tokens): Promise<{ chunks: StreamChunk[]; output: unknown; status: string }> {
     const harness = new Harness();
     const endpoint = harness.endpoint('coalesce');
     const transport = new SlowChunkTransport({ endpoint });
-    const handler: Handler<unknown> = async function* () {
-      for (let i = 0; i < 200; i++) yield `tok${i} `;
-      yield withMetrics('end', { output_tokens: 201 });
-      yield { done: true };
-    };
-    const config = resolveOptions({ coalesceStreamChunks: coalesce, aggregateStream: true, gpuSampling: false });
+    const config = resolveOptions({ ...(coalesce !== undefined ? { coalesceStreamChunks: coalesce } : {}), aggregateStream: true, gpuSampling: false });
     const runtime = new WorkerRuntime(handler, config, transport, createLogger({ level: 'silent' }));
     void runtime.start();
     stops.push(async () => {
@@ -128,15 +130,16 @@ describe('coalesceStreamChunks through the runtime', () => {
 
   const expectedText = Array.from({ length: 200 }, (_, i) => `tok${i} `).join('');
 
-  it('off (the default): one chunk per yield', async () => {
+  it('off: one chunk per yield', async () => {
     const { chunks, status } = await streamOnce(false);
     expect(status).toBe('COMPLETED');
     expect(chunks).toHaveLength(202);
     expect(chunks.map((c) => c.metrics?.stream_index)).toEqual(Array.from({ length: 202 }, (_, i) => i));
   });
 
-  it('on: fewer chunks, the same text, contiguous stream_index, other values and metrics kept apart', async () => {
-    const { chunks, output, status } = await streamOnce(true);
+  it('on by default: fewer chunks, the same text, contiguous stream_index, other values and metrics kept apart', async () => {
+    expect(resolveOptions({}).coalesceStreamChunks).toBe(true);
+    const { chunks, output, status } = await streamOnce(undefined);
     expect(status).toBe('COMPLETED');
     expect(chunks.length).toBeLessThan(100);
     expect(chunks.map((c) => c.metrics?.stream_index)).toEqual(chunks.map((_, i) => i));
@@ -146,5 +149,16 @@ describe('coalesceStreamChunks through the runtime', () => {
     expect(chunks.at(-1)).toEqual({ output: { done: true }, metrics: { stream_index: chunks.length - 1, attempt: 1 } });
     // The aggregate is of yields, not chunks: every yield is there as it was yielded.
     expect((output as unknown[]).length).toBe(202);
+  });
+
+  it('keeps every joined chunk within 1 MiB and the text exact when large yields come fast', async () => {
+    const piece = (i: number): string => String.fromCharCode(97 + (i % 26)).repeat(150_000);
+    const { chunks, status } = await streamOnce(undefined, async function* () {
+      for (let i = 0; i < 40; i++) yield piece(i);
+    });
+    expect(status).toBe('COMPLETED');
+    for (const chunk of chunks) expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(1_048_576);
+    expect(chunks.map((c) => c.output as string).join('')).toBe(Array.from({ length: 40 }, (_, i) => piece(i)).join(''));
+    expect(chunks.map((c) => c.metrics?.stream_index)).toEqual(chunks.map((_, i) => i));
   });
 });

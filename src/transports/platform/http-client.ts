@@ -1,12 +1,20 @@
 /**
  * @module transports/platform/http-client
- * The one HTTP client of the platform transport: a single undici Agent with keep-alive
- * for every call of the main thread (take, stop poll, results, chunks, progress), so
- * that a busy worker reuses a few warm connections instead of opening one per post.
- * Every call carries the bare API key as `Authorization` (no `Bearer `, as the
- * platform expects) and is bounded by its own timeout on top of the caller's signal.
+ * The one HTTP client of the platform transport: Node's own `node:http` / `node:https`
+ * with one keep-alive Agent per scheme for every call of the main thread (take, stop
+ * poll, results, chunks, progress), so that a busy worker reuses a few warm connections
+ * instead of opening one per post. Every call carries the bare API key as
+ * `Authorization` (no `Bearer `, as the platform expects) and is bounded by its own
+ * timeout on top of the caller's signal.
+ *
+ * Why not undici (the harness and the management client use it): on the platform path
+ * it was the largest import of a worker (about 20 MB of RSS and 110 modules before the
+ * first take, see bench/README.md), for calls that node:http makes as well. Idle sockets
+ * close after `keepAliveTimeoutMs`, or a second before the server's `Keep-Alive:
+ * timeout=` hint when that is shorter (Node's Agent reads it).
  */
-import { Agent, request } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { RUNTIME_VERSION } from '../../version.js';
 
 /** An answer read in full: status, content type and body text. */
@@ -57,25 +65,22 @@ function headerText(value: string | string[] | undefined): string {
 }
 
 export class PlatformHttp {
-  readonly #agent: Agent;
-  readonly #headers: Readonly<Record<string, string>>;
-  readonly #jsonHeaders: Readonly<Record<string, string>>;
+  readonly #keepAliveMs: number;
+  #http: HttpAgent | undefined;
+  #https: HttpsAgent | undefined;
+  readonly #headers: Readonly<OutgoingHttpHeaders>;
+  /** Calls not settled yet; close() waits for them (within its grace). */
+  #inFlight = 0;
+  #onDrained: (() => void) | undefined;
+  #closed = false;
 
   constructor(options: PlatformHttpOptions = {}) {
-    const keepAlive = options.keepAliveTimeoutMs ?? 30_000;
-    this.#agent = new Agent({
-      keepAliveTimeout: keepAlive,
-      keepAliveMaxTimeout: Math.max(keepAlive, 600_000),
-      // Our own per-call timeout bounds each call; undici's 300 s defaults would cut a long poll configured longer.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
+    this.#keepAliveMs = options.keepAliveTimeoutMs ?? 30_000;
     this.#headers = {
       'user-agent': `serverless-worker/${RUNTIME_VERSION}`,
       accept: 'application/json',
       ...(options.apiKey !== undefined ? { authorization: options.apiKey } : {}),
     };
-    this.#jsonHeaders = { ...this.#headers, 'content-type': 'application/json' };
   }
 
   /** `GET url`. Rejects on network errors, its timeout (RequestTimeoutError) or the caller's abort. */
@@ -90,45 +95,76 @@ export class PlatformHttp {
 
   /** Close idle connections and wait for calls in flight; destroys what is left after `graceMs` (default 1 000). */
   async close(graceMs = 1_000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const closed = this.#agent.close().then(() => true);
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, graceMs, false)));
-    const inTime = await Promise.race([closed, late]);
-    clearTimeout(timer);
-    if (!inTime) await this.#agent.destroy().catch(() => {});
+    this.#closed = true;
+    if (this.#inFlight > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+        this.#onDrained = resolve;
+      });
+      clearTimeout(timer);
+      this.#onDrained = undefined;
+    }
+    this.#http?.destroy();
+    this.#https?.destroy();
   }
 
-  async #call(url: string, method: 'GET' | 'POST', body: string | undefined, options: CallOptions): Promise<HttpAnswer> {
-    const controller = new AbortController();
-    // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
-    let timeout: RequestTimeoutError | undefined;
-    const timer = setTimeout(() => controller.abort((timeout = new RequestTimeoutError(options.timeoutMs))), options.timeoutMs);
-    const onAbort = (): void => controller.abort(options.signal?.reason);
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const response = await request(url, {
-        dispatcher: this.#agent,
-        method,
-        headers: body === undefined ? this.#headers : this.#jsonHeaders,
-        ...(body !== undefined ? { body } : {}),
-        signal: controller.signal,
-      });
-      const text = await response.body.text();
-      const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
-      return {
-        status: response.statusCode,
-        contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
-        text,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  #agent(https: boolean): HttpAgent {
+    // `timeout`: a free socket idle this long is closed (the server's shorter hint wins).
+    if (https) return (this.#https ??= new HttpsAgent({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
+    return (this.#http ??= new HttpAgent({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
+  }
+
+  #call(url: string, method: 'GET' | 'POST', body: string | undefined, options: CallOptions): Promise<HttpAnswer> {
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#closed) return Promise.reject(new Error('the platform HTTP client is closed'));
+    return new Promise<HttpAnswer>((resolve, reject) => {
+      const https = url.startsWith('https:');
+      const headers: OutgoingHttpHeaders =
+        body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      let settled = false;
+      const settle = (error: unknown, answer?: HttpAnswer): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (--this.#inFlight === 0) this.#onDrained?.();
+        if (answer) resolve(answer);
+        else reject(error);
       };
-    } catch (error) {
-      // undici rejects with the abort reason; name our own timeout whatever form it took.
-      if (timeout !== undefined && controller.signal.reason === timeout && !options.signal?.aborted) throw timeout;
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-    }
+      const onResponse = (response: IncomingMessage): void => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (part: string) => (text += part));
+        response.on('error', (error) => settle(error));
+        response.on('aborted', () => settle(new Error(`the connection closed before the answer of ${method} ended`)));
+        response.on('end', () => {
+          const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+          settle(undefined, {
+            status: response.statusCode ?? 0,
+            contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
+            text,
+            ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+          });
+        });
+      };
+      const send = https ? httpsRequest : httpRequest;
+      const request = send(url, { method, headers, agent: this.#agent(https) }, onResponse);
+      // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
+      const timer = setTimeout(() => {
+        const timeout = new RequestTimeoutError(options.timeoutMs);
+        settle(timeout);
+        request.destroy(timeout);
+      }, options.timeoutMs);
+      function onAbort(): void {
+        settle(signal?.reason);
+        request.destroy();
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#inFlight++;
+      request.on('error', (error) => settle(error));
+      request.end(body);
+    });
   }
 }

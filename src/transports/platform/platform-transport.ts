@@ -154,12 +154,24 @@ export class PlatformTransport implements Transport {
     }
   }
 
+  /**
+   * The caller's take signal joined with closing, made once per caller signal: the
+   * runtime passes the same one on every take, and a new AbortSignal.any per take (two
+   * listeners on long-lived signals) was an allocation per job that lived until GC.
+   */
+  #takeSignal(callerSignal: AbortSignal): AbortSignal {
+    if (this.#joinedTake?.caller !== callerSignal) this.#joinedTake = { caller: callerSignal, joined: AbortSignal.any([callerSignal, this.#closing.signal]) };
+    return this.#joinedTake.joined;
+  }
+
+  #joinedTake: { readonly caller: AbortSignal; readonly joined: AbortSignal } | undefined;
+
   /** Take up to `max` jobs (long poll); answers [] once `signal` aborts or the transport closes. */
   async take(request: TakeRequest): Promise<Job[]> {
     this.#startBackground();
     // Heartbeat and watchdog up before the first job: its handler may block the loop at once.
     await this.#heartbeat?.ready;
-    const signal = AbortSignal.any([request.signal, this.#closing.signal]);
+    const signal = this.#takeSignal(request.signal);
     const max = Math.max(1, Math.floor(request.max));
     let failures = 0;
     while (!signal.aborted) {

@@ -53,7 +53,9 @@ export function startInProcessWorker(options: InProcessWorkerOptions): InProcess
     logger,
     metrics,
   });
-  const config = resolveOptions({ gpuSampling: false, timeoutGraceMs: 1_000, shutdownTimeoutMs: 10_000, ...options.serve, logger });
+  // One chunk per yield (coalescing, the default, is off here): these tests follow the fate of
+  // each chunk post under faults. Coalescing under faults: test/transports/platform/result-delivery.test.ts.
+  const config = resolveOptions({ gpuSampling: false, timeoutGraceMs: 1_000, shutdownTimeoutMs: 10_000, coalesceStreamChunks: false, ...options.serve, logger });
   const runtime = new WorkerRuntime(options.handler as Handler<unknown>, config, transport, logger);
   const exited = runtime.start();
   return { workerId: options.workerId, runtime, transport, metrics, exited, stop: () => runtime.stop() };

@@ -121,8 +121,10 @@ describe('result delivery through a flaky harness', () => {
     const view = await endpoint.waitForEnd(id, 20_000);
     expect(view.status).toBe('COMPLETED');
     const { stream } = endpoint.readStream(id);
-    expect(stream.map((chunk) => chunk.output)).toEqual(['tok0 ', 'tok1 ', 'tok2 ', 'tok3 ', 'tok4 ']);
-    expect(stream.map((chunk) => chunk.metrics?.stream_index)).toEqual([0, 1, 2, 3, 4]);
+    // Default coalescing may join tokens that wait behind a retried post: whole tokens, in order, none twice.
+    expect(stream.map((chunk) => chunk.output).join('')).toBe('tok0 tok1 tok2 tok3 tok4 ');
+    for (const chunk of stream) expect(chunk.output).toMatch(/^(tok\d )+$/);
+    expect(stream.map((chunk) => chunk.metrics?.stream_index)).toEqual([...stream.keys()]);
   });
 });
 

@@ -1,0 +1,62 @@
+/**
+ * @module bench/lib/issue19
+ * The figures of issue 19 against their targets, each read from the rows of this run
+ * and, where the target is relative, divided by the floor measured in the same run
+ * (bare `node` for cold start; the previous default for streaming; the bare HTTP
+ * ceiling for jobs/s). A figure whose rows this run did not measure is left out. The
+ * Python SDK the issue compares with is not here (PyPI is not reachable from this
+ * machine): its figures are quoted in bench/README.md as context only.
+ */
+import { formatNumber, type ResultRow } from './runner.js';
+
+interface Ref {
+  readonly bench: string;
+  /** Case name, or a prefix of it ending in `*`. */
+  readonly case: string;
+  readonly metric: string;
+}
+
+interface Figure {
+  readonly figure: string;
+  readonly value: Ref;
+  /** Divide by this row of the same run (a ratio); none: the value itself. */
+  readonly floor?: Ref;
+  readonly op: '<=' | '>=';
+  readonly target: number;
+  readonly unit: string;
+}
+
+const FIGURES: readonly Figure[] = [
+  { figure: 'spawn to first job-take, bundle / bare node', value: { bench: 'cold-start', case: 'bundle', metric: 'to first job-take' }, floor: { bench: 'cold-start', case: 'node floor', metric: 'to first job-take' }, op: '<=', target: 1.5, unit: 'x' },
+  { figure: 'spawn to first job-take, compiled / bare node', value: { bench: 'cold-start', case: 'compiled', metric: 'to first job-take' }, floor: { bench: 'cold-start', case: 'node floor', metric: 'to first job-take' }, op: '<=', target: 1.5, unit: 'x' },
+  { figure: 'worker RSS idle (compiled)', value: { bench: 'memory', case: 'worker (compiled)*', metric: 'RSS idle' }, op: '<=', target: 55, unit: 'MiB' },
+  { figure: 'worker RSS idle (bundle)', value: { bench: 'memory', case: 'worker (bundle)*', metric: 'RSS idle' }, op: '<=', target: 55, unit: 'MiB' },
+  { figure: 'worker RSS after 20 000 jobs minus idle (compiled)', value: { bench: 'memory', case: 'worker (compiled)*', metric: 'RSS warm minus idle' }, op: '<=', target: 25, unit: 'MiB' },
+  { figure: 'worker RSS after 20 000 jobs minus idle (bundle)', value: { bench: 'memory', case: 'worker (bundle)*', metric: 'RSS warm minus idle' }, op: '<=', target: 25, unit: 'MiB' },
+  { figure: 'worker CPU per no-op job, concurrency 64', value: { bench: 'dispatch', case: 'concurrency 64', metric: 'worker CPU/job' }, op: '<=', target: 100, unit: 'µs' },
+  { figure: 'worker CPU per no-op job, concurrency 256', value: { bench: 'dispatch', case: 'concurrency 256', metric: 'worker CPU/job' }, op: '<=', target: 100, unit: 'µs' },
+  { figure: 'no-op jobs/s at concurrency 1', value: { bench: 'dispatch', case: 'concurrency 1', metric: 'jobs/s' }, op: '>=', target: 1_000, unit: 'jobs/s' },
+  { figure: '1 KiB chunks/s, platform, default options / one chunk per yield', value: { bench: 'streaming', case: '1 KiB x 1 000, platform', metric: 'yields/s' }, floor: { bench: 'streaming', case: '1 KiB x 1 000, platform, one chunk per yield', metric: 'yields/s' }, op: '>=', target: 3, unit: 'x' },
+  { figure: '--serve-api /runsync server CPU per job (64 clients)', value: { bench: 'end-to-end', case: 'runsync, 64 clients', metric: 'server CPU/job' }, op: '<=', target: 100, unit: 'µs' },
+];
+
+function find(rows: readonly ResultRow[], ref: Ref): ResultRow | undefined {
+  const prefix = ref.case.endsWith('*') ? ref.case.slice(0, -1) : undefined;
+  return rows.find((row) => row.bench === ref.bench && row.metric === ref.metric && (prefix !== undefined ? row.case.startsWith(prefix) : row.case === ref.case));
+}
+
+/** The issue 19 table for this run's rows, as Markdown; empty when none of its figures was measured. */
+export function issue19Table(rows: readonly ResultRow[]): string {
+  const lines: string[] = [];
+  for (const figure of FIGURES) {
+    const value = find(rows, figure.value);
+    const floor = figure.floor ? find(rows, figure.floor) : undefined;
+    if (!value || (figure.floor && !floor)) continue;
+    const result = floor ? value.median / floor.median : value.median;
+    const met = figure.op === '<=' ? result <= figure.target : result >= figure.target;
+    const from = floor ? `${formatNumber(value.median)} / ${formatNumber(floor.median)} ${value.unit}` : '';
+    lines.push(`| ${figure.figure} | ${formatNumber(result)} ${figure.unit} | ${from} | ${figure.op} ${formatNumber(figure.target)} ${figure.unit} | ${met ? 'ok' : 'MISSED'} |`);
+  }
+  if (lines.length === 0) return '';
+  return ['Issue 19 targets (ratios to floors of this run):', '', '| figure | result | from (medians) | target | |', '|---|---|---|---|---|', ...lines].join('\n');
+}

@@ -1,0 +1,78 @@
+/**
+ * A worker that imports the package bundles with esbuild's ordinary flags for Node
+ * ESM and runs from a folder with nothing else in it: one job end to end through the
+ * platform transport, then the platform worker-process suite and a reliability suite
+ * (handler pathologies in a worker process: throws, hangs, 5 MB outputs, cycles, log floods) run again with every worker process
+ * as its bundle (SW_TEST_WORKER_BUNDLES, read by test/platform/worker-process.ts).
+ */
+import { rmSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJobRequest } from '../../src/job/index.js';
+import { startWorkerApiServer, type RunningWorkerApi } from '../harness/http/worker-api/worker-api-server.js';
+import { FIXTURE, killAllWorkers, startWorkerProcess } from '../platform/worker-process.js';
+import { RELIABILITY_WORKER } from '../reliability/support/worker-process.js';
+import { within } from '../transports/wait-for.js';
+import { bundleWorkers, REPO_ROOT, type BundledWorkers } from './bundle-workers.js';
+
+/** Test files run again against the bundles. */
+const SUITES = ['test/platform/platform-workers.test.ts', 'test/reliability/handler-pathologies.test.ts'];
+
+let bundled: BundledWorkers;
+let server: RunningWorkerApi | undefined;
+
+beforeAll(async () => {
+  bundled = await bundleWorkers([FIXTURE, RELIABILITY_WORKER]);
+}, 120_000);
+
+afterAll(async () => {
+  await killAllWorkers();
+  await server?.close();
+  rmSync(bundled.dir, { recursive: true, force: true });
+});
+
+describe('a bundled worker', () => {
+  it('imports nothing but Node built-ins at run time (every package is inside the bundle)', () => {
+    const builtins = new Set(builtinModules);
+    const external = Object.values(bundled.metafile.outputs)
+      .flatMap((output) => output.imports)
+      .filter((entry) => entry.external)
+      .map((entry) => entry.path);
+    const foreign = external.filter((path) => !path.startsWith('node:') && !builtins.has(path));
+    expect(foreign).toEqual([]);
+    const inputs = Object.keys(bundled.metafile.inputs);
+    // The package's own files are in it (not loaded from node_modules or src at run time).
+    expect(inputs.some((path) => path.endsWith('src/serve.ts'))).toBe(true);
+    // Only dependencies' own package.json may be inlined (pino reads thread-stream's); never ours.
+    expect(inputs).not.toContain('package.json');
+  });
+
+  it('starts from a folder holding only the bundle and serves a job through the platform transport', { timeout: 90_000 }, async () => {
+    server = await startWorkerApiServer({ liveness: { pingIntervalMs: 500, missedPings: 6 }, longPollMs: 5_000 });
+    const worker = startWorkerProcess('bundled-1', server.envFor('bundled', 500));
+    const endpoint = server.harness.endpoint('bundled');
+    const job = endpoint.submit(parseJobRequest({ input: { tag: 'from-bundle' } }));
+    const view = await endpoint.waitForEnd(job.id, 60_000);
+    expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { workerId: 'bundled-1', tag: 'from-bundle' } });
+    worker.signal('SIGTERM');
+    expect((await within(worker.exited, 'the bundled worker to exit', 20_000)).code).toBe(0);
+  });
+
+  it(`passes ${SUITES.join(' and ')} with every worker process as its bundle`, { timeout: 600_000 }, async () => {
+    const run = await execa(process.execPath, [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...SUITES], {
+      cwd: REPO_ROOT,
+      reject: false,
+      timeout: 580_000,
+      all: true,
+      env: { SW_TEST_WORKER_BUNDLES: bundled.dir, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
+    // Summary first: the suites print their own figures.
+    const tail = (run.all ?? '').replace(/\x1b\[[0-9;]*m/g, '').slice(-4_000);
+    console.log(`bundled suites: exit ${run.exitCode}\n${tail}`);
+    expect(run.exitCode, tail).toBe(0);
+    // "Tests  9 passed (9)": nothing failed or skipped.
+    expect(tail).toMatch(/Tests\s+(\d+) passed \(\1\)/);
+  });
+});
