@@ -44,25 +44,18 @@ export function serveBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>
 }
 
 /**
- * The curl example's body: --test-input, else test_input.json in the working directory,
- * else beside the worker script; none if absent or invalid.
+ * The curl example's body: --test-input, else test_input.json beside the worker
+ * script, else in the working directory; none if absent or invalid.
  */
 function exampleRequest(args: WorkerArgs): JobRequest | undefined {
   const script = process.argv[1];
-  const sources = [
-    args.testInput !== undefined ? { flag: args.testInput } : {},
-    ...(script !== undefined ? [{ cwd: dirname(script) }] : []),
-  ];
-  for (const source of sources) {
-    try {
-      return resolveTestInput(source).request;
-    } catch {
-      // Try the next place.
-    }
+  const source = args.testInput !== undefined ? { flag: args.testInput } : script ? { scriptDir: dirname(script) } : {};
+  try {
+    return resolveTestInput(source).request;
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
-
 
 function listenError(error: unknown, host: string, port: number): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

@@ -15,3 +15,6 @@ export * from './stream-chunker.js';
 export * from './stream-metrics.js';
 export * from './test-input.js';
 export * from './worker-runtime.js';
+export * from './closest-name.js';
+export * from './input-check.js';
+export * from './startup-error.js';
