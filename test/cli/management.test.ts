@@ -134,6 +134,16 @@ describe('template push', () => {
     expect(run.code, run.stderr).toBe(0);
   });
 
+  it('takes --api-key, which wins over the environment', async () => {
+    const file = join(dir, 'flag-key.json');
+    await writeFile(file, JSON.stringify({ name: 'cli-flag-key', imageName: 'img', isServerless: true }));
+    const run = await runCli(['template', 'push', file, '--base-url', server.baseUrl, '--api-key', API_KEY], { RUNPOD_API_KEY: 'wrong-key' });
+    expect(run.code, run.stderr).toBe(0);
+    const wrong = await runCli(['volume', 'create', '--name', 'v', '--data-center-id', 'EU-RO-1', '--size', '10', '--base-url', server.baseUrl, '--api-key', 'wrong'], keyEnv);
+    expect(wrong.code).toBe(1);
+    expect(failureLine(wrong)).toContain('SW_UNAUTHORIZED; HTTP 401');
+  });
+
   it("without a key: exit 1, one line with the server's message and code", async () => {
     const file = join(dir, 'nokey.json');
     await writeFile(file, JSON.stringify({ name: 'cli-nokey', imageName: 'img' }));
