@@ -33,6 +33,8 @@ export interface HeartbeatOptions {
   readonly logger: Logger;
   /** Called once per failed ping (for the heartbeat-failures counter). */
   readonly onFailure?: () => void;
+  /** Called instead of the warning when a ping is refused with 401/403 (the transport reports the key once); default: warn. */
+  readonly onKeyRefused?: (status: number) => void;
 }
 
 const FailureMessageSchema = z.object({
@@ -126,6 +128,10 @@ export class Heartbeat {
     if (!parsed.success) return;
     const { consecutive, status, message: text } = parsed.data;
     this.#options.onFailure?.();
+    if (status !== undefined && (status === 401 || status === 403) && this.#options.onKeyRefused) {
+      this.#options.onKeyRefused(status);
+      return;
+    }
     if (consecutive === 1 || consecutive % LOG_EVERY === 0) {
       this.#options.logger.warn(
         { url: urlForLog(this.#options.url), consecutiveFailures: consecutive, ...(status !== undefined ? { status } : {}), error: text },

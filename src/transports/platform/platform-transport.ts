@@ -28,6 +28,7 @@ import { ServerlessWorkerError, type Job, type JobResult, type StreamChunk } fro
 import { RUNTIME_VERSION } from '../../version.js';
 import type { PostResultOptions, StopListener, TakeRequest, Transport } from '../transport.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { KeyRefusedReporter, isKeyRefused } from './key-refused.js';
 import { deliver, type DeliveryPolicy } from './deliver.js';
 import { Heartbeat } from './heartbeat.js';
 import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
@@ -67,6 +68,8 @@ export class PlatformTransport implements Transport {
   readonly #deliveries = new Set<Promise<unknown>>();
   readonly #progress = new Map<string, ProgressLane>();
   readonly #pollBackoff: BackoffPolicy;
+  /** 401/403 from the worker API: one error naming RUNPOD_AI_API_KEY, not a warning per poll. */
+  readonly #keyRefused: KeyRefusedReporter;
   readonly #deliveryPolicy: DeliveryPolicy;
   #started = false;
   #closed: Promise<void> | undefined;
@@ -81,6 +84,7 @@ export class PlatformTransport implements Transport {
     this.#http = new PlatformHttp(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {});
     const s = this.settings;
     this.#pollBackoff = { minMs: s.pollBackoffMinMs, maxMs: s.pollBackoffMaxMs };
+    this.#keyRefused = new KeyRefusedReporter(this.#logger, options.env.apiKey !== undefined);
     this.#deliveryPolicy = {
       deadlineMs: s.resultDeadlineMs,
       minDelayMs: s.retryMinDelayMs,
@@ -96,6 +100,7 @@ export class PlatformTransport implements Transport {
         version: RUNTIME_VERSION,
         logger: this.#logger,
         onFailure: () => this.#metrics?.heartbeatFailuresTotal.inc(),
+        onKeyRefused: (status) => this.#keyRefused.refusedBy('heartbeat', status),
       });
     } else if (ping === undefined) {
       this.#logger.warn('RUNPOD_WEBHOOK_PING is not set: no heartbeat, so the platform cannot tell that this worker is alive');
@@ -140,6 +145,12 @@ export class PlatformTransport implements Transport {
         continue;
       }
       const outcome = readTakeAnswer(answer);
+      if (outcome.kind === 'error' && isKeyRefused(outcome.status)) {
+        this.#keyRefused.refusedBy('job-take', outcome.status);
+        await sleep(this.#pollBackoff.maxMs, signal);
+        continue;
+      }
+      if (this.#keyRefused.refused) this.#keyRefused.accepted();
       switch (outcome.kind) {
         case 'jobs':
           if (outcome.invalid > 0) {
