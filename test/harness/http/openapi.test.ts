@@ -30,7 +30,7 @@ async function validDocument(url: string): Promise<Doc> {
   const answer = await call('GET', `${url}/openapi.json`);
   expect(answer.status).toBe(200);
   const validator = new Validator();
-  const result = await validator.validate(answer.json as object);
+  const result = await validator.validate(answer.json as Parameters<Validator["validate"]>[0]);
   expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
   expect(result.valid).toBe(true);
   return answer.json as Doc;
