@@ -241,7 +241,8 @@ describe('endpoint create', () => {
 });
 
 describe('volume create and resize', () => {
-  it('creates, grows, and refuses to shrink or exceed 4000 GB with the server message', async () => {
+  // Five CLI child processes: several seconds each on a loaded machine, so a generous bound.
+  it('creates, grows, and refuses to shrink or exceed 4000 GB with the server message', { timeout: 120_000 }, async () => {
     const created = await runCli(
       ['volume', 'create', '--base-url', server.baseUrl, '--name', 'cli-vol', '--data-center-id', 'EU-RO-1', '--size', '100'],
       keyEnv,
