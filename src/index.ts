@@ -48,4 +48,5 @@ export {
   type StreamChunk,
 } from './job/index.js';
 export { createLogger } from './log/index.js';
+export { uploadFile, uploadBuffer, uploadStream, type S3UploadOptions, type S3UploadResult } from './s3/index.js';
 export { RUNTIME_VERSION } from './version.js';

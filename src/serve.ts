@@ -1,29 +1,37 @@
 /**
  * @module serve
- * `serve(handler, options)`: the composition root. It validates the options, reads
- * the environment and the command line, and picks the mode:
+ * `serve(handler, options)`: the composition root. It reads the command line,
+ * validates the options and the environment, and picks the mode:
+ * - `--help`: print the flags and exit 0;
  * - on the platform (`RUNPOD_WEBHOOK_GET_JOB` set): the platform transport;
  * - with `--serve-api` (or `--rp_serve_api`): the local queue API over HTTP;
  * - otherwise: a dry run of the test input (`--test-input`, `--test_input`, or
- *   `test_input.json` in the working directory).
+ *   `test_input.json` beside the worker script, else in the working directory).
+ * A start-up error prints its code, message and fix on stderr (see worker/startup-error)
+ * and exits 1.
  */
+import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { isServerlessWorkerError } from './job/index.js';
 import { createLogger } from './log/index.js';
 import {
+  WORKER_USAGE,
+  checkTestInput,
+  formatStartupError,
   parseWorkerArgs,
   resolveOptions,
   resolveTestInput,
+  wantsStack,
   type Handler,
   type ServeOptions,
+  type WorkerArgs,
 } from './worker/index.js';
 
-/** Print a start-up error as one clear line and exit 1. */
-function fail(logger: Logger | undefined, error: unknown): never {
-  const code = isServerlessWorkerError(error) ? `${error.code}: ` : '';
-  const message = `serverless-worker: ${code}${(error as Error)?.message ?? String(error)}`;
-  if (logger) logger.fatal({ err: error }, message);
-  process.stderr.write(`${message}\n`);
+/** Print a start-up error as its code, message and fix (the stack only when asked for) and exit 1. */
+function fail(logger: Logger | undefined, error: unknown, args: WorkerArgs | undefined): never {
+  const withStack = wantsStack(process.argv.slice(2), process.env, args?.logLevel);
+  if (logger && withStack) logger.debug({ err: error }, 'start-up failed');
+  logger?.flush();
+  process.stderr.write(formatStartupError(error, withStack));
   process.exit(1);
 }
 
@@ -44,10 +52,16 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
   options: ServeOptions<Input, State> = {},
 ): Promise<void> {
   let logger: Logger | undefined;
+  let args: WorkerArgs | undefined;
   try {
+    args = parseWorkerArgs(process.argv.slice(2));
+    if (args.help) {
+      process.stdout.write(WORKER_USAGE, () => process.exit(0));
+      return;
+    }
     const config = resolveOptions(options);
-    logger = config.logger ?? createLogger();
-    const args = parseWorkerArgs(process.argv.slice(2));
+    const level = args.logLevel ?? (args.verbose ? 'debug' : undefined);
+    logger = config.logger ?? createLogger(level !== undefined ? { level } : {});
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
       const { runPlatformWorker } = await import('./platform-mode.js');
@@ -60,13 +74,20 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       await runServeApi(anyHandler, config, args, logger);
       return;
     }
-    const testInput = resolveTestInput(args.testInput !== undefined ? { flag: args.testInput } : {});
-    logger.info({ from: testInput.from }, 'dry run: no platform variables; running the test input once');
+    const testInput = resolveTestInput(args.testInput !== undefined ? { flag: args.testInput } : { scriptDir: scriptDirectory() });
+    checkTestInput(config.inputSchema, testInput);
+    logger.info({ from: testInput.from }, `dry run: no platform variables; running the test input from ${testInput.from} once`);
     // Loaded per mode, as the other two: the platform path never loads the local harness.
     const { runDryRun } = await import('./local/dry-run.js');
     const { exitCode } = await runDryRun(anyHandler, config, testInput.request, logger);
     exitWith(logger, exitCode);
   } catch (error) {
-    fail(logger, error);
+    fail(logger, error, args);
   }
+}
+
+/** The directory of the worker script (process.argv[1]), if there is one. */
+function scriptDirectory(): string | undefined {
+  const script = process.argv[1];
+  return script === undefined || script === '' ? undefined : dirname(resolve(script));
 }

@@ -268,6 +268,8 @@ export class ManagementClient {
 export interface ManagementClientFromEnvOptions {
   /** Overrides SERVERLESS_WORKER_API_URL; the CLI's `--base-url`. */
   baseUrl?: string;
+  /** Overrides SERVERLESS_WORKER_API_KEY and RUNPOD_API_KEY; the CLI's `--api-key`. */
+  apiKey?: string;
   /** Environment to read; default process.env. */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
@@ -275,13 +277,13 @@ export interface ManagementClientFromEnvOptions {
 
 /**
  * A client configured as the CLI is: base URL from the option, else
- * SERVERLESS_WORKER_API_URL, else http://127.0.0.1:8000/v1; API key from
- * SERVERLESS_WORKER_API_KEY, else RUNPOD_API_KEY, else none.
+ * SERVERLESS_WORKER_API_URL, else http://127.0.0.1:8000/v1; API key from the option,
+ * else SERVERLESS_WORKER_API_KEY, else RUNPOD_API_KEY, else none.
  */
 export function managementClientFromEnv(options: ManagementClientFromEnvOptions = {}): ManagementClient {
   const env = options.env ?? process.env;
   const baseUrl = options.baseUrl ?? (env.SERVERLESS_WORKER_API_URL || undefined) ?? DEFAULT_MANAGEMENT_API_URL;
-  const apiKey = env.SERVERLESS_WORKER_API_KEY || env.RUNPOD_API_KEY || undefined;
+  const apiKey = options.apiKey ?? (env.SERVERLESS_WORKER_API_KEY || env.RUNPOD_API_KEY || undefined);
   return new ManagementClient({
     baseUrl,
     ...(apiKey ? { apiKey } : {}),

@@ -283,6 +283,17 @@ export const ERROR_CODES = {
     meaning: 'joinChunks got a stream whose split parts are missing, duplicated or inconsistent.',
     fix: 'Pass every chunk of the stream, in any order; chunks are never dropped by the runtime, so a gap means chunks were lost on the way.',
   },
+  // ---- S3 outputs ----
+  SW_S3_NOT_CONFIGURED: {
+    status: 400,
+    meaning: 'An S3 upload helper was called for a job whose request carries no s3Config (or an incomplete one).',
+    fix: 'Send s3Config {accessId, accessSecret, bucketName, endpointUrl} with the job request, or pass s3Config to the helper; without one, return the output inline.',
+  },
+  SW_S3_UPLOAD_FAILED: {
+    status: 502,
+    meaning: "The S3-compatible service refused or failed an upload (or a presign): bad credentials, a missing bucket, an unreachable endpoint.",
+    fix: 'Read the message: it names the bucket, the endpoint and the service\'s error code (AccessDenied, NoSuchBucket, ...); check s3Config against the service.',
+  },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

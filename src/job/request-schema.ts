@@ -61,6 +61,8 @@ export const S3ConfigSchema = z.object({
   bucketName: z.string({ error: 's3Config.bucketName must be a string' }),
   endpointUrl: z.string({ error: 's3Config.endpointUrl must be a string' }),
   objectPath: z.string({ error: 's3Config.objectPath must be a string' }).optional(),
+  /** Not in the service's table: a region for S3 services that need one (the S3 helpers default to us-east-1). */
+  region: z.string({ error: 's3Config.region must be a string' }).optional(),
 });
 export type S3Config = z.infer<typeof S3ConfigSchema>;
 

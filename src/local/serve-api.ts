@@ -1,7 +1,8 @@
 /**
  * @module local/serve-api
  * `--serve-api` (or `--rp_serve_api`): the harness's HTTP server with this worker in
- * process, so that curl and the official clients call the worker as they would call
+ * process (its queue API under /v2/<endpoint> and at the root, /openapi.json with the
+ * worker's input schema, /docs; input the schema refuses is answered 400), so that curl and the official clients call the worker as they would call
  * the service. Prints the base URL and a ready-to-paste curl example on stdout (a
  * parent process can read the port from the `http://host:port` in it). SIGTERM or
  * SIGINT closes the server, drains the worker, and exits 0.
@@ -15,10 +16,11 @@ import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { Harness } from '../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../harness/http/index.js';
+import { toDocumentSchema, type EndpointInputSpec } from '../harness/http/openapi/index.js';
 import { rateLimitTable, type HarnessServerConfig } from '../harness/http/server-options.js';
 import { ServerlessWorkerError, type JobRequest } from '../job/index.js';
 import { createMetrics } from '../metrics/index.js';
-import { onShutdownSignals, resolveTestInput, startHandler, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
+import { onShutdownSignals, resolveTestInput, startHandler, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
 import { startLocalWorker } from './local-worker.js';
 
 /** Environment variable read for the API key when --api-key is not given. */
@@ -56,6 +58,8 @@ export function serveBanner(
     `serverless-worker: queue API of endpoint "${endpointId}" listening on ${base}` +
       (server.authenticated ? ' (API key required)' : ' (no API key: loopback only)'),
     `  try:    curl -X POST ${base}/runsync -H 'content-type: application/json'${auth} -d ${shellQuote(body)}`,
+    `  also at the root: ${server.url}/runsync, /run, /status/<id>, /stream/<id>, /cancel/<id>, /health`,
+    `  docs:   ${server.url}/docs  (OpenAPI: ${server.url}/openapi.json)`,
     `  OpenAI: base URL ${base}/openai/v1    metrics: ${server.url}/metrics    stop: Ctrl+C`,
     ...(server.config ? [`  ${describeRateLimits(server.config.rateLimits)}`] : []),
     '',
@@ -63,25 +67,35 @@ export function serveBanner(
 }
 
 /**
- * The curl example's body: --test-input, else test_input.json in the working directory,
- * else beside the worker script; none if absent or invalid.
+ * The curl example's body: --test-input, else test_input.json beside the worker
+ * script, else in the working directory; none if absent or invalid.
  */
 function exampleRequest(args: WorkerArgs): JobRequest | undefined {
   const script = process.argv[1];
-  const sources = [
-    args.testInput !== undefined ? { flag: args.testInput } : {},
-    ...(script !== undefined ? [{ cwd: dirname(script) }] : []),
-  ];
-  for (const source of sources) {
-    try {
-      return resolveTestInput(source).request;
-    } catch {
-      // Try the next place.
-    }
+  const source = args.testInput !== undefined ? { flag: args.testInput } : script ? { scriptDir: dirname(script) } : {};
+  try {
+    return resolveTestInput(source).request;
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
+/**
+ * The worker's inputSchema for the local API: documented in /openapi.json, and checked
+ * at submission, so a caller gets 400 SW_INPUT_VALIDATION at once instead of a FAILED
+ * job (the platform accepts any input; see the README).
+ */
+function endpointInput(config: WorkerConfig): EndpointInputSpec {
+  const schema = config.inputSchema;
+  if (!schema) return {};
+  let jsonSchema: Record<string, unknown> | undefined;
+  try {
+    jsonSchema = toDocumentSchema(schema);
+  } catch {
+    // A schema JSON Schema cannot express (a custom type): documented as any object.
+  }
+  return { ...(jsonSchema ? { jsonSchema } : {}), check: (input) => validateInput(schema, input) };
+}
 
 function listenError(error: unknown, host: string, port: number): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -122,6 +136,8 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       ...(args.rateLimit ? {} : { rateLimits: false as const }),
       logger: logger.child({ component: 'harness' }),
       metrics: createMetrics(),
+      rootEndpoint: config.endpointId,
+      endpointInputs: { [config.endpointId]: endpointInput(config) },
     });
   } catch (error) {
     await local.stop();

@@ -19,7 +19,7 @@ export type { Logger } from 'pino';
 export interface CreateLoggerOptions {
   /** Logger name; default `serverless-worker`. */
   name?: string;
-  /** pino level; default LOG_LEVEL from the environment, else `info`. */
+  /** pino level; default SW_LOG_LEVEL, else LOG_LEVEL from the environment, else `info`. */
   level?: string;
   /** Force the format; default `json` on the platform or when `stream` is not a TTY, else `pretty`. */
   format?: 'json' | 'pretty';
@@ -42,7 +42,7 @@ export function chooseLogFormat(options: CreateLoggerOptions = {}): 'json' | 'pr
 
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const env = options.env ?? process.env;
-  const requested = (options.level ?? env.LOG_LEVEL ?? 'info').toLowerCase();
+  const requested = (options.level ?? (env.SW_LOG_LEVEL || undefined) ?? env.LOG_LEVEL ?? 'info').toLowerCase();
   const level = VALID_LEVELS.has(requested) ? requested : 'info';
   const base: LoggerOptions = {
     name: options.name ?? 'serverless-worker',

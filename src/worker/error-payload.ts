@@ -29,6 +29,8 @@ export function toErrorPayload(thrown: unknown, origin: ErrorOrigin): JobErrorPa
     };
     if (isServerlessWorkerError(thrown)) {
       payload.error_code = thrown.code;
+      // Refused input is the caller's mistake, not a crash: the runtime's own frames would only mislead.
+      if (thrown.code === 'SW_INPUT_VALIDATION') delete payload.error_traceback;
       if (thrown.details?.issues !== undefined) payload.issues = thrown.details.issues;
     }
     return payload;

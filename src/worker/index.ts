@@ -18,3 +18,6 @@ export * from './test-input.js';
 export * from './worker-runtime.js';
 export * from './init/index.js';
 export * from './wait-for-url.js';
+export * from './closest-name.js';
+export * from './input-check.js';
+export * from './startup-error.js';

@@ -6,9 +6,10 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, parseOrThrow } from '../job/index.js';
+import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, ServerlessWorkerError, parseOrThrow } from '../job/index.js';
 import { PlatformTransportSettingsSchema } from '../transports/platform/options.js';
 import { DEFAULT_INIT_TIMEOUT_MS, type InitFunction } from './init/init-types.js';
+import { didYouMean } from './closest-name.js';
 
 /** What a concurrency function sees: jobs running now and the limit in force. */
 export interface ConcurrencyState {
@@ -20,7 +21,8 @@ export type ConcurrencyFunction = (state: ConcurrencyState) => number;
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 
-export const ServeOptionsSchema = z.object({
+// Strict: an unknown option (a typo, another SDK's name) is refused, see resolveOptions.
+export const ServeOptionsSchema = z.strictObject({
   /** Jobs at once: a number (default 1) or a function of the current load. */
   concurrency: z
     .union([
@@ -125,8 +127,28 @@ export type ServeOptions<Input = Record<string, unknown>, State = undefined> = O
 /** Options validated, defaults applied, frozen. */
 export type WorkerConfig = Readonly<z.output<typeof ServeOptionsSchema>>;
 
-/** Validate and freeze the options; throws SW_INVALID_OPTIONS. */
+/** Refuse options the schema does not know, naming the closest known one (`returnAggregateStream` -> `aggregateStream`). */
+function refuseUnknownOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) return;
+  const known = Object.keys(ServeOptionsSchema.shape);
+  const unknown = Object.keys(options).filter((key) => !known.includes(key));
+  const transport = (options as { platformTransport?: unknown }).platformTransport;
+  if (typeof transport === 'object' && transport !== null) {
+    const settings = Object.keys(PlatformTransportSettingsSchema.shape);
+    const bad = Object.keys(transport).filter((key) => !settings.includes(key));
+    if (bad.length > 0) {
+      const names = bad.map((key) => `platformTransport.${key}${didYouMean(key, settings)}`).join('; ');
+      throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Unknown serve() option ${names}`, { unknown: bad });
+    }
+  }
+  if (unknown.length === 0) return;
+  const names = unknown.map((key) => `${key}${didYouMean(key, known)}`).join('; ');
+  throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Unknown serve() option ${names} (the README lists every option)`, { unknown });
+}
+
+/** Validate and freeze the options; throws SW_INVALID_OPTIONS (an unknown option too). */
 export function resolveOptions(options: unknown = {}): WorkerConfig {
+  refuseUnknownOptions(options);
   return Object.freeze(parseOrThrow(ServeOptionsSchema, options ?? {}, 'SW_INVALID_OPTIONS', 'serve() options'));
 }
 

@@ -1,8 +1,9 @@
 /**
  * @module worker/test-input
  * The dry run's test input: `--test-input '<json>'`, `--test-input @file.json`, or
- * `test_input.json` in the working directory. Bad input names the problem and shows
- * the expected shape.
+ * `test_input.json` beside the worker script, else in the working directory (so that
+ * `node examples/echo/worker.js` works from the repository root too). Bad input names
+ * the problem and shows the expected shape.
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -14,8 +15,10 @@ const EXPECTED_SHAPE = 'expected a JSON object like {"input": {"prompt": "hello"
 export interface TestInputSource {
   /** The value of --test-input / --test_input, if given. */
   flag?: string;
-  /** Directory to look for test_input.json in; default process.cwd(). */
+  /** Directory to look for test_input.json in (after scriptDir), and to resolve @file against; default process.cwd(). */
   cwd?: string;
+  /** The worker script's directory: test_input.json is looked for here first; default none. */
+  scriptDir?: string;
 }
 
 /** Where the test input came from, for the log line. */
@@ -63,9 +66,10 @@ export function resolveTestInput(source: TestInputSource): ResolvedTestInput {
     }
     return { request: parseText(flag, '--test-input'), from: '--test-input' };
   }
-  const path = resolve(cwd, TEST_INPUT_FILE);
-  if (!existsSync(path)) {
-    throw invalid(`No test input: pass --test-input '<json>' or --test-input @file.json, or create ${path}`);
+  const places = [...new Set([...(source.scriptDir !== undefined ? [resolve(source.scriptDir, TEST_INPUT_FILE)] : []), resolve(cwd, TEST_INPUT_FILE)])];
+  const path = places.find((place) => existsSync(place));
+  if (path === undefined) {
+    throw invalid(`No test input: pass --test-input '<json>' or --test-input @file.json, or create ${places.join(' or ')}`);
   }
   return { request: parseText(readFile(path, path), path), from: path };
 }

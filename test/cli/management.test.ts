@@ -134,6 +134,16 @@ describe('template push', () => {
     expect(run.code, run.stderr).toBe(0);
   });
 
+  it('takes --api-key, which wins over the environment', async () => {
+    const file = join(dir, 'flag-key.json');
+    await writeFile(file, JSON.stringify({ name: 'cli-flag-key', imageName: 'img', isServerless: true }));
+    const run = await runCli(['template', 'push', file, '--base-url', server.baseUrl, '--api-key', API_KEY], { RUNPOD_API_KEY: 'wrong-key' });
+    expect(run.code, run.stderr).toBe(0);
+    const wrong = await runCli(['volume', 'create', '--name', 'v', '--data-center-id', 'EU-RO-1', '--size', '10', '--base-url', server.baseUrl, '--api-key', 'wrong'], keyEnv);
+    expect(wrong.code).toBe(1);
+    expect(failureLine(wrong)).toContain('SW_UNAUTHORIZED; HTTP 401');
+  });
+
   it("without a key: exit 1, one line with the server's message and code", async () => {
     const file = join(dir, 'nokey.json');
     await writeFile(file, JSON.stringify({ name: 'cli-nokey', imageName: 'img' }));
@@ -231,7 +241,8 @@ describe('endpoint create', () => {
 });
 
 describe('volume create and resize', () => {
-  it('creates, grows, and refuses to shrink or exceed 4000 GB with the server message', async () => {
+  // Five CLI child processes: several seconds each on a loaded machine, so a generous bound.
+  it('creates, grows, and refuses to shrink or exceed 4000 GB with the server message', { timeout: 120_000 }, async () => {
     const created = await runCli(
       ['volume', 'create', '--base-url', server.baseUrl, '--name', 'cli-vol', '--data-center-id', 'EU-RO-1', '--size', '100'],
       keyEnv,

@@ -6,6 +6,8 @@ import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 
 const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
 const STREAM = join(REPO_ROOT, 'examples/stream/worker.ts');
+/** A worker with no test_input.json beside it: the dry run looks in the working directory. */
+const NO_LOCAL_INPUT = join(REPO_ROOT, 'test/fixtures/workers/secrets.ts');
 
 function lastRecord(stdout: string): Record<string, unknown> {
   const lines = jsonLines(stdout);
@@ -13,7 +15,7 @@ function lastRecord(stdout: string): Record<string, unknown> {
 }
 
 describe('dry run (real child processes)', () => {
-  it('runs examples/echo with its test_input.json found in the working directory', async () => {
+  it('runs examples/echo with its test_input.json (beside the script, here also the working directory)', async () => {
     const result = await runTs(ECHO, [], { cwd: join(REPO_ROOT, 'examples/echo') });
     expect(result.exitCode).toBe(0);
     const record = lastRecord(String(result.stdout));
@@ -54,16 +56,19 @@ describe('dry run (real child processes)', () => {
     expect(record.error).toMatchObject({ error_type: 'Error', error_message: 'this handler always fails' });
   });
 
-  it('exits 1 when the input fails the worker’s schema, listing the issues', async () => {
+  it('refuses input that fails the worker’s schema at start-up: one line, no job, no traceback', async () => {
     const result = await runTs(ECHO, ['--test-input', '{"input":{"message":""}}']);
     expect(result.exitCode).toBe(1);
-    const record = lastRecord(String(result.stdout));
-    expect(record).toMatchObject({ status: 'FAILED', error: { error_code: 'SW_INPUT_VALIDATION' } });
+    const stderr = String(result.stderr).trim().split('\n');
+    expect(stderr[0]).toContain('SW_INPUT_VALIDATION');
+    expect(stderr[0]).toContain('message: Too small');
+    expect(stderr.length).toBeLessThanOrEqual(3);
+    expect(String(result.stdout)).toBe('');
   });
 
   it('names a missing test input and shows the expected shape', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'sw-dry-'));
-    const result = await runTs(ECHO, [], { cwd: empty });
+    const result = await runTs(NO_LOCAL_INPUT, [], { cwd: empty });
     expect(result.exitCode).toBe(1);
     expect(String(result.stderr)).toContain('SW_INVALID_TEST_INPUT');
     expect(String(result.stderr)).toContain('test_input.json');
@@ -78,7 +83,7 @@ describe('dry run (real child processes)', () => {
   ])('names a malformed test input: %s', async (_name, text, message) => {
     const dir = mkdtempSync(join(tmpdir(), 'sw-dry-'));
     writeFileSync(join(dir, 'test_input.json'), text);
-    const result = await runTs(ECHO, [], { cwd: dir });
+    const result = await runTs(NO_LOCAL_INPUT, [], { cwd: dir });
     expect(result.exitCode).toBe(1);
     expect(String(result.stderr)).toContain(message);
     expect(String(result.stderr)).toContain('expected a JSON object like');

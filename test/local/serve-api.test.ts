@@ -71,6 +71,22 @@ describe('--serve-api (real child processes)', () => {
     expect(answers).toEqual([200, 200, 200, 200]);
   });
 
+  it('answers at the root too, refuses input the worker’s schema refuses with 400, and serves /openapi.json and /docs', async () => {
+    const { url, banner } = await startServeApi(ECHO, ['--serve-api', '--port', '0']);
+    expect(banner).toContain(`${url}/docs`);
+    const sync = await call('POST', `${url}/runsync`, { body: { input: { message: 'root' } } });
+    expect(sync.json).toMatchObject({ status: 'COMPLETED', output: { echo: 'root' } });
+    const { id } = (await call('POST', `${url}/run`, { body: { input: { message: 'later' } } })).json as { id: string };
+    expect((await call('GET', `${url}/status-sync/${id}?wait=60000`)).json).toMatchObject({ id, status: 'COMPLETED' });
+    expect((await call('GET', `${url}/health`)).status).toBe(200);
+    const refused = await call('POST', `${url}/runsync`, { body: { input: { message: '' } } });
+    expect(refused.status).toBe(400);
+    expect(errorCode(refused)).toBe('SW_INPUT_VALIDATION');
+    const doc = (await call('GET', `${url}/openapi.json`)).json as { components: { schemas: Record<string, { properties: { input: unknown } }> } };
+    expect(doc.components.schemas.JobRequest_local?.properties.input).toMatchObject({ required: ['message'] });
+    expect((await call('GET', `${url}/docs`)).status).toBe(200);
+  });
+
   it('--rp_serve_api with an API key from the environment: 401 without it', async () => {
     const { url, banner } = await startServeApi(ECHO, ['--rp_serve_api', '--port=0'], { SERVERLESS_WORKER_API_KEY: 'child-key' });
     expect(banner).toContain('API key required');

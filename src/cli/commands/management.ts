@@ -6,7 +6,8 @@
  * server's message and code, exit status 1.
  *
  * Connection: `--base-url`, else SERVERLESS_WORKER_API_URL, else
- * http://127.0.0.1:8000/v1; API key from SERVERLESS_WORKER_API_KEY, else RUNPOD_API_KEY.
+ * http://127.0.0.1:8000/v1; API key from `--api-key`, else SERVERLESS_WORKER_API_KEY,
+ * else RUNPOD_API_KEY.
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
@@ -23,17 +24,20 @@ import { DEFAULT_MANAGEMENT_API_URL, managementClientFromEnv, type ManagementCli
 
 interface ConnectionFlags {
   baseUrl?: string;
+  apiKey?: string;
 }
 
 function withConnection(command: Command): Command {
-  return command.option(
-    '--base-url <url>',
-    `management API base URL (default: $SERVERLESS_WORKER_API_URL or ${DEFAULT_MANAGEMENT_API_URL})`,
-  );
+  return command
+    .option('--base-url <url>', `management API base URL (default: $SERVERLESS_WORKER_API_URL or ${DEFAULT_MANAGEMENT_API_URL})`)
+    .option('--api-key <key>', 'API key sent as a Bearer token (default: $SERVERLESS_WORKER_API_KEY, else $RUNPOD_API_KEY)');
 }
 
 function client(flags: ConnectionFlags): ManagementClient {
-  return managementClientFromEnv(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {});
+  return managementClientFromEnv({
+    ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
+    ...(flags.apiKey !== undefined ? { apiKey: flags.apiKey } : {}),
+  });
 }
 
 function printRecord(record: unknown): void {

@@ -20,6 +20,7 @@ import {
 } from './rate-limit/limits.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
 import type { WorkerApiOptions } from './worker-api/index.js';
+import type { EndpointInputSpec } from './openapi/index.js';
 
 /** Worker API settings the server passes through (the harness and the key are the server's own). */
 export type WorkerApiPassThrough = Omit<WorkerApiOptions, 'harness' | 'apiKey'>;
@@ -101,6 +102,20 @@ export const HarnessServerOptionsSchema = z.object({
   logger: z.custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
     error: 'must be a pino logger',
   }).optional(),
+  /**
+   * Serve this endpoint's queue API at the root too (`/run`, `/runsync`, `/status/:id`,
+   * `/stream/:id`, `/cancel/:id`, `/health`, ...), as well as under /v2/<id>; default
+   * none (`--serve-api` sets its endpoint).
+   */
+  rootEndpoint: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'must be an endpoint id' }).optional(),
+  /**
+   * Per endpoint id: `jsonSchema` of job input for /openapi.json, and `check`, run on
+   * /run and /runsync input, throwing SW_INPUT_VALIDATION (400) for input it refuses.
+   * Default none: any input is accepted (as on the platform) and documented as any object.
+   */
+  endpointInputs: z
+    .record(z.string(), z.custom<EndpointInputSpec>((value) => typeof value === 'object' && value !== null, { error: 'must be { jsonSchema?, check? }' }))
+    .default({}),
   /** Registry served at /metrics and counted into; default a fresh createMetrics(). */
   metrics: z.custom<Metrics>((value) => typeof (value as { text?: unknown } | null)?.text === 'function', {
     error: 'must come from createMetrics()',

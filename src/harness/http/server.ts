@@ -12,6 +12,7 @@
  * 400 bad JSON) -> route (400 bad parameters, 404 unknown job or endpoint, 409 wrong
  * state) -> JSON answer. Unknown paths: 404; known path, wrong method: 405 + Allow.
  */
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { createMetrics, type Metrics } from '../../metrics/index.js';
@@ -23,11 +24,13 @@ import { answerClientError, installErrorHandler, sendError } from './error-reply
 import { bindJobMetrics } from './job-metrics.js';
 import { registerMetricsRoute } from './metrics-route.js';
 import { openAiRoutes } from './openai/index.js';
+import { openApiRoutes } from './openapi/index.js';
 import { harnessPodsView } from './pods-view.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { RateLimiter, rateLimitHook } from './rate-limit/index.js';
 import { useLenientJsonBodies } from './json-body.js';
 import { installRouteTable } from './route-table.js';
+import { rootAliasUrl } from './root-alias.js';
 import { resolveServerOptions, rateLimitTable, type HarnessServerConfig, type HarnessServerOptions } from './server-options.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
 import { workerApiRoutes } from './worker-api/index.js';
@@ -72,6 +75,8 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     frameworkErrors: (error, _request, reply) => void sendError(reply, error),
     // Requests the HTTP parser refuses (non-ASCII bytes in the path, headers too large) too.
     clientErrorHandler: answerClientError,
+    // --serve-api: one endpoint's queue API at the root too (root-alias.ts).
+    ...(config.rootEndpoint !== undefined ? { rewriteUrl: (request: IncomingMessage) => rootAliasUrl(request.url ?? '/', config.rootEndpoint ?? '') } : {}),
   });
   installErrorHandler(app);
   // At the root too: a 404 or 405 must not turn into a body-parsing 400 first.
@@ -88,7 +93,8 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   const unbindWebhooks = bindWebhooks(harness, webhooks);
   const unbindJobMetrics = bindJobMetrics(harness, metrics);
 
-  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs };
+  const checkInput = (endpointId: string, input: unknown): void => config.endpointInputs[endpointId]?.check?.(input);
+  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput };
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
@@ -97,6 +103,12 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   loadBalancing.start();
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
   await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
+  await app.register(openApiRoutes, {
+    harness,
+    endpointInputs: config.endpointInputs,
+    rootEndpoint: config.rootEndpoint,
+    authenticated: config.apiKey !== undefined,
+  });
   if (config.management !== false) {
     await app.register(managementApi, {
       prefix: '/v1',

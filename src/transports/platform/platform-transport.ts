@@ -40,6 +40,7 @@ import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import { deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
 import type { HttpAnswer as DeliveredAnswer } from './http-client.js';
 import { JOB_ID_PLACEHOLDER, Watchdog, type JobWatch } from '../watchdog/index.js';
+import { KeyRefusedReporter, isKeyRefused } from './key-refused.js';
 import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
 import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTransportOptions, type PlatformTransportSettings } from './options.js';
 import { parsePlatformEnv, resolveWorkerId, type PlatformEnv } from './platform-env.js';
@@ -82,6 +83,8 @@ export class PlatformTransport implements Transport {
   readonly #deliveries = new Set<Promise<unknown>>();
   readonly #progress = new Map<string, ProgressLane>();
   readonly #pollBackoff: BackoffPolicy;
+  /** 401/403 from the worker API: one error naming RUNPOD_AI_API_KEY, not a warning per poll. */
+  readonly #keyRefused: KeyRefusedReporter;
   readonly #deliveryPolicy: DeliveryPolicy;
   #started = false;
   #closed: Promise<void> | undefined;
@@ -97,6 +100,7 @@ export class PlatformTransport implements Transport {
     this.#http = new PlatformHttp(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {});
     const s = this.settings;
     this.#pollBackoff = { minMs: s.pollBackoffMinMs, maxMs: s.pollBackoffMaxMs };
+    this.#keyRefused = new KeyRefusedReporter(this.#logger, options.env.apiKey !== undefined);
     this.#deliveryPolicy = {
       deadlineMs: s.resultDeadlineMs,
       minDelayMs: s.retryMinDelayMs,
@@ -124,6 +128,11 @@ export class PlatformTransport implements Transport {
         origin: { workerId: this.workerId, hostname: watch?.hostname ?? 'unknown', version: RUNTIME_VERSION },
         onPingFailure: ({ consecutive, status, message }) => {
           this.#metrics?.heartbeatFailuresTotal.inc();
+          // A refused key is reported once by the transport, not once per ping.
+          if (status === 401 || status === 403) {
+            this.#keyRefused.refusedBy('heartbeat', status);
+            return;
+          }
           if (consecutive === 1 || consecutive % LOG_PING_FAILURE_EVERY === 0) {
             this.#logger.warn(
               { url: urlForLog(ping ?? ''), consecutiveFailures: consecutive, ...(status !== undefined ? { status } : {}), error: message },
@@ -190,6 +199,12 @@ export class PlatformTransport implements Transport {
         continue;
       }
       const outcome = readTakeAnswer(answer);
+      if (outcome.kind === 'error' && isKeyRefused(outcome.status)) {
+        this.#keyRefused.refusedBy('job-take', outcome.status);
+        await sleep(this.#pollBackoff.maxMs, signal);
+        continue;
+      }
+      if (this.#keyRefused.refused) this.#keyRefused.accepted();
       switch (outcome.kind) {
         case 'jobs':
           if (outcome.invalid > 0) {

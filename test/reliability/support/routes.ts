@@ -1,7 +1,7 @@
 /**
  * @module test/reliability/support/routes
  * Every route of the harness server (queue API, OpenAI-compatible routes, worker API,
- * management API, /metrics) as method and path pattern, and a check that the list is
+ * management API, /metrics, /openapi.json and /docs) as method and path pattern, and a check that the list is
  * complete: the count of (route, method) pairs fastify has registered, HEAD left out.
  */
 import type { FastifyInstance } from 'fastify';
@@ -27,6 +27,10 @@ const management = (collection: string): RouteSpec[] => [
 
 export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   { method: 'GET', path: '/metrics' },
+  { method: 'GET', path: '/openapi.json' },
+  { method: 'GET', path: '/docs' },
+  { method: 'GET', path: '/docs/init.js' },
+  { method: 'GET', path: '/docs/:id' },
   v2('POST', 'run'),
   v2('POST', 'runsync'),
   v2('GET', 'status/:jobId'),

@@ -12,6 +12,8 @@ export interface QueueApiContext {
   readonly closing: AbortSignal;
   /** How long GET /stream waits for a chunk when none is unread, ms (overridden by ?wait=). */
   readonly streamWaitMs: number;
+  /** Run on /run and /runsync input; throws SW_INPUT_VALIDATION for input the endpoint refuses. Default none: any input. */
+  readonly checkInput?: (endpointId: string, input: unknown) => void;
 }
 
 /** The endpoint named in the path (created on first use when the harness auto-creates endpoints). */

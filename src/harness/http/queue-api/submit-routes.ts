@@ -13,7 +13,9 @@ import { WaitQuerySchema, parseRequestPart } from './params.js';
 export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiContext): void {
   app.post('/:endpointId/run', { bodyLimit: MAX_BODY_BYTES.run, config: operationConfig('run') }, async (request) => {
     const endpoint = endpointOf(context, request.params);
-    const job = endpoint.submit(parseJobRequest(request.body));
+    const body = parseJobRequest(request.body);
+    context.checkInput?.(endpoint.id, body.input);
+    const job = endpoint.submit(body);
     // The spec answers IN_QUEUE on submission; a worker already waiting may take the
     // job in the same tick, which /status shows from the next call on.
     return { id: job.id, status: 'IN_QUEUE' as const };
@@ -22,7 +24,9 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
   app.post('/:endpointId/runsync', { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('runsync') }, async (request, reply) => {
     const endpoint = endpointOf(context, request.params);
     const { wait } = parseRequestPart(WaitQuerySchema, request.query, 'query string');
-    const submitted = endpoint.submit(parseJobRequest(request.body), { sync: true, waitMs: wait });
+    const body = parseJobRequest(request.body);
+    context.checkInput?.(endpoint.id, body.input);
+    const submitted = endpoint.submit(body, { sync: true, waitMs: wait });
     const waiting = requestSignal(reply, context.closing);
     try {
       const view = await endpoint.waitForEnd(submitted.id, wait, waiting.signal);
