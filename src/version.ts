@@ -1,10 +1,8 @@
 /**
  * @module version
- * The runtime's version, reported in error payloads and the heartbeat.
+ * The runtime's version, reported in error payloads and the heartbeat. A constant,
+ * not a read of package.json at run time: a bundled worker has no package.json beside
+ * it (test/version.test.ts keeps the two equal).
  */
-import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-const pkg = require('../package.json') as { version: string };
-
-export const RUNTIME_VERSION: string = pkg.version;
+export const RUNTIME_VERSION: string = '0.1.0';

@@ -5,6 +5,7 @@
  * commands/ and registers itself on the program.
  */
 import { Command } from 'commander';
+import { registerBuildCommand } from './commands/build.js';
 import { registerGpuCommand } from './commands/gpu.js';
 import { registerHarnessCommand } from './commands/harness.js';
 import { registerManagementCommands } from './commands/management.js';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerHarnessCommand(program);
   registerGpuCommand(program);
   registerManagementCommands(program);
+  registerBuildCommand(program);
   return program;
 }
 
