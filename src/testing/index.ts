@@ -1,0 +1,8 @@
+/**
+ * @module testing
+ * `serverless-worker/testing`: run a handler on a job in a unit test (vitest,
+ * node:test, any runner) through the real worker runtime and an in-process harness.
+ */
+export { runJob, streamJob, type RunJobSettings, type TestJobResult, type TestJobStream } from './run-job.js';
+export { ManualClock, type Clock } from '../harness/clock.js';
+export { joinChunks } from '../worker/join-chunks.js';
