@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { registerBuildCommand } from './commands/build.js';
 import { registerGpuCommand } from './commands/gpu.js';
 import { registerHarnessCommand } from './commands/harness.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerManagementCommands } from './commands/management.js';
 import { RUNTIME_VERSION } from '../version.js';
 
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerGpuCommand(program);
   registerManagementCommands(program);
   registerBuildCommand(program);
+  registerInitCommand(program);
   return program;
 }
 
