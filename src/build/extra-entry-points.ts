@@ -5,7 +5,7 @@
  * into one file, so `import.meta.url` becomes the bundle's: each such file must be
  * emitted beside the bundle as an entry point of its own. This list is the one place
  * that names them; test/build/extra-entry-points.test.ts fails when src starts a file
- * by URL that is not listed here.
+ * by URL, or a `*-thread.ts` module, that is not listed here.
  */
 
 export interface ExtraEntryPoint {
@@ -17,6 +17,8 @@ export interface ExtraEntryPoint {
 
 /** Files emitted beside every bundle. */
 export const EXTRA_ENTRY_POINTS: readonly ExtraEntryPoint[] = [
-  // The heartbeat thread (issue #12 moves it from an eval'd string into this module file).
-  { source: 'transports/platform/heartbeat-thread', out: 'heartbeat-thread' },
+  // The watchdog thread (heartbeat and deadline watchdog, issue #12): resolved at run time
+  // beside the importing module as ./watchdog-thread.js (WATCHDOG_THREAD_FILE in
+  // transports/watchdog/thread-file.ts names the same file).
+  { source: 'transports/watchdog/watchdog-thread', out: 'watchdog-thread' },
 ];

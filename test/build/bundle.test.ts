@@ -109,7 +109,10 @@ describe('extra entry points', () => {
         .join('\n');
       for (const match of text.matchAll(/new URL\(\s*['"]\.\/([\w.-]+)\.js['"],\s*import\.meta\.url\s*\)/g)) started.push(match[1] ?? '');
     }
+    // A thread's program module is named *-thread.ts (transports/watchdog/watchdog-thread.ts).
+    for (const file of files) if (/(^|\/)[\w-]+-thread\.ts$/.test(file)) started.push(file.replace(/^.*\//, '').replace(/\.ts$/, ''));
     const listed = EXTRA_ENTRY_POINTS.map((entry) => entry.out);
+    expect(new Set(listed).size).toBe(listed.length);
     for (const name of started) expect(listed, `src starts ./${name}.js by URL: add it to src/build/extra-entry-points.ts`).toContain(name);
   });
 

@@ -3,9 +3,10 @@
  * `serverless-worker init` into a temporary folder, the tarball installed there (the
  * registry stands behind npm's cache), then the project's own commands: `npm run
  * dry-run`, `npm test` (tsc + node:test through serverless-worker/testing), `npm run
- * build`; the generated Dockerfile's build steps carried out (test/docker/execute-build.ts)
- * and the image's entrypoint dry run. One install serves every step. Only a real
- * `docker build` proves the base images, their users and the Node binary on them.
+ * build`, `npm start`; the generated Dockerfile's build steps carried out
+ * (test/docker/execute-build.ts) and the image's entrypoint dry run; `npm run dev`
+ * answering /runsync. One install serves every step. Only a real `docker build` proves
+ * the base images, their users and the Node binary on them.
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { execa, type Options } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 import { executeDockerfile } from '../docker/execute-build.js';
+import { waitFor } from '../transports/wait-for.js';
 
 const scratch = await mkdtemp(join(tmpdir(), 'sw-scaffold-e2e-'));
 afterAll(async () => {
@@ -48,7 +50,7 @@ async function step(what: string, file: string, args: string[], options: Options
 }
 
 describe('a worker project from the packed package', () => {
-  it('inits, installs the tarball, dry-runs, tests, builds, follows its Dockerfile and runs the image dry run', { timeout: 1_200_000 }, async () => {
+  it('inits, installs the tarball, dry-runs, tests, builds, follows its Dockerfile, runs the image dry run and serves npm run dev', { timeout: 1_200_000 }, async () => {
     const pack = join(scratch, 'pack');
     await mkdir(pack);
     const packed = await step('npm pack', 'npm', ['pack', '--pack-destination', pack, '--silent'], { cwd: REPO_ROOT });
@@ -96,6 +98,20 @@ describe('a worker project from the packed package', () => {
     const [, ...args] = image.command;
     const inImage = await step('image dry run', process.execPath, args, { cwd: image.workdir, env: { ...authorEnv(), ...image.env } });
     expect(jsonLines(inImage.stdout as string).at(-1)).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
+
+    // npm run dev: the local API (tsx watch). Its own process group, so that the watcher and
+    // the worker it started stop with it.
+    const dev = execa('npm', ['run', 'dev', '--', '--port', '0'], { cwd: project, env: authorEnv(), detached: true, reject: false, timeout: 120_000, all: true });
+    let devOutput = '';
+    dev.all?.on('data', (data: Buffer) => (devOutput += data.toString()));
+    try {
+      const base = await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\/v2\/local/.exec(devOutput)?.[0], 'the npm run dev banner', 60_000);
+      const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: await readFile(join(project, 'test_input.json'), 'utf8') });
+      expect(await answer.json()).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
+    } finally {
+      if (dev.pid !== undefined) process.kill(-dev.pid, 'SIGTERM');
+      await dev;
+    }
     console.log(`[scaffold-e2e] serverless-worker ${installed.version}: ${timings.join('; ')}`);
   });
 });
