@@ -84,6 +84,21 @@ describe('serverless-worker build', () => {
     }
   });
 
+  it('--splitting puts code loaded on demand into chunks/ beside a smaller bundle, which still runs alone', async () => {
+    const dir = await mkdtemp(join(out, 'split-'));
+    const build = await runTs(CLI, ['build', 'test/fixtures/build/worker.ts', '--outdir', join(dir, 'dist'), '--splitting'], { timeout: 120_000 });
+    expect(build.exitCode, String(build.stderr)).toBe(0);
+    expect(String(build.stdout)).toContain('chunks/');
+    const whole = readFileSync(join(out, 'dist/worker.js')).length;
+    const split = readFileSync(join(dir, 'dist/worker.js')).length;
+    console.log(`[bundle] worker.js ${(whole / 1024).toFixed(0)} KiB as one file, ${(split / 1024).toFixed(0)} KiB with --splitting`);
+    expect(split).toBeLessThan(whole);
+    await writeFile(join(dir, 'test_input.json'), JSON.stringify({ input: {} }));
+    const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js'], { cwd: dir, env: noPlatformEnv(), reject: false, timeout: 60_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED' });
+  });
+
   it('fails with SW_BUILD_FAILED naming a missing entry, or the file and line esbuild stopped at', async () => {
     const missing = await runTs(CLI, ['build', 'no/such/worker.ts', '--outdir', join(out, 'x')]);
     expect(missing.exitCode).toBe(1);

@@ -12,6 +12,7 @@ const BuildOptionsSchema = z.object({
   outdir: z.string().min(1).default('dist'),
   minify: z.boolean().default(true),
   sourcemap: z.boolean().default(true),
+  splitting: z.boolean().default(false),
 });
 
 const HELP_AFTER = `
@@ -31,6 +32,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--outdir <dir>', 'output folder', 'dist')
     .option('--no-minify', 'keep the bundle readable')
     .option('--no-sourcemap', 'write no source map')
+    .option('--splitting', 'put code loaded on demand (import()) into chunk files under <outdir>/chunks/ (a folder, not one file; less to parse at start)')
     .addHelpText('after', HELP_AFTER)
     .action(async (entry: string, raw: unknown) => {
       const options = parseOrThrow(BuildOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'build options');
