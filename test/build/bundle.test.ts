@@ -35,7 +35,8 @@ afterAll(async () => {
   await rm(out, { recursive: true, force: true });
 });
 
-describe('serverless-worker build', () => {
+// Several processes per test: room for a loaded machine.
+describe('serverless-worker build', { timeout: 180_000 }, () => {
   it('writes one ESM file and its source map with the sources embedded', () => {
     const bundle = readFileSync(join(out, 'dist/worker.js'), 'utf8');
     expect(bundle).toContain('createRequire');

@@ -40,7 +40,8 @@ interface ScaffoldPackage {
   devDependencies: Record<string, string>;
 }
 
-describe('serverless-worker init', () => {
+// Several CLI processes per test: room for a loaded machine.
+describe('serverless-worker init', { timeout: 180_000 }, () => {
   it('writes the project: ESM package with the scripts, NodeNext tsconfig, zod input, test, Dockerfile, CI', async () => {
     const dir = join(scratch, 'My Worker');
     const run = await runTs(CLI, ['init', dir]);

@@ -59,7 +59,7 @@ describe('Dockerfile.cpu, carried out', () => {
 
 });
 
-describe('the executor', () => {
+describe('the executor', { timeout: 120_000 }, () => {
   async function context(files: Record<string, string>): Promise<string> {
     const dir = await mkdtemp(join(scratch, 'context-'));
     for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
