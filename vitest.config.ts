@@ -4,7 +4,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: {
     // Examples import the package by name, as a worker author would.
-    alias: { 'serverless-worker': fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    alias: [
+      { find: /^serverless-worker\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
+      { find: /^serverless-worker$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

@@ -3,6 +3,8 @@
  * The public surface: serve(), the handler contract, stream helpers, the harness,
  * transports, and the error registry.
  */
+// First: a clear error when zod 4 is not what is installed.
+import './zod-version.js';
 export { serve } from './serve.js';
 export type { Handler, HandlerJob, JobContext } from './worker/handler.js';
 export type { ServeOptions, ConcurrencyFunction, ConcurrencyState, WorkerConfig } from './worker/options.js';

@@ -5,8 +5,10 @@
  * commands/ and registers itself on the program.
  */
 import { Command } from 'commander';
+import { registerBuildCommand } from './commands/build.js';
 import { registerGpuCommand } from './commands/gpu.js';
 import { registerHarnessCommand } from './commands/harness.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerManagementCommands } from './commands/management.js';
 import { RUNTIME_VERSION } from '../version.js';
 
@@ -19,6 +21,8 @@ export function buildProgram(): Command {
   registerHarnessCommand(program);
   registerGpuCommand(program);
   registerManagementCommands(program);
+  registerBuildCommand(program);
+  registerInitCommand(program);
   return program;
 }
 

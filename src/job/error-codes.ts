@@ -128,6 +128,16 @@ export const ERROR_CODES = {
     meaning: 'The dry-run test input is missing, unreadable, not JSON, or not of the shape {"input": {...}}.',
     fix: 'Pass --test-input \'{"input": {...}}\', --test-input @file.json, or put test_input.json in the working directory.',
   },
+  SW_BUILD_FAILED: {
+    status: 500,
+    meaning: '`serverless-worker build` could not bundle the worker: the entry file is missing, or esbuild reported errors (a syntax error, an import it cannot resolve).',
+    fix: 'The message names the file and line esbuild stopped at; run `npm install` when it names a package, and pass the file that calls serve() as the entry.',
+  },
+  SW_INIT_TARGET_NOT_EMPTY: {
+    status: 500,
+    meaning: '`serverless-worker init` was pointed at a folder that already holds files the scaffold would write.',
+    fix: 'Pick a new or empty folder (`serverless-worker init my-worker`), or pass --force to overwrite the listed files.',
+  },
   // ---- HTTP boundary of the harness ----
   SW_UNAUTHORIZED: {
     status: 401,

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// The `serverless-worker` command. Installed from npm it runs the compiled CLI
+// (dist/cli/main.js); in a clone of the repository, where src/ is present, it runs
+// the TypeScript sources through tsx (a dev dependency), so `npx serverless-worker`
+// works with no build step and never runs a stale dist/.
+import { existsSync } from 'node:fs';
+
+const source = new URL('../src/cli/main.ts', import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(source.href);
+} else {
+  await import(new URL('../dist/cli/main.js', import.meta.url).href);
+}

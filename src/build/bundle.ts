@@ -1,0 +1,151 @@
+/**
+ * @module build/bundle
+ * `serverless-worker build`: a worker's entry file and everything it imports (this
+ * package, zod, pino, undici, ...) as one self-contained ESM file for Node 20, with a
+ * linked source map that embeds the sources, so that an image needs no node_modules
+ * and a job's error traceback names the author's lines when Node runs with
+ * `--enable-source-maps`. The package's files that the runtime starts by path (the
+ * heartbeat thread) are emitted beside the bundle. esbuild is loaded only here.
+ */
+import { existsSync } from 'node:fs';
+import { basename, extname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ServerlessWorkerError } from '../job/errors.js';
+import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
+
+/**
+ * CommonJS dependencies inside an ESM bundle call `require` for Node's built-ins;
+ * ESM has none, so the bundle defines one first (esbuild's documented recipe).
+ */
+export const CREATE_REQUIRE_BANNER =
+  "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);";
+
+/** Node version the bundle's syntax targets (the package's `engines`). */
+export const BUNDLE_TARGET = 'node20.18';
+
+export interface BundleOptions {
+  /** The worker's entry file (the one that calls `serve()`). */
+  entry: string;
+  /** Output folder; default `dist`. The bundle is `<outdir>/<entry name>.js`. */
+  outdir?: string;
+  /** Minify (whitespace, syntax, identifiers; names of functions and classes are kept); default true. */
+  minify?: boolean;
+  /** Write `<bundle>.js.map` with the sources embedded; default true. */
+  sourcemap?: boolean;
+  /**
+   * Put what the worker loads only on demand (`import()`: the local API's harness and
+   * server, metrics, ...) into chunk files under `<outdir>/chunks/` instead of the one
+   * bundle: a smaller file to parse at start, at the cost of a folder instead of a file.
+   * Default false.
+   */
+  splitting?: boolean;
+  /** Working directory that relative paths start from; default process.cwd(). */
+  cwd?: string;
+}
+
+export interface BundleOutput {
+  /** Absolute path of the worker bundle. */
+  readonly bundle: string;
+  /** Every file written (bundle, maps, extra entry points), absolute, with its size in bytes. */
+  readonly files: readonly { path: string; bytes: number }[];
+}
+
+/** The package's source folder: dist/ when installed, src/ in a clone run through tsx. */
+const PACKAGE_SOURCE_ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** A module-level `require` made with createRequire, which esbuild cannot follow. */
+const LOCAL_REQUIRE = /^const require = createRequire\(import\.meta\.url\);$/m;
+
+/**
+ * The package loads some CommonJS dependencies (pino-pretty on a terminal, prom-client
+ * when metrics are served) with a `require` from createRequire, so that they cost
+ * nothing until used. esbuild does not follow such a `require`, and the bundle would
+ * look for them in a node_modules the image does not have. In this package's own
+ * files that line is dropped, so the calls use the bundle's `require` (the banner):
+ * esbuild then bundles those packages, still evaluated only on the first call.
+ */
+function bundlePackageRequires(root: string): import('esbuild').Plugin {
+  return {
+    name: 'serverless-worker-lazy-requires',
+    setup(build) {
+      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
+        const ours = args.path.startsWith(root) || /[\\/]node_modules[\\/]serverless-worker[\\/]/.test(args.path);
+        if (!ours) return undefined;
+        const { readFile } = await import('node:fs/promises');
+        const text = await readFile(args.path, 'utf8');
+        if (!LOCAL_REQUIRE.test(text)) return undefined;
+        const loader = /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js';
+        return { contents: text.replace(LOCAL_REQUIRE, '// require: the bundle\'s own (serverless-worker build)'), loader };
+      });
+    },
+  };
+}
+
+/** The extra entry points that exist in this copy of the package, as esbuild entries. */
+export function extraEntryPoints(root: string = PACKAGE_SOURCE_ROOT): { in: string; out: string }[] {
+  const entries: { in: string; out: string }[] = [];
+  for (const entry of EXTRA_ENTRY_POINTS) {
+    const file = ['.js', '.ts'].map((ext) => join(root, `${entry.source}${ext}`)).find((path) => existsSync(path));
+    if (file) entries.push({ in: file, out: entry.out });
+  }
+  return entries;
+}
+
+/** Bundle the worker at `options.entry`; throws SW_BUILD_FAILED with esbuild's messages. */
+export async function bundleWorker(options: BundleOptions): Promise<BundleOutput> {
+  const cwd = options.cwd ?? process.cwd();
+  const entry = resolve(cwd, options.entry);
+  if (!existsSync(entry)) {
+    throw new ServerlessWorkerError('SW_BUILD_FAILED', `Entry file ${options.entry} does not exist (looked in ${cwd}); expected the worker file that calls serve(), e.g. src/worker.ts`);
+  }
+  const outdir = resolve(cwd, options.outdir ?? 'dist');
+  const name = basename(entry, extname(entry));
+  const extras = extraEntryPoints();
+  const clash = extras.find((extra) => extra.out === name);
+  if (clash) {
+    throw new ServerlessWorkerError('SW_BUILD_FAILED', `Entry file ${options.entry} would be written over the runtime's own ${clash.out}.js; rename the entry file`);
+  }
+  const esbuild = await import('esbuild');
+  const sourcemap = options.sourcemap ?? true;
+  const minify = options.minify ?? true;
+  let result: import('esbuild').BuildResult<{ metafile: true; write: true }>;
+  try {
+    result = await esbuild.build({
+      absWorkingDir: cwd,
+      entryPoints: [{ in: entry, out: name }, ...extras],
+      outdir,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: BUNDLE_TARGET,
+      banner: { js: CREATE_REQUIRE_BANNER },
+      sourcemap: sourcemap ? 'linked' : false,
+      sourcesContent: true,
+      minify,
+      splitting: options.splitting ?? false,
+      chunkNames: 'chunks/[name]-[hash]',
+      // Error names (error_type in a job's error) and pino's serializers read
+      // constructor and function names: keep them through minification.
+      keepNames: true,
+      metafile: true,
+      write: true,
+      logLevel: 'silent',
+      plugins: [bundlePackageRequires(PACKAGE_SOURCE_ROOT)],
+    });
+  } catch (error) {
+    const failure = error as { errors?: import('esbuild').Message[] };
+    const messages = (failure.errors ?? []).map((message) => {
+      const where = message.location ? `${message.location.file}:${message.location.line}:${message.location.column}: ` : '';
+      return `${where}${message.text}`;
+    });
+    throw new ServerlessWorkerError('SW_BUILD_FAILED', `esbuild could not bundle ${options.entry}: ${messages.join('; ') || (error as Error).message}`);
+  }
+  const files = Object.entries(result.metafile.outputs).map(([path, output]) => ({ path: resolve(cwd, path), bytes: output.bytes }));
+  return { bundle: join(outdir, `${name}.js`), files };
+}
+
+/** One line per file written, relative to `cwd`, for the command's output. */
+export function describeOutput(output: BundleOutput, cwd: string = process.cwd()): string {
+  const lines = output.files.map((file) => `  ${relative(cwd, file.path)}  ${(file.bytes / 1024).toFixed(1)} KiB`);
+  return `${lines.join('\n')}\nRun it with: node --enable-source-maps ${relative(cwd, output.bundle)}`;
+}

@@ -1,0 +1,10 @@
+/**
+ * @module testing
+ * `serverless-worker/testing`: run a handler on a job in a unit test (vitest,
+ * node:test, any runner) through the real worker runtime and an in-process harness.
+ */
+// First: a clear error when zod 4 is not what is installed.
+import '../zod-version.js';
+export { runJob, streamJob, type RunJobSettings, type TestJobResult, type TestJobStream } from './run-job.js';
+export { ManualClock, type Clock } from '../harness/clock.js';
+export { joinChunks } from '../worker/join-chunks.js';

@@ -1,0 +1,142 @@
+/**
+ * @module testing/run-job
+ * Run a worker's handler on one job in a test, the way the platform would: the
+ * request goes into an in-process harness, the worker (built from the same options
+ * the worker passes to `serve()`) takes it through the in-process transport, and the
+ * test gets the final record and every stream chunk back. Nothing listens on a port,
+ * nothing is spawned; each call has its own harness and worker, stopped at the end.
+ */
+import type { Logger } from 'pino';
+import { dryRunRecord, type DryRunRecord } from '../local/dry-run.js';
+import { startLocalWorker } from '../local/local-worker.js';
+import { Harness, type Clock } from '../harness/index.js';
+import { parseJobRequest, type JobStatus, type StreamChunk } from '../job/index.js';
+import { createLogger } from '../log/index.js';
+import { joinChunks } from '../worker/join-chunks.js';
+import { resolveOptions, type ServeOptions } from '../worker/options.js';
+import type { Handler } from '../worker/handler.js';
+
+/** Wait for the job far longer than any execution timeout could run (about 24.8 days). */
+const WAIT_FOREVER_MS = 2 ** 31 - 1;
+
+export interface RunJobSettings<Input = Record<string, unknown>> {
+  /**
+   * The worker's options, exactly as passed to `serve(handler, options)` (validated
+   * the same way: a bad option throws SW_INVALID_OPTIONS). Default `{}`. Unless set
+   * here, `gpuSampling` is off and the logger is silent (`LOG_LEVEL` turns it on).
+   */
+  options?: ServeOptions<Input>;
+  /**
+   * The harness's time source (ttl, retention and queue timers); default the system
+   * clock. Execution timeouts run on the process's timers, so fake timers
+   * (`vi.useFakeTimers()`, node:test `mock.timers`) move both.
+   */
+  clock?: Clock;
+}
+
+/** What a test gets back: the job as `/status` shows it, plus its stream. */
+export interface TestJobResult {
+  readonly id: string;
+  readonly status: JobStatus;
+  /** The handler's return value (COMPLETED), or the aggregated stream when `aggregateStream`. */
+  readonly output?: unknown;
+  /** The job's structured error (FAILED, TIMED_OUT): `error_type`, `error_message`, `error_code`, ... */
+  readonly error?: unknown;
+  /** Every stream chunk `{ output, metrics }` as `/stream` would give it, in order. */
+  readonly chunks: readonly StreamChunk[];
+  /** The yielded values, rejoined from the chunks (`joinChunks`). */
+  readonly values: readonly unknown[];
+  /** The final record, as the dry run prints it. */
+  readonly record: DryRunRecord;
+  /** The worker's exit code after the job: 1 when the handler ignored its abort (the worker would be replaced). */
+  readonly workerExitCode: number;
+}
+
+/** A running job: its chunks as they arrive, and the final result. */
+export interface TestJobStream extends AsyncIterable<StreamChunk> {
+  /** Resolves when the job has ended and the worker stopped. */
+  readonly result: Promise<TestJobResult>;
+}
+
+function quietLogger(options: ServeOptions<unknown>): Logger {
+  return options.logger ?? createLogger({ level: process.env.LOG_LEVEL ?? 'silent' });
+}
+
+/**
+ * Start one job and give its chunks as they arrive (`for await`) and its `result`.
+ * The request is a job request as in test_input.json: `{ input, policy?, webhook?, s3Config? }`.
+ */
+export function streamJob<Input>(handler: Handler<Input>, request: unknown, settings: RunJobSettings<Input> = {}): TestJobStream {
+  const options = (settings.options ?? {}) as ServeOptions<unknown>;
+  const config = resolveOptions({ gpuSampling: false, ...options, logger: quietLogger(options) });
+  const jobRequest = parseJobRequest(request);
+  const harness = new Harness(settings.clock ? { clock: settings.clock } : {});
+  const local = startLocalWorker(handler as Handler<unknown>, config, config.logger as Logger, harness);
+  const { endpoint } = local;
+  const { id } = endpoint.submit(jobRequest);
+
+  const chunks: StreamChunk[] = [];
+  let delivered = 0;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const collect = (): void => {
+    if (!endpoint.find(id)) return;
+    chunks.push(...endpoint.readStream(id).stream);
+    wake?.();
+  };
+  const unsubscribe = endpoint.onJobChange(id, collect);
+
+  const result = (async (): Promise<TestJobResult> => {
+    try {
+      const view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS);
+      collect();
+      const exit = await local.runtime.stop();
+      await local.sampler?.close();
+      const record = dryRunRecord(view);
+      return {
+        id,
+        status: view.status,
+        ...(record.output !== undefined ? { output: record.output } : {}),
+        ...(record.error !== undefined ? { error: record.error } : {}),
+        chunks,
+        values: joinChunks(chunks),
+        record,
+        workerExitCode: exit.exitCode,
+      };
+    } finally {
+      unsubscribe();
+      harness.close();
+      ended = true;
+      wake?.();
+    }
+  })();
+  // A test that only iterates still sees a failure through the iterator.
+  result.catch(() => {});
+
+  return {
+    result,
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        while (delivered < chunks.length) yield chunks[delivered++] as StreamChunk;
+        if (ended) {
+          await result;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (delivered < chunks.length || ended) resolve();
+        });
+        wake = undefined;
+      }
+    },
+  };
+}
+
+/**
+ * Run one job through the worker and resolve with its final record and its chunks.
+ * The request is a job request as in test_input.json: `{ input, policy?, webhook?, s3Config? }`;
+ * a malformed one rejects with SW_INVALID_JOB_REQUEST, bad options with SW_INVALID_OPTIONS.
+ */
+export async function runJob<Input>(handler: Handler<Input>, request: unknown, settings: RunJobSettings<Input> = {}): Promise<TestJobResult> {
+  return await streamJob(handler, request, settings).result;
+}

@@ -1,0 +1,144 @@
+/**
+ * `serverless-worker build`: a real CLI process bundles a worker; the bundle runs from
+ * a folder with no node_modules above it (dry run, --serve-api with its metrics), and
+ * with --enable-source-maps a job's traceback names the worker's .ts line.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extraEntryPoints } from '../../src/build/bundle.js';
+import { EXTRA_ENTRY_POINTS } from '../../src/build/extra-entry-points.js';
+import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
+import { waitFor } from '../transports/wait-for.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+let out: string;
+
+function noPlatformEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { LOG_LEVEL: 'info' };
+  for (const name of Object.keys(process.env)) if (name.startsWith('RUNPOD_')) env[name] = undefined;
+  return env;
+}
+
+beforeAll(async () => {
+  out = await mkdtemp(join(tmpdir(), 'sw-bundle-'));
+  const build = await runTs(CLI, ['build', 'test/fixtures/build/worker.ts', '--outdir', join(out, 'dist')], { timeout: 120_000 });
+  expect(build.exitCode, String(build.stderr)).toBe(0);
+  expect(String(build.stdout)).toContain('worker.js');
+  await writeFile(join(out, 'test_input.json'), JSON.stringify({ input: { fail: false } }));
+}, 180_000);
+
+afterAll(async () => {
+  await rm(out, { recursive: true, force: true });
+});
+
+// Several processes per test: room for a loaded machine.
+describe('serverless-worker build', { timeout: 180_000 }, () => {
+  it('writes one ESM file and its source map with the sources embedded', () => {
+    const bundle = readFileSync(join(out, 'dist/worker.js'), 'utf8');
+    expect(bundle).toContain('createRequire');
+    expect(bundle.trimEnd().endsWith('//# sourceMappingURL=worker.js.map')).toBe(true);
+    const map = JSON.parse(readFileSync(join(out, 'dist/worker.js.map'), 'utf8')) as { sources: string[]; sourcesContent: (string | null)[] };
+    const index = map.sources.findIndex((source) => source.endsWith('test/fixtures/build/worker.ts'));
+    expect(index).toBeGreaterThanOrEqual(0);
+    expect(map.sourcesContent[index]).toContain('exploded on purpose');
+    expect(existsSync(join(tmpdir(), 'node_modules'))).toBe(false);
+  });
+
+  it('runs its dry run with no node_modules: the package and its dependencies are inside', async () => {
+    const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js'], { cwd: out, env: noPlatformEnv(), reject: false, timeout: 60_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED', output: { ok: true } });
+  });
+
+  it("names the worker's .ts line in a job's traceback when Node runs with --enable-source-maps", async () => {
+    const input = JSON.stringify({ input: { fail: true } });
+    const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js', '--test-input', input], { cwd: out, env: noPlatformEnv(), reject: false, timeout: 60_000 });
+    expect(run.exitCode).toBe(1);
+    const record = jsonLines(run.stdout).at(-1) as { status: string; error: { error_type: string; error_traceback: string } };
+    expect(record.status).toBe('FAILED');
+    // keepNames: the error's class survives minification.
+    expect(record.error.error_type).toBe('RangeError');
+    expect(record.error.error_traceback).toMatch(/test\/fixtures\/build\/worker\.ts:8:\d+/);
+    // Without source maps the frame is the bundle's.
+    const plain = await execa(process.execPath, ['dist/worker.js', '--test-input', input], { cwd: out, env: noPlatformEnv(), reject: false, timeout: 60_000 });
+    const plainRecord = jsonLines(plain.stdout).at(-1) as { error: { error_traceback: string } };
+    expect(plainRecord.error.error_traceback).toContain('dist/worker.js');
+  });
+
+  it('serves the local API from the bundle (the harness, fastify and prom-client are inside too)', async () => {
+    const child = execa(process.execPath, ['dist/worker.js', '--serve-api', '--port', '0'], { cwd: out, env: noPlatformEnv(), reject: false, timeout: 60_000 });
+    let stdout = '';
+    child.stdout?.on('data', (data: Buffer) => (stdout += data.toString()));
+    try {
+      const base = await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\/v2\/local/.exec(stdout)?.[0], 'the serve-api banner', 30_000);
+      const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: {} }) });
+      expect(await answer.json()).toMatchObject({ status: 'COMPLETED', output: { ok: true } });
+      const metrics = await fetch(new URL('/metrics', base));
+      expect(await metrics.text()).toContain('serverless_worker_jobs_total');
+    } finally {
+      child.kill('SIGTERM');
+      await child;
+    }
+  });
+
+  it('--splitting puts code loaded on demand into chunks/ beside a smaller bundle, which still runs alone', async () => {
+    const dir = await mkdtemp(join(out, 'split-'));
+    const build = await runTs(CLI, ['build', 'test/fixtures/build/worker.ts', '--outdir', join(dir, 'dist'), '--splitting'], { timeout: 120_000 });
+    expect(build.exitCode, String(build.stderr)).toBe(0);
+    expect(String(build.stdout)).toContain('chunks/');
+    const whole = readFileSync(join(out, 'dist/worker.js')).length;
+    const split = readFileSync(join(dir, 'dist/worker.js')).length;
+    console.log(`[bundle] worker.js ${(whole / 1024).toFixed(0)} KiB as one file, ${(split / 1024).toFixed(0)} KiB with --splitting`);
+    expect(split).toBeLessThan(whole);
+    await writeFile(join(dir, 'test_input.json'), JSON.stringify({ input: {} }));
+    const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js'], { cwd: dir, env: noPlatformEnv(), reject: false, timeout: 60_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('fails with SW_BUILD_FAILED naming a missing entry, or the file and line esbuild stopped at', async () => {
+    const missing = await runTs(CLI, ['build', 'no/such/worker.ts', '--outdir', join(out, 'x')]);
+    expect(missing.exitCode).toBe(1);
+    expect(String(missing.stderr)).toContain('no/such/worker.ts does not exist');
+    const dir = await mkdtemp(join(out, 'broken-'));
+    await writeFile(join(dir, 'worker.ts'), "import { serve } from 'serverless-worker';\nconst = 1;\n");
+    const broken = await runTs(CLI, ['build', join(dir, 'worker.ts'), '--outdir', join(dir, 'dist')]);
+    expect(broken.exitCode).toBe(1);
+    expect(String(broken.stderr)).toMatch(/worker\.ts:2:\d+/);
+  });
+});
+
+describe('extra entry points', () => {
+  it('every file src starts by URL as a thread is listed, so that it is emitted beside a bundle', async () => {
+    const { readdir, readFile } = await import('node:fs/promises');
+    const files = (await readdir(join(REPO_ROOT, 'src'), { recursive: true })).filter((file) => file.endsWith('.ts'));
+    const started: string[] = [];
+    for (const file of files) {
+      // Code only: doc comments may show the pattern.
+      const text = (await readFile(join(REPO_ROOT, 'src', file), 'utf8'))
+        .split('\n')
+        .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
+        .join('\n');
+      for (const match of text.matchAll(/new URL\(\s*['"]\.\/([\w.-]+)\.js['"],\s*import\.meta\.url\s*\)/g)) started.push(match[1] ?? '');
+    }
+    // A thread's program module is named *-thread.ts (transports/watchdog/watchdog-thread.ts).
+    for (const file of files) if (/(^|\/)[\w-]+-thread\.ts$/.test(file)) started.push(file.replace(/^.*\//, '').replace(/\.ts$/, ''));
+    const listed = EXTRA_ENTRY_POINTS.map((entry) => entry.out);
+    expect(new Set(listed).size).toBe(listed.length);
+    for (const name of started) expect(listed, `src starts ./${name}.js by URL: add it to src/build/extra-entry-points.ts`).toContain(name);
+  });
+
+  it('takes each listed file from the package (.js installed, .ts in a clone) when it exists', async () => {
+    const root = await mkdtemp(join(out, 'package-'));
+    expect(extraEntryPoints(root)).toEqual([]);
+    const first = EXTRA_ENTRY_POINTS[0];
+    if (!first) return;
+    await mkdir(join(root, first.source, '..'), { recursive: true });
+    await writeFile(join(root, `${first.source}.ts`), 'export {};\n');
+    expect(extraEntryPoints(root)).toEqual([{ in: join(root, `${first.source}.ts`), out: first.out }]);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * `serverless-worker init`: a real CLI process writes the scaffold from
+ * templates/scaffold/. What the scaffold does after `npm install` (dry run, tests,
+ * bundle, Dockerfile steps) is proved from a packed tarball in test/e2e/scaffold.test.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { packageNameFor } from '../../src/scaffold/write-scaffold.js';
+import { REPO_ROOT, runTs } from '../child-process.js';
+import { copies, dockerignoreFilter, readDockerfile } from '../docker/dockerfile.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+const scratch = await mkdtemp(join(tmpdir(), 'sw-init-'));
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+const FILES = [
+  '.dockerignore',
+  '.github/workflows/ci.yml',
+  '.gitignore',
+  'Dockerfile',
+  'README.md',
+  'package.json',
+  'src/handler.ts',
+  'src/worker.ts',
+  'test/handler.test.ts',
+  'test_input.json',
+  'tsconfig.json',
+];
+
+interface ScaffoldPackage {
+  name: string;
+  type: string;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+}
+
+// Several CLI processes per test: room for a loaded machine.
+describe('serverless-worker init', { timeout: 180_000 }, () => {
+  it('writes the project: ESM package with the scripts, NodeNext tsconfig, zod input, test, Dockerfile, CI', async () => {
+    const dir = join(scratch, 'My Worker');
+    const run = await runTs(CLI, ['init', dir]);
+    expect(run.exitCode, String(run.stderr)).toBe(0);
+    for (const file of FILES) expect(String(run.stdout)).toContain(`  ${file}`);
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as ScaffoldPackage;
+    expect(pkg.name).toBe('my-worker');
+    expect(pkg.type).toBe('module');
+    expect(pkg.dependencies['serverless-worker']).toBe('^0.1.0');
+    expect(Object.keys(pkg.dependencies)).toContain('zod');
+    expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['dev', 'dry-run', 'test', 'build']));
+    expect(pkg.scripts.build).toBe('serverless-worker build src/worker.ts --outdir dist');
+    const tsconfig = JSON.parse(await readFile(join(dir, 'tsconfig.json'), 'utf8')) as { compilerOptions: Record<string, string> };
+    expect(tsconfig.compilerOptions).toMatchObject({ module: 'NodeNext', moduleResolution: 'NodeNext' });
+    expect(await readFile(join(dir, 'src/handler.ts'), 'utf8')).toContain("from 'zod'");
+    expect(await readFile(join(dir, 'test/handler.test.ts'), 'utf8')).toContain("from 'serverless-worker/testing'");
+    expect(await readFile(join(dir, 'README.md'), 'utf8')).toMatch(/^# my-worker\n/);
+    const ci = await readFile(join(dir, '.github/workflows/ci.yml'), 'utf8');
+    expect(ci).toContain('npm test');
+    for (const base of ['nvidia/cuda:', 'rocm/', 'node:20']) expect(ci).toContain(base);
+  });
+
+  it('writes a Dockerfile that copies only files of the project that its .dockerignore lets in, for three bases', async () => {
+    const dir = join(scratch, 'docker');
+    expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);
+    const dockerfile = readDockerfile(join(dir, 'Dockerfile'));
+    const included = dockerignoreFilter(await readFile(join(dir, '.dockerignore'), 'utf8'));
+    for (const stage of dockerfile.stages) {
+      for (const copy of copies(stage).filter((c) => c.from === undefined)) {
+        for (const source of copy.sources.filter((path) => !path.includes('*'))) {
+          expect(FILES, `COPY ${source}`).toContain(source === 'src' ? 'src/worker.ts' : source);
+          expect(included(source === 'src' ? 'src/worker.ts' : source), `${source} excluded by .dockerignore`).toBe(true);
+        }
+      }
+    }
+    expect(included('node_modules/zod/package.json')).toBe(false);
+    expect(dockerfile.globalArgs.get('BASE_IMAGE')).toMatch(/^nvidia\/cuda:/);
+    expect(dockerfile.comments).toContain('BASE_IMAGE=rocm/');
+    expect(dockerfile.comments).toContain('BASE_IMAGE=node:20');
+  });
+
+  it('--stream writes an async generator handler and its test', async () => {
+    const dir = join(scratch, 'streaming');
+    const run = await runTs(CLI, ['init', dir, '--stream', '--name', 'tokens']);
+    expect(run.exitCode, String(run.stderr)).toBe(0);
+    expect(await readFile(join(dir, 'src/handler.ts'), 'utf8')).toContain('async function* (job, ctx)');
+    expect(await readFile(join(dir, 'test/handler.test.ts'), 'utf8')).toContain('streamJob');
+    expect((JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as ScaffoldPackage).name).toBe('tokens');
+  });
+
+  it('refuses to overwrite files with SW_INIT_TARGET_NOT_EMPTY, and overwrites them with --force', async () => {
+    const dir = join(scratch, 'existing');
+    expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);
+    await writeFile(join(dir, 'src/handler.ts'), '// mine\n');
+    const again = await runTs(CLI, ['init', dir]);
+    expect(again.exitCode).toBe(1);
+    expect(String(again.stderr)).toContain('src/handler.ts');
+    expect(String(again.stderr)).toContain('--force');
+    expect(await readFile(join(dir, 'src/handler.ts'), 'utf8')).toBe('// mine\n');
+    expect((await runTs(CLI, ['init', dir, '--force'])).exitCode).toBe(0);
+    expect(await readFile(join(dir, 'src/handler.ts'), 'utf8')).toContain("from 'zod'");
+  });
+
+  it('makes a valid npm name from the folder name', () => {
+    expect(packageNameFor('My Worker!')).toBe('my-worker');
+    expect(packageNameFor('_x')).toBe('x');
+    expect(packageNameFor('...')).toBe('my-worker');
+  });
+
+  it("pins the scaffold's tools to ranges that this repository's locked versions satisfy", () => {
+    const ours = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    const template = JSON.parse(readFileSync(join(REPO_ROOT, 'templates/scaffold/base/package.json'), 'utf8')) as ScaffoldPackage;
+    for (const [name, range] of Object.entries({ ...template.dependencies, ...template.devDependencies })) {
+      if (name === 'serverless-worker') continue;
+      // The scaffold's `^x.y.z` is this repository's exact pin: the e2e test installs from the same cache.
+      expect(range, name).toBe(`^${ours.devDependencies[name]}`);
+    }
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * What the README tells a worker author, done from the packed package: `npm pack`,
+ * `serverless-worker init` into a temporary folder, the tarball installed there (the
+ * registry stands behind npm's cache), then the project's own commands: `npm run
+ * dry-run`, `npm test` (tsc + node:test through serverless-worker/testing), `npm run
+ * build`, `npm start`; the generated Dockerfile's build steps carried out
+ * (test/docker/execute-build.ts) and the image's entrypoint dry run; `npm run dev`
+ * answering /runsync. One install serves every step. Only a real `docker build` proves
+ * the base images, their users and the Node binary on them.
+ */
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa, type Options } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
+import { executeDockerfile } from '../docker/execute-build.js';
+import { waitFor } from '../transports/wait-for.js';
+
+const scratch = await mkdtemp(join(tmpdir(), 'sw-scaffold-e2e-'));
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** The environment of a fresh shell: none of the parent npm run's or vitest's settings, no platform. */
+function authorEnv(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const name of Object.keys(process.env)) {
+    if (/^(npm_|RUNPOD_|VITEST|TSX_)/i.test(name) || name === 'NODE_ENV' || name === 'NODE_OPTIONS') env[name] = undefined;
+  }
+  return {
+    ...env,
+    LOG_LEVEL: 'info',
+    // The packages are in npm's cache after this repository's own install; the registry fills gaps.
+    npm_config_prefer_offline: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+  };
+}
+
+const timings: string[] = [];
+async function step(what: string, file: string, args: string[], options: Options & { cwd: string }) {
+  const started = performance.now();
+  const result = await execa(file, args, { env: authorEnv(), reject: false, timeout: 300_000, all: true, ...options });
+  timings.push(`${what} ${Math.round(performance.now() - started)} ms`);
+  expect(result.exitCode, `${what} failed:\n${String(result.all).slice(-4000)}`).toBe(0);
+  return result;
+}
+
+describe('a worker project from the packed package', () => {
+  it('inits, installs the tarball, dry-runs, tests, builds, follows its Dockerfile, runs the image dry run and serves npm run dev', { timeout: 1_200_000 }, async () => {
+    const pack = join(scratch, 'pack');
+    await mkdir(pack);
+    const packed = await step('npm pack', 'npm', ['pack', '--pack-destination', pack, '--silent'], { cwd: REPO_ROOT });
+    const tarball = (await readdir(pack)).find((name) => name.endsWith('.tgz')) ?? '';
+    expect(tarball, String(packed.all)).toMatch(/^serverless-worker-.*\.tgz$/);
+
+    const project = join(scratch, 'my-worker');
+    const init = await runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['init', project]);
+    expect(init.exitCode, String(init.stderr)).toBe(0);
+    // `npm install <tarball>` records it as file:../pack/<tarball>, relative to the project.
+    await step('npm install', 'npm', ['install', `../pack/${tarball}`], { cwd: project });
+    const installed = JSON.parse(await readFile(join(project, 'node_modules/serverless-worker/package.json'), 'utf8')) as { version: string };
+    expect(existsSync(join(project, 'node_modules/serverless-worker/src'))).toBe(false);
+
+    // The installed command (dist/, from the tarball) writes the same scaffold from its shipped templates.
+    const again = await step('npx serverless-worker init', 'npx', ['serverless-worker', 'init', '--stream', '../stream-worker'], { cwd: project });
+    expect(String(again.all)).toContain('src/handler.ts');
+    expect(await readFile(join(scratch, 'stream-worker/src/handler.ts'), 'utf8')).toContain('async function*');
+
+    const dryRun = await step('npm run dry-run', 'npm', ['run', '--silent', 'dry-run'], { cwd: project });
+    expect(jsonLines(dryRun.stdout as string).at(-1)).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
+
+    const test = await step('npm test', 'npm', ['test'], { cwd: project });
+    expect(String(test.all)).toMatch(/# pass 2\b/);
+    expect(String(test.all)).toMatch(/# fail 0\b/);
+
+    await step('npm run build', 'npm', ['run', 'build'], { cwd: project });
+    expect(existsSync(join(project, 'dist/worker.js'))).toBe(true);
+    const start = await step('npm start', 'npm', ['start', '--silent'], { cwd: project });
+    expect(jsonLines(start.stdout as string).at(-1)).toMatchObject({ status: 'COMPLETED' });
+
+    // The Dockerfile's build, in a scratch folder. Its `npm ci` reads the lockfile's
+    // file:../pack/<tarball>: the tarball goes where that path points from the build
+    // stage's /app, standing in for the registry a real project installs from.
+    const dockerScratch = join(scratch, 'docker');
+    await mkdir(join(dockerScratch, '1-build/pack'), { recursive: true });
+    await copyFile(join(pack, tarball), join(dockerScratch, '1-build/pack', tarball));
+    const started = performance.now();
+    const image = await executeDockerfile({ dockerfile: join(project, 'Dockerfile'), context: project, scratch: dockerScratch, runEnv: { npm_config_prefer_offline: 'true' } });
+    timings.push(`Dockerfile build steps ${Math.round(performance.now() - started)} ms`);
+    expect(image.ran.map((run) => run.command)).toEqual([expect.stringContaining('npm ci'), expect.stringContaining('npm run build')]);
+    expect(image.skipped.join('\n')).toContain('useradd');
+    expect(existsSync(join(image.workdir, 'node_modules'))).toBe(false);
+    expect(image.command).toEqual(['node', '--enable-source-maps', 'dist/worker.js']);
+    const [, ...args] = image.command;
+    const inImage = await step('image dry run', process.execPath, args, { cwd: image.workdir, env: { ...authorEnv(), ...image.env } });
+    expect(jsonLines(inImage.stdout as string).at(-1)).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
+
+    // npm run dev: the local API (tsx watch). Its own process group, so that the watcher and
+    // the worker it started stop with it.
+    const dev = execa('npm', ['run', 'dev', '--', '--port', '0'], { cwd: project, env: authorEnv(), detached: true, reject: false, timeout: 120_000, all: true });
+    let devOutput = '';
+    dev.all?.on('data', (data: Buffer) => (devOutput += data.toString()));
+    try {
+      const base = await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\/v2\/local/.exec(devOutput)?.[0], 'the npm run dev banner', 60_000);
+      const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: await readFile(join(project, 'test_input.json'), 'utf8') });
+      expect(await answer.json()).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
+    } finally {
+      if (dev.pid !== undefined) process.kill(-dev.pid, 'SIGTERM');
+      await dev;
+    }
+    console.log(`[scaffold-e2e] serverless-worker ${installed.version}: ${timings.join('; ')}`);
+  });
+});

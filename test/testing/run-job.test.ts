@@ -1,0 +1,119 @@
+/**
+ * serverless-worker/testing: a handler runs through the real worker runtime and an
+ * in-process harness; the test gets the final record and the chunks.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { ManualClock, runJob, streamJob } from 'serverless-worker/testing';
+import { withMetrics } from 'serverless-worker';
+import type { Handler } from 'serverless-worker';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('runJob', () => {
+  it('returns the final record of a completed job', async () => {
+    const result = await runJob(async (job) => ({ echo: job.input }), { input: { message: 'hi' } });
+    expect(result.status).toBe('COMPLETED');
+    expect(result.output).toEqual({ echo: { message: 'hi' } });
+    expect(result.record.id).toBe(result.id);
+    expect(result.chunks).toEqual([]);
+    expect(result.workerExitCode).toBe(0);
+  });
+
+  it('returns the chunks of a stream and the values they rejoin to, with the worker options applied', async () => {
+    const big = 'x'.repeat(300);
+    const result = await runJob(
+      async function* () {
+        yield 'a';
+        yield withMetrics({ n: 1 }, { tokens: 1 });
+        yield big;
+      },
+      { input: {} },
+      { options: { aggregateStream: true, maxChunkBytes: 128 } },
+    );
+    expect(result.status).toBe('COMPLETED');
+    expect(result.values).toEqual(['a', { n: 1 }, big]);
+    // maxChunkBytes from the options splits the long string: more chunks than yields.
+    expect(result.chunks.length).toBeGreaterThan(3);
+    expect(result.chunks[1]?.metrics).toMatchObject({ tokens: 1 });
+    expect(result.output).toEqual(['a', { n: 1 }, big]);
+  });
+
+  it('validates input with the options inputSchema: the handler does not run', async () => {
+    const handler = vi.fn(async (job: { input: { prompt: string } }) => job.input.prompt);
+    const result = await runJob(handler as Handler<{ prompt: string }>, { input: { prompt: 42 } }, {
+      options: { inputSchema: z.object({ prompt: z.string() }) },
+    });
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toMatchObject({ error_code: 'SW_INPUT_VALIDATION' });
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('reports a thrown error as the job error, with the test file in the traceback', async () => {
+    const result = await runJob(async () => {
+      throw new TypeError('bad prompt');
+    }, { input: {} });
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toMatchObject({ error_type: 'TypeError', error_message: 'bad prompt', error_code: 'SW_HANDLER_ERROR' });
+    expect(String((result.error as { error_traceback?: string }).error_traceback)).toContain('run-job.test.ts');
+  });
+
+  it('refuses bad options and a malformed request with their codes', async () => {
+    await expect(runJob(async () => 1, { input: {} }, { options: { concurrency: 0 } })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS' });
+    await expect(runJob(async () => 1, { prompt: 'no input key' })).rejects.toMatchObject({ code: 'SW_INVALID_JOB_REQUEST' });
+    expect(() => streamJob(async () => 1, { input: 'not an object' })).toThrow(expect.objectContaining({ code: 'SW_INVALID_JOB_REQUEST' }));
+  });
+});
+
+describe('streamJob', () => {
+  it('gives each chunk while the handler is still running', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const stream = streamJob(async function* () {
+      yield 'first';
+      await gate;
+      yield 'second';
+    }, { input: {} });
+    const seen: unknown[] = [];
+    for await (const chunk of stream) {
+      seen.push(chunk.output);
+      // The handler waits on the gate: the first chunk arrived before the job ended.
+      if (seen.length === 1) release();
+    }
+    expect(seen).toEqual(['first', 'second']);
+    expect((await stream.result).status).toBe('COMPLETED');
+  });
+});
+
+describe('with fake timers', () => {
+  it('a job that waits a minute completes without waiting, and an execution timeout fires when time is moved', async () => {
+    vi.useFakeTimers();
+    const waiting = runJob(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 60_000));
+      return 'done';
+    }, { input: {} });
+    await vi.advanceTimersByTimeAsync(60_000);
+    const done = await waiting;
+    expect(done).toMatchObject({ status: 'COMPLETED', output: 'done' });
+    expect(done.record.executionTime).toBeGreaterThanOrEqual(60_000);
+
+    const stuck = runJob(
+      async (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+      { input: {}, policy: { executionTimeout: 5_000 } },
+    );
+    await vi.advanceTimersByTimeAsync(5_000);
+    const timedOut = await stuck;
+    expect(timedOut.status).toBe('TIMED_OUT');
+    expect(timedOut.error).toMatchObject({ error_code: 'SW_EXECUTION_TIMEOUT' });
+  });
+
+  it('takes a ManualClock for the harness timers', async () => {
+    const clock = new ManualClock();
+    const result = await runJob(async () => 'ok', { input: {} }, { clock });
+    expect(result.status).toBe('COMPLETED');
+    // The harness dated the job on the manual clock: no time passed.
+    expect(result.record.delayTime).toBe(0);
+  });
+});
