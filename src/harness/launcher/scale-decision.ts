@@ -6,15 +6,16 @@
  * clock, no processes: the launcher feeds it a snapshot every tick.
  *
  * Rules (the platform's, as its documentation describes them):
- * - keep `workersMin` workers; never more than `workersMax`;
+ * - keep `workersMin` workers; never more than `workersMax` processes (workers still
+ *   stopping included);
  * - REQUEST_COUNT: about one worker per `scalerValue` jobs queued or running;
  * - QUEUE_DELAY: one more worker per job that waited longer than `scalerValue`
  *   seconds, less the workers already starting; an endpoint with no worker at all
  *   starts one for its first job;
  * - `lowPriority` jobs never cause a scale-up (they run on workers started for
  *   other reasons);
- * - a worker idle for `idleTimeout` seconds stops, down to what is wanted (at least
- *   `workersMin`), the longest idle first.
+ * - a worker idle for `idleTimeout` seconds stops, down to `workersMin`, the longest
+ *   idle first (none while jobs are queued: an idle worker is about to take them).
  */
 
 export interface ScaleSettings {
@@ -88,12 +89,14 @@ export function decideScaling(input: ScaleInput): ScaleDecision {
   const initializing = active.filter((worker) => worker.state === 'initializing').length;
   const desired = Math.min(settings.workersMax, Math.max(settings.workersMin, loadWants(input, alive, initializing)));
 
-  const missing = Math.max(0, desired - alive);
+  // Workers still stopping count against workersMax: never more processes than that.
+  const missing = Math.max(0, Math.min(desired - alive, settings.workersMax - workers.length));
   const possible = input.startBlocked ? 0 : Math.max(0, Math.min(missing, input.startable));
   const throttled = input.startBlocked ? 0 : missing - possible;
 
-  // Idle workers past their idle timeout stop, longest idle first, down to what is wanted.
-  const keep = Math.max(settings.workersMin, desired);
+  // Idle workers past their idle timeout stop, longest idle first, down to workersMin;
+  // none while jobs wait (an idle worker is about to take them).
+  const keep = input.queued.length > 0 ? alive : settings.workersMin;
   const idleTimeoutMs = settings.idleTimeout * 1000;
   const expired = active
     .filter((worker) => worker.state === 'idle' && worker.idleSince !== undefined && now - worker.idleSince >= idleTimeoutMs)

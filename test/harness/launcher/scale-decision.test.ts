@@ -57,7 +57,8 @@ describe('decideScaling', () => {
     const workers = [idle('a', 6_000), idle('b', 9_000), idle('c', 1_000)];
     expect(decideScaling(input({ workers })).stop).toEqual(['b', 'a']);
     expect(decideScaling(input({ workers }, { workersMin: 2 })).stop).toEqual(['b']);
-    // Still wanted by the load: kept.
+    expect(decideScaling(input({ workers }, { scalerType: 'QUEUE_DELAY', scalerValue: 1 })).stop).toEqual(['b', 'a']);
+    // Jobs waiting: an idle worker is about to take one, none stops.
     expect(decideScaling(input({ workers, queued: queued(6) })).stop).toEqual([]);
   });
 
