@@ -13,9 +13,13 @@ import { createHarnessServer, type HarnessServer } from '../../harness/http/inde
 import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
 import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
+import { ServerlessWorkerError } from '../../job/errors.js';
 import { createLogger } from '../../log/index.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
+import { InMemoryManagementStore } from '../../harness/management/index.js';
+import { Launcher } from '../../harness/launcher/index.js';
+import { launcherOptionsFrom } from '../harness-launcher.js';
 
 const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
 
@@ -43,6 +47,9 @@ const HarnessCommandOptionsSchema = z.object({
   openaiTimeoutMs: z.number().int().min(1),
   streamWaitMs: z.number().int().min(0),
   management: z.boolean().default(true),
+  image: z.array(z.string()).optional(),
+  launcherConfig: z.string().min(1).optional(),
+  gpus: z.string().min(1).optional(),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
 
@@ -90,6 +97,13 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
   const harness = new Harness({ autoCreateEndpoints: options.endpoint.length === 0, endpoints: options.endpoint });
+  const store = new InMemoryManagementStore();
+  const metrics = createMetrics();
+  // --image / --launcher-config: the harness runs the workers of matching templates itself.
+  const launcherOptions = await launcherOptionsFrom(options, logger);
+  if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', '--image needs the management API (/v1): drop --no-management');
+  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics }) : undefined;
+  harness.launchedWorkers = launcher;
   const server = await createHarnessServer({
     harness,
     host: options.host,
@@ -100,12 +114,14 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs },
     openaiTimeoutMs: options.openaiTimeoutMs,
     streamWaitMs: options.streamWaitMs,
-    management: options.management ? {} : false,
+    management: options.management ? { store } : false,
     logger,
-    metrics: createMetrics(),
+    metrics,
   });
   process.stdout.write(harnessBanner(server, options.endpoint));
+  launcher?.start({ url: server.url, ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
   await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
+  await launcher?.close();
   await server.close();
   harness.close();
   logger.flush();
@@ -142,6 +158,9 @@ export function registerHarnessCommand(program: Command): void {
         .default(10_000),
     )
     .option('--no-management', 'leave the management API (/v1) out')
+    .option('--image <NAME=COMMAND...>', 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)')
+    .option('--launcher-config <file>', 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}')
+    .option('--gpus <list>', 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none; default: read with nvidia-smi / rocm-smi')
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));
