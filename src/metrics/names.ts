@@ -147,7 +147,7 @@ export const METRICS = {
   harnessScaleDownsTotal: {
     type: 'counter',
     name: 'serverless_worker_harness_scale_downs_total',
-    help: 'Worker processes the harness launcher stopped, by endpoint and reason (idle, endpoint-gone, shutdown).',
+    help: 'Worker processes the harness launcher stopped, by endpoint and reason (idle, release, endpoint-gone, shutdown).',
     labels: ['endpoint', 'reason'],
   },
   harnessWorkerCrashesTotal: {

@@ -10,3 +10,6 @@ export * from './launcher-options.js';
 export * from './launcher.js';
 export * from './scale-decision.js';
 export * from './worker-logs.js';
+export * from './queue-snapshot.js';
+export * from './launch-env.js';
+export * from './endpoint-runtime.js';

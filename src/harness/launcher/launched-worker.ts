@@ -14,6 +14,8 @@ export interface LaunchedWorkerOptions {
   endpointId: string;
   /** The template's imageName this worker stands in for. */
   imageName: string;
+  /** The endpoint version (release) it was started for. */
+  version: number;
   command: string;
   env: NodeJS.ProcessEnv;
   /** Working directory; default the harness's. */
@@ -30,6 +32,7 @@ export class LaunchedWorker {
   readonly id: string;
   readonly endpointId: string;
   readonly imageName: string;
+  readonly version: number;
   readonly gpus: readonly string[];
   readonly spawnedAt: number;
   /** Epoch ms of its first call to the harness (take or ping); undefined while initializing. */
@@ -47,6 +50,7 @@ export class LaunchedWorker {
     this.id = options.id;
     this.endpointId = options.endpointId;
     this.imageName = options.imageName;
+    this.version = options.version;
     this.gpus = options.gpus;
     this.spawnedAt = options.spawnedAt;
     this.#child = spawn('/bin/sh', ['-c', options.command], {

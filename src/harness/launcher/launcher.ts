@@ -20,11 +20,12 @@ import { parseOrThrow } from '../../job/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { Harness } from '../harness.js';
-import { workerEnvFor } from '../http/worker-api/worker-env.js';
 import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
 import type { TimerHandle } from '../clock.js';
-import { CrashBackoff } from './crash-backoff.js';
+import { countStates, holdsJob, newEndpointRuntime, podsOf, type EndpointRuntime } from './endpoint-runtime.js';
+import { launchEnv } from './launch-env.js';
+import { queueSnapshot } from './queue-snapshot.js';
 import { GpuPool } from './gpu-pool.js';
 import { LaunchedWorker } from './launched-worker.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
@@ -46,16 +47,6 @@ export interface LauncherTarget {
   apiKey?: string;
   /** RUNPOD_PING_INTERVAL for workers, ms; default 10 000. */
   pingIntervalMs?: number;
-}
-
-/** The launcher's state of one endpoint. */
-interface EndpointRuntime {
-  readonly workers: Map<string, LaunchedWorker>;
-  readonly backoff: CrashBackoff;
-  throttled: number;
-  unhealthyReason: string | undefined;
-  /** `jobId@startedAt` of running jobs whose wait was already counted. */
-  waitsSeen: Set<string>;
 }
 
 const STATES = ['initializing', 'idle', 'running', 'stopping', 'throttled'] as const;
@@ -139,8 +130,7 @@ export class Launcher implements LaunchedWorkersView {
     const runtime = this.#runtimes.get(endpointId);
     if (!runtime) return undefined;
     const jobs = this.#deps.harness.findEndpoint(endpointId);
-    const counts = { initializing: 0, idle: 0, running: 0, stopping: 0 };
-    for (const worker of runtime.workers.values()) counts[worker.state(this.#holdsJob(jobs, worker.id))]++;
+    const counts = countStates(runtime, jobs);
     // Workers that joined by hand count as before.
     for (const presence of jobs?.workers.all() ?? []) {
       if (runtime.workers.has(presence.id)) continue;
@@ -160,35 +150,20 @@ export class Launcher implements LaunchedWorkersView {
   }
 
   pods(): Pod[] {
-    const pods: Pod[] = [];
-    for (const [endpointId, runtime] of this.#runtimes) {
-      const jobs = this.#deps.harness.findEndpoint(endpointId);
-      for (const worker of runtime.workers.values()) {
-        const presence = jobs?.workers.get(worker.id);
-        pods.push({
-          id: worker.id,
-          name: worker.id,
-          desiredStatus: worker.stopping ? 'EXITED' : 'RUNNING',
-          endpointId,
-          imageName: worker.imageName,
-          publicIp: null,
-          ports: [],
-          portMappings: {},
-          gpu: worker.gpus.length > 0 ? { typeId: this.#pool?.name ?? 'GPU', count: worker.gpus.length } : null,
-          jobsInProgress: [...(presence?.jobs ?? [])],
-          workerState: worker.state(this.#holdsJob(jobs, worker.id)),
-          createdAt: new Date(worker.spawnedAt).toISOString(),
-          lastSeenAt: presence ? new Date(presence.lastSeenAt).toISOString() : null,
-        });
-      }
-    }
-    return pods;
+    return [...this.#runtimes].flatMap(([endpointId, runtime]) =>
+      podsOf(endpointId, runtime, this.#deps.harness.findEndpoint(endpointId), this.#pool?.name ?? 'GPU'),
+    );
   }
 
   // ------------------------------------------------------------------ scaling
 
   #scale(endpoint: Endpoint, template: Template, image: { command: string; cwd?: string | undefined }, jobs: EndpointJobs, now: number): void {
     const runtime = this.#runtime(endpoint.id);
+    // A rolling release (template updated or changed): idle workers of an older version go,
+    // the scaler starts new ones; busy ones follow once idle.
+    for (const worker of runtime.workers.values()) {
+      if (worker.version < endpoint.version && !worker.stopping && !holdsJob(jobs, worker.id)) this.#stopWorker(worker, 'release');
+    }
     const workers = this.#observe(runtime, jobs, endpoint.id, now);
     const { queued, runningJobs } = this.#queueSnapshot(runtime, jobs, endpoint.id);
     const needsGpus = endpoint.computeType === 'GPU' && this.#pool !== undefined;
@@ -230,9 +205,9 @@ export class Launcher implements LaunchedWorkersView {
         runtime.backoff.recordHealthyStart();
         runtime.unhealthyReason = undefined;
       }
-      const holdsJob = (presence?.jobs.size ?? 0) > 0;
-      if (holdsJob) worker.lastBusyAt = now;
-      const state = worker.state(holdsJob);
+      const busy = (presence?.jobs.size ?? 0) > 0;
+      if (busy) worker.lastBusyAt = now;
+      const state = worker.state(busy);
       snapshots.push({ id: worker.id, state, ...(state === 'idle' ? { idleSince: worker.lastBusyAt ?? worker.readyAt ?? now } : {}) });
     }
     return snapshots;
@@ -240,23 +215,13 @@ export class Launcher implements LaunchedWorkersView {
 
   /** Queued jobs, running jobs that are not lowPriority; counts each job's wait for a worker once. */
   #queueSnapshot(runtime: EndpointRuntime, jobs: EndpointJobs, endpointId: string): { queued: QueuedJobSnapshot[]; runningJobs: number } {
-    const queued: QueuedJobSnapshot[] = [];
-    let runningJobs = 0;
-    const seen = new Set<string>();
-    for (const job of jobs.jobs()) {
-      const lowPriority = job.request.policy?.lowPriority === true;
-      if (job.status === 'IN_QUEUE') queued.push({ queuedAt: job.queuedAt, lowPriority });
-      if (job.status !== 'IN_PROGRESS' || job.startedAt === undefined) continue;
-      if (!lowPriority) runningJobs++;
-      const key = `${job.id}@${job.startedAt}`;
-      seen.add(key);
-      if (runtime.waitsSeen.has(key)) continue;
-      const waitMs = job.startedAt - job.queuedAt;
+    const snapshot = queueSnapshot(jobs, runtime.waitsSeen);
+    runtime.waitsSeen = snapshot.seen;
+    for (const { jobId, workerId, waitMs } of snapshot.newlyStarted) {
       this.#deps.metrics?.harnessJobWaitSeconds.observe({ endpoint: endpointId }, waitMs / 1000);
-      if (waitMs >= 1_000) this.#log.info({ endpointId, jobId: job.id, waitMs, workerId: job.workerId }, `job ${job.id} waited ${waitMs} ms for a worker`);
+      if (waitMs >= 1_000) this.#log.info({ endpointId, jobId, waitMs, workerId }, `job ${jobId} waited ${waitMs} ms for a worker`);
     }
-    runtime.waitsSeen = seen;
-    return { queued, runningJobs };
+    return snapshot;
   }
 
   #spawn(
@@ -273,24 +238,12 @@ export class Launcher implements LaunchedWorkersView {
     const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
     if (gpus === undefined) return;
     const id = `${endpoint.id}-${++this.#seq}`;
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      ...template.env,
-      ...workerEnvFor(target.url, endpoint.id, {
-        ...(target.apiKey !== undefined ? { apiKey: target.apiKey } : {}),
-        ...(target.pingIntervalMs !== undefined ? { pingIntervalMs: target.pingIntervalMs } : {}),
-      }),
-      RUNPOD_POD_ID: id,
-      RUNPOD_POD_HOSTNAME: id,
-      RUNPOD_GPU_COUNT: String(gpus.length),
-      ...(endpoint.computeType === 'CPU' ? { RUNPOD_CPU_COUNT: String(endpoint.vcpuCount) } : {}),
-      // A CPU worker on a GPU machine sees no GPU; a GPU worker sees only its own.
-      ...(this.#pool ? { [this.#pool.variable]: gpus.join(',') } : {}),
-    };
+    const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool });
     const worker = new LaunchedWorker({
       id,
       endpointId: endpoint.id,
       imageName: template.imageName,
+      version: endpoint.version,
       command: image.command,
       env,
       ...(image.cwd !== undefined ? { cwd: image.cwd } : {}),
@@ -309,7 +262,7 @@ export class Launcher implements LaunchedWorkersView {
     this.#logs.add(endpoint.id, { at: Date.now(), workerId: id, stream: 'launcher', line: `started (pid ${worker.pid ?? '?'})` });
   }
 
-  #stopWorker(worker: LaunchedWorker, reason: 'idle' | 'endpoint-gone' | 'shutdown'): void {
+  #stopWorker(worker: LaunchedWorker, reason: 'idle' | 'release' | 'endpoint-gone' | 'shutdown'): void {
     if (worker.stopping) return;
     worker.stop(this.settings.shutdownDeadlineMs);
     this.#deps.metrics?.harnessScaleDownsTotal.inc({ endpoint: worker.endpointId, reason });
@@ -355,7 +308,7 @@ export class Launcher implements LaunchedWorkersView {
   #runtime(endpointId: string): EndpointRuntime {
     let runtime = this.#runtimes.get(endpointId);
     if (!runtime) {
-      runtime = { workers: new Map(), backoff: new CrashBackoff(this.settings.backoff), throttled: 0, unhealthyReason: undefined, waitsSeen: new Set() };
+      runtime = newEndpointRuntime(this.settings.backoff);
       this.#runtimes.set(endpointId, runtime);
     }
     return runtime;
@@ -369,15 +322,10 @@ export class Launcher implements LaunchedWorkersView {
     }
   }
 
-  #holdsJob(jobs: EndpointJobs | undefined, workerId: string): boolean {
-    return (jobs?.workers.get(workerId)?.jobs.size ?? 0) > 0;
-  }
-
   #gauge(endpointId: string, runtime: EndpointRuntime, jobs: EndpointJobs): void {
     const gauge = this.#deps.metrics?.harnessWorkers;
     if (!gauge) return;
-    const counts: Record<(typeof STATES)[number], number> = { initializing: 0, idle: 0, running: 0, stopping: 0, throttled: runtime.throttled };
-    for (const worker of runtime.workers.values()) counts[worker.state(this.#holdsJob(jobs, worker.id))]++;
+    const counts: Record<(typeof STATES)[number], number> = { ...countStates(runtime, jobs), throttled: runtime.throttled };
     for (const state of STATES) gauge.set({ endpoint: endpointId, state }, counts[state]);
   }
 

@@ -114,4 +114,28 @@ describe('launcher burst', () => {
       100,
     );
   }, 200_000);
+
+  it('a rolling release (template updated) replaces the idle worker with one of the new version', async () => {
+    const h = await startLauncherHarness();
+    running = h;
+    const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 1, idleTimeout: 60 });
+    await waitFor(async () => (await h.health(endpoint.id)).workers.idle === 1, 'the warm worker idle', 120_000, 100);
+    const first = h.launcher.pods()[0]?.id;
+    const response = await fetch(`${h.server.url}/v1/templates/${endpoint.templateId}/update`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ env: { LOG_LEVEL: 'warn', RELEASE: '2' } }),
+    });
+    expect(response.status).toBe(200);
+    await waitFor(
+      async () => {
+        const pods = h.launcher.pods();
+        return pods.length === 1 && pods[0]?.id !== first && pods[0]?.workerState === 'idle';
+      },
+      'the old worker replaced by a new idle one',
+      120_000,
+      100,
+    );
+    expect(messagesWith(h.logLines, 'workerId', first).some((msg) => msg.includes('(release)'))).toBe(true);
+  }, 200_000);
 });
