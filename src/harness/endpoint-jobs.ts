@@ -57,6 +57,11 @@ export class EndpointJobs {
   readonly jobEnded: Listeners<[job: JobRecord]>;
   /** A job got a chunk, changed status, or vanished: readers of /stream wake up. */
   readonly #jobChanged = new JobChanges();
+  /**
+   * Execution timeout of jobs whose policy sets none, ms; undefined: the spec's
+   * 600 000. The management API sets it from the endpoint's executionTimeoutMs.
+   */
+  defaultExecutionTimeoutMs: number | undefined;
 
   constructor(id: string, options: EndpointJobsOptions) {
     this.id = id;
@@ -381,9 +386,13 @@ export class EndpointJobs {
     job.attempt++;
     job.workerId = workerId;
     job.startedAt = this.#clock.now();
-    const { executionTimeout } = resolvePolicy(job.request.policy);
-    job.timers.execution = this.#deadlines.schedule(executionTimeout, job, 'execution');
+    job.timers.execution = this.#deadlines.schedule(this.#executionTimeoutOf(job), job, 'execution');
     this.#notifyChanged(job.id);
+  }
+
+  /** The job's policy.executionTimeout, else the endpoint's default, else the spec's. */
+  #executionTimeoutOf(job: JobRecord): number {
+    return job.request.policy?.executionTimeout ?? this.defaultExecutionTimeoutMs ?? resolvePolicy(job.request.policy).executionTimeout;
   }
 
   #timeOut(job: JobRecord): void {
@@ -393,7 +402,7 @@ export class EndpointJobs {
       error: {
         error_type: 'ExecutionTimeoutError',
         error_code: 'SW_EXECUTION_TIMEOUT',
-        error_message: `Job ran past its execution timeout of ${resolvePolicy(job.request.policy).executionTimeout} ms`,
+        error_message: `Job ran past its execution timeout of ${this.#executionTimeoutOf(job)} ms`,
         hostname: 'harness',
         worker_id: workerId ?? '',
         runtime_version: '',

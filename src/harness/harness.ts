@@ -6,6 +6,7 @@
 import { ServerlessWorkerError } from '../job/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { EndpointJobs } from './endpoint-jobs.js';
+import type { LaunchedWorkersView } from './launched-workers-view.js';
 
 export interface HarnessOptions {
   /** Time source; default the system clock. Tests pass a ManualClock. */
@@ -41,6 +42,8 @@ export class Harness {
   readonly #onCreated = new Set<(endpoint: EndpointJobs) => void>();
   readonly #onListenerError: (error: unknown) => void;
   readonly #maxRequeues: number | undefined;
+  /** Workers the harness runs itself (set by a Launcher); /health, /logs and /v1 pods read it. Default none. */
+  launchedWorkers: LaunchedWorkersView | undefined;
 
   constructor(options: HarnessOptions = {}) {
     this.clock = options.clock ?? systemClock;

@@ -7,3 +7,4 @@ export * from './endpoint-jobs.js';
 export * from './harness.js';
 export * from './job-record.js';
 export * from './worker-presence.js';
+export * from './launched-workers-view.js';

@@ -12,6 +12,8 @@ const JOB_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 const QUEUE_DELAY_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
 
 const GPU_LABELS = ['index', 'uuid', 'name'] as const;
+/** A launched worker's cold start: a node worker in a second, a model load in minutes. */
+const COLD_START_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600];
 
 export const METRICS = {
   jobsTotal: {
@@ -153,6 +155,44 @@ export const METRICS = {
     name: 'serverless_worker_http_requests_in_flight',
     help: "Requests a load-balancing worker's app is handling now.",
     labels: [],
+  },
+  harnessScaleUpsTotal: {
+    type: 'counter',
+    name: 'serverless_worker_harness_scale_ups_total',
+    help: 'Worker processes the harness launcher started, by endpoint.',
+    labels: ['endpoint'],
+  },
+  harnessScaleDownsTotal: {
+    type: 'counter',
+    name: 'serverless_worker_harness_scale_downs_total',
+    help: 'Worker processes the harness launcher stopped, by endpoint and reason (idle, release, endpoint-gone, shutdown).',
+    labels: ['endpoint', 'reason'],
+  },
+  harnessWorkerCrashesTotal: {
+    type: 'counter',
+    name: 'serverless_worker_harness_worker_crashes_total',
+    help: 'Launched worker processes that exited without being told to, by endpoint and phase (startup, running).',
+    labels: ['endpoint', 'phase'],
+  },
+  harnessWorkerColdStartSeconds: {
+    type: 'histogram',
+    name: 'serverless_worker_harness_worker_cold_start_seconds',
+    help: 'Time from spawning a launched worker to its first call to the harness (job take or ping), in seconds.',
+    labels: ['endpoint'],
+    buckets: COLD_START_BUCKETS,
+  },
+  harnessJobWaitSeconds: {
+    type: 'histogram',
+    name: 'serverless_worker_harness_job_wait_seconds',
+    help: 'Time a job waited in the queue of a launcher-run endpoint before a worker took it, in seconds.',
+    labels: ['endpoint'],
+    buckets: QUEUE_DELAY_BUCKETS,
+  },
+  harnessWorkers: {
+    type: 'gauge',
+    name: 'serverless_worker_harness_workers',
+    help: 'Launched workers by endpoint and state (initializing, idle, running, stopping, throttled).',
+    labels: ['endpoint', 'state'],
   },
 } as const;
 

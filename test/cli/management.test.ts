@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, NetworkVolume, Template } from '../../src/harness/management/index.js';
+import { EndpointCreateInputSchema } from '../../src/harness/management/index.js';
 import { startManagementServer, type RunningManagementServer } from '../harness/management/management-server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -96,13 +97,15 @@ describe('template push', () => {
     expect(created.stderr).toContain(`created template "cli-pushed" (id ${createdRecord.id})`);
 
     // An endpoint uses the template, so the update must roll it.
-    const endpoint = server.store.createEndpoint({
-      templateId: createdRecord.id,
-      gpuTypeIds: ['NVIDIA GeForce RTX 4090'],
-      workersMin: 0,
-      workersMax: 1,
-      idleTimeout: 5,
-    });
+    const endpoint = server.store.createEndpoint(
+      EndpointCreateInputSchema.parse({
+        templateId: createdRecord.id,
+        gpuTypeIds: ['NVIDIA GeForce RTX 4090'],
+        workersMin: 0,
+        workersMax: 1,
+        idleTimeout: 5,
+      }),
+    );
 
     // The file changes its env and (not allowed on update) its category; --image overrides the tag.
     await writeFile(file, JSON.stringify({ ...original, name: 'cli-pushed', category: 'AMD', env: { LOG_LEVEL: 'debug' } }));

@@ -15,9 +15,13 @@ import { createHarnessServer, type HarnessServer } from '../../harness/http/inde
 import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
 import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
+import { ServerlessWorkerError } from '../../job/errors.js';
 import { createLogger } from '../../log/index.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
+import { InMemoryManagementStore } from '../../harness/management/index.js';
+import { Launcher } from '../../harness/launcher/index.js';
+import { launcherOptionsFrom } from '../harness-launcher.js';
 
 const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
 
@@ -51,6 +55,9 @@ const HarnessCommandOptionsSchema = z.object({
   drainTimeoutMs: z.number().int().min(0),
   lbRequestTimeoutMs: z.number().int().min(1),
   lbPingIntervalMs: z.number().int().min(10),
+  image: z.array(z.string()).optional(),
+  launcherConfig: z.string().min(1).optional(),
+  gpus: z.string().min(1).optional(),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
 
@@ -101,6 +108,13 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
   const harness = new Harness({ autoCreateEndpoints: options.endpoint.length === 0, endpoints: options.endpoint, maxRequeues: options.maxRequeues });
+  const store = new InMemoryManagementStore();
+  const metrics = createMetrics();
+  // --image / --launcher-config: the harness runs the workers of matching templates itself.
+  const launcherOptions = await launcherOptionsFrom(options, logger);
+  if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', '--image needs the management API (/v1): drop --no-management');
+  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics }) : undefined;
+  harness.launchedWorkers = launcher;
   const server = await createHarnessServer({
     harness,
     host: options.host,
@@ -111,14 +125,17 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs },
     openaiTimeoutMs: options.openaiTimeoutMs,
     streamWaitMs: options.streamWaitMs,
-    management: options.management ? {} : false,
+    management: options.management ? { store } : false,
     workerApi: { liveness: { pingIntervalMs: options.pingIntervalMs, missedPings: options.missedPings } },
     loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
     logger,
-    metrics: createMetrics(),
+    metrics,
   });
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
+  launcher?.start({ url: server.url, ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
   await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
+  // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
+  await launcher?.close();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
   const left = await harness.drain(options.drainTimeoutMs);
   if (left.running > 0 || left.queued > 0) {
@@ -180,6 +197,9 @@ export function registerHarnessCommand(program: Command): void {
         .default(330_000),
     )
     .addOption(new Option('--lb-ping-interval-ms <ms>', 'load-balancing endpoints: how often each worker\'s /ping is checked').argParser(wholeNumber(10, 600_000)).default(1_000))
+    .option('--image <NAME=COMMAND...>', 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)')
+    .option('--launcher-config <file>', 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}')
+    .option('--gpus <list>', 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none; default: read with nvidia-smi / rocm-smi')
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));

@@ -9,9 +9,12 @@ import type { Pod, PodsView } from '../management/index.js';
 
 export function harnessPodsView(harness: Harness): PodsView {
   const listPods = (): Pod[] => {
-    const pods: Pod[] = [];
+    // Workers the harness launched know more (image, GPUs, state): theirs come first.
+    const pods: Pod[] = harness.launchedWorkers?.pods() ?? [];
+    const launched = new Set(pods.map((pod) => pod.id));
     for (const endpoint of harness.endpoints()) {
       for (const worker of endpoint.workers.all()) {
+        if (launched.has(worker.id)) continue;
         pods.push({
           id: worker.id,
           name: worker.id,

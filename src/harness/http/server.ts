@@ -115,7 +115,13 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
       store: config.management.store ?? new InMemoryManagementStore(),
       podsView: config.management.podsView ?? harnessPodsView(harness),
       endpointHooks: {
-        onEndpointCreated: (id) => void harness.createEndpoint(id),
+        onEndpointCreated: (id, endpoint) => {
+          harness.createEndpoint(id).defaultExecutionTimeoutMs = endpoint.executionTimeoutMs;
+        },
+        onEndpointUpdated: (endpoint) => {
+          const jobs = harness.findEndpoint(endpoint.id);
+          if (jobs) jobs.defaultExecutionTimeoutMs = endpoint.executionTimeoutMs;
+        },
         onEndpointDeleted: (id) => void harness.deleteEndpoint(id),
       },
     });

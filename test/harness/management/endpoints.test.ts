@@ -77,6 +77,18 @@ describe('POST /endpoints', () => {
       workersMin: 1,
       workersMax: 5,
       idleTimeout: 30,
+      computeType: 'GPU',
+      gpuCount: 1,
+      cpuFlavorIds: [],
+      vcpuCount: 2,
+      dataCenterIds: [],
+      allowedCudaVersions: [],
+      executionTimeoutMs: 600_000,
+      flashboot: false,
+      scalerType: 'QUEUE_DELAY',
+      scalerValue: 4,
+      instanceIds: [],
+      workers: [],
       version: 1,
       releases: [{ version: 1, reason: 'created', templateId: t.id, changedFields: [], createdAt: created.createdAt }],
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
@@ -100,12 +112,13 @@ describe('POST /endpoints', () => {
     expect(reply.body.error.message).toContain('gpuTypeIds must be empty for the CPU template');
   });
 
-  it('a GPU template needs at least one GPU type', async () => {
+  it('a GPU template without gpuTypeIds takes any GPU type (as the service does); computeType must fit the template', async () => {
     const gpu = await template({ category: 'AMD' });
-    const reply = await call<ErrorBody>('POST', '/endpoints', { templateId: gpu.id });
+    expect(await endpoint({ templateId: gpu.id })).toMatchObject({ computeType: 'GPU', gpuTypeIds: [] });
+    const reply = await call<ErrorBody>('POST', '/endpoints', { templateId: gpu.id, computeType: 'CPU' });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('SW_INVALID_ENDPOINT');
-    expect(reply.body.error.message).toContain('gpuTypeIds must list at least one GPU type');
+    expect(reply.body.error.message).toContain('computeType CPU does not fit the AMD template');
   });
 
   it('refuses a Pod template (isServerless false)', async () => {
@@ -235,9 +248,9 @@ describe('update, list, delete', () => {
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('SW_INVALID_ENDPOINT');
     expect(reply.body.error.message).toContain('got workersMin 3, workersMax 2');
-    const unknown = await call<ErrorBody>('PATCH', `/endpoints/${created.id}`, { scalerType: 'QUEUE_DELAY' });
+    const unknown = await call<ErrorBody>('PATCH', `/endpoints/${created.id}`, { scalerKind: 'QUEUE_DELAY' });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error.message).toContain('unknown field scalerType');
+    expect(unknown.body.error.message).toContain('unknown field scalerKind');
   });
 
   it('lists endpoints, deletes one and tells the hooks; 404 afterwards', async () => {

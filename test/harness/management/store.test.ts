@@ -5,7 +5,7 @@
  */
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { InMemoryManagementStore, TemplateCreateInputSchema, managementApi } from '../../../src/harness/management/index.js';
+import { EndpointCreateInputSchema, InMemoryManagementStore, TemplateCreateInputSchema, managementApi } from '../../../src/harness/management/index.js';
 import type { ManagementApiOptions } from '../../../src/harness/management/index.js';
 
 describe('InMemoryManagementStore', () => {
@@ -22,7 +22,7 @@ describe('InMemoryManagementStore', () => {
     let now = Date.UTC(2030, 0, 1);
     const store = new InMemoryManagementStore({ now: () => now });
     const template = store.createTemplate(TemplateCreateInputSchema.parse({ name: 'n', imageName: 'i', isServerless: true, category: 'CPU' }));
-    const endpoint = store.createEndpoint({ templateId: template.id, gpuTypeIds: [], workersMin: 0, workersMax: 1, idleTimeout: 5 });
+    const endpoint = store.createEndpoint(EndpointCreateInputSchema.parse({ templateId: template.id, gpuTypeIds: [], workersMin: 0, workersMax: 1, idleTimeout: 5 }));
     now += 60_000;
     store.updateTemplate(template.id, { imageName: 'j' });
     expect(store.getEndpoint(endpoint.id).releases.map((release) => release.createdAt)).toEqual([

@@ -95,7 +95,7 @@ describe('POST /templates', () => {
     ['isPublic a string', { name: 'x', imageName: 'i', isPublic: 'yes' }, 'isPublic', 'true or false', '"yes"'],
     ['isServerless a number', { name: 'x', imageName: 'i', isServerless: 1 }, 'isServerless', 'true or false', '1'],
     ['port without protocol', { name: 'x', imageName: 'i', ports: ['8888'] }, 'ports.0', '"<port>/<protocol>"', '"8888"'],
-    ['port with udp', { name: 'x', imageName: 'i', ports: ['53/udp'] }, 'ports.0', 'http or tcp', '"53/udp"'],
+    ['port with a malformed protocol', { name: 'x', imageName: 'i', ports: ['53/u dp'] }, 'ports.0', 'http or tcp', '"53/u dp"'],
     ['port out of range', { name: 'x', imageName: 'i', ports: ['70000/tcp'] }, 'ports.0', '1 to 65535', '"70000/tcp"'],
     ['port listed twice', { name: 'x', imageName: 'i', ports: ['22/tcp', '22/tcp'] }, 'ports', 'same port twice', '["22/tcp","22/tcp"]'],
     ['readme not a string', { name: 'x', imageName: 'i', readme: 5 }, 'readme', 'Markdown string', '5'],

@@ -41,6 +41,7 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   v2('POST', 'purge-queue'),
   v2('GET', 'health'),
   v2('GET', 'requests'),
+  v2('GET', 'logs'),
   v2('POST', 'openai/v1/*'),
   v2('GET', 'openai/v1/models'),
   v2('GET', 'job-take/:workerId'),

@@ -1,13 +1,24 @@
 /**
  * @module harness/http/queue-api/endpoint-routes
- * The routes about the endpoint as a whole: POST /purge-queue and GET /health
+ * The routes about the endpoint as a whole: POST /purge-queue, GET /health
  * (`jobs` and `workers` of spec 4.2; `workers` also carries initializing, ready and
- * throttled, which one official client's type lists).
+ * throttled, which one official client's type lists; counted from real processes
+ * when the harness launches the workers, with `healthy`), and GET /logs (the output of
+ * launched workers).
  */
 import type { FastifyInstance } from 'fastify';
 import { loadBalancingOf } from '../../load-balancing/index.js';
 import { operationConfig } from '../route-config.js';
+import { z } from 'zod';
 import { endpointOf, type QueueApiContext } from './context.js';
+import { parseRequestPart } from './params.js';
+
+const LogsQuerySchema = z.object({
+  /** Lines to answer, the last ones; default 200. */
+  limit: z.coerce.number({ error: 'limit must be a whole number from 1 to 100000' }).int().min(1).max(100_000).default(200),
+  /** Only this worker's lines; default every worker of the endpoint. */
+  workerId: z.string().min(1).max(256).optional(),
+});
 
 export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiContext): void {
   app.post('/:endpointId/purge-queue', { config: operationConfig('purge-queue') }, async (request) => {
@@ -17,6 +28,17 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
 
   app.get('/:endpointId/health', async (request) => {
     const endpoint = endpointOf(context, request.params);
+    const launched = context.harness.launchedWorkers?.health(endpoint.id);
+    if (launched) {
+      // Workers the harness runs itself: counted from their processes.
+      const { healthy, unhealthyReason, stopping: _stopping, ...workers } = launched;
+      return {
+        jobs: endpoint.health().jobs,
+        workers: { ...workers, ready: workers.idle + workers.running },
+        healthy,
+        ...(unhealthyReason !== undefined ? { unhealthyReason } : {}),
+      };
+    }
     const { jobs, workers } = endpoint.health();
     // The spec's idle and running, plus the fields one official client's type lists:
     // initializing (heard from, no job asked for yet: init runs), ready (can take jobs).
@@ -34,5 +56,12 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
       workers: { idle, running, initializing: initializing + lb.initializing, ready: idle + running, throttled: 0, unhealthy: lb.unhealthy },
       loadBalancing: { workers: pool.all().map((worker) => pool.view(worker)) },
     };
+  });
+
+  // The output of the workers the harness launched for this endpoint (harness/launcher).
+  app.get('/:endpointId/logs', async (request) => {
+    const endpoint = endpointOf(context, request.params);
+    const { limit, workerId } = parseRequestPart(LogsQuerySchema, request.query, 'query string');
+    return { lines: context.harness.launchedWorkers?.logs(endpoint.id, limit, workerId) ?? [] };
   });
 }

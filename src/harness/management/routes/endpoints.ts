@@ -10,33 +10,50 @@ import { EndpointCreateInputSchema, EndpointUpdateInputSchema, type Endpoint } f
 import { idParam, type RouteContext } from './route-helpers.js';
 
 export function registerEndpointRoutes(app: FastifyInstance, context: RouteContext): void {
-  const { store, endpointHooks } = context;
+  const { store, endpointHooks, podsView } = context;
+  /** The record with its workers now: the pods of this endpoint. */
+  const withWorkers = (endpoint: Endpoint): Endpoint => ({
+    ...endpoint,
+    workers: podsView?.listPods().filter((pod) => pod.endpointId === endpoint.id) ?? [],
+  });
+  const warnIfPodTemplate = (request: FastifyRequest, endpoint: Endpoint): void => {
+    const template = store.getTemplate(endpoint.templateId);
+    if (template.isServerless) return;
+    request.log.warn(
+      { endpointId: endpoint.id, templateId: template.id },
+      `endpoint ${endpoint.id} uses template ${template.id}, created without isServerless (recorded false): serving it as a Serverless template`,
+    );
+  };
 
   app.post('/endpoints', async (request): Promise<Endpoint> => {
     const input = parseInput(EndpointCreateInputSchema, request.body, { code: 'SW_INVALID_ENDPOINT', what: 'endpoint' });
     const endpoint = store.createEndpoint(input);
     try {
-      endpointHooks?.onEndpointCreated(endpoint.id);
+      endpointHooks?.onEndpointCreated(endpoint.id, endpoint);
     } catch (error) {
       // An endpoint that /v2 cannot serve must not linger in the list.
       store.deleteEndpoint(endpoint.id);
       throw error;
     }
-    return endpoint;
+    warnIfPodTemplate(request, endpoint);
+    return withWorkers(endpoint);
   });
 
   const update = async (request: FastifyRequest): Promise<Endpoint> => {
     const id = idParam(request.params);
     store.getEndpoint(id);
     const patch = parseInput(EndpointUpdateInputSchema, request.body, { code: 'SW_INVALID_ENDPOINT', what: 'endpoint update' });
-    return store.updateEndpoint(id, patch);
+    const endpoint = store.updateEndpoint(id, patch);
+    endpointHooks?.onEndpointUpdated?.(endpoint);
+    if (patch.templateId !== undefined) warnIfPodTemplate(request, endpoint);
+    return withWorkers(endpoint);
   };
   app.patch('/endpoints/:id', update);
   app.post('/endpoints/:id/update', update);
 
-  app.get('/endpoints', async (): Promise<Endpoint[]> => store.listEndpoints());
+  app.get('/endpoints', async (): Promise<Endpoint[]> => store.listEndpoints().map(withWorkers));
 
-  app.get('/endpoints/:id', async (request): Promise<Endpoint> => store.getEndpoint(idParam(request.params)));
+  app.get('/endpoints/:id', async (request): Promise<Endpoint> => withWorkers(store.getEndpoint(idParam(request.params))));
 
   app.delete('/endpoints/:id', async (request, reply) => {
     const id = idParam(request.params);

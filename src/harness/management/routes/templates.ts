@@ -9,15 +9,27 @@ import {
   TEMPLATE_FIELDS_NOT_UPDATABLE,
   TemplateCreateInputSchema,
   TemplateUpdateInputSchema,
+  undocumentedPortProtocols,
   type Template,
 } from '../schemas/index.js';
 import { idParam, type RouteContext } from './route-helpers.js';
+
+/** Log a warning for ports whose protocol is neither http nor tcp (kept as given). */
+function warnOnPorts(request: FastifyRequest, ports: readonly string[] | undefined): void {
+  const odd = undocumentedPortProtocols(ports ?? []);
+  if (odd.length === 0) return;
+  request.log.warn(
+    { ports: odd },
+    `template ports ${odd.join(', ')}: the platform documents only the protocols http and tcp; kept as given`,
+  );
+}
 
 export function registerTemplateRoutes(app: FastifyInstance, context: RouteContext): void {
   const { store } = context;
 
   app.post('/templates', async (request): Promise<Template> => {
     const input = parseInput(TemplateCreateInputSchema, request.body, { code: 'SW_INVALID_TEMPLATE', what: 'template' });
+    warnOnPorts(request, input.ports);
     return store.createTemplate(input);
   });
 
@@ -30,6 +42,7 @@ export function registerTemplateRoutes(app: FastifyInstance, context: RouteConte
       what: 'template update',
       refused: TEMPLATE_FIELDS_NOT_UPDATABLE,
     });
+    warnOnPorts(request, patch.ports);
     return store.updateTemplate(id, patch);
   };
   app.post('/templates/:id/update', update);

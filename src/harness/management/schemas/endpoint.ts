@@ -1,24 +1,48 @@
 /**
  * @module harness/management/schemas/endpoint
  * Endpoints (spec 2.6): create and update inputs and the record the harness answers
- * with. The spec lists the create fields only; defaults, ranges, the update input and
- * the record (with its rolling-release history) are the harness's choices, documented
- * in the README.
+ * with. Fields and defaults follow the platform's public REST reference where the spec
+ * is silent; ranges, the update input and the rolling-release history are the
+ * harness's choices, documented in the README.
  */
 import { z } from 'zod';
-import { integerIn, nonEmptyString, unknownFieldsError } from './fields.js';
+import { PodSchema } from './pod.js';
+import { boolean, integerIn, nonEmptyString, unknownFieldsError } from './fields.js';
 
-/** Endpoint defaults where the create input leaves a field out. */
+/** Compute types of an endpoint. */
+export const COMPUTE_TYPES = ['GPU', 'CPU'] as const;
+export type ComputeType = (typeof COMPUTE_TYPES)[number];
+
+/**
+ * How the scaler adds workers: QUEUE_DELAY (a job waited longer than scalerValue
+ * seconds) or REQUEST_COUNT (about one worker per scalerValue queued or running jobs).
+ */
+export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
+export type ScalerType = (typeof SCALER_TYPES)[number];
+
+/**
+ * Endpoint defaults where the create input leaves a field out, as the platform's REST
+ * reference documents them (computeType follows the template: CPU for a CPU template).
+ * Empty lists mean "any": any GPU type, data center, CUDA version, CPU flavor.
+ */
 export const ENDPOINT_DEFAULTS = {
   gpuTypeIds: [] as string[],
   workersMin: 0,
   workersMax: 3,
   /** Seconds an idle worker is kept before it is stopped. */
   idleTimeout: 5,
+  scalerType: 'QUEUE_DELAY' as ScalerType,
+  scalerValue: 4,
+  gpuCount: 1,
+  vcpuCount: 2,
+  executionTimeoutMs: 600_000,
+  flashboot: false,
 } as const;
 
 /** idleTimeout bounds, in seconds. */
 export const IDLE_TIMEOUT_S = { min: 1, max: 3600 } as const;
+/** executionTimeoutMs bounds: 5 s to 7 days (spec 8.1). */
+export const ENDPOINT_EXECUTION_TIMEOUT_MS = { min: 5_000, max: 604_800_000 } as const;
 
 const gpuTypeIds = z
   .array(nonEmptyString('each gpuTypeIds entry', 128), {
@@ -28,10 +52,28 @@ const gpuTypeIds = z
     error: 'gpuTypeIds must not name the same GPU type twice (the order is the priority)',
   });
 
+/** A list of distinct strings each matching `pattern` (`example` in the message). */
+function idList(field: string, pattern: RegExp, example: string) {
+  const message = `${field} must be an array of distinct strings like ${example}`;
+  return z
+    .array(z.string({ error: message }).regex(pattern, { error: message }), { error: message })
+    .refine((list) => new Set(list).size === list.length, { error: message });
+}
+
 const fields = {
   name: nonEmptyString('name', 191),
   templateId: nonEmptyString('templateId', 128),
+  computeType: z.enum(COMPUTE_TYPES, { error: `computeType must be one of ${COMPUTE_TYPES.join(', ')}` }),
   gpuTypeIds,
+  gpuCount: integerIn('gpuCount', { min: 1, max: 64 }),
+  cpuFlavorIds: idList('cpuFlavorIds', /^cpu[0-9]+[a-z]$/, '["cpu3c", "cpu5c"]'),
+  vcpuCount: integerIn('vcpuCount', { min: 1, max: 512 }),
+  dataCenterIds: idList('dataCenterIds', /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, '["EU-RO-1", "US-TX-3"]'),
+  allowedCudaVersions: idList('allowedCudaVersions', /^[0-9]{1,2}\.[0-9]{1,2}$/, '["12.4", "12.8"]'),
+  executionTimeoutMs: integerIn('executionTimeoutMs', ENDPOINT_EXECUTION_TIMEOUT_MS, 'ms'),
+  flashboot: boolean('flashboot'),
+  scalerType: z.enum(SCALER_TYPES, { error: `scalerType must be one of ${SCALER_TYPES.join(', ')}` }),
+  scalerValue: integerIn('scalerValue', { min: 1, max: 1_000_000 }),
   workersMin: integerIn('workersMin', { min: 0 }),
   workersMax: integerIn('workersMax', { min: 0 }),
   idleTimeout: integerIn('idleTimeout', IDLE_TIMEOUT_S, 'seconds'),
@@ -45,16 +87,29 @@ const workersOrdered = {
 };
 
 /**
- * Endpoint create input. Required: `templateId`. Defaults: name = the template's
- * name, gpuTypeIds [] (required non-empty unless the template is CPU), workersMin 0,
- * workersMax 3, idleTimeout 5 s (1..3600); optional networkVolumeId.
+ * Endpoint create input (the platform's documented fields). Required: `templateId`.
+ * Defaults: name = the template's name; computeType from the template (CPU for a CPU
+ * template, else GPU); gpuTypeIds [] (any GPU type); gpuCount 1; cpuFlavorIds [];
+ * vcpuCount 2; dataCenterIds [] (any); allowedCudaVersions [] (any); executionTimeoutMs
+ * 600 000 (5 s..7 days); flashboot false; scalerType QUEUE_DELAY; scalerValue 4;
+ * workersMin 0; workersMax 3; idleTimeout 5 s (1..3600); optional networkVolumeId.
  */
 export const EndpointCreateInputSchema = z
   .strictObject(
     {
       name: fields.name.optional(),
       templateId: fields.templateId,
+      computeType: fields.computeType.optional(),
       gpuTypeIds: fields.gpuTypeIds.default(() => []),
+      gpuCount: fields.gpuCount.default(ENDPOINT_DEFAULTS.gpuCount),
+      cpuFlavorIds: fields.cpuFlavorIds.default(() => []),
+      vcpuCount: fields.vcpuCount.default(ENDPOINT_DEFAULTS.vcpuCount),
+      dataCenterIds: fields.dataCenterIds.default(() => []),
+      allowedCudaVersions: fields.allowedCudaVersions.default(() => []),
+      executionTimeoutMs: fields.executionTimeoutMs.default(ENDPOINT_DEFAULTS.executionTimeoutMs),
+      flashboot: fields.flashboot.default(ENDPOINT_DEFAULTS.flashboot),
+      scalerType: fields.scalerType.default(ENDPOINT_DEFAULTS.scalerType),
+      scalerValue: fields.scalerValue.default(ENDPOINT_DEFAULTS.scalerValue),
       workersMin: fields.workersMin.default(ENDPOINT_DEFAULTS.workersMin),
       workersMax: fields.workersMax.default(ENDPOINT_DEFAULTS.workersMax),
       idleTimeout: fields.idleTimeout.default(ENDPOINT_DEFAULTS.idleTimeout),
@@ -71,14 +126,8 @@ export type EndpointCreate = z.infer<typeof EndpointCreateInputSchema>;
  * value. workersMin <= workersMax is checked against the merged result by the store.
  */
 export const EndpointUpdateInputSchema = z.strictObject(
-  {
-    name: fields.name.optional(),
-    templateId: fields.templateId.optional(),
-    gpuTypeIds: fields.gpuTypeIds.optional(),
-    workersMin: fields.workersMin.optional(),
-    workersMax: fields.workersMax.optional(),
-    idleTimeout: fields.idleTimeout.optional(),
-    networkVolumeId: fields.networkVolumeId.optional(),
+  Object.fromEntries(Object.entries(fields).map(([key, schema]) => [key, schema.optional()])) as {
+    [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
   },
   { error: unknownFieldsError('an endpoint update', FIELD_NAMES) },
 );
@@ -114,6 +163,21 @@ export const EndpointSchema = z.object({
   workersMax: z.number().int(),
   idleTimeout: z.number().int(),
   networkVolumeId: z.string().optional(),
+  computeType: z.enum(COMPUTE_TYPES),
+  gpuCount: z.number().int(),
+  cpuFlavorIds: z.array(z.string()),
+  vcpuCount: z.number().int(),
+  dataCenterIds: z.array(z.string()),
+  allowedCudaVersions: z.array(z.string()),
+  /** Execution timeout of the endpoint's jobs that set no policy.executionTimeout, ms. */
+  executionTimeoutMs: z.number().int(),
+  flashboot: z.boolean(),
+  scalerType: z.enum(SCALER_TYPES),
+  scalerValue: z.number().int(),
+  /** CPU instance ids (`<flavor>-<vcpus>-<GB>`) of a CPU endpoint; [] for GPU endpoints. */
+  instanceIds: z.array(z.string()),
+  /** The endpoint's workers now (launched by the harness or joined over the worker API). */
+  workers: z.array(PodSchema),
   /** The current release; starts at 1, +1 per rolling release. */
   version: z.number().int(),
   /** Every release, oldest first; the last one is `version`. */

@@ -65,12 +65,27 @@ export function envMap(field: string) {
   );
 }
 
-/** One exposed port, `<port_number>/<protocol>`, port 1..65535, protocol http or tcp. */
-export const PORT_SPEC = /^([1-9][0-9]{0,4})\/(http|tcp)$/;
+/**
+ * One exposed port, `<port_number>/<protocol>`, port 1..65535. The documented
+ * protocols are http and tcp; another name (a deploy client sends `22/ssh`) is kept
+ * as given, and the route logs a warning (see `undocumentedPortProtocols`).
+ */
+export const PORT_SPEC = /^([1-9][0-9]{0,4})\/([a-z][a-z0-9-]{0,15})$/i;
+
+/** The protocols the platform documents for template ports. */
+export const DOCUMENTED_PORT_PROTOCOLS = ['http', 'tcp'] as const;
+
+/** The entries of `ports` whose protocol is not http or tcp (kept, with a warning). */
+export function undocumentedPortProtocols(ports: readonly string[]): string[] {
+  return ports.filter((port) => {
+    const protocol = PORT_SPEC.exec(port)?.[2];
+    return protocol !== undefined && !(DOCUMENTED_PORT_PROTOCOLS as readonly string[]).includes(protocol);
+  });
+}
 
 /** `ports`: distinct `<port>/<protocol>` strings. */
 export function portList(field: string) {
-  const entry = `each ${field} entry must be "<port>/<protocol>" with port 1 to 65535 and protocol http or tcp, like "8888/http"`;
+  const entry = `each ${field} entry must be "<port>/<protocol>" with port 1 to 65535 and a protocol name (http or tcp), like "8888/http"`;
   return z
     .array(
       z.string({ error: entry }).refine((value) => Number(PORT_SPEC.exec(value)?.[1] ?? 0) <= 65_535 && PORT_SPEC.test(value), {

@@ -27,6 +27,12 @@ export const PodSchema = z.object({
   gpu: z.object({ typeId: z.string(), count: z.number().int() }).nullable(),
   /** Ids of the jobs the worker is running now. */
   jobsInProgress: z.array(z.string()),
+  /**
+   * What a worker launched by the harness is doing: initializing (started, has not
+   * called yet), idle, running (holds a job), stopping (told to stop); absent for
+   * workers the harness did not start.
+   */
+  workerState: z.enum(['initializing', 'idle', 'running', 'stopping']).optional(),
   /** ISO 8601 time the worker connected. */
   createdAt: z.string(),
   /** ISO 8601 time of the worker's last heartbeat or job request, or null. */

@@ -70,7 +70,8 @@ const createShape = {
   dockerStartCmd: templateFields.dockerStartCmd.default(() => []),
   env: templateFields.env.default(() => ({})),
   isPublic: templateFields.isPublic.default(TEMPLATE_DEFAULTS.isPublic),
-  isServerless: boolean('isServerless').default(TEMPLATE_DEFAULTS.isServerless),
+  // No default here: the store records false, and remembers that it was not sent.
+  isServerless: boolean('isServerless').optional(),
   ports: templateFields.ports.default(() => [...TEMPLATE_DEFAULTS.ports]),
   readme: templateFields.readme.default(TEMPLATE_DEFAULTS.readme),
   volumeInGb: templateFields.volumeInGb.default(TEMPLATE_DEFAULTS.volumeInGb),
@@ -80,8 +81,10 @@ const createShape = {
 /**
  * Template create input (spec 2.2). Required: `name`, `imageName`. Defaults:
  * category NVIDIA, containerDiskInGb 50, dockerEntrypoint [], dockerStartCmd [],
- * env {}, isPublic false, isServerless false, ports ["8888/http", "22/tcp"],
- * readme "", volumeInGb 20, volumeMountPath "/workspace". Unknown fields are refused.
+ * env {}, isPublic false, isServerless false (a template created without it may still
+ * back an endpoint, with a warning), ports ["8888/http", "22/tcp"] (protocols other
+ * than http and tcp are kept, with a warning), readme "", volumeInGb 20,
+ * volumeMountPath "/workspace". Unknown fields are refused.
  */
 export const TemplateCreateInputSchema = z.strictObject(createShape, {
   error: unknownFieldsError('a template', Object.keys(createShape)),

@@ -17,7 +17,7 @@ import type {
   TemplateCreate,
   TemplateUpdate,
 } from '../schemas/index.js';
-import { checkEndpointFitsTemplate } from './endpoint-rules.js';
+import { checkEndpointFitsTemplate, computeTypeFor } from './endpoint-rules.js';
 import { ID_LENGTH, newId } from './ids.js';
 import type { ManagementStore } from './management-store.js';
 
@@ -39,10 +39,24 @@ function definedOnly<T extends object>(patch: T): Partial<T> {
   return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
+/** GB of memory per vCPU by CPU flavor class: compute, general, memory optimised. */
+const GB_PER_VCPU: Readonly<Record<string, number>> = { c: 2, g: 4, m: 8 };
+
+/** A CPU endpoint's instance ids, `<flavor>-<vcpus>-<GB>` (like `cpu3c-2-4`); [] for GPU endpoints. */
+function instanceIdsOf(endpoint: { computeType: string; cpuFlavorIds: readonly string[]; vcpuCount: number }): string[] {
+  if (endpoint.computeType !== 'CPU') return [];
+  return endpoint.cpuFlavorIds.flatMap((flavor) => {
+    const perVcpu = GB_PER_VCPU[flavor.slice(-1)];
+    return perVcpu === undefined ? [] : [`${flavor}-${endpoint.vcpuCount}-${endpoint.vcpuCount * perVcpu}`];
+  });
+}
+
 export class InMemoryManagementStore implements ManagementStore {
   readonly #templates = new Map<string, Template>();
   readonly #volumes = new Map<string, NetworkVolume>();
   readonly #endpoints = new Map<string, Endpoint>();
+  /** Templates created without isServerless: recorded false, yet allowed to back an endpoint. */
+  readonly #serverlessUnset = new Set<string>();
   readonly #now: () => number;
 
   constructor(options: InMemoryManagementStoreOptions = {}) {
@@ -57,11 +71,13 @@ export class InMemoryManagementStore implements ManagementStore {
     const template: Template = {
       id,
       ...structuredClone(definedOnly(input) as TemplateCreate),
+      isServerless: input.isServerless ?? false,
       isPlatform: false,
       earned: 0,
       runtimeInMin: 0,
     };
     this.#templates.set(id, template);
+    if (input.isServerless === undefined) this.#serverlessUnset.add(id);
     return structuredClone(template);
   }
 
@@ -100,6 +116,7 @@ export class InMemoryManagementStore implements ManagementStore {
       );
     }
     this.#templates.delete(id);
+    this.#serverlessUnset.delete(id);
   }
 
   // ---- network volumes ----
@@ -154,19 +171,19 @@ export class InMemoryManagementStore implements ManagementStore {
 
   createEndpoint(input: EndpointCreate): Endpoint {
     const template = this.#template(input.templateId, 'templateId');
-    checkEndpointFitsTemplate(input, template);
-    if (input.networkVolumeId !== undefined) this.#volume(input.networkVolumeId, 'networkVolumeId');
+    const { name, computeType, networkVolumeId, ...settings } = input;
+    const shape = { ...settings, computeType: computeType ?? computeTypeFor(template) };
+    checkEndpointFitsTemplate(shape, template, this.#serverlessUnset.has(template.id));
+    if (networkVolumeId !== undefined) this.#volume(networkVolumeId, 'networkVolumeId');
     const id = newId(ID_LENGTH.endpoint, (candidate) => this.#endpoints.has(candidate));
     const createdAt = new Date(this.#now()).toISOString();
     const endpoint: Endpoint = {
       id,
-      name: input.name ?? template.name,
-      templateId: input.templateId,
-      gpuTypeIds: [...input.gpuTypeIds],
-      workersMin: input.workersMin,
-      workersMax: input.workersMax,
-      idleTimeout: input.idleTimeout,
-      ...(input.networkVolumeId !== undefined ? { networkVolumeId: input.networkVolumeId } : {}),
+      name: name ?? template.name,
+      ...structuredClone(shape),
+      ...(networkVolumeId !== undefined ? { networkVolumeId } : {}),
+      instanceIds: instanceIdsOf(shape),
+      workers: [],
       version: 1,
       releases: [{ version: 1, reason: 'created', templateId: input.templateId, changedFields: [], createdAt }],
       createdAt,
@@ -178,8 +195,12 @@ export class InMemoryManagementStore implements ManagementStore {
   updateEndpoint(id: string, patch: EndpointUpdate): Endpoint {
     const before = this.#endpoint(id);
     const after: Endpoint = { ...structuredClone(before), ...structuredClone(definedOnly(patch)) };
-    checkEndpointFitsTemplate(after, this.#template(after.templateId, 'templateId'));
+    const template = this.#template(after.templateId, 'templateId');
+    // A new template without a new computeType takes the template's.
+    if (patch.computeType === undefined && after.templateId !== before.templateId) after.computeType = computeTypeFor(template);
+    checkEndpointFitsTemplate(after, template, this.#serverlessUnset.has(template.id));
     if (patch.networkVolumeId !== undefined) this.#volume(patch.networkVolumeId, 'networkVolumeId');
+    after.instanceIds = instanceIdsOf(after);
     if (after.templateId !== before.templateId) this.#release(after, 'template-change', ['templateId']);
     this.#endpoints.set(id, after);
     return structuredClone(after);

@@ -1,0 +1,15 @@
+/**
+ * @module harness/launcher
+ * The harness runs and scales endpoint workers itself: a Launcher (local processes per
+ * template image), the pure scaling decision, GPU assignment, crash backoff, logs.
+ */
+export * from './crash-backoff.js';
+export * from './gpu-pool.js';
+export * from './launched-worker.js';
+export * from './launcher-options.js';
+export * from './launcher.js';
+export * from './scale-decision.js';
+export * from './worker-logs.js';
+export * from './queue-snapshot.js';
+export * from './launch-env.js';
+export * from './endpoint-runtime.js';

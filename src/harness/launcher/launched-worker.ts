@@ -1,0 +1,113 @@
+/**
+ * @module harness/launcher/launched-worker
+ * One worker process the launcher started: `/bin/sh -c COMMAND` in its own process
+ * group (so a shell's children stop with it), its output read line by line, and a
+ * stop that sends SIGTERM, waits the shutdown deadline, then sends SIGKILL. Signals go
+ * to this worker's own process group only, by its pid.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { LaunchedWorkerState } from './scale-decision.js';
+
+export interface LaunchedWorkerOptions {
+  id: string;
+  endpointId: string;
+  /** The template's imageName this worker stands in for. */
+  imageName: string;
+  /** The endpoint version (release) it was started for. */
+  version: number;
+  command: string;
+  env: NodeJS.ProcessEnv;
+  /** Working directory; default the harness's. */
+  cwd?: string;
+  /** GPUs given to this worker (returned to the pool on exit). */
+  gpus: readonly string[];
+  /** Epoch ms on the harness clock. */
+  spawnedAt: number;
+  onLine(stream: 'stdout' | 'stderr', line: string): void;
+  onExit(code: number | null, signal: NodeJS.Signals | null): void;
+}
+
+export class LaunchedWorker {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly imageName: string;
+  readonly version: number;
+  readonly gpus: readonly string[];
+  readonly spawnedAt: number;
+  /** Epoch ms of its first call to the harness (take or ping); undefined while initializing. */
+  readyAt: number | undefined;
+  /** Epoch ms it last held a job. */
+  lastBusyAt: number | undefined;
+  /** Set once the launcher told it to stop. */
+  stopping = false;
+  exitedAt: number | undefined;
+  readonly #child: ChildProcess;
+  #killTimer: NodeJS.Timeout | undefined;
+  readonly exited: Promise<void>;
+
+  constructor(options: LaunchedWorkerOptions) {
+    this.id = options.id;
+    this.endpointId = options.endpointId;
+    this.imageName = options.imageName;
+    this.version = options.version;
+    this.gpus = options.gpus;
+    this.spawnedAt = options.spawnedAt;
+    this.#child = spawn('/bin/sh', ['-c', options.command], {
+      env: options.env,
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const source = this.#child[stream];
+      if (source) createInterface({ input: source, crlfDelay: Infinity }).on('line', (line) => options.onLine(stream, line));
+    }
+    this.exited = new Promise<void>((resolve) => {
+      // 'close' waits for the output streams too, so no line arrives after the exit.
+      this.#child.once('close', (code, signal) => {
+        if (this.#killTimer) clearTimeout(this.#killTimer);
+        options.onExit(code, signal);
+        resolve();
+      });
+    });
+    this.#child.once('error', (error) => options.onLine('stderr', `could not start: ${error.message}`));
+  }
+
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  /** The state the scaler sees, given whether it holds a job now. */
+  state(holdsJob: boolean): LaunchedWorkerState {
+    if (this.stopping) return 'stopping';
+    if (this.readyAt === undefined) return 'initializing';
+    return holdsJob ? 'running' : 'idle';
+  }
+
+  /** SIGTERM now, SIGKILL after `deadlineMs` if it still runs. */
+  stop(deadlineMs: number): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.#signal('SIGTERM');
+    this.#killTimer = setTimeout(() => this.#signal('SIGKILL'), deadlineMs);
+    this.#killTimer.unref();
+  }
+
+  /** SIGKILL at once. */
+  kill(): void {
+    this.stopping = true;
+    this.#signal('SIGKILL');
+  }
+
+  #signal(signal: NodeJS.Signals): void {
+    const pid = this.#child.pid;
+    if (pid === undefined || this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    try {
+      // The worker's own process group (it was started detached): the shell and what it runs.
+      process.kill(-pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}

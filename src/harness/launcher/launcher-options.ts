@@ -1,0 +1,56 @@
+/**
+ * @module harness/launcher/launcher-options
+ * Options of the Launcher, validated with zod (they come from argv and a config file).
+ */
+import { z } from 'zod';
+import { DEFAULT_CRASH_BACKOFF } from './crash-backoff.js';
+
+/** `NAME=COMMAND`: templates whose imageName is NAME run their workers as COMMAND. */
+export const ImageCommandSchema = z.object({
+  command: z.string().trim().min(1, { error: 'the command must not be empty' }),
+  /** Working directory of the workers; default the harness's. */
+  cwd: z.string().min(1).optional(),
+});
+export type ImageCommand = z.infer<typeof ImageCommandSchema>;
+
+export const GpuListSchema = z.object({
+  vendor: z.enum(['nvidia', 'amd']),
+  devices: z.array(z.string().regex(/^[A-Za-z0-9:._-]{1,128}$/, { error: 'GPU ids are indexes or UUIDs' })),
+  name: z.string().min(1).optional(),
+});
+
+export const LauncherOptionsSchema = z.object({
+  /** Image name -> how to run it locally. At least one. */
+  images: z.record(z.string().min(1), ImageCommandSchema).refine((images) => Object.keys(images).length > 0, {
+    error: 'name at least one image: --image NAME=COMMAND',
+  }),
+  /** The machine's GPUs; default none (GPU endpoints then run without device assignment). */
+  gpus: GpuListSchema.optional(),
+  /** How often the scaler looks at the queue, ms; default 200. */
+  tickMs: z.number().int().min(10).max(60_000).default(200),
+  /** After SIGTERM, how long a worker may take to exit before SIGKILL, ms; default 10 000. */
+  shutdownDeadlineMs: z.number().int().min(0).max(3_600_000).default(10_000),
+  /** Crash backoff: first wait, longest wait (ms), start-up crashes in a row that mark the endpoint unhealthy. */
+  backoff: z
+    .object({
+      baseMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_CRASH_BACKOFF.baseMs),
+      maxMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_CRASH_BACKOFF.maxMs),
+      unhealthyAfter: z.number().int().min(1).max(1_000).default(DEFAULT_CRASH_BACKOFF.unhealthyAfter),
+    })
+    .default(() => ({ ...DEFAULT_CRASH_BACKOFF })),
+  /** Output lines kept per endpoint for GET /v2/{endpoint}/logs; default 1000. */
+  logLines: z.number().int().min(1).max(1_000_000).default(1_000),
+});
+export type LauncherOptionsInput = z.input<typeof LauncherOptionsSchema>;
+export type LauncherSettings = z.output<typeof LauncherOptionsSchema>;
+
+/** Parse `NAME=COMMAND` (the first `=` splits; the command may hold more). */
+export function parseImageFlag(value: string): [string, ImageCommand] {
+  const at = value.indexOf('=');
+  const name = at > 0 ? value.slice(0, at).trim() : '';
+  const command = at > 0 ? value.slice(at + 1).trim() : '';
+  if (name.length === 0 || command.length === 0) {
+    throw new Error(`--image expects NAME=COMMAND, like "ghcr.io/me/worker:1=node dist/worker.js"; got ${JSON.stringify(value)}`);
+  }
+  return [name, { command }];
+}

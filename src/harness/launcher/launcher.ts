@@ -1,0 +1,337 @@
+/**
+ * @module harness/launcher/launcher
+ * Runs and scales the workers of the harness's endpoints itself. Every tick (on the
+ * harness clock) it reads each endpoint of the management store; when the endpoint's
+ * template has an imageName the launcher was given a command for, it looks at the
+ * endpoint's queue and workers, asks `decideScaling` what to do, and starts worker
+ * processes (with the template's env, the endpoint's settings, the worker API
+ * variables, its own RUNPOD_POD_ID and its GPUs) or stops idle ones (SIGTERM, the
+ * shutdown deadline, SIGKILL). A worker that exits on its own is replaced after a
+ * backoff; start-up crashes in a row mark the endpoint unhealthy.
+ *
+ *     const launcher = new Launcher({ images: { 'me/worker:1': { command: 'node worker.js' } } }, { harness, store, logger });
+ *     harness.launchedWorkers = launcher;   // /health, /logs, /v1 pods read it
+ *     launcher.start({ url: server.url });
+ *     ...
+ *     await launcher.close();
+ */
+import type { Logger } from 'pino';
+import { parseOrThrow } from '../../job/index.js';
+import type { Metrics } from '../../metrics/index.js';
+import type { EndpointJobs } from '../endpoint-jobs.js';
+import type { Harness } from '../harness.js';
+import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
+import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
+import type { TimerHandle } from '../clock.js';
+import { countStates, holdsJob, newEndpointRuntime, podsOf, type EndpointRuntime } from './endpoint-runtime.js';
+import { launchEnv } from './launch-env.js';
+import { queueSnapshot } from './queue-snapshot.js';
+import { GpuPool } from './gpu-pool.js';
+import { LaunchedWorker } from './launched-worker.js';
+import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
+import { decideScaling, type QueuedJobSnapshot, type WorkerSnapshot } from './scale-decision.js';
+import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
+
+export interface LauncherDeps {
+  harness: Harness;
+  store: ManagementStore;
+  logger: Logger;
+  /** Where scale-ups, scale-downs, cold starts and job waits are counted; default none. */
+  metrics?: Metrics;
+}
+
+export interface LauncherTarget {
+  /** The harness's origin, like http://127.0.0.1:8000. */
+  url: string;
+  /** The harness's API key, passed to workers as RUNPOD_AI_API_KEY; default none. */
+  apiKey?: string;
+  /** RUNPOD_PING_INTERVAL for workers, ms; default 10 000. */
+  pingIntervalMs?: number;
+}
+
+const STATES = ['initializing', 'idle', 'running', 'stopping', 'throttled'] as const;
+
+export class Launcher implements LaunchedWorkersView {
+  readonly settings: LauncherSettings;
+  readonly #deps: LauncherDeps;
+  readonly #log: Logger;
+  readonly #pool: GpuPool | undefined;
+  readonly #logs: WorkerLogs;
+  readonly #runtimes = new Map<string, EndpointRuntime>();
+  readonly #warned = new Set<string>();
+  #target: LauncherTarget | undefined;
+  #timer: TimerHandle | undefined;
+  #closed = false;
+  #seq = 0;
+
+  constructor(options: LauncherOptionsInput, deps: LauncherDeps) {
+    this.settings = parseOrThrow(LauncherOptionsSchema, options, 'SW_INVALID_OPTIONS', 'launcher options');
+    this.#deps = deps;
+    this.#log = deps.logger.child({ component: 'launcher' });
+    this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
+    this.#logs = new WorkerLogs(this.settings.logLines);
+  }
+
+  /** Start ticking against the harness at `target.url`. */
+  start(target: LauncherTarget): void {
+    this.#target = target;
+    this.#log.info(
+      { images: Object.keys(this.settings.images), gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none' },
+      'launcher started: templates with these images run their workers here',
+    );
+    const loop = (): void => {
+      if (this.#closed) return;
+      try {
+        this.tick();
+      } catch (error) {
+        this.#log.error({ err: error }, 'launcher tick failed');
+      }
+      this.#timer = this.#deps.harness.clock.setTimer(this.settings.tickMs, loop);
+    };
+    loop();
+  }
+
+  /** One round of scaling over every endpoint (the timer calls it; public for tests). */
+  tick(): void {
+    if (!this.#target || this.#closed) return;
+    const { harness, store } = this.#deps;
+    const now = harness.clock.now();
+    const live = new Set<string>();
+    for (const endpoint of store.listEndpoints()) {
+      const template = this.#templateOf(store, endpoint);
+      const image = template ? this.settings.images[template.imageName] : undefined;
+      const jobs = harness.findEndpoint(endpoint.id);
+      if (!template || !image || !jobs) {
+        if (template && !image) this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, 'no --image for this imageName: start its workers by hand');
+        continue;
+      }
+      live.add(endpoint.id);
+      this.#scale(endpoint, template, image, jobs, now);
+    }
+    for (const [endpointId, runtime] of this.#runtimes) {
+      if (live.has(endpointId)) continue;
+      for (const worker of runtime.workers.values()) this.#stopWorker(worker, 'endpoint-gone');
+      if (runtime.workers.size === 0) this.#runtimes.delete(endpointId);
+    }
+  }
+
+  /** Stop every worker (SIGTERM, deadline, SIGKILL) and wait until all have exited. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#timer?.cancel();
+    const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
+    for (const worker of all) this.#stopWorker(worker, 'shutdown');
+    await Promise.all(all.map((worker) => worker.exited));
+  }
+
+  // ------------------------------------------------------------------ views
+
+  health(endpointId: string): LaunchedHealth | undefined {
+    const runtime = this.#runtimes.get(endpointId);
+    if (!runtime) return undefined;
+    const jobs = this.#deps.harness.findEndpoint(endpointId);
+    const counts = countStates(runtime, jobs);
+    // Workers that joined by hand count as before.
+    for (const presence of jobs?.workers.all() ?? []) {
+      if (runtime.workers.has(presence.id)) continue;
+      if (presence.jobs.size > 0) counts.running++;
+      else counts.idle++;
+    }
+    return {
+      ...counts,
+      throttled: runtime.throttled,
+      healthy: runtime.unhealthyReason === undefined,
+      ...(runtime.unhealthyReason !== undefined ? { unhealthyReason: runtime.unhealthyReason } : {}),
+    };
+  }
+
+  logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[] {
+    return this.#logs.read(endpointId, max, workerId);
+  }
+
+  pods(): Pod[] {
+    return [...this.#runtimes].flatMap(([endpointId, runtime]) =>
+      podsOf(endpointId, runtime, this.#deps.harness.findEndpoint(endpointId), this.#pool?.name ?? 'GPU'),
+    );
+  }
+
+  // ------------------------------------------------------------------ scaling
+
+  #scale(endpoint: Endpoint, template: Template, image: { command: string; cwd?: string | undefined }, jobs: EndpointJobs, now: number): void {
+    const runtime = this.#runtime(endpoint.id);
+    // A rolling release (template updated or changed): idle workers of an older version go,
+    // the scaler starts new ones; busy ones follow once idle.
+    for (const worker of runtime.workers.values()) {
+      if (worker.version < endpoint.version && !worker.stopping && !holdsJob(jobs, worker.id)) this.#stopWorker(worker, 'release');
+    }
+    const workers = this.#observe(runtime, jobs, endpoint.id, now);
+    const { queued, runningJobs } = this.#queueSnapshot(runtime, jobs, endpoint.id);
+    const needsGpus = endpoint.computeType === 'GPU' && this.#pool !== undefined;
+    if (needsGpus && this.#pool && endpoint.gpuCount > this.#pool.total) {
+      this.#warnOnce(`gpus:${endpoint.id}`, { endpointId: endpoint.id, gpuCount: endpoint.gpuCount, gpus: this.#pool.total }, 'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled');
+    }
+    const decision = decideScaling({
+      settings: endpoint,
+      now,
+      queued,
+      runningJobs,
+      workers,
+      startable: needsGpus && this.#pool ? Math.floor(this.#pool.freeCount / endpoint.gpuCount) : Number.POSITIVE_INFINITY,
+      startBlocked: runtime.backoff.blocked(now),
+    });
+    if (decision.throttled !== runtime.throttled && decision.throttled > 0) {
+      this.#log.warn({ endpointId: endpoint.id, throttled: decision.throttled, gpuCount: endpoint.gpuCount }, 'workers throttled: no GPU free');
+    }
+    runtime.throttled = decision.throttled;
+    for (const id of decision.stop) {
+      const worker = runtime.workers.get(id);
+      if (worker) this.#stopWorker(worker, 'idle');
+    }
+    for (let i = 0; i < decision.start; i++) this.#spawn(endpoint, template, image, runtime, now, needsGpus, decision.desired);
+    this.#gauge(endpoint.id, runtime, jobs);
+  }
+
+  /** Update readiness and busy times from the presence table; the scaler's view of each worker. */
+  #observe(runtime: EndpointRuntime, jobs: EndpointJobs, endpointId: string, now: number): WorkerSnapshot[] {
+    const snapshots: WorkerSnapshot[] = [];
+    for (const worker of runtime.workers.values()) {
+      const presence = jobs.workers.get(worker.id);
+      if (presence && worker.readyAt === undefined) {
+        worker.readyAt = now;
+        const coldStartMs = now - worker.spawnedAt;
+        this.#deps.metrics?.harnessWorkerColdStartSeconds.observe({ endpoint: endpointId }, coldStartMs / 1000);
+        this.#log.info({ endpointId, workerId: worker.id, coldStartMs }, `worker ${worker.id} ready: cold start ${coldStartMs} ms (spawn to first call)`);
+        if (runtime.unhealthyReason !== undefined) this.#log.info({ endpointId }, `endpoint ${endpointId} healthy again: a worker started`);
+        runtime.backoff.recordHealthyStart();
+        runtime.unhealthyReason = undefined;
+      }
+      const busy = (presence?.jobs.size ?? 0) > 0;
+      if (busy) worker.lastBusyAt = now;
+      const state = worker.state(busy);
+      snapshots.push({ id: worker.id, state, ...(state === 'idle' ? { idleSince: worker.lastBusyAt ?? worker.readyAt ?? now } : {}) });
+    }
+    return snapshots;
+  }
+
+  /** Queued jobs, running jobs that are not lowPriority; counts each job's wait for a worker once. */
+  #queueSnapshot(runtime: EndpointRuntime, jobs: EndpointJobs, endpointId: string): { queued: QueuedJobSnapshot[]; runningJobs: number } {
+    const snapshot = queueSnapshot(jobs, runtime.waitsSeen);
+    runtime.waitsSeen = snapshot.seen;
+    for (const { jobId, workerId, waitMs } of snapshot.newlyStarted) {
+      this.#deps.metrics?.harnessJobWaitSeconds.observe({ endpoint: endpointId }, waitMs / 1000);
+      if (waitMs >= 1_000) this.#log.info({ endpointId, jobId, waitMs, workerId }, `job ${jobId} waited ${waitMs} ms for a worker`);
+    }
+    return snapshot;
+  }
+
+  #spawn(
+    endpoint: Endpoint,
+    template: Template,
+    image: { command: string; cwd?: string | undefined },
+    runtime: EndpointRuntime,
+    now: number,
+    needsGpus: boolean,
+    desired: number,
+  ): void {
+    const target = this.#target;
+    if (!target) return;
+    const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
+    if (gpus === undefined) return;
+    const id = `${endpoint.id}-${++this.#seq}`;
+    const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool });
+    const worker = new LaunchedWorker({
+      id,
+      endpointId: endpoint.id,
+      imageName: template.imageName,
+      version: endpoint.version,
+      command: image.command,
+      env,
+      ...(image.cwd !== undefined ? { cwd: image.cwd } : {}),
+      gpus,
+      spawnedAt: now,
+      onLine: (stream, line) => this.#onLine(endpoint.id, id, stream, line),
+      onExit: (code, signal) => this.#onExit(runtime, worker, code, signal),
+    });
+    runtime.workers.set(id, worker);
+    this.#deps.metrics?.harnessScaleUpsTotal.inc({ endpoint: endpoint.id });
+    const alive = [...runtime.workers.values()].filter((w) => !w.stopping).length;
+    this.#log.info(
+      { endpointId: endpoint.id, workerId: id, pid: worker.pid, gpus, workers: alive, desired },
+      `scale up: started worker ${id} (${alive} of ${desired} wanted, max ${endpoint.workersMax})${gpus.length > 0 ? ` on GPUs ${gpus.join(',')}` : ''}`,
+    );
+    this.#logs.add(endpoint.id, { at: Date.now(), workerId: id, stream: 'launcher', line: `started (pid ${worker.pid ?? '?'})` });
+  }
+
+  #stopWorker(worker: LaunchedWorker, reason: 'idle' | 'release' | 'endpoint-gone' | 'shutdown'): void {
+    if (worker.stopping) return;
+    worker.stop(this.settings.shutdownDeadlineMs);
+    this.#deps.metrics?.harnessScaleDownsTotal.inc({ endpoint: worker.endpointId, reason });
+    this.#log.info(
+      { endpointId: worker.endpointId, workerId: worker.id, reason, shutdownDeadlineMs: this.settings.shutdownDeadlineMs },
+      `scale down: SIGTERM to worker ${worker.id} (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
+    );
+  }
+
+  #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, code: number | null, signal: NodeJS.Signals | null): void {
+    const endpointId = worker.endpointId;
+    runtime.workers.delete(worker.id);
+    this.#pool?.give(worker.gpus);
+    const requeued = this.#deps.harness.findEndpoint(endpointId)?.requeueWorkerJobs(worker.id) ?? [];
+    this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
+    const fields = { endpointId, workerId: worker.id, code, signal, requeued };
+    if (worker.stopping) {
+      this.#log.info(fields, `worker ${worker.id} exited (code ${code}, signal ${signal})`);
+      return;
+    }
+    const duringStartup = worker.readyAt === undefined;
+    const now = this.#deps.harness.clock.now();
+    const waitMs = runtime.backoff.recordCrash(now, duringStartup);
+    this.#deps.metrics?.harnessWorkerCrashesTotal.inc({ endpoint: endpointId, phase: duringStartup ? 'startup' : 'running' });
+    this.#log.warn(
+      { ...fields, duringStartup, nextStartInMs: waitMs },
+      `worker ${worker.id} crashed ${duringStartup ? 'during start-up' : 'while running'} (code ${code}, signal ${signal}); next start in ${waitMs} ms`,
+    );
+    if (runtime.backoff.unhealthy) {
+      const reason = `the worker command exited during start-up ${runtime.backoff.startupCrashes} times in a row (last: code ${code}, signal ${signal}); retrying every ${waitMs} ms`;
+      if (runtime.unhealthyReason === undefined) this.#log.error({ endpointId, reason }, `endpoint ${endpointId} unhealthy: ${reason}`);
+      runtime.unhealthyReason = reason;
+    }
+  }
+
+  #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {
+    this.#logs.add(endpointId, { at: Date.now(), workerId, stream, line });
+    this.#log.info({ endpointId, workerId, stream }, line);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  #runtime(endpointId: string): EndpointRuntime {
+    let runtime = this.#runtimes.get(endpointId);
+    if (!runtime) {
+      runtime = newEndpointRuntime(this.settings.backoff);
+      this.#runtimes.set(endpointId, runtime);
+    }
+    return runtime;
+  }
+
+  #templateOf(store: ManagementStore, endpoint: Endpoint): Template | undefined {
+    try {
+      return store.getTemplate(endpoint.templateId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  #gauge(endpointId: string, runtime: EndpointRuntime, jobs: EndpointJobs): void {
+    const gauge = this.#deps.metrics?.harnessWorkers;
+    if (!gauge) return;
+    const counts: Record<(typeof STATES)[number], number> = { ...countStates(runtime, jobs), throttled: runtime.throttled };
+    for (const state of STATES) gauge.set({ endpoint: endpointId, state }, counts[state]);
+  }
+
+  #warnOnce(key: string, fields: Record<string, unknown>, message: string): void {
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    this.#log.warn(fields, message);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * @module harness/launcher/worker-logs
+ * The output of launched workers, kept per endpoint: the last `limit` lines, each
+ * with its worker id, stream and time. `GET /v2/{endpoint}/logs` reads them; the
+ * launcher also writes every line to the harness log with the worker id.
+ */
+
+export interface WorkerLogLine {
+  /** Epoch ms the harness read the line. */
+  at: number;
+  workerId: string;
+  stream: 'stdout' | 'stderr' | 'launcher';
+  line: string;
+}
+
+export class WorkerLogs {
+  readonly #limit: number;
+  readonly #byEndpoint = new Map<string, WorkerLogLine[]>();
+
+  /** Keep the last `limit` lines per endpoint (default 1000). */
+  constructor(limit = 1_000) {
+    this.#limit = limit;
+  }
+
+  add(endpointId: string, entry: WorkerLogLine): void {
+    let lines = this.#byEndpoint.get(endpointId);
+    if (!lines) {
+      lines = [];
+      this.#byEndpoint.set(endpointId, lines);
+    }
+    lines.push(entry);
+    if (lines.length > this.#limit) lines.splice(0, lines.length - this.#limit);
+  }
+
+  /** The last `max` lines of the endpoint (oldest first), optionally of one worker. */
+  read(endpointId: string, max = this.#limit, workerId?: string): WorkerLogLine[] {
+    const lines = (this.#byEndpoint.get(endpointId) ?? []).filter((entry) => workerId === undefined || entry.workerId === workerId);
+    return lines.slice(Math.max(0, lines.length - max));
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * `serverless-worker harness --image NAME=COMMAND` as a real child process: an
+ * endpoint made through /v1 on a template with that imageName gets its workersMin
+ * worker started by the harness (the platform fixture worker), a job runs on it,
+ * /health and the worker's logs show it, and SIGTERM stops the worker and the harness.
+ * A malformed --image fails in one line.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runTs } from '../child-process.js';
+import { FIXTURE_COMMAND } from '../harness/launcher/launcher-setup.js';
+import { waitFor } from '../transports/wait-for.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+type Child = ReturnType<typeof runTs>;
+const children: Child[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await child;
+  }
+});
+
+async function json<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+describe('serverless-worker harness --image', () => {
+  it('runs the workers of a template with that image, and stops them on SIGTERM', async () => {
+    const child = runTs(CLI, ['harness', '--port', '0', '--gpus', 'none', '--image', `test/worker:1=${FIXTURE_COMMAND}`], {
+      env: { LOG_LEVEL: 'info' },
+      timeout: 180_000,
+    });
+    children.push(child);
+    let banner = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (data: Buffer) => {
+        banner += data.toString('utf8');
+        const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
+        if (match?.[1] && banner.includes('auth:')) resolve(match[1]);
+      });
+      void child.then((result) => reject(new Error(`harness exited early (${result.exitCode}): ${String(result.stderr)}`)));
+    });
+
+    // What a deploy client sends: no isServerless, a 22/ssh port.
+    const template = await json<{ id: string }>(`${url}/v1/templates`, 'POST', {
+      name: 'cli-launcher',
+      imageName: 'test/worker:1',
+      category: 'CPU',
+      ports: ['8000/http', '22/ssh'],
+      env: { LOG_LEVEL: 'warn' },
+    });
+    const endpoint = await json<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 1, workersMax: 1 });
+    const job = await json<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'via-cli' } });
+    const done = await waitFor(
+      async () => {
+        const status = await json<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
+        return status.status === 'COMPLETED' ? status : undefined;
+      },
+      'the job COMPLETED on a launched worker',
+      120_000,
+      200,
+    );
+    expect(done.output?.tag).toBe('via-cli');
+    expect(done.output?.workerId).toBe(`${endpoint.id}-1`);
+    const health = await json<{ workers: Record<string, number>; healthy: boolean }>(`${url}/v2/${endpoint.id}/health`);
+    expect(health).toMatchObject({ healthy: true, workers: { idle: 1, running: 0, throttled: 0 } });
+    const record = await json<{ workers: Array<{ id: string; workerState: string; imageName: string }> }>(`${url}/v1/endpoints/${endpoint.id}`);
+    expect(record.workers).toEqual([expect.objectContaining({ id: `${endpoint.id}-1`, workerState: 'idle', imageName: 'test/worker:1' })]);
+    const logs = await json<{ lines: Array<{ workerId: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
+    expect(logs.lines.some((entry) => entry.workerId === `${endpoint.id}-1` && entry.line.includes('"event":"started"'))).toBe(true);
+
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode, String(result.stderr).slice(-2_000)).toBe(0);
+    const stderr = String(result.stderr);
+    expect(stderr).toContain('scale up: started worker');
+    expect(stderr).toContain('(shutdown)');
+    expect(stderr).toContain(`worker ${endpoint.id}-1 exited`);
+    expect(stderr).toContain('22/ssh');
+  }, 240_000);
+
+  it('a malformed --image fails in one line naming the expected form', async () => {
+    const result = await runTs(CLI, ['harness', '--port', '0', '--image', 'no-command-here']);
+    expect(result.exitCode).not.toBe(0);
+    expect(String(result.stderr)).toContain('--image expects NAME=COMMAND');
+  });
+
+  it('--help documents the launcher flags', async () => {
+    const help = String((await runTs(CLI, ['harness', '--help'])).stdout);
+    for (const flag of ['--image', '--launcher-config', '--gpus']) expect(help).toContain(flag);
+  });
+});

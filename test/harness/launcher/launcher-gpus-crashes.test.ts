@@ -1,0 +1,117 @@
+/**
+ * GPU assignment and crash handling of the launcher, with real child processes.
+ * GPUs: a fake nvidia-smi on PATH lists 4 GPUs; the harness's GPU detection reads
+ * them, and an endpoint with gpuCount 2 and 3 workers wanted gets 2 workers with
+ * disjoint CUDA_VISIBLE_DEVICES, the third `throttled`. Crashes: a worker command that
+ * exits at once is restarted with a growing backoff (no fast loop) and the endpoint
+ * is marked unhealthy in /health and in the log.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { detectGpus } from '../../../src/cli/harness-launcher.js';
+import { FIXTURE_COMMAND, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
+import { fakeToolEnv, tempDir } from '../../gpu/fake-tools.js';
+import { waitFor } from '../../transports/wait-for.js';
+
+let running: LauncherHarness | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+/** nvidia-smi's CSV (the documented query format) for 4 GPUs. */
+function fourGpuFixture(): string {
+  const rows = [0, 1, 2, 3].map(
+    (index) => `${index}, GPU-0000000${index}-1111-2222-3333-44444444444${index}, NVIDIA H100 80GB HBM3, 0, 0, 1024, 81559, 30, 70.00, 700.00, 550.54.15`,
+  );
+  const path = join(tempDir(), 'nvidia-smi.4x-h100.csv');
+  writeFileSync(path, `${rows.join('\n')}\n`);
+  return path;
+}
+
+describe('GPU assignment', () => {
+  it('4 GPUs from a fake nvidia-smi, gpuCount 2: two workers on disjoint GPUs, the third throttled', async () => {
+    const gpus = await detectGpus({ env: fakeToolEnv({ FAKE_NVIDIA_SMI_FIXTURE: fourGpuFixture() }), timeoutMs: 20_000 });
+    expect(gpus?.vendor).toBe('nvidia');
+    expect(gpus?.devices).toHaveLength(4);
+
+    const command = `echo "gpus=$CUDA_VISIBLE_DEVICES"; exec ${FIXTURE_COMMAND}`;
+    const h = await startLauncherHarness({ images: { 'test/gpu-worker:1': { command } }, ...(gpus ? { gpus } : {}) });
+    running = h;
+    const endpoint = await h.createEndpoint(
+      { gpuCount: 2, gpuTypeIds: ['NVIDIA H100 80GB HBM3'], workersMin: 3, workersMax: 3 },
+      { imageName: 'test/gpu-worker:1', category: 'NVIDIA' },
+    );
+    const health = await waitFor(
+      async () => {
+        const now = await h.health(endpoint.id);
+        return now.workers.idle === 2 && now.workers.throttled === 1 ? now : undefined;
+      },
+      '2 idle workers and 1 throttled',
+      120_000,
+      100,
+    );
+    expect(health.workers).toMatchObject({ initializing: 0, idle: 2, running: 0, throttled: 1 });
+    expect(h.launcher.pods()).toHaveLength(2);
+
+    const lists = (await h.logs(endpoint.id)).filter((entry) => entry.line.startsWith('gpus=')).map((entry) => entry.line.slice('gpus='.length).split(','));
+    expect(lists).toHaveLength(2);
+    for (const list of lists) expect(list).toHaveLength(2);
+    const all = lists.flat();
+    expect(new Set(all).size).toBe(4);
+    for (const device of all) expect(gpus?.devices).toContain(device);
+    expect(h.launcher.pods().every((pod) => pod.gpu?.count === 2 && pod.gpu.typeId === 'NVIDIA H100 80GB HBM3')).toBe(true);
+    expect(h.logLines.some((line) => line.endpointId === endpoint.id && String(line.msg).includes('throttled'))).toBe(true);
+    console.log(`[launcher gpus] devices per worker: ${lists.map((list) => list.join('+')).join(' | ')}; throttled ${health.workers.throttled}`);
+  }, 200_000);
+
+  it('a CPU endpoint on the same machine needs no GPU and sees none', async () => {
+    const h = await startLauncherHarness({
+      images: { 'test/cpu-worker:1': { command: `echo "gpus=[$CUDA_VISIBLE_DEVICES]"; exec ${FIXTURE_COMMAND}` } },
+      gpus: { vendor: 'nvidia', devices: ['0'] },
+    });
+    running = h;
+    const endpoint = await h.createEndpoint({ workersMin: 2, workersMax: 2 }, { imageName: 'test/cpu-worker:1', category: 'CPU' });
+    await waitFor(async () => (await h.health(endpoint.id)).workers.idle === 2, '2 idle CPU workers', 120_000, 100);
+    const lines = (await h.logs(endpoint.id)).filter((entry) => entry.line.startsWith('gpus='));
+    expect(lines.map((entry) => entry.line)).toEqual(['gpus=[]', 'gpus=[]']);
+  }, 200_000);
+});
+
+describe('crashing worker command', () => {
+  it('exits at once: restarted with a growing backoff, no fast loop, endpoint unhealthy in /health and the log', async () => {
+    const h = await startLauncherHarness({
+      images: { 'test/crash:1': { command: 'echo "boom" >&2; exit 3' } },
+      backoff: { baseMs: 200, maxMs: 1_600, unhealthyAfter: 3 },
+    });
+    running = h;
+    const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 2 }, { imageName: 'test/crash:1' });
+    const watchStarted = Date.now();
+    const health = await waitFor(
+      async () => {
+        const now = await h.health(endpoint.id);
+        return now.healthy === false ? now : undefined;
+      },
+      'the endpoint unhealthy',
+      60_000,
+      100,
+    );
+    expect(health.unhealthyReason).toContain('exited during start-up 3 times in a row');
+    expect(health.unhealthyReason).toContain('code 3');
+    // Watch a few seconds more: the backoff keeps the restarts slow.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const watchedMs = Date.now() - watchStarted;
+    const crashes = h.logLines.filter((line) => line.endpointId === endpoint.id && typeof line.nextStartInMs === 'number');
+    const waits = crashes.map((line) => Number(line.nextStartInMs));
+    const starts = h.logLines.filter((line) => line.endpointId === endpoint.id && String(line.msg).startsWith('scale up')).length;
+    // A tick is 100 ms: a fast loop would start dozens in this time.
+    expect(starts).toBeLessThanOrEqual(12);
+    expect(waits.slice(0, 4)).toEqual([200, 400, 800, 1_600]);
+    expect(waits.every((wait) => wait <= 1_600)).toBe(true);
+    expect(h.logLines.filter((line) => line.endpointId === endpoint.id && String(line.msg).includes('unhealthy')).length).toBeGreaterThanOrEqual(1);
+    const lines = await h.logs(endpoint.id);
+    expect(lines.some((entry) => entry.stream === 'stderr' && entry.line === 'boom')).toBe(true);
+    console.log(`[launcher crash] ${starts} starts in ${watchedMs} ms; backoff waits ${waits.join(', ')} ms`);
+  }, 120_000);
+});

@@ -1,0 +1,111 @@
+/**
+ * @module test/harness/launcher/launcher-setup
+ * A harness server on 127.0.0.1 port 0 with its management store and a Launcher that
+ * runs the platform fixture worker (a real child process using the platform
+ * transport) for templates whose imageName is `test/worker:1`. Endpoints are made
+ * through /v1 as a client would; the launcher's log lines are kept for assertions.
+ */
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Harness } from '../../../src/harness/index.js';
+import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
+import { Launcher, type LauncherOptionsInput, type WorkerLogLine } from '../../../src/harness/launcher/index.js';
+import { InMemoryManagementStore, type Endpoint, type Template } from '../../../src/harness/management/index.js';
+import { createMetrics } from '../../../src/metrics/index.js';
+import { FIXTURE, REPO_ROOT } from '../../platform/worker-process.js';
+
+export const TEST_IMAGE = 'test/worker:1';
+/** The platform fixture worker, as a launcher command. */
+export const FIXTURE_COMMAND = `"${process.execPath}" --import tsx "${FIXTURE}"`;
+
+export interface LauncherHarness {
+  readonly harness: Harness;
+  readonly server: HarnessServer;
+  readonly launcher: Launcher;
+  /** The launcher's and the server's log lines, parsed. */
+  readonly logLines: Array<Record<string, unknown>>;
+  /** Create a template (imageName TEST_IMAGE unless given) and an endpoint on it. */
+  createEndpoint(endpoint: Record<string, unknown>, template?: Record<string, unknown>): Promise<Endpoint>;
+  /** POST /v2/{endpoint}/run; answers the job id. */
+  run(endpointId: string, input: unknown, policy?: Record<string, unknown>): Promise<string>;
+  status(endpointId: string, jobId: string): Promise<{ status: string; output?: unknown }>;
+  health(endpointId: string): Promise<{ workers: Record<string, number>; healthy?: boolean; unhealthyReason?: string }>;
+  /** The fixture's stdout events from the launched workers' logs. */
+  events(endpointId: string): Array<{ event: string; jobId?: string; workerId?: string }>;
+  logs(endpointId: string): Promise<WorkerLogLine[]>;
+  close(): Promise<void>;
+}
+
+let templates = 0;
+
+export async function startLauncherHarness(options: Partial<LauncherOptionsInput> = {}): Promise<LauncherHarness> {
+  const logLines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const logger = pino({ level: 'info' }, sink);
+  const harness = new Harness({ autoCreateEndpoints: false });
+  const store = new InMemoryManagementStore();
+  const metrics = createMetrics({ defaultMetrics: false });
+  const server = await createHarnessServer({ harness, host: '127.0.0.1', port: 0, rateLimits: false, management: { store }, logger, metrics });
+  const launcher = new Launcher(
+    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...options },
+    { harness, store, logger, metrics },
+  );
+  harness.launchedWorkers = launcher;
+  launcher.start({ url: server.url, pingIntervalMs: 1_000 });
+
+  const json = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return JSON.parse(text) as T;
+  };
+
+  return {
+    harness,
+    server,
+    launcher,
+    logLines,
+    async createEndpoint(endpoint, template = {}) {
+      templates += 1;
+      const t = await json<Template>('POST', '/v1/templates', {
+        name: `launcher-test-${templates}`,
+        imageName: TEST_IMAGE,
+        isServerless: true,
+        category: 'CPU',
+        env: { LOG_LEVEL: 'warn' },
+        ...template,
+      });
+      return json<Endpoint>('POST', '/v1/endpoints', { templateId: t.id, ...endpoint });
+    },
+    async run(endpointId, input, policy) {
+      return (await json<{ id: string }>('POST', `/v2/${endpointId}/run`, { input, ...(policy ? { policy } : {}) })).id;
+    },
+    status: (endpointId, jobId) => json('GET', `/v2/${endpointId}/status/${jobId}`),
+    health: (endpointId) => json('GET', `/v2/${endpointId}/health`),
+    events(endpointId) {
+      return launcher
+        .logs(endpointId)
+        .filter((entry) => entry.stream === 'stdout' && entry.line.startsWith('{'))
+        .map((entry) => JSON.parse(entry.line) as { event: string; jobId?: string; workerId?: string });
+    },
+    logs: async (endpointId) => (await json<{ lines: WorkerLogLine[] }>('GET', `/v2/${endpointId}/logs?limit=100000`)).lines,
+    async close() {
+      await launcher.close();
+      await server.close();
+      harness.close();
+    },
+  };
+}
+
+/** Messages of the log lines that carry `field` = `value`. */
+export function messagesWith(lines: Array<Record<string, unknown>>, field: string, value: unknown): string[] {
+  return lines.filter((line) => line[field] === value).map((line) => String(line.msg));
+}
