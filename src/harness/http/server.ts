@@ -2,7 +2,8 @@
  * @module harness/http/server
  * The harness's HTTP server: the queue API and OpenAI-compatible routes (this
  * folder), the worker API (worker-api/) under `/v2`, the management API under `/v1`,
- * and `/metrics`, behind one API key check and the spec 8.2 rate limits.
+ * `/metrics` and the web dashboard at `/ui` (ui/, imported only when it is on), behind
+ * one API key check and the spec 8.2 rate limits.
  *
  *     const server = await createHarnessServer({ harness: new Harness(), port: 0 });
  *     // server.url -> http://127.0.0.1:<port>; server.baseUrl -> .../v2
@@ -15,6 +16,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { createMetrics, type Metrics } from '../../metrics/index.js';
+import { RUNTIME_VERSION } from '../../version.js';
 import { InMemoryManagementStore, managementApi } from '../management/index.js';
 import { apiKeyHook } from './api-key.js';
 import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
@@ -28,6 +30,7 @@ import { RateLimiter, rateLimitHook } from './rate-limit/index.js';
 import { useLenientJsonBodies } from './json-body.js';
 import { installRouteTable } from './route-table.js';
 import { resolveServerOptions, rateLimitTable, type HarnessServerConfig, type HarnessServerOptions } from './server-options.js';
+import { WebhookLog } from './ui/webhook-log.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
 import { workerApiRoutes } from './worker-api/index.js';
 
@@ -44,6 +47,8 @@ export interface HarnessServer {
   readonly webhooks: WebhookSender;
   /** Whether every route needs the API key. */
   readonly authenticated: boolean;
+  /** `<url>/ui`, the web dashboard; undefined when it is off. */
+  readonly dashboardUrl: string | undefined;
   /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. The harness stays open. */
   close(): Promise<void>;
 }
@@ -81,7 +86,13 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
   }
 
-  const webhooks = new WebhookSender({ settings: config.webhook, logger: logger.child({ component: 'webhooks' }), metrics });
+  const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
+  const webhooks = new WebhookSender({
+    settings: config.webhook,
+    logger: logger.child({ component: 'webhooks' }),
+    metrics,
+    ...(webhookLog ? { onOutcome: (outcome) => webhookLog.record(outcome) } : {}),
+  });
   const unbindWebhooks = bindWebhooks(harness, webhooks);
   const unbindJobMetrics = bindJobMetrics(harness, metrics);
 
@@ -90,6 +101,10 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
   await app.register(workerApiRoutes, { ...config.workerApi, harness, prefix: '/v2' });
+  if (config.dashboard !== false && webhookLog) {
+    const { registerDashboard } = await import('./ui/index.js');
+    registerDashboard(app, { harness, settings: config.dashboard, webhookLog, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
+  }
   if (config.management !== false) {
     await app.register(managementApi, {
       prefix: '/v1',
@@ -134,6 +149,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     metrics,
     webhooks,
     authenticated: config.apiKey !== undefined,
+    dashboardUrl: config.dashboard !== false ? `${url}/ui` : undefined,
     close,
   });
 }
