@@ -15,7 +15,7 @@ export const actions = {
 };
 
 /** A button running `run()`; shows the answer (`describe(answer)`) or the API's error. */
-export function ActionButton({ label, run, describe, confirmText, test, kind = '' }) {
+export function ActionButton({ label, run, describe, confirmText, test, kind = '', disabled = false, title }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(undefined);
   const [notice, setNotice] = useState(undefined);
@@ -34,7 +34,7 @@ export function ActionButton({ label, run, describe, confirmText, test, kind = '
     }
   };
   return html`<span class="action">
-    <button type="button" class=${kind} onClick=${onClick} disabled=${busy} data-test=${test}>${label}</button>
+    <button type="button" class=${kind} onClick=${onClick} disabled=${busy || disabled} title=${disabled ? title : undefined} data-test=${test}>${label}</button>
     <${Notice} notice=${notice} /><${ErrorBox} error=${error} />
   </span>`;
 }

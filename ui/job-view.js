@@ -47,8 +47,10 @@ export function JobView({ endpointId, jobId, live }) {
   return html`<div>
     <h1>Job <code data-test="job-id">${job.id}</code> <${StatusBadge} status=${job.status} /></h1>
     <div class="row">
-      ${cancellable ? html`<${ActionButton} label="Cancel" test="cancel" run=${() => actions.cancel(endpointId, job.id)} describe=${(a) => `Cancel answered ${a.status}`} />` : null}
-      ${retryable ? html`<${ActionButton} label="Retry" test="retry" run=${() => actions.retry(endpointId, job.id)} describe=${(a) => `Retry answered ${a.status}`} />` : null}
+      <${ActionButton} label="Cancel" test="cancel" disabled=${!cancellable} title="only IN_QUEUE or IN_PROGRESS jobs can be cancelled"
+        run=${() => actions.cancel(endpointId, job.id)} describe=${(a) => `Cancel answered ${a.status}`} />
+      <${ActionButton} label="Retry" test="retry" disabled=${!retryable} title="only FAILED or TIMED_OUT jobs can be retried"
+        run=${() => actions.retry(endpointId, job.id)} describe=${(a) => `Retry answered ${a.status}`} />
     </div>
     <dl class="facts">
       <dt>Endpoint</dt><dd>${endpointId}</dd>
