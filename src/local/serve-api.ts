@@ -30,7 +30,11 @@ export function shellQuote(text: string): string {
 }
 
 /** The lines printed at start: where the API is and a curl command that runs one job. */
-export function serveBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpointId: string, example: JobRequest | undefined): string {
+export function serveBanner(
+  server: Pick<HarnessServer, 'url' | 'authenticated'> & { dashboardUrl?: string | undefined },
+  endpointId: string,
+  example: JobRequest | undefined,
+): string {
   const base = `${server.url}/v2/${endpointId}`;
   const body = JSON.stringify(example ?? { input: {} });
   const auth = server.authenticated ? ` -H "Authorization: Bearer $${API_KEY_ENV}"` : '';
@@ -39,6 +43,7 @@ export function serveBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>
       (server.authenticated ? ' (API key required)' : ' (no API key: loopback only)'),
     `  try:    curl -X POST ${base}/runsync -H 'content-type: application/json'${auth} -d ${shellQuote(body)}`,
     `  OpenAI: base URL ${base}/openai/v1    metrics: ${server.url}/metrics    stop: Ctrl+C`,
+    ...(server.dashboardUrl !== undefined ? [`  dashboard: ${server.dashboardUrl} (in a browser)`] : []),
     '',
   ].join('\n');
 }
@@ -83,6 +88,7 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);
   const harness = new Harness();
   const local = startLocalWorker(handler, config, logger, harness);
+  const example = exampleRequest(args);
   let server: HarnessServer;
   try {
     server = await createHarnessServer({
@@ -93,13 +99,14 @@ export async function runServeApi(handler: Handler<unknown>, config: WorkerConfi
       allowUnauthenticatedNonLoopback: args.insecureNoAuth,
       logger: logger.child({ component: 'harness' }),
       metrics: createMetrics(),
+      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(local.sampler ? { gpu: local.sampler } : {}) },
     });
   } catch (error) {
     await local.runtime.stop();
     harness.close();
     throw listenError(error, host, port);
   }
-  process.stdout.write(serveBanner(server, config.endpointId, exampleRequest(args)));
+  process.stdout.write(serveBanner(server, config.endpointId, example));
 
   const reason = await new Promise<'signal' | 'worker-exited'>((resolve) => {
     const dispose = onShutdownSignals(logger, () => resolve('signal'));

@@ -74,7 +74,7 @@ describe('dashboard in Chromium', () => {
     await page.locator('[data-test=endpoints]').waitFor(WAIT);
     // The key stays in session storage, never in the URL.
     expect(page.url()).not.toContain(API_KEY);
-    expect(await page.evaluate(() => Object.values(sessionStorage))).toContain(API_KEY);
+    expect(await page.evaluate('Object.values(sessionStorage)')).toContain(API_KEY);
     await context.close();
   });
 

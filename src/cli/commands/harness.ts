@@ -14,6 +14,7 @@ import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/ind
 import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
 import { createLogger } from '../../log/index.js';
+import { createGpuSampler } from '../../gpu/index.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
 
@@ -54,6 +55,7 @@ Routes (base URL printed at start):
   /v2/<endpoint>/job-take/..., job-done/..., ping/...  the worker API, for workers
   /v1/templates, networkvolumes, endpoints, pods     the management API
   /metrics                                           Prometheus metrics
+  /ui                                                the web dashboard (jobs, streams, workers, charts)
 
 Auth: with an API key (--api-key or ${API_KEY_ENV}) every route needs
 "Authorization: Bearer <key>" (the bare key is accepted too). Without one the harness
@@ -67,7 +69,10 @@ Example:
   tsx worker.ts`;
 
 /** The lines printed at start. */
-export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpoints: readonly string[]): string {
+export function harnessBanner(
+  server: Pick<HarnessServer, 'url' | 'authenticated'> & { dashboardUrl?: string | undefined },
+  endpoints: readonly string[],
+): string {
   // Any id works when none was named: show ready-to-paste values for `local`.
   const example = endpoints[0] ?? 'local';
   return [
@@ -76,6 +81,7 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
     `  OpenAI:         ${server.url}/v2/${example}/openai/v1`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,
+    ...(server.dashboardUrl !== undefined ? [`  dashboard:      ${server.dashboardUrl} (in a browser; log in with the API key)`] : []),
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
     `  workers join with (${server.authenticated ? 'also set RUNPOD_AI_API_KEY to the key' : 'no key needed'}):`,
     formatWorkerEnv(workerEnvFor(server.url, example))
@@ -90,6 +96,8 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
   const harness = new Harness({ autoCreateEndpoints: options.endpoint.length === 0, endpoints: options.endpoint });
+  // This machine's GPUs for the dashboard, read only while a dashboard page is open.
+  const gpu = createGpuSampler();
   const server = await createHarnessServer({
     harness,
     host: options.host,
@@ -103,10 +111,12 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     management: options.management ? {} : false,
     logger,
     metrics: createMetrics(),
+    dashboard: { gpu },
   });
   process.stdout.write(harnessBanner(server, options.endpoint));
   await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
   await server.close();
+  await gpu.close();
   harness.close();
   logger.flush();
 }

@@ -138,6 +138,7 @@ export class LiveHub {
     };
     this.#timer = setInterval(() => this.#tick(), this.#settings.sampleIntervalMs);
     this.#timer.unref();
+    this.#settings.gpu?.start?.();
   }
 
   #stop(): void {
@@ -145,6 +146,7 @@ export class LiveHub {
     this.#timer = undefined;
     this.#unbindEnded?.();
     this.#unbindEnded = undefined;
+    this.#settings.gpu?.stop?.();
   }
 
   *#allJobs(): Iterable<import('../../job-record.js').JobRecord> {

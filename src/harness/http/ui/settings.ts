@@ -7,9 +7,15 @@
 import { z } from 'zod';
 import type { GpuReadResult } from '../../../gpu/reading.js';
 
-/** What the dashboard needs of a GPU sampler (GpuSampler has it): the latest read. */
+/**
+ * What the dashboard needs of a GPU sampler (GpuSampler has it): the latest read, and
+ * optionally start/stop, called when the first page opens and the last one closes
+ * (so the GPU is polled for the dashboard only while someone looks).
+ */
 export interface DashboardGpuSource {
   latest(): GpuReadResult | undefined;
+  start?(): void;
+  stop?(): void;
 }
 
 /**
