@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ceilingBenchmark } from './ceiling.bench.js';
 import { coldStartBenchmark } from './cold-start.bench.js';
+import { dashboardBenchmark } from './dashboard.bench.js';
 import { dispatchBenchmark } from './dispatch.bench.js';
 import { endToEndBenchmark } from './end-to-end.bench.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
@@ -27,6 +28,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   memoryBenchmark,
   coldStartBenchmark,
   ceilingBenchmark,
+  dashboardBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

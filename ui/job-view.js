@@ -17,9 +17,10 @@ function ErrorPayload({ error }) {
 }
 
 function Chunks({ live }) {
-  if (live.chunks.length === 0 && (live.job?.chunks ?? 0) === 0) return null;
+  const count = Math.max(live.job?.chunks ?? 0, (live.chunks.at(-1)?.index ?? -1) + 1);
+  if (count === 0) return null;
   return html`<section class="card" aria-live="polite">
-    <h2>Stream (${live.job?.chunks ?? live.chunks.length} chunks)</h2>
+    <h2>Stream (<span data-test="chunk-count">${count}</span> chunks)</h2>
     ${live.missed > 0 ? html`<p class="muted">${live.missed} chunks were read by a /stream client before this page could see them.</p>` : null}
     <div class="stream-text" data-test="stream-text">${live.chunks.map((c) => (typeof c.output === 'string' ? c.output : pretty(c.output))).join('')}</div>
     <details><summary>Chunks one by one</summary><ol start=${live.chunks[0]?.index ?? 0}>

@@ -4,8 +4,9 @@
  * queue wait (delayTime) and execution time percentiles of the jobs that ended in it,
  * and GPU utilisation and memory per card. Jobs are counted as they end (the live hub
  * subscribes only while a page is open); when the first page opens, the history is
- * rebuilt from the jobs the harness still keeps, so the charts show the last minutes
- * at once. A ring keeps `historyMinutes` of points.
+ * rebuilt from the jobs the harness still keeps (from the first interval in which one
+ * ended), so the charts show the last minutes at once. A ring keeps `historyMinutes`
+ * of points.
  */
 import type { GpuReadResult } from '../../../gpu/reading.js';
 import type { JobRecord } from '../../job-record.js';
@@ -113,7 +114,9 @@ export class Series {
       addJob(bucket, job);
     }
     this.#points = [];
-    for (let slot = 1; slot <= this.#capacity; slot++) {
+    // From the first interval with an ended job: a fresh harness's charts start empty and grow.
+    const firstSlot = buckets.size === 0 ? this.#capacity + 1 : Math.min(...buckets.keys());
+    for (let slot = firstSlot; slot <= this.#capacity; slot++) {
       this.#points.push(toPoint(start + slot * this.#intervalMs, this.#intervalMs, buckets.get(slot) ?? emptyBucket(), []));
     }
     this.#current = emptyBucket();
