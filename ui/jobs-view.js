@@ -16,7 +16,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const [error, setError] = useState(undefined);
   const searchBox = useRef(null);
   // Refetch when the endpoint's counts move (a tick), the filter, or the page changes.
-  const revision = row ? JSON.stringify([row.jobs, row.retried]) : '';
+  const revision = row ? JSON.stringify(row.jobs) : '';
 
   useEffect(() => {
     let stale = false;

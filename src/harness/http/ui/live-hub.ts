@@ -16,6 +16,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
+import type { JobRecord } from '../../job-record.js';
 import type { DashboardSettings } from './settings.js';
 import { Series } from './series.js';
 import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
@@ -149,7 +150,7 @@ export class LiveHub {
     this.#settings.gpu?.stop?.();
   }
 
-  *#allJobs(): Iterable<import('../../job-record.js').JobRecord> {
+  *#allJobs(): Iterable<JobRecord> {
     for (const endpoint of this.#harness.endpoints()) yield* endpoint.jobs();
   }
 

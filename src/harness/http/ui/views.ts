@@ -20,14 +20,12 @@ export type StateCounts = Record<JobStatus, number>;
 
 export interface EndpointRow {
   id: string;
+  /** Jobs waiting in the queue (IN_QUEUE). */
   queueDepth: number;
+  /** Jobs kept, by state (ended ones until their retention ends). */
   jobs: StateCounts;
-  /** Jobs kept in all (retained ended jobs included). */
+  /** Jobs kept in all. */
   retained: number;
-  /** Ended since the harness started, as /health counts them. */
-  completed: number;
-  failed: number;
-  retried: number;
   workers: { idle: number; running: number };
 }
 
@@ -37,7 +35,7 @@ function zeroCounts(): StateCounts {
   return counts;
 }
 
-/** One endpoint's row: one pass over its jobs. */
+/** One endpoint's row: one pass over its jobs (each live tick makes one per endpoint). */
 export function endpointRow(endpoint: EndpointJobs): EndpointRow {
   const jobs = zeroCounts();
   let retained = 0;
@@ -45,17 +43,7 @@ export function endpointRow(endpoint: EndpointJobs): EndpointRow {
     jobs[job.status]++;
     retained++;
   }
-  const health = endpoint.health();
-  return {
-    id: endpoint.id,
-    queueDepth: health.jobs.inQueue,
-    jobs,
-    retained,
-    completed: health.jobs.completed,
-    failed: health.jobs.failed,
-    retried: health.jobs.retried,
-    workers: health.workers,
-  };
+  return { id: endpoint.id, queueDepth: jobs.IN_QUEUE, jobs, retained, workers: endpoint.workers.counts() };
 }
 
 export function endpointRows(harness: Harness): EndpointRow[] {
@@ -90,7 +78,8 @@ export function jobsPage(endpoint: EndpointJobs, query: JobsQuery): JobsPage {
   const candidates: Iterable<JobRecord> = exact ? [exact] : endpoint.jobs();
   for (const job of candidates) {
     if (wanted && !wanted.has(job.status)) continue;
-    if (search !== undefined && !exact && !job.id.toLowerCase().includes(search)) continue;
+    // Ids are mostly lower-case UUIDs: the plain test first, the lower-cased copy only when it fails.
+    if (search !== undefined && !exact && !job.id.includes(search) && !job.id.toLowerCase().includes(search)) continue;
     if (total >= query.offset && page.length < query.limit) page.push(job);
     total++;
   }
