@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createGpuSampler, type GpuReadResult } from '../../../src/gpu/index.js';
 import { Harness } from '../../../src/harness/index.js';
 import { DashboardSettingsSchema, LiveHub, WebhookLog } from '../../../src/harness/http/ui/index.js';
 import { call, errorCode, startTestServer, waitUntil, type TestServer } from './helpers.js';
@@ -172,6 +173,48 @@ describe('dashboard routes', () => {
     const refused = await fetch(url);
     expect(refused.status).toBe(401);
     expect((await call('GET', `${server.url}/ui/api/events?job=x`, { headers: auth })).status).toBe(400);
+  });
+
+  it('shows GPU readings from a sampler it polls only while a page is open', async () => {
+    let reads = 0;
+    const reading: GpuReadResult = {
+      ok: true,
+      vendor: 'nvidia',
+      tool: 'nvidia-smi',
+      hidden: 0,
+      readAt: Date.now(),
+      gpus: [
+        {
+          vendor: 'nvidia',
+          index: 0,
+          uuid: 'GPU-test',
+          name: 'Test Card',
+          utilizationPercent: 42,
+          memoryUtilizationPercent: 10,
+          memoryUsedBytes: 2 ** 30,
+          memoryTotalBytes: 2 ** 34,
+          temperatureCelsius: 50,
+          powerDrawWatts: 100,
+          powerLimitWatts: 300,
+          driverVersion: '1.0',
+        },
+      ],
+    };
+    // A sampler whose reader answers a fixed reading (the tool itself needs a GPU).
+    const gpu = createGpuSampler({ intervalMs: 50, reader: async () => (reads++, reading) });
+    server = await startTestServer({ dashboard: { gpu, sampleIntervalMs: 100 } });
+    const before = (await call('GET', `${server.url}/ui/api/overview`)).json as { gpu: { available: boolean; reason?: string } };
+    expect(before.gpu).toMatchObject({ available: false, reason: expect.stringContaining('no reading yet') });
+    expect(gpu.state).toBe('idle');
+    const frames = await readEvents(`${server.url}/ui/api/events`, (f) => f.some((x) => x.event === 'tick' && (x.data as { point: { gpus: unknown[] } }).point.gpus.length > 0), {});
+    const tick = frames.findLast((x) => x.event === 'tick')!.data as { gpu: { available: boolean; gpus: unknown[] }; point: { gpus: unknown[] } };
+    expect(tick.gpu).toMatchObject({ available: true, gpus: [{ name: 'Test Card', utilizationPercent: 42 }] });
+    expect(tick.point.gpus).toEqual([{ index: 0, name: 'Test Card', utilizationPercent: 42, memoryUsedBytes: 2 ** 30, memoryTotalBytes: 2 ** 34 }]);
+    await waitUntil(() => gpu.state === 'idle', 'the sampler to stop once the page left');
+    const after = reads;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reads).toBe(after);
+    await gpu.close();
   });
 
   it('holds no timer and no listener while no page is connected (the harness pays nothing for it)', async () => {

@@ -96,7 +96,7 @@ export class LiveHub {
       now,
       endpoints: endpointRows(this.#harness),
       workers: workerRows(this.#harness, now),
-      gpu: gpuView(this.#settings.gpu?.latest()),
+      gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
       panels: this.#panels(),
     };
   }

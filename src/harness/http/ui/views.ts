@@ -150,8 +150,10 @@ export function workerRows(harness: Harness, now: number): WorkerRow[] {
 /** GPU readings as the workers view shows them: the cards, or why there are none. */
 export type GpuView = { available: true; gpus: unknown[]; at?: string } | { available: false; reason: string };
 
-export function gpuView(read: GpuReadResult | undefined): GpuView {
-  if (read === undefined) return { available: false, reason: 'no GPU reading source (GPU readings come from an in-process worker with GPU sampling)' };
-  if (!read.ok) return { available: false, reason: read.reason };
-  return { available: true, gpus: read.gpus };
+/** `hasSource`: whether the harness was given a GPU source at all. */
+export function gpuView(hasSource: boolean, read: GpuReadResult | undefined): GpuView {
+  if (!hasSource) return { available: false, reason: 'this harness has no GPU reading source (an in-process worker with GPU sampling, or the harness command)' };
+  if (read === undefined) return { available: false, reason: 'no reading yet: the first is taken when a dashboard page opens' };
+  if (!read.ok) return { available: false, reason: `${read.reason}: ${read.message}` };
+  return { available: true, gpus: read.gpus, at: new Date(read.readAt).toISOString() };
 }
