@@ -78,6 +78,42 @@ describe('dashboard in Chromium', () => {
     await context.close();
   });
 
+  it('loads nothing from outside the harness, works by keyboard, and follows a dark scheme', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' });
+    const page = await context.newPage();
+    onTestFailed(async () => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'dashboard-keyboard.png'), fullPage: true }).catch(() => {});
+    });
+    const origins = new Set<string>();
+    page.on('request', (request) => origins.add(new URL(request.url()).origin));
+    await logIn(page);
+    await page.locator('[data-test=endpoints]').waitFor(WAIT);
+    // Offline: every request went to the harness itself (no CDN).
+    expect([...origins]).toEqual([new URL(fixture.server.url).origin]);
+    const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+    expect(background).toBe('rgb(15, 19, 24)');
+    // Keyboard: Tab from the top reaches the first endpoint's link; Enter opens its jobs.
+    let focused = '';
+    for (let i = 0; i < 12 && focused !== `#/endpoint/${ENDPOINT}`; i++) {
+      await page.keyboard.press('Tab');
+      focused = String(await page.evaluate('document.activeElement?.getAttribute("href") ?? ""'));
+    }
+    expect(focused).toBe(`#/endpoint/${ENDPOINT}`);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-test=page-info]').waitFor(WAIT);
+    expect(page.url()).toContain(`#/endpoint/${ENDPOINT}`);
+    await page.locator('[data-test=scheme]').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(255, 255, 255)');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(15, 19, 24)');
+    expect(await page.evaluate('document.documentElement.dataset.scheme')).toBe('dark');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate('document.documentElement.dataset.scheme')).toBe('auto');
+    await context.close();
+  });
+
   it('submits the prefilled test input from the page and shows COMPLETED with its output', async () => {
     const { context, page } = await openPage('submit');
     await logIn(page);
