@@ -5,8 +5,8 @@
  * key shows the API's error), submits from the page and sees COMPLETED with the
  * output, watches a streaming job's tokens arrive in order while it runs, cancels a
  * running job, retries a failed one, and pages through 3 000 jobs. A failing test
- * leaves a screenshot of the page in test-artifacts/. Chromium missing: the suite
- * fails with how to install it (it is not skipped).
+ * leaves a screenshot of the page in test-artifacts/. Chromium missing: every test
+ * fails with how to install it (none is skipped).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,21 +18,26 @@ const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const WAIT = { timeout: 20_000 };
 
 let fixture: DashboardFixture;
-let browser: Browser;
+let launching: Promise<Browser> | undefined;
 
 beforeAll(async () => {
   fixture = await startDashboardFixture();
-  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await launching?.then((browser) => browser.close()).catch(() => {});
   await fixture?.close();
 });
 
+/** The browser, launched on first use: without Chromium every test fails with how to install it (none is skipped). */
+function getBrowser(): Promise<Browser> {
+  launching ??= launchChromium();
+  return launching;
+}
+
 /** A fresh browser context and page; on failure its screenshot goes to test-artifacts/. */
 async function openPage(name: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await (await getBrowser()).newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
@@ -79,7 +84,7 @@ describe('dashboard in Chromium', () => {
   });
 
   it('loads nothing from outside the harness, works by keyboard, and follows a dark scheme', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' });
+    const context = await (await getBrowser()).newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' });
     const page = await context.newPage();
     onTestFailed(async () => {
       mkdirSync(ARTIFACTS, { recursive: true });
