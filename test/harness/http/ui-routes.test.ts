@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createGpuSampler, type GpuReadResult } from '../../../src/gpu/index.js';
 import { Harness } from '../../../src/harness/index.js';
 import { DashboardSettingsSchema, LiveHub, WebhookLog } from '../../../src/harness/http/ui/index.js';
-import { call, errorCode, startTestServer, waitUntil, type TestServer } from './helpers.js';
+import { call, errorCode, startReceiver, startTestServer, startTestWorker, waitUntil, type TestServer } from './helpers.js';
 
 const KEY = 'ui-key';
 const auth = { authorization: `Bearer ${KEY}` };
@@ -80,6 +80,27 @@ describe('dashboard routes', () => {
     expect(job.json).toMatchObject({ id: jobId, status: 'IN_QUEUE', input: {}, pendingChunks: [], terminal: false });
     expect(errorCode(await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/nope`, { headers: auth }))).toBe('SW_JOB_NOT_FOUND');
     expect(server.server.dashboardUrl).toBe(`${server.url}/ui`);
+  });
+
+  it("shows a job's webhook deliveries once they end, the URL without its query", async () => {
+    server = await startTestServer({ webhook: { retryDelayMs: 10 } });
+    const receiver = await startReceiver((attempt) => (attempt === 1 ? 500 : 200));
+    const worker = startTestWorker(server.harness, async () => ({ ok: true }));
+    try {
+      const submitted = await call('POST', `${server.endpointUrl()}/run`, { body: { input: {}, webhook: `${receiver.url}?token=secret` } });
+      const { id } = submitted.json as { id: string };
+      const detail = async () => (await call('GET', `${server!.url}/ui/api/endpoints/ep/jobs/${id}`)).json as { webhook: boolean; webhookDeliveries: unknown[] };
+      await waitUntil(async () => (await detail()).webhookDeliveries.length > 0, 'the delivery to end', 1_000, 20);
+      const job = await detail();
+      expect(job.webhook).toBe(true);
+      expect(job.webhookDeliveries).toEqual([
+        { url: `${receiver.url} (query, fragment and credentials hidden)`, delivered: true, attempts: 2, last: 200, at: expect.any(Number) },
+      ]);
+      expect(JSON.stringify(job)).not.toContain('secret');
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
   });
 
   it('is left out with dashboard: false', async () => {

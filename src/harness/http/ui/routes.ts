@@ -43,6 +43,8 @@ const JobsQuerySchema = z.object({
   limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),
 });
 
+const FileParamsSchema = z.object({ file: z.string().min(1).max(100, { error: 'file name must be at most 100 characters' }) });
+
 const EventsQuerySchema = z.object({
   endpoint: EndpointParamsSchema.shape.endpointId.optional(),
   job: JobParamsSchema.shape.jobId.optional(),
@@ -73,11 +75,11 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
 
   app.get('/ui', { config: publicConfig() }, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
   app.get('/ui/static/:file', { config: publicConfig() }, async (request, reply) => {
-    const { file } = request.params as { file: string };
+    const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
     return sendFile(reply, await files.page(file), file);
   });
   app.get('/ui/vendor/:file', { config: publicConfig() }, async (request, reply) => {
-    const { file } = request.params as { file: string };
+    const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
     return sendFile(reply, await files.vendor(file), file);
   });
 
