@@ -14,7 +14,7 @@ import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/ind
 import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
 import { createLogger } from '../../log/index.js';
-import { createGpuSampler } from '../../gpu/index.js';
+import { createGpuSampler } from '../../gpu/sampler.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
 
