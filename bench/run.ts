@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ceilingBenchmark } from './ceiling.bench.js';
 import { coldStartBenchmark } from './cold-start.bench.js';
+import { dashboardBenchmark } from './dashboard.bench.js';
 import { dispatchBenchmark } from './dispatch.bench.js';
 import { endToEndBenchmark } from './end-to-end.bench.js';
 import { importsBenchmark } from './imports.bench.js';
@@ -30,6 +31,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   coldStartBenchmark,
   importsBenchmark,
   ceilingBenchmark,
+  dashboardBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

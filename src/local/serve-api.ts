@@ -47,7 +47,10 @@ export function describeRateLimits(rateLimits: HarnessServerConfig['rateLimits']
 
 /** The lines printed at start: where the API is, a curl command that runs one job, and the rate limits in force. */
 export function serveBanner(
-  server: Pick<HarnessServer, 'url' | 'authenticated'> & { readonly config?: Pick<HarnessServerConfig, 'rateLimits'> },
+  server: Pick<HarnessServer, 'url' | 'authenticated'> & {
+    readonly config?: Pick<HarnessServerConfig, 'rateLimits'>;
+    readonly dashboardUrl?: string | undefined;
+  },
   endpointId: string,
   example: JobRequest | undefined,
 ): string {
@@ -62,6 +65,7 @@ export function serveBanner(
     `  docs:   ${server.url}/docs  (OpenAPI: ${server.url}/openapi.json)`,
     `  OpenAI: base URL ${base}/openai/v1    metrics: ${server.url}/metrics    stop: Ctrl+C`,
     ...(server.config ? [`  ${describeRateLimits(server.config.rateLimits)}`] : []),
+    ...(server.dashboardUrl !== undefined ? [`  dashboard: ${server.dashboardUrl} (in a browser)`] : []),
     '',
   ].join('\n');
 }
@@ -125,6 +129,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
   // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
   const local = startLocalWorker(started.handler, config, logger, { harness, watchdog: 'exit' });
   await local.watchdogReady;
+  const example = exampleRequest(args);
   let server: HarnessServer;
   try {
     server = await createHarnessServer({
@@ -138,13 +143,14 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       metrics: createMetrics(),
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
+      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(local.sampler ? { gpu: local.sampler } : {}) },
     });
   } catch (error) {
     await local.stop();
     harness.close();
     throw listenError(error, host, port);
   }
-  process.stdout.write(serveBanner(server, config.endpointId, exampleRequest(args)));
+  process.stdout.write(serveBanner(server, config.endpointId, example));
 
   const reason = await new Promise<'signal' | 'worker-exited'>((resolve) => {
     const dispose = onShutdownSignals(logger, () => resolve('signal'));

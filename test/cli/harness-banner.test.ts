@@ -15,4 +15,10 @@ describe('harness banner', () => {
     expect(text).toContain('/v2/gpu-a/job-done/$RUNPOD_POD_ID/$ID?');
     expect(text).toContain('also set RUNPOD_AI_API_KEY');
   });
+
+  it('prints the dashboard URL when the server has one', () => {
+    const text = harnessBanner({ url: 'http://127.0.0.1:8000', authenticated: true, dashboardUrl: 'http://127.0.0.1:8000/ui' }, []);
+    expect(text).toContain('dashboard:      http://127.0.0.1:8000/ui');
+    expect(harnessBanner({ url: 'http://127.0.0.1:8000', authenticated: false }, [])).not.toContain('dashboard');
+  });
 });

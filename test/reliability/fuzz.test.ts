@@ -21,7 +21,7 @@ import { printFigures } from './support/figures.js';
 import { TestClient } from './support/http.js';
 import { QueueCaller } from './support/queue.js';
 import { startReliabilityServer, type ReliabilityServer } from './support/reliability-server.js';
-import { HARNESS_ROUTES, fillPath, registeredRouteCount, type RouteSpec } from './support/routes.js';
+import { HARNESS_ROUTES, STREAMING_ROUTES, fillPath, registeredRouteCount, type RouteSpec } from './support/routes.js';
 
 const SEED = Number(process.env.RELIABILITY_SEED ?? 20_261_121);
 const RUNS_PER_ROUTE = 30;
@@ -280,7 +280,7 @@ afterAll(async () => {
 
 describe('fuzz of every harness route: no 5xx, every error JSON with a stable code', () => {
   it('the route list covers every route the server registers', () => {
-    expect(registeredRouteCount(running.server.app)).toBe(HARNESS_ROUTES.length);
+    expect(registeredRouteCount(running.server.app)).toBe(HARNESS_ROUTES.length + STREAMING_ROUTES.length);
   });
 
   it.each(HARNESS_ROUTES.map((spec) => [`${spec.method} ${spec.path}`, spec] as const))('%s', { timeout: ROUTE_TIME_LIMIT_MS + 20_000 }, async (_name, spec) => {

@@ -17,6 +17,7 @@ import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limit
 import { parseOrThrow } from '../../job/parse.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
 import { createLogger } from '../../log/index.js';
+import { createGpuSampler } from '../../gpu/sampler.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
 import { InMemoryManagementStore } from '../../harness/management/index.js';
@@ -71,6 +72,7 @@ Routes (base URL printed at start):
   /v2/<endpoint>/load-balancing/workers              register (POST {url, healthUrl?}), list, DELETE /<id>
   /v1/templates, networkvolumes, endpoints, pods     the management API
   /metrics                                           Prometheus metrics
+  /ui                                                the web dashboard (jobs, streams, workers, charts)
 
 Auth: with an API key (--api-key or ${API_KEY_ENV}) every route needs
 "Authorization: Bearer <key>" (the bare key is accepted too). Without one the harness
@@ -84,7 +86,11 @@ Example:
   tsx worker.ts`;
 
 /** The lines printed at start; `pingIntervalMs` goes into the printed RUNPOD_PING_INTERVAL (default 10 000). */
-export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated'>, endpoints: readonly string[], pingIntervalMs?: number): string {
+export function harnessBanner(
+  server: Pick<HarnessServer, 'url' | 'authenticated'> & { dashboardUrl?: string | undefined },
+  endpoints: readonly string[],
+  pingIntervalMs?: number,
+): string {
   // Any id works when none was named: show ready-to-paste values for `local`.
   const example = endpoints[0] ?? 'local';
   return [
@@ -94,6 +100,7 @@ export function harnessBanner(server: Pick<HarnessServer, 'url' | 'authenticated
     `  load-balancing: ${server.url}/lb/${example}/<path> (workers register with SERVERLESS_WORKER_HARNESS_URL=${server.url})`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,
+    ...(server.dashboardUrl !== undefined ? [`  dashboard:      ${server.dashboardUrl} (in a browser; log in with the API key)`] : []),
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
     `  workers join with (${server.authenticated ? 'also set RUNPOD_AI_API_KEY to the key' : 'no key needed'}):`,
     formatWorkerEnv(workerEnvFor(server.url, example, pingIntervalMs !== undefined ? { pingIntervalMs } : {}))
@@ -115,6 +122,8 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', '--image needs the management API (/v1): drop --no-management');
   const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics }) : undefined;
   harness.launchedWorkers = launcher;
+  // This machine's GPUs for the dashboard, read only while a dashboard page is open.
+  const gpu = createGpuSampler();
   const server = await createHarnessServer({
     harness,
     host: options.host,
@@ -130,6 +139,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
     logger,
     metrics,
+    dashboard: { gpu },
   });
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
   launcher?.start({ url: server.url, ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
@@ -144,6 +154,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     logger.info('harness drained: no job running or queued; finished jobs and their results, kept in memory, are dropped');
   }
   await server.close();
+  await gpu.close();
   harness.close();
   logger.flush();
 }

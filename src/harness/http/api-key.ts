@@ -30,10 +30,11 @@ export function createApiKeyCheck(expectedKey: string): (header: string | undefi
   };
 }
 
-/** A fastify onRequest hook that answers 401 (SW_UNAUTHORIZED) unless the key matches. */
+/** A fastify onRequest hook that answers 401 (SW_UNAUTHORIZED) unless the key matches (routes marked `public` excepted). */
 export function apiKeyHook(expectedKey: string): (request: FastifyRequest) => Promise<void> {
   const check = createApiKeyCheck(expectedKey);
   return async (request) => {
+    if (request.routeOptions.config.public === true) return;
     if (!check(request.headers.authorization)) {
       throw new ServerlessWorkerError(
         'SW_UNAUTHORIZED',

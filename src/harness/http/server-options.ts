@@ -18,6 +18,7 @@ import {
   type OperationLimit,
   type RateLimitedOperation,
 } from './rate-limit/limits.js';
+import { DashboardSettingsSchema } from './ui/settings.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
 import type { WorkerApiOptions } from './worker-api/index.js';
 import type { EndpointInputSpec } from './openapi/index.js';
@@ -98,6 +99,8 @@ export const HarnessServerOptionsSchema = z.object({
       error: 'must be an object of worker API settings',
     })
     .default({}),
+  /** The web dashboard at /ui (ui/settings.ts); default on; `false` leaves it out. */
+  dashboard: z.union([z.literal(false), DashboardSettingsSchema]).default(() => DashboardSettingsSchema.parse({})),
   /** Logger for the server and its requests; default silent. */
   logger: z.custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
     error: 'must be a pino logger',

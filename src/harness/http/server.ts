@@ -2,7 +2,8 @@
  * @module harness/http/server
  * The harness's HTTP server: the queue API and OpenAI-compatible routes (this
  * folder), the worker API (worker-api/) under `/v2`, the management API under `/v1`,
- * and `/metrics`, behind one API key check and the spec 8.2 rate limits.
+ * `/metrics` and the web dashboard at `/ui` (ui/, imported only when it is on), behind
+ * one API key check and the spec 8.2 rate limits.
  *
  *     const server = await createHarnessServer({ harness: new Harness(), port: 0 });
  *     // server.url -> http://127.0.0.1:<port>; server.baseUrl -> .../v2
@@ -16,6 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { createMetrics, type Metrics } from '../../metrics/index.js';
+import { RUNTIME_VERSION } from '../../version.js';
 import { InMemoryManagementStore, managementApi } from '../management/index.js';
 import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } from '../load-balancing/index.js';
 import { apiKeyHook } from './api-key.js';
@@ -32,6 +34,7 @@ import { useLenientJsonBodies } from './json-body.js';
 import { installRouteTable } from './route-table.js';
 import { rootAliasUrl } from './root-alias.js';
 import { resolveServerOptions, rateLimitTable, type HarnessServerConfig, type HarnessServerOptions } from './server-options.js';
+import { WebhookLog } from './ui/webhook-log.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
 import { workerApiRoutes } from './worker-api/index.js';
 
@@ -50,6 +53,8 @@ export interface HarnessServer {
   readonly authenticated: boolean;
   /** The load-balancing endpoints (workers registered under /v2/{id}/load-balancing/workers, reached at /lb/{id}/). */
   readonly loadBalancing: LoadBalancing;
+  /** `<url>/ui`, the web dashboard; undefined when it is off. */
+  readonly dashboardUrl: string | undefined;
   /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. The harness stays open. */
   close(): Promise<void>;
 }
@@ -89,7 +94,13 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
   }
 
-  const webhooks = new WebhookSender({ settings: config.webhook, logger: logger.child({ component: 'webhooks' }), metrics });
+  const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
+  const webhooks = new WebhookSender({
+    settings: config.webhook,
+    logger: logger.child({ component: 'webhooks' }),
+    metrics,
+    ...(webhookLog ? { onOutcome: (outcome) => webhookLog.record(outcome) } : {}),
+  });
   const unbindWebhooks = bindWebhooks(harness, webhooks);
   const unbindJobMetrics = bindJobMetrics(harness, metrics);
 
@@ -109,6 +120,10 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     rootEndpoint: config.rootEndpoint,
     authenticated: config.apiKey !== undefined,
   });
+  if (config.dashboard !== false && webhookLog) {
+    const { registerDashboard } = await import('./ui/index.js');
+    registerDashboard(app, { harness, settings: config.dashboard, webhookLog, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
+  }
   if (config.management !== false) {
     await app.register(managementApi, {
       prefix: '/v1',
@@ -161,6 +176,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     webhooks,
     authenticated: config.apiKey !== undefined,
     loadBalancing,
+    dashboardUrl: config.dashboard !== false ? `${url}/ui` : undefined,
     close,
   });
 }

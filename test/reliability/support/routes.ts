@@ -1,7 +1,7 @@
 /**
  * @module test/reliability/support/routes
  * Every route of the harness server (queue API, OpenAI-compatible routes, worker API,
- * management API, /metrics, /openapi.json and /docs) as method and path pattern, and a check that the list is
+ * management API, /metrics, /openapi.json and /docs, the /ui dashboard) as method and path pattern, and a check that the list is
  * complete: the count of (route, method) pairs fastify has registered, HEAD left out.
  */
 import type { FastifyInstance } from 'fastify';
@@ -12,6 +12,8 @@ export interface RouteSpec {
   readonly method: Method;
   /** With `:endpointId`, `:jobId`, `:workerId`, `:id` and `*` placeholders. */
   readonly path: string;
+  /** Served without the API key: the dashboard's page and modules, which hold no data. */
+  readonly public?: true;
 }
 
 const v2 = (method: Method, rest: string): RouteSpec => ({ method, path: `/v2/:endpointId/${rest}` });
@@ -55,7 +57,20 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   ...management('endpoints'),
   { method: 'GET', path: '/v1/pods' },
   { method: 'GET', path: '/v1/pods/:id' },
+  { method: 'GET', path: '/ui', public: true },
+  { method: 'GET', path: '/ui/static/:id', public: true },
+  { method: 'GET', path: '/ui/vendor/:id', public: true },
+  { method: 'GET', path: '/ui/api/overview' },
+  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs' },
+  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId' },
 ]);
+
+/**
+ * Routes not in HARNESS_ROUTES because a request with the key stays open: the
+ * dashboard's event stream runs until the page leaves (test/harness/http/ui-routes.test.ts
+ * covers it). Without the key it answers 401 at once like the others.
+ */
+export const STREAMING_ROUTES: readonly RouteSpec[] = Object.freeze([{ method: 'GET', path: '/ui/api/events' }]);
 
 /** (route, method) pairs fastify has registered, HEAD left out (it comes with every GET). */
 export function registeredRouteCount(app: FastifyInstance): number {

@@ -1,0 +1,41 @@
+/**
+ * @module harness/http/ui
+ * The web dashboard at `/ui`: a fastify plugin the harness server registers with a
+ * dynamic import, so that neither the worker's platform path nor a server without the
+ * dashboard loads it. See routes.ts for the routes and live-hub.ts for live updates.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Harness } from '../../harness.js';
+import { LiveHub } from './live-hub.js';
+import { registerDashboardRoutes } from './routes.js';
+import type { DashboardSettings } from './settings.js';
+import { StaticFiles } from './static-files.js';
+import type { WebhookLog } from './webhook-log.js';
+
+export { LiveHub, sseFrame } from './live-hub.js';
+export { Series, percentile, type SeriesPoint } from './series.js';
+export { DashboardSettingsSchema, type DashboardSettings, type DashboardPanel, type DashboardGpuSource } from './settings.js';
+export { StaticFiles, UI_DIR } from './static-files.js';
+export { endpointRow, endpointRows, jobsPage, jobDetail, workerRows, type JobsPage, type JobDetail, type EndpointRow } from './views.js';
+export { WebhookLog, type WebhookDeliveryRecord } from './webhook-log.js';
+
+export interface DashboardOptions {
+  readonly harness: Harness;
+  readonly settings: DashboardSettings;
+  readonly webhookLog: WebhookLog;
+  /** Whether the server checks an API key (the page then asks for it). */
+  readonly authenticated: boolean;
+  readonly version: string;
+}
+
+/** Register the dashboard on `app`; answers its live hub (the server closes it before closing). */
+export function registerDashboard(app: FastifyInstance, options: DashboardOptions): LiveHub {
+  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog });
+  registerDashboardRoutes(app, { ...options, hub, files: new StaticFiles() });
+  // Open event streams would keep app.close() waiting: end them first.
+  app.addHook('preClose', (done) => {
+    hub.close();
+    done();
+  });
+  return hub;
+}

@@ -1,0 +1,252 @@
+/**
+ * @module harness/http/ui/live-hub
+ * Live updates for every open dashboard page, over Server-Sent Events, from one
+ * fan-out. While at least one page is connected, one timer ticks every
+ * `sampleIntervalMs` and sends all pages the same `tick` (endpoint rows, workers, the
+ * new chart point, panels), and the hub counts jobs into the charts as they end. A
+ * page on a job's view also gets that job's changes and stream chunks, pushed from
+ * the job's change listener (one listener per watched job, whatever the number of
+ * pages). With no page open the hub holds no timer and no listener: the harness pays
+ * nothing for it.
+ *
+ * Events: `hello` (the full history, once), `tick`, `job` (the job in full: on connect
+ * and on each change of status), `chunk` ({ index, output }), `chunks-missed` (a count
+ * read by a /stream client before the page could see them), `job-gone`.
+ */
+import type { ServerResponse } from 'node:http';
+import type { EndpointJobs } from '../../endpoint-jobs.js';
+import type { Harness } from '../../harness.js';
+import type { JobRecord } from '../../job-record.js';
+import type { DashboardSettings } from './settings.js';
+import { Series } from './series.js';
+import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
+import type { WebhookLog } from './webhook-log.js';
+
+/** A page whose send buffer grows past this is too slow: it is dropped (it reconnects). */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+interface Client {
+  readonly res: ServerResponse;
+  watch?: JobWatcher;
+}
+
+interface JobWatcher {
+  readonly key: string;
+  readonly endpoint: EndpointJobs;
+  readonly jobId: string;
+  readonly clients: Set<Client>;
+  readonly unsubscribe: () => void;
+  /** Chunks already sent (the job's chunkCount when last seen). */
+  sent: number;
+  status: string;
+}
+
+export interface LiveHubOptions {
+  readonly harness: Harness;
+  readonly settings: DashboardSettings;
+  readonly webhookLog: WebhookLog;
+  /** Epoch ms; default Date.now. */
+  readonly now?: () => number;
+}
+
+/** One SSE frame. */
+export function sseFrame(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export class LiveHub {
+  readonly #harness: Harness;
+  readonly #settings: DashboardSettings;
+  readonly #webhookLog: WebhookLog;
+  readonly #now: () => number;
+  readonly #clients = new Set<Client>();
+  readonly #watchers = new Map<string, JobWatcher>();
+  readonly series: Series;
+  #timer: NodeJS.Timeout | undefined;
+  #unbindEnded: (() => void) | undefined;
+  #closed = false;
+
+  constructor(options: LiveHubOptions) {
+    this.#harness = options.harness;
+    this.#settings = options.settings;
+    this.#webhookLog = options.webhookLog;
+    this.#now = options.now ?? Date.now;
+    this.series = new Series(options.settings.sampleIntervalMs, options.settings.historyMinutes);
+  }
+
+  /** Pages connected now. */
+  get clientCount(): number {
+    return this.#clients.size;
+  }
+
+  /** Jobs watched now (one listener each). */
+  get watchedJobs(): number {
+    return this.#watchers.size;
+  }
+
+  /** Whether the hub holds a timer and listeners (only while a page is open). */
+  get active(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  /** The state a page starts from (also GET /ui/api/overview). */
+  snapshot(): Record<string, unknown> {
+    const now = this.#now();
+    return {
+      now,
+      endpoints: endpointRows(this.#harness),
+      workers: workerRows(this.#harness, now),
+      gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
+      panels: this.#panels(),
+    };
+  }
+
+  /**
+   * Serve one page on `res` (headers already sent): the history, then ticks, and the
+   * job `watch` names, if any. Ends when the page goes away or the hub closes.
+   */
+  connect(res: ServerResponse, watch?: { endpointId: string; jobId: string }): void {
+    if (this.#closed) {
+      res.end();
+      return;
+    }
+    const client: Client = { res };
+    if (this.#clients.size === 0) this.#start();
+    this.#clients.add(client);
+    res.on('close', () => this.#drop(client));
+    this.#send(client, 'hello', { ...this.snapshot(), series: this.series.points(), sampleIntervalMs: this.#settings.sampleIntervalMs });
+    if (watch) this.#watch(client, watch.endpointId, watch.jobId);
+  }
+
+  /** End every page and stop: the server is closing. */
+  close(): void {
+    this.#closed = true;
+    for (const client of [...this.#clients]) {
+      client.res.end();
+      this.#drop(client);
+    }
+  }
+
+  #start(): void {
+    this.series.rebuild(this.#allJobs(), this.#now());
+    const disposers: Array<() => void> = [];
+    const stopWatching = this.#harness.onEndpoint((endpoint) => {
+      disposers.push(endpoint.jobEnded.add((job) => this.series.jobEnded(job)));
+    });
+    this.#unbindEnded = () => {
+      stopWatching();
+      for (const dispose of disposers.splice(0)) dispose();
+    };
+    this.#timer = setInterval(() => this.#tick(), this.#settings.sampleIntervalMs);
+    this.#timer.unref();
+    this.#settings.gpu?.start?.();
+  }
+
+  #stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#unbindEnded?.();
+    this.#unbindEnded = undefined;
+    this.#settings.gpu?.stop?.();
+  }
+
+  *#allJobs(): Iterable<JobRecord> {
+    for (const endpoint of this.#harness.endpoints()) yield* endpoint.jobs();
+  }
+
+  #panels(): Array<{ id: string; title: string; data: unknown }> {
+    return this.#settings.panels.map((panel) => {
+      try {
+        return { id: panel.id, title: panel.title, data: panel.snapshot() };
+      } catch (error) {
+        return { id: panel.id, title: panel.title, data: { error: error instanceof Error ? error.message : String(error) } };
+      }
+    });
+  }
+
+  #tick(): void {
+    const point = this.series.close(this.#now(), this.#settings.gpu?.latest());
+    const frame = sseFrame('tick', { ...this.snapshot(), point });
+    for (const client of [...this.#clients]) this.#write(client, frame);
+  }
+
+  #send(client: Client, event: string, data: unknown): void {
+    this.#write(client, sseFrame(event, data));
+  }
+
+  #write(client: Client, frame: string): void {
+    if (client.res.writableEnded || client.res.destroyed) return;
+    client.res.write(frame);
+    if (client.res.writableLength > MAX_BUFFERED_BYTES) client.res.destroy();
+  }
+
+  #drop(client: Client): void {
+    if (!this.#clients.delete(client)) return;
+    const watcher = client.watch;
+    if (watcher) {
+      watcher.clients.delete(client);
+      if (watcher.clients.size === 0) {
+        watcher.unsubscribe();
+        this.#watchers.delete(watcher.key);
+      }
+    }
+    if (this.#clients.size === 0) this.#stop();
+  }
+
+  #watch(client: Client, endpointId: string, jobId: string): void {
+    const endpoint = this.#harness.findEndpoint(endpointId);
+    const job = endpoint?.find(jobId);
+    if (!endpoint || !job) {
+      this.#send(client, 'job-gone', { endpointId, jobId });
+      return;
+    }
+    const key = `${endpointId}\u0000${jobId}`;
+    let watcher = this.#watchers.get(key);
+    if (!watcher) {
+      const created: JobWatcher = {
+        key,
+        endpoint,
+        jobId,
+        clients: new Set(),
+        unsubscribe: endpoint.onJobChange(jobId, () => this.#jobChanged(created)),
+        sent: job.chunkCount,
+        status: job.status,
+      };
+      watcher = created;
+      this.#watchers.set(key, watcher);
+    }
+    watcher.clients.add(client);
+    client.watch = watcher;
+    // The job as it is now; its pending chunks end at index sent - 1.
+    this.#send(client, 'job', { ...jobDetail(job, this.#webhookLog.forJob(jobId)), chunkBase: watcher.sent - job.unreadChunks.length });
+  }
+
+  #jobChanged(watcher: JobWatcher): void {
+    const job = watcher.endpoint.find(watcher.jobId);
+    const frames: string[] = [];
+    if (!job) {
+      frames.push(sseFrame('job-gone', { endpointId: watcher.endpoint.id, jobId: watcher.jobId }));
+    } else {
+      if (job.chunkCount < watcher.sent) {
+        // Requeued or retried: the stream starts again.
+        watcher.sent = 0;
+        frames.push(sseFrame('chunks-reset', { jobId: job.id }));
+      }
+      const fresh = job.chunkCount - watcher.sent;
+      if (fresh > 0) {
+        const visible = Math.min(fresh, job.unreadChunks.length);
+        if (visible < fresh) frames.push(sseFrame('chunks-missed', { count: fresh - visible }));
+        const tail = job.unreadChunks.slice(job.unreadChunks.length - visible);
+        tail.forEach((chunk, i) => frames.push(sseFrame('chunk', { index: job.chunkCount - visible + i, output: chunk.output })));
+        watcher.sent = job.chunkCount;
+      }
+      if (job.status !== watcher.status) {
+        watcher.status = job.status;
+        frames.push(sseFrame('job', { ...jobDetail(job, this.#webhookLog.forJob(job.id)), chunkBase: job.chunkCount - job.unreadChunks.length }));
+      }
+    }
+    if (frames.length === 0) return;
+    const text = frames.join('');
+    for (const client of [...watcher.clients]) this.#write(client, text);
+  }
+}

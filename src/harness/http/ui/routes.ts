@@ -1,0 +1,131 @@
+/**
+ * @module harness/http/ui/routes
+ * The dashboard's routes under `/ui`. The page and its modules are public (they hold
+ * no data; the page asks for the key); every data route sits behind the server's API
+ * key like any other route and answers 401 without it.
+ *
+ * | route | answer |
+ * |---|---|
+ * | `GET /ui`, `/ui/static/{file}`, `/ui/vendor/{file}` | the page, its modules and styles (public) |
+ * | `GET /ui/api/overview` | endpoints, workers, GPU, panels, chart history, the submit form's example |
+ * | `GET /ui/api/endpoints/{id}/jobs?state=&q=&offset=&limit=` | a page of jobs, newest first |
+ * | `GET /ui/api/endpoints/{id}/jobs/{jobId}` | one job in full |
+ * | `GET /ui/api/events?endpoint=&job=` | Server-Sent Events (see live-hub.ts) |
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { JOB_STATUSES, ServerlessWorkerError } from '../../../job/index.js';
+import type { Harness } from '../../harness.js';
+import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
+import { publicConfig } from '../route-config.js';
+import type { LiveHub } from './live-hub.js';
+import type { DashboardSettings } from './settings.js';
+import type { StaticFiles, StaticFile } from './static-files.js';
+import { jobDetail, jobsPage } from './views.js';
+import type { WebhookLog } from './webhook-log.js';
+
+export const JOBS_PAGE_LIMIT = { min: 1, max: 500, default: 50 } as const;
+
+const wholeText = (name: string, min: number, max: number) => {
+  const error = `${name} must be a whole number from ${min} to ${max}`;
+  return z.string({ error }).regex(/^\d{1,9}$/, { error }).transform(Number).pipe(z.number().min(min, { error }).max(max, { error }));
+};
+
+const JobsQuerySchema = z.object({
+  /** Comma-separated states; default all. */
+  state: z
+    .string()
+    .transform((text) => text.split(',').map((s) => s.trim().toUpperCase()).filter((s) => s.length > 0))
+    .pipe(z.array(z.enum(JOB_STATUSES, { error: `state must be a comma-separated list of ${JOB_STATUSES.join(', ')}` })))
+    .optional(),
+  q: z.string().max(200, { error: 'q (id search) must be at most 200 characters' }).optional(),
+  offset: wholeText('offset', 0, 100_000_000).default(0),
+  limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),
+});
+
+const FileParamsSchema = z.object({ file: z.string().min(1).max(100, { error: 'file name must be at most 100 characters' }) });
+
+const EventsQuerySchema = z.object({
+  endpoint: EndpointParamsSchema.shape.endpointId.optional(),
+  job: JobParamsSchema.shape.jobId.optional(),
+});
+
+export interface DashboardRouteContext {
+  readonly harness: Harness;
+  readonly settings: DashboardSettings;
+  readonly hub: LiveHub;
+  readonly files: StaticFiles;
+  readonly webhookLog: WebhookLog;
+  readonly authenticated: boolean;
+  readonly version: string;
+}
+
+function sendFile(reply: FastifyReply, file: StaticFile | undefined, what: string): FastifyReply {
+  if (!file) throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No dashboard file ${what}`, { path: what });
+  return reply
+    .header('content-type', file.contentType)
+    .header('cache-control', 'no-cache')
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .send(file.body);
+}
+
+export function registerDashboardRoutes(app: FastifyInstance, context: DashboardRouteContext): void {
+  const { harness, hub, files } = context;
+
+  app.get('/ui', { config: publicConfig() }, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
+  app.get('/ui/static/:file', { config: publicConfig() }, async (request, reply) => {
+    const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
+    return sendFile(reply, await files.page(file), file);
+  });
+  app.get('/ui/vendor/:file', { config: publicConfig() }, async (request, reply) => {
+    const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
+    return sendFile(reply, await files.vendor(file), file);
+  });
+
+  app.get('/ui/api/overview', async () => ({
+    ...hub.snapshot(),
+    series: hub.series.points(),
+    sampleIntervalMs: context.settings.sampleIntervalMs,
+    testInput: context.settings.testInput ?? { input: {} },
+    authenticated: context.authenticated,
+    autoCreateEndpoints: harness.autoCreateEndpoints,
+    version: context.version,
+  }));
+
+  app.get('/ui/api/endpoints/:endpointId/jobs', async (request) => {
+    const { endpointId } = parseRequestPart(EndpointParamsSchema, request.params, 'path');
+    const query = parseRequestPart(JobsQuerySchema, request.query, 'query string');
+    const endpoint = harness.findEndpoint(endpointId);
+    if (!endpoint) return { endpointId, total: 0, offset: query.offset, limit: query.limit, jobs: [] };
+    return jobsPage(endpoint, { states: query.state, search: query.q, offset: query.offset, limit: query.limit });
+  });
+
+  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId', async (request) => {
+    const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
+    const job = harness.findEndpoint(endpointId)?.find(jobId);
+    if (!job) {
+      throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
+    }
+    return jobDetail(job, context.webhookLog.forJob(jobId));
+  });
+
+  app.get('/ui/api/events', async (request, reply) => {
+    const query = parseRequestPart(EventsQuerySchema, request.query, 'query string');
+    if ((query.job === undefined) !== (query.endpoint === undefined)) {
+      throw new ServerlessWorkerError('SW_INVALID_REQUEST', 'Invalid query string: job and endpoint go together (both or neither)', {
+        endpoint: query.endpoint ?? null,
+        job: query.job ?? null,
+      });
+    }
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    reply.raw.flushHeaders();
+    hub.connect(reply.raw, query.job !== undefined && query.endpoint !== undefined ? { endpointId: query.endpoint, jobId: query.job } : undefined);
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * @module harness/http/ui/settings
+ * Settings of the web dashboard at `/ui` (the `dashboard` option of
+ * createHarnessServer). Only zod here: the server options import this file at start,
+ * the dashboard's routes are imported when the server registers them.
+ */
+import { z } from 'zod';
+import type { GpuReadResult } from '../../../gpu/reading.js';
+
+/**
+ * What the dashboard needs of a GPU sampler (GpuSampler has it): the latest read, and
+ * optionally start/stop, called when the first page opens and the last one closes
+ * (so the GPU is polled for the dashboard only while someone looks).
+ */
+export interface DashboardGpuSource {
+  latest(): GpuReadResult | undefined;
+  start?(): void;
+  stop?(): void;
+}
+
+/**
+ * A panel another part of the harness adds to the overview (the launcher, load
+ * balancing): `snapshot()` is called once a second while a page is open, and its
+ * plain JSON is shown as a table under `title`.
+ */
+export interface DashboardPanel {
+  readonly id: string;
+  readonly title: string;
+  snapshot(): unknown;
+}
+
+export const DashboardSettingsSchema = z.object({
+  /** The job request the submit form starts with (a worker's test_input.json); default `{ "input": {} }`. */
+  testInput: z.unknown().optional(),
+  /** GPU readings shown on the workers view and the GPU charts; default none. */
+  gpu: z
+    .custom<DashboardGpuSource>((value) => typeof (value as { latest?: unknown } | null)?.latest === 'function', {
+      error: 'must have latest() (a GpuSampler)',
+    })
+    .optional(),
+  /** Extra overview panels (launcher, load balancing); default none. */
+  panels: z
+    .array(
+      z.custom<DashboardPanel>(
+        (value) => typeof (value as { snapshot?: unknown } | null)?.snapshot === 'function' && typeof (value as { id?: unknown }).id === 'string',
+        { error: 'must be { id, title, snapshot() }' },
+      ),
+    )
+    .default([]),
+  /** Time between two live samples (counts, charts) while a page is open, ms; default 1000. */
+  sampleIntervalMs: z.number().int().min(50).max(60_000).default(1_000),
+  /** How much chart history is kept, minutes; default 10. */
+  historyMinutes: z.number().int().min(1).max(120).default(10),
+});
+
+export type DashboardSettings = Readonly<z.output<typeof DashboardSettingsSchema>>;

@@ -1,0 +1,272 @@
+/**
+ * The dashboard's routes over HTTP (no browser): the page and its modules are public,
+ * every data route answers 401 without the key like every other route, `dashboard:
+ * false` leaves /ui out, the jobs route pages, filters and searches (and prints its
+ * time at 100 000 retained jobs), and the live hub streams a job's chunks in order,
+ * holding a timer and listeners only while a page is connected.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createGpuSampler, type GpuReadResult } from '../../../src/gpu/index.js';
+import { Harness } from '../../../src/harness/index.js';
+import { DashboardSettingsSchema, LiveHub, WebhookLog } from '../../../src/harness/http/ui/index.js';
+import { call, errorCode, startReceiver, startTestServer, startTestWorker, waitUntil, type TestServer } from './helpers.js';
+
+const KEY = 'ui-key';
+const auth = { authorization: `Bearer ${KEY}` };
+let server: TestServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Read SSE frames from `url` until `until(frames)` holds; answers them. */
+async function readEvents(url: string, until: (frames: Array<{ event: string; data: unknown }>) => boolean, headers: Record<string, string> = auth) {
+  const abort = new AbortController();
+  const response = await fetch(url, { headers, signal: abort.signal });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/event-stream');
+  const frames: Array<{ event: string; data: unknown }> = [];
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    while (!until(frames)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let at: number;
+      while ((at = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, at);
+        buffer = buffer.slice(at + 2);
+        const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        frames.push({ event, data: data === undefined ? undefined : JSON.parse(data) });
+      }
+    }
+  } finally {
+    abort.abort();
+  }
+  return frames;
+}
+
+describe('dashboard routes', () => {
+  it('serves the page and its modules without the key, and every data route only with it', async () => {
+    server = await startTestServer({ apiKey: KEY });
+    const page = await call('GET', `${server.url}/ui`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.text).toContain('/ui/static/app.js');
+    for (const file of ['/ui/static/app.js', '/ui/static/style.css', '/ui/vendor/preact.mjs', '/ui/vendor/hooks.mjs', '/ui/vendor/htm.mjs', '/ui/vendor/uplot.mjs', '/ui/vendor/uplot.css']) {
+      const answer = await call('GET', `${server.url}${file}`);
+      expect(answer.status, file).toBe(200);
+      expect(answer.text.length, file).toBeGreaterThan(100);
+    }
+    expect((await call('GET', `${server.url}/ui/static/..%2Fpackage.json`)).status).toBe(404);
+    expect((await call('GET', `${server.url}/ui/vendor/fastify.mjs`)).status).toBe(404);
+    server.harness.endpoint('ep').submit({ input: {} });
+    const jobId = server.harness.endpoint('ep').jobs()[0]!.id;
+    for (const path of ['/ui/api/overview', '/ui/api/endpoints/ep/jobs', `/ui/api/endpoints/ep/jobs/${jobId}`, '/ui/api/events']) {
+      const without = await call('GET', `${server.url}${path}`);
+      expect(without.status, path).toBe(401);
+      expect(errorCode(without)).toBe('SW_UNAUTHORIZED');
+      expect((await call('GET', `${server.url}${path}`, { headers: { authorization: 'Bearer wrong' } })).status, path).toBe(401);
+    }
+    const overview = await call('GET', `${server.url}/ui/api/overview`, { headers: auth });
+    expect(overview.status).toBe(200);
+    expect(overview.json).toMatchObject({ authenticated: true, testInput: { input: {} }, endpoints: [{ id: 'ep', queueDepth: 1 }] });
+    const job = await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${jobId}`, { headers: auth });
+    expect(job.json).toMatchObject({ id: jobId, status: 'IN_QUEUE', input: {}, pendingChunks: [], terminal: false });
+    expect(errorCode(await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/nope`, { headers: auth }))).toBe('SW_JOB_NOT_FOUND');
+    expect(server.server.dashboardUrl).toBe(`${server.url}/ui`);
+  });
+
+  it("shows a job's webhook deliveries once they end, the URL without its query", async () => {
+    server = await startTestServer({ webhook: { retryDelayMs: 10 } });
+    const receiver = await startReceiver((attempt) => (attempt === 1 ? 500 : 200));
+    const worker = startTestWorker(server.harness, async () => ({ ok: true }));
+    try {
+      const submitted = await call('POST', `${server.endpointUrl()}/run`, { body: { input: {}, webhook: `${receiver.url}?token=secret` } });
+      const { id } = submitted.json as { id: string };
+      const detail = async () => (await call('GET', `${server!.url}/ui/api/endpoints/ep/jobs/${id}`)).json as { webhook: boolean; webhookDeliveries: unknown[] };
+      await waitUntil(async () => (await detail()).webhookDeliveries.length > 0, 'the delivery to end', 1_000, 20);
+      const job = await detail();
+      expect(job.webhook).toBe(true);
+      expect(job.webhookDeliveries).toEqual([
+        { url: `${receiver.url} (query, fragment and credentials hidden)`, delivered: true, attempts: 2, last: 200, at: expect.any(Number) },
+      ]);
+      expect(JSON.stringify(job)).not.toContain('secret');
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
+  });
+
+  it('is left out with dashboard: false', async () => {
+    server = await startTestServer({ dashboard: false });
+    expect((await call('GET', `${server.url}/ui`)).status).toBe(404);
+    expect((await call('GET', `${server.url}/ui/api/overview`)).status).toBe(404);
+    expect(server.server.dashboardUrl).toBeUndefined();
+  });
+
+  it('pages jobs newest first, filters by state, searches by id, refuses bad parameters; prints its time at 100 000 jobs', async () => {
+    server = await startTestServer();
+    const endpoint = server.harness.endpoint('big');
+    const ids: string[] = [];
+    for (let i = 0; i < 100_000; i++) ids.push(endpoint.submit({ input: { i } }).id);
+    for (const id of ids.slice(0, 10)) endpoint.cancel(id);
+    const get = async (query: string) => {
+      const started = process.hrtime.bigint();
+      const answer = await call('GET', `${server!.url}/ui/api/endpoints/big/jobs${query}`);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      expect(answer.status, query).toBe(200);
+      return { page: answer.json as { total: number; offset: number; jobs: Array<{ id: string; status: string }> }, ms };
+    };
+    const timings: string[] = [];
+    const first = await get('?limit=50');
+    timings.push(`first page ${first.ms.toFixed(1)} ms`);
+    expect(first.page.total).toBe(100_000);
+    expect(first.page.jobs.map((j) => j.id)).toEqual(ids.slice(-50).reverse());
+    const deep = await get('?offset=99950&limit=50');
+    timings.push(`last page ${deep.ms.toFixed(1)} ms`);
+    expect(deep.page.jobs.map((j) => j.id)).toEqual(ids.slice(0, 50).reverse());
+    const cancelled = await get('?state=CANCELLED');
+    timings.push(`state filter ${cancelled.ms.toFixed(1)} ms`);
+    expect(cancelled.page.total).toBe(10);
+    const exact = await get(`?q=${ids[54_321]}`);
+    timings.push(`id search (exact) ${exact.ms.toFixed(1)} ms`);
+    expect(exact.page.jobs.map((j) => j.id)).toEqual([ids[54_321]]);
+    const partial = await get(`?q=${ids[777]!.slice(0, 13).toUpperCase()}`);
+    timings.push(`id search (part) ${partial.ms.toFixed(1)} ms`);
+    expect(partial.page.jobs.map((j) => j.id)).toContain(ids[777]);
+    // Medians of 5 for the first page (the one a page opens on).
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) runs.push((await get('?limit=50')).ms);
+    runs.sort((a, b) => a - b);
+    // The overview does what each live tick does (endpoint rows, workers): its time is the tick's cost.
+    const overviewRuns: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = process.hrtime.bigint();
+      expect((await call('GET', `${server.url}/ui/api/overview`)).status).toBe(200);
+      overviewRuns.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    overviewRuns.sort((a, b) => a - b);
+    console.log(
+      `dashboard jobs route at 100 000 retained jobs: ${timings.join(', ')}; first page median of 5: ${runs[2]!.toFixed(1)} ms; ` +
+        `overview (= one live tick's work) median of 5: ${overviewRuns[2]!.toFixed(1)} ms`,
+    );
+    for (const bad of ['?state=DONE', '?limit=0', '?limit=501', '?offset=-1']) {
+      const answer = await call('GET', `${server.url}/ui/api/endpoints/big/jobs${bad}`);
+      expect(answer.status, bad).toBe(400);
+      expect(errorCode(answer)).toBe('SW_INVALID_REQUEST');
+    }
+    expect(((await call('GET', `${server.url}/ui/api/endpoints/none-yet/jobs`)).json as { total: number }).total).toBe(0);
+    expect(server.harness.findEndpoint('none-yet')).toBeUndefined();
+  }, 120_000);
+
+  it("streams a job's status and chunks in order over SSE; the stream needs the key", async () => {
+    server = await startTestServer({ apiKey: KEY, dashboard: { sampleIntervalMs: 100 } });
+    const endpoint = server.harness.endpoint('ep');
+    const job = endpoint.submit({ input: { stream: true } });
+    endpoint.tryTake('w1', 1);
+    endpoint.pushChunk(job.id, 'w1', { output: 'a' });
+    const url = `${server.url}/ui/api/events?endpoint=ep&job=${job.id}`;
+    const pushing = (async () => {
+      await waitUntil(() => server!.harness.endpoint('ep').find(job.id) !== undefined, 'job');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (const token of ['b', 'c', 'd']) endpoint.pushChunk(job.id, 'w1', { output: token });
+      endpoint.complete(job.id, 'w1', { kind: 'output', output: 'abcd' });
+    })();
+    const frames = await readEvents(url, (f) => f.some((x) => x.event === 'job' && (x.data as { status: string }).status === 'COMPLETED'));
+    await pushing;
+    const names = frames.map((f) => f.event);
+    expect(names[0]).toBe('hello');
+    const firstJob = frames.find((f) => f.event === 'job')!.data as { status: string; pendingChunks: Array<{ output: unknown }>; chunkBase: number };
+    expect(firstJob).toMatchObject({ status: 'IN_PROGRESS', pendingChunks: [{ output: 'a' }], chunkBase: 0 });
+    expect(frames.filter((f) => f.event === 'chunk').map((f) => f.data)).toEqual([
+      { index: 1, output: 'b' },
+      { index: 2, output: 'c' },
+      { index: 3, output: 'd' },
+    ]);
+    expect(frames.at(-1)?.data).toMatchObject({ status: 'COMPLETED', output: 'abcd', terminal: true });
+    // The page's data routes and the stream need the key.
+    const refused = await fetch(url);
+    expect(refused.status).toBe(401);
+    expect((await call('GET', `${server.url}/ui/api/events?job=x`, { headers: auth })).status).toBe(400);
+  });
+
+  it('shows GPU readings from a sampler it polls only while a page is open', async () => {
+    let reads = 0;
+    const reading: GpuReadResult = {
+      ok: true,
+      vendor: 'nvidia',
+      tool: 'nvidia-smi',
+      hidden: 0,
+      readAt: Date.now(),
+      gpus: [
+        {
+          vendor: 'nvidia',
+          index: 0,
+          uuid: 'GPU-test',
+          name: 'Test Card',
+          utilizationPercent: 42,
+          memoryUtilizationPercent: 10,
+          memoryUsedBytes: 2 ** 30,
+          memoryTotalBytes: 2 ** 34,
+          temperatureCelsius: 50,
+          powerDrawWatts: 100,
+          powerLimitWatts: 300,
+          driverVersion: '1.0',
+        },
+      ],
+    };
+    // A sampler whose reader answers a fixed reading (the tool itself needs a GPU).
+    const gpu = createGpuSampler({ intervalMs: 50, reader: async () => (reads++, reading) });
+    server = await startTestServer({ dashboard: { gpu, sampleIntervalMs: 100 } });
+    const before = (await call('GET', `${server.url}/ui/api/overview`)).json as { gpu: { available: boolean; reason?: string } };
+    expect(before.gpu).toMatchObject({ available: false, reason: expect.stringContaining('no reading yet') });
+    expect(gpu.state).toBe('idle');
+    const frames = await readEvents(`${server.url}/ui/api/events`, (f) => f.some((x) => x.event === 'tick' && (x.data as { point: { gpus: unknown[] } }).point.gpus.length > 0), {});
+    const tick = frames.findLast((x) => x.event === 'tick')!.data as { gpu: { available: boolean; gpus: unknown[] }; point: { gpus: unknown[] } };
+    expect(tick.gpu).toMatchObject({ available: true, gpus: [{ name: 'Test Card', utilizationPercent: 42 }] });
+    expect(tick.point.gpus).toEqual([{ index: 0, name: 'Test Card', utilizationPercent: 42, memoryUsedBytes: 2 ** 30, memoryTotalBytes: 2 ** 34 }]);
+    await waitUntil(() => gpu.state === 'idle', 'the sampler to stop once the page left');
+    const after = reads;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reads).toBe(after);
+    await gpu.close();
+  });
+
+  it('holds no timer and no listener while no page is connected (the harness pays nothing for it)', async () => {
+    const harness = new Harness();
+    const hub = new LiveHub({ harness, settings: DashboardSettingsSchema.parse({ sampleIntervalMs: 50 }), webhookLog: new WebhookLog() });
+    const endpoint = harness.endpoint('ep');
+    const job = endpoint.submit({ input: {} });
+    const http: Server = createServer((request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      hub.connect(response, request.url === '/job' ? { endpointId: 'ep', jobId: job.id } : undefined);
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    try {
+      expect(hub.active).toBe(false);
+      const ticks = readEvents(`${base}/`, (f) => f.filter((x) => x.event === 'tick').length >= 2, {});
+      const watching = readEvents(`${base}/job`, (f) => f.filter((x) => x.event === 'tick').length >= 2, {});
+      await waitUntil(() => hub.clientCount === 2, 'two pages');
+      expect(hub.active).toBe(true);
+      expect(hub.watchedJobs).toBe(1);
+      const [plain, watched] = await Promise.all([ticks, watching]);
+      expect(plain.map((f) => f.event).slice(0, 2)).toEqual(['hello', 'tick']);
+      expect(watched.map((f) => f.event)).toContain('job');
+      await waitUntil(() => hub.clientCount === 0, 'pages gone');
+      expect(hub.active).toBe(false);
+      expect(hub.watchedJobs).toBe(0);
+    } finally {
+      hub.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      harness.close();
+    }
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * @module test/ui/dashboard-fixture
+ * A harness on 127.0.0.1 port 0 with an API key and an in-process worker whose handler
+ * does what the input asks (`mode`): echo, stream tokens, sleep (cancellable), fail
+ * until retried. Shared by the browser tests and `npm run screenshot`. Also the
+ * Chromium launcher: Debian's /usr/bin/chromium (override with CHROMIUM_PATH); when
+ * it is missing the launch fails with a message that says how to install it.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import pino from 'pino';
+import { Harness } from '../../src/harness/index.js';
+import { createHarnessServer, type HarnessServer } from '../../src/harness/http/index.js';
+import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
+import { createMetrics } from '../../src/metrics/index.js';
+import { resolveOptions, type Handler } from '../../src/worker/index.js';
+
+export const API_KEY = 'dashboard-test-key';
+export const ENDPOINT = 'local';
+
+export interface FixtureInput {
+  mode?: 'echo' | 'stream' | 'sleep' | 'fail-once';
+  tokens?: string[];
+  delayMs?: number;
+  ms?: number;
+  [key: string]: unknown;
+}
+
+const failedOnce = new Set<string>();
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** The fixture worker's handler: a generator for `stream`, a plain async function otherwise. */
+export const fixtureHandler: Handler<FixtureInput> = (job, context) => {
+  const input = job.input;
+  if (input.mode === 'stream') {
+    return (async function* stream() {
+      for (const token of input.tokens ?? []) {
+        await sleep(input.delayMs ?? 50, context.signal);
+        if (context.signal.aborted) return;
+        yield token;
+      }
+    })();
+  }
+  return (async () => {
+    if (input.mode === 'sleep') {
+      await sleep(input.ms ?? 60_000, context.signal);
+      return { slept: input.ms };
+    }
+    if (input.mode === 'fail-once' && !failedOnce.has(job.id)) {
+      failedOnce.add(job.id);
+      throw new Error(`fail-once: job ${job.id} fails on its first run`);
+    }
+    return { echo: input };
+  })();
+};
+
+export interface DashboardFixture {
+  readonly harness: Harness;
+  readonly server: HarnessServer;
+  readonly worker: LocalWorker;
+  /** `<url>/ui` */
+  readonly uiUrl: string;
+  close(): Promise<void>;
+}
+
+/** Start the harness (key required) and its worker; `testInput` prefills the submit form. */
+export async function startDashboardFixture(options: { testInput?: unknown; concurrency?: number } = {}): Promise<DashboardFixture> {
+  const logger = pino({ level: 'silent' });
+  const harness = new Harness();
+  const server = await createHarnessServer({
+    harness,
+    host: '127.0.0.1',
+    port: 0,
+    apiKey: API_KEY,
+    rateLimits: false,
+    metrics: createMetrics({ defaultMetrics: false }),
+    dashboard: { testInput: options.testInput ?? { input: { mode: 'echo', prompt: 'hello' } } },
+  });
+  const config = resolveOptions({
+    endpointId: ENDPOINT,
+    concurrency: options.concurrency ?? 8,
+    shutdownTimeoutMs: 2_000,
+    timeoutGraceMs: 500,
+    logger,
+  });
+  const worker = startLocalWorker(fixtureHandler as Handler<unknown>, config, logger, harness);
+  return {
+    harness,
+    server,
+    worker,
+    uiUrl: `${server.url}/ui`,
+    close: async () => {
+      await server.close();
+      await worker.stop();
+      harness.close();
+    },
+  };
+}
+
+/** Where Chromium is: CHROMIUM_PATH, else Debian's /usr/bin/chromium. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Launch headless Chromium, or throw naming the fix. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `Chromium not found at ${CHROMIUM_PATH}: the dashboard tests drive a real browser. ` +
+        'Install it with `apt-get update && apt-get install -y chromium` (.ci/run does this as root), ' +
+        'or set CHROMIUM_PATH to a Chromium or Chrome executable.',
+    );
+  }
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}

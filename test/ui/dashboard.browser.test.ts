@@ -1,0 +1,240 @@
+/**
+ * The dashboard in a real browser: headless Chromium (Debian's `chromium`) driven by
+ * playwright-core against a harness of our own on 127.0.0.1 port 0, with an API key
+ * and an in-process worker (dashboard-fixture.ts). It logs in with the key (a wrong
+ * key shows the API's error), submits from the page and sees COMPLETED with the
+ * output, watches a streaming job's tokens arrive in order while it runs, cancels a
+ * running job, retries a failed one, and pages through 3 000 jobs. A failing test
+ * leaves a screenshot of the page in test-artifacts/. Chromium missing: every test
+ * fails with how to install it (none is skipped).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { API_KEY, ENDPOINT, launchChromium, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
+
+const ARTIFACTS = join(process.cwd(), 'test-artifacts');
+const WAIT = { timeout: 20_000 };
+
+let fixture: DashboardFixture;
+let launching: Promise<Browser> | undefined;
+
+beforeAll(async () => {
+  fixture = await startDashboardFixture();
+}, 60_000);
+
+afterAll(async () => {
+  await launching?.then((browser) => browser.close()).catch(() => {});
+  await fixture?.close();
+});
+
+/** The browser, launched on first use: without Chromium every test fails with how to install it (none is skipped). */
+function getBrowser(): Promise<Browser> {
+  launching ??= launchChromium();
+  return launching;
+}
+
+/** A fresh browser context and page; on failure its screenshot goes to test-artifacts/. */
+async function openPage(name: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await (await getBrowser()).newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  onTestFailed(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true }).catch(() => {});
+    if (errors.length > 0) console.log(`page errors in ${name}:`, errors);
+  });
+  return { context, page };
+}
+
+/** Open /ui and log in by keyboard: the key, then Enter. */
+async function logIn(page: Page, key = API_KEY): Promise<void> {
+  await page.goto(fixture.uiUrl);
+  await page.locator('#api-key').fill(key);
+  await page.locator('#api-key').press('Enter');
+}
+
+/** Submit `request` from the page's JSON editor; answers the new job's id (from the job page it opens). */
+async function submitFromPage(page: Page, request: unknown): Promise<string> {
+  await page.locator('#submit-json').fill(JSON.stringify(request));
+  await page.locator('[data-test=submit]').click();
+  await page.waitForURL(/#\/endpoint\/[^/]+\/job\//, WAIT);
+  const id = await page.locator('[data-test=job-id]').textContent(WAIT);
+  expect(id).toBeTruthy();
+  return id ?? '';
+}
+
+const jobStatus = (page: Page) => page.locator('h1 [data-test=status]');
+
+describe('dashboard in Chromium', () => {
+  it('a wrong key shows the API error and keeps the login form; the right key opens the endpoints view', async () => {
+    const { context, page } = await openPage('login');
+    await logIn(page, 'not-the-key');
+    await expect(page.locator('[data-test=error]').textContent(WAIT)).resolves.toContain('Wrong API key');
+    expect(await page.locator('[data-test=error]').textContent()).toContain('SW_UNAUTHORIZED');
+    await page.locator('#api-key').fill(API_KEY);
+    await page.locator('#api-key').press('Enter');
+    await page.locator('[data-test=endpoints]').waitFor(WAIT);
+    // The key stays in session storage, never in the URL.
+    expect(page.url()).not.toContain(API_KEY);
+    expect(await page.evaluate('Object.values(sessionStorage)')).toContain(API_KEY);
+    await context.close();
+  });
+
+  it('loads nothing from outside the harness, works by keyboard, and follows a dark scheme', async () => {
+    const context = await (await getBrowser()).newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' });
+    const page = await context.newPage();
+    onTestFailed(async () => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'dashboard-keyboard.png'), fullPage: true }).catch(() => {});
+    });
+    const origins = new Set<string>();
+    page.on('request', (request) => origins.add(new URL(request.url()).origin));
+    await logIn(page);
+    await page.locator('[data-test=endpoints]').waitFor(WAIT);
+    // Offline: every request went to the harness itself (no CDN).
+    expect([...origins]).toEqual([new URL(fixture.server.url).origin]);
+    const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+    expect(background).toBe('rgb(15, 19, 24)');
+    // Keyboard: Tab from the top reaches the first endpoint's link; Enter opens its jobs.
+    let focused = '';
+    for (let i = 0; i < 12 && focused !== `#/endpoint/${ENDPOINT}`; i++) {
+      await page.keyboard.press('Tab');
+      focused = String(await page.evaluate('document.activeElement?.getAttribute("href") ?? ""'));
+    }
+    expect(focused).toBe(`#/endpoint/${ENDPOINT}`);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-test=page-info]').waitFor(WAIT);
+    expect(page.url()).toContain(`#/endpoint/${ENDPOINT}`);
+    await page.locator('[data-test=scheme]').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(255, 255, 255)');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe('rgb(15, 19, 24)');
+    expect(await page.evaluate('document.documentElement.dataset.scheme')).toBe('dark');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate('document.documentElement.dataset.scheme')).toBe('auto');
+    await context.close();
+  });
+
+  it('submits the prefilled test input from the page and shows COMPLETED with its output', async () => {
+    const { context, page } = await openPage('submit');
+    await logIn(page);
+    const prefilled = await page.locator('#submit-json').inputValue(WAIT);
+    expect(JSON.parse(prefilled)).toEqual({ input: { mode: 'echo', prompt: 'hello' } });
+    await page.locator('#submit-json').fill(JSON.stringify({ input: { mode: 'echo', note: 'from the page' } }));
+    await page.locator('#submit-json').press('Control+Enter');
+    await page.waitForURL(/#\/endpoint\/local\/job\//, WAIT);
+    await expect(jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT)).resolves.toBeUndefined();
+    const output = JSON.parse((await page.locator('[data-test=job-output]').textContent()) ?? 'null') as unknown;
+    expect(output).toEqual({ echo: { mode: 'echo', note: 'from the page' } });
+    expect(await page.locator('[data-test=execution-time]').textContent()).toMatch(/\d+ (ms|s)/);
+    await context.close();
+  });
+
+  it("shows a streaming job's tokens in order while it runs", async () => {
+    const { context, page } = await openPage('stream');
+    await logIn(page);
+    const tokens = Array.from({ length: 12 }, (_, i) => `tok${i} `);
+    const jobId = await submitFromPage(page, { input: { mode: 'stream', tokens, delayMs: 150 } });
+    const seen: Array<{ text: string; status: string }> = [];
+    const full = tokens.join('');
+    const started = Date.now();
+    for (;;) {
+      const text = (await page.locator('[data-test=stream-text]').textContent().catch(() => null)) ?? '';
+      const status = (await jobStatus(page).textContent()) ?? '';
+      if (seen.at(-1)?.text !== text) seen.push({ text, status });
+      if (status === 'COMPLETED' && text === full) break;
+      if (Date.now() - started > 30_000) throw new Error(`stream did not finish: ${JSON.stringify(seen)}`);
+      await page.waitForTimeout(40);
+    }
+    // Every state the page showed was a prefix of the final text: tokens in order, none lost.
+    for (const { text } of seen) expect(full.startsWith(text)).toBe(true);
+    const whileRunning = seen.filter((s) => s.status === 'IN_PROGRESS' && s.text.length > 0 && s.text.length < full.length);
+    console.log(`stream ${jobId}: ${seen.length} distinct states seen, ${whileRunning.length} partial ones while IN_PROGRESS`);
+    expect(whileRunning.length).toBeGreaterThan(0);
+    expect(await page.locator('[data-test=chunk]').count()).toBe(tokens.length);
+    await context.close();
+  });
+
+  it('cancels a running job from its page: CANCELLED', async () => {
+    const { context, page } = await openPage('cancel');
+    await logIn(page);
+    await submitFromPage(page, { input: { mode: 'sleep', ms: 60_000 } });
+    await jobStatus(page).filter({ hasText: 'IN_PROGRESS' }).waitFor(WAIT);
+    await page.locator('[data-test=cancel]').click();
+    await jobStatus(page).filter({ hasText: 'CANCELLED' }).waitFor(WAIT);
+    await expect(page.locator('[data-test=notice]').first().textContent()).resolves.toContain('CANCELLED');
+    await context.close();
+  });
+
+  it('retries a failed job from its page: the error is shown with its stack folded, then it runs again and completes', async () => {
+    const { context, page } = await openPage('retry');
+    await logIn(page);
+    await submitFromPage(page, { input: { mode: 'fail-once' } });
+    await jobStatus(page).filter({ hasText: 'FAILED' }).waitFor(WAIT);
+    const error = page.locator('[data-test=job-error]');
+    expect(await error.textContent()).toContain('fail-once: job');
+    expect(await error.locator('details').first().getAttribute('open')).toBeNull();
+    await page.locator('[data-test=retry]').click();
+    await jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
+    expect(await page.locator('[data-test=retries]').textContent()).toBe('1');
+    await context.close();
+  });
+
+  it('pages through 3 000 jobs newest first, filters by state and finds one by id', async () => {
+    const endpoint = fixture.harness.endpoint('bulk');
+    const ids: string[] = [];
+    for (let i = 0; i < 3_000; i++) ids.push(endpoint.submit({ input: { i } }).id);
+    for (const id of ids.slice(0, 5)) endpoint.cancel(id);
+    const { context, page } = await openPage('paging');
+    await logIn(page);
+    await page.locator('[data-test=endpoints] a', { hasText: 'bulk' }).click();
+    const info = page.locator('[data-test=page-info]');
+    await info.filter({ hasText: '1–50 of 3000' }).waitFor(WAIT);
+    expect(await page.locator('[data-test=jobs-row]').count()).toBe(50);
+    expect(await page.locator('[data-test=jobs-row] a').first().textContent()).toBe(ids.at(-1));
+    for (let n = 0; n < 3; n++) await page.locator('[data-test=next]').click();
+    await info.filter({ hasText: '151–200 of 3000' }).waitFor(WAIT);
+    expect(await page.locator('[data-test=jobs-row] a').first().textContent()).toBe(ids.at(-151));
+    await page.locator('#state-filter').selectOption('CANCELLED');
+    await info.filter({ hasText: '1–5 of 5' }).waitFor(WAIT);
+    await page.locator('#state-filter').selectOption('');
+    await page.keyboard.press('/');
+    await page.keyboard.type(ids[1234] ?? '');
+    await info.filter({ hasText: '1–1 of 1' }).waitFor(WAIT);
+    expect(await page.locator('[data-test=jobs-row] a').textContent()).toBe(ids[1234]);
+    await context.close();
+  });
+
+  it('purges a queue from the endpoints view and shows the answer; a bad request shows the API error', async () => {
+    const queued = fixture.harness.endpoint('no-workers');
+    for (let i = 0; i < 7; i++) queued.submit({ input: { i } });
+    const { context, page } = await openPage('purge');
+    page.on('dialog', (dialog) => void dialog.accept());
+    await logIn(page);
+    const row = page.locator('[data-test=endpoint-row]', { hasText: 'no-workers' });
+    await row.locator('[data-test=purge]').click();
+    await expect(row.locator('[data-test=notice]').textContent(WAIT)).resolves.toBe('Removed 7 queued jobs');
+    expect(queued.health().jobs.inQueue).toBe(0);
+    await page.locator('#submit-json').fill(JSON.stringify({ inputs: {} }));
+    await page.locator('[data-test=submit]').click();
+    const error = page.locator('form.submit [data-test=error]');
+    await expect(error.textContent(WAIT)).resolves.toContain('SW_INVALID_JOB_REQUEST');
+    expect(await error.textContent()).toContain('HTTP 400): Invalid job request: input is required');
+    await context.close();
+  });
+
+  it(`shows the ${ENDPOINT} worker and its current job on the workers view`, async () => {
+    const { context, page } = await openPage('workers');
+    const job = fixture.harness.endpoint(ENDPOINT).submit({ input: { mode: 'sleep', ms: 60_000 } });
+    await logIn(page);
+    await page.locator('header nav a', { hasText: 'Workers' }).click();
+    await page.locator('[data-test=worker-row]', { hasText: job.id }).waitFor(WAIT);
+    expect(await page.locator('[data-test=worker-row]').first().textContent()).toContain('running');
+    fixture.harness.endpoint(ENDPOINT).cancel(job.id);
+    await context.close();
+  });
+});

@@ -1,0 +1,85 @@
+// @module ui/actions
+// The page's actions go through the queue API itself, so results and errors are the
+// API's own: submit (/run), cancel, retry, purge-queue.
+import { useState } from 'preact/hooks';
+import { api } from './api.js';
+import { ErrorBox, Notice, html, jobHref, pretty } from './format.js';
+
+const base = (endpointId) => `/v2/${encodeURIComponent(endpointId)}`;
+
+export const actions = {
+  submit: (endpointId, body) => api('POST', `${base(endpointId)}/run`, body),
+  cancel: (endpointId, jobId) => api('POST', `${base(endpointId)}/cancel/${encodeURIComponent(jobId)}`),
+  retry: (endpointId, jobId) => api('POST', `${base(endpointId)}/retry/${encodeURIComponent(jobId)}`),
+  purge: (endpointId) => api('POST', `${base(endpointId)}/purge-queue`),
+};
+
+/** A button running `run()`; shows the answer (`describe(answer)`) or the API's error. */
+export function ActionButton({ label, run, describe, confirmText, test, kind = '', disabled = false, title }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(undefined);
+  const [notice, setNotice] = useState(undefined);
+  const onClick = async () => {
+    if (confirmText && !window.confirm(confirmText)) return;
+    setBusy(true);
+    setError(undefined);
+    setNotice(undefined);
+    try {
+      const answer = await run();
+      setNotice(describe ? describe(answer) : 'Done');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<span class="action">
+    <button type="button" class=${kind} onClick=${onClick} disabled=${busy || disabled} title=${disabled ? title : undefined} data-test=${test}>${label}</button>
+    <${Notice} notice=${notice} /><${ErrorBox} error=${error} />
+  </span>`;
+}
+
+/** The submit form: endpoint id and a JSON editor, prefilled with the worker's test input. */
+export function SubmitForm({ endpoints, defaultEndpoint, example, navigate }) {
+  const [endpointId, setEndpointId] = useState(defaultEndpoint ?? endpoints[0]?.id ?? 'local');
+  const [text, setText] = useState(pretty(example ?? { input: {} }));
+  const [error, setError] = useState(undefined);
+  const [notice, setNotice] = useState(undefined);
+  const [busy, setBusy] = useState(false);
+  const onSubmit = async (event) => {
+    event.preventDefault();
+    setError(undefined);
+    setNotice(undefined);
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch (e) {
+      setError({ code: 'INVALID_JSON', message: `The request is not valid JSON: ${e.message}` });
+      return;
+    }
+    setBusy(true);
+    try {
+      const answer = await actions.submit(endpointId, body);
+      setNotice(`Submitted ${answer.id} (${answer.status})`);
+      navigate(jobHref(endpointId, answer.id));
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="card submit" onSubmit=${onSubmit} aria-label="Submit a job">
+    <h2>Submit a job</h2>
+    <label>Endpoint
+      <input id="submit-endpoint" list="endpoint-ids" value=${endpointId} onInput=${(e) => setEndpointId(e.currentTarget.value)} required pattern="[A-Za-z0-9._\\-]{1,128}" />
+      <datalist id="endpoint-ids">${endpoints.map((e) => html`<option value=${e.id} />`)}</datalist>
+    </label>
+    <label>Request (JSON: input, and optionally webhook, policy, s3Config)
+      <textarea id="submit-json" rows="8" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
+        onKeyDown=${(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e); }}></textarea>
+    </label>
+    <div class="row"><button type="submit" class="primary" disabled=${busy} data-test="submit">Submit (/run)</button>
+      <span class="hint">Ctrl+Enter submits</span></div>
+    <${Notice} notice=${notice} /><${ErrorBox} error=${error} />
+  </form>`;
+}

@@ -1,0 +1,137 @@
+// @module ui/app
+// The dashboard page: login (the API key kept in sessionStorage, sent in the
+// Authorization header), hash routes (#/, #/endpoint/{id}, #/endpoint/{id}/job/{jobId},
+// #/workers), one live event stream for the page, light and dark schemes.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, followEvents, keyStore } from './api.js';
+import { ErrorBox, html } from './format.js';
+import { JobView } from './job-view.js';
+import { JobsView } from './jobs-view.js';
+import { OverviewView } from './overview-view.js';
+import { WorkersView } from './workers-view.js';
+
+function parseRoute(hash) {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'job' && parts[3]) return { view: 'job', endpointId: parts[1], jobId: parts[3] };
+  if (parts[0] === 'endpoint' && parts[1]) return { view: 'jobs', endpointId: parts[1] };
+  if (parts[0] === 'workers') return { view: 'workers' };
+  return { view: 'overview' };
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(parseRoute(location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parseRoute(location.hash));
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+
+const SCHEMES = ['auto', 'light', 'dark'];
+
+function useScheme() {
+  const [scheme, setScheme] = useState(localStorage.getItem('serverless-worker-scheme') ?? 'auto');
+  useEffect(() => {
+    document.documentElement.dataset.scheme = scheme;
+    localStorage.setItem('serverless-worker-scheme', scheme);
+  }, [scheme]);
+  return [scheme, () => setScheme(SCHEMES[(SCHEMES.indexOf(scheme) + 1) % SCHEMES.length])];
+}
+
+function Login({ error, onKey }) {
+  const [key, setKey] = useState('');
+  return html`<form class="card login" onSubmit=${(e) => { e.preventDefault(); onKey(key); }} aria-label="Log in">
+    <h1>serverless-worker harness</h1>
+    <p>This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only.</p>
+    <label>API key <input id="api-key" type="password" autocomplete="current-password" value=${key} onInput=${(e) => setKey(e.currentTarget.value)} required autofocus /></label>
+    <button type="submit" class="primary" data-test="login">Log in</button>
+    <${ErrorBox} error=${error} />
+  </form>`;
+}
+
+function emptyLive() {
+  return { job: undefined, chunks: [], missed: 0, gone: false, error: undefined };
+}
+
+function App() {
+  const route = useRoute();
+  const [scheme, nextScheme] = useScheme();
+  const [overview, setOverview] = useState(undefined);
+  const [authError, setAuthError] = useState(undefined);
+  const [needKey, setNeedKey] = useState(false);
+  const [link, setLink] = useState('connecting');
+  const [live, setLive] = useState(emptyLive());
+  const [attempt, setAttempt] = useState(0);
+
+  // Load the overview; a 401 shows the login form with the API's message.
+  useEffect(() => {
+    api('GET', '/ui/api/overview')
+      .then((o) => { setOverview(o); setNeedKey(false); setAuthError(undefined); })
+      .catch((e) => {
+        if (e.status === 401) { setNeedKey(true); setAuthError(keyStore.get() ? e : undefined); } else setAuthError(e);
+      });
+  }, [attempt]);
+
+  // One event stream for the page; it follows the job on a job page.
+  const watch = route.view === 'job' ? { endpoint: route.endpointId, job: route.jobId } : {};
+  const watchKey = `${watch.endpoint ?? ''}/${watch.job ?? ''}`;
+  useEffect(() => {
+    if (!overview) return undefined;
+    const abort = new AbortController();
+    setLive(emptyLive());
+    const onEvent = (event, data) => {
+      if (event === 'tick') {
+        setOverview((o) => ({ ...o, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: [...o.series.slice(o.series.length >= 600 ? 1 : 0), data.point] }));
+      } else if (event === 'hello') {
+        setOverview((o) => ({ ...o, ...data }));
+      } else if (event === 'job') {
+        setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.pendingChunks.map((c, i) => ({ index: data.chunkBase + i, output: c.output })) : l.chunks }));
+      } else if (event === 'chunk') {
+        setLive((l) => (l.chunks.some((c) => c.index === data.index) ? l : { ...l, chunks: [...l.chunks, data] }));
+      } else if (event === 'chunks-missed') {
+        setLive((l) => ({ ...l, missed: l.missed + data.count }));
+      } else if (event === 'chunks-reset') {
+        setLive((l) => ({ ...l, chunks: [], missed: 0 }));
+      } else if (event === 'job-gone') {
+        setLive((l) => ({ ...l, gone: true }));
+      }
+    };
+    const onState = (state) => {
+      if (state instanceof Error) {
+        setLink(`error: ${state.message}`);
+        if (state.status === 401) { setNeedKey(true); setOverview(undefined); }
+      } else setLink(state);
+    };
+    void followEvents(watch, onEvent, onState, abort.signal);
+    return () => abort.abort();
+  }, [overview === undefined, watchKey]);
+
+  const logIn = (key) => { keyStore.set(key); setAttempt((n) => n + 1); };
+  const logOut = () => { keyStore.clear(); setOverview(undefined); setNeedKey(true); setAuthError(undefined); };
+  const navigate = (href) => { location.hash = href; };
+
+  if (needKey) return html`<main><${Login} error=${authError} onKey=${logIn} /></main>`;
+  if (!overview) return html`<main>${authError ? html`<${ErrorBox} error=${authError} />` : html`<p class="muted">Loading…</p>`}</main>`;
+  const row = route.endpointId ? overview.endpoints.find((e) => e.id === route.endpointId) : undefined;
+  return html`<header>
+      <a class="brand" href="#/">serverless-worker harness</a>
+      <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
+        <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a></nav>
+      <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
+      <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
+      ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}
+    </header>
+    <main>
+      ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} />` : null}
+      ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
+      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} />` : null}
+      ${route.view === 'workers' ? html`<${WorkersView} overview=${overview} />` : null}
+    </main>
+    <footer class="muted">serverless-worker ${overview.version}</footer>`;
+}
+
+const root = document.getElementById('app');
+root.textContent = '';
+render(html`<${App} />`, root);

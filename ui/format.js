@@ -1,0 +1,61 @@
+// @module ui/format
+// Small display helpers shared by the views.
+import { h } from 'preact';
+import htm from 'htm';
+
+export const html = htm.bind(h);
+
+export const STATES = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+
+/** A duration in ms as "850 ms", "12.3 s", "4 min 2 s". */
+export function duration(ms) {
+  if (ms === undefined || ms === null) return '—';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** An ISO time as the local clock time. */
+export function clock(iso) {
+  return iso ? new Date(iso).toLocaleTimeString() : '—';
+}
+
+export function bytes(n) {
+  if (n === null || n === undefined) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
+}
+
+export function pretty(value) {
+  return JSON.stringify(value, null, 2);
+}
+
+export function StatusBadge({ status }) {
+  return html`<span class=${`badge s-${status}`} data-test="status">${status}</span>`;
+}
+
+/** An API error as the API gave it: code and message. */
+export function ErrorBox({ error }) {
+  if (!error) return null;
+  return html`<div class="error" role="alert" data-test="error">
+    <strong>${error.code ?? 'Error'}</strong>${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}
+  </div>`;
+}
+
+export function Notice({ notice }) {
+  if (!notice) return null;
+  return html`<div class="notice" role="status" data-test="notice">${notice}</div>`;
+}
+
+export function jobHref(endpointId, jobId) {
+  return `#/endpoint/${encodeURIComponent(endpointId)}/job/${encodeURIComponent(jobId)}`;
+}
+
+export function endpointHref(endpointId) {
+  return `#/endpoint/${encodeURIComponent(endpointId)}`;
+}

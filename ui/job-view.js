@@ -1,0 +1,75 @@
+// @module ui/job-view
+// One job: status, timings, retries, worker, input, output or structured error (the
+// stack folded), webhook deliveries, and a streaming job's chunks as they arrive.
+// `live` is what the event stream said about this job (see app.js).
+import { ActionButton, actions } from './actions.js';
+import { ErrorBox, StatusBadge, clock, duration, html, pretty } from './format.js';
+
+function ErrorPayload({ error }) {
+  const { error_type, error_message, error_code, error_traceback, hostname, worker_id, runtime_version, ...rest } = error;
+  return html`<section class="card failure" data-test="job-error">
+    <h2>Error</h2>
+    <p><strong>${error_type}</strong>${error_code ? html` <code>${error_code}</code>` : null}: ${error_message}</p>
+    <p class="muted">worker ${worker_id || '—'} on ${hostname || '—'}${runtime_version ? `, runtime ${runtime_version}` : ''}</p>
+    ${error_traceback ? html`<details><summary>Stack trace</summary><pre>${error_traceback}</pre></details>` : null}
+    ${Object.keys(rest).length > 0 ? html`<details><summary>More fields</summary><pre>${pretty(rest)}</pre></details>` : null}
+  </section>`;
+}
+
+function Chunks({ live }) {
+  const count = Math.max(live.job?.chunks ?? 0, (live.chunks.at(-1)?.index ?? -1) + 1);
+  if (count === 0) return null;
+  return html`<section class="card" aria-live="polite">
+    <h2>Stream (<span data-test="chunk-count">${count}</span> chunks)</h2>
+    ${live.missed > 0 ? html`<p class="muted">${live.missed} chunks were read by a /stream client before this page could see them.</p>` : null}
+    <div class="stream-text" data-test="stream-text">${live.chunks.map((c) => (typeof c.output === 'string' ? c.output : pretty(c.output))).join('')}</div>
+    <details><summary>Chunks one by one</summary><ol start=${live.chunks[0]?.index ?? 0}>
+      ${live.chunks.map((c) => html`<li data-test="chunk"><code>${typeof c.output === 'string' ? JSON.stringify(c.output) : pretty(c.output)}</code></li>`)}</ol></details>
+  </section>`;
+}
+
+function Deliveries({ job }) {
+  if (!job.webhook) return null;
+  return html`<section class="card"><h2>Webhook</h2>
+    ${job.webhookDeliveries.length === 0
+      ? html`<p class="muted">${job.terminal ? 'Delivery under way (attempts are retried 10 s apart by default).' : 'Sent when the job ends.'}</p>`
+      : html`<table class="grid"><thead><tr><th>URL</th><th>Delivered</th><th>Attempts</th><th>Last answer</th><th>At</th></tr></thead>
+        <tbody>${job.webhookDeliveries.map((d) => html`<tr><td>${d.url}</td><td>${d.delivered ? 'yes' : 'no (gave up)'}</td><td>${d.attempts}</td><td>${d.last}</td><td>${clock(new Date(d.at).toISOString())}</td></tr>`)}</tbody></table>`}
+  </section>`;
+}
+
+export function JobView({ endpointId, jobId, live }) {
+  if (live.gone) return html`<p class="error" role="alert">Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).</p>`;
+  if (live.error) return html`<${ErrorBox} error=${live.error} />`;
+  const job = live.job;
+  if (!job) return html`<p class="muted">Loading job ${jobId}…</p>`;
+  const cancellable = job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS';
+  const retryable = job.status === 'FAILED' || job.status === 'TIMED_OUT';
+  return html`<div>
+    <h1>Job <code data-test="job-id">${job.id}</code> <${StatusBadge} status=${job.status} /></h1>
+    <div class="row">
+      <${ActionButton} label="Cancel" test="cancel" disabled=${!cancellable} title="only IN_QUEUE or IN_PROGRESS jobs can be cancelled"
+        run=${() => actions.cancel(endpointId, job.id)} describe=${(a) => `Cancel answered ${a.status}`} />
+      <${ActionButton} label="Retry" test="retry" disabled=${!retryable} title="only FAILED or TIMED_OUT jobs can be retried"
+        run=${() => actions.retry(endpointId, job.id)} describe=${(a) => `Retry answered ${a.status}`} />
+    </div>
+    <dl class="facts">
+      <dt>Endpoint</dt><dd>${endpointId}</dd>
+      <dt>Kind</dt><dd>${job.kind}${job.openaiRoute ? ` (OpenAI ${job.openaiRoute})` : ''}</dd>
+      <dt>Submitted</dt><dd>${clock(job.submittedAt)}</dd>
+      <dt>Started</dt><dd>${clock(job.startedAt)}</dd>
+      <dt>Ended</dt><dd>${clock(job.endedAt)}</dd>
+      <dt>Queue wait (delayTime)</dt><dd data-test="delay-time">${duration(job.delayTime)}</dd>
+      <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.executionTime)}</dd>
+      <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
+      <dt>Worker</dt><dd>${job.workerId ?? '—'}</dd>
+      <dt>Expires (ttl)</dt><dd>${new Date(job.expiresAt).toLocaleString()}</dd>
+    </dl>
+    <section class="card"><h2>Input</h2><pre data-test="job-input">${pretty(job.input)}</pre>
+      ${job.policy ? html`<details><summary>Policy</summary><pre>${pretty(job.policy)}</pre></details>` : null}</section>
+    <${Chunks} live=${live} />
+    ${job.output !== undefined ? html`<section class="card"><h2>${job.terminal ? 'Output' : 'Progress'}</h2><pre data-test="job-output">${pretty(job.output)}</pre></section>` : null}
+    ${job.error ? html`<${ErrorPayload} error=${job.error} />` : null}
+    <${Deliveries} job=${job} />
+  </div>`;
+}

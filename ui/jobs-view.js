@@ -1,0 +1,74 @@
+// @module ui/jobs-view
+// One endpoint's jobs, newest first: filter by state, search by id, page through
+// them (the harness filters and cuts the page; the page holds only what it shows).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ActionButton, SubmitForm, actions } from './actions.js';
+import { api } from './api.js';
+import { ErrorBox, STATES, StatusBadge, clock, duration, html, jobHref } from './format.js';
+
+const PAGE = 50;
+
+export function JobsView({ endpointId, row, overview, navigate }) {
+  const [state, setState] = useState('');
+  const [search, setSearch] = useState('');
+  const [offset, setOffset] = useState(0);
+  const [page, setPage] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const searchBox = useRef(null);
+  // Refetch when the endpoint's counts move (a tick), the filter, or the page changes.
+  const revision = row ? JSON.stringify(row.jobs) : '';
+
+  useEffect(() => {
+    let stale = false;
+    const query = new URLSearchParams({ offset: String(offset), limit: String(PAGE) });
+    if (state) query.set('state', state);
+    if (search.trim()) query.set('q', search.trim());
+    api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs?${query}`)
+      .then((answer) => { if (!stale) { setPage(answer); setError(undefined); } })
+      .catch((e) => { if (!stale) setError(e); });
+    return () => { stale = true; };
+  }, [endpointId, state, search, offset, revision]);
+
+  useEffect(() => {
+    const onKey = (e) => {
+      if (e.key === '/' && document.activeElement?.tagName !== 'INPUT' && document.activeElement?.tagName !== 'TEXTAREA') {
+        e.preventDefault();
+        searchBox.current?.focus();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const total = page?.total ?? 0;
+  const first = total === 0 ? 0 : offset + 1;
+  const last = Math.min(offset + PAGE, total);
+  return html`<div>
+    <h1>Endpoint <code>${endpointId}</code></h1>
+    ${row ? html`<p data-test="endpoint-summary">Queue ${row.queueDepth} · ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')} · workers ${row.workers.idle} idle / ${row.workers.running} running
+      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId}?`} run=${() => actions.purge(endpointId)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></p>` : null}
+    <form class="filters" onSubmit=${(e) => e.preventDefault()} aria-label="Filter jobs">
+      <label>State <select id="state-filter" value=${state} onChange=${(e) => { setState(e.currentTarget.value); setOffset(0); }}>
+        <option value="">all</option>${STATES.map((s) => html`<option value=${s}>${s}</option>`)}</select></label>
+      <label>Job id <input id="job-search" ref=${searchBox} type="search" placeholder="search (press /)" value=${search}
+        onInput=${(e) => { setSearch(e.currentTarget.value); setOffset(0); }} /></label>
+    </form>
+    <${ErrorBox} error=${error} />
+    <table class="grid" data-test="jobs">
+      <caption>Jobs, newest first</caption>
+      <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
+        <th scope="col" class="num">Queue wait</th><th scope="col" class="num">Execution</th><th scope="col" class="num">Retries</th><th scope="col">Worker</th><th scope="col">Error</th></tr></thead>
+      <tbody>${(page?.jobs ?? []).map((j) => html`<tr data-test="jobs-row">
+        <td><a href=${jobHref(endpointId, j.id)}><code>${j.id}</code></a></td>
+        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td>${clock(j.submittedAt)}</td>
+        <td class="num">${duration(j.delayTime)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>
+        <td>${j.workerId ?? ''}</td><td class="err">${j.errorType ? `${j.errorType}: ${j.errorMessage ?? ''}` : ''}</td></tr>`)}</tbody>
+    </table>
+    <nav class="pager" aria-label="Pages">
+      <button type="button" onClick=${() => setOffset(Math.max(0, offset - PAGE))} disabled=${offset === 0} data-test="prev">← Newer</button>
+      <span data-test="page-info">${first}–${last} of ${total}</span>
+      <button type="button" onClick=${() => setOffset(offset + PAGE)} disabled=${last >= total} data-test="next">Older →</button>
+    </nav>
+    <${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} example=${overview.testInput} navigate=${navigate} />
+  </div>`;
+}

@@ -1,0 +1,40 @@
+// @module ui/overview-view
+// The first view: every endpoint with its queue depth, jobs by state and workers by
+// state, the submit form, the charts, and panels other parts of the harness add.
+import { ActionButton, SubmitForm, actions } from './actions.js';
+import { Charts } from './charts.js';
+import { STATES, endpointHref, html, pretty } from './format.js';
+
+export function EndpointsTable({ endpoints }) {
+  if (endpoints.length === 0) {
+    return html`<p class="muted" data-test="no-endpoints">No endpoint yet: submit a job below (any endpoint id works unless the harness was started with --endpoint).</p>`;
+  }
+  return html`<table class="grid" data-test="endpoints">
+    <caption>Endpoints</caption>
+    <thead><tr><th scope="col">Endpoint</th><th scope="col">Queue</th>
+      ${STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}
+      <th scope="col">Workers idle / running</th><th scope="col">Actions</th></tr></thead>
+    <tbody>${endpoints.map((e) => html`<tr data-test="endpoint-row">
+      <th scope="row"><a href=${endpointHref(e.id)}>${e.id}</a></th>
+      <td class="num" data-test="queue-depth">${e.queueDepth}</td>
+      ${STATES.map((s) => html`<td class="num">${e.jobs[s]}</td>`)}
+      <td>${e.workers.idle} / ${e.workers.running}</td>
+      <td><${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${e.id}?`}
+        run=${() => actions.purge(e.id)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></td>
+    </tr>`)}</tbody>
+  </table>`;
+}
+
+function Panels({ panels }) {
+  if (!panels || panels.length === 0) return null;
+  return panels.map((p) => html`<section class="card" data-test=${`panel-${p.id}`}><h2>${p.title}</h2><pre>${pretty(p.data)}</pre></section>`);
+}
+
+export function OverviewView({ overview, navigate }) {
+  return html`<div>
+    <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} /></section>
+    <${Panels} panels=${overview.panels} />
+    <${SubmitForm} endpoints=${overview.endpoints} example=${overview.testInput} navigate=${navigate} />
+    <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} /></section>
+  </div>`;
+}

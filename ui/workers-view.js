@@ -1,0 +1,31 @@
+// @module ui/workers-view
+// Workers the harness has seen: state, current jobs, last heartbeat; GPU readings
+// where the harness has a reading source.
+import { bytes, duration, html, jobHref } from './format.js';
+
+function Gpus({ gpu }) {
+  if (!gpu.available) return html`<p class="muted" data-test="no-gpu">No GPU readings (${gpu.reason}).</p>`;
+  return html`<table class="grid" data-test="gpus"><caption>GPUs</caption>
+    <thead><tr><th>#</th><th>Name</th><th class="num">Utilisation</th><th class="num">Memory used / total</th><th class="num">Temperature</th><th class="num">Power</th></tr></thead>
+    <tbody>${gpu.gpus.map((g) => html`<tr><td>${g.index}</td><td>${g.name}</td>
+      <td class="num">${g.utilizationPercent ?? '—'}${g.utilizationPercent === null ? '' : ' %'}</td>
+      <td class="num">${bytes(g.memoryUsedBytes)} / ${bytes(g.memoryTotalBytes)}</td>
+      <td class="num">${g.temperatureCelsius ?? '—'}${g.temperatureCelsius === null ? '' : ' °C'}</td>
+      <td class="num">${g.powerDrawWatts ?? '—'}${g.powerDrawWatts === null ? '' : ' W'}</td></tr>`)}</tbody></table>`;
+}
+
+export function WorkersView({ overview }) {
+  const { workers, gpu } = overview;
+  return html`<div>
+    <h1>Workers</h1>
+    ${workers.length === 0
+      ? html`<p class="muted" data-test="no-workers">No worker has reached the harness yet.</p>`
+      : html`<table class="grid" data-test="workers"><caption>Workers (each worker seen over the worker API or in process)</caption>
+        <thead><tr><th>Worker</th><th>Endpoint</th><th>State</th><th>Current jobs</th><th class="num">Last heard</th><th>Since</th></tr></thead>
+        <tbody>${workers.map((w) => html`<tr data-test="worker-row"><td><code>${w.id}</code></td><td>${w.endpointId}</td>
+          <td><span class=${`badge w-${w.state}`}>${w.state}</span></td>
+          <td>${w.jobs.map((id) => html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> `)}</td>
+          <td class="num">${duration(w.silentMs)} ago</td><td>${new Date(w.firstSeenAt).toLocaleTimeString()}</td></tr>`)}</tbody></table>`}
+    <${Gpus} gpu=${gpu} />
+  </div>`;
+}
