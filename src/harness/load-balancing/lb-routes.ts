@@ -19,6 +19,9 @@ import { ServerlessWorkerError, parseOrThrow } from '../../job/index.js';
 import { proxyRequest, sendRawError } from './lb-proxy.js';
 import type { LoadBalancing } from './load-balancing.js';
 
+/** Methods passed through to a load-balancing worker. */
+export const LB_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
 /** Where the endpoint `endpointId` is reached, relative to the harness's URL. */
 export const LB_PATH_PREFIX = '/lb';
 
@@ -95,6 +98,8 @@ export async function lbProxyRoutes(app: FastifyInstance, options: LbRouteOption
       sendRawError(reply.raw, new ServerlessWorkerError('SW_INTERNAL', `proxy failed: ${(error as Error).message}`));
     }
   };
-  app.all('/:endpointId', forward);
-  app.all('/:endpointId/*', forward);
+  // The methods an HTTP app is called with (HEAD comes with GET).
+  const method = [...LB_METHODS];
+  app.route({ method, url: '/:endpointId', handler: forward });
+  app.route({ method, url: '/:endpointId/*', handler: forward });
 }

@@ -17,7 +17,7 @@ export class TestClient {
   readonly #agent = new Agent({ connections: null, keepAliveTimeout: 10_000, pipelining: 1 });
 
   async call(
-    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS',
     url: string,
     options: { body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
   ): Promise<JsonAnswer> {

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 export interface RouteSpec {
   readonly method: Method;
@@ -63,6 +63,14 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   { method: 'GET', path: '/ui/api/overview' },
   { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs' },
   { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId' },
+  // Load-balancing endpoints: registration, and the pass-through to the workers.
+  v2('POST', 'load-balancing/workers'),
+  v2('GET', 'load-balancing/workers'),
+  v2('DELETE', 'load-balancing/workers/:workerId'),
+  ...(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const).flatMap((method): RouteSpec[] => [
+    { method, path: '/lb/:endpointId' },
+    { method, path: '/lb/:endpointId/*' },
+  ]),
 ]);
 
 /**
