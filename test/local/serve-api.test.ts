@@ -74,7 +74,7 @@ describe('--serve-api (real child processes)', () => {
     expect(answers).toEqual([200, 200, 200, 200]);
   });
 
-  it('answers at the root too, refuses input the worker’s schema refuses with 400, and serves /openapi.json and /docs', async () => {
+  it('answers at the root too, refuses input the worker’s schema refuses with 400, and serves /openapi.json and /docs', { timeout: 90_000 }, async () => {
     const { url, banner } = await startServeApi(ECHO, ['--serve-api', '--port', '0']);
     expect(banner).toContain(`${url}/docs`);
     const sync = await call('POST', `${url}/runsync`, { body: { input: { message: 'root' } } });

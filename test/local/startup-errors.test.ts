@@ -28,7 +28,10 @@ function expectCleanFailure(result: { exitCode?: number | undefined; stderr: unk
   return lines;
 }
 
-describe('start-up errors: one clean line each (real child processes)', () => {
+/** Each test starts one or two tsx child processes: seconds each on a loaded machine. */
+const CHILD_BOUND = { timeout: 120_000 };
+
+describe('start-up errors: one clean line each (real child processes)', CHILD_BOUND, () => {
   it('a malformed platform environment: SW_INVALID_ENV naming the variable', async () => {
     const result = await runTs(ECHO, [], { env: { RUNPOD_WEBHOOK_GET_JOB: 'not-a-url' } });
     expectCleanFailure(result, 'SW_INVALID_ENV', 'RUNPOD_WEBHOOK_GET_JOB');
@@ -84,7 +87,7 @@ describe('start-up errors: one clean line each (real child processes)', () => {
   });
 });
 
-describe('test_input.json: beside the worker script first, then the working directory', () => {
+describe('test_input.json: beside the worker script first, then the working directory', CHILD_BOUND, () => {
   it('finds the example’s test_input.json from the repository root and says which it used', async () => {
     const result = await runTs(ECHO, [], { cwd: REPO_ROOT });
     expect(result.exitCode).toBe(0);
