@@ -17,7 +17,7 @@ import { RELIABILITY_WORKER } from '../reliability/support/worker-process.js';
 import { within } from '../transports/wait-for.js';
 import { bundleWorkers, REPO_ROOT, type BundledWorkers } from './bundle-workers.js';
 
-/** Test files run again against the bundles. */
+/** Test files run again against the bundles, one file at a time (they start worker processes and read their logs). */
 const SUITES = ['test/platform/platform-workers.test.ts', 'test/reliability/handler-pathologies.test.ts'];
 
 let bundled: BundledWorkers;
@@ -61,7 +61,7 @@ describe('a bundled worker', () => {
   });
 
   it(`passes ${SUITES.join(' and ')} with every worker process as its bundle`, { timeout: 600_000 }, async () => {
-    const run = await execa(process.execPath, [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...SUITES], {
+    const run = await execa(process.execPath, [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--no-file-parallelism', ...SUITES], {
       cwd: REPO_ROOT,
       reject: false,
       timeout: 580_000,
