@@ -66,7 +66,9 @@ describe('a bundled worker', () => {
       reject: false,
       timeout: 580_000,
       all: true,
-      env: { SW_TEST_WORKER_BUNDLES: bundled.dir, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
+      // A clean environment: not this vitest worker's own (its VITEST_* variables change how the inner run behaves).
+      extendEnv: false,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SW_TEST_WORKER_BUNDLES: bundled.dir, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
     });
     // Summary first: the suites print their own figures.
     const tail = (run.all ?? '').replace(/\x1b\[[0-9;]*m/g, '').slice(-4_000);
