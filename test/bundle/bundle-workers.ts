@@ -9,7 +9,9 @@
  * `new Worker(new URL('./name.js', import.meta.url))`): each such file is a second
  * entry point, emitted beside the bundle under its own base name, so that the URL,
  * resolved against the bundle, finds it. The files are found by scanning src/ for
- * `new URL('./name.js', import.meta.url)`.
+ * `new URL('./name.js', import.meta.url)` and by name: every file under src/ named
+ * `<name>-thread.ts` (a worker thread's program, e.g. the watchdog thread, whose URL is
+ * built from parts).
  */
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +39,7 @@ function sourceFiles(dir: string): string[] {
 export function runtimeModuleFiles(): string[] {
   const found = new Set<string>();
   for (const file of sourceFiles(join(REPO_ROOT, 'src'))) {
+    if (file.endsWith('-thread.ts')) found.add(file);
     for (const match of readFileSync(file, 'utf8').matchAll(MODULE_URL)) found.add(join(dirname(file), `${match[1]}.ts`));
   }
   return [...found].sort();

@@ -17,7 +17,7 @@ import { RELIABILITY_WORKER } from '../reliability/support/worker-process.js';
 import { within } from '../transports/wait-for.js';
 import { bundleWorkers, REPO_ROOT, type BundledWorkers } from './bundle-workers.js';
 
-/** Test files run again against the bundles. */
+/** Test files run again against the bundles, one file at a time (they start worker processes and read their logs). */
 const SUITES = ['test/platform/platform-workers.test.ts', 'test/reliability/handler-pathologies.test.ts'];
 
 let bundled: BundledWorkers;
@@ -61,12 +61,14 @@ describe('a bundled worker', () => {
   });
 
   it(`passes ${SUITES.join(' and ')} with every worker process as its bundle`, { timeout: 600_000 }, async () => {
-    const run = await execa(process.execPath, [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...SUITES], {
+    const run = await execa(process.execPath, [join(REPO_ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--no-file-parallelism', ...SUITES], {
       cwd: REPO_ROOT,
       reject: false,
       timeout: 580_000,
       all: true,
-      env: { SW_TEST_WORKER_BUNDLES: bundled.dir, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
+      // A clean environment: not this vitest worker's own (its VITEST_* variables change how the inner run behaves).
+      extendEnv: false,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SW_TEST_WORKER_BUNDLES: bundled.dir, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },
     });
     // Summary first: the suites print their own figures.
     const tail = (run.all ?? '').replace(/\x1b\[[0-9;]*m/g, '').slice(-4_000);
