@@ -43,6 +43,8 @@ import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from '.
 export const UNHEALTHY_REASON_MAX = 256;
 /** Attempts of an unhealthy report before giving up (the worker exits right after). */
 const UNHEALTHY_ATTEMPTS = 3;
+/** Least default of eventLoopBlockedMs: 3 ping intervals, but never under this, ms (a short ping interval must not requeue a job over an ordinary pause). */
+const MIN_DEFAULT_UNCLAIM_MS = 10_000;
 /** Log the first failure of a run of failed pings and then every tenth, so an outage does not flood the log. */
 const LOG_PING_FAILURE_EVERY = 10;
 
@@ -101,7 +103,7 @@ export class PlatformTransport implements Transport {
     const watch = options.watchdog;
     this.#watchesJobs = watch !== undefined;
     if (heartbeat || watch) {
-      const blockedUnclaimMs = watch && heartbeat ? (watch.blockedUnclaimMs ?? 3 * intervalMs) : undefined;
+      const blockedUnclaimMs = watch && heartbeat ? (watch.blockedUnclaimMs ?? Math.max(3 * intervalMs, MIN_DEFAULT_UNCLAIM_MS)) : undefined;
       this.#heartbeat = new Watchdog({
         logger: this.#logger,
         timeoutGraceMs: watch?.timeoutGraceMs ?? 0,
