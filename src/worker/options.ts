@@ -104,7 +104,7 @@ export const ServeOptionsSchema = z.strictObject({
   /**
    * On the platform, while the event loop has been blocked longer than this, the
    * heartbeat stops listing the worker's jobs, so that the platform requeues them; ms,
-   * default 3 ping intervals (30 s at the platform's 10 s).
+   * default 3 ping intervals (30 s at the platform's 10 s), at least 10 000.
    */
   eventLoopBlockedMs: z.number().int().min(100).max(86_400_000).optional(),
   /**

@@ -10,6 +10,7 @@ export * from './http-client.js';
 export * from './options.js';
 export * from './platform-env.js';
 export * from './platform-transport.js';
+export * from './platform-watchdog.js';
 export * from './stop-poller.js';
 export * from './take-answer.js';
 export * from './urls.js';

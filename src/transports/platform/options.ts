@@ -96,7 +96,7 @@ export interface PlatformWatchdogOptions {
   readonly timeoutGraceMs: number;
   /** Host name for error payloads. */
   readonly hostname: string;
-  /** While the event loop is blocked longer than this, the heartbeat lists no job, ms; default 3 ping intervals. */
+  /** While the event loop is blocked longer than this, the heartbeat lists no job, ms; default 3 ping intervals, at least 10 000. */
   readonly blockedUnclaimMs?: number;
   /** Jobs watched at once; default 256. */
   readonly slots?: number;

@@ -33,17 +33,17 @@
  */
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
-import { RUNTIME_VERSION } from '../../version.js';
 import { assertResultFits, readResultReceipt } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import { deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
 import type { HttpAnswer as DeliveredAnswer } from './http-client.js';
-import { JOB_ID_PLACEHOLDER, Watchdog, type JobWatch } from '../watchdog/index.js';
+import type { JobWatch, Watchdog } from '../watchdog/index.js';
 import { KeyRefusedReporter, isKeyRefused } from './key-refused.js';
 import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
 import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTransportOptions, type PlatformTransportSettings } from './options.js';
 import { parsePlatformEnv, resolveWorkerId, type PlatformEnv } from './platform-env.js';
+import { createPlatformWatchdog } from './platform-watchdog.js';
 import { StopPoller } from './stop-poller.js';
 import { readTakeAnswer } from './take-answer.js';
 import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
@@ -52,8 +52,6 @@ import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from '.
 export const UNHEALTHY_REASON_MAX = 256;
 /** Attempts of an unhealthy report before giving up (the worker exits right after). */
 const UNHEALTHY_ATTEMPTS = 3;
-/** Log the first failure of a run of failed pings and then every tenth, so an outage does not flood the log. */
-const LOG_PING_FAILURE_EVERY = 10;
 
 interface ProgressLane {
   latest: number;
@@ -108,40 +106,19 @@ export class PlatformTransport implements Transport {
       attemptTimeoutMs: s.requestTimeoutMs,
     };
     const ping = this.#urls.ping;
-    const apiKey = options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {};
-    const intervalMs = options.env.pingIntervalMs;
-    const heartbeat =
-      ping !== undefined && s.heartbeat ? { url: ping, ...apiKey, intervalMs, timeoutMs: Math.max(1_000, intervalMs), version: RUNTIME_VERSION } : undefined;
-    const watch = options.watchdog;
-    this.#watchesJobs = watch !== undefined;
-    if (heartbeat || watch) {
-      const blockedUnclaimMs = watch && heartbeat ? (watch.blockedUnclaimMs ?? 3 * intervalMs) : undefined;
-      this.#heartbeat = new Watchdog({
-        logger: this.#logger,
-        timeoutGraceMs: watch?.timeoutGraceMs ?? 0,
-        ...(watch?.slots !== undefined ? { slots: watch.slots } : {}),
-        ...(heartbeat ? { heartbeat } : {}),
-        ...(blockedUnclaimMs !== undefined ? { blockedUnclaimMs } : {}),
-        ...(watch
-          ? { fire: { kind: 'platform' as const, doneUrl: this.#urls.done(JOB_ID_PLACEHOLDER, false), ...apiKey, retry: this.#deliveryPolicy } }
-          : {}),
-        origin: { workerId: this.workerId, hostname: watch?.hostname ?? 'unknown', version: RUNTIME_VERSION },
-        onPingFailure: ({ consecutive, status, message }) => {
-          this.#metrics?.heartbeatFailuresTotal.inc();
-          // A refused key is reported once by the transport, not once per ping.
-          if (status === 401 || status === 403) {
-            this.#keyRefused.refusedBy('heartbeat', status);
-            return;
-          }
-          if (consecutive === 1 || consecutive % LOG_PING_FAILURE_EVERY === 0) {
-            this.#logger.warn(
-              { url: urlForLog(ping ?? ''), consecutiveFailures: consecutive, ...(status !== undefined ? { status } : {}), error: message },
-              'heartbeat ping failed',
-            );
-          }
-        },
-      });
-    }
+    this.#watchesJobs = options.watchdog !== undefined;
+    this.#heartbeat = createPlatformWatchdog({
+      urls: this.#urls,
+      workerId: this.workerId,
+      apiKey: options.env.apiKey,
+      pingIntervalMs: options.env.pingIntervalMs,
+      heartbeat: s.heartbeat,
+      watchdog: options.watchdog,
+      deliveryPolicy: this.#deliveryPolicy,
+      logger: this.#logger,
+      metrics: this.#metrics,
+      onKeyRefused: (status) => this.#keyRefused.refusedBy('heartbeat', status),
+    });
     if (ping === undefined) {
       this.#logger.warn('RUNPOD_WEBHOOK_PING is not set: no heartbeat, so the platform cannot tell that this worker is alive');
     }

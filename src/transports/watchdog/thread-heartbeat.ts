@@ -16,17 +16,30 @@ export class ThreadHeartbeat {
   readonly #http: ThreadHttp;
   readonly #report: (message: FromThreadMessage) => void;
   readonly #claimJobs: () => boolean;
+  readonly #runningIds: () => string[];
   #jobIds: readonly string[] = [];
   #timer: NodeJS.Timeout | undefined;
   #next = Date.now();
   #consecutive = 0;
   #stopped = false;
 
-  constructor(settings: HeartbeatSettings, http: ThreadHttp, report: (message: FromThreadMessage) => void, claimJobs: () => boolean) {
+  /**
+   * `runningIds`: the jobs on the JobBoard. They are listed even before the main
+   * thread's (throttled) job list says so: a job that blocks the loop right after it
+   * started would otherwise never be listed, and the platform would requeue it.
+   */
+  constructor(
+    settings: HeartbeatSettings,
+    http: ThreadHttp,
+    report: (message: FromThreadMessage) => void,
+    claimJobs: () => boolean,
+    runningIds: () => string[] = () => [],
+  ) {
     this.#settings = settings;
     this.#http = http;
     this.#report = report;
     this.#claimJobs = claimJobs;
+    this.#runningIds = runningIds;
   }
 
   /** The jobs in progress, as the main thread last told. */
@@ -38,7 +51,9 @@ export class ThreadHeartbeat {
   pingUrl(): string {
     const { url, version } = this.#settings;
     const params: string[] = [];
-    if (this.#jobIds.length > 0 && this.#claimJobs()) params.push(`job_id=${encodeURIComponent(this.#jobIds.join(','))}`);
+    const ids = new Set(this.#jobIds);
+    for (const id of this.#runningIds()) ids.add(id);
+    if (ids.size > 0 && this.#claimJobs()) params.push(`job_id=${encodeURIComponent([...ids].join(','))}`);
     params.push(`runpod_version=${encodeURIComponent(version)}`);
     const query = params.join('&');
     if (!url.includes('?')) return `${url}?${query}`;

@@ -39,7 +39,11 @@ function claimJobs(): boolean {
 }
 
 const heartbeat =
-  data.heartbeat && pingHttp ? new ThreadHeartbeat(data.heartbeat, pingHttp, (message: FromThreadMessage) => port?.postMessage(message), claimJobs) : undefined;
+  data.heartbeat && pingHttp
+    ? new ThreadHeartbeat(data.heartbeat, pingHttp, (message: FromThreadMessage) => port?.postMessage(message), claimJobs, () =>
+        board.jobs().map((job) => job.id),
+      )
+    : undefined;
 
 let unclaimedLogged = false;
 
