@@ -99,7 +99,8 @@ describe('exactly once, with worker processes on the worker API', () => {
 
   it('a stale attempt: attempt 1 ignores its timeout, attempt 2 runs beside it on the same worker; attempt 1\'s late result is refused', { timeout: 90_000 }, async () => {
     const running = await startServer();
-    const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000' });
+    // At debug: a completed job's end line is a debug line (logEveryJob is off by default).
+    const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
     await joined(running, worker);
     const endpoint = running.harness.endpoint(ENDPOINT);
     // Attempt 1 sleeps 7 s ignoring its abort (timeout at 5 s); attempt 2, started after 5 s, sleeps 3 s.

@@ -27,10 +27,15 @@ export function holdsJob(jobs: EndpointJobs | undefined, workerId: string): bool
   return (jobs?.workers.get(workerId)?.jobs.size ?? 0) > 0;
 }
 
+/** The worker's state as the harness sees it now: heard from means past initializing, even before the next tick records it. */
+function stateNow(worker: LaunchedWorker, jobs: EndpointJobs | undefined): LaunchedWorkerState {
+  return worker.state(holdsJob(jobs, worker.id), jobs?.workers.get(worker.id) !== undefined);
+}
+
 /** The launched workers of the endpoint counted by state. */
 export function countStates(runtime: EndpointRuntime, jobs: EndpointJobs | undefined): Record<LaunchedWorkerState, number> {
   const counts: Record<LaunchedWorkerState, number> = { initializing: 0, idle: 0, running: 0, stopping: 0 };
-  for (const worker of runtime.workers.values()) counts[worker.state(holdsJob(jobs, worker.id))]++;
+  for (const worker of runtime.workers.values()) counts[stateNow(worker, jobs)]++;
   return counts;
 }
 
@@ -49,7 +54,7 @@ export function podsOf(endpointId: string, runtime: EndpointRuntime, jobs: Endpo
       portMappings: {},
       gpu: worker.gpus.length > 0 ? { typeId: gpuName, count: worker.gpus.length } : null,
       jobsInProgress: [...(presence?.jobs ?? [])],
-      workerState: worker.state(holdsJob(jobs, worker.id)),
+      workerState: stateNow(worker, jobs),
       createdAt: new Date(worker.spawnedAt).toISOString(),
       lastSeenAt: presence ? new Date(presence.lastSeenAt).toISOString() : null,
     };

@@ -78,10 +78,14 @@ export class LaunchedWorker {
     return this.#child.pid;
   }
 
-  /** The state the scaler sees, given whether it holds a job now. */
-  state(holdsJob: boolean): LaunchedWorkerState {
+  /**
+   * The state the scaler sees, given whether it holds a job now and whether the harness
+   * has heard from it (a view read between two launcher ticks must not call a worker that
+   * already called the harness initializing).
+   */
+  state(holdsJob: boolean, heard = false): LaunchedWorkerState {
     if (this.stopping) return 'stopping';
-    if (this.readyAt === undefined) return 'initializing';
+    if (this.readyAt === undefined && !heard) return 'initializing';
     return holdsJob ? 'running' : 'idle';
   }
 

@@ -37,8 +37,18 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
   try {
     const started = Date.now();
     const ids = await Promise.all(Array.from({ length: 20 }, (_, index) => h.run(endpoint.id, { mode: 'sleep', ms: 1_000, tag: index })));
+    // The scaler starts workers on its next tick (200 ms): read the record and /health once it has.
+    type EndpointRecord = { workers: Array<{ id: string; workerState?: string }> };
+    const record = await waitFor(
+      async () => {
+        const answer = (await (await fetch(`${h.server.url}/v1/endpoints/${endpoint.id}`)).json()) as EndpointRecord;
+        return answer.workers.length > 0 ? answer : undefined;
+      },
+      'the endpoint record lists a launched worker',
+      30_000,
+      50,
+    );
     const midHealth = await h.health(endpoint.id);
-    const record = (await (await fetch(`${h.server.url}/v1/endpoints/${endpoint.id}`)).json()) as { workers: Array<{ id: string; workerState?: string }> };
 
     await waitFor(
       async () => (await Promise.all(ids.map((id) => h.status(endpoint.id, id)))).every((job) => job.status === 'COMPLETED'),
