@@ -121,8 +121,9 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     authenticated: config.apiKey !== undefined,
   });
   if (config.dashboard !== false && webhookLog) {
-    const { registerDashboard } = await import('./ui/index.js');
-    registerDashboard(app, { harness, settings: config.dashboard, webhookLog, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
+    const { registerDashboard, builtInPanels } = await import('./ui/index.js');
+    const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing), ...config.dashboard.panels] };
+    registerDashboard(app, { harness, settings, webhookLog, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
   }
   if (config.management !== false) {
     await app.register(managementApi, {

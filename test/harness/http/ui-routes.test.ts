@@ -103,6 +103,20 @@ describe('dashboard routes', () => {
     }
   });
 
+  it('shows the load-balancing pools and the launched workers as overview panels', async () => {
+    server = await startTestServer();
+    type Panel = { id: string; title: string; data: unknown };
+    const panels = async () => ((await call('GET', `${server!.url}/ui/api/overview`)).json as { panels: Panel[] }).panels;
+    const before = await panels();
+    expect(before.find((panel) => panel.id === 'load-balancing')?.data).toBe('none registered');
+    expect(before.find((panel) => panel.id === 'launcher')?.data).toBe('the launcher is off');
+    // A worker told to the harness (nothing listens there: its first ping fails, and the panel says so).
+    const registered = await call('POST', `${server.url}/v2/lb-ep/load-balancing/workers`, { body: { url: 'http://127.0.0.1:9', workerId: 'lb-1' } });
+    expect(registered.status).toBeLessThan(300);
+    const pools = (await panels()).find((panel) => panel.id === 'load-balancing')?.data as Array<{ endpointId: string; workers: Array<{ id: string }> }>;
+    expect(pools).toEqual([expect.objectContaining({ endpointId: 'lb-ep', workers: [expect.objectContaining({ id: 'lb-1' })] })]);
+  });
+
   it('is left out with dashboard: false', async () => {
     server = await startTestServer({ dashboard: false });
     expect((await call('GET', `${server.url}/ui`)).status).toBe(404);

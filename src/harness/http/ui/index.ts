@@ -18,6 +18,7 @@ export { DashboardSettingsSchema, type DashboardSettings, type DashboardPanel, t
 export { StaticFiles, UI_DIR } from './static-files.js';
 export { endpointRow, endpointRows, jobsPage, jobDetail, workerRows, type JobsPage, type JobDetail, type EndpointRow } from './views.js';
 export { WebhookLog, type WebhookDeliveryRecord } from './webhook-log.js';
+export { builtInPanels } from './built-in-panels.js';
 
 export interface DashboardOptions {
   readonly harness: Harness;

@@ -1,0 +1,41 @@
+/**
+ * @module harness/http/ui/built-in-panels
+ * The dashboard's overview panels for parts of the harness that have no view of their
+ * own yet: the load-balancing pools (each worker's /ping state, requests in flight, cold
+ * start) and the workers the launcher runs (pods with their state and GPUs, /health
+ * counts per endpoint). A panel is read once a tick, only while a page is open.
+ */
+import type { Harness } from '../../harness.js';
+import type { LoadBalancing } from '../../load-balancing/index.js';
+import type { DashboardPanel } from './settings.js';
+
+/** The panels every dashboard shows (empty ones say so). */
+export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | undefined): DashboardPanel[] {
+  const panels: DashboardPanel[] = [];
+  if (loadBalancing) {
+    panels.push({
+      id: 'load-balancing',
+      title: 'Load-balancing workers (/lb/{endpoint}/...)',
+      snapshot: () => {
+        const pools = loadBalancing.pools().filter((pool) => pool.size > 0);
+        if (pools.length === 0) return 'none registered';
+        return pools.map((pool) => ({ endpointId: pool.endpointId, counts: pool.counts(), workers: pool.all().map((worker) => pool.view(worker)) }));
+      },
+    });
+  }
+  panels.push({
+    id: 'launcher',
+    title: 'Launched workers (serverless-worker harness --image)',
+    snapshot: () => {
+      const launched = harness.launchedWorkers;
+      if (!launched) return 'the launcher is off';
+      const pods = launched.pods();
+      const endpoints = [...new Set(pods.map((pod) => pod.endpointId).filter((id): id is string => typeof id === 'string'))];
+      return {
+        health: Object.fromEntries(endpoints.map((id) => [id, launched.health(id)])),
+        workers: pods.map((pod) => ({ id: pod.id, endpointId: pod.endpointId, state: pod.workerState, gpu: pod.gpu, jobs: pod.jobsInProgress, since: pod.createdAt })),
+      };
+    },
+  });
+  return panels;
+}
