@@ -5,6 +5,7 @@
  * poll and off-thread heartbeat (the watchdog thread, ../watchdog/).
  */
 export * from './backoff.js';
+export * from './create-platform-transport.js';
 export * from './deliver.js';
 export * from './http-client.js';
 export * from './options.js';
@@ -13,4 +14,5 @@ export * from './platform-transport.js';
 export * from './platform-watchdog.js';
 export * from './stop-poller.js';
 export * from './take-answer.js';
+export * from './unhealthy-report.js';
 export * from './urls.js';

@@ -42,16 +42,12 @@ import type { JobWatch, Watchdog } from '../watchdog/index.js';
 import { KeyRefusedReporter, isKeyRefused } from './key-refused.js';
 import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
 import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTransportOptions, type PlatformTransportSettings } from './options.js';
-import { parsePlatformEnv, resolveWorkerId, type PlatformEnv } from './platform-env.js';
+import { resolveWorkerId, type PlatformEnv } from './platform-env.js';
 import { createPlatformWatchdog } from './platform-watchdog.js';
+import { sendUnhealthyReport } from './unhealthy-report.js';
 import { StopPoller } from './stop-poller.js';
 import { readTakeAnswer } from './take-answer.js';
 import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
-
-/** Longest `reason` of an unhealthy report, in characters (the platform's limit). */
-export const UNHEALTHY_REASON_MAX = 256;
-/** Attempts of an unhealthy report before giving up (the worker exits right after). */
-const UNHEALTHY_ATTEMPTS = 3;
 
 interface ProgressLane {
   latest: number;
@@ -289,23 +285,8 @@ export class PlatformTransport implements Transport {
   }
 
   /** `GET <ping>?status=unhealthy&check=<check>&reason=<at most 256 chars>`, tried a few times; never rejects. */
-  async reportUnhealthy(check: string, reason: string): Promise<void> {
-    const ping = this.#urls.ping;
-    if (ping === undefined) {
-      this.#logger.warn({ check, reason }, 'cannot report unhealthy: RUNPOD_WEBHOOK_PING is not set');
-      return;
-    }
-    const url = appendParams(ping, { status: 'unhealthy', check, reason: Array.from(reason).slice(0, UNHEALTHY_REASON_MAX).join('') });
-    for (let attempt = 1; attempt <= UNHEALTHY_ATTEMPTS; attempt++) {
-      try {
-        const answer = await this.#http.get(url, { timeoutMs: this.settings.requestTimeoutMs });
-        if (answer.status >= 200 && answer.status < 300) return;
-        this.#logger.warn({ status: answer.status, attempt }, 'unhealthy report was not accepted');
-      } catch (error) {
-        this.#logger.warn({ err: error, attempt }, 'unhealthy report failed');
-      }
-      if (attempt < UNHEALTHY_ATTEMPTS) await sleep(backoffDelay(attempt, { minMs: 200, maxMs: 2_000 }));
-    }
+  reportUnhealthy(check: string, reason: string): Promise<void> {
+    return sendUnhealthyReport({ http: this.#http, ping: this.#urls.ping, timeoutMs: this.settings.requestTimeoutMs, logger: this.#logger }, check, reason);
   }
 
   /**
@@ -411,19 +392,4 @@ export class PlatformTransport implements Transport {
       this.#deliveries.delete(delivery);
     }
   }
-}
-
-/** Options of createPlatformTransport: the transport's, with the environment unparsed. */
-export type CreatePlatformTransportOptions = Omit<PlatformTransportOptions, 'env'> & {
-  /** Variables to read; default process.env. */
-  readonly processEnv?: NodeJS.ProcessEnv;
-};
-
-/**
- * A platform transport from the environment variables.
- * @throws ServerlessWorkerError SW_INVALID_ENV naming a malformed variable, SW_INVALID_OPTIONS naming a bad setting.
- */
-export function createPlatformTransport(options: CreatePlatformTransportOptions): PlatformTransport {
-  const { processEnv, ...rest } = options;
-  return new PlatformTransport({ ...rest, env: parsePlatformEnv(processEnv ?? process.env) });
 }
