@@ -27,3 +27,22 @@ export function jsonLines(stdout: string): unknown[] {
     .filter((line) => line.trim().startsWith('{'))
     .map((line) => JSON.parse(line) as unknown);
 }
+
+/** A child started by runTs. */
+export type TsChild = ReturnType<typeof runTs>;
+
+/** The children a test file started: `killAll()` (in afterEach) SIGKILLs those still running and waits for each to end. */
+export class ChildList {
+  readonly #children: TsChild[] = [];
+
+  push(child: TsChild): void {
+    this.#children.push(child);
+  }
+
+  async killAll(): Promise<void> {
+    for (const child of this.#children.splice(0)) {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await child;
+    }
+  }
+}

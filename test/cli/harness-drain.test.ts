@@ -8,21 +8,16 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs } from '../child-process.js';
+import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
 import { call } from '../harness/http/helpers.js';
 import { waitFor } from '../transports/wait-for.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const WORKER = join(REPO_ROOT, 'test/platform/fixtures/platform-worker.ts');
-type Child = ReturnType<typeof runTs>;
-const children: Child[] = [];
+type Child = TsChild;
+const children = new ChildList();
 
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await child;
-  }
-});
+afterEach(() => children.killAll());
 
 async function startHarness(args: string[]): Promise<{ child: Child; url: string; env: Record<string, string>; stderr: () => string }> {
   const child = runTs(CLI, ['harness', '--port', '0', '--endpoint', 'drain', ...args], { timeout: 120_000 });

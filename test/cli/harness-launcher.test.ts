@@ -7,20 +7,15 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs } from '../child-process.js';
+import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
 import { FIXTURE_COMMAND } from '../harness/launcher/launcher-setup.js';
 import { waitFor } from '../transports/wait-for.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
-type Child = ReturnType<typeof runTs>;
-const children: Child[] = [];
+type Child = TsChild;
+const children = new ChildList();
 
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await child;
-  }
-});
+afterEach(() => children.killAll());
 
 async function json<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
   const response = await fetch(url, {

@@ -6,19 +6,14 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs } from '../child-process.js';
+import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
 import { call, errorCode } from '../harness/http/helpers.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
-type Child = ReturnType<typeof runTs>;
-const children: Child[] = [];
+type Child = TsChild;
+const children = new ChildList();
 
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await child;
-  }
-});
+afterEach(() => children.killAll());
 
 async function startHarness(args: string[], env: Record<string, string> = {}): Promise<{ child: Child; url: string; banner: string }> {
   const child = runTs(CLI, ['harness', '--port', '0', ...args], { env });

@@ -7,21 +7,16 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs } from '../child-process.js';
+import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
 import { call, errorCode } from '../harness/http/helpers.js';
 
 const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
 const OPENAI = join(REPO_ROOT, 'examples/openai/worker.ts');
 
-type Child = ReturnType<typeof runTs>;
-const children: Child[] = [];
+type Child = TsChild;
+const children = new ChildList();
 
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await child;
-  }
-});
+afterEach(() => children.killAll());
 
 /** Start a worker with `args` and wait for the URL it prints (bounded: the child's own start-up). */
 async function startServeApi(file: string, args: string[], env: Record<string, string> = {}): Promise<{ child: Child; url: string; banner: string }> {

@@ -11,7 +11,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { JobView } from '../../src/job/index.js';
-import { jsonLines, runTs } from '../child-process.js';
+import { jsonLines, runTs, ChildList } from '../child-process.js';
 import { call } from '../harness/http/helpers.js';
 import { within } from '../transports/wait-for.js';
 import { printFigures } from './support/figures.js';
@@ -32,13 +32,10 @@ const NO_UNCLAIM_MS = '60000';
 
 const client = new TestClient();
 let running: ReliabilityServer | undefined;
-const children: Array<ReturnType<typeof runTs>> = [];
+const children = new ChildList();
 afterEach(async () => {
   await killWorkers();
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await child;
-  }
+  await children.killAll();
   await running?.close();
   running = undefined;
 });
