@@ -40,9 +40,13 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
 
+  // The pager describes the rows shown: the page the harness answered, not the one asked for
+  // (after a click the rows stay those of the old page until the new one arrives).
   const total = page?.total ?? 0;
-  const first = total === 0 ? 0 : offset + 1;
-  const last = Math.min(offset + PAGE, total);
+  const shownOffset = page?.offset ?? 0;
+  const first = total === 0 ? 0 : shownOffset + 1;
+  const last = Math.min(shownOffset + PAGE, total);
+  const loading = page === undefined || page.offset !== offset;
   return html`<div>
     <h1>Endpoint <code>${endpointId}</code></h1>
     ${row ? html`<p data-test="endpoint-summary">Queue ${row.queueDepth} · ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')} · workers ${row.workers.idle} idle / ${row.workers.running} running
@@ -65,9 +69,9 @@ export function JobsView({ endpointId, row, overview, navigate }) {
         <td>${j.workerId ?? ''}</td><td class="err">${j.errorType ? `${j.errorType}: ${j.errorMessage ?? ''}` : ''}</td></tr>`)}</tbody>
     </table>
     <nav class="pager" aria-label="Pages">
-      <button type="button" onClick=${() => setOffset(Math.max(0, offset - PAGE))} disabled=${offset === 0} data-test="prev">← Newer</button>
-      <span data-test="page-info">${first}–${last} of ${total}</span>
-      <button type="button" onClick=${() => setOffset(offset + PAGE)} disabled=${last >= total} data-test="next">Older →</button>
+      <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← Newer</button>
+      <span data-test="page-info" aria-busy=${loading ? 'true' : 'false'}>${first}–${last} of ${total}</span>
+      <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">Older →</button>
     </nav>
     <${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} example=${overview.testInput} navigate=${navigate} />
   </div>`;
