@@ -6,6 +6,8 @@ export default defineConfig({
     // Examples import the package by name, as a worker author would.
     alias: [
       { find: /^serverless-worker\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
+      { find: /^serverless-worker\/harness$/, replacement: fileURLToPath(new URL('./src/exports/harness.ts', import.meta.url)) },
+      { find: /^serverless-worker\/runtime$/, replacement: fileURLToPath(new URL('./src/exports/runtime.ts', import.meta.url)) },
       { find: /^serverless-worker$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
     ],
   },

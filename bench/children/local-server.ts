@@ -9,7 +9,8 @@
  * (default 64). Sends `{ type: 'ready', url }` over IPC; answers `{ type: 'memory' }` with
  * its memoryUsage() (after a full GC when run with --expose-gc) and the jobs it holds.
  */
-import { Harness, createLogger, resolveOptions, startLocalWorker } from '../../src/index.js';
+import { Harness, startLocalWorker } from '../../src/exports/harness.js';
+import { createLogger, resolveOptions } from '../../src/exports/runtime.js';
 import { createHarnessServer } from '../../src/harness/http/index.js';
 import { preciseClock } from '../lib/clock.js';
 import { benchHandler } from './bench-handler.js';

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Harness, createHarnessServer } from 'serverless-worker';
+import { Harness, createHarnessServer } from 'serverless-worker/harness';
 
 const ENDPOINT = 'local';
 const server = await createHarnessServer({ harness: new Harness(), port: Number(process.env.PORT_HARNESS ?? '8000') });

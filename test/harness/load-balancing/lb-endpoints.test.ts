@@ -9,7 +9,7 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Harness, createHarnessServer, type HarnessServer } from '../../../src/index.js';
+import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
 import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
 import { FASTIFY_WORKER, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
 import { killAllWorkers, type WorkerProcess } from '../../platform/worker-process.js';

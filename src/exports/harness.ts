@@ -1,0 +1,17 @@
+/**
+ * @module exports/harness
+ * `serverless-worker/harness`: the local platform for tools built on the runtime (a
+ * worker does not need it). The harness and its HTTP server, the environment a worker
+ * process needs to reach it, a worker in the same process and the dry run, the job
+ * request parser and the job lifecycle table, the clocks, and the management API client.
+ */
+// First: a clear error when zod 4 is not what is installed.
+import '../zod-version.js';
+export { Harness, EndpointJobs } from '../harness/index.js';
+export { ManualClock, systemClock, type Clock } from '../harness/clock.js';
+export { createHarnessServer, type HarnessServer, type HarnessServerOptions } from '../harness-server.js';
+export { workerEnvFor } from '../harness/http/worker-api/worker-env.js';
+export { startLocalWorker } from '../local/local-worker.js';
+export { runDryRun } from '../local/dry-run.js';
+export { parseJobRequest, JobRequestSchema, JOB_STATUSES, TRANSITIONS } from '../job/index.js';
+export { ManagementClient, managementClientFromEnv } from '../cli/management-client.js';
