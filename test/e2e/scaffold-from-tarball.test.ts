@@ -1,9 +1,9 @@
 /**
  * What the README tells a worker author, done from the packed package: `npm pack`,
  * `serverless-worker init` into a temporary folder, the tarball installed there (the
- * registry stands behind npm's cache), then the project's own commands: `npm run
- * dry-run`, `npm test` (tsc + node:test through serverless-worker/testing), `npm run
- * build`, `npm start`; the generated Dockerfile's build steps carried out
+ * registry stands behind npm's cache) and each of its entry points imported by name,
+ * then the project's own commands: `npm run dry-run`, `npm test` (tsc + node:test
+ * through serverless-worker/testing), `npm run build`, `npm start`; the generated Dockerfile's build steps carried out
  * (test/docker/execute-build.ts) and the image's entrypoint dry run; `npm run dev`
  * answering /runsync. One install serves every step. Only a real `docker build` proves
  * the base images, their users and the Node binary on them.
@@ -16,6 +16,7 @@ import { execa, type Options } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 import { executeDockerfile } from '../docker/execute-build.js';
+import { ENTRY_POINTS, exportKeysScript } from '../exports/entry-points.js';
 import { waitFor } from '../transports/wait-for.js';
 
 const scratch = await mkdtemp(join(tmpdir(), 'sw-scaffold-e2e-'));
@@ -64,6 +65,9 @@ describe('a worker project from the packed package', () => {
     await step('npm install', 'npm', ['install', `../pack/${tarball}`], { cwd: project });
     const installed = JSON.parse(await readFile(join(project, 'node_modules/serverless-worker/package.json'), 'utf8')) as { version: string };
     expect(existsSync(join(project, 'node_modules/serverless-worker/src'))).toBe(false);
+    // Each entry point resolves through the installed package's exports map, with exactly its names.
+    const entries = await step('import the entry points', process.execPath, ['--input-type=module', '-e', exportKeysScript(ENTRY_POINTS.map((entry) => entry.specifier))], { cwd: project });
+    expect(JSON.parse(String(entries.stdout))).toEqual(Object.fromEntries(ENTRY_POINTS.map((entry) => [entry.specifier, [...entry.values].sort()])));
 
     // The installed command (dist/, from the tarball) writes the same scaffold from its shipped templates.
     const again = await step('npx serverless-worker init', 'npx', ['serverless-worker', 'init', '--stream', '../stream-worker'], { cwd: project });

@@ -1,0 +1,126 @@
+/**
+ * @module test/exports/entry-points
+ * The package's entry points and the names each one exports, as README.md's "Public
+ * API" documents them: the index is what a worker author imports; the harness and the
+ * runtime are for tools built on the runtime. Value names are what the module object
+ * holds at run time; type names exist only for TypeScript.
+ */
+
+export interface EntryPoint {
+  /** The name an author imports (`serverless-worker/harness`). */
+  readonly specifier: string;
+  /** The subpath key of package.json's `exports`. */
+  readonly subpath: string;
+  /** The source file, relative to src/ and without `.ts` (tsconfig.build.json writes dist/<source>.js). */
+  readonly source: string;
+  readonly values: readonly string[];
+  readonly types: readonly string[];
+}
+
+export const ENTRY_POINTS: readonly EntryPoint[] = [
+  {
+    specifier: 'serverless-worker',
+    subpath: '.',
+    source: 'index',
+    values: [
+      'serve',
+      'withMetrics',
+      'waitForUrl',
+      'serveLoadBalancing',
+      'startLoadBalancingWorker',
+      'splitYield',
+      'joinChunks',
+      'lastAttemptChunks',
+      'uploadFile',
+      'uploadBuffer',
+      'uploadStream',
+      'ERROR_CODES',
+      'ServerlessWorkerError',
+      'isServerlessWorkerError',
+      'RUNTIME_VERSION',
+    ],
+    types: [
+      'Handler',
+      'HandlerJob',
+      'JobContext',
+      'ServeOptions',
+      'ConcurrencyFunction',
+      'ConcurrencyState',
+      'InitContext',
+      'InitFunction',
+      'WaitForUrlOptions',
+      'WaitForUrlResult',
+      'HttpApp',
+      'LoadBalancingOptions',
+      'LoadBalancingWorker',
+      'S3UploadOptions',
+      'S3UploadResult',
+      'ErrorCode',
+      'Job',
+      'JobRequest',
+      'JobResult',
+      'JobStatus',
+      'JobView',
+      'StreamChunk',
+    ],
+  },
+  {
+    specifier: 'serverless-worker/testing',
+    subpath: './testing',
+    source: 'testing/index',
+    values: ['runJob', 'streamJob', 'ManualClock', 'joinChunks'],
+    types: ['RunJobSettings', 'TestJobResult', 'TestJobStream', 'Clock'],
+  },
+  {
+    specifier: 'serverless-worker/harness',
+    subpath: './harness',
+    source: 'exports/harness',
+    values: [
+      'Harness',
+      'EndpointJobs',
+      'ManualClock',
+      'systemClock',
+      'createHarnessServer',
+      'workerEnvFor',
+      'startLocalWorker',
+      'runDryRun',
+      'parseJobRequest',
+      'JobRequestSchema',
+      'JOB_STATUSES',
+      'TRANSITIONS',
+      'ManagementClient',
+      'managementClientFromEnv',
+    ],
+    types: ['Clock', 'HarnessServer', 'HarnessServerOptions'],
+  },
+  {
+    specifier: 'serverless-worker/runtime',
+    subpath: './runtime',
+    source: 'exports/runtime',
+    values: [
+      'WorkerRuntime',
+      'LIFECYCLE_STATES',
+      'LIFECYCLE_MOVES',
+      'resolveOptions',
+      'InProcessTransport',
+      'PlatformTransport',
+      'createPlatformTransport',
+      'parsePlatformEnv',
+      'createMetrics',
+      'readGpus',
+      'createGpuSampler',
+      'checkGpuPresence',
+      'createLogger',
+    ],
+    types: ['WorkerExit', 'LifecycleState', 'WorkerConfig', 'Transport', 'StopReason', 'Metrics'],
+  },
+];
+
+/** A short Node ESM script that imports each specifier and prints `{ specifier: sorted export keys }` as JSON. */
+export function exportKeysScript(specifiers: readonly string[]): string {
+  return [
+    'const keys = {};',
+    `for (const specifier of ${JSON.stringify(specifiers)}) keys[specifier] = Object.keys(await import(specifier)).sort();`,
+    'process.stdout.write(JSON.stringify(keys));',
+  ].join(' ');
+}
