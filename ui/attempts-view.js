@@ -33,7 +33,7 @@ export function Attempts({ endpointId, job }) {
   if (!view) return null;
   return html`<section class="card" data-test="attempts">
     <h2>Attempts</h2>
-    <p>Current attempt <strong data-test="attempt">${view.attempt}</strong> · retries <strong>${view.retries}</strong> · times lost <strong data-test="lost">${view.lost}</strong>
+    <p>Current attempt <strong data-test="attempt">${view.attempt}</strong> · retries <strong>${view.retries}</strong> · times lost <strong data-test="lost">${view.lost}</strong>${' '}
       <span class="hint">(lost: its worker gone or its take answer lost, since submitted or last retried)</span></p>
     ${view.attempts.length === 0
       ? html`<p class="muted">No worker has taken it yet.</p>`
@@ -42,11 +42,11 @@ export function Attempts({ endpointId, job }) {
           <th scope="col">Outcome</th><th scope="col">Why</th><th scope="col" class="num">Stale posts refused</th></tr></thead>
         <tbody>${view.attempts.map((a) => html`<tr data-test="attempt-row">
           <td class="num">${a.attempt ?? '—'}</td><td>${a.workerId ? html`<code>${a.workerId}</code>` : '—'}</td>
-          <td>${clock(a.startedAt)}</td><td>${clock(a.endedAt)}</td><td class="num">${duration(a.durationMs)}</td>
+          <td class="nowrap">${clock(a.startedAt)}</td><td class="nowrap">${clock(a.endedAt)}</td><td class="num">${duration(a.durationMs)}</td>
           <td><span class=${`badge ${OUTCOME_CLASS[a.outcome] ?? ''}`} data-test="attempt-outcome">${OUTCOME_TEXT[a.outcome] ?? a.outcome}</span></td>
           <td>${a.reason ?? ''}</td>
           <td class="num" title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${clock(a.lastStalePost.at)}` : undefined}>${a.stalePosts}</td></tr>`)}</tbody></table>`}
     ${view.dropped > 0 ? html`<p class="muted">${view.dropped} older attempts not kept (the last ${view.limits.maxAttemptsPerJob} are).</p>` : null}
-    <p class="hint">Recorded by this harness since it started, for its last ${view.limits.maxJobs} jobs; attempts of in-process workers appear when they end.</p>
+    <p class="hint">Recorded by this harness since it started, for its last ${view.limits.maxJobs} jobs; an in-process worker's attempt is read from the job itself while it runs.</p>
   </section>`;
 }
