@@ -51,7 +51,28 @@ describe('attempt log', () => {
     expect(log.forJob('ep', 'j2')?.attempts).toEqual([
       { attempt: 1, workerId: 'in-process', startedAt: 10, endedAt: 20, outcome: 'FAILED', reason: 'ValueError: bad', stalePosts: 0 },
     ]);
-    expect(log.forJob('ep', 'j3')?.attempts).toEqual([{ attempt: null, endedAt: 5_000, outcome: 'CANCELLED', reason: 'ended while queued', stalePosts: 0 }]);
+    // A job cancelled in the queue, never taken, leaves no record.
+    expect(log.forJob('ep', 'j3')).toBeUndefined();
+    harness.close();
+  });
+
+  it('keeps no record of a plain end (completed on its only attempt): the view reads that attempt from the job', () => {
+    const clock = new ManualClock(1_000);
+    const harness = new Harness({ clock });
+    const endpoint = harness.endpoint('ep');
+    const log = new AttemptLog({}, () => clock.now());
+    endpoint.jobEnded.add((job) => log.ended(job));
+    const { id } = endpoint.submit({ input: {} });
+    const [taken] = endpoint.tryTake('w-a', 1);
+    log.taken('ep', 'w-a', [{ id, attempt: taken?.attempt }]);
+    expect(log.size).toBe(1);
+    clock.advance(40);
+    endpoint.complete(id, 'w-a', { kind: 'output', output: 1 }, 1);
+    expect(log.size).toBe(0);
+    const view = jobAttemptsView(endpoint.find(id)!, log.forJob('ep', id), [], clock.now());
+    expect(view.attempts).toEqual([
+      { attempt: 1, workerId: 'w-a', startedAt: new Date(1_000).toISOString(), endedAt: new Date(1_040).toISOString(), durationMs: 40, outcome: 'COMPLETED', stalePosts: 0 },
+    ]);
     harness.close();
   });
 

@@ -10,6 +10,11 @@
  * recorded longest ago goes first) and the last `maxAttemptsPerJob` attempts of each
  * (default 16; the job counts those dropped). Jobs taken by in-process workers have no
  * take event: their attempt is recorded when it ends.
+ *
+ * The common case costs next to nothing: a job that completes (or is cancelled) on its
+ * only attempt, with nothing refused, leaves no record (its one attempt is read from
+ * the job itself, attempt-view.ts); only failures (which /retry may follow), requeues
+ * and stale posts stay.
  */
 import type { JobStatus } from '../../../job/index.js';
 import type { JobRecord } from '../../job-record.js';
@@ -37,6 +42,7 @@ export interface AttemptEntry {
 
 export interface JobAttempts {
   readonly endpointId: string;
+  readonly jobId: string;
   readonly attempts: AttemptEntry[];
   /** Attempts dropped by the per-job cap (the oldest). */
   dropped: number;
@@ -49,7 +55,15 @@ function clip(text: string): string {
 }
 
 export class AttemptLog {
+  /** By job id (the harness makes them unique: random UUIDs); each record names its endpoint. */
   readonly #jobs = new Map<string, JobAttempts>();
+  /**
+   * The jobs' keys in the order first recorded, a ring of `maxJobs`: the slot a new key
+   * takes holds the key to drop. (Taking the Map's first key instead walks past every
+   * entry deleted since its last compaction: about 20 µs a job at the cap.)
+   */
+  readonly #order: Array<JobAttempts | undefined>;
+  #next = 0;
   readonly #maxJobs: number;
   readonly #maxAttempts: number;
   readonly #now: () => number;
@@ -58,6 +72,7 @@ export class AttemptLog {
     this.#maxJobs = limits.maxJobs ?? ATTEMPT_LOG_LIMITS.maxJobs;
     this.#maxAttempts = limits.maxAttemptsPerJob ?? ATTEMPT_LOG_LIMITS.maxAttemptsPerJob;
     this.#now = now;
+    this.#order = [];
   }
 
   /** The caps this log keeps to. */
@@ -84,7 +99,13 @@ export class AttemptLog {
 
   /** The job ended (any terminal status): its current attempt ends so. */
   ended(job: JobRecord): void {
-    const record = this.#record(job.endpointId, job.id);
+    const existing = this.#jobs.size > 0 ? this.#find(job.endpointId, job.id) : undefined;
+    if (isPlainEnd(job, existing)) {
+      // Its only attempt, read from the job itself: no record to keep.
+      if (existing) this.#jobs.delete(job.id);
+      return;
+    }
+    const record = existing ?? this.#record(job.endpointId, job.id);
     const at = job.endedAt ?? this.#now();
     const reason = job.error !== undefined ? clip(`${job.error.error_type}: ${job.error.error_message}`) : undefined;
     if (job.startedAt === undefined) {
@@ -108,7 +129,7 @@ export class AttemptLog {
   requeued(endpointId: string, workerId: string, jobIds: readonly string[], reason: string): void {
     const at = this.#now();
     for (const jobId of jobIds) {
-      const record = this.#jobs.get(keyOf(endpointId, jobId));
+      const record = this.#find(endpointId, jobId);
       const entry = record?.attempts.findLast((e) => e.outcome === 'running' && e.workerId === workerId);
       if (entry) this.#close(entry, 'requeued', at, clip(reason));
       else if (record) this.#push(record, { attempt: null, workerId, endedAt: at, outcome: 'requeued', reason: clip(reason), stalePosts: 0 });
@@ -129,19 +150,24 @@ export class AttemptLog {
 
   /** The attempts recorded for the job, oldest first (undefined when none). */
   forJob(endpointId: string, jobId: string): JobAttempts | undefined {
-    return this.#jobs.get(keyOf(endpointId, jobId));
+    return this.#find(endpointId, jobId);
+  }
+
+  #find(endpointId: string, jobId: string): JobAttempts | undefined {
+    const record = this.#jobs.get(jobId);
+    return record?.endpointId === endpointId ? record : undefined;
   }
 
   #record(endpointId: string, jobId: string): JobAttempts {
-    const key = keyOf(endpointId, jobId);
-    let record = this.#jobs.get(key);
+    let record = this.#find(endpointId, jobId);
     if (!record) {
-      record = { endpointId, attempts: [], dropped: 0 };
-      this.#jobs.set(key, record);
-      if (this.#jobs.size > this.#maxJobs) {
-        const oldest = this.#jobs.keys().next().value;
-        if (oldest !== undefined) this.#jobs.delete(oldest);
-      }
+      record = { endpointId, jobId, attempts: [], dropped: 0 };
+      const oldest = this.#order[this.#next];
+      // Unless a plain end removed it already (and the id has a newer record since).
+      if (oldest !== undefined && this.#jobs.get(oldest.jobId) === oldest) this.#jobs.delete(oldest.jobId);
+      this.#order[this.#next] = record;
+      this.#next = (this.#next + 1) % this.#maxJobs;
+      this.#jobs.set(jobId, record);
     }
     return record;
   }
@@ -162,6 +188,14 @@ export class AttemptLog {
   }
 }
 
-function keyOf(endpointId: string, jobId: string): string {
-  return `${endpointId}\u0000${jobId}`;
+/**
+ * Whether the end leaves nothing the job itself does not show: COMPLETED or CANCELLED
+ * (no /retry follows) on the first attempt, never lost or retried, and at most its own
+ * take recorded, with no stale post.
+ */
+function isPlainEnd(job: JobRecord, record: JobAttempts | undefined): boolean {
+  if ((job.status !== 'COMPLETED' && job.status !== 'CANCELLED') || job.retries > 0 || job.lost > 0 || job.attempt > 1) return false;
+  if (!record) return true;
+  const only = record.attempts.length === 1 ? record.attempts[0] : undefined;
+  return record.dropped === 0 && only !== undefined && only.attempt === job.attempt && only.outcome === 'running' && only.stalePosts === 0;
 }

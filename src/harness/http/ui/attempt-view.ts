@@ -2,8 +2,9 @@
  * @module harness/http/ui/attempt-view
  * A job's attempts as the job page shows them: the attempts the AttemptLog recorded,
  * completed from the job as it is now (the current attempt of an in-process worker,
- * which has no take event) and from the launcher's scale events (a recorded attempt
- * still open whose job is back in the queue went with its worker's exit or crash).
+ * which has no take event; the last attempt of an ended job the log kept no record
+ * of) and from the launcher's scale events (a recorded attempt still open whose job is
+ * back in the queue went with its worker's exit or crash).
  */
 import type { JobRecord } from '../../job-record.js';
 import type { ScaleEvent } from '../../launcher/scale-events.js';
@@ -83,6 +84,24 @@ export function jobAttemptsView(
   }
   if (running && job.startedAt !== undefined && !entries.some((e) => e.attempt === job.attempt && e.outcome === 'running')) {
     entries.push({ attempt: job.attempt, ...(job.workerId !== undefined ? { workerId: job.workerId } : {}), startedAt: job.startedAt, outcome: 'running', stalePosts: 0 });
+  }
+  const ended = job.status !== 'IN_QUEUE' && job.status !== 'IN_PROGRESS' ? job.status : undefined;
+  if (ended !== undefined && job.startedAt !== undefined && !entries.some((e) => e.attempt === job.attempt && e.outcome !== 'requeued')) {
+    // The log keeps no record of a plain end: the job itself says who ran its last attempt and how it ended.
+    const stale = entries.find((e) => e.attempt === job.attempt);
+    const workerId = job.resultFrom?.workerId ?? (job.error?.worker_id || undefined);
+    const entry: AttemptEntry = {
+      attempt: job.attempt,
+      ...(workerId !== undefined ? { workerId } : {}),
+      startedAt: job.startedAt,
+      ...(job.endedAt !== undefined ? { endedAt: job.endedAt } : {}),
+      outcome: ended,
+      ...(job.error !== undefined ? { reason: `${job.error.error_type}: ${job.error.error_message}` } : {}),
+      stalePosts: stale?.stalePosts ?? 0,
+      ...(stale?.lastStalePost ? { lastStalePost: stale.lastStalePost } : {}),
+    };
+    if (stale) entries.splice(entries.indexOf(stale), 1, entry);
+    else entries.push(entry);
   }
   return {
     endpointId: job.endpointId,
