@@ -21,6 +21,8 @@ const OUTCOME_CLASS = { running: 's-IN_PROGRESS', COMPLETED: 's-COMPLETED', FAIL
 export function Attempts({ endpointId, job }) {
   const [view, setView] = useState(undefined);
   const [error, setError] = useState(undefined);
+  // A refused stale post changes no status: the Reload button reads the attempts again.
+  const [reloads, setReloads] = useState(0);
   const revision = `${job.status}|${job.retries}|${job.startedAt ?? ''}|${job.endedAt ?? ''}|${job.workerId ?? ''}`;
   useEffect(() => {
     let stale = false;
@@ -28,11 +30,11 @@ export function Attempts({ endpointId, job }) {
       .then((answer) => { if (!stale) { setView(answer); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };
-  }, [endpointId, job.id, revision]);
+  }, [endpointId, job.id, revision, reloads]);
   if (error) return html`<section class="card"><h2>Attempts</h2><${ErrorBox} error=${error} /></section>`;
   if (!view) return null;
   return html`<section class="card" data-test="attempts">
-    <h2>Attempts</h2>
+    <h2>Attempts <button type="button" class="small" onClick=${() => setReloads((n) => n + 1)} data-test="attempts-reload">Reload</button></h2>
     <p>Current attempt <strong data-test="attempt">${view.attempt}</strong> · retries <strong>${view.retries}</strong> · times lost <strong data-test="lost">${view.lost}</strong>${' '}
       <span class="hint">(lost: its worker gone or its take answer lost, since submitted or last retried)</span></p>
     ${view.attempts.length === 0

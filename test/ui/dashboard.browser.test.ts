@@ -220,6 +220,10 @@ describe('dashboard in Chromium', () => {
     expect(await rows.first().locator('td').last().textContent()).toBe('1');
     expect(await rows.nth(1).textContent()).toContain('worker-b');
     expect(await page.locator('[data-test=lost]').textContent()).toBe('1');
+    // A late post of attempt 1 after the end changes no status: Reload reads the attempts again.
+    expect((await post(`/job-stream/worker-a/${jobId}?attempt=1`, { output: 'late chunk' })).status).toBe(409);
+    await page.locator('[data-test=attempts-reload]').click();
+    await expect.poll(() => rows.first().locator('td').last().textContent(), WAIT).toBe('2');
     await context.close();
   });
 
