@@ -20,9 +20,7 @@ import { childScript } from './lib/compiled.js';
 import { QueueClient, preciseNow, type JobView } from './lib/http-client.js';
 import { readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
-import { Harness } from '../src/harness/index.js';
-import type { JobRecord } from '../src/harness/job-record.js';
-import { AttemptLog } from '../src/harness/http/ui/attempt-log.js';
+import { AttemptLog, type JobAttemptFacts } from '../src/harness/http/ui/attempt-log.js';
 
 const ENDPOINT = 'e2e';
 const CLIENTS = 64;
@@ -142,15 +140,20 @@ function attemptLogCase(): BenchCase {
     },
     async measure({ quick }) {
       const count = quick ? JOBS / 4 : JOBS;
-      const harness = new Harness();
-      const endpoint = harness.endpoint('bench');
-      const template = endpoint.find(endpoint.submit({ input: {} }).id);
-      if (!template) throw new Error('no job');
-      const jobs: JobRecord[] = Array.from({ length: count }, (_, i) => ({ ...template, id: `job-${i}`, status: 'COMPLETED', attempt: 1, startedAt: i, endedAt: i + 1 }));
-      const failed: JobRecord[] = jobs.map((job) => ({ ...job, status: 'FAILED', error: { error_type: 'Error', error_message: 'boom', hostname: 'h', worker_id: 'w', runtime_version: '1' } }));
-      harness.close();
+      const jobs: JobAttemptFacts[] = Array.from({ length: count }, (_, i) => ({
+        id: `job-${i}`,
+        endpointId: 'bench',
+        status: 'COMPLETED',
+        attempt: 1,
+        retries: 0,
+        lost: 0,
+        startedAt: i,
+        endedAt: i + 1,
+        resultFrom: { workerId: 'worker-1', attempt: 1 },
+      }));
+      const failed: JobAttemptFacts[] = jobs.map((job) => ({ ...job, status: 'FAILED', error: { error_type: 'Error', error_message: 'boom', hostname: 'h', worker_id: 'w', runtime_version: '1' } }));
       // CPU time, not wall time: on a shared machine the wall clock counts other processes' turns.
-      const timed = (work: (log: AttemptLog, job: JobRecord) => void, list = jobs): number => {
+      const timed = (work: (log: AttemptLog, job: JobAttemptFacts) => void, list = jobs): number => {
         const log = new AttemptLog();
         const start = process.cpuUsage();
         for (const job of list) work(log, job);

@@ -8,8 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
 import { toDocumentSchema } from '../../../src/harness/http/openapi/index.js';
-import { AttemptLog, inputExample, jobAttemptsView } from '../../../src/harness/http/ui/index.js';
+import { AttemptLog, inputExample, jobAttemptsView, type JobAttemptFacts } from '../../../src/harness/http/ui/index.js';
 import { ScaleEvents } from '../../../src/harness/launcher/index.js';
+
+/** A job as the log reads it. */
+const facts = (fields: Partial<JobAttemptFacts> & Pick<JobAttemptFacts, 'id' | 'status'>): JobAttemptFacts => ({ endpointId: 'ep', attempt: 1, retries: 0, lost: 0, ...fields });
 
 describe('attempt log', () => {
   it('records takes, a requeue with its reason, a stale post, a retake and the end', () => {
@@ -22,16 +25,11 @@ describe('attempt log', () => {
     log.taken('ep', 'w-b', [{ id: 'j1', attempt: 2 }]);
     now = 3_500;
     log.stalePost('ep', 'w-a', 'j1', 1, 'result');
-    const harness = new Harness({ clock: new ManualClock(4_000) });
-    const endpoint = harness.endpoint('ep');
-    // The job as it ends: the record's fields the log reads.
-    const job = { ...endpoint.find(endpoint.submit({ input: {} }).id)!, id: 'j1', status: 'COMPLETED' as const, attempt: 2, startedAt: 3_000, endedAt: 4_000 };
-    log.ended(job);
+    log.ended(facts({ id: 'j1', status: 'COMPLETED', attempt: 2, retries: 1, lost: 1, startedAt: 3_000, endedAt: 4_000, resultFrom: { workerId: 'w-b', attempt: 2 } }));
     expect(log.forJob('ep', 'j1')?.attempts).toEqual([
       { attempt: 1, workerId: 'w-a', startedAt: 1_000, endedAt: 2_000, outcome: 'requeued', reason: 'requeued: its worker was declared gone (no heartbeat)', stalePosts: 1, lastStalePost: { at: 3_500, what: 'result', workerId: 'w-a' } },
       { attempt: 2, workerId: 'w-b', startedAt: 3_000, endedAt: 4_000, outcome: 'COMPLETED', stalePosts: 0 },
     ]);
-    harness.close();
   });
 
   it('closes an attempt left open as requeued when the next one is taken, and records ends of jobs it never saw taken', () => {
@@ -42,34 +40,32 @@ describe('attempt log', () => {
       [1, 'requeued', 'requeued: its worker was lost'],
       [2, 'running', undefined],
     ]);
-    const harness = new Harness({ clock: new ManualClock(0) });
-    const endpoint = harness.endpoint('ep');
-    const base = endpoint.find(endpoint.submit({ input: {} }).id)!;
     const error = { error_type: 'ValueError', error_message: 'bad', hostname: 'h', worker_id: 'in-process', runtime_version: '1' };
-    log.ended({ ...base, id: 'j2', status: 'FAILED', attempt: 1, startedAt: 10, endedAt: 20, error });
-    log.ended({ ...base, id: 'j3', status: 'CANCELLED' });
+    log.ended(facts({ id: 'j2', status: 'FAILED', startedAt: 10, endedAt: 20, error }));
+    log.ended(facts({ id: 'j3', status: 'CANCELLED', attempt: 0 }));
     expect(log.forJob('ep', 'j2')?.attempts).toEqual([
       { attempt: 1, workerId: 'in-process', startedAt: 10, endedAt: 20, outcome: 'FAILED', reason: 'ValueError: bad', stalePosts: 0 },
     ]);
     // A job cancelled in the queue, never taken, leaves no record.
     expect(log.forJob('ep', 'j3')).toBeUndefined();
-    harness.close();
   });
 
-  it('keeps no record of a plain end (completed on its only attempt): the view reads that attempt from the job', () => {
+  it('keeps no record of a plain end (completed on its only attempt): the view reads that attempt from the job', async () => {
     const clock = new ManualClock(1_000);
     const harness = new Harness({ clock });
     const endpoint = harness.endpoint('ep');
     const log = new AttemptLog({}, () => clock.now());
     endpoint.jobEnded.add((job) => log.ended(job));
-    const { id } = endpoint.submit({ input: {} });
-    const [taken] = endpoint.tryTake('w-a', 1);
+    const { id } = await endpoint.submit({ input: {} });
+    const [taken] = await endpoint.tryTake('w-a', 1);
     log.taken('ep', 'w-a', [{ id, attempt: taken?.attempt }]);
     expect(log.size).toBe(1);
     clock.advance(40);
-    endpoint.complete(id, 'w-a', { kind: 'output', output: 1 }, 1);
+    await endpoint.complete(id, 'w-a', { kind: 'output', output: 1 }, 1);
     expect(log.size).toBe(0);
-    const view = jobAttemptsView(endpoint.find(id)!, log.forJob('ep', id), [], clock.now());
+    const job = await endpoint.find(id);
+    if (!job) throw new Error('job gone');
+    const view = jobAttemptsView(job, log.forJob('ep', id), [], clock.now());
     expect(view.attempts).toEqual([
       { attempt: 1, workerId: 'w-a', startedAt: new Date(1_000).toISOString(), endedAt: new Date(1_040).toISOString(), durationMs: 40, outcome: 'COMPLETED', stalePosts: 0 },
     ]);
@@ -90,21 +86,23 @@ describe('attempt log', () => {
 });
 
 describe('attempt view', () => {
-  it("adds an in-process worker's running attempt and explains a requeue by the launcher's exit event", () => {
+  it("adds an in-process worker's running attempt and explains a requeue by the launcher's exit event", async () => {
     const clock = new ManualClock(10_000);
     const harness = new Harness({ clock });
     const endpoint = harness.endpoint('ep');
-    const { id } = endpoint.submit({ input: {} });
-    endpoint.tryTake('ep-1', 1);
+    const { id } = await endpoint.submit({ input: {} });
+    await endpoint.tryTake('ep-1', 1);
     const log = new AttemptLog({}, () => clock.now());
     log.taken('ep', 'ep-1', [{ id, attempt: 1 }]);
-    endpoint.requeueWorkerJobs('ep-1');
+    await endpoint.requeueWorkerJobs('ep-1');
     clock.advance(500);
-    endpoint.tryTake('in-process', 1);
+    await endpoint.tryTake('in-process', 1);
     clock.advance(250);
     const events = new ScaleEvents();
     events.add({ at: 10_100, endpointId: 'ep', kind: 'crash', workerId: 'ep-1', message: 'crashed while running (code 1, signal null)', workers: 0, requeued: [id] });
-    const view = jobAttemptsView(endpoint.find(id)!, log.forJob('ep', id), events.read('ep'), clock.now(), log.limits);
+    const job = await endpoint.find(id);
+    if (!job) throw new Error('job gone');
+    const view = jobAttemptsView(job, log.forJob('ep', id), events.read('ep'), clock.now(), log.limits);
     expect(view).toMatchObject({ attempt: 2, retries: 1, lost: 1, status: 'IN_PROGRESS', dropped: 0 });
     expect(view.attempts).toEqual([
       {

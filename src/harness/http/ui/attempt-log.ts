@@ -16,8 +16,22 @@
  * the job itself, attempt-view.ts); only failures (which /retry may follow), requeues
  * and stale posts stay.
  */
-import type { JobStatus } from '../../../job/index.js';
-import type { JobRecord } from '../../job-record.js';
+import type { JobErrorPayload, JobStatus } from '../../../job/index.js';
+
+/** What the log and the view read of a job: a JobRecord has it (and so will a job store's answer). */
+export interface JobAttemptFacts {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly status: JobStatus;
+  readonly attempt: number;
+  readonly retries: number;
+  readonly lost: number;
+  readonly startedAt?: number | undefined;
+  readonly endedAt?: number | undefined;
+  readonly workerId?: string | undefined;
+  readonly error?: JobErrorPayload | undefined;
+  readonly resultFrom?: { readonly workerId: string | undefined; readonly attempt: number } | undefined;
+}
 
 export const ATTEMPT_LOG_LIMITS = { maxJobs: 10_000, maxAttemptsPerJob: 16 } as const;
 
@@ -98,7 +112,7 @@ export class AttemptLog {
   }
 
   /** The job ended (any terminal status): its current attempt ends so. */
-  ended(job: JobRecord): void {
+  ended(job: JobAttemptFacts): void {
     const existing = this.#jobs.size > 0 ? this.#find(job.endpointId, job.id) : undefined;
     if (isPlainEnd(job, existing)) {
       // Its only attempt, read from the job itself: no record to keep.
@@ -193,7 +207,7 @@ export class AttemptLog {
  * (no /retry follows) on the first attempt, never lost or retried, and at most its own
  * take recorded, with no stale post.
  */
-function isPlainEnd(job: JobRecord, record: JobAttempts | undefined): boolean {
+function isPlainEnd(job: JobAttemptFacts, record: JobAttempts | undefined): boolean {
   if ((job.status !== 'COMPLETED' && job.status !== 'CANCELLED') || job.retries > 0 || job.lost > 0 || job.attempt > 1) return false;
   if (!record) return true;
   const only = record.attempts.length === 1 ? record.attempts[0] : undefined;

@@ -6,9 +6,8 @@
  * of) and from the launcher's scale events (a recorded attempt still open whose job is
  * back in the queue went with its worker's exit or crash).
  */
-import type { JobRecord } from '../../job-record.js';
 import type { ScaleEvent } from '../../launcher/scale-events.js';
-import { ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome, type JobAttempts } from './attempt-log.js';
+import { ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome, type JobAttemptFacts, type JobAttempts } from './attempt-log.js';
 
 export interface AttemptView {
   attempt: number | null;
@@ -26,7 +25,7 @@ export interface AttemptView {
 export interface JobAttemptsView {
   endpointId: string;
   jobId: string;
-  status: JobRecord['status'];
+  status: JobAttemptFacts['status'];
   /** The job's current attempt (0 until a worker first takes it). */
   attempt: number;
   /** Times it went back to the queue (/retry, or a lost worker). */
@@ -66,7 +65,7 @@ function exitOf(events: readonly ScaleEvent[], workerId: string | undefined, job
 }
 
 export function jobAttemptsView(
-  job: JobRecord,
+  job: JobAttemptFacts,
   recorded: JobAttempts | undefined,
   scaleEvents: readonly ScaleEvent[],
   now: number,

@@ -20,7 +20,7 @@ export { StaticFiles, UI_DIR } from './static-files.js';
 export { endpointRow, endpointRows, jobsPage, jobDetail, workerRows, type JobsPage, type JobDetail, type EndpointRow } from './views.js';
 export { WebhookLog, type WebhookDeliveryRecord } from './webhook-log.js';
 export { builtInPanels } from './built-in-panels.js';
-export { AttemptLog, ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome, type JobAttempts } from './attempt-log.js';
+export { AttemptLog, ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome, type JobAttempts, type JobAttemptFacts } from './attempt-log.js';
 export { jobAttemptsView, type AttemptView, type JobAttemptsView } from './attempt-view.js';
 export { bindAttemptLog, withAttemptEvents } from './attempt-binding.js';
 export { inputExample } from './input-example.js';

@@ -138,7 +138,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
     const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
-    const job = harness.findEndpoint(endpointId)?.find(jobId);
+    // awaited: the job store's reads become asynchronous (issue 16).
+    const job = await harness.findEndpoint(endpointId)?.find(jobId);
     if (!job) {
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
