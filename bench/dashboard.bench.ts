@@ -8,6 +8,11 @@
  * the jobs view does: the `/ui/api/events` stream (one tick a second: endpoint
  * counts, workers, the chart point) and a refetch of the first page of jobs at each
  * tick. With no page the dashboard holds no timer and no listener.
+ *
+ * Its one standing cost is the attempt log (ui/attempt-log.ts), fed whether a page is
+ * open or not: the second case times its CPU per job in this process: a job completed
+ * on its first attempt (taken over the worker API, or in process: no record kept), and
+ * a failed one (kept, the log at its cap of 10 000 jobs).
  */
 import { Pool } from 'undici';
 import { ForkedChild } from './lib/child.js';
@@ -15,6 +20,7 @@ import { childScript } from './lib/compiled.js';
 import { QueueClient, preciseNow, type JobView } from './lib/http-client.js';
 import { readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
+import { AttemptLog, type JobAttemptFacts } from '../src/harness/http/ui/attempt-log.js';
 
 const ENDPOINT = 'e2e';
 const CLIENTS = 64;
@@ -121,8 +127,56 @@ function dashboardCase(): BenchCase {
   };
 }
 
+/** The attempt log's work per job, with no page open: a take, then the end (ns per job). */
+function attemptLogCase(): BenchCase {
+  const JOBS = 200_000;
+  return {
+    name: 'attempt log: take + end per job, at its cap',
+    metrics: {
+      'CPU ns/job, completed (worker API: take + end)': { unit: 'ns' },
+      'CPU ns/job, completed (in process: end)': { unit: 'ns' },
+      'CPU ns/job, failed (kept, at the cap)': { unit: 'ns' },
+      'CPU ns/job, the loop alone (baseline: reading each job)': { unit: 'ns' },
+    },
+    async measure({ quick }) {
+      const count = quick ? JOBS / 4 : JOBS;
+      const jobs: JobAttemptFacts[] = Array.from({ length: count }, (_, i) => ({
+        id: `job-${i}`,
+        endpointId: 'bench',
+        status: 'COMPLETED',
+        attempt: 1,
+        retries: 0,
+        lost: 0,
+        startedAt: i,
+        endedAt: i + 1,
+        resultFrom: { workerId: 'worker-1', attempt: 1 },
+      }));
+      const failed: JobAttemptFacts[] = jobs.map((job) => ({ ...job, status: 'FAILED', error: { error_type: 'Error', error_message: 'boom', hostname: 'h', worker_id: 'w', runtime_version: '1' } }));
+      // CPU time, not wall time: on a shared machine the wall clock counts other processes' turns.
+      const timed = (work: (log: AttemptLog, job: JobAttemptFacts) => void, list = jobs): number => {
+        const log = new AttemptLog();
+        const start = process.cpuUsage();
+        for (const job of list) work(log, job);
+        const used = process.cpuUsage(start);
+        return ((used.user + used.system) * 1e3) / count;
+      };
+      return {
+        'CPU ns/job, completed (worker API: take + end)': timed((log, job) => {
+          log.taken('bench', 'worker-1', [{ id: job.id, attempt: 1 }]);
+          log.ended(job);
+        }),
+        'CPU ns/job, completed (in process: end)': timed((log, job) => log.ended(job)),
+        'CPU ns/job, failed (kept, at the cap)': timed((log, job) => log.ended(job), failed),
+        'CPU ns/job, the loop alone (baseline: reading each job)': timed((_log, job) => {
+          if (job.retries < 0) throw new Error('unreachable');
+        }),
+      };
+    },
+  };
+}
+
 export const dashboardBenchmark: Benchmark = {
   name: 'dashboard',
   title: 'Throughput cost of one open dashboard page (event stream + jobs page refetch per tick), runsync with 64 clients',
-  cases: () => [dashboardCase()],
+  cases: () => [dashboardCase(), attemptLogCase()],
 };

@@ -39,10 +39,28 @@ export function ActionButton({ label, run, describe, confirmText, test, kind = '
   </span>`;
 }
 
-/** The submit form: endpoint id and a JSON editor, prefilled with the worker's test input. */
-export function SubmitForm({ endpoints, defaultEndpoint, example, navigate }) {
-  const [endpointId, setEndpointId] = useState(defaultEndpoint ?? endpoints[0]?.id ?? 'local');
-  const [text, setText] = useState(pretty(example ?? { input: {} }));
+/**
+ * The form's example for an endpoint: the worker's test input when the harness was given
+ * one, else an example made from the endpoint's input schema, else the default request.
+ */
+export function exampleFor(overview, endpointId) {
+  if (overview.testInputGiven) return { request: overview.testInput, source: "the worker's test input (test_input.json)" };
+  const fromSchema = overview.inputExamples?.[endpointId];
+  if (fromSchema) return { request: fromSchema, source: `an example made from ${endpointId}'s input schema (/openapi.json)` };
+  return { request: overview.testInput ?? { input: {} }, source: undefined };
+}
+
+/** The submit form: endpoint id and a JSON editor, prefilled with the worker's test input or an example from its input schema. */
+export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate }) {
+  const firstEndpoint = defaultEndpoint ?? endpoints[0]?.id ?? Object.keys(overview.inputExamples ?? {})[0] ?? 'local';
+  const [endpointId, setEndpointIdRaw] = useState(firstEndpoint);
+  const [text, setText] = useState(() => pretty(exampleFor(overview, firstEndpoint).request));
+  // Another endpoint: its example replaces the text, unless the text was edited.
+  const setEndpointId = (next) => {
+    if (text === pretty(exampleFor(overview, endpointId).request)) setText(pretty(exampleFor(overview, next).request));
+    setEndpointIdRaw(next);
+  };
+  const source = exampleFor(overview, endpointId).source;
   const [error, setError] = useState(undefined);
   const [notice, setNotice] = useState(undefined);
   const [busy, setBusy] = useState(false);
@@ -74,7 +92,7 @@ export function SubmitForm({ endpoints, defaultEndpoint, example, navigate }) {
       <input id="submit-endpoint" list="endpoint-ids" value=${endpointId} onInput=${(e) => setEndpointId(e.currentTarget.value)} required pattern="[A-Za-z0-9._\\-]{1,128}" />
       <datalist id="endpoint-ids">${endpoints.map((e) => html`<option value=${e.id} />`)}</datalist>
     </label>
-    <label>Request (JSON: input, and optionally webhook, policy, s3Config)
+    <label>Request (JSON: input, and optionally webhook, policy, s3Config)${source ? html` <span class="hint" data-test="example-source">prefilled from ${source}</span>` : null}
       <textarea id="submit-json" rows="8" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
         onKeyDown=${(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e); }}></textarea>
     </label>

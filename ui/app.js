@@ -83,7 +83,7 @@ function App() {
     setLive(emptyLive());
     const onEvent = (event, data) => {
       if (event === 'tick') {
-        setOverview((o) => ({ ...o, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: [...o.series.slice(o.series.length >= 600 ? 1 : 0), data.point] }));
+        setOverview((o) => ({ ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: [...o.series.slice(o.series.length >= 600 ? 1 : 0), data.point] }));
       } else if (event === 'hello') {
         setOverview((o) => ({ ...o, ...data }));
       } else if (event === 'job') {

@@ -8,7 +8,8 @@ import { html } from './format.js';
 
 const COLORS = ['#2f7ed8', '#e4572e', '#17a398', '#b07aa1', '#f2a541', '#6c8ea0'];
 
-function Chart({ title, unit, names, columns, test }) {
+/** One uPlot chart: `columns` is [times (s), ...one column per name]; `stepped` draws steps (counts). */
+export function Chart({ title, unit, names, columns, test, stepped = false }) {
   const box = useRef(null);
   const plot = useRef(null);
   const key = names.join('|');
@@ -19,7 +20,7 @@ function Chart({ title, unit, names, columns, test }) {
       height: 170,
       scales: { x: { time: true } },
       axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, label: unit, size: 55 }],
-      series: [{}, ...names.map((name, i) => ({ label: name, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false }))],
+      series: [{}, ...names.map((name, i) => ({ label: name, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, ...(stepped ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}) }))],
       legend: { live: false },
     };
     plot.current = new uPlot(options, columns, box.current);

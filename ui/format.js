@@ -39,11 +39,15 @@ export function StatusBadge({ status }) {
   return html`<span class=${`badge s-${status}`} data-test="status">${status}</span>`;
 }
 
-/** An API error as the API gave it: code and message. */
+/** An API error as the API gave it: code and message, and each issue the API listed (e.g. the input schema's). */
 export function ErrorBox({ error }) {
   if (!error) return null;
+  const issues = Array.isArray(error.details?.issues) ? error.details.issues : [];
   return html`<div class="error" role="alert" data-test="error">
     <strong>${error.code ?? 'Error'}</strong>${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}
+    ${issues.length > 0
+      ? html`<ul class="issues" data-test="error-issues">${issues.map((i) => html`<li><code>${i.path}</code>: ${i.message}${i.received !== undefined ? html` <span class="muted">(got ${i.received})</span>` : null}</li>`)}</ul>`
+      : null}
   </div>`;
 }
 

@@ -1,8 +1,9 @@
 // @module ui/job-view
 // One job: status, timings, retries, worker, input, output or structured error (the
-// stack folded), webhook deliveries, and a streaming job's chunks as they arrive.
+// stack folded), its attempts, webhook deliveries, and a streaming job's chunks as they arrive.
 // `live` is what the event stream said about this job (see app.js).
 import { ActionButton, actions } from './actions.js';
+import { Attempts } from './attempts-view.js';
 import { ErrorBox, StatusBadge, clock, duration, html, pretty } from './format.js';
 
 function ErrorPayload({ error }) {
@@ -70,6 +71,7 @@ export function JobView({ endpointId, jobId, live }) {
     <${Chunks} live=${live} />
     ${job.output !== undefined ? html`<section class="card"><h2>${job.terminal ? 'Output' : 'Progress'}</h2><pre data-test="job-output">${pretty(job.output)}</pre></section>` : null}
     ${job.error ? html`<${ErrorPayload} error=${job.error} />` : null}
+    <${Attempts} endpointId=${endpointId} job=${job} />
     <${Deliveries} job=${job} />
   </div>`;
 }

@@ -73,6 +73,6 @@ export function JobsView({ endpointId, row, overview, navigate }) {
       <span data-test="page-info" aria-busy=${loading ? 'true' : 'false'}>${first}–${last} of ${total}</span>
       <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">Older →</button>
     </nav>
-    <${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} example=${overview.testInput} navigate=${navigate} />
+    <${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate} />
   </div>`;
 }

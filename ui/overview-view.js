@@ -34,7 +34,7 @@ export function OverviewView({ overview, navigate }) {
   return html`<div>
     <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} /></section>
     <${Panels} panels=${overview.panels} />
-    <${SubmitForm} endpoints=${overview.endpoints} example=${overview.testInput} navigate=${navigate} />
+    <${SubmitForm} endpoints=${overview.endpoints} overview=${overview} navigate=${navigate} />
     <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} /></section>
   </div>`;
 }

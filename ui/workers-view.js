@@ -1,7 +1,8 @@
 // @module ui/workers-view
 // Workers the harness has seen: state, current jobs, last heartbeat; GPU readings
-// where the harness has a reading source.
+// where the harness has a reading source; the launcher's scale events.
 import { bytes, duration, html, jobHref } from './format.js';
+import { ScaleEvents } from './scale-events-view.js';
 
 function Gpus({ gpu }) {
   if (!gpu.available) return html`<p class="muted" data-test="no-gpu">No GPU readings (${gpu.reason}).</p>`;
@@ -27,5 +28,6 @@ export function WorkersView({ overview }) {
           <td>${w.jobs.map((id) => html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> `)}</td>
           <td class="num">${duration(w.silentMs)} ago</td><td>${new Date(w.firstSeenAt).toLocaleTimeString()}</td></tr>`)}</tbody></table>`}
     <${Gpus} gpu=${gpu} />
+    <${ScaleEvents} overview=${overview} />
   </div>`;
 }

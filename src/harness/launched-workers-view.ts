@@ -6,6 +6,7 @@
  * routes fall back to the workers that joined by hand.
  */
 import type { Pod } from './management/index.js';
+import type { ScaleEvent } from './launcher/scale-events.js';
 import type { WorkerLogLine } from './launcher/worker-logs.js';
 
 export interface LaunchedHealth {
@@ -29,4 +30,8 @@ export interface LaunchedWorkersView {
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[];
   /** Every launched worker as a pod. */
   pods(): Pod[];
+  /** The last `max` scale events (started, ready, stopped, exited, crashed, ...) of one endpoint or all, oldest first; optional. */
+  scaleEvents?(endpointId?: string, max?: number): ScaleEvent[];
+  /** Scale events recorded so far: a revision number that moves with each new one; optional. */
+  readonly scaleEventCount?: number;
 }

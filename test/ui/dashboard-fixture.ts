@@ -2,7 +2,9 @@
  * @module test/ui/dashboard-fixture
  * A harness on 127.0.0.1 port 0 with an API key and an in-process worker whose handler
  * does what the input asks (`mode`): echo, stream tokens, sleep (cancellable), fail
- * until retried. Shared by the browser tests and `npm run screenshot`. Also the
+ * until retried; and a launcher (real processes) for endpoints made on templates
+ * whose image is CRASH_IMAGE (a command that exits at once: scale-ups, crashes,
+ * backoff). Shared by the browser tests and `npm run screenshot`. Also the
  * Chromium launcher: Debian's /usr/bin/chromium (override with CHROMIUM_PATH); when
  * it is missing the launch fails with a message that says how to install it.
  */
@@ -11,12 +13,17 @@ import { chromium, type Browser } from 'playwright-core';
 import pino from 'pino';
 import { Harness } from '../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../src/harness/http/index.js';
+import type { EndpointInputSpec } from '../../src/harness/http/openapi/index.js';
+import { Launcher } from '../../src/harness/launcher/index.js';
+import { InMemoryManagementStore } from '../../src/harness/management/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { resolveOptions, type Handler } from '../../src/worker/index.js';
 
 export const API_KEY = 'dashboard-test-key';
 export const ENDPOINT = 'local';
+/** Templates with this imageName run `exit 3` under the fixture's launcher. */
+export const CRASH_IMAGE = 'dashboard/crash:1';
 
 export interface FixtureInput {
   mode?: 'echo' | 'stream' | 'sleep' | 'fail-once';
@@ -69,15 +76,23 @@ export interface DashboardFixture {
   readonly harness: Harness;
   readonly server: HarnessServer;
   readonly worker: LocalWorker;
+  readonly launcher: Launcher;
   /** `<url>/ui` */
   readonly uiUrl: string;
   close(): Promise<void>;
 }
 
-/** Start the harness (key required) and its worker; `testInput` prefills the submit form. */
-export async function startDashboardFixture(options: { testInput?: unknown; concurrency?: number } = {}): Promise<DashboardFixture> {
+/**
+ * Start the harness (key required), its worker and its launcher; `testInput` prefills
+ * the submit form (null: none), `endpointInputs` gives endpoints input schemas.
+ */
+export async function startDashboardFixture(
+  options: { testInput?: unknown; concurrency?: number; endpointInputs?: Record<string, EndpointInputSpec> } = {},
+): Promise<DashboardFixture> {
   const logger = pino({ level: 'silent' });
   const harness = new Harness();
+  const store = new InMemoryManagementStore();
+  const testInput = options.testInput === undefined ? { input: { mode: 'echo', prompt: 'hello' } } : options.testInput;
   const server = await createHarnessServer({
     harness,
     host: '127.0.0.1',
@@ -85,8 +100,16 @@ export async function startDashboardFixture(options: { testInput?: unknown; conc
     apiKey: API_KEY,
     rateLimits: false,
     metrics: createMetrics({ defaultMetrics: false }),
-    dashboard: { testInput: options.testInput ?? { input: { mode: 'echo', prompt: 'hello' } } },
+    dashboard: testInput === null ? {} : { testInput },
+    management: { store },
+    ...(options.endpointInputs ? { endpointInputs: options.endpointInputs } : {}),
   });
+  const launcher = new Launcher(
+    { images: { [CRASH_IMAGE]: { command: 'exit 3' } }, tickMs: 100, backoff: { baseMs: 300, maxMs: 2_000, unhealthyAfter: 3 } },
+    { harness, store, logger },
+  );
+  harness.launchedWorkers = launcher;
+  launcher.start({ url: server.url, apiKey: API_KEY });
   const config = resolveOptions({
     endpointId: ENDPOINT,
     concurrency: options.concurrency ?? 8,
@@ -99,8 +122,10 @@ export async function startDashboardFixture(options: { testInput?: unknown; conc
     harness,
     server,
     worker,
+    launcher,
     uiUrl: `${server.url}/ui`,
     close: async () => {
+      await launcher.close();
       await server.close();
       await worker.stop();
       harness.close();

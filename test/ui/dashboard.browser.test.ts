@@ -4,7 +4,10 @@
  * and an in-process worker (dashboard-fixture.ts). It logs in with the key (a wrong
  * key shows the API's error), submits from the page and sees COMPLETED with the
  * output, watches a streaming job's tokens arrive in order while it runs, cancels a
- * running job, retries a failed one, and pages through 3 000 jobs. A failing test
+ * running job, retries a failed one (its attempts listed), shows the attempts of a job
+ * whose worker was lost (worker API calls from the test), the launcher's scale events
+ * of a crashing worker command, prefills the form from an input schema and lists the
+ * schema's issues as the API gives them, and pages through 3 000 jobs. A failing test
  * leaves a screenshot of the page in test-artifacts/. Chromium missing: every test
  * fails with how to install it (none is skipped).
  */
@@ -12,7 +15,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { API_KEY, ENDPOINT, launchChromium, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
+import { z } from 'zod';
+import { toDocumentSchema } from '../../src/harness/http/openapi/index.js';
+import { validateInput } from '../../src/worker/input-check.js';
+import { API_KEY, CRASH_IMAGE, ENDPOINT, launchChromium, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const WAIT = { timeout: 20_000 };
@@ -49,9 +55,9 @@ async function openPage(name: string): Promise<{ context: BrowserContext; page: 
   return { context, page };
 }
 
-/** Open /ui and log in by keyboard: the key, then Enter. */
-async function logIn(page: Page, key = API_KEY): Promise<void> {
-  await page.goto(fixture.uiUrl);
+/** Open /ui (of `uiUrl`, default the fixture's) and log in by keyboard: the key, then Enter. */
+async function logIn(page: Page, key = API_KEY, uiUrl = fixture.uiUrl): Promise<void> {
+  await page.goto(uiUrl);
   await page.locator('#api-key').fill(key);
   await page.locator('#api-key').press('Enter');
 }
@@ -181,7 +187,99 @@ describe('dashboard in Chromium', () => {
     await page.locator('[data-test=retry]').click();
     await jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
     expect(await page.locator('[data-test=retries]').textContent()).toBe('1');
+    // Both attempts listed: the first failed with its error, the second completed.
+    const outcomes = page.locator('[data-test=attempt-row] [data-test=attempt-outcome]');
+    await expect.poll(() => outcomes.allTextContents(), WAIT).toEqual(['failed', 'completed']);
+    expect(await page.locator('[data-test=attempt-row]').first().textContent()).toContain('fail-once: job');
+    expect(await page.locator('[data-test=attempts] [data-test=attempt]').textContent()).toBe('2');
     await context.close();
+  });
+
+  it('shows the attempts of a job whose worker was lost: both workers, the requeue and the refused stale result', async () => {
+    const base = `${fixture.server.url}/v2/http-workers`;
+    const auth = { authorization: `Bearer ${API_KEY}` };
+    const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const jobId = ((await (await post('/run', { input: { n: 1 } })).json()) as { id: string }).id;
+    expect(((await (await fetch(`${base}/job-take/worker-a`, { headers: auth })).json()) as { attempt: number }).attempt).toBe(1);
+    const { context, page } = await openPage('attempts');
+    await logIn(page);
+    await page.locator('[data-test=endpoints]').waitFor(WAIT);
+    await page.goto(`${fixture.uiUrl}#/endpoint/http-workers/job/${jobId}`);
+    await page.locator('[data-test=attempt-row]', { hasText: 'worker-a' }).filter({ hasText: 'running' }).waitFor(WAIT);
+    // worker-a reports itself unhealthy (declared gone: its job back in the queue); worker-b takes it.
+    await fetch(`${base}/ping/worker-a?status=unhealthy&check=cuda&reason=test`, { headers: auth });
+    expect(((await (await fetch(`${base}/job-take/worker-b`, { headers: auth })).json()) as { attempt: number }).attempt).toBe(2);
+    expect((await post(`/job-done/worker-a/${jobId}?attempt=1`, { output: 'late' })).status).toBe(409);
+    expect((await post(`/job-done/worker-b/${jobId}?attempt=2`, { output: { ok: true } })).status).toBe(200);
+    await jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
+    const rows = page.locator('[data-test=attempt-row]');
+    await expect.poll(() => rows.locator('[data-test=attempt-outcome]').allTextContents(), WAIT).toEqual(['requeued', 'completed']);
+    const first = (await rows.first().textContent()) ?? '';
+    expect(first).toContain('worker-a');
+    expect(first).toContain('declared gone (it reported itself unhealthy)');
+    expect(await rows.first().locator('td').last().textContent()).toBe('1');
+    expect(await rows.nth(1).textContent()).toContain('worker-b');
+    expect(await page.locator('[data-test=lost]').textContent()).toBe('1');
+    // A late post of attempt 1 after the end changes no status: Reload reads the attempts again.
+    expect((await post(`/job-stream/worker-a/${jobId}?attempt=1`, { output: 'late chunk' })).status).toBe(409);
+    await page.locator('[data-test=attempts-reload]').click();
+    await expect.poll(() => rows.first().locator('td').last().textContent(), WAIT).toBe('2');
+    await context.close();
+  });
+
+  it("shows the launcher's scale events of a crashing worker command: starts, crashes with their backoff, a chart of launched workers", async () => {
+    const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+    const v1 = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+      const response = await fetch(`${fixture.server.url}/v1${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} /v1${path}: ${response.status} ${text}`);
+      return (text ? JSON.parse(text) : undefined) as T;
+    };
+    const template = await v1<{ id: string }>('POST', '/templates', { name: 'dashboard-crash', imageName: CRASH_IMAGE, isServerless: true, category: 'CPU' });
+    const endpoint = await v1<{ id: string }>('POST', '/endpoints', { templateId: template.id, workersMin: 1, workersMax: 1 });
+    try {
+      const { context, page } = await openPage('scale-events');
+      await logIn(page);
+      await page.locator('header nav a', { hasText: 'Workers' }).click();
+      const events = page.locator('[data-test=scale-event]', { hasText: endpoint.id });
+      await events.filter({ hasText: 'crash' }).first().waitFor(WAIT);
+      await events.filter({ hasText: 'scale-up' }).first().waitFor(WAIT);
+      expect(await events.filter({ hasText: 'crash' }).first().textContent()).toContain('backoff: next start in');
+      await page.locator('[data-test=chart-launched]').waitFor(WAIT);
+      await context.close();
+    } finally {
+      await v1('DELETE', `/endpoints/${endpoint.id}`);
+    }
+  });
+
+  it("prefills the form from the worker's input schema when there is no test input, and lists the schema's issues the API answers", async () => {
+    const schema = z.object({ mode: z.enum(['echo', 'stream']), prompt: z.string().min(1) });
+    const typed = await startDashboardFixture({
+      testInput: null,
+      endpointInputs: { [ENDPOINT]: { jsonSchema: toDocumentSchema(schema), check: (input) => validateInput(schema, input) } },
+    });
+    try {
+      const { context, page } = await openPage('schema');
+      await logIn(page, API_KEY, typed.uiUrl);
+      await page.locator('[data-test=example-source]').waitFor(WAIT);
+      expect(await page.locator('[data-test=example-source]').textContent()).toContain('input schema');
+      expect(JSON.parse(await page.locator('#submit-json').inputValue())).toEqual({ input: { mode: 'echo', prompt: 'string' } });
+      await page.locator('#submit-json').fill(JSON.stringify({ input: { mode: 'shout' } }));
+      await page.locator('[data-test=submit]').click();
+      const issues = page.locator('form.submit [data-test=error-issues] li');
+      await issues.first().waitFor(WAIT);
+      expect(await page.locator('form.submit [data-test=error]').textContent()).toContain('SW_INPUT_VALIDATION');
+      const texts = await issues.allTextContents();
+      expect(texts.some((text) => text.startsWith('mode'))).toBe(true);
+      expect(texts.some((text) => text.startsWith('prompt'))).toBe(true);
+      await page.locator('#submit-json').fill(JSON.stringify({ input: { mode: 'echo', prompt: 'typed' } }));
+      await page.locator('[data-test=submit]').click();
+      await page.waitForURL(/#\/endpoint\/local\/job\//, WAIT);
+      await jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
+      await context.close();
+    } finally {
+      await typed.close();
+    }
   });
 
   it('pages through 3 000 jobs newest first, filters by state and finds one by id', async () => {

@@ -3,12 +3,14 @@
  * `npm run screenshot`: the README's pictures of the dashboard, made by a script and
  * not by hand. Starts the test fixture (a harness with an in-process worker on port 0),
  * runs a few hundred jobs of each kind through it for ~15 s so that the charts have
- * points, then writes docs/dashboard.png (the endpoints view with its charts) and
- * docs/dashboard-job.png (a streaming job's page) with headless Chromium.
+ * points, then writes docs/dashboard.png (the endpoints view with its charts),
+ * docs/dashboard-job.png (a streaming job's page) and docs/dashboard-workers.png (the
+ * workers view with the launcher's scale events of a worker command that keeps
+ * crashing) with headless Chromium.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { API_KEY, ENDPOINT, launchChromium, startDashboardFixture } from './dashboard-fixture.js';
+import { API_KEY, CRASH_IMAGE, ENDPOINT, launchChromium, startDashboardFixture } from './dashboard-fixture.js';
 
 const OUT = join(process.cwd(), 'docs');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -43,7 +45,25 @@ try {
   await sleep(1_200);
   await page.screenshot({ path: join(OUT, 'dashboard-job.png'), fullPage: true });
   for (const job of endpoint.jobs()) if (job.status === 'IN_PROGRESS' || job.status === 'IN_QUEUE') endpoint.cancel(job.id);
-  console.log(`wrote ${join(OUT, 'dashboard.png')} and ${join(OUT, 'dashboard-job.png')}`);
+
+  // The launcher's scale events: an endpoint whose worker command exits at once.
+  const v1 = async (method: string, path: string, body?: unknown): Promise<{ id: string }> => {
+    const response = await fetch(`${fixture.server.url}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    if (!response.ok) throw new Error(`${method} /v1${path}: ${response.status} ${await response.text()}`);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : { id: '' }) as { id: string };
+  };
+  const template = await v1('POST', '/templates', { name: 'crashing', imageName: CRASH_IMAGE, isServerless: true, category: 'CPU' });
+  const crashing = await v1('POST', '/endpoints', { name: 'crashing', templateId: template.id, workersMin: 1, workersMax: 1 });
+  await page.locator('header nav a', { hasText: 'Workers' }).click();
+  await sleep(6_000);
+  await page.screenshot({ path: join(OUT, 'dashboard-workers.png'), fullPage: true });
+  await v1('DELETE', `/endpoints/${crashing.id}`);
+  console.log(`wrote ${join(OUT, 'dashboard.png')}, ${join(OUT, 'dashboard-job.png')} and ${join(OUT, 'dashboard-workers.png')}`);
 } finally {
   await browser.close();
   await fixture.close();

@@ -34,6 +34,8 @@ import { useLenientJsonBodies } from './json-body.js';
 import { installRouteTable } from './route-table.js';
 import { rootAliasUrl } from './root-alias.js';
 import { resolveServerOptions, rateLimitTable, type HarnessServerConfig, type HarnessServerOptions } from './server-options.js';
+import { bindAttemptLog, withAttemptEvents } from './ui/attempt-binding.js';
+import { AttemptLog } from './ui/attempt-log.js';
 import { WebhookLog } from './ui/webhook-log.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
 import { workerApiRoutes } from './worker-api/index.js';
@@ -103,13 +105,17 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   });
   const unbindWebhooks = bindWebhooks(harness, webhooks);
   const unbindJobMetrics = bindJobMetrics(harness, metrics);
+  // The dashboard's job attempts (bounded), recorded from the start so the job page can show them.
+  const attemptLog = config.dashboard !== false ? new AttemptLog() : undefined;
+  const unbindAttemptLog = attemptLog ? bindAttemptLog(harness, attemptLog) : () => {};
 
   const checkInput = (endpointId: string, input: unknown): void => config.endpointInputs[endpointId]?.check?.(input);
   const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput };
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
-  await app.register(workerApiRoutes, { ...config.workerApi, harness, prefix: '/v2' });
+  const workerApiEvents = attemptLog ? withAttemptEvents(config.workerApi.events, attemptLog) : config.workerApi.events;
+  await app.register(workerApiRoutes, { ...config.workerApi, ...(workerApiEvents ? { events: workerApiEvents } : {}), harness, prefix: '/v2' });
   const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }));
   loadBalancing.start();
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
@@ -120,10 +126,10 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     rootEndpoint: config.rootEndpoint,
     authenticated: config.apiKey !== undefined,
   });
-  if (config.dashboard !== false && webhookLog) {
+  if (config.dashboard !== false && webhookLog && attemptLog) {
     const { registerDashboard, builtInPanels } = await import('./ui/index.js');
     const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing), ...config.dashboard.panels] };
-    registerDashboard(app, { harness, settings, webhookLog, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
+    registerDashboard(app, { harness, settings, webhookLog, attemptLog, endpointInputs: config.endpointInputs, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
   }
   if (config.management !== false) {
     await app.register(managementApi, {
@@ -148,6 +154,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     closing.abort();
     unbindWebhooks();
     unbindJobMetrics();
+    unbindAttemptLog();
     webhooks.close();
     loadBalancing.stop();
     await app.close();

@@ -13,3 +13,4 @@ export * from './worker-logs.js';
 export * from './queue-snapshot.js';
 export * from './launch-env.js';
 export * from './endpoint-runtime.js';
+export * from './scale-events.js';

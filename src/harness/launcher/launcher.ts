@@ -30,6 +30,7 @@ import { GpuPool } from './gpu-pool.js';
 import { LaunchedWorker } from './launched-worker.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling, type QueuedJobSnapshot, type WorkerSnapshot } from './scale-decision.js';
+import { ScaleEvents, type ScaleEvent, type ScaleEventInput } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
 
 export interface LauncherDeps {
@@ -57,6 +58,7 @@ export class Launcher implements LaunchedWorkersView {
   readonly #log: Logger;
   readonly #pool: GpuPool | undefined;
   readonly #logs: WorkerLogs;
+  readonly #events = new ScaleEvents();
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
   #target: LauncherTarget | undefined;
@@ -149,6 +151,16 @@ export class Launcher implements LaunchedWorkersView {
     return this.#logs.read(endpointId, max, workerId);
   }
 
+  /** The last `max` scale events of the endpoint (or of all endpoints), oldest first. */
+  scaleEvents(endpointId?: string, max?: number): ScaleEvent[] {
+    return this.#events.read(endpointId, max);
+  }
+
+  /** Scale events recorded so far (changes whenever one is added). */
+  get scaleEventCount(): number {
+    return this.#events.seq;
+  }
+
   pods(): Pod[] {
     return [...this.#runtimes].flatMap(([endpointId, runtime]) =>
       podsOf(endpointId, runtime, this.#deps.harness.findEndpoint(endpointId), this.#pool?.name ?? 'GPU'),
@@ -181,6 +193,7 @@ export class Launcher implements LaunchedWorkersView {
     });
     if (decision.throttled !== runtime.throttled && decision.throttled > 0) {
       this.#log.warn({ endpointId: endpoint.id, throttled: decision.throttled, gpuCount: endpoint.gpuCount }, 'workers throttled: no GPU free');
+      this.#event(runtime, { endpointId: endpoint.id, kind: 'throttled', message: `${decision.throttled} wanted workers throttled: no GPU free (${endpoint.gpuCount} per worker)` });
     }
     runtime.throttled = decision.throttled;
     for (const id of decision.stop) {
@@ -201,7 +214,11 @@ export class Launcher implements LaunchedWorkersView {
         const coldStartMs = now - worker.spawnedAt;
         this.#deps.metrics?.harnessWorkerColdStartSeconds.observe({ endpoint: endpointId }, coldStartMs / 1000);
         this.#log.info({ endpointId, workerId: worker.id, coldStartMs }, `worker ${worker.id} ready: cold start ${coldStartMs} ms (spawn to first call)`);
-        if (runtime.unhealthyReason !== undefined) this.#log.info({ endpointId }, `endpoint ${endpointId} healthy again: a worker started`);
+        this.#event(runtime, { endpointId, kind: 'ready', workerId: worker.id, message: `ready: cold start ${coldStartMs} ms (spawn to first call)` });
+        if (runtime.unhealthyReason !== undefined) {
+          this.#log.info({ endpointId }, `endpoint ${endpointId} healthy again: a worker started`);
+          this.#event(runtime, { endpointId, kind: 'healthy', message: 'healthy again: a worker started' });
+        }
         runtime.backoff.recordHealthyStart();
         runtime.unhealthyReason = undefined;
       }
@@ -260,6 +277,12 @@ export class Launcher implements LaunchedWorkersView {
       `scale up: started worker ${id} (${alive} of ${desired} wanted, max ${endpoint.workersMax})${gpus.length > 0 ? ` on GPUs ${gpus.join(',')}` : ''}`,
     );
     this.#logs.add(endpoint.id, { at: Date.now(), workerId: id, stream: 'launcher', line: `started (pid ${worker.pid ?? '?'})` });
+    this.#event(runtime, {
+      endpointId: endpoint.id,
+      kind: 'scale-up',
+      workerId: id,
+      message: `started (pid ${worker.pid ?? '?'}): ${alive} of ${desired} wanted, max ${endpoint.workersMax}${gpus.length > 0 ? `, GPUs ${gpus.join(',')}` : ''}`,
+    });
   }
 
   #stopWorker(worker: LaunchedWorker, reason: 'idle' | 'release' | 'endpoint-gone' | 'shutdown'): void {
@@ -270,6 +293,8 @@ export class Launcher implements LaunchedWorkersView {
       { endpointId: worker.endpointId, workerId: worker.id, reason, shutdownDeadlineMs: this.settings.shutdownDeadlineMs },
       `scale down: SIGTERM to worker ${worker.id} (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
     );
+    const runtime = this.#runtimes.get(worker.endpointId);
+    if (runtime) this.#event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
   }
 
   #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, code: number | null, signal: NodeJS.Signals | null): void {
@@ -279,8 +304,10 @@ export class Launcher implements LaunchedWorkersView {
     const requeued = this.#deps.harness.findEndpoint(endpointId)?.requeueWorkerJobs(worker.id) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
     const fields = { endpointId, workerId: worker.id, code, signal, requeued };
+    const requeuedField = requeued.length > 0 ? { requeued } : {};
     if (worker.stopping) {
       this.#log.info(fields, `worker ${worker.id} exited (code ${code}, signal ${signal})`);
+      this.#event(runtime, { endpointId, kind: 'exit', workerId: worker.id, message: `exited (code ${code}, signal ${signal})`, ...requeuedField });
       return;
     }
     const duringStartup = worker.readyAt === undefined;
@@ -291,9 +318,20 @@ export class Launcher implements LaunchedWorkersView {
       { ...fields, duringStartup, nextStartInMs: waitMs },
       `worker ${worker.id} crashed ${duringStartup ? 'during start-up' : 'while running'} (code ${code}, signal ${signal}); next start in ${waitMs} ms`,
     );
+    this.#event(runtime, {
+      endpointId,
+      kind: 'crash',
+      workerId: worker.id,
+      message: `crashed ${duringStartup ? 'during start-up' : 'while running'} (code ${code}, signal ${signal}); backoff: next start in ${waitMs} ms`,
+      nextStartInMs: waitMs,
+      ...requeuedField,
+    });
     if (runtime.backoff.unhealthy) {
       const reason = `the worker command exited during start-up ${runtime.backoff.startupCrashes} times in a row (last: code ${code}, signal ${signal}); retrying every ${waitMs} ms`;
-      if (runtime.unhealthyReason === undefined) this.#log.error({ endpointId, reason }, `endpoint ${endpointId} unhealthy: ${reason}`);
+      if (runtime.unhealthyReason === undefined) {
+        this.#log.error({ endpointId, reason }, `endpoint ${endpointId} unhealthy: ${reason}`);
+        this.#event(runtime, { endpointId, kind: 'unhealthy', message: `unhealthy: ${reason}` });
+      }
       runtime.unhealthyReason = reason;
     }
   }
@@ -320,6 +358,11 @@ export class Launcher implements LaunchedWorkersView {
     } catch {
       return undefined;
     }
+  }
+
+  /** Record a scale event with the endpoint's worker processes after it. */
+  #event(runtime: EndpointRuntime, event: Omit<ScaleEventInput, 'at' | 'workers'>): void {
+    this.#events.add({ ...event, at: Date.now(), workers: runtime.workers.size });
   }
 
   #gauge(endpointId: string, runtime: EndpointRuntime, jobs: EndpointJobs): void {

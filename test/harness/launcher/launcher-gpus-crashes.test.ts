@@ -112,6 +112,17 @@ describe('crashing worker command', () => {
     expect(h.logLines.filter((line) => line.endpointId === endpoint.id && String(line.msg).includes('unhealthy')).length).toBeGreaterThanOrEqual(1);
     const lines = await h.logs(endpoint.id);
     expect(lines.some((entry) => entry.stream === 'stderr' && entry.line === 'boom')).toBe(true);
+    // The same story in the launcher's scale events, as the dashboard reads them.
+    const events = h.launcher.scaleEvents(endpoint.id);
+    expect(events[0]).toMatchObject({ kind: 'scale-up', endpointId: endpoint.id, workers: 1 });
+    const crashEvents = events.filter((event) => event.kind === 'crash');
+    expect(crashEvents.slice(0, 4).map((event) => event.nextStartInMs)).toEqual([200, 400, 800, 1_600]);
+    expect(crashEvents.every((event) => event.workers === 0 && event.message.includes('code 3'))).toBe(true);
+    expect(events.filter((event) => event.kind === 'unhealthy')).toHaveLength(1);
+    expect(events.filter((event) => event.kind === 'scale-up').length).toBeGreaterThanOrEqual(starts);
+    const route = (await (await fetch(`${h.server.url}/ui/api/scale-events?endpoint=${endpoint.id}`)).json()) as { launcher: boolean; events: unknown[] };
+    expect(route.launcher).toBe(true);
+    expect(route.events.length).toBeGreaterThanOrEqual(events.length);
     console.log(`[launcher crash] ${starts} starts in ${watchedMs} ms; backoff waits ${waits.join(', ')} ms`);
   }, 120_000);
 });

@@ -32,6 +32,8 @@ export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | u
       const pods = launched.pods();
       const endpoints = [...new Set(pods.map((pod) => pod.endpointId).filter((id): id is string => typeof id === 'string'))];
       return {
+        /** Scale events recorded so far (the workers view reads them from /ui/api/scale-events when this moves). */
+        scaleEvents: launched.scaleEventCount ?? 0,
         health: Object.fromEntries(endpoints.map((id) => [id, launched.health(id)])),
         workers: pods.map((pod) => ({ id: pod.id, endpointId: pod.endpointId, state: pod.workerState, gpu: pod.gpu, jobs: pod.jobsInProgress, since: pod.createdAt })),
       };

@@ -7,10 +7,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Harness } from '../../harness.js';
 import { LiveHub } from './live-hub.js';
-import { registerDashboardRoutes } from './routes.js';
+import { registerDashboardRoutes, type DashboardRouteContext } from './routes.js';
 import type { DashboardSettings } from './settings.js';
 import { StaticFiles } from './static-files.js';
 import type { WebhookLog } from './webhook-log.js';
+import type { AttemptLog } from './attempt-log.js';
 
 export { LiveHub, sseFrame } from './live-hub.js';
 export { Series, percentile, type SeriesPoint } from './series.js';
@@ -19,11 +20,19 @@ export { StaticFiles, UI_DIR } from './static-files.js';
 export { endpointRow, endpointRows, jobsPage, jobDetail, workerRows, type JobsPage, type JobDetail, type EndpointRow } from './views.js';
 export { WebhookLog, type WebhookDeliveryRecord } from './webhook-log.js';
 export { builtInPanels } from './built-in-panels.js';
+export { AttemptLog, ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome, type JobAttempts, type JobAttemptFacts } from './attempt-log.js';
+export { jobAttemptsView, type AttemptView, type JobAttemptsView } from './attempt-view.js';
+export { bindAttemptLog, withAttemptEvents } from './attempt-binding.js';
+export { inputExample } from './input-example.js';
 
 export interface DashboardOptions {
   readonly harness: Harness;
   readonly settings: DashboardSettings;
   readonly webhookLog: WebhookLog;
+  /** Each job's attempts (attempt-log.ts). */
+  readonly attemptLog: AttemptLog;
+  /** Endpoints' input schemas (the submit form's example where there is no test input); default none. */
+  readonly endpointInputs?: DashboardRouteContext['endpointInputs'];
   /** Whether the server checks an API key (the page then asks for it). */
   readonly authenticated: boolean;
   readonly version: string;

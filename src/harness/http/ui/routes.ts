@@ -10,6 +10,8 @@
  * | `GET /ui/api/overview` | endpoints, workers, GPU, panels, chart history, the submit form's example |
  * | `GET /ui/api/endpoints/{id}/jobs?state=&q=&offset=&limit=` | a page of jobs, newest first |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}` | one job in full |
+ * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/attempts` | the job's attempts: worker, times, how each ended |
+ * | `GET /ui/api/scale-events?endpoint=&max=` | the launcher's scale events, oldest first |
  * | `GET /ui/api/events?endpoint=&job=` | Server-Sent Events (see live-hub.ts) |
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -23,6 +25,9 @@ import type { DashboardSettings } from './settings.js';
 import type { StaticFiles, StaticFile } from './static-files.js';
 import { jobDetail, jobsPage } from './views.js';
 import type { WebhookLog } from './webhook-log.js';
+import type { AttemptLog } from './attempt-log.js';
+import { jobAttemptsView } from './attempt-view.js';
+import { inputExample } from './input-example.js';
 
 export const JOBS_PAGE_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
@@ -50,14 +55,31 @@ const EventsQuerySchema = z.object({
   job: JobParamsSchema.shape.jobId.optional(),
 });
 
+const ScaleEventsQuerySchema = z.object({
+  endpoint: EndpointParamsSchema.shape.endpointId.optional(),
+  max: wholeText('max', 1, 5_000).default(500),
+});
+
 export interface DashboardRouteContext {
   readonly harness: Harness;
   readonly settings: DashboardSettings;
   readonly hub: LiveHub;
   readonly files: StaticFiles;
   readonly webhookLog: WebhookLog;
+  readonly attemptLog: AttemptLog;
+  /** Endpoints whose worker publishes an input schema (the submit form's example when there is no test input). */
+  readonly endpointInputs?: Readonly<Record<string, { readonly jsonSchema?: Readonly<Record<string, unknown>> | undefined }>> | undefined;
   readonly authenticated: boolean;
   readonly version: string;
+}
+
+/** Per endpoint with an input schema: an example job request made from it. */
+function schemaExamples(inputs: NonNullable<DashboardRouteContext['endpointInputs']>): Record<string, { input: unknown }> {
+  const examples: Record<string, { input: unknown }> = {};
+  for (const [endpointId, spec] of Object.entries(inputs)) {
+    if (spec.jsonSchema) examples[endpointId] = { input: inputExample(spec.jsonSchema) };
+  }
+  return examples;
 }
 
 function sendFile(reply: FastifyReply, file: StaticFile | undefined, what: string): FastifyReply {
@@ -72,6 +94,7 @@ function sendFile(reply: FastifyReply, file: StaticFile | undefined, what: strin
 
 export function registerDashboardRoutes(app: FastifyInstance, context: DashboardRouteContext): void {
   const { harness, hub, files } = context;
+  const inputExamples = schemaExamples(context.endpointInputs ?? {});
 
   app.get('/ui', { config: publicConfig() }, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
   app.get('/ui/static/:file', { config: publicConfig() }, async (request, reply) => {
@@ -88,6 +111,9 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     series: hub.series.points(),
     sampleIntervalMs: context.settings.sampleIntervalMs,
     testInput: context.settings.testInput ?? { input: {} },
+    /** Where the form's example comes from: the worker's test input, else each endpoint's input schema. */
+    testInputGiven: context.settings.testInput !== undefined,
+    inputExamples,
     authenticated: context.authenticated,
     autoCreateEndpoints: harness.autoCreateEndpoints,
     version: context.version,
@@ -108,6 +134,24 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
     return jobDetail(job, context.webhookLog.forJob(jobId));
+  });
+
+  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
+    const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
+    // awaited: the job store's reads become asynchronous (issue 16).
+    const job = await harness.findEndpoint(endpointId)?.find(jobId);
+    if (!job) {
+      throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
+    }
+    const scaleEvents = harness.launchedWorkers?.scaleEvents?.(endpointId) ?? [];
+    return jobAttemptsView(job, context.attemptLog.forJob(endpointId, jobId), scaleEvents, harness.clock.now(), context.attemptLog.limits);
+  });
+
+  app.get('/ui/api/scale-events', async (request) => {
+    const query = parseRequestPart(ScaleEventsQuerySchema, request.query, 'query string');
+    const launched = harness.launchedWorkers;
+    if (!launched?.scaleEvents) return { launcher: false, seq: 0, events: [] };
+    return { launcher: true, seq: launched.scaleEventCount ?? 0, events: launched.scaleEvents(query.endpoint, query.max) };
   });
 
   app.get('/ui/api/events', async (request, reply) => {

@@ -46,6 +46,10 @@ export interface WorkerApiEvents {
   onPing?(info: { endpointId: string; workerId: string; jobIds: string[]; version?: string }): void;
   /** A job-done (not a progress post) was answered. */
   onResult?(info: { endpointId: string; workerId: string; jobId: string; ack: ResultAck }): void;
+  /** A worker took jobs through job-take (each with its attempt number). */
+  onJobsTaken?(info: { endpointId: string; workerId: string; jobs: Array<{ id: string; attempt?: number | undefined }> }): void;
+  /** A post (result, progress, stream chunk) named an attempt other than the job's current one and was refused (409 SW_STALE_ATTEMPT). */
+  onStaleAttempt?(info: { endpointId: string; workerId: string; jobId: string; attempt: number; currentAttempt: number; what: string }): void;
   /** A worker was declared gone; its IN_PROGRESS jobs went back to the queue. */
   onWorkerGone?(info: { endpointId: string; workerId: string; requeued: string[]; reason: 'silent' | 'unhealthy' }): void;
   /** Jobs handed to a live worker were missing from its heartbeat for the silence window (a lost job-take answer); they went back to the queue. */

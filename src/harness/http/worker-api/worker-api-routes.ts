@@ -95,11 +95,12 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   const endpointOf = (endpointId: string): EndpointJobs => harness.endpoint(endpointId);
 
   /** The post's `?attempt=`; throws SW_STALE_ATTEMPT (409) when it names an attempt other than the job's current one. */
-  const currentAttempt = (request: FastifyRequest, endpoint: EndpointJobs, jobId: string, what: string): number | undefined => {
+  const currentAttempt = (request: FastifyRequest, endpoint: EndpointJobs, jobId: string, what: string, workerId: string): number | undefined => {
     const { attempt } = parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`);
     const record = endpoint.find(jobId);
     if (record !== undefined && attempt !== undefined && endpoint.isStale(jobId, attempt)) {
       request.log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
+      events.onStaleAttempt?.({ endpointId: endpoint.id, workerId, jobId, attempt, currentAttempt: record.attempt, what });
       throw staleAttemptError(record, attempt, what);
     }
     return attempt;
@@ -116,6 +117,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       const jobs = await endpoint.take(workerId, max, held.signal);
       if (jobs.length === 0) return reply.code(204).send();
       stops.forget(endpointId, workerId, jobs.map((job) => job.id));
+      events.onJobsTaken?.({ endpointId, workerId, jobs: jobs.map((job) => ({ id: job.id, attempt: job.attempt })) });
       if (held.clientGone()) {
         // Rare: the socket closed between the hand-over and the answer. The worker never
         // lists these jobs in its heartbeat, so they go back to the queue (reconcile), or
@@ -137,7 +139,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const body = parseJsonObject(DoneBodySchema, request.body, 'job-done');
     const endpoint = endpointOf(endpointId);
     liveness.seen(endpoint, workerId);
-    const attempt = currentAttempt(request, endpoint, jobId, body.status === 'IN_PROGRESS' ? 'progress' : 'result');
+    const attempt = currentAttempt(request, endpoint, jobId, body.status === 'IN_PROGRESS' ? 'progress' : 'result', workerId);
     if (body.status === 'IN_PROGRESS') {
       const applied = endpoint.progress(jobId, workerId, body.output, attempt);
       return reply.send({ acknowledged: true, applied });
@@ -165,7 +167,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const body = parseJsonObject(StreamBodySchema, request.body, 'job-stream');
     const endpoint = endpointOf(endpointId);
     liveness.seen(endpoint, workerId);
-    const attempt = currentAttempt(request, endpoint, jobId, 'stream chunk');
+    const attempt = currentAttempt(request, endpoint, jobId, 'stream chunk', workerId);
     const index = body.metrics?.stream_index;
     const record = endpoint.find(jobId);
     // Chunks of one job come in order; an index the job already has is a post retried after a lost answer.

@@ -1,0 +1,65 @@
+// @module ui/scale-events-view
+// The launcher's scale events on the workers view: the launched workers of each
+// endpoint over time (a step chart: each event carries the endpoint's worker processes
+// after it) and the events themselves, newest first (scale up, ready, scale down,
+// exit, crash with its backoff, unhealthy, healthy, throttled). Read from
+// /ui/api/scale-events when the launcher panel's event count moves.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from './api.js';
+import { Chart } from './charts.js';
+import { ErrorBox, html } from './format.js';
+
+const SHOWN = 100;
+
+const KIND_CLASS = { 'scale-up': 's-IN_PROGRESS', ready: 's-COMPLETED', healthy: 's-COMPLETED', 'scale-down': 's-CANCELLED', exit: 's-CANCELLED', crash: 's-FAILED', unhealthy: 's-FAILED', throttled: 's-IN_QUEUE' };
+
+/** [times, one column per endpoint]: each endpoint's worker count carried forward from its last event, up to `now`. */
+function workerColumns(events, now) {
+  const endpoints = [...new Set(events.map((e) => e.endpointId))].sort();
+  const times = [...events.map((e) => e.at), now].map((t) => t / 1000);
+  const last = new Map();
+  const columns = endpoints.map(() => []);
+  events.forEach((e) => {
+    last.set(e.endpointId, e.workers);
+    endpoints.forEach((id, i) => columns[i].push(last.has(id) ? last.get(id) : null));
+  });
+  endpoints.forEach((id, i) => columns[i].push(last.has(id) ? last.get(id) : null));
+  return { endpoints, columns: [times, ...columns] };
+}
+
+export function ScaleEvents({ overview }) {
+  const panel = overview.panels?.find((p) => p.id === 'launcher');
+  const revision = typeof panel?.data === 'object' && panel.data !== null ? panel.data.scaleEvents ?? 0 : -1;
+  const [answer, setAnswer] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  useEffect(() => {
+    let stale = false;
+    api('GET', '/ui/api/scale-events?max=1000')
+      .then((a) => { if (!stale) { setAnswer(a); setError(undefined); } })
+      .catch((e) => { if (!stale) setError(e); });
+    return () => { stale = true; };
+  }, [revision]);
+  if (error) return html`<section class="card"><h2>Launcher scale events</h2><${ErrorBox} error=${error} /></section>`;
+  if (!answer) return null;
+  if (!answer.launcher) {
+    return html`<section class="card" data-test="scale-events"><h2>Launcher scale events</h2>
+      <p class="muted">The launcher is off: start the harness with --image NAME=COMMAND to have it run and scale workers.</p></section>`;
+  }
+  const events = answer.events;
+  // The steps reach to now (never before the last event: the x values must grow).
+  const { endpoints, columns } = workerColumns(events, Math.max(overview.now ?? 0, events.at(-1)?.at ?? 0, Date.now()));
+  return html`<section class="card" data-test="scale-events">
+    <h2>Launcher scale events</h2>
+    ${events.length === 0
+      ? html`<p class="muted">No scale event yet: the launcher starts workers for endpoints whose template image it was given.</p>`
+      : html`<${Chart} title="Launched workers (processes, stopping ones included)" unit="workers" names=${endpoints} columns=${columns} stepped=${true} test="chart-launched" />
+        <table class="grid" data-test="scale-events-table"><caption>Last ${Math.min(SHOWN, events.length)} of ${events.length} events, newest first (the launcher keeps the last 500 per endpoint)</caption>
+          <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Event</th><th scope="col">Worker</th><th scope="col">What happened</th><th scope="col" class="num">Workers after</th></tr></thead>
+          <tbody>${events.slice(-SHOWN).reverse().map((e) => html`<tr data-test="scale-event">
+            <td class="nowrap">${new Date(e.at).toLocaleTimeString()}</td><td>${e.endpointId}</td>
+            <td><span class=${`badge ${KIND_CLASS[e.kind] ?? ''}`} data-test="scale-event-kind">${e.kind}</span></td>
+            <td class="nowrap">${e.workerId ? html`<code>${e.workerId}</code>` : '—'}</td>
+            <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}</td>
+            <td class="num">${e.workers}</td></tr>`)}</tbody></table>`}
+  </section>`;
+}
