@@ -43,7 +43,7 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
       config,
       JSON.stringify({
         extends: join(REPO_ROOT, 'tsconfig.build.json'),
-        compilerOptions: { rootDir: REPO_ROOT, outDir: OUT_DIR, declaration: false, sourceMap: false, incremental: false },
+        compilerOptions: { rootDir: REPO_ROOT, outDir: OUT_DIR, declaration: false, sourceMap: false, inlineSources: false, incremental: false },
         include: SOURCE_DIRS.map((dir) => join(REPO_ROOT, dir)),
       }),
     );
