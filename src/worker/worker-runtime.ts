@@ -67,6 +67,8 @@ export class WorkerRuntime {
   #stopping: Promise<WorkerExit> | undefined;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
+  /** Where the held-jobs report of this turn stands (see #reportHeldJobs). */
+  #heldReport: 'none' | 'sent' | 'queued' = 'none';
 
   constructor(
     handler: Handler<unknown>,
@@ -195,6 +197,7 @@ export class WorkerRuntime {
     await this.#waitForRuns(this.#config.timeoutGraceMs + 1_000);
     await this.#loop;
     this.#unsubscribeStop();
+    this.#flushHeldJobs();
     await this.#transport.close().catch((error: unknown) => this.#logger.warn({ err: error }, 'transport close failed'));
     const result: WorkerExit = { reason, exitCode: reason === 'shutdown' ? 0 : 1 };
     this.#lifecycle.move('stopped');
@@ -281,6 +284,31 @@ export class WorkerRuntime {
    * too: the harness requeues a held job that the heartbeat leaves out.
    */
   #reportHeldJobs(): void {
+    // The list is built at most twice per turn of the event loop: at once for the first
+    // change (a handler may block the loop right after it starts), then once after the
+    // turn for the changes that followed. Built per change, a worker with 256 jobs in
+    // flight spent 6 % of its CPU building sets of 256 ids.
+    if (this.#heldReport === 'queued') return;
+    if (this.#heldReport === 'sent') {
+      this.#heldReport = 'queued';
+      setImmediate(() => this.#flushHeldJobs());
+      return;
+    }
+    this.#heldReport = 'sent';
+    this.#sendHeldJobs();
+    setImmediate(() => {
+      if (this.#heldReport === 'sent') this.#heldReport = 'none';
+    });
+  }
+
+  /** Send the report still queued for this turn, if any. */
+  #flushHeldJobs(): void {
+    if (this.#heldReport !== 'queued') return;
+    this.#heldReport = 'none';
+    this.#sendHeldJobs();
+  }
+
+  #sendHeldJobs(): void {
     const held = new Set<string>();
     for (const run of this.#runs.values()) held.add(run.job.id);
     for (const job of this.#pending) held.add(job.id);
