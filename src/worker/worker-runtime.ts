@@ -14,7 +14,7 @@ import type { JobWatch } from '../transports/watchdog/index.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
 import type { ErrorOrigin } from './error-payload.js';
-import { JobRun, type RunOutcome } from './job-run.js';
+import { JobRun, type JobRunDeps, type RunOutcome } from './job-run.js';
 import { Lifecycle, type LifecycleListener, type LifecycleState } from './lifecycle-state.js';
 import { currentConcurrency, type WorkerConfig } from './options.js';
 
@@ -67,6 +67,8 @@ export class WorkerRuntime {
   #stopping: Promise<WorkerExit> | undefined;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
+  /** What every run shares, made once. */
+  #runDeps: JobRunDeps | undefined;
   /** Where the held-jobs report of this turn stands (see #reportHeldJobs). */
   #heldReport: 'none' | 'sent' | 'queued' = 'none';
 
@@ -241,13 +243,8 @@ export class WorkerRuntime {
 
   #startRun(job: Job): void {
     const startedAt = Date.now();
-    const run = new JobRun(job, {
-      handler: this.#handler,
-      config: this.#config,
-      transport: this.#transport,
-      logger: this.#logger,
-      origin: this.#origin,
-    });
+    this.#runDeps ??= { handler: this.#handler, config: this.#config, transport: this.#transport, logger: this.#logger, origin: this.#origin };
+    const run = new JobRun(job, this.#runDeps);
     this.#runs.set(runKey(job), run);
     this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
