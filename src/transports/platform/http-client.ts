@@ -202,12 +202,13 @@ export class PlatformHttp {
         else reject(error);
       };
       const onResponse = (response: IncomingMessage): void => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (part: string) => (text += part));
+        // Buffers decoded once at the end: setEncoding() made a StringDecoder per answer, and answers are small.
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
         response.on('error', (error) => settle(error));
         response.on('aborted', () => settle(new Error(`the connection closed before the answer of ${method} ended`)));
         response.on('end', () => {
+          const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
           const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
           settle(undefined, {
             status: response.statusCode ?? 0,
