@@ -68,6 +68,7 @@ function noopCase(concurrency: number): BenchCase {
       'jobs/s': { unit: 'jobs/s' },
       'platform CPU/job': { unit: 'µs' },
       'worker RSS': { unit: 'MiB' },
+      'jobs per take': { unit: 'jobs', digits: 1 },
     },
     async setup() {
       worker = await startWorker(concurrency);
@@ -79,6 +80,7 @@ function noopCase(concurrency: number): BenchCase {
       const before = readProc(pid);
       const ownBefore = ownCpuMs();
       const started = performance.now();
+      const takes = worker.platform.takes;
       await worker.platform.run(jobs, {});
       const elapsed = performance.now() - started;
       const after = readProc(pid);
@@ -87,6 +89,7 @@ function noopCase(concurrency: number): BenchCase {
         'jobs/s': (jobs / elapsed) * 1000,
         'platform CPU/job': ((ownCpuMs() - ownBefore) / jobs) * 1000,
         'worker RSS': (after?.rssBytes ?? Number.NaN) / MB,
+        'jobs per take': jobs / (worker.platform.takes - takes),
       };
     },
     async teardown() {

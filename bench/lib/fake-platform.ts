@@ -29,6 +29,8 @@ interface Batch {
 export interface FakePlatform {
   /** The RUNPOD_WEBHOOK_* variables that point a worker here. */
   readonly env: Readonly<Record<string, string>>;
+  /** Job-take requests answered with jobs so far. */
+  readonly takes: number;
   /**
    * Queue `count` jobs with `input` and resolve once every one's result was posted;
    * `keep` answers the posted result bodies (for probes).
@@ -58,7 +60,9 @@ export async function startFakePlatform(): Promise<FakePlatform> {
     return out;
   }
 
+  let takes = 0;
   function answerTake(res: ServerResponse, max: number, batched: boolean): void {
+    takes++;
     const jobs = jobsFor(max);
     const body = batched ? `[${jobs.join(',')}]` : jobs[0]!;
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -117,6 +121,9 @@ export async function startFakePlatform(): Promise<FakePlatform> {
       RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?`,
       RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID`,
       RUNPOD_ENDPOINT_ID: 'fake',
+    },
+    get takes() {
+      return takes;
     },
     run(count, input, keep = false) {
       if (batch) return Promise.reject(new Error('one run at a time'));

@@ -67,6 +67,8 @@ export class WorkerRuntime {
   #stopping: Promise<WorkerExit> | undefined;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
+  /** The wake-up of the slot waiters queued by a finished run (see #finishRun). */
+  #slotWake: NodeJS.Immediate | undefined;
   /** What every run shares, made once. */
   #runDeps: JobRunDeps | undefined;
   /** Where the held-jobs report of this turn stands (see #reportHeldJobs). */
@@ -273,7 +275,15 @@ export class WorkerRuntime {
       void this.stop('unresponsive-handler');
     }
     this.#limit = currentConcurrency(this.#config, { running: this.#runs.size, current: this.#limit });
-    this.#wakeSlotWaiters();
+    // After this turn of the event loop, not at once: the results answered in the same
+    // turn free their slots first, and one take asks for all of them (at concurrency
+    // 64 a take per finished job was a third of the worker's HTTP requests).
+    if (this.#slotWake === undefined) {
+      this.#slotWake = setImmediate(() => {
+        this.#slotWake = undefined;
+        this.#wakeSlotWaiters();
+      });
+    }
   }
 
   /**
