@@ -72,27 +72,28 @@ interface Target {
   readonly path: string;
 }
 
-/** A path node:http sends as it is: printable ASCII without spaces (what our URLs are, job ids percent-encoded). */
-const PLAIN_PATH = /^\/[\x21-\x7e]*$/;
+/** The origin of an http(s) URL: scheme, optional credentials, host and port. */
+const ORIGIN = /^https?:\/\/[^/?#]*/;
+/** A path and query node:http sends as they are: printable ASCII without spaces or a fragment (what our URLs are, job ids percent-encoded). */
+const PLAIN_PATH = /^[\x21\x22\x24-\x7e]*$/;
 
 /**
  * Where `url` goes. The origin is parsed once per origin (a worker calls one or two),
- * not per call as `request(url)` does; a URL with credentials, or a path that needs
- * WHATWG normalising, is parsed whole as before.
+ * not per call as `request(url)` does; a URL with credentials, a fragment, or a path
+ * that needs WHATWG normalising is parsed whole as before.
  */
 function targetOf(url: string, origins: Map<string, Readonly<RequestOptions>>): Target {
   const https = url.startsWith('https:');
-  const pathAt = url.indexOf('/', https ? 8 : 7);
-  const originText = pathAt < 0 ? url : url.slice(0, pathAt);
-  const path = pathAt < 0 ? '/' : url.slice(pathAt);
-  if (!originText.includes('@') && PLAIN_PATH.test(path)) {
+  const originText = ORIGIN.exec(url)?.[0];
+  const rest = originText === undefined ? '' : url.slice(originText.length);
+  if (originText !== undefined && originText.length > (https ? 8 : 7) && !originText.includes('@') && PLAIN_PATH.test(rest)) {
     let origin = origins.get(originText);
     if (origin === undefined) {
       const { protocol, hostname, port } = urlToHttpOptions(new URL(originText));
       origin = Object.freeze({ protocol, hostname, ...(port !== undefined && port !== '' ? { port } : {}) });
       origins.set(originText, origin);
     }
-    return { https, origin, path };
+    return { https, origin, path: rest.startsWith('/') ? rest : `/${rest}` };
   }
   const whole = urlToHttpOptions(new URL(url));
   return { https, origin: whole, path: whole.path ?? '/' };
