@@ -65,7 +65,7 @@ function coldStartCase(variant: Variant): BenchCase {
     metrics: { 'to first job-take': { unit: 'ms' } },
     async setup() {
       if (variant === 'compiled') ensureCompiled();
-      if (variant === 'bundle') childScript('bench/children/platform-worker.ts', 'bundle');
+      if (variant === 'bundle' || variant === 'bundle-split') childScript('bench/children/platform-worker.ts', variant);
       listener = await startListener();
     },
     async measure() {
@@ -112,5 +112,5 @@ function coldStartCase(variant: Variant): BenchCase {
 export const coldStartBenchmark: Benchmark = {
   name: 'cold-start',
   title: 'Process start to the first job-take request: compiled JS, an esbuild bundle, tsx, a bare node floor and a dependency floor',
-  cases: () => [coldStartCase('compiled'), coldStartCase('bundle'), coldStartCase('tsx'), coldStartCase('node floor'), coldStartCase('dependency floor')],
+  cases: () => [coldStartCase('compiled'), coldStartCase('bundle'), coldStartCase('bundle-split'), coldStartCase('tsx'), coldStartCase('node floor'), coldStartCase('dependency floor')],
 };

@@ -22,9 +22,11 @@ import { issue19Table } from './lib/issue19.js';
 import { formatTable, runBenchmark, type Benchmark, type ResultRow } from './lib/runner.js';
 import { memoryBenchmark } from './memory.bench.js';
 import { streamingBenchmark } from './streaming.bench.js';
+import { workerCostBenchmark } from './worker-cost.bench.js';
 
 const BENCHMARKS: readonly Benchmark[] = [
   dispatchBenchmark,
+  workerCostBenchmark,
   endToEndBenchmark,
   streamingBenchmark,
   memoryBenchmark,

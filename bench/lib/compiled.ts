@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { buildSync } from 'esbuild';
+import { extraEntryPoints } from '../../src/build/bundle.js';
 import { REPO_ROOT } from './child.js';
 
 // One folder per checkout, so that a second worktree (a before/after comparison) sharing
@@ -57,25 +58,33 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
 }
 
 /**
- * How a child runs: TypeScript through tsx, the compiled JavaScript, or one esbuild
- * bundle (`--bundle --platform=node --format=esm` and the createRequire banner, as a
- * worker image would ship it; minified, with a source map).
+ * How a child runs: TypeScript through tsx, the compiled JavaScript, or an esbuild
+ * bundle as `serverless-worker build` writes it (`--bundle --platform=node
+ * --format=esm`, the createRequire banner, minified, with a source map, and the
+ * watchdog thread's file beside it as its second entry point, without which the worker
+ * runs with no heartbeat and no watchdog); `bundle-split` with esbuild's `splitting`
+ * (what the worker loads on demand in chunk files), as `build --splitting` does.
  */
-export type ChildRuntime = 'tsx' | 'compiled' | 'bundle';
+export type ChildRuntime = 'tsx' | 'compiled' | 'bundle' | 'bundle-split';
 
 const bundled = new Map<string, string>();
 
-/** Bundle `script` with esbuild (once per bench process) into <cache>/bundle/, beside a `{"type":"module"}` package.json. */
-function ensureBundled(script: string): string {
-  const done = bundled.get(script);
+/** Bundle `script` with esbuild (once per bench process) into <cache>/<runtime>/, beside a `{"type":"module"}` package.json. */
+function ensureBundled(script: string, runtime: 'bundle' | 'bundle-split'): string {
+  const key = `${runtime}:${script}`;
+  const done = bundled.get(key);
   if (done) return done;
-  const dir = join(ensureCompiled(), 'bundle');
+  const dir = join(ensureCompiled(), runtime);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
-  const outfile = join(dir, basename(script).replace(/\.ts$/, '.js'));
+  const name = basename(script).replace(/\.ts$/, '');
+  const outfile = join(dir, `${name}.js`);
   buildSync({
-    entryPoints: [join(REPO_ROOT, script)],
-    outfile,
+    entryPoints: [{ in: join(REPO_ROOT, script), out: name }, ...extraEntryPoints(join(REPO_ROOT, 'src'))],
+    outdir: dir,
+    splitting: runtime === 'bundle-split',
+    chunkNames: 'chunks/[name]-[hash]',
+    keepNames: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -86,13 +95,13 @@ function ensureBundled(script: string): string {
     logLevel: 'warning',
     absWorkingDir: REPO_ROOT,
   });
-  bundled.set(script, outfile);
+  bundled.set(key, outfile);
   return outfile;
 }
 
 /** The file to run for `script` (a path like `bench/children/x.ts`) under `runtime`. */
 export function childScript(script: string, runtime: ChildRuntime): string {
   if (runtime === 'tsx') return join(REPO_ROOT, script);
-  if (runtime === 'bundle') return ensureBundled(script);
+  if (runtime === 'bundle' || runtime === 'bundle-split') return ensureBundled(script, runtime);
   return join(ensureCompiled(), script.replace(/\.ts$/, '.js'));
 }

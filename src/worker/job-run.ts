@@ -135,12 +135,14 @@ export class JobRun {
   async run(): Promise<RunOutcome> {
     const startedAt = performance.now();
     const timer = setTimeout(() => this.abort('timeout'), this.#timeoutMs);
-    const aborted = new Promise<void>((resolve) => {
-      if (this.#abortReason !== undefined) resolve();
-      else this.#wakeAborted = resolve;
-    });
     const work = this.#execute();
-    let result = await Promise.race([work, aborted.then(() => undefined)]);
+    // The handler's result, or undefined once the run is aborted: one promise per run
+    // rather than an abort promise, its then() and a Promise.race.
+    let result = await new Promise<JobResult | undefined>((resolve) => {
+      if (this.#abortReason !== undefined) resolve(undefined);
+      else this.#wakeAborted = () => resolve(undefined);
+      work.then(resolve);
+    });
     let unresponsive = false;
     if (result === undefined || this.#abortReason !== undefined) {
       // The grace is the handler's to stop in: chunks it already made are still posted

@@ -80,6 +80,27 @@ export interface Delivered {
 export async function deliver(request: DeliveryRequest): Promise<Delivered> {
   const { http, url, body, policy, signal } = request;
   const startedAt = performance.now();
+  // The first attempt outside p-retry: almost every post lands at once, and p-retry's
+  // operation, options and closures per post were a share of a no-op job's CPU. A first
+  // attempt that failed goes through p-retry as its attempt 1, so the retries, their
+  // backoff and the errors are those of a delivery made wholly by p-retry.
+  let first: { readonly answer: HttpAnswer } | { readonly error: unknown };
+  try {
+    first = { answer: await http.post(url, body, { signal, timeoutMs: policy.attemptTimeoutMs }) };
+  } catch (error) {
+    first = { error };
+  }
+  if ('answer' in first && first.answer.status >= 200 && first.answer.status < 300) return { attempts: 1, answer: first.answer };
+  return retryDelivery(request, first, startedAt);
+}
+
+/** The delivery after a first attempt that did not land: that attempt's outcome counts as p-retry's attempt 1. */
+async function retryDelivery(
+  request: DeliveryRequest,
+  first: { readonly answer: HttpAnswer } | { readonly error: unknown },
+  startedAt: number,
+): Promise<Delivered> {
+  const { http, url, body, policy, signal } = request;
   let attempts = 0;
   let lastStatus: number | undefined;
   let stale: HttpAnswer | undefined;
@@ -87,7 +108,10 @@ export async function deliver(request: DeliveryRequest): Promise<Delivered> {
     const answer = await pRetry(
       async () => {
         attempts++;
-        const answer = await http.post(url, body, { signal, timeoutMs: policy.attemptTimeoutMs });
+        let answer: HttpAnswer;
+        if (attempts > 1) answer = await http.post(url, body, { signal, timeoutMs: policy.attemptTimeoutMs });
+        else if ('answer' in first) answer = first.answer;
+        else throw first.error;
         if (answer.status >= 200 && answer.status < 300) return answer;
         lastStatus = answer.status;
         if (isStaleAttemptAnswer(answer)) stale = answer;
@@ -100,7 +124,7 @@ export async function deliver(request: DeliveryRequest): Promise<Delivered> {
         minTimeout: policy.minDelayMs,
         maxTimeout: policy.maxDelayMs,
         randomize: true,
-        maxRetryTime: policy.deadlineMs,
+        maxRetryTime: Math.max(0, policy.deadlineMs - (performance.now() - startedAt)),
         signal,
         onFailedAttempt: async ({ error, attemptNumber }) => {
           const status = error instanceof PostStatusError ? error.status : undefined;

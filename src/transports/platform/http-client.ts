@@ -13,8 +13,9 @@
  * close after `keepAliveTimeoutMs`, or a second before the server's `Keep-Alive:
  * timeout=` hint when that is shorter (Node's Agent reads it).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { RUNTIME_VERSION } from '../../version.js';
 
 /** An answer read in full: status, content type and body text. */
@@ -64,6 +65,71 @@ function headerText(value: string | string[] | undefined): string {
   return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
+/** Where a request goes: the scheme, host and port of its origin, and its path with the query. */
+interface Target {
+  readonly https: boolean;
+  readonly origin: Readonly<RequestOptions>;
+  readonly path: string;
+}
+
+/** The origin of an http(s) URL: scheme, optional credentials, host and port. */
+const ORIGIN = /^https?:\/\/[^/?#]*/;
+/** A path and query node:http sends as they are: printable ASCII without spaces or a fragment (what our URLs are, job ids percent-encoded). */
+const PLAIN_PATH = /^[\x21\x22\x24-\x7e]*$/;
+
+/**
+ * Where `url` goes. The origin is parsed once per origin (a worker calls one or two),
+ * not per call as `request(url)` does; a URL with credentials, a fragment, or a path
+ * that needs WHATWG normalising is parsed whole as before.
+ */
+function targetOf(url: string, origins: Map<string, Readonly<RequestOptions>>): Target {
+  const https = url.startsWith('https:');
+  const originText = ORIGIN.exec(url)?.[0];
+  const rest = originText === undefined ? '' : url.slice(originText.length);
+  if (originText !== undefined && originText.length > (https ? 8 : 7) && !originText.includes('@') && PLAIN_PATH.test(rest)) {
+    let origin = origins.get(originText);
+    if (origin === undefined) {
+      const { protocol, hostname, port } = urlToHttpOptions(new URL(originText));
+      origin = Object.freeze({ protocol, hostname, ...(port !== undefined && port !== '' ? { port } : {}) });
+      origins.set(originText, origin);
+    }
+    return { https, origin, path: rest.startsWith('/') ? rest : `/${rest}` };
+  }
+  const whole = urlToHttpOptions(new URL(url));
+  return { https, origin: whole, path: whole.path ?? '/' };
+}
+
+/**
+ * One abort listener per signal, for every call under it: the take signal and the
+ * close signal live as long as the worker, and an addEventListener/removeEventListener
+ * pair per call was a measurable share of a no-op job.
+ */
+class AbortFanOut {
+  readonly #calls = new WeakMap<AbortSignal, Set<() => void>>();
+
+  add(signal: AbortSignal, onAbort: () => void): void {
+    let calls = this.#calls.get(signal);
+    if (calls === undefined) {
+      const set = new Set<() => void>();
+      calls = set;
+      this.#calls.set(signal, set);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const call of [...set]) call();
+          set.clear();
+        },
+        { once: true },
+      );
+    }
+    calls.add(onAbort);
+  }
+
+  delete(signal: AbortSignal, onAbort: () => void): void {
+    this.#calls.get(signal)?.delete(onAbort);
+  }
+}
+
 export class PlatformHttp {
   readonly #keepAliveMs: number;
   #http: HttpAgent | undefined;
@@ -73,6 +139,8 @@ export class PlatformHttp {
   #inFlight = 0;
   #onDrained: (() => void) | undefined;
   #closed = false;
+  readonly #origins = new Map<string, Readonly<RequestOptions>>();
+  readonly #aborts = new AbortFanOut();
 
   constructor(options: PlatformHttpOptions = {}) {
     this.#keepAliveMs = options.keepAliveTimeoutMs ?? 30_000;
@@ -120,7 +188,8 @@ export class PlatformHttp {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#closed) return Promise.reject(new Error('the platform HTTP client is closed'));
     return new Promise<HttpAnswer>((resolve, reject) => {
-      const https = url.startsWith('https:');
+      const target = targetOf(url, this.#origins);
+      const { https } = target;
       const headers: OutgoingHttpHeaders =
         body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
       let settled = false;
@@ -128,18 +197,19 @@ export class PlatformHttp {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        if (signal) this.#aborts.delete(signal, onAbort);
         if (--this.#inFlight === 0) this.#onDrained?.();
         if (answer) resolve(answer);
         else reject(error);
       };
       const onResponse = (response: IncomingMessage): void => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (part: string) => (text += part));
+        // Buffers decoded once at the end: setEncoding() made a StringDecoder per answer, and answers are small.
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
         response.on('error', (error) => settle(error));
         response.on('aborted', () => settle(new Error(`the connection closed before the answer of ${method} ended`)));
         response.on('end', () => {
+          const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
           const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
           settle(undefined, {
             status: response.statusCode ?? 0,
@@ -150,7 +220,7 @@ export class PlatformHttp {
         });
       };
       const send = https ? httpsRequest : httpRequest;
-      const request = send(url, { method, headers, agent: this.#agent(https) }, onResponse);
+      const request = send({ ...target.origin, path: target.path, method, headers, agent: this.#agent(https) }, onResponse);
       // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
       const timer = setTimeout(() => {
         const timeout = new RequestTimeoutError(options.timeoutMs);
@@ -161,7 +231,7 @@ export class PlatformHttp {
         settle(signal?.reason);
         request.destroy();
       }
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) this.#aborts.add(signal, onAbort);
       this.#inFlight++;
       request.on('error', (error) => settle(error));
       request.end(body);

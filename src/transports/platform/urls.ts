@@ -23,6 +23,17 @@ export function appendParams(url: string, params: Readonly<Record<string, QueryV
   return url.endsWith('?') || url.endsWith('&') ? `${url}${query}` : `${url}&${query}`;
 }
 
+/** `url` with a query already encoded (`a=1&b=2`) appended after `?` or `&`, as appendParams places it. */
+function withQuery(url: string, query: string): string {
+  if (!url.includes('?')) return `${url}?${query}`;
+  return url.endsWith('?') || url.endsWith('&') ? `${url}${query}` : `${url}&${query}`;
+}
+
+/** `&attempt=N`, or nothing without an attempt (the hot path builds its queries by hand: its values need no encoding). */
+function attemptParam(attempt: number | undefined): string {
+  return attempt === undefined ? '' : `&attempt=${attempt}`;
+}
+
 const TAKE_SEGMENT = '/job-take/';
 
 /** Every URL the platform transport calls, for one worker. */
@@ -47,8 +58,12 @@ function jobSegment(jobId: string): string {
 }
 
 function perJob(template: string, workerId: string): (jobId: string) => string {
-  const withWorker = template.replaceAll('$RUNPOD_POD_ID', workerId);
-  return (jobId) => withWorker.replaceAll('$ID', jobSegment(jobId));
+  const parts = template.replaceAll('$RUNPOD_POD_ID', workerId).split('$ID');
+  if (parts.length === 2) {
+    const [before, after] = parts as [string, string];
+    return (jobId) => before + jobSegment(jobId) + after;
+  }
+  return (jobId) => parts.join(jobSegment(jobId));
 }
 
 /** The URLs of `workerId` from the platform variables. */
@@ -60,11 +75,11 @@ export function buildPlatformUrls(env: PlatformEnv, workerId: string): PlatformU
   const stream = env.postStreamUrl === undefined ? undefined : perJob(env.postStreamUrl, workerId);
   const jobInProgress = (inProgress: boolean): string => (inProgress ? '1' : '0');
   return {
-    take: (inProgress) => appendParams(take, { job_in_progress: jobInProgress(inProgress) }),
+    take: (inProgress) => withQuery(take, `job_in_progress=${jobInProgress(inProgress)}`),
     takeBatch: (batchSize, inProgress) =>
-      batch === undefined ? undefined : appendParams(batch, { batch_size: batchSize, job_in_progress: jobInProgress(inProgress) }),
-    done: (jobId, isStream, attempt) => appendParams(done(jobId), { isStream, attempt }),
-    stream: (jobId, attempt) => (stream === undefined ? undefined : appendParams(stream(jobId), { isStream: false, attempt })),
+      batch === undefined ? undefined : withQuery(batch, `batch_size=${Math.floor(batchSize)}&job_in_progress=${jobInProgress(inProgress)}`),
+    done: (jobId, isStream, attempt) => withQuery(done(jobId), `isStream=${isStream}${attemptParam(attempt)}`),
+    stream: (jobId, attempt) => (stream === undefined ? undefined : withQuery(stream(jobId), `isStream=false${attemptParam(attempt)}`)),
     stop: hasTakeSegment ? take.replace(TAKE_SEGMENT, '/job-stop/') : undefined,
     ping: env.pingUrl?.replaceAll('$RUNPOD_POD_ID', workerId),
   };

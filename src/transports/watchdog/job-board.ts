@@ -66,6 +66,28 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The main thread's side: claims and releases slots, advances the tick. */
+/**
+ * Write `jobId` as UTF-8 at `offset` (at most JOB_ID_MAX_BYTES); answers the bytes
+ * written, or -1 when it does not fit. ASCII ids (what platforms hand out) are copied
+ * byte by byte, without the view per job that encodeInto needs.
+ */
+function writeId(ids: Uint8Array, offset: number, jobId: string): number {
+  if (jobId.length <= JOB_ID_MAX_BYTES) {
+    let ascii = true;
+    for (let i = 0; i < jobId.length; i++) {
+      const code = jobId.charCodeAt(i);
+      if (code > 0x7f) {
+        ascii = false;
+        break;
+      }
+      ids[offset + i] = code;
+    }
+    if (ascii) return jobId.length;
+  }
+  const { read, written } = encoder.encodeInto(jobId, ids.subarray(offset, offset + JOB_ID_MAX_BYTES));
+  return read < jobId.length ? -1 : written;
+}
+
 export class JobBoard {
   readonly buffer: SharedArrayBuffer;
   readonly #views: Views;
@@ -94,9 +116,8 @@ export class JobBoard {
     const slot = this.#free.pop();
     if (slot === undefined) return -1;
     const { slots, times, ids } = this.#views;
-    const target = ids.subarray(slot * JOB_ID_MAX_BYTES, (slot + 1) * JOB_ID_MAX_BYTES);
-    const { read, written } = encoder.encodeInto(jobId, target);
-    if (read < jobId.length) {
+    const written = writeId(ids, slot * JOB_ID_MAX_BYTES, jobId);
+    if (written < 0) {
       this.#free.push(slot);
       return -1;
     }

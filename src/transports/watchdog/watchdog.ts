@@ -8,8 +8,8 @@
  * The job list for the heartbeat changes twice per job; telling the thread each time
  * cost a busy worker more CPU than running its jobs (a structured clone and a wake-up
  * of the thread per message). A change is sent at once when none was sent in the last
- * `JOBS_UPDATE_GAP_MS`, else once at the end of that gap with the latest list: a ping
- * may show a list at most that old, against a ping interval of seconds. Deadlines do
+ * gap (a tenth of the ping interval, at most `JOBS_UPDATE_GAP_MS`), else once at the end
+ * of that gap with the latest list: a ping may show a list at most that old. Deadlines do
  * not wait for that: they are on the board before the handler is called.
  */
 import { Worker } from 'node:worker_threads';
@@ -18,8 +18,14 @@ import { JobBoard } from './job-board.js';
 import { resolveThreadFile, type ThreadFile } from './thread-file.js';
 import type { FireAction, FromThreadMessage, HeartbeatSettings, ToThreadMessage, WatchdogThreadData } from './thread-protocol.js';
 
-/** Least time between two job-list updates sent to the thread, ms (at most a tenth of the ping interval). */
-export const JOBS_UPDATE_GAP_MS = 50;
+/**
+ * Longest wait between a job-list change and its update to the thread, ms; the wait is
+ * a tenth of the ping interval up to this (the harness allows a job several ping
+ * intervals to show up in a heartbeat). Each update costs a structured clone and a
+ * wake-up of the thread, which in a busy worker measured 2 ms of the main thread's CPU
+ * apiece (bench/README.md, issue 19): 20 a second were 4 % of a core.
+ */
+export const JOBS_UPDATE_GAP_MS = 1_000;
 /** How often the main thread advances its tick, ms. */
 export const TICK_INTERVAL_MS = 100;
 /** The main thread counts as blocked once its tick has stood still this long, ms. */
