@@ -19,6 +19,7 @@ import type {
 } from '../job-store.js';
 import { syncRetentionMs } from '../retention.js';
 import { applyDue, nextDueAt } from './due-rules.js';
+import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
 import { changed, endJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, saveCounters, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { CHANNEL, StoreEventHub, encodePayloads } from './notifications.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
@@ -64,36 +65,20 @@ export class PostgresJobStore implements JobStore {
 
   // -------------------------------------------------------------- endpoints
 
-  async createEndpoint(endpointId: string, settings?: EndpointSettings): Promise<void> {
-    const timeout = settings?.defaultExecutionTimeoutMs ?? null;
-    if (settings) {
-      await this.#sql`INSERT INTO sw_endpoints (id, default_execution_timeout_ms) VALUES (${endpointId}, ${timeout})
-        ON CONFLICT (id) DO UPDATE SET default_execution_timeout_ms = EXCLUDED.default_execution_timeout_ms`;
-    } else {
-      await this.#sql`INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING`;
-    }
+  createEndpoint(endpointId: string, settings?: EndpointSettings): Promise<void> {
+    return createEndpoint(this.#sql, endpointId, settings);
   }
 
-  async deleteEndpoint(endpointId: string): Promise<boolean> {
-    return this.#sql.begin(async (tx) => {
-      const deleted = await tx`DELETE FROM sw_endpoints WHERE id = ${endpointId} RETURNING id`;
-      await tx`DELETE FROM sw_jobs WHERE endpoint_id = ${endpointId}`;
-      await tx`DELETE FROM sw_workers WHERE endpoint_id = ${endpointId}`;
-      await tx`DELETE FROM sw_counters WHERE endpoint_id = ${endpointId}`;
-      return deleted.length > 0;
-    });
+  deleteEndpoint(endpointId: string): Promise<boolean> {
+    return deleteEndpoint(this.#sql, endpointId);
   }
 
-  async listEndpoints(): Promise<string[]> {
-    const rows = await this.#sql<{ id: string }[]>`SELECT id FROM sw_endpoints ORDER BY id COLLATE "C"`;
-    return rows.map((row) => row.id);
+  listEndpoints(): Promise<string[]> {
+    return listEndpoints(this.#sql);
   }
 
-  async endpointSettings(endpointId: string): Promise<EndpointSettings | undefined> {
-    const rows = await this.#sql<{ timeout: string | null }[]>`SELECT default_execution_timeout_ms AS timeout FROM sw_endpoints WHERE id = ${endpointId}`;
-    const row = rows[0];
-    if (!row) return undefined;
-    return row.timeout === null ? {} : { defaultExecutionTimeoutMs: Number(row.timeout) };
+  endpointSettings(endpointId: string): Promise<EndpointSettings | undefined> {
+    return endpointSettings(this.#sql, endpointId);
   }
 
   // -------------------------------------------------------------- submit / take
