@@ -67,7 +67,7 @@ export function newJobRecord(fields: Pick<JobRecord, 'id' | 'endpointId' | 'requ
 }
 
 /** What the worker receives: the request's fields, unchanged, with the job id and the attempt (the worker sends it back). */
-export function toDelivery(job: JobRecord): Job {
+export function toDelivery(job: Pick<JobRecord, 'id' | 'request' | 'attempt'>): Job {
   const { input, webhook, webhookV2, policy, s3Config } = job.request;
   return {
     id: job.id,
