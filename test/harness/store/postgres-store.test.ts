@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
-import type { JobStore } from '../../../src/harness/store/job-store.js';
+import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { T0, describeJobStore, eventually, request } from './job-store-conformance.js';
 
@@ -84,5 +84,31 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
     });
     expect(await store.take('ep', 'w1', 300, T0)).toHaveLength(300);
     await eventually(() => expect(seen.size).toBe(300));
+  });
+});
+
+describe('PostgresJobStore: the LISTEN connection', () => {
+  it('listens again after its connection is cut, and wakes every endpoint\'s takers then', async () => {
+    const database = await createTestDatabase();
+    const store = await PostgresJobStore.open(database.url);
+    const peer = await PostgresJobStore.open(database.url);
+    const admin = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await store.createEndpoint('ep');
+      const events: StoreEvent[] = [];
+      peer.subscribe((event) => events.push(event));
+      const cut = await admin`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`;
+      expect(cut.length).toBe(2);
+      await eventually(() => expect(events).toContainEqual({ type: 'queued', endpointId: 'ep' }));
+      const job = await store.submit('ep', request(), {}, T0);
+      await store.take('ep', 'w1', 1, T0);
+      await eventually(() => expect(events).toContainEqual({ type: 'changed', endpointId: 'ep', jobId: job.id }));
+    } finally {
+      await admin.end();
+      await store.close();
+      await peer.close();
+      await database.drop();
+    }
   });
 });
