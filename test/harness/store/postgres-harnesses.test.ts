@@ -1,0 +1,92 @@
+/**
+ * Several `serverless-worker harness` processes on one PostgreSQL database (real child
+ * processes, real workers, the run's embedded PostgreSQL): they serve one queue, a
+ * cancel reaches a worker connected to the other process, and a harness killed with
+ * SIGKILL under load loses nothing it acknowledged: every job ends COMPLETED, run once.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ChildList } from '../../child-process.js';
+import { call, waitUntil } from '../http/helpers.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { freePort, recordEvents, startHarness, startWorker } from './harness-processes.js';
+
+const children = new ChildList();
+let database: TestDatabase | undefined;
+
+afterEach(async () => {
+  await children.killAll();
+  await database?.drop();
+  database = undefined;
+});
+
+interface StatusAnswer { status?: string; output?: unknown }
+
+async function statusOf(url: string, jobId: string): Promise<StatusAnswer> {
+  return (await call('GET', `${url}/v2/ep/status/${jobId}`)).json as StatusAnswer;
+}
+
+async function submit(url: string, input: Record<string, unknown>): Promise<string> {
+  const answer = await call('POST', `${url}/v2/ep/run`, { body: { input } });
+  expect(answer.status).toBe(200);
+  return (answer.json as { id: string }).id;
+}
+
+describe('two harness processes on one PostgreSQL database', () => {
+  it('share the queue: submit on one, a worker on the other runs it; status, stream, runsync and cancel work through either', async () => {
+    database = await createTestDatabase();
+    const [a, b] = await Promise.all([startHarness(children, database.url), startHarness(children, database.url)]);
+    const worker = startWorker(children, b, 'ep', 'worker-b', 2);
+    const said = recordEvents(worker);
+
+    const echoed = await submit(a.url, { mode: 'echo', tag: 'via-a' });
+    await waitUntil(async () => (await statusOf(b.url, echoed)).status === 'COMPLETED', 'the job submitted on A completes on B', 600, 50);
+    expect((await statusOf(a.url, echoed)).status).toBe('COMPLETED');
+
+    const sync = await call('POST', `${a.url}/v2/ep/runsync`, { body: { input: { mode: 'echo', tag: 'sync' } } });
+    expect(sync.json).toMatchObject({ status: 'COMPLETED' });
+
+    const streamed = await submit(b.url, { mode: 'stream', chunks: 3, everyMs: 30 });
+    const chunks: unknown[] = [];
+    await waitUntil(
+      async () => {
+        const read = (await call('GET', `${a.url}/v2/ep/stream/${streamed}`)).json as { status: string; stream: unknown[] };
+        chunks.push(...read.stream);
+        return read.status === 'COMPLETED';
+      },
+      'the stream read through A ends',
+      600,
+      20,
+    );
+    expect(chunks).toHaveLength(3);
+
+    const sleeper = await submit(b.url, { mode: 'sleep', ms: 60_000 });
+    await waitUntil(async () => (await statusOf(a.url, sleeper)).status === 'IN_PROGRESS', 'the sleeper runs', 600, 50);
+    const cancel = await call('POST', `${a.url}/v2/ep/cancel/${sleeper}`);
+    expect(cancel.json).toMatchObject({ status: 'CANCELLED' });
+    await waitUntil(() => said.some((event) => event.event === 'aborted' && event.jobId === sleeper), 'the worker on B is told to stop', 600, 50);
+  });
+
+  it('run every job exactly once with workers spread over both, and lose nothing when one is killed with SIGKILL under load', async () => {
+    database = await createTestDatabase();
+    const port = await freePort();
+    const first = await startHarness(children, database.url, port);
+    const other = await startHarness(children, database.url);
+    const workers = [startWorker(children, first, 'ep', 'w-first', 3), startWorker(children, other, 'ep', 'w-other', 3)];
+    const said = workers.map(recordEvents);
+    const JOBS = 40;
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i++) ids.push(await submit(i % 2 === 0 ? first.url : other.url, { mode: 'sleep', ms: 150, tag: i }));
+    // Under load: some done, some running, some queued.
+    await waitUntil(() => said.flat().filter((event) => event.event === 'started').length >= 8, 'jobs are running', 600, 20);
+    first.child.kill('SIGKILL');
+    await first.child;
+    const again = await startHarness(children, database.url, port);
+    for (const id of ids) {
+      await waitUntil(async () => (await statusOf(again.url, id)).status === 'COMPLETED', `job ${id} completes`, 1_200, 50);
+    }
+    const started = said.flat().filter((event) => event.event === 'started').map((event) => event.jobId);
+    expect(started.sort()).toEqual([...ids].sort());
+    const health = (await call('GET', `${other.url}/v2/ep/health`)).json as { jobs: { completed: number; failed: number } };
+    expect(health.jobs).toMatchObject({ completed: JOBS, failed: 0 });
+  });
+});
