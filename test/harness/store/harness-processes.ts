@@ -32,7 +32,7 @@ export async function freePort(): Promise<number> {
 
 /** `serverless-worker harness --store <url> --port <port>` (0: any), until it prints its banner. */
 export async function startHarness(children: ChildList, store: string, port = 0, args: readonly string[] = []): Promise<HarnessProcess> {
-  const child = runTs(CLI, ['harness', '--store', store, '--port', String(port), '--no-rate-limit', '--ping-interval-ms', '500', ...args], { timeout: 120_000 });
+  const child = runTs(CLI, ['harness', '--store', store, '--port', String(port), '--no-rate-limit', ...args], { timeout: 120_000 });
   children.push(child);
   let banner = '';
   const url = await new Promise<string>((resolve, reject) => {
