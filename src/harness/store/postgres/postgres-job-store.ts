@@ -106,28 +106,37 @@ export class PostgresJobStore implements JobStore {
 
   async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {
     this.#open();
-    return this.#change(async (tx, changes) => {
-      await tx`
-        WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING)
+    // One statement (the hot path; long polls call it on every 'queued' event): the
+    // endpoint when missing, the worker's presence, the claim of the oldest queued jobs
+    // that no other transaction holds, and a notification per job taken (sent at commit).
+    const rows = await this.#sql<{ id: string; attempt: number; request: JobRequest; queue_seq: string }[]>`
+      WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
+      worker AS (
         INSERT INTO sw_workers (endpoint_id, id, first_seen_at, last_seen_at) VALUES (${endpointId}, ${workerId}, ${now}, ${now})
-        ON CONFLICT (endpoint_id, id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, initializing = false`;
-      if (max <= 0) return [];
-      const rows = await tx<{ id: string; attempt: number; request: JobRequest; queue_seq: string }[]>`
-        WITH picked AS (
-          SELECT id, coalesce((request->'policy'->>'executionTimeout')::bigint,
-            (SELECT default_execution_timeout_ms FROM sw_endpoints WHERE id = ${endpointId}), ${EXECUTION_TIMEOUT_MS.default}) AS timeout_ms
-          FROM sw_jobs WHERE endpoint_id = ${endpointId} AND status = 'IN_QUEUE'
-          ORDER BY queue_seq LIMIT ${max} FOR UPDATE SKIP LOCKED
-        )
+        ON CONFLICT (endpoint_id, id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, initializing = false
+      ),
+      picked AS (
+        SELECT id, coalesce((request->'policy'->>'executionTimeout')::bigint,
+          (SELECT default_execution_timeout_ms FROM sw_endpoints WHERE id = ${endpointId}), ${EXECUTION_TIMEOUT_MS.default}::bigint) AS timeout_ms
+        FROM sw_jobs WHERE endpoint_id = ${endpointId} AND status = 'IN_QUEUE'
+        ORDER BY queue_seq LIMIT ${Math.max(0, max)} FOR UPDATE SKIP LOCKED
+      ),
+      taken AS (
         UPDATE sw_jobs j SET status = 'IN_PROGRESS', attempt = j.attempt + 1, worker_id = ${workerId}, started_at = ${now},
           execution_timeout_ms = picked.timeout_ms, execution_deadline = ${now} + picked.timeout_ms, reported_at = NULL
         FROM picked WHERE j.endpoint_id = ${endpointId} AND j.id = picked.id
-        RETURNING j.id, j.attempt, j.request, j.queue_seq`;
-      const taken = [...rows].sort((a, b) => Number(a.queue_seq) - Number(b.queue_seq));
-      for (const row of taken) changes.events.push({ type: 'changed', endpointId, jobId: row.id });
-      if (taken.length > 0) changes.events.push({ type: 'worker', endpointId, workerId });
-      return taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
-    });
+        RETURNING j.id, j.attempt, j.request, j.queue_seq
+      )
+      SELECT taken.id, taken.attempt, taken.request, taken.queue_seq,
+        pg_notify(${CHANNEL}, json_build_object('origin', ${this.#hub.origin}::text, 'events', json_build_array(
+          json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id),
+          json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)))::text)
+      FROM taken`;
+    const taken = [...rows].sort((a, b) => Number(a.queue_seq) - Number(b.queue_seq));
+    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id }));
+    if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
+    this.#hub.emit(events);
+    return taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
   }
 
   // -------------------------------------------------------------- while running
