@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
-import { EXECUTION_TIMEOUT_MS, RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
+import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
 import { isStaleAttempt, stampAttempt } from '../../attempts.js';
 import { toDelivery } from '../../job-record.js';
 import type {
@@ -22,6 +22,7 @@ import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
 import { changed, endJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, saveCounters, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { CHANNEL, StoreEventHub, encodePayloads } from './notifications.js';
+import { claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 import { migrate } from './schema.js';
@@ -91,47 +92,14 @@ export class PostgresJobStore implements JobStore {
     const retentionMs = sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async;
     const events: StoreEvent[] = [{ type: 'queued', endpointId }];
     const [payload] = encodePayloads(this.#hub.origin, events);
-    // One statement: the endpoint when missing, the job, and the notification (sent at commit).
-    const rows = await this.#sql`
-      WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
-      job AS (
-        INSERT INTO sw_jobs (endpoint_id, id, request, sync, status, submitted_at, queued_at, expires_at, retention_ms)
-        VALUES (${endpointId}, ${id}, ${this.#sql.json(request as postgres.JSONValue)}, ${sync}, 'IN_QUEUE', ${now}, ${now}, ${expiresAt}, ${retentionMs})
-        RETURNING ${this.#sql.unsafe(JOB_COLUMNS)}
-      )
-      SELECT job.*, pg_notify(${CHANNEL}, ${payload ?? ''}) FROM job`;
+    const rows = await insertJob(this.#sql, payload ?? '', { endpointId, id, request, sync, now, expiresAt, retentionMs });
     this.#hub.emit(events);
     return toStoredJob(parseJobRow(rows[0]));
   }
 
   async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {
     this.#open();
-    // One statement (the hot path; long polls call it on every 'queued' event): the
-    // endpoint when missing, the worker's presence, the claim of the oldest queued jobs
-    // that no other transaction holds, and a notification per job taken (sent at commit).
-    const rows = await this.#sql<{ id: string; attempt: number; request: JobRequest; queue_seq: string }[]>`
-      WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
-      worker AS (
-        INSERT INTO sw_workers (endpoint_id, id, first_seen_at, last_seen_at) VALUES (${endpointId}, ${workerId}, ${now}, ${now})
-        ON CONFLICT (endpoint_id, id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, initializing = false
-      ),
-      picked AS (
-        SELECT id, coalesce((request->'policy'->>'executionTimeout')::bigint,
-          (SELECT default_execution_timeout_ms FROM sw_endpoints WHERE id = ${endpointId}), ${EXECUTION_TIMEOUT_MS.default}::bigint) AS timeout_ms
-        FROM sw_jobs WHERE endpoint_id = ${endpointId} AND status = 'IN_QUEUE'
-        ORDER BY queue_seq LIMIT ${Math.max(0, max)} FOR UPDATE SKIP LOCKED
-      ),
-      taken AS (
-        UPDATE sw_jobs j SET status = 'IN_PROGRESS', attempt = j.attempt + 1, worker_id = ${workerId}, started_at = ${now},
-          execution_timeout_ms = picked.timeout_ms, execution_deadline = ${now} + picked.timeout_ms, reported_at = NULL
-        FROM picked WHERE j.endpoint_id = ${endpointId} AND j.id = picked.id
-        RETURNING j.id, j.attempt, j.request, j.queue_seq
-      )
-      SELECT taken.id, taken.attempt, taken.request, taken.queue_seq,
-        pg_notify(${CHANNEL}, json_build_object('origin', ${this.#hub.origin}::text, 'events', json_build_array(
-          json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id),
-          json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)))::text)
-      FROM taken`;
+    const rows = await claimJobs(this.#sql, this.#hub.origin, endpointId, workerId, max, now);
     const taken = [...rows].sort((a, b) => Number(a.queue_seq) - Number(b.queue_seq));
     const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
