@@ -23,7 +23,7 @@ export { splitYield, joinChunks } from './worker/stream-chunker.js';
 export { lastAttemptChunks } from './worker/join-chunks.js';
 export { WorkerRuntime, type WorkerExit } from './worker/worker-runtime.js';
 export { LIFECYCLE_STATES, LIFECYCLE_MOVES, type LifecycleState } from './worker/lifecycle-state.js';
-export { Harness, ManualClock, systemClock, EndpointJobs, type Clock } from './harness/index.js';
+export { Harness, ManualClock, systemClock, EndpointJobs, MemoryJobStore, type Clock, type JobStore } from './harness/index.js';
 export { InProcessTransport, type Transport, type StopReason } from './transports/index.js';
 export { PlatformTransport, createPlatformTransport, parsePlatformEnv } from './transports/platform/index.js';
 export { createHarnessServer, type HarnessServer, type HarnessServerOptions } from './harness-server.js';

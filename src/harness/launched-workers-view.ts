@@ -24,9 +24,9 @@ export interface LaunchedHealth {
 
 export interface LaunchedWorkersView {
   /** Counts for /health, or undefined when the launcher does not run this endpoint's workers. */
-  health(endpointId: string): LaunchedHealth | undefined;
+  health(endpointId: string): Promise<LaunchedHealth | undefined>;
   /** The last `max` output lines of the endpoint's workers, oldest first. */
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[];
   /** Every launched worker as a pod. */
-  pods(): Pod[];
+  pods(): Promise<Pod[]>;
 }

@@ -97,6 +97,8 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
   const webhooks = new WebhookSender({
     settings: config.webhook,
+    // Retries wait on the harness's clock, like every other time rule (tests drive it).
+    clock: harness.clock,
     logger: logger.child({ component: 'webhooks' }),
     metrics,
     ...(webhookLog ? { onOutcome: (outcome) => webhookLog.record(outcome) } : {}),
@@ -132,11 +134,16 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
       podsView: config.management.podsView ?? harnessPodsView(harness),
       endpointHooks: {
         onEndpointCreated: (id, endpoint) => {
-          harness.createEndpoint(id).defaultExecutionTimeoutMs = endpoint.executionTimeoutMs;
+          harness
+            .createEndpoint(id)
+            .configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
+            .catch((error: unknown) => logger.error({ err: error, endpointId: id }, 'could not store the endpoint settings'));
         },
         onEndpointUpdated: (endpoint) => {
           const jobs = harness.findEndpoint(endpoint.id);
-          if (jobs) jobs.defaultExecutionTimeoutMs = endpoint.executionTimeoutMs;
+          jobs
+            ?.configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
+            .catch((error: unknown) => logger.error({ err: error, endpointId: endpoint.id }, 'could not store the endpoint settings'));
         },
         onEndpointDeleted: (id) => void harness.deleteEndpoint(id),
       },

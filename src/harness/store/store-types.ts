@@ -132,7 +132,7 @@ export type PostAck =
 /** What `/stream` reads: the unread chunks, the status, and the attempt and retries that tell a reader the stream restarted. */
 export interface StreamRead {
   readonly status: JobStatus;
-  readonly stream: readonly StreamChunk[];
+  readonly stream: StreamChunk[];
   /** The job's current attempt (0 before its first take); chunks carry theirs in `metrics.attempt`. */
   readonly attempt: number;
   /** Times the job went back to the queue. */
