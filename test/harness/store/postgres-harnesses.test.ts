@@ -59,12 +59,13 @@ describe('two harness processes on one PostgreSQL database', () => {
     );
     expect(chunks).toHaveLength(3);
 
+
     const sleeper = await submit(b.url, { mode: 'sleep', ms: 60_000 });
     await waitUntil(async () => (await statusOf(a.url, sleeper)).status === 'IN_PROGRESS', 'the sleeper runs', 600, 50);
     const cancel = await call('POST', `${a.url}/v2/ep/cancel/${sleeper}`);
     expect(cancel.json).toMatchObject({ status: 'CANCELLED' });
     await waitUntil(() => said.some((event) => event.event === 'aborted' && event.jobId === sleeper), 'the worker on B is told to stop', 600, 50);
-  });
+  }, 120_000);
 
   it('run every job exactly once with workers spread over both, and lose nothing when one is killed with SIGKILL under load', async () => {
     database = await createTestDatabase();
@@ -82,11 +83,13 @@ describe('two harness processes on one PostgreSQL database', () => {
     await first.child;
     const again = await startHarness(children, database.url, port);
     for (const id of ids) {
-      await waitUntil(async () => (await statusOf(again.url, id)).status === 'COMPLETED', `job ${id} completes`, 1_200, 50);
+      await waitUntil(async () => (await statusOf(again.url, id)).status === 'COMPLETED', `job ${id} completes`, 1_200, 50).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}; status ${JSON.stringify(await statusOf(again.url, id))}`);
+      });
     }
     const started = said.flat().filter((event) => event.event === 'started').map((event) => event.jobId);
     expect(started.sort()).toEqual([...ids].sort());
     const health = (await call('GET', `${other.url}/v2/ep/health`)).json as { jobs: { completed: number; failed: number } };
     expect(health.jobs).toMatchObject({ completed: JOBS, failed: 0 });
-  });
+  }, 180_000);
 });
