@@ -26,7 +26,7 @@ export { LIFECYCLE_STATES, LIFECYCLE_MOVES, type LifecycleState } from './worker
 export { Harness, ManualClock, systemClock, EndpointJobs, MemoryJobStore, type Clock, type JobStore } from './harness/index.js';
 export { InProcessTransport, type Transport, type StopReason } from './transports/index.js';
 export { PlatformTransport, createPlatformTransport, parsePlatformEnv } from './transports/platform/index.js';
-export { createHarnessServer, type HarnessServer, type HarnessServerOptions } from './harness-server.js';
+export { createHarnessServer, type CreateHarnessServerOptions, type HarnessServer, type HarnessServerOptions } from './harness-server.js';
 export { workerEnvFor } from './harness/http/worker-api/worker-env.js';
 export { ManagementClient, managementClientFromEnv } from './cli/management-client.js';
 export { createMetrics, type Metrics } from './metrics/index.js';

@@ -13,6 +13,7 @@
  * 400 bad JSON) -> route (400 bad parameters, 404 unknown job or endpoint, 409 wrong
  * state) -> JSON answer. Unknown paths: 404; known path, wrong method: 405 + Allow.
  */
+import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -55,13 +56,14 @@ export interface HarnessServer {
   readonly loadBalancing: LoadBalancing;
   /** `<url>/ui`, the web dashboard; undefined when it is off. */
   readonly dashboardUrl: string | undefined;
-  /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. The harness stays open. */
+  /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. A harness given stays open; one made for the `store` option is closed. */
   close(): Promise<void>;
 }
 
 /** Build the server, listen, and answer once it accepts connections. */
-export async function createHarnessServer(options: HarnessServerOptions): Promise<HarnessServer> {
-  const config = resolveServerOptions(options);
+export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
+  const { options: withHarness, owned } = await harnessForServer(options);
+  const config = resolveServerOptions(withHarness);
   checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
   const metrics = config.metrics ?? createMetrics();
@@ -158,6 +160,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     webhooks.close();
     loadBalancing.stop();
     await app.close();
+    await owned?.close();
   };
 
   try {
