@@ -17,7 +17,7 @@ function start(handler: Handler<unknown>, options: Record<string, unknown> = {})
 }
 
 async function runOne(local: LocalWorker, input: Record<string, unknown> = {}, policy?: Record<string, number>): Promise<JobView> {
-  const { id } = local.endpoint.submit(parseJobRequest({ input, ...(policy ? { policy } : {}) }));
+  const { id } = await local.endpoint.submit(parseJobRequest({ input, ...(policy ? { policy } : {}) }));
   return local.endpoint.waitForEnd(id, 20_000);
 }
 
@@ -56,10 +56,10 @@ describe('handler kinds', () => {
       yield withMetrics('b', { output_tokens: 2 });
       yield { c: 3 };
     });
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
     const view = await local.endpoint.waitForEnd(id, 20_000);
     expect(view.status).toBe('COMPLETED');
-    const { stream } = local.endpoint.readStream(id);
+    const { stream } = await local.endpoint.readStream(id);
     expect(stream.map((c) => c.output)).toEqual(['a', 'b', { c: 3 }]);
     expect(stream.map((c) => c.metrics?.stream_index)).toEqual([0, 1, 2]);
     expect(stream[1]?.metrics).toMatchObject({ output_tokens: 2 });
@@ -85,9 +85,9 @@ describe('handler kinds', () => {
       },
       { maxChunkBytes: 100 },
     );
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
     await local.endpoint.waitForEnd(id, 20_000);
-    const { stream } = local.endpoint.readStream(id);
+    const { stream } = await local.endpoint.readStream(id);
     expect(stream.length).toBeGreaterThan(5);
     for (const chunk of stream) expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(100);
     expect(joinChunks(stream)).toEqual([text]);
@@ -200,13 +200,13 @@ describe('cancel', () => {
       reason = ctx.signal.reason;
       return 'stopped';
     });
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
     await startedPromise;
-    expect(local.endpoint.cancel(id).status).toBe('CANCELLED');
+    expect((await local.endpoint.cancel(id)).status).toBe('CANCELLED');
     await local.endpoint.waitForEnd(id, 1_000);
     for (let i = 0; i < 100 && reason === undefined; i++) await sleep(10);
     expect(reason).toMatchObject({ code: 'SW_JOB_CANCELLED' });
-    expect(local.endpoint.status(id).status).toBe('CANCELLED');
+    expect((await local.endpoint.status(id)).status).toBe('CANCELLED');
     expect(await runOne(local, { quick: true })).toMatchObject({ status: 'COMPLETED' });
   });
 
@@ -219,10 +219,10 @@ describe('cancel', () => {
       await gate;
       return 'done';
     });
-    const first = local.endpoint.submit(parseJobRequest({ input: {} })).id;
-    const second = local.endpoint.submit(parseJobRequest({ input: {} })).id;
+    const first = (await local.endpoint.submit(parseJobRequest({ input: {} }))).id;
+    const second = (await local.endpoint.submit(parseJobRequest({ input: {} }))).id;
     for (let i = 0; i < 100 && seen.length === 0; i++) await sleep(5);
-    local.endpoint.cancel(second);
+    await local.endpoint.cancel(second);
     release();
     await local.endpoint.waitForEnd(first, 5_000);
     expect(seen).toEqual([first]);
@@ -245,7 +245,7 @@ describe('concurrency', () => {
       },
       { concurrency },
     );
-    const ids = Array.from({ length: jobs }, () => local.endpoint.submit(parseJobRequest({ input: {} })).id);
+    const ids = await Promise.all(Array.from({ length: jobs }, async () => (await local.endpoint.submit(parseJobRequest({ input: {} }))).id));
     const views = await Promise.all(ids.map((id) => local.endpoint.waitForEnd(id, 20_000)));
     expect(views.every((v) => v.status === 'COMPLETED')).toBe(true);
     return { peak, samples };
@@ -269,14 +269,14 @@ describe('concurrency', () => {
     expect(answers.length).toBeGreaterThan(0);
   });
 
-  it('validates platform transport settings with the options, naming the field', () => {
+  it('validates platform transport settings with the options, naming the field', async () => {
     expect(resolveOptions({ platformTransport: { resultDeadlineMs: 60_000 } }).platformTransport?.resultDeadlineMs).toBe(60_000);
     expect(() => resolveOptions({ platformTransport: { resultDeadlineMs: -1 } })).toThrow(
       expect.objectContaining({ code: 'SW_INVALID_OPTIONS', message: expect.stringContaining('resultDeadlineMs') }),
     );
   });
 
-  it('refuses an invalid concurrency option naming it', () => {
+  it('refuses an invalid concurrency option naming it', async () => {
     expect(() => resolveOptions({ concurrency: 0 })).toThrow(/concurrency/);
     expect(() => resolveOptions({ concurrency: 'many' })).toThrow(expect.objectContaining({ code: 'SW_INVALID_OPTIONS' }));
   });
@@ -293,12 +293,12 @@ describe('progress', () => {
       await gate;
       return 'final';
     });
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
-    for (let i = 0; i < 200 && local.endpoint.status(id).output === undefined; i++) await sleep(5);
-    expect(local.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS', output: { percent: 50 } });
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
+    for (let i = 0; i < 200 && (await local.endpoint.status(id)).output === undefined; i++) await sleep(5);
+    expect(await local.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS', output: { percent: 50 } });
     release();
     await local.endpoint.waitForEnd(id, 5_000);
     ctxRef?.progress({ percent: 99 });
-    expect(local.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'final' });
+    expect(await local.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'final' });
   });
 });

@@ -61,7 +61,7 @@ describe('GPU assignment', () => {
     const all = lists.flat();
     expect(new Set(all).size).toBe(4);
     for (const device of all) expect(gpus?.devices).toContain(device);
-    expect(h.launcher.pods().every((pod) => pod.gpu?.count === 2 && pod.gpu.typeId === 'NVIDIA H100 80GB HBM3')).toBe(true);
+    expect((await h.launcher.pods()).every((pod) => pod.gpu?.count === 2 && pod.gpu.typeId === 'NVIDIA H100 80GB HBM3')).toBe(true);
     expect(h.logLines.some((line) => line.endpointId === endpoint.id && String(line.msg).includes('throttled'))).toBe(true);
     console.log(`[launcher gpus] devices per worker: ${lists.map((list) => list.join('+')).join(' | ')}; throttled ${health.workers.throttled}`);
   }, 200_000);
