@@ -4,6 +4,8 @@
  * cancel reaches a worker connected to the other process, and a harness killed with
  * SIGKILL under load loses nothing it acknowledged: every job ends COMPLETED, run once.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChildList } from '../../child-process.js';
 import { call, waitUntil } from '../http/helpers.js';
@@ -44,6 +46,35 @@ describe('two harness processes on one PostgreSQL database', () => {
 
     const sync = await call('POST', `${a.url}/v2/ep/runsync`, { body: { input: { mode: 'echo', tag: 'sync' } } });
     expect(sync.json).toMatchObject({ status: 'COMPLETED' });
+    const waited = await submit(b.url, { mode: 'sleep', ms: 300 });
+    const statusSync = await call('GET', `${a.url}/v2/ep/status-sync/${waited}?wait=30000`);
+    expect(statusSync.json).toMatchObject({ id: waited, status: 'COMPLETED' });
+
+    // Webhooks: each job's end is posted once, by the harness whose call ended it.
+    const received: string[] = [];
+    const receiver = createServer((request, reply) => {
+      let body = '';
+      request.on('data', (data: Buffer) => (body += data.toString('utf8')));
+      request.on('end', () => {
+        received.push((JSON.parse(body) as { id: string }).id);
+        reply.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      const hooked: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const answer = await call('POST', `${i % 2 === 0 ? a.url : b.url}/v2/ep/run`, { body: { input: { mode: 'echo', tag: i }, webhook: hook } });
+        hooked.push((answer.json as { id: string }).id);
+      }
+      await waitUntil(() => received.length >= hooked.length, 'every webhook arrives', 600, 50);
+      // A second post would come within a moment of the first: look again after the others settle.
+      await waitUntil(async () => (await statusOf(a.url, hooked.at(-1) ?? '')).status === 'COMPLETED', 'the last job is done', 100, 50);
+      expect([...received].sort()).toEqual([...hooked].sort());
+    } finally {
+      receiver.close();
+    }
 
     const streamed = await submit(b.url, { mode: 'stream', chunks: 3, everyMs: 30 });
     const chunks: unknown[] = [];
