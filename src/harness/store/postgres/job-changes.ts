@@ -10,6 +10,7 @@ import type postgres from 'postgres';
 import { nextState, type JobErrorPayload, type JobTrigger } from '../../../job/index.js';
 import { requeueLimitPayload } from '../../attempts.js';
 import type { StopOrder, StoreEvent, StoredJob } from '../job-store.js';
+import { CHANNEL } from './notifications.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 export type Tx = postgres.TransactionSql;
@@ -63,18 +64,22 @@ export async function saveJob(tx: Tx, job: TxJob): Promise<void> {
     WHERE endpoint_id = ${job.endpointId} AND id = ${job.id}`;
 }
 
-/** Add the call's counter moves to one shard of the endpoint's counters. */
-export async function saveCounters(tx: Tx, changes: Changes): Promise<void> {
+/**
+ * The end of a changing transaction, in one statement: the call's counter moves added to
+ * one shard of the endpoint's counters, and its notifications (`payloads`, sent at commit).
+ */
+export async function finishChanges(tx: Tx, changes: Changes, payloads: readonly string[]): Promise<void> {
   const { completed, failed, retried } = changes.counters;
-  if (changes.countersEndpoint === undefined || completed + failed + retried === 0) return;
-  const shard = Math.floor(Math.random() * COUNTER_SHARDS);
-  await tx`
-    INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried) VALUES (${changes.countersEndpoint}, ${shard}, ${completed}, ${failed}, ${retried})
-    ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
-      failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried`;
-  changes.counters.completed = 0;
-  changes.counters.failed = 0;
-  changes.counters.retried = 0;
+  const counted = changes.countersEndpoint !== undefined && completed + failed + retried > 0;
+  if (!counted && payloads.length === 0) return;
+  const counters = counted
+    ? tx`INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried)
+        VALUES (${changes.countersEndpoint ?? ''}, ${Math.floor(Math.random() * COUNTER_SHARDS)}, ${completed}, ${failed}, ${retried})
+        ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
+          failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried RETURNING 1`
+    : tx`SELECT 1 WHERE false`;
+  // A data-modifying WITH runs to completion whether or not the query reads it.
+  await tx`WITH counted AS (${counters}) SELECT pg_notify(${CHANNEL}, payload) FROM unnest(${tx.array([...payloads])}::text[]) AS payload`;
 }
 
 function count(changes: Changes, endpointId: string, field: 'completed' | 'failed' | 'retried'): void {

@@ -20,8 +20,8 @@ import type {
 import { syncRetentionMs } from '../retention.js';
 import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { changed, endJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, saveCounters, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
-import { CHANNEL, StoreEventHub, encodePayloads } from './notifications.js';
+import { changed, endJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, finishChanges, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { StoreEventHub, encodePayloads } from './notifications.js';
 import { claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
@@ -346,8 +346,7 @@ export class PostgresJobStore implements JobStore {
       try {
         const answer = (await this.#sql.begin(async (tx) => {
           const result = await work(tx, changes);
-          await saveCounters(tx, changes);
-          for (const payload of encodePayloads(this.#hub.origin, changes.events)) await tx`SELECT pg_notify(${CHANNEL}, ${payload})`;
+          await finishChanges(tx, changes, encodePayloads(this.#hub.origin, changes.events));
           return result;
         })) as T;
         this.#hub.emit(changes.events);
