@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Harness } from '../../src/harness/index.js';
+import { Harness, ManualClock } from '../../src/harness/index.js';
 import { parseJobRequest, type JobView } from '../../src/job/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { createLogger } from '../../src/log/index.js';
@@ -208,6 +208,31 @@ describe('cancel', () => {
     expect(reason).toMatchObject({ code: 'SW_JOB_CANCELLED' });
     expect((await local.endpoint.status(id)).status).toBe('CANCELLED');
     expect(await runOne(local, { quick: true })).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('aborts a running handler whose ttl ends with SW_JOB_EXPIRED; the job is gone (404)', async () => {
+    const clock = new ManualClock(Date.now());
+    let reason: unknown;
+    let started!: () => void;
+    const startedPromise = new Promise<void>((resolve) => (started = resolve));
+    const local = startLocalWorker(
+      async (_job, ctx) => {
+        started();
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        reason = ctx.signal.reason;
+        return 'stopped';
+      },
+      resolveOptions({ workerId: 'test-worker' }),
+      silent,
+      new Harness({ clock }),
+    );
+    running.push(local);
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {}, policy: { ttl: 10_000 } }));
+    await startedPromise;
+    clock.advance(10_000);
+    for (let i = 0; i < 100 && reason === undefined; i++) await sleep(10);
+    expect(reason).toMatchObject({ code: 'SW_JOB_EXPIRED', status: 410 });
+    await expect(local.endpoint.status(id)).rejects.toThrow(expect.objectContaining({ code: 'SW_JOB_NOT_FOUND' }));
   });
 
   it('never runs a job cancelled while queued', async () => {

@@ -113,7 +113,7 @@ describe('launcher burst', () => {
     const low = await h.run(endpoint.id, { mode: 'echo', tag: 'low' }, { lowPriority: true });
     // Long enough for many scaler ticks (every 100 ms): nothing starts.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    expect(h.launcher.pods()).toEqual([]);
+    expect(await h.launcher.pods()).toEqual([]);
     expect((await h.status(endpoint.id, low)).status).toBe('IN_QUEUE');
 
     const normal = await h.run(endpoint.id, { mode: 'echo', tag: 'normal' });

@@ -53,7 +53,7 @@ describe('GPU assignment', () => {
       100,
     );
     expect(health.workers).toMatchObject({ initializing: 0, idle: 2, running: 0, throttled: 1 });
-    expect(h.launcher.pods()).toHaveLength(2);
+    expect(await h.launcher.pods()).toHaveLength(2);
 
     const lists = (await h.logs(endpoint.id)).filter((entry) => entry.line.startsWith('gpus=')).map((entry) => entry.line.slice('gpus='.length).split(','));
     expect(lists).toHaveLength(2);
