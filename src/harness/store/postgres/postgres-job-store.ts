@@ -26,7 +26,7 @@ import { claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 import { migrate } from './schema.js';
-import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, unreportedJobs } from './workers.js';
+import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, touchWorkerAtOnce, unreportedJobs } from './workers.js';
 
 export interface PostgresJobStoreOptions {
   /** Connections in this process's pool (one more is kept for LISTEN); default 10. */
@@ -271,6 +271,12 @@ export class PostgresJobStore implements JobStore {
 
   async touchWorker(endpointId: string, workerId: string, touch: TouchWorker, now: number): Promise<StoredWorker> {
     this.#open();
+    if ((touch.reportedJobIds ?? []).length === 0) {
+      const event: StoreEvent = { type: 'worker', endpointId, workerId };
+      const { worker, created } = await touchWorkerAtOnce(this.#sql, endpointId, workerId, touch, now, encodePayloads(this.#hub.origin, [event])[0] ?? '');
+      if (created) this.#hub.emit([event]);
+      return worker;
+    }
     return this.#change((tx, changes) => touchWorker(tx, endpointId, workerId, touch, now, changes));
   }
 

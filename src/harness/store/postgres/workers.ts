@@ -7,6 +7,7 @@
 import type postgres from 'postgres';
 import type { GoneWorker, RequeueRules, StoredWorker, TouchWorker } from '../job-store.js';
 import { lockJob, requeueJob, saveChanged, type Changes, type Tx } from './job-changes.js';
+import { CHANNEL } from './notifications.js';
 import { WORKER_COLUMNS, toStoredWorker } from './rows.js';
 
 export async function touchWorker(tx: Tx, endpointId: string, workerId: string, touch: TouchWorker, now: number, changes: Changes): Promise<StoredWorker> {
@@ -28,6 +29,37 @@ export async function touchWorker(tx: Tx, endpointId: string, workerId: string, 
   if (rows[0]?.created === true) changes.events.push({ type: 'worker', endpointId, workerId });
   const worker = await tx`SELECT ${tx.unsafe(WORKER_COLUMNS)} FROM sw_workers w WHERE w.endpoint_id = ${endpointId} AND w.id = ${workerId}`;
   return toStoredWorker(worker[0]);
+}
+
+/**
+ * touchWorker without reported jobs (every job-take and the liveness sweep call it), in
+ * one statement: the endpoint when missing, the presence upsert, the worker as it is now,
+ * and the 'worker' notification when it is new (`createdPayload`). Answers the worker and
+ * whether it was created.
+ */
+export async function touchWorkerAtOnce(
+  sql: postgres.Sql,
+  endpointId: string,
+  workerId: string,
+  touch: TouchWorker,
+  now: number,
+  createdPayload: string,
+): Promise<{ worker: StoredWorker; created: boolean }> {
+  const rows = await sql`
+    WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
+    w AS (
+      INSERT INTO sw_workers (endpoint_id, id, first_seen_at, last_seen_at, initializing, heartbeats, ping_interval_ms)
+      VALUES (${endpointId}, ${workerId}, ${now}, ${now}, ${touch.initializing ?? false}, ${touch.heartbeats === true}, ${touch.pingIntervalMs ?? null})
+      ON CONFLICT (endpoint_id, id) DO UPDATE SET
+        last_seen_at = EXCLUDED.last_seen_at,
+        initializing = CASE WHEN ${touch.initializing === undefined} THEN sw_workers.initializing ELSE EXCLUDED.initializing END,
+        heartbeats = sw_workers.heartbeats OR EXCLUDED.heartbeats,
+        ping_interval_ms = coalesce(EXCLUDED.ping_interval_ms, sw_workers.ping_interval_ms)
+      RETURNING *, (xmax = 0) AS created
+    )
+    SELECT ${sql.unsafe(WORKER_COLUMNS)}, w.created, CASE WHEN w.created THEN pg_notify(${CHANNEL}, ${createdPayload}) END AS notified FROM w`;
+  const row = rows[0];
+  return { worker: toStoredWorker(row), created: row?.created === true };
 }
 
 export async function getWorker(sql: postgres.Sql, endpointId: string, workerId: string): Promise<StoredWorker | undefined> {
