@@ -330,7 +330,12 @@ export class EndpointJobs {
         for (let waiter = this.#waiters.first(); waiter && !this.#draining; waiter = this.#waiters.first()) {
           const jobs = await this.#store.take(this.id, waiter.workerId, waiter.max, this.#clock.now());
           if (jobs.length === 0) break;
-          waiter.resolve(jobs);
+          if (!waiter.settled) {
+            waiter.resolve(jobs);
+            continue;
+          }
+          // The waiter gave up while the store answered (a shared store is slower): back in the queue.
+          for (const job of jobs) await this.requeueJob(job.id, waiter.workerId);
         }
       } while (this.#serveAgain && !this.#draining);
     };

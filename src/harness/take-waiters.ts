@@ -11,6 +11,8 @@ export interface TakeWaiter {
   readonly max: number;
   /** Hand the waiter its jobs (or [] at a drain) and take it out of the line. */
   resolve(jobs: Job[]): void;
+  /** Its wait is over (served, or its signal aborted): jobs taken for it now reach no one. */
+  readonly settled: boolean;
 }
 
 export class TakeWaiters {
@@ -27,7 +29,9 @@ export class TakeWaiters {
         const index = this.#waiters.indexOf(waiter);
         if (index >= 0) this.#waiters.splice(index, 1);
       };
+      let settled = false;
       const onAbort = (): void => {
+        settled = true;
         leave();
         resolve([]);
       };
@@ -35,9 +39,13 @@ export class TakeWaiters {
         workerId,
         max,
         resolve: (jobs) => {
+          settled = true;
           signal?.removeEventListener('abort', onAbort);
           leave();
           resolve(jobs);
+        },
+        get settled() {
+          return settled;
         },
       };
       signal?.addEventListener('abort', onAbort, { once: true });
