@@ -31,8 +31,16 @@ export async function freePort(): Promise<number> {
 }
 
 /** `serverless-worker harness --store <url> --port <port>` (0: any), until it prints its banner. */
-export async function startHarness(children: ChildList, store: string, port = 0, args: readonly string[] = []): Promise<HarnessProcess> {
-  const child = runTs(CLI, ['harness', '--store', store, '--port', String(port), '--no-rate-limit', ...args], { timeout: 120_000 });
+export async function startHarness(
+  children: ChildList,
+  store: string,
+  port = 0,
+  args: readonly string[] = [],
+  options: { SW_HARNESS_STORE?: string; noStoreFlag?: boolean } = {},
+): Promise<HarnessProcess> {
+  const storeArgs = options.noStoreFlag === true ? [] : ['--store', store];
+  const env = options.SW_HARNESS_STORE !== undefined ? { SW_HARNESS_STORE: options.SW_HARNESS_STORE } : {};
+  const child = runTs(CLI, ['harness', ...storeArgs, '--port', String(port), '--no-rate-limit', ...args], { timeout: 120_000, env });
   children.push(child);
   let banner = '';
   const url = await new Promise<string>((resolve, reject) => {

@@ -7,7 +7,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChildList } from '../../child-process.js';
+import { join } from 'node:path';
+import { ChildList, REPO_ROOT, runTs } from '../../child-process.js';
+import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { call, waitUntil } from '../http/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { freePort, recordEvents, startHarness, startWorker } from './harness-processes.js';
@@ -123,4 +125,21 @@ describe('two harness processes on one PostgreSQL database', () => {
     const health = (await call('GET', `${other.url}/v2/ep/health`)).json as { jobs: { completed: number; failed: number } };
     expect(health.jobs).toMatchObject({ completed: JOBS, failed: 0 });
   }, 180_000);
+});
+
+describe('serverless-worker harness --store', () => {
+  it('takes the store from SW_HARNESS_STORE, and refuses one that is neither memory nor postgres://', async () => {
+    database = await createTestDatabase();
+    const harness = await startHarness(children, 'memory', 0, [], { SW_HARNESS_STORE: database.url, noStoreFlag: true });
+    const id = await submit(harness.url, { mode: 'echo' });
+    const store = await PostgresJobStore.open(database.url);
+    try {
+      expect(await store.get('ep', id)).toMatchObject({ status: 'IN_QUEUE' });
+    } finally {
+      await store.close();
+    }
+    const refused = await runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['harness', '--port', '0', '--store', 'mysql://db/jobs']);
+    expect(refused.exitCode).not.toBe(0);
+    expect(String(refused.stderr)).toContain('"memory" or a PostgreSQL connection string');
+  });
 });
