@@ -22,7 +22,7 @@ import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
 import { changed, endJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, finishChanges, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { StoreEventHub, encodePayloads } from './notifications.js';
-import { claimJobs, insertJob } from './queue.js';
+import { ClaimedRow, claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 import { migrate } from './schema.js';
@@ -100,7 +100,7 @@ export class PostgresJobStore implements JobStore {
   async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {
     this.#open();
     const rows = await claimJobs(this.#sql, this.#hub.origin, endpointId, workerId, max, now);
-    const taken = [...rows].sort((a, b) => Number(a.queue_seq) - Number(b.queue_seq));
+    const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
     const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
     this.#hub.emit(events);

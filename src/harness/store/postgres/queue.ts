@@ -6,6 +6,7 @@
  * processes, and a notification per job taken). Notifications are sent at commit.
  */
 import type postgres from 'postgres';
+import { z } from 'zod';
 import { EXECUTION_TIMEOUT_MS, type JobRequest } from '../../../job/index.js';
 import { CHANNEL } from './notifications.js';
 import { JOB_COLUMNS } from './rows.js';
@@ -34,19 +35,21 @@ export function insertJob(sql: postgres.Sql, payload: string, job: NewJob): post
     SELECT job.*, pg_notify(${CHANNEL}, ${payload}) FROM job`;
 }
 
-export interface ClaimedRow {
-  readonly id: string;
-  readonly attempt: number;
-  readonly request: JobRequest;
-  readonly queue_seq: string;
-}
+/** A claimed job as the take statement answers it (parsed at the boundary). */
+export const ClaimedRow = z.object({
+  id: z.string(),
+  attempt: z.number().int(),
+  request: z.custom<JobRequest>((value) => typeof value === 'object' && value !== null && 'input' in value, 'a job request object with input'),
+  queue_seq: z.union([z.string(), z.number()]).transform(Number),
+});
+export type ClaimedRow = z.infer<typeof ClaimedRow>;
 
 /** Touch the worker and claim up to `max` queued jobs for it (in no particular order: sort by queue_seq). */
-export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string, workerId: string, max: number, now: number): postgres.PendingQuery<ClaimedRow[]> {
+export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string, workerId: string, max: number, now: number): postgres.PendingQuery<postgres.Row[]> {
   // One statement (the hot path; long polls call it on every 'queued' event): the
   // endpoint when missing, the worker's presence, the claim of the oldest queued jobs
   // that no other transaction holds, and a notification per job taken (sent at commit).
-  return sql<ClaimedRow[]>`
+  return sql`
     WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
     worker AS (
       INSERT INTO sw_workers (endpoint_id, id, first_seen_at, last_seen_at) VALUES (${endpointId}, ${workerId}, ${now}, ${now})
