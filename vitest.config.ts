@@ -17,5 +17,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One PostgreSQL server per run, started only when a test asks for it.
+    globalSetup: ['test/postgres/global-setup.ts'],
   },
 });

@@ -93,10 +93,10 @@ async function platformSide(yieldLog: string, perYield: boolean): Promise<Side> 
     url: setup.server.url,
     endpointId: 'stream',
     async submit(count, size) {
-      return setup.endpoint.submit(parseJobRequest({ input: { stream: { count, size } } })).id;
+      return (await setup.endpoint.submit(parseJobRequest({ input: { stream: { count, size } } }))).id;
     },
     async executionMs(id) {
-      const record = setup.endpoint.find(id);
+      const record = await setup.endpoint.find(id);
       if (record?.startedAt === undefined || record.endedAt === undefined) throw new Error(`job ${id} has not ended`);
       return record.endedAt - record.startedAt;
     },

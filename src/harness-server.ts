@@ -5,12 +5,12 @@
  * worker, which imports the package's index too, never runs them: re-exported
  * statically they were a third of a worker's start-up (bench/README.md, cold start).
  */
-import type { HarnessServer, HarnessServerOptions } from './harness/http/index.js';
+import type { CreateHarnessServerOptions, HarnessServer } from './harness/http/index.js';
 
-export type { HarnessServer, HarnessServerOptions } from './harness/http/index.js';
+export type { CreateHarnessServerOptions, HarnessServer, HarnessServerOptions } from './harness/http/index.js';
 
 /** Build the harness's HTTP server, listen, and answer once it accepts connections (harness/http/server.ts). */
-export async function createHarnessServer(options: HarnessServerOptions): Promise<HarnessServer> {
+export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
   const { createHarnessServer: create } = await import('./harness/http/server.js');
   return create(options);
 }

@@ -33,11 +33,11 @@ process.on('message', (message: Go) => {
     const BATCH = 1_000;
     for (let done = 0; done < message.jobs; done += BATCH) {
       const n = Math.min(BATCH, message.jobs - done);
-      for (let i = 0; i < n; i++) endpoint.submit(parseJobRequest({ input: { prompt: 'Say hello', n: done + i } }));
-      for (const job of endpoint.tryTake(workerId, n)) endpoint.complete(job.id, workerId, { kind: 'output', output: { text: 'hello', n: done } });
+      for (let i = 0; i < n; i++) await endpoint.submit(parseJobRequest({ input: { prompt: 'Say hello', n: done + i } }));
+      for (const job of await endpoint.tryTake(workerId, n)) await endpoint.complete(job.id, workerId, { kind: 'output', output: { text: 'hello', n: done } });
     }
     const after = settle();
-    const held = endpoint.health().jobs.completed;
+    const held = (await endpoint.health()).jobs.completed;
     process.send?.({ type: 'done', before, after, held });
     await server.close();
     harness.close();

@@ -24,14 +24,14 @@ const config = resolveOptions({
   ...(process.env.BENCH_COALESCE !== undefined ? { coalesceStreamChunks: process.env.BENCH_COALESCE === '1' } : {}),
 });
 const worker = startLocalWorker(benchHandler, config, createLogger(), { harness });
-process.on('message', (message: { type?: string }) => {
+process.on('message', async (message: { type?: string }) => {
   if (message.type !== 'memory') return;
   // With --expose-gc: a full collection first, so the figures are what is held.
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   gc?.();
   const endpoint = harness.findEndpoint(config.endpointId);
-  process.send?.({ type: 'memory', usage: process.memoryUsage(), jobs: endpoint?.jobs().length ?? 0 });
+  process.send?.({ type: 'memory', usage: process.memoryUsage(), jobs: (await endpoint?.stateCounts())?.retained ?? 0 });
 });
 process.send?.({ type: 'ready', url: server.url });
 process.on('disconnect', () => {

@@ -10,7 +10,7 @@ import { Harness, type EndpointJobs } from '../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../src/harness/http/index.js';
 import { workerEnvFor } from '../../src/harness/http/worker-api/index.js';
 import { parseJobRequest, type JobRequest } from '../../src/job/index.js';
-import type { JobRecord } from '../../src/harness/index.js';
+import type { StoredJob } from '../../src/harness/index.js';
 import { spawnNode, stopChild } from './child.js';
 import { childScript, type ChildRuntime } from './compiled.js';
 import { preciseClock } from './clock.js';
@@ -65,7 +65,7 @@ export interface BatchResult {
   readonly elapsedMs: number;
   /** Per job, hand-out to result received, ms. */
   readonly latencies: Float64Array;
-  readonly records: JobRecord[];
+  readonly records: StoredJob[];
 }
 
 /**
@@ -76,7 +76,7 @@ export function runBatch(endpoint: EndpointJobs, requests: readonly JobRequest[]
   return new Promise((resolve, reject) => {
     const ids = new Set<string>();
     const latencies = new Float64Array(requests.length);
-    const records: JobRecord[] = [];
+    const records: StoredJob[] = [];
     let ended = 0;
     let first = Number.POSITIVE_INFINITY;
     let last = 0;
@@ -98,6 +98,8 @@ export function runBatch(endpoint: EndpointJobs, requests: readonly JobRequest[]
       off();
       reject(new Error(`only ${ended} of ${requests.length} jobs ended within ${timeoutMs} ms`));
     }, timeoutMs);
-    for (const request of requests) ids.add(endpoint.submit(request).id);
+    void (async () => {
+      for (const request of requests) ids.add((await endpoint.submit(request)).id);
+    })().catch(reject);
   });
 }

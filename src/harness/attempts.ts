@@ -11,7 +11,7 @@
  * (`metrics.attempt`), so a reader sees a restarted stream.
  */
 import { ServerlessWorkerError, type JobErrorPayload, type StreamChunk } from '../job/index.js';
-import type { JobRecord } from './job-record.js';
+import type { StoredJob } from './store/job-store.js';
 
 /** How many times a lost job goes back to the queue before it ends FAILED; default of `maxRequeues`. */
 export const DEFAULT_MAX_REQUEUES = 3;
@@ -21,12 +21,12 @@ export const DEFAULT_MAX_REQUEUES = 3;
  * current attempt: an older one, or any while the job waits in the queue (the attempt
  * that was running was taken back: its worker was declared gone or its take answer lost).
  */
-export function isStaleAttempt(job: JobRecord, attempt: number | undefined): boolean {
+export function isStaleAttempt(job: Pick<StoredJob, 'attempt' | 'status'>, attempt: number | undefined): boolean {
   return attempt !== undefined && (attempt !== job.attempt || job.status === 'IN_QUEUE');
 }
 
 /** The refusal of a post from an older attempt (HTTP 409 on the worker API). */
-export function staleAttemptError(job: JobRecord, attempt: number, what: string): ServerlessWorkerError {
+export function staleAttemptError(job: Pick<StoredJob, 'id' | 'attempt' | 'status'>, attempt: number, what: string): ServerlessWorkerError {
   return new ServerlessWorkerError(
     'SW_STALE_ATTEMPT',
     job.status === 'IN_QUEUE'
@@ -37,7 +37,7 @@ export function staleAttemptError(job: JobRecord, attempt: number, what: string)
 }
 
 /** The error of a job that was lost once more than `maxRequeues` allows. */
-export function requeueLimitPayload(job: JobRecord, maxRequeues: number, workerId: string | undefined): JobErrorPayload {
+export function requeueLimitPayload(job: Pick<StoredJob, 'id' | 'lost'>, maxRequeues: number, workerId: string | undefined): JobErrorPayload {
   return {
     error_type: 'RequeueLimitError',
     error_code: 'SW_REQUEUE_LIMIT',

@@ -1,12 +1,18 @@
 /**
  * @module harness/harness
- * The local platform's job side: one EndpointJobs per endpoint. HTTP layers (queue
- * API, worker API, management API) and the in-process transport all work on this.
+ * The local platform's job side: one job store (in memory by default), the scheduler
+ * that applies its time rules on the harness's clock, and one EndpointJobs facade per
+ * endpoint. HTTP layers (queue API, worker API, management API) and the in-process
+ * transport all work on this.
  */
 import { ServerlessWorkerError } from '../job/index.js';
+import { DEFAULT_MAX_REQUEUES } from './attempts.js';
 import { systemClock, type Clock } from './clock.js';
 import { EndpointJobs } from './endpoint-jobs.js';
 import type { LaunchedWorkersView } from './launched-workers-view.js';
+import { Scheduler } from './scheduler.js';
+import type { DueOutcome, JobStore, StoreEvent } from './store/job-store.js';
+import { MemoryJobStore } from './store/memory-job-store.js';
 
 export interface HarnessOptions {
   /** Time source; default the system clock. Tests pass a ManualClock. */
@@ -27,6 +33,11 @@ export interface HarnessOptions {
    * SW_REQUEUE_LIMIT; default 3. /retry starts the count again.
    */
   maxRequeues?: number;
+  /**
+   * Where jobs live; default a new in-memory store (MemoryJobStore). The harness
+   * closes it in close().
+   */
+  store?: JobStore;
 }
 
 /** How a drain ended: jobs still running when its deadline passed, and jobs left in the queue. */
@@ -37,7 +48,11 @@ export interface DrainResult {
 
 export class Harness {
   readonly clock: Clock;
+  readonly store: JobStore;
+  /** The time rules (ttl, execution timeouts, retention) and periodic tasks, on `clock`. */
+  readonly scheduler: Scheduler;
   readonly autoCreateEndpoints: boolean;
+  readonly #unsubscribe: () => void;
   readonly #endpoints = new Map<string, EndpointJobs>();
   readonly #onCreated = new Set<(endpoint: EndpointJobs) => void>();
   readonly #onListenerError: (error: unknown) => void;
@@ -50,7 +65,15 @@ export class Harness {
     this.autoCreateEndpoints = options.autoCreateEndpoints ?? true;
     this.#onListenerError = options.onListenerError ?? (() => {});
     this.#maxRequeues = options.maxRequeues;
+    this.store = options.store ?? new MemoryJobStore();
+    this.#unsubscribe = this.store.subscribe((event) => this.#route(event));
+    this.scheduler = new Scheduler(this.store, this.clock, { onDue: (outcome) => this.#onDue(outcome), onError: this.#onListenerError });
     for (const id of options.endpoints ?? []) this.createEndpoint(id);
+  }
+
+  /** Times a lost job goes back to the queue before it ends FAILED (the maxRequeues option, default 3). */
+  get maxRequeues(): number {
+    return this.#maxRequeues ?? DEFAULT_MAX_REQUEUES;
   }
 
   /** Create (or return) the endpoint `id`. */
@@ -59,10 +82,12 @@ export class Harness {
     if (!endpoint) {
       endpoint = new EndpointJobs(id, {
         clock: this.clock,
+        store: this.store,
         onListenerError: this.#onListenerError,
         ...(this.#maxRequeues !== undefined ? { maxRequeues: this.#maxRequeues } : {}),
       });
       this.#endpoints.set(id, endpoint);
+      this.store.createEndpoint(id).catch(this.#onListenerError);
       for (const listener of this.#onCreated) listener(endpoint);
     }
     return endpoint;
@@ -70,8 +95,7 @@ export class Harness {
 
   /** Remove the endpoint `id` and its jobs; answers whether it existed. */
   deleteEndpoint(id: string): boolean {
-    const endpoint = this.#endpoints.get(id);
-    endpoint?.close();
+    this.store.deleteEndpoint(id).catch(this.#onListenerError);
     return this.#endpoints.delete(id);
   }
 
@@ -111,27 +135,39 @@ export class Harness {
   async drain(deadlineMs: number): Promise<DrainResult> {
     for (const endpoint of this.#endpoints.values()) endpoint.stopTaking();
     const deadline = Date.now() + deadlineMs;
-    let left = this.#left();
+    let left = await this.#left();
     while (left.running > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))));
-      left = this.#left();
+      left = await this.#left();
     }
     return left;
   }
 
-  #left(): DrainResult {
+  async #left(): Promise<DrainResult> {
     let running = 0;
     let queued = 0;
     for (const endpoint of this.#endpoints.values()) {
-      const counts = endpoint.counts;
+      const counts = await endpoint.counts();
       running += counts.inProgress;
       queued += counts.inQueue;
     }
     return { running, queued };
   }
 
-  /** Cancel every timer. */
-  close(): void {
-    for (const endpoint of this.#endpoints.values()) endpoint.close();
+  /** Cancel every timer and close the store. */
+  async close(): Promise<void> {
+    this.scheduler.close();
+    this.#unsubscribe();
+    await this.store.close();
+  }
+
+  /** A store event goes to the endpoint's facade, when this process has one. */
+  #route(event: StoreEvent): void {
+    this.#endpoints.get(event.endpointId)?.onStoreEvent(event);
+  }
+
+  /** Jobs the scheduler's applyDue ended: their endpoints fire jobEnded (webhooks, metrics). */
+  #onDue(outcome: DueOutcome): void {
+    for (const job of outcome.ended) this.#endpoints.get(job.endpointId)?.reportEnded({ ended: [job] });
   }
 }

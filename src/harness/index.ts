@@ -1,10 +1,13 @@
 /**
  * @module harness
- * The local platform: job store with lifecycle timers, and (in http/) its HTTP APIs.
+ * The local platform: the job store contract and its in-memory store, the scheduler
+ * of its time rules, the per-endpoint facade, and (in http/) its HTTP APIs.
  */
 export * from './clock.js';
 export * from './endpoint-jobs.js';
 export * from './harness.js';
 export * from './job-record.js';
-export * from './worker-presence.js';
+export * from './scheduler.js';
+export * from './store/job-store.js';
+export { MemoryJobStore } from './store/memory-job-store.js';
 export * from './launched-workers-view.js';

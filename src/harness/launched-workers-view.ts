@@ -25,11 +25,11 @@ export interface LaunchedHealth {
 
 export interface LaunchedWorkersView {
   /** Counts for /health, or undefined when the launcher does not run this endpoint's workers. */
-  health(endpointId: string): LaunchedHealth | undefined;
+  health(endpointId: string): Promise<LaunchedHealth | undefined>;
   /** The last `max` output lines of the endpoint's workers, oldest first. */
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[];
   /** Every launched worker as a pod. */
-  pods(): Pod[];
+  pods(): Promise<Pod[]>;
   /** The last `max` scale events (started, ready, stopped, exited, crashed, ...) of one endpoint or all, oldest first; optional. */
   scaleEvents?(endpointId?: string, max?: number): ScaleEvent[];
   /** Scale events recorded so far: a revision number that moves with each new one; optional. */

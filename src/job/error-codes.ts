@@ -82,6 +82,11 @@ export const ERROR_CODES = {
     meaning: 'The job was cancelled while it ran; its signal aborted with this reason.',
     fix: 'Nothing to fix: a caller asked for it. Handlers should stop when ctx.signal aborts.',
   },
+  SW_JOB_EXPIRED: {
+    status: 410,
+    meaning: "The job reached the end of its ttl (policy.ttl) while it ran: the platform deleted it (its status answers 404) and the signal aborted with this reason.",
+    fix: 'Raise policy.ttl (10 s to 7 days; it covers queue time and execution) or make the job shorter. Handlers should stop when ctx.signal aborts.',
+  },
   SW_WORKER_SHUTDOWN: {
     status: 503,
     meaning: 'The worker was shutting down (SIGTERM/SIGINT) and the job did not finish within the drain deadline.',

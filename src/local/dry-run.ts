@@ -52,13 +52,20 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   const offSignals = onShutdownSignals(logger, () => void runtime.stop());
   // Watching before the job starts (and the thread's start-up cost paid before, not during, it).
   await local.watchdogReady;
-  const { id } = endpoint.submit(request);
+  const { id } = await endpoint.submit(request);
   logger.info({ requestId: id }, 'dry run: job submitted');
-  const printChunks = (): void => {
-    if (!endpoint.find(id)) return;
-    for (const chunk of endpoint.readStream(id).stream) printLine({ stream: chunk });
+  /** Reads one after the other, so that chunks print in order. */
+  let printing = Promise.resolve();
+  const printChunks = (): Promise<void> => {
+    printing = printing
+      .then(async () => {
+        if (!(await endpoint.find(id))) return;
+        for (const chunk of (await endpoint.readStream(id)).stream) printLine({ stream: chunk });
+      })
+      .catch(() => {});
+    return printing;
   };
-  const unsubscribe = endpoint.onJobChange(id, printChunks);
+  const unsubscribe = endpoint.onJobChange(id, () => void printChunks());
   let view: JobView;
   try {
     view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS);
@@ -66,12 +73,12 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
     unsubscribe();
     offSignals();
   }
-  printChunks();
+  await printChunks();
   const record = dryRunRecord(view);
   if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   else printLine(record);
   const exit = await local.stop();
-  harness.close();
+  await harness.close();
   const exitCode = view.status === 'COMPLETED' && exit.exitCode === 0 ? 0 : 1;
   return { record, exitCode };
 }

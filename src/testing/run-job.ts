@@ -73,23 +73,33 @@ export function streamJob<Input>(handler: Handler<Input>, request: unknown, sett
   const harness = new Harness(settings.clock ? { clock: settings.clock } : {});
   const local = startLocalWorker(handler as Handler<unknown>, config, config.logger as Logger, harness);
   const { endpoint } = local;
-  const { id } = endpoint.submit(jobRequest);
 
   const chunks: StreamChunk[] = [];
   let delivered = 0;
   let ended = false;
   let wake: (() => void) | undefined;
-  const collect = (): void => {
-    if (!endpoint.find(id)) return;
-    chunks.push(...endpoint.readStream(id).stream);
-    wake?.();
+  /** Reads one after the other, so that chunks keep their order. */
+  let reading = Promise.resolve();
+  const collect = (id: string): Promise<void> => {
+    reading = reading.then(async () => {
+      if (!(await endpoint.find(id))) return;
+      chunks.push(...(await endpoint.readStream(id)).stream);
+      wake?.();
+    });
+    const read = reading;
+    // A failed read (the job vanished meanwhile) does not stop the later ones.
+    reading = reading.catch(() => {});
+    return read;
   };
-  const unsubscribe = endpoint.onJobChange(id, collect);
 
   const result = (async (): Promise<TestJobResult> => {
+    let unsubscribe = (): void => {};
     try {
+      // Chunks wait in the store until read: none is lost before the subscription.
+      const { id } = await endpoint.submit(jobRequest);
+      unsubscribe = endpoint.onJobChange(id, () => void collect(id).catch(() => {}));
       const view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS);
-      collect();
+      await collect(id);
       const exit = await local.runtime.stop();
       await local.sampler?.close();
       const record = dryRunRecord(view);
@@ -105,7 +115,7 @@ export function streamJob<Input>(handler: Handler<Input>, request: unknown, sett
       };
     } finally {
       unsubscribe();
-      harness.close();
+      await harness.close();
       ended = true;
       wake?.();
     }

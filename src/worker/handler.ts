@@ -13,7 +13,7 @@ export interface JobContext<State = undefined> {
   readonly workerId: string;
   /**
    * Aborted, with a ServerlessWorkerError as its reason, on cancel
-   * (SW_JOB_CANCELLED), execution timeout (SW_EXECUTION_TIMEOUT) and shutdown
+   * (SW_JOB_CANCELLED), ttl expiry (SW_JOB_EXPIRED), execution timeout (SW_EXECUTION_TIMEOUT) and shutdown
    * (SW_WORKER_SHUTDOWN). Pass it to fetch and check it in loops: a handler that
    * ignores it past the grace period makes the worker exit.
    */

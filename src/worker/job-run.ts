@@ -70,7 +70,7 @@ function abortError(reason: StopReason | 'shutdown', job: Job, timeoutMs: number
     case 'cancelled':
       return new ServerlessWorkerError('SW_JOB_CANCELLED', `Job ${job.id} was cancelled`, { jobId: job.id });
     case 'expired':
-      return new ServerlessWorkerError('SW_JOB_CANCELLED', `Job ${job.id} reached the end of its ttl and was deleted`, {
+      return new ServerlessWorkerError('SW_JOB_EXPIRED', `Job ${job.id} reached the end of its ttl and was deleted`, {
         jobId: job.id,
       });
     case 'shutdown':

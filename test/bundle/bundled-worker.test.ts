@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 describe('a bundled worker', () => {
-  it('imports nothing but Node built-ins at run time (every package is inside the bundle)', () => {
+  it('imports nothing but Node built-ins at run time (every package is inside the bundle)', async () => {
     const builtins = new Set(builtinModules);
     const external = Object.values(bundled.metafile.outputs)
       .flatMap((output) => output.imports)
@@ -53,7 +53,7 @@ describe('a bundled worker', () => {
     server = await startWorkerApiServer({ liveness: { pingIntervalMs: 500, missedPings: 6 }, longPollMs: 5_000 });
     const worker = startWorkerProcess('bundled-1', server.envFor('bundled', 500));
     const endpoint = server.harness.endpoint('bundled');
-    const job = endpoint.submit(parseJobRequest({ input: { tag: 'from-bundle' } }));
+    const job = await endpoint.submit(parseJobRequest({ input: { tag: 'from-bundle' } }));
     const view = await endpoint.waitForEnd(job.id, 60_000);
     expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { workerId: 'bundled-1', tag: 'from-bundle' } });
     worker.signal('SIGTERM');

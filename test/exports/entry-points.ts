@@ -78,6 +78,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
     values: [
       'Harness',
       'EndpointJobs',
+      'MemoryJobStore',
       'ManualClock',
       'systemClock',
       'createHarnessServer',
@@ -91,7 +92,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
       'ManagementClient',
       'managementClientFromEnv',
     ],
-    types: ['Clock', 'HarnessServer', 'HarnessServerOptions'],
+    types: ['Clock', 'JobStore', 'CreateHarnessServerOptions', 'HarnessServer', 'HarnessServerOptions'],
   },
   {
     specifier: 'serverless-worker/runtime',

@@ -42,7 +42,7 @@ async function joined(running: RunningWorkerApi, ...workers: WorkerProcess[]): P
   }
 }
 
-const submit = (running: RunningWorkerApi, request: JobRequestInput): string => running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request)).id;
+const submit = async (running: RunningWorkerApi, request: JobRequestInput): Promise<string> => (await running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request))).id;
 
 /** The worker's per-job end lines for `jobId` (JSON logs on stderr). */
 function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; msg: string }> {
@@ -62,7 +62,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     await joined(running, worker);
     const endpoint = running.harness.endpoint(ENDPOINT);
     const submittedAt = Date.now();
-    const id = submit(running, { input: { mode: 'big', bytes: 21_000_000 } });
+    const id = await submit(running, { input: { mode: 'big', bytes: 21_000_000 } });
     const view = await endpoint.waitForEnd(id, 30_000);
     const endedMs = Date.now() - submittedAt;
     expect(view.status).toBe('FAILED');
@@ -73,7 +73,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     // Long enough for a lost-answer requeue (silence 600 ms) to have run it again, had the result been lost.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(starts(worker, id)).toHaveLength(1);
-    expect(endpoint.status(id).retries).toBeUndefined();
+    expect((await endpoint.status(id)).retries).toBeUndefined();
     await waitFor(() => endLines(worker, id).length > 0, 'the end line', 10_000);
     expect(endLines(worker, id).map((line) => line.end)).toEqual(['failed']);
     console.log(`[exactly-once] 21 MB result: FAILED ${endedMs} ms after submission, handler ran ${starts(worker, id).length} time(s) in ${Date.now() - submittedAt} ms`);
@@ -85,7 +85,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     await joined(running, ...workers);
     const endpoint = running.harness.endpoint(ENDPOINT);
     const startedAt = Date.now();
-    const id = submit(running, { input: { mode: 'crash' } });
+    const id = await submit(running, { input: { mode: 'crash' } });
     const view = await endpoint.waitForEnd(id, 60_000);
     expect(view.status).toBe('FAILED');
     expect(view.retries).toBe(2);
@@ -104,14 +104,14 @@ describe('exactly once, with worker processes on the worker API', () => {
     await joined(running, worker);
     const endpoint = running.harness.endpoint(ENDPOINT);
     // Attempt 1 sleeps 7 s ignoring its abort (timeout at 5 s); attempt 2, started after 5 s, sleeps 3 s.
-    const id = submit(running, { input: { mode: 'late', ms: [7_000, 3_000] }, policy: { executionTimeout: 5_000 } });
-    await waitFor(() => endpoint.status(id).status === 'TIMED_OUT', 'the harness to time attempt 1 out', 30_000);
-    endpoint.retry(id);
+    const id = await submit(running, { input: { mode: 'late', ms: [7_000, 3_000] }, policy: { executionTimeout: 5_000 } });
+    await waitFor(async () => (await endpoint.status(id)).status === 'TIMED_OUT', 'the harness to time attempt 1 out', 30_000);
+    await endpoint.retry(id);
     await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2, 'attempt 2 on the same worker');
     // Attempt 1 finishes first, while attempt 2 still runs: its result must not end the job.
     await worker.waitForEvent((event) => event.event === 'finished' && (event as { attempt?: number }).attempt === 1, 'attempt 1 to finish late');
     await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
-    expect(endpoint.status(id).status).toBe('IN_PROGRESS');
+    expect((await endpoint.status(id)).status).toBe('IN_PROGRESS');
     const view = await endpoint.waitForEnd(id, 30_000);
     expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
     await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
@@ -126,13 +126,13 @@ describe('exactly once, with worker processes on the worker API', () => {
     await joined(running, first);
     const endpoint = running.harness.endpoint(ENDPOINT);
     const n = 20;
-    const id = submit(running, { input: { mode: 'stream', n, gapMs: 100 } });
+    const id = await submit(running, { input: { mode: 'stream', n, gapMs: 100 } });
     const read: StreamChunk[] = [];
     const attemptsSeen = new Set<number>();
     // Polls until a read says the job has ended (that read holds the last chunks), at most 60 s.
     const reader = (async () => {
       for (const until = Date.now() + 60_000; Date.now() < until; ) {
-        const got = endpoint.readStream(id);
+        const got = await endpoint.readStream(id);
         read.push(...got.stream);
         attemptsSeen.add(got.attempt);
         if (got.status !== 'IN_PROGRESS' && got.status !== 'IN_QUEUE') break;
@@ -140,10 +140,10 @@ describe('exactly once, with worker processes on the worker API', () => {
       }
     })();
     const k = 8;
-    await waitFor(() => (endpoint.find(id)?.chunkCount ?? 0) >= k, `${k} chunks`, 30_000);
+    await waitFor(async () => ((await endpoint.find(id))?.chunkCount ?? 0) >= k, `${k} chunks`, 30_000);
     first.signal('SIGKILL');
     const killedAt = Date.now();
-    await waitFor(() => endpoint.status(id).status === 'IN_QUEUE', 'the job back in the queue', 20_000);
+    await waitFor(async () => (await endpoint.status(id)).status === 'IN_QUEUE', 'the job back in the queue', 20_000);
     const requeuedMs = Date.now() - killedAt;
     const second = startWorker(running, 'stream-b');
     const view = await endpoint.waitForEnd(id, 60_000);
@@ -151,7 +151,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect(second.workerId).toBe('stream-b');
     expect(view.status).toBe('COMPLETED');
     // Attempt 2 normally; a later one if attempt 2 was lost too (then its chunks were refused as stale).
-    const final = endpoint.find(id)?.attempt ?? 0;
+    const final = (await endpoint.find(id))?.attempt ?? 0;
     expect(final).toBeGreaterThanOrEqual(2);
     expect(view.retries).toBe(final - 1);
     const expected = Array.from({ length: n }, (_, i) => ({ i, attempt: final }));

@@ -33,7 +33,7 @@ describe('a platform worker process', () => {
       SW_TEST_PACKAGES_FILE: file,
     });
     const endpoint = server.harness.endpoint('lazy');
-    const job = endpoint.submit(parseJobRequest({ input: { tag: 'lazy' } }));
+    const job = await endpoint.submit(parseJobRequest({ input: { tag: 'lazy' } }));
     expect(await endpoint.waitForEnd(job.id, 60_000), worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED' });
     worker.signal('SIGTERM');
     await within(worker.exited, 'the worker to exit', 20_000);

@@ -36,12 +36,12 @@ describe('platform extras from options and environment', () => {
     [{ HIP_VISIBLE_DEVICES: '0' }, 'amd'],
     [{ ROCR_VISIBLE_DEVICES: '0,1' }, 'amd'],
     [{}, undefined],
-  ])('auto expects %j -> %s', (env, expected) => {
+  ])('auto expects %j -> %s', async (env, expected) => {
     expect(autoGpuExpectation(env)).toBe(expected);
     expect(resolvePlatformExtras(config, env).expectGpu).toBe(expected);
   });
 
-  it('lets the environment override the options', () => {
+  it('lets the environment override the options', async () => {
     const configured = resolveOptions({ expectGpu: 'amd', metricsPort: 9100 });
     expect(resolvePlatformExtras(configured, {})).toEqual({ expectGpu: 'amd', metricsPort: 9100, metricsHost: '0.0.0.0' });
     expect(
@@ -53,7 +53,7 @@ describe('platform extras from options and environment', () => {
     ['SERVERLESS_WORKER_EXPECT_GPU', 'intel', 'must be one of auto, nvidia, amd, any, none'],
     ['SERVERLESS_WORKER_METRICS_PORT', 'ninety', 'must be a port number from 0 to 65535'],
     ['SERVERLESS_WORKER_METRICS_PORT', '70000', 'must be a port number from 0 to 65535'],
-  ])('names a malformed %s', (name, value, message) => {
+  ])('names a malformed %s', async (name, value, message) => {
     expect(() => resolvePlatformExtras(config, { [name]: value })).toThrow(
       expect.objectContaining({ code: 'SW_INVALID_ENV', message: expect.stringMatching(new RegExp(`${name}.*${message}`)) }),
     );
@@ -97,8 +97,8 @@ describe('platform worker processes', () => {
       30_000,
     );
     const endpoint = server.harness.endpoint(ENDPOINT);
-    const { id } = endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 1_500 } }));
-    await waitFor(() => endpoint.find(id)?.status === 'COMPLETED' || undefined, 'the job to complete', 30_000);
+    const { id } = await endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 1_500 } }));
+    await waitFor(async () => (await endpoint.find(id))?.status === 'COMPLETED' || undefined, 'the job to complete', 30_000);
     const text = await waitFor(async () => {
       const body = await (await fetch(url)).text();
       return /serverless_worker_jobs_total\{status="COMPLETED"\} 1/.test(body) ? body : undefined;

@@ -57,11 +57,11 @@ describe('crash storm', () => {
       return worker;
     };
     let live = Array.from({ length: WORKERS }, spawn);
-    await waitFor(() => live.every((worker) => endpoint.workers.get(worker.workerId)), 'the workers to join', 60_000, 20);
+    await waitFor(async () => (await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)))).every((presence) => presence !== undefined), 'the workers to join', 60_000, 20);
 
     const started = performance.now();
-    const plain = Array.from({ length: PLAIN_JOBS }, (_, tag) => endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 400, tag } })).id);
-    const streams = Array.from({ length: STREAM_JOBS }, () => endpoint.submit(parseJobRequest({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 60 } })).id);
+    const plain = await Promise.all(Array.from({ length: PLAIN_JOBS }, async (_, tag) => (await endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 400, tag } }))).id));
+    const streams = await Promise.all(Array.from({ length: STREAM_JOBS }, async () => (await endpoint.submit(parseJobRequest({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 60 } }))).id));
     const ids = [...plain, ...streams];
     const ended = (): boolean => ids.every((id) => ends.has(id));
 
@@ -69,7 +69,7 @@ describe('crash storm', () => {
     const read = new Map<string, StreamChunk[]>(streams.map((id) => [id, []]));
     const readers = streams.map(async (id) => {
       for (const until = Date.now() + 200_000; Date.now() < until; ) {
-        const got = endpoint.readStream(id);
+        const got = await endpoint.readStream(id);
         read.get(id)?.push(...got.stream);
         if (got.status !== 'IN_PROGRESS' && got.status !== 'IN_QUEUE') return;
         await new Promise((resolve) => setTimeout(resolve, 25));
@@ -79,7 +79,8 @@ describe('crash storm', () => {
     let kills = 0;
     while (kills < KILLS && !ended()) {
       await new Promise((resolve) => setTimeout(resolve, 1_200));
-      const busy = live.filter((worker) => (endpoint.workers.get(worker.workerId)?.jobs.size ?? 0) > 0);
+      const presences = await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)));
+      const busy = live.filter((_worker, i) => (presences[i]?.jobIds.length ?? 0) > 0);
       if (busy.length === 0) continue;
       const victim = random.pick(busy);
       victim.signal('SIGKILL');
@@ -93,12 +94,12 @@ describe('crash storm', () => {
     const duplicated = [...ends.values()].filter((count) => count > 1).length;
     const lost = ids.filter((id) => !ends.has(id)).length;
     expect({ duplicated, lost }).toEqual({ duplicated: 0, lost: 0 });
-    for (const [tag, id] of plain.entries()) expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { tag } });
+    for (const [tag, id] of plain.entries()) expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { tag } });
     const expected = Array.from({ length: CHUNKS }, (_, i) => `chunk-${i}`);
     let restartedStreams = 0;
     for (const id of streams) {
-      const job = endpoint.find(id);
-      expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: expected });
+      const job = await endpoint.find(id);
+      expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: expected });
       const chunks = read.get(id) ?? [];
       if (chunks.some((chunk) => chunk.metrics?.attempt !== job?.attempt)) restartedStreams++;
       expect(chunks.filter((chunk) => chunk.metrics?.attempt === job?.attempt).map((chunk) => chunk.output)).toEqual(expected);
@@ -118,7 +119,7 @@ describe('crash storm', () => {
       }
     }
     const staleRefused = runEnds.stale_attempt ?? 0;
-    const health = endpoint.health();
+    const health = await endpoint.health();
     expect(health.jobs).toMatchObject({ completed: ids.length, failed: 0, inQueue: 0, inProgress: 0 });
     printFigures('crash storm', {
       seed: SEED,

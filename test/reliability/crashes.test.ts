@@ -137,8 +137,8 @@ describe('a worker SIGTERMed mid-stream', () => {
     await worker.waitForEvent((event) => event.event === 'chunk' && event.jobId === id && (event.index ?? 0) >= 5, 'a few chunks');
     worker.signal('SIGTERM');
     const exit = await within(worker.exited, 'the stopped worker', 40_000);
-    const first = await reading.catch((error: unknown) => {
-      throw new Error(`${String(error)}; job: ${JSON.stringify(server.harness.endpoint(ENDPOINT).find(id)?.status)}; worker stderr: ${worker.stderr().slice(-3_000)}; events: ${JSON.stringify(worker.events.slice(-5))}`);
+    const first = await reading.catch(async (error: unknown) => {
+      throw new Error(`${String(error)}; job: ${JSON.stringify((await server.harness.endpoint(ENDPOINT).find(id))?.status)}; worker stderr: ${worker.stderr().slice(-3_000)}; events: ${JSON.stringify(worker.events.slice(-5))}`);
     });
 
     expect(exit.code).toBe(0);
@@ -154,8 +154,8 @@ describe('a worker SIGTERMed mid-stream', () => {
 
     await queue.retry(id);
     const next = startWorker(server, 'takes-over');
-    const second = await queue.stream(id, 60_000).catch((error: unknown) => {
-      throw new Error(`${String(error)}; job: ${JSON.stringify(server.harness.endpoint(ENDPOINT).find(id)?.status)}; worker stderr: ${next.stderr().slice(-3_000)}`);
+    const second = await queue.stream(id, 60_000).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}; job: ${JSON.stringify((await server.harness.endpoint(ENDPOINT).find(id))?.status)}; worker stderr: ${next.stderr().slice(-3_000)}`);
     });
     expect(second.status).toBe('COMPLETED');
     expectWholeStream(second.chunks, CHUNKS);

@@ -77,16 +77,16 @@ async function readStream(base: string, id: string, deadline: number): Promise<S
   throw new Error(`stream of ${id} did not end in time`);
 }
 
-function stuckJobs(server: ReliabilityServer, ids: readonly string[], ends: ReadonlyMap<string, number>): string {
+async function stuckJobs(server: ReliabilityServer, ids: readonly string[], ends: ReadonlyMap<string, number>): Promise<string> {
   const endpoint = server.harness.endpoint(ENDPOINT);
-  return ids
-    .filter((id) => !ends.has(id))
-    .slice(0, 10)
-    .map((id) => {
-      const job = endpoint.find(id);
+  const stuck = ids.filter((id) => !ends.has(id)).slice(0, 10);
+  const lines = await Promise.all(
+    stuck.map(async (id) => {
+      const job = await endpoint.find(id);
       return `${id} ${job?.status ?? 'gone'} worker=${job?.workerId ?? '-'} retries=${job?.retries ?? '-'}`;
-    })
-    .join('; ');
+    }),
+  );
+  return lines.join('; ');
 }
 
 describe('faults between workers and the harness', () => {
@@ -142,7 +142,7 @@ describe('faults between workers and the harness', () => {
     });
 
     while (ends.size < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(ends.size, `jobs not ended in time: ${stuckJobs(server, ids, ends)}`).toBe(ids.length);
+    expect(ends.size, `jobs not ended in time: ${await stuckJobs(server, ids, ends)}`).toBe(ids.length);
     const streams = await Promise.all(reads);
     const durationMs = since(startedAt);
 
@@ -150,7 +150,7 @@ describe('faults between workers and the harness', () => {
     for (const [index, id] of ids.entries()) {
       const input = inputs[index] as Input;
       expect(ends.get(id), `job ${id} ended more than once`).toBe(1);
-      const view = endpoint.status(id);
+      const view = await endpoint.status(id);
       expect(view.status).toBe('COMPLETED');
       expect(view.output).toEqual(input.stream === true ? streamTexts(input.n) : plainOutput(input.n));
     }
@@ -163,14 +163,15 @@ describe('faults between workers and the harness', () => {
       expect(error).toBeUndefined();
       expect(chunks.map((chunk) => chunk.metrics?.stream_index), `stream indexes of ${id}`).toEqual([...Array(CHUNKS).keys()]);
       expect(chunks.map((chunk) => chunk.output), `stream content of ${id}`).toEqual(streamTexts(n));
-      expect(endpoint.find(id)?.chunkCount).toBe(CHUNKS);
+      expect((await endpoint.find(id))?.chunkCount).toBe(CHUNKS);
     }
-    expect(endpoint.health().jobs).toMatchObject({ completed: ids.length, failed: 0, inProgress: 0, inQueue: 0 });
+    expect((await endpoint.health()).jobs).toMatchObject({ completed: ids.length, failed: 0, inProgress: 0, inQueue: 0 });
     // Every faulted route got faults of every kind.
     for (const route of WORKER_ROUTES) expect(Object.values(proxy.stats.faults[route]).reduce((a, b) => a + b, 0), route).toBeGreaterThan(0);
     for (const [kind, count] of Object.entries(proxy.faultsByKind())) expect(count, kind).toBeGreaterThan(0);
 
-    const requeued = ids.reduce((sum, id) => sum + (endpoint.find(id)?.retries ?? 0), 0);
+    const records = await Promise.all(ids.map((id) => endpoint.find(id)));
+    const requeued = records.reduce((sum, record) => sum + (record?.retries ?? 0), 0);
     printFigures('faults', {
       seed: SEED,
       jobs: ids.length,
@@ -202,8 +203,8 @@ describe('faults between workers and the harness', () => {
     const endpoint = server.harness.endpoint(ENDPOINT);
     const worker = startInProcessWorker({ env: server.envFor(ENDPOINT, PING_MS, proxy.origin), workerId: 'lost-answer-worker', handler });
     cleanups.push(() => worker.stop());
-    const id = endpoint.submit({ input: { n: 7 } }).id;
-    const handedOutAt = await waitForValue(() => endpoint.find(id)?.startedAt, 'the job to be handed out', 20_000);
+    const id = (await endpoint.submit({ input: { n: 7 } })).id;
+    const handedOutAt = await waitForValue(async () => (await endpoint.find(id))?.startedAt, 'the job to be handed out', 20_000);
     proxy.setRates({});
     const view = await endpoint.waitForEnd(id, 30_000);
     const lost = server.seen.lost.find((event) => event.requeued.includes(id));
@@ -237,7 +238,7 @@ describe('faults between workers and the harness', () => {
       serve: { shutdownTimeoutMs: 100, timeoutGraceMs: 200 },
       transport: { requestTimeoutMs: 5_000, closeDrainMs: 15_000 },
     });
-    const id = endpoint.submit({ input: {} }).id;
+    const id = (await endpoint.submit({ input: {} })).id;
     // The worker runs it and its first chunk post is under way.
     await waitForValue(() => (worker.runtime.running === 1 && proxy.stats.calls['job-stream'] > 0 ? true : undefined), 'the job to stream', 20_000);
     const stoppedAt = performance.now();
@@ -245,19 +246,19 @@ describe('faults between workers and the harness', () => {
     const stopMs = since(stoppedAt);
 
     expect(exit.exitCode).toBe(0);
-    const view = endpoint.status(id);
+    const view = await endpoint.status(id);
     expect(view.status).toBe('FAILED');
     expect(JSON.parse(view.error as string)).toMatchObject({ error_code: 'SW_WORKER_SHUTDOWN' });
-    expect(endpoint.readStream(id).stream.map((chunk) => chunk.output)).toEqual(['a', 'b', 'c']);
+    expect((await endpoint.readStream(id)).stream.map((chunk) => chunk.output)).toEqual(['a', 'b', 'c']);
     expect(worker.metrics.resultPostGiveUpsTotal.value).toBe(0);
     printFigures('stop-with-slow-chunks', { chunkAnswerDelayMs: 1_500, chunks: 3, stopMs, giveUps: worker.metrics.resultPostGiveUpsTotal.value });
   });
 });
 
-async function waitForValue<T>(probe: () => T | undefined, what: string, timeoutMs: number): Promise<T> {
+async function waitForValue<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));

@@ -48,8 +48,8 @@ describe('handler pathologies in a worker process', () => {
 
     async function job(mode: string, extra: Record<string, unknown> = {}, policy: Record<string, number> | null = POLICY): Promise<{ id: string; view: JobView }> {
       const id = await queue.run({ input: { mode, ...extra }, ...(policy !== null ? { policy } : {}) });
-      const view = await queue.ended(id, 60_000).catch((error: unknown) => {
-        throw new Error(`${String(error)}; job ${JSON.stringify(server.harness.endpoint(ENDPOINT).find(id)?.status)}; worker stderr: ${worker.stderr().slice(-2_000)}`);
+      const view = await queue.ended(id, 60_000).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}; job ${JSON.stringify((await server.harness.endpoint(ENDPOINT).find(id))?.status)}; worker stderr: ${worker.stderr().slice(-2_000)}`);
       });
       ended[mode] = view.status;
       return { id, view };
@@ -101,7 +101,7 @@ describe('handler pathologies in a worker process', () => {
     const late = await job('late-progress');
     expect(late.view).toMatchObject({ status: 'COMPLETED', output: { final: true } });
     await waitFor(() => worker.stderr().includes('ctx.progress() called after the job ended; ignored'), 'the late progress to be refused', 10_000);
-    expect(server.harness.endpoint(ENDPOINT).status(late.id).output).toEqual({ final: true });
+    expect((await server.harness.endpoint(ENDPOINT).status(late.id)).output).toEqual({ final: true });
     await stillServing('late-progress');
 
     const flood = await job('log-flood', { lines: FLOOD_LINES });

@@ -126,8 +126,8 @@ describe('load at the rate limits', () => {
         }),
       );
       // 400 accepted and waiting on their jobs, the other 20 refused for concurrency.
-      const syncSubmitted = (): number => endpoint.jobs().filter((job) => job.sync && job.submittedAt === windowStart).length;
-      await waitFor(() => syncRefused === RUNSYNC_SENT - RUNSYNC_LIMIT && syncSubmitted() === RUNSYNC_LIMIT, 'the /runsync limit to fill', 60_000, 20);
+      const syncSubmitted = async (): Promise<number> => (await endpoint.jobs()).filter((job) => job.sync && job.submittedAt === windowStart).length;
+      await waitFor(async () => syncRefused === RUNSYNC_SENT - RUNSYNC_LIMIT && (await syncSubmitted()) === RUNSYNC_LIMIT, 'the /runsync limit to fill', 60_000, 20);
 
       const runAnswers = await mapLimit(Array.from({ length: RUN_SENT }, (_, i) => i), RUN_PARALLEL, (i) =>
         client.call('POST', `${base}/run`, { body: { input: { n: w * 10_000 + i } } }),
@@ -152,9 +152,12 @@ describe('load at the rate limits', () => {
       for (const r of [...syncRefusals, ...runRefusals]) expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
 
       // Every accepted /run job completes.
-      await waitFor(() => endpoint.health().jobs.inQueue === 0 && endpoint.health().jobs.inProgress === 0, 'the queue to empty', 60_000, 20);
+      await waitFor(async () => {
+        const { jobs } = await endpoint.health();
+        return jobs.inQueue === 0 && jobs.inProgress === 0;
+      }, 'the queue to empty', 60_000, 20);
       const runIds = runOk.map((answer) => (answer.json as { id: string }).id);
-      for (const id of runIds) expect(endpoint.status(id).status).toBe('COMPLETED');
+      for (const id of runIds) expect((await endpoint.status(id)).status).toBe('COMPLETED');
       windows.push({ syncOk: syncOk.length, sync429: syncRefusals.length, runOk: runOk.length, run429: runRefusals.length });
       clock.advance(WINDOW_MS);
     }
@@ -163,11 +166,11 @@ describe('load at the rate limits', () => {
     await client.close();
     await settleSockets(server.server.app.server);
     const heapLoaded = heapMiB();
-    const jobsKept = endpoint.jobs().length;
+    const jobsKept = (await endpoint.jobs()).length;
 
     // The results retention passes: every finished job is dropped, and the heap comes back.
     clock.advance(RETENTION_MS.async + 1);
-    expect(endpoint.jobs()).toHaveLength(0);
+    expect(await endpoint.jobs()).toHaveLength(0);
     const heapEnd = heapMiB();
     expect(heapEnd).toBeLessThan(heapLoaded);
     expect(heapEnd).toBeLessThan(heapStart + HEAP_BOUND_MIB);

@@ -197,7 +197,7 @@ describe('webhook URLs', () => {
         }
       }
     }
-    expect(server.harness.findEndpoint('ep')?.jobs() ?? []).toHaveLength(0);
+    expect(await server.harness.findEndpoint('ep')?.jobs() ?? []).toHaveLength(0);
     // An http URL is accepted.
     const accepted = await client.call('POST', `${server.origin}/v2/ep/run`, { body: { input: {}, webhook: 'http://127.0.0.1:9/hook' } });
     expect(accepted.status).toBe(200);

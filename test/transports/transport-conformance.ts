@@ -50,7 +50,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
       await subject.close();
     });
 
-    const submit = (request: JobRequestInput = { input: {} }): string => subject.endpoint.submit(parseJobRequest(request)).id;
+    const submit = async (request: JobRequestInput = { input: {} }): Promise<string> => (await subject.endpoint.submit(parseJobRequest(request))).id;
 
     const take = (max = 1, inProgress = false): { jobs: Promise<Job[]>; abort: () => void } => {
       const controller = new AbortController();
@@ -60,7 +60,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
 
     /** Submit one job, take it, and tell the transport it is held (as the runtime does). */
     const holdOne = async (request: JobRequestInput = { input: { n: 1 } }): Promise<string> => {
-      const id = submit(request);
+      const id = await submit(request);
       const jobs = await within(take().jobs, 'take of a queued job', BOUND_MS);
       expect(jobs.map((job) => job.id)).toEqual([id]);
       subject.transport.setJobsInProgress([id]);
@@ -99,21 +99,21 @@ export function describeTransportConformance(name: string, setup: TransportSetup
           policy: { executionTimeout: 60_000, ttl: 3_600_000 },
           s3Config: { accessId: 'a', accessSecret: 's', bucketName: 'b', endpointUrl: 'https://s3.example', objectPath: 'p/' },
         };
-        const id = submit(request);
+        const id = await submit(request);
         const jobs = await within(pending, 'take answered after submit', BOUND_MS);
         // The request's fields unchanged, and the attempt the worker sends back with its posts.
         expect(jobs).toEqual([{ id, ...request, attempt: 1 }]);
-        expect(subject.endpoint.status(id).status).toBe('IN_PROGRESS');
+        expect((await subject.endpoint.status(id)).status).toBe('IN_PROGRESS');
       });
 
       it('answers a job that is already queued at once', async () => {
-        const id = submit({ input: { queued: true } });
+        const id = await submit({ input: { queued: true } });
         const jobs = await within(take().jobs, 'take of a queued job', BOUND_MS);
         expect(jobs).toEqual([{ id, input: { queued: true }, attempt: 1 }]);
       });
 
       it('answers up to max jobs in one take (a batch)', async () => {
-        const ids = [submit(), submit(), submit()];
+        const ids = await Promise.all([submit(), submit(), submit()]);
         const first = await within(take(2).jobs, 'batch take', BOUND_MS);
         expect(first.map((job) => job.id)).toEqual(ids.slice(0, 2));
         const second = await within(take(2, true).jobs, 'second batch take', BOUND_MS);
@@ -127,9 +127,9 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         expect(await within(jobs, 'aborted take', BOUND_MS)).toEqual([]);
         // Give the other side time to see the abort (a closed socket), then check nothing was lost to it.
         await sleep(300);
-        const id = submit();
+        const id = await submit();
         await sleep(300);
-        expect(subject.endpoint.status(id).status).toBe('IN_QUEUE');
+        expect((await subject.endpoint.status(id)).status).toBe('IN_QUEUE');
         const next = await within(take().jobs, 'take after an aborted take', BOUND_MS);
         expect(next.map((job) => job.id)).toEqual([id]);
       });
@@ -147,7 +147,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         for (let i = 0; i < 6; i++) {
           await subject.transport.postChunk(id, { output: `part ${i}`, metrics: { stream_index: i, output_tokens: i + 1 } });
         }
-        const { stream } = subject.endpoint.readStream(id);
+        const { stream } = await subject.endpoint.readStream(id);
         expect(stream.map((chunk) => chunk.output)).toEqual([0, 1, 2, 3, 4, 5].map((i) => `part ${i}`));
         expect(stream.map((chunk) => chunk.metrics?.stream_index)).toEqual([0, 1, 2, 3, 4, 5]);
         expect(stream[5]?.metrics).toMatchObject({ output_tokens: 6 });
@@ -157,7 +157,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         const id = await holdOne();
         const outputs = [{ a: [1, { b: null }] }, 42, null, 'ünïcödé ✓ 🎉', [true, false]];
         for (const [i, output] of outputs.entries()) await subject.transport.postChunk(id, { output, metrics: { stream_index: i } });
-        expect(subject.endpoint.readStream(id).stream.map((chunk) => chunk.output)).toEqual(outputs);
+        expect((await subject.endpoint.readStream(id)).stream.map((chunk) => chunk.output)).toEqual(outputs);
       });
     });
 
@@ -165,7 +165,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
       it('completes the job with its output', async () => {
         const id = await holdOne();
         await subject.transport.postResult(id, { kind: 'output', output: { answer: 42 } }, { isStream: false, stopPod: false });
-        expect(subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { answer: 42 } });
+        expect(await subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { answer: 42 } });
       });
 
       it('is idempotent: a repeated result resolves and the first one stands', async () => {
@@ -173,15 +173,15 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         await subject.transport.postResult(id, { kind: 'output', output: 'first' }, { isStream: false, stopPod: false });
         await subject.transport.postResult(id, { kind: 'output', output: 'first' }, { isStream: false, stopPod: false });
         await subject.transport.postResult(id, { kind: 'output', output: 'second' }, { isStream: false, stopPod: false });
-        expect(subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'first' });
-        expect(subject.endpoint.health().jobs.completed).toBe(1);
+        expect(await subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'first' });
+        expect((await subject.endpoint.health()).jobs.completed).toBe(1);
       });
 
       it('fails the job with the error payload', async () => {
         const id = await holdOne();
         const error = payload();
         await subject.transport.postResult(id, { kind: 'error', error }, { isStream: false, stopPod: false });
-        const view = subject.endpoint.status(id);
+        const view = await subject.endpoint.status(id);
         expect(view.status).toBe('FAILED');
         expect(JSON.parse(view.error as string)).toEqual(error);
       });
@@ -190,22 +190,22 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         const id = await holdOne();
         const error = payload({ error_type: 'ServerlessWorkerError', error_code: 'SW_EXECUTION_TIMEOUT', error_message: 'ran past its execution timeout' });
         await subject.transport.postResult(id, { kind: 'error', error, timedOut: true }, { isStream: false, stopPod: false });
-        expect(subject.endpoint.status(id).status).toBe('TIMED_OUT');
+        expect((await subject.endpoint.status(id)).status).toBe('TIMED_OUT');
       });
 
       it('accepts the final result of a streamed job, and a stopPod request', async () => {
         const id = await holdOne();
         await subject.transport.postChunk(id, { output: 'tok', metrics: { stream_index: 0 } });
         await subject.transport.postResult(id, { kind: 'output', output: ['tok'] }, { isStream: true, stopPod: true });
-        expect(subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: ['tok'] });
+        expect(await subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: ['tok'] });
       });
 
       it('acknowledges a result for a job that already ended, or that does not exist, and says it was not applied', async () => {
         const id = await holdOne();
-        subject.endpoint.cancel(id);
+        await subject.endpoint.cancel(id);
         const late = await subject.transport.postResult(id, { kind: 'output', output: 'late' }, { isStream: false, stopPod: false });
         expect(late).toEqual({ applied: false, reason: 'already_ended' });
-        expect(subject.endpoint.status(id).status).toBe('CANCELLED');
+        expect((await subject.endpoint.status(id)).status).toBe('CANCELLED');
         const unknown = await subject.transport.postResult('no-such-job', { kind: 'output', output: 'x' }, { isStream: false, stopPod: false });
         expect(unknown).toEqual({ applied: false, reason: 'not_found' });
       });
@@ -221,7 +221,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         );
         expect(failure).toMatchObject({ code: 'SW_RESULT_TOO_LARGE', details: { jobId: id, limitBytes: CONFORMANCE_MAX_RESULT_BYTES } });
         expect((failure as Error).message).toContain(`over the platform's limit of ${CONFORMANCE_MAX_RESULT_BYTES} bytes`);
-        expect(subject.endpoint.status(id).status).toBe('IN_PROGRESS');
+        expect((await subject.endpoint.status(id)).status).toBe('IN_PROGRESS');
         // Just under the limit lands.
         const fits = 'x'.repeat(CONFORMANCE_MAX_RESULT_BYTES - '{"output":""}'.length);
         expect(await subject.transport.postResult(id, { kind: 'output', output: fits }, { isStream: false, stopPod: false, attempt: 1 })).toEqual({ applied: true });
@@ -232,7 +232,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
       it('carries the attempt back: an older attempt\'s chunk and result are refused with SW_STALE_ATTEMPT, its progress dropped', async () => {
         const id = await holdOne({ input: { n: 1 }, policy: { executionTimeout: 5_000 } });
         subject.clock.advance(5_000); // the platform times attempt 1 out
-        subject.endpoint.retry(id);
+        await subject.endpoint.retry(id);
         const jobs = await within(take().jobs, 'take of attempt 2', BOUND_MS);
         expect(jobs).toEqual([{ id, input: { n: 1 }, policy: { executionTimeout: 5_000 }, attempt: 2 }]);
         const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: unknown) => (error as { code?: string }).code);
@@ -241,19 +241,19 @@ export function describeTransportConformance(name: string, setup: TransportSetup
           'SW_STALE_ATTEMPT',
         );
         await subject.transport.postProgress(id, 'old progress', 1);
-        expect(subject.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS' });
-        expect(subject.endpoint.status(id).output).toBeUndefined();
+        expect(await subject.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS' });
+        expect((await subject.endpoint.status(id)).output).toBeUndefined();
         await subject.transport.postChunk(id, { output: 'new', metrics: { stream_index: 0 } }, 2);
         expect(await subject.transport.postResult(id, { kind: 'output', output: 'new' }, { isStream: true, stopPod: false, attempt: 2 })).toEqual({ applied: true });
-        expect(subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'new', retries: 1 });
-        expect(subject.endpoint.readStream(id).stream).toEqual([{ output: 'new', metrics: { stream_index: 0, attempt: 2 } }]);
+        expect(await subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'new', retries: 1 });
+        expect((await subject.endpoint.readStream(id)).stream).toEqual([{ output: 'new', metrics: { stream_index: 0, attempt: 2 } }]);
       });
 
       it('names the attempt in a stop', async () => {
         const seen: Array<[string, StopReason, number | undefined]> = [];
         subject.transport.onStop((jobId, reason, attempt) => seen.push([jobId, reason, attempt]));
         const id = await holdOne();
-        subject.endpoint.cancel(id);
+        await subject.endpoint.cancel(id);
         await waitFor(() => seen.length > 0, 'the stop', BOUND_MS);
         expect(seen).toEqual([[id, 'cancelled', 1]]);
       });
@@ -264,8 +264,8 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         const id = await holdOne();
         await subject.transport.postProgress(id, { step: 1 });
         await subject.transport.postProgress(id, { step: 2 });
-        await waitFor(() => (subject.endpoint.status(id).output as { step?: number } | undefined)?.step === 2, 'progress step 2', BOUND_MS);
-        expect(subject.endpoint.status(id).status).toBe('IN_PROGRESS');
+        await waitFor(async () => ((await subject.endpoint.status(id)).output as { step?: number } | undefined)?.step === 2, 'progress step 2', BOUND_MS);
+        expect((await subject.endpoint.status(id)).status).toBe('IN_PROGRESS');
       });
     });
 
@@ -273,7 +273,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
       it('delivers a cancel of a held job as (jobId, "cancelled")', async () => {
         const seen = stops();
         const id = await holdOne();
-        subject.endpoint.cancel(id);
+        await subject.endpoint.cancel(id);
         await waitFor(() => seen.length > 0, 'the stop request', BOUND_MS);
         expect(seen).toEqual([[id, 'cancelled']]);
       });
@@ -284,7 +284,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         subject.clock.advance(5_000);
         await waitFor(() => seen.length > 0, 'the stop request', BOUND_MS);
         expect(seen).toEqual([[id, 'timeout']]);
-        expect(subject.endpoint.status(id).status).toBe('TIMED_OUT');
+        expect((await subject.endpoint.status(id)).status).toBe('TIMED_OUT');
       });
 
       it('delivers a ttl expiry of a held job as (jobId, "expired")', async () => {
@@ -302,18 +302,18 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         const off = subject.transport.onStop((jobId) => dropped.push(jobId));
         off();
         const id = await holdOne();
-        subject.endpoint.cancel(id);
+        await subject.endpoint.cancel(id);
         await waitFor(() => kept.length > 0, 'the stop request', BOUND_MS);
         expect(dropped).toEqual([]);
       });
 
       it('delivers stops only for this worker\'s jobs', async () => {
         const seen = stops();
-        const other = submit();
-        subject.endpoint.tryTake('some-other-worker', 1);
+        const other = await submit();
+        await subject.endpoint.tryTake('some-other-worker', 1);
         const id = await holdOne();
-        subject.endpoint.cancel(other);
-        subject.endpoint.cancel(id);
+        await subject.endpoint.cancel(other);
+        await subject.endpoint.cancel(id);
         await waitFor(() => seen.length > 0, 'the stop request', BOUND_MS);
         await sleep(100);
         expect(seen).toEqual([[id, 'cancelled']]);
@@ -323,8 +323,8 @@ export function describeTransportConformance(name: string, setup: TransportSetup
     describe('jobs in progress', () => {
       it('makes the worker known to the harness as running, with its jobs when it reports them', async () => {
         const id = await holdOne();
-        expect(subject.endpoint.workers.get(subject.transport.workerId)).toBeDefined();
-        expect(subject.endpoint.health().workers.running).toBe(1);
+        expect(await subject.endpoint.workers.get(subject.transport.workerId)).toBeDefined();
+        expect((await subject.endpoint.health()).workers.running).toBe(1);
         if (subject.reportedJobs) {
           const reported = subject.reportedJobs;
           await waitFor(() => reported()?.includes(id), 'the job reported in progress', BOUND_MS);

@@ -285,8 +285,8 @@ describe('dashboard in Chromium', () => {
   it('pages through 3 000 jobs newest first, filters by state and finds one by id', async () => {
     const endpoint = fixture.harness.endpoint('bulk');
     const ids: string[] = [];
-    for (let i = 0; i < 3_000; i++) ids.push(endpoint.submit({ input: { i } }).id);
-    for (const id of ids.slice(0, 5)) endpoint.cancel(id);
+    for (let i = 0; i < 3_000; i++) ids.push((await endpoint.submit({ input: { i } })).id);
+    for (const id of ids.slice(0, 5)) await endpoint.cancel(id);
     const { context, page } = await openPage('paging');
     await logIn(page);
     await page.locator('[data-test=endpoints] a', { hasText: 'bulk' }).click();
@@ -316,7 +316,7 @@ describe('dashboard in Chromium', () => {
     const row = page.locator('[data-test=endpoint-row]', { hasText: 'no-workers' });
     await row.locator('[data-test=purge]').click();
     await expect(row.locator('[data-test=notice]').textContent(WAIT)).resolves.toBe('Removed 7 queued jobs');
-    expect(queued.health().jobs.inQueue).toBe(0);
+    expect((await queued.health()).jobs.inQueue).toBe(0);
     await page.locator('#submit-json').fill(JSON.stringify({ inputs: {} }));
     await page.locator('[data-test=submit]').click();
     const error = page.locator('form.submit [data-test=error]');
@@ -327,12 +327,12 @@ describe('dashboard in Chromium', () => {
 
   it(`shows the ${ENDPOINT} worker and its current job on the workers view`, async () => {
     const { context, page } = await openPage('workers');
-    const job = fixture.harness.endpoint(ENDPOINT).submit({ input: { mode: 'sleep', ms: 60_000 } });
+    const job = await fixture.harness.endpoint(ENDPOINT).submit({ input: { mode: 'sleep', ms: 60_000 } });
     await logIn(page);
     await page.locator('header nav a', { hasText: 'Workers' }).click();
     await page.locator('[data-test=worker-row]', { hasText: job.id }).waitFor(WAIT);
     expect(await page.locator('[data-test=worker-row]').first().textContent()).toContain('running');
-    fixture.harness.endpoint(ENDPOINT).cancel(job.id);
+    await fixture.harness.endpoint(ENDPOINT).cancel(job.id);
     await context.close();
   });
 });

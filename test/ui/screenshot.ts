@@ -28,10 +28,10 @@ try {
   // Traffic while the page is open: echo jobs at a varying rate, some failures, a slow tail.
   for (let second = 0; second < 15; second++) {
     const batch = 20 + Math.round(15 * Math.sin(second / 2));
-    for (let i = 0; i < batch; i++) endpoint.submit({ input: { mode: i % 17 === 0 ? 'fail-once' : 'sleep', ms: 20 + ((i * 37) % 180) } });
+    for (let i = 0; i < batch; i++) await endpoint.submit({ input: { mode: i % 17 === 0 ? 'fail-once' : 'sleep', ms: 20 + ((i * 37) % 180) } });
     await sleep(1_000);
   }
-  for (let i = 0; i < 6; i++) endpoint.submit({ input: { mode: 'sleep', ms: 60_000 } });
+  for (let i = 0; i < 6; i++) await endpoint.submit({ input: { mode: 'sleep', ms: 60_000 } });
   const queued = fixture.harness.endpoint('batch');
   for (let i = 0; i < 42; i++) queued.submit({ input: { i } });
   await sleep(1_500);
@@ -44,7 +44,7 @@ try {
   await page.locator('[data-test=stream-text]').waitFor({ timeout: 20_000 });
   await sleep(1_200);
   await page.screenshot({ path: join(OUT, 'dashboard-job.png'), fullPage: true });
-  for (const job of endpoint.jobs()) if (job.status === 'IN_PROGRESS' || job.status === 'IN_QUEUE') endpoint.cancel(job.id);
+  for (const job of await endpoint.jobs()) if (job.status === 'IN_PROGRESS' || job.status === 'IN_QUEUE') await endpoint.cancel(job.id);
 
   // The launcher's scale events: an endpoint whose worker command exits at once.
   const v1 = async (method: string, path: string, body?: unknown): Promise<{ id: string }> => {

@@ -123,9 +123,9 @@ describe('coalesceStreamChunks through the runtime', () => {
       await runtime.stop();
       harness.close();
     });
-    const { id } = endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await endpoint.submit(parseJobRequest({ input: {} }));
     const view = await endpoint.waitForEnd(id, 20_000);
-    return { chunks: endpoint.readStream(id).stream, output: view.output, status: view.status };
+    return { chunks: (await endpoint.readStream(id)).stream, output: view.output, status: view.status };
   }
 
   const expectedText = Array.from({ length: 200 }, (_, i) => `tok${i} `).join('');

@@ -27,7 +27,7 @@ const handler: Handler<unknown> = (job) => {
 async function runJobs(worker: LocalWorker, inputs: readonly Record<string, unknown>[]): Promise<string[]> {
   const ids: string[] = [];
   for (const input of inputs) {
-    const { id } = worker.endpoint.submit(parseJobRequest({ input }));
+    const { id } = await worker.endpoint.submit(parseJobRequest({ input }));
     await worker.endpoint.waitForEnd(id, 10_000);
     ids.push(id);
   }

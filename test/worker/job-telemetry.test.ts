@@ -29,7 +29,7 @@ describe('worker metrics', () => {
       { harness: new Harness(), metrics },
     );
     for (const input of [{}, {}, { fail: true }]) {
-      const { id } = local.endpoint.submit(parseJobRequest({ input }));
+      const { id } = await local.endpoint.submit(parseJobRequest({ input }));
       await local.endpoint.waitForEnd(id, 10_000);
     }
     // The runtime records a job just after the harness sees its result.

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Harness } from '../../src/harness/index.js';
+import { Harness, ManualClock } from '../../src/harness/index.js';
 import { parseJobRequest, type JobView } from '../../src/job/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { createLogger } from '../../src/log/index.js';
@@ -17,7 +17,7 @@ function start(handler: Handler<unknown>, options: Record<string, unknown> = {})
 }
 
 async function runOne(local: LocalWorker, input: Record<string, unknown> = {}, policy?: Record<string, number>): Promise<JobView> {
-  const { id } = local.endpoint.submit(parseJobRequest({ input, ...(policy ? { policy } : {}) }));
+  const { id } = await local.endpoint.submit(parseJobRequest({ input, ...(policy ? { policy } : {}) }));
   return local.endpoint.waitForEnd(id, 20_000);
 }
 
@@ -56,10 +56,10 @@ describe('handler kinds', () => {
       yield withMetrics('b', { output_tokens: 2 });
       yield { c: 3 };
     });
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
     const view = await local.endpoint.waitForEnd(id, 20_000);
     expect(view.status).toBe('COMPLETED');
-    const { stream } = local.endpoint.readStream(id);
+    const { stream } = await local.endpoint.readStream(id);
     expect(stream.map((c) => c.output)).toEqual(['a', 'b', { c: 3 }]);
     expect(stream.map((c) => c.metrics?.stream_index)).toEqual([0, 1, 2]);
     expect(stream[1]?.metrics).toMatchObject({ output_tokens: 2 });
@@ -85,9 +85,9 @@ describe('handler kinds', () => {
       },
       { maxChunkBytes: 100 },
     );
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
     await local.endpoint.waitForEnd(id, 20_000);
-    const { stream } = local.endpoint.readStream(id);
+    const { stream } = await local.endpoint.readStream(id);
     expect(stream.length).toBeGreaterThan(5);
     for (const chunk of stream) expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(100);
     expect(joinChunks(stream)).toEqual([text]);
@@ -200,14 +200,39 @@ describe('cancel', () => {
       reason = ctx.signal.reason;
       return 'stopped';
     });
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
     await startedPromise;
-    expect(local.endpoint.cancel(id).status).toBe('CANCELLED');
+    expect((await local.endpoint.cancel(id)).status).toBe('CANCELLED');
     await local.endpoint.waitForEnd(id, 1_000);
     for (let i = 0; i < 100 && reason === undefined; i++) await sleep(10);
     expect(reason).toMatchObject({ code: 'SW_JOB_CANCELLED' });
-    expect(local.endpoint.status(id).status).toBe('CANCELLED');
+    expect((await local.endpoint.status(id)).status).toBe('CANCELLED');
     expect(await runOne(local, { quick: true })).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('aborts a running handler whose ttl ends with SW_JOB_EXPIRED; the job is gone (404)', async () => {
+    const clock = new ManualClock(Date.now());
+    let reason: unknown;
+    let started!: () => void;
+    const startedPromise = new Promise<void>((resolve) => (started = resolve));
+    const local = startLocalWorker(
+      async (_job, ctx) => {
+        started();
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        reason = ctx.signal.reason;
+        return 'stopped';
+      },
+      resolveOptions({ workerId: 'test-worker' }),
+      silent,
+      new Harness({ clock }),
+    );
+    running.push(local);
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {}, policy: { ttl: 10_000 } }));
+    await startedPromise;
+    clock.advance(10_000);
+    for (let i = 0; i < 100 && reason === undefined; i++) await sleep(10);
+    expect(reason).toMatchObject({ code: 'SW_JOB_EXPIRED', status: 410 });
+    await expect(local.endpoint.status(id)).rejects.toThrow(expect.objectContaining({ code: 'SW_JOB_NOT_FOUND' }));
   });
 
   it('never runs a job cancelled while queued', async () => {
@@ -219,10 +244,10 @@ describe('cancel', () => {
       await gate;
       return 'done';
     });
-    const first = local.endpoint.submit(parseJobRequest({ input: {} })).id;
-    const second = local.endpoint.submit(parseJobRequest({ input: {} })).id;
+    const first = (await local.endpoint.submit(parseJobRequest({ input: {} }))).id;
+    const second = (await local.endpoint.submit(parseJobRequest({ input: {} }))).id;
     for (let i = 0; i < 100 && seen.length === 0; i++) await sleep(5);
-    local.endpoint.cancel(second);
+    await local.endpoint.cancel(second);
     release();
     await local.endpoint.waitForEnd(first, 5_000);
     expect(seen).toEqual([first]);
@@ -245,7 +270,7 @@ describe('concurrency', () => {
       },
       { concurrency },
     );
-    const ids = Array.from({ length: jobs }, () => local.endpoint.submit(parseJobRequest({ input: {} })).id);
+    const ids = await Promise.all(Array.from({ length: jobs }, async () => (await local.endpoint.submit(parseJobRequest({ input: {} }))).id));
     const views = await Promise.all(ids.map((id) => local.endpoint.waitForEnd(id, 20_000)));
     expect(views.every((v) => v.status === 'COMPLETED')).toBe(true);
     return { peak, samples };
@@ -269,14 +294,14 @@ describe('concurrency', () => {
     expect(answers.length).toBeGreaterThan(0);
   });
 
-  it('validates platform transport settings with the options, naming the field', () => {
+  it('validates platform transport settings with the options, naming the field', async () => {
     expect(resolveOptions({ platformTransport: { resultDeadlineMs: 60_000 } }).platformTransport?.resultDeadlineMs).toBe(60_000);
     expect(() => resolveOptions({ platformTransport: { resultDeadlineMs: -1 } })).toThrow(
       expect.objectContaining({ code: 'SW_INVALID_OPTIONS', message: expect.stringContaining('resultDeadlineMs') }),
     );
   });
 
-  it('refuses an invalid concurrency option naming it', () => {
+  it('refuses an invalid concurrency option naming it', async () => {
     expect(() => resolveOptions({ concurrency: 0 })).toThrow(/concurrency/);
     expect(() => resolveOptions({ concurrency: 'many' })).toThrow(expect.objectContaining({ code: 'SW_INVALID_OPTIONS' }));
   });
@@ -293,12 +318,12 @@ describe('progress', () => {
       await gate;
       return 'final';
     });
-    const { id } = local.endpoint.submit(parseJobRequest({ input: {} }));
-    for (let i = 0; i < 200 && local.endpoint.status(id).output === undefined; i++) await sleep(5);
-    expect(local.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS', output: { percent: 50 } });
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
+    for (let i = 0; i < 200 && (await local.endpoint.status(id)).output === undefined; i++) await sleep(5);
+    expect(await local.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS', output: { percent: 50 } });
     release();
     await local.endpoint.waitForEnd(id, 5_000);
     ctxRef?.progress({ percent: 99 });
-    expect(local.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'final' });
+    expect(await local.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'final' });
   });
 });

@@ -6,7 +6,8 @@
  * OpenAI-compatible routes and the management API as they would the service.
  * Runs until SIGTERM or SIGINT, then drains: no new job is handed out, running jobs
  * get --drain-timeout-ms to finish (their results and waiting /runsync calls are
- * answered), and what is left is reported lost: the job store is in memory.
+ * answered), and what is left is reported lost when the job store is in memory (the
+ * default); with `--store postgres://…` it stays in the database for the next start.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { z } from 'zod';
@@ -23,6 +24,7 @@ import { onShutdownSignals } from '../../worker/signals.js';
 import { InMemoryManagementStore } from '../../harness/management/index.js';
 import { Launcher } from '../../harness/launcher/index.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
+import { STORE_ENV, StoreSpecSchema, describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
 
 const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
 
@@ -59,6 +61,7 @@ const HarnessCommandOptionsSchema = z.object({
   image: z.array(z.string()).optional(),
   launcherConfig: z.string().min(1).optional(),
   gpus: z.string().min(1).optional(),
+  store: StoreSpecSchema.default('memory'),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
 
@@ -114,7 +117,14 @@ export function harnessBanner(
 
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
-  const harness = new Harness({ autoCreateEndpoints: options.endpoint.length === 0, endpoints: options.endpoint, maxRequeues: options.maxRequeues });
+  const jobStore = await openJobStore(options.store, { onError: (error) => logger.warn({ err: error }, 'job store: background error (it goes on)') });
+  logger.info({ store: describeStoreSpec(options.store) }, 'job store open');
+  const harness = new Harness({
+    autoCreateEndpoints: options.endpoint.length === 0,
+    endpoints: options.endpoint,
+    maxRequeues: options.maxRequeues,
+    store: jobStore,
+  });
   const store = new InMemoryManagementStore();
   const metrics = createMetrics();
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
@@ -148,14 +158,16 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   await launcher?.close();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
   const left = await harness.drain(options.drainTimeoutMs);
-  if (left.running > 0 || left.queued > 0) {
+  if (jobStore.kind !== 'memory') {
+    logger.info({ ...left }, `harness stopping: ${left.running} running and ${left.queued} queued job(s) stay in the job store for the next start or another harness`);
+  } else if (left.running > 0 || left.queued > 0) {
     logger.warn({ ...left }, `harness stopping: the job store is in memory, so ${left.running} running and ${left.queued} queued job(s) are lost`);
   } else {
     logger.info('harness drained: no job running or queued; finished jobs and their results, kept in memory, are dropped');
   }
   await server.close();
   await gpu.close();
-  harness.close();
+  await harness.close();
   logger.flush();
 }
 
@@ -198,6 +210,10 @@ export function registerHarnessCommand(program: Command): void {
     )
     .addOption(
       new Option('--max-requeues <n>', 'times a job lost with its worker goes back to the queue before it ends FAILED (SW_REQUEUE_LIMIT)').argParser(wholeNumber(0, 1_000)).default(3),
+    )
+    .addOption(
+      new Option('--store <store>', 'where jobs live: memory (default; lost when the process ends) or postgres://user:password@host:5432/database (durable; harnesses on one database share the queue)')
+        .env(STORE_ENV),
     )
     .addOption(
       new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may take to finish before the harness stops').argParser(wholeNumber(0, 3_600_000)).default(30_000),

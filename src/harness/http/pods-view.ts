@@ -8,12 +8,12 @@ import type { Harness } from '../harness.js';
 import type { Pod, PodsView } from '../management/index.js';
 
 export function harnessPodsView(harness: Harness): PodsView {
-  const listPods = (): Pod[] => {
+  const listPods = async (): Promise<Pod[]> => {
     // Workers the harness launched know more (image, GPUs, state): theirs come first.
-    const pods: Pod[] = harness.launchedWorkers?.pods() ?? [];
+    const pods: Pod[] = (await harness.launchedWorkers?.pods()) ?? [];
     const launched = new Set(pods.map((pod) => pod.id));
     for (const endpoint of harness.endpoints()) {
-      for (const worker of endpoint.workers.all()) {
+      for (const worker of await endpoint.workers.all()) {
         if (launched.has(worker.id)) continue;
         pods.push({
           id: worker.id,
@@ -25,7 +25,7 @@ export function harnessPodsView(harness: Harness): PodsView {
           ports: [],
           portMappings: {},
           gpu: null,
-          jobsInProgress: [...worker.jobs],
+          jobsInProgress: [...worker.jobIds],
           createdAt: new Date(worker.firstSeenAt).toISOString(),
           lastSeenAt: new Date(worker.lastSeenAt).toISOString(),
         });
@@ -33,5 +33,5 @@ export function harnessPodsView(harness: Harness): PodsView {
     }
     return pods;
   };
-  return { listPods, getPod: (id) => listPods().find((pod) => pod.id === id) };
+  return { listPods, getPod: async (id) => (await listPods()).find((pod) => pod.id === id) };
 }

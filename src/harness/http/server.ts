@@ -13,6 +13,7 @@
  * 400 bad JSON) -> route (400 bad parameters, 404 unknown job or endpoint, 409 wrong
  * state) -> JSON answer. Unknown paths: 404; known path, wrong method: 405 + Allow.
  */
+import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -57,13 +58,14 @@ export interface HarnessServer {
   readonly loadBalancing: LoadBalancing;
   /** `<url>/ui`, the web dashboard; undefined when it is off. */
   readonly dashboardUrl: string | undefined;
-  /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. The harness stays open. */
+  /** Stop listening: waiting requests are answered at once, webhooks under way are abandoned. A harness given stays open; one made for the `store` option is closed. */
   close(): Promise<void>;
 }
 
 /** Build the server, listen, and answer once it accepts connections. */
-export async function createHarnessServer(options: HarnessServerOptions): Promise<HarnessServer> {
-  const config = resolveServerOptions(options);
+export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
+  const { options: withHarness, owned } = await harnessForServer(options);
+  const config = resolveServerOptions(withHarness);
   checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
   const metrics = config.metrics ?? createMetrics();
@@ -99,6 +101,8 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
   const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
   const webhooks = new WebhookSender({
     settings: config.webhook,
+    // Retries wait on the harness's clock, like every other time rule (tests drive it).
+    clock: harness.clock,
     logger: logger.child({ component: 'webhooks' }),
     metrics,
     ...(webhookLog ? { onOutcome: (outcome) => webhookLog.record(outcome) } : {}),
@@ -138,11 +142,16 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
       podsView: config.management.podsView ?? harnessPodsView(harness),
       endpointHooks: {
         onEndpointCreated: (id, endpoint) => {
-          harness.createEndpoint(id).defaultExecutionTimeoutMs = endpoint.executionTimeoutMs;
+          harness
+            .createEndpoint(id)
+            .configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
+            .catch((error: unknown) => logger.error({ err: error, endpointId: id }, 'could not store the endpoint settings'));
         },
         onEndpointUpdated: (endpoint) => {
           const jobs = harness.findEndpoint(endpoint.id);
-          if (jobs) jobs.defaultExecutionTimeoutMs = endpoint.executionTimeoutMs;
+          jobs
+            ?.configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
+            .catch((error: unknown) => logger.error({ err: error, endpointId: endpoint.id }, 'could not store the endpoint settings'));
         },
         onEndpointDeleted: (id) => void harness.deleteEndpoint(id),
       },
@@ -158,6 +167,7 @@ export async function createHarnessServer(options: HarnessServerOptions): Promis
     webhooks.close();
     loadBalancing.stop();
     await app.close();
+    await owned?.close();
   };
 
   try {

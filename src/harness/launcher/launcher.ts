@@ -22,8 +22,9 @@ import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { Harness } from '../harness.js';
 import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
+import type { StoredJob } from '../store/job-store.js';
 import type { TimerHandle } from '../clock.js';
-import { countStates, holdsJob, newEndpointRuntime, podsOf, type EndpointRuntime } from './endpoint-runtime.js';
+import { countStates, holdsJob, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
 import { launchEnv } from './launch-env.js';
 import { queueSnapshot } from './queue-snapshot.js';
 import { GpuPool } from './gpu-pool.js';
@@ -81,20 +82,20 @@ export class Launcher implements LaunchedWorkersView {
       { images: Object.keys(this.settings.images), gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none' },
       'launcher started: templates with these images run their workers here',
     );
-    const loop = (): void => {
+    const loop = async (): Promise<void> => {
       if (this.#closed) return;
       try {
-        this.tick();
+        await this.tick();
       } catch (error) {
         this.#log.error({ err: error }, 'launcher tick failed');
       }
-      this.#timer = this.#deps.harness.clock.setTimer(this.settings.tickMs, loop);
+      if (!this.#closed) this.#timer = this.#deps.harness.clock.setTimer(this.settings.tickMs, () => void loop());
     };
-    loop();
+    void loop();
   }
 
   /** One round of scaling over every endpoint (the timer calls it; public for tests). */
-  tick(): void {
+  async tick(): Promise<void> {
     if (!this.#target || this.#closed) return;
     const { harness, store } = this.#deps;
     const now = harness.clock.now();
@@ -108,7 +109,7 @@ export class Launcher implements LaunchedWorkersView {
         continue;
       }
       live.add(endpoint.id);
-      this.#scale(endpoint, template, image, jobs, now);
+      await this.#scale(endpoint, template, image, jobs, now);
     }
     for (const [endpointId, runtime] of this.#runtimes) {
       if (live.has(endpointId)) continue;
@@ -128,15 +129,15 @@ export class Launcher implements LaunchedWorkersView {
 
   // ------------------------------------------------------------------ views
 
-  health(endpointId: string): LaunchedHealth | undefined {
+  async health(endpointId: string): Promise<LaunchedHealth | undefined> {
     const runtime = this.#runtimes.get(endpointId);
     if (!runtime) return undefined;
-    const jobs = this.#deps.harness.findEndpoint(endpointId);
-    const counts = countStates(runtime, jobs);
+    const presence = await this.#presence(endpointId);
+    const counts = countStates(runtime, presence);
     // Workers that joined by hand count as before.
-    for (const presence of jobs?.workers.all() ?? []) {
-      if (runtime.workers.has(presence.id)) continue;
-      if (presence.jobs.size > 0) counts.running++;
+    for (const worker of presence.values()) {
+      if (runtime.workers.has(worker.id)) continue;
+      if (worker.jobIds.length > 0) counts.running++;
       else counts.idle++;
     }
     return {
@@ -161,23 +162,33 @@ export class Launcher implements LaunchedWorkersView {
     return this.#events.seq;
   }
 
-  pods(): Pod[] {
-    return [...this.#runtimes].flatMap(([endpointId, runtime]) =>
-      podsOf(endpointId, runtime, this.#deps.harness.findEndpoint(endpointId), this.#pool?.name ?? 'GPU'),
-    );
+  async pods(): Promise<Pod[]> {
+    const pods: Pod[] = [];
+    for (const [endpointId, runtime] of [...this.#runtimes]) {
+      pods.push(...podsOf(endpointId, runtime, await this.#presence(endpointId), this.#pool?.name ?? 'GPU'));
+    }
+    return pods;
+  }
+
+  /** The endpoint's workers as the job store knows them now, by id. */
+  async #presence(endpointId: string): Promise<Presence> {
+    const workers = (await this.#deps.harness.findEndpoint(endpointId)?.workers.all()) ?? [];
+    return new Map(workers.map((worker) => [worker.id, worker]));
   }
 
   // ------------------------------------------------------------------ scaling
 
-  #scale(endpoint: Endpoint, template: Template, image: { command: string; cwd?: string | undefined }, jobs: EndpointJobs, now: number): void {
+  async #scale(endpoint: Endpoint, template: Template, image: { command: string; cwd?: string | undefined }, jobs: EndpointJobs, now: number): Promise<void> {
     const runtime = this.#runtime(endpoint.id);
+    const presence = await this.#presence(endpoint.id);
+    const active = await jobs.list({ states: ['IN_QUEUE', 'IN_PROGRESS'], offset: 0, limit: Number.MAX_SAFE_INTEGER });
     // A rolling release (template updated or changed): idle workers of an older version go,
     // the scaler starts new ones; busy ones follow once idle.
     for (const worker of runtime.workers.values()) {
-      if (worker.version < endpoint.version && !worker.stopping && !holdsJob(jobs, worker.id)) this.#stopWorker(worker, 'release');
+      if (worker.version < endpoint.version && !worker.stopping && !holdsJob(presence, worker.id)) this.#stopWorker(worker, 'release');
     }
-    const workers = this.#observe(runtime, jobs, endpoint.id, now);
-    const { queued, runningJobs } = this.#queueSnapshot(runtime, jobs, endpoint.id);
+    const workers = this.#observe(runtime, presence, endpoint.id, now);
+    const { queued, runningJobs } = this.#queueSnapshot(runtime, active.jobs, endpoint.id);
     const needsGpus = endpoint.computeType === 'GPU' && this.#pool !== undefined;
     if (needsGpus && this.#pool && endpoint.gpuCount > this.#pool.total) {
       this.#warnOnce(`gpus:${endpoint.id}`, { endpointId: endpoint.id, gpuCount: endpoint.gpuCount, gpus: this.#pool.total }, 'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled');
@@ -201,14 +212,14 @@ export class Launcher implements LaunchedWorkersView {
       if (worker) this.#stopWorker(worker, 'idle');
     }
     for (let i = 0; i < decision.start; i++) this.#spawn(endpoint, template, image, runtime, now, needsGpus, decision.desired);
-    this.#gauge(endpoint.id, runtime, jobs);
+    this.#gauge(endpoint.id, runtime, presence);
   }
 
   /** Update readiness and busy times from the presence table; the scaler's view of each worker. */
-  #observe(runtime: EndpointRuntime, jobs: EndpointJobs, endpointId: string, now: number): WorkerSnapshot[] {
+  #observe(runtime: EndpointRuntime, workers: Presence, endpointId: string, now: number): WorkerSnapshot[] {
     const snapshots: WorkerSnapshot[] = [];
     for (const worker of runtime.workers.values()) {
-      const presence = jobs.workers.get(worker.id);
+      const presence = workers.get(worker.id);
       if (presence && worker.readyAt === undefined) {
         worker.readyAt = now;
         const coldStartMs = now - worker.spawnedAt;
@@ -222,7 +233,7 @@ export class Launcher implements LaunchedWorkersView {
         runtime.backoff.recordHealthyStart();
         runtime.unhealthyReason = undefined;
       }
-      const busy = (presence?.jobs.size ?? 0) > 0;
+      const busy = (presence?.jobIds.length ?? 0) > 0;
       if (busy) worker.lastBusyAt = now;
       const state = worker.state(busy);
       snapshots.push({ id: worker.id, state, ...(state === 'idle' ? { idleSince: worker.lastBusyAt ?? worker.readyAt ?? now } : {}) });
@@ -231,7 +242,7 @@ export class Launcher implements LaunchedWorkersView {
   }
 
   /** Queued jobs, running jobs that are not lowPriority; counts each job's wait for a worker once. */
-  #queueSnapshot(runtime: EndpointRuntime, jobs: EndpointJobs, endpointId: string): { queued: QueuedJobSnapshot[]; runningJobs: number } {
+  #queueSnapshot(runtime: EndpointRuntime, jobs: readonly StoredJob[], endpointId: string): { queued: QueuedJobSnapshot[]; runningJobs: number } {
     const snapshot = queueSnapshot(jobs, runtime.waitsSeen);
     runtime.waitsSeen = snapshot.seen;
     for (const { jobId, workerId, waitMs } of snapshot.newlyStarted) {
@@ -267,7 +278,7 @@ export class Launcher implements LaunchedWorkersView {
       gpus,
       spawnedAt: now,
       onLine: (stream, line) => this.#onLine(endpoint.id, id, stream, line),
-      onExit: (code, signal) => this.#onExit(runtime, worker, code, signal),
+      onExit: (code, signal) => void this.#onExit(runtime, worker, code, signal).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
     });
     runtime.workers.set(id, worker);
     this.#deps.metrics?.harnessScaleUpsTotal.inc({ endpoint: endpoint.id });
@@ -297,11 +308,11 @@ export class Launcher implements LaunchedWorkersView {
     if (runtime) this.#event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
   }
 
-  #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, code: number | null, signal: NodeJS.Signals | null): void {
+  async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     const endpointId = worker.endpointId;
     runtime.workers.delete(worker.id);
     this.#pool?.give(worker.gpus);
-    const requeued = this.#deps.harness.findEndpoint(endpointId)?.requeueWorkerJobs(worker.id) ?? [];
+    const requeued = (await this.#deps.harness.findEndpoint(endpointId)?.requeueWorkerJobs(worker.id)) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
     const fields = { endpointId, workerId: worker.id, code, signal, requeued };
     const requeuedField = requeued.length > 0 ? { requeued } : {};
@@ -365,10 +376,10 @@ export class Launcher implements LaunchedWorkersView {
     this.#events.add({ ...event, at: Date.now(), workers: runtime.workers.size });
   }
 
-  #gauge(endpointId: string, runtime: EndpointRuntime, jobs: EndpointJobs): void {
+  #gauge(endpointId: string, runtime: EndpointRuntime, presence: Presence): void {
     const gauge = this.#deps.metrics?.harnessWorkers;
     if (!gauge) return;
-    const counts: Record<(typeof STATES)[number], number> = { ...countStates(runtime, jobs), throttled: runtime.throttled };
+    const counts: Record<(typeof STATES)[number], number> = { ...countStates(runtime, presence), throttled: runtime.throttled };
     for (const state of STATES) gauge.set({ endpoint: endpointId, state }, counts[state]);
   }
 

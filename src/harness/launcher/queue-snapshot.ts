@@ -4,7 +4,7 @@
  * priority), the running ones that count for scaling, and the jobs that started since
  * the last look, with how long each waited for a worker.
  */
-import type { EndpointJobs } from '../endpoint-jobs.js';
+import type { StoredJob } from '../store/job-store.js';
 import type { QueuedJobSnapshot } from './scale-decision.js';
 
 export interface JobWait {
@@ -23,13 +23,13 @@ export interface QueueSnapshot {
   seen: Set<string>;
 }
 
-/** Look at `jobs`; `seenBefore` holds the `jobId@startedAt` keys already reported. */
-export function queueSnapshot(jobs: EndpointJobs, seenBefore: ReadonlySet<string>): QueueSnapshot {
+/** Look at `jobs` (the endpoint's queued and running ones); `seenBefore` holds the `jobId@startedAt` keys already reported. */
+export function queueSnapshot(jobs: readonly StoredJob[], seenBefore: ReadonlySet<string>): QueueSnapshot {
   const queued: QueuedJobSnapshot[] = [];
   const newlyStarted: JobWait[] = [];
   const seen = new Set<string>();
   let runningJobs = 0;
-  for (const job of jobs.jobs()) {
+  for (const job of jobs) {
     const lowPriority = job.request.policy?.lowPriority === true;
     if (job.status === 'IN_QUEUE') queued.push({ queuedAt: job.queuedAt, lowPriority });
     if (job.status !== 'IN_PROGRESS' || job.startedAt === undefined) continue;

@@ -22,7 +22,7 @@ export interface EndpointHooks {
 /** Read access to the connected workers, each seen as a pod. */
 export interface PodsView {
   /** Every connected worker. */
-  listPods(): Pod[];
+  listPods(): Pod[] | Promise<Pod[]>;
   /** One worker by id, or undefined. */
-  getPod(id: string): Pod | undefined;
+  getPod(id: string): Pod | undefined | Promise<Pod | undefined>;
 }

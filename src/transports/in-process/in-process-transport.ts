@@ -1,12 +1,12 @@
 /**
  * @module transports/in-process/in-process-transport
  * The worker meets the harness in the same process: takes from and posts to an
- * EndpointJobs directly. Used by the dry run and by `--serve-api`.
+ * EndpointJobs directly (the same facade the HTTP worker API calls). Used by the dry
+ * run and by `--serve-api`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, JobResult, StreamChunk } from '../../job/index.js';
 import type { EndpointJobs } from '../../harness/index.js';
-import { staleAttemptError } from '../../harness/attempts.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 
@@ -31,7 +31,7 @@ export class InProcessTransport implements Transport {
     this.#endpoint = options.endpoint;
     this.workerId = options.workerId ?? `local-${randomUUID().slice(0, 8)}`;
     this.maxResultBytes = options.maxResultBytes;
-    this.#endpoint.workers.touch(this.workerId, Date.now());
+    void this.#endpoint.workers.touch(this.workerId).catch(() => {});
     this.#unsubscribe = this.#endpoint.stopRequested.add((workerId, jobId, reason, attempt) => {
       if (workerId !== this.workerId) return;
       for (const listener of this.#listeners) listener(jobId, reason, attempt);
@@ -43,13 +43,13 @@ export class InProcessTransport implements Transport {
   }
 
   async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
-    this.#refuseStale(jobId, attempt, 'stream chunk');
-    this.#endpoint.pushChunk(jobId, this.workerId, chunk, attempt);
+    const ack = await this.#endpoint.postChunk(jobId, this.workerId, chunk, attempt);
+    if (!ack.applied && ack.reason === 'stale_attempt') await this.#endpoint.refuseStale(jobId, attempt, 'stream chunk');
   }
 
   /** Progress of a stale attempt is dropped. */
   async postProgress(jobId: string, output: unknown, attempt?: number): Promise<void> {
-    this.#endpoint.progress(jobId, this.workerId, output, attempt);
+    await this.#endpoint.progress(jobId, this.workerId, output, attempt);
   }
 
   async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt> {
@@ -57,19 +57,13 @@ export class InProcessTransport implements Transport {
       const body = result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
       assertResultFits(jobId, JSON.stringify(body), this.maxResultBytes);
     }
-    this.#refuseStale(jobId, options.attempt, 'result');
-    const ack = this.#endpoint.complete(jobId, this.workerId, result, options.attempt);
+    const ack = await this.#endpoint.complete(jobId, this.workerId, result, options.attempt);
+    if (!ack.applied && ack.reason === 'stale_attempt') await this.#endpoint.refuseStale(jobId, options.attempt, 'result');
     return ack.applied ? { applied: true } : { applied: false, reason: ack.reason };
   }
 
-  #refuseStale(jobId: string, attempt: number | undefined, what: string): void {
-    const job = this.#endpoint.find(jobId);
-    if (job !== undefined && attempt !== undefined && this.#endpoint.isStale(jobId, attempt)) throw staleAttemptError(job, attempt, what);
-  }
-
   setJobsInProgress(jobIds: readonly string[]): void {
-    void jobIds;
-    this.#endpoint.workers.touch(this.workerId, Date.now());
+    void this.#endpoint.workers.touch(this.workerId, { reportedJobIds: jobIds }).catch(() => {});
   }
 
   onStop(listener: StopListener): () => void {
@@ -80,6 +74,6 @@ export class InProcessTransport implements Transport {
   async close(): Promise<void> {
     this.#unsubscribe();
     this.#listeners.clear();
-    this.#endpoint.workers.remove(this.workerId);
+    await this.#endpoint.workers.remove(this.workerId);
   }
 }

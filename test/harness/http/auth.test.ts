@@ -50,7 +50,7 @@ describe('with an API key', () => {
         expect(errorCode(answer)).toBe('SW_UNAUTHORIZED');
       }
     }
-    expect(running.harness.endpoint('ep').jobs()).toEqual([]);
+    expect(await running.harness.endpoint('ep').jobs()).toEqual([]);
   });
 
   it('OpenAI routes answer 401 in OpenAI error shape', async () => {

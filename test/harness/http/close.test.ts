@@ -13,14 +13,14 @@ describe('close()', () => {
     const endpoint = running.harness.endpoint('ep');
     const runsync = call('POST', `${running.endpointUrl()}/runsync?wait=300000`, { body: { input: {} } });
     const openai = call('POST', `${running.endpointUrl()}/openai/v1/chat/completions`, { body: { stream: true } });
-    await waitUntil(() => endpoint.jobs().length === 2, 'both requests to wait');
+    await waitUntil(async () => (await endpoint.jobs()).length === 2, 'both requests to wait');
     await running.server.close();
     const [sync, ai] = await Promise.all([runsync, openai]);
     expect(sync.status).toBe(200);
     expect(sync.json).toMatchObject({ status: 'IN_QUEUE' });
     expect(ai.status).toBe(503);
     expect(errorCode(ai)).toBe('SW_HARNESS_CLOSING');
-    expect(endpoint.jobs().map((job) => job.status).sort()).toEqual(['CANCELLED', 'IN_QUEUE']);
+    expect((await endpoint.jobs()).map((job) => job.status).sort()).toEqual(['CANCELLED', 'IN_QUEUE']);
     await expect(call('GET', `${running.endpointUrl()}/health`)).rejects.toThrow();
     await running.close();
   });

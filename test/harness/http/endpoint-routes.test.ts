@@ -22,7 +22,7 @@ describe('POST /purge-queue', () => {
     const url = running.endpointUrl();
     const endpoint = running.harness.endpoint('ep');
     const ids = [await submit(url), await submit(url), await submit(url)];
-    endpoint.tryTake('w', 1);
+    await endpoint.tryTake('w', 1);
     const answer = await call('POST', `${url}/purge-queue`);
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({ removed: 2, status: 'completed' });
@@ -58,9 +58,9 @@ describe('GET /requests', () => {
     const second = await submit(url);
     clock.advance(1_000);
     const third = await submit(url);
-    endpoint.tryTake('w', 1);
+    await endpoint.tryTake('w', 1);
     clock.advance(500);
-    endpoint.complete(first, 'w', { kind: 'output', output: 'x' });
+    await endpoint.complete(first, 'w', { kind: 'output', output: 'x' });
 
     const all = (await call('GET', `${url}/requests`)).json as RequestsListing;
     expect(all.endpointId).toBe('ep');

@@ -38,7 +38,7 @@ describe('GET /status/{id}', () => {
     const endpoint = running.harness.endpoint('ep');
     const id = await submit(running.endpointUrl());
     // A worker takes it: the job is running.
-    expect(endpoint.tryTake('worker-1', 1).map((job) => job.id)).toEqual([id]);
+    expect((await endpoint.tryTake('worker-1', 1)).map((job) => job.id)).toEqual([id]);
     const set = await call('GET', `${running.endpointUrl()}/status/${id}?ttl=10000`);
     expect(set.json).toMatchObject({ id, status: 'IN_PROGRESS' });
     clock.advance(9_999);
@@ -53,7 +53,7 @@ describe('GET /status/{id}', () => {
     const clock = new ManualClock();
     running = await startTestServer({}, { clock });
     const id = await submit(running.endpointUrl(), { input: {}, policy: { ttl: 10_000 } });
-    running.harness.endpoint('ep').tryTake('worker-1', 1);
+    await running.harness.endpoint('ep').tryTake('worker-1', 1);
     clock.advance(10_000);
     expect((await call('GET', `${running.endpointUrl()}/status/${id}`)).status).toBe(404);
   });
@@ -81,7 +81,7 @@ describe('GET /status-sync/{id}', () => {
     }).stop;
     const id = await submit(running.endpointUrl());
     const pending = call('GET', `${running.endpointUrl()}/status-sync/${id}?wait=60000`);
-    await waitUntil(() => running!.harness.endpoint('ep').find(id)?.status === 'IN_PROGRESS', 'the job to start');
+    await waitUntil(async () => (await running!.harness.endpoint('ep').find(id))?.status === 'IN_PROGRESS', 'the job to start');
     release();
     expect((await pending).json).toMatchObject({ id, status: 'COMPLETED', output: 'done' });
   });
@@ -95,7 +95,7 @@ describe('GET /status-sync/{id}', () => {
     // The wait timer is armed once the request reached the store.
     await waitUntil(() => clock.pendingTimers >= 2, 'the wait to start');
     clock.advance(1000);
-    expect((await pending).json).toEqual({ id, status: endpoint.status(id).status });
+    expect((await pending).json).toEqual({ id, status: (await endpoint.status(id)).status });
   });
 
   it('400 naming wait and its range', async () => {
@@ -167,7 +167,7 @@ describe('POST /cancel/{id}', () => {
       return 'stopped';
     }).stop;
     const id = await submit(running.endpointUrl());
-    await waitUntil(() => running!.harness.endpoint('ep').find(id)?.status === 'IN_PROGRESS', 'the job to start');
+    await waitUntil(async () => (await running!.harness.endpoint('ep').find(id))?.status === 'IN_PROGRESS', 'the job to start');
     expect((await call('POST', `${running.endpointUrl()}/cancel/${id}`, { body: {} })).json).toEqual({ id, status: 'CANCELLED' });
     await waitUntil(() => aborted, 'the handler to see its abort');
   });
@@ -176,8 +176,8 @@ describe('POST /cancel/{id}', () => {
     running = await startTestServer({}, { clock: new ManualClock() });
     const endpoint = running.harness.endpoint('ep');
     const id = await submit(running.endpointUrl());
-    endpoint.tryTake('w', 1);
-    endpoint.complete(id, 'w', { kind: 'output', output: 1 });
+    await endpoint.tryTake('w', 1);
+    await endpoint.complete(id, 'w', { kind: 'output', output: 1 });
     const answer = await call('POST', `${running.endpointUrl()}/cancel/${id}`);
     expect(answer.status).toBe(409);
     expect(errorCode(answer)).toBe('SW_CANCEL_NOT_ALLOWED');
@@ -192,8 +192,8 @@ describe('POST /retry/{id}', () => {
     running = await startTestServer({}, { clock: new ManualClock() });
     const endpoint = running.harness.endpoint('ep');
     const id = await submit(running.endpointUrl());
-    endpoint.tryTake('w', 1);
-    endpoint.complete(id, 'w', { kind: 'error', error: failure });
+    await endpoint.tryTake('w', 1);
+    await endpoint.complete(id, 'w', { kind: 'error', error: failure });
     const answer = await call('POST', `${running.endpointUrl()}/retry/${id}`);
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({ id, status: 'IN_QUEUE' });
@@ -204,9 +204,9 @@ describe('POST /retry/{id}', () => {
     const clock = new ManualClock();
     running = await startTestServer({}, { clock });
     const id = await submit(running.endpointUrl(), { input: {}, policy: { executionTimeout: 5_000 } });
-    running.harness.endpoint('ep').tryTake('w', 1);
+    await running.harness.endpoint('ep').tryTake('w', 1);
     clock.advance(5_000);
-    expect(running.harness.endpoint('ep').status(id).status).toBe('TIMED_OUT');
+    expect((await running.harness.endpoint('ep').status(id)).status).toBe('TIMED_OUT');
     expect((await call('POST', `${running.endpointUrl()}/retry/${id}`)).json).toEqual({ id, status: 'IN_QUEUE' });
   });
 
@@ -215,9 +215,9 @@ describe('POST /retry/{id}', () => {
     const endpoint = running.harness.endpoint('ep');
     const url = running.endpointUrl();
     const [inProgress, completed, queued, cancelled] = [await submit(url), await submit(url), await submit(url), await submit(url)];
-    endpoint.cancel(cancelled);
-    expect(endpoint.tryTake('w', 2).map((job) => job.id)).toEqual([inProgress, completed]);
-    endpoint.complete(completed, 'w', { kind: 'output', output: 1 });
+    await endpoint.cancel(cancelled);
+    expect((await endpoint.tryTake('w', 2)).map((job) => job.id)).toEqual([inProgress, completed]);
+    await endpoint.complete(completed, 'w', { kind: 'output', output: 1 });
     for (const [id, status] of [
       [queued, 'IN_QUEUE'],
       [inProgress, 'IN_PROGRESS'],

@@ -118,9 +118,9 @@ describe('the OpenAI adapter', () => {
     const endpoint = running.harness.endpoint('ep');
     const url = `${running.endpointUrl()}/openai/v1/chat/completions`;
     const failing = call('POST', url, { body: {} });
-    await waitUntil(() => endpoint.jobs().length === 1, 'the job');
-    const [failed] = endpoint.tryTake('w', 1);
-    endpoint.complete(failed!.id, 'w', {
+    await waitUntil(async () => (await endpoint.jobs()).length === 1, 'the job');
+    const [failed] = await endpoint.tryTake('w', 1);
+    await endpoint.complete(failed!.id, 'w', {
       kind: 'error',
       error: { error_type: 'ValueError', error_message: 'bad prompt', hostname: 'h', worker_id: 'w', runtime_version: '0' },
     });
@@ -137,8 +137,8 @@ describe('the OpenAI adapter', () => {
     });
 
     const timing = call('POST', url, { body: { stream: true } });
-    await waitUntil(() => endpoint.jobs().length === 2, 'the second job');
-    const [slow] = endpoint.tryTake('w', 1);
+    await waitUntil(async () => (await endpoint.jobs()).length === 2, 'the second job');
+    const [slow] = await endpoint.tryTake('w', 1);
     expect(slow).toBeDefined();
     clock.advance(600_000);
     const timedOut = await timing;
@@ -151,12 +151,12 @@ describe('the OpenAI adapter', () => {
     running = await startTestServer({ openaiTimeoutMs: 5_000 }, { clock });
     const endpoint = running.harness.endpoint('ep');
     const pending = call('POST', `${running.endpointUrl()}/openai/v1/chat/completions`, { body: {} });
-    await waitUntil(() => endpoint.jobs().length === 1, 'the job');
+    await waitUntil(async () => (await endpoint.jobs()).length === 1, 'the job');
     clock.advance(5_000);
     const answer = await pending;
     expect(answer.status).toBe(504);
     expect(errorCode(answer)).toBe('SW_OPENAI_JOB_TIMED_OUT');
-    expect(endpoint.jobs()[0]!.status).toBe('CANCELLED');
+    expect((await endpoint.jobs())[0]!.status).toBe('CANCELLED');
   });
 
   it('streams JSON chunks as data: events and passes SSE text through, ending data: [DONE]', async () => {
@@ -216,7 +216,7 @@ describe('the OpenAI adapter', () => {
     expect(new TextDecoder().decode(first.value)).toContain('"n":1');
     controller.abort();
     await waitUntil(() => aborted, 'the handler to be stopped');
-    expect(running.harness.endpoint('ep').jobs()[0]!.status).toBe('CANCELLED');
+    expect((await running.harness.endpoint('ep').jobs())[0]!.status).toBe('CANCELLED');
   });
 
   it('400 in OpenAI shape for a body that is not a JSON object', async () => {

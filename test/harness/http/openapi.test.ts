@@ -65,7 +65,7 @@ describe('OpenAPI document and docs', () => {
       expect(errorCode(answer)).toBe('SW_INPUT_VALIDATION');
       expect((answer.json as { error: { details: { issues: Array<{ path: string }> } } }).error.details.issues[0]?.path).toBe('message');
     }
-    expect(server.harness.endpoint('ep').health().jobs.completed + server.harness.endpoint('ep').health().jobs.failed).toBe(0);
+    expect((await server.harness.endpoint('ep').health()).jobs.completed + (await server.harness.endpoint('ep').health()).jobs.failed).toBe(0);
   });
 
   it('the queue API at the root answers as under /v2/<endpoint>', async () => {

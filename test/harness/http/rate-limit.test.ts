@@ -8,7 +8,7 @@ import { DEFAULT_RATE_LIMITS, RateLimiter, effectiveLimit, resolveServerOptions 
 import { call, errorCode, startTestServer, waitUntil, type TestServer } from './helpers.js';
 
 describe('RateLimiter', () => {
-  it('accepts up to the limit per window, then refuses with the time until the oldest request leaves it', () => {
+  it('accepts up to the limit per window, then refuses with the time until the oldest request leaves it', async () => {
     let now = 1_000_000;
     const limiter = new RateLimiter({ windowMs: 10_000, now: () => now });
     const limit = { perWindow: 3, concurrent: null };
@@ -26,7 +26,7 @@ describe('RateLimiter', () => {
     expect(limiter.acquire('other', limit).allowed).toBe(true);
   });
 
-  it('slides: a request leaves the window exactly windowMs after it came', () => {
+  it('slides: a request leaves the window exactly windowMs after it came', async () => {
     let now = 0;
     const limiter = new RateLimiter({ windowMs: 100, now: () => now });
     const limit = { perWindow: 2, concurrent: null };
@@ -40,7 +40,7 @@ describe('RateLimiter', () => {
     expect(limiter.acquire('k', limit).allowed).toBe(false);
   });
 
-  it('caps requests in flight; release frees the slot (once, however often it is called)', () => {
+  it('caps requests in flight; release frees the slot (once, however often it is called)', async () => {
     const limiter = new RateLimiter({ now: () => 0 });
     const limit = { perWindow: 100, concurrent: 2 };
     const a = limiter.acquire('k', limit);
@@ -53,14 +53,14 @@ describe('RateLimiter', () => {
     expect(limiter.acquire('k', limit).allowed).toBe(true);
   });
 
-  it('the effective limit is the larger of the base and workers x requestsPerWorker; concurrency grows alike', () => {
+  it('the effective limit is the larger of the base and workers x requestsPerWorker; concurrency grows alike', async () => {
     expect(effectiveLimit(DEFAULT_RATE_LIMITS.run, 0, 100)).toEqual({ perWindow: 1000, concurrent: 200 });
     expect(effectiveLimit(DEFAULT_RATE_LIMITS.run, 10, 100)).toEqual({ perWindow: 1000, concurrent: 200 });
     expect(effectiveLimit(DEFAULT_RATE_LIMITS.run, 20, 100)).toEqual({ perWindow: 2000, concurrent: 400 });
     expect(effectiveLimit(DEFAULT_RATE_LIMITS['purge-queue'], 3, 10)).toEqual({ perWindow: 30, concurrent: null });
   });
 
-  it('has the spec 8.2 table', () => {
+  it('has the spec 8.2 table', async () => {
     expect(DEFAULT_RATE_LIMITS).toEqual({
       runsync: { perWindow: 2000, concurrent: 400 },
       run: { perWindow: 1000, concurrent: 200 },
@@ -84,7 +84,7 @@ describe('429 over HTTP', () => {
   /** A window far longer than any test, so that none ends mid-test. */
   const HOUR = 3_600_000;
 
-  it('is on by default', () => {
+  it('is on by default', async () => {
     const config = resolveServerOptions({ harness: new Harness() });
     expect(config.rateLimits).toMatchObject({ windowMs: 10_000, requestsPerWorker: 100, limits: {} });
   });
@@ -112,7 +112,7 @@ describe('429 over HTTP', () => {
     expect((await call('POST', url, { body: { input: {} } })).status).toBe(200);
     expect((await call('POST', url, { body: { input: {} } })).status).toBe(429);
     // One worker up: max(1, 1 x 3) = 3 per window, of which one is used.
-    running.harness.endpoint('ep').workers.touch('worker-1', 0);
+    await running.harness.endpoint('ep').workers.touch('worker-1', {}, 0);
     expect((await call('POST', url, { body: { input: {} } })).status).toBe(200);
     expect((await call('POST', url, { body: { input: {} } })).status).toBe(200);
     expect((await call('POST', url, { body: { input: {} } })).status).toBe(429);
@@ -123,7 +123,7 @@ describe('429 over HTTP', () => {
     running = await startTestServer({ rateLimits: { windowMs: HOUR, limits: { runsync: { concurrent: 1 } } } }, { clock });
     const url = `${running.endpointUrl()}/runsync?wait=1000`;
     const first = call('POST', url, { body: { input: {} } });
-    await waitUntil(() => running!.harness.endpoint('ep').jobs().length === 1, 'the first runsync to wait');
+    await waitUntil(async () => (await running!.harness.endpoint('ep').jobs()).length === 1, 'the first runsync to wait');
     const second = await call('POST', url, { body: { input: {} } });
     expect(second.status).toBe(429);
     expect((second.json as { error: { details: { reason: string } } }).error.details.reason).toBe('concurrency');
@@ -131,7 +131,7 @@ describe('429 over HTTP', () => {
     clock.advance(1000);
     expect((await first).status).toBe(200);
     const third = call('POST', url, { body: { input: {} } });
-    await waitUntil(() => running!.harness.endpoint('ep').jobs().length === 2, 'the third runsync to wait');
+    await waitUntil(async () => (await running!.harness.endpoint('ep').jobs()).length === 2, 'the third runsync to wait');
     clock.advance(1000);
     expect((await third).status).toBe(200);
   });

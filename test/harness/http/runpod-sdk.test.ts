@@ -58,13 +58,13 @@ describe('runpod-sdk against the harness', () => {
     running = await startTestServer({ apiKey: KEY }, { clock });
     const jobs = running.harness.endpoint('ep');
     const pending = sdkEndpoint(running).runSync({ input: {} }, 60_000);
-    await waitUntil(() => jobs.jobs().length === 1, 'the runsync to arrive');
+    await waitUntil(async () => (await jobs.jobs()).length === 1, 'the runsync to arrive');
     const armedTimers = clock.pendingTimers;
     clock.advance(60_000);
     // The client now waits in /status-sync: finish the job as a worker would.
     await waitUntil(() => clock.pendingTimers >= armedTimers, 'the status-sync to wait');
-    const [job] = jobs.tryTake('worker-1', 1);
-    jobs.complete(job!.id, 'worker-1', { kind: 'output', output: 'late' });
+    const [job] = await jobs.tryTake('worker-1', 1);
+    await jobs.complete(job!.id, 'worker-1', { kind: 'output', output: 'late' });
     expect(await pending).toMatchObject({ id: job!.id, status: 'COMPLETED', output: 'late', completed: true });
   });
 

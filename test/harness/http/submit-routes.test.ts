@@ -23,7 +23,7 @@ describe('POST /run', () => {
     const body = answer.json as { id: string; status: string };
     expect(body).toEqual({ id: expect.any(String), status: 'IN_QUEUE' });
     expect(body.id.startsWith('sync-')).toBe(false);
-    expect(running.harness.endpoint('ep').status(body.id).status).toBe('IN_QUEUE');
+    expect((await running.harness.endpoint('ep').status(body.id)).status).toBe('IN_QUEUE');
   });
 
   it('runs on a worker; /status then shows the output and the times', async () => {
@@ -77,10 +77,10 @@ describe('POST /runsync', () => {
     running = await startTestServer({}, { clock });
     const pending = call('POST', `${running.endpointUrl()}/runsync?wait=1000`, { body: { input: {} } });
     const endpoint = running.harness.endpoint('ep');
-    await waitUntil(() => endpoint.jobs().length === 1, 'the job to be submitted');
+    await waitUntil(async () => (await endpoint.jobs()).length === 1, 'the job to be submitted');
     clock.advance(1000);
     const answer = await pending;
     expect(answer.status).toBe(200);
-    expect(answer.json).toEqual({ id: endpoint.jobs()[0]!.id, status: 'IN_QUEUE' });
+    expect(answer.json).toEqual({ id: (await endpoint.jobs())[0]!.id, status: 'IN_QUEUE' });
   });
 });

@@ -65,8 +65,8 @@ describe('dashboard routes', () => {
     }
     expect((await call('GET', `${server.url}/ui/static/..%2Fpackage.json`)).status).toBe(404);
     expect((await call('GET', `${server.url}/ui/vendor/fastify.mjs`)).status).toBe(404);
-    server.harness.endpoint('ep').submit({ input: {} });
-    const jobId = server.harness.endpoint('ep').jobs()[0]!.id;
+    await server.harness.endpoint('ep').submit({ input: {} });
+    const jobId = (await server.harness.endpoint('ep').jobs())[0]!.id;
     for (const path of ['/ui/api/overview', '/ui/api/endpoints/ep/jobs', `/ui/api/endpoints/ep/jobs/${jobId}`, '/ui/api/events']) {
       const without = await call('GET', `${server.url}${path}`);
       expect(without.status, path).toBe(401);
@@ -128,8 +128,8 @@ describe('dashboard routes', () => {
     server = await startTestServer();
     const endpoint = server.harness.endpoint('big');
     const ids: string[] = [];
-    for (let i = 0; i < 100_000; i++) ids.push(endpoint.submit({ input: { i } }).id);
-    for (const id of ids.slice(0, 10)) endpoint.cancel(id);
+    for (let i = 0; i < 100_000; i++) ids.push((await endpoint.submit({ input: { i } })).id);
+    for (const id of ids.slice(0, 10)) await endpoint.cancel(id);
     const get = async (query: string) => {
       const started = process.hrtime.bigint();
       const answer = await call('GET', `${server!.url}/ui/api/endpoints/big/jobs${query}`);
@@ -182,15 +182,15 @@ describe('dashboard routes', () => {
   it("streams a job's status and chunks in order over SSE; the stream needs the key", async () => {
     server = await startTestServer({ apiKey: KEY, dashboard: { sampleIntervalMs: 100 } });
     const endpoint = server.harness.endpoint('ep');
-    const job = endpoint.submit({ input: { stream: true } });
-    endpoint.tryTake('w1', 1);
-    endpoint.pushChunk(job.id, 'w1', { output: 'a' });
+    const job = await endpoint.submit({ input: { stream: true } });
+    await endpoint.tryTake('w1', 1);
+    await endpoint.pushChunk(job.id, 'w1', { output: 'a' });
     const url = `${server.url}/ui/api/events?endpoint=ep&job=${job.id}`;
     const pushing = (async () => {
-      await waitUntil(() => server!.harness.endpoint('ep').find(job.id) !== undefined, 'job');
+      await waitUntil(async () => (await server!.harness.endpoint('ep').find(job.id)) !== undefined, 'job');
       await new Promise((resolve) => setTimeout(resolve, 300));
-      for (const token of ['b', 'c', 'd']) endpoint.pushChunk(job.id, 'w1', { output: token });
-      endpoint.complete(job.id, 'w1', { kind: 'output', output: 'abcd' });
+      for (const token of ['b', 'c', 'd']) await endpoint.pushChunk(job.id, 'w1', { output: token });
+      await endpoint.complete(job.id, 'w1', { kind: 'output', output: 'abcd' });
     })();
     const frames = await readEvents(url, (f) => f.some((x) => x.event === 'job' && (x.data as { status: string }).status === 'COMPLETED'));
     await pushing;
@@ -256,7 +256,7 @@ describe('dashboard routes', () => {
     const harness = new Harness();
     const hub = new LiveHub({ harness, settings: DashboardSettingsSchema.parse({ sampleIntervalMs: 50 }), webhookLog: new WebhookLog() });
     const endpoint = harness.endpoint('ep');
-    const job = endpoint.submit({ input: {} });
+    const job = await endpoint.submit({ input: {} });
     const http: Server = createServer((request, response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       hub.connect(response, request.url === '/job' ? { endpointId: 'ep', jobId: job.id } : undefined);

@@ -26,8 +26,8 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
   let maxProcesses = 0;
   let sawInitializing = false;
   const spawned = new Set<string>();
-  const sampler = setInterval(() => {
-    const pods = h.launcher.pods();
+  const sampler = setInterval(async () => {
+    const pods = await h.launcher.pods();
     maxProcesses = Math.max(maxProcesses, pods.length);
     for (const pod of pods) {
       spawned.add(pod.id);
@@ -57,7 +57,7 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
       250,
     );
     const lastDone = Date.now();
-    await waitFor(() => h.launcher.pods().length === 0, 'every worker gone after idleTimeout', 60_000, 50);
+    await waitFor(async () => (await h.launcher.pods()).length === 0, 'every worker gone after idleTimeout', 60_000, 50);
     const goneAfterMs = Date.now() - lastDone;
 
     // Every job ran exactly once (the fixture says "started" once per run).
@@ -113,7 +113,7 @@ describe('launcher burst', () => {
     const low = await h.run(endpoint.id, { mode: 'echo', tag: 'low' }, { lowPriority: true });
     // Long enough for many scaler ticks (every 100 ms): nothing starts.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    expect(h.launcher.pods()).toEqual([]);
+    expect(await h.launcher.pods()).toEqual([]);
     expect((await h.status(endpoint.id, low)).status).toBe('IN_QUEUE');
 
     const normal = await h.run(endpoint.id, { mode: 'echo', tag: 'normal' });
@@ -130,7 +130,7 @@ describe('launcher burst', () => {
     running = h;
     const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 1, idleTimeout: 60 });
     await waitFor(async () => (await h.health(endpoint.id)).workers.idle === 1, 'the warm worker idle', 120_000, 100);
-    const first = h.launcher.pods()[0]?.id;
+    const first = (await h.launcher.pods())[0]?.id;
     const response = await fetch(`${h.server.url}/v1/templates/${endpoint.templateId}/update`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -139,7 +139,7 @@ describe('launcher burst', () => {
     expect(response.status).toBe(200);
     await waitFor(
       async () => {
-        const pods = h.launcher.pods();
+        const pods = await h.launcher.pods();
         return pods.length === 1 && pods[0]?.id !== first && pods[0]?.workerState === 'idle';
       },
       'the old worker replaced by a new idle one',

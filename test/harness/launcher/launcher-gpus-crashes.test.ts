@@ -53,7 +53,7 @@ describe('GPU assignment', () => {
       100,
     );
     expect(health.workers).toMatchObject({ initializing: 0, idle: 2, running: 0, throttled: 1 });
-    expect(h.launcher.pods()).toHaveLength(2);
+    expect(await h.launcher.pods()).toHaveLength(2);
 
     const lists = (await h.logs(endpoint.id)).filter((entry) => entry.line.startsWith('gpus=')).map((entry) => entry.line.slice('gpus='.length).split(','));
     expect(lists).toHaveLength(2);
@@ -61,7 +61,7 @@ describe('GPU assignment', () => {
     const all = lists.flat();
     expect(new Set(all).size).toBe(4);
     for (const device of all) expect(gpus?.devices).toContain(device);
-    expect(h.launcher.pods().every((pod) => pod.gpu?.count === 2 && pod.gpu.typeId === 'NVIDIA H100 80GB HBM3')).toBe(true);
+    expect((await h.launcher.pods()).every((pod) => pod.gpu?.count === 2 && pod.gpu.typeId === 'NVIDIA H100 80GB HBM3')).toBe(true);
     expect(h.logLines.some((line) => line.endpointId === endpoint.id && String(line.msg).includes('throttled'))).toBe(true);
     console.log(`[launcher gpus] devices per worker: ${lists.map((list) => list.join('+')).join(' | ')}; throttled ${health.workers.throttled}`);
   }, 200_000);

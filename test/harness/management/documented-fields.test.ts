@@ -167,21 +167,21 @@ describe('executionTimeoutMs of an endpoint', () => {
       const t = (await v1<Template>('POST', '/templates', { name: 'timeouts', imageName: 'img:1', isServerless: true, category: 'CPU' })).body;
       const created = (await v1<Endpoint>('POST', '/endpoints', { templateId: t.id, executionTimeoutMs: 5_000 })).body;
       const jobs = harness.endpoint(created.id);
-      const plain = jobs.submit({ input: {} });
-      const ownPolicy = jobs.submit({ input: {}, policy: { executionTimeout: 60_000 } });
-      expect(jobs.tryTake('w1', 2)).toHaveLength(2);
+      const plain = await jobs.submit({ input: {} });
+      const ownPolicy = await jobs.submit({ input: {}, policy: { executionTimeout: 60_000 } });
+      expect(await jobs.tryTake('w1', 2)).toHaveLength(2);
       clock.advance(5_001);
-      expect(jobs.status(plain.id).status).toBe('TIMED_OUT');
-      expect(jobs.status(ownPolicy.id).status).toBe('IN_PROGRESS');
+      expect((await jobs.status(plain.id)).status).toBe('TIMED_OUT');
+      expect((await jobs.status(ownPolicy.id)).status).toBe('IN_PROGRESS');
 
       // An update changes the default of jobs that start later.
       await v1('PATCH', `/endpoints/${created.id}`, { executionTimeoutMs: 20_000 });
-      const later = jobs.submit({ input: {} });
-      jobs.tryTake('w1', 1);
+      const later = await jobs.submit({ input: {} });
+      await jobs.tryTake('w1', 1);
       clock.advance(10_000);
-      expect(jobs.status(later.id).status).toBe('IN_PROGRESS');
+      expect((await jobs.status(later.id)).status).toBe('IN_PROGRESS');
       clock.advance(10_001);
-      expect(jobs.status(later.id).status).toBe('TIMED_OUT');
+      expect((await jobs.status(later.id)).status).toBe('TIMED_OUT');
     } finally {
       await server.close();
       harness.close();

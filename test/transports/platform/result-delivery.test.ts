@@ -88,11 +88,11 @@ describe('result delivery through a flaky harness', () => {
     cleanups.push(() => server.close());
     const { metrics, logs } = await startWorker(server, async (job) => ({ echo: job.input }), 2);
     const endpoint = server.harness.endpoint('flaky');
-    const ids = Array.from({ length: 6 }, (_, n) => endpoint.submit(parseJobRequest({ input: { n } })).id);
-    await waitFor(() => endpoint.health().jobs.completed === 6, 'six jobs completed', 20_000);
+    const ids = await Promise.all(Array.from({ length: 6 }, async (_, n) => (await endpoint.submit(parseJobRequest({ input: { n } }))).id));
+    await waitFor(async () => (await endpoint.health()).jobs.completed === 6, 'six jobs completed', 20_000);
     // The post applied just before its connection reset comes once more; wait for those answers too.
     await waitFor(() => server.seen.results.length === 12, 'every job-done answered', 20_000);
-    for (const [n, id] of ids.entries()) expect(endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { echo: { n } } });
+    for (const [n, id] of ids.entries()) expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { echo: { n } } });
     // Each job was applied once; the post whose answer was lost came again and was recognised as the same result (repeated), not applied twice.
     for (const id of ids) {
       const posts = server.seen.results.filter((result) => result.jobId === id);
@@ -103,7 +103,7 @@ describe('result delivery through a flaky harness', () => {
     await waitFor(() => logs.find('delivered after retries').length === 6, 'six "delivered after retries" lines', 5_000);
     expect(metrics.resultPostRetriesTotal.value).toBe(24);
     expect(metrics.resultPostGiveUpsTotal.value).toBe(0);
-    expect(endpoint.health().jobs.failed).toBe(0);
+    expect((await endpoint.health()).jobs.failed).toBe(0);
   });
 
   it('stores every chunk of a stream once and in order while job-stream fails the same way', async () => {
@@ -117,10 +117,10 @@ describe('result delivery through a flaky harness', () => {
       1,
     );
     const endpoint = server.harness.endpoint('flaky');
-    const { id } = endpoint.submit(parseJobRequest({ input: {} }));
+    const { id } = await endpoint.submit(parseJobRequest({ input: {} }));
     const view = await endpoint.waitForEnd(id, 20_000);
     expect(view.status).toBe('COMPLETED');
-    const { stream } = endpoint.readStream(id);
+    const { stream } = await endpoint.readStream(id);
     // Default coalescing may join tokens that wait behind a retried post: whole tokens, in order, none twice.
     expect(stream.map((chunk) => chunk.output).join('')).toBe('tok0 tok1 tok2 tok3 tok4 ');
     for (const chunk of stream) expect(chunk.output).toMatch(/^(tok\d )+$/);

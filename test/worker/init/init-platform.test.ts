@@ -56,7 +56,7 @@ describe('serve(handler, { init }) on the platform transport', () => {
     expect(after.workers).toMatchObject({ initializing: 0, idle: 1, ready: 1 });
     const endpoint = server.config.harness.endpoint(ENDPOINT);
     for (const tag of [1, 2]) {
-      const { id } = endpoint.submit({ input: { tag } });
+      const { id } = await endpoint.submit({ input: { tag } });
       const view = await endpoint.waitForEnd(id, 20_000);
       expect(view).toMatchObject({ status: 'COMPLETED', output: { state: { model: 'tiny', loadedBy: 'init-ok' }, input: { tag } } });
     }
@@ -72,14 +72,14 @@ describe('serve(handler, { init }) on the platform transport', () => {
   it('reports a failed init once through the heartbeat (check=init) and exits 1, taking no job', { timeout: 60_000 }, async () => {
     workerApi = await startWorkerApiServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 3 } });
     const endpoint = workerApi.harness.endpoint(ENDPOINT);
-    const { id } = endpoint.submit({ input: { never: 'taken' } });
+    const { id } = await endpoint.submit({ input: { never: 'taken' } });
     const worker = startWorkerProcess('init-fail', { ...workerApi.envFor(ENDPOINT, PING_MS), INIT_MODE: 'fail', INIT_DELAY_MS: '200', LOG_LEVEL: 'info' }, FIXTURE);
     const exit = await within(worker.exited, 'the worker to exit', START_BOUND_MS);
     expect(exit.code).toBe(1);
     expect(workerApi.seen.unhealthy).toHaveLength(1);
     expect(workerApi.seen.unhealthy[0]).toMatchObject({ workerId: 'init-fail', check: 'init' });
     expect(workerApi.seen.unhealthy[0]?.reason).toContain('model file missing: /models/tiny.bin');
-    expect(endpoint.status(id).status).toBe('IN_QUEUE');
+    expect((await endpoint.status(id)).status).toBe('IN_QUEUE');
     expect(worker.stderr()).toContain('SW_INIT_FAILED');
     expect(worker.stderr()).toContain('start-up failed: init failed: model file missing');
   });

@@ -35,9 +35,9 @@ export interface OpenAiCall {
 }
 
 /** Cancel the job if it is still queued or running. */
-function abandon(endpoint: EndpointJobs, jobId: string): void {
-  const job = endpoint.find(jobId);
-  if (job && !isTerminal(job.status)) endpoint.cancel(jobId);
+async function abandon(endpoint: EndpointJobs, jobId: string): Promise<void> {
+  const job = await endpoint.find(jobId);
+  if (job && !isTerminal(job.status)) await endpoint.cancel(jobId);
 }
 
 function stopError(waiting: RequestSignal, jobId: string, timeoutMs: number): ServerlessWorkerError {
@@ -54,7 +54,7 @@ function stopError(waiting: RequestSignal, jobId: string, timeoutMs: number): Se
 /** Run `call` as a job and answer it on `reply`. */
 export async function runOpenAiCall(context: OpenAiContext, call: OpenAiCall, reply: FastifyReply): Promise<unknown> {
   const request = parseJobRequest({ input: { openai_route: call.route, openai_input: call.body } });
-  const submitted = call.endpoint.submit(request, { sync: true, waitMs: RUNSYNC_WAIT_MS.default });
+  const submitted = await call.endpoint.submit(request, { sync: true, waitMs: RUNSYNC_WAIT_MS.default });
   void reply.header('x-request-id', submitted.id);
   const waiting = requestSignal(reply, context.closing);
   try {
@@ -69,11 +69,11 @@ export async function runOpenAiCall(context: OpenAiContext, call: OpenAiCall, re
 async function plainAnswer(context: OpenAiContext, endpoint: EndpointJobs, jobId: string, waiting: RequestSignal): Promise<unknown> {
   const view = await endpoint.waitForEnd(jobId, context.timeoutMs, waiting.signal);
   if (!isTerminal(view.status)) {
-    abandon(endpoint, jobId);
+    await abandon(endpoint, jobId);
     throw stopError(waiting, jobId, context.timeoutMs);
   }
   if (view.status !== 'COMPLETED') throw jobEndError(view);
-  const answer = openAiAnswer(view.output, endpoint.find(jobId) ? endpoint.readStream(jobId).stream : []);
+  const answer = openAiAnswer(view.output, (await endpoint.find(jobId)) ? (await endpoint.readStream(jobId)).stream : []);
   if (answer === undefined) {
     throw new ServerlessWorkerError('SW_OPENAI_JOB_FAILED', `Job ${jobId} completed without any output to answer with`, {
       jobId,
@@ -119,13 +119,13 @@ async function streamAnswer(
 
   try {
     for (;;) {
-      const job = endpoint.find(jobId);
-      const { status, stream } = endpoint.readStream(jobId);
+      const job = await endpoint.find(jobId);
+      const { status, stream } = await endpoint.readStream(jobId);
       chunksSeen += stream.length;
       await write(stream.map((chunk) => framer.frame(chunk.output)).join(''));
       if (isTerminal(status)) {
         if (status !== 'COMPLETED') {
-          await fail(jobEndError(endpoint.status(jobId)));
+          await fail(jobEndError(await endpoint.status(jobId)));
         } else {
           // A worker that answered a stream request without streaming: its output is the one event.
           if (chunksSeen === 0 && job?.output !== undefined) await write(framer.frame(openAiAnswer(job.output, [])));
@@ -135,7 +135,7 @@ async function streamAnswer(
       }
       const wake = await watch.next(deadline - clock.now(), clock, waiting.signal);
       if (wake === 'changed') continue;
-      abandon(endpoint, jobId);
+      await abandon(endpoint, jobId);
       // Nobody is left to read an error event.
       if (started && waiting.reason() === 'client-gone') break;
       await fail(stopError(waiting, jobId, context.timeoutMs));

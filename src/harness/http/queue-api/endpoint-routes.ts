@@ -22,27 +22,27 @@ const LogsQuerySchema = z.object({
 
 export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiContext): void {
   app.post('/:endpointId/purge-queue', { config: operationConfig('purge-queue') }, async (request) => {
-    const removed = endpointOf(context, request.params).purgeQueue();
+    const removed = await endpointOf(context, request.params).purgeQueue();
     return { removed, status: 'completed' as const };
   });
 
   app.get('/:endpointId/health', async (request) => {
     const endpoint = endpointOf(context, request.params);
-    const launched = context.harness.launchedWorkers?.health(endpoint.id);
+    const launched = await context.harness.launchedWorkers?.health(endpoint.id);
     if (launched) {
       // Workers the harness runs itself: counted from their processes.
       const { healthy, unhealthyReason, stopping: _stopping, ...workers } = launched;
       return {
-        jobs: endpoint.health().jobs,
+        jobs: (await endpoint.health()).jobs,
         workers: { ...workers, ready: workers.idle + workers.running },
         healthy,
         ...(unhealthyReason !== undefined ? { unhealthyReason } : {}),
       };
     }
-    const { jobs, workers } = endpoint.health();
+    const { jobs, workers } = await endpoint.health();
     // The spec's idle and running, plus the fields one official client's type lists:
     // initializing (heard from, no job asked for yet: init runs), ready (can take jobs).
-    const initializing = endpoint.workers.initializingCount();
+    const initializing = await endpoint.workers.initializingCount();
     const pool = loadBalancingOf(context.harness)?.pool(endpoint.id);
     if (pool === undefined || pool.size === 0) {
       return { jobs, workers: { ...workers, initializing, ready: workers.idle + workers.running, throttled: 0 } };

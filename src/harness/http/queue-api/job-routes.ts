@@ -39,10 +39,10 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
     const watch = new JobWatch(endpoint, jobId);
     const waiting = requestSignal(reply, context.closing);
     try {
-      let read = endpoint.readStream(jobId);
+      let read = await endpoint.readStream(jobId);
       if (read.stream.length === 0 && !isTerminal(read.status) && wait > 0) {
         await watch.next(wait, context.harness.clock, waiting.signal);
-        read = endpoint.readStream(jobId);
+        read = await endpoint.readStream(jobId);
       }
       // attempt and retries tell a reader that the job restarted (restarted streams, README "Streams").
       return { status: read.status, stream: read.stream, attempt: read.attempt, ...(read.retries > 0 ? { retries: read.retries } : {}) };
@@ -54,13 +54,13 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
 
   app.post('/:endpointId/cancel/:jobId', { config: operationConfig('cancel') }, async (request) => {
     const { endpoint, jobId } = jobOf(context, request.params);
-    const view = endpoint.cancel(jobId);
+    const view = await endpoint.cancel(jobId);
     return { id: view.id, status: view.status };
   });
 
   app.post('/:endpointId/retry/:jobId', async (request) => {
     const { endpoint, jobId } = jobOf(context, request.params);
-    const view = endpoint.retry(jobId);
+    const view = await endpoint.retry(jobId);
     // As for /run: back in the queue, whether or not a waiting worker took it at once.
     return { id: view.id, status: 'IN_QUEUE' as const };
   });

@@ -9,7 +9,7 @@
  *     { "endpointId": "local", "total": 2, "limit": 20, "requests": [RequestSummary, ...] }
  */
 import type { FastifyInstance } from 'fastify';
-import type { JobRecord } from '../../job-record.js';
+import type { StoredJob } from '../../store/job-store.js';
 import { toJobView } from '../../job-record.js';
 import type { JobStatus } from '../../../job/index.js';
 import { operationConfig } from '../route-config.js';
@@ -58,7 +58,7 @@ export interface RequestsListing {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function summarizeJob(job: JobRecord): RequestSummary {
+export function summarizeJob(job: StoredJob): RequestSummary {
   const view = toJobView(job);
   const summary: RequestSummary = {
     id: job.id,
@@ -73,7 +73,7 @@ export function summarizeJob(job: JobRecord): RequestSummary {
     ...(job.workerId !== undefined ? { workerId: job.workerId } : {}),
     expiresAt: iso(job.expiresAt),
     chunks: job.chunkCount,
-    unreadChunks: job.unreadChunks.length,
+    unreadChunks: job.unreadChunkCount,
     webhook: job.request.webhook !== undefined || job.request.webhookV2 !== undefined,
   };
   const route = job.request.input.openai_route;
@@ -89,8 +89,7 @@ export function registerRequestsRoute(app: FastifyInstance, context: QueueApiCon
   app.get('/:endpointId/requests', { config: operationConfig('requests') }, async (request): Promise<RequestsListing> => {
     const endpoint = endpointOf(context, request.params);
     const { status, limit } = parseRequestPart(RequestsQuerySchema, request.query, 'query string');
-    const wanted = status === undefined ? undefined : new Set<JobStatus>(status);
-    const matching = endpoint.jobs().filter((job) => wanted === undefined || wanted.has(job.status));
-    return { endpointId: endpoint.id, total: matching.length, limit, requests: matching.slice(0, limit).map(summarizeJob) };
+    const page = await endpoint.list({ states: status, offset: 0, limit });
+    return { endpointId: endpoint.id, total: page.total, limit, requests: page.jobs.map(summarizeJob) };
   });
 }

@@ -15,7 +15,7 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
     const endpoint = endpointOf(context, request.params);
     const body = parseJobRequest(request.body);
     context.checkInput?.(endpoint.id, body.input);
-    const job = endpoint.submit(body);
+    const job = await endpoint.submit(body);
     // The spec answers IN_QUEUE on submission; a worker already waiting may take the
     // job in the same tick, which /status shows from the next call on.
     return { id: job.id, status: 'IN_QUEUE' as const };
@@ -26,7 +26,7 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
     const { wait } = parseRequestPart(WaitQuerySchema, request.query, 'query string');
     const body = parseJobRequest(request.body);
     context.checkInput?.(endpoint.id, body.input);
-    const submitted = endpoint.submit(body, { sync: true, waitMs: wait });
+    const submitted = await endpoint.submit(body, { sync: true, waitMs: wait });
     const waiting = requestSignal(reply, context.closing);
     try {
       const view = await endpoint.waitForEnd(submitted.id, wait, waiting.signal);

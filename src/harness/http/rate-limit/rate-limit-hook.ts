@@ -19,8 +19,8 @@ export interface RateLimitHookOptions {
 }
 
 /** Workers up on an endpoint (idle or busy): the "running workers" of spec 8.2. */
-function workersUp(harness: Harness, endpointId: string): number {
-  const counts = harness.findEndpoint(endpointId)?.workers.counts();
+async function workersUp(harness: Harness, endpointId: string): Promise<number> {
+  const counts = await harness.findEndpoint(endpointId)?.workers.counts();
   return counts ? counts.idle + counts.running : 0;
 }
 
@@ -31,7 +31,7 @@ export function rateLimitHook(options: RateLimitHookOptions): (request: FastifyR
     if (operation === undefined) return;
     const endpointId = (request.params as { endpointId?: unknown } | undefined)?.endpointId;
     if (typeof endpointId !== 'string') return;
-    const limit = effectiveLimit(limits[operation], workersUp(harness, endpointId), requestsPerWorker);
+    const limit = effectiveLimit(limits[operation], await workersUp(harness, endpointId), requestsPerWorker);
     const decision = limiter.acquire(`${endpointId}\u0000${operation}`, limit);
     if (decision.allowed) {
       reply.raw.once('close', decision.release);

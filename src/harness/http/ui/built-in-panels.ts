@@ -26,15 +26,15 @@ export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | u
   panels.push({
     id: 'launcher',
     title: 'Launched workers (serverless-worker harness --image)',
-    snapshot: () => {
+    snapshot: async () => {
       const launched = harness.launchedWorkers;
       if (!launched) return 'the launcher is off';
-      const pods = launched.pods();
+      const pods = await launched.pods();
       const endpoints = [...new Set(pods.map((pod) => pod.endpointId).filter((id): id is string => typeof id === 'string'))];
       return {
         /** Scale events recorded so far (the workers view reads them from /ui/api/scale-events when this moves). */
         scaleEvents: launched.scaleEventCount ?? 0,
-        health: Object.fromEntries(endpoints.map((id) => [id, launched.health(id)])),
+        health: Object.fromEntries(await Promise.all(endpoints.map(async (id) => [id, await launched.health(id)] as const))),
         workers: pods.map((pod) => ({ id: pod.id, endpointId: pod.endpointId, state: pod.workerState, gpu: pod.gpu, jobs: pod.jobsInProgress, since: pod.createdAt })),
       };
     },

@@ -16,7 +16,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
-import type { JobRecord } from '../../job-record.js';
+import type { StoredJob } from '../../store/job-store.js';
 import type { DashboardSettings } from './settings.js';
 import { Series } from './series.js';
 import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
@@ -36,6 +36,8 @@ interface JobWatcher {
   readonly jobId: string;
   readonly clients: Set<Client>;
   readonly unsubscribe: () => void;
+  /** The change being sent now: changes are sent one after the other. */
+  sending: Promise<void>;
   /** Chunks already sent (the job's chunkCount when last seen). */
   sent: number;
   status: string;
@@ -90,14 +92,14 @@ export class LiveHub {
   }
 
   /** The state a page starts from (also GET /ui/api/overview). */
-  snapshot(): Record<string, unknown> {
+  async snapshot(): Promise<Record<string, unknown>> {
     const now = this.#now();
     return {
       now,
-      endpoints: endpointRows(this.#harness),
-      workers: workerRows(this.#harness, now),
+      endpoints: await endpointRows(this.#harness),
+      workers: await workerRows(this.#harness, now),
       gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
-      panels: this.#panels(),
+      panels: await this.#panels(),
     };
   }
 
@@ -105,7 +107,7 @@ export class LiveHub {
    * Serve one page on `res` (headers already sent): the history, then ticks, and the
    * job `watch` names, if any. Ends when the page goes away or the hub closes.
    */
-  connect(res: ServerResponse, watch?: { endpointId: string; jobId: string }): void {
+  async connect(res: ServerResponse, watch?: { endpointId: string; jobId: string }): Promise<void> {
     if (this.#closed) {
       res.end();
       return;
@@ -114,8 +116,8 @@ export class LiveHub {
     if (this.#clients.size === 0) this.#start();
     this.#clients.add(client);
     res.on('close', () => this.#drop(client));
-    this.#send(client, 'hello', { ...this.snapshot(), series: this.series.points(), sampleIntervalMs: this.#settings.sampleIntervalMs });
-    if (watch) this.#watch(client, watch.endpointId, watch.jobId);
+    this.#send(client, 'hello', { ...(await this.snapshot()), series: this.series.points(), sampleIntervalMs: this.#settings.sampleIntervalMs });
+    if (watch && this.#clients.has(client)) await this.#watch(client, watch.endpointId, watch.jobId);
   }
 
   /** End every page and stop: the server is closing. */
@@ -128,7 +130,7 @@ export class LiveHub {
   }
 
   #start(): void {
-    this.series.rebuild(this.#allJobs(), this.#now());
+    void this.#allJobs().then((jobs) => this.series.rebuild(jobs, this.#now()));
     const disposers: Array<() => void> = [];
     const stopWatching = this.#harness.onEndpoint((endpoint) => {
       disposers.push(endpoint.jobEnded.add((job) => this.series.jobEnded(job)));
@@ -137,7 +139,7 @@ export class LiveHub {
       stopWatching();
       for (const dispose of disposers.splice(0)) dispose();
     };
-    this.#timer = setInterval(() => this.#tick(), this.#settings.sampleIntervalMs);
+    this.#timer = setInterval(() => void this.#tick(), this.#settings.sampleIntervalMs);
     this.#timer.unref();
     this.#settings.gpu?.start?.();
   }
@@ -150,23 +152,27 @@ export class LiveHub {
     this.#settings.gpu?.stop?.();
   }
 
-  *#allJobs(): Iterable<JobRecord> {
-    for (const endpoint of this.#harness.endpoints()) yield* endpoint.jobs();
+  async #allJobs(): Promise<StoredJob[]> {
+    const all: StoredJob[] = [];
+    for (const endpoint of this.#harness.endpoints()) all.push(...(await endpoint.jobs()));
+    return all;
   }
 
-  #panels(): Array<{ id: string; title: string; data: unknown }> {
-    return this.#settings.panels.map((panel) => {
-      try {
-        return { id: panel.id, title: panel.title, data: panel.snapshot() };
-      } catch (error) {
-        return { id: panel.id, title: panel.title, data: { error: error instanceof Error ? error.message : String(error) } };
-      }
-    });
+  async #panels(): Promise<Array<{ id: string; title: string; data: unknown }>> {
+    return Promise.all(
+      this.#settings.panels.map(async (panel) => {
+        try {
+          return { id: panel.id, title: panel.title, data: await panel.snapshot() };
+        } catch (error) {
+          return { id: panel.id, title: panel.title, data: { error: error instanceof Error ? error.message : String(error) } };
+        }
+      }),
+    );
   }
 
-  #tick(): void {
+  async #tick(): Promise<void> {
     const point = this.series.close(this.#now(), this.#settings.gpu?.latest());
-    const frame = sseFrame('tick', { ...this.snapshot(), point });
+    const frame = sseFrame('tick', { ...(await this.snapshot()), point });
     for (const client of [...this.#clients]) this.#write(client, frame);
   }
 
@@ -193,9 +199,10 @@ export class LiveHub {
     if (this.#clients.size === 0) this.#stop();
   }
 
-  #watch(client: Client, endpointId: string, jobId: string): void {
+  async #watch(client: Client, endpointId: string, jobId: string): Promise<void> {
     const endpoint = this.#harness.findEndpoint(endpointId);
-    const job = endpoint?.find(jobId);
+    const job = await endpoint?.find(jobId);
+    const pending = (await endpoint?.peekStream(jobId)) ?? [];
     if (!endpoint || !job) {
       this.#send(client, 'job-gone', { endpointId, jobId });
       return;
@@ -208,7 +215,10 @@ export class LiveHub {
         endpoint,
         jobId,
         clients: new Set(),
-        unsubscribe: endpoint.onJobChange(jobId, () => this.#jobChanged(created)),
+        unsubscribe: endpoint.onJobChange(jobId, () => {
+          created.sending = created.sending.then(() => this.#jobChanged(created)).catch(() => {});
+        }),
+        sending: Promise.resolve(),
         sent: job.chunkCount,
         status: job.status,
       };
@@ -218,11 +228,12 @@ export class LiveHub {
     watcher.clients.add(client);
     client.watch = watcher;
     // The job as it is now; its pending chunks end at index sent - 1.
-    this.#send(client, 'job', { ...jobDetail(job, this.#webhookLog.forJob(jobId)), chunkBase: watcher.sent - job.unreadChunks.length });
+    this.#send(client, 'job', { ...jobDetail(job, pending, this.#webhookLog.forJob(jobId)), chunkBase: watcher.sent - pending.length });
   }
 
-  #jobChanged(watcher: JobWatcher): void {
-    const job = watcher.endpoint.find(watcher.jobId);
+  async #jobChanged(watcher: JobWatcher): Promise<void> {
+    const job = await watcher.endpoint.find(watcher.jobId);
+    const unread = (await watcher.endpoint.peekStream(watcher.jobId)) ?? [];
     const frames: string[] = [];
     if (!job) {
       frames.push(sseFrame('job-gone', { endpointId: watcher.endpoint.id, jobId: watcher.jobId }));
@@ -234,15 +245,15 @@ export class LiveHub {
       }
       const fresh = job.chunkCount - watcher.sent;
       if (fresh > 0) {
-        const visible = Math.min(fresh, job.unreadChunks.length);
+        const visible = Math.min(fresh, unread.length);
         if (visible < fresh) frames.push(sseFrame('chunks-missed', { count: fresh - visible }));
-        const tail = job.unreadChunks.slice(job.unreadChunks.length - visible);
+        const tail = unread.slice(unread.length - visible);
         tail.forEach((chunk, i) => frames.push(sseFrame('chunk', { index: job.chunkCount - visible + i, output: chunk.output })));
         watcher.sent = job.chunkCount;
       }
       if (job.status !== watcher.status) {
         watcher.status = job.status;
-        frames.push(sseFrame('job', { ...jobDetail(job, this.#webhookLog.forJob(job.id)), chunkBase: job.chunkCount - job.unreadChunks.length }));
+        frames.push(sseFrame('job', { ...jobDetail(job, unread, this.#webhookLog.forJob(job.id)), chunkBase: job.chunkCount - unread.length }));
       }
     }
     if (frames.length === 0) return;

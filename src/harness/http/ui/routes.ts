@@ -107,7 +107,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
   });
 
   app.get('/ui/api/overview', async () => ({
-    ...hub.snapshot(),
+    ...(await hub.snapshot()),
     series: hub.series.points(),
     sampleIntervalMs: context.settings.sampleIntervalMs,
     testInput: context.settings.testInput ?? { input: {} },
@@ -129,11 +129,13 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId', async (request) => {
     const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
-    const job = harness.findEndpoint(endpointId)?.find(jobId);
+    const endpoint = harness.findEndpoint(endpointId);
+    const job = await endpoint?.find(jobId);
+    const pending = await endpoint?.peekStream(jobId);
     if (!job) {
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
-    return jobDetail(job, context.webhookLog.forJob(jobId));
+    return jobDetail(job, pending ?? [], context.webhookLog.forJob(jobId));
   });
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
@@ -170,6 +172,6 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       'x-accel-buffering': 'no',
     });
     reply.raw.flushHeaders();
-    hub.connect(reply.raw, query.job !== undefined && query.endpoint !== undefined ? { endpointId: query.endpoint, jobId: query.job } : undefined);
+    await hub.connect(reply.raw, query.job !== undefined && query.endpoint !== undefined ? { endpointId: query.endpoint, jobId: query.job } : undefined);
   });
 }

@@ -9,7 +9,7 @@
  * of points.
  */
 import type { GpuReadResult } from '../../../gpu/reading.js';
-import type { JobRecord } from '../../job-record.js';
+import type { StoredJob } from '../../store/job-store.js';
 
 export interface GpuPoint {
   readonly index: number;
@@ -50,7 +50,7 @@ interface Bucket {
 
 const emptyBucket = (): Bucket => ({ ended: 0, failed: 0, delays: [], execs: [] });
 
-function addJob(bucket: Bucket, job: JobRecord): void {
+function addJob(bucket: Bucket, job: StoredJob): void {
   bucket.ended++;
   if (job.status === 'FAILED' || job.status === 'TIMED_OUT') bucket.failed++;
   if (job.startedAt !== undefined) {
@@ -100,7 +100,7 @@ export class Series {
   }
 
   /** Rebuild the history from the jobs still kept (ended ones), up to `now`. */
-  rebuild(jobs: Iterable<JobRecord>, now: number): void {
+  rebuild(jobs: Iterable<StoredJob>, now: number): void {
     const start = now - this.#capacity * this.#intervalMs;
     const buckets = new Map<number, Bucket>();
     for (const job of jobs) {
@@ -123,7 +123,7 @@ export class Series {
   }
 
   /** Count a job that just ended into the current interval. */
-  jobEnded(job: JobRecord): void {
+  jobEnded(job: StoredJob): void {
     addJob(this.#current, job);
   }
 

@@ -21,7 +21,7 @@ export interface DashboardGpuSource {
 /**
  * A panel another part of the harness adds to the overview (the launcher, load
  * balancing): `snapshot()` is called once a second while a page is open, and its
- * plain JSON is shown as a table under `title`.
+ * plain JSON (or what its promise resolves to) is shown as a table under `title`.
  */
 export interface DashboardPanel {
   readonly id: string;

@@ -5,14 +5,14 @@
  * filtered by state and id), one job in full, and the workers. Plain functions over
  * the harness, so the routes, the live hub and the benchmarks share them.
  *
- * Where later work plugs in: attempts (a JobRecord field) go into `jobDetail`;
+ * Where later work plugs in: attempts (a StoredJob field) go into `jobDetail`;
  * launcher and load-balancing state arrive as DashboardPanel snapshots (settings.ts).
  */
 import { JOB_STATUSES, isTerminal, type JobErrorPayload, type JobStatus, type StreamChunk } from '../../../job/index.js';
 import type { GpuReadResult } from '../../../gpu/reading.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
-import type { JobRecord } from '../../job-record.js';
+import type { StoredJob } from '../../store/job-store.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
 import type { WebhookDeliveryRecord } from './webhook-log.js';
 
@@ -35,19 +35,17 @@ function zeroCounts(): StateCounts {
   return counts;
 }
 
-/** One endpoint's row: one pass over its jobs (each live tick makes one per endpoint). */
-export function endpointRow(endpoint: EndpointJobs): EndpointRow {
+/** One endpoint's row: the store's per-state counters, no walk over its jobs. */
+export async function endpointRow(endpoint: EndpointJobs): Promise<EndpointRow> {
+  const { retained, ...counts } = await endpoint.stateCounts();
   const jobs = zeroCounts();
-  let retained = 0;
-  for (const job of endpoint.jobs()) {
-    jobs[job.status]++;
-    retained++;
-  }
-  return { id: endpoint.id, queueDepth: jobs.IN_QUEUE, jobs, retained, workers: endpoint.workers.counts() };
+  for (const status of JOB_STATUSES) jobs[status] = counts[status];
+  return { id: endpoint.id, queueDepth: jobs.IN_QUEUE, jobs, retained, workers: await endpoint.workers.counts() };
 }
 
-export function endpointRows(harness: Harness): EndpointRow[] {
-  return [...harness.endpoints()].map(endpointRow).sort((a, b) => a.id.localeCompare(b.id));
+export async function endpointRows(harness: Harness): Promise<EndpointRow[]> {
+  const rows = await Promise.all([...harness.endpoints()].map(endpointRow));
+  return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
 export interface JobsQuery {
@@ -68,22 +66,10 @@ export interface JobsPage {
   jobs: RequestSummary[];
 }
 
-/** A page of `endpoint`'s jobs, newest first: one pass, summaries only for the page. */
-export function jobsPage(endpoint: EndpointJobs, query: JobsQuery): JobsPage {
-  const wanted = query.states && query.states.length > 0 ? new Set(query.states) : undefined;
-  const search = query.search?.trim().toLowerCase() || undefined;
-  const page: JobRecord[] = [];
-  let total = 0;
-  const exact = search !== undefined ? endpoint.find(search) ?? endpoint.find(query.search?.trim() ?? '') : undefined;
-  const candidates: Iterable<JobRecord> = exact ? [exact] : endpoint.jobs();
-  for (const job of candidates) {
-    if (wanted && !wanted.has(job.status)) continue;
-    // Ids are mostly lower-case UUIDs: the plain test first, the lower-cased copy only when it fails.
-    if (search !== undefined && !exact && !job.id.includes(search) && !job.id.toLowerCase().includes(search)) continue;
-    if (total >= query.offset && page.length < query.limit) page.push(job);
-    total++;
-  }
-  return { endpointId: endpoint.id, total, offset: query.offset, limit: query.limit, jobs: page.map(summarizeJob) };
+/** A page of `endpoint`'s jobs, newest first: the store pages, summaries only for the page. */
+export async function jobsPage(endpoint: EndpointJobs, query: JobsQuery): Promise<JobsPage> {
+  const page = await endpoint.list({ states: query.states, search: query.search, offset: query.offset, limit: query.limit });
+  return { endpointId: endpoint.id, total: page.total, offset: query.offset, limit: query.limit, jobs: page.jobs.map(summarizeJob) };
 }
 
 /** A job in full, for the job page. */
@@ -102,7 +88,8 @@ export interface JobDetail extends RequestSummary {
   terminal: boolean;
 }
 
-export function jobDetail(job: JobRecord, deliveries: readonly WebhookDeliveryRecord[]): JobDetail {
+/** `pendingChunks`: the job's unread chunks (EndpointJobs.peekStream). */
+export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[], deliveries: readonly WebhookDeliveryRecord[]): JobDetail {
   return {
     ...summarizeJob(job),
     endpointId: job.endpointId,
@@ -110,7 +97,7 @@ export function jobDetail(job: JobRecord, deliveries: readonly WebhookDeliveryRe
     ...(job.output !== undefined ? { output: job.output } : {}),
     ...(job.error !== undefined ? { error: job.error } : {}),
     ...(job.request.policy !== undefined ? { policy: job.request.policy } : {}),
-    pendingChunks: [...job.unreadChunks],
+    pendingChunks: [...pendingChunks],
     webhookDeliveries: deliveries,
     terminal: isTerminal(job.status),
   };
@@ -128,15 +115,15 @@ export interface WorkerRow {
   pingIntervalMs?: number;
 }
 
-export function workerRows(harness: Harness, now: number): WorkerRow[] {
+export async function workerRows(harness: Harness, now: number): Promise<WorkerRow[]> {
   const rows: WorkerRow[] = [];
   for (const endpoint of harness.endpoints()) {
-    for (const worker of endpoint.workers.all()) {
+    for (const worker of await endpoint.workers.all()) {
       rows.push({
         id: worker.id,
         endpointId: endpoint.id,
-        state: worker.jobs.size > 0 ? 'running' : 'idle',
-        jobs: [...worker.jobs],
+        state: worker.jobIds.length > 0 ? 'running' : 'idle',
+        jobs: [...worker.jobIds],
         firstSeenAt: new Date(worker.firstSeenAt).toISOString(),
         lastSeenAt: new Date(worker.lastSeenAt).toISOString(),
         silentMs: Math.max(0, now - worker.lastSeenAt),

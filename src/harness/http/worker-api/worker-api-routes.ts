@@ -94,24 +94,25 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
 
   const endpointOf = (endpointId: string): EndpointJobs => harness.endpoint(endpointId);
 
-  /** The post's `?attempt=`; throws SW_STALE_ATTEMPT (409) when it names an attempt other than the job's current one. */
-  const currentAttempt = (request: FastifyRequest, endpoint: EndpointJobs, jobId: string, what: string, workerId: string): number | undefined => {
-    const { attempt } = parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`);
-    const record = endpoint.find(jobId);
-    if (record !== undefined && attempt !== undefined && endpoint.isStale(jobId, attempt)) {
-      request.log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
-      events.onStaleAttempt?.({ endpointId: endpoint.id, workerId, jobId, attempt, currentAttempt: record.attempt, what });
-      throw staleAttemptError(record, attempt, what);
-    }
-    return attempt;
+  /** The post's `?attempt=`. */
+  const attemptOf = (request: FastifyRequest, what: string): number | undefined =>
+    parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`).attempt;
+
+  /** The store refused a post as from a stale attempt: answer SW_STALE_ATTEMPT (409) with the job's current attempt. */
+  const refuseStale = async (request: FastifyRequest, endpoint: EndpointJobs, jobId: string, attempt: number | undefined, what: string, workerId: string): Promise<void> => {
+    const record = await endpoint.find(jobId);
+    if (record === undefined || attempt === undefined) return;
+    request.log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
+    events.onStaleAttempt?.({ endpointId: endpoint.id, workerId, jobId, attempt, currentAttempt: record.attempt, what });
+    throw staleAttemptError(record, attempt, what);
   };
 
   async function takeJobs(request: FastifyRequest, reply: FastifyReply, batch: boolean): Promise<FastifyReply> {
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const max = batch ? parseOrThrow(BatchQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-take-batch query').batch_size : 1;
     const endpoint = endpointOf(endpointId);
-    const release = liveness.openPoll(endpoint, workerId);
-    endpoint.workers.markReady(workerId);
+    const release = await liveness.openPoll(endpoint, workerId);
+    await endpoint.workers.markReady(workerId);
     const held = holdRequest(reply, settings.longPollMs, closing.signal);
     try {
       const jobs = await endpoint.take(workerId, max, held.signal);
@@ -127,7 +128,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       return reply.code(200).type('application/json; charset=utf-8').send(batch ? jobs : jobs[0]);
     } finally {
       held.release();
-      release();
+      await release();
     }
   }
 
@@ -138,11 +139,13 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const body = parseJsonObject(DoneBodySchema, request.body, 'job-done');
     const endpoint = endpointOf(endpointId);
-    liveness.seen(endpoint, workerId);
-    const attempt = currentAttempt(request, endpoint, jobId, body.status === 'IN_PROGRESS' ? 'progress' : 'result', workerId);
+    await liveness.seen(endpoint, workerId);
+    const what = body.status === 'IN_PROGRESS' ? 'progress' : 'result';
+    const attempt = attemptOf(request, what);
     if (body.status === 'IN_PROGRESS') {
-      const applied = endpoint.progress(jobId, workerId, body.output, attempt);
-      return reply.send({ acknowledged: true, applied });
+      const ack = await endpoint.postProgress(jobId, workerId, body.output, attempt);
+      if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, what, workerId);
+      return reply.send({ acknowledged: true, applied: ack.applied });
     }
     let result: JobResult;
     if (body.error !== undefined && body.error !== null && body.error !== '') {
@@ -152,7 +155,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     } else {
       result = { kind: 'output', output: body.output };
     }
-    const ack = endpoint.complete(jobId, workerId, result, attempt);
+    const ack = await endpoint.complete(jobId, workerId, result, attempt);
+    if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, what, workerId);
     if (!ack.applied) request.log.info({ workerId, jobId, ...ack }, 'job-done acknowledged and ignored');
     if (body.stopPod === true) {
       request.log.info({ workerId, jobId }, 'worker asked to be recycled (stopPod); the harness does not stop processes');
@@ -166,23 +170,20 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const body = parseJsonObject(StreamBodySchema, request.body, 'job-stream');
     const endpoint = endpointOf(endpointId);
-    liveness.seen(endpoint, workerId);
-    const attempt = currentAttempt(request, endpoint, jobId, 'stream chunk', workerId);
-    const index = body.metrics?.stream_index;
-    const record = endpoint.find(jobId);
-    // Chunks of one job come in order; an index the job already has is a post retried after a lost answer.
-    if (typeof index === 'number' && record !== undefined && record.workerId === workerId && index < record.chunkCount) {
-      return reply.send({ acknowledged: true, applied: false, reason: 'duplicate' });
-    }
+    await liveness.seen(endpoint, workerId);
+    const attempt = attemptOf(request, 'stream chunk');
     const chunk = body.metrics !== undefined ? { output: body.output, metrics: body.metrics } : { output: body.output };
-    const applied = endpoint.pushChunk(jobId, workerId, chunk, attempt);
-    return reply.send(applied ? { acknowledged: true, applied } : { acknowledged: true, applied, reason: 'not_held_by_worker' });
+    // The store drops a chunk whose metrics.stream_index the job already has: a post retried after a lost answer.
+    const ack = await endpoint.postChunk(jobId, workerId, chunk, attempt);
+    if (ack.applied) return reply.send({ acknowledged: true, applied: true });
+    if (ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, 'stream chunk', workerId);
+    return reply.send({ acknowledged: true, applied: false, reason: ack.reason === 'duplicate' ? 'duplicate' : 'not_held_by_worker' });
   });
 
   app.get('/:endpointId/job-stop/:workerId', async (request, reply) => {
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const endpoint = endpointOf(endpointId);
-    const release = liveness.openPoll(endpoint, workerId);
+    const release = await liveness.openPoll(endpoint, workerId);
     const held = holdRequest(reply, settings.longPollMs, closing.signal);
     try {
       let batch = stops.drain(endpointId, workerId);
@@ -195,7 +196,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       return reply.send({ jobsToStop: batch.jobIds, reasons: batch.reasons, attempts: batch.attempts });
     } finally {
       held.release();
-      release();
+      await release();
     }
   });
 
@@ -204,22 +205,21 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const query = parseOrThrow(PingQuerySchema, request.query, 'SW_INVALID_REQUEST', 'ping query');
     const endpoint = endpointOf(endpointId);
     // A worker first heard from by its heartbeat, before any job-take, is in its start-up phase (init).
-    const firstHeard = endpoint.workers.get(workerId) === undefined;
-    liveness.seen(endpoint, workerId);
+    const firstHeard = (await endpoint.workers.get(workerId)) === undefined;
+    await liveness.seen(endpoint, workerId);
     if (query.status === 'unhealthy') {
       const check = query.check ?? 'unknown';
       const reason = (query.reason ?? '').slice(0, 256);
       request.log.warn({ workerId, check, reason }, 'worker reported a failed start-up check');
       events.onUnhealthy?.({ endpointId, workerId, check, reason });
-      liveness.declareGone(endpoint, workerId, 'unhealthy');
+      await liveness.declareGone(endpoint, workerId, 'unhealthy');
       return reply.send({});
     }
     const jobIds = query.job_id === undefined ? [] : query.job_id.split(',').filter((id) => id !== '');
-    const presence = endpoint.workers.get(workerId);
-    if (presence && firstHeard && jobIds.length === 0) presence.initializing = true;
-    else if (jobIds.length > 0) endpoint.workers.markReady(workerId);
+    if (firstHeard && jobIds.length === 0) await endpoint.workers.touch(workerId, { initializing: true });
+    else if (jobIds.length > 0) await endpoint.workers.markReady(workerId);
     events.onPing?.({ endpointId, workerId, jobIds, ...(query.runpod_version !== undefined ? { version: query.runpod_version } : {}) });
-    const lost = liveness.reconcile(endpoint, workerId, jobIds);
+    const lost = await liveness.reconcile(endpoint, workerId, jobIds);
     if (lost.length > 0) {
       request.log.warn({ workerId, jobIds: lost }, 'jobs handed to this worker are missing from its heartbeat (their job-take answer was lost): back in the queue');
       events.onJobsLost?.({ endpointId, workerId, requeued: lost });

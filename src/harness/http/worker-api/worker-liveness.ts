@@ -1,15 +1,20 @@
 /**
  * @module harness/http/worker-api/worker-liveness
- * Which workers the worker API has heard from, and when one is gone. A worker reached
- * over HTTP is alive while it has a long poll open (job-take, job-stop: the socket
- * closes when its process dies) or while it keeps calling (ping, take, done, ...). One
- * silent for `missedPings` x `pingIntervalMs` is gone: its IN_PROGRESS jobs go back to
- * the queue (counted as retried) and it leaves the presence table, so /health stops
- * counting it. A worker that is alive but does not list a job it was handed in its
- * heartbeat for as long (the job-take answer that carried it was lost) gets that job
- * requeued (`reconcile`). Ages are read on the harness's clock. In-process workers are
- * never swept here: they do not ping.
+ * Which workers are alive, for the worker API. A worker reached over HTTP is alive
+ * while it has a long poll open (job-take, job-stop: the socket closes when its
+ * process dies) or while it keeps calling (ping, take, done, ...). One silent for
+ * `missedPings` x `pingIntervalMs` is gone: its IN_PROGRESS jobs go back to the queue
+ * (counted as retried) and it leaves the presence the job store keeps, so /health
+ * stops counting it. A worker that is alive but does not list a job it was handed in
+ * its heartbeat for as long (the job-take answer that carried it was lost) gets that
+ * job requeued (`reconcile`). Presence lives in the job store (shared by every harness
+ * process on it; the store removes a silent worker once, whichever process sweeps);
+ * open polls are this process's, so each sweep first marks the workers polling here as
+ * seen. Sweeps run on the harness's clock (its scheduler), only while this process
+ * knows a worker, and read ages on it. In-process workers do not send heartbeats and
+ * are never swept.
  */
+import type { TimerHandle } from '../../clock.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import type { LivenessSettings } from './options.js';
@@ -29,12 +34,12 @@ export class WorkerLiveness {
   readonly #silenceMs: number | undefined;
   readonly #sweepIntervalMs: number | undefined;
   readonly #onGone: (gone: GoneWorker) => void;
-  /** Workers seen over HTTP, per endpoint. */
-  readonly #known = new Map<string, Set<string>>();
-  readonly #openPolls = new Map<string, number>();
-  /** When a running job was last listed by its worker's heartbeat, per endpoint and job. */
-  readonly #reportedAt = new Map<string, { workerId: string; at: number }>();
-  #timer: NodeJS.Timeout | undefined;
+  /** Open long polls in this process, per endpoint and worker. */
+  readonly #openPolls = new Map<string, { endpoint: EndpointJobs; workerId: string; count: number }>();
+  /** Workers seen over HTTP by this process, per endpoint and worker (the sweep runs while there are some). */
+  readonly #known = new Map<string, { endpointId: string; workerId: string }>();
+  #sweeps: TimerHandle | undefined;
+  #stopped = false;
 
   constructor(harness: Harness, liveness: LivenessSettings | false, onGone: (gone: GoneWorker) => void) {
     this.#harness = harness;
@@ -51,131 +56,108 @@ export class WorkerLiveness {
     return this.#silenceMs;
   }
 
-  /** The worker called: it is alive now. */
-  seen(endpoint: EndpointJobs, workerId: string): void {
-    endpoint.workers.touch(workerId, this.#harness.clock.now());
-    let workers = this.#known.get(endpoint.id);
-    if (!workers) {
-      workers = new Set();
-      this.#known.set(endpoint.id, workers);
-    }
-    workers.add(workerId);
+  /** The worker called: it is alive now (it sends heartbeats: a silent one is swept). */
+  async seen(endpoint: EndpointJobs, workerId: string): Promise<void> {
+    this.#known.set(keyOf(endpoint.id, workerId), { endpointId: endpoint.id, workerId });
+    await endpoint.workers.touch(workerId, { heartbeats: true });
+    this.#armSweeps();
   }
 
-  /** Whether the worker reached this harness over HTTP (and is not gone). */
+  /** Whether the worker reached this harness process over HTTP (and was not declared gone since). */
   isKnown(endpointId: string, workerId: string): boolean {
-    return this.#known.get(endpointId)?.has(workerId) ?? false;
+    return this.#known.has(keyOf(endpointId, workerId));
   }
 
   /** A long poll of the worker is open; the returned function closes it (once). */
-  openPoll(endpoint: EndpointJobs, workerId: string): () => void {
-    this.seen(endpoint, workerId);
+  async openPoll(endpoint: EndpointJobs, workerId: string): Promise<() => Promise<void>> {
     const key = keyOf(endpoint.id, workerId);
-    this.#openPolls.set(key, (this.#openPolls.get(key) ?? 0) + 1);
+    const poll = this.#openPolls.get(key) ?? { endpoint, workerId, count: 0 };
+    poll.count++;
+    this.#openPolls.set(key, poll);
+    await this.seen(endpoint, workerId);
     let open = true;
-    return () => {
+    return async () => {
       if (!open) return;
       open = false;
-      const left = (this.#openPolls.get(key) ?? 1) - 1;
-      if (left > 0) this.#openPolls.set(key, left);
-      else this.#openPolls.delete(key);
+      if (--poll.count === 0) this.#openPolls.delete(key);
       // It was there until now: silence counts from the end of the poll.
-      if (this.isKnown(endpoint.id, workerId)) endpoint.workers.touch(workerId, this.#harness.clock.now());
+      if (this.isKnown(endpoint.id, workerId) && (await endpoint.workers.get(workerId))) await endpoint.workers.touch(workerId);
     };
   }
 
   /**
-   * The worker's heartbeat listed `reportedJobIds` (its jobs in progress). A job the
-   * harness handed to it that it has not reported for the whole silence window (counted
-   * from the hand-over, or from the last ping that listed it) never reached it: the
-   * answer of the job-take that carried it was lost, while the worker, alive and
-   * polling, is never declared gone. Such jobs go back to the queue; answers their ids.
-   * The window leaves room for a ping sent just before the worker received the job.
+   * The worker's heartbeat listed `reportedJobIds` (its jobs in progress): the store
+   * notes when. A job the harness handed to it that it has not reported for the whole
+   * silence window (counted from the hand-over, or from the last ping that listed it)
+   * never reached it: the answer of the job-take that carried it was lost, while the
+   * worker, alive and polling, is never declared gone. Such jobs go back to the queue;
+   * answers their ids. The window leaves room for a ping sent just before the worker
+   * received the job.
    */
-  reconcile(endpoint: EndpointJobs, workerId: string, reportedJobIds: readonly string[]): string[] {
+  async reconcile(endpoint: EndpointJobs, workerId: string, reportedJobIds: readonly string[]): Promise<string[]> {
+    await endpoint.workers.touch(workerId, { reportedJobIds });
     const silence = this.#silenceMs;
-    const presence = endpoint.workers.get(workerId);
-    if (silence === undefined || !presence || presence.jobs.size === 0) return [];
-    const now = this.#harness.clock.now();
-    const reported = new Set(reportedJobIds);
-    const lost: string[] = [];
-    for (const jobId of presence.jobs) {
-      const job = endpoint.find(jobId);
-      if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId) continue;
-      const key = keyOf(endpoint.id, jobId);
-      if (reported.has(jobId)) {
-        this.#reportedAt.set(key, { workerId, at: now });
-        continue;
-      }
-      const last = this.#reportedAt.get(key);
-      const since = Math.max(job.startedAt ?? now, last !== undefined && last.workerId === workerId ? last.at : 0);
-      if (now - since > silence) lost.push(jobId);
-    }
+    if (silence === undefined) return [];
+    const lost = await endpoint.unreportedJobs(workerId, this.#harness.clock.now() - silence);
     const requeued: string[] = [];
-    for (const jobId of lost) {
-      this.#reportedAt.delete(keyOf(endpoint.id, jobId));
-      if (endpoint.requeueJob(jobId, workerId)) requeued.push(jobId);
-    }
+    for (const jobId of lost) if (await endpoint.requeueJob(jobId, workerId)) requeued.push(jobId);
     return requeued;
   }
 
-  /** Declare every worker silent for too long gone; answers them. */
-  sweep(): GoneWorker[] {
+  /** Declare every worker silent for too long gone (on every endpoint of the store); answers them. */
+  async sweep(): Promise<GoneWorker[]> {
     const silence = this.#silenceMs;
     if (silence === undefined) return [];
-    this.#pruneReports();
+    // Workers with a poll open here are alive, however long they have been quiet.
+    for (const poll of this.#openPolls.values()) await poll.endpoint.workers.touch(poll.workerId);
     const now = this.#harness.clock.now();
+    const swept = await this.#harness.store.sweepSilentWorkers(now - silence, { maxRequeues: this.#harness.maxRequeues }, now);
     const gone: GoneWorker[] = [];
-    for (const [endpointId, workers] of this.#known) {
-      const endpoint = this.#harness.findEndpoint(endpointId);
-      if (!endpoint) {
-        this.#known.delete(endpointId);
-        continue;
-      }
-      for (const workerId of [...workers]) {
-        const presence = endpoint.workers.get(workerId);
-        if (!presence) {
-          workers.delete(workerId); // removed elsewhere (the management API, a close)
-          continue;
-        }
-        if (this.#openPolls.has(keyOf(endpointId, workerId))) {
-          presence.lastSeenAt = now;
-          continue;
-        }
-        if (now - presence.lastSeenAt > silence) gone.push(this.declareGone(endpoint, workerId, 'silent'));
-      }
+    for (const worker of swept) {
+      this.#harness.findEndpoint(worker.endpointId)?.reportEnded(worker);
+      gone.push(this.#forget({ endpointId: worker.endpointId, workerId: worker.workerId, requeued: [...worker.requeued], reason: 'silent' }));
+    }
+    // Workers removed elsewhere (unhealthy, another process's sweep, an endpoint deleted) are forgotten here too.
+    for (const [key, known] of this.#known) {
+      const endpoint = this.#harness.findEndpoint(known.endpointId);
+      if (!endpoint || !(await endpoint.workers.get(known.workerId))) this.#known.delete(key);
     }
     return gone;
   }
 
   /** The worker is gone (silent, or it reported itself unhealthy): requeue its jobs and forget it. */
-  declareGone(endpoint: EndpointJobs, workerId: string, reason: GoneWorker['reason']): GoneWorker {
-    const requeued = endpoint.requeueWorkerJobs(workerId);
-    endpoint.workers.remove(workerId);
-    this.#known.get(endpoint.id)?.delete(workerId);
-    const gone: GoneWorker = { endpointId: endpoint.id, workerId, requeued, reason };
+  async declareGone(endpoint: EndpointJobs, workerId: string, reason: GoneWorker['reason']): Promise<GoneWorker> {
+    const requeued = await endpoint.requeueWorkerJobs(workerId);
+    return this.#forget({ endpointId: endpoint.id, workerId, requeued, reason });
+  }
+
+  /** Sweeping may start (it starts with the first worker seen); a no-op when liveness is off. */
+  start(): void {
+    this.#stopped = false;
+    if (this.#known.size > 0) this.#armSweeps();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#sweeps?.cancel();
+    this.#sweeps = undefined;
+  }
+
+  #forget(gone: GoneWorker): GoneWorker {
+    this.#known.delete(keyOf(gone.endpointId, gone.workerId));
     this.#onGone(gone);
     return gone;
   }
 
-  /** Forget report times of jobs that are no longer running. */
-  #pruneReports(): void {
-    for (const [key, report] of this.#reportedAt) {
-      const [endpointId = '', jobId = ''] = key.split('\u0000');
-      const job = this.#harness.findEndpoint(endpointId)?.find(jobId);
-      if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== report.workerId) this.#reportedAt.delete(key);
-    }
-  }
-
-  /** Sweep every `sweepIntervalMs` (real time) until stop(); a no-op when liveness is off. */
-  start(): void {
-    if (this.#sweepIntervalMs === undefined || this.#timer) return;
-    this.#timer = setInterval(() => this.sweep(), this.#sweepIntervalMs);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+  /** Sweep every `sweepIntervalMs` on the harness's clock while this process knows a worker. */
+  #armSweeps(): void {
+    if (this.#sweepIntervalMs === undefined || this.#sweeps || this.#stopped) return;
+    this.#sweeps = this.#harness.scheduler.repeat(this.#sweepIntervalMs, async () => {
+      await this.sweep();
+      if (this.#known.size === 0) {
+        this.#sweeps?.cancel();
+        this.#sweeps = undefined;
+      }
+    });
   }
 }

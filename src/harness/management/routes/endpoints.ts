@@ -12,9 +12,9 @@ import { idParam, type RouteContext } from './route-helpers.js';
 export function registerEndpointRoutes(app: FastifyInstance, context: RouteContext): void {
   const { store, endpointHooks, podsView } = context;
   /** The record with its workers now: the pods of this endpoint. */
-  const withWorkers = (endpoint: Endpoint): Endpoint => ({
+  const withWorkers = async (endpoint: Endpoint): Promise<Endpoint> => ({
     ...endpoint,
-    workers: podsView?.listPods().filter((pod) => pod.endpointId === endpoint.id) ?? [],
+    workers: ((await podsView?.listPods()) ?? []).filter((pod) => pod.endpointId === endpoint.id),
   });
   const warnIfPodTemplate = (request: FastifyRequest, endpoint: Endpoint): void => {
     const template = store.getTemplate(endpoint.templateId);
@@ -51,7 +51,7 @@ export function registerEndpointRoutes(app: FastifyInstance, context: RouteConte
   app.patch('/endpoints/:id', update);
   app.post('/endpoints/:id/update', update);
 
-  app.get('/endpoints', async (): Promise<Endpoint[]> => store.listEndpoints().map(withWorkers));
+  app.get('/endpoints', async (): Promise<Endpoint[]> => Promise.all(store.listEndpoints().map(withWorkers)));
 
   app.get('/endpoints/:id', async (request): Promise<Endpoint> => withWorkers(store.getEndpoint(idParam(request.params))));
 

@@ -11,11 +11,11 @@ import { idParam, type RouteContext } from './route-helpers.js';
 export function registerPodRoutes(app: FastifyInstance, context: RouteContext): void {
   const { podsView } = context;
 
-  app.get('/pods', async (): Promise<Pod[]> => podsView?.listPods() ?? []);
+  app.get('/pods', async (): Promise<Pod[]> => (await podsView?.listPods()) ?? []);
 
   app.get('/pods/:id', async (request): Promise<Pod> => {
     const id = idParam(request.params);
-    const pod = podsView?.getPod(id);
+    const pod = await podsView?.getPod(id);
     if (pod) return pod;
     throw new ServerlessWorkerError('SW_POD_NOT_FOUND', `No pod with id "${id}" (pods are the workers connected now)`, {
       podId: id,

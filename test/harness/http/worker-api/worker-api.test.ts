@@ -46,14 +46,14 @@ async function call(server: RunningWorkerApi, method: 'GET' | 'POST', path: stri
   return { status: response.status, json, text };
 }
 
-const submit = (server: RunningWorkerApi, request: JobRequestInput = { input: { n: 1 } }): string =>
-  server.harness.endpoint('ep').submit(parseJobRequest(request)).id;
+const submit = async (server: RunningWorkerApi, request: JobRequestInput = { input: { n: 1 } }): Promise<string> =>
+  (await server.harness.endpoint('ep').submit(parseJobRequest(request))).id;
 
 const endpointOf = (server: RunningWorkerApi) => server.harness.endpoint('ep');
 
 /** Submit a job and take it as `workerId` over HTTP. */
 async function held(server: RunningWorkerApi, workerId = 'w1', request?: JobRequestInput): Promise<string> {
-  const id = submit(server, request);
+  const id = await submit(server, request);
   const answer = await call(server, 'GET', `/job-take/${workerId}?job_in_progress=0`);
   expect(answer.status).toBe(200);
   expect((answer.json as { id: string }).id).toBe(id);
@@ -66,32 +66,32 @@ describe('job-take and job-take-batch', () => {
     const answer = await call(server, 'GET', '/job-take/w1?job_in_progress=0');
     expect(answer.status).toBe(204);
     expect(answer.text).toBe('');
-    expect(endpointOf(server).health().workers).toEqual({ idle: 1, running: 0 });
+    expect((await endpointOf(server).health()).workers).toEqual({ idle: 1, running: 0 });
   });
 
   it('answers a queued job as JSON, with its request fields, and the worker holds it', async () => {
     const server = await start();
-    const id = submit(server, { input: { prompt: 'x' }, webhook: 'https://example.com/h', policy: { executionTimeout: 60_000 } });
+    const id = await submit(server, { input: { prompt: 'x' }, webhook: 'https://example.com/h', policy: { executionTimeout: 60_000 } });
     const answer = await call(server, 'GET', '/job-take/w1?job_in_progress=0');
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({ id, input: { prompt: 'x' }, webhook: 'https://example.com/h', policy: { executionTimeout: 60_000 }, attempt: 1 });
-    expect(endpointOf(server).status(id)).toMatchObject({ status: 'IN_PROGRESS' });
-    expect(typeof endpointOf(server).status(id).delayTime).toBe('number');
-    expect(endpointOf(server).health().workers).toEqual({ idle: 0, running: 1 });
+    expect(await endpointOf(server).status(id)).toMatchObject({ status: 'IN_PROGRESS' });
+    expect(typeof (await endpointOf(server).status(id)).delayTime).toBe('number');
+    expect((await endpointOf(server).health()).workers).toEqual({ idle: 0, running: 1 });
   });
 
   it('holds the poll until a job arrives', async () => {
     const server = await start({ longPollMs: 10_000 });
     const pending = call(server, 'GET', '/job-take/w1');
     await sleep(100);
-    const id = submit(server);
+    const id = await submit(server);
     const answer = await within(pending, 'the held take', 5_000);
     expect((answer.json as { id: string }).id).toBe(id);
   });
 
   it('answers a batch as a JSON array of at most batch_size jobs', async () => {
     const server = await start();
-    const ids = [submit(server), submit(server), submit(server)];
+    const ids = await Promise.all([submit(server), submit(server), submit(server)]);
     const answer = await call(server, 'GET', '/job-take-batch/w1?batch_size=2&job_in_progress=0');
     expect(answer.status).toBe(200);
     expect((answer.json as Array<{ id: string }>).map((job) => job.id)).toEqual(ids.slice(0, 2));
@@ -129,8 +129,8 @@ describe('job-done', () => {
     expect(otherWorker).toMatchObject({ status: 200, json: { acknowledged: true, applied: false, reason: 'already_ended' } });
     const other = await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, { output: 'different' });
     expect(other.status).toBe(200);
-    expect(endpointOf(server).status(id)).toMatchObject({ status: 'COMPLETED', output: { answer: 42 } });
-    expect(endpointOf(server).health().jobs.completed).toBe(1);
+    expect(await endpointOf(server).status(id)).toMatchObject({ status: 'COMPLETED', output: { answer: 42 } });
+    expect((await endpointOf(server).health()).jobs.completed).toBe(1);
   });
 
   it('fails the job with the error text our worker posts, parsed into the error payload', async () => {
@@ -138,7 +138,7 @@ describe('job-done', () => {
     const id = await held(server);
     const payload = { error_type: 'TypeError', error_message: 'bad', error_traceback: 'TypeError: bad', error_code: 'SW_HANDLER_ERROR', hostname: 'h', worker_id: 'w1', runtime_version: '0.1.0' };
     await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, { error: JSON.stringify(payload) });
-    const view = endpointOf(server).status(id);
+    const view = await endpointOf(server).status(id);
     expect(view.status).toBe('FAILED');
     expect(JSON.parse(view.error as string)).toEqual(payload);
   });
@@ -152,7 +152,7 @@ describe('job-done', () => {
       charset: 'utf-8',
     });
     expect(answer.status).toBe(200);
-    const error = JSON.parse(endpointOf(server).status(id).error as string) as Record<string, unknown>;
+    const error = JSON.parse((await endpointOf(server).status(id)).error as string) as Record<string, unknown>;
     expect(error).toEqual({ ...sdkError, runtime_version: '1.7.0' });
   });
 
@@ -160,7 +160,7 @@ describe('job-done', () => {
     const server = await start();
     const id = await held(server);
     await call(server, 'POST', `/job-done/w1/${id}`, { error: 'handler: boom \ntraceback: ...' });
-    expect(JSON.parse(endpointOf(server).status(id).error as string)).toEqual({
+    expect(JSON.parse((await endpointOf(server).status(id)).error as string)).toEqual({
       error_type: 'WorkerError',
       error_message: 'handler: boom \ntraceback: ...',
       hostname: 'unknown',
@@ -173,7 +173,7 @@ describe('job-done', () => {
     const server = await start();
     const id = await held(server);
     await call(server, 'POST', `/job-done/w1/${id}`, { error: JSON.stringify({ error_type: 'ServerlessWorkerError', error_code: 'SW_EXECUTION_TIMEOUT', error_message: 'late' }) });
-    expect(endpointOf(server).status(id).status).toBe('TIMED_OUT');
+    expect((await endpointOf(server).status(id)).status).toBe('TIMED_OUT');
   });
 
   it('treats {status: "IN_PROGRESS", output} as progress', async () => {
@@ -181,18 +181,18 @@ describe('job-done', () => {
     const id = await held(server);
     const answer = await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, { status: 'IN_PROGRESS', output: { percent: 40 } });
     expect(answer.json).toEqual({ acknowledged: true, applied: true });
-    expect(endpointOf(server).status(id)).toMatchObject({ status: 'IN_PROGRESS', output: { percent: 40 } });
+    expect(await endpointOf(server).status(id)).toMatchObject({ status: 'IN_PROGRESS', output: { percent: 40 } });
   });
 
   it('acknowledges and ignores a result for a cancelled job, an unknown job, or a job of another worker', async () => {
     const server = await start();
     const cancelled = await held(server);
-    endpointOf(server).cancel(cancelled);
+    await endpointOf(server).cancel(cancelled);
     expect((await call(server, 'POST', `/job-done/w1/${cancelled}`, { output: 1 })).json).toMatchObject({ applied: false, reason: 'already_ended', status: 'CANCELLED' });
     expect((await call(server, 'POST', '/job-done/w1/nope', { output: 1 })).json).toMatchObject({ applied: false, reason: 'not_found' });
     const mine = await held(server, 'w1');
     expect((await call(server, 'POST', `/job-done/w2/${mine}`, { output: 1 })).json).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
-    expect(endpointOf(server).status(mine).status).toBe('IN_PROGRESS');
+    expect((await endpointOf(server).status(mine)).status).toBe('IN_PROGRESS');
   });
 
   it('notes stopPod, and refuses a body that is not JSON with 400', async () => {
@@ -215,7 +215,7 @@ describe('job-stream', () => {
       expect(answer.status).toBe(200);
     }
     await call(server, 'POST', `/job-stream/w1/${id}?isStream=false`, { output: 'no metrics' });
-    const { stream } = endpointOf(server).readStream(id);
+    const { stream } = await endpointOf(server).readStream(id);
     expect(stream).toEqual([
       { output: 't0', metrics: { stream_index: 0, attempt: 1 } },
       { output: 't1', metrics: { stream_index: 1, attempt: 1 } },
@@ -237,7 +237,7 @@ describe('job-stop', () => {
     const id = await held(server);
     const pending = call(server, 'GET', '/job-stop/w1');
     await sleep(100);
-    endpointOf(server).cancel(id);
+    await endpointOf(server).cancel(id);
     const answer = await within(pending, 'the job-stop answer', 5_000);
     expect(answer).toMatchObject({ status: 200, json: { jobsToStop: [id], reasons: { [id]: 'cancelled' } } });
   });
@@ -246,11 +246,11 @@ describe('job-stop', () => {
     const server = await start();
     const mine = await held(server, 'w1');
     const theirs = await held(server, 'w2');
-    endpointOf(server).cancel(mine);
+    await endpointOf(server).cancel(mine);
     expect((await call(server, 'GET', '/job-stop/w2')).status).toBe(204);
     expect((await call(server, 'GET', '/job-stop/w1')).json).toEqual({ jobsToStop: [mine], reasons: { [mine]: 'cancelled' }, attempts: { [mine]: 1 } });
     expect((await call(server, 'GET', '/job-stop/w1')).status).toBe(204);
-    expect(endpointOf(server).status(theirs).status).toBe('IN_PROGRESS');
+    expect((await endpointOf(server).status(theirs)).status).toBe('IN_PROGRESS');
   });
 });
 
@@ -266,11 +266,11 @@ describe('ping and liveness', () => {
       { workerId: 'w3', jobIds: [], version: undefined },
     ]);
     // w3 was first heard from by a ping listing no job, before any job-take: its init runs.
-    expect(endpointOf(server).health().workers).toEqual({ idle: 2, running: 0 });
-    expect(endpointOf(server).workers.initializingCount()).toBe(1);
+    expect((await endpointOf(server).health()).workers).toEqual({ idle: 2, running: 0 });
+    expect(await endpointOf(server).workers.initializingCount()).toBe(1);
     await call(server, 'GET', '/job-take/w3?job_in_progress=0');
-    expect(endpointOf(server).health().workers).toEqual({ idle: 3, running: 0 });
-    expect(endpointOf(server).workers.initializingCount()).toBe(0);
+    expect((await endpointOf(server).health()).workers).toEqual({ idle: 3, running: 0 });
+    expect(await endpointOf(server).workers.initializingCount()).toBe(0);
   });
 
   it('puts the jobs of a worker silent for missedPings x pingIntervalMs back in the queue, counted as retried', async () => {
@@ -284,12 +284,12 @@ describe('ping and liveness', () => {
       clearInterval(keepAlive);
     }
     expect(server.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'silent', requeued: [id], reason: 'silent' }]);
-    expect(endpointOf(server).status(id)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
-    const health = endpointOf(server).health();
+    expect(await endpointOf(server).status(id)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
+    const health = await endpointOf(server).health();
     expect(health.jobs.retried).toBe(1);
     // "alive" only ever pinged (no job-take): counted as initializing, not idle.
     expect(health.workers).toEqual({ idle: 0, running: 0 });
-    expect(endpointOf(server).workers.initializingCount()).toBe(1);
+    expect(await endpointOf(server).workers.initializingCount()).toBe(1);
     // Should the silent worker come back, job-stop tells it to drop the job others now run.
     expect((await call(server, 'GET', '/job-stop/silent')).json).toEqual({ jobsToStop: [id], reasons: { [id]: 'cancelled' }, attempts: {} });
   });
@@ -300,7 +300,7 @@ describe('ping and liveness', () => {
     const poll = call(server, 'GET', '/job-stop/polling');
     await sleep(700);
     expect(server.seen.gone).toEqual([]);
-    expect(endpointOf(server).status(id).status).toBe('IN_PROGRESS');
+    expect((await endpointOf(server).status(id)).status).toBe('IN_PROGRESS');
     await within(poll, 'the stop poll', 5_000);
   });
 
@@ -310,7 +310,7 @@ describe('ping and liveness', () => {
     await call(server, 'GET', `/ping/sick?status=unhealthy&check=gpu&reason=${encodeURIComponent('no CUDA device')}`);
     expect(server.seen.unhealthy).toEqual([{ endpointId: 'ep', workerId: 'sick', check: 'gpu', reason: 'no CUDA device' }]);
     expect(server.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'sick', requeued: [id], reason: 'unhealthy' }]);
-    expect(endpointOf(server).status(id).status).toBe('IN_QUEUE');
+    expect((await endpointOf(server).status(id)).status).toBe('IN_QUEUE');
   });
 });
 
@@ -334,7 +334,7 @@ describe('api key and closing', () => {
 });
 
 describe('joining a harness', () => {
-  it('gives the RUNPOD_WEBHOOK_* values in the platform\'s shapes', () => {
+  it('gives the RUNPOD_WEBHOOK_* values in the platform\'s shapes', async () => {
     const expected = {
       RUNPOD_WEBHOOK_GET_JOB: 'http://127.0.0.1:8000/v2/my-ep/job-take/$ID?',
       RUNPOD_WEBHOOK_POST_OUTPUT: 'http://127.0.0.1:8000/v2/my-ep/job-done/$RUNPOD_POD_ID/$ID?',
@@ -348,7 +348,7 @@ describe('joining a harness', () => {
     expect(workerEnvFor('http://127.0.0.1:8000', 'my-ep', { apiKey: 'k', pingIntervalMs: 2_000 })).toMatchObject({ RUNPOD_AI_API_KEY: 'k', RUNPOD_PING_INTERVAL: '2000' });
   });
 
-  it('formats them for a shell (single quotes keep $ID) and for docker --env-file', () => {
+  it('formats them for a shell (single quotes keep $ID) and for docker --env-file', async () => {
     const env = workerEnvFor('http://h:1', 'e', { apiKey: "it's" });
     const shell = formatWorkerEnv(env);
     expect(shell).toContain("export RUNPOD_WEBHOOK_GET_JOB='http://h:1/v2/e/job-take/$ID?'\n");
@@ -358,7 +358,7 @@ describe('joining a harness', () => {
 });
 
 describe('workerErrorPayload', () => {
-  it('fills what a posted error lacks and keeps what it has', () => {
+  it('fills what a posted error lacks and keeps what it has', async () => {
     expect(workerErrorPayload('{"error_message": "m", "extra": [1]}', 'w')).toEqual({
       error_type: 'Error',
       error_message: 'm',

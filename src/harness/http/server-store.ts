@@ -1,0 +1,37 @@
+/**
+ * @module harness/http/server-store
+ * The `store` option of createHarnessServer: instead of a Harness, a job store spec
+ * (`memory` or `postgres://…`; absent: `SW_HARNESS_STORE`, else memory). The server then
+ * opens the store, makes a Harness on it, and closes both when it closes.
+ */
+import { ServerlessWorkerError } from '../../job/index.js';
+import { Harness } from '../harness.js';
+import { STORE_ENV, openJobStore } from '../store/open-store.js';
+import type { HarnessServerOptions } from './server-options.js';
+
+/** createHarnessServer's options: a `harness`, or a `store` for a harness the server makes and owns. */
+export type CreateHarnessServerOptions = Omit<HarnessServerOptions, 'harness'> &
+  (
+    | { harness: Harness; store?: undefined }
+    | {
+        harness?: undefined;
+        /** `memory` or a PostgreSQL connection string (postgres://user:password@host:5432/database); default `SW_HARNESS_STORE`, else memory. */
+        store?: string | undefined;
+      }
+  );
+
+/** The options with a harness in them, and the harness when the server made it (it closes it). */
+export async function harnessForServer(options: CreateHarnessServerOptions): Promise<{ options: HarnessServerOptions; owned: Harness | undefined }> {
+  const { store, harness, ...rest } = options;
+  if (harness !== undefined) {
+    if (store !== undefined) {
+      throw new ServerlessWorkerError(
+        'SW_INVALID_OPTIONS',
+        'Invalid harness server options: give either harness or store, not both (a Harness takes its store as new Harness({ store }))',
+      );
+    }
+    return { options: { ...rest, harness }, owned: undefined };
+  }
+  const owned = new Harness({ store: await openJobStore(store ?? process.env[STORE_ENV] ?? 'memory') });
+  return { options: { ...rest, harness: owned }, owned };
+}

@@ -1,0 +1,131 @@
+/**
+ * @module harness/store/memory-endpoint
+ * One endpoint's share of the in-memory store: its jobs (in submission order, with an
+ * append-only list for newest-first pages), its queue (arrival order), counters per
+ * state and since creation, and its workers. Every status change goes through
+ * `setStatus` so that the per-state counts stay exact without a walk.
+ */
+import { JOB_STATUSES, type JobStatus } from '../../job/index.js';
+import type { EndpointSettings, HealthCounts, ListPage, ListQuery, StateCounts, StoredJob } from './job-store.js';
+import { snapshotJob, type MemoryJob, type MemoryWorker } from './memory-records.js';
+
+/** Rebuild the newest-first list once it holds this many deleted jobs and they are over half of it. */
+const COMPACT_AT = 1_024;
+
+export class MemoryEndpoint {
+  readonly id: string;
+  settings: EndpointSettings;
+  readonly jobs = new Map<string, MemoryJob>();
+  /** Queued jobs in arrival order (a Map keeps insertion order and deletes in O(1)). */
+  readonly queue = new Map<string, MemoryJob>();
+  readonly workers = new Map<string, MemoryWorker>();
+  readonly counters = { completed: 0, failed: 0, retried: 0 };
+  readonly #byStatus = new Map<JobStatus, number>(JOB_STATUSES.map((status) => [status, 0]));
+  /** Jobs in submission order, deleted ones included until a compaction. */
+  #order: MemoryJob[] = [];
+  #deletedInOrder = 0;
+
+  constructor(id: string, settings: EndpointSettings) {
+    this.id = id;
+    this.settings = settings;
+  }
+
+  add(job: MemoryJob): void {
+    this.jobs.set(job.id, job);
+    this.#order.push(job);
+    this.#byStatus.set(job.status, (this.#byStatus.get(job.status) ?? 0) + 1);
+  }
+
+  setStatus(job: MemoryJob, status: JobStatus): void {
+    this.#byStatus.set(job.status, (this.#byStatus.get(job.status) ?? 0) - 1);
+    job.status = status;
+    this.#byStatus.set(status, (this.#byStatus.get(status) ?? 0) + 1);
+  }
+
+  /** Forget the job; answers whether it was there. */
+  remove(job: MemoryJob): boolean {
+    if (this.jobs.get(job.id) !== job) return false;
+    this.jobs.delete(job.id);
+    this.queue.delete(job.id);
+    this.release(job);
+    this.#byStatus.set(job.status, (this.#byStatus.get(job.status) ?? 0) - 1);
+    this.#deletedInOrder++;
+    if (this.#deletedInOrder >= COMPACT_AT && this.#deletedInOrder * 2 > this.#order.length) {
+      this.#order = this.#order.filter((kept) => this.jobs.get(kept.id) === kept);
+      this.#deletedInOrder = 0;
+    }
+    return true;
+  }
+
+  /** The worker no longer holds the job. */
+  release(job: MemoryJob): void {
+    if (job.workerId !== undefined) this.workers.get(job.workerId)?.jobIds.delete(job.id);
+    delete job.workerId;
+  }
+
+  count(status: JobStatus): number {
+    return this.#byStatus.get(status) ?? 0;
+  }
+
+  stateCounts(): StateCounts {
+    const counts = { retained: this.jobs.size } as Record<JobStatus | 'retained', number>;
+    for (const status of JOB_STATUSES) counts[status] = this.count(status);
+    return counts;
+  }
+
+  /** Jobs kept, newest submission first. */
+  *newestFirst(): Generator<MemoryJob> {
+    for (let i = this.#order.length - 1; i >= 0; i--) {
+      const job = this.#order[i] as MemoryJob;
+      if (this.jobs.get(job.id) === job) yield job;
+    }
+  }
+
+  /** A page of jobs, newest first. Without a search the total is the per-state counters' sum and only the page is walked. */
+  page(query: ListQuery): ListPage {
+    const wanted = query.states && query.states.length > 0 ? new Set(query.states) : undefined;
+    const typed = query.search?.trim();
+    const search = typed ? typed.toLowerCase() : undefined;
+    const exact = typed ? this.jobs.get(typed) ?? this.jobs.get(search ?? '') : undefined;
+    const page: StoredJob[] = [];
+    if (exact) {
+      const matches = !wanted || wanted.has(exact.status);
+      if (matches && query.offset === 0 && query.limit > 0) page.push(snapshotJob(exact));
+      return { total: matches ? 1 : 0, jobs: page };
+    }
+    let total = search === undefined ? [...(wanted ?? JOB_STATUSES)].reduce((sum, status) => sum + this.count(status), 0) : 0;
+    let seen = 0;
+    for (const job of this.newestFirst()) {
+      if (wanted && !wanted.has(job.status)) continue;
+      // Ids are mostly lower-case UUIDs: the plain test first, the lower-cased copy only when it fails.
+      if (search !== undefined && !job.id.includes(search) && !job.id.toLowerCase().includes(search)) continue;
+      if (seen >= query.offset && page.length < query.limit) page.push(snapshotJob(job));
+      seen++;
+      if (search !== undefined) total = seen;
+      else if (page.length >= query.limit) break;
+    }
+    return { total, jobs: page };
+  }
+
+  /** /health: counters since creation, jobs running and queued now, idle and running workers (initializing ones left out). */
+  health(): HealthCounts {
+    let idle = 0;
+    let running = 0;
+    for (const worker of this.workers.values()) {
+      if (worker.jobIds.size > 0) running++;
+      else if (!worker.initializing) idle++;
+    }
+    return { jobs: { ...this.counters, inProgress: this.count('IN_PROGRESS'), inQueue: this.queue.size }, workers: { idle, running } };
+  }
+
+  touchWorker(workerId: string, now: number): MemoryWorker {
+    let worker = this.workers.get(workerId);
+    if (!worker) {
+      worker = { id: workerId, endpointId: this.id, firstSeenAt: now, lastSeenAt: now, jobIds: new Set(), initializing: false, heartbeats: false };
+      this.workers.set(workerId, worker);
+    } else {
+      worker.lastSeenAt = now;
+    }
+    return worker;
+  }
+}

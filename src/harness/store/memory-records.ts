@@ -1,0 +1,60 @@
+/**
+ * @module harness/store/memory-records
+ * The in-memory store's own records: a job and a worker as it keeps them (mutable,
+ * never handed out), and the copies it answers. Values that come in (requests,
+ * outputs, errors, chunks) are cloned and frozen once, so the copies answered can
+ * share them and no caller can change what the store holds.
+ */
+import type { StreamChunk } from '../../job/index.js';
+import type { StoredJob, StoredWorker } from './job-store.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A job as the memory store keeps it: StoredJob's fields, writable, and its unread chunks. */
+export type MemoryJob = Mutable<Omit<StoredJob, 'unreadChunkCount'>> & { unread: StreamChunk[] };
+
+export interface MemoryWorker {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly firstSeenAt: number;
+  lastSeenAt: number;
+  /** Jobs it holds (IN_PROGRESS with its id), in the order it took them. */
+  readonly jobIds: Set<string>;
+  initializing: boolean;
+  heartbeats: boolean;
+  pingIntervalMs?: number;
+}
+
+/** A deep copy of a JSON-like value, frozen: safe to share with every reader. */
+export function owned<T>(value: T): T {
+  if (value === undefined || value === null || typeof value !== 'object') return value;
+  return deepFreeze(structuredClone(value));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
+
+/** The record answered for `job`: a new object, its nested values the store's frozen ones. */
+export function snapshotJob(job: MemoryJob): StoredJob {
+  const { unread, ...fields } = job;
+  const copy: Mutable<StoredJob> = { ...fields, unreadChunkCount: unread.length };
+  for (const key of Object.keys(copy) as Array<keyof StoredJob>) if (copy[key] === undefined) delete copy[key];
+  return Object.freeze(copy);
+}
+
+export function snapshotWorker(worker: MemoryWorker): StoredWorker {
+  return Object.freeze({
+    endpointId: worker.endpointId,
+    id: worker.id,
+    firstSeenAt: worker.firstSeenAt,
+    lastSeenAt: worker.lastSeenAt,
+    jobIds: Object.freeze([...worker.jobIds]),
+    initializing: worker.initializing,
+    heartbeats: worker.heartbeats,
+    ...(worker.pingIntervalMs !== undefined ? { pingIntervalMs: worker.pingIntervalMs } : {}),
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * @module harness/store/postgres/notifications
+ * Store events across harness processes: a changing transaction sends its events with
+ * `pg_notify` (delivered at commit, so never before the change is visible, and never
+ * for a change rolled back); every store LISTENs on the channel and hands them to its
+ * listeners. Events of this process are handed over at once after the commit and their
+ * notification is skipped on arrival (the payload names its origin). A payload stays
+ * under PostgreSQL's 8000-byte limit: events are sent in batches. When the listening
+ * connection comes back after a loss, events may have been missed: every endpoint gets
+ * a 'queued' event, so parked takers look again.
+ */
+import { randomUUID } from 'node:crypto';
+import type postgres from 'postgres';
+import { z } from 'zod';
+import type { StoreEvent } from '../job-store.js';
+
+export const CHANNEL = 'sw_job_store';
+/** Bytes of one payload at most (PostgreSQL refuses 8000 and over). */
+const MAX_PAYLOAD_BYTES = 7_900;
+
+const StopReasonSchema = z.enum(['cancelled', 'timeout', 'expired']);
+const EventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('queued'), endpointId: z.string() }),
+  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string() }),
+  z.object({ type: z.literal('stop'), endpointId: z.string(), workerId: z.string(), jobId: z.string(), reason: StopReasonSchema, attempt: z.number() }),
+  z.object({ type: z.literal('worker'), endpointId: z.string(), workerId: z.string() }),
+]);
+const PayloadSchema = z.object({ origin: z.string(), events: z.array(EventSchema) });
+
+/** The payloads for `events`, each under the size limit. */
+export function encodePayloads(origin: string, events: readonly StoreEvent[]): string[] {
+  const payloads: string[] = [];
+  let batch: StoreEvent[] = [];
+  let size = 0;
+  const flush = (): void => {
+    if (batch.length > 0) payloads.push(JSON.stringify({ origin, events: batch }));
+    batch = [];
+    size = 0;
+  };
+  for (const event of events) {
+    const length = Buffer.byteLength(JSON.stringify(event)) + 1;
+    if (size + length > MAX_PAYLOAD_BYTES - 64) flush();
+    batch.push(event);
+    size += length;
+  }
+  flush();
+  return payloads;
+}
+
+/** Listeners of one store, fed by this process's commits and by other processes' notifications. */
+export class StoreEventHub {
+  /** Names this process's notifications, so that it skips its own on arrival. */
+  readonly origin = randomUUID();
+  readonly #listeners = new Set<(event: StoreEvent) => void>();
+  #listening: { unlisten(): Promise<void> } | undefined;
+  #connects = 0;
+
+  subscribe(listener: (event: StoreEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Hand `events` to every listener; a listener's failure is its own. */
+  emit(events: readonly StoreEvent[]): void {
+    for (const event of events) {
+      for (const listener of [...this.#listeners]) {
+        try {
+          listener(event);
+        } catch {
+          // The store's change stands whatever a listener does.
+        }
+      }
+    }
+  }
+
+  /**
+   * LISTEN on a connection of `sql` (the driver reconnects and listens again after a
+   * loss); `endpoints` names every endpoint for the wake-up after a reconnect.
+   */
+  async listen(sql: postgres.Sql, endpoints: () => Promise<string[]>, onError: (error: unknown) => void): Promise<void> {
+    this.#listening = await sql.listen(
+      CHANNEL,
+      (payload) => this.#receive(payload, onError),
+      () => {
+        if (this.#connects++ === 0) return;
+        endpoints().then((ids) => this.emit(ids.map((endpointId) => ({ type: 'queued', endpointId }))), onError);
+      },
+    );
+  }
+
+  async close(): Promise<void> {
+    this.#listeners.clear();
+    await this.#listening?.unlisten().catch(() => undefined);
+    this.#listening = undefined;
+  }
+
+  #receive(payload: string, onError: (error: unknown) => void): void {
+    let parsed: z.infer<typeof PayloadSchema>;
+    try {
+      parsed = PayloadSchema.parse(JSON.parse(payload));
+    } catch (error) {
+      onError(new Error(`A job store notification on ${CHANNEL} is not one this harness sends: ${String(error)}`));
+      return;
+    }
+    if (parsed.origin !== this.origin) this.emit(parsed.events);
+  }
+}

@@ -1,0 +1,376 @@
+/**
+ * @module harness/store/postgres/postgres-job-store
+ * The job store on PostgreSQL: several harness processes on one database share every
+ * endpoint's queue, and jobs survive a restart. Each changing call is one transaction;
+ * a call about one job locks its row (`FOR UPDATE`) and applies the in-memory store's
+ * rules to it (job-changes.ts); `take` claims queued jobs with `FOR UPDATE SKIP LOCKED`,
+ * so each job has exactly one taker across processes; the time rules are applied once
+ * (due-rules.ts). Events go to every process with LISTEN/NOTIFY (notifications.ts).
+ * Reads are in reads.ts, worker presence in workers.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
+import { isStaleAttempt, stampAttempt } from '../../attempts.js';
+import { toDelivery } from '../../job-record.js';
+import type {
+  ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules, ResultAck,
+  StateCounts, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
+} from '../job-store.js';
+import { syncRetentionMs } from '../retention.js';
+import { applyDue, nextDueAt } from './due-rules.js';
+import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
+import { changed, endJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, finishChanges, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { StoreEventHub, encodePayloads } from './notifications.js';
+import { ClaimedRow, claimJobs, insertJob } from './queue.js';
+import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
+import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { migrate } from './schema.js';
+import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, touchWorkerAtOnce, unreportedJobs } from './workers.js';
+
+export interface PostgresJobStoreOptions {
+  /** Connections in this process's pool (one more is kept for LISTEN); default 10. */
+  readonly maxConnections?: number;
+  /** Errors of the LISTEN connection and of notifications (the store goes on). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** PostgreSQL error codes a transaction is retried on: deadlock, serialization failure. */
+const RETRIED_CODES = new Set(['40P01', '40001']);
+const RETRIES = 3;
+
+export class PostgresJobStore implements JobStore {
+  readonly kind = 'postgres';
+  readonly #sql: postgres.Sql;
+  readonly #hub = new StoreEventHub();
+  #closed = false;
+
+  private constructor(sql: postgres.Sql) {
+    this.#sql = sql;
+  }
+
+  /** Connect to `url`, create or migrate the schema, and listen for other processes' events. */
+  static async open(url: string, options: PostgresJobStoreOptions = {}): Promise<PostgresJobStore> {
+    const onError = options.onError ?? (() => undefined);
+    const sql = postgres(url, { max: options.maxConnections ?? 10, onnotice: () => undefined, transform: { undefined: null }, connection: { application_name: 'serverless-worker harness' } });
+    try {
+      await migrate(sql);
+      const store = new PostgresJobStore(sql);
+      await store.#hub.listen(sql, () => store.listEndpoints(), onError);
+      return store;
+    } catch (error) {
+      await sql.end({ timeout: 1 });
+      throw error;
+    }
+  }
+
+  // -------------------------------------------------------------- endpoints
+
+  createEndpoint(endpointId: string, settings?: EndpointSettings): Promise<void> {
+    return createEndpoint(this.#sql, endpointId, settings);
+  }
+
+  deleteEndpoint(endpointId: string): Promise<boolean> {
+    return deleteEndpoint(this.#sql, endpointId);
+  }
+
+  listEndpoints(): Promise<string[]> {
+    return listEndpoints(this.#sql);
+  }
+
+  endpointSettings(endpointId: string): Promise<EndpointSettings | undefined> {
+    return endpointSettings(this.#sql, endpointId);
+  }
+
+  // -------------------------------------------------------------- submit / take
+
+  async submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob> {
+    this.#open();
+    const sync = options.sync ?? false;
+    const id = `${sync ? 'sync-' : ''}${randomUUID()}`;
+    const expiresAt = now + resolvePolicy(request.policy).ttl;
+    const retentionMs = sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async;
+    const events: StoreEvent[] = [{ type: 'queued', endpointId }];
+    const [payload] = encodePayloads(this.#hub.origin, events);
+    const rows = await insertJob(this.#sql, payload ?? '', { endpointId, id, request, sync, now, expiresAt, retentionMs });
+    this.#hub.emit(events);
+    return toStoredJob(parseJobRow(rows[0]));
+  }
+
+  async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {
+    this.#open();
+    const rows = await claimJobs(this.#sql, this.#hub.origin, endpointId, workerId, max, now);
+    const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
+    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id }));
+    if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
+    this.#hub.emit(events);
+    return taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
+  }
+
+  // -------------------------------------------------------------- while running
+
+  async pushChunk(endpointId: string, jobId: string, workerId: string | undefined, chunk: StreamChunk, attempt: number | undefined): Promise<PostAck> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const job = await lockJob(tx, endpointId, jobId);
+      if (!job) return { applied: false, reason: 'not_found' };
+      if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
+      const index = chunk.metrics?.stream_index;
+      // Chunks of one job come in order; an index the job already has is a post retried after a lost answer.
+      if (typeof index === 'number' && workerId !== undefined && job.workerId === workerId && index < job.chunkCount) {
+        return { applied: false, reason: 'duplicate', status: job.status };
+      }
+      if (!holds(job, workerId)) return { applied: false, reason: 'not_held_by_worker', status: job.status };
+      await tx`INSERT INTO sw_chunks (endpoint_id, job_id, chunk) VALUES (${endpointId}, ${jobId}, ${jsonb(tx, stampAttempt(chunk, job.attempt))})`;
+      await tx`UPDATE sw_jobs SET chunk_count = chunk_count + 1, unread_count = unread_count + 1 WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
+      changed(changes, job);
+      return { applied: true };
+    });
+  }
+
+  async progress(endpointId: string, jobId: string, workerId: string | undefined, output: unknown, attempt: number | undefined): Promise<PostAck> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const job = await lockJob(tx, endpointId, jobId);
+      if (!job) return { applied: false, reason: 'not_found' };
+      if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
+      if (!holds(job, workerId)) return { applied: false, reason: 'not_held_by_worker', status: job.status };
+      await tx`UPDATE sw_jobs SET output = ${jsonb(tx, output)} WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
+      changed(changes, job);
+      return { applied: true };
+    });
+  }
+
+  async complete(
+    endpointId: string,
+    jobId: string,
+    workerId: string | undefined,
+    result: JobResult,
+    attempt: number | undefined,
+    now: number,
+  ): Promise<{ readonly ack: ResultAck } & ChangeOutcome> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const answer = (ack: ResultAck) => ({ ack, ended: changes.ended, stops: changes.stops });
+      const job = await lockJob(tx, endpointId, jobId);
+      if (!job) return answer({ applied: false, reason: 'not_found' });
+      if (isStaleAttempt(job, attempt)) return answer({ applied: false, reason: 'stale_attempt', status: job.status });
+      if (isTerminal(job.status)) {
+        const from = job.resultFrom;
+        const same = from !== undefined && from.workerId === workerId && from.attempt === job.attempt;
+        return answer(same ? { applied: true, status: job.status, repeated: true } : { applied: false, reason: 'already_ended', status: job.status });
+      }
+      if (!holds(job, workerId)) return answer({ applied: false, reason: 'not_held_by_worker', status: job.status });
+      job.resultFrom = { workerId, attempt: job.attempt };
+      if (result.kind === 'output') endJob(job, 'complete', { output: result.output }, now, changes);
+      else endJob(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);
+      await saveJob(tx, job);
+      return answer({ applied: true, status: job.status });
+    });
+  }
+
+  // -------------------------------------------------------------- reading
+
+  get(endpointId: string, jobId: string): Promise<StoredJob | undefined> {
+    return readJob(this.#sql, endpointId, jobId);
+  }
+
+  readStream(endpointId: string, jobId: string): Promise<StreamRead> {
+    return readStream(this.#sql, endpointId, jobId);
+  }
+
+  peekStream(endpointId: string, jobId: string): Promise<readonly StreamChunk[] | undefined> {
+    return peekStream(this.#sql, endpointId, jobId);
+  }
+
+  list(endpointId: string, query: ListQuery): Promise<ListPage> {
+    return readList(this.#sql, endpointId, query);
+  }
+
+  stateCounts(endpointId: string): Promise<StateCounts> {
+    return readStateCounts(this.#sql, endpointId);
+  }
+
+  health(endpointId: string): Promise<HealthCounts> {
+    return readHealth(this.#sql, endpointId);
+  }
+
+  // -------------------------------------------------------------- caller operations
+
+  async cancel(endpointId: string, jobId: string, now: number): Promise<{ readonly job: StoredJob } & ChangeOutcome> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const job = await this.#found(tx, endpointId, jobId);
+      if (job.status !== 'CANCELLED') {
+        if (isTerminal(job.status)) {
+          throw new ServerlessWorkerError(
+            'SW_CANCEL_NOT_ALLOWED',
+            `Job ${jobId} has already ended with status ${job.status}; only IN_QUEUE or IN_PROGRESS jobs can be cancelled`,
+            { jobId, status: job.status },
+          );
+        }
+        const workerId = job.workerId;
+        endJob(job, 'cancel', {}, now, changes);
+        if (workerId !== undefined) orderStop(changes, job, workerId, 'cancelled');
+        await saveJob(tx, job);
+      }
+      return { job: stored(job), ended: changes.ended, stops: changes.stops };
+    });
+  }
+
+  async retry(endpointId: string, jobId: string, now: number): Promise<StoredJob> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const job = await this.#found(tx, endpointId, jobId);
+      if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') {
+        throw new ServerlessWorkerError('SW_RETRY_NOT_ALLOWED', `Job ${jobId} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`, {
+          jobId,
+          status: job.status,
+        });
+      }
+      requeueJob(job, 'retry', Number.POSITIVE_INFINITY, now, changes);
+      await saveChanged(tx, job);
+      return stored(job);
+    });
+  }
+
+  async setTtl(endpointId: string, jobId: string, ttlMs: number, now: number): Promise<StoredJob> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const job = await this.#found(tx, endpointId, jobId);
+      job.expiresAt = now + ttlMs;
+      await tx`UPDATE sw_jobs SET expires_at = ${job.expiresAt} WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
+      changed(changes, job);
+      return stored(job);
+    });
+  }
+
+  async purgeQueue(endpointId: string): Promise<number> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const rows = await tx<{ id: string }[]>`DELETE FROM sw_jobs WHERE endpoint_id = ${endpointId} AND status = 'IN_QUEUE' RETURNING id`;
+      for (const row of rows) changes.events.push({ type: 'changed', endpointId, jobId: row.id });
+      return rows.length;
+    });
+  }
+
+  // -------------------------------------------------------------- lost jobs and workers
+
+  async requeueJob(endpointId: string, jobId: string, workerId: string, rules: RequeueRules, now: number): Promise<{ readonly requeued: boolean } & ChangeOutcome> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const job = await lockJob(tx, endpointId, jobId);
+      let requeued = false;
+      if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId) {
+        requeued = requeueJob(job, 'requeue', rules.maxRequeues, now, changes);
+        await saveChanged(tx, job);
+      }
+      return { requeued, ended: changes.ended, stops: changes.stops };
+    });
+  }
+
+  async touchWorker(endpointId: string, workerId: string, touch: TouchWorker, now: number): Promise<StoredWorker> {
+    this.#open();
+    if ((touch.reportedJobIds ?? []).length === 0) {
+      const event: StoreEvent = { type: 'worker', endpointId, workerId };
+      const { worker, created } = await touchWorkerAtOnce(this.#sql, endpointId, workerId, touch, now, encodePayloads(this.#hub.origin, [event])[0] ?? '');
+      if (created) this.#hub.emit([event]);
+      return worker;
+    }
+    return this.#change((tx, changes) => touchWorker(tx, endpointId, workerId, touch, now, changes));
+  }
+
+  getWorker(endpointId: string, workerId: string): Promise<StoredWorker | undefined> {
+    return getWorker(this.#sql, endpointId, workerId);
+  }
+
+  listWorkers(endpointId: string): Promise<StoredWorker[]> {
+    return listWorkers(this.#sql, endpointId);
+  }
+
+  async removeWorker(endpointId: string, workerId: string, rules: RequeueRules, now: number): Promise<GoneWorker | undefined> {
+    this.#open();
+    return this.#change((tx, changes) => removeWorker(tx, endpointId, workerId, rules, now, changes));
+  }
+
+  async sweepSilentWorkers(silentBefore: number, rules: RequeueRules, now: number): Promise<GoneWorker[]> {
+    this.#open();
+    return this.#change((tx, changes) => sweepSilentWorkers(tx, silentBefore, rules, now, changes));
+  }
+
+  unreportedJobs(endpointId: string, workerId: string, unreportedBefore: number): Promise<string[]> {
+    return unreportedJobs(this.#sql, endpointId, workerId, unreportedBefore);
+  }
+
+  // -------------------------------------------------------------- time
+
+  nextDueAt(): Promise<number | undefined> {
+    return nextDueAt(this.#sql);
+  }
+
+  async applyDue(now: number): Promise<DueOutcome> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      await applyDue(tx, now, changes);
+      return { ended: changes.ended, stops: changes.stops, deleted: changes.deleted };
+    });
+  }
+
+  // -------------------------------------------------------------- events and life
+
+  subscribe(listener: (event: StoreEvent) => void): () => void {
+    return this.#hub.subscribe(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#hub.close();
+    await this.#sql.end({ timeout: 5 });
+  }
+
+  // -------------------------------------------------------------- internals
+
+  #open(): void {
+    if (this.#closed) throw new Error('The job store is closed');
+  }
+
+  async #found(tx: Tx, endpointId: string, jobId: string): Promise<TxJob> {
+    const job = await lockJob(tx, endpointId, jobId);
+    if (!job) throw jobNotFound(endpointId, jobId);
+    return job;
+  }
+
+  /**
+   * Run `work` in a transaction: its counter moves are saved and its events notified in
+   * it (delivered at commit), then handed to this process's listeners. Retried on a
+   * deadlock or serialization failure (nothing of a failed try is kept).
+   */
+  async #change<T>(work: (tx: Tx, changes: Changes) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const changes = newChanges();
+      try {
+        const answer = (await this.#sql.begin(async (tx) => {
+          const result = await work(tx, changes);
+          await finishChanges(tx, changes, encodePayloads(this.#hub.origin, changes.events));
+          return result;
+        })) as T;
+        this.#hub.emit(changes.events);
+        return answer;
+      } catch (error) {
+        if (attempt >= RETRIES || !(error instanceof postgres.PostgresError) || !RETRIED_CODES.has(error.code)) throw error;
+      }
+    }
+  }
+}
+
+/** Running, and held by `workerId` (any worker when undefined). */
+function holds(job: StoredJob, workerId: string | undefined): boolean {
+  return job.status === 'IN_PROGRESS' && (workerId === undefined || job.workerId === workerId);
+}
+
+/** The record answered: the changed job without the transaction's marks. */
+function stored(job: TxJob): StoredJob {
+  const { requeued: _requeued, ...fields } = job;
+  return fields;
+}

@@ -1,0 +1,79 @@
+/**
+ * Helpers for tests with several `serverless-worker harness` processes on one
+ * PostgreSQL database: start a harness (real child process, `--store`), start a worker
+ * process (test/reliability/fixtures/reliability-worker.ts) joined to one of them, and
+ * read what the worker says it did (JSON lines on stdout).
+ */
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { REPO_ROOT, jsonLines, runTs, type ChildList, type TsChild } from '../../child-process.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+const WORKER = join(REPO_ROOT, 'test/reliability/fixtures/reliability-worker.ts');
+
+export interface HarnessProcess {
+  readonly child: TsChild;
+  readonly url: string;
+  /** The RUNPOD_* variables it printed for workers. */
+  readonly workerEnv: Record<string, string>;
+}
+
+/** A free TCP port on 127.0.0.1, for a harness that must come back on the same address. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** `serverless-worker harness --store <url> --port <port>` (0: any), until it prints its banner. */
+export async function startHarness(
+  children: ChildList,
+  store: string,
+  port = 0,
+  args: readonly string[] = [],
+  options: { SW_HARNESS_STORE?: string; noStoreFlag?: boolean } = {},
+): Promise<HarnessProcess> {
+  const storeArgs = options.noStoreFlag === true ? [] : ['--store', store];
+  const env = options.SW_HARNESS_STORE !== undefined ? { SW_HARNESS_STORE: options.SW_HARNESS_STORE } : {};
+  const child = runTs(CLI, ['harness', ...storeArgs, '--port', String(port), '--no-rate-limit', ...args], { timeout: 120_000, env });
+  children.push(child);
+  let banner = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (data: Buffer) => {
+      banner += data.toString('utf8');
+      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
+      if (match?.[1] && banner.includes("RUNPOD_WEBHOOK_PING")) resolve(match[1]);
+    });
+    void child.then((result) => reject(new Error(`harness exited early (${String(result.exitCode)}): ${String(result.stderr)}`)));
+  });
+  const workerEnv = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1] as string, match[2] as string] as const));
+  return { child, url, workerEnv };
+}
+
+/** A worker process joined to `harness` on `endpoint`. */
+export function startWorker(children: ChildList, harness: HarnessProcess, endpoint: string, workerId: string, concurrency = 1): TsChild {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(harness.workerEnv)) env[name] = value.replaceAll('/v2/local/', `/v2/${endpoint}/`);
+  const worker = runTs(WORKER, [], { env: { ...env, RUNPOD_POD_ID: workerId, TEST_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn' }, timeout: 120_000 });
+  children.push(worker);
+  return worker;
+}
+
+/** Collect a worker's stdout lines as they come. */
+export function recordEvents(worker: TsChild): Array<{ event: string; jobId?: string; reason?: unknown }> {
+  const events: Array<{ event: string; jobId?: string; reason?: unknown }> = [];
+  let buffered = '';
+  worker.stdout?.on('data', (data: Buffer) => {
+    buffered += data.toString('utf8');
+    const end = buffered.lastIndexOf('\n');
+    if (end < 0) return;
+    for (const line of jsonLines(buffered.slice(0, end))) events.push(line as { event: string; jobId?: string });
+    buffered = buffered.slice(end + 1);
+  });
+  return events;
+}

@@ -1,0 +1,145 @@
+/**
+ * Several `serverless-worker harness` processes on one PostgreSQL database (real child
+ * processes, real workers, the run's embedded PostgreSQL): they serve one queue, a
+ * cancel reaches a worker connected to the other process, and a harness killed with
+ * SIGKILL under load loses nothing it acknowledged: every job ends COMPLETED, run once.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { ChildList, REPO_ROOT, runTs } from '../../child-process.js';
+import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { call, waitUntil } from '../http/helpers.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { freePort, recordEvents, startHarness, startWorker } from './harness-processes.js';
+
+const children = new ChildList();
+let database: TestDatabase | undefined;
+
+afterEach(async () => {
+  await children.killAll();
+  await database?.drop();
+  database = undefined;
+});
+
+interface StatusAnswer { status?: string; output?: unknown }
+
+async function statusOf(url: string, jobId: string): Promise<StatusAnswer> {
+  return (await call('GET', `${url}/v2/ep/status/${jobId}`)).json as StatusAnswer;
+}
+
+async function submit(url: string, input: Record<string, unknown>): Promise<string> {
+  const answer = await call('POST', `${url}/v2/ep/run`, { body: { input } });
+  expect(answer.status).toBe(200);
+  return (answer.json as { id: string }).id;
+}
+
+describe('two harness processes on one PostgreSQL database', () => {
+  it('share the queue: submit on one, a worker on the other runs it; status, stream, runsync and cancel work through either', async () => {
+    database = await createTestDatabase();
+    const [a, b] = await Promise.all([startHarness(children, database.url), startHarness(children, database.url)]);
+    const worker = startWorker(children, b, 'ep', 'worker-b', 2);
+    const said = recordEvents(worker);
+
+    const echoed = await submit(a.url, { mode: 'echo', tag: 'via-a' });
+    await waitUntil(async () => (await statusOf(b.url, echoed)).status === 'COMPLETED', 'the job submitted on A completes on B', 600, 50);
+    expect((await statusOf(a.url, echoed)).status).toBe('COMPLETED');
+
+    const sync = await call('POST', `${a.url}/v2/ep/runsync`, { body: { input: { mode: 'echo', tag: 'sync' } } });
+    expect(sync.json).toMatchObject({ status: 'COMPLETED' });
+    const waited = await submit(b.url, { mode: 'sleep', ms: 300 });
+    const statusSync = await call('GET', `${a.url}/v2/ep/status-sync/${waited}?wait=30000`);
+    expect(statusSync.json).toMatchObject({ id: waited, status: 'COMPLETED' });
+
+    // Webhooks: each job's end is posted once, by the harness whose call ended it.
+    const received: string[] = [];
+    const receiver = createServer((request, reply) => {
+      let body = '';
+      request.on('data', (data: Buffer) => (body += data.toString('utf8')));
+      request.on('end', () => {
+        received.push((JSON.parse(body) as { id: string }).id);
+        reply.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      const hooked: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const answer = await call('POST', `${i % 2 === 0 ? a.url : b.url}/v2/ep/run`, { body: { input: { mode: 'echo', tag: i }, webhook: hook } });
+        hooked.push((answer.json as { id: string }).id);
+      }
+      await waitUntil(() => received.length >= hooked.length, 'every webhook arrives', 600, 50);
+      // A second post would come within a moment of the first: look again after the others settle.
+      await waitUntil(async () => (await statusOf(a.url, hooked.at(-1) ?? '')).status === 'COMPLETED', 'the last job is done', 100, 50);
+      expect([...received].sort()).toEqual([...hooked].sort());
+    } finally {
+      receiver.close();
+    }
+
+    const streamed = await submit(b.url, { mode: 'stream', chunks: 3, everyMs: 30 });
+    const chunks: unknown[] = [];
+    await waitUntil(
+      async () => {
+        const read = (await call('GET', `${a.url}/v2/ep/stream/${streamed}`)).json as { status: string; stream: unknown[] };
+        chunks.push(...read.stream);
+        return read.status === 'COMPLETED';
+      },
+      'the stream read through A ends',
+      600,
+      20,
+    );
+    expect(chunks).toHaveLength(3);
+
+
+    const sleeper = await submit(b.url, { mode: 'sleep', ms: 60_000 });
+    await waitUntil(async () => (await statusOf(a.url, sleeper)).status === 'IN_PROGRESS', 'the sleeper runs', 600, 50);
+    const cancel = await call('POST', `${a.url}/v2/ep/cancel/${sleeper}`);
+    expect(cancel.json).toMatchObject({ status: 'CANCELLED' });
+    await waitUntil(() => said.some((event) => event.event === 'aborted' && event.jobId === sleeper), 'the worker on B is told to stop', 600, 50);
+  }, 120_000);
+
+  it('run every job exactly once with workers spread over both, and lose nothing when one is killed with SIGKILL under load', async () => {
+    database = await createTestDatabase();
+    const port = await freePort();
+    const first = await startHarness(children, database.url, port);
+    const other = await startHarness(children, database.url);
+    const workers = [startWorker(children, first, 'ep', 'w-first', 3), startWorker(children, other, 'ep', 'w-other', 3)];
+    const said = workers.map(recordEvents);
+    const JOBS = 40;
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i++) ids.push(await submit(i % 2 === 0 ? first.url : other.url, { mode: 'sleep', ms: 150, tag: i }));
+    // Under load: some done, some running, some queued.
+    await waitUntil(() => said.flat().filter((event) => event.event === 'started').length >= 8, 'jobs are running', 600, 20);
+    first.child.kill('SIGKILL');
+    await first.child;
+    const again = await startHarness(children, database.url, port);
+    for (const id of ids) {
+      await waitUntil(async () => (await statusOf(again.url, id)).status === 'COMPLETED', `job ${id} completes`, 1_200, 50).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}; status ${JSON.stringify(await statusOf(again.url, id))}`);
+      });
+    }
+    const started = said.flat().filter((event) => event.event === 'started').map((event) => event.jobId);
+    expect(started.sort()).toEqual([...ids].sort());
+    const health = (await call('GET', `${other.url}/v2/ep/health`)).json as { jobs: { completed: number; failed: number } };
+    expect(health.jobs).toMatchObject({ completed: JOBS, failed: 0 });
+  }, 180_000);
+});
+
+describe('serverless-worker harness --store', () => {
+  it('takes the store from SW_HARNESS_STORE, and refuses one that is neither memory nor postgres://', async () => {
+    database = await createTestDatabase();
+    const harness = await startHarness(children, 'memory', 0, [], { SW_HARNESS_STORE: database.url, noStoreFlag: true });
+    const id = await submit(harness.url, { mode: 'echo' });
+    const store = await PostgresJobStore.open(database.url);
+    try {
+      expect(await store.get('ep', id)).toMatchObject({ status: 'IN_QUEUE' });
+    } finally {
+      await store.close();
+    }
+    const refused = await runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['harness', '--port', '0', '--store', 'mysql://db/jobs']);
+    expect(refused.exitCode).not.toBe(0);
+    expect(String(refused.stderr)).toContain('"memory" or a PostgreSQL connection string');
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * The job store conformance suite on the PostgreSQL store: each test on a fresh database
+ * of the run's embedded PostgreSQL server, with peers (other store instances on the same
+ * database, as other harness processes) for the exactly-once checks.
+ */
+import postgres from 'postgres';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Harness } from '../../../src/harness/index.js';
+import { createHarnessServer } from '../../../src/harness/http/index.js';
+import { call } from '../http/helpers.js';
+import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
+import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { T0, describeJobStore, eventually, request } from './job-store-conformance.js';
+
+describeJobStore('postgres', async () => {
+  const database = await createTestDatabase();
+  const stores: JobStore[] = [await PostgresJobStore.open(database.url, { maxConnections: 4 })];
+  return {
+    store: stores[0] as JobStore,
+    openPeer: async () => {
+      const peer = await PostgresJobStore.open(database.url, { maxConnections: 4 });
+      stores.push(peer);
+      return peer;
+    },
+    close: async () => {
+      for (const store of stores) await store.close();
+      await database.drop();
+    },
+  };
+});
+
+describe('PostgresJobStore: schema, durability, notifications', () => {
+  let database: TestDatabase | undefined;
+  const stores: JobStore[] = [];
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    await database?.drop();
+    database = undefined;
+  });
+
+  it('migrates once when several harnesses start at the same time, and refuses a newer schema', async () => {
+    database = await createTestDatabase();
+    const url = database.url;
+    stores.push(...(await Promise.all([1, 2, 3].map(() => PostgresJobStore.open(url, { maxConnections: 2 })))));
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
+    try {
+      const versions = await sql<{ version: number }[]>`SELECT version FROM sw_schema_version`;
+      expect(versions.map((row) => row.version)).toEqual([SCHEMA_VERSION]);
+      await sql`INSERT INTO sw_schema_version (version, description) VALUES (${SCHEMA_VERSION + 1}, 'from the future')`;
+      await expect(PostgresJobStore.open(url)).rejects.toThrow(/newer than this harness knows/);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it('keeps jobs, results and chunks when the store is closed and opened again', async () => {
+    database = await createTestDatabase();
+    const before: JobStore = await PostgresJobStore.open(database.url);
+    const queued = await before.submit('ep', request(), {}, T0);
+    const running = await before.submit('ep', request(), {}, T0);
+    const done = await before.submit('ep', request(), {}, T0);
+    await before.take('ep', 'w1', 1, T0);
+    await before.take('ep', 'w2', 1, T0);
+    await before.pushChunk('ep', queued.id, 'w1', { output: 'kept' }, 1, T0);
+    await before.complete('ep', running.id, 'w2', { kind: 'output', output: { ok: 1 } }, 1, T0);
+    await before.close();
+    const after: JobStore = await PostgresJobStore.open(database.url);
+    stores.push(after);
+    expect((await after.readStream('ep', queued.id)).stream).toEqual([{ output: 'kept', metrics: { attempt: 1 } }]);
+    expect((await after.complete('ep', queued.id, 'w1', { kind: 'output', output: 2 }, 1, T0)).ack).toEqual({ applied: true, status: 'COMPLETED' });
+    expect(await after.get('ep', running.id)).toMatchObject({ status: 'COMPLETED', output: { ok: 1 } });
+    expect((await after.take('ep', 'w3', 5, T0)).map((job) => job.id)).toEqual([done.id]);
+  });
+
+  it('splits the events of a large change over several notifications, each under 8000 bytes, and the peer gets all', async () => {
+    database = await createTestDatabase();
+    const store = await PostgresJobStore.open(database.url);
+    const peer = await PostgresJobStore.open(database.url);
+    stores.push(store, peer);
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) ids.push((await store.submit('ep', request(), {}, T0)).id);
+    const seen = new Set<string>();
+    peer.subscribe((event) => {
+      if (event.type === 'changed') seen.add(event.jobId);
+    });
+    expect(await store.take('ep', 'w1', 300, T0)).toHaveLength(300);
+    await eventually(() => expect(seen.size).toBe(300));
+  });
+});
+
+describe('PostgresJobStore: the LISTEN connection', () => {
+  it('listens again after its connection is cut, and wakes every endpoint\'s takers then', async () => {
+    const database = await createTestDatabase();
+    const store = await PostgresJobStore.open(database.url);
+    const peer = await PostgresJobStore.open(database.url);
+    const admin = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await store.createEndpoint('ep');
+      const events: StoreEvent[] = [];
+      peer.subscribe((event) => events.push(event));
+      const cut = await admin`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`;
+      expect(cut.length).toBe(2);
+      await eventually(() => expect(events).toContainEqual({ type: 'queued', endpointId: 'ep' }));
+      const job = await store.submit('ep', request(), {}, T0);
+      await store.take('ep', 'w1', 1, T0);
+      await eventually(() => expect(events).toContainEqual({ type: 'changed', endpointId: 'ep', jobId: job.id }));
+    } finally {
+      await admin.end();
+      await store.close();
+      await peer.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('createHarnessServer({ store })', () => {
+  it('opens the PostgreSQL store the option names, serves jobs from it, and closes it with the server', async () => {
+    const database = await createTestDatabase();
+    try {
+      const server = await createHarnessServer({ store: database.url, port: 0, rateLimits: false });
+      expect(server.config.harness.store.kind).toBe('postgres');
+      const run = await call('POST', `${server.url}/v2/ep/run`, { body: { input: { n: 1 } } });
+      const { id } = run.json as { id: string };
+      await server.close();
+      const reopened: JobStore = await PostgresJobStore.open(database.url);
+      expect(await reopened.get('ep', id)).toMatchObject({ status: 'IN_QUEUE' });
+      await reopened.close();
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('refuses a store that is neither memory nor a PostgreSQL connection string, and a harness with a store', async () => {
+    await expect(createHarnessServer({ store: 'mysql://db/x', port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringMatching(/"memory" or a PostgreSQL connection string/) });
+    const harness = new Harness();
+    // @ts-expect-error the type refuses both too; JavaScript callers get the error
+    await expect(createHarnessServer({ harness, store: 'memory', port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS' });
+    await harness.close();
+  });
+});
