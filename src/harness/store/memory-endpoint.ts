@@ -60,7 +60,7 @@ export class MemoryEndpoint {
   /** The worker no longer holds the job. */
   release(job: MemoryJob): void {
     if (job.workerId !== undefined) this.workers.get(job.workerId)?.jobIds.delete(job.id);
-    delete job.workerId;
+    job.workerId = undefined;
   }
 
   count(status: JobStatus): number {

@@ -96,7 +96,7 @@ export class MemoryJobStore implements JobStore {
       job.executionTimeoutMs =
         job.request.policy?.executionTimeout ?? endpoint.settings.defaultExecutionTimeoutMs ?? resolvePolicy(job.request.policy).executionTimeout;
       job.executionDeadline = now + job.executionTimeoutMs;
-      delete job.reportedAt;
+      job.reportedAt = undefined;
       this.#state.schedule(job, 'execution', job.executionDeadline);
       worker.jobIds.add(job.id);
       taken.push(toDelivery(job));

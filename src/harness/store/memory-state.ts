@@ -65,9 +65,11 @@ export class MemoryState {
 
   schedule(job: MemoryJob, kind: DueEntry['kind'], due: number): void {
     this.due.push(due, job.endpointId, job.id, kind);
-    let jobs = 0;
-    for (const endpoint of this.endpoints.values()) jobs += endpoint.jobs.size;
-    if (this.due.size > 3 * jobs + 1_024) this.rebuildDue();
+    // Live deadlines: a ttl per job, an execution timeout per running job, a retention per ended one.
+    let live = 0;
+    for (const endpoint of this.endpoints.values()) live += 2 * endpoint.jobs.size - endpoint.count('IN_QUEUE');
+    // Stale entries (a result cleared the execution deadline, a ttl moved) are dropped once they pass a quarter of the live ones.
+    if (this.due.size > live + (live >> 2) + 1_024) this.rebuildDue();
   }
 
   /** Drop stale entries: one entry per deadline each job still has. */
@@ -115,7 +117,8 @@ export class MemoryState {
     endpoint.queue.delete(job.id);
     if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: endpoint.id, workerId: job.workerId });
     endpoint.release(job);
-    delete job.executionDeadline;
+    // Fields are set to undefined, never deleted: a deleted property turns the record into a slower, larger dictionary.
+    job.executionDeadline = undefined;
     job.deleteAt = now + job.retentionMs;
     this.schedule(job, 'retention', job.deleteAt);
     this.changed(job, changes);
@@ -133,7 +136,7 @@ export class MemoryState {
     this.transition(endpoint, job, trigger);
     if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: endpoint.id, workerId: job.workerId });
     endpoint.release(job);
-    for (const field of ['output', 'error', 'startedAt', 'endedAt', 'resultFrom', 'executionDeadline', 'deleteAt', 'reportedAt'] as const) delete job[field];
+    for (const field of ['output', 'error', 'startedAt', 'endedAt', 'resultFrom', 'executionDeadline', 'deleteAt', 'reportedAt'] as const) job[field] = undefined;
     job.unread = [];
     job.chunkCount = 0;
     job.queuedAt = now;
