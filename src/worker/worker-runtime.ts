@@ -11,6 +11,7 @@ import type { Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
 import { sleep } from '../transports/platform/backoff.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
+import { afterThisTurn } from './after-this-turn.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
 import type { ErrorOrigin } from './error-payload.js';
@@ -279,7 +280,7 @@ export class WorkerRuntime {
     // turn free their slots first, and one take asks for all of them (at concurrency
     // 64 a take per finished job was a third of the worker's HTTP requests).
     if (this.#slotWake === undefined) {
-      this.#slotWake = setImmediate(() => {
+      this.#slotWake = afterThisTurn(() => {
         this.#slotWake = undefined;
         this.#wakeSlotWaiters();
       });
@@ -298,12 +299,12 @@ export class WorkerRuntime {
     if (this.#heldReport === 'queued') return;
     if (this.#heldReport === 'sent') {
       this.#heldReport = 'queued';
-      setImmediate(() => this.#flushHeldJobs());
+      afterThisTurn(() => this.#flushHeldJobs());
       return;
     }
     this.#heldReport = 'sent';
     this.#sendHeldJobs();
-    setImmediate(() => {
+    afterThisTurn(() => {
       if (this.#heldReport === 'sent') this.#heldReport = 'none';
     });
   }

@@ -63,6 +63,8 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   { method: 'GET', path: '/ui/api/overview' },
   { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs' },
   { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId' },
+  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId/attempts' },
+  { method: 'GET', path: '/ui/api/scale-events' },
   // Load-balancing endpoints: registration, and the pass-through to the workers.
   v2('POST', 'load-balancing/workers'),
   v2('GET', 'load-balancing/workers'),
