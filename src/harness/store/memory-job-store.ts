@@ -7,8 +7,8 @@
  * scheduler reads `peekNextDueAt` to re-arm its clock timer within the same clock tick.
  */
 import { randomUUID } from 'node:crypto';
-import { RETENTION_MS, ServerlessWorkerError, isTerminal, nextState, resolvePolicy, type Job, type JobErrorPayload, type JobRequest, type JobResult, type JobTrigger, type StreamChunk } from '../../job/index.js';
-import { isStaleAttempt, requeueLimitPayload, stampAttempt } from '../attempts.js';
+import { RETENTION_MS, ServerlessWorkerError, isTerminal, nextState, resolvePolicy, type Job, type JobRequest, type JobResult, type JobTrigger, type StreamChunk } from '../../job/index.js';
+import { requeueLimitPayload, stampAttempt } from '../attempts.js';
 import { toDelivery } from '../job-record.js';
 import type {
   ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules,
@@ -17,7 +17,8 @@ import type {
 import { MemoryEndpoint } from './memory-endpoint.js';
 import { owned, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
 import { syncRetentionMs } from './retention.js';
-import { MemoryState, executionTimeoutError, newChanges, type Changes } from './memory-state.js';
+import { MemoryState, newChanges, type Changes } from './memory-state.js';
+import { executionTimeoutError, refusedChunk, refusedProgress, refusedResult } from './post-rules.js';
 
 export class MemoryJobStore implements JobStore {
   readonly kind = 'memory';
@@ -111,14 +112,8 @@ export class MemoryJobStore implements JobStore {
   async pushChunk(endpointId: string, jobId: string, workerId: string | undefined, chunk: StreamChunk, attempt: number | undefined): Promise<PostAck> {
     this.#open();
     const job = this.#state.job(endpointId, jobId);
-    if (!job) return { applied: false, reason: 'not_found' };
-    if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
-    const index = chunk.metrics?.stream_index;
-    // Chunks of one job come in order; an index the job already has is a post retried after a lost answer.
-    if (typeof index === 'number' && workerId !== undefined && job.workerId === workerId && index < job.chunkCount) {
-      return { applied: false, reason: 'duplicate', status: job.status };
-    }
-    if (!this.#state.holds(job, workerId)) return { applied: false, reason: 'not_held_by_worker', status: job.status };
+    const refused = refusedChunk(job, workerId, chunk, attempt);
+    if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
     job.unread.push(owned(stampAttempt(chunk, job.attempt)));
     job.chunkCount++;
     return this.#finish(this.#state.changed(job), { applied: true });
@@ -127,9 +122,8 @@ export class MemoryJobStore implements JobStore {
   async progress(endpointId: string, jobId: string, workerId: string | undefined, output: unknown, attempt: number | undefined): Promise<PostAck> {
     this.#open();
     const job = this.#state.job(endpointId, jobId);
-    if (!job) return { applied: false, reason: 'not_found' };
-    if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
-    if (!this.#state.holds(job, workerId)) return { applied: false, reason: 'not_held_by_worker', status: job.status };
+    const refused = refusedProgress(job, workerId, attempt);
+    if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
     job.output = owned(output);
     return this.#finish(this.#state.changed(job), { applied: true });
   }
@@ -146,16 +140,8 @@ export class MemoryJobStore implements JobStore {
     const changes = newChanges();
     const job = this.#state.job(endpointId, jobId);
     const answer = (ack: ResultAck) => this.#finish(changes, { ack, ended: changes.ended, stops: changes.stops });
-    if (!job) return answer({ applied: false, reason: 'not_found' });
-    if (isStaleAttempt(job, attempt)) return answer({ applied: false, reason: 'stale_attempt', status: job.status });
-    if (isTerminal(job.status)) {
-      const from = job.resultFrom;
-      const same = from !== undefined && from.workerId === workerId && from.attempt === job.attempt;
-      return answer(same ? { applied: true, status: job.status, repeated: true } : { applied: false, reason: 'already_ended', status: job.status });
-    }
-    if (job.status !== 'IN_PROGRESS' || (workerId !== undefined && job.workerId !== workerId)) {
-      return answer({ applied: false, reason: 'not_held_by_worker', status: job.status });
-    }
+    const refused = refusedResult(job, workerId, attempt);
+    if (refused || !job) return answer(refused ?? { applied: false, reason: 'not_found' });
     job.resultFrom = { workerId, attempt: job.attempt };
     if (result.kind === 'output') this.#state.end(job, 'complete', { output: result.output }, now, changes);
     else this.#state.end(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);

@@ -50,11 +50,6 @@ export class MemoryState {
     return job;
   }
 
-  /** Running, and held by `workerId` (any worker when undefined). */
-  holds(job: MemoryJob, workerId: string | undefined): boolean {
-    return job.status === 'IN_PROGRESS' && (workerId === undefined || job.workerId === workerId);
-  }
-
   endpointOf(job: MemoryJob): MemoryEndpoint {
     return this.endpointOrCreate(job.endpointId);
   }
@@ -171,14 +166,3 @@ export class MemoryState {
   }
 }
 
-
-export function executionTimeoutError(job: MemoryJob, workerId: string | undefined): JobErrorPayload {
-  return {
-    error_type: 'ExecutionTimeoutError',
-    error_code: 'SW_EXECUTION_TIMEOUT',
-    error_message: `Job ran past its execution timeout of ${job.executionTimeoutMs ?? 0} ms`,
-    hostname: 'harness',
-    worker_id: workerId ?? '',
-    runtime_version: '',
-  };
-}

@@ -10,7 +10,7 @@
  */
 import type postgres from 'postgres';
 import { z } from 'zod';
-import type { JobErrorPayload } from '../../../job/index.js';
+import { executionTimeoutError } from '../post-rules.js';
 import { deleteJob, endJob, lockJob, orderStop, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
 
 /** Deadlines handled by one pass; applyDue repeats passes while they come back full. */
@@ -32,17 +32,6 @@ function stillDue(job: TxJob, kind: z.infer<typeof Due>['kind'], now: number): b
   if (kind === 'ttl') return job.expiresAt <= now;
   if (kind === 'execution') return job.status === 'IN_PROGRESS' && job.executionDeadline !== undefined && job.executionDeadline <= now;
   return job.deleteAt !== undefined && job.deleteAt <= now;
-}
-
-function executionTimeoutError(job: TxJob, workerId: string | undefined): JobErrorPayload {
-  return {
-    error_type: 'ExecutionTimeoutError',
-    error_code: 'SW_EXECUTION_TIMEOUT',
-    error_message: `Job ran past its execution timeout of ${job.executionTimeoutMs ?? 0} ms`,
-    hostname: 'harness',
-    worker_id: workerId ?? '',
-    runtime_version: '',
-  };
 }
 
 /** Apply every deadline `<= now`, in due order, each once. */

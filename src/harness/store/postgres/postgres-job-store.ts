@@ -11,12 +11,13 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
-import { isStaleAttempt, stampAttempt } from '../../attempts.js';
+import { stampAttempt } from '../../attempts.js';
 import { toDelivery } from '../../job-record.js';
 import type {
   ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules, ResultAck,
   StateCounts, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
 } from '../job-store.js';
+import { refusedChunk, refusedProgress, refusedResult } from '../post-rules.js';
 import { syncRetentionMs } from '../retention.js';
 import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
@@ -113,14 +114,8 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     return this.#change(async (tx, changes) => {
       const job = await lockJob(tx, endpointId, jobId);
-      if (!job) return { applied: false, reason: 'not_found' };
-      if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
-      const index = chunk.metrics?.stream_index;
-      // Chunks of one job come in order; an index the job already has is a post retried after a lost answer.
-      if (typeof index === 'number' && workerId !== undefined && job.workerId === workerId && index < job.chunkCount) {
-        return { applied: false, reason: 'duplicate', status: job.status };
-      }
-      if (!holds(job, workerId)) return { applied: false, reason: 'not_held_by_worker', status: job.status };
+      const refused = refusedChunk(job, workerId, chunk, attempt);
+      if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
       await tx`INSERT INTO sw_chunks (endpoint_id, job_id, chunk) VALUES (${endpointId}, ${jobId}, ${jsonb(tx, stampAttempt(chunk, job.attempt))})`;
       await tx`UPDATE sw_jobs SET chunk_count = chunk_count + 1, unread_count = unread_count + 1 WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
       changed(changes, job);
@@ -132,9 +127,8 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     return this.#change(async (tx, changes) => {
       const job = await lockJob(tx, endpointId, jobId);
-      if (!job) return { applied: false, reason: 'not_found' };
-      if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
-      if (!holds(job, workerId)) return { applied: false, reason: 'not_held_by_worker', status: job.status };
+      const refused = refusedProgress(job, workerId, attempt);
+      if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
       await tx`UPDATE sw_jobs SET output = ${jsonb(tx, output)} WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
       changed(changes, job);
       return { applied: true };
@@ -153,14 +147,8 @@ export class PostgresJobStore implements JobStore {
     return this.#change(async (tx, changes) => {
       const answer = (ack: ResultAck) => ({ ack, ended: changes.ended, stops: changes.stops });
       const job = await lockJob(tx, endpointId, jobId);
-      if (!job) return answer({ applied: false, reason: 'not_found' });
-      if (isStaleAttempt(job, attempt)) return answer({ applied: false, reason: 'stale_attempt', status: job.status });
-      if (isTerminal(job.status)) {
-        const from = job.resultFrom;
-        const same = from !== undefined && from.workerId === workerId && from.attempt === job.attempt;
-        return answer(same ? { applied: true, status: job.status, repeated: true } : { applied: false, reason: 'already_ended', status: job.status });
-      }
-      if (!holds(job, workerId)) return answer({ applied: false, reason: 'not_held_by_worker', status: job.status });
+      const refused = refusedResult(job, workerId, attempt);
+      if (refused || !job) return answer(refused ?? { applied: false, reason: 'not_found' });
       job.resultFrom = { workerId, attempt: job.attempt };
       if (result.kind === 'output') endJob(job, 'complete', { output: result.output }, now, changes);
       else endJob(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);
@@ -364,10 +352,6 @@ export class PostgresJobStore implements JobStore {
   }
 }
 
-/** Running, and held by `workerId` (any worker when undefined). */
-function holds(job: StoredJob, workerId: string | undefined): boolean {
-  return job.status === 'IN_PROGRESS' && (workerId === undefined || job.workerId === workerId);
-}
 
 /** The record answered: the changed job without the transaction's marks. */
 function stored(job: TxJob): StoredJob {
