@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
+import { REPO_ROOT, runTs, harnessListening, ChildList, type TsChild } from '../child-process.js';
 import { FIXTURE_COMMAND } from '../harness/launcher/launcher-setup.js';
 import { waitFor } from '../transports/wait-for.js';
 
@@ -34,15 +34,7 @@ describe('serverless-worker harness --image', () => {
       timeout: 180_000,
     });
     children.push(child);
-    let banner = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (data: Buffer) => {
-        banner += data.toString('utf8');
-        const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
-        if (match?.[1] && banner.includes('auth:')) resolve(match[1]);
-      });
-      void child.then((result) => reject(new Error(`harness exited early (${result.exitCode}): ${String(result.stderr)}`)));
-    });
+    const { url } = await harnessListening(child, 'auth:');
 
     // What a deploy client sends: no isServerless, a 22/ssh port.
     const template = await json<{ id: string }>(`${url}/v1/templates`, 'POST', {

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
+import { REPO_ROOT, runTs, harnessListening, ChildList, type TsChild } from '../child-process.js';
 import { call, errorCode } from '../harness/http/helpers.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
@@ -18,15 +18,7 @@ afterEach(() => children.killAll());
 async function startHarness(args: string[], env: Record<string, string> = {}): Promise<{ child: Child; url: string; banner: string }> {
   const child = runTs(CLI, ['harness', '--port', '0', ...args], { env });
   children.push(child);
-  let banner = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      banner += data.toString('utf8');
-      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
-      if (match?.[1] && banner.includes('auth:')) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`harness exited early (${result.exitCode}): ${String(result.stderr)}`)));
-  });
+  const { url, banner } = await harnessListening(child, 'auth:');
   return { child, url, banner };
 }
 

@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { REPO_ROOT, jsonLines, runTs, type ChildList, type TsChild } from '../../child-process.js';
+import { REPO_ROOT, jsonLines, runTs, harnessListening, type ChildList, type TsChild } from '../../child-process.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const WORKER = join(REPO_ROOT, 'test/reliability/fixtures/reliability-worker.ts');
@@ -42,15 +42,7 @@ export async function startHarness(
   const env = options.SW_HARNESS_STORE !== undefined ? { SW_HARNESS_STORE: options.SW_HARNESS_STORE } : {};
   const child = runTs(CLI, ['harness', ...storeArgs, '--port', String(port), '--no-rate-limit', ...args], { timeout: 120_000, env });
   children.push(child);
-  let banner = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      banner += data.toString('utf8');
-      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
-      if (match?.[1] && banner.includes("RUNPOD_WEBHOOK_PING")) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`harness exited early (${String(result.exitCode)}): ${String(result.stderr)}`)));
-  });
+  const { url, banner } = await harnessListening(child, 'RUNPOD_WEBHOOK_PING');
   const workerEnv = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1] as string, match[2] as string] as const));
   return { child, url, workerEnv };
 }
