@@ -8,11 +8,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { ChildList, REPO_ROOT, runTs } from '../../child-process.js';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
-import { call, waitUntil } from '../http/helpers.js';
-import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
-import { freePort, recordEvents, startHarness, startWorker } from './harness-processes.js';
+import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
+import { PostgresJobStore } from '../../src/harness/store/postgres/postgres-job-store.js';
+import { call, waitUntil } from '../harness/http/helpers.js';
+import { createTestDatabase, type TestDatabase } from '../postgres/test-database.js';
+import { freePort, recordEvents, startHarness, startWorker } from './support/harness-processes.js';
+import { printFigures, since } from './support/figures.js';
 
 const children = new ChildList();
 let database: TestDatabase | undefined;
@@ -108,6 +109,7 @@ describe('two harness processes on one PostgreSQL database', () => {
     const workers = [startWorker(children, first, 'ep', 'w-first', 3), startWorker(children, other, 'ep', 'w-other', 3)];
     const said = workers.map(recordEvents);
     const JOBS = 40;
+    const began = performance.now();
     const ids: string[] = [];
     for (let i = 0; i < JOBS; i++) ids.push(await submit(i % 2 === 0 ? first.url : other.url, { mode: 'sleep', ms: 150, tag: i }));
     // Under load: some done, some running, some queued.
@@ -121,6 +123,14 @@ describe('two harness processes on one PostgreSQL database', () => {
       });
     }
     const started = said.flat().filter((event) => event.event === 'started').map((event) => event.jobId);
+    const runs = new Map<string, number>();
+    for (const id of started) runs.set(id ?? '', (runs.get(id ?? '') ?? 0) + 1);
+    printFigures('two harnesses on PostgreSQL, one SIGKILLed under load', {
+      jobs: JOBS,
+      lost: ids.filter((id) => !runs.has(id)).length,
+      runTwice: [...runs.values()].filter((n) => n > 1).length,
+      durationMs: since(began),
+    });
     expect(started.sort()).toEqual([...ids].sort());
     const health = (await call('GET', `${other.url}/v2/ep/health`)).json as { jobs: { completed: number; failed: number } };
     expect(health.jobs).toMatchObject({ completed: JOBS, failed: 0 });
