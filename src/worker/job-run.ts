@@ -131,8 +131,13 @@ export class JobRun {
     return this.#abortReason !== undefined;
   }
 
-  /** Run the handler, post the result, and answer how it ended. Never rejects. */
-  async run(): Promise<RunOutcome> {
+  /**
+   * Run the handler, post the result, and answer how it ended. Never rejects.
+   * `onSettled` is called once the handler has settled (or was given up on) and the
+   * result stands, before it is posted: the deadline watchdog stops watching the job
+   * then, so a slow result post can never turn a finished job into a TIMED_OUT one.
+   */
+  async run(onSettled?: () => void): Promise<RunOutcome> {
     const startedAt = performance.now();
     const timer = setTimeout(() => this.abort('timeout'), this.#timeoutMs);
     const work = this.#execute();
@@ -158,6 +163,7 @@ export class JobRun {
     }
     clearTimeout(timer);
     this.#finished = true;
+    onSettled?.();
     let end = this.#endOf(result);
     if (result !== undefined) {
       const taken = await this.#post(result, unresponsive);

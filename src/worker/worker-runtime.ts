@@ -252,11 +252,10 @@ export class WorkerRuntime {
     this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
     // On the watchdog's board before the handler runs: a handler may block at once.
-    const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt) ?? -1;
-    void run.run().then((outcome) => {
-      this.#jobWatch?.unwatch(watched);
-      this.#finishRun(job, outcome);
-    });
+    const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt, job.attempt) ?? -1;
+    // Off the board once the handler settled, before its result is posted (see JobRun.run).
+    const unwatch = watched < 0 ? undefined : () => this.#jobWatch?.unwatch(watched);
+    void run.run(unwatch).then((outcome) => this.#finishRun(job, outcome));
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {

@@ -41,8 +41,11 @@ export const DEFAULT_WATCH_SLOTS = 256;
 
 /** What the worker runtime needs of a watchdog: deadlines of running jobs. */
 export interface JobWatch {
-  /** Watch a running job (deadline and start, epoch ms) until `unwatch`; answers a handle (-1: not watched, see JobBoard.claim). */
-  watch(jobId: string, deadlineAt: number, startedAt?: number): number;
+  /**
+   * Watch a running job (deadline and start, epoch ms; its attempt when it carried one)
+   * until `unwatch`; answers a handle (-1: not watched, see JobBoard.claim).
+   */
+  watch(jobId: string, deadlineAt: number, startedAt?: number, attempt?: number): number;
   unwatch(handle: number): void;
   /** Called once when the watchdog fired (seen on the next tick, if the main thread runs again). */
   onFired(listener: () => void): () => void;
@@ -164,8 +167,8 @@ export class Watchdog implements JobWatch {
     return true;
   }
 
-  watch(jobId: string, deadlineAt: number, startedAt = Date.now()): number {
-    const handle = this.board.claim(jobId, deadlineAt, startedAt);
+  watch(jobId: string, deadlineAt: number, startedAt = Date.now(), attempt?: number): number {
+    const handle = this.board.claim(jobId, deadlineAt, startedAt, attempt);
     if (handle < 0 && !this.#unwatchedLogged) {
       this.#unwatchedLogged = true;
       this.#options.logger.warn(
