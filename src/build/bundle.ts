@@ -8,9 +8,11 @@
  * heartbeat thread) are emitted beside the bundle. esbuild is loaded only here.
  */
 import { existsSync } from 'node:fs';
-import { basename, extname, join, relative, resolve } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from '../job/errors.js';
+import { BUNDLED_UI_FOLDER } from '../harness/http/ui/static-files.js';
+import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
 
 /**
@@ -141,11 +143,23 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
     throw new ServerlessWorkerError('SW_BUILD_FAILED', `esbuild could not bundle ${options.entry}: ${messages.join('; ') || (error as Error).message}`);
   }
   const files = Object.entries(result.metafile.outputs).map(([path, output]) => ({ path: resolve(cwd, path), bytes: output.bytes }));
+  // The dashboard's page and vendor files, for --serve-api's /ui (build/dashboard-assets.ts).
+  try {
+    files.push(...(await copyDashboardAssets(outdir)));
+  } catch (error) {
+    throw new ServerlessWorkerError('SW_BUILD_FAILED', `Could not copy the dashboard's files beside the bundle into ${outdir}: ${(error as Error).message}`);
+  }
   return { bundle: join(outdir, `${name}.js`), files };
 }
 
-/** One line per file written, relative to `cwd`, for the command's output. */
+/** One line per file written, relative to `cwd` (the dashboard's folder as one line), for the command's output. */
 export function describeOutput(output: BundleOutput, cwd: string = process.cwd()): string {
-  const lines = output.files.map((file) => `  ${relative(cwd, file.path)}  ${(file.bytes / 1024).toFixed(1)} KiB`);
+  const folder = join(dirname(output.bundle), BUNDLED_UI_FOLDER);
+  const dashboard = output.files.filter((file) => file.path.startsWith(`${folder}${sep}`));
+  const lines = output.files.filter((file) => !dashboard.includes(file)).map((file) => `  ${relative(cwd, file.path)}  ${(file.bytes / 1024).toFixed(1)} KiB`);
+  if (dashboard.length > 0) {
+    const bytes = dashboard.reduce((sum, file) => sum + file.bytes, 0);
+    lines.push(`  ${relative(cwd, folder)}/  ${(bytes / 1024).toFixed(1)} KiB in ${dashboard.length} files (the dashboard at /ui with --serve-api)`);
+  }
   return `${lines.join('\n')}\nRun it with: node --enable-source-maps ${relative(cwd, output.bundle)}`;
 }

@@ -169,6 +169,11 @@ export const ERROR_CODES = {
     meaning: 'No route matches this path.',
     fix: 'Check the path against the routes in the README (queue API under /v2/{endpoint_id}, management API under /v1).',
   },
+  SW_DASHBOARD_UNAVAILABLE: {
+    status: 503,
+    meaning: "The dashboard at /ui cannot find its files: a bundle was copied without the sw-dashboard/ folder that serverless-worker build writes beside it, or the package's ui/ folder is missing.",
+    fix: 'Copy the whole outdir of serverless-worker build (the bundle and its sw-dashboard/ folder) or reinstall the package; the message lists the folders looked in. The queue API works without it.',
+  },
   SW_METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this HTTP method.',
