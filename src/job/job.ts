@@ -23,6 +23,16 @@ export interface Job<Input = Record<string, unknown>> {
 }
 
 /**
+ * The key of one run of a job on a worker: the job id, and its attempt when it has
+ * one. Two attempts of one job can run side by side on one worker (attempt 1 still in
+ * a handler that ignored its abort, attempt 2 taken after a retry): what a worker
+ * keeps per run (its JobRun, progress lane, GPU window) is keyed by this, not the id.
+ */
+export function runKey(jobId: string, attempt: number | undefined): string {
+  return attempt === undefined ? jobId : `${jobId}\u0000${attempt}`;
+}
+
+/**
  * The error payload of a FAILED (or TIMED_OUT) job, in the field names of the
  * platform's reference worker so that existing dashboards and clients read it.
  */

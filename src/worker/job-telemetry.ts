@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { GpuSampler, GpuWindowSummary } from '../gpu/index.js';
-import type { Job } from '../job/index.js';
+import { runKey, type Job } from '../job/index.js';
 import { recordJobFinished, recordJobStarted, type FinalJobStatus, type Metrics } from '../metrics/index.js';
 import type { RunEnd, RunOutcome } from './job-run.js';
 import { JobLogSummary, logJobEnd } from './job-log.js';
@@ -58,6 +58,7 @@ export function gpuLogFields(summary: GpuWindowSummary | undefined): Record<stri
 
 export function createJobTelemetry(options: JobTelemetryOptions): JobTelemetry {
   const { logger, metrics, sampler } = options;
+  // By run (job id and attempt): two attempts of one job may run side by side on this worker.
   const windows = new Map<string, { end(): GpuWindowSummary | undefined }>();
   const summary = options.logEveryJob ? undefined : new JobLogSummary(logger, { ...(options.summaryIntervalMs !== undefined ? { intervalMs: options.summaryIntervalMs } : {}) });
   return {
@@ -65,14 +66,15 @@ export function createJobTelemetry(options: JobTelemetryOptions): JobTelemetry {
       summary?.flush();
     },
     onJobStart(job: Job) {
-      if (sampler) windows.set(job.id, sampler.beginWindow());
+      if (sampler) windows.set(runKey(job.id, job.attempt), sampler.beginWindow());
       if (metrics) recordJobStarted(metrics);
     },
     onJobEnd(job: Job, outcome: RunOutcome) {
       let gpu: Record<string, unknown> | undefined;
       if (sampler) {
-        const window = windows.get(job.id);
-        windows.delete(job.id);
+        const key = runKey(job.id, job.attempt);
+        const window = windows.get(key);
+        windows.delete(key);
         gpu = gpuLogFields(window?.end());
       }
       logJobEnd(logger, job, outcome, gpu, summary ? 'debug' : 'info');

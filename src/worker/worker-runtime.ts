@@ -7,7 +7,7 @@
  * (lifecycle-state.ts): starting -> [initializing ->] ready -> draining -> stopped.
  */
 import type { Logger } from 'pino';
-import type { Job } from '../job/index.js';
+import { runKey, type Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
 import { sleep } from '../transports/platform/backoff.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
@@ -248,7 +248,7 @@ export class WorkerRuntime {
     const startedAt = Date.now();
     this.#runDeps ??= { handler: this.#handler, config: this.#config, transport: this.#transport, logger: this.#logger, origin: this.#origin };
     const run = new JobRun(job, this.#runDeps);
-    this.#runs.set(runKey(job), run);
+    this.#runs.set(runKey(job.id, job.attempt), run);
     this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
     // On the watchdog's board before the handler runs: a handler may block at once.
@@ -259,7 +259,7 @@ export class WorkerRuntime {
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {
-    this.#runs.delete(runKey(job));
+    this.#runs.delete(runKey(job.id, job.attempt));
     this.#completed++;
     this.#reportHeldJobs();
     try {
@@ -344,9 +344,4 @@ export class WorkerRuntime {
     }
     return true;
   }
-}
-
-/** A run's key: the job id and its attempt (none on the platform). */
-function runKey(job: Job): string {
-  return job.attempt === undefined ? job.id : `${job.id}\u0000${job.attempt}`;
 }

@@ -12,7 +12,7 @@
  *   the same way; the runtime posts one job's chunks one at a time, so a retried chunk
  *   is the same chunk, never skipped and never overtaken;
  * - progress: `POST <done>&isStream=false` with `{status: "IN_PROGRESS", output}`,
- *   best effort, one in flight per job, the latest value winning;
+ *   best effort, one in flight per run (job and attempt), the latest value winning;
  * - attempts: a job that carried `attempt` (our harness) gets `&attempt=N` on its
  *   progress, chunk and result posts; the platform sends none and sees none. A 409
  *   SW_STALE_ATTEMPT (an older attempt's post) is logged at debug and rejects the post
@@ -32,7 +32,7 @@
  * chunk whose post was retried only once. `chunkMetrics: false` sends `{output}` alone.
  */
 import type { Logger } from 'pino';
-import { ServerlessWorkerError, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
+import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
 import { assertResultFits, readResultReceipt } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
@@ -45,14 +45,10 @@ import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTr
 import { resolveWorkerId, type PlatformEnv } from './platform-env.js';
 import { createPlatformWatchdog } from './platform-watchdog.js';
 import { sendUnhealthyReport } from './unhealthy-report.js';
+import { ProgressLanes } from './progress-lanes.js';
 import { StopPoller } from './stop-poller.js';
 import { readTakeAnswer } from './take-answer.js';
 import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
-
-interface ProgressLane {
-  latest: number;
-  chain: Promise<void>;
-}
 
 export class PlatformTransport implements Transport {
   readonly kind = 'platform';
@@ -75,7 +71,7 @@ export class PlatformTransport implements Transport {
   /** Aborts posts still retrying once the close drain time is over. */
   readonly #abandon = new AbortController();
   readonly #deliveries = new Set<Promise<unknown>>();
-  readonly #progress = new Map<string, ProgressLane>();
+  readonly #progress = new ProgressLanes();
   readonly #pollBackoff: BackoffPolicy;
   /** 401/403 from the worker API: one error naming RUNPOD_AI_API_KEY, not a warning per poll. */
   readonly #keyRefused: KeyRefusedReporter;
@@ -225,7 +221,7 @@ export class PlatformTransport implements Transport {
     await this.#deliver(url, JSON.stringify(body), jobId, typeof index === 'number' ? `stream chunk ${index}` : 'stream chunk');
   }
 
-  /** Best effort: one post in flight per job; a newer value replaces one still waiting. */
+  /** Best effort: one post in flight per run (job and attempt); a newer value replaces one still waiting. */
   postProgress(jobId: string, output: unknown, attempt?: number): Promise<void> {
     let body: string;
     try {
@@ -233,15 +229,7 @@ export class PlatformTransport implements Transport {
     } catch (error) {
       return Promise.reject(error);
     }
-    let lane = this.#progress.get(jobId);
-    if (!lane) {
-      lane = { latest: 0, chain: Promise.resolve() };
-      this.#progress.set(jobId, lane);
-    }
-    const current = lane;
-    const seq = ++current.latest;
-    const link = current.chain.then(async () => {
-      if (seq !== current.latest || this.#closed) return; // superseded by a newer value
+    return this.#progress.post(runKey(jobId, attempt), async () => {
       const answer = await this.#http.post(this.#urls.done(jobId, false, attempt), body, {
         signal: this.#abandon.signal,
         timeoutMs: this.settings.requestTimeoutMs,
@@ -252,13 +240,11 @@ export class PlatformTransport implements Transport {
       }
       if (answer.status < 200 || answer.status >= 300) throw new Error(`progress post answered HTTP ${answer.status}`);
     });
-    current.chain = link.catch(() => {});
-    return link;
   }
 
   async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt> {
-    // A progress value still waiting must not land after the result.
-    this.#progress.delete(jobId);
+    // This run's waiting progress value must not land after its result; other attempts' lanes stay.
+    this.#progress.drop(runKey(jobId, options.attempt));
     const body: Record<string, unknown> =
       result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
     if (options.stopPod) body.stopPod = true;
@@ -304,6 +290,7 @@ export class PlatformTransport implements Transport {
 
   async #close(): Promise<void> {
     this.#closing.abort();
+    this.#progress.close();
     this.#stopPoller?.close();
     if (!(await this.#drain(this.settings.closeDrainMs))) {
       this.#logger.error({ posts: this.#deliveries.size }, 'closing: posts still retrying after the drain time are abandoned');
@@ -312,7 +299,6 @@ export class PlatformTransport implements Transport {
     }
     this.#abandon.abort();
     await this.#heartbeat?.stop();
-    this.#progress.clear();
     this.#listeners.clear();
     await this.#http.close();
   }
