@@ -16,6 +16,8 @@ export const DEFAULT_JOB_SUMMARY_INTERVAL_MS = 60_000;
 function jobFields(job: Job, outcome: RunOutcome, extra: Record<string, unknown>): Record<string, unknown> {
   return {
     requestId: job.id,
+    // Which take of the job this run was (the harness's; none on the platform): two attempts of one job may end on one worker.
+    ...(job.attempt !== undefined ? { attempt: job.attempt } : {}),
     end: outcome.end,
     durationMs: Math.round(outcome.durationMs * 1000) / 1000,
     ...(outcome.chunks > 0 ? { chunks: outcome.chunks } : {}),
