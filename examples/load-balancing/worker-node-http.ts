@@ -44,7 +44,8 @@ function listener(request: IncomingMessage, response: ServerResponse): void {
     }, ms);
   } else {
     response.writeHead(404, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ error: `no route ${request.method} ${url.pathname}` }));
+    // `path`: the request target as it arrived, for the tests of what the harness forwards.
+    response.end(JSON.stringify({ error: `no route ${request.method} ${url.pathname}`, path: request.url, workerId }));
   }
 }
 

@@ -11,11 +11,15 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extraEntryPoints } from '../../src/build/bundle.js';
 import { EXTRA_ENTRY_POINTS } from '../../src/build/extra-entry-points.js';
+import { parseJobRequest } from '../../src/job/index.js';
 import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
+import { startWorkerApiServer } from '../harness/http/worker-api/worker-api-server.js';
 import { waitFor } from '../transports/wait-for.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 let out: string;
+/** The folder of the split bundle (dist/ inside), once the --splitting test built it. */
+let splitDir: string | undefined;
 
 function noPlatformEnv(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { LOG_LEVEL: 'info' };
@@ -98,6 +102,35 @@ describe('serverless-worker build', { timeout: 180_000 }, () => {
     const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js'], { cwd: dir, env: noPlatformEnv(), reject: false, timeout: 60_000 });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED' });
+    splitDir = dir;
+  });
+
+  it('a split bundle on the platform: the watchdog thread starts (heartbeats arrive) and a job completes', async () => {
+    expect(splitDir, 'the --splitting test above builds the split bundle').toBeDefined();
+    const dir = splitDir ?? '';
+    // The code that looks for the thread file sits in a chunk under chunks/; the file is beside worker.js.
+    expect(existsSync(join(dir, 'dist/chunks/watchdog-thread.js'))).toBe(false);
+    const server = await startWorkerApiServer({ liveness: { pingIntervalMs: 300, missedPings: 10 }, longPollMs: 5_000 });
+    const child = execa(process.execPath, ['--enable-source-maps', 'dist/worker.js'], {
+      cwd: dir,
+      env: { ...noPlatformEnv(), ...server.envFor('split', 300), RUNPOD_POD_ID: 'split-1' },
+      reject: false,
+      timeout: 90_000,
+    });
+    let stderr = '';
+    child.stderr?.on('data', (data: Buffer) => (stderr += data.toString()));
+    try {
+      const endpoint = server.harness.endpoint('split');
+      const job = await endpoint.submit(parseJobRequest({ input: {} }));
+      expect(await endpoint.waitForEnd(job.id, 60_000), stderr.slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { ok: true } });
+      // Heartbeats come only from the watchdog thread.
+      await waitFor(() => server.seen.pings.find((ping) => ping.workerId === 'split-1'), `a heartbeat from the split bundle (stderr: ${stderr.slice(-2_000)})`, 30_000);
+      expect(stderr).not.toContain('not beside the package code');
+    } finally {
+      child.kill('SIGTERM');
+      await child;
+      await server.close();
+    }
   });
 
   it('fails with SW_BUILD_FAILED naming a missing entry, or the file and line esbuild stopped at', async () => {

@@ -6,8 +6,15 @@
  * stream go to the worker; its status, headers and body stream (SSE included) come
  * back as they arrive. No retry on another worker, as on the platform. Past
  * `requestTimeoutMs`: 524 when nothing was answered yet, else the stream is cut.
+ *
+ * The upstream is always the worker's own origin: the caller's path is sent as the
+ * request target, never resolved as a URL, so `//other-host/x` or `/../x` stay paths on
+ * that worker. Only a failure to connect takes the worker out of the pool; a request the
+ * worker dropped (or one Node refused to send) answers 502 and leaves the worker to its
+ * /ping.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { ServerlessWorkerError } from '../../job/index.js';
 import type { LbPool, LbWorker } from './lb-pool.js';
 import type { LoadBalancing } from './load-balancing.js';
@@ -42,6 +49,31 @@ export function sendRawError(response: ServerResponse, error: ServerlessWorkerEr
   response.end(body);
 }
 
+/** Errors of a connection that could not be made at all: the worker is down or unreachable, not the request at fault. */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
+
+/** Whether `error` says the worker could not be reached (rather than that this one request failed). */
+export function isConnectFailure(error: unknown): boolean {
+  return CONNECT_FAILURES.has(String((error as NodeJS.ErrnoException | null)?.code ?? ''));
+}
+
+/**
+ * Where to send a request for `pathAndQuery` on the worker at `workerUrl`: the worker's
+ * origin (scheme, host, port) and the path and query exactly as the caller sent them.
+ * @throws ServerlessWorkerError SW_INVALID_REQUEST when the path does not start with "/".
+ */
+export function upstreamTarget(workerUrl: string, pathAndQuery: string): { readonly secure: boolean; readonly options: RequestOptions } {
+  if (!pathAndQuery.startsWith('/')) {
+    throw new ServerlessWorkerError('SW_INVALID_REQUEST', `The path to forward must start with "/"; got ${JSON.stringify(pathAndQuery.slice(0, 100))}`);
+  }
+  const origin = new URL(workerUrl);
+  return {
+    secure: origin.protocol === 'https:',
+    // hostname without IPv6 brackets, as node:http wants it.
+    options: { hostname: origin.hostname.replace(/^\[(.*)\]$/, '$1'), port: origin.port || (origin.protocol === 'https:' ? 443 : 80), path: pathAndQuery },
+  };
+}
+
 export interface ProxyTarget {
   readonly lb: LoadBalancing;
   readonly pool: LbPool;
@@ -53,7 +85,7 @@ export interface ProxyTarget {
 /** Forward `request` to the worker and its answer back; resolves once the exchange ended. */
 export function proxyRequest(request: IncomingMessage, response: ServerResponse, target: ProxyTarget): Promise<void> {
   const { lb, pool, worker, path } = target;
-  const url = new URL(path, worker.url);
+  const upstreamAt = upstreamTarget(worker.url, path);
   const headers = copyHeaders(request.headers, REQUEST_DROP);
   const forwardedFor = [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter((part) => part !== undefined).join(', ');
   headers['x-forwarded-for'] = forwardedFor;
@@ -64,6 +96,7 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
   return new Promise<void>((resolve) => {
     let done = false;
     let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (): void => {
       if (done) return;
       done = true;
@@ -71,8 +104,17 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
       worker.inFlight--;
       resolve();
     };
-    const upstream = httpRequest(url, { method: request.method, headers, agent: lb.agent });
-    const timer = setTimeout(() => {
+    const options: RequestOptions = { ...upstreamAt.options, method: request.method, headers, agent: upstreamAt.secure ? lb.httpsAgent : lb.agent };
+    let upstream: ReturnType<typeof httpRequest>;
+    try {
+      upstream = upstreamAt.secure ? httpsRequest(options) : httpRequest(options);
+    } catch (error) {
+      // Node refused to send it (a path or header it cannot write): the request's fault, not the worker's.
+      sendRawError(response, new ServerlessWorkerError('SW_INVALID_REQUEST', `The request could not be forwarded to a load-balancing worker: ${(error as Error).message}`, { endpointId: pool.endpointId }));
+      finish();
+      return;
+    }
+    timer = setTimeout(() => {
       timedOut = true;
       sendRawError(
         response,
@@ -96,7 +138,7 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
     upstream.on('error', (error) => {
       if (timedOut || done) return;
       const reason = `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim();
-      lb.markUnreachable(pool, worker, `request failed: ${reason}`);
+      if (isConnectFailure(error)) lb.markUnreachable(pool, worker, `request failed: ${reason}`);
       sendRawError(
         response,
         new ServerlessWorkerError('SW_WORKER_UNREACHABLE', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} could not be reached or dropped the request: ${reason}`, {

@@ -7,7 +7,7 @@
  * queue API's /health through `loadBalancingOf`).
  */
 import { Agent, request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { Harness } from '../harness.js';
 import { LbPool, type LbWorker, type LbWorkerState } from './lb-pool.js';
@@ -31,6 +31,8 @@ export class LoadBalancing {
   readonly settings: LoadBalancingSettings;
   /** Keep-alive connections to the workers, for proxied requests. */
   readonly agent = new Agent({ keepAlive: true });
+  /** The same for workers registered with an https:// URL. */
+  readonly httpsAgent = new HttpsAgent({ keepAlive: true });
   readonly #pools = new Map<string, LbPool>();
   readonly #logger: Logger;
   readonly #pinging = new Set<LbWorker>();
@@ -88,6 +90,7 @@ export class LoadBalancing {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.agent.destroy();
+    this.httpsAgent.destroy();
   }
 
   /** One round of pings (each worker at most one at a time), and forget long-unhealthy workers. */

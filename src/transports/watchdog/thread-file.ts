@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
@@ -16,7 +17,10 @@ import { pathToFileURL } from 'node:url';
  *   `entry` as a second entry point named `watchdog-thread` into the SAME folder as
  *   the bundle, e.g. `esbuild worker.ts src/transports/watchdog/watchdog-thread.ts
  *   --bundle --format=esm --platform=node --outdir=out --entry-names=[name]` gives
- *   `out/worker.js` and `out/watchdog-thread.js` (`.mjs` is found too);
+ *   `out/worker.js` and `out/watchdog-thread.js` (`.mjs` is found too). With esbuild's
+ *   `splitting` (`serverless-worker build --splitting`) this module lands in a chunk
+ *   under `out/chunks/`, where nothing is emitted: the file is then looked for beside
+ *   the main script too (`process.argv[1]`, the bundle the image runs);
  * - under tsx or vitest from src/: `src/transports/watchdog/watchdog-thread.ts`, started
  *   with tsx's loader registered in the thread first.
  * When none is there, the worker runs without the watchdog (and without the off-thread
@@ -42,8 +46,26 @@ export interface ThreadFile {
   readonly bootstrap?: string;
 }
 
-/** The thread file beside `base` (default: this module), or undefined when none is there. */
-export function resolveThreadFile(base: string | URL = import.meta.url): ThreadFile | undefined {
+/** The folders looked in, in order: beside `base`, then beside the main script (a split bundle's entry). */
+function threadFileBases(base: string | URL, mainScript: string | undefined): (string | URL)[] {
+  const bases: (string | URL)[] = [base];
+  if (mainScript !== undefined && mainScript !== '') bases.push(pathToFileURL(resolve(mainScript)));
+  return bases;
+}
+
+/**
+ * The thread file beside `base` (default: this module), else beside `mainScript`
+ * (default: `process.argv[1]`), or undefined when none is there.
+ */
+export function resolveThreadFile(base: string | URL = import.meta.url, mainScript: string | undefined = process.argv[1]): ThreadFile | undefined {
+  for (const folder of threadFileBases(base, mainScript)) {
+    const found = threadFileBeside(folder);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function threadFileBeside(base: string | URL): ThreadFile | undefined {
   for (const extension of WATCHDOG_THREAD_FILE.extensions) {
     const url = new URL(`./${WATCHDOG_THREAD_FILE.name}${extension}`, base);
     if (!existsSync(url)) continue;

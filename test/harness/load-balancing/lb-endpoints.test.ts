@@ -7,6 +7,8 @@
  * 524 past the request time limit, SSE through with the official openai client, and a
  * worker's graceful SIGTERM finishes the request in flight. Bounded waits only.
  */
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
@@ -56,6 +58,21 @@ async function healthyCount(running: HarnessServer, count: number, workers: Work
 }
 
 const lbUrl = (running: HarnessServer, path: string): string => `${running.url}/lb/${ENDPOINT}${path}`;
+
+/** GET with `path` sent as the request target exactly as written (fetch would normalize `..` and such). */
+function rawGet(running: HarnessServer, path: string): Promise<{ status: number; body: string }> {
+  const base = new URL(running.url);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ hostname: base.hostname, port: base.port, path, method: 'GET', headers: auth, agent: false, timeout: 10_000 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (text: string) => (body += text));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer to GET ${path} within 10 s`)));
+    request.on('error', reject);
+    request.end();
+  });
+}
 
 describe('harness load-balancing endpoints', () => {
   it('routes round-robin to healthy workers only, and none to a worker killed mid-traffic after its failed ping', { timeout: 120_000 }, async () => {
@@ -110,8 +127,44 @@ describe('harness load-balancing endpoints', () => {
     expect(view.workers).toMatchObject({ idle: 1, unhealthy: 1 });
   });
 
-  it('passes bodies and SSE untouched, keeps the key at the harness, answers 401 without it, 400 when no worker has room, 524 past the limit', { timeout: 90_000 }, async () => {
-    const running = await startHarness({ requestTimeoutMs: 1_500 });
+  it('keeps every path on the chosen worker ("//host/..." and ".." are paths there), and such requests take no worker out of the pool', { timeout: 90_000 }, async () => {
+    const running = await startHarness();
+    const worker = joinHarness(running, 'lb-paths');
+    await healthyCount(running, 1, [worker]);
+    // Another local server, which a path must never reach through the harness.
+    let otherHits = 0;
+    const other = createServer((_request, response) => {
+      otherHits++;
+      response.end('secret');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as AddressInfo).port;
+    try {
+      const toOther = await rawGet(running, `/lb/${ENDPOINT}//127.0.0.1:${otherPort}/secret?x=1`);
+      expect(toOther.status).toBe(404);
+      expect(JSON.parse(toOther.body)).toMatchObject({ workerId: 'lb-paths', path: `//127.0.0.1:${otherPort}/secret?x=1` });
+      expect(otherHits).toBe(0);
+      // A host that does not exist: before the fix a 502 that took the healthy worker out of the pool.
+      const toNowhere = await rawGet(running, `/lb/${ENDPOINT}//foo/bar`);
+      expect(toNowhere.status).toBe(404);
+      expect(JSON.parse(toNowhere.body)).toMatchObject({ workerId: 'lb-paths', path: '//foo/bar' });
+      // Dot segments are sent as they came; the worker resolves them on its own side.
+      const dots = await rawGet(running, `/lb/${ENDPOINT}/../../whoami?y=2`);
+      expect(dots.status).toBe(200);
+      expect(JSON.parse(dots.body)).toEqual({ workerId: 'lb-paths' });
+      const dotsMissing = await rawGet(running, `/lb/${ENDPOINT}/a/../../v2/${ENDPOINT}/health`);
+      expect(JSON.parse(dotsMissing.body)).toMatchObject({ workerId: 'lb-paths', path: `/a/../../v2/${ENDPOINT}/health` });
+      expect(running.loadBalancing.pool(ENDPOINT)?.get('lb-paths')?.state).toBe('healthy');
+      expect((await health(running)).workers).toMatchObject({ idle: 1, unhealthy: 0 });
+      expect(await statusOf(lbUrl(running, '/whoami'), { headers: auth })).toBe(200);
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
+  it('passes bodies and SSE untouched, keeps the key at the harness, answers 401 without it, 400 when no worker has room', { timeout: 90_000 }, async () => {
+    // The default request time limit (330 s): the held stream below stays open as long as the test needs.
+    const running = await startHarness();
     expect((await fetch(lbUrl(running, '/whoami'), { headers: auth })).status).toBe(400);
     const worker = joinHarness(running, 'lb-one', { LB_CONCURRENCY: '2' });
     await healthyCount(running, 1, [worker]);
@@ -146,8 +199,13 @@ describe('harness load-balancing endpoints', () => {
       rest += Buffer.from(step.value).toString();
     }
     expect(rest).toBe('data: released\n\n');
+  });
 
-    // Past the 1 500 ms limit: 524 when no header came yet; a stream already answering is cut.
+  it('answers 524 past the request time limit when nothing was answered yet, and cuts a stream already answering', { timeout: 90_000 }, async () => {
+    // A harness of its own with a short limit, so that the other tests' streams are not bound by it.
+    const running = await startHarness({ requestTimeoutMs: 1_500 });
+    const worker = joinHarness(running, 'lb-late');
+    await healthyCount(running, 1, [worker]);
     const late = await fetch(lbUrl(running, '/slow?ms=5000&late=1'), { headers: auth });
     expect(late.status).toBe(524);
     expect(((await late.json()) as { error: { code: string } }).error.code).toBe('SW_LB_REQUEST_TIMEOUT');

@@ -67,6 +67,10 @@ describe('the watchdog thread file', () => {
     expect(found?.url.pathname).toBe(join(REPO_ROOT, WATCHDOG_THREAD_FILE.entry));
     expect(found?.bootstrap).toContain('register()');
     expect(resolveThreadFile(pathToFileURL(join(scratch, 'nothing-here.js')))).toBeUndefined();
+    // A split bundle's chunk (chunks/, nothing emitted there): found beside the main script instead.
+    const besideMain = resolveThreadFile(pathToFileURL(join(scratch, 'chunks/chunk-1.js')), join(REPO_ROOT, 'src/transports/watchdog/watchdog.ts'));
+    expect(besideMain?.url.pathname).toBe(join(REPO_ROOT, WATCHDOG_THREAD_FILE.entry));
+    expect(resolveThreadFile(pathToFileURL(join(scratch, 'chunks/chunk-1.js')), join(scratch, 'worker.js'))).toBeUndefined();
   });
 
   it('runs from src/ under tsx', { timeout: 150_000 }, async () => {
