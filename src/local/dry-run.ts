@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { JobRequest, JobView } from '../job/index.js';
 import { onShutdownSignals, startHandler, type Handler, type WorkerConfig } from '../worker/index.js';
+import { printInitFailure } from './init-failure.js';
 import { startLocalWorker } from './local-worker.js';
 
 export interface DryRunResult {
@@ -39,10 +40,11 @@ export function dryRunRecord(view: JobView): DryRunRecord {
 
 export async function runDryRun(handler: Handler<unknown, unknown>, config: WorkerConfig, request: JobRequest, logger: Logger): Promise<DryRunResult> {
   // init first (its duration is logged); a failed one ends the dry run before any job.
-  const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local' });
+  const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local', errorInLog: false });
   if (!started.ok) {
     const record: DryRunRecord = { id: '', status: 'FAILED', ...(started.outcome.ok ? {} : { error: started.outcome.error.toJSON().error }) };
     printLine(record);
+    printInitFailure(started.outcome, logger);
     return { record, exitCode: started.exitCode === 0 ? 1 : started.exitCode };
   }
   // A handler that blocks the event loop past its timeout: the watchdog thread prints the record and exits 1.

@@ -38,13 +38,20 @@ export interface LocalWorkerOptions {
   watchdog?: 'dry-run' | 'exit';
   /** One info line per finished job whatever config.logEveryJob says (the dry run's one job); default config.logEveryJob. */
   logEveryJob?: boolean;
+  /** The GPU sampler to use (closed by `stop`); default one made here when config.gpuSampling. */
+  sampler?: GpuSampler;
 }
 
 export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig, logger: Logger, options: LocalWorkerOptions | Harness = {}): LocalWorker {
-  const { harness = new Harness(), metrics, watchdog: fireKind, logEveryJob = config.logEveryJob } = options instanceof Harness ? { harness: options } : options;
+  const {
+    harness = new Harness(),
+    metrics,
+    watchdog: fireKind,
+    logEveryJob = config.logEveryJob,
+    sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined,
+  } = options instanceof Harness ? { harness: options } : options;
   const endpoint = harness.endpoint(config.endpointId);
   const transport = new InProcessTransport({ endpoint, ...(config.workerId ? { workerId: config.workerId } : {}) });
-  const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const telemetry = createJobTelemetry({
     logger,
     logEveryJob,

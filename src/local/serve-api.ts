@@ -19,8 +19,10 @@ import { createHarnessServer, type HarnessServer } from '../harness/http/index.j
 import { toDocumentSchema, type EndpointInputSpec } from '../harness/http/openapi/index.js';
 import { rateLimitTable, type HarnessServerConfig } from '../harness/http/server-options.js';
 import { ServerlessWorkerError, type JobRequest } from '../job/index.js';
+import { createGpuSampler } from '../gpu/index.js';
 import { createMetrics } from '../metrics/index.js';
 import { onShutdownSignals, resolveTestInput, startHandler, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
+import { printInitFailure } from './init-failure.js';
 import { startLocalWorker } from './local-worker.js';
 
 /** Environment variable read for the API key when --api-key is not given. */
@@ -119,17 +121,18 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
   const port = args.port ?? DEFAULT_SERVE_PORT;
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);
   // init before the server listens (its duration is logged); a failed one exits 1, a signal during it 0.
-  const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local' });
+  const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local', errorInLog: false });
   if (!started.ok) {
+    printInitFailure(started.outcome, logger);
     logger.flush();
     process.stdout.write('', () => process.exit(started.exitCode));
     return;
   }
   const harness = new Harness();
-  // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
-  const local = startLocalWorker(started.handler, config, logger, { harness, watchdog: 'exit' });
-  await local.watchdogReady;
+  const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const example = exampleRequest(args);
+  // The server listens before the worker starts, so that a port in use or a refused
+  // bind ends start-up with its one error and nothing else (no worker to stop).
   let server: HarnessServer;
   try {
     server = await createHarnessServer({
@@ -143,13 +146,16 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       metrics: createMetrics(),
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
-      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(local.sampler ? { gpu: local.sampler } : {}) },
+      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler } : {}) },
     });
   } catch (error) {
-    await local.stop();
-    harness.close();
+    await sampler?.close();
+    await harness.close();
     throw listenError(error, host, port);
   }
+  // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
+  const local = startLocalWorker(started.handler, config, logger, { harness, watchdog: 'exit', ...(sampler ? { sampler } : {}) });
+  await local.watchdogReady;
   process.stdout.write(serveBanner(server, config.endpointId, example));
 
   const reason = await new Promise<'signal' | 'worker-exited'>((resolve) => {
@@ -162,7 +168,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
   logger.info({ reason }, 'serve-api: closing');
   await server.close();
   const exit = await local.stop();
-  harness.close();
+  await harness.close();
   logger.flush();
   process.stdout.write('', () => process.exit(reason === 'signal' ? exit.exitCode : 1));
 }

@@ -33,7 +33,9 @@ export function formatStartupError(error: unknown, withStack: boolean): string {
     lines.push('  fix: this error is not one of serverless-worker\'s codes; it came from the worker\'s code or a library it calls');
   }
   const stack = error instanceof Error ? error.stack : undefined;
-  if (withStack && stack) lines.push(stack);
+  // The cause's stack is the one that names the worker's own lines (init's error, say).
+  const causeStack = error instanceof Error && error.cause instanceof Error ? error.cause.stack : undefined;
+  if (withStack && stack) lines.push(stack, ...(causeStack ? [`caused by: ${causeStack}`] : []));
   else if (stack) lines.push('  (run with --verbose or SW_LOG_LEVEL=debug for the stack)');
   return `${lines.join('\n')}\n`;
 }

@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { closestName, editDistance } from '../../src/worker/closest-name.js';
 
 const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
 const SECRETS = join(REPO_ROOT, 'test/fixtures/workers/secrets.ts');
+const INIT_WORKER = join(REPO_ROOT, 'test/fixtures/workers/init-worker.ts');
 
 function stderrLines(stderr: unknown): string[] {
   return String(stderr).trimEnd().split('\n').filter((line) => line !== '');
@@ -64,6 +66,39 @@ describe('start-up errors: one clean line each (real child processes)', CHILD_BO
   ])('bad test input (%s): SW_INVALID_TEST_INPUT', async (_name, text, words) => {
     const result = await runTs(ECHO, ['--test-input', text]);
     expectCleanFailure(result, 'SW_INVALID_TEST_INPUT', words);
+  });
+
+  it('--serve-api on a non-loopback host without a key: SW_INSECURE_BIND, and no worker started to stop', async () => {
+    const result = await runTs(ECHO, ['--serve-api', '--host', '0.0.0.0']);
+    expectCleanFailure(result, 'SW_INSECURE_BIND', '0.0.0.0');
+  });
+
+  it('--serve-api on a port in use: SW_INVALID_OPTIONS naming the port, and no worker started to stop', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = busy.address() as AddressInfo;
+      const result = await runTs(ECHO, ['--serve-api', '--port', String(port)]);
+      expectCleanFailure(result, 'SW_INVALID_OPTIONS', `127.0.0.1:${port}`, 'EADDRINUSE');
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+
+  it.each([[[] as string[]], [['--serve-api', '--port', '0']]])('a failed init (%j): its code and reason once, the fix, no stack; --verbose adds init’s own stack', async (mode) => {
+    const result = await runTs(INIT_WORKER, [...mode, '--test-input', '{"input":{}}'], { env: { INIT_MODE: 'fail' } });
+    expect(result.exitCode).toBe(1);
+    const lines = stderrLines(result.stderr);
+    const tail = lines.slice(-3);
+    expect(tail[0]).toBe('serverless-worker: SW_INIT_FAILED: init failed: model file missing: /models/tiny.bin');
+    expect(tail[1]).toMatch(/^ {2}fix: /);
+    expect(tail[2]).toContain('--verbose');
+    // No stack frame anywhere, and the reason not doubled by the log's cause handling.
+    expect(String(result.stderr)).not.toMatch(/^\s+at /m);
+    expect(String(result.stderr)).not.toContain('tiny.bin: model file missing');
+    const verbose = await runTs(INIT_WORKER, [...mode, '--test-input', '{"input":{}}', '--verbose'], { env: { INIT_MODE: 'fail' } });
+    expect(verbose.exitCode).toBe(1);
+    expect(String(verbose.stderr)).toMatch(/caused by: Error: model file missing[^\n]*\n\s+at init \(.*init-worker\.ts:\d+/);
   });
 
   it('--verbose (or SW_LOG_LEVEL=debug) adds the stack', async () => {

@@ -30,6 +30,12 @@ export interface InitPhaseOptions<State> {
   readonly signal?: AbortSignal;
   /** Report a failed or timed-out init once (platform: the unhealthy ping). Never called for an abort. */
   readonly report?: (check: string, reason: string) => Promise<void>;
+  /**
+   * Put init's own error (with its stack) on the failure's log line; default true. The
+   * local modes pass false and print the failure as a start-up error instead (the stack
+   * only with --verbose or a debug level), where the log line would repeat it.
+   */
+  readonly errorInLog?: boolean;
 }
 
 /** The process exit code after a failed start-up: 0 when a signal stopped it (a clean stop), 1 otherwise. */
@@ -74,7 +80,14 @@ export async function runInitPhase<State>(options: InitPhaseOptions<State>): Pro
     return outcome;
   }
   const reason = outcome.error.message;
-  logger.error({ err: outcome.error, code: outcome.error.code, durationMs, reason, check: INIT_HEALTH_CHECK_NAME }, `start-up failed: ${reason}`);
+  // init's own error where there is one (its stack names the author's lines; the wrapper's
+  // message already holds its text, which pino's cause handling would append twice).
+  const err = outcome.error.cause ?? outcome.error;
+  const fields = { code: outcome.error.code, durationMs, reason, check: INIT_HEALTH_CHECK_NAME };
+  if (options.errorInLog === false) {
+    logger.error(fields, `start-up failed: ${reason}`);
+    logger.debug({ err }, 'start-up failure: init error');
+  } else logger.error({ err, ...fields }, `start-up failed: ${reason}`);
   await options.report?.(INIT_HEALTH_CHECK_NAME, reason).catch((error: unknown) => {
     logger.warn({ err: error }, 'could not report the failed init');
   });
@@ -94,7 +107,7 @@ export async function startHandler(
   handler: Handler<unknown, unknown>,
   config: Pick<WorkerConfig, 'init' | 'initTimeoutMs' | 'timeoutGraceMs'>,
   logger: Logger,
-  options: Pick<InitPhaseOptions<unknown>, 'workerId' | 'metrics' | 'report' | 'signals' | 'signal'>,
+  options: Pick<InitPhaseOptions<unknown>, 'workerId' | 'metrics' | 'report' | 'signals' | 'signal' | 'errorInLog'>,
 ): Promise<StartedHandler> {
   if (config.init === undefined) return { ok: true, handler: handler as Handler<unknown>, durationMs: 0 };
   const outcome = await runInitPhase({ init: config.init, timeoutMs: config.initTimeoutMs, graceMs: config.timeoutGraceMs, logger, ...options });

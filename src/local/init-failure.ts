@@ -1,0 +1,15 @@
+/**
+ * @module local/init-failure
+ * A failed start-up phase in the dry run and `--serve-api`: the same few lines on stderr
+ * as any other start-up error (code and message, the fix, where the stack is), the
+ * stack only with `--verbose` or a debug log level. An init stopped by a signal prints
+ * nothing: that is a clean stop.
+ */
+import type { Logger } from 'pino';
+import { formatStartupError, wantsStack, type InitOutcome } from '../worker/index.js';
+
+export function printInitFailure(outcome: InitOutcome<unknown>, logger: Logger): void {
+  if (outcome.ok || outcome.end === 'aborted') return;
+  logger.flush();
+  process.stderr.write(formatStartupError(outcome.error, wantsStack(process.argv.slice(2), process.env, logger.level)));
+}
