@@ -14,6 +14,14 @@ import { urlForLog, type PlatformUrls } from './urls.js';
 
 /** Least default of eventLoopBlockedMs: 3 ping intervals, but never under this, ms (a short ping interval must not requeue a job over an ordinary pause). */
 export const MIN_DEFAULT_UNCLAIM_MS = 10_000;
+/**
+ * The default of eventLoopBlockedMs: while the main thread has been blocked this long,
+ * the heartbeat stops listing the jobs. Three ping intervals, at least MIN_DEFAULT_UNCLAIM_MS.
+ */
+export function defaultBlockedUnclaimMs(pingIntervalMs: number): number {
+  return Math.max(3 * pingIntervalMs, MIN_DEFAULT_UNCLAIM_MS);
+}
+
 /** Log the first failure of a run of failed pings and then every tenth, so an outage does not flood the log. */
 const LOG_PING_FAILURE_EVERY = 10;
 
@@ -40,13 +48,14 @@ export function createPlatformWatchdog(setup: PlatformWatchdogSetup): Watchdog |
   const heartbeat =
     ping !== undefined && setup.heartbeat ? { url: ping, ...apiKey, intervalMs, timeoutMs: Math.max(1_000, intervalMs), version: RUNTIME_VERSION } : undefined;
   if (!heartbeat && !watch) return undefined;
-  const blockedUnclaimMs = watch && heartbeat ? (watch.blockedUnclaimMs ?? Math.max(3 * intervalMs, MIN_DEFAULT_UNCLAIM_MS)) : undefined;
+  const blockedUnclaimMs = watch && heartbeat ? (watch.blockedUnclaimMs ?? defaultBlockedUnclaimMs(intervalMs)) : undefined;
   return new Watchdog({
     logger,
     timeoutGraceMs: watch?.timeoutGraceMs ?? 0,
     ...(watch?.slots !== undefined ? { slots: watch.slots } : {}),
     ...(heartbeat ? { heartbeat } : {}),
     ...(blockedUnclaimMs !== undefined ? { blockedUnclaimMs } : {}),
+    // The thread adds each job's `attempt=N` to this URL, as the transport's own result posts carry it.
     ...(watch ? { fire: { kind: 'platform' as const, doneUrl: urls.done(JOB_ID_PLACEHOLDER, false), ...apiKey, retry: setup.deliveryPolicy } } : {}),
     origin: { workerId: setup.workerId, hostname: watch?.hostname ?? 'unknown', version: RUNTIME_VERSION },
     onPingFailure: ({ consecutive, status, message }) => {

@@ -7,52 +7,18 @@
  * `process.exit(1)` run inside the main thread through the inspector (V8 services that
  * request between two JavaScript steps, even in a busy loop), and SIGKILL of the
  * process when that has not ended it within `exitWaitMs` (a main thread stuck in a
- * native call never runs JavaScript again).
+ * native call never runs JavaScript again; its direct children are killed first, see
+ * endProcess).
  */
-import { writeSync } from 'node:fs';
+import { readFileSync, readdirSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import type { JobErrorPayload } from '../../job/index.js';
+import { appendParams } from '../platform/urls.js';
 import type { WatchedJob } from './job-board.js';
+import { jobName, type Verdict } from './thread-decisions.js';
 import type { ThreadHttp } from './thread-http.js';
 import { JOB_ID_PLACEHOLDER, type WatchdogThreadData } from './thread-protocol.js';
 
-/** A job the watchdog reports, with its error payload. */
-export interface Verdict {
-  readonly job: WatchedJob;
-  readonly timedOut: boolean;
-  readonly error: JobErrorPayload;
-}
-
-/** The error payloads: the expired jobs TIMED_OUT, the others FAILED SW_WORKER_SHUTDOWN. */
-export function verdicts(jobs: readonly WatchedJob[], expired: ReadonlySet<string>, blockedMs: number, data: WatchdogThreadData): Verdict[] {
-  const { workerId, hostname, version } = data.origin;
-  const base = { hostname, worker_id: workerId, runtime_version: version, error_type: 'ServerlessWorkerError' };
-  return jobs.map((job) => {
-    if (expired.has(job.id)) {
-      const timeoutMs = Math.round(job.deadlineAt - job.startedAt);
-      return {
-        job,
-        timedOut: true,
-        error: {
-          ...base,
-          error_code: 'SW_EXECUTION_TIMEOUT',
-          error_message:
-            `Job ${job.id} ran past its execution timeout of ${timeoutMs} ms plus the ${data.timeoutGraceMs} ms grace while its handler ` +
-            `blocked the event loop (blocked for ${Math.round(blockedMs)} ms); the watchdog thread timed it out and this worker exits`,
-        },
-      };
-    }
-    return {
-      job,
-      timedOut: false,
-      error: {
-        ...base,
-        error_code: 'SW_WORKER_SHUTDOWN',
-        error_message: `Worker shut down before job ${job.id} finished: another job blocked the event loop past its execution timeout, so this worker exits`,
-      },
-    };
-  });
-}
+export type { Verdict } from './thread-decisions.js';
 
 /** One log line on stderr: a JSON object (pino's shape) on the platform, else plain text. */
 export function logLine(data: WatchdogThreadData, level: 'error' | 'fatal' | 'warn', message: string, fields: Record<string, unknown> = {}): void {
@@ -66,18 +32,28 @@ export function logLine(data: WatchdogThreadData, level: 'error' | 'fatal' | 'wa
   }
 }
 
+/**
+ * The job-done URL of `job`: the job id in place of JOB_ID_PLACEHOLDER, and
+ * `attempt=N` when the job carried an attempt, as the platform transport's own result
+ * posts carry it (a verdict for a stale attempt is then refused, never applied to the
+ * job's current attempt).
+ */
+export function verdictUrl(doneUrl: string, job: WatchedJob): string {
+  return appendParams(doneUrl.replace(encodeURIComponent(JOB_ID_PLACEHOLDER), encodeURIComponent(job.id)), { attempt: job.attempt });
+}
+
 /** Post each verdict to the job-done URL (stopPod), in parallel; answers when all landed or gave up. */
 export async function postVerdicts(verdictList: readonly Verdict[], data: WatchdogThreadData, http: ThreadHttp): Promise<void> {
   const fire = data.fire;
   if (fire?.kind !== 'platform') return;
-  const placeholder = encodeURIComponent(JOB_ID_PLACEHOLDER);
   await Promise.all(
     verdictList.map(async ({ job, error }) => {
-      const url = fire.doneUrl.replace(placeholder, encodeURIComponent(job.id));
+      const url = verdictUrl(fire.doneUrl, job);
       const outcome = await http.postUntilLanded(url, JSON.stringify({ error: JSON.stringify(error), stopPod: true }), fire.retry);
       if (!outcome.delivered) {
-        logLine(data, 'error', `the ${error.error_code} result of job ${job.id} could not be posted after ${outcome.attempts} attempt(s) (last: ${outcome.last})`, {
+        logLine(data, 'error', `the ${error.error_code} result of job ${jobName(job)} could not be posted after ${outcome.attempts} attempt(s) (last: ${outcome.last})`, {
           requestId: job.id,
+          ...(job.attempt !== undefined ? { attempt: job.attempt } : {}),
           code: 'SW_RESULT_UNDELIVERED',
         });
       }
@@ -101,10 +77,56 @@ export function printDryRunRecord(verdict: Verdict): void {
   }
 }
 
-/** End the whole process with exit code 1 (see the module doc); SIGKILL after `exitWaitMs`. */
+/** After the direct children were killed, how long `process.exit(1)` may still take before SIGKILL, ms. */
+export const AFTER_CHILDREN_KILLED_MS = 1_000;
+
+/**
+ * The pids of this process's direct children (Linux: /proc/self/task/<tid>/children,
+ * every thread's); [] where /proc does not say (then they are not killed).
+ */
+export function childPids(): number[] {
+  const pids = new Set<number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    return [];
+  }
+  for (const task of tasks) {
+    try {
+      for (const word of readFileSync(`/proc/self/task/${task}/children`, 'utf8').split(/\s+/)) {
+        const pid = Number(word);
+        if (word !== '' && Number.isInteger(pid) && pid > 0) pids.add(pid);
+      }
+    } catch {
+      // The thread ended meanwhile, or the kernel has no children file.
+    }
+  }
+  return [...pids];
+}
+
+/**
+ * End the whole process with exit code 1 (see the module doc). When it has not ended
+ * after `exitWaitMs`, the main thread is stuck outside JavaScript (a native call, or a
+ * synchronous child process such as execFileSync's): its direct children are SIGKILLed
+ * first (a synchronous child then returns, the main thread runs again and exits 1;
+ * none is left orphaned), and the process SIGKILLs itself AFTER_CHILDREN_KILLED_MS
+ * later, or at once when it has no child.
+ */
 export async function endProcess(exitWaitMs: number): Promise<void> {
   // Keeps this thread alive until the process ends, one way or the other.
-  setTimeout(() => process.kill(process.pid, 'SIGKILL'), exitWaitMs);
+  setTimeout(() => {
+    const children = childPids();
+    for (const pid of children) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    if (children.length === 0) process.kill(process.pid, 'SIGKILL');
+    else setTimeout(() => process.kill(process.pid, 'SIGKILL'), AFTER_CHILDREN_KILLED_MS);
+  }, exitWaitMs);
   try {
     const inspector = await import('node:inspector');
     const session = new inspector.Session();

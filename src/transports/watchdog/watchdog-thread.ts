@@ -13,8 +13,9 @@
  * per failed ping (the main thread logs and counts them when its loop is free).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { JobBoardReader } from './job-board.js';
-import { endProcess, logLine, postVerdicts, printDryRunRecord, verdicts } from './thread-fire.js';
+import { JobBoardReader, type WatchedJob } from './job-board.js';
+import { blockedFor as blockedSince, claimsJobs, expiredSlots, verdicts } from './thread-decisions.js';
+import { endProcess, logLine, postVerdicts, printDryRunRecord } from './thread-fire.js';
 import { ThreadHeartbeat } from './thread-heartbeat.js';
 import { ThreadHttp } from './thread-http.js';
 import type { FromThreadMessage, ToThreadMessage, WatchdogThreadData } from './thread-protocol.js';
@@ -30,12 +31,11 @@ let stopped = false;
 
 /** How long the main thread's tick has stood still, ms. */
 function blockedFor(): number {
-  return Math.max(0, Date.now() - board.lastTickAt());
+  return blockedSince(board.lastTickAt(), Date.now());
 }
 
 function claimJobs(): boolean {
-  if (firing) return false;
-  return data.blockedUnclaimMs === undefined || blockedFor() < data.blockedUnclaimMs;
+  return claimsJobs(blockedFor(), data.blockedUnclaimMs, firing);
 }
 
 const heartbeat =
@@ -61,23 +61,31 @@ function check(): void {
     });
   }
   if (!data.fire) return;
-  const now = Date.now();
   const jobs = board.jobs();
-  const expired = new Set(jobs.filter((job) => now >= job.deadlineAt + data.timeoutGraceMs).map((job) => job.id));
+  const expired = expiredSlots(jobs, Date.now(), data.timeoutGraceMs);
   if (expired.size === 0) return;
   void fire(jobs, expired, blocked);
 }
 
-async function fire(jobs: ReturnType<JobBoardReader['jobs']>, expired: ReadonlySet<string>, blocked: number): Promise<void> {
+async function fire(jobs: readonly WatchedJob[], expired: ReadonlySet<number>, blocked: number): Promise<void> {
   if (!board.markFired()) return;
   firing = true;
   const list = verdicts(jobs, expired, blocked, data);
-  const named = [...expired].join(', ');
+  const named = list
+    .filter((verdict) => verdict.timedOut)
+    .map((verdict) => verdict.job.id)
+    .join(', ');
   const reason =
     `job ${named} blocked the event loop for ${Math.round(blocked / 100) / 10} s, past its execution timeout plus the ` +
     `${data.timeoutGraceMs} ms grace: the watchdog reports ${list.length === 1 ? 'it' : `it and ${list.length - 1} other running job(s)`} and exits 1`;
-  // The platform must stop waiting on this worker for these jobs: ping without them now.
-  if (heartbeat) await heartbeat.pingNow();
+  // The platform must stop waiting on this worker for these jobs: ping without them now,
+  // beside the result posts (a slow ping endpoint must not hold the results back).
+  await Promise.all([heartbeat?.pingNow(), report(list, reason, blocked)]);
+  await endProcess(data.exitWaitMs);
+}
+
+/** Report the verdicts the way the mode reports results. */
+async function report(list: ReturnType<typeof verdicts>, reason: string, blocked: number): Promise<void> {
   switch (data.fire?.kind) {
     case 'platform':
       logLine(data, 'fatal', reason, { requestIds: list.map((verdict) => verdict.job.id), blockedMs: Math.round(blocked), code: 'SW_EXECUTION_TIMEOUT' });
@@ -90,7 +98,6 @@ async function fire(jobs: ReturnType<JobBoardReader['jobs']>, expired: ReadonlyS
     default:
       logLine(data, 'fatal', reason);
   }
-  await endProcess(data.exitWaitMs);
 }
 
 const checker = setInterval(check, data.checkIntervalMs);
