@@ -3,9 +3,11 @@
  * A crash storm (issue 13): worker processes with concurrency 2 run plain and
  * streaming jobs while a seeded killer SIGKILLs a busy worker every ~1.2 s and starts a
  * replacement. Every job must end exactly once, COMPLETED, with its own final
- * attempt's output; a reader polling each stream throughout must rebuild exactly the
- * final attempt's items with joinChunks. Figures printed: jobs, kills, requeues, lost,
- * duplicated, stale results refused. Bounded in jobs, kills and time; loopback only.
+ * attempt's output (the outputs and stream items name the attempt that made them, so
+ * an accepted stale result would show); no run's result was refused or undelivered; a
+ * reader polling each stream throughout must rebuild exactly the final attempt's items
+ * with joinChunks. Figures printed: jobs, kills, requeues, lost, duplicated, stale
+ * results refused. Bounded in jobs, kills and time; loopback only.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
@@ -61,7 +63,7 @@ describe('crash storm', () => {
 
     const started = performance.now();
     const plain = await Promise.all(Array.from({ length: PLAIN_JOBS }, async (_, tag) => (await endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 400, tag } }))).id));
-    const streams = await Promise.all(Array.from({ length: STREAM_JOBS }, async () => (await endpoint.submit(parseJobRequest({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 60 } }))).id));
+    const streams = await Promise.all(Array.from({ length: STREAM_JOBS }, async () => (await endpoint.submit(parseJobRequest({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 60, markAttempt: true } }))).id));
     const ids = [...plain, ...streams];
     const ended = (): boolean => ids.every((id) => ends.has(id));
 
@@ -94,11 +96,17 @@ describe('crash storm', () => {
     const duplicated = [...ends.values()].filter((count) => count > 1).length;
     const lost = ids.filter((id) => !ends.has(id)).length;
     expect({ duplicated, lost }).toEqual({ duplicated: 0, lost: 0 });
-    for (const [tag, id] of plain.entries()) expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { tag } });
-    const expected = Array.from({ length: CHUNKS }, (_, i) => `chunk-${i}`);
+    // The output is the final attempt's: a stale attempt's result accepted would name an older one.
+    for (const [tag, id] of plain.entries()) {
+      const attempt = (await endpoint.find(id))?.attempt;
+      expect(attempt).toBeGreaterThanOrEqual(1);
+      expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { tag, attempt } });
+    }
     let restartedStreams = 0;
     for (const id of streams) {
       const job = await endpoint.find(id);
+      expect(job?.attempt).toBeGreaterThanOrEqual(1);
+      const expected = Array.from({ length: CHUNKS }, (_, i) => `chunk-${i}@${job?.attempt}`);
       expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: expected });
       const chunks = read.get(id) ?? [];
       if (chunks.some((chunk) => chunk.metrics?.attempt !== job?.attempt)) restartedStreams++;
@@ -119,6 +127,8 @@ describe('crash storm', () => {
       }
     }
     const staleRefused = runEnds.stale_attempt ?? 0;
+    // Every result a live worker posted was accepted, or refused as a stale attempt's: none refused otherwise, none lost on the way.
+    expect({ refused: runEnds.refused ?? 0, undelivered: runEnds.undelivered ?? 0 }).toEqual({ refused: 0, undelivered: 0 });
     const health = await endpoint.health();
     expect(health.jobs).toMatchObject({ completed: ids.length, failed: 0, inQueue: 0, inProgress: 0 });
     printFigures('crash storm', {
