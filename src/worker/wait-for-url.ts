@@ -4,12 +4,15 @@
  * an inference server (vLLM, TGI, ComfyUI) in `init` and proxy jobs to it. GETs the URL
  * with a growing pause between attempts (backoff), each attempt bounded, until the
  * answer's status is accepted (default 2xx), the timeout passes, or the signal aborts.
- * The error names the URL, the attempts and the last error or status. Uses node:http
+ * The error names the URL (without credentials or query: urlForLog), the attempts and
+ * the last error or status. Uses node:http
  * (and node:https) with no keep-alive: nothing stays open once it answers.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ServerlessWorkerError } from '../job/index.js';
+import { urlForLog } from '../log/url-for-log.js';
+import { sleep } from '../transports/platform/backoff.js';
 
 export interface WaitForUrlOptions {
   /** Give up after this long, ms; default 300 000 (5 minutes). */
@@ -49,18 +52,6 @@ function getStatus(url: URL, headers: Readonly<Record<string, string>>, timeoutM
     request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     request.on('error', reject);
     request.end();
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }
 
@@ -110,13 +101,15 @@ export async function waitForUrl(url: string | URL, options: WaitForUrlOptions =
   } finally {
     clearTimeout(timer);
   }
+  // Named without credentials, query or fragment: the message goes into logs and job errors.
+  const named = urlForLog(target.href);
   if (options.signal?.aborted) {
     const reason: unknown = options.signal.reason;
-    throw reason instanceof Error ? reason : new ServerlessWorkerError('SW_URL_NOT_READY', `waiting for ${target.href} was aborted`);
+    throw reason instanceof Error ? reason : new ServerlessWorkerError('SW_URL_NOT_READY', `waiting for ${named} was aborted`);
   }
   throw new ServerlessWorkerError(
     'SW_URL_NOT_READY',
-    `${target.href} did not answer ready within ${timeoutMs} ms (${attempts} attempts); last: ${last}`,
-    { url: target.href, timeoutMs, attempts, last },
+    `${named} did not answer ready within ${timeoutMs} ms (${attempts} attempts); last: ${last}`,
+    { url: named, timeoutMs, attempts, last },
   );
 }

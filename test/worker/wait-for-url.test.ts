@@ -56,6 +56,19 @@ describe('waitForUrl', () => {
     expect(Number(coded.details?.attempts)).toBeGreaterThan(1);
   });
 
+  it('names the URL without its credentials or query in the error and its details', async () => {
+    const url = await listen((_request, response) => {
+      response.statusCode = 503;
+      response.end();
+    });
+    const withSecrets = url.replace('http://', 'http://admin:hunter2@') + '/ready?token=s3cret';
+    const error = (await waitForUrl(withSecrets, { timeoutMs: 300, intervalMs: 20 }).catch((caught: unknown) => caught)) as ServerlessWorkerError;
+    expect(error.code).toBe('SW_URL_NOT_READY');
+    expect(error.message).toContain(`${url}/ready (query, fragment and credentials hidden) did not answer ready`);
+    expect(error.details?.url).toBe(`${url}/ready (query, fragment and credentials hidden)`);
+    for (const secret of ['hunter2', 'admin', 's3cret']) expect(JSON.stringify({ message: error.message, details: error.details })).not.toContain(secret);
+  });
+
   it('names the connection error when nothing listens, and accepts a custom status check', async () => {
     const url = await listen((_request, response) => response.end());
     // Take the port back: nothing listens there now.
