@@ -66,6 +66,8 @@ export class EndpointJobs {
   readonly jobEnded: Listeners<[job: StoredJob]>;
   /** A job got a chunk, changed status, or vanished: readers of /stream wake up. */
   readonly #jobChanged = new JobChanges();
+  /** Workers that asked this process for jobs (drain waits for their jobs); one removed by this process leaves. */
+  readonly #takers = new Set<string>();
 
   constructor(id: string, options: EndpointJobsOptions) {
     this.id = id;
@@ -75,7 +77,10 @@ export class EndpointJobs {
     this.#onError = options.onListenerError ?? (() => {});
     this.stopRequested = new Listeners(options.onListenerError);
     this.jobEnded = new Listeners(options.onListenerError);
-    this.workers = new EndpointWorkers(id, options.store, options.clock, this.#rules, (gone) => this.reportEnded(gone));
+    this.workers = new EndpointWorkers(id, options.store, options.clock, this.#rules, (gone) => {
+      this.#takers.delete(gone.workerId);
+      this.reportEnded(gone);
+    });
   }
 
   // ---------------------------------------------------------------- submit / take
@@ -87,6 +92,7 @@ export class EndpointJobs {
 
   /** Take up to `max` queued jobs for `workerId` without waiting (none while draining; the worker counts as seen). */
   async tryTake(workerId: string, max: number): Promise<Job[]> {
+    this.#takers.add(workerId);
     if (this.#draining) {
       await this.workers.touch(workerId);
       return [];
@@ -182,10 +188,25 @@ export class EndpointJobs {
     for (const waiter of this.#waiters.all()) waiter.resolve([]);
   }
 
-  /** Jobs in progress and in the queue now. */
+  /** Jobs in progress and in the queue now (in the whole store: every harness process on it). */
   async counts(): Promise<{ inProgress: number; inQueue: number }> {
     const { inProgress, inQueue } = (await this.#store.health(this.id)).jobs;
     return { inProgress, inQueue };
+  }
+
+  /**
+   * Jobs IN_PROGRESS now with the workers that took jobs through this process (what a
+   * drain of this process waits for: on a shared store, other processes' workers are
+   * theirs). Workers the store no longer knows are forgotten here.
+   */
+  async heldHere(): Promise<number> {
+    let held = 0;
+    for (const workerId of [...this.#takers]) {
+      const worker = await this.workers.get(workerId);
+      if (worker === undefined) this.#takers.delete(workerId);
+      else held += worker.jobIds.length;
+    }
+    return held;
   }
 
   /** Cancel a queued (removed before it starts) or running job (its worker is told to stop). */
@@ -305,6 +326,11 @@ export class EndpointJobs {
       this.#serveWaiters();
     } else if (event.type === 'changed') {
       this.#jobChanged.notify(event.jobId);
+    } else if (event.type === 'resync') {
+      // Events may have been missed: takers look again, and every job reader reads again.
+      this.#queuedEpoch++;
+      this.#serveWaiters();
+      this.#jobChanged.notifyAll();
     } else if (event.type === 'stop') {
       this.stopRequested.emit(event.workerId, event.jobId, event.reason, event.attempt);
     }
@@ -334,8 +360,9 @@ export class EndpointJobs {
             waiter.resolve(jobs);
             continue;
           }
-          // The waiter gave up while the store answered (a shared store is slower): back in the queue.
-          for (const job of jobs) await this.requeueJob(job.id, waiter.workerId);
+          // The waiter gave up while the store answered (a shared store is slower): the jobs
+          // never left this process, so they go back to their place in the queue, not counted as lost.
+          for (const job of jobs) await this.#store.returnJob(this.id, job.id, waiter.workerId, job.attempt ?? 0, this.#clock.now());
         }
       } while (this.#serveAgain && !this.#draining);
     };

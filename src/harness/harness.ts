@@ -11,7 +11,7 @@ import { systemClock, type Clock } from './clock.js';
 import { EndpointJobs } from './endpoint-jobs.js';
 import type { LaunchedWorkersView } from './launched-workers-view.js';
 import { Scheduler } from './scheduler.js';
-import type { DueOutcome, JobStore, StoreEvent } from './store/job-store.js';
+import type { ChangeOutcome, DueOutcome, JobStore, StoreEvent } from './store/job-store.js';
 import { MemoryJobStore } from './store/memory-job-store.js';
 
 export interface HarnessOptions {
@@ -57,6 +57,8 @@ export class Harness {
   readonly #onCreated = new Set<(endpoint: EndpointJobs) => void>();
   readonly #onListenerError: (error: unknown) => void;
   readonly #maxRequeues: number | undefined;
+  /** drain() began: endpoints made from now on hand out no job either. */
+  #draining = false;
   /** Workers the harness runs itself (set by a Launcher); /health, /logs and /v1 pods read it. Default none. */
   launchedWorkers: LaunchedWorkersView | undefined;
 
@@ -78,19 +80,10 @@ export class Harness {
 
   /** Create (or return) the endpoint `id`. */
   createEndpoint(id: string): EndpointJobs {
-    let endpoint = this.#endpoints.get(id);
-    if (!endpoint) {
-      endpoint = new EndpointJobs(id, {
-        clock: this.clock,
-        store: this.store,
-        onListenerError: this.#onListenerError,
-        ...(this.#maxRequeues !== undefined ? { maxRequeues: this.#maxRequeues } : {}),
-      });
-      this.#endpoints.set(id, endpoint);
-      this.store.createEndpoint(id).catch(this.#onListenerError);
-      for (const listener of this.#onCreated) listener(endpoint);
-    }
-    return endpoint;
+    const known = this.#endpoints.get(id);
+    if (known) return known;
+    this.store.createEndpoint(id).catch(this.#onListenerError);
+    return this.#facade(id);
   }
 
   /** Remove the endpoint `id` and its jobs; answers whether it existed. */
@@ -127,12 +120,28 @@ export class Harness {
   }
 
   /**
+   * Report jobs that a call of this process ended (an applyDue of its scheduler, a sweep
+   * of silent workers, a requeue past the limit) to their endpoint's jobEnded listeners
+   * (webhooks, metrics). The endpoint's facade is made when this process has none yet:
+   * after a restart, or on a harness that never served the endpoint, deadlines that
+   * passed are applied before any request made it, and the job's end must still be
+   * reported, once (the store hands each end to one call only).
+   */
+  reportEnded(outcome: Pick<ChangeOutcome, 'ended'>): void {
+    for (const job of outcome.ended) this.#facade(job.endpointId).reportEnded({ ended: [job] });
+  }
+
+  /**
    * Shutting down: stop handing out jobs on every endpoint (waiting takes answer at
-   * once), then wait until no job is IN_PROGRESS or `deadlineMs` (real time) passes.
-   * Running jobs' results, chunks and the /runsync calls waiting for them are still
-   * answered meanwhile. Answers what is left: the jobs the in-memory store loses.
+   * once), then wait until no job held by a worker that took it through this process is
+   * IN_PROGRESS, or `deadlineMs` (real time) passes. Jobs running on workers connected to
+   * other harness processes on a shared store are theirs to wait for. Running jobs'
+   * results, chunks and the /runsync calls waiting for them are still answered meanwhile.
+   * Answers what is left: those running jobs, and the endpoints' queued jobs (what the
+   * in-memory store loses; a shared store keeps them for the others).
    */
   async drain(deadlineMs: number): Promise<DrainResult> {
+    this.#draining = true;
     for (const endpoint of this.#endpoints.values()) endpoint.stopTaking();
     const deadline = Date.now() + deadlineMs;
     let left = await this.#left();
@@ -147,9 +156,8 @@ export class Harness {
     let running = 0;
     let queued = 0;
     for (const endpoint of this.#endpoints.values()) {
-      const counts = await endpoint.counts();
-      running += counts.inProgress;
-      queued += counts.inQueue;
+      running += await endpoint.heldHere();
+      queued += (await endpoint.counts()).inQueue;
     }
     return { running, queued };
   }
@@ -168,6 +176,23 @@ export class Harness {
 
   /** Jobs the scheduler's applyDue ended: their endpoints fire jobEnded (webhooks, metrics). */
   #onDue(outcome: DueOutcome): void {
-    for (const job of outcome.ended) this.#endpoints.get(job.endpointId)?.reportEnded({ ended: [job] });
+    this.reportEnded(outcome);
+  }
+
+  /** The facade of endpoint `id`, made (and announced to onEndpoint listeners) when missing; the store is not asked. */
+  #facade(id: string): EndpointJobs {
+    let endpoint = this.#endpoints.get(id);
+    if (!endpoint) {
+      endpoint = new EndpointJobs(id, {
+        clock: this.clock,
+        store: this.store,
+        onListenerError: this.#onListenerError,
+        ...(this.#maxRequeues !== undefined ? { maxRequeues: this.#maxRequeues } : {}),
+      });
+      this.#endpoints.set(id, endpoint);
+      if (this.#draining) endpoint.stopTaking();
+      for (const listener of this.#onCreated) listener(endpoint);
+    }
+    return endpoint;
   }
 }

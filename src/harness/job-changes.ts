@@ -28,6 +28,11 @@ export class JobChanges {
     for (const listener of [...listeners]) listener();
   }
 
+  /** Events may have been missed (a shared store's notifications were cut): call every listener. */
+  notifyAll(): void {
+    for (const listeners of [...this.#listeners.values()]) for (const listener of [...listeners]) listener();
+  }
+
   /** The job is gone: drop its listeners. */
   forget(jobId: string): void {
     this.#listeners.delete(jobId);

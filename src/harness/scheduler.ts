@@ -42,7 +42,7 @@ export class Scheduler {
     this.#clock = clock;
     this.#options = options;
     this.#unsubscribe = store.subscribe((event) => {
-      if (event.type === 'queued' || event.type === 'changed') this.#rearm();
+      if (event.type === 'queued' || event.type === 'changed' || event.type === 'resync') this.#rearm();
     });
     this.#rearm();
   }

@@ -89,13 +89,18 @@ export type * from './store-types.js';
  * (readers of /stream, /status-sync, /runsync wake). 'stop': the worker holding this
  * attempt must stop it (cancel, execution timeout, ttl expiry); every harness process
  * gets it, and the one the worker is connected to delivers it. 'worker': presence
- * changed (a worker came, took or released a job, or went).
+ * changed (a worker came, took or released a job, or went). 'resync': events about the
+ * endpoint may have been missed (a shared store's notification connection was lost and
+ * is back): every waiter reads again (parked takers, job readers). Stops missed then are
+ * not replayed: the worker API sends a stop for any job a worker's heartbeat lists that
+ * is no longer running with it.
  */
 export type StoreEvent =
   | { readonly type: 'queued'; readonly endpointId: string }
   | { readonly type: 'changed'; readonly endpointId: string; readonly jobId: string }
   | ({ readonly type: 'stop' } & StopOrder)
-  | { readonly type: 'worker'; readonly endpointId: string; readonly workerId: string };
+  | { readonly type: 'worker'; readonly endpointId: string; readonly workerId: string }
+  | { readonly type: 'resync'; readonly endpointId: string };
 
 // ------------------------------------------------------------------ the contract
 
@@ -216,6 +221,17 @@ export interface JobStore {
    * `requeued` false when nothing was requeued.
    */
   requeueJob(endpointId: string, jobId: string, workerId: string, rules: RequeueRules, now: number): Promise<{ readonly requeued: boolean } & ChangeOutcome>;
+
+  /**
+   * Put back a job that `take` handed to `workerId` at `attempt` but that never left
+   * this process (the long poll it was taken for gave up while the store answered): when
+   * it is still IN_PROGRESS with that worker and attempt, it is IN_QUEUE again at its
+   * old place in the queue (queuedAt kept), as if never taken: attempt - 1, startedAt,
+   * workerId and the execution deadline cleared, neither `lost` nor `retries` counted
+   * (it cannot fail with SW_REQUEUE_LIMIT). Emits 'changed' and 'queued'. Answers
+   * whether it was put back.
+   */
+  returnJob(endpointId: string, jobId: string, workerId: string, attempt: number, now: number): Promise<boolean>;
 
   // -------------------------------------------------------------- workers
 

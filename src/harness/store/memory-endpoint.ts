@@ -63,6 +63,18 @@ export class MemoryEndpoint {
     job.workerId = undefined;
   }
 
+  /** Put `job` back in the queue at its place by queuedAt (before the first job queued after it). */
+  returnToQueue(job: MemoryJob): void {
+    const queued = [...this.queue.values()];
+    const at = queued.findIndex((other) => other.queuedAt > job.queuedAt);
+    if (at < 0) {
+      this.queue.set(job.id, job);
+      return;
+    }
+    this.queue.clear();
+    for (const other of [...queued.slice(0, at), job, ...queued.slice(at)]) this.queue.set(other.id, other);
+  }
+
   count(status: JobStatus): number {
     return this.#byStatus.get(status) ?? 0;
   }

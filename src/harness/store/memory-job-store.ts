@@ -242,6 +242,15 @@ export class MemoryJobStore implements JobStore {
     return this.#finish(changes, { requeued, ended: changes.ended, stops: changes.stops });
   }
 
+  async returnJob(endpointId: string, jobId: string, workerId: string, attempt: number): Promise<boolean> {
+    this.#open();
+    const job = this.#state.job(endpointId, jobId);
+    if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId || job.attempt !== attempt) return false;
+    const changes = newChanges();
+    this.#state.giveBack(job, changes);
+    return this.#finish(changes, true);
+  }
+
   async touchWorker(endpointId: string, workerId: string, touch: TouchWorker, now: number): Promise<StoredWorker> {
     const endpoint = this.#state.endpointOrCreate(endpointId);
     const known = endpoint.workers.has(workerId);

@@ -143,6 +143,19 @@ export class MemoryState {
     return true;
   }
 
+  /** A job taken but never handed to its worker: back at its place in the queue, as if never taken (nothing counted). */
+  giveBack(job: MemoryJob, changes: Changes): void {
+    const endpoint = this.endpointOf(job);
+    this.transition(endpoint, job, 'requeue');
+    if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: endpoint.id, workerId: job.workerId });
+    endpoint.release(job);
+    for (const field of ['startedAt', 'executionDeadline', 'executionTimeoutMs', 'reportedAt'] as const) job[field] = undefined;
+    job.attempt--;
+    endpoint.returnToQueue(job);
+    this.changed(job, changes);
+    changes.events.push({ type: 'queued', endpointId: endpoint.id });
+  }
+
   removeWorker(endpoint: MemoryEndpoint, workerId: string, rules: RequeueRules, now: number, changes: Changes): GoneWorker {
     const worker = endpoint.workers.get(workerId);
     const requeued: string[] = [];

@@ -105,6 +105,53 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       expect((await store.listWorkers('ep')).map((worker) => worker.id)).toEqual(['w3']);
     });
 
+    it('sweeps each silent worker once, and requeues its job once, when several instances sweep at the same time', async () => {
+      const { store, openPeer } = await fixture.current();
+      const stores = [store, ...(openPeer ? [await openPeer(), await openPeer()] : [])];
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push((await store.submit('ep', request(), {}, T0 + i)).id);
+      for (let w = 0; w < 6; w++) {
+        await store.touchWorker('ep', `w${w}`, { heartbeats: true }, T0);
+        expect(await store.take('ep', `w${w}`, 1, T0 + 10)).toHaveLength(1);
+      }
+      const sweeps = stores.flatMap((sweeper) => [sweeper.sweepSilentWorkers(T0 + 11, RULES, T0 + 20), sweeper.sweepSilentWorkers(T0 + 11, RULES, T0 + 20)]);
+      const swept = (await Promise.all(sweeps)).flat();
+      expect(swept.map((worker) => worker.workerId).sort()).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5']);
+      expect(swept.flatMap((worker) => worker.requeued).sort()).toEqual([...ids].sort());
+      for (const id of ids) expect(await store.get('ep', id)).toMatchObject({ status: 'IN_QUEUE', lost: 1, retries: 1 });
+      expect((await store.health('ep')).jobs.retried).toBe(6);
+      expect(await store.listWorkers('ep')).toEqual([]);
+    });
+
+    it('puts back a job taken for a poll that gave up: at its place in the queue, as if never taken, never counted as lost', async () => {
+      const { store } = await fixture.current();
+      const events = collect(store);
+      const first = await store.submit('ep', request(), {}, T0);
+      const second = await store.submit('ep', request(), {}, T0 + 1);
+      expect(await store.take('ep', 'w1', 1, T0 + 10)).toEqual([{ id: first.id, input: { n: 1 }, attempt: 1 }]);
+      expect(await store.returnJob('ep', first.id, 'w2', 1, T0 + 11)).toBe(false);
+      expect(await store.returnJob('ep', first.id, 'w1', 2, T0 + 11)).toBe(false);
+      expect(await store.returnJob('ep', 'nope', 'w1', 1, T0 + 11)).toBe(false);
+      expect(await store.returnJob('ep', first.id, 'w1', 1, T0 + 11)).toBe(true);
+      expect(await store.returnJob('ep', first.id, 'w1', 1, T0 + 11)).toBe(false);
+      const back = await store.get('ep', first.id);
+      expect(back).toMatchObject({ status: 'IN_QUEUE', attempt: 0, retries: 0, lost: 0, queuedAt: T0 });
+      for (const field of ['workerId', 'startedAt', 'executionDeadline', 'executionTimeoutMs']) expect(back).not.toHaveProperty(field);
+      expect(events.filter((event) => event.type === 'queued')).toHaveLength(3);
+      expect(events).toContainEqual({ type: 'changed', endpointId: 'ep', jobId: first.id });
+      expect((await store.getWorker('ep', 'w1'))?.jobIds).toEqual([]);
+      // Handed out and given back more often than maxRequeues: still queued, never SW_REQUEUE_LIMIT.
+      for (let i = 0; i <= RULES.maxRequeues + 1; i++) {
+        expect((await store.take('ep', 'w1', 1, T0 + 20))[0]?.id).toBe(first.id);
+        expect(await store.returnJob('ep', first.id, 'w1', 1, T0 + 21)).toBe(true);
+      }
+      expect((await store.take('ep', 'w3', 2, T0 + 30)).map((job) => [job.id, job.attempt])).toEqual([
+        [first.id, 1],
+        [second.id, 1],
+      ]);
+      expect((await store.health('ep')).jobs).toMatchObject({ retried: 0, failed: 0, inProgress: 2 });
+    });
+
     it('finds jobs a worker has not reported for the whole silence window', async () => {
       const { store } = await fixture.current();
       const a = await store.submit('ep', request(), {}, T0);

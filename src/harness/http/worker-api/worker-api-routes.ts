@@ -219,11 +219,14 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     if (firstHeard && jobIds.length === 0) await endpoint.workers.touch(workerId, { initializing: true });
     else if (jobIds.length > 0) await endpoint.workers.markReady(workerId);
     events.onPing?.({ endpointId, workerId, jobIds, ...(query.runpod_version !== undefined ? { version: query.runpod_version } : {}) });
-    const lost = await liveness.reconcile(endpoint, workerId, jobIds);
+    const { requeued: lost, stray } = await liveness.reconcile(endpoint, workerId, jobIds);
     if (lost.length > 0) {
       request.log.warn({ workerId, jobIds: lost }, 'jobs handed to this worker are missing from its heartbeat (their job-take answer was lost): back in the queue');
       events.onJobsLost?.({ endpointId, workerId, requeued: lost });
     }
+    // Its heartbeat lists jobs that no longer run with it: their stop may have been missed (stops are events, not stored).
+    for (const { jobId, reason } of stray) stops.record(endpointId, workerId, jobId, reason);
+    if (stray.length > 0) request.log.info({ workerId, stray }, 'jobs listed in the heartbeat no longer run with this worker: stop sent');
     return reply.send({});
   });
 }

@@ -11,9 +11,17 @@
  * process on it; the store removes a silent worker once, whichever process sweeps);
  * open polls are this process's, so each sweep first marks the workers polling here as
  * seen. Sweeps run on the harness's clock (its scheduler), only while this process
- * knows a worker, and read ages on it. In-process workers do not send heartbeats and
- * are never swept.
+ * knows a worker, and read ages on it. No worker is swept before the silence window has
+ * passed since this process started: the ages it would read were written before (a
+ * harness that was down longer than the window would otherwise requeue the jobs of
+ * live workers that have not reconnected yet). In-process workers do not send
+ * heartbeats and are never swept.
+ *
+ * A heartbeat also lists the jobs the worker runs: one that no longer runs with it
+ * (cancelled, timed out or expired, or requeued after it was declared gone) gets a stop,
+ * so that a stop ordered while this process missed the store's events still arrives.
  */
+import type { StopReason } from '../../../job/index.js';
 import type { TimerHandle } from '../../clock.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
@@ -28,6 +36,12 @@ export interface GoneWorker {
   readonly reason: 'silent' | 'unhealthy';
 }
 
+/** What a heartbeat's job list says: jobs requeued because it left them out, and jobs it lists that must stop. */
+export interface Reconciled {
+  readonly requeued: string[];
+  readonly stray: Array<{ readonly jobId: string; readonly reason: StopReason }>;
+}
+
 export class WorkerLiveness {
   readonly #harness: Harness;
   /** undefined: never declare a worker gone for silence. */
@@ -40,10 +54,13 @@ export class WorkerLiveness {
   readonly #known = new Map<string, { endpointId: string; workerId: string }>();
   #sweeps: TimerHandle | undefined;
   #stopped = false;
+  /** When this process began to watch workers, on the harness's clock: no sweep before startedAt + silence. */
+  readonly #startedAt: number;
 
   constructor(harness: Harness, liveness: LivenessSettings | false, onGone: (gone: GoneWorker) => void) {
     this.#harness = harness;
     this.#onGone = onGone;
+    this.#startedAt = harness.clock.now();
     if (liveness !== false) {
       this.#silenceMs = liveness.pingIntervalMs * liveness.missedPings;
       // At most a second between sweeps: a dead worker is requeued within about the silence + 1 s.
@@ -94,14 +111,15 @@ export class WorkerLiveness {
    * answers their ids. The window leaves room for a ping sent just before the worker
    * received the job.
    */
-  async reconcile(endpoint: EndpointJobs, workerId: string, reportedJobIds: readonly string[]): Promise<string[]> {
-    await endpoint.workers.touch(workerId, { reportedJobIds });
+  async reconcile(endpoint: EndpointJobs, workerId: string, reportedJobIds: readonly string[]): Promise<Reconciled> {
+    const worker = await endpoint.workers.touch(workerId, { reportedJobIds });
+    const stray = await this.#strayJobs(endpoint, workerId, new Set(worker.jobIds), reportedJobIds);
     const silence = this.#silenceMs;
-    if (silence === undefined) return [];
+    if (silence === undefined) return { requeued: [], stray };
     const lost = await endpoint.unreportedJobs(workerId, this.#harness.clock.now() - silence);
     const requeued: string[] = [];
     for (const jobId of lost) if (await endpoint.requeueJob(jobId, workerId)) requeued.push(jobId);
-    return requeued;
+    return { requeued, stray };
   }
 
   /** Declare every worker silent for too long gone (on every endpoint of the store); answers them. */
@@ -111,10 +129,13 @@ export class WorkerLiveness {
     // Workers with a poll open here are alive, however long they have been quiet.
     for (const poll of this.#openPolls.values()) await poll.endpoint.workers.touch(poll.workerId);
     const now = this.#harness.clock.now();
+    // Ages written before this process started say nothing yet: every worker gets a whole window to call.
+    if (now - this.#startedAt < silence) return [];
     const swept = await this.#harness.store.sweepSilentWorkers(now - silence, { maxRequeues: this.#harness.maxRequeues }, now);
     const gone: GoneWorker[] = [];
     for (const worker of swept) {
-      this.#harness.findEndpoint(worker.endpointId)?.reportEnded(worker);
+      // Jobs past maxRequeues ended here: reported whether or not this process serves the endpoint yet.
+      this.#harness.reportEnded(worker);
       gone.push(this.#forget({ endpointId: worker.endpointId, workerId: worker.workerId, requeued: [...worker.requeued], reason: 'silent' }));
     }
     // Workers removed elsewhere (unhealthy, another process's sweep, an endpoint deleted) are forgotten here too.
@@ -141,6 +162,24 @@ export class WorkerLiveness {
     this.#stopped = true;
     this.#sweeps?.cancel();
     this.#sweeps = undefined;
+  }
+
+  /**
+   * Jobs the heartbeat lists that the store no longer has running with the worker, with
+   * the reason to give its stop. A job this worker ended itself is left out (a
+   * heartbeat's list may lag behind its last result).
+   */
+  async #strayJobs(endpoint: EndpointJobs, workerId: string, held: ReadonlySet<string>, reported: readonly string[]): Promise<Reconciled['stray']> {
+    const stray: Array<{ jobId: string; reason: StopReason }> = [];
+    for (const jobId of reported) {
+      if (held.has(jobId)) continue;
+      const job = await endpoint.find(jobId);
+      if (job === undefined) stray.push({ jobId, reason: 'expired' });
+      else if (job.resultFrom?.workerId === workerId) continue;
+      else if (job.status === 'IN_PROGRESS' && job.workerId === workerId) continue;
+      else stray.push({ jobId, reason: job.status === 'TIMED_OUT' ? 'timeout' : 'cancelled' });
+    }
+    return stray;
   }
 
   #forget(gone: GoneWorker): GoneWorker {

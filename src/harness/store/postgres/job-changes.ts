@@ -141,6 +141,16 @@ export function requeueJob(job: TxJob, trigger: 'retry' | 'requeue', maxRequeues
   return true;
 }
 
+/** A job taken but never handed to its worker: IN_QUEUE again as if never taken, keeping its queue_seq (its place) and counting nothing. */
+export function giveBackJob(job: TxJob, changes: Changes): void {
+  job.status = nextState(job.status, 'requeue', job.id);
+  if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: job.endpointId, workerId: job.workerId });
+  for (const field of ['workerId', 'startedAt', 'executionDeadline', 'executionTimeoutMs', 'reportedAt'] as const) delete job[field];
+  job.attempt--;
+  changed(changes, job);
+  changes.events.push({ type: 'queued', endpointId: job.endpointId });
+}
+
 /** Save a job changed by endJob or requeueJob; a requeued one loses its chunks. */
 export async function saveChanged(tx: Tx, job: TxJob): Promise<void> {
   await saveJob(tx, job);

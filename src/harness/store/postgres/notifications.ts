@@ -7,7 +7,9 @@
  * notification is skipped on arrival (the payload names its origin). A payload stays
  * under PostgreSQL's 8000-byte limit: events are sent in batches. When the listening
  * connection comes back after a loss, events may have been missed: every endpoint gets
- * a 'queued' event, so parked takers look again.
+ * a 'resync' event, so parked takers and job readers (/runsync, /status-sync, /stream)
+ * read again. Stops missed meanwhile reach their worker through its next heartbeat
+ * (the worker API stops a listed job that no longer runs with it).
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
@@ -83,7 +85,7 @@ export class StoreEventHub {
       (payload) => this.#receive(payload, onError),
       () => {
         if (this.#connects++ === 0) return;
-        endpoints().then((ids) => this.emit(ids.map((endpointId) => ({ type: 'queued', endpointId }))), onError);
+        endpoints().then((ids) => this.emit(ids.map((endpointId) => ({ type: 'resync', endpointId }))), onError);
       },
     );
   }

@@ -21,7 +21,7 @@ import { refusedChunk, refusedProgress, refusedResult } from '../post-rules.js';
 import { syncRetentionMs } from '../retention.js';
 import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { changed, endJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, finishChanges, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { changed, endJob, giveBackJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, finishChanges, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { StoreEventHub, encodePayloads } from './notifications.js';
 import { ClaimedRow, claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
@@ -254,6 +254,17 @@ export class PostgresJobStore implements JobStore {
         await saveChanged(tx, job);
       }
       return { requeued, ended: changes.ended, stops: changes.stops };
+    });
+  }
+
+  async returnJob(endpointId: string, jobId: string, workerId: string, attempt: number): Promise<boolean> {
+    this.#open();
+    return this.#change(async (tx, changes) => {
+      const job = await lockJob(tx, endpointId, jobId);
+      if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId || job.attempt !== attempt) return false;
+      giveBackJob(job, changes);
+      await saveJob(tx, job);
+      return true;
     });
   }
 
