@@ -51,37 +51,75 @@ describe('attempts', () => {
     expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'attempt 2', retries: 1 });
   });
 
-  it('refuses every interleaving of a stale attempt’s posts, whatever the order (property-style)', async () => {
-    // All orders of attempt 1's late posts around attempt 2's life, seeded and bounded.
-    const posts = ['chunk1', 'progress1', 'result1', 'chunk2', 'result2'] as const;
-    const orders: Array<Array<(typeof posts)[number]>> = [];
-    const permute = (rest: Array<(typeof posts)[number]>, acc: Array<(typeof posts)[number]>): void => {
-      if (rest.length === 0) {
-        // Attempt 2 posts its chunk before its result, as a worker does.
-        if (acc.indexOf('chunk2') < acc.indexOf('result2')) orders.push(acc);
-        return;
-      }
-      for (const [i, post] of rest.entries()) permute([...rest.slice(0, i), ...rest.slice(i + 1)], [...acc, post]);
-    };
-    permute([...posts], []);
-    expect(orders).toHaveLength(60);
-    for (const order of orders) {
-      const { clock, endpoint } = setup();
-      const { id } = await endpoint.submit(request({ policy: { executionTimeout: 5_000 } }));
-      await endpoint.tryTake('w1', 1);
+  /**
+   * The ways attempt 1 of a job is replaced while its handler still runs on worker w1
+   * (it ignored its abort, or was never told), after which w1 (concurrency 2) takes
+   * attempt 2 beside it. A cancelled job is not among them: /retry takes only FAILED or
+   * TIMED_OUT jobs (platform-api.md), so a cancelled attempt is never followed by another
+   * (the test below).
+   */
+  const replacements = {
+    'timed out, then /retry': async (endpoint: EndpointJobs, clock: ManualClock, id: string) => {
       clock.advance(5_000);
       await endpoint.retry(id);
-      await endpoint.tryTake('w1', 1);
-      for (const post of order) {
-        if (post === 'chunk1') expect(await endpoint.pushChunk(id, 'w1', { output: 'a1' }, 1)).toBe(false);
-        if (post === 'progress1') expect(await endpoint.progress(id, 'w1', 'p1', 1)).toBe(false);
-        if (post === 'result1') expect((await endpoint.complete(id, 'w1', { kind: 'output', output: 'from 1' }, 1)).applied).toBe(false);
-        if (post === 'chunk2') await endpoint.pushChunk(id, 'w1', { output: 'a2' }, 2);
-        if (post === 'result2') expect((await endpoint.complete(id, 'w1', { kind: 'output', output: 'from 2' }, 2)).applied).toBe(true);
+    },
+    'taken back as a lost take answer': async (endpoint: EndpointJobs, _clock: ManualClock, id: string) => {
+      expect(await endpoint.requeueJob(id, 'w1')).toBe(true);
+    },
+    'taken back with its worker, taken for gone': async (endpoint: EndpointJobs) => {
+      expect(await endpoint.requeueWorkerJobs('w1')).toHaveLength(1);
+    },
+  } as const;
+
+  it.each(Object.keys(replacements) as Array<keyof typeof replacements>)(
+    'attempt 1 %s: every interleaving of its late posts with attempt 2 on the same worker is refused (property-style)',
+    async (way) => {
+      // All orders of attempt 1's late posts around attempt 2's life, bounded.
+      const posts = ['chunk1', 'progress1', 'result1', 'chunk2', 'result2'] as const;
+      const orders: Array<Array<(typeof posts)[number]>> = [];
+      const permute = (rest: Array<(typeof posts)[number]>, acc: Array<(typeof posts)[number]>): void => {
+        if (rest.length === 0) {
+          // Attempt 2 posts its chunk before its result, as a worker does.
+          if (acc.indexOf('chunk2') < acc.indexOf('result2')) orders.push(acc);
+          return;
+        }
+        for (const [i, post] of rest.entries()) permute([...rest.slice(0, i), ...rest.slice(i + 1)], [...acc, post]);
+      };
+      permute([...posts], []);
+      expect(orders).toHaveLength(60);
+      for (const order of orders) {
+        const { clock, endpoint } = setup();
+        const { id } = await endpoint.submit(request({ policy: { executionTimeout: 5_000 } }));
+        await endpoint.tryTake('w1', 1);
+        await replacements[way](endpoint, clock, id);
+        expect((await endpoint.tryTake('w1', 1))[0]?.attempt).toBe(2);
+        for (const post of order) {
+          if (post === 'chunk1') expect(await endpoint.pushChunk(id, 'w1', { output: 'a1' }, 1)).toBe(false);
+          if (post === 'progress1') expect(await endpoint.progress(id, 'w1', 'p1', 1)).toBe(false);
+          if (post === 'result1') expect(await endpoint.complete(id, 'w1', { kind: 'output', output: 'from 1' }, 1)).toMatchObject({ applied: false, reason: 'stale_attempt' });
+          if (post === 'chunk2') await endpoint.pushChunk(id, 'w1', { output: 'a2' }, 2);
+          if (post === 'result2') expect((await endpoint.complete(id, 'w1', { kind: 'output', output: 'from 2' }, 2)).applied).toBe(true);
+        }
+        expect(await endpoint.status(id), order.join(' ')).toMatchObject({ status: 'COMPLETED', output: 'from 2', retries: 1 });
+        expect((await endpoint.readStream(id)).stream.map((chunk) => chunk.output)).toEqual(['a2']);
       }
-      expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'from 2' });
-      expect((await endpoint.readStream(id)).stream.map((chunk) => chunk.output)).toEqual(['a2']);
-    }
+    },
+  );
+
+  it('a cancelled attempt is the last: /retry is refused, and its late posts change nothing', async () => {
+    const { endpoint, stops } = setup();
+    const { id } = await endpoint.submit(request());
+    await endpoint.tryTake('w1', 1);
+    await endpoint.cancel(id);
+    expect(stops).toEqual([['w1', id, 'cancelled', 1]]);
+    await expect(endpoint.retry(id)).rejects.toMatchObject({ code: 'SW_RETRY_NOT_ALLOWED' });
+    // The handler ignored its abort and the worker (not ours: ours posts nothing for a cancelled run) posts anyway.
+    expect(await endpoint.pushChunk(id, 'w1', { output: 'late' }, 1)).toBe(false);
+    expect(await endpoint.progress(id, 'w1', 'late', 1)).toBe(false);
+    expect(await endpoint.complete(id, 'w1', { kind: 'output', output: 'late' }, 1)).toMatchObject({ applied: false, reason: 'already_ended' });
+    expect(await endpoint.tryTake('w1', 1)).toEqual([]);
+    expect(await endpoint.status(id)).toMatchObject({ status: 'CANCELLED' });
+    expect((await endpoint.status(id)).output).toBeUndefined();
   });
 
   it('refuses the posts of an attempt that was taken back while the job waits in the queue', async () => {

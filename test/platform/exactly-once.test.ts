@@ -2,7 +2,9 @@
  * Every job ends exactly once, with its own attempt's outcome (issue 13): real worker
  * processes on the platform transport against the harness's worker API on 127.0.0.1.
  * Oversize results, a handler that kills its worker (requeue cap), a stale attempt's
- * late result, and a stream restarted after SIGKILL. Waits are bounded; measured times
+ * late result (timed out then retried; taken back as a lost take answer), a cancelled
+ * attempt (never retried: /retry takes only FAILED or TIMED_OUT jobs), and a stream
+ * restarted after SIGKILL. Waits are bounded; measured times
  * are printed, never asserted tightly.
  */
 import { fileURLToPath } from 'node:url';
@@ -45,12 +47,12 @@ async function joined(running: RunningWorkerApi, ...workers: WorkerProcess[]): P
 const submit = async (running: RunningWorkerApi, request: JobRequestInput): Promise<string> => (await running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request))).id;
 
 /** The worker's per-job end lines for `jobId` (JSON logs on stderr). */
-function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; msg: string }> {
+function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; msg: string; attempt?: number }> {
   return worker
     .stderr()
     .split('\n')
     .filter((line) => line.startsWith('{') && line.includes(jobId) && line.includes('"end"'))
-    .map((line) => JSON.parse(line) as { end: string; msg: string });
+    .map((line) => JSON.parse(line) as { end: string; msg: string; attempt?: number });
 }
 
 const starts = (worker: WorkerProcess, jobId: string) => worker.events.filter((event) => event.event === 'started' && event.jobId === jobId);
@@ -115,8 +117,58 @@ describe('exactly once, with worker processes on the worker API', () => {
     const view = await endpoint.waitForEnd(id, 30_000);
     expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
     await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
-    expect(endLines(worker, id).map((line) => line.end)).toEqual(['stale_attempt', 'completed']);
+    expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([
+      [1, 'stale_attempt'],
+      [2, 'completed'],
+    ]);
     expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
+  });
+
+  it('a stale attempt never told: taken back as a lost take answer while it runs, attempt 2 on the same worker; attempt 1\'s late result is refused', { timeout: 90_000 }, async () => {
+    const running = await startServer();
+    const worker = startWorker(running, 'taken-back', { TEST_CONCURRENCY: '2', LOG_LEVEL: 'debug' });
+    await joined(running, worker);
+    const endpoint = running.harness.endpoint(ENDPOINT);
+    // Attempt 1 sleeps 3 s, attempt 2 (taken at once by the free slot) 5 s: attempt 1 posts first.
+    const id = await submit(running, { input: { mode: 'late', ms: [3_000, 5_000] } });
+    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
+    // What the harness does when it takes a take answer for lost; no stop goes to the worker, which runs on.
+    expect(await endpoint.requeueJob(id, worker.workerId)).toBe(true);
+    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2, 'attempt 2 on the same worker');
+    await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id && (event as { attempt?: number }).attempt === 1, 'attempt 1 to finish late');
+    await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
+    expect((await endpoint.status(id)).status).toBe('IN_PROGRESS');
+    const view = await endpoint.waitForEnd(id, 30_000);
+    expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
+    await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
+    expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([
+      [1, 'stale_attempt'],
+      [2, 'completed'],
+    ]);
+    // One result applied, attempt 2's; attempt 1's was answered 409 and never reached the job.
+    expect(running.seen.results.filter((result) => result.jobId === id && result.ack.applied)).toHaveLength(1);
+    expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
+  });
+
+  it('a cancelled attempt that ignores its signal: no retry, nothing posted, the worker serves beside it; its end line says cancelled', { timeout: 90_000 }, async () => {
+    const running = await startServer();
+    const worker = startWorker(running, 'cancel-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
+    await joined(running, worker);
+    const endpoint = running.harness.endpoint(ENDPOINT);
+    const id = await submit(running, { input: { mode: 'late', ms: [3_000] } });
+    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
+    await endpoint.cancel(id);
+    // The platform's rule: /retry takes only FAILED or TIMED_OUT jobs, so a cancelled attempt is never followed by another.
+    await expect(endpoint.retry(id)).rejects.toMatchObject({ code: 'SW_RETRY_NOT_ALLOWED' });
+    // The other slot serves a new job while the cancelled handler still sleeps.
+    const other = await submit(running, { input: { mode: 'late', ms: [200] } });
+    expect(await endpoint.waitForEnd(other, 30_000)).toMatchObject({ status: 'COMPLETED', output: { attempt: 1 } });
+    await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id, 'the cancelled handler to finish late');
+    await waitFor(() => endLines(worker, id).length > 0, 'its end line', 10_000);
+    expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([[1, 'cancelled']]);
+    expect(running.seen.results.filter((result) => result.jobId === id)).toEqual([]);
+    expect(await endpoint.status(id)).toMatchObject({ status: 'CANCELLED' });
+    expect(starts(worker, id)).toHaveLength(1);
   });
 
   it('a stream restarted after SIGKILL: a reader rebuilds exactly the final attempt\'s items', { timeout: 90_000 }, async () => {
