@@ -2,7 +2,8 @@
  * What the README tells a worker author, done from the packed package: `npm pack`,
  * `serverless-worker init` into a temporary folder, the tarball installed there (the
  * registry stands behind npm's cache) and each of its entry points imported by name,
- * then the project's own commands: `npm run dry-run`, `npm test` (tsc + node:test
+ * then the project's own commands (and, for a --stream project written by the installed
+ * command, its install, dry run and tests): `npm run dry-run`, `npm test` (tsc + node:test
  * through serverless-worker/testing), `npm run build`, `npm start`; the generated Dockerfile's build steps carried out
  * (test/docker/execute-build.ts) and the image's entrypoint dry run; `npm run dev`
  * answering /runsync. One install serves every step. Only a real `docker build` proves
@@ -73,6 +74,17 @@ describe('a worker project from the packed package', () => {
     const again = await step('npx serverless-worker init', 'npx', ['serverless-worker', 'init', '--stream', '../stream-worker'], { cwd: project });
     expect(String(again.all)).toContain('src/handler.ts');
     expect(await readFile(join(scratch, 'stream-worker/src/handler.ts'), 'utf8')).toContain('async function*');
+    // The installed command's project works on its own too: its install, dry run (the
+    // stream's chunks, then the record) and node:test suite.
+    const streamProject = join(scratch, 'stream-worker');
+    await step('npm install (stream project)', 'npm', ['install', `../pack/${tarball}`], { cwd: streamProject });
+    const streamDryRun = await step('npm run dry-run (stream project)', 'npm', ['run', '--silent', 'dry-run'], { cwd: streamProject });
+    const streamLines = jsonLines(streamDryRun.stdout as string) as Array<Record<string, unknown>>;
+    expect(streamLines.filter((line) => 'stream' in line).map((line) => (line.stream as { output: unknown }).output).join('')).toBe('one two three ');
+    expect(streamLines.at(-1)).toMatchObject({ status: 'COMPLETED', output: ['one ', 'two ', 'three '] });
+    const streamTest = await step('npm test (stream project)', 'npm', ['test'], { cwd: streamProject });
+    expect(String(streamTest.all)).toMatch(/# pass 3\b/);
+    expect(String(streamTest.all)).toMatch(/# fail 0\b/);
 
     const dryRun = await step('npm run dry-run', 'npm', ['run', '--silent', 'dry-run'], { cwd: project });
     expect(jsonLines(dryRun.stdout as string).at(-1)).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
