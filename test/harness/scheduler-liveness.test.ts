@@ -1,0 +1,67 @@
+/**
+ * Worker liveness on the harness's clock (a ManualClock): which workers a sweep declares
+ * gone, and when, with no real time waited.
+ */
+import { describe, expect, it } from 'vitest';
+import { Harness, ManualClock, MemoryJobStore } from '../../src/harness/index.js';
+import { WorkerLiveness, type GoneWorker } from '../../src/harness/http/worker-api/worker-liveness.js';
+import { parseJobRequest } from '../../src/job/index.js';
+
+const LIVENESS = { pingIntervalMs: 1_000, missedPings: 3 };
+const SILENCE = LIVENESS.pingIntervalMs * LIVENESS.missedPings;
+
+describe('WorkerLiveness on a ManualClock', () => {
+  it('sweeps no worker before one silence window has passed since it started: ages from before say nothing', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryJobStore();
+    // What a previous harness process left in a shared store: workers last seen 2 minutes ago, each with a job.
+    const before = clock.now() - 120_000;
+    const jobs: string[] = [];
+    for (const workerId of ['back-late', 'back-soon']) {
+      jobs.push((await store.submit('ep', parseJobRequest({ input: {} }), {}, before)).id);
+      await store.touchWorker('ep', workerId, { heartbeats: true }, before);
+      expect(await store.take('ep', workerId, 1, before)).toHaveLength(1);
+    }
+    const harness = new Harness({ clock, store });
+    const gone: GoneWorker[] = [];
+    const liveness = new WorkerLiveness(harness, LIVENESS, (worker) => gone.push(worker));
+    expect(await liveness.sweep()).toEqual([]);
+    clock.advance(SILENCE - 1);
+    // One worker reconnects within the window; the other stays silent.
+    await liveness.seen(harness.endpoint('ep'), 'back-soon');
+    expect(await liveness.sweep()).toEqual([]);
+    for (const id of jobs) expect(await store.get('ep', id)).toMatchObject({ status: 'IN_PROGRESS', lost: 0 });
+    clock.advance(1);
+    const swept = await liveness.sweep();
+    expect(swept.map((worker) => [worker.workerId, worker.requeued])).toEqual([['back-late', [jobs[0]]]]);
+    expect(gone.map((worker) => worker.workerId)).toEqual(['back-late']);
+    expect(await store.get('ep', jobs[1] as string)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'back-soon' });
+    liveness.stop();
+    await harness.close();
+  });
+
+  it('sweeps a worker first seen after the start once it is silent for the window, on the scheduler\'s clock', async () => {
+    const clock = new ManualClock();
+    const harness = new Harness({ clock });
+    const endpoint = harness.endpoint('ep');
+    const gone: GoneWorker[] = [];
+    const liveness = new WorkerLiveness(harness, { ...LIVENESS, sweepIntervalMs: 100 }, (worker) => gone.push(worker));
+    const { id } = await endpoint.submit(parseJobRequest({ input: {} }));
+    await liveness.seen(endpoint, 'w1');
+    expect(await endpoint.tryTake('w1', 1)).toHaveLength(1);
+    // Sweeps run every 100 ms on the clock: advance in steps, letting each sweep's store calls answer.
+    const advance = async (ms: number): Promise<void> => {
+      for (let moved = 0; moved < ms; moved += 100) {
+        clock.advance(100);
+        for (let i = 0; i < 50; i++) await Promise.resolve();
+      }
+    };
+    await advance(SILENCE - 100);
+    expect(gone).toEqual([]);
+    await advance(300);
+    expect(gone.map((worker) => [worker.workerId, worker.requeued])).toEqual([['w1', [id]]]);
+    expect(await endpoint.find(id)).toMatchObject({ status: 'IN_QUEUE', lost: 1 });
+    liveness.stop();
+    await harness.close();
+  });
+});
