@@ -95,7 +95,7 @@ export const ERROR_CODES = {
   SW_RESULT_TOO_LARGE: {
     status: 413,
     meaning: "The job's serialized result is larger than the platform accepts for a result (20 MB on the worker API); the worker did not post it and failed the job.",
-    fix: "Stream the output (yield it in parts), or upload it to the job's s3Config bucket and return the URL; the message gives the size and the limit (maxResultBytes).",
+    fix: "Stream the output (yield it in parts), or upload it to the job's s3Config bucket and return the URL; for a stream aggregated into its result (aggregateStream), turn aggregateStream off. The message gives the size and the limit (maxResultBytes).",
   },
   SW_INIT_FAILED: {
     status: 503,

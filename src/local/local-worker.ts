@@ -8,6 +8,7 @@ import { createGpuSampler, type GpuSampler } from '../gpu/index.js';
 import { Harness, type EndpointJobs } from '../harness/index.js';
 import type { Metrics } from '../metrics/index.js';
 import { InProcessTransport } from '../transports/index.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../transports/result-limits.js';
 import { Watchdog } from '../transports/watchdog/index.js';
 import { RUNTIME_VERSION } from '../version.js';
 import { WorkerRuntime, createJobTelemetry, reportedHostname, type Handler, type WorkerConfig, type WorkerExit } from '../worker/index.js';
@@ -51,7 +52,10 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
     sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined,
   } = options instanceof Harness ? { harness: options } : options;
   const endpoint = harness.endpoint(config.endpointId);
-  const transport = new InProcessTransport({ endpoint, ...(config.workerId ? { workerId: config.workerId } : {}) });
+  // The platform's result limit here too (platformTransport.maxResultBytes, default 20 MB): a result
+  // the worker API would refuse fails the same way in the dry run, --serve-api and runJob.
+  const maxResultBytes = config.platformTransport?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  const transport = new InProcessTransport({ endpoint, maxResultBytes, ...(config.workerId ? { workerId: config.workerId } : {}) });
   const telemetry = createJobTelemetry({
     logger,
     logEveryJob,

@@ -11,18 +11,26 @@ import type { ResultReceipt } from './transport.js';
 /** The worker API's limit of a job-done body, bytes (20 MB). */
 export const DEFAULT_MAX_RESULT_BYTES = 20_000_000;
 
-/** Throws SW_RESULT_TOO_LARGE when `body` (the serialized result post) is over `limit` bytes; the message gives the size, the limit and the fix. */
-export function assertResultFits(jobId: string, body: string, limit: number | undefined): void {
+/**
+ * Throws SW_RESULT_TOO_LARGE when `body` (the serialized result post) is over `limit`
+ * bytes; the message gives the size, the limit and the fix. `streamed`: the final post
+ * of a streaming job, whose items already reached /stream, so the body is too large only
+ * because aggregateStream repeats them in the result: the fix is to turn that off.
+ */
+export function assertResultFits(jobId: string, body: string, limit: number | undefined, streamed = false): void {
   if (limit === undefined) return;
   // Every UTF-16 unit is at most 3 UTF-8 bytes: most bodies pass without counting.
   if (body.length * 3 <= limit) return;
   const bytes = Buffer.byteLength(body);
   if (bytes <= limit) return;
+  const fix = streamed
+    ? 'its stream items did reach /stream; the result repeats them because aggregateStream is on: turn aggregateStream off (the result then holds no items), ' +
+      "or upload the aggregated output to the job's s3Config bucket and return the URL"
+    : "stream the output instead (yield it in parts), or upload it to the job's s3Config bucket and return the URL";
   throw new ServerlessWorkerError(
     'SW_RESULT_TOO_LARGE',
-    `The result of job ${jobId} is ${bytes} bytes as JSON, over the platform's limit of ${limit} bytes for a result, so it was not posted: ` +
-      "stream the output instead (yield it in parts), or upload it to the job's s3Config bucket and return the URL",
-    { jobId, bytes, limitBytes: limit },
+    `The ${streamed ? 'aggregated stream result' : 'result'} of job ${jobId} is ${bytes} bytes as JSON, over the platform's limit of ${limit} bytes for a result, so it was not posted: ${fix}`,
+    { jobId, bytes, limitBytes: limit, ...(streamed ? { aggregateStream: true } : {}) },
   );
 }
 

@@ -15,7 +15,11 @@ export interface InProcessTransportOptions {
   endpoint: EndpointJobs;
   /** Worker id; default `local-<random>`. */
   workerId?: string;
-  /** Largest result, as the JSON a platform post would carry, bytes; default none (in process nothing limits it). */
+  /**
+   * Largest result, as the JSON a platform post would carry, bytes; default none (in
+   * process nothing limits it). The local worker (dry run, --serve-api, runJob) sets the
+   * platform's limit, so that a result the worker API would refuse fails here too.
+   */
   maxResultBytes?: number;
 }
 
@@ -55,7 +59,7 @@ export class InProcessTransport implements Transport {
   async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt> {
     if (this.maxResultBytes !== undefined) {
       const body = result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
-      assertResultFits(jobId, JSON.stringify(body), this.maxResultBytes);
+      assertResultFits(jobId, JSON.stringify(body), this.maxResultBytes, options.isStream);
     }
     const ack = await this.#endpoint.complete(jobId, this.workerId, result, options.attempt);
     if (!ack.applied && ack.reason === 'stale_attempt') await this.#endpoint.refuseStale(jobId, options.attempt, 'result');

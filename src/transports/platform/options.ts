@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { parseOrThrow } from '../../job/index.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../result-limits.js';
 import type { PlatformEnv } from './platform-env.js';
 
 const ms = (name: string, min: number, max: number) =>
@@ -48,7 +49,7 @@ export const PlatformTransportSettingsSchema = z
       .int({ error: 'maxResultBytes must be a whole number of bytes' })
       .min(1_024, { error: 'maxResultBytes must be from 1024 to 1e9 bytes' })
       .max(1_000_000_000, { error: 'maxResultBytes must be from 1024 to 1e9 bytes' })
-      .default(20_000_000),
+      .default(DEFAULT_MAX_RESULT_BYTES),
     /** Run the heartbeat (when RUNPOD_WEBHOOK_PING is set); default true. */
     heartbeat: z.boolean({ error: 'heartbeat must be true or false' }).default(true),
   })

@@ -249,7 +249,7 @@ export class PlatformTransport implements Transport {
       result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
     if (options.stopPod) body.stopPod = true;
     const text = JSON.stringify(body);
-    assertResultFits(jobId, text, this.maxResultBytes);
+    assertResultFits(jobId, text, this.maxResultBytes, options.isStream);
     const answer = await this.#deliver(this.#urls.done(jobId, options.isStream, options.attempt), text, jobId, 'result');
     return readResultReceipt(answer.text);
   }

@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 /** One job `j1` handed out once; job-done answered by `done`. Resolves with the run's outcome and the job-done posts. */
-async function runOnce(handler: Handler<unknown>, done: (request: SeenRequest) => ScriptedAnswer, settings: { maxResultBytes?: number } = {}) {
+async function runOnce(handler: Handler<unknown>, done: (request: SeenRequest) => ScriptedAnswer, settings: { maxResultBytes?: number } = {}, serve: Record<string, unknown> = {}) {
   let handedOut = false;
   server = await startScriptedServer((request) => {
     if (request.path.includes('/job-take/')) {
@@ -33,6 +33,7 @@ async function runOnce(handler: Handler<unknown>, done: (request: SeenRequest) =
       return json({ id: 'j1', input: { n: 1 }, attempt: 1 });
     }
     if (request.path.includes('/job-done/')) return done(request);
+    if (request.path.includes('/job-stream/')) return json({ acknowledged: true });
     if (request.path.includes('/job-stop/')) return { status: 204, delayMs: 200 };
     return { status: 200 };
   });
@@ -54,13 +55,14 @@ async function runOnce(handler: Handler<unknown>, done: (request: SeenRequest) =
   });
   let ended: (outcome: RunOutcome) => void = () => {};
   const outcome = new Promise<RunOutcome>((resolve) => (ended = resolve));
-  runtime = new WorkerRuntime(handler, resolveOptions({ gpuSampling: false }), transport, logs.logger, {
+  runtime = new WorkerRuntime(handler, resolveOptions({ gpuSampling: false, ...serve }), transport, logs.logger, {
     onJobEnd: (_job: Job, result: RunOutcome) => ended(result),
   });
   void runtime.start();
   const result = await within(outcome, 'the run to end', 20_000);
   const posts = (server as ScriptedServer).to('/job-done/').map((request) => ({ query: request.query, body: JSON.parse(request.body) as Record<string, unknown> }));
-  return { outcome: result, posts, logs };
+  const chunks = (server as ScriptedServer).to('/job-stream/').map((request) => JSON.parse(request.body) as { output: unknown });
+  return { outcome: result, posts, chunks, logs };
 }
 
 const errorOf = (body: Record<string, unknown>): Record<string, unknown> => JSON.parse(body.error as string) as Record<string, unknown>;
@@ -74,6 +76,35 @@ describe('a result the platform would refuse', () => {
     expect(error).toMatchObject({ error_code: 'SW_RESULT_TOO_LARGE' });
     expect(error.error_message).toContain('is 5013 bytes as JSON, over the platform\'s limit of 2048 bytes');
     expect(error.error_message).toContain('s3Config');
+    expect(outcome.end).toBe('failed');
+  });
+
+  it('under the limit raw, over it once JSON escapes it: the serialized size counts', async () => {
+    // 1 500 quote characters are 3 000 bytes as JSON (each one \").
+    const { outcome, posts } = await runOnce(async () => '"'.repeat(1_500), () => json({ acknowledged: true, applied: true }), { maxResultBytes: 2_048 });
+    expect(posts).toHaveLength(1);
+    const error = errorOf(posts[0]?.body ?? {});
+    expect(error).toMatchObject({ error_code: 'SW_RESULT_TOO_LARGE' });
+    expect(error.error_message).toContain('is 3013 bytes as JSON');
+    expect(outcome.end).toBe('failed');
+  });
+
+  it('a stream aggregated past the limit: the chunks were posted, and the error says to turn aggregateStream off, not to stream', async () => {
+    const { outcome, posts, chunks } = await runOnce(
+      async function* () {
+        for (let i = 0; i < 3; i++) yield String(i).repeat(1_000);
+      },
+      () => json({ acknowledged: true, applied: true }),
+      { maxResultBytes: 2_048 },
+      { aggregateStream: true, coalesceStreamChunks: false },
+    );
+    expect(chunks.map((chunk) => chunk.output)).toEqual(['0', '1', '2'].map((digit) => digit.repeat(1_000)));
+    expect(posts).toHaveLength(1);
+    expect(posts[0]?.query.get('isStream')).toBe('true');
+    const error = errorOf(posts[0]?.body ?? {});
+    expect(error).toMatchObject({ error_code: 'SW_RESULT_TOO_LARGE' });
+    expect(error.error_message).toContain('turn aggregateStream off');
+    expect(error.error_message).not.toContain('yield it in parts');
     expect(outcome.end).toBe('failed');
   });
 
