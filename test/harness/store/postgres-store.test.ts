@@ -12,6 +12,7 @@ import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-j
 import { SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { sleep } from '../../../src/transports/platform/backoff.js';
 import { T0, describeJobStore, eventually, request } from './job-store-conformance.js';
 
 describeJobStore('postgres', async () => {
@@ -112,6 +113,71 @@ describe('PostgresJobStore: the LISTEN connection', () => {
       await store.close();
       await peer.close();
       await database.drop();
+    }
+  });
+});
+
+describe('PostgresJobStore: events missed while the LISTEN connection was down', () => {
+  let database: TestDatabase | undefined;
+  let admin: postgres.Sql | undefined;
+  afterEach(async () => {
+    await admin?.end();
+    admin = undefined;
+    await database?.drop();
+    database = undefined;
+  });
+
+  /** End a job by a statement that notifies no one: as a change made through another harness while this one's LISTEN connection was down. */
+  const endUnannounced = async (sql: postgres.Sql, jobId: string, status: 'COMPLETED' | 'CANCELLED'): Promise<void> => {
+    const now = Date.now();
+    await sql`UPDATE sw_jobs SET status = ${status}, worker_id = NULL, output = ${status === 'COMPLETED' ? sql.json({ ok: 1 }) : null},
+      ended_at = ${now}, delete_at = ${now + 60_000}, execution_deadline = NULL WHERE id = ${jobId}`;
+  };
+
+  const cutListen = async (sql: postgres.Sql): Promise<number> =>
+    (await sql`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`).length;
+
+  it('wakes a reader waiting for a job\'s end when it listens again, so it reads the end it was not told of', async () => {
+    database = await createTestDatabase();
+    admin = postgres(database.url, { max: 1, onnotice: () => undefined });
+    const harness = new Harness({ store: await PostgresJobStore.open(database.url) });
+    try {
+      const endpoint = harness.endpoint('ep');
+      const job = await endpoint.submit(request());
+      expect(await endpoint.tryTake('w1', 1)).toHaveLength(1);
+      let answered = false;
+      const ended = endpoint.waitForEnd(job.id, 120_000).finally(() => (answered = true));
+      // Its first read done, the reader sleeps until an event about the job.
+      await sleep(200);
+      await endUnannounced(admin, job.id, 'COMPLETED');
+      await sleep(200);
+      expect(answered).toBe(false);
+      expect(await cutListen(admin)).toBe(1);
+      await expect(ended).resolves.toMatchObject({ id: job.id, status: 'COMPLETED', output: { ok: 1 } });
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('sends a stop for a job the worker\'s heartbeat lists that no longer runs with it (a cancel whose stop this harness missed)', async () => {
+    database = await createTestDatabase();
+    admin = postgres(database.url, { max: 1, onnotice: () => undefined });
+    const server = await createHarnessServer({ store: database.url, port: 0, rateLimits: false, workerApi: { longPollMs: 2_000 } });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) ids.push(((await call('POST', `${server.url}/v2/ep/run`, { body: { input: { i } } })).json as { id: string }).id);
+      const [cancelled, running] = ids as [string, string];
+      expect((await call('GET', `${server.url}/v2/ep/job-take-batch/w1?batch_size=2`)).json).toHaveLength(2);
+      await endUnannounced(admin, cancelled, 'CANCELLED');
+      expect((await call('GET', `${server.url}/v2/ep/ping/w1?job_id=${cancelled},${running}`)).status).toBe(200);
+      const stop = await call('GET', `${server.url}/v2/ep/job-stop/w1`);
+      expect(stop.json).toEqual({ jobsToStop: [cancelled], reasons: { [cancelled]: 'cancelled' }, attempts: {} });
+      // Its own job, still running with it, gets no stop.
+      expect((await call('GET', `${server.url}/v2/ep/ping/w1?job_id=${running}`)).status).toBe(200);
+      expect((await call('GET', `${server.url}/v2/ep/job-stop/w1`)).status).toBe(204);
+    } finally {
+      await server.close();
     }
   });
 });
