@@ -4,7 +4,7 @@
 // `live` is what the event stream said about this job (see app.js).
 import { ActionButton, actions } from './actions.js';
 import { Attempts } from './attempts-view.js';
-import { ErrorBox, StatusBadge, clock, duration, html, pretty } from './format.js';
+import { ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
 
 function ErrorPayload({ error }) {
   const { error_type, error_message, error_code, error_traceback, hostname, worker_id, runtime_version, ...rest } = error;
@@ -29,13 +29,35 @@ function Chunks({ live }) {
   </section>`;
 }
 
+const percent = (p) => (p === null || p === undefined ? '—' : `${Math.round(p)} %`);
+
+// The job's GPU summary in one line (in-process workers: the figures of the job-finished log line), or why there is none.
+function GpuFact({ gpu }) {
+  if (!gpu) return html`<dd>—</dd>`;
+  if (!gpu.available) return html`<dd class="muted" data-test="job-gpu-none">none: ${gpu.reason}</dd>`;
+  const s = gpu.summary;
+  return html`<dd data-test="job-gpu">utilisation peak ${percent(s.peakUtilizationPercent)}, mean ${percent(s.meanUtilizationPercent)};
+    memory peak ${bytes(s.peakMemoryUsedBytes)} (${s.samples} reading${s.samples === 1 ? '' : 's'})</dd>`;
+}
+
+// Per card, when there is a summary.
+function GpuCards({ gpu }) {
+  if (!gpu?.available) return null;
+  const s = gpu.summary;
+  return html`<section class="card" data-test="job-gpu-cards"><h2>GPU while it ran</h2>
+    <table class="grid"><thead><tr><th>#</th><th>Name</th><th class="num">Peak utilisation</th><th class="num">Mean utilisation</th><th class="num">Peak memory</th></tr></thead>
+      <tbody>${s.perGpu.map((g) => html`<tr><td>${g.index}</td><td>${g.name}</td><td class="num">${percent(g.peakUtilizationPercent)}</td>
+        <td class="num">${percent(g.meanUtilizationPercent)}</td><td class="num">${bytes(g.peakMemoryUsedBytes)}</td></tr>`)}</tbody></table>
+  </section>`;
+}
+
 function Deliveries({ job }) {
   if (!job.webhook) return null;
   return html`<section class="card"><h2>Webhook</h2>
     ${job.webhookDeliveries.length === 0
       ? html`<p class="muted">${job.terminal ? 'Delivery under way (attempts are retried 10 s apart by default).' : 'Sent when the job ends.'}</p>`
       : html`<table class="grid"><thead><tr><th>URL</th><th>Delivered</th><th>Attempts</th><th>Last answer</th><th>At</th></tr></thead>
-        <tbody>${job.webhookDeliveries.map((d) => html`<tr><td>${d.url}</td><td>${d.delivered ? 'yes' : 'no (gave up)'}</td><td>${d.attempts}</td><td>${d.last}</td><td>${clock(new Date(d.at).toISOString())}</td></tr>`)}</tbody></table>`}
+        <tbody>${job.webhookDeliveries.map((d) => html`<tr data-test="webhook-delivery"><td>${d.url}</td><td data-test="delivered">${d.delivered ? 'yes' : 'no (gave up)'}</td><td>${d.attempts}</td><td>${d.last}</td><td>${clock(new Date(d.at).toISOString())}</td></tr>`)}</tbody></table>`}
   </section>`;
 }
 
@@ -64,6 +86,7 @@ export function JobView({ endpointId, jobId, live }) {
       <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.executionTime)}</dd>
       <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
       <dt>Worker</dt><dd>${job.workerId ?? '—'}</dd>
+      <dt>GPU</dt><${GpuFact} gpu=${job.gpu} />
       <dt>Expires (ttl)</dt><dd>${new Date(job.expiresAt).toLocaleString()}</dd>
     </dl>
     <section class="card"><h2>Input</h2><pre data-test="job-input">${pretty(job.input)}</pre>
@@ -71,6 +94,7 @@ export function JobView({ endpointId, jobId, live }) {
     <${Chunks} live=${live} />
     ${job.output !== undefined ? html`<section class="card"><h2>${job.terminal ? 'Output' : 'Progress'}</h2><pre data-test="job-output">${pretty(job.output)}</pre></section>` : null}
     ${job.error ? html`<${ErrorPayload} error=${job.error} />` : null}
+    <${GpuCards} gpu=${job.gpu} />
     <${Attempts} endpointId=${endpointId} job=${job} />
     <${Deliveries} job=${job} />
   </div>`;

@@ -1,8 +1,8 @@
 /**
  * @module test/ui/dashboard-fixture
  * A harness on 127.0.0.1 port 0 with an API key and an in-process worker whose handler
- * does what the input asks (`mode`): echo, stream tokens, sleep (cancellable), fail
- * until retried; and a launcher (real processes) for endpoints made on templates
+ * does what the input asks (`mode`): echo, stream tokens, report progress steps, sleep
+ * (cancellable), fail until retried; and a launcher (real processes) for endpoints made on templates
  * whose image is CRASH_IMAGE (a command that exits at once: scale-ups, crashes,
  * backoff). Shared by the browser tests and `npm run screenshot`. Also the
  * Chromium launcher: Debian's /usr/bin/chromium (override with CHROMIUM_PATH); when
@@ -26,8 +26,10 @@ export const ENDPOINT = 'local';
 export const CRASH_IMAGE = 'dashboard/crash:1';
 
 export interface FixtureInput {
-  mode?: 'echo' | 'stream' | 'sleep' | 'fail-once';
+  mode?: 'echo' | 'stream' | 'progress' | 'sleep' | 'fail-once';
   tokens?: string[];
+  /** `progress`: how many steps (each reported, then `delayMs`). */
+  steps?: number;
   delayMs?: number;
   ms?: number;
   [key: string]: unknown;
@@ -60,6 +62,14 @@ export const fixtureHandler: Handler<FixtureInput> = (job, context) => {
     })();
   }
   return (async () => {
+    if (input.mode === 'progress') {
+      const steps = input.steps ?? 3;
+      for (let step = 1; step <= steps && !context.signal.aborted; step++) {
+        context.progress({ step, of: steps });
+        await sleep(input.delayMs ?? 200, context.signal);
+      }
+      return { steps };
+    }
     if (input.mode === 'sleep') {
       await sleep(input.ms ?? 60_000, context.signal);
       return { slept: input.ms };

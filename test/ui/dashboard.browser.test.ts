@@ -3,7 +3,8 @@
  * playwright-core against a harness of our own on 127.0.0.1 port 0, with an API key
  * and an in-process worker (dashboard-fixture.ts). It logs in with the key (a wrong
  * key shows the API's error), submits from the page and sees COMPLETED with the
- * output, watches a streaming job's tokens arrive in order while it runs, cancels a
+ * output, watches a streaming job's tokens arrive in order while it runs, sees a job's
+ * progress output and its webhook delivery pushed live, cancels a
  * running job, retries a failed one (its attempts listed), shows the attempts of a job
  * whose worker was lost (worker API calls from the test), the launcher's scale events
  * of a crashing worker command, prefills the form from an input schema and lists the
@@ -12,6 +13,8 @@
  * fails with how to install it (none is skipped).
  */
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -163,6 +166,52 @@ describe('dashboard in Chromium', () => {
     expect(whileRunning.length).toBeGreaterThan(0);
     expect(await page.locator('[data-test=chunk]').count()).toBe(tokens.length);
     await context.close();
+  });
+
+  it('shows progress output live while the job runs, and its webhook delivery once it ends, without a reload', async () => {
+    const hooks: unknown[] = [];
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (data: Buffer) => (body += data.toString()));
+      request.on('end', () => {
+        hooks.push(JSON.parse(body));
+        response.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as AddressInfo;
+    try {
+      const { context, page } = await openPage('progress');
+      await logIn(page);
+      const steps = 6;
+      await submitFromPage(page, { input: { mode: 'progress', steps, delayMs: 400 }, webhook: `http://127.0.0.1:${port}/hook?token=secret` });
+      // Every progress value the page showed while the job ran: pushed, not polled (the page never reloads).
+      const seen = new Set<number>();
+      const started = Date.now();
+      for (;;) {
+        const status = (await jobStatus(page).textContent()) ?? '';
+        if (status !== 'IN_PROGRESS' && status !== 'IN_QUEUE') break;
+        const text = await page.locator('[data-test=job-output]').textContent({ timeout: 100 }).catch(() => null);
+        if (text && status === 'IN_PROGRESS') seen.add((JSON.parse(text) as { step: number }).step);
+        if (Date.now() - started > 30_000) throw new Error(`the job did not end: ${[...seen].join(', ')}`);
+        await page.waitForTimeout(50);
+      }
+      console.log(`progress: steps seen on the page while IN_PROGRESS: ${[...seen].join(', ')} of ${steps}`);
+      expect(seen.size).toBeGreaterThanOrEqual(3);
+      expect([...seen]).toEqual([...seen].sort((a, b) => a - b));
+      await jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
+      expect(JSON.parse((await page.locator('[data-test=job-output]').textContent()) ?? 'null')).toEqual({ steps });
+      // The webhook delivery appears when it ends (the URL as logs show it: no query).
+      const delivery = page.locator('[data-test=webhook-delivery]');
+      await delivery.waitFor(WAIT);
+      expect(await delivery.textContent()).toContain(`http://127.0.0.1:${port}/hook`);
+      expect(await delivery.textContent()).not.toContain('secret');
+      expect(await delivery.locator('[data-test=delivered]').textContent()).toBe('yes');
+      expect(hooks).toHaveLength(1);
+      await context.close();
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('cancels a running job from its page: CANCELLED', async () => {

@@ -12,6 +12,7 @@ import type { DashboardSettings } from './settings.js';
 import { StaticFiles } from './static-files.js';
 import type { WebhookLog } from './webhook-log.js';
 import type { AttemptLog } from './attempt-log.js';
+import { GpuJobLog, bindGpuJobLog } from './gpu-job-log.js';
 
 export { LiveHub, sseFrame } from './live-hub.js';
 export { Series, percentile, type SeriesPoint } from './series.js';
@@ -24,6 +25,7 @@ export { AttemptLog, ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome,
 export { jobAttemptsView, type AttemptView, type JobAttemptsView } from './attempt-view.js';
 export { bindAttemptLog, withAttemptEvents } from './attempt-binding.js';
 export { inputExample } from './input-example.js';
+export { GpuJobLog, bindGpuJobLog, GPU_JOB_LOG_LIMIT, type JobGpuView } from './gpu-job-log.js';
 
 export interface DashboardOptions {
   readonly harness: Harness;
@@ -40,10 +42,14 @@ export interface DashboardOptions {
 
 /** Register the dashboard on `app`; answers its live hub (the server closes it before closing). */
 export function registerDashboard(app: FastifyInstance, options: DashboardOptions): LiveHub {
-  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog });
-  registerDashboardRoutes(app, { ...options, hub, files: new StaticFiles() });
+  const onReading = options.settings.gpu?.onReading?.bind(options.settings.gpu);
+  const gpuJobLog = new GpuJobLog({ fed: onReading !== undefined });
+  const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading) : () => {};
+  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog });
+  registerDashboardRoutes(app, { ...options, hub, gpuJobLog, files: new StaticFiles() });
   // Open event streams would keep app.close() waiting: end them first.
   app.addHook('preClose', (done) => {
+    unbindGpu();
     hub.close();
     done();
   });

@@ -10,13 +10,17 @@
  * nothing for it.
  *
  * Events: `hello` (the full history, once), `tick`, `job` (the job in full: on connect
- * and on each change of status), `chunk` ({ index, output }), `chunks-missed` (a count
- * read by a /stream client before the page could see them), `job-gone`.
+ * and on each change of what the job page shows other than its chunks: status, progress
+ * output, attempt, retries, worker, a webhook delivery ended, GPU samples), `chunk`
+ * ({ index, output }), `chunks-missed` (a count read by a /stream client before the page
+ * could see them), `job-gone`. A change that only adds chunks sends the chunks alone.
  */
 import type { ServerResponse } from 'node:http';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
+import type { StreamChunk } from '../../../job/index.js';
 import type { StoredJob } from '../../store/job-store.js';
+import { GpuJobLog } from './gpu-job-log.js';
 import type { DashboardSettings } from './settings.js';
 import { Series } from './series.js';
 import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
@@ -40,15 +44,27 @@ interface JobWatcher {
   sending: Promise<void>;
   /** Chunks already sent (the job's chunkCount when last seen). */
   sent: number;
-  status: string;
+  /** What the page was last sent of the job, apart from chunks (jobShown). */
+  shown: string;
 }
 
 export interface LiveHubOptions {
   readonly harness: Harness;
   readonly settings: DashboardSettings;
   readonly webhookLog: WebhookLog;
+  /** Per-job GPU summaries (in-process workers); default an empty one (no GPU source). */
+  readonly gpuJobLog?: GpuJobLog;
   /** Epoch ms; default Date.now. */
   readonly now?: () => number;
+}
+
+/**
+ * What the job page shows of `job` apart from its chunks, as one string: a change of it
+ * sends the job again. The output is compared by value (a store answers copies); it is
+ * small while a job runs (progress), and read once more when it ends.
+ */
+function jobShown(job: StoredJob, deliveries: number, gpuSamples: number): string {
+  return JSON.stringify([job.status, job.attempt, job.retries, job.lost, job.workerId ?? null, job.startedAt ?? null, job.endedAt ?? null, job.expiresAt, deliveries, gpuSamples, job.error ?? null, job.output ?? null]);
 }
 
 /** One SSE frame. */
@@ -60,6 +76,7 @@ export class LiveHub {
   readonly #harness: Harness;
   readonly #settings: DashboardSettings;
   readonly #webhookLog: WebhookLog;
+  readonly #gpuJobLog: GpuJobLog;
   readonly #now: () => number;
   readonly #clients = new Set<Client>();
   readonly #watchers = new Map<string, JobWatcher>();
@@ -72,6 +89,7 @@ export class LiveHub {
     this.#harness = options.harness;
     this.#settings = options.settings;
     this.#webhookLog = options.webhookLog;
+    this.#gpuJobLog = options.gpuJobLog ?? new GpuJobLog({ fed: false });
     this.#now = options.now ?? Date.now;
     this.series = new Series(options.settings.sampleIntervalMs, options.settings.historyMinutes);
   }
@@ -135,8 +153,13 @@ export class LiveHub {
     const stopWatching = this.#harness.onEndpoint((endpoint) => {
       disposers.push(endpoint.jobEnded.add((job) => this.series.jobEnded(job)));
     });
+    // A webhook delivery that ended is shown on its job's page: sent like a change of the job.
+    const stopDeliveries = this.#webhookLog.onRecord((jobId) => {
+      for (const watcher of this.#watchers.values()) if (watcher.jobId === jobId) this.#changed(watcher);
+    });
     this.#unbindEnded = () => {
       stopWatching();
+      stopDeliveries();
       for (const dispose of disposers.splice(0)) dispose();
     };
     this.#timer = setInterval(() => void this.#tick(), this.#settings.sampleIntervalMs);
@@ -215,12 +238,10 @@ export class LiveHub {
         endpoint,
         jobId,
         clients: new Set(),
-        unsubscribe: endpoint.onJobChange(jobId, () => {
-          created.sending = created.sending.then(() => this.#jobChanged(created)).catch(() => {});
-        }),
+        unsubscribe: endpoint.onJobChange(jobId, () => this.#changed(created)),
         sending: Promise.resolve(),
         sent: job.chunkCount,
-        status: job.status,
+        shown: this.#shown(job),
       };
       watcher = created;
       this.#watchers.set(key, watcher);
@@ -228,7 +249,20 @@ export class LiveHub {
     watcher.clients.add(client);
     client.watch = watcher;
     // The job as it is now; its pending chunks end at index sent - 1.
-    this.#send(client, 'job', { ...jobDetail(job, pending, this.#webhookLog.forJob(jobId)), chunkBase: watcher.sent - pending.length });
+    this.#send(client, 'job', { ...this.#detail(job, pending), chunkBase: watcher.sent - pending.length });
+  }
+
+  #detail(job: StoredJob, pending: readonly StreamChunk[]): ReturnType<typeof jobDetail> {
+    return jobDetail(job, pending, this.#webhookLog.forJob(job.id), this.#gpuJobLog.forJob(job.endpointId, job.id));
+  }
+
+  #shown(job: StoredJob): string {
+    return jobShown(job, this.#webhookLog.forJob(job.id).length, this.#gpuJobLog.samples(job.endpointId, job.id));
+  }
+
+  /** The watched job changed: its changes are sent one after the other. */
+  #changed(watcher: JobWatcher): void {
+    watcher.sending = watcher.sending.then(() => this.#jobChanged(watcher)).catch(() => {});
   }
 
   async #jobChanged(watcher: JobWatcher): Promise<void> {
@@ -251,9 +285,10 @@ export class LiveHub {
         tail.forEach((chunk, i) => frames.push(sseFrame('chunk', { index: job.chunkCount - visible + i, output: chunk.output })));
         watcher.sent = job.chunkCount;
       }
-      if (job.status !== watcher.status) {
-        watcher.status = job.status;
-        frames.push(sseFrame('job', { ...jobDetail(job, unread, this.#webhookLog.forJob(job.id)), chunkBase: job.chunkCount - unread.length }));
+      const shown = this.#shown(job);
+      if (shown !== watcher.shown) {
+        watcher.shown = shown;
+        frames.push(sseFrame('job', { ...this.#detail(job, unread), chunkBase: job.chunkCount - unread.length }));
       }
     }
     if (frames.length === 0) return;

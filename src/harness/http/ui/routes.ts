@@ -26,6 +26,7 @@ import type { StaticFiles, StaticFile } from './static-files.js';
 import { jobDetail, jobsPage } from './views.js';
 import type { WebhookLog } from './webhook-log.js';
 import type { AttemptLog } from './attempt-log.js';
+import type { GpuJobLog } from './gpu-job-log.js';
 import { jobAttemptsView } from './attempt-view.js';
 import { inputExample } from './input-example.js';
 
@@ -67,6 +68,7 @@ export interface DashboardRouteContext {
   readonly files: StaticFiles;
   readonly webhookLog: WebhookLog;
   readonly attemptLog: AttemptLog;
+  readonly gpuJobLog: GpuJobLog;
   /** Endpoints whose worker publishes an input schema (the submit form's example when there is no test input). */
   readonly endpointInputs?: Readonly<Record<string, { readonly jsonSchema?: Readonly<Record<string, unknown>> | undefined }>> | undefined;
   readonly authenticated: boolean;
@@ -135,7 +137,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     if (!job) {
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
-    return jobDetail(job, pending ?? [], context.webhookLog.forJob(jobId));
+    return jobDetail(job, pending ?? [], context.webhookLog.forJob(jobId), context.gpuJobLog.forJob(endpointId, jobId));
   });
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {

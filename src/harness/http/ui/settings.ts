@@ -16,6 +16,11 @@ export interface DashboardGpuSource {
   latest(): GpuReadResult | undefined;
   start?(): void;
   stop?(): void;
+  /**
+   * Call `listener` after every read (GpuSampler has it): with it, the job page shows
+   * the GPU summary of jobs run by in-process workers (gpu-job-log.ts).
+   */
+  onReading?(listener: (read: GpuReadResult) => void): () => void;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import type { StoredJob } from '../../store/job-store.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
+import type { JobGpuView } from './gpu-job-log.js';
 import type { WebhookDeliveryRecord } from './webhook-log.js';
 
 export type StateCounts = Record<JobStatus, number>;
@@ -85,11 +86,13 @@ export interface JobDetail extends RequestSummary {
   pendingChunks: StreamChunk[];
   /** Webhook deliveries that have ended (none while under way, or with no webhook). */
   webhookDeliveries: readonly WebhookDeliveryRecord[];
+  /** The job's GPU summary (in-process workers), or why there is none; absent when not asked for. */
+  gpu?: JobGpuView;
   terminal: boolean;
 }
 
-/** `pendingChunks`: the job's unread chunks (EndpointJobs.peekStream). */
-export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[], deliveries: readonly WebhookDeliveryRecord[]): JobDetail {
+/** `pendingChunks`: the job's unread chunks (EndpointJobs.peekStream); `gpu`: from the GpuJobLog. */
+export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[], deliveries: readonly WebhookDeliveryRecord[], gpu?: JobGpuView): JobDetail {
   return {
     ...summarizeJob(job),
     endpointId: job.endpointId,
@@ -99,6 +102,7 @@ export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[],
     ...(job.request.policy !== undefined ? { policy: job.request.policy } : {}),
     pendingChunks: [...pendingChunks],
     webhookDeliveries: deliveries,
+    ...(gpu !== undefined ? { gpu } : {}),
     terminal: isTerminal(job.status),
   };
 }

@@ -21,6 +21,7 @@ export class WebhookLog {
   readonly #byJob = new Map<string, WebhookDeliveryRecord[]>();
   readonly #maxJobs: number;
   readonly #now: () => number;
+  readonly #listeners = new Set<(jobId: string) => void>();
 
   /** Keep the deliveries of at most `maxJobs` jobs (default 10 000). */
   constructor(maxJobs = 10_000, now: () => number = Date.now) {
@@ -39,13 +40,20 @@ export class WebhookLog {
     const list = this.#byJob.get(outcome.jobId);
     if (list) {
       list.push(entry);
-      return;
+    } else {
+      this.#byJob.set(outcome.jobId, [entry]);
+      if (this.#byJob.size > this.#maxJobs) {
+        const oldest = this.#byJob.keys().next().value;
+        if (oldest !== undefined) this.#byJob.delete(oldest);
+      }
     }
-    this.#byJob.set(outcome.jobId, [entry]);
-    if (this.#byJob.size > this.#maxJobs) {
-      const oldest = this.#byJob.keys().next().value;
-      if (oldest !== undefined) this.#byJob.delete(oldest);
-    }
+    for (const listener of this.#listeners) listener(outcome.jobId);
+  }
+
+  /** Call `listener` with the job id after each delivery recorded (the live hub, while a page is open); answers the unsubscribe. */
+  onRecord(listener: (jobId: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** The deliveries recorded for `jobId`, oldest first. */
