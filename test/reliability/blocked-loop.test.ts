@@ -9,6 +9,7 @@
  * arrives while the loop is blocked must lose no result once it unblocks. The bounds
  * are generous (shared machines); the measured figures are printed.
  */
+import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { JobView } from '../../src/job/index.js';
 import { jsonLines, runTs, ChildList } from '../child-process.js';
@@ -41,10 +42,37 @@ afterEach(async () => {
 });
 afterAll(() => client.close());
 
-async function harness(): Promise<{ server: ReliabilityServer; queue: QueueCaller }> {
-  const server = await startReliabilityServer({ workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: PING_MS, missedPings: 5 } } });
+/** The harness server; with `apiKey`, every call (the worker's, the watchdog thread's and the client's) must carry it. */
+async function harness(apiKey?: string): Promise<{ server: ReliabilityServer; queue: QueueCaller }> {
+  const server = await startReliabilityServer({
+    workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: PING_MS, missedPings: 5 } },
+    ...(apiKey !== undefined ? { apiKey } : {}),
+  });
   running = server;
-  return { server, queue: new QueueCaller(client, `${server.origin}/v2/${ENDPOINT}`) };
+  return { server, queue: new QueueCaller(client, `${server.origin}/v2/${ENDPOINT}`, apiKey) };
+}
+
+/** The direct children of `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+        .split(/\s+/)
+        .filter((word) => word !== '')
+        .map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** Whether `pid` is a live process (not gone, not a zombie). */
+function alive(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 function workerEnv(server: ReliabilityServer, extra: Record<string, string> = {}): Record<string, string> {
@@ -59,8 +87,9 @@ function workerEnv(server: ReliabilityServer, extra: Record<string, string> = {}
 }
 
 describe('a handler that blocks the event loop', () => {
-  it('on the platform transport: TIMED_OUT by the watchdog within its bound, result posted with stopPod, the process exits 1 and a new worker takes the next job', { timeout: 180_000 }, async () => {
-    const { server, queue } = await harness();
+  it('on the platform transport: TIMED_OUT by the watchdog within its bound, result posted with stopPod and the API key, the process exits 1 and a new worker takes the next job', { timeout: 180_000 }, async () => {
+    // The harness refuses any call without the key (401): the watchdog thread's post must carry it to land.
+    const { server, queue } = await harness('blocked-loop-key');
     const first = startWorkerProcess('blocked-1', workerEnv(server));
     // No policy: the harness's own execution timer (10 min) stays out of it; only the worker's 5 s default applies.
     const id = await queue.run({ input: { mode: 'busy', ms: 30_000 } });
@@ -75,6 +104,8 @@ describe('a handler that blocks the event loop', () => {
     expect(endedAfterMs).toBeLessThan(TIMEOUT_MS + GRACE_MS + SLACK_MS);
     expect(exit).toEqual({ code: 1, signal: null });
     expect(server.seen.stopPods).toContainEqual({ workerId: 'blocked-1', jobId: id });
+    // The watchdog's post was applied (it passed the key check), not only the harness's own view of the job.
+    expect(server.seen.results.filter((result) => result.jobId === id && result.workerId === 'blocked-1').map((result) => result.ack.applied)).toEqual([true]);
     expect(first.events.some((event) => event.event === 'unblocked')).toBe(false);
     // The watchdog's line, in the worker's JSON logs.
     expect(first.stderr()).toContain('"component":"watchdog"');
@@ -188,5 +219,55 @@ describe('a handler that blocks the event loop', () => {
     expect(line).toMatch(new RegExp(`^serverless-worker: job ${id} blocked the event loop for [\\d.]+ s, past its execution timeout plus the ${GRACE_MS} ms grace`));
     expect(exitedAfterMs).toBeLessThan(TIMEOUT_MS + GRACE_MS + SLACK_MS + 5_000);
     printFigures('blocked loop, --serve-api', { exitedAfterMs, exitCode: result.exitCode ?? -1 });
+  });
+
+  it('blocked in a native call (execFileSync of sleep 30 with a 2 s timeout): TIMED_OUT record, the sleep child killed, the process ends', { timeout: 120_000 }, async () => {
+    const timeoutMs = 2_000;
+    const graceMs = 1_000;
+    const startedAt = Date.now();
+    // The worker's default timeout (a policy's executionTimeout is at least 5 s).
+    const child = runTs(RELIABILITY_WORKER, ['--test-input', JSON.stringify({ input: { mode: 'native', ms: 30_000 } })], {
+      env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(graceMs), DEFAULT_EXECUTION_TIMEOUT_MS: String(timeoutMs) },
+    });
+    children.push(child);
+    const pid = child.pid ?? -1;
+    // The sleep child of the worker, once execFileSync started it.
+    let sleepPid: number | undefined;
+    await within(
+      (async () => {
+        while (sleepPid === undefined && child.exitCode === null) {
+          sleepPid = childrenOf(pid).find((candidate) => {
+            try {
+              return readFileSync(`/proc/${candidate}/comm`, 'utf8').trim() === 'sleep';
+            } catch {
+              return false;
+            }
+          });
+          if (sleepPid === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })(),
+      'the sleep child to start',
+      60_000,
+    );
+    const result = await child;
+    const elapsedMs = Date.now() - startedAt;
+    const record = jsonLines(String(result.stdout)).at(-1) as JobView & { error: Record<string, unknown> };
+    expect(record, String(result.stderr)).toMatchObject({ status: 'TIMED_OUT', error: { error_code: 'SW_EXECUTION_TIMEOUT' } });
+    expect(String(record.error.error_message)).toContain('blocked the event loop');
+    // process.exit(1) cannot run inside the native call: after EXIT_WAIT_MS the watchdog kills the
+    // process's children; execFileSync then returns, the main thread runs the pending exit: code 1.
+    // (A native call with no child to kill ends in the watchdog's SIGKILL of the process instead.)
+    expect({ exitCode: result.exitCode, signal: result.signal ?? null }, String(result.stderr)).toEqual({ exitCode: 1, signal: null });
+    expect(sleepPid).toBeDefined();
+    // Not orphaned: the 30 s sleep is gone well before its 30 s.
+    await within(
+      (async () => {
+        while (sleepPid !== undefined && alive(sleepPid)) await new Promise((resolve) => setTimeout(resolve, 50));
+      })(),
+      'the sleep child to be gone',
+      10_000,
+    );
+    expect(String(result.stdout)).not.toContain('"event":"unblocked"');
+    printFigures('blocked loop, native call', { timeoutMs, graceMs, processMs: elapsedMs, exitCode: result.exitCode ?? -1, signal: result.signal ?? 'none' });
   });
 });
