@@ -6,6 +6,7 @@
  * transport all work on this.
  */
 import { ServerlessWorkerError } from '../job/index.js';
+import { sleep } from '../transports/platform/backoff.js';
 import { DEFAULT_MAX_REQUEUES } from './attempts.js';
 import { systemClock, type Clock } from './clock.js';
 import { EndpointJobs } from './endpoint-jobs.js';
@@ -146,7 +147,7 @@ export class Harness {
     const deadline = Date.now() + deadlineMs;
     let left = await this.#left();
     while (left.running > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))));
+      await sleep(Math.min(100, Math.max(1, deadline - Date.now())));
       left = await this.#left();
     }
     return left;
