@@ -3,8 +3,9 @@
  * processes on the platform transport against the harness's worker API on 127.0.0.1.
  * Oversize results, a handler that kills its worker (requeue cap), a stale attempt's
  * late result (timed out then retried; taken back as a lost take answer), a cancelled
- * attempt (never retried: /retry takes only FAILED or TIMED_OUT jobs), and a stream
- * restarted after SIGKILL. Waits are bounded; measured times
+ * attempt (never retried: /retry takes only FAILED or TIMED_OUT jobs), a stream
+ * restarted after SIGKILL; and a worker process against a scripted platform that
+ * answers its result 413 or 400. Waits are bounded; measured times
  * are printed, never asserted tightly.
  */
 import { fileURLToPath } from 'node:url';
@@ -12,21 +13,27 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
 import { parseJobRequest, type JobErrorPayload, type JobRequestInput, type StreamChunk } from '../../src/job/index.js';
 import { joinChunks } from '../../src/worker/join-chunks.js';
+import { workerEnvFor } from '../../src/harness/http/worker-api/index.js';
 import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from '../harness/http/worker-api/worker-api-server.js';
+import { json, startScriptedServer, type ScriptedServer } from '../transports/platform/scripted-server.js';
 import { waitFor } from '../transports/wait-for.js';
 import { killAllWorkers, startWorkerProcess, type WorkerProcess } from './worker-process.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/exactly-once-worker.ts', import.meta.url));
 const ENDPOINT = 'once';
 const PING_MS = 200;
-const START_BOUND_MS = 30_000;
+// tsx compiles the worker at start: on a loaded 2-core machine that alone took over 30 s.
+const START_BOUND_MS = 60_000;
 
 let server: RunningWorkerApi | undefined;
+let scripted: ScriptedServer | undefined;
 
 afterEach(async () => {
   await killAllWorkers();
   await server?.close();
   server = undefined;
+  await scripted?.close();
+  scripted = undefined;
 });
 
 async function startServer(options: StartOptions = {}): Promise<RunningWorkerApi> {
@@ -58,19 +65,23 @@ function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; ms
 const starts = (worker: WorkerProcess, jobId: string) => worker.events.filter((event) => event.event === 'started' && event.jobId === jobId);
 
 describe('exactly once, with worker processes on the worker API', () => {
-  it('a 21 MB result: FAILED at once with its size, the handler ran once, never logged completed', { timeout: 90_000 }, async () => {
+  it.each([
+    { what: 'a 21 MB result', bytes: 21_000_000, char: 'x', json: 21_000_013 },
+    // Under 20 MB as a string, over it once JSON quoting doubles every character.
+    { what: 'an 11 MB string of quotes', bytes: 11_000_000, char: '"', json: 22_000_013 },
+  ])('$what: FAILED at once with its serialized size, the handler ran once, never logged completed', { timeout: 150_000 }, async ({ what, bytes, char, json: jsonBytes }) => {
     const running = await startServer();
     const worker = startWorker(running, 'big-worker');
     await joined(running, worker);
     const endpoint = running.harness.endpoint(ENDPOINT);
     const submittedAt = Date.now();
-    const id = await submit(running, { input: { mode: 'big', bytes: 21_000_000 } });
+    const id = await submit(running, { input: { mode: 'big', bytes, char } });
     const view = await endpoint.waitForEnd(id, 30_000);
     const endedMs = Date.now() - submittedAt;
     expect(view.status).toBe('FAILED');
     const error = JSON.parse(view.error as string) as JobErrorPayload;
     expect(error.error_code).toBe('SW_RESULT_TOO_LARGE');
-    expect(error.error_message).toContain('21000013 bytes');
+    expect(error.error_message).toContain(`is ${jsonBytes} bytes as JSON`);
     expect(error.error_message).toContain('20000000 bytes');
     // Long enough for a lost-answer requeue (silence 600 ms) to have run it again, had the result been lost.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
@@ -78,10 +89,10 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect((await endpoint.status(id)).retries).toBeUndefined();
     await waitFor(() => endLines(worker, id).length > 0, 'the end line', 10_000);
     expect(endLines(worker, id).map((line) => line.end)).toEqual(['failed']);
-    console.log(`[exactly-once] 21 MB result: FAILED ${endedMs} ms after submission, handler ran ${starts(worker, id).length} time(s) in ${Date.now() - submittedAt} ms`);
+    console.log(`[exactly-once] ${what}: FAILED ${endedMs} ms after submission, handler ran ${starts(worker, id).length} time(s) in ${Date.now() - submittedAt} ms`);
   });
 
-  it('a handler that kills its worker: requeued maxRequeues times, then FAILED with the count', { timeout: 120_000 }, async () => {
+  it('a handler that kills its worker: requeued maxRequeues times, then FAILED with the count', { timeout: 150_000 }, async () => {
     const running = await startServer({ harness: new Harness({ maxRequeues: 2 }) });
     const workers = ['crash-a', 'crash-b', 'crash-c'].map((workerId) => startWorker(running, workerId));
     await joined(running, ...workers);
@@ -99,7 +110,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     console.log(`[exactly-once] requeue cap 2: ${runs} runs, each killing its worker, then FAILED SW_REQUEUE_LIMIT after ${Date.now() - startedAt} ms`);
   });
 
-  it('a stale attempt: attempt 1 ignores its timeout, attempt 2 runs beside it on the same worker; attempt 1\'s late result is refused', { timeout: 90_000 }, async () => {
+  it('a stale attempt: attempt 1 ignores its timeout, attempt 2 runs beside it on the same worker; attempt 1\'s late result is refused', { timeout: 150_000 }, async () => {
     const running = await startServer();
     // At debug: a completed job's end line is a debug line (logEveryJob is off by default).
     const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
@@ -124,7 +135,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
   });
 
-  it('a stale attempt never told: taken back as a lost take answer while it runs, attempt 2 on the same worker; attempt 1\'s late result is refused', { timeout: 90_000 }, async () => {
+  it('a stale attempt never told: taken back as a lost take answer while it runs, attempt 2 on the same worker; attempt 1\'s late result is refused', { timeout: 150_000 }, async () => {
     const running = await startServer();
     const worker = startWorker(running, 'taken-back', { TEST_CONCURRENCY: '2', LOG_LEVEL: 'debug' });
     await joined(running, worker);
@@ -150,7 +161,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
   });
 
-  it('a cancelled attempt that ignores its signal: no retry, nothing posted, the worker serves beside it; its end line says cancelled', { timeout: 90_000 }, async () => {
+  it('a cancelled attempt that ignores its signal: no retry, nothing posted, the worker serves beside it; its end line says cancelled', { timeout: 150_000 }, async () => {
     const running = await startServer();
     const worker = startWorker(running, 'cancel-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
     await joined(running, worker);
@@ -171,7 +182,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect(starts(worker, id)).toHaveLength(1);
   });
 
-  it('a stream restarted after SIGKILL: a reader rebuilds exactly the final attempt\'s items', { timeout: 90_000 }, async () => {
+  it('a stream restarted after SIGKILL: a reader rebuilds exactly the final attempt\'s items', { timeout: 150_000 }, async () => {
     // A wider silence window than the other tests: a worker slow to list a fresh job in its heartbeat on a loaded machine is not taken for one whose take answer was lost.
     const running = await startServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 10 } });
     const first = startWorker(running, 'stream-a');
@@ -215,5 +226,44 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect([...attemptsSeen]).toContain(final);
     expect(joinChunks(read)).toEqual(expected);
     console.log(`[exactly-once] restarted stream: killed after ${k}+ chunks, requeued ${requeuedMs} ms later; the reader got ${read.length} chunks (${fromFirst} of the killed attempt), joinChunks kept the ${n} of attempt ${final}`);
+  });
+});
+
+describe('a worker process against a scripted platform that refuses its result', () => {
+  it.each([413, 400])('job-done answered %i: the handler runs once, an error is posted in its place, the end line is not completed', { timeout: 150_000 }, async (status) => {
+    // A strict platform: it hands job j1 out on every take until a result for it is accepted.
+    let accepted = false;
+    let handedOut = 0;
+    scripted = await startScriptedServer((request) => {
+      if (request.path.includes('/job-take/')) {
+        if (accepted) return { status: 204, delayMs: 500 };
+        handedOut++;
+        return json({ id: 'j1', input: { mode: 'big', bytes: 1_000 } });
+      }
+      if (request.path.includes('/job-done/')) {
+        if (request.body.includes('"output"')) return json({ error: { code: 'SW_PAYLOAD_TOO_LARGE', message: `refused with ${status}` } }, status);
+        accepted = true;
+        return json({});
+      }
+      if (request.path.includes('/job-stop/')) return { status: 204, delayMs: 500 };
+      return { status: 200 };
+    });
+    const worker = startWorkerProcess(`refused-${status}`, { ...workerEnvFor(scripted.origin, 'ep', { pingIntervalMs: 500 }), LOG_LEVEL: 'debug' }, FIXTURE);
+    const startedAt = Date.now();
+    await waitFor(() => accepted, `an error result in place of the refused one (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
+    const postedMs = Date.now() - startedAt;
+    // A few seconds more: a worker that had dropped the job would have taken it again by now.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(starts(worker, 'j1')).toHaveLength(1);
+    expect(handedOut).toBe(1);
+    const done = (scripted as ScriptedServer).to('/job-done/').map((request) => JSON.parse(request.body) as { output?: unknown; error?: string });
+    expect(done).toHaveLength(2);
+    expect(done[0]?.output).toBe('x'.repeat(1_000));
+    const error = JSON.parse(done[1]?.error ?? '{}') as JobErrorPayload;
+    expect(error.error_code).toBe('SW_RESULT_REFUSED');
+    expect(error.error_message).toContain(`with HTTP ${status}`);
+    await waitFor(() => endLines(worker, 'j1').length > 0, 'the end line', 10_000);
+    expect(endLines(worker, 'j1').map((line) => line.end)).toEqual(['failed']);
+    console.log(`[exactly-once] job-done answered ${status}: error posted in its place ${postedMs} ms after the worker started; the handler ran once in ${Date.now() - startedAt} ms`);
   });
 });
