@@ -9,6 +9,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
+import { urlForLog } from '../../log/url-for-log.js';
 import type { Harness } from '../harness.js';
 import { LbPool, type LbWorker, type LbWorkerState } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
@@ -61,7 +62,7 @@ export class LoadBalancing {
       this.#pools.set(endpointId, pool);
     }
     const worker = pool.register({ id: input.workerId, url: input.url, healthUrl: input.healthUrl, concurrency: input.concurrency }, Date.now());
-    this.#logger.info({ endpointId, workerId: input.workerId, url: input.url, healthUrl: input.healthUrl }, 'load-balancing worker registered');
+    this.#logger.info({ endpointId, workerId: input.workerId, url: urlForLog(input.url), healthUrl: urlForLog(input.healthUrl) }, 'load-balancing worker registered');
     void this.#ping(pool, worker);
     return worker;
   }
