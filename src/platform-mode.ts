@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { GPU_HEALTH_CHECK_NAME, checkGpuPresence, createGpuSampler } from './gpu/index.js';
-import { bindGpuMetrics, createMetrics, startMetricsServer, type Metrics } from './metrics/index.js';
+import { bindGpuMetrics, loadMetrics, startMetricsServer, type Metrics } from './metrics/index.js';
 import { createPlatformTransport, type PlatformTransportSettingsInput } from './transports/platform/index.js';
 import {
   WorkerRuntime,
@@ -43,7 +43,7 @@ export async function runPlatformWorker(
   const env = extras.processEnv ?? process.env;
   const settings = resolvePlatformExtras(config, env);
   // Without a port nothing reads the registry: skip its start-up and per-job cost.
-  const metrics = extras.metrics ?? (settings.metricsPort !== undefined ? createMetrics() : undefined);
+  const metrics = extras.metrics ?? (settings.metricsPort !== undefined ? await loadMetrics() : undefined);
   const transport = createPlatformTransport({
     ...config.platformTransport,
     ...extras.transport,

@@ -12,7 +12,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { createLogger } from './log/index.js';
+import { createLogger, loadPrettyLogs } from './log/index.js';
 import {
   WORKER_USAGE,
   checkTestInput,
@@ -61,6 +61,7 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     }
     const config = resolveOptions(options);
     const level = args.logLevel ?? (args.verbose ? 'debug' : undefined);
+    if (!config.logger) await loadPrettyLogs();
     logger = config.logger ?? createLogger(level !== undefined ? { level } : {});
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {

@@ -55,34 +55,6 @@ export interface BundleOutput {
 /** The package's source folder: dist/ when installed, src/ in a clone run through tsx. */
 const PACKAGE_SOURCE_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-/** A module-level `require` made with createRequire, which esbuild cannot follow. */
-const LOCAL_REQUIRE = /^const require = createRequire\(import\.meta\.url\);$/m;
-
-/**
- * The package loads some CommonJS dependencies (pino-pretty on a terminal, prom-client
- * when metrics are served) with a `require` from createRequire, so that they cost
- * nothing until used. esbuild does not follow such a `require`, and the bundle would
- * look for them in a node_modules the image does not have. In this package's own
- * files that line is dropped, so the calls use the bundle's `require` (the banner):
- * esbuild then bundles those packages, still evaluated only on the first call.
- */
-function bundlePackageRequires(root: string): import('esbuild').Plugin {
-  return {
-    name: 'serverless-worker-lazy-requires',
-    setup(build) {
-      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
-        const ours = args.path.startsWith(root) || /[\\/]node_modules[\\/]serverless-worker[\\/]/.test(args.path);
-        if (!ours) return undefined;
-        const { readFile } = await import('node:fs/promises');
-        const text = await readFile(args.path, 'utf8');
-        if (!LOCAL_REQUIRE.test(text)) return undefined;
-        const loader = /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js';
-        return { contents: text.replace(LOCAL_REQUIRE, '// require: the bundle\'s own (serverless-worker build)'), loader };
-      });
-    },
-  };
-}
-
 /** The extra entry points that exist in this copy of the package, as esbuild entries. */
 export function extraEntryPoints(root: string = PACKAGE_SOURCE_ROOT): { in: string; out: string }[] {
   const entries: { in: string; out: string }[] = [];
@@ -132,7 +104,6 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
       metafile: true,
       write: true,
       logLevel: 'silent',
-      plugins: [bundlePackageRequires(PACKAGE_SOURCE_ROOT)],
     });
   } catch (error) {
     const failure = error as { errors?: import('esbuild').Message[] };

@@ -12,6 +12,6 @@ export { LIFECYCLE_STATES, LIFECYCLE_MOVES, type LifecycleState } from '../worke
 export { resolveOptions, type WorkerConfig } from '../worker/options.js';
 export { InProcessTransport, type Transport, type StopReason } from '../transports/index.js';
 export { PlatformTransport, createPlatformTransport, parsePlatformEnv } from '../transports/platform/index.js';
-export { createMetrics, type Metrics } from '../metrics/index.js';
+export { createMetrics, loadMetrics, type Metrics } from '../metrics/index.js';
 export { readGpus, createGpuSampler, checkGpuPresence } from '../gpu/index.js';
-export { createLogger } from '../log/index.js';
+export { createLogger, loadPrettyLogs } from '../log/index.js';

@@ -14,8 +14,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { checkGpuPresence } from '../gpu/index.js';
 import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';
-import { createLogger } from '../log/index.js';
-import { createMetrics, startMetricsServer } from '../metrics/index.js';
+import { createLogger, loadPrettyLogs } from '../log/index.js';
+import { loadMetrics, startMetricsServer } from '../metrics/index.js';
 import { runInitPhase, type InitFunction } from '../worker/init/index.js';
 import { Lifecycle, type LifecycleState } from '../worker/lifecycle-state.js';
 import { resolvePlatformExtras } from '../worker/platform-extras.js';
@@ -77,12 +77,13 @@ function closeServer(server: Server | undefined): Promise<void> {
 /** Start a load-balancing worker; answers once it listens (init runs on in the background). */
 export async function startLoadBalancingWorker<State>(options: LoadBalancingOptions<State>, extras: LoadBalancingWorkerExtras = {}): Promise<LoadBalancingWorker> {
   const config: LoadBalancingConfig = Object.freeze(parseOrThrow(LoadBalancingOptionsSchema, options, 'SW_INVALID_OPTIONS', 'serveLoadBalancing() options'));
+  if (!config.logger) await loadPrettyLogs();
   const logger: Logger = config.logger ?? createLogger();
   const processEnv = extras.processEnv ?? process.env;
   const env = resolveLbEnv(config, processEnv);
   const platform = resolvePlatformExtras(config, processEnv);
   const workerId = config.workerId ?? env.podId ?? `lb-${randomUUID().slice(0, 8)}`;
-  const metrics = platform.metricsPort !== undefined ? createMetrics() : undefined;
+  const metrics = platform.metricsPort !== undefined ? await loadMetrics() : undefined;
   const lifecycle = new Lifecycle();
   const gate = new RequestGate(metrics);
   let failed = false;

@@ -20,7 +20,7 @@ import { toDocumentSchema, type EndpointInputSpec } from '../harness/http/openap
 import { rateLimitTable, type HarnessServerConfig } from '../harness/http/server-options.js';
 import { ServerlessWorkerError, type JobRequest } from '../job/index.js';
 import { createGpuSampler } from '../gpu/index.js';
-import { createMetrics } from '../metrics/index.js';
+import { loadMetrics } from '../metrics/index.js';
 import { onShutdownSignals, resolveTestInput, startHandler, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
 import { printInitFailure } from './init-failure.js';
 import { startLocalWorker } from './local-worker.js';
@@ -143,7 +143,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       allowUnauthenticatedNonLoopback: args.insecureNoAuth,
       ...(args.rateLimit ? {} : { rateLimits: false as const }),
       logger: logger.child({ component: 'harness' }),
-      metrics: createMetrics(),
+      metrics: await loadMetrics(),
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
       dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler } : {}) },

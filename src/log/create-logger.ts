@@ -9,10 +9,11 @@ import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { REDACT_CENSOR, REDACT_PATHS } from './redact.js';
 
+type PrettyFactory = typeof import('pino-pretty');
+
 // Loaded only for a terminal: on the platform and in CI logs are JSON, and the
-// pretty printer's modules would only lengthen a worker's start. (CommonJS, so
-// require loads it synchronously.)
-const require = createRequire(import.meta.url);
+// pretty printer's modules would only lengthen a worker's start.
+let prettyFactory: PrettyFactory | undefined;
 
 export type { Logger } from 'pino';
 
@@ -40,6 +41,28 @@ export function chooseLogFormat(options: CreateLoggerOptions = {}): 'json' | 'pr
   return process.stderr.isTTY ? 'pretty' : 'json';
 }
 
+/**
+ * Load pino-pretty (once) when these options would print pretty lines, with `import()`,
+ * which a bundler follows (esbuild with its plain flags puts it in the bundle, evaluated
+ * only here). serve() calls it before createLogger(); a direct createLogger() without it
+ * requires pino-pretty from node_modules, and prints JSON lines where there is none.
+ */
+export async function loadPrettyLogs(options: CreateLoggerOptions = {}): Promise<void> {
+  if (prettyFactory || chooseLogFormat(options) !== 'pretty') return;
+  prettyFactory = (await import('pino-pretty')).default;
+}
+
+/** pino-pretty as loadPrettyLogs() left it, else from node_modules; undefined where neither has it (a bundle). */
+function prettyNow(): PrettyFactory | undefined {
+  if (prettyFactory) return prettyFactory;
+  try {
+    prettyFactory = createRequire(import.meta.url)('pino-pretty') as PrettyFactory;
+  } catch {
+    return undefined;
+  }
+  return prettyFactory;
+}
+
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const env = options.env ?? process.env;
   const requested = (options.level ?? (env.SW_LOG_LEVEL || undefined) ?? env.LOG_LEVEL ?? 'info').toLowerCase();
@@ -51,9 +74,9 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  if (chooseLogFormat(options) === 'pretty') {
+  const pretty = chooseLogFormat(options) === 'pretty' ? prettyNow() : undefined;
+  if (pretty) {
     const destination = options.destination ?? process.stderr;
-    const pretty = require('pino-pretty') as typeof import('pino-pretty');
     return pino(base, pretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname,name' }));
   }
   const destination = options.destination ?? pino.destination({ fd: 2, sync: false });

@@ -7,13 +7,38 @@
  */
 import { createRequire } from 'node:module';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ServerlessWorkerError } from '../job/errors.js';
 import { METRICS, type MetricKey } from './names.js';
 
-// Loaded by the first createMetrics(): a worker on the platform without a metrics port
-// never counts, and prom-client is a noticeable share of a worker's start-up time.
-// (prom-client is CommonJS, so require loads it synchronously.)
-const require = createRequire(import.meta.url);
+// Loaded on first use: a worker on the platform without a metrics port never counts,
+// and prom-client is a noticeable share of a worker's start-up time.
 let promClient: typeof import('prom-client') | undefined;
+
+/**
+ * Load prom-client (once) with `import()`, which a bundler follows: esbuild with its
+ * plain flags puts prom-client in the bundle, still evaluated only here. Every place in
+ * the package that creates metrics calls loadMetrics() (this, then createMetrics()).
+ */
+export async function loadPromClient(): Promise<void> {
+  promClient ??= await import('prom-client');
+}
+
+/**
+ * prom-client as loaded by loadPromClient(); without it (a direct createMetrics() call)
+ * a synchronous `require` from node_modules, which a bundle does not have.
+ */
+function promClientNow(): typeof import('prom-client') {
+  if (promClient) return promClient;
+  try {
+    promClient = createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+    return promClient;
+  } catch (error) {
+    throw new ServerlessWorkerError(
+      'SW_INVALID_OPTIONS',
+      `createMetrics() found no prom-client to require (${(error as Error).message}); in a bundle, call await loadMetrics() (or await loadPromClient() first) instead`,
+    );
+  }
+}
 
 type LabelsOf<K extends MetricKey> = (typeof METRICS)[K]['labels'][number];
 
@@ -44,8 +69,7 @@ export interface CreateMetricsOptions {
 
 /** A fresh registry holding every serverless-worker metric. Defaults: process metrics on, no default labels. */
 export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
-  promClient ??= require('prom-client') as typeof import('prom-client');
-  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = promClient;
+  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = promClientNow();
   const registry = new Registry();
   if (options.defaultLabels) registry.setDefaultLabels(options.defaultLabels);
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
@@ -65,4 +89,10 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
     contentType: registry.contentType,
     text: () => registry.metrics(),
   };
+}
+
+/** createMetrics() after loading prom-client with `import()`: the form that works in a bundle too. */
+export async function loadMetrics(options: CreateMetricsOptions = {}): Promise<Metrics> {
+  await loadPromClient();
+  return createMetrics(options);
 }

@@ -14,7 +14,7 @@ import { parseJobRequest } from '../../src/job/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../harness/http/worker-api/worker-api-server.js';
 import { FIXTURE, killAllWorkers, startWorkerProcess } from '../platform/worker-process.js';
 import { RELIABILITY_WORKER } from '../reliability/support/worker-process.js';
-import { within } from '../transports/wait-for.js';
+import { waitFor, within } from '../transports/wait-for.js';
 import { bundleWorkers, REPO_ROOT, type BundledWorkers } from './bundle-workers.js';
 
 /** Test files run again against the bundles, one file at a time (they start worker processes and read their logs). */
@@ -23,11 +23,17 @@ const SUITES = ['test/platform/platform-workers.test.ts', 'test/reliability/hand
 let bundled: BundledWorkers;
 let server: RunningWorkerApi | undefined;
 
+const bundlesBefore = process.env.SW_TEST_WORKER_BUNDLES;
+
 beforeAll(async () => {
   bundled = await bundleWorkers([FIXTURE, RELIABILITY_WORKER]);
+  // startWorkerProcess runs `<bundles>/<fixture>.js` under plain node instead of the fixture through tsx.
+  process.env.SW_TEST_WORKER_BUNDLES = bundled.dir;
 }, 120_000);
 
 afterAll(async () => {
+  if (bundlesBefore === undefined) delete process.env.SW_TEST_WORKER_BUNDLES;
+  else process.env.SW_TEST_WORKER_BUNDLES = bundlesBefore;
   await killAllWorkers();
   await server?.close();
   rmSync(bundled.dir, { recursive: true, force: true });
@@ -58,6 +64,38 @@ describe('a bundled worker', () => {
     expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { workerId: 'bundled-1', tag: 'from-bundle' } });
     worker.signal('SIGTERM');
     expect((await within(worker.exited, 'the bundled worker to exit', 20_000)).code).toBe(0);
+  });
+
+  it('serves /metrics from the bundle when SERVERLESS_WORKER_METRICS_PORT is set (prom-client is inside it)', { timeout: 90_000 }, async () => {
+    server ??= await startWorkerApiServer({ liveness: { pingIntervalMs: 500, missedPings: 6 }, longPollMs: 5_000 });
+    const worker = startWorkerProcess('bundled-metrics', { ...server.envFor('bundled-metrics', 500), SERVERLESS_WORKER_METRICS_PORT: '0', LOG_LEVEL: 'info' });
+    const endpoint = server.harness.endpoint('bundled-metrics');
+    const job = await endpoint.submit(parseJobRequest({ input: { tag: 'counted' } }));
+    expect(await endpoint.waitForEnd(job.id, 60_000), worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED' });
+    const url = await waitFor(() => /metrics served at (http:\/\/[^"\s]+)/.exec(worker.stderr())?.[1], `the metrics URL in the log (stderr: ${worker.stderr().slice(-2_000)})`, 30_000);
+    const text = await (await fetch(url)).text();
+    expect(text).toMatch(/serverless_worker_jobs_total\{[^}]*status="COMPLETED"[^}]*\} 1/);
+    expect(worker.stderr()).not.toContain('Cannot find module');
+    worker.signal('SIGTERM');
+    expect((await within(worker.exited, 'the bundled worker to exit', 20_000)).code).toBe(0);
+  });
+
+  it('prints pretty log lines on a terminal from the bundle (pino-pretty is inside it)', { timeout: 90_000 }, async () => {
+    const bundle = bundled.files.get('platform-worker') ?? '';
+    // `script` gives the worker a pseudo-terminal, so that it chooses pretty lines (a dry run: no platform variables).
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(bundle)} --test-input '{"input":{"tag":"tty"}}'`;
+    const run = await execa('script', ['-qec', command, '/dev/null'], {
+      reject: false,
+      timeout: 60_000,
+      extendEnv: false,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', TERM: 'xterm' },
+    });
+    const text = run.stdout.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(run.exitCode, text.slice(-2_000)).toBe(0);
+    expect(text).not.toContain('Cannot find module');
+    // pino-pretty's line ("[time] INFO: dry run: ..."), not a JSON object.
+    expect(text).toMatch(/INFO.*dry run/);
+    expect(text).not.toMatch(/^\{"level":30/m);
   });
 
   it(`passes ${SUITES.join(' and ')} with every worker process as its bundle`, { timeout: 600_000 }, async () => {
