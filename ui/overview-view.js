@@ -1,9 +1,11 @@
 // @module ui/overview-view
 // The first view: every endpoint with its queue depth, jobs by state and workers by
-// state, the submit form, the charts, and panels other parts of the harness add.
+// state, the submit form, the charts, and panels other parts of the harness add
+// (panels-view.js).
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { Charts } from './charts.js';
-import { STATES, endpointHref, html, pretty } from './format.js';
+import { STATES, endpointHref, html } from './format.js';
+import { Panels } from './panels-view.js';
 
 export function EndpointsTable({ endpoints }) {
   if (endpoints.length === 0) {
@@ -23,11 +25,6 @@ export function EndpointsTable({ endpoints }) {
         run=${() => actions.purge(e.id)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></td>
     </tr>`)}</tbody>
   </table>`;
-}
-
-function Panels({ panels }) {
-  if (!panels || panels.length === 0) return null;
-  return panels.map((p) => html`<section class="card" data-test=${`panel-${p.id}`}><h2>${p.title}</h2><pre>${pretty(p.data)}</pre></section>`);
 }
 
 export function OverviewView({ overview, navigate }) {

@@ -295,10 +295,36 @@ describe('dashboard in Chromium', () => {
       await events.filter({ hasText: 'scale-up' }).first().waitFor(WAIT);
       expect(await events.filter({ hasText: 'crash' }).first().textContent()).toContain('backoff: next start in');
       await page.locator('[data-test=chart-launched]').waitFor(WAIT);
+      // The launcher panel on the endpoints view: its /health row for the endpoint, as a table.
+      await page.locator('header nav a', { hasText: 'Endpoints' }).click();
+      const health = page.locator('[data-test=panel-launcher] [data-test=launcher-endpoint]', { hasText: endpoint.id });
+      await health.waitFor(WAIT);
+      expect(await health.locator('td').count()).toBe(6);
+      expect(await page.locator('[data-test=panel-launcher] pre').count()).toBe(0);
       await context.close();
     } finally {
       await v1('DELETE', `/endpoints/${endpoint.id}`);
     }
+  });
+
+  it('shows a load-balancing pool as a table: the worker, its state, requests in flight against its concurrency', async () => {
+    const registered = await fetch(`${fixture.server.url}/v2/lb-dash/load-balancing/workers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      // Nothing listens there: the worker stays out of the healthy pool, and its row says so.
+      body: JSON.stringify({ url: 'http://127.0.0.1:9', workerId: 'lb-dash-1' }),
+    });
+    expect(registered.status).toBeLessThan(300);
+    const { context, page } = await openPage('lb-panel');
+    await logIn(page);
+    const panel = page.locator('[data-test=panel-load-balancing]');
+    const row = panel.locator('[data-test=lb-worker]', { hasText: 'lb-dash-1' });
+    await row.waitFor(WAIT);
+    expect(await panel.locator('[data-test=lb-pool] caption').first().textContent()).toMatch(/^lb-dash: \d+ idle, \d+ running, \d+ initializing, \d+ unhealthy$/);
+    expect(await row.locator('.badge').textContent()).toMatch(/^(initializing|unhealthy)$/);
+    expect(await row.textContent()).toContain('http://127.0.0.1:9');
+    expect(await panel.locator('pre').count()).toBe(0);
+    await context.close();
   });
 
   it("prefills the form from the worker's input schema when there is no test input, and lists the schema's issues the API answers", async () => {

@@ -3,7 +3,7 @@
  * The dashboard's overview panels for parts of the harness that have no view of their
  * own yet: the load-balancing pools (each worker's /ping state, requests in flight, cold
  * start) and the workers the launcher runs (pods with their state and GPUs, /health
- * counts per endpoint). A panel is read once a tick, only while a page is open.
+ * counts of each endpoint it runs). The page shows them as tables (ui/panels-view.js). A panel is read once a tick, only while a page is open.
  */
 import type { Harness } from '../../harness.js';
 import type { LoadBalancing } from '../../load-balancing/index.js';
@@ -30,11 +30,12 @@ export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | u
       const launched = harness.launchedWorkers;
       if (!launched) return 'the launcher is off';
       const pods = await launched.pods();
-      const endpoints = [...new Set(pods.map((pod) => pod.endpointId).filter((id): id is string => typeof id === 'string'))];
+      // Every endpoint the launcher runs, with or without a process now (a crashing command has none most of the time).
+      const health = await Promise.all([...harness.endpoints()].map(async (endpoint) => [endpoint.id, await launched.health(endpoint.id)] as const));
       return {
         /** Scale events recorded so far (the workers view reads them from /ui/api/scale-events when this moves). */
         scaleEvents: launched.scaleEventCount ?? 0,
-        health: Object.fromEntries(await Promise.all(endpoints.map(async (id) => [id, await launched.health(id)] as const))),
+        health: Object.fromEntries(health.filter(([, counts]) => counts !== undefined)),
         workers: pods.map((pod) => ({ id: pod.id, endpointId: pod.endpointId, state: pod.workerState, gpu: pod.gpu, jobs: pod.jobsInProgress, since: pod.createdAt })),
       };
     },
