@@ -7,6 +7,7 @@
  * of this: it knows its workers.
  */
 import type { Logger } from 'pino';
+import { urlForLog } from '../log/index.js';
 
 export interface Announcement {
   readonly harnessUrl: string;
@@ -39,12 +40,12 @@ export async function announce(announcement: Announcement, logger: Logger): Prom
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
     if (response.ok) {
-      logger.info({ harness: announcement.harnessUrl, endpointId, workerId }, 'registered with the harness as a load-balancing worker');
+      logger.info({ harness: urlForLog(announcement.harnessUrl), endpointId, workerId }, 'registered with the harness as a load-balancing worker');
       return true;
     }
-    logger.error({ harness: announcement.harnessUrl, status: response.status, body: (await response.text()).slice(0, 500) }, 'the harness refused the registration');
+    logger.error({ harness: urlForLog(announcement.harnessUrl), status: response.status, body: (await response.text()).slice(0, 500) }, 'the harness refused the registration');
   } catch (error) {
-    logger.error({ harness: announcement.harnessUrl, err: error }, 'could not register with the harness');
+    logger.error({ harness: urlForLog(announcement.harnessUrl), err: error }, 'could not register with the harness');
   }
   return false;
 }
