@@ -159,7 +159,11 @@ export async function executeDockerfile(options: ExecuteOptions): Promise<Execut
         const started = performance.now();
         const result = await execa('/bin/sh', ['-c', instruction.raw], {
           cwd: host('.'),
-          env: { ...Object.fromEntries(vars), ...env, ...options.runEnv },
+          // Hermetic as a container: only a PATH to find node and npm and a HOME for npm's
+          // cache, then the Dockerfile's ARG and ENV values; nothing of the calling npm run
+          // or test runner (npm_*, NODE_OPTIONS, VITEST*) that could mask a broken step.
+          env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...Object.fromEntries(vars), ...env, ...options.runEnv },
+          extendEnv: false,
           reject: false,
           timeout: options.runTimeoutMs ?? 300_000,
           all: true,
