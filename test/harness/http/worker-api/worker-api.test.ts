@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Harness } from '../../../../src/harness/index.js';
+import { Harness, ManualClock } from '../../../../src/harness/index.js';
 import { formatWorkerEnv, workerEnvFor, workerErrorPayload } from '../../../../src/harness/http/worker-api/index.js';
 import { parseJobRequest, type JobRequestInput } from '../../../../src/job/index.js';
 import { waitFor, within } from '../../../transports/wait-for.js';
@@ -273,16 +273,16 @@ describe('ping and liveness', () => {
     expect(await endpointOf(server).workers.initializingCount()).toBe(0);
   });
 
-  it('puts the jobs of a worker silent for missedPings x pingIntervalMs back in the queue, counted as retried', async () => {
-    const server = await start({ liveness: { pingIntervalMs: 100, missedPings: 3 } });
+  it('puts the jobs of a worker silent for missedPings x pingIntervalMs back in the queue, counted as retried (on the harness\'s clock)', async () => {
+    const clock = new ManualClock();
+    const server = await start({ harness: new Harness({ clock }), liveness: { pingIntervalMs: 100, missedPings: 3 } });
     const id = await held(server, 'silent');
-    await call(server, 'GET', '/ping/alive');
-    const keepAlive = setInterval(() => void call(server, 'GET', '/ping/alive').catch(() => {}), 50);
-    try {
-      await waitFor(() => server.seen.gone.length > 0, 'the silent worker declared gone', 5_000);
-    } finally {
-      clearInterval(keepAlive);
+    // Time moves only here: 50 ms of the harness's clock per step, "alive" pinging at each; sweeps run every 100 ms of it.
+    for (let step = 0; step < 20 && server.seen.gone.length === 0; step++) {
+      clock.advance(50);
+      await call(server, 'GET', '/ping/alive');
     }
+    await waitFor(() => server.seen.gone.length > 0, 'the silent worker declared gone');
     expect(server.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'silent', requeued: [id], reason: 'silent' }]);
     expect(await endpointOf(server).status(id)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
     const health = await endpointOf(server).health();
@@ -294,14 +294,30 @@ describe('ping and liveness', () => {
     expect((await call(server, 'GET', '/job-stop/silent')).json).toEqual({ jobsToStop: [id], reasons: { [id]: 'cancelled' }, attempts: {} });
   });
 
-  it('never declares gone a worker whose long poll is open, however long it holds', async () => {
-    const server = await start({ longPollMs: 1_500, liveness: { pingIntervalMs: 50, missedPings: 2 } });
+  it('never declares gone a worker whose long poll is open, however long it holds; once closed, its silence counts (on the harness\'s clock)', async () => {
+    const clock = new ManualClock();
+    const server = await start({ harness: new Harness({ clock }), longPollMs: 300, liveness: { pingIntervalMs: 50, missedPings: 2 } });
     const id = await held(server, 'polling');
+    clock.advance(10);
     const poll = call(server, 'GET', '/job-stop/polling');
-    await sleep(700);
+    // The poll is open once it has marked the worker seen at the clock's new time.
+    await waitFor(async () => (await endpointOf(server).workers.get('polling'))?.lastSeenAt === clock.now(), 'the stop poll open');
+    const settle = async (): Promise<void> => {
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+    };
+    for (let step = 0; step < 20; step++) {
+      clock.advance(50);
+      await settle();
+    }
     expect(server.seen.gone).toEqual([]);
     expect((await endpointOf(server).status(id)).status).toBe('IN_PROGRESS');
-    await within(poll, 'the stop poll', 5_000);
+    expect((await within(poll, 'the stop poll', 5_000)).status).toBe(204);
+    for (let step = 0; step < 4 && server.seen.gone.length === 0; step++) {
+      clock.advance(50);
+      await settle();
+    }
+    await waitFor(() => server.seen.gone.length > 0, 'the worker declared gone once its poll closed');
+    expect(server.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'polling', requeued: [id], reason: 'silent' }]);
   });
 
   it('takes a worker that reports itself unhealthy as gone at once', async () => {
