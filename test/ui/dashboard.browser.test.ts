@@ -384,7 +384,7 @@ describe('dashboard in Chromium', () => {
 
   it('purges a queue from the endpoints view and shows the answer; a bad request shows the API error', async () => {
     const queued = fixture.harness.endpoint('no-workers');
-    for (let i = 0; i < 7; i++) queued.submit({ input: { i } });
+    for (let i = 0; i < 7; i++) await queued.submit({ input: { i } });
     const { context, page } = await openPage('purge');
     page.on('dialog', (dialog) => void dialog.accept());
     await logIn(page);

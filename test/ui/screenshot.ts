@@ -33,7 +33,7 @@ try {
   }
   for (let i = 0; i < 6; i++) await endpoint.submit({ input: { mode: 'sleep', ms: 60_000 } });
   const queued = fixture.harness.endpoint('batch');
-  for (let i = 0; i < 42; i++) queued.submit({ input: { i } });
+  for (let i = 0; i < 42; i++) await queued.submit({ input: { i } });
   await sleep(1_500);
   mkdirSync(OUT, { recursive: true });
   await page.screenshot({ path: join(OUT, 'dashboard.png'), fullPage: true });
