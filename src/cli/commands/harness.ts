@@ -13,7 +13,6 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { z } from 'zod';
 import { Harness } from '../../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
-import { testInputFromWorkingDirectory } from '../../harness/http/ui/test-input-file.js';
 import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
 import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
@@ -22,8 +21,8 @@ import { createLogger } from '../../log/index.js';
 import { createGpuSampler } from '../../gpu/sampler.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
-import { InMemoryManagementStore } from '../../harness/management/index.js';
-import { Launcher } from '../../harness/launcher/index.js';
+import { InMemoryManagementStore, type ManagementStore } from '../../harness/management/index.js';
+import { Launcher, LocalSlotClaims, defaultMachineId, type SlotClaims } from '../../harness/launcher/index.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
 import { STORE_ENV, StoreSpecSchema, describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
 
@@ -63,6 +62,7 @@ const HarnessCommandOptionsSchema = z.object({
   launcherConfig: z.string().min(1).optional(),
   gpus: z.string().min(1).optional(),
   store: StoreSpecSchema.default('memory'),
+  machineId: z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
 
@@ -116,6 +116,14 @@ export function harnessBanner(
   ].join('\n');
 }
 
+/** The launcher's worker slots: this process's own, or on PostgreSQL shared by every machine on the database. */
+async function openSlotClaims(options: HarnessCommandOptions, storeKind: string): Promise<SlotClaims> {
+  const machineId = options.machineId ?? defaultMachineId();
+  if (storeKind !== 'postgres') return new LocalSlotClaims(machineId);
+  const { PostgresSlotClaims } = await import('../../harness/launcher/postgres-slot-claims.js');
+  return PostgresSlotClaims.open(options.store, { machineId });
+}
+
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
   const jobStore = await openJobStore(options.store, { onError: (error) => logger.warn({ err: error }, 'job store: background error (it goes on)') });
@@ -126,12 +134,16 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     maxRequeues: options.maxRequeues,
     store: jobStore,
   });
-  const store = new InMemoryManagementStore();
+  // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
+  const store: ManagementStore =
+    jobStore.kind === 'postgres' ? await (await import('../../harness/management/store/postgres-management-store.js')).PostgresManagementStore.open(options.store) : new InMemoryManagementStore();
   const metrics = createMetrics();
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
   const launcherOptions = await launcherOptionsFrom(options, logger);
   if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', '--image needs the management API (/v1): drop --no-management');
-  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics }) : undefined;
+  const slots = launcherOptions ? await openSlotClaims(options, jobStore.kind) : undefined;
+  if (slots) logger.info({ machineId: slots.machineId, shared: slots.shared }, `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`);
+  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics, ...(slots ? { slots } : {}) }) : undefined;
   harness.launchedWorkers = launcher;
   // This machine's GPUs for the dashboard, read only while a dashboard page is open.
   const gpu = createGpuSampler();
@@ -150,8 +162,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
     logger,
     metrics,
-    // The submit form starts from the working directory's test_input.json, when there is one.
-    dashboard: { gpu, ...testInputFromWorkingDirectory(logger) },
+    dashboard: { gpu },
   });
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
   launcher?.start({ url: server.url, ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
@@ -169,6 +180,8 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   }
   await server.close();
   await gpu.close();
+  await slots?.close();
+  await store.close();
   await harness.close();
   logger.flush();
 }
@@ -229,6 +242,7 @@ export function registerHarnessCommand(program: Command): void {
     .option('--image <NAME=COMMAND...>', 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)')
     .option('--launcher-config <file>', 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}')
     .option('--gpus <list>', 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none; default: read with nvidia-smi / rocm-smi')
+    .option('--machine-id <id>', 'this machine\'s name on the worker slots it claims (with --store postgres://, harnesses on several machines share the slots); default <hostname>-<pid>')
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));

@@ -2,11 +2,14 @@
  * @module harness/http/server-store
  * The `store` option of createHarnessServer: instead of a Harness, a job store spec
  * (`memory` or `postgres://…`; absent: `SW_HARNESS_STORE`, else memory). The server then
- * opens the store, makes a Harness on it, and closes both when it closes.
+ * opens the store, makes a Harness on it, and closes both when it closes. On PostgreSQL
+ * the management API's records (/v1) live in the same database, unless the options name
+ * a management store of their own.
  */
 import { ServerlessWorkerError } from '../../job/index.js';
 import { Harness } from '../harness.js';
 import { STORE_ENV, openJobStore } from '../store/open-store.js';
+import type { ManagementStore } from '../management/index.js';
 import type { HarnessServerOptions } from './server-options.js';
 
 /** createHarnessServer's options: a `harness`, or a `store` for a harness the server makes and owns. */
@@ -20,8 +23,10 @@ export type CreateHarnessServerOptions = Omit<HarnessServerOptions, 'harness'> &
       }
   );
 
-/** The options with a harness in them, and the harness when the server made it (it closes it). */
-export async function harnessForServer(options: CreateHarnessServerOptions): Promise<{ options: HarnessServerOptions; owned: Harness | undefined }> {
+/** The options with a harness in them, and the harness and management store the server made (it closes them). */
+export async function harnessForServer(
+  options: CreateHarnessServerOptions,
+): Promise<{ options: HarnessServerOptions; owned: Harness | undefined; ownedManagement?: ManagementStore }> {
   const { store, harness, ...rest } = options;
   if (harness !== undefined) {
     if (store !== undefined) {
@@ -32,6 +37,10 @@ export async function harnessForServer(options: CreateHarnessServerOptions): Pro
     }
     return { options: { ...rest, harness }, owned: undefined };
   }
-  const owned = new Harness({ store: await openJobStore(store ?? process.env[STORE_ENV] ?? 'memory') });
-  return { options: { ...rest, harness: owned }, owned };
+  const spec = store ?? process.env[STORE_ENV] ?? 'memory';
+  const owned = new Harness({ store: await openJobStore(spec) });
+  if (owned.store.kind !== 'postgres' || rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned };
+  const { PostgresManagementStore } = await import('../management/store/postgres-management-store.js');
+  const ownedManagement = await PostgresManagementStore.open(spec.trim());
+  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement };
 }

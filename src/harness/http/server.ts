@@ -64,7 +64,7 @@ export interface HarnessServer {
 
 /** Build the server, listen, and answer once it accepts connections. */
 export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
-  const { options: withHarness, owned } = await harnessForServer(options);
+  const { options: withHarness, owned, ownedManagement } = await harnessForServer(options);
   const config = resolveServerOptions(withHarness);
   checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
@@ -136,9 +136,12 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     registerDashboard(app, { harness, settings, webhookLog, attemptLog, endpointInputs: config.endpointInputs, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
   }
   if (config.management !== false) {
+    const managementStore = config.management.store ?? new InMemoryManagementStore();
+    // A shared store: the endpoints already recorded (by an earlier start, or another harness) are served at once.
+    if (managementStore.kind === 'postgres') for (const endpoint of await managementStore.listEndpoints()) harness.createEndpoint(endpoint.id);
     await app.register(managementApi, {
       prefix: '/v1',
-      store: config.management.store ?? new InMemoryManagementStore(),
+      store: managementStore,
       podsView: config.management.podsView ?? harnessPodsView(harness),
       endpointHooks: {
         onEndpointCreated: (id, endpoint) => {
@@ -167,6 +170,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     webhooks.close();
     loadBalancing.stop();
     await app.close();
+    await ownedManagement?.close();
     await owned?.close();
   };
 

@@ -14,3 +14,5 @@ export * from './queue-snapshot.js';
 export * from './launch-env.js';
 export * from './endpoint-runtime.js';
 export * from './scale-events.js';
+export * from './slot-claims.js';
+export * from './launcher-slots.js';

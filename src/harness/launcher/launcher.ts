@@ -33,6 +33,7 @@ import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings
 import { decideScaling, type QueuedJobSnapshot, type WorkerSnapshot } from './scale-decision.js';
 import { ScaleEvents, type ScaleEvent, type ScaleEventInput } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
+import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
 
 export interface LauncherDeps {
   harness: Harness;
@@ -40,6 +41,8 @@ export interface LauncherDeps {
   logger: Logger;
   /** Where scale-ups, scale-downs, cold starts and job waits are counted; default none. */
   metrics?: Metrics;
+  /** The worker slots a start claims first (PostgresSlotClaims: shared by every machine on the database); default this process's own. */
+  slots?: SlotClaims;
 }
 
 export interface LauncherTarget {
@@ -62,6 +65,7 @@ export class Launcher implements LaunchedWorkersView {
   readonly #events = new ScaleEvents();
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
+  readonly #slots: SlotClaims;
   #target: LauncherTarget | undefined;
   #timer: TimerHandle | undefined;
   #closed = false;
@@ -73,14 +77,15 @@ export class Launcher implements LaunchedWorkersView {
     this.#log = deps.logger.child({ component: 'launcher' });
     this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
     this.#logs = new WorkerLogs(this.settings.logLines);
+    this.#slots = deps.slots ?? new LocalSlotClaims();
   }
 
   /** Start ticking against the harness at `target.url`. */
   start(target: LauncherTarget): void {
     this.#target = target;
     this.#log.info(
-      { images: Object.keys(this.settings.images), gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none' },
-      'launcher started: templates with these images run their workers here',
+      { images: Object.keys(this.settings.images), gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none', machineId: this.#slots.machineId, sharedSlots: this.#slots.shared },
+      `launcher started on machine ${this.#slots.machineId}: templates with these images run their workers here`,
     );
     const loop = async (): Promise<void> => {
       if (this.#closed) return;
@@ -100,10 +105,15 @@ export class Launcher implements LaunchedWorkersView {
     const { harness, store } = this.#deps;
     const now = harness.clock.now();
     const live = new Set<string>();
-    for (const endpoint of store.listEndpoints()) {
-      const template = this.#templateOf(store, endpoint);
+    await this.#slots.renew(now);
+    for (const endpoint of await store.listEndpoints()) {
+      const template = await templateOf(store, endpoint);
       const image = template ? this.settings.images[template.imageName] : undefined;
-      const jobs = harness.findEndpoint(endpoint.id);
+      const jobs = harness.findEndpoint(endpoint.id) ?? (store.kind === 'postgres' ? harness.createEndpoint(endpoint.id) : undefined);
+      if (leavesToGpuMachines(this.#slots, endpoint, this.#pool?.total ?? 0)) {
+        this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, 'GPU endpoint: no GPUs here, its workers start on machines that have some');
+        continue;
+      }
       if (!template || !image || !jobs) {
         if (template && !image) this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, 'no --image for this imageName: start its workers by hand');
         continue;
@@ -198,7 +208,7 @@ export class Launcher implements LaunchedWorkersView {
       now,
       queued,
       runningJobs,
-      workers,
+      workers: [...workers, ...(await workersElsewhere(this.#slots, endpoint.id, presence, now))],
       startable: needsGpus && this.#pool ? Math.floor(this.#pool.freeCount / endpoint.gpuCount) : Number.POSITIVE_INFINITY,
       startBlocked: runtime.backoff.blocked(now),
     });
@@ -211,7 +221,12 @@ export class Launcher implements LaunchedWorkersView {
       const worker = runtime.workers.get(id);
       if (worker) this.#stopWorker(worker, 'idle');
     }
-    for (let i = 0; i < decision.start; i++) this.#spawn(endpoint, template, image, runtime, now, needsGpus, decision.desired);
+    for (let i = 0; i < decision.start; i++) {
+      const id = launchedWorkerId(this.#slots, endpoint.id, ++this.#seq); // a slot first: never more than workersMax across machines
+      if ((await this.#slots.claim(endpoint.id, endpoint.workersMax, id, now)) === undefined) break;
+      this.#spawn(endpoint, template, image, runtime, now, needsGpus, decision.desired, id);
+      if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
+    }
     this.#gauge(endpoint.id, runtime, presence);
   }
 
@@ -260,12 +275,12 @@ export class Launcher implements LaunchedWorkersView {
     now: number,
     needsGpus: boolean,
     desired: number,
+    id: string,
   ): void {
     const target = this.#target;
     if (!target) return;
     const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
     if (gpus === undefined) return;
-    const id = `${endpoint.id}-${++this.#seq}`;
     const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool });
     const worker = new LaunchedWorker({
       id,
@@ -311,6 +326,7 @@ export class Launcher implements LaunchedWorkersView {
   async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     const endpointId = worker.endpointId;
     runtime.workers.delete(worker.id);
+    this.#slots.release(endpointId, worker.id).catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
     this.#pool?.give(worker.gpus);
     const requeued = (await this.#deps.harness.findEndpoint(endpointId)?.requeueWorkerJobs(worker.id)) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
@@ -361,14 +377,6 @@ export class Launcher implements LaunchedWorkersView {
       this.#runtimes.set(endpointId, runtime);
     }
     return runtime;
-  }
-
-  #templateOf(store: ManagementStore, endpoint: Endpoint): Template | undefined {
-    try {
-      return store.getTemplate(endpoint.templateId);
-    } catch {
-      return undefined;
-    }
   }
 
   /** Record a scale event with the endpoint's worker processes after it. */

@@ -9,18 +9,18 @@ import {
   InMemoryManagementStore,
   managementApi,
   type ManagementApiOptions,
-  type ManagementStore,
 } from '../../../src/harness/management/index.js';
 
 export interface RunningManagementServer {
   /** `http://127.0.0.1:<port>/v1` */
   baseUrl: string;
-  store: ManagementStore;
+  /** The in-memory store behind the routes (its methods answer at once). */
+  store: InMemoryManagementStore;
   close(): Promise<void>;
 }
 
-export async function startManagementServer(options: Partial<ManagementApiOptions> = {}): Promise<RunningManagementServer> {
-  const store = options.store ?? new InMemoryManagementStore();
+export async function startManagementServer(options: Partial<Omit<ManagementApiOptions, 'store'>> = {}): Promise<RunningManagementServer> {
+  const store = new InMemoryManagementStore();
   const app = Fastify({ logger: false });
   installErrorHandler(app);
   await app.register(managementApi, { ...options, store, prefix: '/v1' });

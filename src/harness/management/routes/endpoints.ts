@@ -16,8 +16,8 @@ export function registerEndpointRoutes(app: FastifyInstance, context: RouteConte
     ...endpoint,
     workers: ((await podsView?.listPods()) ?? []).filter((pod) => pod.endpointId === endpoint.id),
   });
-  const warnIfPodTemplate = (request: FastifyRequest, endpoint: Endpoint): void => {
-    const template = store.getTemplate(endpoint.templateId);
+  const warnIfPodTemplate = async (request: FastifyRequest, endpoint: Endpoint): Promise<void> => {
+    const template = await store.getTemplate(endpoint.templateId);
     if (template.isServerless) return;
     request.log.warn(
       { endpointId: endpoint.id, templateId: template.id },
@@ -27,37 +27,37 @@ export function registerEndpointRoutes(app: FastifyInstance, context: RouteConte
 
   app.post('/endpoints', async (request): Promise<Endpoint> => {
     const input = parseInput(EndpointCreateInputSchema, request.body, { code: 'SW_INVALID_ENDPOINT', what: 'endpoint' });
-    const endpoint = store.createEndpoint(input);
+    const endpoint = await store.createEndpoint(input);
     try {
       endpointHooks?.onEndpointCreated(endpoint.id, endpoint);
     } catch (error) {
       // An endpoint that /v2 cannot serve must not linger in the list.
-      store.deleteEndpoint(endpoint.id);
+      await store.deleteEndpoint(endpoint.id);
       throw error;
     }
-    warnIfPodTemplate(request, endpoint);
+    await warnIfPodTemplate(request, endpoint);
     return withWorkers(endpoint);
   });
 
   const update = async (request: FastifyRequest): Promise<Endpoint> => {
     const id = idParam(request.params);
-    store.getEndpoint(id);
+    await store.getEndpoint(id);
     const patch = parseInput(EndpointUpdateInputSchema, request.body, { code: 'SW_INVALID_ENDPOINT', what: 'endpoint update' });
-    const endpoint = store.updateEndpoint(id, patch);
+    const endpoint = await store.updateEndpoint(id, patch);
     endpointHooks?.onEndpointUpdated?.(endpoint);
-    if (patch.templateId !== undefined) warnIfPodTemplate(request, endpoint);
+    if (patch.templateId !== undefined) await warnIfPodTemplate(request, endpoint);
     return withWorkers(endpoint);
   };
   app.patch('/endpoints/:id', update);
   app.post('/endpoints/:id/update', update);
 
-  app.get('/endpoints', async (): Promise<Endpoint[]> => Promise.all(store.listEndpoints().map(withWorkers)));
+  app.get('/endpoints', async (): Promise<Endpoint[]> => Promise.all((await store.listEndpoints()).map(withWorkers)));
 
-  app.get('/endpoints/:id', async (request): Promise<Endpoint> => withWorkers(store.getEndpoint(idParam(request.params))));
+  app.get('/endpoints/:id', async (request): Promise<Endpoint> => withWorkers(await store.getEndpoint(idParam(request.params))));
 
   app.delete('/endpoints/:id', async (request, reply) => {
     const id = idParam(request.params);
-    store.deleteEndpoint(id);
+    await store.deleteEndpoint(id);
     endpointHooks?.onEndpointDeleted?.(id);
     return reply.code(204).send();
   });

@@ -21,28 +21,28 @@ export function registerNetworkVolumeRoutes(app: FastifyInstance, context: Route
       code: 'SW_INVALID_NETWORK_VOLUME',
       what: 'network volume',
     });
-    return store.createNetworkVolume(input);
+    return await store.createNetworkVolume(input);
   });
 
   const update = async (request: FastifyRequest): Promise<NetworkVolume> => {
     const id = idParam(request.params);
-    store.getNetworkVolume(id);
+    await store.getNetworkVolume(id);
     const patch = parseInput(NetworkVolumeUpdateInputSchema, request.body, {
       code: 'SW_INVALID_NETWORK_VOLUME',
       what: 'network volume update',
       refused: NETWORK_VOLUME_FIELDS_NOT_UPDATABLE,
     });
-    return store.updateNetworkVolume(id, patch);
+    return await store.updateNetworkVolume(id, patch);
   };
   app.patch('/networkvolumes/:id', update);
   app.post('/networkvolumes/:id/update', update);
 
-  app.get('/networkvolumes', async (): Promise<NetworkVolume[]> => store.listNetworkVolumes());
+  app.get('/networkvolumes', async (): Promise<NetworkVolume[]> => await store.listNetworkVolumes());
 
-  app.get('/networkvolumes/:id', async (request): Promise<NetworkVolume> => store.getNetworkVolume(idParam(request.params)));
+  app.get('/networkvolumes/:id', async (request): Promise<NetworkVolume> => await store.getNetworkVolume(idParam(request.params)));
 
   app.delete('/networkvolumes/:id', async (request, reply) => {
-    store.deleteNetworkVolume(idParam(request.params));
+    await store.deleteNetworkVolume(idParam(request.params));
     return reply.code(204).send();
   });
 }

@@ -30,30 +30,30 @@ export function registerTemplateRoutes(app: FastifyInstance, context: RouteConte
   app.post('/templates', async (request): Promise<Template> => {
     const input = parseInput(TemplateCreateInputSchema, request.body, { code: 'SW_INVALID_TEMPLATE', what: 'template' });
     warnOnPorts(request, input.ports);
-    return store.createTemplate(input);
+    return await store.createTemplate(input);
   });
 
   const update = async (request: FastifyRequest): Promise<Template> => {
     const id = idParam(request.params);
     // Unknown id first: a 404 says more than a complaint about the body.
-    store.getTemplate(id);
+    await store.getTemplate(id);
     const patch = parseInput(TemplateUpdateInputSchema, request.body, {
       code: 'SW_INVALID_TEMPLATE',
       what: 'template update',
       refused: TEMPLATE_FIELDS_NOT_UPDATABLE,
     });
     warnOnPorts(request, patch.ports);
-    return store.updateTemplate(id, patch);
+    return await store.updateTemplate(id, patch);
   };
   app.post('/templates/:id/update', update);
   app.patch('/templates/:id', update);
 
-  app.get('/templates', async (): Promise<Template[]> => store.listTemplates());
+  app.get('/templates', async (): Promise<Template[]> => await store.listTemplates());
 
-  app.get('/templates/:id', async (request): Promise<Template> => store.getTemplate(idParam(request.params)));
+  app.get('/templates/:id', async (request): Promise<Template> => await store.getTemplate(idParam(request.params)));
 
   app.delete('/templates/:id', async (request, reply) => {
-    store.deleteTemplate(idParam(request.params));
+    await store.deleteTemplate(idParam(request.params));
     return reply.code(204).send();
   });
 }

@@ -2,13 +2,12 @@
  * @module harness/management/store/in-memory-store
  * The management store of a single harness process: three Maps (insertion order is
  * creation order, which the list routes keep). Records are cloned on the way in and
- * out, so no caller can change stored state behind the store's back.
+ * out, so no caller can change stored state behind the store's back. The record rules
+ * are records.ts's, shared with the PostgreSQL store; its methods answer synchronously.
  */
-import { ServerlessWorkerError } from '../../../job/index.js';
 import type {
   Endpoint,
   EndpointCreate,
-  EndpointRelease,
   EndpointUpdate,
   NetworkVolume,
   NetworkVolumeCreate,
@@ -17,41 +16,31 @@ import type {
   TemplateCreate,
   TemplateUpdate,
 } from '../schemas/index.js';
-import { checkEndpointFitsTemplate, computeTypeFor } from './endpoint-rules.js';
 import { ID_LENGTH, newId } from './ids.js';
 import type { ManagementStore } from './management-store.js';
+import {
+  endpointNotFound,
+  networkVolumeInUse,
+  networkVolumeNotFound,
+  newEndpoint,
+  newNetworkVolume,
+  newTemplate,
+  patchedEndpoint,
+  patchedNetworkVolume,
+  patchedTemplate,
+  templateInUse,
+  templateNameTaken,
+  templateNotFound,
+  withRelease,
+} from './records.js';
 
 export interface InMemoryManagementStoreOptions {
   /** The clock for release and creation times; default `Date.now`. */
   now?: () => number;
 }
 
-/** Keys of `after` whose value differs from `before` (JSON equality, fields are JSON). */
-function changedKeys<T extends object>(before: T, after: T): string[] {
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-  return [...keys].filter(
-    (key) => JSON.stringify((before as Record<string, unknown>)[key]) !== JSON.stringify((after as Record<string, unknown>)[key]),
-  );
-}
-
-/** `patch` without the keys whose value is undefined, so spreading it keeps current values. */
-function definedOnly<T extends object>(patch: T): Partial<T> {
-  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>;
-}
-
-/** GB of memory per vCPU by CPU flavor class: compute, general, memory optimised. */
-const GB_PER_VCPU: Readonly<Record<string, number>> = { c: 2, g: 4, m: 8 };
-
-/** A CPU endpoint's instance ids, `<flavor>-<vcpus>-<GB>` (like `cpu3c-2-4`); [] for GPU endpoints. */
-function instanceIdsOf(endpoint: { computeType: string; cpuFlavorIds: readonly string[]; vcpuCount: number }): string[] {
-  if (endpoint.computeType !== 'CPU') return [];
-  return endpoint.cpuFlavorIds.flatMap((flavor) => {
-    const perVcpu = GB_PER_VCPU[flavor.slice(-1)];
-    return perVcpu === undefined ? [] : [`${flavor}-${endpoint.vcpuCount}-${endpoint.vcpuCount * perVcpu}`];
-  });
-}
-
 export class InMemoryManagementStore implements ManagementStore {
+  readonly kind = 'memory';
   readonly #templates = new Map<string, Template>();
   readonly #volumes = new Map<string, NetworkVolume>();
   readonly #endpoints = new Map<string, Endpoint>();
@@ -68,31 +57,21 @@ export class InMemoryManagementStore implements ManagementStore {
   createTemplate(input: TemplateCreate): Template {
     this.#assertNameFree(input.name);
     const id = newId(ID_LENGTH.template, (candidate) => this.#templates.has(candidate));
-    const template: Template = {
-      id,
-      ...structuredClone(definedOnly(input) as TemplateCreate),
-      isServerless: input.isServerless ?? false,
-      isPlatform: false,
-      earned: 0,
-      runtimeInMin: 0,
-    };
+    const { template, serverlessUnset } = newTemplate(id, input);
     this.#templates.set(id, template);
-    if (input.isServerless === undefined) this.#serverlessUnset.add(id);
+    if (serverlessUnset) this.#serverlessUnset.add(id);
     return structuredClone(template);
   }
 
   updateTemplate(id: string, patch: TemplateUpdate): Template {
     const before = this.#template(id);
-    const { category: _category, isServerless: _isServerless, ...allowed } = patch;
-    void _category;
-    void _isServerless;
-    if (allowed.name !== undefined && allowed.name !== before.name) this.#assertNameFree(allowed.name);
-    const after: Template = { ...before, ...structuredClone(definedOnly(allowed)) };
+    if (patch.name !== undefined && patch.name !== before.name) this.#assertNameFree(patch.name);
+    const { after, changedFields } = patchedTemplate(before, patch);
     this.#templates.set(id, after);
     // The spec: an update triggers a rolling release for every endpoint using the template.
-    const changedFields = changedKeys(before, after);
+    const at = this.#now();
     for (const endpoint of this.#endpoints.values()) {
-      if (endpoint.templateId === id) this.#release(endpoint, 'template-update', changedFields);
+      if (endpoint.templateId === id) this.#endpoints.set(endpoint.id, withRelease(endpoint, 'template-update', changedFields, at));
     }
     return structuredClone(after);
   }
@@ -108,13 +87,7 @@ export class InMemoryManagementStore implements ManagementStore {
   deleteTemplate(id: string): void {
     this.#template(id);
     const users = [...this.#endpoints.values()].filter((endpoint) => endpoint.templateId === id).map((endpoint) => endpoint.id);
-    if (users.length > 0) {
-      throw new ServerlessWorkerError(
-        'SW_TEMPLATE_IN_USE',
-        `Template "${id}" is used by endpoint${users.length > 1 ? 's' : ''} ${users.join(', ')}: delete them or point them at another template first`,
-        { templateId: id, endpointIds: users },
-      );
-    }
+    if (users.length > 0) throw templateInUse(id, users);
     this.#templates.delete(id);
     this.#serverlessUnset.delete(id);
   }
@@ -123,25 +96,13 @@ export class InMemoryManagementStore implements ManagementStore {
 
   createNetworkVolume(input: NetworkVolumeCreate): NetworkVolume {
     const id = newId(ID_LENGTH.networkVolume, (candidate) => this.#volumes.has(candidate));
-    const volume: NetworkVolume = { id, dataCenterId: input.dataCenterId, name: input.name, size: input.size };
+    const volume = newNetworkVolume(id, input);
     this.#volumes.set(id, volume);
     return { ...volume };
   }
 
   updateNetworkVolume(id: string, patch: NetworkVolumeUpdate): NetworkVolume {
-    const before = this.#volume(id);
-    if (patch.size !== undefined && patch.size <= before.size) {
-      throw new ServerlessWorkerError(
-        'SW_NETWORK_VOLUME_SIZE_NOT_GREATER',
-        `Invalid network volume update: size must be greater than the current size of ${before.size} GB (volumes only grow; got ${patch.size})`,
-        { field: 'size', currentSize: before.size, received: patch.size },
-      );
-    }
-    const after: NetworkVolume = {
-      ...before,
-      ...(patch.name !== undefined ? { name: patch.name } : {}),
-      ...(patch.size !== undefined ? { size: patch.size } : {}),
-    };
+    const after = patchedNetworkVolume(this.#volume(id), patch);
     this.#volumes.set(id, after);
     return { ...after };
   }
@@ -157,13 +118,7 @@ export class InMemoryManagementStore implements ManagementStore {
   deleteNetworkVolume(id: string): void {
     this.#volume(id);
     const users = [...this.#endpoints.values()].filter((endpoint) => endpoint.networkVolumeId === id).map((endpoint) => endpoint.id);
-    if (users.length > 0) {
-      throw new ServerlessWorkerError(
-        'SW_NETWORK_VOLUME_IN_USE',
-        `Network volume "${id}" is mounted by endpoint${users.length > 1 ? 's' : ''} ${users.join(', ')}: delete them or detach the volume first`,
-        { networkVolumeId: id, endpointIds: users },
-      );
-    }
+    if (users.length > 0) throw networkVolumeInUse(id, users);
     this.#volumes.delete(id);
   }
 
@@ -171,37 +126,18 @@ export class InMemoryManagementStore implements ManagementStore {
 
   createEndpoint(input: EndpointCreate): Endpoint {
     const template = this.#template(input.templateId, 'templateId');
-    const { name, computeType, networkVolumeId, ...settings } = input;
-    const shape = { ...settings, computeType: computeType ?? computeTypeFor(template) };
-    checkEndpointFitsTemplate(shape, template, this.#serverlessUnset.has(template.id));
-    if (networkVolumeId !== undefined) this.#volume(networkVolumeId, 'networkVolumeId');
     const id = newId(ID_LENGTH.endpoint, (candidate) => this.#endpoints.has(candidate));
-    const createdAt = new Date(this.#now()).toISOString();
-    const endpoint: Endpoint = {
-      id,
-      name: name ?? template.name,
-      ...structuredClone(shape),
-      ...(networkVolumeId !== undefined ? { networkVolumeId } : {}),
-      instanceIds: instanceIdsOf(shape),
-      workers: [],
-      version: 1,
-      releases: [{ version: 1, reason: 'created', templateId: input.templateId, changedFields: [], createdAt }],
-      createdAt,
-    };
+    const endpoint = newEndpoint(id, input, template, this.#serverlessUnset.has(template.id), this.#now());
+    if (input.networkVolumeId !== undefined) this.#volume(input.networkVolumeId, 'networkVolumeId');
     this.#endpoints.set(id, endpoint);
     return structuredClone(endpoint);
   }
 
   updateEndpoint(id: string, patch: EndpointUpdate): Endpoint {
     const before = this.#endpoint(id);
-    const after: Endpoint = { ...structuredClone(before), ...structuredClone(definedOnly(patch)) };
-    const template = this.#template(after.templateId, 'templateId');
-    // A new template without a new computeType takes the template's.
-    if (patch.computeType === undefined && after.templateId !== before.templateId) after.computeType = computeTypeFor(template);
-    checkEndpointFitsTemplate(after, template, this.#serverlessUnset.has(template.id));
+    const template = this.#template(patch.templateId ?? before.templateId, 'templateId');
+    const after = patchedEndpoint(before, patch, template, this.#serverlessUnset.has(template.id), this.#now());
     if (patch.networkVolumeId !== undefined) this.#volume(patch.networkVolumeId, 'networkVolumeId');
-    after.instanceIds = instanceIdsOf(after);
-    if (after.templateId !== before.templateId) this.#release(after, 'template-change', ['templateId']);
     this.#endpoints.set(id, after);
     return structuredClone(after);
   }
@@ -223,30 +159,14 @@ export class InMemoryManagementStore implements ManagementStore {
     this.#endpoints.delete(id);
   }
 
-  // ---- internals ----
+  /** Nothing to close: the records go with the process. */
+  async close(): Promise<void> {}
 
-  /** Append a release to `endpoint` in place and bump its version. */
-  #release(endpoint: Endpoint, reason: EndpointRelease['reason'], changedFields: string[]): void {
-    const version = endpoint.version + 1;
-    endpoint.version = version;
-    endpoint.releases.push({
-      version,
-      reason,
-      templateId: endpoint.templateId,
-      changedFields: [...changedFields],
-      createdAt: new Date(this.#now()).toISOString(),
-    });
-  }
+  // ---- internals ----
 
   #assertNameFree(name: string): void {
     for (const template of this.#templates.values()) {
-      if (template.name === name) {
-        throw new ServerlessWorkerError(
-          'SW_TEMPLATE_NAME_TAKEN',
-          `Invalid template: name "${name}" is already used by template "${template.id}"; template names are unique`,
-          { field: 'name', templateId: template.id },
-        );
-      }
+      if (template.name === name) throw templateNameTaken(name, template.id);
     }
   }
 
@@ -254,26 +174,18 @@ export class InMemoryManagementStore implements ManagementStore {
   #template(id: string, field?: string): Template {
     const template = this.#templates.get(id);
     if (template) return template;
-    throw new ServerlessWorkerError(
-      'SW_TEMPLATE_NOT_FOUND',
-      field ? `${field} "${id}" names no template` : `No template with id "${id}"`,
-      { templateId: id, ...(field ? { field } : {}) },
-    );
+    throw templateNotFound(id, field);
   }
 
   #volume(id: string, field?: string): NetworkVolume {
     const volume = this.#volumes.get(id);
     if (volume) return volume;
-    throw new ServerlessWorkerError(
-      'SW_NETWORK_VOLUME_NOT_FOUND',
-      field ? `${field} "${id}" names no network volume` : `No network volume with id "${id}"`,
-      { networkVolumeId: id, ...(field ? { field } : {}) },
-    );
+    throw networkVolumeNotFound(id, field);
   }
 
   #endpoint(id: string): Endpoint {
     const endpoint = this.#endpoints.get(id);
     if (endpoint) return endpoint;
-    throw new ServerlessWorkerError('SW_ENDPOINT_NOT_FOUND', `No endpoint with id "${id}"`, { endpointId: id });
+    throw endpointNotFound(id);
   }
 }

@@ -5,3 +5,4 @@
 export * from './endpoint-rules.js';
 export * from './in-memory-store.js';
 export * from './management-store.js';
+export * from './records.js';

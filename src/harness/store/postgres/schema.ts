@@ -104,6 +104,50 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sw_workers_silent ON sw_workers (last_seen_at) WHERE heartbeats;
     `,
   },
+  {
+    version: 2,
+    description: 'management records (templates, network volumes, endpoints) and launcher slots',
+    statements: `
+      -- The /v1 records, shared by every harness on the database. Each row keeps the
+      -- whole record (jsonb) and, as columns, what the store's rules query or the
+      -- database enforces: unique template names, the references of an endpoint (a
+      -- template or volume in use cannot be deleted), creation order (seq).
+      CREATE TABLE sw_mgmt_templates (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        name text NOT NULL UNIQUE,
+        -- created without isServerless: recorded false, yet allowed to back an endpoint
+        serverless_unset boolean NOT NULL,
+        record jsonb NOT NULL
+      );
+      CREATE TABLE sw_mgmt_network_volumes (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        record jsonb NOT NULL
+      );
+      CREATE TABLE sw_mgmt_endpoints (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        template_id text NOT NULL REFERENCES sw_mgmt_templates (id),
+        network_volume_id text REFERENCES sw_mgmt_network_volumes (id),
+        record jsonb NOT NULL
+      );
+      CREATE INDEX sw_mgmt_endpoints_template ON sw_mgmt_endpoints (template_id);
+      CREATE INDEX sw_mgmt_endpoints_volume ON sw_mgmt_endpoints (network_volume_id) WHERE network_volume_id IS NOT NULL;
+      -- Launcher worker slots: slot numbers 0..workersMax-1 of an endpoint, each held by
+      -- one machine's worker until its lease (epoch ms) passes; a machine renews its
+      -- leases every launcher tick and deletes a slot when its worker exits.
+      CREATE TABLE sw_launcher_slots (
+        endpoint_id text NOT NULL,
+        slot integer NOT NULL,
+        machine_id text NOT NULL,
+        worker_id text NOT NULL,
+        lease_expires_at bigint NOT NULL,
+        PRIMARY KEY (endpoint_id, slot)
+      );
+      CREATE INDEX sw_launcher_slots_machine ON sw_launcher_slots (machine_id);
+    `,
+  },
 ];
 
 /** The schema version this code needs: the last migration's. */

@@ -1,0 +1,8 @@
+/** The management store conformance suite on the in-memory store (one process: no peers). */
+import { InMemoryManagementStore } from '../../../src/harness/management/index.js';
+import { describeManagementStore } from './management-store-conformance.js';
+
+describeManagementStore('memory', async () => {
+  const store = new InMemoryManagementStore();
+  return { store, close: () => store.close() };
+});
