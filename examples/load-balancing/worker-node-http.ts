@@ -50,20 +50,29 @@ function listener(request: IncomingMessage, response: ServerResponse): void {
 }
 
 await serveLoadBalancing({
-  init: async ({ signal }: InitContext) => {
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(resolve, Number(process.env.INIT_DELAY_MS ?? '0'));
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(signal.reason);
+  init: async ({ signal, log }: InitContext) => {
+    try {
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(resolve, Number(process.env.INIT_DELAY_MS ?? '0'));
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
       });
-    });
+    } catch (error) {
+      // Stopped during start-up (SIGTERM): undo what a real init leaves half-done (a partial
+      // download, a child server) before giving up; the worker waits timeoutGraceMs for it.
+      await new Promise((resolve) => setTimeout(resolve, Number(process.env.INIT_CLEANUP_MS ?? '0')));
+      log.info('init stopped: clean-up done');
+      throw error;
+    }
     if (process.env.INIT_MODE === 'fail') throw new Error('weights not found');
     return { workerId };
   },
   app: () => listener,
-  // Knobs for the tests: requests at once the harness sends (announced), exit delay after a failed start-up, drain time.
+  // Knobs for the tests: requests at once the harness sends (announced), exit delay after a failed start-up, drain time, init's time to stop.
   concurrency: Number(process.env.LB_CONCURRENCY ?? '100'),
   failureExitDelayMs: Number(process.env.FAILURE_EXIT_DELAY_MS ?? '10000'),
   shutdownTimeoutMs: Number(process.env.SHUTDOWN_TIMEOUT_MS ?? '30000'),
+  timeoutGraceMs: Number(process.env.TIMEOUT_GRACE_MS ?? '5000'),
 });

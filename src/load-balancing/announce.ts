@@ -5,9 +5,20 @@
  * with its app and health URLs) as it starts, before init, so that the harness's
  * /health shows it initializing; it unregisters as it drains. The platform needs none
  * of this: it knows its workers.
+ *
+ * Registration is kept, not sent once: until the harness accepts it, the worker tries
+ * again with a growing pause (`retryMinMs` doubling up to `retryMaxMs`, jittered); once
+ * accepted it repeats the same registration every `refreshMs`. The harness takes a
+ * repeat of a registration it holds as a refresh (state and counters kept) and one it
+ * does not hold (it restarted, or forgot the worker after a long unhealthy spell) as a
+ * new worker: so a harness started after the worker, or restarted, has it back within
+ * `refreshMs`. Withdrawing stops the loop, lets a registration in flight finish, and
+ * only then sends the DELETE, so no entry is left behind by a late POST.
  */
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { urlForLog } from '../log/index.js';
+import { backoffDelay, sleep } from '../transports/platform/backoff.js';
 
 export interface Announcement {
   readonly harnessUrl: string;
@@ -19,7 +30,21 @@ export interface Announcement {
   readonly apiKey: string | undefined;
 }
 
-const TIMEOUT_MS = 10_000;
+export interface RegistrationSettings {
+  /** First pause after a failed registration, ms. */
+  readonly retryMinMs: number;
+  /** Longest pause between failed registrations, ms. */
+  readonly retryMaxMs: number;
+  /** Pause between repeats of an accepted registration, ms. */
+  readonly refreshMs: number;
+  /** Bound of one POST or DELETE, ms. */
+  readonly attemptTimeoutMs: number;
+}
+
+export const DEFAULT_REGISTRATION: RegistrationSettings = Object.freeze({ retryMinMs: 250, retryMaxMs: 5_000, refreshMs: 5_000, attemptTimeoutMs: 5_000 });
+
+/** The harness's answer to a registration (other fields ignored). */
+const RegisteredSchema = z.object({ workerId: z.string(), created: z.boolean().optional() });
 
 function base(announcement: Announcement): string {
   return `${announcement.harnessUrl.replace(/\/+$/, '')}/v2/${encodeURIComponent(announcement.endpointId)}/load-balancing/workers`;
@@ -29,36 +54,113 @@ function headers(announcement: Announcement): Record<string, string> {
   return { 'content-type': 'application/json', ...(announcement.apiKey !== undefined ? { authorization: `Bearer ${announcement.apiKey}` } : {}) };
 }
 
-/** Register; logs and answers false when the harness refused or could not be reached. */
-export async function announce(announcement: Announcement, logger: Logger): Promise<boolean> {
-  const { url, healthUrl, workerId, concurrency, endpointId } = announcement;
-  try {
-    const response = await fetch(base(announcement), {
-      method: 'POST',
-      headers: headers(announcement),
-      body: JSON.stringify({ url, healthUrl, workerId, concurrency }),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    if (response.ok) {
-      logger.info({ harness: urlForLog(announcement.harnessUrl), endpointId, workerId }, 'registered with the harness as a load-balancing worker');
-      return true;
-    }
-    logger.error({ harness: urlForLog(announcement.harnessUrl), status: response.status, body: (await response.text()).slice(0, 500) }, 'the harness refused the registration');
-  } catch (error) {
-    logger.error({ harness: urlForLog(announcement.harnessUrl), err: error }, 'could not register with the harness');
-  }
-  return false;
-}
+type Attempt = { readonly ok: true; readonly created: boolean } | { readonly ok: false; readonly problem: string };
 
-/** Unregister, best effort. */
-export async function withdraw(announcement: Announcement, logger: Logger): Promise<void> {
-  try {
-    await fetch(`${base(announcement)}/${encodeURIComponent(announcement.workerId)}`, {
-      method: 'DELETE',
-      headers: headers(announcement),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-  } catch (error) {
-    logger.warn({ err: error }, 'could not unregister from the harness');
+/** The registration of one worker with one harness, kept until `withdraw()`. */
+export class HarnessRegistration {
+  readonly #announcement: Announcement;
+  readonly #logger: Logger;
+  readonly #settings: RegistrationSettings;
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+  /** A POST was sent (the harness may hold the worker even if its answer was lost). */
+  #posted = false;
+  /** The harness accepted a registration at least once. */
+  #accepted = false;
+  #registered = false;
+
+  constructor(announcement: Announcement, logger: Logger, settings: RegistrationSettings = DEFAULT_REGISTRATION) {
+    this.#announcement = announcement;
+    this.#logger = logger;
+    this.#settings = settings;
+  }
+
+  /** Whether the harness accepted the last registration sent. */
+  get registered(): boolean {
+    return this.#registered;
+  }
+
+  /** Start registering; resolves once the first attempt ended (accepted or not); the loop goes on. */
+  start(): Promise<void> {
+    let firstDone!: () => void;
+    const first = new Promise<void>((resolve) => (firstDone = resolve));
+    this.#loop ??= this.#run(firstDone);
+    return first;
+  }
+
+  /** Stop registering (a POST in flight finishes first), then unregister, best effort. */
+  async withdraw(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+    if (!this.#posted) return;
+    this.#registered = false;
+    try {
+      await fetch(`${base(this.#announcement)}/${encodeURIComponent(this.#announcement.workerId)}`, {
+        method: 'DELETE',
+        headers: headers(this.#announcement),
+        signal: AbortSignal.timeout(this.#settings.attemptTimeoutMs),
+      });
+    } catch (error) {
+      // Never accepted: most likely there is no harness at all; nothing to warn about.
+      this.#logger[this.#accepted ? 'warn' : 'debug']({ harness: urlForLog(this.#announcement.harnessUrl), err: error }, 'could not unregister from the harness');
+    }
+  }
+
+  async #run(firstDone: () => void): Promise<void> {
+    const { harnessUrl, endpointId, workerId } = this.#announcement;
+    const harness = urlForLog(harnessUrl);
+    let failures = 0;
+    let lastProblem: string | undefined;
+    while (!this.#stop.signal.aborted) {
+      const wasRegistered = this.#registered;
+      const attempt = await this.#post();
+      firstDone();
+      this.#registered = attempt.ok;
+      if (attempt.ok) {
+        this.#accepted = true;
+        if (!wasRegistered) this.#logger.info({ harness, endpointId, workerId, attempts: failures + 1 }, 'registered with the harness as a load-balancing worker');
+        else if (attempt.created) this.#logger.info({ harness, endpointId, workerId }, 're-registered with the harness (it no longer held this worker: restarted, or forgot it)');
+        failures = 0;
+        lastProblem = undefined;
+        await sleep(this.#settings.refreshMs, this.#stop.signal);
+        continue;
+      }
+      failures++;
+      // One line per kind of trouble, not one per attempt.
+      if (attempt.problem !== lastProblem) {
+        this.#logger.warn({ harness, endpointId, workerId, problem: attempt.problem }, `could not register with the harness (${attempt.problem}); trying again with backoff`);
+      }
+      lastProblem = attempt.problem;
+      await sleep(backoffDelay(failures, { minMs: this.#settings.retryMinMs, maxMs: this.#settings.retryMaxMs }), this.#stop.signal);
+    }
+  }
+
+  /** One POST; never rejects. */
+  async #post(): Promise<Attempt> {
+    const { url, healthUrl, workerId, concurrency } = this.#announcement;
+    this.#posted = true;
+    try {
+      const response = await fetch(base(this.#announcement), {
+        method: 'POST',
+        headers: headers(this.#announcement),
+        body: JSON.stringify({ url, healthUrl, workerId, concurrency }),
+        signal: AbortSignal.timeout(this.#settings.attemptTimeoutMs),
+      });
+      const text = await response.text();
+      if (!response.ok) return { ok: false, problem: `HTTP ${response.status}: ${text.slice(0, 300)}` };
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      const parsed = RegisteredSchema.safeParse(body);
+      if (!parsed.success) return { ok: false, problem: `HTTP ${response.status} with a body that is not {workerId}: ${text.slice(0, 200)}` };
+      return { ok: true, created: parsed.data.created ?? response.status === 201 };
+    } catch (error) {
+      const cause = (error as { cause?: { code?: unknown } }).cause;
+      const code = typeof cause?.code === 'string' ? `${cause.code} ` : '';
+      return { ok: false, problem: `${code}${error instanceof Error ? error.message : String(error)}`.trim() };
+    }
   }
 }

@@ -21,7 +21,7 @@ export const LoadBalancingOptionsSchema = z.object({
   initTimeoutMs: z.number().int().min(1).max(3_600_000).default(DEFAULT_INIT_TIMEOUT_MS),
   /** The app's port when PORT is not set; default 80 (the platform's default). */
   port: portNumber.default(80),
-  /** The /ping port when PORT_HEALTH is not set; default the app's port. */
+  /** The /ping port when PORT_HEALTH is not set; default the app's port (one server). 0: a free port of its own, apart from the app's. */
   healthPort: portNumber.optional(),
   /** Address to listen on; default 0.0.0.0 (reachable from outside the container). Env SERVERLESS_WORKER_HOST overrides. */
   host: z.string().min(1).default('0.0.0.0'),
@@ -72,7 +72,7 @@ export interface LbEnv {
   readonly host: string;
   readonly port: number;
   readonly healthPort: number;
-  /** Same port: /ping is answered by the app's server before the app sees it. */
+  /** One server for both: PORT_HEALTH unset, or equal to a non-zero PORT. /ping is answered by the app's server before the app sees it. */
   readonly sharedPort: boolean;
   readonly harnessUrl: string | undefined;
   readonly advertiseHost: string;
@@ -85,12 +85,14 @@ export interface LbEnv {
 export function resolveLbEnv(config: LoadBalancingConfig, env: NodeJS.ProcessEnv): LbEnv {
   const parsed = parseOrThrow(LbEnvSchema, env, 'SW_INVALID_ENV', 'environment');
   const appPort = parsed.PORT ?? config.port;
-  const healthPort = parsed.PORT_HEALTH ?? config.healthPort ?? appPort;
+  const givenHealthPort = parsed.PORT_HEALTH ?? config.healthPort;
+  const healthPort = givenHealthPort ?? appPort;
   return {
     host: parsed.SERVERLESS_WORKER_HOST ?? config.host,
     port: appPort,
     healthPort,
-    sharedPort: healthPort === appPort,
+    // PORT_HEALTH unset, or the same fixed port: one server. PORT_HEALTH=0 asks for a port of its own (a free one), even with PORT=0.
+    sharedPort: givenHealthPort === undefined || (healthPort === appPort && appPort !== 0),
     harnessUrl: parsed.SERVERLESS_WORKER_HARNESS_URL,
     advertiseHost: parsed.SERVERLESS_WORKER_ADVERTISE_HOST ?? '127.0.0.1',
     endpointId: parsed.RUNPOD_ENDPOINT_ID ?? 'local',

@@ -5,8 +5,10 @@
  * stopped), with the queue worker's start-up phase (init, its timeout, SIGTERM), GPU
  * check, metrics and logs. SIGTERM: /ping answers 503 at once, new requests are refused
  * (503, Connection: close), requests in flight get `shutdownTimeoutMs` to finish, then
- * the servers close. A failed start-up (GPU check, init, building the app) leaves /ping
- * at 503 for `failureExitDelayMs`, then the process exits 1.
+ * the servers close. A stop during start-up aborts init's signal and waits for the
+ * start-up phase to end (init's clean-up gets `timeoutGraceMs`) before the servers close.
+ * A failed start-up (GPU check, init, building the app) leaves /ping at 503 for
+ * `failureExitDelayMs`, then the process exits 1 (also when a signal ends that wait).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -20,13 +22,17 @@ import { runInitPhase, type InitFunction } from '../worker/init/index.js';
 import { Lifecycle, type LifecycleState } from '../worker/lifecycle-state.js';
 import { resolvePlatformExtras } from '../worker/platform-extras.js';
 import { onShutdownSignals } from '../worker/signals.js';
-import { announce, withdraw, type Announcement } from './announce.js';
+import { sleep } from '../transports/platform/backoff.js';
+import { HarnessRegistration, type Announcement } from './announce.js';
 import { toRequestListener, type HttpApp } from './app-adapter.js';
 import { LoadBalancingOptionsSchema, resolveLbEnv, type LoadBalancingConfig } from './lb-options.js';
 import { answerPing, isPingPath } from './ping.js';
 import { RequestGate } from './request-gate.js';
 
 type SchemaInput = import('zod').input<typeof LoadBalancingOptionsSchema>;
+
+/** Beyond timeoutGraceMs, how long a stop waits for the start-up phase to end, ms (init's own grace timer starts a moment after the abort). */
+const START_UP_STOP_MARGIN_MS = 1_000;
 
 /** Options as a worker author writes them (see lb-options.ts for each default). Put `init` before `app` so that `state` is typed from it. */
 export type LoadBalancingOptions<State = undefined> = Omit<SchemaInput, 'app' | 'init'> & {
@@ -52,7 +58,7 @@ export interface LoadBalancingWorker {
   readonly state: LifecycleState;
   /** Resolves with the exit code once the worker has stopped (0 clean, 1 failed start-up). */
   readonly done: Promise<number>;
-  /** Graceful stop (as SIGTERM). */
+  /** Graceful stop (as SIGTERM): during start-up it aborts init and waits (bounded) for its clean-up. Answers the exit code. */
   stop(): Promise<number>;
 }
 
@@ -130,24 +136,34 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
     env.harnessUrl !== undefined
       ? { harnessUrl: env.harnessUrl, endpointId: env.endpointId, workerId, url, healthUrl, concurrency: config.concurrency, apiKey: env.apiKey }
       : undefined;
+  const registration = announcement ? new HarnessRegistration(announcement, logger) : undefined;
 
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
   let stopping: Promise<number> | undefined;
   let offSignals: () => void = () => {};
+  // SIGTERM/SIGINT or stop() during start-up abort init (its phase then ends 'aborted').
+  const stopInit = new AbortController();
+  let startingUp: Promise<void> = Promise.resolve();
 
-  const shutdown = (exitCode: number): Promise<number> => {
+  /** Drain and stop; the exit code is 1 after a failed start-up (whatever stopped it), else 0. */
+  const shutdown = (): Promise<number> => {
     stopping ??= (async () => {
+      const duringStartUp = lifecycle.state === 'starting' || lifecycle.state === 'initializing';
       if (lifecycle.state !== 'draining' && lifecycle.state !== 'stopped') lifecycle.move('draining');
       offSignals();
+      stopInit.abort();
       logger.info({ inFlight: gate.inFlight }, 'load-balancing worker draining: /ping answers 503, new requests are refused');
-      if (announcement) await withdraw(announcement, logger);
+      const withdrawing = registration?.withdraw();
+      if (duringStartUp) await waitForStartUp();
+      await withdrawing;
       const drained = await gate.waitIdle(config.shutdownTimeoutMs);
       if (!drained) logger.warn({ inFlight: gate.inFlight, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'drain deadline passed: closing the connections of requests still in flight');
       const closing = Promise.all([closeServer(appServer), closeServer(healthServer), metricsServer?.close()]);
       if (!drained) appServer.closeAllConnections();
       await closing;
       lifecycle.move('stopped');
+      const exitCode = failed ? 1 : 0;
       logger.info({ exitCode }, 'load-balancing worker stopped');
       resolveDone(exitCode);
       return exitCode;
@@ -155,14 +171,24 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
     return stopping;
   };
 
+  /** The start-up phase's end, bounded: init gets timeoutGraceMs to stop after its signal aborted (runInit bounds it the same way); the GPU check and app() are bounded here too. */
+  const waitForStartUp = async (): Promise<void> => {
+    const boundMs = config.timeoutGraceMs + START_UP_STOP_MARGIN_MS;
+    const over = new AbortController();
+    const ended = await Promise.race([startingUp.then(() => true), sleep(boundMs, over.signal).then(() => false)]);
+    over.abort();
+    if (!ended) logger.warn({ timeoutGraceMs: config.timeoutGraceMs }, `the start-up phase did not end within ${boundMs} ms of the stop: stopping without it`);
+  };
+
   const failStartUp = (message: string): void => {
     failed = true;
     logger.fatal({ failureExitDelayMs: config.failureExitDelayMs }, `start-up failed: ${message}; /ping answers 503 until the process exits 1`);
-    setTimeout(() => void shutdown(1), config.failureExitDelayMs).unref();
+    setTimeout(() => void shutdown(), config.failureExitDelayMs).unref();
   };
 
   const startUp = async (): Promise<void> => {
-    if (announcement) await announce(announcement, logger);
+    if (registration) await registration.start();
+    if (stopping) return;
     if (platform.expectGpu !== undefined) {
       const presence = await checkGpuPresence(platform.expectGpu, { env: processEnv });
       if (!presence.ok) return failStartUp(`GPU check: ${presence.message}`);
@@ -194,18 +220,8 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
     logger.info({ workerId, url }, 'load-balancing worker ready: /ping answers 200');
   };
 
-  // SIGTERM/SIGINT: during start-up they abort init (its phase then ends 'aborted'), afterwards they drain.
-  const stopInit = new AbortController();
-  if (extras.signals !== false) {
-    offSignals = onShutdownSignals(logger, () => {
-      if (lifecycle.state === 'ready' || failed) void shutdown(0);
-      else {
-        stopInit.abort();
-        void shutdown(0);
-      }
-    });
-  }
-  void startUp();
+  if (extras.signals !== false) offSignals = onShutdownSignals(logger, () => void shutdown());
+  startingUp = startUp().catch((error: unknown) => failStartUp(`start-up phase: ${error instanceof Error ? error.message : String(error)}`));
 
   return {
     workerId,
@@ -215,7 +231,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
       return lifecycle.state;
     },
     done,
-    stop: () => shutdown(0),
+    stop: () => shutdown(),
   };
 }
 

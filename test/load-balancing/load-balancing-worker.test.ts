@@ -2,15 +2,29 @@
  * A load-balancing worker process on its own (the node:http example), over real
  * sockets on loopback ports the test picks: /ping 204 during init then 200, on
  * PORT_HEALTH whether or not it equals PORT; requests before ready refused with 503;
- * a failed init leaves /ping at 503 and exits 1; SIGTERM drains (ping 503, new requests
- * refused, the request in flight finishes) and exits 0. Bounded waits only.
+ * a failed init leaves /ping at 503 and exits 1 (also when SIGTERM ends the wait);
+ * SIGTERM during init aborts it and waits for its clean-up, then exits 0; SIGTERM
+ * drains (ping 503, new requests refused, the request in flight finishes) and exits 0.
+ * /metrics (SERVERLESS_WORKER_METRICS_PORT) counts init and requests. Bounded waits only.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { killAllWorkers } from '../platform/worker-process.js';
+import { killAllWorkers, type WorkerProcess } from '../platform/worker-process.js';
 import { waitFor, within } from '../transports/wait-for.js';
 import { freePort, startLbWorker, statusOf } from './lb-process.js';
 
 const START_BOUND_MS = 30_000;
+const METRICS_ENV = { SERVERLESS_WORKER_METRICS_PORT: '0', SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+
+/** The /metrics URL the worker logged (needs LOG_LEVEL info). */
+function metricsUrl(worker: WorkerProcess): Promise<string> {
+  return waitFor(() => /metrics served at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(worker.stderr())?.[1], `the metrics URL in the log (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
+}
+
+/** The value of one sample line (`name{labels} value`) of a Prometheus text, or undefined. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
 
 afterEach(async () => {
   await killAllWorkers();
@@ -46,12 +60,22 @@ describe('load-balancing worker process', () => {
 
   it('drains on SIGTERM: /ping 503, new requests refused, the request in flight finishes, exit 0', { timeout: 60_000 }, async () => {
     const port = await freePort();
-    const worker = startLbWorker('lb-drain', { PORT: String(port) });
+    const worker = startLbWorker('lb-drain', { PORT: String(port), INIT_DELAY_MS: '300', ...METRICS_ENV });
     const base = `http://127.0.0.1:${port}`;
     await waitFor(async () => (await statusOf(`${base}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    const metrics = await metricsUrl(worker);
+    for (let i = 0; i < 3; i++) expect(await statusOf(`${base}/whoami`)).toBe(200);
+    expect(await statusOf(`${base}/nothing-here`)).toBe(404);
     // fetch answers with the headers, which /slow sends at once: the request is in flight at the worker.
     const inFlight = await fetch(`${base}/slow?ms=2000`);
     const slow = inFlight.json().then((body: unknown) => ({ status: inFlight.status, body }));
+    const scraped = await (await fetch(metrics)).text();
+    expect(sample(scraped, 'serverless_worker_http_requests_in_flight')).toBe(1);
+    expect(sample(scraped, 'serverless_worker_http_requests_total{code="200"}')).toBe(3);
+    expect(sample(scraped, 'serverless_worker_http_requests_total{code="404"}')).toBe(1);
+    const initSeconds = sample(scraped, 'serverless_worker_init_duration_seconds{outcome="ok"}');
+    console.log(`init of the worker (a 300 ms wait) measured ${initSeconds} s in /metrics`);
+    expect(initSeconds).toBeGreaterThanOrEqual(0.29);
     worker.signal('SIGTERM');
     await waitFor(async () => (await statusOf(`${base}/ping`)) === 503, '/ping to answer 503 while draining', 10_000, 20);
     const refused = await fetch(`${base}/whoami`, { headers: { connection: 'close' } });
@@ -60,5 +84,32 @@ describe('load-balancing worker process', () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('SW_WORKER_SHUTDOWN');
     expect(await within(slow, 'the request in flight', 20_000)).toEqual({ status: 200, body: { workerId: 'lb-drain', slept: 2000 } });
     expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
+  });
+
+  it('SIGTERM during init aborts its signal and waits for its clean-up before exiting 0', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const worker = startLbWorker('lb-init-term', { PORT: String(port), INIT_DELAY_MS: '600000', INIT_CLEANUP_MS: '1000', TIMEOUT_GRACE_MS: '10000', LOG_LEVEL: 'info' });
+    await waitFor(async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 204, `/ping to answer 204 (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    worker.signal('SIGTERM');
+    const exit = await within(worker.exited, 'the worker to exit', 30_000);
+    expect(exit.code).toBe(0);
+    const log = worker.stderr();
+    // init's clean-up ran to its end, and before the worker stopped.
+    expect(log).toContain('init stopped: clean-up done');
+    expect(log).toContain('init stopped by a shutdown signal');
+    expect(log.indexOf('init stopped: clean-up done')).toBeLessThan(log.indexOf('load-balancing worker stopped'));
+    expect(log).not.toContain('init ignored its abort signal');
+  });
+
+  it('exits 1 when SIGTERM ends the wait after a failed init, and /metrics shows the failed init meanwhile', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const worker = startLbWorker('lb-fail-term', { PORT: String(port), INIT_MODE: 'fail', INIT_DELAY_MS: '200', FAILURE_EXIT_DELAY_MS: '120000', ...METRICS_ENV });
+    await waitFor(async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 503, `/ping to answer 503 after the failed init (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    const scraped = await (await fetch(await metricsUrl(worker))).text();
+    expect(sample(scraped, 'serverless_worker_init_duration_seconds{outcome="failed"}')).toBeGreaterThanOrEqual(0.19);
+    expect(sample(scraped, 'serverless_worker_init_duration_seconds{outcome="ok"}')).toBeUndefined();
+    worker.signal('SIGTERM');
+    expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(1);
+    expect(worker.stderr()).toContain('start-up failed: init failed: weights not found');
   });
 });

@@ -127,8 +127,9 @@ export class LbPool {
   describe(): string {
     if (this.#workers.size === 0) return 'no worker is registered';
     const c = this.counts();
-    const busy = this.all().filter((worker) => worker.state === 'healthy').length;
-    return `${busy} healthy (all at their concurrency), ${c.initializing} initializing, ${c.unhealthy} unhealthy`;
+    const healthy = c.idle + c.running;
+    const others = `${c.initializing} initializing, ${c.unhealthy} unhealthy`;
+    return healthy === 0 ? `no healthy worker: ${others}` : `${healthy} healthy, all at their concurrency; ${others}`;
   }
 
   view(worker: LbWorker): LbWorkerView {

@@ -4,7 +4,7 @@
  *
  * | route | what |
  * |---|---|
- * | `POST /v2/{endpoint_id}/load-balancing/workers` | register a worker: `{url, healthUrl?, workerId?, concurrency?}` (a worker started with SERVERLESS_WORKER_HARNESS_URL does it itself) |
+ * | `POST /v2/{endpoint_id}/load-balancing/workers` | register a worker: `{url, healthUrl?, workerId?, concurrency?}` (a worker started with SERVERLESS_WORKER_HARNESS_URL does it itself, and repeats it as a refresh); 201 `created: true`, or 200 `created: false` for a registration already held |
  * | `GET /v2/{endpoint_id}/load-balancing/workers` | the workers and their states |
  * | `DELETE /v2/{endpoint_id}/load-balancing/workers/{worker_id}` | unregister (a worker does it when it drains) |
  * | any method `/lb/{endpoint_id}/{path}` | the endpoint itself: `/{path}` of a healthy worker, round-robin |
@@ -50,13 +50,13 @@ export async function lbRegistrationRoutes(app: FastifyInstance, options: LbRout
   app.post('/:endpointId/load-balancing/workers', async (request, reply) => {
     const { endpointId } = parseOrThrow(EndpointParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const body = parseOrThrow(RegisterBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'load-balancing worker registration');
-    const worker = lb.register(endpointId, {
+    const { worker, created } = lb.register(endpointId, {
       workerId: body.workerId ?? `lb-${randomUUID().slice(0, 8)}`,
       url: body.url,
       healthUrl: body.healthUrl ?? body.url,
       concurrency: body.concurrency,
     });
-    return reply.code(201).send({ endpointId, workerId: worker.id, path: `${LB_PATH_PREFIX}/${endpointId}/` });
+    return reply.code(created ? 201 : 200).send({ endpointId, workerId: worker.id, created, path: `${LB_PATH_PREFIX}/${endpointId}/` });
   });
   app.get('/:endpointId/load-balancing/workers', async (request) => {
     const { endpointId } = parseOrThrow(EndpointParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');

@@ -54,17 +54,24 @@ export class LoadBalancing {
     return [...this.#pools.values()];
   }
 
-  /** Add a worker (or replace one of the same id) and ping it at once. */
-  register(endpointId: string, input: RegisterInput): LbWorker {
+  /**
+   * Add a worker and ping it at once. The same registration again (same id, URLs and
+   * concurrency: a worker repeats its own every few seconds) is a refresh: the entry, its
+   * state and counters are kept and `created` is false. A different one under the same id
+   * replaces the entry.
+   */
+  register(endpointId: string, input: RegisterInput): { readonly worker: LbWorker; readonly created: boolean } {
     let pool = this.#pools.get(endpointId);
     if (!pool) {
       pool = new LbPool(endpointId);
       this.#pools.set(endpointId, pool);
     }
+    const held = pool.get(input.workerId);
+    if (held && held.url === input.url && held.healthUrl === input.healthUrl && held.concurrency === input.concurrency) return { worker: held, created: false };
     const worker = pool.register({ id: input.workerId, url: input.url, healthUrl: input.healthUrl, concurrency: input.concurrency }, Date.now());
     this.#logger.info({ endpointId, workerId: input.workerId, url: urlForLog(input.url), healthUrl: urlForLog(input.healthUrl) }, 'load-balancing worker registered');
     void this.#ping(pool, worker);
-    return worker;
+    return { worker, created: true };
   }
 
   remove(endpointId: string, workerId: string): boolean {

@@ -13,7 +13,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
 import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
-import { FASTIFY_WORKER, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
+import { FASTIFY_WORKER, freePort, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
 import { killAllWorkers, type WorkerProcess } from '../../platform/worker-process.js';
 import { waitFor, within } from '../../transports/wait-for.js';
 
@@ -26,14 +26,18 @@ let server: HarnessServer | undefined;
 
 afterEach(async () => {
   await killAllWorkers();
+  await stopHarness();
+});
+
+async function startHarness(loadBalancing: LoadBalancingSettingsInput = {}, port = 0): Promise<HarnessServer> {
+  server = await createHarnessServer({ harness: new Harness(), port, host: '127.0.0.1', apiKey: KEY, loadBalancing: { pingIntervalMs: 100, ...loadBalancing } });
+  return server;
+}
+
+async function stopHarness(): Promise<void> {
   await server?.close();
   server?.config.harness.close();
   server = undefined;
-});
-
-async function startHarness(loadBalancing: LoadBalancingSettingsInput = {}): Promise<HarnessServer> {
-  server = await createHarnessServer({ harness: new Harness(), port: 0, apiKey: KEY, loadBalancing: { pingIntervalMs: 100, ...loadBalancing } });
-  return server;
 }
 
 function joinHarness(running: HarnessServer, workerId: string, extra: Record<string, string> = {}, fixture?: string): WorkerProcess {
@@ -52,8 +56,9 @@ async function health(running: HarnessServer): Promise<Health> {
 
 async function healthyCount(running: HarnessServer, count: number, workers: WorkerProcess[]): Promise<Health> {
   return waitFor(async () => {
-    const body = await health(running);
-    return body.workers.idle + body.workers.running === count ? body : undefined;
+    // A connection kept alive to a harness that since restarted on the same port fails once: ask again.
+    const body = await health(running).catch(() => undefined);
+    return body && body.workers.idle + body.workers.running === count ? body : undefined;
   }, `${count} healthy load-balancing workers (stderr: ${workers.map((worker) => worker.stderr().slice(-600)).join(' | ')})`, START_BOUND_MS, 50);
 }
 
@@ -125,6 +130,45 @@ describe('harness load-balancing endpoints', () => {
     console.log(`traffic: ${outcomes.length} requests, ${failed.length} failed around the kill (${[...new Set(failed.map((f) => f.status))].join(', ') || 'none'})`);
     const view = await health(running);
     expect(view.workers).toMatchObject({ idle: 1, unhealthy: 1 });
+  });
+
+  it('registers a worker started before the harness once the harness is up, and again after the harness restarts', { timeout: 120_000 }, async () => {
+    const harnessPort = await freePort();
+    const workerPort = await freePort();
+    const harnessUrl = `http://127.0.0.1:${harnessPort}`;
+    const worker = startLbWorker('lb-early', { PORT: String(workerPort), SERVERLESS_WORKER_HARNESS_URL: harnessUrl, RUNPOD_ENDPOINT_ID: ENDPOINT, RUNPOD_AI_API_KEY: KEY, LOG_LEVEL: 'info' });
+    // Ready on its own, with no harness to register with yet.
+    await waitFor(async () => (await statusOf(`http://127.0.0.1:${workerPort}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    expect(worker.stderr()).toContain('could not register with the harness');
+    const first = await startHarness({}, harnessPort);
+    await healthyCount(first, 1, [worker]);
+    expect(await statusOf(lbUrl(first, '/whoami'), { headers: auth })).toBe(200);
+    // The harness restarts with nothing in memory: the worker's next refresh registers it again.
+    await stopHarness();
+    const second = await startHarness({}, harnessPort);
+    expect(second.loadBalancing.pool(ENDPOINT)?.size ?? 0).toBe(0);
+    const startedAt = Date.now();
+    await healthyCount(second, 1, [worker]);
+    console.log(`registered again ${Date.now() - startedAt} ms after the harness restarted (refresh every 5 s)`);
+    expect(await (await fetch(lbUrl(second, '/whoami'), { headers: auth })).json()).toEqual({ workerId: 'lb-early' });
+    expect(worker.stderr()).toContain('re-registered with the harness');
+    // A refresh (the same registration again) keeps the entry as it is; its counters are not reset.
+    const pool = second.loadBalancing.pool(ENDPOINT)!;
+    const entry = pool.get('lb-early')!;
+    expect(entry.requests).toBeGreaterThan(0);
+    const again = await fetch(`${second.url}/v2/${ENDPOINT}/load-balancing/workers`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ workerId: 'lb-early', url: entry.url, healthUrl: entry.healthUrl, concurrency: entry.concurrency }),
+    });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ workerId: 'lb-early', created: false });
+    expect(pool.get('lb-early')).toBe(entry);
+    expect(entry.state).toBe('healthy');
+    // Draining, it unregisters.
+    worker.signal('SIGTERM');
+    expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
+    expect(second.loadBalancing.pool(ENDPOINT)?.size).toBe(0);
   });
 
   it('keeps every path on the chosen worker ("//host/..." and ".." are paths there), and such requests take no worker out of the pool', { timeout: 90_000 }, async () => {
