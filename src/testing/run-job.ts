@@ -94,14 +94,15 @@ export function streamJob<Input>(handler: Handler<Input>, request: unknown, sett
 
   const result = (async (): Promise<TestJobResult> => {
     let unsubscribe = (): void => {};
+    let stopped = false;
     try {
       // Chunks wait in the store until read: none is lost before the subscription.
       const { id } = await endpoint.submit(jobRequest);
       unsubscribe = endpoint.onJobChange(id, () => void collect(id).catch(() => {}));
       const view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS);
       await collect(id);
-      const exit = await local.runtime.stop();
-      await local.sampler?.close();
+      stopped = true;
+      const exit = await local.stop();
       const record = dryRunRecord(view);
       return {
         id,
@@ -115,6 +116,8 @@ export function streamJob<Input>(handler: Handler<Input>, request: unknown, sett
       };
     } finally {
       unsubscribe();
+      // A submission the harness refused (or any failure before the end): the worker still stops.
+      if (!stopped) await local.stop().catch(() => {});
       await harness.close();
       ended = true;
       wake?.();
