@@ -8,6 +8,7 @@
  * then it pings without job_id, so that the platform requeues them instead of waiting
  * on a worker that cannot finish them.
  */
+import { appendParams } from '../platform/urls.js';
 import type { ThreadHttp } from './thread-http.js';
 import type { FromThreadMessage, HeartbeatSettings } from './thread-protocol.js';
 
@@ -50,14 +51,10 @@ export class ThreadHeartbeat {
   /** The ping URL as it goes now. */
   pingUrl(): string {
     const { url, version } = this.#settings;
-    const params: string[] = [];
     const ids = new Set(this.#jobIds);
     for (const id of this.#runningIds()) ids.add(id);
-    if (ids.size > 0 && this.#claimJobs()) params.push(`job_id=${encodeURIComponent([...ids].join(','))}`);
-    params.push(`runpod_version=${encodeURIComponent(version)}`);
-    const query = params.join('&');
-    if (!url.includes('?')) return `${url}?${query}`;
-    return url.endsWith('?') || url.endsWith('&') ? `${url}${query}` : `${url}&${query}`;
+    const claimed = ids.size > 0 && this.#claimJobs() ? [...ids].join(',') : undefined;
+    return appendParams(url, { job_id: claimed, runpod_version: version });
   }
 
   /** First ping at once, then one every interval. */

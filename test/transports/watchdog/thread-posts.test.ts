@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildPlatformUrls } from '../../../src/transports/platform/urls.js';
 import { JOB_ID_PLACEHOLDER, JobBoard, JobBoardReader, type WatchdogThreadData } from '../../../src/transports/watchdog/index.js';
 import { blockedFor, claimsJobs, expiredSlots, verdicts } from '../../../src/transports/watchdog/thread-decisions.js';
 import { childPids, postVerdicts, verdictUrl } from '../../../src/transports/watchdog/thread-fire.js';
@@ -118,6 +119,22 @@ describe('the watchdog thread posts', () => {
     expect(byAttempt.get('/job-done/w-1/job%2F1?isStream=false&attempt=2')).toEqual({ stopPod: true, code: 'SW_WORKER_SHUTDOWN' });
     // Three posts: one was answered 503 and posted again.
     expect(landed).toHaveLength(3);
+  });
+});
+
+describe('the verdict URL', () => {
+  it('is the job-done URL the transport itself posts the same attempt to', () => {
+    const urls = buildPlatformUrls(
+      { getJobUrl: 'https://api.example/v2/ep/job-take/$ID?gpu=a100', postOutputUrl: 'https://api.example/v2/ep/job-done/$RUNPOD_POD_ID/$ID?', pingIntervalMs: 10_000 },
+      'w-9',
+    );
+    const doneUrl = urls.done(JOB_ID_PLACEHOLDER, false);
+    const board = new JobBoard(2);
+    board.claim('id with/slash', 1, 0, 3);
+    board.claim('plain', 1, 0);
+    const [withAttempt, without] = new JobBoardReader(board.buffer).jobs();
+    expect(verdictUrl(doneUrl, withAttempt!)).toBe(urls.done('id with/slash', false, 3));
+    expect(verdictUrl(doneUrl, without!)).toBe(urls.done('plain', false));
   });
 });
 
