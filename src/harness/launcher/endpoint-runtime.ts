@@ -14,12 +14,10 @@ export interface EndpointRuntime {
   readonly backoff: CrashBackoff;
   throttled: number;
   unhealthyReason: string | undefined;
-  /** `jobId@startedAt` of running jobs whose wait was already counted. */
-  waitsSeen: Set<string>;
 }
 
 export function newEndpointRuntime(backoff: CrashBackoffSettings): EndpointRuntime {
-  return { workers: new Map(), backoff: new CrashBackoff(backoff), throttled: 0, unhealthyReason: undefined, waitsSeen: new Set() };
+  return { workers: new Map(), backoff: new CrashBackoff(backoff), throttled: 0, unhealthyReason: undefined };
 }
 
 /** The endpoint's workers as the job store knows them (EndpointJobs.workers.all()), by id. */
@@ -30,9 +28,17 @@ export function holdsJob(presence: Presence, workerId: string): boolean {
   return (presence.get(workerId)?.jobIds.length ?? 0) > 0;
 }
 
-/** The worker's state as the harness sees it now: heard from means past initializing, even before the next tick records it. */
+/**
+ * Whether the worker's presence shows it past its start-up phase: it asked for a job or
+ * holds one. A heartbeat alone does not: workers send heartbeats while `init` runs.
+ */
+export function leftInitializing(worker: StoredWorker | undefined): worker is StoredWorker {
+  return worker !== undefined && (!worker.initializing || worker.jobIds.length > 0);
+}
+
+/** The worker's state as the harness sees it now: out of initializing once its presence says so, even before the next tick records it. */
 function stateNow(worker: LaunchedWorker, presence: Presence): LaunchedWorkerState {
-  return worker.state(holdsJob(presence, worker.id), presence.get(worker.id) !== undefined);
+  return worker.state(holdsJob(presence, worker.id), leftInitializing(presence.get(worker.id)));
 }
 
 /** The launched workers of the endpoint counted by state. */

@@ -16,6 +16,8 @@ export interface LaunchedWorkerOptions {
   imageName: string;
   /** The endpoint version (release) it was started for. */
   version: number;
+  /** What it was started with that a settings change would alter (launch-key.ts): a worker whose key differs from the endpoint's now is rolled. */
+  launchKey: string;
   command: string;
   env: NodeJS.ProcessEnv;
   /** Working directory; default the harness's. */
@@ -33,16 +35,23 @@ export class LaunchedWorker {
   readonly endpointId: string;
   readonly imageName: string;
   readonly version: number;
+  readonly launchKey: string;
   readonly gpus: readonly string[];
   readonly spawnedAt: number;
-  /** Epoch ms of its first call to the harness (take or ping); undefined while initializing. */
+  /** Epoch ms it left initializing (its first job request, as its presence shows it); undefined while initializing. */
   readyAt: number | undefined;
-  /** Epoch ms it last held a job. */
-  lastBusyAt: number | undefined;
+  /** Epoch ms it last took or ended a job (store events), or was seen holding one: its idle time counts from here. */
+  lastJobAt: number | undefined;
+  /** Jobs its presence listed at the last look (job-activity.ts counts the wait of the new ones). */
+  heldSeen: ReadonlySet<string> = new Set();
   /** Set once the launcher told it to stop. */
   stopping = false;
+  /** Set when it outlived the shutdown deadline and got SIGKILL. */
+  killed = false;
   exitedAt: number | undefined;
   readonly #child: ChildProcess;
+  /** Its output streams closed: every process of its group that held them is gone. */
+  #closed = false;
   #killTimer: NodeJS.Timeout | undefined;
   readonly exited: Promise<void>;
 
@@ -51,6 +60,7 @@ export class LaunchedWorker {
     this.endpointId = options.endpointId;
     this.imageName = options.imageName;
     this.version = options.version;
+    this.launchKey = options.launchKey;
     this.gpus = options.gpus;
     this.spawnedAt = options.spawnedAt;
     this.#child = spawn('/bin/sh', ['-c', options.command], {
@@ -66,6 +76,7 @@ export class LaunchedWorker {
     this.exited = new Promise<void>((resolve) => {
       // 'close' waits for the output streams too, so no line arrives after the exit.
       this.#child.once('close', (code, signal) => {
+        this.#closed = true;
         if (this.#killTimer) clearTimeout(this.#killTimer);
         options.onExit(code, signal);
         resolve();
@@ -79,13 +90,13 @@ export class LaunchedWorker {
   }
 
   /**
-   * The state the scaler sees, given whether it holds a job now and whether the harness
-   * has heard from it (a view read between two launcher ticks must not call a worker that
-   * already called the harness initializing).
+   * The state the scaler sees, given whether it holds a job now and whether its presence
+   * shows it out of initializing (a view read between two launcher ticks must not call a
+   * worker that already asked for a job initializing).
    */
-  state(holdsJob: boolean, heard = false): LaunchedWorkerState {
+  state(holdsJob: boolean, ready = false): LaunchedWorkerState {
     if (this.stopping) return 'stopping';
-    if (this.readyAt === undefined && !heard) return 'initializing';
+    if (this.readyAt === undefined && !ready && !holdsJob) return 'initializing';
     return holdsJob ? 'running' : 'idle';
   }
 
@@ -94,7 +105,10 @@ export class LaunchedWorker {
     if (this.stopping) return;
     this.stopping = true;
     this.#signal('SIGTERM');
-    this.#killTimer = setTimeout(() => this.#signal('SIGKILL'), deadlineMs);
+    this.#killTimer = setTimeout(() => {
+      this.killed = !this.#closed;
+      this.#signal('SIGKILL');
+    }, deadlineMs);
     this.#killTimer.unref();
   }
 
@@ -105,8 +119,10 @@ export class LaunchedWorker {
   }
 
   #signal(signal: NodeJS.Signals): void {
+    // Not the shell's own exit: a shell that ran the command as its child may exit on
+    // SIGTERM while the command ignores it and lives on in the group; SIGKILL must still go.
     const pid = this.#child.pid;
-    if (pid === undefined || this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    if (pid === undefined || this.#closed) return;
     try {
       // The worker's own process group (it was started detached): the shell and what it runs.
       process.kill(-pid, signal);

@@ -22,15 +22,16 @@ import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { Harness } from '../harness.js';
 import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
-import type { StoredJob } from '../store/job-store.js';
 import type { TimerHandle } from '../clock.js';
-import { countStates, holdsJob, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
-import { launchEnv } from './launch-env.js';
-import { queueSnapshot } from './queue-snapshot.js';
+import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
+import { JobActivity } from './job-activity.js';
+import { launchEnv, launchKey } from './launch-env.js';
+import { LauncherReports } from './launcher-reports.js';
+import { readQueue } from './queue-snapshot.js';
 import { GpuPool } from './gpu-pool.js';
 import { LaunchedWorker } from './launched-worker.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
-import { decideScaling, type QueuedJobSnapshot, type WorkerSnapshot } from './scale-decision.js';
+import { decideScaling, type WorkerSnapshot } from './scale-decision.js';
 import { ScaleEvents, type ScaleEvent, type ScaleEventInput } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
 import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
@@ -66,6 +67,8 @@ export class Launcher implements LaunchedWorkersView {
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
   readonly #slots: SlotClaims;
+  readonly #activity: JobActivity;
+  readonly #reports: LauncherReports;
   #target: LauncherTarget | undefined;
   #timer: TimerHandle | undefined;
   #closed = false;
@@ -78,11 +81,20 @@ export class Launcher implements LaunchedWorkersView {
     this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
     this.#logs = new WorkerLogs(this.settings.logLines);
     this.#slots = deps.slots ?? new LocalSlotClaims();
+    this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events);
+    this.#activity = new JobActivity({
+      store: deps.harness.store,
+      clock: deps.harness.clock,
+      workerOf: (endpointId, workerId) => this.#runtimes.get(endpointId)?.workers.get(workerId),
+      onWait: (endpointId, wait) => this.#reports.wait(endpointId, wait),
+      onError: (error) => this.#log.error({ err: error }, 'launcher job activity failed'),
+    });
   }
 
   /** Start ticking against the harness at `target.url`. */
   start(target: LauncherTarget): void {
     this.#target = target;
+    this.#activity.start();
     this.#log.info(
       { images: Object.keys(this.settings.images), gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none', machineId: this.#slots.machineId, sharedSlots: this.#slots.shared },
       `launcher started on machine ${this.#slots.machineId}: templates with these images run their workers here`,
@@ -132,6 +144,7 @@ export class Launcher implements LaunchedWorkersView {
   async close(): Promise<void> {
     this.#closed = true;
     this.#timer?.cancel();
+    this.#activity.close();
     const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
     for (const worker of all) this.#stopWorker(worker, 'shutdown');
     await Promise.all(all.map((worker) => worker.exited));
@@ -190,15 +203,16 @@ export class Launcher implements LaunchedWorkersView {
 
   async #scale(endpoint: Endpoint, template: Template, image: { command: string; cwd?: string | undefined }, jobs: EndpointJobs, now: number): Promise<void> {
     const runtime = this.#runtime(endpoint.id);
-    const presence = await this.#presence(endpoint.id);
-    const active = await jobs.list({ states: ['IN_QUEUE', 'IN_PROGRESS'], offset: 0, limit: Number.MAX_SAFE_INTEGER });
-    // A rolling release (template updated or changed): idle workers of an older version go,
-    // the scaler starts new ones; busy ones follow once idle.
+    this.#activity.watch(jobs);
+    const [presence, { queued, runningJobs }] = await Promise.all([this.#presence(endpoint.id), readQueue(jobs, endpoint)]);
+    // A rolling release (template updated or changed, or a setting that changes how workers
+    // run: gpuCount, computeType, vcpuCount, the image's command): idle workers started
+    // otherwise go, the scaler starts new ones; busy ones follow once idle.
+    const key = launchKey(endpoint, template, image);
     for (const worker of runtime.workers.values()) {
-      if (worker.version < endpoint.version && !worker.stopping && !holdsJob(presence, worker.id)) this.#stopWorker(worker, 'release');
+      if (worker.launchKey !== key && !worker.stopping && !holdsJob(presence, worker.id)) this.#stopWorker(worker, 'release');
     }
-    const workers = this.#observe(runtime, presence, endpoint.id, now);
-    const { queued, runningJobs } = this.#queueSnapshot(runtime, active.jobs, endpoint.id);
+    const workers = this.#observe(runtime, presence, now);
     const needsGpus = endpoint.computeType === 'GPU' && this.#pool !== undefined;
     if (needsGpus && this.#pool && endpoint.gpuCount > this.#pool.total) {
       this.#warnOnce(`gpus:${endpoint.id}`, { endpointId: endpoint.id, gpuCount: endpoint.gpuCount, gpus: this.#pool.total }, 'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled');
@@ -224,47 +238,29 @@ export class Launcher implements LaunchedWorkersView {
     for (let i = 0; i < decision.start; i++) {
       const id = launchedWorkerId(this.#slots, endpoint.id, ++this.#seq); // a slot first: never more than workersMax across machines
       if ((await this.#slots.claim(endpoint.id, endpoint.workersMax, id, now)) === undefined) break;
-      this.#spawn(endpoint, template, image, runtime, now, needsGpus, decision.desired, id);
+      this.#spawn(endpoint, template, image, runtime, now, needsGpus, decision.desired, key, id);
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
     this.#gauge(endpoint.id, runtime, presence);
   }
 
-  /** Update readiness and busy times from the presence table; the scaler's view of each worker. */
-  #observe(runtime: EndpointRuntime, workers: Presence, endpointId: string, now: number): WorkerSnapshot[] {
+  /**
+   * Update readiness from the presence table; the scaler's view of each worker. A worker
+   * is idle since the later of its readiness and its last job activity (job-activity.ts:
+   * takes and ends from store events), never from what a tick happened to sample.
+   */
+  #observe(runtime: EndpointRuntime, workers: Presence, now: number): WorkerSnapshot[] {
     const snapshots: WorkerSnapshot[] = [];
     for (const worker of runtime.workers.values()) {
       const presence = workers.get(worker.id);
-      if (presence && worker.readyAt === undefined) {
-        worker.readyAt = now;
-        const coldStartMs = now - worker.spawnedAt;
-        this.#deps.metrics?.harnessWorkerColdStartSeconds.observe({ endpoint: endpointId }, coldStartMs / 1000);
-        this.#log.info({ endpointId, workerId: worker.id, coldStartMs }, `worker ${worker.id} ready: cold start ${coldStartMs} ms (spawn to first call)`);
-        this.#event(runtime, { endpointId, kind: 'ready', workerId: worker.id, message: `ready: cold start ${coldStartMs} ms (spawn to first call)` });
-        if (runtime.unhealthyReason !== undefined) {
-          this.#log.info({ endpointId }, `endpoint ${endpointId} healthy again: a worker started`);
-          this.#event(runtime, { endpointId, kind: 'healthy', message: 'healthy again: a worker started' });
-        }
-        runtime.backoff.recordHealthyStart();
-        runtime.unhealthyReason = undefined;
-      }
+      if (worker.readyAt === undefined && leftInitializing(presence)) this.#reports.ready(runtime, worker, presence, now);
       const busy = (presence?.jobIds.length ?? 0) > 0;
-      if (busy) worker.lastBusyAt = now;
+      if (busy) worker.lastJobAt = now;
       const state = worker.state(busy);
-      snapshots.push({ id: worker.id, state, ...(state === 'idle' ? { idleSince: worker.lastBusyAt ?? worker.readyAt ?? now } : {}) });
+      const readyAt = worker.readyAt ?? now;
+      snapshots.push({ id: worker.id, state, ...(state === 'idle' ? { idleSince: Math.max(readyAt, worker.lastJobAt ?? readyAt) } : {}) });
     }
     return snapshots;
-  }
-
-  /** Queued jobs, running jobs that are not lowPriority; counts each job's wait for a worker once. */
-  #queueSnapshot(runtime: EndpointRuntime, jobs: readonly StoredJob[], endpointId: string): { queued: QueuedJobSnapshot[]; runningJobs: number } {
-    const snapshot = queueSnapshot(jobs, runtime.waitsSeen);
-    runtime.waitsSeen = snapshot.seen;
-    for (const { jobId, workerId, waitMs } of snapshot.newlyStarted) {
-      this.#deps.metrics?.harnessJobWaitSeconds.observe({ endpoint: endpointId }, waitMs / 1000);
-      if (waitMs >= 1_000) this.#log.info({ endpointId, jobId, waitMs, workerId }, `job ${jobId} waited ${waitMs} ms for a worker`);
-    }
-    return snapshot;
   }
 
   #spawn(
@@ -275,6 +271,7 @@ export class Launcher implements LaunchedWorkersView {
     now: number,
     needsGpus: boolean,
     desired: number,
+    key: string,
     id: string,
   ): void {
     const target = this.#target;
@@ -287,6 +284,7 @@ export class Launcher implements LaunchedWorkersView {
       endpointId: endpoint.id,
       imageName: template.imageName,
       version: endpoint.version,
+      launchKey: key,
       command: image.command,
       env,
       ...(image.cwd !== undefined ? { cwd: image.cwd } : {}),
@@ -328,39 +326,12 @@ export class Launcher implements LaunchedWorkersView {
     runtime.workers.delete(worker.id);
     this.#slots.release(endpointId, worker.id).catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
     this.#pool?.give(worker.gpus);
-    const requeued = (await this.#deps.harness.findEndpoint(endpointId)?.requeueWorkerJobs(worker.id)) ?? [];
+    const jobs = this.#deps.harness.findEndpoint(endpointId);
+    // Out of initializing since the last tick (it asked for a job, then died): not a start-up crash.
+    const leftStartup = worker.readyAt !== undefined || leftInitializing(await jobs?.workers.get(worker.id));
+    const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
-    const fields = { endpointId, workerId: worker.id, code, signal, requeued };
-    const requeuedField = requeued.length > 0 ? { requeued } : {};
-    if (worker.stopping) {
-      this.#log.info(fields, `worker ${worker.id} exited (code ${code}, signal ${signal})`);
-      this.#event(runtime, { endpointId, kind: 'exit', workerId: worker.id, message: `exited (code ${code}, signal ${signal})`, ...requeuedField });
-      return;
-    }
-    const duringStartup = worker.readyAt === undefined;
-    const now = this.#deps.harness.clock.now();
-    const waitMs = runtime.backoff.recordCrash(now, duringStartup);
-    this.#deps.metrics?.harnessWorkerCrashesTotal.inc({ endpoint: endpointId, phase: duringStartup ? 'startup' : 'running' });
-    this.#log.warn(
-      { ...fields, duringStartup, nextStartInMs: waitMs },
-      `worker ${worker.id} crashed ${duringStartup ? 'during start-up' : 'while running'} (code ${code}, signal ${signal}); next start in ${waitMs} ms`,
-    );
-    this.#event(runtime, {
-      endpointId,
-      kind: 'crash',
-      workerId: worker.id,
-      message: `crashed ${duringStartup ? 'during start-up' : 'while running'} (code ${code}, signal ${signal}); backoff: next start in ${waitMs} ms`,
-      nextStartInMs: waitMs,
-      ...requeuedField,
-    });
-    if (runtime.backoff.unhealthy) {
-      const reason = `the worker command exited during start-up ${runtime.backoff.startupCrashes} times in a row (last: code ${code}, signal ${signal}); retrying every ${waitMs} ms`;
-      if (runtime.unhealthyReason === undefined) {
-        this.#log.error({ endpointId, reason }, `endpoint ${endpointId} unhealthy: ${reason}`);
-        this.#event(runtime, { endpointId, kind: 'unhealthy', message: `unhealthy: ${reason}` });
-      }
-      runtime.unhealthyReason = reason;
-    }
+    this.#reports.exited(runtime, worker, { code, signal }, requeued, !leftStartup, this.#deps.harness.clock.now());
   }
 
   #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {
@@ -379,9 +350,8 @@ export class Launcher implements LaunchedWorkersView {
     return runtime;
   }
 
-  /** Record a scale event with the endpoint's worker processes after it. */
   #event(runtime: EndpointRuntime, event: Omit<ScaleEventInput, 'at' | 'workers'>): void {
-    this.#events.add({ ...event, at: Date.now(), workers: runtime.workers.size });
+    this.#reports.event(runtime, event);
   }
 
   #gauge(endpointId: string, runtime: EndpointRuntime, presence: Presence): void {

@@ -5,6 +5,7 @@
  * transport) for templates whose imageName is `test/worker:1`. Endpoints are made
  * through /v1 as a client would; the launcher's log lines are kept for assertions.
  */
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Harness } from '../../../src/harness/index.js';
@@ -17,6 +18,8 @@ import { FIXTURE, REPO_ROOT } from '../../platform/worker-process.js';
 export const TEST_IMAGE = 'test/worker:1';
 /** The platform fixture worker, as a launcher command. */
 export const FIXTURE_COMMAND = `"${process.execPath}" --import tsx "${FIXTURE}"`;
+/** The launcher fixture worker (init delay or failure, SIGTERM ignored: fixtures/launcher-worker.ts), as a launcher command. */
+export const LAUNCHER_WORKER_COMMAND = `"${process.execPath}" --import tsx "${fileURLToPath(new URL('./fixtures/launcher-worker.ts', import.meta.url))}"`;
 
 export interface LauncherHarness {
   readonly harness: Harness;
