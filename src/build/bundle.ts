@@ -2,16 +2,19 @@
  * @module build/bundle
  * `serverless-worker build`: a worker's entry file and everything it imports (this
  * package, zod, pino, undici, ...) as one self-contained ESM file for Node 20, with a
- * linked source map that embeds the sources, so that an image needs no node_modules
- * and a job's error traceback names the author's lines when Node runs with
- * `--enable-source-maps`. The package's files that the runtime starts by path (the
- * heartbeat thread) are emitted beside the bundle. esbuild is loaded only here.
+ * linked source map of the author's files (their sources embedded), so that an image
+ * needs no node_modules and a job's error traceback names the author's lines when Node
+ * runs with `--enable-source-maps`. The package's files that the runtime starts by path
+ * (the heartbeat thread) are emitted beside the bundle, and a `{"type":"module"}`
+ * package.json (build/bundle-output.ts). esbuild is loaded only here.
  */
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from '../job/errors.js';
 import { BUNDLED_UI_FOLDER } from '../harness/http/ui/static-files.js';
+import { reduceSourceMaps, writeModulePackageJson } from './bundle-output.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
 
@@ -34,6 +37,13 @@ export interface BundleOptions {
   minify?: boolean;
   /** Write `<bundle>.js.map` with the sources embedded; default true. */
   sourcemap?: boolean;
+  /**
+   * Keep the whole map (every dependency's and this package's mappings and sources).
+   * Default false: the map names the author's files only (build/source-map.ts), which
+   * is what a job's traceback needs; the whole one costs about 33 MiB of RSS under
+   * `node --enable-source-maps` (bench/README.md).
+   */
+  fullSourceMap?: boolean;
   /**
    * Put what the worker loads only on demand (`import()`: the local API's harness and
    * server, metrics, ...) into chunk files under `<outdir>/chunks/` instead of the one
@@ -79,6 +89,9 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
   if (clash) {
     throw new ServerlessWorkerError('SW_BUILD_FAILED', `Entry file ${options.entry} would be written over the runtime's own ${clash.out}.js; rename the entry file`);
   }
+  // First, so that a package.json of another type stops the build before anything is written.
+  await mkdir(outdir, { recursive: true });
+  const packageJson = await writeModulePackageJson(outdir);
   const esbuild = await import('esbuild');
   const sourcemap = options.sourcemap ?? true;
   const minify = options.minify ?? true;
@@ -114,6 +127,8 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
     throw new ServerlessWorkerError('SW_BUILD_FAILED', `esbuild could not bundle ${options.entry}: ${messages.join('; ') || (error as Error).message}`);
   }
   const files = Object.entries(result.metafile.outputs).map(([path, output]) => ({ path: resolve(cwd, path), bytes: output.bytes }));
+  if (sourcemap && !options.fullSourceMap) await reduceSourceMaps(files, ['src', 'dist'].map((folder) => join(PACKAGE_SOURCE_ROOT, '..', folder)));
+  if (packageJson) files.push(packageJson);
   // The dashboard's page and vendor files, for --serve-api's /ui (build/dashboard-assets.ts).
   try {
     files.push(...(await copyDashboardAssets(outdir)));
