@@ -64,4 +64,34 @@ describe('WorkerLiveness on a ManualClock', () => {
     liveness.stop();
     await harness.close();
   });
+
+  it('answers a heartbeat listing jobs that no longer run with its worker with the stops to send, naming the attempt where it is the last', async () => {
+    const clock = new ManualClock();
+    const harness = new Harness({ clock });
+    const endpoint = harness.endpoint('ep');
+    const liveness = new WorkerLiveness(harness, LIVENESS, () => undefined);
+    const submit = async (): Promise<string> => (await endpoint.submit(parseJobRequest({ input: {}, policy: { ttl: 60_000 } }))).id;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await submit());
+    const [mine, cancelled, finished, requeued, elsewhere, expired] = ids as [string, string, string, string, string, string];
+    expect(await endpoint.tryTake('w1', 6)).toHaveLength(6);
+    await endpoint.cancel(cancelled);
+    await endpoint.complete(finished, 'w1', { kind: 'output', output: 1 });
+    await endpoint.requeueJob(requeued, 'w1');
+    await endpoint.requeueJob(elsewhere, 'w1');
+    // The queue now holds requeued then elsewhere: w2 takes the first only.
+    expect((await endpoint.tryTake('w2', 1)).map((job) => job.id)).toEqual([requeued]);
+    await endpoint.complete(requeued, 'w2', { kind: 'output', output: 2 });
+    await endpoint.setTtl(expired, 1_000);
+    clock.advance(1_000);
+    const { stray } = await liveness.reconcile(endpoint, 'w1', [mine, cancelled, finished, requeued, elsewhere, expired]);
+    expect(stray).toEqual([
+      { jobId: cancelled, reason: 'cancelled', attempt: 1 },
+      { jobId: requeued, reason: 'cancelled' },
+      { jobId: elsewhere, reason: 'cancelled', attempt: 1 },
+      { jobId: expired, reason: 'expired' },
+    ]);
+    liveness.stop();
+    await harness.close();
+  });
 });

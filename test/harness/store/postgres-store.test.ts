@@ -172,7 +172,7 @@ describe('PostgresJobStore: events missed while the LISTEN connection was down',
       await endUnannounced(admin, cancelled, 'CANCELLED');
       expect((await call('GET', `${server.url}/v2/ep/ping/w1?job_id=${cancelled},${running}`)).status).toBe(200);
       const stop = await call('GET', `${server.url}/v2/ep/job-stop/w1`);
-      expect(stop.json).toEqual({ jobsToStop: [cancelled], reasons: { [cancelled]: 'cancelled' }, attempts: {} });
+      expect(stop.json).toEqual({ jobsToStop: [cancelled], reasons: { [cancelled]: 'cancelled' }, attempts: { [cancelled]: 1 } });
       // Its own job, still running with it, gets no stop.
       expect((await call('GET', `${server.url}/v2/ep/ping/w1?job_id=${running}`)).status).toBe(200);
       expect((await call('GET', `${server.url}/v2/ep/job-stop/w1`)).status).toBe(204);

@@ -225,7 +225,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       events.onJobsLost?.({ endpointId, workerId, requeued: lost });
     }
     // Its heartbeat lists jobs that no longer run with it: their stop may have been missed (stops are events, not stored).
-    for (const { jobId, reason } of stray) stops.record(endpointId, workerId, jobId, reason);
+    for (const { jobId, reason, attempt } of stray) stops.record(endpointId, workerId, jobId, reason, attempt);
     if (stray.length > 0) request.log.info({ workerId, stray }, 'jobs listed in the heartbeat no longer run with this worker: stop sent');
     return reply.send({});
   });

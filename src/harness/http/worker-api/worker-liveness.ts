@@ -39,7 +39,8 @@ export interface GoneWorker {
 /** What a heartbeat's job list says: jobs requeued because it left them out, and jobs it lists that must stop. */
 export interface Reconciled {
   readonly requeued: string[];
-  readonly stray: Array<{ readonly jobId: string; readonly reason: StopReason }>;
+  /** `attempt` where the run to stop is known to be the job's last one (cancelled, timed out, or back in the queue). */
+  readonly stray: Array<{ readonly jobId: string; readonly reason: StopReason; readonly attempt?: number }>;
 }
 
 export class WorkerLiveness {
@@ -167,17 +168,24 @@ export class WorkerLiveness {
   /**
    * Jobs the heartbeat lists that the store no longer has running with the worker, with
    * the reason to give its stop. A job this worker ended itself is left out (a
-   * heartbeat's list may lag behind its last result).
+   * heartbeat's list may lag behind its last result). The stop names the attempt when
+   * the worker's run is the job's last attempt (cancelled, timed out by the harness, or
+   * put back in the queue), so that it never stops a later run of the job; a job ended
+   * or held by another worker, or deleted, gets a stop for every run of it.
    */
   async #strayJobs(endpoint: EndpointJobs, workerId: string, held: ReadonlySet<string>, reported: readonly string[]): Promise<Reconciled['stray']> {
-    const stray: Array<{ jobId: string; reason: StopReason }> = [];
+    const stray: Array<{ jobId: string; reason: StopReason; attempt?: number }> = [];
     for (const jobId of reported) {
       if (held.has(jobId)) continue;
       const job = await endpoint.find(jobId);
-      if (job === undefined) stray.push({ jobId, reason: 'expired' });
-      else if (job.resultFrom?.workerId === workerId) continue;
-      else if (job.status === 'IN_PROGRESS' && job.workerId === workerId) continue;
-      else stray.push({ jobId, reason: job.status === 'TIMED_OUT' ? 'timeout' : 'cancelled' });
+      if (job === undefined) {
+        stray.push({ jobId, reason: 'expired' });
+        continue;
+      }
+      if (job.resultFrom?.workerId === workerId || (job.status === 'IN_PROGRESS' && job.workerId === workerId)) continue;
+      const reason: StopReason = job.status === 'TIMED_OUT' ? 'timeout' : 'cancelled';
+      const lastRun = job.resultFrom === undefined && job.attempt > 0 && (job.status === 'CANCELLED' || job.status === 'TIMED_OUT' || job.status === 'IN_QUEUE');
+      stray.push(lastRun ? { jobId, reason, attempt: job.attempt } : { jobId, reason });
     }
     return stray;
   }
