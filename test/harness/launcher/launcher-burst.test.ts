@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../transports/wait-for.js';
-import { messagesWith, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
+import { FIXTURE_COMMAND, messagesWith, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
 
 let running: LauncherHarness | undefined;
 afterEach(async () => {
@@ -38,7 +38,7 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
     const started = Date.now();
     const ids = await Promise.all(Array.from({ length: 20 }, (_, index) => h.run(endpoint.id, { mode: 'sleep', ms: 1_000, tag: index })));
     // The scaler starts workers on its next tick (200 ms): read the record and /health once it has.
-    type EndpointRecord = { workers: Array<{ id: string; workerState?: string }> };
+    type EndpointRecord = { workers: Array<{ id: string; workerState?: string; imageName?: string }> };
     const record = await waitFor(
       async () => {
         const answer = (await (await fetch(`${h.server.url}/v1/endpoints/${endpoint.id}`)).json()) as EndpointRecord;
@@ -57,6 +57,7 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
       250,
     );
     const lastDone = Date.now();
+    const lastEnded = Math.max(...(await Promise.all(ids.map((id) => h.harness.findEndpoint(endpoint.id)?.find(id)))).map((job) => job?.endedAt ?? 0));
     await waitFor(async () => (await h.launcher.pods()).length === 0, 'every worker gone after idleTimeout', 60_000, 50);
     const goneAfterMs = Date.now() - lastDone;
 
@@ -70,7 +71,7 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
     expect(maxProcesses).toBeLessThanOrEqual(3);
     expect(spawned.size).toBeGreaterThanOrEqual(2);
     expect(sawInitializing).toBe(true);
-    expect(record.workers.length).toBeGreaterThan(0);
+    expect(record.workers.every((worker) => worker.imageName === 'test/worker:1' && worker.workerState !== undefined)).toBe(true);
     expect(midHealth.healthy).toBe(true);
     expect((midHealth.workers.initializing ?? 0) + (midHealth.workers.idle ?? 0) + (midHealth.workers.running ?? 0)).toBeGreaterThan(0);
     // Gone within idleTimeout (2 s) plus a generous bound for a loaded machine.
@@ -84,13 +85,18 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
     expect(ups.length).toBe(spawned.size);
     expect(downs.length).toBe(spawned.size);
     expect(coldStarts.length).toBe(spawned.size);
+    const downsAfterLastJob = h.launcher
+      .scaleEvents(endpoint.id)
+      .filter((event) => event.kind === 'scale-down')
+      .map((event) => event.at - lastEnded);
     const metrics = await h.server.metrics.text();
     expect(metrics).toContain(`serverless_worker_harness_scale_ups_total{endpoint="${endpoint.id}"} ${spawned.size}`);
     expect(metrics).toContain(`serverless_worker_harness_job_wait_seconds_count{endpoint="${endpoint.id}"} 20`);
     console.log(
       `[launcher burst ${scaler.scalerType} ${scaler.scalerValue}] 20 jobs x 1 s: done in ${lastDone - started} ms; ` +
         `workers started ${spawned.size}, most at once ${maxProcesses}; cold starts ${coldStarts.join(', ')} ms; ` +
-        `workers gone ${goneAfterMs} ms after the last job (idleTimeout 2000 ms)`,
+        `scale-downs ${downsAfterLastJob.join(', ')} ms after the last job ended (idleTimeout 2000 ms, tick 100 ms); ` +
+        `workers gone ${goneAfterMs} ms after all jobs were seen COMPLETED`,
     );
   } finally {
     clearInterval(sampler);
@@ -147,5 +153,34 @@ describe('launcher burst', () => {
       100,
     );
     expect(messagesWith(h.logLines, 'workerId', first).some((msg) => msg.includes('(release)'))).toBe(true);
+  }, 200_000);
+
+  it('an endpoint setting that changes how workers run (vcpuCount) rolls the idle worker; a scaling setting (idleTimeout) does not', async () => {
+    const h = await startLauncherHarness({ images: { 'test/cpus:1': { command: `echo "cpus=$RUNPOD_CPU_COUNT"; exec ${FIXTURE_COMMAND}` } } });
+    running = h;
+    const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 1, idleTimeout: 60, vcpuCount: 2 }, { imageName: 'test/cpus:1', category: 'CPU' });
+    await waitFor(async () => (await h.health(endpoint.id)).workers.idle === 1, 'the warm worker idle', 120_000, 100);
+    const first = (await h.launcher.pods())[0]?.id;
+    const patch = async (body: Record<string, unknown>): Promise<void> => {
+      const response = await fetch(`${h.server.url}/v1/endpoints/${endpoint.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(response.status).toBe(200);
+    };
+    await patch({ idleTimeout: 30 });
+    // Ten scaler ticks: the worker stays.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await h.launcher.pods()).map((pod) => pod.id)).toEqual([first]);
+
+    await patch({ vcpuCount: 4 });
+    await waitFor(
+      async () => {
+        const pods = await h.launcher.pods();
+        return pods.length === 1 && pods[0]?.id !== first && pods[0]?.workerState === 'idle';
+      },
+      'the worker replaced by one with 4 vCPUs',
+      120_000,
+      100,
+    );
+    expect(messagesWith(h.logLines, 'workerId', first).some((msg) => msg.includes('(release)'))).toBe(true);
+    expect((await h.logs(endpoint.id)).filter((entry) => entry.line.startsWith('cpus=')).map((entry) => entry.line)).toEqual(['cpus=2', 'cpus=4']);
   }, 200_000);
 });

@@ -66,6 +66,42 @@ describe('GPU assignment', () => {
     console.log(`[launcher gpus] devices per worker: ${lists.map((list) => list.join('+')).join(' | ')}; throttled ${health.workers.throttled}`);
   }, 200_000);
 
+  it('a throttled worker starts once GPUs are freed', async () => {
+    const command = `echo "gpus=$CUDA_VISIBLE_DEVICES"; exec ${FIXTURE_COMMAND}`;
+    const h = await startLauncherHarness({ images: { 'test/gpu-worker:1': { command } }, gpus: { vendor: 'nvidia', devices: ['0', '1'] } });
+    running = h;
+    const gpuTemplate = { imageName: 'test/gpu-worker:1', category: 'NVIDIA' };
+    const first = await h.createEndpoint({ gpuCount: 2, workersMin: 1, workersMax: 1, idleTimeout: 1 }, gpuTemplate);
+    await waitFor(async () => (await h.health(first.id)).workers.idle === 1, 'the worker of the first endpoint idle on both GPUs', 120_000, 100);
+    const second = await h.createEndpoint({ gpuCount: 1, workersMin: 1, workersMax: 1 }, gpuTemplate);
+    await waitFor(async () => (await h.health(second.id)).workers.throttled === 1, 'the worker of the second endpoint throttled', 60_000, 100);
+    expect((await h.launcher.pods()).filter((pod) => pod.endpointId === second.id)).toEqual([]);
+
+    // workersMin 0 on the first endpoint: its idle worker stops and gives both GPUs back.
+    const response = await fetch(`${h.server.url}/v1/endpoints/${first.id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workersMin: 0 }),
+    });
+    expect(response.status).toBe(200);
+    const health = await waitFor(
+      async () => {
+        const now = await h.health(second.id);
+        return now.workers.idle === 1 ? now : undefined;
+      },
+      'the throttled worker started and idle',
+      120_000,
+      100,
+    );
+    expect(health.workers.throttled).toBe(0);
+    const lines = (await h.logs(second.id)).filter((entry) => entry.line.startsWith('gpus='));
+    expect(lines).toHaveLength(1);
+    expect(['gpus=0', 'gpus=1']).toContain(lines[0]?.line);
+    const events = h.launcher.scaleEvents(second.id).map((event) => event.kind);
+    expect(events.indexOf('throttled')).toBeLessThan(events.indexOf('scale-up'));
+    console.log(`[launcher gpus freed] second endpoint: ${events.join(' -> ')}; ${lines[0]?.line ?? ''}`);
+  }, 200_000);
+
   it('a CPU endpoint on the same machine needs no GPU and sees none', async () => {
     const h = await startLauncherHarness({
       images: { 'test/cpu-worker:1': { command: `echo "gpus=[$CUDA_VISIBLE_DEVICES]"; exec ${FIXTURE_COMMAND}` } },

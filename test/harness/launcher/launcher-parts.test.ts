@@ -1,11 +1,14 @@
 /**
  * The launcher's small parts on their own: GPU pool (never shares a device, gives
  * back), crash backoff (doubling, capped, unhealthy after start-up crashes, reset),
- * the worker environment, the per-endpoint log ring, and the --image / --gpus parsers.
+ * the worker environment and launch key, the scaler's bounded queue read, the
+ * per-endpoint log ring, and the --image / --gpus parsers.
  */
 import { describe, expect, it } from 'vitest';
 import { parseGpuList } from '../../../src/cli/harness-launcher.js';
-import { CrashBackoff, GpuPool, WorkerLogs, launchEnv, parseImageFlag } from '../../../src/harness/launcher/index.js';
+import { CrashBackoff, GpuPool, WorkerLogs, launchEnv, launchKey, parseImageFlag, queueSnapshot, readQueue, sampleSize } from '../../../src/harness/launcher/index.js';
+import { Harness } from '../../../src/harness/index.js';
+import type { ListQuery, StoredJob } from '../../../src/harness/store/job-store.js';
 
 describe('GpuPool', () => {
   it('hands out distinct devices, refuses more than are free, takes them back', () => {
@@ -99,5 +102,66 @@ describe('flag parsers', () => {
     expect(parseGpuList('amd:0,1')).toEqual({ vendor: 'amd', devices: ['0', '1'] });
     expect(parseGpuList('none')).toBeNull();
     expect(() => parseGpuList(',')).toThrow('--gpus expects a list');
+  });
+});
+
+describe('launchKey', () => {
+  const endpoint = { version: 1, templateId: 't1', computeType: 'GPU' as const, gpuCount: 1, vcpuCount: 2 };
+  const template = { imageName: 'me/w:1', env: { A: '1', B: '2' } };
+  const image = { command: 'node w.js' };
+  const key = launchKey(endpoint, template, image);
+
+  it('changes with what a worker runs with: release, gpuCount, compute type, env, command', () => {
+    expect(launchKey({ ...endpoint, version: 2 }, template, image)).not.toBe(key);
+    expect(launchKey({ ...endpoint, gpuCount: 2 }, template, image)).not.toBe(key);
+    expect(launchKey({ ...endpoint, computeType: 'CPU' }, template, image)).not.toBe(key);
+    expect(launchKey(endpoint, { ...template, env: { A: '1', B: '3' } }, image)).not.toBe(key);
+    expect(launchKey(endpoint, template, { command: 'node w2.js' })).not.toBe(key);
+  });
+
+  it('does not change with env order, or with vcpuCount on a GPU endpoint', () => {
+    expect(launchKey(endpoint, { ...template, env: { B: '2', A: '1' } }, image)).toBe(key);
+    expect(launchKey({ ...endpoint, vcpuCount: 8 }, template, image)).toBe(key);
+    const cpu = { ...endpoint, computeType: 'CPU' as const };
+    expect(launchKey({ ...cpu, vcpuCount: 8 }, template, image)).not.toBe(launchKey(cpu, template, image));
+  });
+});
+
+describe('the scaler queue read', () => {
+  it('reads as many jobs as can change the decision, 20 to 1000', () => {
+    expect(sampleSize({ scalerType: 'REQUEST_COUNT', scalerValue: 2, workersMax: 3 })).toBe(20);
+    expect(sampleSize({ scalerType: 'REQUEST_COUNT', scalerValue: 4, workersMax: 100 })).toBe(400);
+    expect(sampleSize({ scalerType: 'REQUEST_COUNT', scalerValue: 100, workersMax: 100 })).toBe(1_000);
+    expect(sampleSize({ scalerType: 'QUEUE_DELAY', scalerValue: 4, workersMax: 30 })).toBe(60);
+  });
+
+  it('counts jobs beyond the sample as normal and as old as the oldest read; lowPriority running jobs left out', () => {
+    const job = (queuedAt: number, lowPriority = false): StoredJob => ({ queuedAt, request: { input: {}, ...(lowPriority ? { policy: { lowPriority } } : {}) } }) as unknown as StoredJob;
+    const snapshot = queueSnapshot(5, [job(300, true), job(200)], 3, [job(50, true), job(60)]);
+    expect(snapshot.queued).toEqual([
+      { queuedAt: 300, lowPriority: true },
+      { queuedAt: 200, lowPriority: false },
+      { queuedAt: 200, lowPriority: false },
+      { queuedAt: 200, lowPriority: false },
+      { queuedAt: 200, lowPriority: false },
+    ]);
+    expect(snapshot.runningJobs).toBe(2);
+  });
+
+  it('asks the store for bounded pages of queued (and for REQUEST_COUNT running) jobs only', async () => {
+    const harness = new Harness();
+    const jobs = harness.endpoint('ep');
+    for (let i = 0; i < 50; i++) await jobs.submit({ input: { i } });
+    const queries: ListQuery[] = [];
+    const recording = { list: (query: ListQuery) => (queries.push(query), jobs.list(query)) };
+    const delay = await readQueue(recording, { scalerType: 'QUEUE_DELAY', scalerValue: 4, workersMax: 3 });
+    expect(queries).toEqual([{ states: ['IN_QUEUE'], offset: 0, limit: 20 }]);
+    expect(delay.queued).toHaveLength(40);
+    queries.length = 0;
+    const count = await readQueue(recording, { scalerType: 'REQUEST_COUNT', scalerValue: 2, workersMax: 3 });
+    expect(queries.map((query) => query.states)).toEqual([['IN_QUEUE'], ['IN_PROGRESS']]);
+    expect(queries.every((query) => query.limit === 20)).toBe(true);
+    expect(count.runningJobs).toBe(0);
+    await harness.close();
   });
 });
