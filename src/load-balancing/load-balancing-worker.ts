@@ -92,12 +92,13 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   const metrics = platform.metricsPort !== undefined ? await loadMetrics() : undefined;
   const lifecycle = new Lifecycle();
   const gate = new RequestGate(metrics);
-  let failed = false;
+  /** Why start-up failed; undefined while it has not. */
+  let failure: string | undefined;
   let listener: RequestListener | undefined;
 
   const serveApp: RequestListener = (request, response) => {
     if (env.sharedPort && isPingPath(request.url) && (request.method === 'GET' || request.method === 'HEAD')) {
-      answerPing(response, lifecycle.state, failed);
+      answerPing(response, lifecycle.state, failure);
       return;
     }
     if (lifecycle.state !== 'ready' || listener === undefined) {
@@ -106,7 +107,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
         response,
         draining
           ? new ServerlessWorkerError('SW_WORKER_SHUTDOWN', 'This worker is shutting down and takes no new request')
-          : new ServerlessWorkerError('SW_WORKER_NOT_READY', failed ? 'This worker failed its start-up and takes no request' : 'This worker is still starting (init runs); /ping answers 204 until it is ready'),
+          : new ServerlessWorkerError('SW_WORKER_NOT_READY', failure !== undefined ? 'This worker failed its start-up and takes no request' : 'This worker is still starting (init runs); /ping answers 204 until it is ready'),
       );
       return;
     }
@@ -117,7 +118,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   const healthServer = env.sharedPort
     ? undefined
     : createServer((request, response) => {
-        if (isPingPath(request.url)) answerPing(response, lifecycle.state, failed);
+        if (isPingPath(request.url)) answerPing(response, lifecycle.state, failure);
         else {
           response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
           response.end(JSON.stringify({ error: { code: 'SW_ROUTE_NOT_FOUND', message: `Only GET /ping is served on PORT_HEALTH; the app is on PORT` } }));
@@ -163,7 +164,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
       if (!drained) appServer.closeAllConnections();
       await closing;
       lifecycle.move('stopped');
-      const exitCode = failed ? 1 : 0;
+      const exitCode = failure !== undefined ? 1 : 0;
       logger.info({ exitCode }, 'load-balancing worker stopped');
       resolveDone(exitCode);
       return exitCode;
@@ -181,7 +182,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   };
 
   const failStartUp = (message: string): void => {
-    failed = true;
+    failure = message;
     logger.fatal({ failureExitDelayMs: config.failureExitDelayMs }, `start-up failed: ${message}; /ping answers 503 until the process exits 1`);
     setTimeout(() => void shutdown(), config.failureExitDelayMs).unref();
   };

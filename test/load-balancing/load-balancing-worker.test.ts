@@ -101,10 +101,12 @@ describe('load-balancing worker process', () => {
     expect(log).not.toContain('init ignored its abort signal');
   });
 
-  it('exits 1 when SIGTERM ends the wait after a failed init, and /metrics shows the failed init meanwhile', { timeout: 60_000 }, async () => {
+  it('exits 1 when SIGTERM ends the wait after a failed init; meanwhile /ping gives the reason and /metrics the failed init', { timeout: 60_000 }, async () => {
     const port = await freePort();
     const worker = startLbWorker('lb-fail-term', { PORT: String(port), INIT_MODE: 'fail', INIT_DELAY_MS: '200', FAILURE_EXIT_DELAY_MS: '120000', ...METRICS_ENV });
     await waitFor(async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 503, `/ping to answer 503 after the failed init (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    // /ping says why (the platform only reads the status; the harness shows the reason).
+    expect(await (await fetch(`http://127.0.0.1:${port}/ping`)).json()).toEqual({ status: 'unhealthy', reason: 'init failed: weights not found' });
     const scraped = await (await fetch(await metricsUrl(worker))).text();
     expect(sample(scraped, 'serverless_worker_init_duration_seconds{outcome="failed"}')).toBeGreaterThanOrEqual(0.19);
     expect(sample(scraped, 'serverless_worker_init_duration_seconds{outcome="ok"}')).toBeUndefined();

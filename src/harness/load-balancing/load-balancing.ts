@@ -9,6 +9,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { urlForLog } from '../../log/url-for-log.js';
 import type { Harness } from '../harness.js';
 import { LbPool, type LbWorker, type LbWorkerState } from './lb-pool.js';
@@ -122,9 +123,12 @@ export class LoadBalancing {
     let state: LbWorkerState;
     let error: string | undefined;
     try {
-      const status = await getStatus(new URL('/ping', worker.healthUrl), this.settings.pingTimeoutMs);
+      const { status, body } = await getPing(new URL('/ping', worker.healthUrl), this.settings.pingTimeoutMs);
       state = status === 200 ? 'healthy' : status === 204 ? 'initializing' : 'unhealthy';
-      if (state === 'unhealthy') error = `/ping answered HTTP ${status}`;
+      if (state === 'unhealthy') {
+        const reason = pingReason(body);
+        error = `/ping answered HTTP ${status}${reason !== undefined ? `: ${reason}` : ''}`;
+      }
     } catch (caught) {
       state = 'unhealthy';
       error = `/ping failed: ${caught instanceof Error ? caught.message : String(caught)}`;
@@ -143,13 +147,35 @@ export class LoadBalancing {
   }
 }
 
-/** One GET, bounded; answers the status code. */
-function getStatus(url: URL, timeoutMs: number): Promise<number> {
+/** Bytes of a /ping answer read, at most (a worker's reason is up to 256 characters). */
+const PING_BODY_MAX = 2_048;
+
+/** A worker's /ping body as serveLoadBalancing writes it after a failed start-up. */
+const PingBodySchema = z.object({ reason: z.string().min(1) });
+
+/** The failure reason a /ping body carries (`{"status":"unhealthy","reason":"..."}`), if any. */
+export function pingReason(body: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const result = PingBodySchema.safeParse(parsed);
+  return result.success ? result.data.reason.slice(0, 256) : undefined;
+}
+
+/** One GET, bounded; answers the status code and the start of the body. */
+function getPing(url: URL, timeoutMs: number): Promise<{ status: number; body: string }> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const request = send(url, { method: 'GET', agent: false, timeout: timeoutMs }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (text: string) => {
+        if (body.length < PING_BODY_MAX) body += text.slice(0, PING_BODY_MAX - body.length);
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
       response.on('error', reject);
     });
     request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));

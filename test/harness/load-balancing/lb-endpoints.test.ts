@@ -47,7 +47,7 @@ function joinHarness(running: HarnessServer, workerId: string, extra: Record<str
 
 interface Health {
   workers: { idle: number; running: number; initializing: number; unhealthy?: number };
-  loadBalancing?: { workers: Array<{ id: string; state: string; requests: number; coldStartMs?: number }> };
+  loadBalancing?: { workers: Array<{ id: string; state: string; requests: number; coldStartMs?: number; lastError?: string }> };
 }
 
 async function health(running: HarnessServer): Promise<Health> {
@@ -169,6 +169,19 @@ describe('harness load-balancing endpoints', () => {
     worker.signal('SIGTERM');
     expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
     expect(second.loadBalancing.pool(ENDPOINT)?.size).toBe(0);
+  });
+
+  it('shows why a worker is unhealthy: the reason its /ping gives after a failed start-up', { timeout: 60_000 }, async () => {
+    const running = await startHarness();
+    const worker = joinHarness(running, 'lb-broken', { INIT_MODE: 'fail', FAILURE_EXIT_DELAY_MS: '60000' });
+    const seen = await waitFor(async () => {
+      const body = await health(running);
+      return body.workers.unhealthy === 1 ? body : undefined;
+    }, `the failed worker shown unhealthy (stderr: ${worker.stderr().slice(-600)})`, START_BOUND_MS, 50);
+    expect(seen.loadBalancing?.workers).toEqual([expect.objectContaining({ id: 'lb-broken', state: 'unhealthy', lastError: '/ping answered HTTP 503: init failed: weights not found' })]);
+    const refused = await fetch(lbUrl(running, '/whoami'), { headers: auth });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('no healthy worker: 0 initializing, 1 unhealthy');
   });
 
   it('keeps every path on the chosen worker ("//host/..." and ".." are paths there), and such requests take no worker out of the pool', { timeout: 90_000 }, async () => {

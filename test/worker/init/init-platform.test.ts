@@ -1,8 +1,9 @@
 /**
  * The start-up phase (serve's init) in real worker processes on the platform transport
  * against a harness on 127.0.0.1: the state reaches jobs, /health shows the worker
- * initializing then idle, a failed or timed-out init is reported once (check=init) and
- * the process exits 1, SIGTERM during init aborts it and exits 0. Bounded waits only.
+ * initializing then idle (and /metrics has the init duration), a failed or timed-out
+ * init is reported once (check=init) and the process exits 1, SIGTERM during init aborts
+ * it and exits 0. Bounded waits only.
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -42,7 +43,17 @@ async function health(url: string): Promise<HealthBody> {
 describe('serve(handler, { init }) on the platform transport', () => {
   it('shows the worker as initializing in /health during init, then idle, and hands the state to every job', { timeout: 90_000 }, async () => {
     server = await createHarnessServer({ harness: new Harness(), port: 0 });
-    const worker = startWorkerProcess('init-ok', { ...workerEnvFor(server.url, ENDPOINT, { pingIntervalMs: PING_MS }), INIT_DELAY_MS: '3000', LOG_LEVEL: 'info' }, FIXTURE);
+    const worker = startWorkerProcess(
+      'init-ok',
+      {
+        ...workerEnvFor(server.url, ENDPOINT, { pingIntervalMs: PING_MS }),
+        INIT_DELAY_MS: '3000',
+        LOG_LEVEL: 'info',
+        SERVERLESS_WORKER_METRICS_PORT: '0',
+        SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1',
+      },
+      FIXTURE,
+    );
     await worker.waitForEvent((event) => event.event === 'init-started', 'init to start', START_BOUND_MS);
     const during = await waitFor(async () => {
       const body = await health(server!.url);
@@ -65,6 +76,13 @@ describe('serve(handler, { init }) on the platform transport', () => {
     const measured = Number(line?.[1]);
     console.log(`init of the fixture (a 3000 ms wait) measured ${measured} ms`);
     expect(measured).toBeGreaterThanOrEqual(2_900);
+    // The same duration in /metrics, labelled by outcome.
+    const metricsUrl = await waitFor(() => /metrics served at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(worker.stderr())?.[1], 'the metrics URL in the log', 10_000);
+    const scraped = await (await fetch(metricsUrl)).text();
+    const seconds = Number(/^serverless_worker_init_duration_seconds\{outcome="ok"\} (\S+)$/m.exec(scraped)?.[1]);
+    console.log(`init duration in /metrics: ${seconds} s`);
+    expect(seconds).toBeGreaterThanOrEqual(2.9);
+    expect(scraped).not.toMatch(/serverless_worker_init_duration_seconds\{outcome="(failed|timed_out|aborted)"\}/);
     worker.signal('SIGTERM');
     expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
   });
