@@ -196,7 +196,7 @@ export const ERROR_CODES = {
   },
   SW_WORKER_UNREACHABLE: {
     status: 502,
-    meaning: 'A load-balancing worker chosen for a request could not be reached or dropped the connection before answering; it is taken out of the pool until its /ping answers 200 again.',
+    meaning: 'A load-balancing worker chosen for a request could not be reached or dropped the connection before answering; when no connection could be made at all (ECONNREFUSED, ETIMEDOUT, ...) it is taken out of the pool until its /ping answers 200 again, a dropped request leaves it to its /ping.',
     fix: 'Look at that worker\'s logs (did it crash?); the request was not retried on another worker, as on the platform: send it again.',
   },
   // ---- management API ----
