@@ -2,13 +2,17 @@
  * @module harness/http/worker-api/pending-stops
  * Stop requests waiting for their worker's job-stop poll, per worker. A request stays
  * until a poll takes it or `retentionMs` passes (a worker that never polls again must
- * not make the list grow for ever); a poll that is waiting is woken at once.
+ * not make the list grow for ever); a poll that is waiting is woken at once. Stops
+ * handed out are remembered as long, so that a stop a heartbeat asks for again
+ * (`recordOnce`: the worker lists the job until its handler has stopped) is not sent twice.
  */
 import type { StopReason } from '../../../job/index.js';
 
 interface WorkerStops {
   readonly entries: Map<string, { reason: StopReason; at: number; attempt?: number }>;
   readonly waiters: Set<() => void>;
+  /** Jobs whose stop a poll took, and when. */
+  readonly sent: Map<string, number>;
 }
 
 /** Stops handed to a worker in one job-stop answer. */
@@ -38,6 +42,13 @@ export class PendingStops {
     for (const wake of waiters) wake();
   }
 
+  /** record(), unless a stop for the job is already waiting for the worker or was handed to it (within the retention). */
+  recordOnce(endpointId: string, workerId: string, jobId: string, reason: StopReason, attempt?: number): void {
+    const stops = this.#workers.get(keyOf(endpointId, workerId));
+    if (stops?.entries.has(jobId) === true || stops?.sent.has(jobId) === true) return;
+    this.record(endpointId, workerId, jobId, reason, attempt);
+  }
+
   /** Take every stop waiting for the worker; undefined when none. */
   drain(endpointId: string, workerId: string): StopBatch | undefined {
     const key = keyOf(endpointId, workerId);
@@ -46,12 +57,13 @@ export class PendingStops {
     const jobIds = [...stops.entries.keys()];
     const reasons: Record<string, StopReason> = {};
     const attempts: Record<string, number> = {};
+    const now = this.#now();
     for (const [jobId, entry] of stops.entries) {
       reasons[jobId] = entry.reason;
       if (entry.attempt !== undefined) attempts[jobId] = entry.attempt;
+      stops.sent.set(jobId, now);
     }
     stops.entries.clear();
-    if (stops.waiters.size === 0) this.#workers.delete(key);
     return { jobIds, reasons, attempts };
   }
 
@@ -64,8 +76,11 @@ export class PendingStops {
     const key = keyOf(endpointId, workerId);
     const stops = this.#workers.get(key);
     if (!stops) return;
-    for (const jobId of jobIds) stops.entries.delete(jobId);
-    if (stops.entries.size === 0 && stops.waiters.size === 0) this.#workers.delete(key);
+    for (const jobId of jobIds) {
+      stops.entries.delete(jobId);
+      stops.sent.delete(jobId);
+    }
+    if (isEmpty(stops)) this.#workers.delete(key);
   }
 
   /** Resolves when a stop is recorded for the worker, or when `signal` aborts. */
@@ -91,7 +106,8 @@ export class PendingStops {
     const oldest = this.#now() - this.#retentionMs;
     for (const [key, stops] of this.#workers) {
       for (const [jobId, entry] of stops.entries) if (entry.at < oldest) stops.entries.delete(jobId);
-      if (stops.entries.size === 0 && stops.waiters.size === 0) this.#workers.delete(key);
+      for (const [jobId, at] of stops.sent) if (at < oldest) stops.sent.delete(jobId);
+      if (isEmpty(stops)) this.#workers.delete(key);
     }
   }
 
@@ -99,11 +115,15 @@ export class PendingStops {
     const key = keyOf(endpointId, workerId);
     let stops = this.#workers.get(key);
     if (!stops) {
-      stops = { entries: new Map(), waiters: new Set() };
+      stops = { entries: new Map(), waiters: new Set(), sent: new Map() };
       this.#workers.set(key, stops);
     }
     return stops;
   }
+}
+
+function isEmpty(stops: WorkerStops): boolean {
+  return stops.entries.size === 0 && stops.waiters.size === 0 && stops.sent.size === 0;
 }
 
 /** Endpoint and worker ids can hold any character but NUL in practice. */

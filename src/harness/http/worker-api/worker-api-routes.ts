@@ -225,8 +225,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       events.onJobsLost?.({ endpointId, workerId, requeued: lost });
     }
     // Its heartbeat lists jobs that no longer run with it: their stop may have been missed (stops are events, not stored).
-    for (const { jobId, reason, attempt } of stray) stops.record(endpointId, workerId, jobId, reason, attempt);
-    if (stray.length > 0) request.log.info({ workerId, stray }, 'jobs listed in the heartbeat no longer run with this worker: stop sent');
+    for (const { jobId, reason, attempt } of stray) stops.recordOnce(endpointId, workerId, jobId, reason, attempt);
+    if (stray.length > 0) request.log.debug({ workerId, stray }, 'jobs listed in the heartbeat no longer run with this worker: stopped unless a stop was already sent');
     return reply.send({});
   });
 }
