@@ -52,7 +52,7 @@ export class LocalSlotClaims implements SlotClaims {
     this.machineId = machineId;
   }
 
-  async claim(endpointId: string, max: number, workerId: string): Promise<number | undefined> {
+  async claim(endpointId: string, max: number, workerId: string, _now?: number): Promise<number | undefined> {
     let slots = this.#held.get(endpointId);
     if (!slots) {
       slots = new Map();

@@ -1,0 +1,153 @@
+/**
+ * Two harnesses on one PostgreSQL database, each with its own Launcher (two "machines",
+ * in this test process), scaling one endpoint with workersMax 2 through the shared
+ * worker slots, with real worker processes (the platform fixture worker over HTTP on
+ * loopback, each joined to its own machine's harness). Under a burst submitted through
+ * both: never more than 2 workers across the two machines, every job completes exactly
+ * once, and the workers are gone after idleTimeout. Then a machine that stops renewing
+ * (closed without releasing: a crash) leaves its slots to lapse, and the other machine
+ * takes them. Figures are printed.
+ */
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Harness } from '../../../src/harness/index.js';
+import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
+import { Launcher } from '../../../src/harness/launcher/index.js';
+import { PostgresSlotClaims } from '../../../src/harness/launcher/postgres-slot-claims.js';
+import type { Endpoint, Template } from '../../../src/harness/management/index.js';
+import { PostgresManagementStore } from '../../../src/harness/management/store/postgres-management-store.js';
+import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { REPO_ROOT } from '../../platform/worker-process.js';
+import { waitFor } from '../../transports/wait-for.js';
+import { FIXTURE_COMMAND, TEST_IMAGE } from './launcher-setup.js';
+
+interface Machine {
+  readonly id: string;
+  readonly server: HarnessServer;
+  readonly launcher: Launcher;
+  readonly slots: PostgresSlotClaims;
+  close(): Promise<void>;
+}
+
+async function startMachine(url: string, id: string): Promise<Machine> {
+  const logger = pino({ level: 'silent' });
+  const management = await PostgresManagementStore.open(url, { maxConnections: 2 });
+  const harness = new Harness({ store: await PostgresJobStore.open(url, { maxConnections: 4 }) });
+  const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger });
+  const slots = await PostgresSlotClaims.open(url, { machineId: id, leaseMs: 3_000 });
+  const launcher = new Launcher(
+    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000 },
+    { harness, store: management, logger, slots },
+  );
+  harness.launchedWorkers = launcher;
+  launcher.start({ url: server.url, pingIntervalMs: 1_000 });
+  let closed = false;
+  return {
+    id,
+    server,
+    launcher,
+    slots,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await launcher.close();
+      await slots.close();
+      await server.close();
+      await harness.close();
+      await management.close();
+    },
+  };
+}
+
+async function post<T>(url: string, body: unknown): Promise<T> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** The fixture's "started" events in a machine's worker logs: one per run of a job. */
+function runsOf(machine: Machine, endpointId: string): string[] {
+  return machine.launcher
+    .logs(endpointId)
+    .filter((entry) => entry.stream === 'stdout' && entry.line.startsWith('{'))
+    .map((entry) => JSON.parse(entry.line) as { event: string; jobId?: string })
+    .filter((event) => event.event === 'started')
+    .map((event) => event.jobId ?? '');
+}
+
+let database: TestDatabase | undefined;
+const machines: Machine[] = [];
+afterEach(async () => {
+  for (const machine of machines.splice(0)) await machine.close();
+  await database?.drop();
+  database = undefined;
+}, 120_000);
+
+describe('launchers on several machines (shared PostgreSQL slots)', () => {
+  it('two machines, workersMax 2, a burst through both: at most 2 workers in all, every job once, slots of a crashed machine lapse to the other', async () => {
+    database = await createTestDatabase();
+    const a = await startMachine(database.url, 'machine-a');
+    machines.push(a);
+    const b = await startMachine(database.url, 'machine-b');
+    machines.push(b);
+    const template = await post<Template>(`${a.server.url}/v1/templates`, { name: 'shared-worker', imageName: TEST_IMAGE, isServerless: true, category: 'CPU', env: { LOG_LEVEL: 'warn' } });
+    const endpoint = await post<Endpoint>(`${a.server.url}/v1/endpoints`, { templateId: template.id, workersMin: 0, workersMax: 2, idleTimeout: 2, scalerType: 'REQUEST_COUNT', scalerValue: 1 });
+
+    let most = 0;
+    const perMachine = new Map<string, Set<string>>([[a.id, new Set()], [b.id, new Set()]]);
+    const sampler = setInterval(() => {
+      void Promise.all([a.launcher.pods(), b.launcher.pods()]).then(([onA, onB]) => {
+        most = Math.max(most, onA.length + onB.length);
+        for (const pod of onA) perMachine.get(a.id)?.add(pod.id);
+        for (const pod of onB) perMachine.get(b.id)?.add(pod.id);
+      });
+    }, 50);
+    try {
+      const started = Date.now();
+      const ids = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => post<{ id: string }>(`${(index % 2 === 0 ? a : b).server.url}/v2/${endpoint.id}/run`, { input: { mode: 'sleep', ms: 500, tag: index } })),
+      );
+      const jobIds = ids.map((answer) => answer.id);
+      await waitFor(
+        async () => {
+          const statuses = await Promise.all(jobIds.map(async (id) => ((await (await fetch(`${b.server.url}/v2/${endpoint.id}/status/${id}`)).json()) as { status: string }).status));
+          return statuses.every((status) => status === 'COMPLETED');
+        },
+        'all 12 jobs COMPLETED',
+        180_000,
+        250,
+      );
+      const doneMs = Date.now() - started;
+      await waitFor(async () => (await a.launcher.pods()).length + (await b.launcher.pods()).length === 0, 'every worker gone after idleTimeout', 60_000, 50);
+
+      const runs = [...runsOf(a, endpoint.id), ...runsOf(b, endpoint.id)];
+      expect([...runs].sort()).toEqual([...jobIds].sort());
+      expect(most).toBeLessThanOrEqual(2);
+      expect(most).toBeGreaterThanOrEqual(1);
+      const started1 = [...(perMachine.get(a.id) ?? [])];
+      const started2 = [...(perMachine.get(b.id) ?? [])];
+      // Worker ids carry their machine, so no two machines ever start the same id.
+      for (const id of started1) expect(id).toContain('machine-a');
+      for (const id of started2) expect(id).toContain('machine-b');
+      console.log(
+        `[two machines, workersMax 2] 12 jobs x 500 ms through both harnesses: done in ${doneMs} ms; ` +
+          `workers started on machine-a ${started1.length}, on machine-b ${started2.length}; most at once in all ${most}`,
+      );
+    } finally {
+      clearInterval(sampler);
+    }
+
+    // A machine that holds a slot and goes away without releasing it (a crash): the slot
+    // stays held until its lease (3 s here) lapses, then the other machine may take it.
+    const held = await a.slots.claim(endpoint.id, 2, `${endpoint.id}-machine-a-held`, Date.now());
+    expect(held).toBe(0);
+    await a.close();
+    expect(await b.slots.heldElsewhere(endpoint.id, Date.now())).toEqual([`${endpoint.id}-machine-a-held`]);
+    expect(await b.slots.claim(endpoint.id, 1, `${endpoint.id}-machine-b-x`, Date.now())).toBeUndefined();
+    const afterLease = Date.now() + 3_001;
+    expect(await b.slots.heldElsewhere(endpoint.id, afterLease)).toEqual([]);
+    expect(await b.slots.claim(endpoint.id, 1, `${endpoint.id}-machine-b-x`, afterLease)).toBe(0);
+  }, 300_000);
+});

@@ -1,0 +1,79 @@
+/**
+ * Worker slots: this process's own (LocalSlotClaims) and shared in PostgreSQL
+ * (PostgresSlotClaims, two instances on one database as two machines): concurrent
+ * claims get distinct slots and never more than `max`, release frees a slot, renew keeps
+ * a lease alive past its first expiry, a lapsed slot goes to the next claimer, and worker
+ * ids carry the machine when slots are shared.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { LocalSlotClaims, launchedWorkerId, machineTag } from '../../../src/harness/launcher/index.js';
+import { PostgresSlotClaims } from '../../../src/harness/launcher/postgres-slot-claims.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+
+const T0 = 1_700_000_000_000;
+
+describe('LocalSlotClaims', () => {
+  it('hands out the lowest free slot below max, none past it, and takes slots back', async () => {
+    const slots = new LocalSlotClaims('m1');
+    expect(slots.shared).toBe(false);
+    expect(await slots.claim('ep', 2, 'w1', T0)).toBe(0);
+    expect(await slots.claim('ep', 2, 'w2', T0)).toBe(1);
+    expect(await slots.claim('ep', 2, 'w3', T0)).toBeUndefined();
+    await slots.release('ep', 'w1');
+    expect(await slots.claim('ep', 2, 'w3', T0)).toBe(0);
+    expect(await slots.heldElsewhere()).toEqual([]);
+    expect(launchedWorkerId(slots, 'ep', 7)).toBe('ep-7');
+  });
+});
+
+describe('PostgresSlotClaims', () => {
+  let database: TestDatabase | undefined;
+  const opened: PostgresSlotClaims[] = [];
+  afterEach(async () => {
+    for (const slots of opened.splice(0)) await slots.close();
+    await database?.drop();
+    database = undefined;
+  });
+  const machine = async (machineId: string): Promise<PostgresSlotClaims> => {
+    database ??= await createTestDatabase();
+    const slots = await PostgresSlotClaims.open(database.url, { machineId, leaseMs: 1_000 });
+    opened.push(slots);
+    return slots;
+  };
+
+  it('two machines claiming at once get distinct slots, max in all; release frees one', async () => {
+    const a = await machine('host-a-1');
+    const b = await machine('host-b-2');
+    const claims = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claim('ep', 3, `ep-${i % 2 === 0 ? 'a' : 'b'}-${i}`, T0)),
+    );
+    const won = claims.filter((slot) => slot !== undefined);
+    expect(won.sort()).toEqual([0, 1, 2]);
+    const heldByB = await a.heldElsewhere('ep', T0);
+    const heldByA = await b.heldElsewhere('ep', T0);
+    expect(heldByA.length + heldByB.length).toBe(3);
+    const [first] = heldByA.length > 0 ? [heldByA[0] as string] : [heldByB[0] as string];
+    const owner = heldByA.includes(first) ? a : b;
+    await owner.release('ep', first);
+    expect(await (owner === a ? b : a).claim('ep', 3, 'ep-late', T0)).toBeDefined();
+    expect(await a.claim('ep', 3, 'ep-none', T0)).toBeUndefined();
+  });
+
+  it('renew keeps a slot past its first lease; a slot not renewed lapses to the next machine', async () => {
+    const a = await machine('host-a-1');
+    const b = await machine('host-b-2');
+    expect(await a.claim('ep', 1, 'ep-a-1', T0)).toBe(0);
+    await a.renew(T0 + 900);
+    // Past the first lease (T0 + 1000), still held: renewed until T0 + 1900.
+    expect(await b.claim('ep', 1, 'ep-b-1', T0 + 1_500)).toBeUndefined();
+    expect(await b.heldElsewhere('ep', T0 + 1_500)).toEqual(['ep-a-1']);
+    // Not renewed again: lapsed at T0 + 1900, machine b takes it.
+    expect(await b.claim('ep', 1, 'ep-b-1', T0 + 2_000)).toBe(0);
+    expect(await a.heldElsewhere('ep', T0 + 2_000)).toEqual(['ep-b-1']);
+    // a's late renewal does not take it back (the slot is b's now).
+    await a.renew(T0 + 2_100);
+    expect(await a.heldElsewhere('ep', T0 + 2_200)).toEqual(['ep-b-1']);
+    expect(launchedWorkerId(a, 'ep', 3)).toBe(`ep-${machineTag('host-a-1')}-3`);
+    expect(machineTag('Build Box.local-42')).toBe('build-box-local-42');
+  });
+});
