@@ -113,13 +113,16 @@ export class HarnessRegistration {
     let lastProblem: string | undefined;
     while (!this.#stop.signal.aborted) {
       const wasRegistered = this.#registered;
+      const acceptedBefore = this.#accepted;
       const attempt = await this.#post();
       firstDone();
       this.#registered = attempt.ok;
       if (attempt.ok) {
         this.#accepted = true;
-        if (!wasRegistered) this.#logger.info({ harness, endpointId, workerId, attempts: failures + 1 }, 'registered with the harness as a load-balancing worker');
-        else if (attempt.created) this.#logger.info({ harness, endpointId, workerId }, 're-registered with the harness (it no longer held this worker: restarted, or forgot it)');
+        const fields = { harness, endpointId, workerId, attempts: failures + 1 };
+        if (!acceptedBefore) this.#logger.info(fields, 'registered with the harness as a load-balancing worker');
+        else if (attempt.created) this.#logger.info(fields, 're-registered with the harness (it no longer held this worker: restarted, or forgot it)');
+        else if (!wasRegistered) this.#logger.info(fields, 'the harness answers again and still holds this worker');
         failures = 0;
         lastProblem = undefined;
         await sleep(this.#settings.refreshMs, this.#stop.signal);
