@@ -6,7 +6,8 @@
  * stream of short jobs never looks idle; and each job a launched worker takes has its
  * wait for a worker (startedAt - queuedAt) counted once, at take time, however short
  * the job. A job that ended before its take was looked at (a shared store answers
- * later) is counted from the endpoint's `jobEnded` hook instead. The store schema is
+ * later) is counted from the endpoint's `jobEnded` hook instead; after a 'resync' (events
+ * may have been missed) every launched worker of the endpoint counts as active. The store schema is
  * untouched: presence and job reads only.
  */
 import type { Clock } from '../clock.js';
@@ -18,8 +19,8 @@ import type { JobWait } from './queue-snapshot.js';
 export interface JobActivityDeps {
   store: Pick<JobStore, 'subscribe' | 'getWorker' | 'get'>;
   clock: Pick<Clock, 'now'>;
-  /** The launched worker `workerId` of the endpoint, or undefined when this launcher did not start it. */
-  workerOf(endpointId: string, workerId: string): LaunchedWorker | undefined;
+  /** The workers this launcher started for the endpoint, by id. */
+  workersOf(endpointId: string): ReadonlyMap<string, LaunchedWorker> | undefined;
   /** A job taken by a launched worker waited `waitMs` in the queue. */
   onWait(endpointId: string, wait: JobWait): void;
   onError(error: unknown): void;
@@ -69,11 +70,16 @@ export class JobActivity {
   }
 
   #onEvent(event: StoreEvent): void {
-    if (event.type !== 'worker') return;
-    const worker = this.#deps.workerOf(event.endpointId, event.workerId);
-    if (!worker) return;
-    worker.lastJobAt = this.#deps.clock.now();
-    this.#countTaken(event.endpointId, worker).catch((error: unknown) => this.#deps.onError(error));
+    // 'resync': events may have been missed (a shared store's connection came back), so
+    // every launched worker of the endpoint counts as active now and its jobs are looked at.
+    if (event.type !== 'worker' && event.type !== 'resync') return;
+    const workers = this.#deps.workersOf(event.endpointId);
+    const touched = event.type === 'worker' ? [workers?.get(event.workerId)] : [...(workers?.values() ?? [])];
+    for (const worker of touched) {
+      if (!worker) continue;
+      worker.lastJobAt = this.#deps.clock.now();
+      this.#countTaken(event.endpointId, worker).catch((error: unknown) => this.#deps.onError(error));
+    }
   }
 
   /** The jobs the worker holds now that it did not at the last look: count each one's wait. */
@@ -92,7 +98,7 @@ export class JobActivity {
   #onEnded(job: StoredJob): void {
     const workerId = job.resultFrom?.workerId ?? job.workerId;
     if (workerId === undefined) return;
-    const worker = this.#deps.workerOf(job.endpointId, workerId);
+    const worker = this.#deps.workersOf(job.endpointId)?.get(workerId);
     if (!worker) return;
     worker.lastJobAt = this.#deps.clock.now();
     this.#count(job, workerId);

@@ -40,6 +40,11 @@ export class LaunchedWorker {
   readonly spawnedAt: number;
   /** Epoch ms it left initializing (its first job request, as its presence shows it); undefined while initializing. */
   readyAt: number | undefined;
+  /**
+   * Its presence's lastSeenAt when first seen out of initializing; readiness is confirmed
+   * at the next tick (a first heartbeat creates the presence a moment before marking it initializing).
+   */
+  leftInitializingAt: number | undefined;
   /** Epoch ms it last took or ended a job (store events), or was seen holding one: its idle time counts from here. */
   lastJobAt: number | undefined;
   /** Jobs its presence listed at the last look (job-activity.ts counts the wait of the new ones). */

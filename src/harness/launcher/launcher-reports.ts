@@ -8,7 +8,6 @@
  */
 import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics/index.js';
-import type { StoredWorker } from '../store/job-store.js';
 import type { EndpointRuntime } from './endpoint-runtime.js';
 import type { LaunchedWorker } from './launched-worker.js';
 import type { JobWait } from './queue-snapshot.js';
@@ -31,13 +30,14 @@ export class LauncherReports {
   }
 
   /**
-   * The worker left initializing: it asked for a job (its presence's lastSeenAt is that
-   * request, or a heartbeat since, within a tick). Its cold start is spawn to then; only
-   * now does the endpoint's command count as working (backoff reset, healthy again).
+   * The worker left initializing at `leftAt`: it asked for a job (its presence's
+   * lastSeenAt when first seen so: that request, or a heartbeat since, within a tick). Its
+   * cold start is spawn to then; only now does the endpoint's command count as working
+   * (backoff reset, healthy again).
    */
-  ready(runtime: EndpointRuntime, worker: LaunchedWorker, presence: StoredWorker, now: number): void {
+  ready(runtime: EndpointRuntime, worker: LaunchedWorker, leftAt: number, now: number): void {
     const endpointId = worker.endpointId;
-    worker.readyAt = Math.min(now, Math.max(worker.spawnedAt, presence.lastSeenAt));
+    worker.readyAt = Math.min(now, Math.max(worker.spawnedAt, leftAt));
     const coldStartMs = worker.readyAt - worker.spawnedAt;
     const what = `cold start ${coldStartMs} ms (spawn to first job request)`;
     this.#metrics?.harnessWorkerColdStartSeconds.observe({ endpoint: endpointId }, coldStartMs / 1000);

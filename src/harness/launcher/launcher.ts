@@ -85,7 +85,7 @@ export class Launcher implements LaunchedWorkersView {
     this.#activity = new JobActivity({
       store: deps.harness.store,
       clock: deps.harness.clock,
-      workerOf: (endpointId, workerId) => this.#runtimes.get(endpointId)?.workers.get(workerId),
+      workersOf: (endpointId) => this.#runtimes.get(endpointId)?.workers,
       onWait: (endpointId, wait) => this.#reports.wait(endpointId, wait),
       onError: (error) => this.#log.error({ err: error }, 'launcher job activity failed'),
     });
@@ -253,7 +253,11 @@ export class Launcher implements LaunchedWorkersView {
     const snapshots: WorkerSnapshot[] = [];
     for (const worker of runtime.workers.values()) {
       const presence = workers.get(worker.id);
-      if (worker.readyAt === undefined && leftInitializing(presence)) this.#reports.ready(runtime, worker, presence, now);
+      if (worker.readyAt === undefined) {
+        if (!leftInitializing(presence)) worker.leftInitializingAt = undefined;
+        else if (worker.leftInitializingAt === undefined && presence.jobIds.length === 0) worker.leftInitializingAt = presence.lastSeenAt;
+        else this.#reports.ready(runtime, worker, worker.leftInitializingAt ?? presence.lastSeenAt, now);
+      }
       const busy = (presence?.jobIds.length ?? 0) > 0;
       if (busy) worker.lastJobAt = now;
       const state = worker.state(busy);

@@ -1,13 +1,17 @@
 /**
  * The launcher's small parts on their own: GPU pool (never shares a device, gives
  * back), crash backoff (doubling, capped, unhealthy after start-up crashes, reset),
- * the worker environment and launch key, the scaler's bounded queue read, the
+ * the worker environment and launch key, the scaler's bounded queue read, job activity
+ * from store events (last job time, each wait counted once), the
  * per-endpoint log ring, and the --image / --gpus parsers.
  */
 import { describe, expect, it } from 'vitest';
 import { parseGpuList } from '../../../src/cli/harness-launcher.js';
 import { CrashBackoff, GpuPool, WorkerLogs, launchEnv, launchKey, parseImageFlag, queueSnapshot, readQueue, sampleSize } from '../../../src/harness/launcher/index.js';
-import { Harness } from '../../../src/harness/index.js';
+import { Harness, ManualClock } from '../../../src/harness/index.js';
+import { JobActivity } from '../../../src/harness/launcher/job-activity.js';
+import type { LaunchedWorker } from '../../../src/harness/launcher/launched-worker.js';
+import type { JobWait } from '../../../src/harness/launcher/queue-snapshot.js';
 import type { ListQuery, StoredJob } from '../../../src/harness/store/job-store.js';
 
 describe('GpuPool', () => {
@@ -162,6 +166,46 @@ describe('the scaler queue read', () => {
     expect(queries.map((query) => query.states)).toEqual([['IN_QUEUE'], ['IN_PROGRESS']]);
     expect(queries.every((query) => query.limit === 20)).toBe(true);
     expect(count.runningJobs).toBe(0);
+    await harness.close();
+  });
+});
+
+describe('JobActivity', () => {
+  it('stamps a launched worker at each take and end, and counts the wait of each job it takes once', async () => {
+    const clock = new ManualClock();
+    const harness = new Harness({ clock });
+    const jobs = harness.endpoint('ep');
+    const worker = { id: 'w1', lastJobAt: undefined, heldSeen: new Set<string>() } as unknown as LaunchedWorker;
+    const waits: JobWait[] = [];
+    const activity = new JobActivity({
+      store: harness.store,
+      clock,
+      workersOf: (endpointId) => (endpointId === 'ep' ? new Map([[worker.id, worker]]) : undefined),
+      onWait: (_endpointId, wait) => waits.push(wait),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    activity.start();
+    activity.watch(jobs);
+    const queued = await jobs.submit({ input: { n: 1 } });
+    await jobs.submit({ input: { n: 2 } });
+    clock.advance(700);
+    const [taken] = await jobs.tryTake('w1', 1);
+    expect(worker.lastJobAt).toBe(clock.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(waits).toEqual([{ jobId: queued.id, workerId: 'w1', waitMs: 700 }]);
+    expect(taken?.id).toBe(queued.id);
+
+    clock.advance(300);
+    await jobs.complete(queued.id, 'w1', { kind: 'output', output: 1 }, taken?.attempt);
+    expect(worker.lastJobAt).toBe(clock.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    // A worker this launcher did not start is not followed.
+    await jobs.tryTake('someone-else', 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(waits).toHaveLength(1);
+    activity.close();
     await harness.close();
   });
 });
