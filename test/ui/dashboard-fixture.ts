@@ -14,6 +14,7 @@ import pino from 'pino';
 import { Harness } from '../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../src/harness/http/index.js';
 import type { EndpointInputSpec } from '../../src/harness/http/openapi/index.js';
+import type { DashboardGpuSource } from '../../src/harness/http/ui/index.js';
 import { Launcher } from '../../src/harness/launcher/index.js';
 import { InMemoryManagementStore } from '../../src/harness/management/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
@@ -94,10 +95,11 @@ export interface DashboardFixture {
 
 /**
  * Start the harness (key required), its worker and its launcher; `testInput` prefills
- * the submit form (null: none), `endpointInputs` gives endpoints input schemas.
+ * the submit form (null: none), `endpointInputs` gives endpoints input schemas, `gpu`
+ * is the dashboard's GPU source (default none).
  */
 export async function startDashboardFixture(
-  options: { testInput?: unknown; concurrency?: number; endpointInputs?: Record<string, EndpointInputSpec> } = {},
+  options: { testInput?: unknown; concurrency?: number; endpointInputs?: Record<string, EndpointInputSpec>; gpu?: DashboardGpuSource } = {},
 ): Promise<DashboardFixture> {
   const logger = pino({ level: 'silent' });
   const harness = new Harness();
@@ -110,7 +112,7 @@ export async function startDashboardFixture(
     apiKey: API_KEY,
     rateLimits: false,
     metrics: createMetrics({ defaultMetrics: false }),
-    dashboard: testInput === null ? {} : { testInput },
+    dashboard: { ...(testInput === null ? {} : { testInput }), ...(options.gpu ? { gpu: options.gpu } : {}) },
     management: { store },
     ...(options.endpointInputs ? { endpointInputs: options.endpointInputs } : {}),
   });

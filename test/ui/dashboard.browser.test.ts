@@ -4,7 +4,8 @@
  * and an in-process worker (dashboard-fixture.ts). It logs in with the key (a wrong
  * key shows the API's error), submits from the page and sees COMPLETED with the
  * output, watches a streaming job's tokens arrive in order while it runs, sees a job's
- * progress output and its webhook delivery pushed live, cancels a
+ * progress output and its webhook delivery pushed live, shows a job's GPU summary (a
+ * sampler with a scripted reader), cancels a
  * running job, retries a failed one (its attempts listed), shows the attempts of a job
  * whose worker was lost (worker API calls from the test), the launcher's scale events
  * of a crashing worker command, prefills the form from an input schema and lists the
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { z } from 'zod';
+import { createGpuSampler } from '../../src/gpu/index.js';
 import { toDocumentSchema } from '../../src/harness/http/openapi/index.js';
 import { validateInput } from '../../src/worker/input-check.js';
 import { API_KEY, CRASH_IMAGE, ENDPOINT, launchChromium, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
@@ -211,6 +213,43 @@ describe('dashboard in Chromium', () => {
       await context.close();
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it("shows the GPU summary of a job an in-process worker ran: the page's line and a row per card", async () => {
+    // A real sampler whose reader answers one card at 40 % then 80 % (this machine may have no GPU).
+    let reads = 0;
+    const sampler = createGpuSampler({
+      intervalMs: 100,
+      reader: async () => {
+        reads += 1;
+        const percent = reads < 3 ? 40 : 80;
+        return {
+          ok: true,
+          vendor: 'nvidia',
+          tool: 'nvidia-smi',
+          hidden: 0,
+          readAt: Date.now(),
+          gpus: [{ vendor: 'nvidia', index: 0, uuid: 'GPU-test', name: 'Scripted card', utilizationPercent: percent, memoryUtilizationPercent: null, memoryUsedBytes: percent * 2 ** 30, memoryTotalBytes: 80 * 2 ** 30, temperatureCelsius: null, powerDrawWatts: null, powerLimitWatts: null, driverVersion: null }],
+        };
+      },
+    });
+    const withGpu = await startDashboardFixture({ gpu: sampler });
+    try {
+      const { context, page } = await openPage('gpu');
+      await logIn(page, API_KEY, withGpu.uiUrl);
+      await submitFromPage(page, { input: { mode: 'sleep', ms: 1_500 } });
+      await jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
+      const line = page.locator('[data-test=job-gpu]');
+      await line.waitFor(WAIT);
+      expect(await line.textContent()).toMatch(/utilisation peak 80 %, mean \d+ %;\s+memory peak 80\.0 GiB \(\d+ readings\)/);
+      const rows = page.locator('[data-test=job-gpu-cards] tbody tr');
+      expect(await rows.count()).toBe(1);
+      expect(await rows.first().textContent()).toContain('Scripted card');
+      await context.close();
+    } finally {
+      await withGpu.close();
+      await sampler.close();
     }
   });
 
