@@ -5,7 +5,7 @@
  * are files, not code esbuild can bundle, and the image has no node_modules. So
  * `serverless-worker build` copies them to `<outdir>/sw-dashboard/` (vendor files
  * under `vendor/`, by the names the page imports), where the dashboard looks first
- * (harness/http/ui/static-files.ts). About 250 KiB, read only when /ui is asked for.
+ * (harness/http/ui/static-files.ts). About 210 KiB, read only when /ui is asked for.
  */
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
