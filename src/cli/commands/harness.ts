@@ -13,6 +13,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { z } from 'zod';
 import { Harness } from '../../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
+import { testInputFromWorkingDirectory } from '../../harness/http/ui/test-input-file.js';
 import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
 import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
@@ -162,7 +163,8 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
     logger,
     metrics,
-    dashboard: { gpu },
+    // The submit form starts from the working directory's test_input.json, when there is one.
+    dashboard: { gpu, ...testInputFromWorkingDirectory(logger) },
   });
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
   launcher?.start({ url: server.url, ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
