@@ -25,6 +25,9 @@ export const LB_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] a
 /** Where the endpoint `endpointId` is reached, relative to the harness's URL. */
 export const LB_PATH_PREFIX = '/lb';
 
+/** `/lb/{endpoint_id}` at the start of a request target. */
+const ENDPOINT_PREFIX = new RegExp(`^${LB_PATH_PREFIX}/[^/?#]*`);
+
 const EndpointParamsSchema = z.object({ endpointId: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint ids are 1-128 letters, digits, ".", "-" or "_"' }) });
 const WorkerParamsSchema = EndpointParamsSchema.extend({ workerId: z.string().min(1).max(200) });
 
@@ -87,9 +90,10 @@ export async function lbProxyRoutes(app: FastifyInstance, options: LbRouteOption
         { endpointId, ...(pool ? { workers: pool.counts() } : {}) },
       );
     }
+    // What follows /lb/{endpoint_id} in the request target as sent (the id segment as
+    // written: it may be percent-encoded), passed on untouched as the worker's target.
     const raw = request.raw.url ?? '/';
-    const prefix = `${LB_PATH_PREFIX}/${endpointId}`;
-    const rest = raw.startsWith(prefix) ? raw.slice(prefix.length) : raw;
+    const rest = raw.replace(ENDPOINT_PREFIX, '');
     const path = rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
     reply.hijack();
     try {

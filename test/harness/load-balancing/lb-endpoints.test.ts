@@ -211,6 +211,9 @@ describe('harness load-balancing endpoints', () => {
       expect(JSON.parse(dots.body)).toEqual({ workerId: 'lb-paths' });
       const dotsMissing = await rawGet(running, `/lb/${ENDPOINT}/a/../../v2/${ENDPOINT}/health`);
       expect(JSON.parse(dotsMissing.body)).toMatchObject({ workerId: 'lb-paths', path: `/a/../../v2/${ENDPOINT}/health` });
+      // The endpoint id percent-encoded: only the path after it reaches the worker.
+      const encodedId = await rawGet(running, `/lb/${ENDPOINT.replace('-', '%2D')}/nothing?z=3`);
+      expect(JSON.parse(encodedId.body)).toMatchObject({ workerId: 'lb-paths', path: '/nothing?z=3' });
       expect(running.loadBalancing.pool(ENDPOINT)?.get('lb-paths')?.state).toBe('healthy');
       expect((await health(running)).workers).toMatchObject({ idle: 1, unhealthy: 0 });
       expect(await statusOf(lbUrl(running, '/whoami'), { headers: auth })).toBe(200);
