@@ -4,7 +4,9 @@
  * and the in-process transport call. The job store (store/job-store.ts) keeps the jobs
  * and decides every change; this adds what only a process has: long polls parked until
  * a 'queued' event lets a take succeed, readers woken by 'changed' events (waitForEnd,
- * onJobChange), stop requests from 'stop' events (stopRequested), draining, and the
+ * onJobChange), all of them woken by a 'resync' (a shared store's notifications were
+ * cut: they read again), stop requests from 'stop' events (stopRequested), draining, the
+ * workers that took jobs here (what a drain waits for), and the
  * jobEnded hook, fired here for the jobs that this process's calls ended (so a webhook
  * fires once even when several harness processes share a store). Every time is read on
  * the harness's clock.
