@@ -2,65 +2,80 @@
  * The launcher reads what its workers do from real job activity, with real worker
  * processes: a worker serving a steady stream of short jobs is never stopped as idle
  * (idleness comes from takes and ends, not from what a scaler tick samples) and every
- * short job's wait is counted; a worker whose init fails after a while is
+ * short job's wait is counted, on the memory and on the PostgreSQL job store; a worker whose init fails after a while is
  * `initializing` meanwhile, never `idle`, and its crashes count as start-up crashes
  * (growing backoff, endpoint unhealthy); a worker that ignores SIGTERM is SIGKILLed
  * after the shutdown deadline. Figures are printed; no timing thresholds.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { waitFor } from '../../transports/wait-for.js';
 import { LAUNCHER_WORKER_COMMAND, messagesWith, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
 
 let running: LauncherHarness | undefined;
+let database: TestDatabase | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
-});
+  await database?.drop();
+  database = undefined;
+}, 60_000);
+
+/** One short job every 150 ms for 5 s on an endpoint of at most one worker with idleTimeout 1 s. */
+async function steadyShortJobs(h: LauncherHarness, label: string): Promise<void> {
+  const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 1, idleTimeout: 1, scalerType: 'REQUEST_COUNT', scalerValue: 1 }, { imageName: 'test/activity:1' });
+
+  // The first job starts the worker; wait until it is done, then keep jobs coming for 5 idleTimeouts.
+  const first = await h.run(endpoint.id, { ms: 0 });
+  await waitFor(async () => (await h.status(endpoint.id, first)).status === 'COMPLETED', 'the first job COMPLETED', 120_000, 50);
+  const ids = [first];
+  const streamStarted = Date.now();
+  let lastSubmitted = Date.now();
+  while (Date.now() - streamStarted < 5_000) {
+    await sleep(150);
+    ids.push(await h.run(endpoint.id, { ms: 5 }));
+    lastSubmitted = Date.now();
+  }
+  await waitFor(
+    async () => (await Promise.all(ids.map((id) => h.status(endpoint.id, id)))).every((job) => job.status === 'COMPLETED'),
+    'every job COMPLETED',
+    60_000,
+    100,
+  );
+  const events = () => h.launcher.scaleEvents(endpoint.id);
+  const downsWhileServing = events().filter((event) => event.kind === 'scale-down' && event.at <= lastSubmitted);
+  expect(downsWhileServing).toEqual([]);
+  expect(events().filter((event) => event.kind === 'scale-up')).toHaveLength(1);
+
+  // The jobs stopped: the worker goes after idleTimeout (1 s).
+  const down = await waitFor(() => events().find((event) => event.kind === 'scale-down'), 'the idle worker stopped', 60_000, 50);
+  expect(down.message).toContain('(idle)');
+  await waitFor(async () => (await h.launcher.pods()).length === 0, 'the worker gone', 60_000, 50);
+
+  // Every job's wait was counted once, short ones included (at take time, not sampled).
+  const metrics = await h.server.metrics.text();
+  expect(metrics).toContain(`serverless_worker_harness_job_wait_seconds_count{endpoint="${endpoint.id}"} ${ids.length}`);
+  expect(metrics).toContain(`serverless_worker_harness_scale_downs_total{endpoint="${endpoint.id}",reason="idle"} 1`);
+  expect(metrics).toContain(`serverless_worker_harness_worker_cold_start_seconds_count{endpoint="${endpoint.id}"} 1`);
+  const coldStart = h.logLines.find((line) => line.endpointId === endpoint.id && typeof line.coldStartMs === 'number');
+  console.log(
+    `[launcher activity, ${label}] ${ids.length} jobs, one every 150 ms for 5 s on 1 worker: no idle stop while serving; ` +
+      `stopped ${down.at - lastSubmitted} ms after the last submit (idleTimeout 1000 ms, tick 100 ms); cold start ${String(coldStart?.coldStartMs)} ms`,
+  );
+}
 
 describe('idle time from job activity', () => {
   it('a worker serving one short job every 150 ms is never stopped as idle; once the jobs stop it is, after idleTimeout', async () => {
-    const h = await startLauncherHarness({ images: { 'test/activity:1': { command: LAUNCHER_WORKER_COMMAND } } });
-    running = h;
-    const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 1, idleTimeout: 1, scalerType: 'REQUEST_COUNT', scalerValue: 1 }, { imageName: 'test/activity:1' });
+    running = await startLauncherHarness({ images: { 'test/activity:1': { command: LAUNCHER_WORKER_COMMAND } } });
+    await steadyShortJobs(running, 'memory store');
+  }, 200_000);
 
-    // The first job starts the worker; wait until it is ready, then keep jobs coming for 5 idleTimeouts.
-    const first = await h.run(endpoint.id, { ms: 0 });
-    await waitFor(async () => (await h.status(endpoint.id, first)).status === 'COMPLETED', 'the first job COMPLETED', 120_000, 50);
-    const ids = [first];
-    const streamStarted = Date.now();
-    let lastSubmitted = Date.now();
-    while (Date.now() - streamStarted < 5_000) {
-      await sleep(150);
-      ids.push(await h.run(endpoint.id, { ms: 5 }));
-      lastSubmitted = Date.now();
-    }
-    await waitFor(
-      async () => (await Promise.all(ids.map((id) => h.status(endpoint.id, id)))).every((job) => job.status === 'COMPLETED'),
-      'every job COMPLETED',
-      60_000,
-      100,
-    );
-    const events = () => h.launcher.scaleEvents(endpoint.id);
-    const downsWhileServing = events().filter((event) => event.kind === 'scale-down' && event.at <= lastSubmitted);
-    expect(downsWhileServing).toEqual([]);
-    expect(events().filter((event) => event.kind === 'scale-up')).toHaveLength(1);
-
-    // The jobs stopped: the worker goes after idleTimeout (1 s).
-    const down = await waitFor(() => events().find((event) => event.kind === 'scale-down'), 'the idle worker stopped', 60_000, 50);
-    expect(down.message).toContain('(idle)');
-    await waitFor(async () => (await h.launcher.pods()).length === 0, 'the worker gone', 60_000, 50);
-
-    // Every job's wait was counted, short ones included (counted at take time, not sampled).
-    const metrics = await h.server.metrics.text();
-    expect(metrics).toContain(`serverless_worker_harness_job_wait_seconds_count{endpoint="${endpoint.id}"} ${ids.length}`);
-    expect(metrics).toContain(`serverless_worker_harness_scale_downs_total{endpoint="${endpoint.id}",reason="idle"} 1`);
-    expect(metrics).toContain(`serverless_worker_harness_worker_cold_start_seconds_count{endpoint="${endpoint.id}"} 1`);
-    const coldStart = h.logLines.find((line) => line.endpointId === endpoint.id && typeof line.coldStartMs === 'number');
-    console.log(
-      `[launcher activity] ${ids.length} jobs, one every 150 ms for 5 s on 1 worker: no idle stop while serving; ` +
-        `stopped ${down.at - lastSubmitted} ms after the last submit (idleTimeout 1000 ms, tick 100 ms); cold start ${String(coldStart?.coldStartMs)} ms`,
-    );
+  it('the same on the PostgreSQL job store (events by notification)', async () => {
+    database = await createTestDatabase();
+    running = await startLauncherHarness({ images: { 'test/activity:1': { command: LAUNCHER_WORKER_COMMAND } } }, await PostgresJobStore.open(database.url, { maxConnections: 4 }));
+    await steadyShortJobs(running, 'PostgreSQL store');
   }, 200_000);
 });
 

@@ -12,6 +12,7 @@ import { Harness } from '../../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
 import { Launcher, type LauncherOptionsInput, type WorkerLogLine } from '../../../src/harness/launcher/index.js';
 import { InMemoryManagementStore, type Endpoint, type Template } from '../../../src/harness/management/index.js';
+import type { JobStore } from '../../../src/harness/store/job-store.js';
 import { createMetrics } from '../../../src/metrics/index.js';
 import { FIXTURE, REPO_ROOT } from '../../platform/worker-process.js';
 
@@ -41,7 +42,8 @@ export interface LauncherHarness {
 
 let templates = 0;
 
-export async function startLauncherHarness(options: Partial<LauncherOptionsInput> = {}): Promise<LauncherHarness> {
+/** `jobStore`: the harness's job store (a PostgresJobStore); default in memory. */
+export async function startLauncherHarness(options: Partial<LauncherOptionsInput> = {}, jobStore?: JobStore): Promise<LauncherHarness> {
   const logLines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -50,7 +52,7 @@ export async function startLauncherHarness(options: Partial<LauncherOptionsInput
     },
   });
   const logger = pino({ level: 'info' }, sink);
-  const harness = new Harness({ autoCreateEndpoints: false });
+  const harness = new Harness({ autoCreateEndpoints: false, ...(jobStore ? { store: jobStore } : {}) });
   const store = new InMemoryManagementStore();
   const metrics = createMetrics({ defaultMetrics: false });
   const server = await createHarnessServer({ harness, host: '127.0.0.1', port: 0, rateLimits: false, management: { store }, logger, metrics });
@@ -103,7 +105,7 @@ export async function startLauncherHarness(options: Partial<LauncherOptionsInput
     async close() {
       await launcher.close();
       await server.close();
-      harness.close();
+      await harness.close();
     },
   };
 }
