@@ -177,14 +177,14 @@ export const METRICS = {
   harnessWorkerColdStartSeconds: {
     type: 'histogram',
     name: 'serverless_worker_harness_worker_cold_start_seconds',
-    help: 'Time from spawning a launched worker to its first call to the harness (job take or ping), in seconds.',
+    help: 'Time from spawning a launched worker to its first job request (heartbeats sent while init runs do not count), in seconds.',
     labels: ['endpoint'],
     buckets: COLD_START_BUCKETS,
   },
   harnessJobWaitSeconds: {
     type: 'histogram',
     name: 'serverless_worker_harness_job_wait_seconds',
-    help: 'Time a job waited in the queue of a launcher-run endpoint before a worker took it, in seconds.',
+    help: 'Time a job waited in the queue before a launched worker took it (counted at the take, once per attempt), in seconds.',
     labels: ['endpoint'],
     buckets: QUEUE_DELAY_BUCKETS,
   },
