@@ -29,6 +29,7 @@ import { registerMetricsRoute } from './metrics-route.js';
 import { openAiRoutes } from './openai/index.js';
 import { openApiRoutes } from './openapi/index.js';
 import { harnessPodsView } from './pods-view.js';
+import { serveRecordedEndpoints, sharedEndpointsHook } from './server-shared-endpoints.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { RateLimiter, rateLimitHook } from './rate-limit/index.js';
 import { useLenientJsonBodies } from './json-body.js';
@@ -97,6 +98,9 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     const limiter = new RateLimiter({ windowMs, ...(now ? { now } : {}) });
     app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
   }
+  const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore()) : undefined;
+  const endpointLookup = managementStore ? sharedEndpointsHook(harness, managementStore) : undefined;
+  if (endpointLookup) app.addHook('onRequest', endpointLookup);
 
   const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
   const webhooks = new WebhookSender({
@@ -135,10 +139,8 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing), ...config.dashboard.panels] };
     registerDashboard(app, { harness, settings, webhookLog, attemptLog, endpointInputs: config.endpointInputs, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
   }
-  if (config.management !== false) {
-    const managementStore = config.management.store ?? new InMemoryManagementStore();
-    // A shared store: the endpoints already recorded (by an earlier start, or another harness) are served at once.
-    if (managementStore.kind === 'postgres') for (const endpoint of await managementStore.listEndpoints()) harness.createEndpoint(endpoint.id);
+  if (config.management !== false && managementStore) {
+    await serveRecordedEndpoints(harness, managementStore);
     await app.register(managementApi, {
       prefix: '/v1',
       store: managementStore,

@@ -33,7 +33,8 @@ interface Machine {
 async function startMachine(url: string, id: string): Promise<Machine> {
   const logger = pino({ level: 'silent' });
   const management = await PostgresManagementStore.open(url, { maxConnections: 2 });
-  const harness = new Harness({ store: await PostgresJobStore.open(url, { maxConnections: 4 }) });
+  // Only endpoints that exist (made through /v1 on either machine) are served, as with --endpoint.
+  const harness = new Harness({ store: await PostgresJobStore.open(url, { maxConnections: 4 }), autoCreateEndpoints: false });
   const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger });
   const slots = await PostgresSlotClaims.open(url, { machineId: id, leaseMs: 3_000 });
   const launcher = new Launcher(

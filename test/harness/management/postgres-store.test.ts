@@ -6,7 +6,9 @@
  * Each test on a fresh database of the run's embedded PostgreSQL server.
  */
 import { describe, expect, it } from 'vitest';
+import { Harness } from '../../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
+import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import type { Endpoint, ManagementStore, Template } from '../../../src/harness/management/index.js';
 import { PostgresManagementStore } from '../../../src/harness/management/store/postgres-management-store.js';
 import { createTestDatabase } from '../../postgres/test-database.js';
@@ -66,6 +68,32 @@ describe('the management API on PostgreSQL (createHarnessServer({ store }))', ()
       expect(health.status).toBe(200);
     } finally {
       await server?.close();
+      await database.drop();
+    }
+  });
+
+  it('a harness that creates no endpoint on first use serves one created through another harness, and still refuses unknown ids', async () => {
+    const database = await createTestDatabase();
+    const servers: HarnessServer[] = [];
+    const stores: ManagementStore[] = [];
+    try {
+      const a = await harnessOn(database.url);
+      servers.push(a);
+      const management = await PostgresManagementStore.open(database.url, { maxConnections: 2 });
+      stores.push(management);
+      const harness = new Harness({ store: await PostgresJobStore.open(database.url, { maxConnections: 2 }), autoCreateEndpoints: false });
+      const b = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management } });
+      servers.push(b);
+      const template = (await json<Template>('POST', `${a.url}/v1/templates`, { name: 'on-a', imageName: 'me/worker:1', isServerless: true, category: 'CPU' })).body;
+      const endpoint = (await json<Endpoint>('POST', `${a.url}/v1/endpoints`, { templateId: template.id })).body;
+      const run = await call('POST', `${b.url}/v2/${endpoint.id}/run`, { body: { input: { n: 1 } } });
+      expect(run.status).toBe(200);
+      expect((await call('POST', `${b.url}/v2/not-an-endpoint/run`, { body: { input: {} } })).status).toBe(404);
+      await servers.pop()?.close();
+      await harness.close();
+    } finally {
+      for (const server of servers) await server.close();
+      for (const store of stores) await store.close();
       await database.drop();
     }
   });
