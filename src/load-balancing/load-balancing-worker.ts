@@ -124,13 +124,27 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
           response.end(JSON.stringify({ error: { code: 'SW_ROUTE_NOT_FOUND', message: `Only GET /ping is served on PORT_HEALTH; the app is on PORT` } }));
         }
       });
-  const port = await listen(appServer, env.port, env.host);
-  const healthPort = healthServer ? await listen(healthServer, env.healthPort, env.host) : port;
+  // Signals from now on: one that comes while the servers open stops the worker once they are up.
+  let signalledEarly = false;
+  let onSignal: () => void = () => (signalledEarly = true);
+  const offSignals = extras.signals !== false ? onShutdownSignals(logger, () => onSignal()) : () => {};
+  let port: number;
+  let healthPort: number;
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  try {
+    port = await listen(appServer, env.port, env.host);
+    healthPort = healthServer ? await listen(healthServer, env.healthPort, env.host) : port;
+    metricsServer = metrics && platform.metricsPort !== undefined ? await startMetricsServer(metrics, platform.metricsPort, platform.metricsHost) : undefined;
+  } catch (error) {
+    // A port in use, say: nothing is left open or listening to signals.
+    offSignals();
+    await Promise.all([closeServer(appServer), closeServer(healthServer)]);
+    throw error;
+  }
   const url = `http://${env.advertiseHost}:${port}`;
   const healthUrl = `http://${env.advertiseHost}:${healthPort}`;
   process.stdout.write(`serverless-worker: load-balancing worker ${workerId} listening on ${url} (GET /ping on ${healthUrl})\n`);
   logger.info({ workerId, url, healthUrl, host: env.host }, 'load-balancing worker listening');
-  const metricsServer = metrics && platform.metricsPort !== undefined ? await startMetricsServer(metrics, platform.metricsPort, platform.metricsHost) : undefined;
   if (metricsServer) logger.info({ url: metricsServer.url }, `metrics served at ${metricsServer.url}`);
 
   const announcement: Announcement | undefined =
@@ -142,7 +156,6 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
   let stopping: Promise<number> | undefined;
-  let offSignals: () => void = () => {};
   // SIGTERM/SIGINT or stop() during start-up abort init (its phase then ends 'aborted').
   const stopInit = new AbortController();
   let startingUp: Promise<void> = Promise.resolve();
@@ -221,8 +234,10 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
     logger.info({ workerId, url }, 'load-balancing worker ready: /ping answers 200');
   };
 
-  if (extras.signals !== false) offSignals = onShutdownSignals(logger, () => void shutdown());
+  onSignal = () => void shutdown();
   startingUp = startUp().catch((error: unknown) => failStartUp(`start-up phase: ${error instanceof Error ? error.message : String(error)}`));
+
+  if (signalledEarly) void shutdown();
 
   return {
     workerId,

@@ -90,6 +90,8 @@ describe('load-balancing worker process', () => {
     const port = await freePort();
     const worker = startLbWorker('lb-init-term', { PORT: String(port), INIT_DELAY_MS: '600000', INIT_CLEANUP_MS: '1000', TIMEOUT_GRACE_MS: '10000', LOG_LEVEL: 'info' });
     await waitFor(async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 204, `/ping to answer 204 (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    // /ping answers 204 from the start; the signal must come once init itself runs.
+    await waitFor(() => worker.stderr().includes('start-up phase running') || undefined, `init to start (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 20);
     worker.signal('SIGTERM');
     const exit = await within(worker.exited, 'the worker to exit', 30_000);
     expect(exit.code).toBe(0);
