@@ -146,7 +146,6 @@ describe('harness load-balancing endpoints', () => {
     // The harness restarts with nothing in memory: the worker's next refresh registers it again.
     await stopHarness();
     const second = await startHarness({}, harnessPort);
-    expect(second.loadBalancing.pool(ENDPOINT)?.size ?? 0).toBe(0);
     const startedAt = Date.now();
     await healthyCount(second, 1, [worker]);
     console.log(`registered again ${Date.now() - startedAt} ms after the harness restarted (refresh every 5 s)`);
