@@ -62,6 +62,12 @@ export class JobActivity {
     this.#watched.set(jobs.id, { jobs, off: jobs.jobEnded.add((job) => this.#onEnded(job)) });
   }
 
+  /** Stop following the endpoint's ended jobs (it is gone). */
+  unwatch(endpointId: string): void {
+    this.#watched.get(endpointId)?.off();
+    this.#watched.delete(endpointId);
+  }
+
   close(): void {
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;

@@ -136,7 +136,9 @@ export class Launcher implements LaunchedWorkersView {
     for (const [endpointId, runtime] of this.#runtimes) {
       if (live.has(endpointId)) continue;
       for (const worker of runtime.workers.values()) this.#stopWorker(worker, 'endpoint-gone');
-      if (runtime.workers.size === 0) this.#runtimes.delete(endpointId);
+      if (runtime.workers.size > 0) continue;
+      this.#runtimes.delete(endpointId);
+      this.#activity.unwatch(endpointId);
     }
   }
 

@@ -183,4 +183,18 @@ describe('launcher burst', () => {
     expect(messagesWith(h.logLines, 'workerId', first).some((msg) => msg.includes('(release)'))).toBe(true);
     expect((await h.logs(endpoint.id)).filter((entry) => entry.line.startsWith('cpus=')).map((entry) => entry.line)).toEqual(['cpus=2', 'cpus=4']);
   }, 200_000);
+
+  it('a deleted endpoint: its workers stop (endpoint-gone) and the launcher forgets it', async () => {
+    const h = await startLauncherHarness();
+    running = h;
+    const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 1, idleTimeout: 60 });
+    await waitFor(async () => (await h.health(endpoint.id)).workers.idle === 1, 'the warm worker idle', 120_000, 100);
+    const response = await fetch(`${h.server.url}/v1/endpoints/${endpoint.id}`, { method: 'DELETE' });
+    expect(response.status).toBe(204);
+    await waitFor(async () => (await h.launcher.pods()).length === 0, 'the worker gone', 60_000, 100);
+    await waitFor(async () => (await h.launcher.health(endpoint.id)) === undefined, 'the endpoint forgotten', 10_000, 100);
+    const downs = h.launcher.scaleEvents(endpoint.id).filter((event) => event.kind === 'scale-down');
+    expect(downs.map((event) => event.message)).toEqual([expect.stringContaining('(endpoint-gone)')]);
+    expect(await h.server.metrics.text()).toContain(`serverless_worker_harness_scale_downs_total{endpoint="${endpoint.id}",reason="endpoint-gone"} 1`);
+  }, 200_000);
 });
