@@ -6,7 +6,9 @@
  * both: never more than 2 workers across the two machines, every job completes exactly
  * once, and the workers are gone after idleTimeout. Then a machine that stops renewing
  * (closed without releasing: a crash) leaves its slots to lapse, and the other machine
- * takes them. Figures are printed.
+ * takes them. And a machine without GPUs starts no worker of a GPU endpoint: a machine
+ * with GPUs that joins takes the slot and runs the worker on its own GPU. Figures are
+ * printed.
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -30,7 +32,7 @@ interface Machine {
   close(): Promise<void>;
 }
 
-async function startMachine(url: string, id: string): Promise<Machine> {
+async function startMachine(url: string, id: string, gpus?: string[]): Promise<Machine> {
   const logger = pino({ level: 'silent' });
   const management = await PostgresManagementStore.open(url, { maxConnections: 2 });
   // Only endpoints that exist (made through /v1 on either machine) are served, as with --endpoint.
@@ -38,7 +40,7 @@ async function startMachine(url: string, id: string): Promise<Machine> {
   const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger });
   const slots = await PostgresSlotClaims.open(url, { machineId: id, leaseMs: 3_000 });
   const launcher = new Launcher(
-    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000 },
+    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...(gpus ? { gpus: { vendor: 'nvidia' as const, devices: gpus } } : {}) },
     { harness, store: management, logger, slots },
   );
   harness.launchedWorkers = launcher;
@@ -151,4 +153,25 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
     expect(await b.slots.heldElsewhere(endpoint.id, afterLease)).toEqual([]);
     expect(await b.slots.claim(endpoint.id, 1, `${endpoint.id}-machine-b-x`, afterLease)).toBe(0);
   }, 300_000);
+
+  it('a machine without GPUs leaves a GPU endpoint to a machine with GPUs, which starts its worker on its own GPU', async () => {
+    database = await createTestDatabase();
+    const cpuOnly = await startMachine(database.url, 'cpu-only');
+    machines.push(cpuOnly);
+    const template = await post<Template>(`${cpuOnly.server.url}/v1/templates`, { name: 'gpu-worker', imageName: TEST_IMAGE, isServerless: true, env: { LOG_LEVEL: 'warn' } });
+    const endpoint = await post<Endpoint>(`${cpuOnly.server.url}/v1/endpoints`, { templateId: template.id, gpuTypeIds: ['NVIDIA GeForce RTX 4090'], gpuCount: 1, workersMin: 1, workersMax: 1 });
+    // Many ticks (every 100 ms) with workersMin 1: the machine without GPUs starts nothing.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await cpuOnly.launcher.pods()).toEqual([]);
+    const gpuBox = await startMachine(database.url, 'gpu-box', ['7']);
+    machines.push(gpuBox);
+    const pods = await waitFor(async () => {
+      const list = await gpuBox.launcher.pods();
+      return list.length > 0 ? list : undefined;
+    }, 'the GPU machine starts the warm worker', 60_000, 50);
+    expect(pods.map((pod) => pod.gpu?.count)).toEqual([1]);
+    expect(pods[0]?.id).toContain('gpu-box');
+    expect(await cpuOnly.launcher.pods()).toEqual([]);
+    expect(await cpuOnly.slots.heldElsewhere(endpoint.id, Date.now())).toEqual([pods[0]?.id]);
+  }, 120_000);
 });
