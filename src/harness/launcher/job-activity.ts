@@ -45,12 +45,14 @@ export class JobActivity {
   readonly #counted = new RecentKeys(10_000);
   readonly #watched = new Map<string, { jobs: EndpointJobs; off: () => void }>();
   #unsubscribe: (() => void) | undefined;
+  #closed = false;
 
   constructor(deps: JobActivityDeps) {
     this.#deps = deps;
   }
 
   start(): void {
+    this.#closed = false;
     this.#unsubscribe ??= this.#deps.store.subscribe((event) => this.#onEvent(event));
   }
 
@@ -69,6 +71,7 @@ export class JobActivity {
   }
 
   close(): void {
+    this.#closed = true;
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     for (const { off } of this.#watched.values()) off();
@@ -84,7 +87,10 @@ export class JobActivity {
     for (const worker of touched) {
       if (!worker) continue;
       worker.lastJobAt = this.#deps.clock.now();
-      this.#countTaken(event.endpointId, worker).catch((error: unknown) => this.#deps.onError(error));
+      // A read still in flight when the launcher closes may find the store closed: not an error then.
+      this.#countTaken(event.endpointId, worker).catch((error: unknown) => {
+        if (!this.#closed) this.#deps.onError(error);
+      });
     }
   }
 
