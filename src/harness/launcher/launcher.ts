@@ -256,6 +256,7 @@ export class Launcher implements LaunchedWorkersView {
     for (const worker of runtime.workers.values()) {
       const presence = workers.get(worker.id);
       if (worker.readyAt === undefined) {
+        // Out of initializing on two ticks in a row (see leftInitializingAt), or holding a job: ready.
         if (!leftInitializing(presence)) worker.leftInitializingAt = undefined;
         else if (worker.leftInitializingAt === undefined && presence.jobIds.length === 0) worker.leftInitializingAt = presence.lastSeenAt;
         else this.#reports.ready(runtime, worker, worker.leftInitializingAt ?? presence.lastSeenAt, now);
