@@ -5,6 +5,7 @@
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from './params.js';
+import { plainEndpointId, plainJobParams } from './plain-shapes.js';
 
 export interface QueueApiContext {
   readonly harness: Harness;
@@ -18,12 +19,12 @@ export interface QueueApiContext {
 
 /** The endpoint named in the path (created on first use when the harness auto-creates endpoints). */
 export function endpointOf(context: QueueApiContext, params: unknown): EndpointJobs {
-  const { endpointId } = parseRequestPart(EndpointParamsSchema, params, 'path');
+  const endpointId = plainEndpointId(params) ?? parseRequestPart(EndpointParamsSchema, params, 'path').endpointId;
   return context.harness.endpoint(endpointId);
 }
 
 /** The endpoint and job id named in the path. */
 export function jobOf(context: QueueApiContext, params: unknown): { endpoint: EndpointJobs; jobId: string } {
-  const { endpointId, jobId } = parseRequestPart(JobParamsSchema, params, 'path');
+  const { endpointId, jobId } = plainJobParams(params) ?? parseRequestPart(JobParamsSchema, params, 'path');
   return { endpoint: context.harness.endpoint(endpointId), jobId };
 }

@@ -12,19 +12,20 @@ import { JobWatch } from '../job-watch.js';
 import { operationConfig } from '../route-config.js';
 import { jobOf, type QueueApiContext } from './context.js';
 import { StatusQuerySchema, WaitQuerySchema, parseRequestPart, streamQuerySchema } from './params.js';
+import { lacksQueryKey, plainWait } from './plain-shapes.js';
 
 export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext): void {
   const StreamQuerySchema = streamQuerySchema(context.streamWaitMs);
 
   app.get('/:endpointId/status/:jobId', { config: operationConfig('status') }, async (request) => {
     const { endpoint, jobId } = jobOf(context, request.params);
-    const { ttl } = parseRequestPart(StatusQuerySchema, request.query, 'query string');
+    const ttl = lacksQueryKey(request.query, 'ttl') ? undefined : parseRequestPart(StatusQuerySchema, request.query, 'query string').ttl;
     return ttl === undefined ? endpoint.status(jobId) : endpoint.setTtl(jobId, ttl);
   });
 
   app.get('/:endpointId/status-sync/:jobId', { config: operationConfig('status') }, async (request, reply) => {
     const { endpoint, jobId } = jobOf(context, request.params);
-    const { wait } = parseRequestPart(WaitQuerySchema, request.query, 'query string');
+    const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
     const waiting = requestSignal(reply, context.closing);
     try {
       return await endpoint.waitForEnd(jobId, wait, waiting.signal);

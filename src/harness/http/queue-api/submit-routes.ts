@@ -9,11 +9,12 @@ import { requestSignal } from '../client-signal.js';
 import { operationConfig } from '../route-config.js';
 import { endpointOf, type QueueApiContext } from './context.js';
 import { WaitQuerySchema, parseRequestPart } from './params.js';
+import { plainJobRequest, plainWait } from './plain-shapes.js';
 
 export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiContext): void {
   app.post('/:endpointId/run', { bodyLimit: MAX_BODY_BYTES.run, config: operationConfig('run') }, async (request) => {
     const endpoint = endpointOf(context, request.params);
-    const body = parseJobRequest(request.body);
+    const body = plainJobRequest(request.body) ?? parseJobRequest(request.body);
     context.checkInput?.(endpoint.id, body.input);
     const job = await endpoint.submit(body);
     // The spec answers IN_QUEUE on submission; a worker already waiting may take the
@@ -23,8 +24,8 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
 
   app.post('/:endpointId/runsync', { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('runsync') }, async (request, reply) => {
     const endpoint = endpointOf(context, request.params);
-    const { wait } = parseRequestPart(WaitQuerySchema, request.query, 'query string');
-    const body = parseJobRequest(request.body);
+    const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
+    const body = plainJobRequest(request.body) ?? parseJobRequest(request.body);
     context.checkInput?.(endpoint.id, body.input);
     const submitted = await endpoint.submit(body, { sync: true, waitMs: wait });
     const waiting = requestSignal(reply, context.closing);
