@@ -6,7 +6,9 @@
  * then stops the worker. Both stamps are taken in the bench process, on one clock.
  * - compiled: the worker compiled by tsc with the options of `npm run build`
  *   (tsconfig.build.json), run by plain `node`, as a worker image runs it;
- * - bundle: the worker as one esbuild bundle (plain Node ESM flags, minified), run by plain `node`;
+ * - bundle: the worker as `serverless-worker build` writes it, run by plain `node`;
+ * - image command: the same as the images start it, `node --enable-source-maps`;
+ * - image command, split: `build --splitting`, started the same way;
  * - tsx: the TypeScript sources through `node --import tsx` (a laptop, not an image);
  * - node floor: a bare `node -e` script that sends one GET at once, the least any
  *   Node worker can take on this machine;
@@ -18,10 +20,19 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { REPO_ROOT, spawnNode, stopChild } from './lib/child.js';
 import { preciseNow } from './lib/clock.js';
-import { childScript, ensureCompiled, type ChildRuntime } from './lib/compiled.js';
+import { childScript, type ChildRuntime } from './lib/compiled.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
 
-type Variant = ChildRuntime | 'node floor' | 'dependency floor';
+type Variant = 'compiled' | 'tsx' | 'bundle' | 'image command' | 'image command, split' | 'node floor' | 'dependency floor';
+
+/** How each worker variant runs: the build and node's flags. */
+const WORKER_VARIANTS: Readonly<Record<Exclude<Variant, 'node floor' | 'dependency floor'>, { runtime: ChildRuntime; nodeArgs: string[] }>> = {
+  compiled: { runtime: 'compiled', nodeArgs: [] },
+  tsx: { runtime: 'tsx', nodeArgs: [] },
+  bundle: { runtime: 'bundle', nodeArgs: [] },
+  'image command': { runtime: 'bundle', nodeArgs: ['--enable-source-maps'] },
+  'image command, split': { runtime: 'bundle-split', nodeArgs: ['--enable-source-maps'] },
+};
 
 /** The runtime's dependencies a worker on the platform loads before its first take. */
 const DEPENDENCIES = ['undici', 'zod', 'pino', 'prom-client'] as const;
@@ -64,8 +75,7 @@ function coldStartCase(variant: Variant): BenchCase {
     name: variant,
     metrics: { 'to first job-take': { unit: 'ms' } },
     async setup() {
-      if (variant === 'compiled') ensureCompiled();
-      if (variant === 'bundle' || variant === 'bundle-split') childScript('bench/children/platform-worker.ts', variant);
+      if (variant !== 'node floor' && variant !== 'dependency floor') await childScript('bench/children/platform-worker.ts', WORKER_VARIANTS[variant].runtime);
       listener = await startListener();
     },
     async measure() {
@@ -91,7 +101,8 @@ function coldStartCase(variant: Variant): BenchCase {
           stdio: 'ignore',
         });
       } else {
-        child = spawnNode(childScript('bench/children/platform-worker.ts', variant), { env });
+        const { runtime, nodeArgs } = WORKER_VARIANTS[variant];
+        child = spawnNode(await childScript('bench/children/platform-worker.ts', runtime), { env, nodeArgs });
       }
       try {
         const at = await Promise.race([
@@ -112,5 +123,13 @@ function coldStartCase(variant: Variant): BenchCase {
 export const coldStartBenchmark: Benchmark = {
   name: 'cold-start',
   title: 'Process start to the first job-take request: compiled JS, an esbuild bundle, tsx, a bare node floor and a dependency floor',
-  cases: () => [coldStartCase('compiled'), coldStartCase('bundle'), coldStartCase('bundle-split'), coldStartCase('tsx'), coldStartCase('node floor'), coldStartCase('dependency floor')],
+  cases: () => [
+    coldStartCase('compiled'),
+    coldStartCase('bundle'),
+    coldStartCase('image command'),
+    coldStartCase('image command, split'),
+    coldStartCase('tsx'),
+    coldStartCase('node floor'),
+    coldStartCase('dependency floor'),
+  ],
 };

@@ -100,7 +100,7 @@ function dashboardCase(): BenchCase {
       'page ticks': { unit: '' },
     },
     async setup() {
-      server = new ForkedChild(childScript('bench/children/local-server.ts', 'compiled'), { env: { BENCH_ENDPOINT: ENDPOINT, BENCH_CONCURRENCY: '64' } });
+      server = new ForkedChild(await childScript('bench/children/local-server.ts', 'compiled'), { env: { BENCH_ENDPOINT: ENDPOINT, BENCH_CONCURRENCY: '64' } });
       url = (await server.next<{ type: 'ready'; url: string }>('ready', 30_000)).url;
       client = new QueueClient(url, ENDPOINT, CLIENTS);
     },

@@ -48,7 +48,7 @@ function endToEndCase(mode: Mode, clients: number): BenchCase {
     name: `${mode}, ${clients} client${clients > 1 ? 's' : ''}`,
     metrics,
     async setup() {
-      server = new ForkedChild(childScript('bench/children/local-server.ts', 'compiled'), { env: { BENCH_ENDPOINT: ENDPOINT, BENCH_CONCURRENCY: '64' } });
+      server = new ForkedChild(await childScript('bench/children/local-server.ts', 'compiled'), { env: { BENCH_ENDPOINT: ENDPOINT, BENCH_CONCURRENCY: '64' } });
       const ready = await server.next<{ type: 'ready'; url: string }>('ready', 30_000);
       client = new QueueClient(ready.url, ENDPOINT, clients);
     },

@@ -122,7 +122,7 @@ function harnessCase(jobs: number): BenchCase {
       'RSS per job': { unit: 'bytes' },
     },
     async measure() {
-      const child = new ForkedChild(childScript('bench/children/harness-memory.ts', 'compiled'), { nodeArgs: ['--expose-gc'] });
+      const child = new ForkedChild(await childScript('bench/children/harness-memory.ts', 'compiled'), { nodeArgs: ['--expose-gc'] });
       try {
         await child.next('ready', 30_000);
         const done = await child.ask<HarnessDone>({ type: 'go', jobs }, 'done', 300_000);
@@ -159,7 +159,7 @@ function harnessOverHttpCase(jobs: number): BenchCase {
     },
     async measure() {
       const endpointId = 'memory';
-      const server = new ForkedChild(childScript('bench/children/local-server.ts', 'compiled'), {
+      const server = new ForkedChild(await childScript('bench/children/local-server.ts', 'compiled'), {
         nodeArgs: ['--expose-gc'],
         env: { BENCH_ENDPOINT: endpointId, BENCH_CONCURRENCY: '64' },
       });

@@ -17,6 +17,7 @@ import { dashboardBenchmark } from './dashboard.bench.js';
 import { dispatchBenchmark } from './dispatch.bench.js';
 import { endToEndBenchmark } from './end-to-end.bench.js';
 import { importsBenchmark } from './imports.bench.js';
+import { localApiBenchmark } from './local-api.bench.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
 import { issue19Table } from './lib/issue19.js';
 import { formatTable, runBenchmark, type Benchmark, type ResultRow } from './lib/runner.js';
@@ -28,6 +29,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   dispatchBenchmark,
   workerCostBenchmark,
   endToEndBenchmark,
+  localApiBenchmark,
   streamingBenchmark,
   memoryBenchmark,
   coldStartBenchmark,

@@ -60,7 +60,7 @@ interface Side {
 
 async function inProcessSide(yieldLog: string): Promise<Side> {
   const endpointId = 'stream';
-  const server = new ForkedChild(childScript('bench/children/local-server.ts', 'compiled'), {
+  const server = new ForkedChild(await childScript('bench/children/local-server.ts', 'compiled'), {
     env: { BENCH_ENDPOINT: endpointId, BENCH_YIELD_LOG: yieldLog },
   });
   const ready = await server.next<{ type: 'ready'; url: string }>('ready', 30_000);
@@ -116,7 +116,7 @@ function streamingCase(shape: Shape, path: Path): BenchCase {
     async setup() {
       yieldLog = mkdtempSync(join(tmpdir(), 'sw-bench-yields-'));
       side = path === 'in-process' ? await inProcessSide(yieldLog) : await platformSide(yieldLog, path === 'platform, one chunk per yield');
-      reader = new ForkedChild(childScript('bench/children/stream-reader.ts', 'compiled'));
+      reader = new ForkedChild(await childScript('bench/children/stream-reader.ts', 'compiled'));
       await reader.next('ready', 30_000);
     },
     async measure() {

@@ -8,12 +8,16 @@
  * - `memory`: a fresh worker (concurrency 64, --expose-gc): RSS idle (its first job is a
  *   probe that runs gc() and answers memoryUsage()), after 20 000 no-op jobs, and after
  *   40 000 more ("flat after that").
+ * Each also as the image runs it (`image command`: the bundle `serverless-worker build`
+ * writes, under `node --enable-source-maps`), with `--max-semi-space-size=2` (young
+ * generation capped), and for memory with the whole source map (`--full-source-map`,
+ * the map before issue 19) and without source maps.
  * BENCH_WORKER_NODE_ARGS (space-separated) adds node flags to the worker, for
- * comparisons (`--max-semi-space-size=2`).
+ * comparisons.
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawnNode, stopChild } from './lib/child.js';
-import { childScript } from './lib/compiled.js';
+import { childScript, type ChildRuntime } from './lib/compiled.js';
 import { startFakePlatform, type FakePlatform } from './lib/fake-platform.js';
 import { ownCpuMs, readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
@@ -30,11 +34,25 @@ function extraNodeArgs(): string[] {
   return (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 }
 
-async function startWorker(concurrency: number, nodeArgs: readonly string[] = []): Promise<Worker> {
+/** How the worker process runs: the compiled tree (default) or a bundle, with node flags. */
+export interface WorkerVariant {
+  /** Appended to the case name; empty for the compiled tree with no flags. */
+  readonly label: string;
+  readonly runtime: ChildRuntime;
+  readonly nodeArgs: readonly string[];
+}
+
+const COMPILED: WorkerVariant = { label: '', runtime: 'compiled', nodeArgs: [] };
+const IMAGE: WorkerVariant = { label: ', image command', runtime: 'bundle', nodeArgs: ['--enable-source-maps'] };
+const IMAGE_SEMI_SPACE: WorkerVariant = { label: ', image command, --max-semi-space-size=2', runtime: 'bundle', nodeArgs: ['--max-semi-space-size=2', '--enable-source-maps'] };
+const IMAGE_FULL_MAP: WorkerVariant = { label: ', image command, full source map', runtime: 'bundle-full-map', nodeArgs: ['--enable-source-maps'] };
+const BUNDLE_NO_MAPS: WorkerVariant = { label: ', bundle without --enable-source-maps', runtime: 'bundle', nodeArgs: [] };
+
+async function startWorker(concurrency: number, nodeArgs: readonly string[] = [], variant: WorkerVariant = COMPILED): Promise<Worker> {
   const platform = await startFakePlatform();
-  const child = spawnNode(childScript('bench/children/platform-worker.ts', 'compiled'), {
+  const child = spawnNode(await childScript('bench/children/platform-worker.ts', variant.runtime), {
     env: { ...platform.env, RUNPOD_POD_ID: 'bench-worker', BENCH_CONCURRENCY: String(concurrency), LOG_LEVEL: 'info' },
-    nodeArgs: [...nodeArgs, ...extraNodeArgs()],
+    nodeArgs: [...variant.nodeArgs, ...nodeArgs, ...extraNodeArgs()],
   });
   return {
     platform,
@@ -59,10 +77,10 @@ async function probe(worker: Worker): Promise<Usage> {
   return output;
 }
 
-function noopCase(concurrency: number): BenchCase {
+function noopCase(concurrency: number, variant: WorkerVariant = COMPILED): BenchCase {
   let worker: Worker | undefined;
   return {
-    name: `noop, concurrency ${concurrency}`,
+    name: `noop, concurrency ${concurrency}${variant.label}`,
     metrics: {
       'worker CPU/job': { unit: 'µs', ...(concurrency >= 32 ? { target: { op: '<=', value: 100 } as const } : {}) },
       'jobs/s': { unit: 'jobs/s' },
@@ -71,7 +89,7 @@ function noopCase(concurrency: number): BenchCase {
       'jobs per take': { unit: 'jobs', digits: 1 },
     },
     async setup() {
-      worker = await startWorker(concurrency);
+      worker = await startWorker(concurrency, [], variant);
     },
     async measure({ quick, warmup }) {
       if (!worker) throw new Error('not set up');
@@ -101,39 +119,53 @@ function noopCase(concurrency: number): BenchCase {
 const WARM_JOBS = 20_000;
 const AFTER_JOBS = 40_000;
 
-const memoryCase: BenchCase = {
-  name: 'memory, concurrency 64',
-  warmup: false,
-  metrics: {
-    'RSS idle': { unit: 'MiB', target: { op: '<=', value: 55 } },
-    'RSS warm minus idle': { unit: 'MiB', target: { op: '<=', value: 25 } },
-    'RSS after minus warm': { unit: 'MiB' },
-    'heap used idle': { unit: 'MiB' },
-    'new space warm': { unit: 'MiB' },
-  },
-  async measure() {
-    const worker = await startWorker(64, ['--expose-gc']);
-    try {
-      const idle = await probe(worker);
-      await worker.platform.run(WARM_JOBS, {});
-      const warm = await probe(worker);
-      await worker.platform.run(AFTER_JOBS, {});
-      const after = await probe(worker);
-      return {
-        'RSS idle': idle.rss / MB,
-        'RSS warm minus idle': (warm.rss - idle.rss) / MB,
-        'RSS after minus warm': (after.rss - warm.rss) / MB,
-        'heap used idle': idle.heapUsed / MB,
-        'new space warm': (warm.spaces.new_space ?? Number.NaN) / MB,
-      };
-    } finally {
-      await worker.close();
-    }
-  },
-};
+function memoryCase(variant: WorkerVariant = COMPILED): BenchCase {
+  return {
+    name: `memory, concurrency 64${variant.label}`,
+    warmup: false,
+    metrics: {
+      'RSS idle': { unit: 'MiB', target: { op: '<=', value: 55 } },
+      'RSS warm minus idle': { unit: 'MiB', target: { op: '<=', value: 25 } },
+      'RSS after minus warm': { unit: 'MiB' },
+      'heap used idle': { unit: 'MiB' },
+      'new space warm': { unit: 'MiB' },
+    },
+    async measure() {
+      const worker = await startWorker(64, ['--expose-gc'], variant);
+      try {
+        const idle = await probe(worker);
+        await worker.platform.run(WARM_JOBS, {});
+        const warm = await probe(worker);
+        await worker.platform.run(AFTER_JOBS, {});
+        const after = await probe(worker);
+        return {
+          'RSS idle': idle.rss / MB,
+          'RSS warm minus idle': (warm.rss - idle.rss) / MB,
+          'RSS after minus warm': (after.rss - warm.rss) / MB,
+          'heap used idle': idle.heapUsed / MB,
+          'new space warm': (warm.spaces.new_space ?? Number.NaN) / MB,
+        };
+      } finally {
+        await worker.close();
+      }
+    },
+  };
+}
 
 export const workerCostBenchmark: Benchmark = {
   name: 'worker-cost',
   title: 'The worker alone against a fake platform (bare node:http): CPU per no-op job and RSS',
-  cases: () => [noopCase(1), noopCase(64), noopCase(256), memoryCase],
+  cases: () => [
+    noopCase(1),
+    noopCase(64),
+    noopCase(256),
+    noopCase(1, IMAGE),
+    noopCase(64, IMAGE),
+    noopCase(64, IMAGE_SEMI_SPACE),
+    memoryCase(),
+    memoryCase(IMAGE),
+    memoryCase(IMAGE_SEMI_SPACE),
+    memoryCase(IMAGE_FULL_MAP),
+    memoryCase(BUNDLE_NO_MAPS),
+  ],
 };

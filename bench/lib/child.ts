@@ -25,7 +25,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-function track(child: ChildProcess): ChildProcess {
+/** Kill `child` when the bench exits (every helper here does it for the children it starts). */
+export function track(child: ChildProcess): ChildProcess {
   alive.add(child);
   child.once('exit', () => alive.delete(child));
   return child;

@@ -8,10 +8,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
-import { buildSync } from 'esbuild';
-import { extraEntryPoints } from '../../src/build/bundle.js';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { bundleWorker } from '../../src/build/bundle.js';
 import { REPO_ROOT } from './child.js';
 
 // One folder per checkout, so that a second worktree (a before/after comparison) sharing
@@ -58,50 +57,39 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
 }
 
 /**
- * How a child runs: TypeScript through tsx, the compiled JavaScript, or an esbuild
- * bundle as `serverless-worker build` writes it (`--bundle --platform=node
- * --format=esm`, the createRequire banner, minified, with a source map, and the
- * watchdog thread's file beside it as its second entry point, without which the worker
- * runs with no heartbeat and no watchdog); `bundle-split` with esbuild's `splitting`
- * (what the worker loads on demand in chunk files), as `build --splitting` does.
+ * How a child runs: TypeScript through tsx, the compiled JavaScript, or a bundle written
+ * by `serverless-worker build` itself (bundleWorker: minified, the source map of the
+ * author's files, the watchdog thread's file and a `{"type":"module"}` package.json
+ * beside it); `bundle-split` with `--splitting` (what the worker loads on demand in
+ * chunk files); `bundle-full-map` with `--full-source-map` (every dependency mapped, the
+ * map before issue 19's reduction). Run a bundle with `--enable-source-maps` for the
+ * image's command.
  */
-export type ChildRuntime = 'tsx' | 'compiled' | 'bundle' | 'bundle-split';
+export type ChildRuntime = 'tsx' | 'compiled' | 'bundle' | 'bundle-split' | 'bundle-full-map';
 
 const bundled = new Map<string, string>();
 
-/** Bundle `script` with esbuild (once per bench process) into <cache>/<runtime>/, beside a `{"type":"module"}` package.json. */
-function ensureBundled(script: string, runtime: 'bundle' | 'bundle-split'): string {
+/** Bundle `script` as `serverless-worker build` does (once per bench process) into <cache>/<runtime>/. */
+async function ensureBundled(script: string, runtime: 'bundle' | 'bundle-split' | 'bundle-full-map'): Promise<string> {
   const key = `${runtime}:${script}`;
   const done = bundled.get(key);
   if (done) return done;
-  const dir = join(ensureCompiled(), runtime);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
-  const name = basename(script).replace(/\.ts$/, '');
-  const outfile = join(dir, `${name}.js`);
-  buildSync({
-    entryPoints: [{ in: join(REPO_ROOT, script), out: name }, ...extraEntryPoints(join(REPO_ROOT, 'src'))],
-    outdir: dir,
+  const outdir = join(ensureCompiled(), runtime);
+  rmSync(outdir, { recursive: true, force: true });
+  const output = await bundleWorker({
+    entry: join(REPO_ROOT, script),
+    outdir,
     splitting: runtime === 'bundle-split',
-    chunkNames: 'chunks/[name]-[hash]',
-    keepNames: true,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    minify: true,
-    sourcemap: true,
-    banner: { js: "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);" },
-    logLevel: 'warning',
-    absWorkingDir: REPO_ROOT,
+    fullSourceMap: runtime === 'bundle-full-map',
+    cwd: REPO_ROOT,
   });
-  bundled.set(key, outfile);
-  return outfile;
+  bundled.set(key, output.bundle);
+  return output.bundle;
 }
 
-/** The file to run for `script` (a path like `bench/children/x.ts`) under `runtime`. */
-export function childScript(script: string, runtime: ChildRuntime): string {
+/** The file to run for `script` (a path like `bench/children/x.ts`) under `runtime`, built first when needed. */
+export async function childScript(script: string, runtime: ChildRuntime): Promise<string> {
   if (runtime === 'tsx') return join(REPO_ROOT, script);
-  if (runtime === 'bundle' || runtime === 'bundle-split') return ensureBundled(script, runtime);
+  if (runtime === 'bundle' || runtime === 'bundle-split' || runtime === 'bundle-full-map') return ensureBundled(script, runtime);
   return join(ensureCompiled(), script.replace(/\.ts$/, '.js'));
 }

@@ -26,19 +26,24 @@ interface Figure {
   readonly unit: string;
 }
 
+const COLD_FLOOR: Ref = { bench: 'cold-start', case: 'node floor', metric: 'to first job-take' };
+
 const FIGURES: readonly Figure[] = [
-  { figure: 'spawn to first job-take, bundle / bare node', value: { bench: 'cold-start', case: 'bundle', metric: 'to first job-take' }, floor: { bench: 'cold-start', case: 'node floor', metric: 'to first job-take' }, op: '<=', target: 1.5, unit: 'x' },
-  { figure: 'spawn to first job-take, split bundle / bare node', value: { bench: 'cold-start', case: 'bundle-split', metric: 'to first job-take' }, floor: { bench: 'cold-start', case: 'node floor', metric: 'to first job-take' }, op: '<=', target: 1.5, unit: 'x' },
-  { figure: 'spawn to first job-take, compiled / bare node', value: { bench: 'cold-start', case: 'compiled', metric: 'to first job-take' }, floor: { bench: 'cold-start', case: 'node floor', metric: 'to first job-take' }, op: '<=', target: 1.5, unit: 'x' },
-  { figure: 'worker RSS idle (compiled)', value: { bench: 'memory', case: 'worker (compiled)*', metric: 'RSS idle' }, op: '<=', target: 55, unit: 'MiB' },
-  { figure: 'worker RSS idle (bundle)', value: { bench: 'memory', case: 'worker (bundle)*', metric: 'RSS idle' }, op: '<=', target: 55, unit: 'MiB' },
-  { figure: 'worker RSS after 20 000 jobs minus idle (compiled)', value: { bench: 'memory', case: 'worker (compiled)*', metric: 'RSS warm minus idle' }, op: '<=', target: 25, unit: 'MiB' },
-  { figure: 'worker RSS after 20 000 jobs minus idle (bundle)', value: { bench: 'memory', case: 'worker (bundle)*', metric: 'RSS warm minus idle' }, op: '<=', target: 25, unit: 'MiB' },
-  { figure: 'worker CPU per no-op job, concurrency 64', value: { bench: 'dispatch', case: 'concurrency 64', metric: 'worker CPU/job' }, op: '<=', target: 100, unit: 'µs' },
-  { figure: 'worker CPU per no-op job, concurrency 256', value: { bench: 'dispatch', case: 'concurrency 256', metric: 'worker CPU/job' }, op: '<=', target: 100, unit: 'µs' },
-  { figure: 'no-op jobs/s at concurrency 1', value: { bench: 'dispatch', case: 'concurrency 1', metric: 'jobs/s' }, op: '>=', target: 1_000, unit: 'jobs/s' },
+  { figure: 'spawn to first job-take, image command / bare node', value: { bench: 'cold-start', case: 'image command', metric: 'to first job-take' }, floor: COLD_FLOOR, op: '<=', target: 1.5, unit: 'x' },
+  { figure: 'spawn to first job-take, image command (split bundle) / bare node', value: { bench: 'cold-start', case: 'image command, split', metric: 'to first job-take' }, floor: COLD_FLOOR, op: '<=', target: 1.5, unit: 'x' },
+  { figure: 'spawn to first job-take, bundle without source maps / bare node', value: { bench: 'cold-start', case: 'bundle', metric: 'to first job-take' }, floor: COLD_FLOOR, op: '<=', target: 1.5, unit: 'x' },
+  { figure: 'spawn to first job-take, compiled / bare node', value: { bench: 'cold-start', case: 'compiled', metric: 'to first job-take' }, floor: COLD_FLOOR, op: '<=', target: 1.5, unit: 'x' },
+  { figure: 'worker RSS idle (compiled)', value: { bench: 'worker-cost', case: 'memory, concurrency 64', metric: 'RSS idle' }, op: '<=', target: 55, unit: 'MiB' },
+  { figure: 'worker RSS idle (image command)', value: { bench: 'worker-cost', case: 'memory, concurrency 64, image command', metric: 'RSS idle' }, op: '<=', target: 55, unit: 'MiB' },
+  { figure: 'worker RSS after 20 000 jobs minus idle (compiled)', value: { bench: 'worker-cost', case: 'memory, concurrency 64', metric: 'RSS warm minus idle' }, op: '<=', target: 25, unit: 'MiB' },
+  { figure: 'worker RSS after 20 000 jobs minus idle (image command)', value: { bench: 'worker-cost', case: 'memory, concurrency 64, image command', metric: 'RSS warm minus idle' }, op: '<=', target: 25, unit: 'MiB' },
+  { figure: 'worker CPU per no-op job, concurrency 64 (fake platform)', value: { bench: 'worker-cost', case: 'noop, concurrency 64', metric: 'worker CPU/job' }, op: '<=', target: 100, unit: 'µs' },
+  { figure: 'worker CPU per no-op job, concurrency 256 (fake platform)', value: { bench: 'worker-cost', case: 'noop, concurrency 256', metric: 'worker CPU/job' }, op: '<=', target: 100, unit: 'µs' },
+  { figure: 'no-op jobs/s at concurrency 1 (fake platform)', value: { bench: 'worker-cost', case: 'noop, concurrency 1', metric: 'jobs/s' }, op: '>=', target: 1_000, unit: 'jobs/s' },
+  { figure: 'no-op jobs/s at concurrency 1 (through the harness)', value: { bench: 'dispatch', case: 'concurrency 1', metric: 'jobs/s' }, op: '>=', target: 1_000, unit: 'jobs/s' },
   { figure: '1 KiB chunks/s, platform, default options / one chunk per yield', value: { bench: 'streaming', case: '1 KiB x 1 000, platform', metric: 'yields/s' }, floor: { bench: 'streaming', case: '1 KiB x 1 000, platform, one chunk per yield', metric: 'yields/s' }, op: '>=', target: 3, unit: 'x' },
-  { figure: '--serve-api /runsync server CPU per job (64 clients)', value: { bench: 'end-to-end', case: 'runsync, 64 clients', metric: 'server CPU/job' }, op: '<=', target: 100, unit: 'µs' },
+  { figure: '--serve-api /runsync server CPU per job (8 clients)', value: { bench: 'local-api', case: 'runsync, 8 clients', metric: 'server CPU/req' }, op: '<=', target: 100, unit: 'µs' },
+  { figure: '--serve-api server RSS after the runs', value: { bench: 'local-api', case: 'runsync, 8 clients', metric: 'server RSS after' }, op: '<=', target: 60, unit: 'MiB' },
 ];
 
 function find(rows: readonly ResultRow[], ref: Ref): ResultRow | undefined {

@@ -39,7 +39,7 @@ export async function startPlatformSetup(options: PlatformSetupOptions): Promise
   const server = await createHarnessServer({ harness, port: 0, management: false, rateLimits: false });
   const endpoint = harness.endpoint(options.endpointId);
   const env = workerEnvFor(server.url, options.endpointId);
-  const worker = spawnNode(childScript('bench/children/platform-worker.ts', options.runtime ?? 'compiled'), {
+  const worker = spawnNode(await childScript('bench/children/platform-worker.ts', options.runtime ?? 'compiled'), {
     env: { ...env, RUNPOD_POD_ID: 'bench-worker', BENCH_CONCURRENCY: String(options.concurrency), LOG_LEVEL: 'info', ...options.env },
     ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
   });
