@@ -174,6 +174,11 @@ export const ERROR_CODES = {
     meaning: "The dashboard at /ui cannot find its files: a bundle was copied without the sw-dashboard/ folder that serverless-worker build writes beside it, or the package's ui/ folder is missing.",
     fix: 'Copy the whole outdir of serverless-worker build (the bundle and its sw-dashboard/ folder) or reinstall the package; the message lists the folders looked in. The queue API works without it.',
   },
+  SW_DOCS_UNAVAILABLE: {
+    status: 503,
+    meaning: "/docs cannot find Swagger UI's files: a bundle was copied without the sw-dashboard/swagger/ folder that serverless-worker build writes beside it, and swagger-ui-dist is not installed.",
+    fix: 'Copy the whole outdir of serverless-worker build (the bundle and its sw-dashboard/ folder), or install swagger-ui-dist; the message lists the folders looked in. /openapi.json and the queue API work without it.',
+  },
   SW_METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this HTTP method.',

@@ -3,7 +3,8 @@
  * runs) bundles the echo example into a folder with no node_modules above it; the
  * bundle, run with --serve-api, serves /ui, the page's modules and the vendor modules
  * from the sw-dashboard/ folder written beside it. Without that folder, /ui answers
- * SW_DASHBOARD_UNAVAILABLE naming where it looked. No browser: plain HTTP.
+ * SW_DASHBOARD_UNAVAILABLE naming where it looked. /docs reads Swagger UI's files from
+ * the same folder (SW_DOCS_UNAVAILABLE without it). No browser: plain HTTP.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rename, rm } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorker, describeOutput } from '../../src/build/bundle.js';
+import { DOCS_ASSETS } from '../../src/harness/http/openapi/docs-assets.js';
 import { BUNDLED_UI_FOLDER, VENDOR_FILES } from '../../src/harness/http/ui/static-files.js';
 import { REPO_ROOT } from '../child-process.js';
 import { waitFor } from '../transports/wait-for.js';
@@ -54,6 +56,7 @@ describe('the dashboard from a bundled worker (--serve-api)', { timeout: 120_000
     expect(existsSync(join(out, 'dist', BUNDLED_UI_FOLDER, 'index.html'))).toBe(true);
     expect(existsSync(join(out, 'dist', BUNDLED_UI_FOLDER, 'app.js'))).toBe(true);
     for (const name of Object.keys(VENDOR_FILES)) expect(existsSync(join(out, 'dist', BUNDLED_UI_FOLDER, 'vendor', name)), name).toBe(true);
+    for (const name of Object.keys(DOCS_ASSETS)) expect(existsSync(join(out, 'dist', BUNDLED_UI_FOLDER, 'swagger', name)), name).toBe(true);
   });
 
   it('serves /ui, its modules and the vendor modules with their content types', async () => {
@@ -77,6 +80,15 @@ describe('the dashboard from a bundled worker (--serve-api)', { timeout: 120_000
       const preact = await (await fetch(`${dashboard}/vendor/preact.mjs`)).text();
       expect(preact).toMatch(/export\s*\{/);
 
+      // /docs: Swagger UI's files from the bundle's sw-dashboard/swagger/ (no node_modules here).
+      const root = dashboard.replace(/\/ui$/, '');
+      for (const [name, type] of [['swagger-ui.css', 'text/css; charset=utf-8'], ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8']] as const) {
+        const docs = await fetch(`${root}/docs/${name}`);
+        expect(docs.status, name).toBe(200);
+        expect(docs.headers.get('content-type'), name).toBe(type);
+        expect((await docs.arrayBuffer()).byteLength, name).toBeGreaterThan(10_000);
+      }
+
       // The data routes work as well (no key: serve-api on loopback has none by default).
       const overview = await fetch(`${dashboard}/api/overview`);
       expect(overview.status).toBe(200);
@@ -96,6 +108,12 @@ describe('the dashboard from a bundled worker (--serve-api)', { timeout: 120_000
           expect(body.error.code).toBe('SW_DASHBOARD_UNAVAILABLE');
           expect(body.error.message).toContain(folder);
         }
+        // Nor can /docs find Swagger UI's files: its own code, naming the places looked in.
+        const docs = await fetch(dashboard.replace(/\/ui$/, '/docs/swagger-ui-bundle.js'));
+        expect(docs.status).toBe(503);
+        const docsBody = (await docs.json()) as { error: { code: string; message: string } };
+        expect(docsBody.error.code).toBe('SW_DOCS_UNAVAILABLE');
+        expect(docsBody.error.message).toContain(join(folder, 'swagger'));
         // The queue API is not affected.
         const health = await fetch(dashboard.replace(/\/ui$/, '/v2/local/health'));
         expect(health.status).toBe(200);
