@@ -80,6 +80,9 @@ describe.each(DOCKERFILES)('%s', (file) => {
     const entrypoint = final.instructions.find((instruction) => instruction.keyword === 'ENTRYPOINT');
     const command = JSON.parse(entrypoint?.args ?? 'null') as string[];
     expect(command).toEqual(['node', '--enable-source-maps', 'dist/worker.js']);
+    // The young generation capped (README, "Build and push the image": issue 19's RSS growth).
+    const env = final.instructions.filter((instruction) => instruction.keyword === 'ENV').map((instruction) => instruction.args);
+    expect(env).toContain('NODE_OPTIONS=--max-semi-space-size=2');
     const fromBuild = copies(final).filter((c) => c.from === 'build');
     const dist = fromBuild.find((c) => posix.resolve(workdir(final), c.dest) === posix.resolve(workdir(final), 'dist'));
     expect(dist?.sources).toEqual([posix.join(workdir(build), 'image/dist')]);

@@ -101,8 +101,9 @@ export async function executeDockerfile(options: ExecuteOptions): Promise<Execut
         const [name = '', value] = instruction.raw.split('=', 2);
         vars.set(name, buildArgs[name] ?? (value === undefined ? (globals.get(name) ?? '') : expand(value, vars)));
       } else if (keyword === 'ENV') {
-        const [name = '', value = ''] = args.split('=', 2);
-        env[name] = value;
+        // NAME=value, the value may hold '=' itself (NODE_OPTIONS=--flag=2).
+        const equals = args.indexOf('=');
+        env[equals < 0 ? args : args.slice(0, equals)] = equals < 0 ? '' : args.slice(equals + 1);
       } else if (keyword === 'WORKDIR') {
         dir = posix.resolve(dir, args);
         await mkdir(host('.'), { recursive: true });
