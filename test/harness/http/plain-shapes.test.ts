@@ -48,6 +48,32 @@ describe('plain request shapes', () => {
     expect(plainJobParams({ endpointId: 'e', jobId: 'j'.repeat(200) })).toEqual({ endpointId: 'e', jobId: 'j'.repeat(200) });
   });
 
+  it("reads the router's own parameter objects and the query parser's (not plain objects): no zod for them either", async () => {
+    const Fastify = (await import('fastify')).default;
+    const app = Fastify();
+    const seen: Array<{ params: unknown; query: unknown }> = [];
+    app.post('/v2/:endpointId/runsync', async (request) => {
+      seen.push({ params: request.params, query: request.query });
+      return {};
+    });
+    app.get('/v2/:endpointId/status/:jobId', async (request) => {
+      seen.push({ params: request.params, query: request.query });
+      return {};
+    });
+    try {
+      await app.inject({ method: 'POST', url: '/v2/my-endpoint/runsync?wait=5000', payload: { input: {} } });
+      await app.inject({ method: 'GET', url: '/v2/my-endpoint/status/job-1' });
+      const [runsync, status] = seen;
+      expect(plainEndpointId(runsync?.params)).toBe('my-endpoint');
+      expect(plainWait(runsync?.query)).toBe(5_000);
+      expect(plainJobParams(status?.params)).toEqual({ endpointId: 'my-endpoint', jobId: 'job-1' });
+      expect(plainWait(status?.query)).toBe(90_000);
+      expect(lacksQueryKey(status?.query, 'ttl')).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('wait and ttl queries: absent or in range as WaitQuerySchema answers; out of range or malformed left to zod', () => {
     for (const query of [undefined, {}, { wait: '1000' }, { wait: '300000' }, { wait: '90000' }, { other: 'x' }]) {
       expect(plainWait(query)).toBe(WaitQuerySchema.parse(query ?? {}).wait);

@@ -17,6 +17,15 @@ const MS_TEXT = /^\d{1,16}$/;
 /** The longest job id JobParamsSchema accepts. */
 const MAX_JOB_ID = 200;
 
+/**
+ * Any object but an array: path parameters and query strings come as objects of the
+ * router's and the query parser's own classes (find-my-way's NullObject), read by name.
+ */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON object as JSON.parse makes it (a body, an input). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
@@ -38,7 +47,7 @@ export function plainJobRequest(body: unknown): JobRequest | undefined {
 
 /** The endpoint id of well-formed path parameters; else undefined. */
 export function plainEndpointId(params: unknown): string | undefined {
-  if (!isPlainObject(params)) return undefined;
+  if (!isRecord(params)) return undefined;
   const id = params.endpointId;
   return typeof id === 'string' && ENDPOINT_ID.test(id) ? id : undefined;
 }
@@ -54,13 +63,13 @@ export function plainJobParams(params: unknown): { endpointId: string; jobId: st
 /** Whether a query string has no `name` (then an optional parameter is simply absent, as the schema answers). */
 export function lacksQueryKey(query: unknown, name: string): boolean {
   if (query === undefined || query === null) return true;
-  return isPlainObject(query) && query[name] === undefined;
+  return isRecord(query) && query[name] === undefined;
 }
 
 /** `wait` of a /runsync or /status-sync query: the default when absent, the value when in range; else undefined. */
 export function plainWait(query: unknown): number | undefined {
   if (query === undefined || query === null) return RUNSYNC_WAIT_MS.default;
-  if (!isPlainObject(query)) return undefined;
+  if (!isRecord(query)) return undefined;
   const wait = query.wait;
   if (wait === undefined) return RUNSYNC_WAIT_MS.default;
   if (typeof wait !== 'string' || !MS_TEXT.test(wait)) return undefined;
