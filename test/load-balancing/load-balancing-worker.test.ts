@@ -99,7 +99,12 @@ describe('load-balancing worker process', () => {
     // init's clean-up ran to its end, and before the worker stopped.
     expect(log).toContain('init stopped: clean-up done');
     expect(log).toContain('init stopped by a shutdown signal');
-    expect(log.indexOf('init stopped: clean-up done')).toBeLessThan(log.indexOf('load-balancing worker stopped'));
+    // By the lines' own times: two loggers' lines can reach stderr out of call order.
+    const timeOf = (msg: string): number => {
+      const line = log.split('\n').find((candidate) => candidate.includes(`"msg":"${msg}`));
+      return Date.parse((JSON.parse(line ?? '{}') as { time?: string }).time ?? '');
+    };
+    expect(timeOf('init stopped: clean-up done'), log).toBeLessThanOrEqual(timeOf('load-balancing worker stopped'));
     expect(log).not.toContain('init ignored its abort signal');
   });
 
