@@ -10,7 +10,7 @@
  */
 import { ForkedChild } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
-import { QueueClient, preciseNow, type JobView } from './lib/http-client.js';
+import { QueueClient, preciseNow, runOneJob } from './lib/http-client.js';
 import { ownCpuMs, readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
 import { Samples } from './lib/stats.js';
@@ -18,20 +18,6 @@ import { Samples } from './lib/stats.js';
 type Mode = 'run+status' | 'runsync';
 
 const ENDPOINT = 'e2e';
-
-async function oneJob(client: QueueClient, mode: Mode): Promise<number> {
-  if (mode === 'runsync') {
-    const view = await client.json<JobView>('POST', '/runsync', { input: {} });
-    if (view.status !== 'COMPLETED') throw new Error(`runsync answered ${view.status}`);
-    return 0;
-  }
-  const { id } = await client.json<JobView>('POST', '/run', { input: {} });
-  for (let polls = 1; ; polls++) {
-    const view = await client.json<JobView>('GET', `/status/${id}`);
-    if (view.status === 'COMPLETED') return polls;
-    if (view.status !== 'IN_QUEUE' && view.status !== 'IN_PROGRESS') throw new Error(`job ${id} ended ${view.status}`);
-  }
-}
 
 function endToEndCase(mode: Mode, clients: number): BenchCase {
   let server: ForkedChild | undefined;
@@ -67,7 +53,7 @@ function endToEndCase(mode: Mode, clients: number): BenchCase {
         Array.from({ length: clients }, async () => {
           while (preciseNow() < until) {
             const t = preciseNow();
-            const calls = await oneJob(c, mode);
+            const calls = await runOneJob(c, mode);
             polls += calls;
             latencies.push(preciseNow() - t);
           }

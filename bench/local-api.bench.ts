@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT, childExecArgv, stopChild, track } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
-import { QueueClient, preciseNow, type JobView } from './lib/http-client.js';
+import { QueueClient, preciseNow, runOneJob } from './lib/http-client.js';
 import { readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
 
@@ -78,20 +78,6 @@ async function startServer(mode: Mode): Promise<Server> {
   return { child, origin: url.origin, endpointId: url.pathname.split('/')[2] ?? 'local' };
 }
 
-async function oneCall(client: QueueClient, mode: Mode): Promise<number> {
-  if (mode === 'runsync' || mode === 'floor') {
-    const view = await client.json<JobView>('POST', '/runsync', { input: {} });
-    if (view.status !== 'COMPLETED') throw new Error(`runsync answered ${view.status}`);
-    return 0;
-  }
-  const { id } = await client.json<JobView>('POST', '/run', { input: {} });
-  for (let polls = 1; ; polls++) {
-    const view = await client.json<JobView>('GET', `/status/${id}`);
-    if (view.status === 'COMPLETED') return polls;
-    if (view.status !== 'IN_QUEUE' && view.status !== 'IN_PROGRESS') throw new Error(`job ${id} ended ${view.status}`);
-  }
-}
-
 function localApiCase(mode: Mode): BenchCase {
   let server: Server | undefined;
   let client: QueueClient | undefined;
@@ -120,7 +106,7 @@ function localApiCase(mode: Mode): BenchCase {
       await Promise.all(
         Array.from({ length: CLIENTS }, async () => {
           while (preciseNow() < until) {
-            const statusCalls = await oneCall(c, mode);
+            const statusCalls = await runOneJob(c, mode === 'floor' ? 'runsync' : mode);
             polls += statusCalls;
             calls++;
           }

@@ -89,3 +89,22 @@ export function visibleDelays(read: StreamRead, yieldTimes: Float64Array, size: 
 }
 
 export { preciseNow };
+
+/**
+ * One no-op job through the queue API: `/runsync`, or `/run` then `/status` until it
+ * ends; answers how many /status calls it took (0 for /runsync). Throws on any end but
+ * COMPLETED.
+ */
+export async function runOneJob(client: QueueClient, via: 'runsync' | 'run+status'): Promise<number> {
+  if (via === 'runsync') {
+    const view = await client.json<JobView>('POST', '/runsync', { input: {} });
+    if (view.status !== 'COMPLETED') throw new Error(`runsync answered ${view.status}`);
+    return 0;
+  }
+  const { id } = await client.json<JobView>('POST', '/run', { input: {} });
+  for (let polls = 1; ; polls++) {
+    const view = await client.json<JobView>('GET', `/status/${id}`);
+    if (view.status === 'COMPLETED') return polls;
+    if (view.status !== 'IN_QUEUE' && view.status !== 'IN_PROGRESS') throw new Error(`job ${id} ended ${view.status}`);
+  }
+}
