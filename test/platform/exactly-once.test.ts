@@ -62,6 +62,25 @@ function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; ms
     .map((line) => JSON.parse(line) as { end: string; msg: string; attempt?: number });
 }
 
+/**
+ * Attempt 2 of `id` starts on `worker` while attempt 1 still runs there; attempt 1 ends
+ * first and its late result is refused (the job stays IN_PROGRESS), then the job ends
+ * with attempt 2's output, and the end lines say stale_attempt, then completed.
+ */
+async function expectLateAttemptRefused(worker: WorkerProcess, endpoint: ReturnType<Harness['endpoint']>, id: string): Promise<void> {
+  await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2, 'attempt 2 on the same worker');
+  await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id && (event as { attempt?: number }).attempt === 1, 'attempt 1 to finish late');
+  await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
+  expect((await endpoint.status(id)).status).toBe('IN_PROGRESS');
+  const view = await endpoint.waitForEnd(id, 30_000);
+  expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
+  await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
+  expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([
+    [1, 'stale_attempt'],
+    [2, 'completed'],
+  ]);
+}
+
 const starts = (worker: WorkerProcess, jobId: string) => worker.events.filter((event) => event.event === 'started' && event.jobId === jobId);
 
 describe('exactly once, with worker processes on the worker API', () => {
@@ -120,18 +139,8 @@ describe('exactly once, with worker processes on the worker API', () => {
     const id = await submit(running, { input: { mode: 'late', ms: [7_000, 3_000] }, policy: { executionTimeout: 5_000 } });
     await waitFor(async () => (await endpoint.status(id)).status === 'TIMED_OUT', 'the harness to time attempt 1 out', 30_000);
     await endpoint.retry(id);
-    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2, 'attempt 2 on the same worker');
     // Attempt 1 finishes first, while attempt 2 still runs: its result must not end the job.
-    await worker.waitForEvent((event) => event.event === 'finished' && (event as { attempt?: number }).attempt === 1, 'attempt 1 to finish late');
-    await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
-    expect((await endpoint.status(id)).status).toBe('IN_PROGRESS');
-    const view = await endpoint.waitForEnd(id, 30_000);
-    expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
-    await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
-    expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([
-      [1, 'stale_attempt'],
-      [2, 'completed'],
-    ]);
+    await expectLateAttemptRefused(worker, endpoint, id);
     expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
   });
 
@@ -145,17 +154,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
     // What the harness does when it takes a take answer for lost; no stop goes to the worker, which runs on.
     expect(await endpoint.requeueJob(id, worker.workerId)).toBe(true);
-    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2, 'attempt 2 on the same worker');
-    await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id && (event as { attempt?: number }).attempt === 1, 'attempt 1 to finish late');
-    await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
-    expect((await endpoint.status(id)).status).toBe('IN_PROGRESS');
-    const view = await endpoint.waitForEnd(id, 30_000);
-    expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
-    await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
-    expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([
-      [1, 'stale_attempt'],
-      [2, 'completed'],
-    ]);
+    await expectLateAttemptRefused(worker, endpoint, id);
     // One result applied, attempt 2's; attempt 1's was answered 409 and never reached the job.
     expect(running.seen.results.filter((result) => result.jobId === id && result.ack.applied)).toHaveLength(1);
     expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
