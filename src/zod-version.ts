@@ -5,7 +5,7 @@
  * fail with "z.looseObject is not a function". Imported first by the package's entry
  * points, this says what is wrong instead.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 if (typeof (z as { looseObject?: unknown }).looseObject !== 'function') {
   throw new Error(

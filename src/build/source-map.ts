@@ -9,7 +9,7 @@
  * column of dependency code becomes unmapped: a frame inside a dependency names the bundle's
  * line and column, as without source maps.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The fields of a version 3 source map that are rewritten (others are kept as they are). */
 const SourceMapSchema = z

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { readGpus, type ReadGpusOptions } from '../gpu/index.js';
 import { parseImageFlag, type ImageCommand, type LauncherOptionsInput } from '../harness/launcher/index.js';
 import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';

@@ -7,7 +7,7 @@
  * ServerlessWorkerError whose one-line message carries the server's message and code.
  */
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_CODES, ServerlessWorkerError, type ErrorCode } from '../job/index.js';
 import {
   EndpointReplySchema,

@@ -4,7 +4,7 @@
  * the process (`serverless-worker gpu --json`, logs, metrics), so scripts can validate
  * them with the same schema the code is typed from.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Which vendor's tool produced a reading. */
 export const GpuVendorSchema = z.enum(['nvidia', 'amd']);

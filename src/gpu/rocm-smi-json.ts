@@ -6,7 +6,7 @@
  * object. Key spelling changed between ROCm releases ("Card series" / "Card Series"),
  * so keys are matched without regard to case and several spellings are tried.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseFigure, parsePercent, parseText } from './parse-value.js';
 import type { GpuParseResult, GpuReading } from './reading.js';
 

@@ -3,7 +3,7 @@
  * Turns zod failures into one readable message that names each field, what it
  * allows, and the value it received, and wraps it in a coded error.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ServerlessWorkerError } from './errors.js';
 import type { ErrorCode } from './error-codes.js';
 import { JobRequestSchema, type JobRequest } from './request-schema.js';

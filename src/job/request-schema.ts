@@ -3,7 +3,7 @@
  * zod schemas for the job request of spec section 4.3 (`/run`, `/runsync`), with the
  * extra fields the official clients send (worker-protocol.md section 2).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, TTL_MS } from './limits.js';
 
 function msRange(field: string, range: { min: number; max: number }) {

@@ -16,7 +16,7 @@
  * only then sends the DELETE, so no entry is left behind by a late POST.
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { urlForLog } from '../log/index.js';
 import { backoffDelay, sleep } from '../transports/platform/backoff.js';
 

@@ -5,7 +5,7 @@
  * SERVERLESS_WORKER_* variables do.
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseOrThrow } from '../job/index.js';
 import { DEFAULT_INIT_TIMEOUT_MS } from '../worker/init/init-types.js';
 

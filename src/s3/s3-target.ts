@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServerlessWorkerError, formatIssues, parseOrThrow, summarizeIssues, type S3Config } from '../job/index.js';
 
 /** What the helpers need of a job: its id and its s3Config (a handler's `job` fits). */

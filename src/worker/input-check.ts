@@ -4,7 +4,7 @@
  * input before it starts (a start-up error, not a failed job with a traceback), and
  * the local API (`--serve-api`) answers 400 to input the schema refuses.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ServerlessWorkerError, formatIssues, summarizeIssues } from '../job/index.js';
 import type { ResolvedTestInput } from './test-input.js';
 

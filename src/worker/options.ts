@@ -5,7 +5,7 @@
  * what it got.
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, ServerlessWorkerError, parseOrThrow } from '../job/index.js';
 import { PlatformTransportSettingsSchema } from '../transports/platform/options.js';
 import { DEFAULT_INIT_TIMEOUT_MS, type InitFunction } from './init/init-types.js';

@@ -5,7 +5,7 @@
  * option, overridden by an environment variable, so an image can be tuned at deploy
  * time without a rebuild.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { GpuExpectation } from '../gpu/index.js';
 import { parseOrThrow } from '../job/index.js';
 import type { WorkerConfig } from './options.js';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const BrokerAnswer = z.object({ url: z.string(), startMs: z.number() });
 

@@ -3,7 +3,7 @@
  * in-process harness; the test gets the final record and the chunks.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ManualClock, runJob, streamJob } from 'serverless-worker/testing';
 import { withMetrics } from 'serverless-worker';
 import type { Handler } from 'serverless-worker';

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createGpuSampler } from '../../src/gpu/index.js';
 import { toDocumentSchema } from '../../src/harness/http/openapi/index.js';
 import { validateInput } from '../../src/worker/input-check.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Harness, ManualClock } from '../../src/harness/index.js';
 import { parseJobRequest, type JobView } from '../../src/job/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';

@@ -5,7 +5,7 @@
  * SW_BUILD_FAILED message otherwise.
  */
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseOrThrow } from '../../job/parse.js';
 
 const BuildOptionsSchema = z.object({

@@ -5,7 +5,7 @@
  * readings; `--expect` turns that into exit code 1 for scripts that need a GPU.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseOrThrow } from '../../job/parse.js';
 import { checkGpuPresence } from '../../gpu/presence.js';
 import { readGpus } from '../../gpu/read-gpus.js';

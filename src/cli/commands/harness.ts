@@ -10,7 +10,7 @@
  * default); with `--store postgres://…` it stays in the database for the next start.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Harness } from '../../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
 import { testInputFromWorkingDirectory } from '../../harness/http/ui/test-input-file.js';

@@ -5,7 +5,7 @@
  */
 import { relative } from 'node:path';
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseOrThrow } from '../../job/parse.js';
 
 const InitOptionsSchema = z.object({

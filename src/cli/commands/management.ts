@@ -11,7 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServerlessWorkerError, previewValue } from '../../job/index.js';
 import { parseInput } from '../../harness/management/parse-input.js';
 import {

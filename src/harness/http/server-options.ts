@@ -4,7 +4,7 @@
  * option throws SW_INVALID_OPTIONS naming it, what it allows and what it got.
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOrThrow } from '../../job/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import { Harness } from '../harness.js';

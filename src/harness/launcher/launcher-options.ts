@@ -2,7 +2,7 @@
  * @module harness/launcher/launcher-options
  * Options of the Launcher, validated with zod (they come from argv and a config file).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_CRASH_BACKOFF } from './crash-backoff.js';
 
 /** `NAME=COMMAND`: templates whose imageName is NAME run their workers as COMMAND. */

@@ -11,7 +11,7 @@
  * clocks must agree to well within the lease (NTP).
  */
 import postgres from 'postgres';
-import { z } from 'zod';
+import * as z from 'zod';
 import { migrate } from '../store/postgres/schema.js';
 import type { SlotClaims } from './slot-claims.js';
 

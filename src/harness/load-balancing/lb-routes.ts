@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServerlessWorkerError, parseOrThrow } from '../../job/index.js';
 import { proxyRequest, sendRawError } from './lb-proxy.js';
 import type { LoadBalancing } from './load-balancing.js';

@@ -9,7 +9,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { urlForLog } from '../../log/url-for-log.js';
 import type { Harness } from '../harness.js';
 import { LbPool, type LbWorker, type LbWorkerState } from './lb-pool.js';

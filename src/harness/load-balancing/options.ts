@@ -2,7 +2,7 @@
  * @module harness/load-balancing/options
  * Settings of the harness's load-balancing endpoints, validated once.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The platform answers 524 past about 5.5 minutes; the harness's default, ms. */
 export const DEFAULT_LB_REQUEST_TIMEOUT_MS = 330_000;

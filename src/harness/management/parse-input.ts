@@ -5,7 +5,7 @@
  * "(root)"); a failure caused only by fields an update refuses gets its own code,
  * SW_FIELD_NOT_UPDATABLE, so callers can tell it apart from a malformed value.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ServerlessWorkerError, formatIssues, previewValue, summarizeIssues, type ErrorCode } from '../../job/index.js';
 
 export interface ParseInputOptions {

@@ -6,7 +6,7 @@
  * (`postgres://user:password@host:5432/database`, `postgresql://…` too): jobs survive a
  * restart and several harness processes on one database share the queue.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseOrThrow } from '../../job/index.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './memory-job-store.js';

@@ -5,7 +5,7 @@
  * "never drop a result" where it does not (results retried for 5 min, not twice).
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseOrThrow } from '../../job/index.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../result-limits.js';
 import type { PlatformEnv } from './platform-env.js';

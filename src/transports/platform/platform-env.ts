@@ -5,7 +5,7 @@
  * names the variable, the format it expects and the value it got.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServerlessWorkerError, parseOrThrow } from '../../job/index.js';
 
 /** Heartbeat period when RUNPOD_PING_INTERVAL is unset, ms (the platform's default). */

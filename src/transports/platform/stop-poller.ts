@@ -12,7 +12,7 @@
  * (`{"<job id>": "timeout"}`), which is read when present.
  */
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { StopReason } from '../../job/index.js';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
 import { RequestTimeoutError, type PlatformHttp } from './http-client.js';

@@ -5,7 +5,7 @@
  * and a JSON array a batch. A job needs `id` and `input`; every other key (webhook,
  * policy, s3Config, ...) passes through to the handler unchanged.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Job } from '../../job/index.js';
 import type { HttpAnswer } from './http-client.js';
 

@@ -7,7 +7,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { toDocumentSchema } from '../../../src/harness/http/openapi/index.js';
 import { validateInput } from '../../../src/worker/index.js';
 import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';

@@ -7,7 +7,7 @@
  * made from each endpoint's input schema.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { toDocumentSchema } from '../../../src/harness/http/openapi/index.js';
 import { validateInput } from '../../../src/worker/input-check.js';
 import { call, errorCode, startTestServer, type TestServer } from './helpers.js';

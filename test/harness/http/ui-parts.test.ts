@@ -5,7 +5,7 @@
  * scale event ring, and examples made from input schemas.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
 import { toDocumentSchema } from '../../../src/harness/http/openapi/index.js';
 import { AttemptLog, inputExample, jobAttemptsView, type JobAttemptFacts } from '../../../src/harness/http/ui/index.js';

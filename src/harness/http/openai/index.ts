@@ -7,7 +7,7 @@
  * OpenAI's shape (openai-errors.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_BODY_BYTES, ServerlessWorkerError, previewValue } from '../../../job/index.js';
 import { useLenientJsonBodies } from '../json-body.js';
 import { endpointOf } from '../queue-api/context.js';

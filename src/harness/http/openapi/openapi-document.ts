@@ -11,7 +11,7 @@
  * accepted and a worker with a schema FAILS the job (error_code SW_INPUT_VALIDATION),
  * so /runsync answers 200 with status FAILED.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_STATUSES, JobRequestSchema, RUNSYNC_WAIT_MS } from '../../../job/index.js';
 
 /** What the document knows about one endpoint. */

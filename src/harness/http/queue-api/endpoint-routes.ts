@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { loadBalancingOf } from '../../load-balancing/index.js';
 import { operationConfig } from '../route-config.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { endpointOf, type QueueApiContext } from './context.js';
 import { parseRequestPart } from './params.js';
 

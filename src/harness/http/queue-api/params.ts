@@ -5,7 +5,7 @@
  * answered 400 SW_INVALID_REQUEST naming the parameter, the allowed range and what
  * arrived.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_STATUSES, RUNSYNC_WAIT_MS, TTL_MS, parseOrThrow, type JobStatus } from '../../../job/index.js';
 
 /** A whole number of milliseconds from `min` to `max`, given as query text. */

@@ -15,7 +15,7 @@
  * | `GET /ui/api/events?endpoint=&job=` | Server-Sent Events (see live-hub.ts) |
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_STATUSES, ServerlessWorkerError } from '../../../job/index.js';
 import type { Harness } from '../../harness.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';

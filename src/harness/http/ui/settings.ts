@@ -4,7 +4,7 @@
  * createHarnessServer). Only zod here: the server options import this file at start,
  * the dashboard's routes are imported when the server registers them.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { GpuReadResult } from '../../../gpu/reading.js';
 
 /**

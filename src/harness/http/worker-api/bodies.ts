@@ -5,7 +5,7 @@
  * because the platform's Python SDK posts its JSON as
  * `application/x-www-form-urlencoded`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServerlessWorkerError, parseOrThrow, previewValue, type JobErrorPayload } from '../../../job/index.js';
 
 const id = (name: string) => z.string().min(1, { error: `${name} must not be empty` }).max(256, { error: `${name} must be at most 256 characters` });

@@ -2,7 +2,7 @@
  * @module harness/http/worker-api/options
  * Options of the worker API plugin, validated once at registration and frozen.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServerlessWorkerError, parseOrThrow, type StopReason } from '../../../job/index.js';
 import type { ResultAck } from '../../endpoint-jobs.js';
 import { Harness } from '../../harness.js';

@@ -3,7 +3,7 @@
  * What every management route shares: the typed path parameter, and the plugin
  * options each route group receives.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseInput } from '../parse-input.js';
 import type { EndpointHooks, PodsView } from '../hooks.js';
 import type { ManagementStore } from '../store/index.js';

@@ -5,7 +5,7 @@
  * is silent; ranges, the update input and the rolling-release history are the
  * harness's choices, documented in the README.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PodSchema } from './pod.js';
 import { boolean, integerIn, nonEmptyString, unknownFieldsError } from './fields.js';
 

@@ -4,7 +4,7 @@
  * field's name and says what it allows, so `formatIssues` prints it as is and only
  * appends the value received.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A string of 1..`max` characters, not all blank; `max` default 256. */
 export function nonEmptyString(field: string, max = 256) {

@@ -4,7 +4,7 @@
  * 0 to 4000 inclusive; that an update must grow the size depends on the current
  * size, so the store checks it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { integerIn, nonEmptyString, refusedOnUpdate, unknownFieldsError } from './fields.js';
 
 /** Network volume size bounds in GB (spec 2.4 and 8.1). */

@@ -4,7 +4,7 @@
  * spec shows no Pod record beyond "the public IP and mapped external ports of
  * exposed TCP ports", so the rest of this shape is the harness's choice.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const POD_STATUSES = ['RUNNING', 'EXITED', 'TERMINATED'] as const;
 

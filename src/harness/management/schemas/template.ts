@@ -3,7 +3,7 @@
  * Templates (spec 2.1 to 2.3): the create input with its defaults, the update input
  * (a partial patch that refuses `category` and `isServerless`), and the record.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   absolutePath,
   boolean,

@@ -6,7 +6,7 @@
  * volume.
  */
 import type postgres from 'postgres';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EndpointSchema, NetworkVolumeSchema, TemplateSchema, type Endpoint, type NetworkVolume, type Template } from '../schemas/index.js';
 import { endpointNotFound, networkVolumeNotFound, templateNotFound } from './records.js';
 

@@ -9,7 +9,7 @@
  * it), so each rule is applied once across processes.
  */
 import type postgres from 'postgres';
-import { z } from 'zod';
+import * as z from 'zod';
 import { executionTimeoutError } from '../post-rules.js';
 import { deleteJob, endJob, lockJob, orderStop, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
 

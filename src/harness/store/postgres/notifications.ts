@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { StoreEvent } from '../job-store.js';
 
 export const CHANNEL = 'sw_job_store';

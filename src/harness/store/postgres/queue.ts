@@ -6,7 +6,7 @@
  * processes, and a notification per job taken). Notifications are sent at commit.
  */
 import type postgres from 'postgres';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, type JobRequest } from '../../../job/index.js';
 import { CHANNEL } from './notifications.js';
 import { JOB_COLUMNS } from './rows.js';

@@ -5,7 +5,7 @@
  * and /health.
  */
 import type postgres from 'postgres';
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_STATUSES, ServerlessWorkerError, type JobStatus, type StreamChunk } from '../../../job/index.js';
 import type { HealthCounts, ListPage, ListQuery, StateCounts, StoredJob, StreamRead } from '../job-store.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';

@@ -4,7 +4,7 @@
  * parsed with zod (bigint columns arrive as text and become numbers; jsonb arrives
  * parsed), then turned into a StoredJob or StoredWorker with absent fields left out.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_STATUSES, type JobErrorPayload, type JobRequest } from '../../../job/index.js';
 import type { StoredJob, StoredWorker } from '../job-store.js';
 

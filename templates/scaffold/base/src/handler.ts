@@ -3,7 +3,7 @@
  * options of serve(). src/worker.ts starts it; test/handler.test.ts tests it.
  */
 import type { Handler, ServeOptions } from 'serverless-worker';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A job's input. Input that does not match fails the job (SW_INPUT_VALIDATION) before the handler runs. */
 export const Input = z.object({
