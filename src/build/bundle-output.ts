@@ -5,8 +5,8 @@
  * package.json beside the bundle that makes Node read its `.js` files as ESM.
  */
 import { existsSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { ServerlessWorkerError } from '../job/errors.js';
 import { isAuthorSource, keepSources } from './source-map.js';
 
@@ -30,18 +30,41 @@ export function authorSourceFilter(mapFile: string, packageFolders: readonly str
   };
 }
 
-/** Rewrite each `.map` among `files` to keep only the author's sources; sizes updated in place. */
+/**
+ * Rewrite each `.map` among `files` to keep only the author's sources. A map left with
+ * none (a chunk or thread file of dependencies and runtime code only) is deleted with the
+ * `sourceMappingURL` comment of its file: `--enable-source-maps` otherwise reads it and
+ * measures every line of that file at load, for a map that maps nothing (about 4 ms of a
+ * split bundle's start). `files` is updated in place.
+ */
 export async function reduceSourceMaps(files: WrittenFile[], packageFolders: readonly string[]): Promise<void> {
-  for (const file of files) {
+  for (const file of [...files]) {
     if (!file.path.endsWith('.map')) continue;
     try {
       const reduced = keepSources(JSON.parse(await readFile(file.path, 'utf8')) as unknown, authorSourceFilter(file.path, packageFolders));
-      await writeFile(file.path, JSON.stringify(reduced));
-      file.bytes = (await stat(file.path)).size;
+      if (reduced.sources.length > 0) {
+        await writeFile(file.path, JSON.stringify(reduced));
+        file.bytes = (await stat(file.path)).size;
+        continue;
+      }
+      await rm(file.path);
+      files.splice(files.indexOf(file), 1);
+      const code = files.find((other) => other.path === file.path.slice(0, -'.map'.length));
+      if (code) code.bytes = await dropSourceMapComment(code.path, basename(file.path));
     } catch (error) {
       throw new ServerlessWorkerError('SW_BUILD_FAILED', `Could not reduce the source map ${file.path} to the worker's own sources: ${(error as Error).message}; --full-source-map keeps esbuild's map as it is`);
     }
   }
+}
+
+/** Remove the trailing `//# sourceMappingURL=<mapName>` line of `path`; answers the file's new size. */
+async function dropSourceMapComment(path: string, mapName: string): Promise<number> {
+  const text = await readFile(path, 'utf8');
+  const comment = `//# sourceMappingURL=${mapName}`;
+  const at = text.lastIndexOf(comment);
+  const kept = at >= 0 && text.slice(at + comment.length).trim() === '' ? text.slice(0, at) : text;
+  if (kept !== text) await writeFile(path, kept);
+  return Buffer.byteLength(kept);
 }
 
 /**

@@ -53,7 +53,7 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
     expect(pkg.dependencies['serverless-worker']).toBe('^0.1.0');
     expect(Object.keys(pkg.dependencies)).toContain('zod');
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['dev', 'dry-run', 'test', 'build']));
-    expect(pkg.scripts.build).toBe('serverless-worker build src/worker.ts --outdir dist');
+    expect(pkg.scripts.build).toBe('serverless-worker build src/worker.ts --outdir dist --splitting');
     const tsconfig = JSON.parse(await readFile(join(dir, 'tsconfig.json'), 'utf8')) as { compilerOptions: Record<string, string> };
     expect(tsconfig.compilerOptions).toMatchObject({ module: 'NodeNext', moduleResolution: 'NodeNext' });
     expect(await readFile(join(dir, 'src/handler.ts'), 'utf8')).toContain("from 'zod'");
