@@ -3,7 +3,7 @@
  * a folder with no node_modules above it (dry run, --serve-api with its metrics), and
  * with --enable-source-maps a job's traceback names the worker's .ts line.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +116,15 @@ describe('serverless-worker build', { timeout: 180_000 }, () => {
     const split = readFileSync(join(dir, 'dist/worker.js')).length;
     console.log(`[bundle] worker.js ${(whole / 1024).toFixed(0)} KiB as one file, ${(split / 1024).toFixed(0)} KiB with --splitting`);
     expect(split).toBeLessThan(whole);
+    // Chunks of dependency and runtime code only have no map (a map keeping no source is dropped with its
+    // comment, which --enable-source-maps would read at load); the worker's own map stays.
+    const chunks = readdirSync(join(dir, 'dist/chunks'));
+    expect(chunks.filter((file) => file.endsWith('.js')).length).toBeGreaterThan(3);
+    expect(chunks.filter((file) => file.endsWith('.map'))).toEqual([]);
+    for (const chunk of chunks) expect(readFileSync(join(dir, 'dist/chunks', chunk), 'utf8')).not.toContain('//# sourceMappingURL=');
+    expect(existsSync(join(dir, 'dist/watchdog-thread.js.map'))).toBe(false);
+    expect(readFileSync(join(dir, 'dist/worker.js'), 'utf8').trimEnd().endsWith('//# sourceMappingURL=worker.js.map')).toBe(true);
+    expect(existsSync(join(dir, 'dist/worker.js.map'))).toBe(true);
     await writeFile(join(dir, 'test_input.json'), JSON.stringify({ input: {} }));
     const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js'], { cwd: dir, env: noPlatformEnv(), reject: false, timeout: 60_000 });
     expect(run.exitCode, run.stderr).toBe(0);
