@@ -45,6 +45,7 @@ import type {
   SubmitOptions,
 } from './store/job-store.js';
 import { TakeWaiters } from './take-waiters.js';
+import type { StopSignal } from './stop-signal.js';
 
 export * from './endpoint-types.js';
 
@@ -254,7 +255,7 @@ export class EndpointJobs {
    * Resolve with the job's view once it has ended, or once `timeoutMs` passes (then
    * with its current view). Rejects with SW_JOB_NOT_FOUND if it disappears.
    */
-  async waitForEnd(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobView> {
+  async waitForEnd(jobId: string, timeoutMs: number, signal?: StopSignal): Promise<JobView> {
     let wake: (() => void) | undefined;
     let changed = false;
     let elapsed = false;

@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { EndpointJobs } from '../endpoint-jobs.js';
+import type { StopSignal } from '../stop-signal.js';
 
 export type WatchWake = 'changed' | 'timeout' | 'aborted';
 
@@ -22,7 +23,7 @@ export class JobWatch {
   }
 
   /** Resolves when the job changed since the previous call, `timeoutMs` passed on `clock`, or `signal` aborted. */
-  next(timeoutMs: number, clock: Clock, signal: AbortSignal): Promise<WatchWake> {
+  next(timeoutMs: number, clock: Clock, signal: StopSignal): Promise<WatchWake> {
     if (this.#changed) {
       this.#changed = false;
       return Promise.resolve('changed');

@@ -24,6 +24,7 @@ import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } fr
 import { apiKeyHook } from './api-key.js';
 import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './error-reply.js';
+import { lazyChildLoggerFactory } from './lazy-child-logger.js';
 import { bindJobMetrics } from './job-metrics.js';
 import { registerMetricsRoute } from './metrics-route.js';
 import { openAiRoutes } from './openai/index.js';
@@ -77,6 +78,8 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     loggerInstance: logger as FastifyBaseLogger,
     // Clients poll /status and /stream in loops: a log line per request drowns the job logs.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log becomes a pino child only when a request logs (lazy-child-logger.ts).
+    childLoggerFactory: lazyChildLoggerFactory,
     // Our own error bodies while closing: waiting requests are answered by the closing signal.
     return503OnClosing: false,
     // Endpoint ids up to 128 characters and job ids up to 200 reach our own validation.
