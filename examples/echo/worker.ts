@@ -3,7 +3,7 @@
  * Dry run: `npx tsx examples/echo/worker.ts` (reads test_input.json beside you) or
  * `npx tsx examples/echo/worker.ts --test-input '{"input":{"message":"hi"}}'`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { serve } from 'serverless-worker';
 
 const Input = z.object({ message: z.string().min(1), shout: z.boolean().default(false) });

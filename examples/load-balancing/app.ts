@@ -6,7 +6,7 @@
  * hands it the model that init loaded.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Model } from './model.js';
 
 const ChatRequest = z.object({

@@ -5,7 +5,7 @@
  * `"stream": true` it streams: chat completions as OpenAI chunk objects, completions
  * as ready-made SSE `data:` lines (the harness passes both through).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ServerlessWorkerError, type Handler } from 'serverless-worker';
 import { MODEL_ID, finishReason, generate, words } from './model.js';
 

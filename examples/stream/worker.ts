@@ -4,7 +4,7 @@
  * Dry run: `npx tsx examples/stream/worker.ts --test-input @examples/stream/test_input.json`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { serve, withMetrics } from 'serverless-worker';
 
 const Input = z.object({

@@ -7,11 +7,21 @@
  * never holds up the queue. A give-up is logged and counted.
  */
 import type { Logger } from 'pino';
-import { request } from 'undici';
 import { systemClock, type Clock, type TimerHandle } from '../../clock.js';
 import type { Metrics } from '../../../metrics/index.js';
 
 import { urlForLog } from '../../../log/url-for-log.js';
+
+let undici: Promise<typeof import('undici')> | undefined;
+/**
+ * undici, loaded on the first delivery: a harness whose jobs carry no webhook never
+ * loads it (about 20 MB of RSS and the slowest import of the harness's dependencies,
+ * bench/README.md).
+ */
+function loadUndici(): Promise<typeof import('undici')> {
+  undici ??= import('undici');
+  return undici;
+}
 
 /** A webhook URL as logs show it (the one helper of log/url-for-log.ts). */
 export { urlForLog };
@@ -144,6 +154,7 @@ export class WebhookSender {
     const timeout = AbortSignal.timeout(this.settings.timeoutMs);
     const signal = AbortSignal.any([timeout, this.#abort.signal]);
     try {
+      const { request } = await loadUndici();
       const response = await request(url, {
         method: 'POST',
         body,
