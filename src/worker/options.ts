@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, ServerlessWorkerError, parseOrThrow } from '../job/index.js';
+import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, ServerlessWorkerError, parseOnceOrThrow } from '../job/index.js';
 import { PlatformTransportSettingsSchema } from '../transports/platform/options.js';
 import { DEFAULT_INIT_TIMEOUT_MS, type InitFunction } from './init/init-types.js';
 import { didYouMean } from './closest-name.js';
@@ -149,7 +149,7 @@ function refuseUnknownOptions(options: unknown): void {
 /** Validate and freeze the options; throws SW_INVALID_OPTIONS (an unknown option too). */
 export function resolveOptions(options: unknown = {}): WorkerConfig {
   refuseUnknownOptions(options);
-  return Object.freeze(parseOrThrow(ServeOptionsSchema, options ?? {}, 'SW_INVALID_OPTIONS', 'serve() options'));
+  return Object.freeze(parseOnceOrThrow(ServeOptionsSchema, options ?? {}, 'SW_INVALID_OPTIONS', 'serve() options'));
 }
 
 /** The concurrency limit now: the number, or the function's answer (at least 1). */

@@ -7,7 +7,7 @@
  */
 import * as z from 'zod';
 import type { GpuExpectation } from '../gpu/index.js';
-import { parseOrThrow } from '../job/index.js';
+import { parseOnceOrThrow } from '../job/index.js';
 import type { WorkerConfig } from './options.js';
 
 const ExtrasEnvSchema = z.object({
@@ -49,7 +49,7 @@ export function autoGpuExpectation(env: NodeJS.ProcessEnv): GpuExpectation | und
 
 /** Resolve the platform extras from the options and the environment; throws SW_INVALID_ENV naming a bad variable. */
 export function resolvePlatformExtras(config: Pick<WorkerConfig, 'expectGpu' | 'metricsPort' | 'metricsHost'>, env: NodeJS.ProcessEnv): PlatformExtras {
-  const parsed = parseOrThrow(ExtrasEnvSchema, env, 'SW_INVALID_ENV', 'environment');
+  const parsed = parseOnceOrThrow(ExtrasEnvSchema, env, 'SW_INVALID_ENV', 'environment');
   const expect = parsed.SERVERLESS_WORKER_EXPECT_GPU ?? config.expectGpu;
   const metricsPort = parsed.SERVERLESS_WORKER_METRICS_PORT ?? config.metricsPort;
   return {

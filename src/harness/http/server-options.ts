@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOrThrow } from '../../job/index.js';
+import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOnceOrThrow } from '../../job/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import { Harness } from '../harness.js';
 import type { ManagementStore, PodsView } from '../management/index.js';
@@ -131,7 +131,7 @@ export type HarnessServerOptions = z.input<typeof HarnessServerOptionsSchema>;
 export type HarnessServerConfig = Readonly<z.output<typeof HarnessServerOptionsSchema>>;
 
 export function resolveServerOptions(options: HarnessServerOptions): HarnessServerConfig {
-  return Object.freeze(parseOrThrow(HarnessServerOptionsSchema, options, 'SW_INVALID_OPTIONS', 'harness server options'));
+  return Object.freeze(parseOnceOrThrow(HarnessServerOptionsSchema, options, 'SW_INVALID_OPTIONS', 'harness server options'));
 }
 
 /** The spec 8.2 table with the configured overrides applied. */

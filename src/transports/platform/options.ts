@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { parseOrThrow } from '../../job/index.js';
+import { parseOnceOrThrow } from '../../job/index.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../result-limits.js';
 import type { PlatformEnv } from './platform-env.js';
 
@@ -106,5 +106,5 @@ export interface PlatformWatchdogOptions {
 /** Validate and freeze the settings; throws SW_INVALID_OPTIONS naming the bad one. */
 export function resolvePlatformSettings(input: PlatformTransportSettingsInput = {}): PlatformTransportSettings {
   // z.object drops the keys that are not settings (env, logger, metrics), so whole options can be passed.
-  return Object.freeze(parseOrThrow(PlatformTransportSettingsSchema, input, 'SW_INVALID_OPTIONS', 'platform transport options'));
+  return Object.freeze(parseOnceOrThrow(PlatformTransportSettingsSchema, input, 'SW_INVALID_OPTIONS', 'platform transport options'));
 }

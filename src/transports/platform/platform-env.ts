@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { ServerlessWorkerError, parseOrThrow } from '../../job/index.js';
+import { ServerlessWorkerError, parseOnceOrThrow } from '../../job/index.js';
 
 /** Heartbeat period when RUNPOD_PING_INTERVAL is unset, ms (the platform's default). */
 export const DEFAULT_PING_INTERVAL_MS = 10_000;
@@ -101,7 +101,7 @@ const PlatformEnvSchema = z.object({
  * @throws ServerlessWorkerError SW_INVALID_ENV naming each malformed or missing variable.
  */
 export function parsePlatformEnv(env: NodeJS.ProcessEnv = process.env): PlatformEnv {
-  const parsed = parseOrThrow(PlatformEnvSchema, env, 'SW_INVALID_ENV', 'platform environment');
+  const parsed = parseOnceOrThrow(PlatformEnvSchema, env, 'SW_INVALID_ENV', 'platform environment');
   if (parsed.RUNPOD_AI_API_KEY !== undefined && !/^[\x21-\x7e]+$/.test(parsed.RUNPOD_AI_API_KEY)) {
     throw new ServerlessWorkerError(
       'SW_INVALID_ENV',

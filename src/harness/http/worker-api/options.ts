@@ -3,7 +3,7 @@
  * Options of the worker API plugin, validated once at registration and frozen.
  */
 import * as z from 'zod';
-import { ServerlessWorkerError, parseOrThrow, type StopReason } from '../../../job/index.js';
+import { ServerlessWorkerError, parseOnceOrThrow, type StopReason } from '../../../job/index.js';
 import type { ResultAck } from '../../endpoint-jobs.js';
 import { Harness } from '../../harness.js';
 
@@ -74,5 +74,5 @@ export function resolveWorkerApiSettings(options: WorkerApiOptions): WorkerApiSe
   if (!(options.harness instanceof Harness)) {
     throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'Invalid worker API options: harness must be a Harness instance', { option: 'harness' });
   }
-  return Object.freeze(parseOrThrow(WorkerApiSettingsSchema, options, 'SW_INVALID_OPTIONS', 'worker API options'));
+  return Object.freeze(parseOnceOrThrow(WorkerApiSettingsSchema, options, 'SW_INVALID_OPTIONS', 'worker API options'));
 }
