@@ -24,6 +24,7 @@ import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } fr
 import { apiKeyHook } from './api-key.js';
 import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './error-reply.js';
+import { trackFreshConnections } from './fresh-connections.js';
 import { lazyChildLoggerFactory } from './lazy-child-logger.js';
 import { bindJobMetrics } from './job-metrics.js';
 import { registerMetricsRoute } from './metrics-route.js';
@@ -166,6 +167,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     });
   }
 
+  const fresh = trackFreshConnections(app.server);
   const close = async (): Promise<void> => {
     if (closing.signal.aborted) return;
     closing.abort();
@@ -174,6 +176,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     unbindAttemptLog();
     webhooks.close();
     loadBalancing.stop();
+    fresh.closeAll();
     await app.close();
     await ownedManagement?.close();
     await owned?.close();
