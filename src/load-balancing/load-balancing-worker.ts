@@ -21,6 +21,7 @@ import { loadMetrics, startMetricsServer } from '../metrics/index.js';
 import { runInitPhase, type InitFunction } from '../worker/init/index.js';
 import { Lifecycle, type LifecycleState } from '../worker/lifecycle-state.js';
 import { resolvePlatformExtras } from '../worker/platform-extras.js';
+import { trackFreshConnections, type FreshConnections } from '../net/fresh-connections.js';
 import { onShutdownSignals } from '../worker/signals.js';
 import { sleep } from '../transports/platform/backoff.js';
 import { HarnessRegistration, type Announcement } from './announce.js';
@@ -72,11 +73,13 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-function closeServer(server: Server | undefined): Promise<void> {
+/** Close `server`: idle keep-alive connections and those that never sent a request (fresh-connections.ts) go at once. */
+function closeServer(server: Server | undefined, fresh: FreshConnections | undefined): Promise<void> {
   if (!server?.listening) return Promise.resolve();
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+    fresh?.closeAll();
   });
 }
 
@@ -115,6 +118,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
     listener(request, response);
   };
   const appServer = createServer(serveApp);
+  const appFresh = trackFreshConnections(appServer);
   const healthServer = env.sharedPort
     ? undefined
     : createServer((request, response) => {
@@ -124,6 +128,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
           response.end(JSON.stringify({ error: { code: 'SW_ROUTE_NOT_FOUND', message: `Only GET /ping is served on PORT_HEALTH; the app is on PORT` } }));
         }
       });
+  const healthFresh = healthServer ? trackFreshConnections(healthServer) : undefined;
   // Signals from now on: one that comes while the servers open stops the worker once they are up.
   let signalledEarly = false;
   let onSignal: () => void = () => (signalledEarly = true);
@@ -138,7 +143,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   } catch (error) {
     // A port in use, say: nothing is left open or listening to signals.
     offSignals();
-    await Promise.all([closeServer(appServer), closeServer(healthServer)]);
+    await Promise.all([closeServer(appServer, appFresh), closeServer(healthServer, healthFresh)]);
     throw error;
   }
   const url = `http://${env.advertiseHost}:${port}`;
@@ -173,7 +178,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
       await withdrawing;
       const drained = await gate.waitIdle(config.shutdownTimeoutMs);
       if (!drained) logger.warn({ inFlight: gate.inFlight, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'drain deadline passed: closing the connections of requests still in flight');
-      const closing = Promise.all([closeServer(appServer), closeServer(healthServer), metricsServer?.close()]);
+      const closing = Promise.all([closeServer(appServer, appFresh), closeServer(healthServer, healthFresh), metricsServer?.close()]);
       if (!drained) appServer.closeAllConnections();
       await closing;
       lifecycle.move('stopped');

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { trackFreshConnections } from '../net/fresh-connections.js';
 import type { Metrics } from './create-metrics.js';
 
 export interface MetricsServer {
@@ -33,6 +34,7 @@ export async function startMetricsServer(metrics: Metrics, port: number, host = 
       () => response.writeHead(500).end(),
     );
   });
+  const fresh = trackFreshConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -42,6 +44,11 @@ export async function startMetricsServer(metrics: Metrics, port: number, host = 
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
     url: `http://${shownHost}:${address.port}/metrics`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        // A scraper's connection that never sent a request would hold close for Node's 60 s headers timeout.
+        fresh.closeAll();
+      }),
   };
 }

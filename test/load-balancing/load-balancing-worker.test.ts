@@ -7,6 +7,7 @@
  * drains (ping 503, new requests refused, the request in flight finishes) and exits 0.
  * /metrics (SERVERLESS_WORKER_METRICS_PORT) counts init and requests. Bounded waits only.
  */
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllWorkers, type WorkerProcess } from '../platform/worker-process.js';
 import { waitFor, within } from '../transports/wait-for.js';
@@ -84,6 +85,28 @@ describe('load-balancing worker process', () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('SW_WORKER_SHUTDOWN');
     expect(await within(slow, 'the request in flight', 20_000)).toEqual({ status: 200, body: { workerId: 'lb-drain', slept: 2000 } });
     expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
+  });
+
+  it('SIGTERM with connections open that never sent a request (a load balancer\'s preconnect) on PORT, PORT_HEALTH and the metrics port: exit 0 at once, not after Node\'s 60 s headers timeout', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const healthPort = await freePort();
+    const worker = startLbWorker('lb-preconnect', { PORT: String(port), PORT_HEALTH: String(healthPort), INIT_DELAY_MS: '100', ...METRICS_ENV });
+    await waitFor(async () => (await statusOf(`http://127.0.0.1:${healthPort}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    const metricsPort = Number(new URL(await metricsUrl(worker)).port);
+    const sockets = await Promise.all(
+      [port, healthPort, metricsPort].map(
+        (target) =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect(target, '127.0.0.1');
+            socket.once('connect', () => resolve(socket)).once('error', reject);
+          }),
+      ),
+    );
+    const closed = sockets.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
+    worker.signal('SIGTERM');
+    // Well under the 60 s Node would hold each server's close for these sockets.
+    expect((await within(worker.exited, 'the worker to exit with idle preconnected sockets open', 20_000)).code).toBe(0);
+    await Promise.all(closed);
   });
 
   it('SIGTERM during init aborts its signal and waits for its clean-up before exiting 0', { timeout: 60_000 }, async () => {

@@ -24,7 +24,7 @@ import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } fr
 import { apiKeyHook } from './api-key.js';
 import { checkBindAddress, isLoopbackHost, localBaseUrl } from './bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './error-reply.js';
-import { trackFreshConnections } from './fresh-connections.js';
+import { trackFreshConnections } from '../../net/fresh-connections.js';
 import { lazyChildLoggerFactory } from './lazy-child-logger.js';
 import { bindJobMetrics } from './job-metrics.js';
 import { registerMetricsRoute } from './metrics-route.js';

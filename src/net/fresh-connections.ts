@@ -1,10 +1,11 @@
 /**
- * @module harness/http/fresh-connections
+ * @module net/fresh-connections
  * Connections that have sent no request yet. Node's `server.close()` waits for them
  * until its headers timeout (60 s): it closes idle keep-alive connections, but not one
- * that never sent a request, such as a browser's speculative preconnect or the socket a
- * client opens after aborting a stream. The harness's close destroys them at once, and
- * any connection that arrives while it closes.
+ * that never sent a request, such as a browser's or a load balancer's speculative
+ * preconnect, or the socket a client opens after aborting a stream. The servers of this
+ * package (the harness, a load-balancing worker's ports, the metrics port) destroy them
+ * when they close, and any connection that arrives while they close.
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
