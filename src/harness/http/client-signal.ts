@@ -14,18 +14,18 @@
 import type { FastifyReply } from 'fastify';
 import type { StopSignal } from '../stop-signal.js';
 
-export type StopReason = 'client-gone' | 'closing';
+export type RequestStopReason = 'client-gone' | 'closing';
 
 export interface RequestSignal {
   readonly signal: StopSignal;
   /** Why it aborted: the client left, or the server is closing; undefined while not aborted. */
-  readonly reason: () => StopReason | undefined;
+  readonly reason: () => RequestStopReason | undefined;
   /** Remove the listeners (call when the request is answered). */
   dispose(): void;
 }
 
 class RequestStop implements StopSignal, RequestSignal {
-  #reason: StopReason | undefined;
+  #reason: RequestStopReason | undefined;
   #listeners: Array<() => void> | undefined;
   readonly #res: FastifyReply['raw'];
   readonly #waits: Set<RequestStop> | undefined;
@@ -37,7 +37,7 @@ class RequestStop implements StopSignal, RequestSignal {
     waits?.add(this);
   }
 
-  reason(): StopReason | undefined {
+  reason(): RequestStopReason | undefined {
     return this.#reason;
   }
 
@@ -59,7 +59,7 @@ class RequestStop implements StopSignal, RequestSignal {
   }
 
   /** Abort for `reason` (once): every listener is called once. */
-  abort(reason: StopReason): void {
+  abort(reason: RequestStopReason): void {
     if (this.#reason !== undefined) return;
     this.#reason = reason;
     const listeners = this.#listeners ?? [];
