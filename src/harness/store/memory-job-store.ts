@@ -6,7 +6,7 @@
  * the change is complete), so that a listener may call the store again at once; the
  * scheduler reads `peekNextDueAt` to re-arm its clock timer within the same clock tick.
  */
-import { randomUUID } from 'node:crypto';
+import { newJobId } from './job-id.js';
 import { RETENTION_MS, ServerlessWorkerError, isTerminal, nextState, resolvePolicy, type Job, type JobRequest, type JobResult, type JobTrigger, type StreamChunk } from '../../job/index.js';
 import { requeueLimitPayload, stampAttempt } from '../attempts.js';
 import { toDelivery } from '../job-record.js';
@@ -57,7 +57,7 @@ export class MemoryJobStore implements JobStore {
     const endpoint = this.#state.endpointOrCreate(endpointId);
     const sync = options.sync ?? false;
     const job: MemoryJob = {
-      id: `${sync ? 'sync-' : ''}${randomUUID()}`,
+      id: newJobId(sync),
       endpointId,
       request: owned(request),
       sync,

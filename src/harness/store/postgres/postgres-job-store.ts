@@ -8,7 +8,7 @@
  * (due-rules.ts). Events go to every process with LISTEN/NOTIFY (notifications.ts).
  * Reads are in reads.ts, worker presence in workers.ts.
  */
-import { randomUUID } from 'node:crypto';
+import { newJobId } from '../job-id.js';
 import postgres from 'postgres';
 import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
 import { stampAttempt } from '../../attempts.js';
@@ -88,7 +88,7 @@ export class PostgresJobStore implements JobStore {
   async submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob> {
     this.#open();
     const sync = options.sync ?? false;
-    const id = `${sync ? 'sync-' : ''}${randomUUID()}`;
+    const id = newJobId(sync);
     const expiresAt = now + resolvePolicy(request.policy).ttl;
     const retentionMs = sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async;
     const events: StoreEvent[] = [{ type: 'queued', endpointId }];
