@@ -12,17 +12,6 @@ import type { Metrics } from '../../../metrics/index.js';
 
 import { urlForLog } from '../../../log/url-for-log.js';
 
-let undici: Promise<typeof import('undici')> | undefined;
-/**
- * undici, loaded on the first delivery: a harness whose jobs carry no webhook never
- * loads it (about 20 MB of RSS and the slowest import of the harness's dependencies,
- * bench/README.md).
- */
-function loadUndici(): Promise<typeof import('undici')> {
-  undici ??= import('undici');
-  return undici;
-}
-
 /** A webhook URL as logs show it (the one helper of log/url-for-log.ts). */
 export { urlForLog };
 
@@ -154,7 +143,9 @@ export class WebhookSender {
     const timeout = AbortSignal.timeout(this.settings.timeoutMs);
     const signal = AbortSignal.any([timeout, this.#abort.signal]);
     try {
-      const { request } = await loadUndici();
+      // Loaded on the first delivery, as the management client does: a harness whose jobs carry no
+      // webhook never loads undici (about 20 MB of RSS, the slowest import of its dependencies).
+      const { request } = await import('undici');
       const response = await request(url, {
         method: 'POST',
         body,
