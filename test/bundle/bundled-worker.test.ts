@@ -87,7 +87,7 @@ describe('a bundled worker', () => {
       // The thread's heartbeat listed the job: it ran while the loop was blocked, from the first job on.
       expect(reliability.seen.pingedJobs).toContainEqual({ workerId: 'bundled-blocked', jobId: job.id });
       expect(reliability.seen.results.filter((result) => result.jobId === job.id).map((result) => result.ack.applied)).toEqual([true]);
-      expect(worker.stderr()).toContain('"component":"watchdog"');
+      await worker.waitForStderr('"component":"watchdog"');
     } finally {
       await reliability.close();
     }

@@ -75,7 +75,7 @@ describe('platform worker processes', () => {
     expect(server.seen.unhealthy).toEqual([
       expect.objectContaining({ workerId: 'no-gpu', check: 'gpu', reason: expect.stringContaining('Expected an NVIDIA GPU') }),
     ]);
-    expect(worker.stderr()).toContain('start-up check failed');
+    await worker.waitForStderr('start-up check failed');
     // It never took a job.
     expect(server.seen.results).toEqual([]);
   });

@@ -31,6 +31,12 @@ export interface WorkerProcess {
   readonly events: WorkerEvent[];
   /** stderr so far (the worker's JSON logs), for failure messages. */
   stderr(): string;
+  /**
+   * Wait until stderr holds `text`. stderr comes through a pipe of its own, which can lag
+   * behind what the worker said over HTTP, so a line logged before a request may arrive after it.
+   */
+  waitForStderr(text: string, timeoutMs?: number): Promise<void>;
+  /** Resolves once the process has exited and its stdout and stderr are read to the end. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   waitForEvent(match: (event: WorkerEvent) => boolean, what: string, timeoutMs?: number): Promise<WorkerEvent>;
   /** Send `signal` to this process only (by pid), if it still runs. */
@@ -61,13 +67,19 @@ export function startWorkerProcess(workerId: string, env: Readonly<Record<string
     stderr += text;
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    // 'close', not 'exit': at 'exit' the pipes may still hold the last lines.
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
   const worker: WorkerProcess = {
     workerId,
     child,
     events,
     stderr: () => stderr,
+    waitForStderr: async (text, timeoutMs = 10_000) => {
+      await waitFor(() => stderr.includes(text), `worker ${workerId} to log '${text}'`, timeoutMs, 20).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}; stderr so far: ${stderr.slice(-2_000)}`);
+      });
+    },
     exited,
     waitForEvent: (match, what, timeoutMs = 30_000) =>
       waitFor(() => events.find(match), `${what} (worker ${workerId}; stderr so far: ${stderr.slice(-2_000)})`, timeoutMs, 20),

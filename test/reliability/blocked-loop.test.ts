@@ -108,7 +108,7 @@ describe('a handler that blocks the event loop', () => {
     expect(server.seen.results.filter((result) => result.jobId === id && result.workerId === 'blocked-1').map((result) => result.ack.applied)).toEqual([true]);
     expect(first.events.some((event) => event.event === 'unblocked')).toBe(false);
     // The watchdog's line, in the worker's JSON logs.
-    expect(first.stderr()).toContain('"component":"watchdog"');
+    await first.waitForStderr('"component":"watchdog"');
 
     const second = startWorkerProcess('blocked-2', workerEnv(server));
     const next = await queue.run({ input: { mode: 'echo', tag: 'after' } });
@@ -161,7 +161,7 @@ describe('a handler that blocks the event loop', () => {
     const requeuedAfterMs = (server.seen.lost.find((lost) => lost.requeued.includes(id))?.epochMs ?? Number.NaN) - started.at;
     expect(view, stuck.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { workerId: 'helper', blocked: false } });
     expect(server.seen.lost.some((lost) => lost.workerId === 'stuck' && lost.requeued.includes(id))).toBe(true);
-    expect(stuck.stderr()).toContain('the heartbeat no longer lists');
+    await stuck.waitForStderr('the heartbeat no longer lists');
     helper.signal('SIGTERM');
     printFigures('blocked loop, heartbeat unclaims', { eventLoopBlockedMs: 1_000, silenceMs: PING_MS * 5, requeuedAfterMs, status: view.status });
   });

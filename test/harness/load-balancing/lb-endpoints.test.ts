@@ -139,7 +139,7 @@ describe('harness load-balancing endpoints', () => {
     const worker = startLbWorker('lb-early', { PORT: String(workerPort), SERVERLESS_WORKER_HARNESS_URL: harnessUrl, RUNPOD_ENDPOINT_ID: ENDPOINT, RUNPOD_AI_API_KEY: KEY, LOG_LEVEL: 'info' });
     // Ready on its own, with no harness to register with yet.
     await waitFor(async () => (await statusOf(`http://127.0.0.1:${workerPort}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
-    expect(worker.stderr()).toContain('could not register with the harness');
+    await worker.waitForStderr('could not register with the harness');
     const first = await startHarness({}, harnessPort);
     await healthyCount(first, 1, [worker]);
     expect(await statusOf(lbUrl(first, '/whoami'), { headers: auth })).toBe(200);
@@ -150,7 +150,8 @@ describe('harness load-balancing endpoints', () => {
     await healthyCount(second, 1, [worker]);
     console.log(`registered again ${Date.now() - startedAt} ms after the harness restarted (refresh every 5 s)`);
     expect(await (await fetch(lbUrl(second, '/whoami'), { headers: auth })).json()).toEqual({ workerId: 'lb-early' });
-    expect(worker.stderr()).toContain('re-registered with the harness');
+    // The harness holds the worker as soon as it answers the POST; the worker logs once that answer reaches it, a moment later.
+    await worker.waitForStderr('re-registered with the harness');
     // A refresh (the same registration again) keeps the entry as it is; its counters are not reset.
     const pool = second.loadBalancing.pool(ENDPOINT)!;
     const entry = pool.get('lb-early')!;

@@ -98,8 +98,8 @@ describe('serve(handler, { init }) on the platform transport', () => {
     expect(workerApi.seen.unhealthy[0]).toMatchObject({ workerId: 'init-fail', check: 'init' });
     expect(workerApi.seen.unhealthy[0]?.reason).toContain('model file missing: /models/tiny.bin');
     expect((await endpoint.status(id)).status).toBe('IN_QUEUE');
-    expect(worker.stderr()).toContain('SW_INIT_FAILED');
-    expect(worker.stderr()).toContain('start-up failed: init failed: model file missing');
+    await worker.waitForStderr('SW_INIT_FAILED');
+    await worker.waitForStderr('start-up failed: init failed: model file missing');
   });
 
   it('aborts an init past initTimeoutMs, reports it (check=init) and exits 1', { timeout: 60_000 }, async () => {
