@@ -17,4 +17,6 @@ export interface EndpointJobsOptions {
   onListenerError?: (error: unknown) => void;
   /** Times a lost job (worker gone, take answer lost) goes back to the queue before it ends FAILED with SW_REQUEUE_LIMIT; default 3. */
   maxRequeues?: number;
+  /** Cap on the bytes of queued requests the store holds in memory (JobStore.queuedBytes), every endpoint together; default none. */
+  maxQueuedBytes?: number;
 }

@@ -15,6 +15,9 @@ import { Scheduler } from './scheduler.js';
 import type { ChangeOutcome, DueOutcome, JobStore, StoreEvent } from './store/job-store.js';
 import { MemoryJobStore } from './store/memory-job-store.js';
 
+/** Default cap on queued request bytes per harness (HarnessOptions.maxQueuedBytes): 256 MiB. */
+export const DEFAULT_MAX_QUEUED_BYTES = 256 * 1024 * 1024;
+
 export interface HarnessOptions {
   /** Time source; default the system clock. Tests pass a ManualClock. */
   clock?: Clock;
@@ -34,6 +37,14 @@ export interface HarnessOptions {
    * SW_REQUEUE_LIMIT; default 3. /retry starts the count again.
    */
   maxRequeues?: number;
+  /**
+   * Most bytes of request bodies (as received) that jobs waiting in the queue may hold in
+   * this process's memory, every endpoint together; a submission past it is refused
+   * with 503 SW_QUEUE_FULL and Retry-After. Default DEFAULT_MAX_QUEUED_BYTES (256 MiB,
+   * sized so that Node's default heap holds them: bench/README.md). Applies to the
+   * in-memory store only: a PostgreSQL store keeps its queue in the database.
+   */
+  maxQueuedBytes?: number;
   /**
    * Where jobs live; default a new in-memory store (MemoryJobStore). The harness
    * closes it in close().
@@ -58,6 +69,7 @@ export class Harness {
   readonly #onCreated = new Set<(endpoint: EndpointJobs) => void>();
   readonly #onListenerError: (error: unknown) => void;
   readonly #maxRequeues: number | undefined;
+  readonly #maxQueuedBytes: number;
   /** drain() began: endpoints made from now on hand out no job either. */
   #draining = false;
   /** Workers the harness runs itself (set by a Launcher); /health, /logs and /v1 pods read it. Default none. */
@@ -68,6 +80,7 @@ export class Harness {
     this.autoCreateEndpoints = options.autoCreateEndpoints ?? true;
     this.#onListenerError = options.onListenerError ?? (() => {});
     this.#maxRequeues = options.maxRequeues;
+    this.#maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
     this.store = options.store ?? new MemoryJobStore();
     this.#unsubscribe = this.store.subscribe((event) => this.#route(event));
     this.scheduler = new Scheduler(this.store, this.clock, { onDue: (outcome) => this.#onDue(outcome), onError: this.#onListenerError });
@@ -189,6 +202,7 @@ export class Harness {
         store: this.store,
         onListenerError: this.#onListenerError,
         ...(this.#maxRequeues !== undefined ? { maxRequeues: this.#maxRequeues } : {}),
+        maxQueuedBytes: this.#maxQueuedBytes,
       });
       this.#endpoints.set(id, endpoint);
       if (this.#draining) endpoint.stopTaking();

@@ -72,6 +72,11 @@ export const ERROR_CODES = {
     meaning: 'The handler returned or yielded a value that cannot be turned into JSON (a BigInt, a cycle).',
     fix: 'Return plain JSON values: convert BigInt to string, break cycles.',
   },
+  SW_OUTPUT_TOO_DEEP: {
+    status: 500,
+    meaning: 'The handler returned, yielded or reported as progress a value nested deeper than 1000 levels of arrays and objects (MAX_JSON_DEPTH); the job is FAILED and the message names the path.',
+    fix: 'Flatten the value, or send the deep part as a JSON string.',
+  },
   SW_EXECUTION_TIMEOUT: {
     status: 408,
     meaning: "The job ran past its execution timeout (policy.executionTimeout, else the worker's default); it is TIMED_OUT.",
@@ -158,6 +163,21 @@ export const ERROR_CODES = {
     status: 413,
     meaning: 'The request body is larger than the route allows (/run 10 MB, /runsync 20 MB).',
     fix: 'Send large inputs through s3Config or a URL instead of inline.',
+  },
+  SW_INPUT_TOO_DEEP: {
+    status: 400,
+    meaning: 'A job request body nests arrays and objects deeper than the harness accepts (1000 levels, MAX_JSON_DEPTH); refused before it was parsed.',
+    fix: 'Flatten the input, or send the deep part as a JSON string; the message gives the limit and the depth found.',
+  },
+  SW_INPUT_TOO_MANY_KEYS: {
+    status: 400,
+    meaning: 'A job request body holds more object keys than the harness accepts (1 000 000, MAX_JSON_KEYS); refused before it was parsed.',
+    fix: 'Send fewer keys (an array of values instead of an object of many keys), or upload the data and send its URL.',
+  },
+  SW_QUEUE_FULL: {
+    status: 503,
+    meaning: "The harness's queued job requests already hold --max-queued-bytes of request bodies; the job was not accepted.",
+    fix: 'Retry after the Retry-After seconds (workers take jobs meanwhile), start more workers, or raise --max-queued-bytes (maxQueuedBytes) where the heap allows it.',
   },
   SW_RATE_LIMITED: {
     status: 429,

@@ -10,3 +10,4 @@ export * from './limits.js';
 export * from './parse.js';
 export * from './request-schema.js';
 export * from './states.js';
+export * from './json-shape.js';

@@ -26,3 +26,19 @@ export const RETENTION_MS = {
 export const MAX_CHUNK_BYTES = 1024 * 1024;
 /** Request body limits (spec 8.1): the service says MB; we read it as 10^6 bytes. */
 export const MAX_BODY_BYTES = { run: 10 * 1000 * 1000, runsync: 20 * 1000 * 1000 } as const;
+/**
+ * Deepest JSON accepted, in nested arrays and objects (the outermost counts as 1): a
+ * job request body at submission, and a handler's output, stream chunk or progress. The
+ * service publishes no depth limit; ours keeps every recursive step the harness and the
+ * worker take on a value (JSON.stringify survives about 4 100 levels with Node's default
+ * stack, structuredClone about 1 900, a PostgreSQL json column more) with a margin
+ * of 4 for the stack already in use when they run.
+ */
+export const MAX_JSON_DEPTH = 1000;
+/**
+ * Most object keys in a job request body (duplicates counted): 1 000 000, so that any
+ * body of the 10 MB /run limit with keys of 4 characters or more fits (the 9.9 MB body of
+ * ~834 000 keys in bench/ does). Bounds the heap a submission may cost before its bytes
+ * are read.
+ */
+export const MAX_JSON_KEYS = 1_000_000;

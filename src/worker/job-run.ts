@@ -18,13 +18,14 @@ import {
   type Job,
   type JobResult,
   type StopReason,
+  type StreamChunk,
 } from '../job/index.js';
 import type { ResultReceipt, Transport } from '../transports/index.js';
 import { ChunkPoster } from './chunk-poster.js';
 import { toErrorPayload, type ErrorOrigin } from './error-payload.js';
 import { isStreamingValue, type Handler, type JobContext } from './handler.js';
 import type { WorkerConfig } from './options.js';
-import { serializeOrThrow } from './serializable-check.js';
+import { toJsonForm } from './serializable-check.js';
 import { splitYield } from './stream-chunker.js';
 import { unwrapMetrics } from './stream-metrics.js';
 
@@ -189,7 +190,16 @@ export class JobRun {
           this.#log.warn('ctx.progress() called after the job ended; ignored');
           return;
         }
-        this.#deps.transport.postProgress(this.job.id, value, this.job.attempt).catch((error: unknown) => {
+        // As JSON, the way the platform path posts it; a value that cannot be is dropped
+        // with a warning there too (its post's JSON.stringify throws).
+        let progress: unknown;
+        try {
+          progress = toJsonForm(value, 'progress', 'Progress').value;
+        } catch (error) {
+          this.#log.warn({ err: error }, 'progress update not JSON; ignored');
+          return;
+        }
+        this.#deps.transport.postProgress(this.job.id, progress, this.job.attempt).catch((error: unknown) => {
           this.#log.warn({ err: error }, 'progress update failed');
         });
       },
@@ -215,8 +225,9 @@ export class JobRun {
       if (isStreamingValue(value)) return await this.#stream(value);
       this.#inHandler = Promise.resolve(value);
       const output: unknown = await value;
-      serializeOrThrow(output, 'output', 'Handler output');
-      return { kind: 'output', output };
+      // The result as the JSON the platform path posts, turned back into a plain value:
+      // every transport then carries the same thing (worker/serializable-check.ts).
+      return { kind: 'output', output: toJsonForm(output, 'output', 'Handler output').value };
     } catch (error) {
       return { kind: 'error', error: toErrorPayload(error, this.#deps.origin) };
     }
@@ -249,7 +260,11 @@ export class JobRun {
         const chunks = splitYield(step.value, this.#chunks, { maxChunkBytes: config.maxChunkBytes });
         this.#chunks += chunks.length;
         const joinable = chunks.length === 1 && typeof step.value === 'string';
-        for (const chunk of chunks) {
+        const ownMetrics = unwrapMetrics(step.value).metrics !== undefined;
+        for (const made of chunks) {
+          // Each chunk as the JSON its post carries: a value that fit, and the handler's
+          // metrics, are still the handler's own objects (a text part is JSON already).
+          const chunk = typeof made.output === 'string' && !ownMetrics ? made : asJson(made);
           this.#streamBytes += outputBytes(chunk.output);
           await poster.push(chunk, joinable);
         }
@@ -266,7 +281,7 @@ export class JobRun {
       failure ??= error;
     }
     if (failure !== undefined) throw failure;
-    return { kind: 'output', output: aggregate };
+    return { kind: 'output', output: aggregate === undefined ? undefined : toJsonForm(aggregate, 'output', 'Aggregated stream output').value };
   }
 
   /** Settles once the handler has given control back: its promise settled, or its generator's pending step did (none pending: at once). */
@@ -358,6 +373,12 @@ function refusedStatus(error: unknown): number | undefined {
   if (!(error instanceof ServerlessWorkerError) || error.code !== 'SW_RESULT_UNDELIVERED') return undefined;
   const status = error.details?.lastStatus;
   return typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429 ? status : undefined;
+}
+
+/** A stream chunk as the plain values its post's JSON parses back to. */
+function asJson(chunk: StreamChunk): StreamChunk {
+  const output = toJsonForm(chunk.output, 'output').value;
+  return chunk.metrics === undefined ? { output } : { output, metrics: toJsonForm(chunk.metrics, 'metrics').value as Record<string, unknown> };
 }
 
 /** Serialized size of a chunk's output (strings, the common case, without re-serializing). */

@@ -4,6 +4,8 @@
  * BigInt or cycle and names where it is (SW_OUTPUT_NOT_SERIALIZABLE).
  */
 import { ServerlessWorkerError } from '../job/errors.js';
+import { jsonShape } from '../job/json-shape.js';
+import { MAX_JSON_DEPTH } from '../job/limits.js';
 
 /**
  * `JSON.stringify(value)`, with failures turned into SW_OUTPUT_NOT_SERIALIZABLE naming
@@ -16,6 +18,9 @@ export function serializeOrThrow(value: unknown, root: string, what = `Yielded $
   try {
     return JSON.stringify(value);
   } catch (error) {
+    // Too deep for JSON.stringify's stack: name where it passes the depth limit.
+    const deep = error instanceof RangeError ? pathBeyond(value, root, MAX_JSON_DEPTH) : undefined;
+    if (deep !== undefined) throw tooDeep(what, deep, error);
     let found: string | undefined;
     try {
       found = findUnserializable(value, root);
@@ -33,6 +38,73 @@ export function serializeOrThrow(value: unknown, root: string, what = `Yielded $
 }
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** A value as JSON text and as the plain value that text parses back to. */
+export interface JsonForm {
+  /** What JSON.stringify gives: the bytes the platform path posts; undefined for undefined, a function or a Symbol. */
+  readonly json: string | undefined;
+  /** JSON.parse(json): plain objects, arrays, strings, finite numbers, booleans and null only. */
+  readonly value: unknown;
+}
+
+/**
+ * The one conversion of what a handler returns, yields or reports as progress: the JSON
+ * the platform transport would post, and the value that JSON parses back to, which the
+ * local modes (dry run, --serve-api, runJob, the in-process transport) store instead of
+ * the handler's own object. So a function, a Symbol, a toJSON, a Buffer, a Date, a Map,
+ * a class instance, NaN or -0 becomes the same thing in every mode, and nothing the
+ * harness keeps can throw when it is copied or answered later.
+ * @throws ServerlessWorkerError SW_OUTPUT_NOT_SERIALIZABLE (BigInt, cycle, throwing
+ *   toJSON) or SW_OUTPUT_TOO_DEEP (nested past MAX_JSON_DEPTH), naming the path from `root`.
+ */
+export function toJsonForm(value: unknown, root: string, what = `Yielded ${root}`): JsonForm {
+  const json = serializeOrThrow(value, root, what);
+  if (json === undefined) return { json, value: undefined };
+  // A string parses back to itself (lone surrogates included): no need to parse it.
+  if (typeof value === 'string') return { json, value };
+  if (jsonShape(json, { maxDepth: MAX_JSON_DEPTH, maxKeys: Infinity }).over === 'depth') {
+    // JSON.parse does not recurse in V8: the parsed copy is safe to walk for the path.
+    throw tooDeep(what, pathBeyond(JSON.parse(json), root, MAX_JSON_DEPTH) ?? root);
+  }
+  return { json, value: JSON.parse(json) as unknown };
+}
+
+function tooDeep(what: string, path: string, cause?: unknown): ServerlessWorkerError {
+  return new ServerlessWorkerError(
+    'SW_OUTPUT_TOO_DEEP',
+    `${what} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects, at ${path}. Flatten it, or send it as a JSON string.`,
+    { found: path, maxDepth: MAX_JSON_DEPTH },
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+function childPath(path: string, key: string): string {
+  return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+/**
+ * The path of the first array or object nested deeper than `maxDepth` (the value itself
+ * at depth 1), walked without recursion and without calling toJSON; undefined when none is.
+ */
+export function pathBeyond(value: unknown, root: string, maxDepth: number): string | undefined {
+  const stack: { readonly v: unknown; readonly path: string; readonly depth: number }[] = [{ v: value, path: root, depth: 1 }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { v, path, depth } = top;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > maxDepth) return path;
+    // Pushed last to first, so the walk goes in key order, depth first.
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i] as unknown, path: `${path}[${i}]`, depth: depth + 1 });
+    } else {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i] as string;
+        stack.push({ v: (v as Record<string, unknown>)[k], path: childPath(path, k), depth: depth + 1 });
+      }
+    }
+  }
+  return undefined;
+}
 
 /**
  * Walks `value` as JSON.stringify would (calling toJSON) and describes the first BigInt,
@@ -65,8 +137,7 @@ export function findUnserializable(value: unknown, root: string): string | undef
         }
       } else {
         for (const k of Object.keys(v)) {
-          const childPath = IDENTIFIER.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`;
-          const found = visit((v as Record<string, unknown>)[k], childPath, k);
+          const found = visit((v as Record<string, unknown>)[k], childPath(path, k), k);
           if (found !== undefined) return found;
         }
       }

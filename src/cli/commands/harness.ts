@@ -11,7 +11,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import * as z from 'zod';
-import { Harness } from '../../harness/index.js';
+import { DEFAULT_MAX_QUEUED_BYTES, Harness } from '../../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
 import { testInputFromWorkingDirectory } from '../../harness/http/ui/test-input-file.js';
 import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
@@ -56,6 +56,7 @@ const HarnessCommandOptionsSchema = z.object({
   pingIntervalMs: z.number().int().min(10),
   missedPings: z.number().int().min(1),
   maxRequeues: z.number().int().min(0),
+  maxQueuedBytes: z.number().int().min(1),
   drainTimeoutMs: z.number().int().min(0),
   lbRequestTimeoutMs: z.number().int().min(1),
   lbPingIntervalMs: z.number().int().min(10),
@@ -133,6 +134,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     autoCreateEndpoints: options.endpoint.length === 0,
     endpoints: options.endpoint,
     maxRequeues: options.maxRequeues,
+    maxQueuedBytes: options.maxQueuedBytes,
     store: jobStore,
   });
   // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
@@ -227,6 +229,11 @@ export function registerHarnessCommand(program: Command): void {
     )
     .addOption(
       new Option('--max-requeues <n>', 'times a job lost with its worker goes back to the queue before it ends FAILED (SW_REQUEUE_LIMIT)').argParser(wholeNumber(0, 1_000)).default(3),
+    )
+    .addOption(
+      new Option('--max-queued-bytes <n>', 'bytes of request bodies that queued jobs may hold in memory, every endpoint together; past it /run and /runsync answer 503 SW_QUEUE_FULL with Retry-After (memory store only)')
+        .argParser(wholeNumber(1, Number.MAX_SAFE_INTEGER))
+        .default(DEFAULT_MAX_QUEUED_BYTES),
     )
     .addOption(
       new Option('--store <store>', 'where jobs live: memory (default; lost when the process ends) or postgres://user:password@host:5432/database (durable; harnesses on one database share the queue)')

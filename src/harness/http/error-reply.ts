@@ -60,6 +60,9 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const coded = toServerlessWorkerError(error, request);
     if (coded.code === 'SW_INTERNAL') request.log.error({ err: coded.cause ?? coded }, 'internal error');
+    // SW_QUEUE_FULL (and any coded error that says when to come back).
+    const retryAfter = coded.details?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
     return answerAfterBody(reply, coded.status, coded.toJSON());
   });
 }

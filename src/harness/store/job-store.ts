@@ -129,6 +129,13 @@ export interface JobStore {
   submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob>;
 
   /**
+   * Optional: the bytes (SubmitOptions.bytes) of the requests queued in this process's
+   * memory, every endpoint together: what the harness's maxQueuedBytes caps. A store
+   * that keeps its queue elsewhere (PostgreSQL) leaves it out, and the cap does not apply.
+   */
+  queuedBytes?(): number;
+
+  /**
    * Hand up to `max` queued jobs to `workerId`, oldest `queuedAt` first, without
    * waiting: each goes IN_QUEUE → IN_PROGRESS, attempt + 1, startedAt = now, workerId,
    * executionDeadline = now + its execution timeout; its chunks are cleared. Exactly one

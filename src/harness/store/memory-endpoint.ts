@@ -12,12 +12,42 @@ import { snapshotJob, type MemoryJob, type MemoryWorker } from './memory-records
 /** Rebuild the newest-first list once it holds this many deleted jobs and they are over half of it. */
 const COMPACT_AT = 1_024;
 
+/**
+ * Queued jobs in arrival order (a Map keeps insertion order and deletes in O(1)), with
+ * the bytes of their requests as received: what the harness's --max-queued-bytes caps.
+ */
+export class JobQueue extends Map<string, MemoryJob> {
+  #bytes = 0;
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  override set(id: string, job: MemoryJob): this {
+    const before = this.get(id);
+    if (before !== undefined) this.#bytes -= before.requestBytes;
+    this.#bytes += job.requestBytes;
+    return super.set(id, job);
+  }
+
+  override delete(id: string): boolean {
+    const job = this.get(id);
+    if (job !== undefined) this.#bytes -= job.requestBytes;
+    return super.delete(id);
+  }
+
+  override clear(): void {
+    this.#bytes = 0;
+    super.clear();
+  }
+}
+
 export class MemoryEndpoint {
   readonly id: string;
   settings: EndpointSettings;
   readonly jobs = new Map<string, MemoryJob>();
-  /** Queued jobs in arrival order (a Map keeps insertion order and deletes in O(1)). */
-  readonly queue = new Map<string, MemoryJob>();
+  /** Queued jobs in arrival order, with the bytes of their requests. */
+  readonly queue = new JobQueue();
   readonly workers = new Map<string, MemoryWorker>();
   readonly counters = { completed: 0, failed: 0, retried: 0 };
   readonly #byStatus = new Map<JobStatus, number>(JOB_STATUSES.map((status) => [status, 0]));

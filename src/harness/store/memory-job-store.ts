@@ -52,6 +52,12 @@ export class MemoryJobStore implements JobStore {
 
   // -------------------------------------------------------------- submit / take
 
+  queuedBytes(): number {
+    let bytes = 0;
+    for (const endpoint of this.#state.endpoints.values()) bytes += endpoint.queue.bytes;
+    return bytes;
+  }
+
   async submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob> {
     this.#open();
     const endpoint = this.#state.endpointOrCreate(endpointId);
@@ -71,6 +77,7 @@ export class MemoryJobStore implements JobStore {
       unread: [],
       expiresAt: now + resolvePolicy(request.policy).ttl,
       retentionMs: sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async,
+      requestBytes: options.bytes ?? 0,
     };
     endpoint.add(job);
     endpoint.queue.set(job.id, job);
@@ -142,9 +149,15 @@ export class MemoryJobStore implements JobStore {
     const answer = (ack: ResultAck) => this.#finish(changes, { ack, ended: changes.ended, stops: changes.stops });
     const refused = refusedResult(job, workerId, attempt);
     if (refused || !job) return answer(refused ?? { applied: false, reason: 'not_found' });
+    const resultFrom = job.resultFrom;
     job.resultFrom = { workerId, attempt: job.attempt };
-    if (result.kind === 'output') this.#state.end(job, 'complete', { output: result.output }, now, changes);
-    else this.#state.end(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);
+    try {
+      if (result.kind === 'output') this.#state.end(job, 'complete', { output: result.output }, now, changes);
+      else this.#state.end(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);
+    } catch (error) {
+      job.resultFrom = resultFrom; // nothing else changed (end copies before it changes the job)
+      throw error;
+    }
     return answer({ applied: true, status: job.status });
   }
 

@@ -11,7 +11,11 @@ import type { StoredJob, StoredWorker } from './job-store.js';
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A job as the memory store keeps it: StoredJob's fields, writable, and its unread chunks. */
-export type MemoryJob = Mutable<Omit<StoredJob, 'unreadChunkCount'>> & { unread: StreamChunk[] };
+export type MemoryJob = Mutable<Omit<StoredJob, 'unreadChunkCount'>> & {
+  unread: StreamChunk[];
+  /** The request's size as received (SubmitOptions.bytes), counted while the job is queued. */
+  readonly requestBytes: number;
+};
 
 export interface MemoryWorker {
   readonly id: string;
@@ -47,7 +51,7 @@ function deepFreeze<T>(value: T): T {
 export function snapshotJob(job: MemoryJob): StoredJob {
   const copy: Record<string, unknown> = {};
   for (const key in job) {
-    if (key === 'unread') continue;
+    if (key === 'unread' || key === 'requestBytes') continue;
     const value = job[key as keyof MemoryJob];
     if (value !== undefined) copy[key] = value;
   }

@@ -100,13 +100,17 @@ export class MemoryState {
 
   end(job: MemoryJob, trigger: JobTrigger, result: { output?: unknown; error?: JobErrorPayload }, now: number, changes: Changes): void {
     const endpoint = this.endpointOf(job);
+    // The store's copies first: a value that cannot be copied throws here, before the
+    // job changes, never after it is COMPLETED without its output.
+    const output = owned(result.output);
+    const error = owned(result.error);
     this.transition(endpoint, job, trigger);
     if (job.startedAt !== undefined) job.endedAt = now;
     if (job.status === 'COMPLETED') {
-      job.output = owned(result.output);
+      job.output = output;
       endpoint.counters.completed++;
     } else if (job.status === 'FAILED' || job.status === 'TIMED_OUT') {
-      if (result.error) job.error = owned(result.error);
+      if (error) job.error = error;
       endpoint.counters.failed++;
     }
     endpoint.queue.delete(job.id);

@@ -89,6 +89,8 @@ export interface SubmitOptions {
   readonly sync?: boolean;
   /** The /runsync wait, ms: a longer wait keeps the result longer (at most 5 min). */
   readonly waitMs?: number;
+  /** The request's size as received, bytes (the HTTP body); counted by queuedBytes while the job is queued. Default 0. */
+  readonly bytes?: number;
 }
 
 /** A worker must stop this attempt of a job it holds. */

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseJobRequest, type JobErrorPayload } from '../../../src/job/index.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { describeStoreLifecycle } from './job-store-conformance-lifecycle.js';
+import { describeStoreValues } from './job-store-conformance-values.js';
 
 export interface OpenedStore {
   readonly store: JobStore;
@@ -175,6 +176,7 @@ export function describeJobStore(name: string, open: OpenStore): void {
     });
 
     describeStoreLifecycle(fixture);
+    describeStoreValues(fixture);
   });
 }
 

@@ -16,7 +16,7 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
     const endpoint = endpointOf(context, request.params);
     const body = plainJobRequest(request.body) ?? parseJobRequest(request.body);
     context.checkInput?.(endpoint.id, body.input);
-    const job = await endpoint.submit(body);
+    const job = await endpoint.submit(body, { bytes: request.bodyBytes });
     // The spec answers IN_QUEUE on submission; a worker already waiting may take the
     // job in the same tick, which /status shows from the next call on.
     return { id: job.id, status: 'IN_QUEUE' as const };
@@ -27,7 +27,7 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
     const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
     const body = plainJobRequest(request.body) ?? parseJobRequest(request.body);
     context.checkInput?.(endpoint.id, body.input);
-    const submitted = await endpoint.submit(body, { sync: true, waitMs: wait });
+    const submitted = await endpoint.submit(body, { sync: true, waitMs: wait, bytes: request.bodyBytes });
     const waiting = requestSignal(reply, context.closing);
     try {
       const view = await endpoint.waitForEnd(submitted.id, wait, waiting.signal);

@@ -45,9 +45,15 @@ export async function lockJob(tx: Tx, endpointId: string, jobId: string, skipLoc
   return row ? { ...toStoredJob(parseJobRow(row)) } : undefined;
 }
 
-/** A jsonb parameter, or NULL for undefined. */
-export function jsonb(tx: Tx, value: unknown): postgres.Parameter | null {
-  return value === undefined ? null : tx.json(value as postgres.JSONValue);
+/** PostgreSQL's type oid of json (not jsonb, 3802): the text is kept as sent. */
+const JSON_OID = 114;
+
+/**
+ * A json parameter, or NULL for undefined. Sent as json, not jsonb: jsonb refuses
+ * \u0000 and lone surrogates, which JSON allows (schema.ts, migration 3).
+ */
+export function jsonb(tx: Tx | postgres.Sql, value: unknown): postgres.Parameter | null {
+  return value === undefined ? null : (tx.typed(value as postgres.JSONValue, JSON_OID) as postgres.Parameter);
 }
 
 /** Write every field a change may touch back to the job's row. */

@@ -8,6 +8,7 @@
 import type postgres from 'postgres';
 import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, type JobRequest } from '../../../job/index.js';
+import { jsonb } from './job-changes.js';
 import { CHANNEL } from './notifications.js';
 import { JOB_COLUMNS } from './rows.js';
 
@@ -28,8 +29,8 @@ export function insertJob(sql: postgres.Sql, payload: string, job: NewJob): post
   return sql`
     WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
     job AS (
-      INSERT INTO sw_jobs (endpoint_id, id, request, sync, status, submitted_at, queued_at, expires_at, retention_ms)
-      VALUES (${endpointId}, ${id}, ${sql.json(request as postgres.JSONValue)}, ${sync}, 'IN_QUEUE', ${now}, ${now}, ${expiresAt}, ${retentionMs})
+      INSERT INTO sw_jobs (endpoint_id, id, request, policy_timeout_ms, sync, status, submitted_at, queued_at, expires_at, retention_ms)
+      VALUES (${endpointId}, ${id}, ${jsonb(sql, request)}, ${request.policy?.executionTimeout ?? null}, ${sync}, 'IN_QUEUE', ${now}, ${now}, ${expiresAt}, ${retentionMs})
       RETURNING ${sql.unsafe(JOB_COLUMNS)}
     )
     SELECT job.*, pg_notify(${CHANNEL}, ${payload}) FROM job`;
@@ -56,7 +57,7 @@ export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string,
       ON CONFLICT (endpoint_id, id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, initializing = false
     ),
     picked AS (
-      SELECT id, coalesce((request->'policy'->>'executionTimeout')::bigint,
+      SELECT id, coalesce(policy_timeout_ms,
         (SELECT default_execution_timeout_ms FROM sw_endpoints WHERE id = ${endpointId}), ${EXECUTION_TIMEOUT_MS.default}::bigint) AS timeout_ms
       FROM sw_jobs WHERE endpoint_id = ${endpointId} AND status = 'IN_QUEUE'
       ORDER BY queue_seq LIMIT ${Math.max(0, max)} FOR UPDATE SKIP LOCKED

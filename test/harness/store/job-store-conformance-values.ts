@@ -1,0 +1,82 @@
+/**
+ * The conformance suite's part on values (job-store-conformance.ts registers it): every
+ * store keeps whatever JSON allows, byte for byte: the escape \u0000, lone surrogates,
+ * astral characters, values nested as deep as the harness accepts (MAX_JSON_DEPTH), in
+ * a job's input, output, progress, stream chunks and error. And a result the store
+ * cannot keep changes nothing: the job stays as it was, never COMPLETED without its output.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH, parseJobRequest } from '../../../src/job/index.js';
+import { T0, failure, type OpenedStore } from './job-store-conformance.js';
+
+/** An array nested `depth` levels deep (the outermost counts), holding `leaf`. */
+export function nested(depth: number, leaf: unknown = 'bottom'): unknown {
+  let value: unknown = leaf;
+  for (let i = 0; i < depth; i++) value = i % 2 === 0 ? [value] : { d: value };
+  return value;
+}
+
+/** Strings JSON allows that PostgreSQL's jsonb refuses or a careless copy mangles. */
+export const ODD_TEXT = {
+  nul: 'a\u0000b',
+  onlyNul: '\u0000',
+  loneHigh: 'x\ud800y',
+  loneLow: '\udc00',
+  reversedPair: '\udc00\ud800',
+  emoji: 'face \u{1f600} ok',
+  controls: '\u0001\u001f\u007f\t\n',
+  escapes: '"\\/',
+} as const;
+
+export function describeStoreValues(fixture: { current(): Promise<OpenedStore> }): void {
+  describe('values: all JSON, byte for byte', () => {
+    it('keeps NUL, lone surrogates and deep values in input, progress, chunks, output and error', async () => {
+      const { store } = await fixture.current();
+      // The deepest input a body may carry: MAX_JSON_DEPTH levels under "input".
+      const input = { ...ODD_TEXT, [ODD_TEXT.nul]: ODD_TEXT.loneHigh, deep: nested(MAX_JSON_DEPTH - 1) };
+      const body = parseJobRequest({ input });
+      const submitted = await store.submit('ep', body, {}, T0);
+      expect(JSON.stringify(submitted.request.input)).toBe(JSON.stringify(input));
+      const [taken] = await store.take('ep', 'w1', 1, T0 + 1);
+      expect(JSON.stringify(taken?.input)).toBe(JSON.stringify(input));
+      expect((await store.progress('ep', submitted.id, 'w1', { at: ODD_TEXT.loneLow }, 1, T0 + 2)).applied).toBe(true);
+      expect(JSON.stringify((await store.get('ep', submitted.id))?.output)).toBe(JSON.stringify({ at: ODD_TEXT.loneLow }));
+      const chunk = { output: ODD_TEXT.nul + ODD_TEXT.reversedPair, metrics: { stream_index: 0 } };
+      expect((await store.pushChunk('ep', submitted.id, 'w1', chunk, 1, T0 + 3)).applied).toBe(true);
+      const read = await store.readStream('ep', submitted.id);
+      expect(read.stream.map((c) => c.output)).toEqual([chunk.output]);
+      const output = { text: ODD_TEXT, deep: nested(MAX_JSON_DEPTH) };
+      const done = await store.complete('ep', submitted.id, 'w1', { kind: 'output', output }, 1, T0 + 4);
+      expect(done.ack).toEqual({ applied: true, status: 'COMPLETED' });
+      expect(JSON.stringify((await store.get('ep', submitted.id))?.output)).toBe(JSON.stringify(output));
+
+      const other = await store.submit('ep', parseJobRequest({ input: { [ODD_TEXT.onlyNul]: ODD_TEXT.onlyNul } }), {}, T0 + 5);
+      await store.take('ep', 'w1', 1, T0 + 6);
+      const error = { ...failure, error_message: `broke on ${ODD_TEXT.nul} and ${ODD_TEXT.loneHigh}` };
+      expect((await store.complete('ep', other.id, 'w1', { kind: 'error', error }, 1, T0 + 7)).ack).toEqual({ applied: true, status: 'FAILED' });
+      const failed = await store.get('ep', other.id);
+      expect(failed?.error).toEqual(error);
+      expect(failed?.request.input).toEqual({ [ODD_TEXT.onlyNul]: ODD_TEXT.onlyNul });
+    });
+
+    it('changes nothing when a result cannot be stored: the job stays IN_PROGRESS and a later result lands', async () => {
+      const { store } = await fixture.current();
+      const job = await store.submit('ep', parseJobRequest({ input: {} }), {}, T0);
+      await store.take('ep', 'w1', 1, T0 + 1);
+      // A getter that throws: no store can copy or serialize it.
+      const unstorable = {
+        get boom(): never {
+          throw new Error('not data');
+        },
+      };
+      await expect(store.complete('ep', job.id, 'w1', { kind: 'output', output: unstorable }, 1, T0 + 2)).rejects.toThrow();
+      const after = await store.get('ep', job.id);
+      expect(after).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w1' });
+      expect(after).not.toHaveProperty('output');
+      expect((await store.health('ep')).jobs).toMatchObject({ completed: 0, inProgress: 1 });
+      const done = await store.complete('ep', job.id, 'w1', { kind: 'output', output: { ok: true } }, 1, T0 + 3);
+      expect(done.ack).toEqual({ applied: true, status: 'COMPLETED' });
+      expect((await store.get('ep', job.id))?.output).toEqual({ ok: true });
+    });
+  });
+}
