@@ -6,7 +6,7 @@
  * `application/x-www-form-urlencoded`.
  */
 import * as z from 'zod';
-import { ServerlessWorkerError, parseOrThrow, previewValue, type JobErrorPayload } from '../../../job/index.js';
+import { MAX_JSON_DEPTH, ServerlessWorkerError, jsonShape, parseOrThrow, previewValue, type JobErrorPayload } from '../../../job/index.js';
 
 const id = (name: string) => z.string().min(1, { error: `${name} must not be empty` }).max(256, { error: `${name} must be at most 256 characters` });
 
@@ -61,8 +61,17 @@ export function parseJsonObject<S extends z.ZodType>(schema: S, raw: unknown, wh
   let value: unknown = raw;
   if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) value = {};
   else if (typeof raw === 'string' || Buffer.isBuffer(raw)) {
+    const text = raw.toString();
+    // Before JSON.parse: a value too deep for the store's copies and the replies' stringify
+    // is refused here (a 4xx: the worker posts an error in its place), never stored.
+    const shape = jsonShape(text, { maxDepth: MAX_JSON_DEPTH + 1, maxKeys: Number.POSITIVE_INFINITY });
+    if (shape.over === 'depth') {
+      throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body nests arrays and objects more than ${MAX_JSON_DEPTH + 1} levels deep (its output at most ${MAX_JSON_DEPTH})`, {
+        maxDepth: MAX_JSON_DEPTH,
+      });
+    }
     try {
-      value = JSON.parse(raw.toString());
+      value = JSON.parse(text);
     } catch (error) {
       throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body is not JSON: ${(error as Error).message}`);
     }

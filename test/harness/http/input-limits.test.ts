@@ -1,0 +1,131 @@
+/**
+ * Bounded input (issue 24): a body nested deeper than the harness takes, or with too
+ * many keys, is a 400 naming the limit and what was found, read from the text before
+ * anything parses or copies it (it used to be a 500 at /run, or a job whose every take
+ * answered 500 until SW_REQUEUE_LIMIT). A worker's post nested past the limit is a 400
+ * and changes nothing. Queued request bytes are capped per harness (503 SW_QUEUE_FULL
+ * with Retry-After). And the PostgreSQL store takes what JSON allows (NUL, lone
+ * surrogates, the deepest input allowed) over HTTP, in and out.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../../../src/job/index.js';
+import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';
+
+/** `depth` nested arrays around 0, as JSON text. */
+const deepText = (depth: number): string => `${'['.repeat(depth)}0${']'.repeat(depth)}`;
+/** A /run body whose input (an object, as the schema wants) is `depth` levels deep. */
+const deepBody = (depth: number): string => `{"input":{"a":${deepText(depth - 1)}}}`;
+
+let server: TestServer | undefined;
+let database: TestDatabase | undefined;
+const stops: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+  await server?.close();
+  server = undefined;
+  await database?.drop();
+  database = undefined;
+});
+
+describe('depth and key limits at submission', () => {
+  it('takes input exactly MAX_JSON_DEPTH deep and runs it; one level more is 400 SW_INPUT_TOO_DEEP on /run and /runsync', async () => {
+    server = await startTestServer();
+    const url = server.endpointUrl();
+    const accepted = await call('POST', `${url}/run`, { body: deepBody(MAX_JSON_DEPTH) });
+    expect(accepted.status).toBe(200);
+    for (const depth of [MAX_JSON_DEPTH + 1, 5_000, 100_000]) {
+      for (const route of ['run', 'runsync']) {
+        const refused = await call('POST', `${url}/${route}`, { body: deepBody(depth) });
+        expect(refused.status, `${route} at ${depth}`).toBe(400);
+        expect(errorCode(refused)).toBe('SW_INPUT_TOO_DEEP');
+        expect(refused.json).toMatchObject({ error: { details: { maxDepth: MAX_JSON_DEPTH, foundDepthAtLeast: MAX_JSON_DEPTH + 1 } } });
+        expect((refused.json as { error: { message: string } }).error.message).toContain(`at most ${MAX_JSON_DEPTH}`);
+      }
+    }
+    // The accepted one runs: taken, echoed, answered by /status with the same bytes.
+    const worker = startTestWorker(server.harness, ((job: { input: unknown }) => job.input) as never);
+    stops.push(() => worker.stop());
+    const { id } = accepted.json as { id: string };
+    const done = await call('GET', `${url}/status-sync/${id}?wait=30000`);
+    expect(done.status).toBe(200);
+    expect(done.json).toMatchObject({ status: 'COMPLETED' });
+    expect(done.text).toContain(`"output":{"a":${deepText(MAX_JSON_DEPTH - 1)}}`);
+    expect(((await call('GET', `${url}/health`)).json as { jobs: { inQueue: number } }).jobs.inQueue).toBe(0);
+  });
+
+  it('refuses more than MAX_JSON_KEYS keys with 400 SW_INPUT_TOO_MANY_KEYS; brackets and colons inside strings do not count', async () => {
+    server = await startTestServer();
+    const url = server.endpointUrl();
+    const keys = `{"input":{${'"k":0,'.repeat(MAX_JSON_KEYS)}"k":0}}`;
+    const refused = await call('POST', `${url}/run`, { body: keys });
+    expect(refused.status).toBe(400);
+    expect(errorCode(refused)).toBe('SW_INPUT_TOO_MANY_KEYS');
+    expect(refused.json).toMatchObject({ error: { details: { maxKeys: MAX_JSON_KEYS } } });
+    // Text that looks deep or keyed is just text.
+    const text = await call('POST', `${url}/run`, { body: { input: { s: `${'[{:'.repeat(5_000)}\\"[` } } });
+    expect(text.status).toBe(200);
+  });
+
+  it('a worker post nested past the limit is 400 and leaves the job running; a later result lands', async () => {
+    server = await startTestServer();
+    const url = server.endpointUrl();
+    const { id } = (await call('POST', `${url}/run`, { body: { input: {} } })).json as { id: string };
+    const taken = await call('GET', `${url}/job-take/w1`);
+    expect(taken.status).toBe(200);
+    const deep = await call('POST', `${url}/job-done/w1/${id}`, { body: `{"output":${deepText(3_500)}}` });
+    expect(deep.status).toBe(400);
+    expect(errorCode(deep)).toBe('SW_INVALID_REQUEST');
+    expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'IN_PROGRESS' });
+    expect((await call('POST', `${url}/job-done/w1/${id}`, { body: { output: 'ok' } })).status).toBe(200);
+    expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'COMPLETED', output: 'ok' });
+  });
+});
+
+describe('queued bytes cap', () => {
+  it('answers 503 SW_QUEUE_FULL with Retry-After once queued bodies hold maxQueuedBytes, and takes again when a worker frees room', async () => {
+    server = await startTestServer({}, { maxQueuedBytes: 1_000 });
+    const url = server.endpointUrl();
+    const body = JSON.stringify({ input: { pad: 'x'.repeat(400) } });
+    expect((await call('POST', `${url}/run`, { body })).status).toBe(200);
+    expect((await call('POST', `${url}/run`, { body })).status).toBe(200);
+    const full = await call('POST', `${url}/runsync`, { body });
+    expect(full.status).toBe(503);
+    expect(errorCode(full)).toBe('SW_QUEUE_FULL');
+    expect(full.headers.get('retry-after')).toBe('5');
+    expect(full.json).toMatchObject({ error: { details: { maxQueuedBytes: 1_000, queuedBytes: 2 * body.length, requestBytes: body.length } } });
+    // A worker takes one: room for one more.
+    expect((await call('GET', `${url}/job-take/w1`)).status).toBe(200);
+    expect((await call('POST', `${url}/run`, { body })).status).toBe(200);
+    expect((await call('POST', `${url}/run`, { body })).status).toBe(503);
+    // Cancel and purge free room too.
+    expect((await call('POST', `${url}/purge-queue`)).status).toBe(200);
+    expect((await call('POST', `${url}/run`, { body })).status).toBe(200);
+  });
+});
+
+describe('PostgreSQL over HTTP: every JSON value in and out', () => {
+  it('takes input with NUL and lone surrogates at /run, hands it to a worker as sent, and keeps an output with them', async () => {
+    database = await createTestDatabase();
+    const store = await PostgresJobStore.open(database.url, { maxConnections: 4 });
+    server = await startTestServer({}, { store });
+    const url = server.endpointUrl();
+    // As raw text: the escapes exactly as a client sends them.
+    const input = '{"nul":"a\\u0000b","high":"\\ud800","low":"x\\udc00y","pair":"\\ud83d\\ude00","deep":' + deepText(MAX_JSON_DEPTH - 1) + '}';
+    const submitted = await call('POST', `${url}/run`, { body: `{"input":${input}}` });
+    expect(submitted.status).toBe(200);
+    const { id } = submitted.json as { id: string };
+    const taken = await call('GET', `${url}/job-take/w1`);
+    expect(taken.status).toBe(200);
+    expect(JSON.stringify((taken.json as { input: unknown }).input)).toBe(JSON.stringify(JSON.parse(input)));
+    const output = `${input.slice(0, -1)},"only":"\\u0000"}`;
+    const posted = await call('POST', `${url}/job-done/w1/${id}`, { body: `{"output":${output}}` });
+    expect(posted.status).toBe(200);
+    const status = await call('GET', `${url}/status/${id}`);
+    expect(status.status).toBe(200);
+    expect(status.json).toMatchObject({ status: 'COMPLETED' });
+    expect(JSON.stringify((status.json as { output: unknown }).output)).toBe(JSON.stringify(JSON.parse(output)));
+  });
+});
