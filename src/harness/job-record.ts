@@ -3,7 +3,7 @@
  * What the harness shows of a stored job: the view `/status` answers and the delivery
  * a worker receives.
  */
-import type { Job, JobErrorPayload, JobView } from '../job/index.js';
+import { inputValue, type Job, type JobErrorPayload, type JobView } from '../job/index.js';
 import type { StoredJob } from './store/job-store.js';
 
 /** Error text in the platform's form: the error payload as JSON text. */
@@ -27,7 +27,8 @@ export function toDelivery(job: Pick<StoredJob, 'id' | 'request' | 'attempt'>): 
   const { input, webhook, webhookV2, policy, s3Config } = job.request;
   return {
     id: job.id,
-    input,
+    // Kept as its text while queued (job/raw-json.ts): parsed for the worker now.
+    input: inputValue(input),
     attempt: job.attempt,
     ...(policy !== undefined ? { policy } : {}),
     ...(webhook !== undefined ? { webhook } : {}),

@@ -11,3 +11,4 @@ export * from './parse.js';
 export * from './request-schema.js';
 export * from './states.js';
 export * from './json-shape.js';
+export * from './raw-json.js';

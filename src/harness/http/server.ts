@@ -19,6 +19,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import pino, { type Logger } from 'pino';
 import { createMetrics, type Metrics } from '../../metrics/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
+import { inputValue } from '../../job/index.js';
 import { InMemoryManagementStore, managementApi } from '../management/index.js';
 import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } from '../load-balancing/index.js';
 import { apiKeyHook } from './api-key.js';
@@ -121,7 +122,11 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   const attemptLog = config.dashboard !== false ? new AttemptLog() : undefined;
   const unbindAttemptLog = attemptLog ? bindAttemptLog(harness, attemptLog) : () => {};
 
-  const checkInput = (endpointId: string, input: unknown): void => config.endpointInputs[endpointId]?.check?.(input);
+  // An input kept as its text (a large body, job/raw-json.ts) is parsed only when there is a schema to check.
+  const checkInput = (endpointId: string, input: unknown): void => {
+    const check = config.endpointInputs[endpointId]?.check;
+    if (check) check(inputValue(input));
+  };
   const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput };
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });

@@ -15,7 +15,7 @@ import type {
   ResultAck, StateCounts, StopOrder, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
 } from './job-store.js';
 import { MemoryEndpoint } from './memory-endpoint.js';
-import { owned, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
+import { owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
 import { syncRetentionMs } from './retention.js';
 import { MemoryState, newChanges, type Changes } from './memory-state.js';
 import { executionTimeoutError, refusedChunk, refusedProgress, refusedResult } from './post-rules.js';
@@ -65,7 +65,7 @@ export class MemoryJobStore implements JobStore {
     const job: MemoryJob = {
       id: newJobId(sync),
       endpointId,
-      request: owned(request),
+      request: ownedRequest(request),
       sync,
       status: 'IN_QUEUE',
       submittedAt: now,

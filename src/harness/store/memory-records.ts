@@ -5,7 +5,7 @@
  * outputs, errors, chunks) are cloned and frozen once, so the copies answered can
  * share them and no caller can change what the store holds.
  */
-import type { StreamChunk } from '../../job/index.js';
+import { RawJson, type JobRequest, type StreamChunk } from '../../job/index.js';
 import type { StoredJob, StoredWorker } from './job-store.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -27,6 +27,16 @@ export interface MemoryWorker {
   initializing: boolean;
   heartbeats: boolean;
   pingIntervalMs?: number;
+}
+
+/**
+ * A request as the store keeps it: a frozen copy, except an input kept as its text
+ * (RawJson: immutable already), which is kept as it is, not parsed or copied.
+ */
+export function ownedRequest(request: JobRequest): JobRequest {
+  if (!(request.input instanceof RawJson)) return owned(request);
+  const { input, ...rest } = request;
+  return Object.freeze({ ...owned(rest), input });
 }
 
 /** A deep copy of a JSON-like value, frozen: safe to share with every reader. */

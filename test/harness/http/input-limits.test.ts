@@ -9,6 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../../../src/job/index.js';
+import { RAW_INPUT_MIN_CHARS } from '../../../src/harness/http/json-body.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';
@@ -47,7 +48,9 @@ describe('depth and key limits at submission', () => {
     }
     // The accepted one runs: taken, echoed, answered by /status with the same bytes.
     const worker = startTestWorker(server.harness, ((job: { input: unknown }) => job.input) as never);
-    stops.push(() => worker.stop());
+    stops.push(async () => {
+      await worker.stop();
+    });
     const { id } = accepted.json as { id: string };
     const done = await call('GET', `${url}/status-sync/${id}?wait=30000`);
     expect(done.status).toBe(200);
@@ -81,6 +84,53 @@ describe('depth and key limits at submission', () => {
     expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'IN_PROGRESS' });
     expect((await call('POST', `${url}/job-done/w1/${id}`, { body: { output: 'ok' } })).status).toBe(200);
     expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'COMPLETED', output: 'ok' });
+  });
+});
+
+describe('large bodies: checked off the event loop, input queued as the text received', () => {
+  /** An input object of about `chars` characters. */
+  const bigInput = (chars: number): Record<string, number> => Object.fromEntries(Array.from({ length: Math.ceil(chars / 12) }, (_, i) => [`k${i}`, i % 10]));
+
+  it('a body past RAW_INPUT_MIN_CHARS runs with its input exactly as sent, on /run and /runsync', async () => {
+    server = await startTestServer();
+    const url = server.endpointUrl();
+    const worker = startTestWorker(server.harness, ((job: { input: unknown }) => job.input) as never);
+    stops.push(async () => {
+      await worker.stop();
+    });
+    const input = { ...bigInput(RAW_INPUT_MIN_CHARS + 10_000), nul: 'a\u0000b', lone: '\ud800' };
+    // Spaces around the input, and a field before it: the span is found wherever it lies.
+    const body = `{ "policy": {"ttl": 60000}, "input" : ${JSON.stringify(input)} }`;
+    const submitted = await call('POST', `${url}/run`, { body });
+    expect(submitted.status, submitted.text).toBe(200);
+    const { id } = submitted.json as { id: string };
+    const done = await call('GET', `${url}/status-sync/${id}?wait=30000`);
+    expect(done.json).toMatchObject({ status: 'COMPLETED' });
+    expect(JSON.stringify((done.json as { output: unknown }).output)).toBe(JSON.stringify(input));
+    const sync = await call('POST', `${url}/runsync`, { body: { input } });
+    expect(JSON.stringify((sync.json as { output: unknown }).output)).toBe(JSON.stringify(input));
+  });
+
+  it('refuses a large body that is not JSON, too deep, an input that is not an object, a bad policy, a poisoned key', async () => {
+    server = await startTestServer();
+    const url = server.endpointUrl();
+    const pad = JSON.stringify(bigInput(RAW_INPUT_MIN_CHARS));
+    const cases: [string, number, string][] = [
+      [`{"input":${pad.slice(0, -1)}`, 400, 'SW_INVALID_REQUEST'],
+      [`{"input":{"pad":${pad},"deep":${deepText(MAX_JSON_DEPTH + 5)}}}`, 400, 'SW_INPUT_TOO_DEEP'],
+      [`{"input":[${pad}]}`, 400, 'SW_INVALID_JOB_REQUEST'],
+      [`{"input":${pad},"policy":{"ttl":1}}`, 400, 'SW_INVALID_JOB_REQUEST'],
+      [`{"input":{"pad":${pad},"__proto__":{"x":1}}}`, 400, 'SW_INVALID_REQUEST'],
+    ];
+    for (const [body, status, code] of cases) {
+      const answer = await call('POST', `${url}/run`, { body });
+      expect([answer.status, errorCode(answer)], body.slice(-40)).toEqual([status, code]);
+    }
+    // An escaped "input" key is the same key to JSON: the last one counts, as JSON.parse says.
+    const escaped = await call('POST', `${url}/run`, { body: `{"input":${pad},"\\u0069nput":{"small":true}}` });
+    expect(escaped.status).toBe(200);
+    const taken = await call('GET', `${url}/job-take/w1`);
+    expect((taken.json as { input: unknown }).input).toEqual({ small: true });
   });
 });
 

@@ -13,7 +13,11 @@ export interface QueueApiContext {
   readonly closing: AbortSignal;
   /** How long GET /stream waits for a chunk when none is unread, ms (overridden by ?wait=). */
   readonly streamWaitMs: number;
-  /** Run on /run and /runsync input; throws SW_INPUT_VALIDATION for input the endpoint refuses. Default none: any input. */
+  /**
+   * Run on /run and /runsync input; throws SW_INPUT_VALIDATION for input the endpoint
+   * refuses. Default none: any input. `input` may be a RawJson (a large body's input as
+   * text), parsed only where the endpoint has a schema.
+   */
   readonly checkInput?: (endpointId: string, input: unknown) => void;
 }
 

@@ -17,7 +17,7 @@ export { summarizeJob, type RequestSummary, type RequestsListing } from './reque
 
 /** Register the queue API routes; mount with `prefix: '/v2'`. */
 export async function queueApiRoutes(app: FastifyInstance, context: QueueApiContext): Promise<void> {
-  useLenientJsonBodies(app);
+  useLenientJsonBodies(app, { rawInput: true });
   registerSubmitRoutes(app, context);
   registerJobRoutes(app, context);
   registerEndpointRoutes(app, context);

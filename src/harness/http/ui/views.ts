@@ -8,7 +8,7 @@
  * Where later work plugs in: attempts (a StoredJob field) go into `jobDetail`;
  * launcher and load-balancing state arrive as DashboardPanel snapshots (settings.ts).
  */
-import { JOB_STATUSES, isTerminal, type JobErrorPayload, type JobStatus, type StreamChunk } from '../../../job/index.js';
+import { JOB_STATUSES, inputValue, isTerminal, type JobErrorPayload, type JobStatus, type StreamChunk } from '../../../job/index.js';
 import type { GpuReadResult } from '../../../gpu/reading.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
@@ -96,7 +96,7 @@ export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[],
   return {
     ...summarizeJob(job),
     endpointId: job.endpointId,
-    input: job.request.input,
+    input: inputValue(job.request.input),
     ...(job.output !== undefined ? { output: job.output } : {}),
     ...(job.error !== undefined ? { error: job.error } : {}),
     ...(job.request.policy !== undefined ? { policy: job.request.policy } : {}),

@@ -13,6 +13,7 @@ import postgres from 'postgres';
 import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
 import { stampAttempt } from '../../attempts.js';
 import { toDelivery } from '../../job-record.js';
+import { ownedRequest } from '../memory-records.js';
 import type {
   ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules, ResultAck,
   StateCounts, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
@@ -95,7 +96,8 @@ export class PostgresJobStore implements JobStore {
     const [payload] = encodePayloads(this.#hub.origin, events);
     const rows = await insertJob(this.#sql, payload ?? '', { endpointId, id, request, sync, now, expiresAt, retentionMs });
     this.#hub.emit(events);
-    return toStoredJob(parseJobRow(rows[0]));
+    // The request as given (its input may be kept as text: RawJson), not read back.
+    return toStoredJob(parseJobRow({ ...rows[0], request: ownedRequest(request) }));
   }
 
   async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {

@@ -7,10 +7,18 @@
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { EXECUTION_TIMEOUT_MS, type JobRequest } from '../../../job/index.js';
-import { jsonb } from './job-changes.js';
+import { EXECUTION_TIMEOUT_MS, requestJsonText, type JobRequest } from '../../../job/index.js';
 import { CHANNEL } from './notifications.js';
 import { JOB_COLUMNS } from './rows.js';
+
+/**
+ * JOB_COLUMNS with the request left out (NULL): the caller has it, and reading it back
+ * would parse a large input on the event loop at every submission.
+ */
+/** PostgreSQL's oid of text: the request's JSON text goes as text and is cast (a json parameter would be stringified again by the driver). */
+const TEXT_OID = 25;
+
+const JOB_COLUMNS_BUT_REQUEST = JOB_COLUMNS.replace('request, ', 'NULL AS request, ');
 
 export interface NewJob {
   readonly endpointId: string;
@@ -30,8 +38,8 @@ export function insertJob(sql: postgres.Sql, payload: string, job: NewJob): post
     WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
     job AS (
       INSERT INTO sw_jobs (endpoint_id, id, request, policy_timeout_ms, sync, status, submitted_at, queued_at, expires_at, retention_ms)
-      VALUES (${endpointId}, ${id}, ${jsonb(sql, request)}, ${request.policy?.executionTimeout ?? null}, ${sync}, 'IN_QUEUE', ${now}, ${now}, ${expiresAt}, ${retentionMs})
-      RETURNING ${sql.unsafe(JOB_COLUMNS)}
+      VALUES (${endpointId}, ${id}, ${sql.typed(requestJsonText(request), TEXT_OID)}::json, ${request.policy?.executionTimeout ?? null}, ${sync}, 'IN_QUEUE', ${now}, ${now}, ${expiresAt}, ${retentionMs})
+      RETURNING ${sql.unsafe(JOB_COLUMNS_BUT_REQUEST)}
     )
     SELECT job.*, pg_notify(${CHANNEL}, ${payload}) FROM job`;
 }

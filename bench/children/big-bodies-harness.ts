@@ -1,0 +1,37 @@
+/**
+ * @module bench/children/big-bodies-harness
+ * The harness under bench/big-bodies.ts: a harness server (memory store, rate limits
+ * off, no worker) on 127.0.0.1 port 0 in a process of its own, run with --expose-gc.
+ * Prints `{"url"}` when listening; then answers each line on stdin with one JSON line:
+ * `reset` (clears the event-loop delay histogram), `stats` (its max and p99 in ms since
+ * the last reset, and heapUsed after a full GC), `exit`.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { Harness } from '../../src/harness/index.js';
+import { createHarnessServer } from '../../src/harness/http/index.js';
+import { createMetrics } from '../../src/metrics/index.js';
+
+const maxQueuedBytes = Number(process.env.BENCH_MAX_QUEUED_BYTES ?? '0');
+const harness = new Harness(maxQueuedBytes > 0 ? { maxQueuedBytes } : {});
+const server = await createHarnessServer({ harness, host: '127.0.0.1', port: 0, rateLimits: false, metrics: createMetrics({ defaultMetrics: false }) });
+const delay = monitorEventLoopDelay({ resolution: 5 });
+delay.enable();
+process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line === 'reset') {
+    delay.reset();
+    process.stdout.write('{"ok":true}\n');
+  } else if (line === 'stats') {
+    gc?.();
+    gc?.();
+    const { heapUsed } = process.memoryUsage();
+    process.stdout.write(`${JSON.stringify({ maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6, heapUsed })}\n`);
+  } else if (line === 'exit') {
+    await server.close();
+    harness.close();
+    process.exit(0);
+  }
+}
