@@ -5,7 +5,8 @@
  * - the harness's longest event-loop delay while it takes one such body (median of runs);
  * - heap held per queued job (heapUsed after a full GC, before and after 8 bodies queued);
  * - /health latency (worst, polled every 10 ms from this process) while 4 bodies arrive at once;
- * - how many bodies the default --max-queued-bytes lets queue before 503 SW_QUEUE_FULL.
+ * - how many bodies the default --max-queued-bytes lets queue before 503 SW_QUEUE_FULL,
+ *   and the heap then: 9.9 MB bodies (input kept as text) and 50 kB ones (parsed).
  * Run: `npx tsx bench/big-bodies.ts [runs]` (default 5). All traffic to 127.0.0.1.
  */
 import { spawn } from 'node:child_process';
@@ -93,8 +94,23 @@ async function main(): Promise<void> {
     if (status === 200) accepted++;
   }
   const heap = Number((await capped.ask('stats')).heapUsed);
-  console.log(`default --max-queued-bytes: ${accepted} bodies queued, then ${status}; heap ${(heap / 1e6).toFixed(0)} MB`);
+  console.log(`default --max-queued-bytes: ${accepted} bodies of 9.9 MB queued, then ${status}; heap ${(heap / 1e6).toFixed(0)} MB`);
   await capped.stop();
+
+  // Bodies under RAW_INPUT_MIN_CHARS are parsed and kept as objects: the heap per byte is higher.
+  const smallParts: string[] = [];
+  for (let i = 0; i < 5_000; i++) smallParts.push(`"k${i}":${i % 10}`);
+  const small = Buffer.from(`{"input":{${smallParts.join(',')}}}`);
+  const cappedSmall = await startHarness();
+  let smallAccepted = 0;
+  status = 200;
+  while (status === 200 && smallAccepted < 5_000) {
+    status = await post(cappedSmall.url, small);
+    if (status === 200) smallAccepted++;
+  }
+  const smallHeap = Number((await cappedSmall.ask('stats')).heapUsed);
+  console.log(`default --max-queued-bytes: ${smallAccepted} bodies of ${(small.length / 1e3).toFixed(0)} kB (5 000 keys, parsed) queued, then ${status}; heap ${(smallHeap / 1e6).toFixed(0)} MB`);
+  await cappedSmall.stop();
   await agent.close();
 }
 

@@ -15,8 +15,8 @@ import { Scheduler } from './scheduler.js';
 import type { ChangeOutcome, DueOutcome, JobStore, StoreEvent } from './store/job-store.js';
 import { MemoryJobStore } from './store/memory-job-store.js';
 
-/** Default cap on queued request bytes per harness (HarnessOptions.maxQueuedBytes): 256 MiB. */
-export const DEFAULT_MAX_QUEUED_BYTES = 256 * 1024 * 1024;
+/** Default cap on queued request bytes per harness (HarnessOptions.maxQueuedBytes): 128 MiB. */
+export const DEFAULT_MAX_QUEUED_BYTES = 128 * 1024 * 1024;
 
 export interface HarnessOptions {
   /** Time source; default the system clock. Tests pass a ManualClock. */
@@ -40,7 +40,7 @@ export interface HarnessOptions {
   /**
    * Most bytes of request bodies (as received) that jobs waiting in the queue may hold in
    * this process's memory, every endpoint together; a submission past it is refused
-   * with 503 SW_QUEUE_FULL and Retry-After. Default DEFAULT_MAX_QUEUED_BYTES (256 MiB,
+   * with 503 SW_QUEUE_FULL and Retry-After. Default DEFAULT_MAX_QUEUED_BYTES (128 MiB,
    * sized so that Node's default heap holds them: bench/README.md). Applies to the
    * in-memory store only: a PostgreSQL store keeps its queue in the database.
    */

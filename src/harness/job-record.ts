@@ -3,7 +3,7 @@
  * What the harness shows of a stored job: the view `/status` answers and the delivery
  * a worker receives.
  */
-import { inputValue, type Job, type JobErrorPayload, type JobView } from '../job/index.js';
+import type { Job, JobErrorPayload, JobView } from '../job/index.js';
 import type { StoredJob } from './store/job-store.js';
 
 /** Error text in the platform's form: the error payload as JSON text. */
@@ -27,8 +27,9 @@ export function toDelivery(job: Pick<StoredJob, 'id' | 'request' | 'attempt'>): 
   const { input, webhook, webhookV2, policy, s3Config } = job.request;
   return {
     id: job.id,
-    // Kept as its text while queued (job/raw-json.ts): parsed for the worker now.
-    input: inputValue(input),
+    // May be a RawJson (kept as its text while queued, job/raw-json.ts): the worker API
+    // sends the text as it is, the in-process transport parses it.
+    input,
     attempt: job.attempt,
     ...(policy !== undefined ? { policy } : {}),
     ...(webhook !== undefined ? { webhook } : {}),

@@ -27,8 +27,8 @@ export function inputValue<T>(input: T | RawJson): T {
   return input instanceof RawJson ? (input.value() as T) : input;
 }
 
-/** `request` as JSON text, the raw input spliced in as received (no parse, no stringify of it). */
-export function requestJsonText(request: Readonly<Record<string, unknown>> & { readonly input: unknown }): string {
+/** `request` (a job request, a job as a worker gets it) as JSON text, a raw input spliced in as received (no parse, no stringify of it). */
+export function requestJsonText(request: { readonly input?: unknown }): string {
   const { input } = request;
   if (!(input instanceof RawJson)) return JSON.stringify(request);
   const rest = JSON.stringify({ ...request, input: 0 });

@@ -49,10 +49,10 @@ function shapeError(over: 'depth' | 'keys', depth: number, keys: number): Server
 }
 
 /**
- * Bodies from this size (in characters) are checked off the event loop and their input
+ * Bodies from this size (64 KiB, in characters) are checked off the event loop and their input
  * kept as text (RawJson) when `rawInput`: JSON.parse of smaller ones costs under a few ms.
  */
-export const RAW_INPUT_MIN_CHARS = 256 * 1024;
+export const RAW_INPUT_MIN_CHARS = 64 * 1024;
 
 type Done = (error: Error | null, body?: unknown) => void;
 type JsonParser = (request: FastifyRequest, body: string, done: Done) => void;

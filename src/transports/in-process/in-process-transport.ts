@@ -5,7 +5,7 @@
  * run and by `--serve-api`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Job, JobResult, StreamChunk } from '../../job/index.js';
+import { RawJson, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
 import type { EndpointJobs } from '../../harness/index.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
@@ -42,8 +42,10 @@ export class InProcessTransport implements Transport {
     });
   }
 
-  take(request: TakeRequest): Promise<Job[]> {
-    return this.#endpoint.take(this.workerId, request.max, request.signal);
+  async take(request: TakeRequest): Promise<Job[]> {
+    const jobs = await this.#endpoint.take(this.workerId, request.max, request.signal);
+    // An input queued as its text (a large /run body, job/raw-json.ts) is parsed here, for the handler.
+    return jobs.map((job) => (job.input instanceof RawJson ? { ...job, input: job.input.value() as Job['input'] } : job));
   }
 
   async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {

@@ -88,12 +88,22 @@ describe('depth and key limits at submission', () => {
 });
 
 describe('large bodies: checked off the event loop, input queued as the text received', () => {
-  /** An input object of about `chars` characters. */
-  const bigInput = (chars: number): Record<string, number> => Object.fromEntries(Array.from({ length: Math.ceil(chars / 12) }, (_, i) => [`k${i}`, i % 10]));
+  /** An input object of at least `chars` characters as JSON (keys "k0".."kN" of 7 to 11 characters each). */
+  const bigInput = (chars: number): Record<string, number> => Object.fromEntries(Array.from({ length: Math.ceil(chars / 6) }, (_, i) => [`k${i}`, i % 10]));
 
-  it('a body past RAW_INPUT_MIN_CHARS runs with its input exactly as sent, on /run and /runsync', async () => {
+  it('a body past RAW_INPUT_MIN_CHARS runs with its input exactly as sent: over the worker API, in process, on /run and /runsync', async () => {
     server = await startTestServer();
     const url = server.endpointUrl();
+    // Over the worker API: the take answer carries the input's text as received.
+    const sent = `{"input":{"text":"a\\u0000b\\ud800","n":[1,2.50,-0],"pad":${JSON.stringify(bigInput(RAW_INPUT_MIN_CHARS * 2))}},"policy":{"ttl":60000}}`;
+    expect((await call('POST', `${url}/run`, { body: sent })).status).toBe(200);
+    const taken = await call('GET', `${url}/job-take/w1`);
+    expect(taken.text).toContain('"input":{"text":"a\\u0000b\\ud800","n":[1,2.50,-0],"pad":');
+    expect((taken.json as { input: unknown }).input).toEqual((JSON.parse(sent) as { input: unknown }).input);
+    expect(taken.json).toMatchObject({ policy: { ttl: 60000 }, attempt: 1 });
+    const batch = await call('POST', `${url}/run`, { body: sent });
+    const takenBatch = await call('GET', `${url}/job-take-batch/w1?batch_size=5`);
+    expect((takenBatch.json as { id: string }[]).map((job) => job.id)).toEqual([(batch.json as { id: string }).id]);
     const worker = startTestWorker(server.harness, ((job: { input: unknown }) => job.input) as never);
     stops.push(async () => {
       await worker.stop();

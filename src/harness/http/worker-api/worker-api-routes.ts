@@ -27,7 +27,7 @@ import type { JobResult, StopReason } from '../../../job/index.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import { apiKeyHook } from '../api-key.js';
 import { installErrorHandler } from '../error-reply.js';
-import { parseOrThrow } from '../../../job/index.js';
+import { parseOrThrow, requestJsonText } from '../../../job/index.js';
 import { staleAttemptError } from '../../attempts.js';
 import {
   AttemptQuerySchema,
@@ -125,7 +125,9 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
         // with the worker when it is gone.
         request.log.warn({ workerId, jobIds: jobs.map((job) => job.id) }, 'jobs taken by a worker whose connection closed before the answer');
       }
-      return reply.code(200).type('application/json; charset=utf-8').send(batch ? jobs : jobs[0]);
+      // As text: an input queued as the text received (job/raw-json.ts) goes out as it is, unparsed.
+      const text = jobs.map((job) => requestJsonText(job)).join(',');
+      return reply.code(200).type('application/json; charset=utf-8').send(batch ? `[${text}]` : text);
     } finally {
       held.release();
       await release();
