@@ -1,0 +1,35 @@
+/**
+ * `serverless-worker harness --max-queued-bytes` (issue 24) as a real child process: past
+ * the cap /run answers 503 SW_QUEUE_FULL with Retry-After; the flag is in --help and a bad
+ * value is refused at start.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runTs, harnessListening, ChildList } from '../child-process.js';
+import { call, errorCode } from '../harness/http/helpers.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+const children = new ChildList();
+
+afterEach(() => children.killAll());
+
+describe('serverless-worker harness --max-queued-bytes', () => {
+  it('queues bodies up to the cap, then answers 503 SW_QUEUE_FULL with Retry-After', async () => {
+    const child = runTs(CLI, ['harness', '--port', '0', '--max-queued-bytes', '600']);
+    children.push(child);
+    const { url } = await harnessListening(child, 'auth:');
+    const body = JSON.stringify({ input: { pad: 'x'.repeat(250) } });
+    expect((await call('POST', `${url}/v2/ep/run`, { body })).status).toBe(200);
+    expect((await call('POST', `${url}/v2/ep/run`, { body })).status).toBe(200);
+    const full = await call('POST', `${url}/v2/ep/run`, { body });
+    expect([full.status, errorCode(full), full.headers.get('retry-after')]).toEqual([503, 'SW_QUEUE_FULL', '5']);
+  });
+
+  it('is documented in --help, and a value that is not a whole number is refused', async () => {
+    const help = await runTs(CLI, ['harness', '--help']);
+    expect(String(help.stdout)).toContain('--max-queued-bytes');
+    const bad = await runTs(CLI, ['harness', '--port', '0', '--max-queued-bytes', 'lots']);
+    expect(bad.exitCode).not.toBe(0);
+    expect(String(bad.stderr)).toContain('--max-queued-bytes');
+  });
+});
