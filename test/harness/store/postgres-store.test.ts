@@ -9,7 +9,7 @@ import { Harness } from '../../../src/harness/index.js';
 import { createHarnessServer } from '../../../src/harness/http/index.js';
 import { call } from '../http/helpers.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
-import { SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { sleep } from '../../../src/transports/platform/backoff.js';
@@ -73,6 +73,32 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
     expect((await after.complete('ep', queued.id, 'w1', { kind: 'output', output: 2 }, 1, T0)).ack).toEqual({ applied: true, status: 'COMPLETED' });
     expect(await after.get('ep', running.id)).toMatchObject({ status: 'COMPLETED', output: { ok: 1 } });
     expect((await after.take('ep', 'w3', 5, T0)).map((job) => job.id)).toEqual([done.id]);
+  });
+
+  it('migrates a version 2 database with jobs in it to json columns: requests, outputs and policy timeouts kept', async () => {
+    database = await createTestDatabase();
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      // The schema as an older harness left it (migrations 1 and 2), with a queued job and a finished one.
+      await sql`CREATE TABLE sw_schema_version (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+      for (const migration of MIGRATIONS.filter((m) => m.version <= 2)) {
+        await sql.unsafe(migration.statements);
+        await sql`INSERT INTO sw_schema_version (version, description) VALUES (${migration.version}, ${migration.description})`;
+      }
+      await sql`INSERT INTO sw_endpoints (id) VALUES ('ep')`;
+      await sql`INSERT INTO sw_jobs (endpoint_id, id, request, sync, status, submitted_at, queued_at, expires_at, retention_ms)
+        VALUES ('ep', 'old-queued', ${sql.json({ input: { n: 1 }, policy: { executionTimeout: 7_000 } })}, false, 'IN_QUEUE', ${T0}, ${T0}, ${T0 + 60_000}, 1800000)`;
+      await sql`INSERT INTO sw_jobs (endpoint_id, id, request, sync, status, submitted_at, queued_at, expires_at, retention_ms, output)
+        VALUES ('ep', 'old-done', ${sql.json({ input: {} })}, false, 'COMPLETED', ${T0}, ${T0}, ${T0 + 60_000}, 1800000, ${sql.json({ ok: [1, 2] })})`;
+    } finally {
+      await sql.end();
+    }
+    const store = await PostgresJobStore.open(database.url);
+    stores.push(store);
+    expect(await store.get('ep', 'old-done')).toMatchObject({ status: 'COMPLETED', output: { ok: [1, 2] } });
+    const [taken] = await store.take('ep', 'w1', 1, T0 + 1);
+    expect(taken).toMatchObject({ id: 'old-queued', input: { n: 1 }, policy: { executionTimeout: 7_000 } });
+    expect(await store.get('ep', 'old-queued')).toMatchObject({ executionTimeoutMs: 7_000, executionDeadline: T0 + 1 + 7_000 });
   });
 
   it('splits the events of a large change over several notifications, each under 8000 bytes, and the peer gets all', async () => {
