@@ -28,7 +28,7 @@ export function inputValue<T>(input: T | RawJson): T {
 }
 
 /** `request` (a job request, a job as a worker gets it) as JSON text, a raw input spliced in as received (no parse, no stringify of it). */
-export function requestJsonText(request: { readonly input?: unknown }): string {
+export function requestJsonText<T extends { readonly input?: unknown }>(request: T): string {
   const { input } = request;
   if (!(input instanceof RawJson)) return JSON.stringify(request);
   const rest = JSON.stringify({ ...request, input: 0 });
