@@ -62,7 +62,8 @@ export function toJsonForm(value: unknown, root: string, what = `Yielded ${root}
   if (json === undefined) return { json, value: undefined };
   // A string parses back to itself (lone surrogates included): no need to parse it.
   if (typeof value === 'string') return { json, value };
-  if (jsonShape(json, { maxDepth: MAX_JSON_DEPTH, maxKeys: Infinity }).over === 'depth') {
+  // Text shorter than twice the limit cannot nest past it: most results skip the scan.
+  if (json.length > 2 * MAX_JSON_DEPTH && jsonShape(json, { maxDepth: MAX_JSON_DEPTH, maxKeys: Infinity }).over === 'depth') {
     // JSON.parse does not recurse in V8: the parsed copy is safe to walk for the path.
     throw tooDeep(what, pathBeyond(JSON.parse(json), root, MAX_JSON_DEPTH) ?? root);
   }

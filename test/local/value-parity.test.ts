@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { runJob, streamJob } from '../../src/testing/index.js';
 import { workerEnvFor } from '../../src/harness/http/worker-api/worker-env.js';
 import { ChildList, REPO_ROOT, jsonLines, runTs } from '../child-process.js';
-import { call, startTestServer, type TestServer } from '../harness/http/helpers.js';
+import { call, startTestServer, startTestWorker, type TestServer } from '../harness/http/helpers.js';
 import { killAllWorkers, startWorkerProcess } from '../platform/worker-process.js';
 import { oddHandler, oddValues } from '../fixtures/workers/odd-values-handler.js';
 
@@ -122,6 +122,34 @@ describe('one serialization path: the same bytes in every mode', () => {
     expect((await finished(url, streamed.id)).status).toBe('COMPLETED');
     const chunks = (await call('GET', `${url}/stream/${streamed.id}`)).json as { stream: { output: unknown }[] };
     expect(chunks.stream.map((chunk) => JSON.stringify(chunk.output))).toEqual(STREAM_JSON);
+  });
+});
+
+describe('progress: the same bytes on the platform path and in process', () => {
+  /** Submit the progress case and read the output /status shows while the job runs. */
+  async function progressShown(url: string): Promise<string> {
+    const { id } = (await call('POST', `${url}/run`, { body: { input: { case: 'progress', holdMs: 20_000 } } })).json as { id: string };
+    for (;;) {
+      const body = (await call('GET', `${url}/status/${id}`)).json as StatusBody;
+      if (body.status === 'IN_PROGRESS' && body.output !== undefined) {
+        await call('POST', `${url}/cancel/${id}`);
+        return JSON.stringify(body.output);
+      }
+      expect(['IN_QUEUE', 'IN_PROGRESS']).toContain(body.status);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('ctx.progress(odd values) shows as JSON.stringify makes it, through a platform worker and an in-process one', { timeout: 90_000 }, async () => {
+    server = await startTestServer();
+    startWorkerProcess('odd-progress', { ...workerEnvFor(server.url, 'platform', { pingIntervalMs: 500 }) }, FIXTURE);
+    expect(await progressShown(server.endpointUrl('platform'))).toBe(ODD_JSON);
+    const local = startTestWorker(server.harness, oddHandler as never, { endpointId: 'local' });
+    try {
+      expect(await progressShown(server.endpointUrl('local'))).toBe(ODD_JSON);
+    } finally {
+      await local.stop();
+    }
   });
 });
 
