@@ -37,6 +37,11 @@
  *   (`readonly` fields); mutating it changes nothing in the store, and the store never
  *   keeps a reference to an object a caller passed in (requests, outputs, chunks are
  *   JSON values: a store may copy them by structuredClone or by a JSON round trip).
+ *   A request's input may be a RawJson (a large body's input kept as the text received,
+ *   job/raw-json.ts): a store keeps or writes that text as it is, never parses it at
+ *   submission, and `take` may hand it on as it is (readers use `inputValue`).
+ * - A result, chunk or progress a store cannot keep (its copy or serialization throws)
+ *   rejects the call and changes nothing: never a COMPLETED job without its output.
  * - Time is the caller's: every call that may change something takes `now` (epoch ms
  *   from the harness's Clock) and stores absolute times; the store never reads a clock.
  * - Deadlines are data on the job (`expiresAt`, `executionDeadline`, `deleteAt`).

@@ -72,6 +72,16 @@ describe('depth and key limits at submission', () => {
     expect(text.status).toBe(200);
   });
 
+  it('the OpenAI route refuses a body nested past the limit the same way, before any job exists', async () => {
+    server = await startTestServer();
+    const url = server.endpointUrl();
+    const body = `{"model":"m","messages":[{"role":"user","content":"hi"}],"extra":${deepText(MAX_JSON_DEPTH + 5)}}`;
+    const refused = await call('POST', `${url}/openai/v1/chat/completions`, { body });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('SW_INPUT_TOO_DEEP');
+    expect((await server.harness.endpoint('ep').health()).jobs.inQueue).toBe(0);
+  });
+
   it('a worker post nested past the limit is 400 and leaves the job running; a later result lands', async () => {
     server = await startTestServer();
     const url = server.endpointUrl();
