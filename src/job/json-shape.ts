@@ -22,6 +22,7 @@ const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
 
 /**
  * Measure `text` (JSON, or something close: malformed text is measured as far as it goes,
@@ -56,4 +57,54 @@ export function jsonShape(text: string, limits: { readonly maxDepth: number; rea
     }
   }
   return { depth: deepest, keys };
+}
+
+/**
+ * Where the value of `key` lies in a JSON object's text, at its top level: [start, end)
+ * (surrounding spaces included; the last one when the key repeats, as JSON.parse keeps
+ * it). Undefined when the text is not an object or has no such key written plainly (an
+ * escaped spelling of the key is not found: callers fall back to JSON.parse). One pass,
+ * no recursion, no allocation.
+ */
+export function topLevelValueSpan(text: string, key: string): { readonly start: number; readonly end: number } | undefined {
+  const quoted = `"${key}"`;
+  let depth = 0;
+  let keyStart = -1;
+  let keyEnd = -1;
+  let start = -1;
+  let end = -1;
+  let inValue = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const from = i;
+      for (i++; i < n; i++) {
+        const s = text.charCodeAt(i);
+        if (s === BACKSLASH) i++;
+        else if (s === QUOTE) break;
+      }
+      if (depth === 1) {
+        keyStart = from;
+        keyEnd = i + 1;
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth++;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (depth === 1 && inValue) {
+        end = i;
+        inValue = false;
+      }
+      depth--;
+    } else if (c === COLON) {
+      if (depth === 1 && keyEnd - keyStart === quoted.length && text.startsWith(quoted, keyStart)) {
+        start = i + 1;
+        inValue = true;
+      }
+    } else if (c === COMMA && depth === 1 && inValue) {
+      end = i;
+      inValue = false;
+    }
+  }
+  return start >= 0 && end >= start ? { start, end } : undefined;
 }

@@ -6,6 +6,7 @@
  * is queued as its text, a fifth of the heap, and parsed when a worker takes it.
  * Anything that reads a stored request's input calls {@link inputValue}.
  */
+import { topLevelValueSpan } from './json-shape.js';
 
 /** JSON text (already checked to parse) standing for the value it parses to. */
 export class RawJson {
@@ -38,4 +39,24 @@ export function requestJsonText<T extends { readonly input?: unknown }>(request:
   const { input: _drop, ...others } = request;
   const tail = JSON.stringify(others);
   return tail === '{}' ? `{"input":${input.text}}` : `{"input":${input.text},${tail.slice(1)}`;
+}
+
+/** Request texts shorter than this are parsed whole: JSON.parse of them costs under a few ms. */
+const RAW_REQUEST_MIN_CHARS = 64 * 1024;
+
+/**
+ * A stored request's JSON text (as a store keeps it) as a request object, its input left
+ * as text (RawJson) when the request is large: the envelope around the input is parsed,
+ * the input is not. An escaped "input" key or text that is not an object: parsed whole.
+ */
+export function requestFromText(text: string): Record<string, unknown> {
+  if (text.length < RAW_REQUEST_MIN_CHARS) return JSON.parse(text) as Record<string, unknown>;
+  const span = topLevelValueSpan(text, 'input');
+  if (span !== undefined) {
+    const envelope: unknown = JSON.parse(`${text.slice(0, span.start)}0${text.slice(span.end)}`);
+    if (typeof envelope === 'object' && envelope !== null && (envelope as { input?: unknown }).input === 0) {
+      return { ...(envelope as Record<string, unknown>), input: new RawJson(text.slice(span.start, span.end).trim()) };
+    }
+  }
+  return JSON.parse(text) as Record<string, unknown>;
 }

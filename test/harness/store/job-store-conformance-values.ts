@@ -6,7 +6,7 @@
  * cannot keep changes nothing: the job stays as it was, never COMPLETED without its output.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, parseJobRequest } from '../../../src/job/index.js';
+import { MAX_JSON_DEPTH, RawJson, inputValue, parseJobRequest, requestJsonText } from '../../../src/job/index.js';
 import { T0, failure, type OpenedStore } from './job-store-conformance.js';
 
 /** An array nested `depth` levels deep (the outermost counts), holding `leaf`. */
@@ -57,6 +57,22 @@ export function describeStoreValues(fixture: { current(): Promise<OpenedStore> }
       const failed = await store.get('ep', other.id);
       expect(failed?.error).toEqual(error);
       expect(failed?.request.input).toEqual({ [ODD_TEXT.onlyNul]: ODD_TEXT.onlyNul });
+    });
+
+    it('keeps an input given as its text (RawJson) as that text, small or large, and hands it to a taker as such', async () => {
+      const { store } = await fixture.current();
+      const pad = JSON.stringify(Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`k${i}`, i])));
+      for (const text of ['{"n":2.50,"s":"a\\u0000b\\ud800"}', `{"n":2.50,"s":"a\\u0000b\\ud800","pad":${pad}}`]) {
+        const input = new RawJson(text);
+        const job = await store.submit('ep', { input: input as unknown as Record<string, unknown>, policy: { ttl: 60_000 } }, {}, T0);
+        const [taken] = await store.take('ep', 'w1', 1, T0 + 1);
+        // As text or as its value, the same JSON: a large one stays text (the worker API sends it on as it is).
+        const given = taken?.input;
+        if (text.length > 64 * 1024) expect(given).toBeInstanceOf(RawJson);
+        expect(requestJsonText({ input: given })).toBe(given instanceof RawJson ? `{"input":${text}}` : JSON.stringify({ input: JSON.parse(text) }));
+        expect(inputValue((await store.get('ep', job.id))?.request.input)).toEqual(JSON.parse(text));
+        expect(taken?.policy).toEqual({ ttl: 60_000 });
+      }
     });
 
     it('changes nothing when a result cannot be stored: the job stays IN_PROGRESS and a later result lands', async () => {

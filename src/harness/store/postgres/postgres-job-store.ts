@@ -26,7 +26,7 @@ import { changed, endJob, giveBackJob, jsonb, lockJob, newChanges, orderStop, re
 import { StoreEventHub, encodePayloads } from './notifications.js';
 import { ClaimedRow, claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
-import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { JOB_COLUMNS, parseJobRow, parseJobRowWith, toStoredJob } from './rows.js';
 import { migrate } from './schema.js';
 import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, touchWorkerAtOnce, unreportedJobs } from './workers.js';
 
@@ -97,7 +97,7 @@ export class PostgresJobStore implements JobStore {
     const rows = await insertJob(this.#sql, payload ?? '', { endpointId, id, request, sync, now, expiresAt, retentionMs });
     this.#hub.emit(events);
     // The request as given (its input may be kept as text: RawJson), not read back.
-    return toStoredJob(parseJobRow({ ...rows[0], request: ownedRequest(request) }));
+    return toStoredJob(parseJobRowWith(rows[0], ownedRequest(request)));
   }
 
   async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {

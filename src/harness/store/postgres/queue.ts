@@ -9,7 +9,7 @@ import type postgres from 'postgres';
 import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, requestJsonText, type JobRequest } from '../../../job/index.js';
 import { CHANNEL } from './notifications.js';
-import { JOB_COLUMNS } from './rows.js';
+import { JOB_COLUMNS, REQUEST_COLUMN, requestJson } from './rows.js';
 
 /**
  * JOB_COLUMNS with the request left out (NULL): the caller has it, and reading it back
@@ -18,7 +18,7 @@ import { JOB_COLUMNS } from './rows.js';
 /** PostgreSQL's oid of text: the request's JSON text goes as text and is cast (a json parameter would be stringified again by the driver). */
 const TEXT_OID = 25;
 
-const JOB_COLUMNS_BUT_REQUEST = JOB_COLUMNS.replace('request, ', 'NULL AS request, ');
+const JOB_COLUMNS_BUT_REQUEST = JOB_COLUMNS.replace(REQUEST_COLUMN, 'NULL AS request');
 
 export interface NewJob {
   readonly endpointId: string;
@@ -48,7 +48,8 @@ export function insertJob(sql: postgres.Sql, payload: string, job: NewJob): post
 export const ClaimedRow = z.object({
   id: z.string(),
   attempt: z.number().int(),
-  request: z.custom<JobRequest>((value) => typeof value === 'object' && value !== null && 'input' in value, 'a job request object with input'),
+  /** As text (the take's `request::text`), a large input left as its text: the worker API sends it on unparsed. */
+  request: requestJson,
   queue_seq: z.union([z.string(), z.number()]).transform(Number),
 });
 export type ClaimedRow = z.infer<typeof ClaimedRow>;
@@ -76,7 +77,7 @@ export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string,
       FROM picked WHERE j.endpoint_id = ${endpointId} AND j.id = picked.id
       RETURNING j.id, j.attempt, j.request, j.queue_seq
     )
-    SELECT taken.id, taken.attempt, taken.request, taken.queue_seq,
+    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq,
       pg_notify(${CHANNEL}, json_build_object('origin', ${origin}::text, 'events', json_build_array(
         json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id),
         json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)))::text)

@@ -5,7 +5,7 @@
  * parsed), then turned into a StoredJob or StoredWorker with absent fields left out.
  */
 import * as z from 'zod';
-import { JOB_STATUSES, type JobErrorPayload, type JobRequest } from '../../../job/index.js';
+import { JOB_STATUSES, requestFromText, type JobErrorPayload, type JobRequest } from '../../../job/index.js';
 import type { StoredJob, StoredWorker } from '../job-store.js';
 
 /** A bigint or integer column: text or number from the driver, a safe integer here. */
@@ -20,8 +20,18 @@ const int = z.union([z.string(), z.number()]).transform((value, context) => {
 const optionalInt = int.nullable().transform((value) => value ?? undefined);
 const optionalText = z.string().nullable().transform((value) => value ?? undefined);
 
-/** jsonb validated when the job was submitted or posted; checked here for its outline only. */
-const requestJson = z.custom<JobRequest>((value) => typeof value === 'object' && value !== null && 'input' in value, 'a job request object with input');
+/**
+ * The request, read as its text (`request::text`, REQUEST_COLUMN) and turned into an
+ * object here with a large input left as its text (RawJson): a /status of a job whose
+ * input is 10 MB must not parse it on the event loop. Validated when the job was
+ * submitted; checked here for its outline only.
+ */
+export const requestJson = z
+  .string()
+  .transform((text) => requestFromText(text))
+  .pipe(z.custom<JobRequest>((value) => typeof value === 'object' && value !== null && 'input' in value, 'a job request object with input'));
+/** The request column as text, for requestJson. */
+export const REQUEST_COLUMN = 'request::text AS request';
 const errorJson = z.custom<JobErrorPayload>((value) => typeof value === 'object' && value !== null && 'error_message' in value, 'a job error payload');
 const resultFromJson = z.object({ workerId: z.string().nullable().optional(), attempt: z.number() });
 
@@ -57,12 +67,19 @@ export type JobRow = z.infer<typeof JobRow>;
 
 /** Every column of sw_jobs that JobRow reads, for SELECT and RETURNING lists. */
 export const JOB_COLUMNS =
-  'endpoint_id, id, request, sync, status, submitted_at, queued_at, started_at, ended_at, worker_id, output, error, retries, attempt, lost, ' +
+  `endpoint_id, id, ${REQUEST_COLUMN}, sync, status, submitted_at, queued_at, started_at, ended_at, worker_id, output, error, retries, attempt, lost, ` +
   'result_from, chunk_count, unread_count, expires_at, execution_deadline, execution_timeout_ms, retention_ms, delete_at, reported_at, ' +
   '(output IS NOT NULL) AS has_output';
 
 export function parseJobRow(row: unknown): JobRow {
   return JobRow.parse(row);
+}
+
+const JobRowButRequest = JobRow.omit({ request: true });
+
+/** A row read without its request (the caller has it: submit), with `request` put in. */
+export function parseJobRowWith(row: unknown, request: JobRequest): JobRow {
+  return { ...JobRowButRequest.parse(row), request };
 }
 
 /** The record answered for a row: absent fields left out, as the memory store does. */
