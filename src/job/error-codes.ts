@@ -253,7 +253,7 @@ export const ERROR_CODES = {
   SW_INVALID_ENDPOINT: {
     status: 400,
     meaning: 'An endpoint create or update input does not match the schema (spec 2.6) or does not fit its template.',
-    fix: 'The message names the field: templateId of a Serverless template, computeType fitting the template (no gpuTypeIds for CPU), workersMin <= workersMax, idleTimeout in seconds, scalerType QUEUE_DELAY or REQUEST_COUNT, executionTimeoutMs 5 s to 7 days.',
+    fix: 'The message names the field: templateId of a Serverless template, no gpuTypeIds on a CPU endpoint (computeType CPU; the category of the template does not restrict computeType), workersMin <= workersMax, idleTimeout in seconds, scalerType QUEUE_DELAY or REQUEST_COUNT, executionTimeoutMs 5 s to 7 days.',
   },
   SW_POD_NOT_FOUND: {
     status: 404,
