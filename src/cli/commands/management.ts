@@ -1,10 +1,10 @@
 /**
  * @module cli/commands/management
- * `serverless-worker template validate|push|create|list|get|update|delete`, `endpoint
- * create|list|get|update|delete` (endpoint-commands.ts, template-commands.ts),
- * `volume create|resize`: the management API from the command line, for CI. Records go to stdout as JSON (so
- * `jq` can read ids); notes and failures go to stderr, each failure one line with the
- * server's message and code, exit status 1.
+ * `serverless-worker template validate|push`, `volume create|resize`, and the
+ * `template` and `endpoint` commands from flags (template-commands.ts,
+ * endpoint-commands.ts): the management API from the command line, for CI. Records go
+ * to stdout as JSON (so `jq` can read ids); notes and failures go to stderr, each
+ * failure one line with the server's message and code, exit status 1.
  *
  * Connection: `--base-url`, else SERVERLESS_WORKER_API_URL, else
  * http://127.0.0.1:8000/v1; API key from `--api-key`, else SERVERLESS_WORKER_API_KEY,
