@@ -24,6 +24,7 @@ afterAll(async () => {
 });
 
 // Each CLI child takes a second or more on a loaded machine: generous bounds, no timing asserted.
+// The tests run in order on one server and build on each other's records (crud-worker, crud-cpu).
 describe('from image to endpoint with the CLI', { timeout: 180_000 }, () => {
   it('template create from flags, then a CPU endpoint on it with the scaler flags, though the template keeps the default category', async () => {
     const template = okJson<Template>(
@@ -166,12 +167,26 @@ describe('from image to endpoint with the CLI', { timeout: 180_000 }, () => {
       scalerType: 'QUEUE_DELAY',
     });
 
-    const [endpoints, one, templates, oneTemplate] = await Promise.all([
+    const [endpoints, one, templates, oneTemplate, endpointTable, templateTable] = await Promise.all([
       runCli(['endpoint', 'list'], env),
       runCli(['endpoint', 'get', endpoint.id], env),
       runCli(['template', 'list'], env),
       runCli(['template', 'get', template.id], env),
+      runCli(['endpoint', 'list', '--table'], env),
+      runCli(['template', 'list', '--table'], env),
     ]);
+    // The tables: one header, one line per record, the columns a person checks after a deploy.
+    const cpu = server.store.listEndpoints().find((e) => e.name === 'crud-cpu');
+    expect(endpointTable.code, endpointTable.stderr).toBe(0);
+    const endpointLines = endpointTable.stdout.trimEnd().split('\n');
+    expect(endpointLines[0]).toMatch(/^ID\s+NAME\s+COMPUTE\s+WORKERS\s+VERSION\s+TEMPLATE\s+TYPES$/);
+    expect(endpointLines).toHaveLength(server.store.listEndpoints().length + 1);
+    expect(endpointLines).toContainEqual(expect.stringMatching(new RegExp(`^${cpu?.id}\\s+crud-cpu\\s+CPU\\s+0/1-2\\s+1\\s+${cpu?.templateId}\\s+cpu3c-4-8,cpu5g-4-16$`)));
+    expect(endpointLines).toContainEqual(
+      expect.stringMatching(new RegExp(`^${endpoint.id}\\s+crud-gpu-template\\s+GPU\\s+0/0-3\\s+1\\s+${template.id}\\s+NVIDIA H100 80GB HBM3,NVIDIA A100 80GB PCIe$`)),
+    );
+    expect(templateTable.code, templateTable.stderr).toBe(0);
+    expect(templateTable.stdout).toMatch(new RegExp(`^${template.id}\\s+crud-gpu-template\\s+NVIDIA\\s+serverless\\s+img$`, 'm'));
     expect(okJson<Endpoint[]>(endpoints).map((e) => e.id)).toEqual(server.store.listEndpoints().map((e) => e.id));
     expect(okJson<Endpoint>(one)).toMatchObject({ id: endpoint.id, gpuCount: 2, workers: [] });
     expect(okJson<Template[]>(templates).map((t) => t.name)).toContain('crud-gpu-template');

@@ -15,7 +15,7 @@ import {
   type EndpointUpdateInput,
 } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, type FieldFlag } from './management-flags.js';
-import { client, note, printRecord, withConnection, type ConnectionFlags } from './management-output.js';
+import { client, note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';
 
 /** Endpoint fields as flags, in the order `--help` lists them. */
 const ENDPOINT_FLAGS: readonly FieldFlag[] = [
@@ -77,9 +77,25 @@ export function registerEndpointCrudCommands(endpoint: Command): void {
     },
   );
 
-  withConnection(endpoint.command('list').description('list the endpoints')).action(async (flags: ConnectionFlags) => {
-    printRecord(await client(flags).listEndpoints());
-  });
+  withConnection(endpoint.command('list').description('list the endpoints').option('--table', 'a table for a person instead of JSON')).action(
+    async (flags: ConnectionFlags & { table?: boolean }) => {
+      const endpoints = await client(flags).listEndpoints();
+      if (flags.table !== true) return printRecord(endpoints);
+      printTable(
+        ['ID', 'NAME', 'COMPUTE', 'WORKERS', 'VERSION', 'TEMPLATE', 'TYPES'],
+        endpoints.map((e) => [
+          e.id,
+          e.name ?? '',
+          e.computeType ?? '',
+          // now/min-max: the running count is what a person checks after a deploy.
+          `${e.workers?.length ?? 0}/${e.workersMin ?? '?'}-${e.workersMax ?? '?'}`,
+          String(e.version ?? ''),
+          e.templateId ?? '',
+          (e.computeType === 'CPU' ? (e.instanceIds ?? e.cpuFlavorIds) : e.gpuTypeIds)?.join(',') || 'any',
+        ]),
+      );
+    },
+  );
 
   withConnection(idArgument(endpoint.command('get').description('show one endpoint and its workers'))).action(
     async (id: string, flags: ConnectionFlags) => {

@@ -36,3 +36,17 @@ export function printRecord(record: unknown): void {
 export function note(line: string): void {
   process.stderr.write(`${line}\n`);
 }
+
+/**
+ * Rows as a plain text table on stdout: a header line, then one line per row, columns
+ * padded to their widest cell (for a person; scripts read the JSON).
+ */
+export function printTable(header: readonly string[], rows: readonly (readonly string[])[]): void {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n`);
+}

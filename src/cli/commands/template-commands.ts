@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { ServerlessWorkerError } from '../../job/index.js';
 import { TEMPLATE_CATEGORIES, type TemplateCreateInput, type TemplateUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, collect, envPairs, type FieldFlag } from './management-flags.js';
-import { client, note, printRecord, withConnection, type ConnectionFlags } from './management-output.js';
+import { client, note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';
 
 /** Template fields as flags (spec 2.2); `env` is the repeatable `--env KEY=VALUE`. */
 const TEMPLATE_FLAGS: readonly FieldFlag[] = [
@@ -82,9 +82,16 @@ export function registerTemplateCrudCommands(template: Command): void {
     printRecord(created);
   });
 
-  withConnection(template.command('list').description('list the templates')).action(async (flags: ConnectionFlags) => {
-    printRecord(await client(flags).listTemplates());
-  });
+  withConnection(template.command('list').description('list the templates').option('--table', 'a table for a person instead of JSON')).action(
+    async (flags: ConnectionFlags & { table?: boolean }) => {
+      const templates = await client(flags).listTemplates();
+      if (flags.table !== true) return printRecord(templates);
+      printTable(
+        ['ID', 'NAME', 'CATEGORY', 'KIND', 'IMAGE'],
+        templates.map((t) => [t.id, t.name ?? '', t.category ?? '', t.isServerless === true ? 'serverless' : 'pod', t.imageName ?? '']),
+      );
+    },
+  );
 
   withConnection(idArgument(template.command('get').description('show one template'))).action(async (id: string, flags: ConnectionFlags) => {
     printRecord(await client(flags).getTemplate(id));
