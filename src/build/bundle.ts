@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from '../job/errors.js';
 import { BUNDLED_UI_FOLDER } from '../harness/http/ui/static-files.js';
 import { reduceSourceMaps, writeModulePackageJson } from './bundle-output.js';
+import { commonJsDynamicImportPlugin } from './commonjs-dynamic-import.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
 
@@ -95,6 +96,7 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
   const esbuild = await import('esbuild');
   const sourcemap = options.sourcemap ?? true;
   const minify = options.minify ?? true;
+  const splitting = options.splitting ?? false;
   let result: import('esbuild').BuildResult<{ metafile: true; write: true }>;
   try {
     result = await esbuild.build({
@@ -109,8 +111,11 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
       sourcemap: sourcemap ? 'linked' : false,
       sourcesContent: true,
       minify,
-      splitting: options.splitting ?? false,
+      splitting,
       chunkNames: 'chunks/[name]-[hash]',
+      // A chunk of a CommonJS package would export only `default` (build/commonjs-dynamic-import.ts);
+      // the one-file bundle inlines esbuild's interop, which gives every name already.
+      plugins: splitting ? [commonJsDynamicImportPlugin()] : [],
       // Error names (error_type in a job's error) and pino's serializers read
       // constructor and function names: keep them through minification.
       keepNames: true,
