@@ -1,7 +1,7 @@
 /**
  * @module build/bundle
  * `serverless-worker build`: a worker's entry file and everything it imports (this
- * package, zod, pino, undici, ...) as one self-contained ESM file for Node 20, with a
+ * package, zod, pino, undici, ...) as one self-contained ESM file for Node 22.12+, with a
  * linked source map of the author's files (their sources embedded), so that an image
  * needs no node_modules and a job's error traceback names the author's lines when Node
  * runs with `--enable-source-maps`. The package's files that the runtime starts by path
@@ -27,7 +27,7 @@ export const CREATE_REQUIRE_BANNER =
   "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);";
 
 /** Node version the bundle's syntax targets (the package's `engines`). */
-export const BUNDLE_TARGET = 'node20.18';
+export const BUNDLE_TARGET = 'node22.12';
 
 export interface BundleOptions {
   /** The worker's entry file (the one that calls `serve()`). */
