@@ -9,7 +9,7 @@
  * `serverless-worker build --splitting` of it, its bundle serving /runsync and /metrics.
  * Each step's time is printed.
  */
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -22,6 +22,9 @@ const WORKER = `import { serve } from 'serverless-worker';
 
 await serve(async (job, ctx) => ({ echo: job.input.message, node: process.version, workerId: ctx.workerId }));
 `;
+
+/** What `npm pack` reads: package.json's `files`, and the sources and configs its prepack compiles. */
+const PACKED_SOURCES = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'templates', 'ui'];
 
 let scratch: string;
 let tarball: string;
@@ -40,8 +43,12 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'sw-packed-'));
   const pack = join(scratch, 'pack');
   await mkdir(pack);
-  // prepack compiles dist/ first.
-  const packed = await timed('npm pack', () => execa('npm', ['pack', '--pack-destination', pack, '--silent'], { cwd: REPO_ROOT, env: shellEnv(), reject: false, all: true, timeout: 300_000 }));
+  // Packed from a copy of what the tarball is made of: prepack compiles dist/ first, and
+  // another test file packing the repository at the same time would write the same dist/.
+  const source = join(scratch, 'package');
+  for (const entry of PACKED_SOURCES) await cp(join(REPO_ROOT, entry), join(source, entry), { recursive: true });
+  await symlink(join(REPO_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
+  const packed = await timed('npm pack', () => execa('npm', ['pack', '--pack-destination', pack, '--silent'], { cwd: source, env: shellEnv(), reject: false, all: true, timeout: 300_000 }));
   const name = (await readdir(pack)).find((file) => file.endsWith('.tgz'));
   expect(name, packed.all).toMatch(/^serverless-worker-.*\.tgz$/);
   tarball = join(pack, name ?? '');
