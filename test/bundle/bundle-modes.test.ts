@@ -10,6 +10,7 @@
  * prom-client or undici loaded: a chunk of a CommonJS package exported only `default`
  * (build/commonjs-dynamic-import.ts). Each mode here loads one of them.
  */
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -138,6 +139,8 @@ describe.each(MODES)('a bundle built as $mode', { timeout: 180_000 }, ({ splitti
   const bundle = (name: EntryName): string => bundles.get(splitting)?.[name] ?? '';
 
   it('runs the echo example dry (a test input on the command line)', async () => {
+    // The split build is split: what the worker loads on demand sits in chunks/.
+    expect(existsSync(join(bundle('echo'), '..', 'chunks'))).toBe(splitting);
     const run = await runBundle(bundle('echo'), ['--test-input', JSON.stringify({ input: { message: 'dry' } })]).child;
     expect(run.exitCode, run.all).toBe(0);
     expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED', output: { echo: 'dry' } });
