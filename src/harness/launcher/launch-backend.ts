@@ -16,6 +16,8 @@ export interface WorkerExit {
 export interface WorkerRunner {
   /** How the launcher's lines name it: `pid 1234`, `container serverless-worker-ep-1-3f2a`. */
   readonly label: string;
+  /** Whether it may still be running: false once it was seen to exit (its output or removal may still be under way). */
+  readonly running: boolean;
   /** Pass a signal on (to the process group, or the container's main process); ignored once it exited. */
   signal(signal: 'SIGTERM' | 'SIGKILL'): void;
   /** Resolves once it has exited and its output is read to the end (and, for a container, it is removed). */

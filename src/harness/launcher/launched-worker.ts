@@ -93,7 +93,8 @@ export class LaunchedWorker {
     this.stopping = true;
     this.#signal('SIGTERM');
     this.#killTimer = setTimeout(() => {
-      this.killed = !this.#closed;
+      // A container that exited on SIGTERM may still be being removed: not killed.
+      this.killed = !this.#closed && this.#runner.running;
       this.#signal('SIGKILL');
     }, deadlineMs);
     this.#killTimer.unref();

@@ -70,6 +70,10 @@ class ProcessRunner implements WorkerRunner {
     this.#child.once('error', (error) => onLine('stderr', `could not start: ${error.message}`));
   }
 
+  get running(): boolean {
+    return !this.#closed;
+  }
+
   get label(): string {
     return `pid ${this.#child.pid ?? '?'}`;
   }

@@ -33,6 +33,8 @@ export class ContainerRunner implements WorkerRunner {
   #id: string | undefined;
   #started = false;
   #done = false;
+  /** The engine's wait answered: the container exited (its output and removal may still be under way). */
+  #exitSeen = false;
   /** The strongest signal asked for before the container ran. */
   #pending: 'SIGTERM' | 'SIGKILL' | undefined;
 
@@ -42,6 +44,10 @@ export class ContainerRunner implements WorkerRunner {
     this.exited = this.#run().finally(() => {
       this.#done = true;
     });
+  }
+
+  get running(): boolean {
+    return !this.#done && !this.#exitSeen;
   }
 
   signal(signal: 'SIGTERM' | 'SIGKILL'): void {
@@ -77,6 +83,7 @@ export class ContainerRunner implements WorkerRunner {
       const output = this.#follow(id, abort.signal);
       if (this.#pending !== undefined) this.signal(this.#pending);
       const code = await wait.exitCode;
+      this.#exitSeen = true;
       await Promise.race([output, new Promise((resolve) => setTimeout(resolve, LOG_DRAIN_MS).unref())]);
       return { code, signal: null };
     } catch (error) {
