@@ -10,6 +10,8 @@ import type { Endpoint, Template } from '../management/index.js';
 export interface WorkerExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** It never ran: why (the engine refused the container, say); shown in the endpoint's unhealthy reason. */
+  startError?: string;
 }
 
 /** One running worker as its backend runs it. */

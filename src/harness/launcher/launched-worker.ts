@@ -5,7 +5,7 @@
  * stop that sends SIGTERM, waits the shutdown deadline, then sends SIGKILL.
  */
 import type { LaunchedWorkerState } from './scale-decision.js';
-import type { WorkerRunner } from './launch-backend.js';
+import type { WorkerExit, WorkerRunner } from './launch-backend.js';
 
 export interface LaunchedWorkerOptions {
   id: string;
@@ -22,7 +22,7 @@ export interface LaunchedWorkerOptions {
   gpus: readonly string[];
   /** Epoch ms on the harness clock. */
   spawnedAt: number;
-  onExit(code: number | null, signal: NodeJS.Signals | null): void;
+  onExit(exit: WorkerExit): void;
 }
 
 export class LaunchedWorker {
@@ -64,10 +64,10 @@ export class LaunchedWorker {
     this.gpus = options.gpus;
     this.spawnedAt = options.spawnedAt;
     this.#runner = options.run();
-    this.exited = this.#runner.exited.then(({ code, signal }) => {
+    this.exited = this.#runner.exited.then((exit) => {
       this.#closed = true;
       if (this.#killTimer) clearTimeout(this.#killTimer);
-      options.onExit(code, signal);
+      options.onExit(exit);
     });
   }
 

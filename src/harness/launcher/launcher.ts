@@ -32,7 +32,7 @@ import { LauncherReports } from './launcher-reports.js';
 import { readQueue } from './queue-snapshot.js';
 import { GpuPool } from './gpu-pool.js';
 import { LaunchedWorker } from './launched-worker.js';
-import type { LaunchBackend } from './launch-backend.js';
+import type { LaunchBackend, WorkerExit } from './launch-backend.js';
 import { ProcessBackend } from './process-backend.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
@@ -314,7 +314,7 @@ export class Launcher implements LaunchedWorkersView {
       run: () => backend.start(start),
       gpus,
       spawnedAt: now,
-      onExit: (code, signal) => void this.#onExit(runtime, worker, code, signal).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
+      onExit: (exit) => void this.#onExit(runtime, worker, exit).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
     });
     runtime.workers.set(id, worker);
     this.#deps.metrics?.harnessScaleUpsTotal.inc({ endpoint: endpoint.id });
@@ -344,7 +344,8 @@ export class Launcher implements LaunchedWorkersView {
     if (runtime) this.#event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
   }
 
-  async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+  async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, exit: WorkerExit): Promise<void> {
+    const { code, signal } = exit;
     const endpointId = worker.endpointId;
     runtime.workers.delete(worker.id);
     this.#slots.release(endpointId, worker.id).catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
@@ -354,7 +355,7 @@ export class Launcher implements LaunchedWorkersView {
     const leftStartup = worker.readyAt !== undefined || leftInitializing(await jobs?.workers.get(worker.id));
     const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
-    this.#reports.exited(runtime, worker, { code, signal }, requeued, !leftStartup, this.#deps.harness.clock.now());
+    this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
   }
 
   /**

@@ -13,7 +13,9 @@
  * - a container that exits at once is restarted with backoff and marks the endpoint
  *   unhealthy; one that ignores SIGTERM is killed after the shutdown deadline and removed;
  * - a GPU container's create body holds the NVIDIA device request / AMD devices, as the
- *   engine records them (no GPU here, so such a container is created and inspected, not started);
+ *   engine records them (no GPU here, so such a container is created and inspected, not
+ *   started); through the launcher, a GPU worker's start is refused by this engine (no
+ *   NVIDIA runtime) and the endpoint's unhealthy reason gives the engine's words;
  * - containers left by a harness that died are removed at the next start, a live one's are kept.
  */
 import { spawn } from 'node:child_process';
@@ -203,6 +205,21 @@ describe('harness launcher, docker mode', () => {
       await backend.engine.remove(amd);
     }
   }, 120_000);
+
+  it('a GPU endpoint on an engine without the NVIDIA runtime: the device request reaches the engine, which refuses it; the endpoint says why', async () => {
+    const { h } = await harnessOnDocker({ gpus: { vendor: 'nvidia', devices: ['0', '1'] }, backoff: { baseMs: 200, maxMs: 1_000, unhealthyAfter: 2 } });
+    const endpoint = await h.createEndpoint({ computeType: 'GPU', gpuCount: 1, workersMin: 1, workersMax: 1 }, { imageName: WORKER_IMAGE, category: 'NVIDIA' });
+    const health = await waitFor(async () => {
+      const now = await h.health(endpoint.id);
+      return now.healthy === false ? now : undefined;
+    }, 'the GPU endpoint unhealthy', 120_000, 100);
+    // The engine's own words for a GPU device request it has no driver for.
+    expect(health.unhealthyReason).toMatch(/last: could not start the container: .*could not select device driver "" with capabilities: \[\[gpu\]\]/);
+    // The GPU went back to the pool at each failed start: the next worker got device 0 again.
+    const started = h.launcher.scaleEvents(endpoint.id).filter((event) => event.kind === 'scale-up');
+    expect(started.length).toBeGreaterThanOrEqual(2);
+    expect(started.every((event) => event.message.endsWith(', GPUs 0'))).toBe(true);
+  }, 180_000);
 
   it("removes the containers of a harness that died at its next start, and keeps a live harness's", async () => {
     const dead = spawn(process.execPath, ['-e', '0']);

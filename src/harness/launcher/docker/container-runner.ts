@@ -66,8 +66,9 @@ export class ContainerRunner implements WorkerRunner {
     try {
       this.#id = await engine.createContainer(this.#options.name, this.#options.spec);
     } catch (error) {
-      onLine('stderr', `could not create the container: ${(error as Error).message}`);
-      return { code: null, signal: null };
+      const message = `could not create the container: ${(error as Error).message}`;
+      onLine('stderr', message);
+      return { code: null, signal: null, startError: message };
     }
     const id = this.#id;
     this.#options.onCreated(id);
@@ -87,8 +88,9 @@ export class ContainerRunner implements WorkerRunner {
       await Promise.race([output, new Promise((resolve) => setTimeout(resolve, LOG_DRAIN_MS).unref())]);
       return { code, signal: null };
     } catch (error) {
-      onLine('stderr', `could not ${this.#started ? 'follow' : 'start'} the container: ${(error as Error).message}`);
-      return { code: null, signal: null };
+      const message = `could not ${this.#started ? 'follow' : 'start'} the container: ${(error as Error).message}`;
+      onLine('stderr', message);
+      return { code: null, signal: null, ...(this.#started ? {} : { startError: message }) };
     } finally {
       abort.abort();
       try {
