@@ -3,10 +3,13 @@
  * launcher sends (env, entrypoint and command, host network, the network volume bind,
  * NVIDIA device requests, AMD devices and groups, labels, stop timeout), the
  * demultiplexing of a container's output into stdout and stderr lines, the
- * --docker-host parser, and the host's video/render group ids.
+ * --docker-host parser, the host's video/render group ids, and an imageName that is no
+ * image reference (refused before the engine is asked).
  */
 import { describe, expect, it } from 'vitest';
-import { LogFrames, containerSpec, gpuGroups, parseDockerHost, type ContainerSpecInput } from '../../../src/harness/launcher/docker/index.js';
+import pino from 'pino';
+import { DockerBackend, LogFrames, containerSpec, gpuGroups, parseDockerHost, type ContainerSpecInput } from '../../../src/harness/launcher/docker/index.js';
+import type { Template } from '../../../src/harness/management/index.js';
 
 const base: ContainerSpecInput = {
   image: 'me/worker:1',
@@ -106,5 +109,19 @@ describe('gpuGroups', () => {
     expect(gpuGroups('root:x:0:\nvideo:x:44:\nsudo:x:27:\nrender:x:105:me\n')).toEqual(['44', '105']);
     expect(gpuGroups('video:x:44:\n')).toEqual(['44']);
     expect(gpuGroups('root:x:0:\n')).toEqual(['video']);
+  });
+});
+
+describe('DockerBackend.startProblem', () => {
+  it('an imageName that is no Docker image reference is the reason, without asking the engine (none listens here)', async () => {
+    const backend = new DockerBackend({ host: parseDockerHost('unix:///nonexistent/docker.sock'), dataDir: '/nonexistent', machineId: 'm', logger: pino({ level: 'silent' }) });
+    try {
+      expect(await backend.startProblem({ imageName: 'My/Worker:1' } as Template)).toBe(
+        'imageName "My/Worker:1" is not a Docker image reference (like "me/worker:1" or "ghcr.io/org/worker:1.0")',
+      );
+      await expect(backend.startProblem({ imageName: 'me/worker:1' } as Template)).rejects.toThrow('cannot reach the Docker engine at unix:///nonexistent/docker.sock');
+    } finally {
+      await backend.close();
+    }
   });
 });
