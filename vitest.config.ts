@@ -21,7 +21,8 @@ export default defineConfig({
     // the CPU. On the 2-core CI machines the default (one worker) took 826 s, two took 519 s,
     // the same 1 017 tests passing.
     maxWorkers: 2,
-    // One PostgreSQL server per run, started only when a test asks for it.
-    globalSetup: ['test/postgres/global-setup.ts'],
+    // One PostgreSQL server and one private Docker engine per run, each started only when
+    // a test asks for it.
+    globalSetup: ['test/postgres/global-setup.ts', 'test/docker/engine/global-setup.ts'],
   },
 });
