@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { createLogger, loadPrettyLogs } from './log/index.js';
 import {
   WORKER_USAGE,
+  catchStrayErrors,
   checkTestInput,
   formatStartupError,
   parseWorkerArgs,
@@ -63,6 +64,8 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     const level = args.logLevel ?? (args.verbose ? 'debug' : undefined);
     if (!config.logger) await loadPrettyLogs();
     logger = config.logger ?? createLogger(level !== undefined ? { level } : {});
+    // Every mode: a rejection or throw the handler leaves outside its promise is logged, not fatal.
+    catchStrayErrors(logger);
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
       const { runPlatformWorker } = await import('./platform-mode.js');

@@ -18,6 +18,7 @@ import type { ErrorOrigin } from './error-payload.js';
 import { JobRun, type JobRunDeps, type RunOutcome } from './job-run.js';
 import { Lifecycle, type LifecycleListener, type LifecycleState } from './lifecycle-state.js';
 import { currentConcurrency, type WorkerConfig } from './options.js';
+import { jobScope, type JobScope } from './stray-errors.js';
 
 /** Why the runtime stopped, and the process exit code that goes with it. */
 export interface WorkerExit {
@@ -255,7 +256,14 @@ export class WorkerRuntime {
     const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt, job.attempt) ?? -1;
     // Off the board once the handler settled, before its result is posted (see JobRun.run).
     const unwatch = watched < 0 ? undefined : () => this.#jobWatch?.unwatch(watched);
-    void run.run(unwatch).then((outcome) => this.#finishRun(job, outcome));
+    // Inside the job's scope: a stray error the handler leaves behind names this job (stray-errors.ts).
+    const scope: JobScope = { jobId: job.id, attempt: job.attempt, ended: false };
+    void jobScope
+      .run(scope, () => run.run(unwatch))
+      .then((outcome) => {
+        scope.ended = true;
+        this.#finishRun(job, outcome);
+      });
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {
