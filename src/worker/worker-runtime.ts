@@ -158,6 +158,11 @@ export class WorkerRuntime {
     return this.#runs.size;
   }
 
+  /** The ids of the jobs running now (read synchronously, e.g. by an 'exit' listener). */
+  get runningJobIds(): string[] {
+    return [...this.#runs.values()].map((run) => run.job.id);
+  }
+
   /** Jobs finished since start. */
   get completed(): number {
     return this.#completed;
