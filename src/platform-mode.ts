@@ -28,6 +28,8 @@ export interface PlatformWorkerExtras {
   readonly metrics?: Metrics;
   /** Transport settings (poll bound, result deadline, ...); default the transport's defaults. */
   readonly transport?: PlatformTransportSettingsInput;
+  /** The worker of `--serve-api` (local/supervisor.ts): a failed init is printed as the local modes print it, for the developer's terminal. Default false. */
+  readonly localInitFailure?: boolean;
 }
 
 /**
@@ -100,8 +102,10 @@ export async function runPlatformWorker(
     workerId: transport.workerId,
     ...(metrics ? { metrics } : {}),
     report: (check, reason) => transport.reportUnhealthy?.(check, reason) ?? Promise.resolve(),
+    ...(extras.localInitFailure === true ? { errorInLog: false } : {}),
   });
   if (!started.ok) {
+    if (extras.localInitFailure === true) await (await import('./local/init-failure.js')).printInitFailure(started.outcome, logger);
     await runtime.stop('shutdown'); // takes no job; closes the transport
     unbindGpu?.();
     await sampler?.close();

@@ -68,8 +68,12 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     catchStrayErrors(logger);
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
+      // The worker of a --serve-api process (local/supervisor.ts): it leaves with its supervisor.
+      const supervisor = Number(process.env.SW_SUPERVISOR_PID);
+      const supervised = Number.isInteger(supervisor) && supervisor > 0;
+      if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
       const { runPlatformWorker } = await import('./platform-mode.js');
-      const exitCode = await runPlatformWorker(anyHandler, config, logger);
+      const exitCode = await runPlatformWorker(anyHandler, config, logger, supervised ? { localInitFailure: true } : {});
       exitWith(logger, exitCode);
       return;
     }

@@ -48,7 +48,7 @@ export function guardDryRunExit(options: DryRunExitGuardOptions): DryRunExitGuar
       `The process exited with code ${code} while job ${jobId} was running, before the job ended: process.exit() was called (by the handler or code it ran; error_traceback shows where)${notes.length > 0 ? `; ${notes.join('; ')}` : ''}`,
       { jobId, exitCode: code },
     );
-    exited.name = 'ProcessExit';
+    Object.defineProperty(exited, 'name', { value: 'ProcessExit' });
     exited.stack = [`ProcessExit: process.exit(${code}) during job ${jobId}`, ...callerFrames].join('\n');
     const record = {
       id: jobId,
