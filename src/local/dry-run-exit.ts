@@ -22,8 +22,8 @@ import { toErrorPayload, type ErrorOrigin } from '../worker/index.js';
 export interface DryRunExitGuard {
   /** The job's id, once submitted. */
   submitted(jobId: string): void;
-  /** Something the record should say about how the run was stopped (a first signal). */
-  note(text: string): void;
+  /** A first signal started a drain: an exit after it is the second signal's (SW_WORKER_SHUTDOWN). */
+  signalled(signal: NodeJS.Signals): void;
   /** The dry run printed its record (or will exit on its own terms): stand down. */
   dispose(): void;
 }
@@ -37,17 +37,24 @@ export interface DryRunExitGuardOptions {
 export function guardDryRunExit(options: DryRunExitGuardOptions): DryRunExitGuard {
   let jobId: string | undefined;
   let startedAt: number | undefined;
-  let notes: string[] = [];
+  let signalled: NodeJS.Signals | undefined;
   const onExit = (code: number): void => {
     if (jobId === undefined || options.watchdogFired?.()) return;
     // Taken here, inside process.exit(): the frames below the listener are its caller's.
     const stack = new Error('process exit').stack?.split('\n').slice(1) ?? [];
     const callerFrames = stack.filter((frame) => !frame.includes('node:') && !frame.includes('dry-run-exit'));
-    const exited = new ServerlessWorkerError(
-      'SW_HANDLER_EXITED',
-      `The process exited with code ${code} while job ${jobId} was running, before the job ended: process.exit() was called (by the handler or code it ran; error_traceback shows where)${notes.length > 0 ? `; ${notes.join('; ')}` : ''}`,
-      { jobId, exitCode: code },
-    );
+    const exited =
+      signalled === undefined
+        ? new ServerlessWorkerError(
+            'SW_HANDLER_EXITED',
+            `The process exited with code ${code} while job ${jobId} was running, before the job ended: process.exit() was called (by the handler or code it ran; error_traceback shows where)`,
+            { jobId, exitCode: code },
+          )
+        : new ServerlessWorkerError(
+            'SW_WORKER_SHUTDOWN',
+            `The dry run exited (code ${code}) while job ${jobId} was still draining after ${signalled}: a second signal (or process.exit()) ended it before the job did`,
+            { jobId, exitCode: code },
+          );
     Object.defineProperty(exited, 'name', { value: 'ProcessExit' });
     exited.stack = [`ProcessExit: process.exit(${code}) during job ${jobId}`, ...callerFrames].join('\n');
     const record = {
@@ -59,7 +66,7 @@ export function guardDryRunExit(options: DryRunExitGuardOptions): DryRunExitGuar
     const text = isatty(1) ? JSON.stringify(record, null, 2) : JSON.stringify(record);
     try {
       writeSync(1, `${text}\n`);
-      writeSync(2, `serverless-worker: SW_HANDLER_EXITED: the process exited (code ${code}) during job ${jobId}; the dry run fails\n`);
+      writeSync(2, `serverless-worker: ${exited.code}: the process exited (code ${code}) during job ${jobId}; the dry run fails\n`);
     } catch {
       // stdout or stderr closed: the exit code below still tells.
     }
@@ -71,8 +78,8 @@ export function guardDryRunExit(options: DryRunExitGuardOptions): DryRunExitGuar
       jobId = id;
       startedAt = performance.now();
     },
-    note(text) {
-      notes = [...notes, text];
+    signalled(signal) {
+      signalled = signal;
     },
     dispose() {
       process.off('exit', onExit);

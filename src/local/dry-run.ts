@@ -61,7 +61,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   let stoppedBy: NodeJS.Signals | undefined;
   const offSignals = onShutdownSignals(logger, (signal) => {
     stoppedBy = signal;
-    exitGuard.note(`${signal} had started a drain (a second signal exits at once)`);
+    exitGuard.signalled(signal);
     void runtime.stop().then(() => setTimeout(() => stopped.abort(), STOPPED_SETTLE_MS));
   });
   // Watching before the job starts (and the thread's start-up cost paid before, not during, it).

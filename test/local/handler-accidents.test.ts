@@ -78,6 +78,22 @@ describe('dry run', () => {
     expect(record).toMatchObject({ status: 'FAILED', error: { error_code: 'SW_WORKER_SHUTDOWN' } });
     expect(String((record.error as Record<string, unknown>).error_message)).toContain('ignored its abort signal');
   });
+
+  it('a second SIGTERM during the drain exits at once (143), still with a FAILED record saying so', async () => {
+    const child = runTs(WORKER, ['--test-input', '{"input":{"mode":"hang-ignore"}}'], { env: { SHUTDOWN_TIMEOUT_MS: '60000' } });
+    children.push(child);
+    let stderr = '';
+    child.stderr?.on('data', (data: Buffer) => (stderr += data.toString('utf8')));
+    await waitFor(() => stderr.includes('dry run: job submitted'), 'the job to be submitted', 30_000, 20);
+    child.kill('SIGTERM');
+    await waitFor(() => stderr.includes('shutdown signal received'), 'the first signal to be seen', 30_000, 20);
+    child.kill('SIGTERM');
+    const result = await within(child, 'the dry run to end after the second SIGTERM', 30_000);
+    expect(result.exitCode).toBe(143);
+    const record = lastRecord(result.stdout);
+    expect(record).toMatchObject({ status: 'FAILED', error: { error_code: 'SW_WORKER_SHUTDOWN' } });
+    expect(String((record.error as Record<string, unknown>).error_message)).toContain('still draining after SIGTERM');
+  });
 });
 
 describe('platform mode (a worker process joined to a harness)', () => {
