@@ -14,50 +14,14 @@
  * Run it in two checkouts for a before/after (bench/README.md says how).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { REPO_ROOT, childExecArgv, stopChild, track } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
 import { QueueClient, preciseNow, runOneJob } from './lib/http-client.js';
-import { readProc } from './lib/proc.js';
+import { processTree, readProcTree } from './lib/proc.js';
 import type { BenchCase, Benchmark, Measurement, MetricSpec } from './lib/runner.js';
 
 const MB = 1024 * 1024;
 const CLIENTS = 8;
-
-/** `pid` and every process below it (from /proc/<pid>/task/<tid>/children, Linux). */
-function processTree(pid: number): number[] {
-  const found = [pid];
-  for (let i = 0; i < found.length; i++) {
-    const at = found[i] as number;
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${at}/task`);
-    } catch {
-      continue;
-    }
-    for (const task of tasks) {
-      try {
-        for (const child of readFileSync(`/proc/${at}/task/${task}/children`, 'utf8').trim().split(/\s+/)) if (child !== '') found.push(Number(child));
-      } catch {
-        // The task ended meanwhile.
-      }
-    }
-  }
-  return found;
-}
-
-/** CPU ms and RSS bytes summed over the tree (processes gone since are not counted: none leave during a run). */
-function treeProc(pid: number): { cpuMs: number; rssBytes: number } {
-  let cpuMs = 0;
-  let rssBytes = 0;
-  for (const member of processTree(pid)) {
-    const sample = readProc(member);
-    if (!sample) continue;
-    cpuMs += sample.cpuMs;
-    rssBytes += sample.rssBytes;
-  }
-  return { cpuMs, rssBytes };
-}
 
 interface Server {
   readonly child: ChildProcess;
@@ -132,7 +96,7 @@ function serveApiCase(mode: Mode): BenchCase {
         return { 'kill to answer': preciseNow() - start };
       }
       const durationMs = warmup ? 1_000 : quick ? 1_500 : 4_000;
-      const before = treeProc(pid);
+      const before = readProcTree(pid) ?? { cpuMs: Number.NaN, rssBytes: Number.NaN };
       const start = preciseNow();
       const until = start + durationMs;
       const latencies: number[] = [];
@@ -148,7 +112,7 @@ function serveApiCase(mode: Mode): BenchCase {
         }),
       );
       const elapsed = preciseNow() - start;
-      const after = treeProc(pid);
+      const after = readProcTree(pid) ?? { cpuMs: Number.NaN, rssBytes: Number.NaN };
       const cpuPerJob = ((after.cpuMs - before.cpuMs) / calls) * 1000;
       if (mode === 'latency') {
         latencies.sort((a, b) => a - b);
