@@ -134,6 +134,9 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   const harness = new Harness();
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const example = exampleRequest(args);
+  // Made once the server listens; the dashboard's GPU job log asks it which workers are its children.
+  let supervisor: WorkerSupervisor | undefined;
+  const localWorkers = (endpointId: string, workerId: string): boolean => endpointId === config.endpointId && supervisor?.started(workerId) === true;
   // The server listens before the worker starts, so that a port in use or a refused
   // bind ends start-up with its one error and nothing else (no worker to stop).
   let server: HarnessServer;
@@ -150,14 +153,14 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
       workerApi: { liveness: { pingIntervalMs: SERVE_API_PING_MS } },
-      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler } : {}) },
+      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler, localWorkers } : {}) },
     });
   } catch (error) {
     await sampler?.close();
     await harness.close();
     throw listenError(error, host, port);
   }
-  const supervisor = new WorkerSupervisor({
+  supervisor = new WorkerSupervisor({
     endpoint: harness.endpoint(config.endpointId),
     url: server.url,
     apiKey,

@@ -61,6 +61,7 @@ export class WorkerSupervisor {
   readonly #options: SupervisorOptions;
   readonly #command: { readonly file: string; readonly args: readonly string[] };
   #child: ChildProcess | undefined;
+  readonly #started = new Set<string>();
   #workerId = '';
   #generation = 0;
   #everReady = false;
@@ -74,6 +75,11 @@ export class WorkerSupervisor {
   get generation(): number {
     return this.#generation;
   }
+  /** Whether `workerId` is one of the children this supervisor started (the dashboard's GPU job log counts their jobs). */
+  started(workerId: string): boolean {
+    return this.#started.has(workerId);
+  }
+
   /** The worker id of the child running now. */
   get workerId(): string {
     return this.#workerId;
@@ -121,6 +127,7 @@ export class WorkerSupervisor {
     const generation = this.#generation;
     this.#workerId = this.#options.workerId ?? `local-${generation}`;
     const workerId = this.#workerId;
+    this.#started.add(workerId);
     const { url, endpoint, apiKey, pingIntervalMs, logger } = this.#options;
     const child = spawn(this.#command.file, this.#command.args, {
       env: {
