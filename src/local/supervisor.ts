@@ -144,7 +144,15 @@ export class WorkerSupervisor {
     logger.info({ workerId, pid: child.pid, generation }, generation === 1 ? 'worker process started' : 'worker process started again');
     let ready = false;
     let exited = false;
-    child.once('error', (error) => logger.error({ err: error, workerId }, 'the worker process could not be started'));
+    child.once('error', (error) => {
+      logger.error({ err: error, workerId }, 'the worker process could not be started');
+      // No process at all (no 'exit' will come): count it as one that exited at once.
+      if (child.pid === undefined && !exited) {
+        exited = true;
+        this.#lastExitCode = 1;
+        void this.#onExit(child, workerId, false, 1, null);
+      }
+    });
     child.once('exit', (code, signal) => {
       exited = true;
       this.#lastExitCode = code ?? 1;
