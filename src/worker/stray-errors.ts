@@ -33,19 +33,9 @@ export interface JobScope {
 /** The job whose code runs now (undefined outside any job). */
 export const jobScope = new AsyncLocalStorage<JobScope>();
 
-/** The lines logged so far, per kind: for tests and the dry run's closing line. */
-export interface StrayErrorCounts {
-  unhandledRejection: number;
-  uncaughtException: number;
-}
+type StrayKind = 'unhandledRejection' | 'uncaughtException';
 
-const counts: StrayErrorCounts = { unhandledRejection: 0, uncaughtException: 0 };
 let installed: Logger | undefined;
-
-/** How many stray errors were logged in this process. */
-export function strayErrorCounts(): Readonly<StrayErrorCounts> {
-  return { ...counts };
-}
 
 /**
  * Log stray errors (unhandled rejections, uncaught exceptions) at level error with
@@ -57,8 +47,7 @@ export function catchStrayErrors(logger: Logger): () => void {
   const first = installed === undefined;
   installed = logger;
   if (!first) return () => {};
-  const report = (kind: keyof StrayErrorCounts, error: unknown): void => {
-    counts[kind]++;
+  const report = (kind: StrayKind, error: unknown): void => {
     const scope = jobScope.getStore();
     const what = kind === 'unhandledRejection' ? 'a promise rejected and never awaited' : 'an exception thrown outside any promise';
     try {
