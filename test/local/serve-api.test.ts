@@ -35,7 +35,7 @@ async function startServeApi(file: string, args: string[], env: Record<string, s
 }
 
 describe('--serve-api (real child processes)', () => {
-  it('serves the queue API with the worker in process, prints a curl example, and exits 0 on SIGTERM', async () => {
+  it('serves the queue API with the worker in a child process, prints a curl example, and exits 0 on SIGTERM', async () => {
     const { child, url, banner } = await startServeApi(ECHO, ['--serve-api', '--port', '0']);
     // The curl example carries the test_input.json found beside the worker.
     expect(banner).toContain(`curl -X POST ${url}/v2/local/runsync -H 'content-type: application/json' -d '{"input":{"message":"hello from the dry run","shout":false}}'`);

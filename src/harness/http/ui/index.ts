@@ -44,7 +44,7 @@ export interface DashboardOptions {
 export function registerDashboard(app: FastifyInstance, options: DashboardOptions): LiveHub {
   const onReading = options.settings.gpu?.onReading?.bind(options.settings.gpu);
   const gpuJobLog = new GpuJobLog({ fed: onReading !== undefined });
-  const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading) : () => {};
+  const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading, options.settings.localWorkers) : () => {};
   const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog });
   registerDashboardRoutes(app, { ...options, hub, gpuJobLog, files: new StaticFiles() });
   // Open event streams would keep app.close() waiting: end them first.

@@ -43,6 +43,14 @@ export const DashboardSettingsSchema = z.object({
       error: 'must have latest() (a GpuSampler)',
     })
     .optional(),
+  /**
+   * Workers over HTTP that run on this machine, whose jobs the `gpu` source measures as
+   * it does in-process workers' (the worker child of `--serve-api`), by endpoint and
+   * worker id; default none.
+   */
+  localWorkers: z
+    .custom<(endpointId: string, workerId: string) => boolean>((value) => typeof value === 'function', { error: 'must be a function (endpointId, workerId) => boolean' })
+    .optional(),
   /** Extra overview panels (launcher, load balancing); default none. */
   panels: z
     .array(
