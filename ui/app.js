@@ -52,8 +52,12 @@ function Login({ error, onKey }) {
 }
 
 function emptyLive() {
-  return { job: undefined, chunks: [], missed: 0, gone: false, error: undefined };
+  return { job: undefined, chunks: [], missed: 0, skipped: 0, gone: false };
 }
+
+/** Chunks a job page holds (the last ones): a stream of 50 000 chunks keeps the page light; earlier ones load on demand. */
+const KEPT_CHUNKS = 500;
+const keep = (chunks) => (chunks.length > KEPT_CHUNKS ? chunks.slice(chunks.length - KEPT_CHUNKS) : chunks);
 
 function App() {
   const route = useRoute();
@@ -62,6 +66,8 @@ function App() {
   const [authError, setAuthError] = useState(undefined);
   const [needKey, setNeedKey] = useState(false);
   const [link, setLink] = useState('connecting');
+  // Since when the harness has not answered (the live stream's reconnects fail), and why.
+  const [down, setDown] = useState(undefined);
   const [live, setLive] = useState(emptyLive());
   const [attempt, setAttempt] = useState(0);
 
@@ -87,13 +93,15 @@ function App() {
       } else if (event === 'hello') {
         setOverview((o) => ({ ...o, ...data }));
       } else if (event === 'job') {
-        setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.pendingChunks.map((c, i) => ({ index: data.chunkBase + i, output: c.output })) : l.chunks }));
+        setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {
-        setLive((l) => (l.chunks.some((c) => c.index === data.index) ? l : { ...l, chunks: [...l.chunks, data] }));
+        setLive((l) => ((l.chunks.at(-1)?.index ?? -1) >= data.index ? l : { ...l, chunks: keep([...l.chunks, data]) }));
+      } else if (event === 'chunks-skipped') {
+        setLive((l) => ({ ...l, skipped: l.skipped + data.count }));
       } else if (event === 'chunks-missed') {
         setLive((l) => ({ ...l, missed: l.missed + data.count }));
       } else if (event === 'chunks-reset') {
-        setLive((l) => ({ ...l, chunks: [], missed: 0 }));
+        setLive((l) => ({ ...l, chunks: [], missed: 0, skipped: 0 }));
       } else if (event === 'job-gone') {
         setLive((l) => ({ ...l, gone: true }));
       }
@@ -102,7 +110,11 @@ function App() {
       if (state instanceof Error) {
         setLink(`error: ${state.message}`);
         if (state.status === 401) { setNeedKey(true); setOverview(undefined); }
-      } else setLink(state);
+        if (state.status === 0 || state.status >= 500) setDown((d) => d ?? { since: Date.now(), error: state });
+      } else {
+        setLink(state);
+        if (state === 'open') setDown(undefined);
+      }
     };
     void followEvents(watch, onEvent, onState, abort.signal);
     return () => abort.abort();
@@ -115,7 +127,10 @@ function App() {
   if (needKey) return html`<main><${Login} error=${authError} onKey=${logIn} /></main>`;
   if (!overview) return html`<main>${authError ? html`<${ErrorBox} error=${authError} />` : html`<p class="muted">Loading…</p>`}</main>`;
   const row = route.endpointId ? overview.endpoints.find((e) => e.id === route.endpointId) : undefined;
-  return html`<header>
+  return html`${down ? html`<div class="banner" role="alert" data-test="unreachable">
+      The harness is not answering since ${new Date(down.since).toLocaleTimeString()}: ${down.error.message}.
+      <span class="hint">What this page shows is from ${overview.now ? new Date(overview.now).toLocaleTimeString() : 'before'}; it reconnects by itself (every second).</span></div>` : null}
+    <header>
       <a class="brand" href="#/">serverless-worker harness</a>
       <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
         <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a></nav>
@@ -123,7 +138,7 @@ function App() {
       <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
       ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}
     </header>
-    <main>
+    <main class=${down ? 'stale' : ''}>
       ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} />` : null}

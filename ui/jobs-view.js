@@ -18,6 +18,13 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   // Refetch when the endpoint's counts move (a tick), the filter, or the page changes.
   const revision = row ? JSON.stringify(row.jobs) : '';
 
+  // Another endpoint: its own filters and first page, nothing of the previous one's.
+  useEffect(() => {
+    setPage(undefined);
+    setError(undefined);
+    setOffset(0);
+  }, [endpointId]);
+
   useEffect(() => {
     let stale = false;
     const query = new URLSearchParams({ offset: String(offset), limit: String(PAGE) });
@@ -28,6 +35,8 @@ export function JobsView({ endpointId, row, overview, navigate }) {
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };
   }, [endpointId, state, search, offset, revision]);
+  // Rows are shown only under their own endpoint's title (a page answered for another is never shown).
+  const shown = page?.endpointId === endpointId ? page : undefined;
 
   useEffect(() => {
     const onKey = (e) => {
@@ -42,11 +51,11 @@ export function JobsView({ endpointId, row, overview, navigate }) {
 
   // The pager describes the rows shown: the page the harness answered, not the one asked for
   // (after a click the rows stay those of the old page until the new one arrives).
-  const total = page?.total ?? 0;
-  const shownOffset = page?.offset ?? 0;
+  const total = shown?.total ?? 0;
+  const shownOffset = shown?.offset ?? 0;
   const first = total === 0 ? 0 : shownOffset + 1;
   const last = Math.min(shownOffset + PAGE, total);
-  const loading = page === undefined || page.offset !== offset;
+  const loading = shown === undefined || shown.offset !== offset;
   return html`<div>
     <h1>Endpoint <code>${endpointId}</code></h1>
     ${row ? html`<p data-test="endpoint-summary">Queue ${row.queueDepth} · ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')} · workers ${row.workers.idle} idle / ${row.workers.running} running
@@ -62,7 +71,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
       <caption>Jobs, newest first</caption>
       <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
         <th scope="col" class="num">Queue wait</th><th scope="col" class="num">Execution</th><th scope="col" class="num">Retries</th><th scope="col">Worker</th><th scope="col">Error</th></tr></thead>
-      <tbody>${(page?.jobs ?? []).map((j) => html`<tr data-test="jobs-row">
+      <tbody>${(shown?.jobs ?? []).map((j) => html`<tr data-test="jobs-row">
         <td><a href=${jobHref(endpointId, j.id)}><code>${j.id}</code></a></td>
         <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td>${clock(j.submittedAt)}</td>
         <td class="num">${duration(j.delayTime)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>

@@ -1,10 +1,10 @@
 // @module ui/panels-view
 // The overview's panels, as tables: the load-balancing pools (each worker's /ping
 // state, requests in flight against its concurrency, requests served, cold start, last
-// error) and the launcher (/health counts per endpoint, its worker processes). A panel
+// error; the workers gone lately: forgotten when unhealthy too long, or removed) and the launcher (/health counts per endpoint, its worker processes). A panel
 // another part of the harness adds is shown by its data's shape: a list of records as
 // a table, a record as a list of facts, a sentence as text.
-import { duration, html, jobHref } from './format.js';
+import { clock, duration, html, jobHref } from './format.js';
 
 const STATE_CLASS = { healthy: 'w-idle', idle: 'w-idle', running: 'w-running', initializing: 's-IN_QUEUE', stopping: 's-CANCELLED', unhealthy: 's-FAILED' };
 
@@ -27,7 +27,10 @@ function LoadBalancing({ data }) {
       <th scope="col" class="num">Cold start</th><th scope="col">Address</th><th scope="col">Last error</th></tr></thead>
     <tbody>${pool.workers.map((w) => html`<tr data-test="lb-worker"><td><code>${w.id}</code></td><td><${State} state=${w.state} /></td>
       <td class="num">${w.inFlight} / ${w.concurrency}</td><td class="num">${w.requests}</td><td class="num">${duration(w.coldStartMs)}</td>
-      <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`)}</tbody>
+      <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`)}
+      ${(pool.gone ?? []).slice().reverse().map((w) => html`<tr data-test="lb-gone" class="gone"><td><code>${w.id}</code></td>
+        <td><span class="badge s-CANCELLED" title=${w.reason}>gone ${clock(w.at)}</span></td><td colspan="3">${w.reason}</td>
+        <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`)}</tbody>
   </table>`);
 }
 

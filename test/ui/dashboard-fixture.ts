@@ -27,7 +27,11 @@ export const ENDPOINT = 'local';
 export const CRASH_IMAGE = 'dashboard/crash:1';
 
 export interface FixtureInput {
-  mode?: 'echo' | 'stream' | 'progress' | 'sleep' | 'fail-once';
+  mode?: 'echo' | 'stream' | 'progress' | 'sleep' | 'fail-once' | 'big' | 'burst' | 'fail-long';
+  /** `big`: the output is a string of this many characters ("0123456789" repeated); `fail-long`: the error message's length. */
+  chars?: number;
+  /** `burst`: yield this many chunks ("c0 ", "c1 ", ...) without pausing. */
+  count?: number;
   tokens?: string[];
   /** `progress`: how many steps (each reported, then `delayMs`). */
   steps?: number;
@@ -53,6 +57,11 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 /** The fixture worker's handler: a generator for `stream`, a plain async function otherwise. */
 export const fixtureHandler: Handler<FixtureInput> = (job, context) => {
   const input = job.input;
+  if (input.mode === 'burst') {
+    return (async function* burst() {
+      for (let i = 0; i < (input.count ?? 0) && !context.signal.aborted; i++) yield `c${i} `;
+    })();
+  }
   if (input.mode === 'stream') {
     return (async function* stream() {
       for (const token of input.tokens ?? []) {
@@ -75,6 +84,8 @@ export const fixtureHandler: Handler<FixtureInput> = (job, context) => {
       await sleep(input.ms ?? 60_000, context.signal);
       return { slept: input.ms };
     }
+    if (input.mode === 'big') return '0123456789'.repeat(Math.ceil((input.chars ?? 0) / 10)).slice(0, input.chars ?? 0);
+    if (input.mode === 'fail-long') throw new Error(`long failure ${'#'.repeat(input.chars ?? 0)}`);
     if (input.mode === 'fail-once' && !failedOnce.has(job.id)) {
       failedOnce.add(job.id);
       throw new Error(`fail-once: job ${job.id} fails on its first run`);
@@ -99,7 +110,14 @@ export interface DashboardFixture {
  * is the dashboard's GPU source (default none).
  */
 export async function startDashboardFixture(
-  options: { testInput?: unknown; concurrency?: number; endpointInputs?: Record<string, EndpointInputSpec>; gpu?: DashboardGpuSource } = {},
+  options: {
+    testInput?: unknown;
+    concurrency?: number;
+    endpointInputs?: Record<string, EndpointInputSpec>;
+    gpu?: DashboardGpuSource;
+    /** Load-balancing settings (e.g. a short forgetAfterMs); default the server's. */
+    loadBalancing?: { pingIntervalMs?: number; forgetAfterMs?: number };
+  } = {},
 ): Promise<DashboardFixture> {
   const logger = pino({ level: 'silent' });
   const harness = new Harness();
@@ -115,6 +133,7 @@ export async function startDashboardFixture(
     dashboard: { ...(testInput === null ? {} : { testInput }), ...(options.gpu ? { gpu: options.gpu } : {}) },
     management: { store },
     ...(options.endpointInputs ? { endpointInputs: options.endpointInputs } : {}),
+    ...(options.loadBalancing ? { loadBalancing: options.loadBalancing } : {}),
   });
   const launcher = new Launcher(
     { images: { [CRASH_IMAGE]: { command: 'exit 3' } }, tickMs: 100, backoff: { baseMs: 300, maxMs: 2_000, unhealthyAfter: 3 } },

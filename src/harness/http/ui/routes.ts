@@ -9,7 +9,8 @@
  * | `GET /ui`, `/ui/static/{file}`, `/ui/vendor/{file}` | the page, its modules and styles (public) |
  * | `GET /ui/api/overview` | endpoints, workers, GPU, panels, chart history, the submit form's example |
  * | `GET /ui/api/endpoints/{id}/jobs?state=&q=&offset=&limit=` | a page of jobs, newest first |
- * | `GET /ui/api/endpoints/{id}/jobs/{jobId}` | one job in full |
+ * | `GET /ui/api/endpoints/{id}/jobs/{jobId}` | one job: its large values as previews with their size (value-preview.ts) |
+ * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/values/{part}?download=1` | one of its values whole: `input`, `output`, `error` (JSON; null when none), `chunks` (`{ from, outputs }`: the unread chunks); `download=1` answers it as a file |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/attempts` | the job's attempts: worker, times, how each ended |
  * | `GET /ui/api/scale-events?endpoint=&max=` | the launcher's scale events, oldest first |
  * | `GET /ui/api/events?endpoint=&job=` | Server-Sent Events (see live-hub.ts) |
@@ -29,6 +30,7 @@ import type { AttemptLog } from './attempt-log.js';
 import type { GpuJobLog } from './gpu-job-log.js';
 import { jobAttemptsView } from './attempt-view.js';
 import { inputExample } from './input-example.js';
+import { jsonText } from './value-preview.js';
 
 export const JOBS_PAGE_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
@@ -47,6 +49,14 @@ const JobsQuerySchema = z.object({
   q: z.string().max(200, { error: 'q (id search) must be at most 200 characters' }).optional(),
   offset: wholeText('offset', 0, 100_000_000).default(0),
   limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),
+});
+
+const ValueParamsSchema = JobParamsSchema.extend({
+  part: z.enum(['input', 'output', 'error', 'chunks'], { error: 'part must be one of input, output, error, chunks' }),
+});
+
+const ValueQuerySchema = z.object({
+  download: z.enum(['0', '1'], { error: 'download must be 0 or 1' }).default('0'),
 });
 
 const FileParamsSchema = z.object({ file: z.string().min(1).max(100, { error: 'file name must be at most 100 characters' }) });
@@ -138,6 +148,26 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
     return jobDetail(job, pending ?? [], context.webhookLog.forJob(jobId), context.gpuJobLog.forJob(endpointId, jobId));
+  });
+
+  // A value whole, on demand: its JSON text is sent as it is, never wrapped in a live message.
+  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/values/:part', async (request, reply) => {
+    const { endpointId, jobId, part } = parseRequestPart(ValueParamsSchema, request.params, 'path');
+    const { download } = parseRequestPart(ValueQuerySchema, request.query, 'query string');
+    const endpoint = harness.findEndpoint(endpointId);
+    const job = await endpoint?.find(jobId);
+    if (!endpoint || !job) {
+      throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
+    }
+    let value: unknown;
+    if (part === 'chunks') {
+      const unread = (await endpoint.peekStream(jobId)) ?? [];
+      value = { from: Math.max(0, job.chunkCount - unread.length), outputs: unread.map((chunk) => chunk.output) };
+    } else {
+      value = part === 'input' ? job.request.input : part === 'output' ? job.output : job.error;
+    }
+    if (download === '1') reply.header('content-disposition', `attachment; filename="${jobId.replace(/[^A-Za-z0-9._-]/g, '_')}-${part}.json"`);
+    return reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(jsonText(value ?? null));
   });
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {

@@ -16,6 +16,7 @@ import type { StoredJob } from '../../store/job-store.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
 import type { JobGpuView } from './gpu-job-log.js';
 import type { WebhookDeliveryRecord } from './webhook-log.js';
+import { VIEW_CHUNKS, previewChunk, previewError, previewValue, type ChunkPreview, type ValuePreview } from './value-preview.js';
 
 export type StateCounts = Record<JobStatus, number>;
 
@@ -67,23 +68,40 @@ export interface JobsPage {
   jobs: RequestSummary[];
 }
 
+/** Characters of an error message a jobs list carries (the job page has it all). */
+const LIST_ERROR_CHARS = 300;
+
+/** A job in a list: its summary, the worker that ran it, its error message cut short. */
+function listedJob(job: StoredJob): RequestSummary {
+  const summary = { ...summarizeJob(job), ...workerOf(job) };
+  if (summary.errorMessage !== undefined && summary.errorMessage.length > LIST_ERROR_CHARS) summary.errorMessage = `${summary.errorMessage.slice(0, LIST_ERROR_CHARS)}…`;
+  return summary;
+}
+
 /** A page of `endpoint`'s jobs, newest first: the store pages, summaries only for the page. */
 export async function jobsPage(endpoint: EndpointJobs, query: JobsQuery): Promise<JobsPage> {
   const page = await endpoint.list({ states: query.states, search: query.search, offset: query.offset, limit: query.limit });
-  return { endpointId: endpoint.id, total: page.total, offset: query.offset, limit: query.limit, jobs: page.jobs.map(summarizeJob) };
+  return { endpointId: endpoint.id, total: page.total, offset: query.offset, limit: query.limit, jobs: page.jobs.map(listedJob) };
 }
 
-/** A job in full, for the job page. */
+/**
+ * A job for the job page: everything but its large values in full; input, output and
+ * error as previews with their size, the last chunks (value-preview.ts). Small whatever
+ * the job holds: a live message carries it.
+ */
 export interface JobDetail extends RequestSummary {
   endpointId: string;
-  input: unknown;
+  input: ValuePreview;
   /** Output (final, or the latest progress while running). */
-  output?: unknown;
-  /** The structured error payload, for FAILED and TIMED_OUT jobs. */
+  output?: ValuePreview;
+  /** The structured error payload, for FAILED and TIMED_OUT jobs, its long fields cut (`errorClipped` names them). */
   error?: JobErrorPayload;
+  errorClipped?: string[];
   policy?: unknown;
-  /** Chunks not yet handed out by /stream (chunks read by a client before are counted in `chunks` only). */
-  pendingChunks: StreamChunk[];
+  /** The last chunks not yet handed out by /stream (at most VIEW_CHUNKS; earlier ones load on demand), each with its index. */
+  recentChunks: ChunkPreview[];
+  /** Index of the first unread chunk: chunks before it were read by a /stream client. */
+  chunkBase: number;
   /** Webhook deliveries that have ended (none while under way, or with no webhook). */
   webhookDeliveries: readonly WebhookDeliveryRecord[];
   /** The job's GPU summary (in-process workers), or why there is none; absent when not asked for. */
@@ -93,18 +111,29 @@ export interface JobDetail extends RequestSummary {
 
 /** `pendingChunks`: the job's unread chunks (EndpointJobs.peekStream); `gpu`: from the GpuJobLog. */
 export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[], deliveries: readonly WebhookDeliveryRecord[], gpu?: JobGpuView): JobDetail {
+  const chunkBase = Math.max(0, job.chunkCount - pendingChunks.length);
+  const shownFrom = Math.max(0, pendingChunks.length - VIEW_CHUNKS);
+  const error = job.error !== undefined ? previewError(job.error) : undefined;
   return {
     ...summarizeJob(job),
+    ...workerOf(job),
     endpointId: job.endpointId,
-    input: job.request.input,
-    ...(job.output !== undefined ? { output: job.output } : {}),
-    ...(job.error !== undefined ? { error: job.error } : {}),
+    input: previewValue(job.request.input),
+    ...(job.output !== undefined ? { output: previewValue(job.output) } : {}),
+    ...(error !== undefined ? { error: error.error, ...(error.clipped.length > 0 ? { errorClipped: error.clipped } : {}) } : {}),
     ...(job.request.policy !== undefined ? { policy: job.request.policy } : {}),
-    pendingChunks: [...pendingChunks],
+    recentChunks: pendingChunks.slice(shownFrom).map((chunk, i) => previewChunk(chunkBase + shownFrom + i, chunk)),
+    chunkBase,
     webhookDeliveries: deliveries,
     ...(gpu !== undefined ? { gpu } : {}),
     terminal: isTerminal(job.status),
   };
+}
+
+/** The worker that ran the job: the holder while it runs, else the one whose result ended it (the store clears the holder at the end). */
+export function workerOf(job: StoredJob): { workerId?: string } {
+  const workerId = job.workerId ?? job.resultFrom?.workerId ?? job.error?.worker_id;
+  return workerId ? { workerId } : {};
 }
 
 export interface WorkerRow {
