@@ -5,7 +5,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, followEvents, keyStore } from './api.js';
-import { ErrorBox, html } from './format.js';
+import { ErrorBox, endpointNames, html } from './format.js';
 import { JobView } from './job-view.js';
 import { JobsView } from './jobs-view.js';
 import { OverviewView } from './overview-view.js';
@@ -141,7 +141,7 @@ function App() {
     <main class=${down ? 'stale' : ''}>
       ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
-      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} />` : null}
+      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} />` : null}
       ${route.view === 'workers' ? html`<${WorkersView} overview=${overview} />` : null}
     </main>
     <footer class="muted">serverless-worker ${overview.version}</footer>`;

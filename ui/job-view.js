@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ActionButton, actions } from './actions.js';
 import { api } from './api.js';
 import { Attempts } from './attempts-view.js';
-import { ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
+import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
 import { Value, ValueActions } from './value-view.js';
 
 /** The error payload; `clipped`: its fields the harness cut short (the whole error loads on demand). */
@@ -106,7 +106,7 @@ function useJob(endpointId, jobId) {
   return { ...state, again: () => setTries((n) => n + 1) };
 }
 
-export function JobView({ endpointId, jobId, live }) {
+export function JobView({ endpointId, jobId, live, names }) {
   const read = useJob(endpointId, jobId);
   if (live.gone || read.error?.code === 'SW_JOB_NOT_FOUND') return html`<p class="error" role="alert" data-test="job-gone">Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).</p>`;
   const job = live.job?.id === jobId ? live.job : read.job;
@@ -125,7 +125,7 @@ export function JobView({ endpointId, jobId, live }) {
         run=${() => actions.retry(endpointId, job.id)} describe=${(a) => `Retry answered ${a.status}`} />
     </div>
     <dl class="facts">
-      <dt>Endpoint</dt><dd>${endpointId}</dd>
+      <dt>Endpoint</dt><dd><${EndpointName} id=${endpointId} names=${names} /></dd>
       <dt>Kind</dt><dd>${job.kind}${job.openaiRoute ? ` (OpenAI ${job.openaiRoute})` : ''}</dd>
       <dt>Submitted</dt><dd>${clock(job.submittedAt)}</dd>
       <dt>Started</dt><dd>${clock(job.startedAt)}</dd>
@@ -133,7 +133,7 @@ export function JobView({ endpointId, jobId, live }) {
       <dt>Queue wait (delayTime)</dt><dd data-test="delay-time">${duration(job.delayTime)}</dd>
       <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.executionTime)}</dd>
       <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
-      <dt>Worker</dt><dd>${job.workerId ?? '—'}</dd>
+      <dt>Worker</dt><dd data-test="job-worker">${job.workerId ?? '—'}</dd>
       <dt>GPU</dt><${GpuFact} gpu=${job.gpu} />
       <dt>Expires (ttl)</dt><dd>${new Date(job.expiresAt).toLocaleString()}</dd>
     </dl>

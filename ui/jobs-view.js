@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { api } from './api.js';
-import { ErrorBox, STATES, StatusBadge, clock, duration, html, jobHref } from './format.js';
+import { EndpointName, ErrorBox, HealthBadge, STATES, StatusBadge, clock, duration, endpointNames, html, jobHref } from './format.js';
 
 const PAGE = 50;
 
@@ -57,8 +57,8 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const last = Math.min(shownOffset + PAGE, total);
   const loading = shown === undefined || shown.offset !== offset;
   return html`<div>
-    <h1>Endpoint <code>${endpointId}</code></h1>
-    ${row ? html`<p data-test="endpoint-summary">Queue ${row.queueDepth} · ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')} · workers ${row.workers.idle} idle / ${row.workers.running} running
+    <h1>Endpoint <${EndpointName} id=${endpointId} names=${endpointNames(overview.endpoints)} link=${false} /></h1>
+    ${row ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
       <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId}?`} run=${() => actions.purge(endpointId)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></p>` : null}
     <form class="filters" onSubmit=${(e) => e.preventDefault()} aria-label="Filter jobs">
       <label>State <select id="state-filter" value=${state} onChange=${(e) => { setState(e.currentTarget.value); setOffset(0); }}>

@@ -22,7 +22,7 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-const scrollWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth);
+const scrollWidth = async (page: Page): Promise<number> => Number(await page.evaluate('document.documentElement.scrollWidth'));
 
 describe('dashboard bugs fixed', () => {
   it("shows none of the previous endpoint's rows when the next endpoint's list cannot be read", async () => {

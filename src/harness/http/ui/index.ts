@@ -39,6 +39,8 @@ export interface DashboardOptions {
   /** Whether the server checks an API key (the page then asks for it). */
   readonly authenticated: boolean;
   readonly version: string;
+  /** Endpoint names by id (the management API's endpoints); default none: ids alone. */
+  readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
 }
 
 /** Register the dashboard on `app`; answers its live hub (the server closes it before closing). */
@@ -46,7 +48,7 @@ export function registerDashboard(app: FastifyInstance, options: DashboardOption
   const onReading = options.settings.gpu?.onReading?.bind(options.settings.gpu);
   const gpuJobLog = new GpuJobLog({ fed: onReading !== undefined });
   const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading) : () => {};
-  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog });
+  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog, ...(options.endpointNames ? { endpointNames: options.endpointNames } : {}) });
   registerDashboardRoutes(app, { ...options, hub, gpuJobLog, files: new StaticFiles() });
   // Open event streams would keep app.close() waiting: end them first.
   app.addHook('preClose', (done) => {

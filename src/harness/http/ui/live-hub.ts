@@ -62,7 +62,12 @@ export interface LiveHubOptions {
   readonly gpuJobLog?: GpuJobLog;
   /** Epoch ms; default Date.now. */
   readonly now?: () => number;
+  /** Endpoint names by id (the management API's); default none. Read at most every NAMES_TTL_MS. */
+  readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
 }
+
+/** How long endpoint names read are used before they are read again (a tick is every second). */
+const NAMES_TTL_MS = 5_000;
 
 /**
  * What the job page shows of `job` apart from its chunks, as one string: a change of it
@@ -85,6 +90,8 @@ export class LiveHub {
   readonly #webhookLog: WebhookLog;
   readonly #gpuJobLog: GpuJobLog;
   readonly #now: () => number;
+  readonly #endpointNames: (() => Promise<Readonly<Record<string, string>>>) | undefined;
+  #names: { at: number; names: Readonly<Record<string, string>> } | undefined;
   readonly #clients = new Set<Client>();
   readonly #watchers = new Map<string, JobWatcher>();
   readonly series: Series;
@@ -98,6 +105,7 @@ export class LiveHub {
     this.#webhookLog = options.webhookLog;
     this.#gpuJobLog = options.gpuJobLog ?? new GpuJobLog({ fed: false });
     this.#now = options.now ?? Date.now;
+    this.#endpointNames = options.endpointNames;
     this.series = new Series(options.settings.sampleIntervalMs, options.settings.historyMinutes);
   }
 
@@ -121,11 +129,23 @@ export class LiveHub {
     const now = this.#now();
     return {
       now,
-      endpoints: await endpointRows(this.#harness),
+      endpoints: await endpointRows(this.#harness, await this.#namesNow(now)),
       workers: await workerRows(this.#harness, now),
       gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
       panels: await this.#panels(),
     };
+  }
+
+  /** Endpoint names, read again when older than NAMES_TTL_MS; a failed read keeps the last ones (names are a courtesy). */
+  async #namesNow(now: number): Promise<Readonly<Record<string, string>>> {
+    if (!this.#endpointNames) return {};
+    if (this.#names && now - this.#names.at < NAMES_TTL_MS) return this.#names.names;
+    try {
+      this.#names = { at: now, names: await this.#endpointNames() };
+    } catch {
+      this.#names = { at: now, names: this.#names?.names ?? {} };
+    }
+    return this.#names.names;
   }
 
   /**

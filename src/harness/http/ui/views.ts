@@ -12,6 +12,7 @@ import { JOB_STATUSES, isTerminal, type JobErrorPayload, type JobStatus, type St
 import type { GpuReadResult } from '../../../gpu/reading.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
+import type { LaunchedHealth } from '../../launched-workers-view.js';
 import type { StoredJob } from '../../store/job-store.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
 import type { JobGpuView } from './gpu-job-log.js';
@@ -22,13 +23,33 @@ export type StateCounts = Record<JobStatus, number>;
 
 export interface EndpointRow {
   id: string;
+  /** The endpoint's name, for endpoints made through the management API (/v1). */
+  name?: string;
   /** Jobs waiting in the queue (IN_QUEUE). */
   queueDepth: number;
-  /** Jobs kept, by state (ended ones until their retention ends). */
+  /** Jobs kept, by state (ended ones until their retention ends: these counts fall as results expire). */
   jobs: StateCounts;
   /** Jobs kept in all. */
   retained: number;
+  /** /health's counts: jobs completed, failed and retried since the endpoint was created (expiry does not lower them). */
+  totals: { completed: number; failed: number; retried: number };
   workers: { idle: number; running: number };
+  health: EndpointHealth;
+}
+
+/**
+ * How the endpoint is doing, in a word and a reason: `unhealthy` (its launched worker
+ * command keeps crashing), `warning` (jobs queued and no worker to take them), `ok`.
+ */
+export interface EndpointHealth {
+  state: 'ok' | 'warning' | 'unhealthy';
+  reason: string;
+}
+
+/** What the dashboard knows of an endpoint besides its jobs: its /v1 name, the launcher's /health. */
+export interface EndpointFacts {
+  readonly name?: string | undefined;
+  readonly launched?: LaunchedHealth | undefined;
 }
 
 function zeroCounts(): StateCounts {
@@ -37,16 +58,41 @@ function zeroCounts(): StateCounts {
   return counts;
 }
 
-/** One endpoint's row: the store's per-state counters, no walk over its jobs. */
-export async function endpointRow(endpoint: EndpointJobs): Promise<EndpointRow> {
-  const { retained, ...counts } = await endpoint.stateCounts();
-  const jobs = zeroCounts();
-  for (const status of JOB_STATUSES) jobs[status] = counts[status];
-  return { id: endpoint.id, queueDepth: jobs.IN_QUEUE, jobs, retained, workers: await endpoint.workers.counts() };
+export function endpointHealth(queueDepth: number, workers: { idle: number; running: number }, launched: LaunchedHealth | undefined): EndpointHealth {
+  if (launched && !launched.healthy) return { state: 'unhealthy', reason: launched.unhealthyReason ?? 'its worker command keeps failing to start' };
+  const serving = workers.idle + workers.running;
+  if (queueDepth > 0 && serving === 0) {
+    if (launched && launched.initializing > 0) return { state: 'ok', reason: `${queueDepth} queued; ${launched.initializing} worker(s) starting` };
+    if (launched && launched.throttled > 0) return { state: 'warning', reason: `${queueDepth} queued, no worker: ${launched.throttled} wanted but throttled (no GPU free)` };
+    return { state: 'warning', reason: `${queueDepth} queued, no worker: nothing takes this endpoint's jobs (start a worker for it, or give the launcher its image)` };
+  }
+  if (serving === 0) return { state: 'ok', reason: 'no worker, nothing queued' };
+  return { state: 'ok', reason: `${workers.idle} idle, ${workers.running} running` };
 }
 
-export async function endpointRows(harness: Harness): Promise<EndpointRow[]> {
-  const rows = await Promise.all([...harness.endpoints()].map(endpointRow));
+/** One endpoint's row: the store's per-state counters, no walk over its jobs. */
+export async function endpointRow(endpoint: EndpointJobs, facts: EndpointFacts = {}): Promise<EndpointRow> {
+  const [{ retained, ...counts }, health, workers] = await Promise.all([endpoint.stateCounts(), endpoint.health(), endpoint.workers.counts()]);
+  const jobs = zeroCounts();
+  for (const status of JOB_STATUSES) jobs[status] = counts[status];
+  return {
+    id: endpoint.id,
+    ...(facts.name !== undefined ? { name: facts.name } : {}),
+    queueDepth: jobs.IN_QUEUE,
+    jobs,
+    retained,
+    totals: { completed: health.jobs.completed, failed: health.jobs.failed, retried: health.jobs.retried },
+    workers,
+    health: endpointHealth(jobs.IN_QUEUE, workers, facts.launched),
+  };
+}
+
+/** `names`: endpoint names by id (endpoints made through /v1). */
+export async function endpointRows(harness: Harness, names: Readonly<Record<string, string>> = {}): Promise<EndpointRow[]> {
+  const launched = harness.launchedWorkers;
+  const rows = await Promise.all(
+    [...harness.endpoints()].map(async (endpoint) => endpointRow(endpoint, { name: names[endpoint.id], launched: await launched?.health(endpoint.id) })),
+  );
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
