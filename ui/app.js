@@ -1,7 +1,7 @@
 // @module ui/app
 // The dashboard page: login (the API key kept in sessionStorage, sent in the
 // Authorization header), hash routes (#/, #/endpoint/{id}, #/endpoint/{id}/job/{jobId},
-// #/workers), one live event stream for the page, light and dark schemes.
+// #/endpoint/{id}/worker/{workerId}, #/workers), one live event stream for the page, light and dark schemes.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, followEvents, keyStore } from './api.js';
@@ -10,10 +10,12 @@ import { JobView } from './job-view.js';
 import { JobsView } from './jobs-view.js';
 import { OverviewView } from './overview-view.js';
 import { WorkersView } from './workers-view.js';
+import { WorkerView } from './worker-view.js';
 
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'job' && parts[3]) return { view: 'job', endpointId: parts[1], jobId: parts[3] };
+  if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'worker' && parts[3]) return { view: 'worker', endpointId: parts[1], workerId: parts[3] };
   if (parts[0] === 'endpoint' && parts[1]) return { view: 'jobs', endpointId: parts[1] };
   if (parts[0] === 'workers') return { view: 'workers' };
   return { view: 'overview' };
@@ -143,6 +145,7 @@ function App() {
       ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} />` : null}
       ${route.view === 'workers' ? html`<${WorkersView} overview=${overview} />` : null}
+      ${route.view === 'worker' ? html`<${WorkerView} endpointId=${route.endpointId} workerId=${route.workerId} overview=${overview} names=${endpointNames(overview.endpoints)} />` : null}
     </main>
     <footer class="muted">serverless-worker ${overview.version}</footer>`;
 }

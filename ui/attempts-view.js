@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { ErrorBox, clock, duration, html } from './format.js';
+import { workerHref } from './worker-view.js';
 
 const OUTCOME_TEXT = {
   running: 'running',
@@ -54,7 +55,7 @@ export function Attempts({ endpointId, job }) {
         <thead><tr><th scope="col" class="num">#</th><th scope="col">Worker</th><th scope="col">Taken</th><th scope="col">Ended</th><th scope="col" class="num">Ran</th>
           <th scope="col">Outcome</th><th scope="col">Why</th><th scope="col" class="num">Stale posts refused</th></tr></thead>
         <tbody>${view.attempts.map((a) => html`<tr data-test="attempt-row">
-          <td class="num">${a.attempt ?? '—'}</td><td>${a.workerId ? html`<code>${a.workerId}</code>` : '—'}</td>
+          <td class="num">${a.attempt ?? '—'}</td><td>${a.workerId ? html`<a href=${workerHref(endpointId, a.workerId)}><code>${a.workerId}</code></a>` : '—'}</td>
           <td class="nowrap">${clock(a.startedAt)}</td><td class="nowrap">${clock(a.endedAt)}</td><td class="num" data-test="attempt-ran">${duration(a.outcome === 'running' && a.durationMs !== undefined ? a.durationMs + Math.max(0, now - view.readAt) : a.durationMs)}</td>
           <td><span class=${`badge ${OUTCOME_CLASS[a.outcome] ?? ''}`} data-test="attempt-outcome">${OUTCOME_TEXT[a.outcome] ?? a.outcome}</span></td>
           <td>${a.reason ?? ''}</td>

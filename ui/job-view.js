@@ -8,6 +8,9 @@ import { api } from './api.js';
 import { Attempts } from './attempts-view.js';
 import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
 import { Value, ValueActions } from './value-view.js';
+import { LogLines } from './logs-view.js';
+import { workerHref } from './worker-view.js';
+import { useNow } from './attempts-view.js';
 
 /** The error payload; `clipped`: its fields the harness cut short (the whole error loads on demand). */
 function ErrorPayload({ endpointId, jobId, error: shown, clipped }) {
@@ -108,6 +111,7 @@ function useJob(endpointId, jobId) {
 
 export function JobView({ endpointId, jobId, live, names }) {
   const read = useJob(endpointId, jobId);
+  const now = useNow(1000);
   if (live.gone || read.error?.code === 'SW_JOB_NOT_FOUND') return html`<p class="error" role="alert" data-test="job-gone">Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).</p>`;
   const job = live.job?.id === jobId ? live.job : read.job;
   if (!job && read.error) {
@@ -131,9 +135,9 @@ export function JobView({ endpointId, jobId, live, names }) {
       <dt>Started</dt><dd>${clock(job.startedAt)}</dd>
       <dt>Ended</dt><dd>${clock(job.endedAt)}</dd>
       <dt>Queue wait (delayTime)</dt><dd data-test="delay-time">${duration(job.delayTime)}</dd>
-      <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.executionTime)}</dd>
+      <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.status === 'IN_PROGRESS' && job.startedAt ? Math.max(job.executionTime ?? 0, now - Date.parse(job.startedAt)) : job.executionTime)}</dd>
       <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
-      <dt>Worker</dt><dd data-test="job-worker">${job.workerId ?? '—'}</dd>
+      <dt>Worker</dt><dd data-test="job-worker">${job.workerId ? html`<a href=${workerHref(endpointId, job.workerId)}><code>${job.workerId}</code></a>` : '—'}</dd>
       <dt>GPU</dt><${GpuFact} gpu=${job.gpu} />
       <dt>Expires (ttl)</dt><dd>${new Date(job.expiresAt).toLocaleString()}</dd>
     </dl>
@@ -145,6 +149,8 @@ export function JobView({ endpointId, jobId, live, names }) {
     ${job.error ? html`<${ErrorPayload} key=${job.status + job.retries} endpointId=${endpointId} jobId=${job.id} error=${job.error} clipped=${job.errorClipped} />` : null}
     <${GpuCards} gpu=${job.gpu} />
     <${Attempts} endpointId=${endpointId} job=${job} />
+    <${LogLines} query=${{ endpoint: endpointId, job: job.id }} follow=${!job.terminal} title="Log lines of this job" test="job-logs"
+      empty="No worker line names this job yet (lines of launched workers that carry its id: ctx.log's requestId, the runtime's job lines)." />
     <${Deliveries} job=${job} />
   </div>`;
 }

@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { api } from './api.js';
+import { workerHref } from './worker-view.js';
 import { EndpointName, ErrorBox, HealthBadge, STATES, StatusBadge, clock, duration, endpointNames, html, jobHref } from './format.js';
 
 const PAGE = 50;
@@ -75,7 +76,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
         <td><a href=${jobHref(endpointId, j.id)}><code>${j.id}</code></a></td>
         <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td>${clock(j.submittedAt)}</td>
         <td class="num">${duration(j.delayTime)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>
-        <td>${j.workerId ?? ''}</td><td class="err">${j.errorType ? `${j.errorType}: ${j.errorMessage ?? ''}` : ''}</td></tr>`)}</tbody>
+        <td>${j.workerId ? html`<a href=${workerHref(endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td><td class="err">${j.errorType ? `${j.errorType}: ${j.errorMessage ?? ''}` : ''}</td></tr>`)}</tbody>
     </table>
     <nav class="pager" aria-label="Pages">
       <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← Newer</button>

@@ -8,6 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { Chart } from './charts.js';
 import { EndpointName, ErrorBox, endpointNames, html } from './format.js';
+import { workerHref } from './worker-view.js';
 
 const SHOWN = 100;
 
@@ -59,8 +60,9 @@ export function ScaleEvents({ overview }) {
           <tbody>${events.slice(-SHOWN).reverse().map((e) => html`<tr data-test="scale-event">
             <td class="nowrap">${new Date(e.at).toLocaleTimeString()}</td><td><${EndpointName} id=${e.endpointId} names=${names} /></td>
             <td><span class=${`badge ${KIND_CLASS[e.kind] ?? ''}`} data-test="scale-event-kind">${e.kind}</span></td>
-            <td class="nowrap">${e.workerId ? html`<code>${e.workerId}</code>` : '—'}</td>
-            <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}</td>
+            <td class="nowrap">${e.workerId ? html`<a href=${workerHref(e.endpointId, e.workerId)}><code>${e.workerId}</code></a>` : '—'}</td>
+            <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}
+              ${e.stderr?.length ? html`<pre class="log log-stderr" data-test="scale-event-stderr" title="the worker's last stderr lines">${e.stderr.join('\n')}</pre>` : null}</td>
             <td class="num">${e.workers}</td></tr>`)}</tbody></table>`}
   </section>`;
 }

@@ -20,11 +20,17 @@ import { InMemoryManagementStore } from '../../src/harness/management/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { resolveOptions, type Handler } from '../../src/worker/index.js';
+import { FIXTURE, REPO_ROOT } from '../platform/worker-process.js';
 
 export const API_KEY = 'dashboard-test-key';
 export const ENDPOINT = 'local';
 /** Templates with this imageName run `exit 3` under the fixture's launcher. */
 export const CRASH_IMAGE = 'dashboard/crash:1';
+/** Templates with this imageName run a command that writes an ImportError to stderr and exits 1 (a launch that fails on a missing library). */
+export const IMPORT_ERROR_IMAGE = 'dashboard/import-error:1';
+export const IMPORT_ERROR_LINE = 'ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory';
+/** Templates with this imageName run the platform fixture worker (a real worker process over the worker API; it prints a line naming each job it starts). */
+export const WORKER_IMAGE = 'dashboard/worker:1';
 
 export interface FixtureInput {
   mode?: 'echo' | 'stream' | 'progress' | 'sleep' | 'fail-once' | 'big' | 'burst' | 'fail-long';
@@ -136,7 +142,15 @@ export async function startDashboardFixture(
     ...(options.loadBalancing ? { loadBalancing: options.loadBalancing } : {}),
   });
   const launcher = new Launcher(
-    { images: { [CRASH_IMAGE]: { command: 'exit 3' } }, tickMs: 100, backoff: { baseMs: 300, maxMs: 2_000, unhealthyAfter: 3 } },
+    {
+      images: {
+        [CRASH_IMAGE]: { command: 'exit 3' },
+        [IMPORT_ERROR_IMAGE]: { command: `echo 'Traceback (most recent call last):' >&2; echo '${IMPORT_ERROR_LINE}' >&2; exit 1` },
+        [WORKER_IMAGE]: { command: `"${process.execPath}" --import tsx "${FIXTURE}"`, cwd: REPO_ROOT },
+      },
+      tickMs: 100,
+      backoff: { baseMs: 300, maxMs: 2_000, unhealthyAfter: 3 },
+    },
     { harness, store, logger },
   );
   harness.launchedWorkers = launcher;

@@ -12,7 +12,8 @@
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}` | one job: its large values as previews with their size (value-preview.ts) |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/values/{part}?download=1` | one of its values whole: `input`, `output`, `error` (JSON; null when none), `chunks` (`{ from, outputs }`: the unread chunks); `download=1` answers it as a file |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/attempts` | the job's attempts: worker, times, how each ended |
- * | `GET /ui/api/scale-events?endpoint=&max=` | the launcher's scale events, oldest first |
+ * | `GET /ui/api/scale-events?endpoint=&max=` | the launcher's scale events, oldest first; a crash or exit with its worker's last stderr lines |
+ * | `GET /ui/api/logs?endpoint=&worker=&job=&max=` | the launched workers' log lines (launcher capture), oldest first: of one worker, or those naming a job |
  * | `GET /ui/api/events?endpoint=&job=` | Server-Sent Events (see live-hub.ts) |
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -66,6 +67,18 @@ const EventsQuerySchema = z.object({
   job: JobParamsSchema.shape.jobId.optional(),
 });
 
+const LogsQuerySchema = z.object({
+  endpoint: EndpointParamsSchema.shape.endpointId,
+  worker: z.string().min(1).max(200, { error: 'worker must be at most 200 characters' }).optional(),
+  job: JobParamsSchema.shape.jobId.optional(),
+  max: wholeText('max', 1, 1_000).default(200),
+});
+
+/** Characters of one log line the page gets (a line can be a megabyte of JSON). */
+const LOG_LINE_CHARS = 4_000;
+/** stderr lines shown with a crash or an exit (the launch command's last words: an ImportError, a missing library). */
+const CRASH_STDERR_LINES = 12;
+
 const ScaleEventsQuerySchema = z.object({
   endpoint: EndpointParamsSchema.shape.endpointId.optional(),
   max: wholeText('max', 1, 5_000).default(500),
@@ -92,6 +105,10 @@ function schemaExamples(inputs: NonNullable<DashboardRouteContext['endpointInput
     if (spec.jsonSchema) examples[endpointId] = { input: inputExample(spec.jsonSchema) };
   }
   return examples;
+}
+
+function clipLine(line: string): string {
+  return line.length > LOG_LINE_CHARS ? `${line.slice(0, LOG_LINE_CHARS)}…` : line;
 }
 
 function sendFile(reply: FastifyReply, file: StaticFile | undefined, what: string): FastifyReply {
@@ -185,7 +202,27 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     const query = parseRequestPart(ScaleEventsQuerySchema, request.query, 'query string');
     const launched = harness.launchedWorkers;
     if (!launched?.scaleEvents) return { launcher: false, seq: 0, events: [] };
-    return { launcher: true, seq: launched.scaleEventCount ?? 0, events: launched.scaleEvents(query.endpoint, query.max) };
+    const events = launched.scaleEvents(query.endpoint, query.max).map((event) => {
+      if ((event.kind !== 'crash' && event.kind !== 'exit') || event.workerId === undefined) return event;
+      const stderr = launched
+        .logs(event.endpointId, 1_000, event.workerId)
+        // A worker id names one process: its stderr lines are its own, read before or just after it ended.
+        .filter((line) => line.stream === 'stderr')
+        .slice(-CRASH_STDERR_LINES)
+        .map((line) => clipLine(line.line));
+      return stderr.length > 0 ? { ...event, stderr } : event;
+    });
+    return { launcher: true, seq: launched.scaleEventCount ?? 0, events };
+  });
+
+  app.get('/ui/api/logs', async (request) => {
+    const query = parseRequestPart(LogsQuerySchema, request.query, 'query string');
+    const launched = harness.launchedWorkers;
+    if (!launched) return { launcher: false, lines: [] };
+    let lines = launched.logs(query.endpoint, 1_000, query.worker);
+    // A job's lines: those that name it (ctx.log binds requestId; the runtime's job lines carry it).
+    if (query.job !== undefined) lines = lines.filter((line) => line.line.includes(query.job as string));
+    return { launcher: true, lines: lines.slice(-query.max).map((line) => ({ ...line, line: clipLine(line.line) })) };
   });
 
   app.get('/ui/api/events', async (request, reply) => {
