@@ -135,7 +135,8 @@ function App() {
     <header>
       <a class="brand" href="#/">serverless-worker harness</a>
       <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
-        <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a></nav>
+        <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a>
+        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a></nav>
       <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
       <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
       ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}

@@ -379,7 +379,7 @@ describe('dashboard in Chromium', () => {
       await logIn(page, API_KEY, typed.uiUrl);
       await page.locator('[data-test=example-source]').waitFor(WAIT);
       expect(await page.locator('[data-test=example-source]').textContent()).toContain('input schema');
-      expect(JSON.parse(await page.locator('#submit-json').inputValue())).toEqual({ input: { mode: 'echo', prompt: 'string' } });
+      expect(JSON.parse(await page.locator('#submit-json').inputValue())).toEqual({ input: { mode: 'echo', prompt: 'example prompt' } });
       await page.locator('#submit-json').fill(JSON.stringify({ input: { mode: 'shout' } }));
       await page.locator('[data-test=submit]').click();
       const issues = page.locator('form.submit [data-test=error-issues] li');

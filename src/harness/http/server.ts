@@ -137,6 +137,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     endpointInputs: config.endpointInputs,
     rootEndpoint: config.rootEndpoint,
     authenticated: config.apiKey !== undefined,
+    ...(config.dashboard !== false && config.dashboard.testInput !== undefined ? { testInput: config.dashboard.testInput } : {}),
   });
   if (config.dashboard !== false && webhookLog && attemptLog) {
     const { registerDashboard, builtInPanels } = await import('./ui/index.js');
