@@ -144,7 +144,7 @@ function App() {
     <main class=${down ? 'stale' : ''}>
       ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
-      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} />` : null}
+      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'workers' ? html`<${WorkersView} overview=${overview} />` : null}
       ${route.view === 'worker' ? html`<${WorkerView} endpointId=${route.endpointId} workerId=${route.workerId} overview=${overview} names=${endpointNames(overview.endpoints)} />` : null}
     </main>

@@ -3,11 +3,11 @@
 // stack folded), its attempts, webhook deliveries, and a streaming job's chunks as they arrive.
 // `live` is what the event stream said about this job (see app.js).
 import { useEffect, useState } from 'preact/hooks';
-import { ActionButton, actions } from './actions.js';
+import { ActionButton, SubmitForm, actions } from './actions.js';
 import { api } from './api.js';
 import { Attempts } from './attempts-view.js';
 import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
-import { Value, ValueActions } from './value-view.js';
+import { Value, ValueActions, valuePath } from './value-view.js';
 import { LogLines } from './logs-view.js';
 import { workerHref } from './worker-view.js';
 import { useNow } from './attempts-view.js';
@@ -91,6 +91,26 @@ function Deliveries({ job }) {
   </section>`;
 }
 
+/** "Rerun with edited input": the job's request (its whole input, loaded when the page holds a preview) in an editor, sent to /run. */
+function Rerun({ endpointId, job, overview, navigate }) {
+  const [state, setState] = useState({ open: false, busy: false, error: undefined, request: undefined });
+  const open = async () => {
+    setState({ open: false, busy: true, error: undefined, request: undefined });
+    try {
+      const input = job.input.complete ? job.input.value : await api('GET', valuePath(endpointId, job.id, 'input'));
+      setState({ open: true, busy: false, error: undefined, request: { input, ...(job.policy ? { policy: job.policy } : {}) } });
+    } catch (error) {
+      setState({ open: false, busy: false, error, request: undefined });
+    }
+  };
+  return html`<span class="action">
+    <button type="button" onClick=${() => (state.open ? setState({ ...state, open: false }) : open())} disabled=${state.busy} data-test="rerun-open">${state.open ? 'Close the rerun editor' : 'Rerun with edited input'}</button>
+    <${ErrorBox} error=${state.error} />
+    ${state.open && overview ? html`<div class="rerun"><${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate}
+      initial=${state.request} title=${`Rerun ${job.id} with edited input`} test="rerun" /></div>` : null}
+  </span>`;
+}
+
 /**
  * The job as first read over HTTP: the page shows it (or the API's error) whether or not
  * the live stream is up; the stream's `job` messages replace it.
@@ -109,7 +129,7 @@ function useJob(endpointId, jobId) {
   return { ...state, again: () => setTries((n) => n + 1) };
 }
 
-export function JobView({ endpointId, jobId, live, names }) {
+export function JobView({ endpointId, jobId, live, names, overview, navigate }) {
   const read = useJob(endpointId, jobId);
   const now = useNow(1000);
   if (live.gone || read.error?.code === 'SW_JOB_NOT_FOUND') return html`<p class="error" role="alert" data-test="job-gone">Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).</p>`;
@@ -127,6 +147,7 @@ export function JobView({ endpointId, jobId, live, names }) {
         run=${() => actions.cancel(endpointId, job.id)} describe=${(a) => `Cancel answered ${a.status}`} />
       <${ActionButton} label="Retry" test="retry" disabled=${!retryable} title="only FAILED or TIMED_OUT jobs can be retried"
         run=${() => actions.retry(endpointId, job.id)} describe=${(a) => `Retry answered ${a.status}`} />
+      <${Rerun} key=${job.id} endpointId=${endpointId} job=${job} overview=${overview} navigate=${navigate} />
     </div>
     <dl class="facts">
       <dt>Endpoint</dt><dd><${EndpointName} id=${endpointId} names=${names} /></dd>

@@ -85,7 +85,7 @@ describe('names, health and counts on the dashboard', () => {
     await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}`);
     const listed = page.locator('[data-test=jobs-row]', { hasText: id });
     await listed.waitFor(WAIT);
-    expect(((await listed.locator('td').nth(7).textContent()) ?? '').length).toBeGreaterThan(0);
+    expect(((await listed.locator('td').nth(8).textContent()) ?? '').length).toBeGreaterThan(0);
     await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     await page.locator('[data-test=job-worker]').waitFor(WAIT);
     expect(await page.locator('[data-test=job-worker]').textContent()).not.toBe('—');

@@ -152,6 +152,19 @@ export interface ListQuery {
   readonly states?: readonly JobStatus[] | undefined;
   /** Only ids containing this text, case-insensitive (an exact id is found at once); default all. */
   readonly search?: string | undefined;
+  /** History filters (history-filter.ts): only jobs this worker ran (holder, or the one whose result ended it). */
+  readonly workerId?: string | undefined;
+  /** Only jobs submitted this way. */
+  readonly kind?: 'run' | 'runsync' | undefined;
+  /** Only jobs whose error has this error_code. */
+  readonly errorCode?: string | undefined;
+  /** Only jobs submitted at or after this time (epoch ms), and before `submittedTo`. */
+  readonly submittedFrom?: number | undefined;
+  readonly submittedTo?: number | undefined;
+  /** Only jobs whose input or output (as JSON text) contains this text, case-insensitive. */
+  readonly text?: string | undefined;
+  /** Submission order of the page; default newest first. */
+  readonly order?: 'newest' | 'oldest' | undefined;
   readonly offset: number;
   readonly limit: number;
 }

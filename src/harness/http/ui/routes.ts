@@ -8,7 +8,7 @@
  * |---|---|
  * | `GET /ui`, `/ui/static/{file}`, `/ui/vendor/{file}` | the page, its modules and styles (public) |
  * | `GET /ui/api/overview` | endpoints, workers, GPU, panels, chart history, the submit form's example |
- * | `GET /ui/api/endpoints/{id}/jobs?state=&q=&offset=&limit=` | a page of jobs, newest first |
+ * | `GET /ui/api/endpoints/{id}/jobs?state=&q=&worker=&kind=&error=&from=&to=&text=&order=&offset=&limit=` | a page of jobs, newest (or oldest) first, filtered |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}` | one job: its large values as previews with their size (value-preview.ts) |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/values/{part}?download=1` | one of its values whole: `input`, `output`, `error` (JSON; null when none), `chunks` (`{ from, outputs }`: the unread chunks); `download=1` answers it as a file |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/attempts` | the job's attempts: worker, times, how each ended |
@@ -40,6 +40,15 @@ const wholeText = (name: string, min: number, max: number) => {
   return z.string({ error }).regex(/^\d{1,9}$/, { error }).transform(Number).pipe(z.number().min(min, { error }).max(max, { error }));
 };
 
+/** A time as ISO 8601 (2026-01-01T10:00:00Z) or epoch ms, answered as epoch ms. */
+const isoTime = (name: string) => {
+  const error = `${name} must be an ISO 8601 time (2026-01-01T10:00:00Z) or epoch milliseconds`;
+  return z
+    .string({ error })
+    .transform((text) => (/^\d{1,15}$/.test(text) ? Number(text) : Date.parse(text)))
+    .pipe(z.number({ error }).refine((ms) => Number.isFinite(ms), { error }));
+};
+
 const JobsQuerySchema = z.object({
   /** Comma-separated states; default all. */
   state: z
@@ -48,6 +57,13 @@ const JobsQuerySchema = z.object({
     .pipe(z.array(z.enum(JOB_STATUSES, { error: `state must be a comma-separated list of ${JOB_STATUSES.join(', ')}` })))
     .optional(),
   q: z.string().max(200, { error: 'q (id search) must be at most 200 characters' }).optional(),
+  worker: z.string().min(1).max(200, { error: 'worker must be at most 200 characters' }).optional(),
+  kind: z.enum(['run', 'runsync'], { error: 'kind must be run or runsync' }).optional(),
+  error: z.string().min(1).max(200, { error: 'error (an error code) must be at most 200 characters' }).optional(),
+  from: isoTime('from').optional(),
+  to: isoTime('to').optional(),
+  text: z.string().max(200, { error: 'text (searched in input and output) must be at most 200 characters' }).optional(),
+  order: z.enum(['newest', 'oldest'], { error: 'order must be newest or oldest' }).default('newest'),
   offset: wholeText('offset', 0, 100_000_000).default(0),
   limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),
 });
@@ -153,7 +169,19 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     const query = parseRequestPart(JobsQuerySchema, request.query, 'query string');
     const endpoint = harness.findEndpoint(endpointId);
     if (!endpoint) return { endpointId, total: 0, offset: query.offset, limit: query.limit, jobs: [] };
-    return jobsPage(endpoint, { states: query.state, search: query.q, offset: query.offset, limit: query.limit });
+    return jobsPage(endpoint, {
+      states: query.state,
+      search: query.q,
+      workerId: query.worker,
+      kind: query.kind,
+      errorCode: query.error,
+      submittedFrom: query.from,
+      submittedTo: query.to,
+      text: query.text,
+      order: query.order,
+      offset: query.offset,
+      limit: query.limit,
+    });
   });
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId', async (request) => {

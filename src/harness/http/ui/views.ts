@@ -13,7 +13,8 @@ import type { GpuReadResult } from '../../../gpu/reading.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import type { LaunchedHealth } from '../../launched-workers-view.js';
-import type { StoredJob } from '../../store/job-store.js';
+import type { ListQuery, StoredJob } from '../../store/job-store.js';
+import { ranOn } from '../../store/history-filter.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
 import type { JobGpuView } from './gpu-job-log.js';
 import type { WebhookDeliveryRecord } from './webhook-log.js';
@@ -96,14 +97,8 @@ export async function endpointRows(harness: Harness, names: Readonly<Record<stri
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-export interface JobsQuery {
-  /** Only these states; default all. */
-  states?: readonly JobStatus[] | undefined;
-  /** Only ids containing this text (case-insensitive); default all. */
-  search?: string | undefined;
-  offset: number;
-  limit: number;
-}
+/** A page of an endpoint's jobs: the store's list query (states, id search, history filters, order, page). */
+export type JobsQuery = ListQuery;
 
 export interface JobsPage {
   endpointId: string;
@@ -126,7 +121,7 @@ function listedJob(job: StoredJob): RequestSummary {
 
 /** A page of `endpoint`'s jobs, newest first: the store pages, summaries only for the page. */
 export async function jobsPage(endpoint: EndpointJobs, query: JobsQuery): Promise<JobsPage> {
-  const page = await endpoint.list({ states: query.states, search: query.search, offset: query.offset, limit: query.limit });
+  const page = await endpoint.list(query);
   return { endpointId: endpoint.id, total: page.total, offset: query.offset, limit: query.limit, jobs: page.jobs.map(listedJob) };
 }
 
@@ -178,7 +173,7 @@ export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[],
 
 /** The worker that ran the job: the holder while it runs, else the one whose result ended it (the store clears the holder at the end). */
 export function workerOf(job: StoredJob): { workerId?: string } {
-  const workerId = job.workerId ?? job.resultFrom?.workerId ?? job.error?.worker_id;
+  const workerId = ranOn(job);
   return workerId ? { workerId } : {};
 }
 
