@@ -53,6 +53,12 @@ function Login({ error, onKey }) {
   </form>`;
 }
 
+/** The chart points the harness keeps (historyMinutes of sampleIntervalMs points): the page keeps as many. */
+function keepPoints(points, overview) {
+  const capacity = Math.max(1, Math.ceil(((overview.historyMinutes ?? 10) * 60_000) / (overview.sampleIntervalMs ?? 1000)));
+  return points.length > capacity ? points.slice(points.length - capacity) : points;
+}
+
 function emptyLive() {
   return { job: undefined, chunks: [], missed: 0, skipped: 0, gone: false };
 }
@@ -91,7 +97,7 @@ function App() {
     setLive(emptyLive());
     const onEvent = (event, data) => {
       if (event === 'tick') {
-        setOverview((o) => ({ ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: [...o.series.slice(o.series.length >= 600 ? 1 : 0), data.point] }));
+        setOverview((o) => ({ ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) }));
       } else if (event === 'hello') {
         setOverview((o) => ({ ...o, ...data }));
       } else if (event === 'job') {

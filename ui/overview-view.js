@@ -40,6 +40,6 @@ export function OverviewView({ overview, navigate }) {
     <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} /></section>
     <${Panels} panels=${overview.panels} names=${endpointNames(overview.endpoints)} />
     <${SubmitForm} endpoints=${overview.endpoints} overview=${overview} navigate=${navigate} />
-    <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} /></section>
+    <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} endpoints=${overview.endpoints} historyMinutes=${overview.historyMinutes ?? 10} /></section>
   </div>`;
 }

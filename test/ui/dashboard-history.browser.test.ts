@@ -138,4 +138,43 @@ describe('history and bulk work on the dashboard', () => {
     expect(await cell.locator('a').getAttribute('href')).toContain(failing.id);
     await context.close();
   });
+
+  it('charts one endpoint or all over a chosen range, with hover values in readable units', { timeout: 60_000 }, async () => {
+    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    for (let i = 0; i < 6; i++) await endpoint.waitForEnd((await endpoint.submit({ input: { mode: 'sleep', ms: 20 + i * 30 } })).id, 20_000);
+    const { context, page } = await browsers.open('charts');
+    await logIn(page, fixture.uiUrl);
+    const rateChart = page.locator('[data-test=chart-rate]');
+    await rateChart.waitFor(WAIT);
+    await page.locator('#chart-endpoint').selectOption(ENDPOINT);
+    await page.locator('#chart-range').selectOption('5');
+    // Hover the middle of the chart: its legend shows each line's value there, in its unit.
+    const over = rateChart.locator('.u-over');
+    await over.scrollIntoViewIfNeeded();
+    const box = await over.boundingBox();
+    expect(box).not.toBeNull();
+    const ended = rateChart.locator('.u-legend .u-series').nth(1).locator('.u-value');
+    let wiggle = 0;
+    const hovered = async () => {
+      // A new point each tick redraws the chart: the pointer moves a little before each read, as a hand does.
+      wiggle = (wiggle + 1) % 5;
+      await page.mouse.move((box?.x ?? 0) + (box?.width ?? 0) / 2 + wiggle, (box?.y ?? 0) + (box?.height ?? 0) / 2);
+      return ended.textContent();
+    };
+    await expect.poll(hovered, WAIT).toMatch(/^\d+(\.\d+)?\/s$/);
+    // Execution times read as durations ("80 ms", "1.5 s"), never bare thousands: hovered where the jobs ended (the first interval shown).
+    const exec = page.locator('[data-test=chart-exec]');
+    const execOver = exec.locator('.u-over');
+    await execOver.scrollIntoViewIfNeeded();
+    const execBox = await execOver.boundingBox();
+    const p50 = exec.locator('.u-legend .u-series').nth(1).locator('.u-value');
+    await expect
+      .poll(async () => {
+        wiggle = (wiggle + 1) % 3;
+        await page.mouse.move((execBox?.x ?? 0) + 1 + wiggle, (execBox?.y ?? 0) + (execBox?.height ?? 0) / 2);
+        return p50.textContent();
+      }, WAIT)
+      .toMatch(/^\d+(\.\d)? (ms|s)$/);
+    await context.close();
+  });
 });

@@ -161,7 +161,7 @@ export class LiveHub {
     if (this.#clients.size === 0) this.#start();
     this.#clients.add(client);
     res.on('close', () => this.#drop(client));
-    this.#send(client, 'hello', { ...(await this.snapshot()), series: this.series.points(), sampleIntervalMs: this.#settings.sampleIntervalMs });
+    this.#send(client, 'hello', { ...(await this.snapshot()), series: this.series.points(), sampleIntervalMs: this.#settings.sampleIntervalMs, historyMinutes: this.#settings.historyMinutes });
     if (watch && this.#clients.has(client)) await this.#watch(client, watch.endpointId, watch.jobId);
   }
 

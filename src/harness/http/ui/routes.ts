@@ -155,6 +155,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     ...(await hub.snapshot()),
     series: hub.series.points(),
     sampleIntervalMs: context.settings.sampleIntervalMs,
+    historyMinutes: context.settings.historyMinutes,
     testInput: context.settings.testInput ?? { input: {} },
     /** Where the form's example comes from: the worker's test input, else each endpoint's input schema. */
     testInputGiven: context.settings.testInput !== undefined,
