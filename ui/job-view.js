@@ -171,7 +171,7 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
     <${GpuCards} gpu=${job.gpu} />
     <${Attempts} endpointId=${endpointId} job=${job} />
     <${LogLines} query=${{ endpoint: endpointId, job: job.id }} follow=${!job.terminal} title="Log lines of this job" test="job-logs"
-      empty="No worker line names this job yet (lines of launched workers that carry its id: ctx.log's requestId, the runtime's job lines)." />
+      empty="No line of a launched worker names this job (yet): their lines that carry its id show here (ctx.log's requestId, the runtime's job lines). An in-process worker writes to the harness's own log." />
     <${Deliveries} job=${job} />
   </div>`;
 }

@@ -50,11 +50,12 @@ export function ScaleEvents({ overview }) {
   const names = endpointNames(overview.endpoints);
   // The steps reach to now (never before the last event: the x values must grow).
   const { endpoints, columns } = workerColumns(events, Math.max(overview.now ?? 0, events.at(-1)?.at ?? 0, Date.now()));
+  const chartNames = endpoints.map((id) => (names[id] ? `${names[id]} (${id})` : id));
   return html`<section class="card" data-test="scale-events">
     <h2>Launcher scale events</h2>
     ${events.length === 0
       ? html`<p class="muted">No scale event yet: the launcher starts workers for endpoints whose template image it was given.</p>`
-      : html`<${Chart} title="Launched workers (processes, stopping ones included)" unit="workers" names=${endpoints} columns=${columns} stepped=${true} test="chart-launched" />
+      : html`<${Chart} title="Launched workers (processes, stopping ones included)" unit="workers" names=${chartNames} columns=${columns} stepped=${true} test="chart-launched" />
         <table class="grid" data-test="scale-events-table"><caption>Last ${Math.min(SHOWN, events.length)} of ${events.length} events, newest first (the launcher keeps the last 500 per endpoint)</caption>
           <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Event</th><th scope="col">Worker</th><th scope="col">What happened</th><th scope="col" class="num">Workers after</th></tr></thead>
           <tbody>${events.slice(-SHOWN).reverse().map((e) => html`<tr data-test="scale-event">

@@ -65,7 +65,7 @@ export function endpointHealth(queueDepth: number, workers: { idle: number; runn
   if (queueDepth > 0 && serving === 0) {
     if (launched && launched.initializing > 0) return { state: 'ok', reason: `${queueDepth} queued; ${launched.initializing} worker(s) starting` };
     if (launched && launched.throttled > 0) return { state: 'warning', reason: `${queueDepth} queued, no worker: ${launched.throttled} wanted but throttled (no GPU free)` };
-    return { state: 'warning', reason: `${queueDepth} queued, no worker: nothing takes this endpoint's jobs (start a worker for it, or give the launcher its image)` };
+    return { state: 'warning', reason: `${queueDepth} queued, no worker to take them (start one, or give the launcher its image)` };
   }
   if (serving === 0) return { state: 'ok', reason: 'no worker, nothing queued' };
   return { state: 'ok', reason: `${workers.idle} idle, ${workers.running} running` };
