@@ -171,7 +171,7 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
     <${GpuCards} gpu=${job.gpu} />
     <${Attempts} endpointId=${endpointId} job=${job} />
     <${LogLines} query=${{ endpoint: endpointId, job: job.id }} follow=${!job.terminal} title="Log lines of this job" test="job-logs"
-      empty="No line of a launched worker names this job (yet): their lines that carry its id show here (ctx.log's requestId, the runtime's job lines). An in-process worker writes to the harness's own log." />
+      empty="No line for this job (yet): lines a worker logs for it (ctx.log, the runtime's job lines) show here, from an in-process worker and from the workers the launcher runs." />
     <${Deliveries} job=${job} />
   </div>`;
 }

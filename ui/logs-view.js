@@ -38,8 +38,8 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
   return html`<section class="card" data-test=${test}>
     <h2>${title}${follow ? html` <span class="hint">following live</span>` : null}</h2>
     <${ErrorBox} error=${error} />
-    ${answer && !answer.launcher ? html`<p class="muted">The launcher is off: log lines come from the workers it runs (serverless-worker harness --image). An in-process worker writes to the harness's own log.</p>` : null}
-    ${answer?.launcher && lines.length === 0 ? html`<p class="muted">${empty}</p>` : null}
+    ${answer && !answer.launcher && !answer.inProcess ? html`<p class="muted">No log source: lines come from the workers the launcher runs (serverless-worker harness --image) and from an in-process worker (--serve-api).</p>` : null}
+    ${(answer?.launcher || answer?.inProcess) && lines.length === 0 ? html`<p class="muted">${empty}</p>` : null}
     ${lines.length > 0
       ? html`<pre class="log" ref=${box}>${lines.map((l) => html`<span class=${`log-line log-${l.stream}`} data-test="log-line"><span class="muted">${new Date(l.at).toLocaleTimeString()} ${l.workerId} ${l.stream}</span> ${l.line}
 </span>`)}</pre>`

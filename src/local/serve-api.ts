@@ -24,6 +24,7 @@ import { loadMetrics } from '../metrics/index.js';
 import { onShutdownSignals, resolveTestInput, startHandler, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
 import { printInitFailure } from './init-failure.js';
 import { startLocalWorker } from './local-worker.js';
+import { JobLogBuffer, tapJobLogs } from '../harness/http/ui/job-log-tap.js';
 
 /** Environment variable read for the API key when --api-key is not given. */
 export const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
@@ -131,6 +132,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
   const harness = new Harness();
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const example = exampleRequest(args);
+  const jobLogs = new JobLogBuffer();
   // The server listens before the worker starts, so that a port in use or a refused
   // bind ends start-up with its one error and nothing else (no worker to stop).
   let server: HarnessServer;
@@ -146,7 +148,7 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       metrics: await loadMetrics(),
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
-      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler } : {}) },
+      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler } : {}), jobLogs },
     });
   } catch (error) {
     await sampler?.close();
@@ -154,7 +156,8 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
     throw listenError(error, host, port);
   }
   // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
-  const local = startLocalWorker(started.handler, config, logger, { harness, watchdog: 'exit', ...(sampler ? { sampler } : {}) });
+  // The job page shows each job's own lines: the worker's job loggers also keep them (job-log-tap.ts).
+  const local = startLocalWorker(started.handler, config, tapJobLogs(logger, jobLogs), { harness, watchdog: 'exit', ...(sampler ? { sampler } : {}) });
   await local.watchdogReady;
   process.stdout.write(serveBanner(server, config.endpointId, example));
 

@@ -9,12 +9,13 @@
  * it is missing the launch fails with a message that says how to install it.
  */
 import { existsSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { chromium, type Browser } from 'playwright-core';
 import pino from 'pino';
 import { Harness } from '../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../src/harness/http/index.js';
 import type { EndpointInputSpec } from '../../src/harness/http/openapi/index.js';
-import type { DashboardGpuSource } from '../../src/harness/http/ui/index.js';
+import { JobLogBuffer, tapJobLogs, type DashboardGpuSource } from '../../src/harness/http/ui/index.js';
 import { Launcher } from '../../src/harness/launcher/index.js';
 import { InMemoryManagementStore } from '../../src/harness/management/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
@@ -33,7 +34,9 @@ export const IMPORT_ERROR_LINE = 'ImportError: libcudnn.so.9: cannot open shared
 export const WORKER_IMAGE = 'dashboard/worker:1';
 
 export interface FixtureInput {
-  mode?: 'echo' | 'stream' | 'progress' | 'sleep' | 'fail-once' | 'big' | 'burst' | 'fail-long';
+  mode?: 'echo' | 'stream' | 'progress' | 'sleep' | 'fail-once' | 'big' | 'burst' | 'fail-long' | 'log';
+  /** `log`: lines logged with ctx.log (info), one a step, `delayMs` apart. */
+  lines?: string[];
   /** `big`: the output is a string of this many characters ("0123456789" repeated); `fail-long`: the error message's length. */
   chars?: number;
   /** `burst`: yield this many chunks ("c0 ", "c1 ", ...) without pausing. */
@@ -90,6 +93,13 @@ export const fixtureHandler: Handler<FixtureInput> = (job, context) => {
       await sleep(input.ms ?? 60_000, context.signal);
       return { slept: input.ms };
     }
+    if (input.mode === 'log') {
+      for (const [step, line] of (input.lines ?? []).entries()) {
+        context.log.info({ step }, line);
+        await sleep(input.delayMs ?? 0, context.signal);
+      }
+      return { logged: input.lines?.length ?? 0 };
+    }
     if (input.mode === 'big') return '0123456789'.repeat(Math.ceil((input.chars ?? 0) / 10)).slice(0, input.chars ?? 0);
     if (input.mode === 'fail-long') throw new Error(`long failure ${'#'.repeat(input.chars ?? 0)}`);
     if (input.mode === 'fail-once' && !failedOnce.has(job.id)) {
@@ -126,6 +136,7 @@ export async function startDashboardFixture(
   } = {},
 ): Promise<DashboardFixture> {
   const logger = pino({ level: 'silent' });
+  const jobLogs = new JobLogBuffer();
   const harness = new Harness();
   const store = new InMemoryManagementStore();
   const testInput = options.testInput === undefined ? { input: { mode: 'echo', prompt: 'hello' } } : options.testInput;
@@ -136,7 +147,7 @@ export async function startDashboardFixture(
     apiKey: API_KEY,
     rateLimits: false,
     metrics: createMetrics({ defaultMetrics: false }),
-    dashboard: { ...(testInput === null ? {} : { testInput }), ...(options.gpu ? { gpu: options.gpu } : {}) },
+    dashboard: { ...(testInput === null ? {} : { testInput }), ...(options.gpu ? { gpu: options.gpu } : {}), jobLogs },
     management: { store },
     ...(options.endpointInputs ? { endpointInputs: options.endpointInputs } : {}),
     ...(options.loadBalancing ? { loadBalancing: options.loadBalancing } : {}),
@@ -162,7 +173,9 @@ export async function startDashboardFixture(
     timeoutGraceMs: 500,
     logger,
   });
-  const worker = startLocalWorker(fixtureHandler as Handler<unknown>, config, logger, harness);
+  // The worker's job lines reach the job page as with --serve-api (job-log-tap.ts); written nowhere else.
+  const workerLogger = tapJobLogs(pino({ level: 'info' }, new Writable({ write: (_chunk, _encoding, done) => done() })), jobLogs);
+  const worker = startLocalWorker(fixtureHandler as Handler<unknown>, config, workerLogger, harness);
   return {
     harness,
     server,

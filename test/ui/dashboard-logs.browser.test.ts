@@ -3,10 +3,12 @@
  * whose launcher runs real processes (dashboard-fixture.ts): a launch command that fails
  * on a missing library shows its stderr (the ImportError) with its crash in the scale
  * events; a job run by a launched worker shows the worker's lines that name it, and the
- * worker's page its log tail, followed live (a later job's line appears without a reload).
+ * worker's page its log tail, followed live (a later job's line appears without a reload);
+ * a job run by the in-process worker shows the lines its handler logged with ctx.log as
+ * they come.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, IMPORT_ERROR_IMAGE, IMPORT_ERROR_LINE, WORKER_IMAGE, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
+import { API_KEY, ENDPOINT, IMPORT_ERROR_IMAGE, IMPORT_ERROR_LINE, WORKER_IMAGE, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
 import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
 
 let fixture: DashboardFixture;
@@ -74,5 +76,18 @@ describe('logs on the dashboard', () => {
     } finally {
       await call('DELETE', `/v1/endpoints/${endpointId}`);
     }
+  });
+
+  it('shows the lines an in-process worker logs for a job (ctx.log) while it runs', async () => {
+    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const { id } = await endpoint.submit({ input: { mode: 'log', lines: ['loading the model', 'step two of two'], delayMs: 1_500 } });
+    const { context, page } = await browsers.open('in-process-logs');
+    await logIn(page, fixture.uiUrl);
+    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    const lines = page.locator('[data-test=job-logs] [data-test=log-line]');
+    await lines.filter({ hasText: 'loading the model' }).first().waitFor(WAIT);
+    expect(await lines.filter({ hasText: 'loading the model' }).first().textContent()).toContain('in-process');
+    await lines.filter({ hasText: 'step two of two' }).first().waitFor(WAIT);
+    await context.close();
   });
 });

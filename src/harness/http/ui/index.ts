@@ -25,6 +25,7 @@ export { AttemptLog, ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome,
 export { jobAttemptsView, type AttemptView, type JobAttemptsView } from './attempt-view.js';
 export { bindAttemptLog, withAttemptEvents } from './attempt-binding.js';
 export { inputExample } from './input-example.js';
+export { JobLogBuffer, tapJobLogs, JOB_LOG_LIMITS, type JobLogLine } from './job-log-tap.js';
 export { previewValue, previewChunk, previewError, PREVIEW_CHARS, CHUNK_PREVIEW_CHARS, VIEW_CHUNKS, type ValuePreview, type ChunkPreview } from './value-preview.js';
 export { GpuJobLog, bindGpuJobLog, GPU_JOB_LOG_LIMIT, type JobGpuView } from './gpu-job-log.js';
 

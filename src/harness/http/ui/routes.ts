@@ -13,7 +13,7 @@
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/values/{part}?download=1` | one of its values whole: `input`, `output`, `error` (JSON; null when none), `chunks` (`{ from, outputs }`: the unread chunks); `download=1` answers it as a file |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/attempts` | the job's attempts: worker, times, how each ended |
  * | `GET /ui/api/scale-events?endpoint=&max=` | the launcher's scale events, oldest first; a crash or exit with its worker's last stderr lines |
- * | `GET /ui/api/logs?endpoint=&worker=&job=&max=` | the launched workers' log lines (launcher capture), oldest first: of one worker, or those naming a job |
+ * | `GET /ui/api/logs?endpoint=&worker=&job=&max=` | log lines, oldest first: the launched workers' (launcher capture) of one worker, or those naming a job with the lines an in-process worker logged for it |
  * | `GET /ui/api/events?endpoint=&job=` | Server-Sent Events (see live-hub.ts) |
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -247,11 +247,17 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
   app.get('/ui/api/logs', async (request) => {
     const query = parseRequestPart(LogsQuerySchema, request.query, 'query string');
     const launched = harness.launchedWorkers;
-    if (!launched) return { launcher: false, lines: [] };
-    let lines = launched.logs(query.endpoint, 1_000, query.worker);
-    // A job's lines: those that name it (ctx.log binds requestId; the runtime's job lines carry it).
-    if (query.job !== undefined) lines = lines.filter((line) => line.line.includes(query.job as string));
-    return { launcher: true, lines: lines.slice(-query.max).map((line) => ({ ...line, line: clipLine(line.line) })) };
+    const jobLogs = context.settings.jobLogs;
+    let lines: Array<{ at: number; workerId: string; stream: string; line: string }> = launched ? launched.logs(query.endpoint, 1_000, query.worker) : [];
+    if (query.job !== undefined) {
+      const jobId = query.job;
+      // A job's lines: those of launched workers that name it (ctx.log binds requestId; the runtime's job lines carry it),
+      // and those an in-process worker logged for it (job-log-tap.ts).
+      lines = lines.filter((line) => line.line.includes(jobId));
+      const own = jobLogs?.forJob(jobId) ?? [];
+      if (own.length > 0) lines = [...lines, ...own.map((line) => ({ at: line.at, workerId: 'in-process', stream: line.level, line: line.line }))].sort((a, b) => a.at - b.at);
+    }
+    return { launcher: launched !== undefined, inProcess: jobLogs !== undefined, lines: lines.slice(-query.max).map((line) => ({ ...line, line: clipLine(line.line) })) };
   });
 
   app.get('/ui/api/events', async (request, reply) => {
