@@ -94,12 +94,15 @@ function App() {
   useEffect(() => {
     if (!overview) return undefined;
     const abort = new AbortController();
+    let hellos = 0;
     setLive(emptyLive());
     const onEvent = (event, data) => {
       if (event === 'tick') {
         setOverview((o) => ({ ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) }));
       } else if (event === 'hello') {
         setOverview((o) => ({ ...o, ...data }));
+        // A reconnect: the chart points missed meanwhile come from the overview (the live stream carries no history).
+        if (hellos++ > 0) api('GET', '/ui/api/overview').then((fresh) => setOverview((o) => ({ ...o, series: fresh.series }))).catch(() => {});
       } else if (event === 'job') {
         setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {

@@ -9,7 +9,7 @@
  * pages). With no page open the hub holds no timer and no listener: the harness pays
  * nothing for it.
  *
- * Events: `hello` (the full history, once), `tick`, `job` (the job view, views.ts
+ * Events: `hello` (the state now, once: the chart history comes from /ui/api/overview), `tick`, `job` (the job view, views.ts
  * JobDetail: on connect and on each change of what the job page shows other than its
  * chunks: status, progress output, attempt, retries, worker, a webhook delivery ended,
  * GPU samples), `chunk` ({ index, output, clippedBytes? }), `chunks-missed` (a count
@@ -161,7 +161,9 @@ export class LiveHub {
     if (this.#clients.size === 0) this.#start();
     this.#clients.add(client);
     res.on('close', () => this.#drop(client));
-    this.#send(client, 'hello', { ...(await this.snapshot()), series: this.series.points(), sampleIntervalMs: this.#settings.sampleIntervalMs, historyMinutes: this.#settings.historyMinutes });
+    // The chart history is not in it: with many endpoints and a long history it is megabytes, and a
+    // live message stays small; the page reads it from /ui/api/overview (over HTTP) instead.
+    this.#send(client, 'hello', { ...(await this.snapshot()), sampleIntervalMs: this.#settings.sampleIntervalMs, historyMinutes: this.#settings.historyMinutes });
     if (watch && this.#clients.has(client)) await this.#watch(client, watch.endpointId, watch.jobId);
   }
 
