@@ -13,6 +13,10 @@ import { EndpointName, ErrorBox, HealthBadge, Notice, STATES, StatusBadge, durat
 
 const PAGE = 50;
 
+const ORDER_TEXT = { newest: 'newest first', oldest: 'oldest first', slowest: 'longest execution first', waited: 'longest queue wait first' };
+
+const PAGER_TEXT = { newest: ['Newer', 'Older'], oldest: ['Older', 'Newer'], slowest: ['Previous', 'Next'], waited: ['Previous', 'Next'] };
+
 const EMPTY_FILTERS = { state: '', search: '', worker: '', kind: '', error: '', text: '', from: '', to: '', order: 'newest' };
 
 /** A datetime-local value (local time, no zone) as ISO 8601, or undefined. */
@@ -147,7 +151,8 @@ export function JobsView({ endpointId, row, overview, navigate }) {
       <label>Submitted from <input id="filter-from" type="datetime-local" step="1" value=${filters.from} onInput=${(e) => setFilter('from', e.currentTarget.value)} /></label>
       <label>to <input id="filter-to" type="datetime-local" step="1" value=${filters.to} onInput=${(e) => setFilter('to', e.currentTarget.value)} /></label>
       <label>Order <select id="filter-order" value=${filters.order} onChange=${(e) => setFilter('order', e.currentTarget.value)}>
-        <option value="newest">newest first</option><option value="oldest">oldest first</option></select></label>
+        <option value="newest">newest first</option><option value="oldest">oldest first</option>
+        <option value="slowest">longest execution first</option><option value="waited">longest queue wait first</option></select></label>
       <button type="button" class="small" onClick=${() => { setFilters(EMPTY_FILTERS); setOffset(0); }} data-test="clear-filters">Clear</button>
     </form>
     <${ErrorBox} error=${error} />
@@ -159,7 +164,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
       <${Notice} notice=${bulkNotice} />
     </div>
     <table class="grid" data-test="jobs">
-      <caption>Jobs, ${filters.order === 'oldest' ? 'oldest' : 'newest'} first</caption>
+      <caption>Jobs, ${ORDER_TEXT[filters.order]}</caption>
       <thead><tr><th scope="col"><input type="checkbox" aria-label="select every job shown" checked=${allShown} data-test="select-all"
           onChange=${() => setSelected(allShown ? new Set() : new Set(jobs.map((j) => j.id)))} /></th>
         <th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
@@ -172,9 +177,9 @@ export function JobsView({ endpointId, row, overview, navigate }) {
         <td>${j.workerId ? html`<a href=${workerHref(endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td><${ErrorCell} job=${j} endpointId=${endpointId} /></tr>`)}</tbody>
     </table>
     <nav class="pager" aria-label="Pages">
-      <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← ${filters.order === 'oldest' ? 'Older' : 'Newer'}</button>
+      <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← ${PAGER_TEXT[filters.order][0]}</button>
       <span data-test="page-info" aria-busy=${loading ? 'true' : 'false'}>${first}–${last} of ${total}</span>
-      <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">${filters.order === 'oldest' ? 'Newer' : 'Older'} →</button>
+      <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">${PAGER_TEXT[filters.order][1]} →</button>
     </nav>
     <${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate} />
   </div>`;

@@ -61,7 +61,7 @@ describe('history and bulk work on the dashboard', () => {
     for (const [query, message] of [
       ['from=yesterday', 'from must be an ISO 8601 time (2026-01-01T10:00:00Z) or epoch milliseconds'],
       ['kind=batch', 'kind must be run or runsync'],
-      ['order=random', 'order must be newest or oldest'],
+      ['order=random', 'order must be newest, oldest, slowest (longest execution) or waited (longest queue wait)'],
     ] as const) {
       const answer = await fetch(`${fixture.server.url}/ui/api/endpoints/history/jobs?${query}`, { headers: { authorization: `Bearer ${API_KEY}` } });
       expect(answer.status, query).toBe(400);

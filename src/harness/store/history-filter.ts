@@ -20,8 +20,26 @@ export function hasHistoryFilter(query: ListQuery): boolean {
     query.submittedFrom !== undefined ||
     query.submittedTo !== undefined ||
     (query.text !== undefined && query.text.trim() !== '') ||
-    query.order === 'oldest'
+    (query.order !== undefined && query.order !== 'newest')
   );
+}
+
+/** The figure a `slowest` or `waited` order sorts by (execution or queue wait, ms), undefined when the job has none yet. */
+export function orderFigure(job: Pick<StoredJob, 'queuedAt' | 'startedAt' | 'endedAt'>, order: ListQuery['order']): number | undefined {
+  if (order === 'slowest') return job.endedAt !== undefined && job.startedAt !== undefined ? job.endedAt - job.startedAt : undefined;
+  if (order === 'waited') return job.startedAt !== undefined ? job.startedAt - job.queuedAt : undefined;
+  return undefined;
+}
+
+/**
+ * Jobs (newest first) in `order`: as they are, reversed, or by the order's figure, largest
+ * first, jobs without one last (a stable sort: ties stay newest first).
+ */
+export function inOrder<T extends Pick<StoredJob, 'queuedAt' | 'startedAt' | 'endedAt'>>(newestFirst: T[], order: ListQuery['order']): T[] {
+  if (order === undefined || order === 'newest') return newestFirst;
+  if (order === 'oldest') return newestFirst.reverse();
+  const figure = (job: T) => orderFigure(job, order) ?? Number.NEGATIVE_INFINITY;
+  return newestFirst.sort((a, b) => figure(b) - figure(a));
 }
 
 /** The worker that ran the job: its holder while it runs, else the one whose result ended it, else the error's. */

@@ -6,7 +6,7 @@
  * `setStatus` so that the per-state counts stay exact without a walk.
  */
 import { JOB_STATUSES, type JobStatus } from '../../job/index.js';
-import { hasHistoryFilter, matchesHistory } from './history-filter.js';
+import { hasHistoryFilter, inOrder, matchesHistory } from './history-filter.js';
 import type { EndpointSettings, HealthCounts, ListPage, ListQuery, StateCounts, StoredJob } from './job-store.js';
 import { snapshotJob, type MemoryJob, type MemoryWorker } from './memory-records.js';
 
@@ -111,7 +111,7 @@ export class MemoryEndpoint {
     const walked = search !== undefined || history;
     let total = walked ? 0 : [...(wanted ?? JOB_STATUSES)].reduce((sum, status) => sum + this.count(status), 0);
     let seen = 0;
-    for (const job of query.order === 'oldest' ? [...this.newestFirst()].reverse() : this.newestFirst()) {
+    for (const job of query.order === undefined || query.order === 'newest' ? this.newestFirst() : inOrder([...this.newestFirst()], query.order)) {
       if (wanted && !wanted.has(job.status)) continue;
       // Ids are mostly lower-case UUIDs: the plain test first, the lower-cased copy only when it fails.
       if (search !== undefined && !job.id.includes(search) && !job.id.toLowerCase().includes(search)) continue;

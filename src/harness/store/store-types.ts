@@ -147,6 +147,8 @@ export interface HealthCounts {
 /** Jobs kept per status, and all of them (the dashboard's endpoint row). */
 export type StateCounts = Readonly<Record<JobStatus, number>> & { readonly retained: number };
 
+export type ListOrder = 'newest' | 'oldest' | 'slowest' | 'waited';
+
 export interface ListQuery {
   /** Only these states; default all. */
   readonly states?: readonly JobStatus[] | undefined;
@@ -163,8 +165,12 @@ export interface ListQuery {
   readonly submittedTo?: number | undefined;
   /** Only jobs whose input or output (as JSON text) contains this text, case-insensitive. */
   readonly text?: string | undefined;
-  /** Submission order of the page; default newest first. */
-  readonly order?: 'newest' | 'oldest' | undefined;
+  /**
+   * Order of the page; default newest submission first. `slowest`: longest execution
+   * first (jobs not ended last); `waited`: longest queue wait first (jobs not started
+   * last); ties newest first.
+   */
+  readonly order?: ListOrder | undefined;
   readonly offset: number;
   readonly limit: number;
 }

@@ -246,6 +246,9 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       expect(await ids({ text: 'sea' })).toEqual({ total: 1, ids: [a.id] });
       expect(await ids({ text: 'a dog', states: ['IN_QUEUE'] })).toEqual({ total: 1, ids: [c.id] });
       expect(await ids({ order: 'oldest', limit: 2 })).toEqual({ total: 3, ids: [a.id, b.id] });
+      // Longest queue wait first (a waited 3 s, b 2 s; c never started: last), longest execution first (both ran 1 s: newest first).
+      expect(await ids({ order: 'waited' })).toEqual({ total: 3, ids: [a.id, b.id, c.id] });
+      expect(await ids({ order: 'slowest' })).toEqual({ total: 3, ids: [b.id, a.id, c.id] });
       expect(await ids({ search: a.id, workerId: 'w2' })).toEqual({ total: 0, ids: [] });
     });
 

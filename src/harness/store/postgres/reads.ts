@@ -90,7 +90,14 @@ export async function readList(sql: postgres.Sql, endpointId: string, query: Lis
   }
   const searchFilter = typed ? sql`AND id ILIKE ${containsPattern(typed)}` : sql``;
   const history = historyFilter(sql, query);
-  const order = query.order === 'oldest' ? sql`ORDER BY seq ASC` : sql`ORDER BY seq DESC`;
+  const order =
+    query.order === 'oldest'
+      ? sql`ORDER BY seq ASC`
+      : query.order === 'slowest'
+        ? sql`ORDER BY (ended_at - started_at) DESC NULLS LAST, seq DESC`
+        : query.order === 'waited'
+          ? sql`ORDER BY (started_at - queued_at) DESC NULLS LAST, seq DESC`
+          : sql`ORDER BY seq DESC`;
   const [totals, rows] = await Promise.all([
     sql`SELECT count(*) AS total FROM sw_jobs WHERE endpoint_id = ${endpointId} ${stateFilter} ${searchFilter} ${history}`,
     sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} ${stateFilter} ${searchFilter} ${history}
