@@ -154,6 +154,13 @@ describe('dashboard routes', () => {
     const partial = await get(`?q=${ids[777]!.slice(0, 13).toUpperCase()}`);
     timings.push(`id search (part) ${partial.ms.toFixed(1)} ms`);
     expect(partial.page.jobs.map((j) => j.id)).toContain(ids[777]);
+    // History filters look at every job kept (in memory): text in the input, the oldest first.
+    const text = await get('?text=%22i%22%3A54321%7D');
+    timings.push(`text in input ${text.ms.toFixed(1)} ms`);
+    expect(text.page.jobs.map((j) => j.id)).toEqual([ids[54_321]]);
+    const oldest = await get('?order=oldest&limit=50');
+    timings.push(`oldest first ${oldest.ms.toFixed(1)} ms`);
+    expect(oldest.page.jobs.map((j) => j.id)).toEqual(ids.slice(0, 50));
     // Medians of 5 for the first page (the one a page opens on).
     const runs: number[] = [];
     for (let i = 0; i < 5; i++) runs.push((await get('?limit=50')).ms);
