@@ -48,4 +48,12 @@ describe('tapJobLogs', () => {
     buffer.add('long', { at: 0, level: 'info', line: 'y'.repeat(JOB_LOG_LIMITS.lineChars + 10) });
     expect(buffer.forJob('long')[0]?.line).toHaveLength(JOB_LOG_LIMITS.lineChars + 1);
   });
+
+  it('keeps at most its character budget in all: the oldest jobs go first', () => {
+    const buffer = new JobLogBuffer({ totalChars: 100 });
+    for (let j = 0; j < 5; j++) for (let i = 0; i < 3; i++) buffer.add(`job-${j}`, { at: 0, level: 'info', line: 'x'.repeat(10) });
+    expect(buffer.chars).toBeLessThanOrEqual(100);
+    expect(buffer.forJob('job-4')).toHaveLength(3);
+    expect(buffer.forJob('job-0')).toEqual([]);
+  });
 });

@@ -7,11 +7,13 @@
  * JobLogBuffer under its job id, while the line goes where it always went. Bounded: the
  * last JOB_LOG_LIMITS.linesPerJob lines of the last JOB_LOG_LIMITS.jobs jobs, each line
  * cut at JOB_LOG_LIMITS.lineChars. A remote worker's lines are its own (the launcher's
- * capture covers the workers it runs).
+ * capture covers the workers it runs). Also at most JOB_LOG_LIMITS.totalChars characters in
+ * all: a worker logging megabytes costs the harness a bounded amount.
  */
 import type { Logger } from 'pino';
 
-export const JOB_LOG_LIMITS = { jobs: 2_000, linesPerJob: 200, lineChars: 4_000 } as const;
+/** What the buffer keeps at most: jobs, lines a job, characters a line, characters in all (the oldest jobs go first). */
+export const JOB_LOG_LIMITS = { jobs: 2_000, linesPerJob: 200, lineChars: 4_000, totalChars: 8 * 1024 * 1024 } as const;
 
 export interface JobLogLine {
   /** Epoch ms it was logged. */
@@ -23,17 +25,42 @@ export interface JobLogLine {
 
 export class JobLogBuffer {
   readonly #byJob = new Map<string, JobLogLine[]>();
+  readonly #limits: typeof JOB_LOG_LIMITS;
+  /** Characters of the lines kept, in all. */
+  #chars = 0;
+
+  /** `limits`: smaller ones for tests; default JOB_LOG_LIMITS. */
+  constructor(limits: Partial<typeof JOB_LOG_LIMITS> = {}) {
+    this.#limits = { ...JOB_LOG_LIMITS, ...limits };
+  }
+
+  /** Characters kept now (at most limits.totalChars). */
+  get chars(): number {
+    return this.#chars;
+  }
 
   add(jobId: string, line: JobLogLine): void {
     let lines = this.#byJob.get(jobId);
     if (!lines) {
       lines = [];
       this.#byJob.set(jobId, lines);
-      // The oldest job's lines go first (a Map keeps insertion order).
-      if (this.#byJob.size > JOB_LOG_LIMITS.jobs) this.#byJob.delete(this.#byJob.keys().next().value as string);
+      if (this.#byJob.size > this.#limits.jobs) this.#dropOldestJob();
     }
-    lines.push(line.line.length > JOB_LOG_LIMITS.lineChars ? { ...line, line: `${line.line.slice(0, JOB_LOG_LIMITS.lineChars)}…` } : line);
-    if (lines.length > JOB_LOG_LIMITS.linesPerJob) lines.splice(0, lines.length - JOB_LOG_LIMITS.linesPerJob);
+    const kept = line.line.length > this.#limits.lineChars ? { ...line, line: `${line.line.slice(0, this.#limits.lineChars)}…` } : line;
+    lines.push(kept);
+    this.#chars += kept.line.length;
+    if (lines.length > this.#limits.linesPerJob) {
+      for (const gone of lines.splice(0, lines.length - this.#limits.linesPerJob)) this.#chars -= gone.line.length;
+    }
+    // Over the budget: the oldest jobs' lines go (never the job being logged).
+    while (this.#chars > this.#limits.totalChars && this.#byJob.size > 1 && this.#byJob.keys().next().value !== jobId) this.#dropOldestJob();
+  }
+
+  /** The oldest job's lines go (a Map keeps insertion order). */
+  #dropOldestJob(): void {
+    const oldest = this.#byJob.keys().next().value as string;
+    for (const gone of this.#byJob.get(oldest) ?? []) this.#chars -= gone.line.length;
+    this.#byJob.delete(oldest);
   }
 
   /** The job's lines kept, oldest first. */
