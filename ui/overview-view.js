@@ -14,21 +14,20 @@ export function EndpointsTable({ endpoints }) {
   const names = endpointNames(endpoints);
   return html`<table class="grid" data-test="endpoints">
     <caption>Endpoints</caption>
-    <thead><tr><th scope="col" colspan="3"></th>
+    <thead><tr><th scope="col" colspan="2"></th>
         <th scope="colgroup" colspan=${STATES.length} class="group" title="ended jobs leave when their retention ends (30 min after /run, 1 min after /runsync), so these counts fall">Jobs kept now, by state</th>
         <th scope="colgroup" colspan="3" class="group" title="/health's counts: since the endpoint was created">Since created (/health)</th><th colspan="2"></th></tr>
-      <tr><th scope="col">Endpoint</th><th scope="col">Health</th><th scope="col">Queue</th>
-      ${STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}
+      <tr><th scope="col">Endpoint</th><th scope="col">Health</th>
+      ${STATES.map((s) => html`<th scope="col" class="num state-col">${s}</th>`)}
       <th scope="col" class="num">completed</th><th scope="col" class="num">failed</th><th scope="col" class="num">retried</th>
       <th scope="col">Workers idle / running</th><th scope="col">Actions</th></tr></thead>
     <tbody>${endpoints.map((e) => html`<tr data-test="endpoint-row">
       <th scope="row"><${EndpointName} id=${e.id} names=${names} /></th>
       <td><${HealthBadge} health=${e.health} /></td>
-      <td class="num" data-test="queue-depth">${e.queueDepth}</td>
-      ${STATES.map((s) => html`<td class="num">${e.jobs[s]}</td>`)}
+      ${STATES.map((s) => html`<td class="num" data-test=${s === 'IN_QUEUE' ? 'queue-depth' : undefined}>${e.jobs[s]}</td>`)}
       <td class="num" data-test="total-completed">${e.totals?.completed ?? '—'}</td><td class="num">${e.totals?.failed ?? '—'}</td><td class="num">${e.totals?.retried ?? '—'}</td>
       <td>${e.workers.idle} / ${e.workers.running}</td>
-      <td><${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${e.id}?`}
+      <td><${ActionButton} label="Purge queue" test="purge" kind="small" confirmText=${`Remove every queued job of ${e.id}?`}
         run=${() => actions.purge(e.id)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></td>
     </tr>`)}</tbody>
   </table>
