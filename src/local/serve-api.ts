@@ -25,6 +25,8 @@ import { createGpuSampler } from '../gpu/index.js';
 import { loadMetrics } from '../metrics/index.js';
 import { onShutdownSignals, resolveTestInput, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
 import { WorkerSupervisor } from './supervisor.js';
+import { relayChildLog } from './child-log-lines.js';
+import { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
 
 /** Environment variable read for the API key when --api-key is not given. */
 export const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
@@ -136,6 +138,8 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   const example = exampleRequest(args);
   // Made once the server listens; the dashboard's GPU job log asks it which workers are its children.
   let supervisor: WorkerSupervisor | undefined;
+  // The job page shows each job's own lines: the child's JSON lines that name a job are kept here (child-log-lines.ts).
+  const jobLogs = new JobLogBuffer();
   const localWorkers = (endpointId: string, workerId: string): boolean => endpointId === config.endpointId && supervisor?.started(workerId) === true;
   // The server listens before the worker starts, so that a port in use or a refused
   // bind ends start-up with its one error and nothing else (no worker to stop).
@@ -153,7 +157,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
       workerApi: { liveness: { pingIntervalMs: SERVE_API_PING_MS } },
-      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler, localWorkers } : {}) },
+      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler, localWorkers } : {}), jobLogs },
     });
   } catch (error) {
     await sampler?.close();
@@ -168,6 +172,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
     workerId: config.workerId,
     stopBoundMs: config.shutdownTimeoutMs + config.timeoutGraceMs + CHILD_EXIT_MARGIN_MS,
     logger,
+    onStderr: (stream) => relayChildLog(stream, jobLogs, (text) => process.stderr.write(text)),
   });
   let signalled!: () => void;
   const signal = new Promise<'signal'>((resolve) => (signalled = () => resolve('signal')));

@@ -15,6 +15,7 @@
  * it is orphaned (supervised-child.ts); an exit of this process SIGKILLs it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EndpointJobs } from '../harness/index.js';
 import { workerEnvFor } from '../harness/http/worker-api/index.js';
@@ -44,6 +45,8 @@ export interface SupervisorOptions {
   readonly command?: { readonly file: string; readonly args: readonly string[] };
   /** The child's base environment; default process.env. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Where the child's stderr lines go: default straight to this terminal; given, the lines are piped through it. */
+  readonly onStderr?: (stream: Readable) => void;
 }
 
 /** How the first child's start ended: ready for jobs, or exited first (a failed init or start-up). */
@@ -136,11 +139,12 @@ export class WorkerSupervisor {
         RUNPOD_POD_ID: workerId,
         [SUPERVISOR_PID_ENV]: String(process.pid),
       },
-      // Logs straight to this terminal; no stdin (the platform gives none either).
-      stdio: ['ignore', 'inherit', 'inherit'],
+      // Logs to this terminal (stderr through onStderr when given); no stdin (the platform gives none either).
+      stdio: ['ignore', 'inherit', this.#options.onStderr ? 'pipe' : 'inherit'],
       detached: true,
     });
     this.#child = child;
+    if (child.stderr) this.#options.onStderr?.(child.stderr);
     logger.info({ workerId, pid: child.pid, generation }, generation === 1 ? 'worker process started' : 'worker process started again');
     let ready = false;
     let exited = false;

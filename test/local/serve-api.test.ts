@@ -54,6 +54,10 @@ describe('--serve-api (real child processes)', () => {
     expect(done.json).toMatchObject({ id, status: 'COMPLETED', output: { echo: 'later' } });
     expect(((await call('GET', `${url}/v2/local/health`)).json as { workers: { idle: number } }).workers.idle).toBe(1);
     expect((await call('GET', `${url}/metrics`)).text).toContain('serverless_worker_jobs_total{status="COMPLETED"} 2');
+    // The job page's lines: the child worker's ctx.log line for this job reached the dashboard (child-log-lines.ts).
+    const logs = (await call('GET', `${url}/ui/api/logs?endpoint=local&job=${id}`)).json as { inProcess: boolean; lines: Array<{ line: string }> };
+    expect(logs.inProcess).toBe(true);
+    expect(logs.lines.map((line) => line.line).join('\n')).toContain('echoing {"length":5}');
 
     child.kill('SIGTERM');
     const result = await child;
