@@ -42,6 +42,7 @@ import { bindAttemptLog, withAttemptEvents } from './ui/attempt-binding.js';
 import { AttemptLog } from './ui/attempt-log.js';
 import { WebhookLog } from './ui/webhook-log.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
+import { TargetPolicy } from '../../net/target-policy.js';
 import { workerApiRoutes } from './worker-api/index.js';
 
 export interface HarnessServer {
@@ -107,7 +108,13 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   if (endpointLookup) app.addHook('onRequest', endpointLookup);
 
   const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
+  // Known once listening (port 0): until then no request can make a job end anyway.
+  let listenedPort: number | undefined;
+  const selfPort = (): number | undefined => listenedPort;
+  // A harness on loopback has local callers only: they may reach loopback already. On the network, they may not.
+  const webhookPolicy = new TargetPolicy({ selfPort, loopback: isLoopbackHost(config.host), allow: config.webhook.allow });
   const webhooks = new WebhookSender({
+    policy: webhookPolicy,
     settings: config.webhook,
     // Retries wait on the harness's clock, like every other time rule (tests drive it).
     clock: harness.clock,
@@ -190,6 +197,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  listenedPort = port;
   const listenedOn = typeof address === 'object' && address !== null ? address.address : config.host;
   const url = localBaseUrl(isLoopbackHost(config.host) && config.host === 'localhost' ? '127.0.0.1' : listenedOn, port);
   if (config.apiKey === undefined) {
