@@ -17,14 +17,19 @@
  * rebinding: a name that resolved to a public address at first may resolve to a private
  * one at connect time).
  */
-import { BlockList, isIP } from 'node:net';
+import { lookup as nodeLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import * as z from 'zod';
 
 export interface TargetPolicyOptions {
   /** The harness's own port (answered when it listens; undefined before). */
   readonly selfPort: () => number | undefined;
   /** Whether loopback addresses (other than the harness itself) may be reached; default true. */
   readonly loopback?: boolean;
+  /** Only loopback (and what `allow` names) may be reached: a harness without an API key takes load-balancing workers on loopback only. */
+  readonly loopbackOnly?: string;
   /** Widen the policy: CIDR ranges (`10.0.0.0/8`), addresses, or `loopback`, `link-local`, `metadata`. */
   readonly allow?: readonly string[];
 }
@@ -93,6 +98,17 @@ export function parseAllowList(entries: readonly string[]): Allowed[] {
   });
 }
 
+/** Allow entries as options take them: each must parse (parseAllowList), the issue names the bad one. */
+export const AllowListSchema = z.array(
+  z.string().superRefine((entry, context) => {
+    try {
+      parseAllowList([entry]);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
+);
+
 /** A connection refused by a TargetPolicy (thrown before any byte of the request is sent). */
 export class TargetRefusedError extends Error {
   readonly code = 'SW_TARGET_REFUSED';
@@ -114,9 +130,12 @@ export class TargetPolicy {
   readonly #selfPort: () => number | undefined;
   readonly #loopback: boolean;
   readonly #allowed: Allowed[];
+  /** Why only loopback may be reached (said in the refusal), when only loopback may. */
+  readonly #loopbackOnly: string | undefined;
 
   constructor(options: TargetPolicyOptions) {
     this.#selfPort = options.selfPort;
+    this.#loopbackOnly = options.loopbackOnly;
     this.#loopback = options.loopback ?? true;
     this.#allowed = parseAllowList(options.allow ?? []);
   }
@@ -137,11 +156,64 @@ export class TargetPolicy {
     if (port === this.#selfPort() && this.#isThisMachine(bare, family)) return `${bare}:${port} is the harness itself`;
     const explicitly = this.#allowed.some((entry) => entry.kind === 'block' && entry.list.check(bare, family));
     if (explicitly) return undefined;
-    if (METADATA.check(bare, family) && !this.#wordAllowed('metadata')) return `${bare} is a cloud metadata address`;
-    if (LINK_LOCAL.check(bare, family) && !this.#wordAllowed('link-local')) return `${bare} is a link-local address`;
+    const metadata = METADATA.check(bare, family);
+    if (metadata && !this.#wordAllowed('metadata')) return `${bare} is a cloud metadata address`;
+    // Allowing `metadata` allows those addresses, not the rest of link-local around them.
+    if (!metadata && LINK_LOCAL.check(bare, family) && !this.#wordAllowed('link-local')) return `${bare} is a link-local address`;
     if (UNSPECIFIED.check(bare, family)) return `${bare} is an unspecified address`;
     if (LOOPBACK.check(bare, family) && !this.#loopback && !this.#wordAllowed('loopback')) return `${bare} is a loopback address`;
+    if (this.#loopbackOnly !== undefined && !LOOPBACK.check(bare, family)) return `${bare} is not a loopback address (${this.#loopbackOnly})`;
     return undefined;
+  }
+
+  /**
+   * Why `url` may not be reached, looking up its name: the name itself, then every
+   * address it resolves to now. Undefined when it may go on (the connection is still
+   * checked when made: `lookup`).
+   */
+  async refuseUrl(url: string): Promise<string | undefined> {
+    const target = new URL(url);
+    const port = defaultPort(target);
+    const hostname = bareAddress(target.hostname);
+    const byName = this.refuseName(hostname, port);
+    if (byName !== undefined || isIP(hostname) !== 0) return byName;
+    let addresses: Array<{ address: string }>;
+    try {
+      addresses = await dnsLookup(hostname, { all: true });
+    } catch (error) {
+      return `${hostname} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+    }
+    for (const { address } of addresses) {
+      const refused = this.refuseAddress(address, port);
+      if (refused !== undefined) return `${hostname}: ${refused}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * A `lookup` for node:http and node:net that refuses a name resolving to an address
+   * this policy refuses, at connect time (a name may resolve elsewhere than when it was
+   * checked). Addresses written as such are not looked up: check them with refuseName.
+   */
+  lookupFor(port: number): LookupFunction {
+    const lookup = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void => {
+      nodeLookup(hostname, { ...options, all: true }, (error, addresses) => {
+        if (error !== null) {
+          callback(error, []);
+          return;
+        }
+        for (const { address } of addresses) {
+          const refused = this.refuseAddress(address, port);
+          if (refused !== undefined) {
+            callback(new TargetRefusedError(`${hostname}: ${refused}`) as NodeJS.ErrnoException, []);
+            return;
+          }
+        }
+        if (options.all === true) callback(null, addresses);
+        else callback(null, addresses[0]?.address ?? '', addresses[0]?.family ?? 4);
+      });
+    };
+    return lookup as unknown as LookupFunction;
   }
 
   #wordAllowed(word: (typeof ALLOW_WORDS)[number]): boolean {
@@ -156,4 +228,10 @@ export class TargetPolicy {
     }
     return false;
   }
+}
+
+/** The port a URL connects to (its scheme's default when none is written). */
+export function defaultPort(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
 }

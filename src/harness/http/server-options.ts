@@ -20,16 +20,7 @@ import {
 } from './rate-limit/limits.js';
 import { DashboardSettingsSchema } from './ui/settings.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
-import { parseAllowList } from '../../net/target-policy.js';
-
-/** A zod check that an allow entry parses (net/target-policy.ts), with its message. */
-export function allowEntryCheck(entry: string, context: z.RefinementCtx): void {
-  try {
-    parseAllowList([entry]);
-  } catch (error) {
-    context.addIssue({ code: 'custom', message: (error as Error).message });
-  }
-}
+import { AllowListSchema } from '../../net/target-policy.js';
 import type { WorkerApiOptions } from './worker-api/index.js';
 import type { EndpointInputSpec } from './openapi/index.js';
 
@@ -70,7 +61,7 @@ const WebhookSettingsSchema = z.object({
    * reached. Default none: link-local and metadata refused, loopback allowed only when the
    * harness listens on loopback.
    */
-  allow: z.array(z.string().superRefine(allowEntryCheck)).default([]),
+  allow: AllowListSchema.default([]),
 });
 
 const ManagementSettingsSchema = z.object({

@@ -135,7 +135,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
   const workerApiEvents = attemptLog ? withAttemptEvents(config.workerApi.events, attemptLog) : config.workerApi.events;
   await app.register(workerApiRoutes, { ...config.workerApi, ...(workerApiEvents ? { events: workerApiEvents } : {}), harness, prefix: '/v2' });
-  const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }));
+  const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined });
   loadBalancing.start();
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
   await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });

@@ -15,7 +15,7 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock, type TimerHandle } from '../../clock.js';
 import type { Metrics } from '../../../metrics/index.js';
-import { TargetRefusedError, targetRefusal, type TargetPolicy } from '../../../net/target-policy.js';
+import { TargetRefusedError, defaultPort, targetRefusal, type TargetPolicy } from '../../../net/target-policy.js';
 
 import { urlForLog } from '../../../log/url-for-log.js';
 
@@ -172,7 +172,7 @@ export class WebhookSender {
     try {
       if (this.#policy) {
         const target = new URL(url);
-        const refused = this.#policy.refuseName(target.hostname, portOf(target));
+        const refused = this.#policy.refuseName(target.hostname, defaultPort(target));
         if (refused !== undefined) return { refused };
       }
       // Loaded on the first delivery, as the management client does: a harness whose jobs carry no
@@ -242,10 +242,4 @@ export class WebhookSender {
       this.#abort.signal.addEventListener('abort', onAbort, { once: true });
     });
   }
-}
-
-/** The port a URL connects to (its default when none is written). */
-function portOf(url: URL): number {
-  if (url.port !== '') return Number(url.port);
-  return url.protocol === 'https:' ? 443 : 80;
 }
