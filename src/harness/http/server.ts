@@ -32,6 +32,7 @@ import { openAiRoutes } from './openai/index.js';
 import { openApiRoutes } from './openapi/index.js';
 import { harnessPodsView } from './pods-view.js';
 import { serveRecordedEndpoints, sharedEndpointsHook } from './server-shared-endpoints.js';
+import { unknownEndpointHook, warnOnCreatedOnUse } from './unknown-endpoints.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { RateLimiter, rateLimitHook } from './rate-limit/index.js';
 import { useLenientJsonBodies } from './json-body.js';
@@ -106,6 +107,9 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore()) : undefined;
   const endpointLookup = managementStore ? sharedEndpointsHook(harness, managementStore) : undefined;
   if (endpointLookup) app.addHook('onRequest', endpointLookup);
+  const unknownEndpoints = managementStore ? unknownEndpointHook(harness, managementStore) : undefined;
+  if (unknownEndpoints) app.addHook('onRequest', unknownEndpoints);
+  const stopWarningOnCreatedOnUse = warnOnCreatedOnUse(harness, logger);
 
   const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
   // Known once listening (port 0): until then no request can make a job end anyway.
@@ -179,6 +183,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     if (closing.signal.aborted) return;
     closing.abort();
     unbindWebhooks();
+    stopWarningOnCreatedOnUse();
     unbindJobMetrics();
     unbindAttemptLog();
     webhooks.close();
