@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
 import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
+import { TargetPolicy, targetRefusal } from '../../../src/net/target-policy.js';
 import { waitFor } from '../../transports/wait-for.js';
 
 const ENDPOINT = 'reach';
@@ -118,6 +119,9 @@ describe('load-balancing worker registration', () => {
     expect((await register(running, { url: appUrl, healthUrl: 'http://169.254.169.254' })).status).toBe(403);
     expect(running.loadBalancing.pool(ENDPOINT)?.all() ?? []).toEqual([]);
     expect((await register(running, { url: appUrl.replace('127.0.0.1', 'localhost'), workerId: 'by-name' })).status).toBe(201);
+    // Pinged and proxied through the policy's lookup: the name resolves to loopback, allowed.
+    await waitFor(() => running.loadBalancing.pool(ENDPOINT)?.get('by-name')?.state === 'healthy', 'the worker registered by name healthy', 10_000, 20);
+    expect(await rawGet(running, `/lb/${ENDPOINT}/through-name`)).toEqual({ status: 200, body: JSON.stringify({ target: '/through-name' }) });
   });
 
   it('with an API key: registration needs it; any address but the harness, link-local and metadata; allow widens', async () => {
@@ -136,5 +140,24 @@ describe('load-balancing worker registration', () => {
 
   it('refuses a loadBalancing.allow entry that is not a range, an address or a word, naming it', async () => {
     await expect(startHarness({ loadBalancing: { allow: ['everything'] } })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringContaining('everything') });
+  });
+
+  it('checks a name again on every connection: the policy\'s lookup refuses a name that resolves to a refused address', async () => {
+    const appUrl = await startApp();
+    const port = Number(new URL(appUrl).port);
+    const get = (policy: TargetPolicy): Promise<number | Error> =>
+      new Promise((resolve) => {
+        const request = httpRequest({ hostname: 'localhost', port, path: '/x', agent: false, lookup: policy.lookupFor(port), timeout: 10_000 }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on('error', resolve);
+        request.end();
+      });
+    const refused = await get(new TargetPolicy({ selfPort: () => undefined, loopback: false }));
+    expect(targetRefusal(refused)?.reason).toMatch(/^localhost: (127\.0\.0\.1|::1) is a loopback address$/);
+    expect(await get(new TargetPolicy({ selfPort: () => undefined }))).toBe(200);
+    // The harness itself, whatever the allow list.
+    expect(targetRefusal(await get(new TargetPolicy({ selfPort: () => port, allow: ['loopback'] })))?.reason).toMatch(/is the harness itself$/);
   });
 });
