@@ -218,9 +218,26 @@ export class WorkerLiveness {
 
   /** Sweep every `sweepIntervalMs` on the harness's clock while this process knows a worker. */
   #armSweeps(): void {
-    if (this.#sweepIntervalMs === undefined || this.#sweeps || this.#stopped) return;
-    this.#sweeps = this.#harness.scheduler.repeat(this.#sweepIntervalMs, async () => {
+    const interval = this.#sweepIntervalMs;
+    if (interval === undefined || this.#sweeps || this.#stopped) return;
+    let lastTickAt: number | undefined;
+    /** When the late ticks now being skipped began; undefined while ticks are on time. */
+    let skippingSince: number | undefined;
+    this.#sweeps = this.#harness.scheduler.repeat(interval, async () => {
+      const now = this.#harness.clock.now();
+      const late = lastTickAt === undefined ? 0 : now - lastTickAt - interval;
+      lastTickAt = now;
+      // This process did not run for a while (a stalled event loop, a loaded machine): the
+      // pings that arrived meanwhile wait in its sockets, read only after this timer. Sweep
+      // on a later tick, once they are counted; a harness that keeps stalling still sweeps
+      // at least once per silence window.
+      if (late > Math.max(interval, 100)) {
+        skippingSince ??= now;
+        if (now - skippingSince < (this.#silenceMs ?? 0)) return;
+      }
+      skippingSince = undefined;
       await this.sweep();
+      lastTickAt = this.#harness.clock.now();
       if (this.#known.size === 0) {
         this.#sweeps?.cancel();
         this.#sweeps = undefined;
