@@ -6,6 +6,8 @@
  * logged, counted and shown on the job page as failed with the reason, never retried,
  * and the `allow` list widens the policy. Real HTTP on 127.0.0.1.
  */
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TargetPolicy, parseAllowList } from '../../../src/net/target-policy.js';
 import { WebhookSender, type WebhookOutcome } from '../../../src/harness/http/index.js';
@@ -32,8 +34,15 @@ interface JobPage {
 }
 
 describe('webhook target policy on the harness server', () => {
-  it('never reaches the harness itself: a webhook at its own /purge-queue leaves the other endpoint\'s queue alone, and the refusal shows on the job page', async () => {
-    running = await startTestServer({ webhook: { retryDelayMs: 10 } });
+  it('never reaches the harness itself: a webhook at its own /purge-queue leaves the other endpoint\'s queue alone, and the refusal is logged and shows on the job page', async () => {
+    const logged: Array<{ level: number; msg: string; reason?: string }> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logged.push(JSON.parse(line) as { level: number; msg: string });
+        done();
+      },
+    });
+    running = await startTestServer({ webhook: { retryDelayMs: 10 }, logger: pino({ level: 'info' }, sink) });
     const server = running;
     // Another endpoint's queue, with no worker on it.
     for (let i = 0; i < 3; i++) expect((await call('POST', `${server.endpointUrl('victim')}/run`, { body: { input: { i } } })).status).toBe(200);
@@ -48,6 +57,9 @@ describe('webhook target policy on the harness server', () => {
     }
     await waitUntil(async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === 'serverless_worker_webhook_give_ups_total 3', 'three refused deliveries');
     expect(((await call('GET', `${server.endpointUrl('victim')}/health`)).json as { jobs: { inQueue: number } }).jobs.inQueue).toBe(3);
+    const refusals = logged.filter((line) => line.level === 40 && line.msg.startsWith('webhook refused by the target policy'));
+    expect(refusals).toHaveLength(3);
+    expect(refusals.every((line) => line.reason?.endsWith('is the harness itself'))).toBe(true);
     for (const id of ids) {
       const page = (await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${id}`)).json as JobPage;
       expect(page.webhookDeliveries).toEqual([expect.objectContaining({ delivered: false, attempts: 1, last: expect.stringMatching(/^refused: .*is the harness itself$/) })]);
