@@ -36,8 +36,8 @@ interface Overview {
 }
 
 describe('reads of an unknown endpoint id', () => {
-  it('create nothing: /health answers zeros, job routes 404, /requests is empty, /purge-queue removes 0', async () => {
-    running = await startTestServer();
+  it('create nothing: /health answers zeros, job routes 404, /requests is empty, /purge-queue removes 0 (rate limits on, as the CLI has them)', async () => {
+    running = await startTestServer({ rateLimits: {} });
     const server = running;
     const typo = server.endpointUrl('my-endpiont');
     const health = await call('GET', `${typo}/health`);
