@@ -17,7 +17,7 @@ export function EndpointsTable({ endpoints }) {
       ${STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}
       <th scope="col">Workers idle / running</th><th scope="col">Actions</th></tr></thead>
     <tbody>${endpoints.map((e) => html`<tr data-test="endpoint-row">
-      <th scope="row"><a href=${endpointHref(e.id)}>${e.id}</a></th>
+      <th scope="row"><a href=${endpointHref(e.id)}>${e.id}</a>${e.createdOnUse ? html` <span class="muted" data-test="created-on-use" title="Made by the first job or worker that named it: check the id if you did not mean to create it">created on first use</span>` : null}</th>
       <td class="num" data-test="queue-depth">${e.queueDepth}</td>
       ${STATES.map((s) => html`<td class="num">${e.jobs[s]}</td>`)}
       <td>${e.workers.idle} / ${e.workers.running}</td>

@@ -31,7 +31,7 @@ function capturingLogger(): { logger: pino.Logger; lines: Array<{ level: number;
 }
 
 interface Overview {
-  endpoints?: Array<{ id: string }>;
+  endpoints?: Array<{ id: string; createdOnUse?: boolean }>;
   createdOnUse: Array<{ id: string; at: number }>;
 }
 
@@ -79,8 +79,15 @@ describe('a job sent to a new endpoint id', () => {
     expect((await call('POST', `${running.endpointUrl('other')}/run`, { body: { input: {} } })).status).toBe(200);
     const warnings = lines.filter((line) => line.level === 40 && line.msg.includes('created on first use'));
     expect(warnings.map((line) => line.endpointId)).toEqual(['fresh', 'other']);
+    running.harness.createEndpoint('made-at-start');
     const overview = (await call('GET', `${running.url}/ui/api/overview`)).json as Overview;
     expect(overview.createdOnUse.map((entry) => entry.id)).toEqual(['fresh', 'other']);
+    // The endpoints table marks them (live ticks carry the same rows).
+    expect(overview.endpoints?.map((row) => [row.id, row.createdOnUse ?? false])).toEqual([
+      ['fresh', true],
+      ['made-at-start', false],
+      ['other', true],
+    ]);
   });
 
   it('once endpoints exist in /v1: answers 404 SW_ENDPOINT_NOT_FOUND naming them, creates nothing, and serves the /v1 endpoint', async () => {

@@ -28,6 +28,8 @@ export interface EndpointRow {
   /** Jobs kept in all. */
   retained: number;
   workers: { idle: number; running: number };
+  /** Made by the first job or worker that named it (any id works): shown, since a misspelt id in a client looks the same. */
+  createdOnUse?: true;
 }
 
 function zeroCounts(): StateCounts {
@@ -46,6 +48,7 @@ export async function endpointRow(endpoint: EndpointJobs): Promise<EndpointRow> 
 
 export async function endpointRows(harness: Harness): Promise<EndpointRow[]> {
   const rows = await Promise.all([...harness.endpoints()].map(endpointRow));
+  for (const row of rows) if (harness.createdOnUse.has(row.id)) row.createdOnUse = true;
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
