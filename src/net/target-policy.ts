@@ -62,11 +62,18 @@ const LOOPBACK = blockOf([
   ['::1', 128, 'ipv6'],
 ]);
 
-/** The address without brackets, IPv4-mapped IPv6 as IPv4, lower case. */
+/** The address without brackets, IPv4-mapped IPv6 as IPv4 (`::ffff:127.0.0.1`, and `::ffff:7f00:1` as the URL parser writes it), lower case. */
 export function bareAddress(host: string): string {
   const bare = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
-  return mapped?.[1] ?? bare;
+  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
+  if (dotted?.[1] !== undefined) return dotted[1];
+  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(bare);
+  if (hex?.[1] !== undefined && hex[2] !== undefined) {
+    const high = Number.parseInt(hex[1], 16);
+    const low = Number.parseInt(hex[2], 16);
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return bare;
 }
 
 const familyOf = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');

@@ -128,6 +128,15 @@ describe('WebhookSender with a TargetPolicy', () => {
     expect(hook.received).toHaveLength(0);
   });
 
+  it('reads IPv4-mapped IPv6 spellings as the IPv4 address they carry, before any connection', () => {
+    const policy = new TargetPolicy({ selfPort: () => 8000 });
+    const hostOf = (url: string): string => new URL(url).hostname;
+    expect(policy.refuseName(hostOf('http://[::ffff:127.0.0.1]:8000/v2/x/purge-queue'), 8000)).toBe('127.0.0.1:8000 is the harness itself');
+    expect(policy.refuseName(hostOf('http://[::ffff:169.254.169.254]/latest'), 80)).toBe('169.254.169.254 is a cloud metadata address');
+    expect(policy.refuseName('0:0:0:0:0:ffff:a9fe:1', 80)).toBe('169.254.0.1 is a link-local address');
+    expect(policy.refuseName(hostOf('http://[::ffff:10.1.2.3]:9000/'), 9000)).toBeUndefined();
+  });
+
   it('parses allow entries and names a bad one', () => {
     expect(parseAllowList(['10.0.0.0/8', '::1', 'link-local', 'METADATA'])).toHaveLength(4);
     expect(() => parseAllowList(['example.com'])).toThrow(/"example.com" is not a CIDR range/);
