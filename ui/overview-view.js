@@ -22,7 +22,7 @@ export function EndpointsTable({ endpoints }) {
       <th scope="col" class="num">completed</th><th scope="col" class="num">failed</th><th scope="col" class="num">retried</th>
       <th scope="col">Workers idle / running</th><th scope="col">Actions</th></tr></thead>
     <tbody>${endpoints.map((e) => html`<tr data-test="endpoint-row">
-      <th scope="row"><${EndpointName} id=${e.id} names=${names} /></th>
+      <th scope="row"><${EndpointName} id=${e.id} names=${names} />${e.createdOnUse ? html` <span class="muted" data-test="created-on-use" title="Made by the first job or worker that named it: check the id if you did not mean to create it">created on first use</span>` : null}</th>
       <td><${HealthBadge} health=${e.health} /></td>
       ${STATES.map((s) => html`<td class="num" data-test=${s === 'IN_QUEUE' ? 'queue-depth' : undefined}>${e.jobs[s]}</td>`)}
       <td class="num" data-test="total-completed">${e.totals?.completed ?? '—'}</td><td class="num">${e.totals?.failed ?? '—'}</td><td class="num">${e.totals?.retried ?? '—'}</td>

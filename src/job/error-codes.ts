@@ -276,6 +276,16 @@ export const ERROR_CODES = {
     fix: 'Check --base-url (or SERVERLESS_WORKER_API_URL) and that the harness or platform is up; the message names the URL and the cause.',
   },
   // ---- queue API ----
+  SW_STORE_UNAVAILABLE: {
+    status: 503,
+    meaning: 'The harness could not open its PostgreSQL job store: nothing answered at the address, or the server refused the login or the database.',
+    fix: 'Check that PostgreSQL runs at the host and port the message names, and the user, password and database of --store (or SW_HARNESS_STORE); the password is never shown.',
+  },
+  SW_TARGET_REFUSED: {
+    status: 403,
+    meaning: 'A URL the harness was asked to reach for a caller (a job webhook, a load-balancing worker) is the harness itself, a link-local or cloud metadata address, or an address its policy does not allow.',
+    fix: 'Point it at another host; to reach a refused range on purpose, widen the policy: --webhook-allow / webhook.allow for webhooks, --lb-allow / loadBalancing.allow for load-balancing workers (CIDR ranges, addresses, loopback, link-local, metadata).',
+  },
   SW_INSECURE_BIND: {
     status: 500,
     meaning: 'The harness was asked to listen on a non-loopback address without an API key: anyone on the network could submit jobs.',

@@ -15,7 +15,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { checkGpuPresence } from '../gpu/index.js';
-import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';
+import { ServerlessWorkerError } from '../job/index.js';
 import { createLogger, loadPrettyLogs } from '../log/index.js';
 import { loadMetrics, startMetricsServer } from '../metrics/index.js';
 import { runInitPhase, type InitFunction } from '../worker/init/index.js';
@@ -27,7 +27,7 @@ import { catchStrayErrors } from '../worker/stray-errors.js';
 import { sleep } from '../transports/platform/backoff.js';
 import { HarnessRegistration, type Announcement } from './announce.js';
 import { toRequestListener, type HttpApp } from './app-adapter.js';
-import { LoadBalancingOptionsSchema, resolveLbEnv, type LoadBalancingConfig } from './lb-options.js';
+import { LoadBalancingOptionsSchema, resolveLbEnv, resolveLbOptions, type LoadBalancingConfig } from './lb-options.js';
 import { answerPing, isPingPath } from './ping.js';
 import { RequestGate } from './request-gate.js';
 
@@ -86,7 +86,7 @@ function closeServer(server: Server | undefined, fresh: FreshConnections | undef
 
 /** Start a load-balancing worker; answers once it listens (init runs on in the background). */
 export async function startLoadBalancingWorker<State>(options: LoadBalancingOptions<State>, extras: LoadBalancingWorkerExtras = {}): Promise<LoadBalancingWorker> {
-  const config: LoadBalancingConfig = Object.freeze(parseOrThrow(LoadBalancingOptionsSchema, options, 'SW_INVALID_OPTIONS', 'serveLoadBalancing() options'));
+  const config: LoadBalancingConfig = resolveLbOptions(options);
   if (!config.logger) await loadPrettyLogs();
   const logger: Logger = config.logger ?? createLogger();
   const processEnv = extras.processEnv ?? process.env;

@@ -41,6 +41,11 @@ function wholeNumber(min: number, max: number): (value: string) => number {
   };
 }
 
+/** A comma-separated list for commander, added to the values of earlier uses of the flag. */
+function commaList(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((part) => part.trim()).filter((part) => part !== '')];
+}
+
 const HarnessCommandOptionsSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65_535),
@@ -51,6 +56,8 @@ const HarnessCommandOptionsSchema = z.object({
   requestsPerWorker: z.number().int().min(0),
   webhookRetryDelayMs: z.number().int().min(0),
   webhookTimeoutMs: z.number().int().min(1),
+  webhookAllow: z.array(z.string()).default([]),
+  lbAllow: z.array(z.string()).default([]),
   openaiTimeoutMs: z.number().int().min(1),
   streamWaitMs: z.number().int().min(0),
   management: z.boolean().default(true),
@@ -165,12 +172,12 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     allowUnauthenticatedNonLoopback: options.insecureNoAuth,
     rateLimits: options.rateLimit ? { requestsPerWorker: options.requestsPerWorker } : false,
-    webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs },
+    webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs, allow: options.webhookAllow },
     openaiTimeoutMs: options.openaiTimeoutMs,
     streamWaitMs: options.streamWaitMs,
     management: options.management ? { store } : false,
     workerApi: { liveness: { pingIntervalMs: options.pingIntervalMs, missedPings: options.missedPings } },
-    loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
+    loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs, allow: options.lbAllow },
     logger,
     metrics,
     // The submit form starts from the working directory's test_input.json, when there is one.
@@ -219,6 +226,11 @@ export function registerHarnessCommand(program: Command): void {
     )
     .addOption(new Option('--webhook-timeout-ms <ms>', 'time one webhook attempt may take').argParser(wholeNumber(1, 600_000)).default(10_000))
     .addOption(
+      new Option('--webhook-allow <targets>', 'webhook targets allowed beyond the default policy: CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable; never the harness itself)')
+        .argParser(commaList)
+        .default([]),
+    )
+    .addOption(
       new Option('--openai-timeout-ms <ms>', 'longest an OpenAI-compatible call waits for its job (then the job is cancelled, 504)')
         .argParser(wholeNumber(1, 604_800_000))
         .default(600_000),
@@ -249,6 +261,11 @@ export function registerHarnessCommand(program: Command): void {
       new Option('--lb-request-timeout-ms <ms>', 'load-balancing endpoints: answer 524 past this (the platform: about 5.5 min)')
         .argParser(wholeNumber(1, 86_400_000))
         .default(330_000),
+    )
+    .addOption(
+      new Option('--lb-allow <targets>', 'load-balancing worker URLs allowed beyond the default policy (without an API key: loopback only): CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable)')
+        .argParser(commaList)
+        .default([]),
     )
     .addOption(new Option('--lb-ping-interval-ms <ms>', 'load-balancing endpoints: how often each worker\'s /ping is checked').argParser(wholeNumber(10, 600_000)).default(1_000))
     .option('--image <NAME=COMMAND...>', 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)')

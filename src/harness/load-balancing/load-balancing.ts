@@ -14,6 +14,15 @@ import { urlForLog } from '../../log/url-for-log.js';
 import type { Harness } from '../harness.js';
 import { LbPool, type LbWorker, type LbWorkerState, type LbWorkerView } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
+import { TargetPolicy, defaultPort } from '../../net/target-policy.js';
+
+/** What the load-balancing endpoints know of their server, for the target policy. */
+export interface LbReach {
+  /** The harness's own port, once it listens. */
+  readonly selfPort: () => number | undefined;
+  /** Whether the server requires an API key (then worker URLs may be any address the policy allows, not only loopback). */
+  readonly authenticated: boolean;
+}
 
 export interface RegisterInput {
   readonly workerId: string;
@@ -53,9 +62,18 @@ export class LoadBalancing {
   readonly #gone: GoneLbWorker[] = [];
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(harness: Harness, settings: LoadBalancingSettings, logger: Logger) {
+  /** Where workers may be: checked at registration, and on every connection a name resolves for. */
+  readonly policy: TargetPolicy;
+
+  constructor(harness: Harness, settings: LoadBalancingSettings, logger: Logger, reach: LbReach = { selfPort: () => undefined, authenticated: false }) {
     this.settings = settings;
     this.#logger = logger;
+    this.policy = new TargetPolicy({
+      selfPort: reach.selfPort,
+      allow: settings.allow,
+      // Without a key anyone on this machine may register: no worker URL beyond it, so no request reaches further through the proxy.
+      ...(reach.authenticated ? {} : { loopbackOnly: 'a harness without an API key takes load-balancing workers on loopback only: set an API key, or widen with --lb-allow' }),
+    });
     instances.set(harness, this);
   }
 
@@ -152,7 +170,7 @@ export class LoadBalancing {
     let state: LbWorkerState;
     let error: string | undefined;
     try {
-      const { status, body } = await getPing(new URL('/ping', worker.healthUrl), this.settings.pingTimeoutMs);
+      const { status, body } = await getPing(new URL('/ping', worker.healthUrl), this.settings.pingTimeoutMs, this.policy);
       state = status === 200 ? 'healthy' : status === 204 ? 'initializing' : 'unhealthy';
       if (state === 'unhealthy') {
         const reason = pingReason(body);
@@ -195,10 +213,11 @@ export function pingReason(body: string): string | undefined {
 }
 
 /** One GET, bounded; answers the status code and the start of the body. */
-function getPing(url: URL, timeoutMs: number): Promise<{ status: number; body: string }> {
+function getPing(url: URL, timeoutMs: number, policy: TargetPolicy): Promise<{ status: number; body: string }> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const request = send(url, { method: 'GET', agent: false, timeout: timeoutMs }, (response) => {
+    // A name is checked again on what it resolves to now (registration checked it once).
+    const request = send(url, { method: 'GET', agent: false, timeout: timeoutMs, lookup: policy.lookupFor(defaultPort(url)) }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (text: string) => {

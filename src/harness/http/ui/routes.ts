@@ -162,6 +162,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     inputExamples,
     authenticated: context.authenticated,
     autoCreateEndpoints: harness.autoCreateEndpoints,
+    /** Endpoints made on first use, with when (a misspelt id in a client shows here). */
+    createdOnUse: [...harness.createdOnUse].map(([id, at]) => ({ id, at })),
     version: context.version,
   }));
 

@@ -36,6 +36,8 @@ export interface EndpointRow {
   totals: { completed: number; failed: number; retried: number };
   workers: { idle: number; running: number };
   health: EndpointHealth;
+  /** Made by the first job or worker that named it (any id works): shown, since a misspelt id in a client looks the same. */
+  createdOnUse?: true;
 }
 
 /**
@@ -94,6 +96,7 @@ export async function endpointRows(harness: Harness, names: Readonly<Record<stri
   const rows = await Promise.all(
     [...harness.endpoints()].map(async (endpoint) => endpointRow(endpoint, { name: names[endpoint.id], launched: await launched?.health(endpoint.id) })),
   );
+  for (const row of rows) if (harness.createdOnUse.has(row.id)) row.createdOnUse = true;
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
