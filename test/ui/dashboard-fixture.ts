@@ -5,10 +5,9 @@
  * (cancellable), fail until retried; and a launcher (real processes) for endpoints made on templates
  * whose image is CRASH_IMAGE (a command that exits at once: scale-ups, crashes,
  * backoff). Shared by the browser tests and `npm run screenshot`. Also the
- * Chromium launcher: Debian's /usr/bin/chromium (override with CHROMIUM_PATH); when
- * it is missing the launch fails with a message that says how to install it.
+ * Chromium launcher: the browser test/setup/chromium.ts finds (the bundled one from
+ * npm, CHROMIUM_PATH, or a system one); when there is none it fails saying how to get one.
  */
-import { existsSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { chromium, type Browser } from 'playwright-core';
 import pino from 'pino';
@@ -22,6 +21,7 @@ import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker
 import { createMetrics } from '../../src/metrics/index.js';
 import { resolveOptions, type Handler } from '../../src/worker/index.js';
 import { FIXTURE, REPO_ROOT } from '../platform/worker-process.js';
+import { findChromium } from '../setup/chromium.js';
 
 export const API_KEY = 'dashboard-test-key';
 export const ENDPOINT = 'local';
@@ -191,17 +191,19 @@ export async function startDashboardFixture(
   };
 }
 
-/** Where Chromium is: CHROMIUM_PATH, else Debian's /usr/bin/chromium. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 /** Launch headless Chromium, or throw naming the fix. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM_PATH}: the dashboard tests drive a real browser. ` +
-        'Install it with `apt-get update && apt-get install -y chromium` (.ci/run does this as root), ' +
-        'or set CHROMIUM_PATH to a Chromium or Chrome executable.',
-    );
+  const { executablePath, env, source } = await findChromium();
+  try {
+    return await chromium.launch({
+      executablePath,
+      // A fixed locale: under LANG=C.UTF-8 (Debian's default) the bundled build reports the
+      // language 'en-US@posix', which Intl (toLocaleTimeString) rejects.
+      env: { ...process.env, LANG: 'en_US.UTF-8', ...env },
+      headless: true,
+      args: ['--no-sandbox', '--disable-dev-shm-usage'],
+    });
+  } catch (error) {
+    throw new Error(`Chromium (${source}, ${executablePath}) did not start; set CHROMIUM_PATH to another Chromium or Chrome: ${String(error)}`);
   }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }

@@ -1,5 +1,5 @@
 /**
- * The dashboard in a real browser: headless Chromium (Debian's `chromium`) driven by
+ * The dashboard in a real browser: headless Chromium (test/setup/chromium.ts) driven by
  * playwright-core against a harness of our own on 127.0.0.1 port 0, with an API key
  * and an in-process worker (dashboard-fixture.ts). It logs in with the key (a wrong
  * key shows the API's error), submits from the page and sees COMPLETED with the

@@ -44,7 +44,7 @@ export function missingEngineTools(): string[] {
 export function missingToolsMessage(missing: readonly string[]): string {
   return (
     `the Docker tests need ${missing.join(', ')} on this machine; install them with ` +
-    '`apt-get install -y docker.io debootstrap` (as root; .ci/run does this when it runs as root). ' +
+    '`apt-get install -y docker.io debootstrap` (as root; npm test does this itself when it runs as root: test/setup/prerequisites.ts). ' +
     'They start a private dockerd of their own and need root for it.'
   );
 }

@@ -81,7 +81,7 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
 
 /**
  * Routes not in HARNESS_ROUTES because a request with the key stays open: the
- * dashboard's event stream runs until the page leaves (test/harness/http/ui-routes.test.ts
+ * dashboard's event stream runs until the page leaves (test/harness/http/ui-routes.unit.test.ts
  * covers it). Without the key it answers 401 at once like the others.
  */
 export const STREAMING_ROUTES: readonly RouteSpec[] = Object.freeze([{ method: 'GET', path: '/ui/api/events' }]);
