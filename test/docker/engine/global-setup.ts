@@ -7,6 +7,10 @@
  * containers and stops dockerd and its containerd: nothing is left running. A run without
  * Docker tests costs one idle socket.
  *
+ * `SW_TEST_DOCKER_HOST=unix:///path/docker.sock` uses an engine of your own instead (left
+ * running, its images and build cache kept: quicker when working on these tests; the
+ * stand-ins are built on it, which needs root for debootstrap).
+ *
  *   GET /engine                  -> { socketPath, host }
  *   GET /base?kind=node&node=24  -> { tag }   (kind: node | cuda | rocm)
  */
@@ -33,7 +37,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let starting: Promise<DockerEngine> | undefined;
   let builder: ReturnType<typeof standInBuilder> | undefined;
   const engine = (): Promise<DockerEngine> => {
-    starting ??= startDockerEngine();
+    const own = process.env.SW_TEST_DOCKER_HOST;
+    starting ??= own
+      ? Promise.resolve({ socketPath: own.replace(/^unix:\/\//, ''), host: own, dir: '', env: { DOCKER_HOST: own }, stop: () => Promise.resolve() })
+      : startDockerEngine();
     return starting;
   };
   const answer = async (url: URL): Promise<unknown> => {
