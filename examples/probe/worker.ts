@@ -59,7 +59,9 @@ async function answer(input: Exclude<Input, { mode: 'stream' }>, signal: AbortSi
       // Long enough for the sleep to end and PID 1 to see its SIGCHLD.
       await sleep(1_500);
       const state = await processState(pid);
-      return { pid, pid1: (await readFile('/proc/1/comm', 'utf8')).trim(), state: state === 'gone' ? 'reaped' : state === 'Z' ? 'zombie' : state };
+      // PID 1's program: its argv[0] (Node renames its own thread, so /proc/1/comm says MainThread).
+      const pid1 = (await readFile('/proc/1/cmdline', 'utf8')).split('\0')[0]?.split('/').at(-1);
+      return { pid, pid1, state: state === 'gone' ? 'reaped' : state === 'Z' ? 'zombie' : state };
     }
   }
 }
