@@ -152,7 +152,10 @@ describe.each(['cpu', 'gpu'] as const)('the %s image', (kind) => {
     });
 
     it('a job that blocks the event loop past its deadline ends TIMED_OUT by the watchdog; the container exits 1', { timeout: 90_000 }, async () => {
-      const jobId = await submit(endpoint(), { input: { mode: 'block', ms: 120_000 }, policy: { executionTimeout: 2_000 } });
+      // 5 s: the platform's shortest execution timeout.
+      const run = await call('POST', `${endpoint()}/run`, { body: { input: { mode: 'block', ms: 120_000 }, policy: { executionTimeout: 5_000 } } });
+      expect(run.status, run.text).toBe(200);
+      const jobId = (run.json as { id: string }).id;
       expect(await finalStatus(endpoint(), jobId)).toMatchObject({ status: 'TIMED_OUT' });
       expect(await exitCodeOf(engine, id)).toBe(1);
     });
