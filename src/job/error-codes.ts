@@ -77,6 +77,11 @@ export const ERROR_CODES = {
     meaning: "The job ran past its execution timeout (policy.executionTimeout, else the worker's default); it is TIMED_OUT.",
     fix: 'Raise policy.executionTimeout (5 s to 7 days) or make the handler faster; honour ctx.signal so that work really stops.',
   },
+  SW_HANDLER_EXITED: {
+    status: 500,
+    meaning: 'The process exited while a job ran (process.exit() in the handler, or in code it called), before the job ended.',
+    fix: "Don't call process.exit() in a handler: throw to fail the job, or return. A dry run prints a FAILED record with this code and exits 1; on the platform the job is requeued like any job of a worker that died (SW_REQUEUE_LIMIT past --max-requeues).",
+  },
   SW_JOB_CANCELLED: {
     status: 409,
     meaning: 'The job was cancelled while it ran; its signal aborted with this reason.',
@@ -253,7 +258,7 @@ export const ERROR_CODES = {
   SW_INVALID_ENDPOINT: {
     status: 400,
     meaning: 'An endpoint create or update input does not match the schema (spec 2.6) or does not fit its template.',
-    fix: 'The message names the field: templateId of a Serverless template, computeType fitting the template (no gpuTypeIds for CPU), workersMin <= workersMax, idleTimeout in seconds, scalerType QUEUE_DELAY or REQUEST_COUNT, executionTimeoutMs 5 s to 7 days.',
+    fix: 'The message names the field: templateId of a Serverless template, no gpuTypeIds on a CPU endpoint (computeType CPU; the category of the template does not restrict computeType), workersMin <= workersMax, idleTimeout in seconds, scalerType QUEUE_DELAY or REQUEST_COUNT, executionTimeoutMs 5 s to 7 days.',
   },
   SW_POD_NOT_FOUND: {
     status: 404,

@@ -23,6 +23,7 @@ import { Lifecycle, type LifecycleState } from '../worker/lifecycle-state.js';
 import { resolvePlatformExtras } from '../worker/platform-extras.js';
 import { trackFreshConnections, type FreshConnections } from '../net/fresh-connections.js';
 import { onShutdownSignals } from '../worker/signals.js';
+import { catchStrayErrors } from '../worker/stray-errors.js';
 import { sleep } from '../transports/platform/backoff.js';
 import { HarnessRegistration, type Announcement } from './announce.js';
 import { toRequestListener, type HttpApp } from './app-adapter.js';
@@ -133,6 +134,8 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   let signalledEarly = false;
   let onSignal: () => void = () => (signalledEarly = true);
   const offSignals = extras.signals !== false ? onShutdownSignals(logger, () => onSignal()) : () => {};
+  // The process is this worker's (as with signals): a stray rejection in the app is logged, not fatal.
+  if (extras.signals !== false) catchStrayErrors(logger);
   let port: number;
   let healthPort: number;
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;

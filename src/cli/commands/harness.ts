@@ -23,8 +23,9 @@ import { createGpuSampler } from '../../gpu/sampler.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
 import { InMemoryManagementStore, type ManagementStore } from '../../harness/management/index.js';
-import { Launcher, LocalSlotClaims, defaultMachineId, type SlotClaims } from '../../harness/launcher/index.js';
+import { Launcher, LocalSlotClaims, defaultMachineId, type LaunchBackend, type SlotClaims } from '../../harness/launcher/index.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
+import { defaultHarnessDataDir } from '../../harness/launcher/launcher-data-dir.js';
 import { STORE_ENV, StoreSpecSchema, describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
 
 const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
@@ -62,6 +63,9 @@ const HarnessCommandOptionsSchema = z.object({
   image: z.array(z.string()).optional(),
   launcherConfig: z.string().min(1).optional(),
   gpus: z.string().min(1).optional(),
+  launcher: z.enum(['process', 'docker'], { error: '--launcher must be process or docker' }).default('process'),
+  dockerHost: z.string().min(1).optional(),
+  dataDir: z.string().min(1).optional(),
   store: StoreSpecSchema.default('memory'),
   machineId: z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(),
 });
@@ -141,10 +145,16 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const metrics = createMetrics();
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
   const launcherOptions = await launcherOptionsFrom(options, logger);
-  if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', '--image needs the management API (/v1): drop --no-management');
+  if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`);
   const slots = launcherOptions ? await openSlotClaims(options, jobStore.kind) : undefined;
   if (slots) logger.info({ machineId: slots.machineId, shared: slots.shared }, `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`);
-  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics, ...(slots ? { slots } : {}) }) : undefined;
+  // --launcher docker: the engine is asked at start, so a wrong --docker-host fails here, not at the first job.
+  let containers: LaunchBackend | undefined;
+  if (slots && options.launcher === 'docker') {
+    const { DockerBackend, parseDockerHost } = await import('../../harness/launcher/docker/index.js');
+    containers = await DockerBackend.open({ host: parseDockerHost(options.dockerHost), dataDir: options.dataDir ?? defaultHarnessDataDir(), machineId: slots.machineId, logger });
+  }
+  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics, ...(slots ? { slots } : {}), ...(containers ? { containers } : {}) }) : undefined;
   harness.launchedWorkers = launcher;
   // This machine's GPUs for the dashboard, read only while a dashboard page is open.
   const gpu = createGpuSampler();
@@ -242,6 +252,13 @@ export function registerHarnessCommand(program: Command): void {
     )
     .addOption(new Option('--lb-ping-interval-ms <ms>', 'load-balancing endpoints: how often each worker\'s /ping is checked').argParser(wholeNumber(10, 600_000)).default(1_000))
     .option('--image <NAME=COMMAND...>', 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)')
+    .addOption(
+      new Option('--launcher <kind>', 'process: run only the --image commands; docker: run every template\'s imageName as containers on a Docker engine (--image commands still run as processes)')
+        .choices(['process', 'docker'])
+        .default('process'),
+    )
+    .addOption(new Option('--docker-host <host>', 'with --launcher docker: the engine, unix:///path/to/docker.sock or tcp://host:port (default unix:///var/run/docker.sock)').env('DOCKER_HOST'))
+    .option('--data-dir <dir>', 'with --launcher docker: the harness\'s data folder; network volumes are its volumes/<id> folders, bound at /runpod-volume (default ~/.serverless-worker/harness)')
     .option('--launcher-config <file>', 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}')
     .option('--gpus <list>', 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none; default: read with nvidia-smi / rocm-smi')
     .option('--machine-id <id>', 'this machine\'s name on the worker slots it claims (with --store postgres://, harnesses on several machines share the slots); default <hostname>-<pid>')

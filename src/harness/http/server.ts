@@ -137,11 +137,23 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     endpointInputs: config.endpointInputs,
     rootEndpoint: config.rootEndpoint,
     authenticated: config.apiKey !== undefined,
+    ...(config.dashboard !== false && config.dashboard.testInput !== undefined ? { testInput: config.dashboard.testInput } : {}),
   });
   if (config.dashboard !== false && webhookLog && attemptLog) {
     const { registerDashboard, builtInPanels } = await import('./ui/index.js');
     const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing), ...config.dashboard.panels] };
-    registerDashboard(app, { harness, settings, webhookLog, attemptLog, endpointInputs: config.endpointInputs, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
+    // Endpoint names (the /v1 endpoints') beside their ids on the dashboard.
+    const endpointNames = managementStore ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name])) : undefined;
+    registerDashboard(app, {
+      harness,
+      settings,
+      webhookLog,
+      attemptLog,
+      endpointInputs: config.endpointInputs,
+      authenticated: config.apiKey !== undefined,
+      version: RUNTIME_VERSION,
+      ...(endpointNames ? { endpointNames } : {}),
+    });
   }
   if (config.management !== false && managementStore) {
     await serveRecordedEndpoints(harness, managementStore);

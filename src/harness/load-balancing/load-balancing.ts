@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import * as z from 'zod';
 import { urlForLog } from '../../log/url-for-log.js';
 import type { Harness } from '../harness.js';
-import { LbPool, type LbWorker, type LbWorkerState } from './lb-pool.js';
+import { LbPool, type LbWorker, type LbWorkerState, type LbWorkerView } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
 
 export interface RegisterInput {
@@ -23,6 +23,18 @@ export interface RegisterInput {
 }
 
 const instances = new WeakMap<Harness, LoadBalancing>();
+
+/** A worker the harness no longer pings: forgotten after being unhealthy too long, or removed (DELETE). Kept for the dashboard. */
+export interface GoneLbWorker {
+  readonly endpointId: string;
+  readonly worker: LbWorkerView;
+  /** Epoch ms it went. */
+  readonly at: number;
+  readonly reason: string;
+}
+
+/** Gone workers kept per harness (the newest). */
+export const GONE_LB_WORKERS_KEPT = 50;
 
 /** The load-balancing endpoints served for `harness`, if a server serves them. */
 export function loadBalancingOf(harness: Harness): LoadBalancing | undefined {
@@ -38,6 +50,7 @@ export class LoadBalancing {
   readonly #pools = new Map<string, LbPool>();
   readonly #logger: Logger;
   readonly #pinging = new Set<LbWorker>();
+  readonly #gone: GoneLbWorker[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(harness: Harness, settings: LoadBalancingSettings, logger: Logger) {
@@ -76,9 +89,24 @@ export class LoadBalancing {
   }
 
   remove(endpointId: string, workerId: string): boolean {
-    const removed = this.#pools.get(endpointId)?.remove(workerId) ?? false;
-    if (removed) this.#logger.info({ endpointId, workerId }, 'load-balancing worker removed');
+    const pool = this.#pools.get(endpointId);
+    const worker = pool?.get(workerId);
+    const removed = pool?.remove(workerId) ?? false;
+    if (removed && pool && worker) {
+      this.#wentAway(pool, worker, 'removed (DELETE of its registration)');
+      this.#logger.info({ endpointId, workerId }, 'load-balancing worker removed');
+    }
     return removed;
+  }
+
+  /** Workers gone lately, oldest first (at most GONE_LB_WORKERS_KEPT): a dead worker leaves a trace. */
+  gone(endpointId?: string): GoneLbWorker[] {
+    return this.#gone.filter((entry) => endpointId === undefined || entry.endpointId === endpointId);
+  }
+
+  #wentAway(pool: LbPool, worker: LbWorker, reason: string): void {
+    this.#gone.push({ endpointId: pool.endpointId, worker: pool.view(worker), at: Date.now(), reason });
+    if (this.#gone.length > GONE_LB_WORKERS_KEPT) this.#gone.splice(0, this.#gone.length - GONE_LB_WORKERS_KEPT);
   }
 
   /** A request could not reach the worker: out of the pool until a ping answers 200. */
@@ -109,6 +137,7 @@ export class LoadBalancing {
       for (const worker of pool.all()) {
         if (worker.state === 'unhealthy' && now - worker.since >= this.settings.forgetAfterMs) {
           pool.remove(worker.id);
+          this.#wentAway(pool, worker, `forgotten: unhealthy for ${Math.round((now - worker.since) / 1000)} s (forgetAfterMs ${this.settings.forgetAfterMs})`);
           this.#logger.warn({ endpointId: pool.endpointId, workerId: worker.id, lastError: worker.lastError }, 'load-balancing worker unhealthy for too long: forgotten');
           continue;
         }
