@@ -180,6 +180,8 @@ describe('docker stop', () => {
     const port = await freePort();
     const id = await containers.start(['--entrypoint', 'node', IMAGES.cpu, 'dist/worker.js', '--serve-api', '--port', String(port)]);
     await untilAnswers(engine, id, `http://127.0.0.1:${port}/health`);
+    // The supervised worker up and serving (a job done) before the stop.
+    expect((await call('POST', `http://127.0.0.1:${port}/runsync`, { body: { input: { mode: 'echo', message: 'pid 1' } } })).json).toMatchObject({ status: 'COMPLETED' });
     await engine.docker(['stop', '-t', '20', id]);
     expect(await containerState(engine, id)).toEqual({ running: false, exitCode: 0 });
   });
