@@ -85,6 +85,24 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Mount points at or below `dir` (from /proc/self/mountinfo), deepest first. */
+async function mountsUnder(dir: string): Promise<string[]> {
+  const info = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  // Field 5 is the mount point, with spaces and such written as octal escapes.
+  const points = info
+    .split('\n')
+    .map((line) => line.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8))))
+    .filter((point): point is string => point !== undefined && (point === dir || point.startsWith(`${dir}/`)));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
+
+async function unmountUnder(dir: string): Promise<void> {
+  for (const point of await mountsUnder(dir)) {
+    const result = await execa('umount', [point], { reject: false });
+    if (result.exitCode !== 0) await execa('umount', ['-l', point], { reject: false });
+  }
+}
+
 /** Start a private dockerd; resolves once it answers /_ping. */
 export async function startDockerEngine(): Promise<DockerEngine> {
   const missing = missingEngineTools();
@@ -145,7 +163,10 @@ export async function startDockerEngine(): Promise<DockerEngine> {
         for (let waited = 0; alive(containerdPid) && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
         if (alive(containerdPid)) process.kill(containerdPid, 'SIGKILL');
       }
-      // A clean stop unmounts every layer; a mount left behind only makes this fail quietly.
+      // dockerd unmounts its layers when it stops but leaves the host network's namespace
+      // bound at <exec-root>/netns/default (and, killed, anything): unmount what is left
+      // under the folder, deepest first, so that it can be removed.
+      await unmountUnder(dir);
       await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
     })();
     return stopping;
