@@ -8,14 +8,15 @@
  * Dockerfile copies *.tgz beside package.json). Each image then runs for real: its dry
  * run, `--serve-api`, and a platform worker joined to a harness with the metrics port on.
  */
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
 import { call } from '../harness/http/helpers.js';
 import { checkServeApi, ContainerList, envArgs, finalRecord, freePort, runOnce, startHarness, untilAnswers, type Harness } from './containers.js';
+import { packThisPackage } from '../package/pack-this-package.js';
 import { standInBase, useDockerEngine, type TestDockerEngine } from './engine/use-docker-engine.js';
 
 const BASES = ['nvidia', 'amd', 'cpu'] as const;
@@ -41,10 +42,8 @@ beforeAll(async () => {
   engine = await useDockerEngine();
   containers = new ContainerList(engine);
   const pack = join(scratch, 'pack');
-  await mkdir(pack, { recursive: true });
-  // prepack builds dist/ (tsc) first.
-  await execa('npm', ['pack', '--pack-destination', pack, '--silent'], { cwd: REPO_ROOT, env: npmEnv(), timeout: 300_000 });
-  tarball = (await readdir(pack)).find((name) => name.endsWith('.tgz')) ?? '';
+  // prepack builds dist/ (tsc) first: from a copy, so no other test's pack shares it.
+  tarball = basename((await packThisPackage(scratch, pack, npmEnv())).tarball);
   expect(tarball).toMatch(/^serverless-worker-.*\.tgz$/);
   project = join(scratch, 'my-worker');
   const init = await runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['init', project]);

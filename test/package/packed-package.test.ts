@@ -9,22 +9,20 @@
  * `serverless-worker build --splitting` of it, its bundle serving /runsync and /metrics.
  * Each step's time is printed.
  */
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, jsonLines } from '../child-process.js';
+import { jsonLines } from '../child-process.js';
 import { waitFor, within } from '../transports/wait-for.js';
 import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
+import { packThisPackage } from './pack-this-package.js';
 
 const WORKER = `import { serve } from 'serverless-worker';
 
 await serve(async (job, ctx) => ({ echo: job.input.message, node: process.version, workerId: ctx.workerId }));
 `;
-
-/** What `npm pack` reads: package.json's `files`, and the sources and configs its prepack compiles. */
-const PACKED_SOURCES = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'templates', 'ui'];
 
 let scratch: string;
 let tarball: string;
@@ -43,15 +41,8 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'sw-packed-'));
   const pack = join(scratch, 'pack');
   await mkdir(pack);
-  // Packed from a copy of what the tarball is made of: prepack compiles dist/ first, and
-  // another test file packing the repository at the same time would write the same dist/.
-  const source = join(scratch, 'package');
-  for (const entry of PACKED_SOURCES) await cp(join(REPO_ROOT, entry), join(source, entry), { recursive: true });
-  await symlink(join(REPO_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
-  const packed = await timed('npm pack', () => execa('npm', ['pack', '--pack-destination', pack, '--silent'], { cwd: source, env: shellEnv(), reject: false, all: true, timeout: 300_000 }));
-  const name = (await readdir(pack)).find((file) => file.endsWith('.tgz'));
-  expect(name, packed.all).toMatch(/^serverless-worker-.*\.tgz$/);
-  tarball = join(pack, name ?? '');
+  // Packed from a copy of what the tarball is made of (pack-this-package.ts).
+  tarball = (await timed('npm pack', () => packThisPackage(scratch, pack, shellEnv()))).tarball;
 }, 360_000);
 
 afterAll(async () => {
