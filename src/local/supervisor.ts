@@ -113,7 +113,8 @@ export class WorkerSupervisor {
     clearTimeout(this.#respawnTimer);
     const child = this.#child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return this.#lastExitCode;
-    const exited = new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+    // A child still starting (its signal handlers not yet installed) dies of this SIGTERM itself: stopped as asked, 0.
+    const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGTERM' ? 0 : 1))));
     child.kill('SIGTERM');
     const timer = setTimeout(() => {
       this.#options.logger.warn({ pid: child.pid, boundMs: this.#options.stopBoundMs }, 'the worker process did not stop in time: SIGKILL');

@@ -117,6 +117,18 @@ describe('--serve-api: the worker in a supervised child process', () => {
     printFigures('serve-api supervisor', { ...figures, workerProcesses: new Set(pids).size });
   });
 
+  it('SIGTERM while the worker process is still starting: exit 0, no worker left', { timeout: 90_000 }, async () => {
+    const child = runTs(WORKER, ['--serve-api', '--port', '0'], { timeout: 60_000 });
+    children.push(child);
+    let output = '';
+    child.stderr?.on('data', (data: Buffer) => (output += data.toString('utf8')));
+    // Spawned, not ready: its signal handlers are not installed yet, so the SIGTERM the server passes on ends it outright.
+    await waitFor(() => /worker process started/.test(output), 'the worker process spawned', 30_000, 5);
+    child.kill('SIGTERM');
+    const result = await within(child, '--serve-api to stop on SIGTERM', 60_000);
+    expect(result.exitCode, output).toBe(0);
+  });
+
   it('a SIGKILLed --serve-api leaves no worker behind: the orphaned child exits by itself', { timeout: 90_000 }, async () => {
     const { child, url } = await startServeApi();
     const pid = (await runsync(url, { input: { tag: 'x' } })).output?.pid ?? 0;
