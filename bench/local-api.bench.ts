@@ -5,7 +5,7 @@
  * concurrency 8, default logger to stderr, which the bench discards), against 8
  * keep-alive undici clients in the bench process, closed loop:
  * - `runsync, 8 clients`: POST /runsync; requests/s, server CPU per request (/proc of the
- *   server, every thread), server RSS at the end of the run;
+ *   server and its worker child process since issue 24, every thread), their RSS at the end of the run;
  * - `run+status, 8 clients`: POST /run, then GET /status until COMPLETED: pairs/s (one
  *   /run and its /status calls), status calls per pair;
  * - `floor: node:http, 8 clients`: a bare `node:http` server in its own process
@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT, childExecArgv, stopChild, track } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
 import { QueueClient, preciseNow, runOneJob } from './lib/http-client.js';
-import { readProc } from './lib/proc.js';
+import { readProcTree } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
 
 const MB = 1024 * 1024;
@@ -97,7 +97,7 @@ function localApiCase(mode: Mode): BenchCase {
       if (!client || !server) throw new Error('not set up');
       const durationMs = warmup ? 1_000 : quick ? 1_500 : 4_000;
       const pid = server.child.pid ?? 0;
-      const cpuBefore = readProc(pid)?.cpuMs ?? Number.NaN;
+      const cpuBefore = readProcTree(pid)?.cpuMs ?? Number.NaN;
       const start = preciseNow();
       const until = start + durationMs;
       let calls = 0;
@@ -113,7 +113,7 @@ function localApiCase(mode: Mode): BenchCase {
         }),
       );
       const elapsed = preciseNow() - start;
-      const after = readProc(pid);
+      const after = readProcTree(pid);
       const rate = (calls / elapsed) * 1000;
       return {
         [mode === 'run+status' ? 'pairs/s' : 'requests/s']: rate,

@@ -23,6 +23,7 @@ import { issue19Table } from './lib/issue19.js';
 import { formatTable, runBenchmark, type Benchmark, type ResultRow } from './lib/runner.js';
 import { memoryBenchmark } from './memory.bench.js';
 import { streamingBenchmark } from './streaming.bench.js';
+import { serveApiCostBenchmark } from './serve-api-cost.bench.js';
 import { workerCostBenchmark } from './worker-cost.bench.js';
 
 const BENCHMARKS: readonly Benchmark[] = [
@@ -36,6 +37,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   importsBenchmark,
   ceilingBenchmark,
   dashboardBenchmark,
+  serveApiCostBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

@@ -5,6 +5,7 @@
  * SIGINT as a graceful stop. Answers the process exit code: 0 after a clean stop, 1
  * when a handler ignored its abort and the worker must be replaced.
  */
+import { writeSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { GPU_HEALTH_CHECK_NAME, checkGpuPresence, createGpuSampler } from './gpu/index.js';
 import { bindGpuMetrics, loadMetrics, startMetricsServer, type Metrics } from './metrics/index.js';
@@ -27,6 +28,8 @@ export interface PlatformWorkerExtras {
   readonly metrics?: Metrics;
   /** Transport settings (poll bound, result deadline, ...); default the transport's defaults. */
   readonly transport?: PlatformTransportSettingsInput;
+  /** The worker of `--serve-api` (local/supervisor.ts): a failed init is printed as the local modes print it, for the developer's terminal. Default false. */
+  readonly localInitFailure?: boolean;
 }
 
 /**
@@ -99,8 +102,10 @@ export async function runPlatformWorker(
     workerId: transport.workerId,
     ...(metrics ? { metrics } : {}),
     report: (check, reason) => transport.reportUnhealthy?.(check, reason) ?? Promise.resolve(),
+    ...(extras.localInitFailure === true ? { errorInLog: false } : {}),
   });
   if (!started.ok) {
+    if (extras.localInitFailure === true) await (await import('./local/init-failure.js')).printInitFailure(started.outcome, logger);
     await runtime.stop('shutdown'); // takes no job; closes the transport
     unbindGpu?.();
     await sampler?.close();
@@ -109,6 +114,19 @@ export async function runPlatformWorker(
   }
   active = started.handler;
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
+  // process.exit() while jobs run (a handler called it): the jobs are the platform's to
+  // requeue once the heartbeat stops; say so, and never leave with 0 (a clean stop).
+  const onExit = (code: number): void => {
+    const jobs = runtime.runningJobIds;
+    if (jobs.length === 0) return;
+    try {
+      writeSync(2, `serverless-worker: the process exited (code ${code}) with jobs running: ${jobs.join(', ')}; a job whose result was not posted goes back to the queue once this worker's heartbeat stops\n`);
+    } catch {
+      // stderr closed.
+    }
+    if (code === 0) process.exitCode = 1;
+  };
+  process.on('exit', onExit);
   logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
   try {
     const exit = await runtime.start();
@@ -117,6 +135,7 @@ export async function runPlatformWorker(
   } finally {
     telemetry.flush();
     offSignals();
+    process.off('exit', onExit);
     unbindGpu?.();
     await sampler?.close();
     await metricsServer?.close();

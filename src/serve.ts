@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { createLogger, loadPrettyLogs } from './log/index.js';
 import {
   WORKER_USAGE,
+  catchStrayErrors,
   checkTestInput,
   formatStartupError,
   parseWorkerArgs,
@@ -63,10 +64,16 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     const level = args.logLevel ?? (args.verbose ? 'debug' : undefined);
     if (!config.logger) await loadPrettyLogs();
     logger = config.logger ?? createLogger(level !== undefined ? { level } : {});
+    // Every mode: a rejection or throw the handler leaves outside its promise is logged, not fatal.
+    catchStrayErrors(logger);
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
+      // The worker of a --serve-api process (local/supervisor.ts): it leaves with its supervisor.
+      const supervisor = Number(process.env.SW_SUPERVISOR_PID);
+      const supervised = Number.isInteger(supervisor) && supervisor > 0;
+      if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
       const { runPlatformWorker } = await import('./platform-mode.js');
-      const exitCode = await runPlatformWorker(anyHandler, config, logger);
+      const exitCode = await runPlatformWorker(anyHandler, config, logger, supervised ? { localInitFailure: true } : {});
       exitWith(logger, exitCode);
       return;
     }

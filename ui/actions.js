@@ -51,16 +51,17 @@ export function exampleFor(overview, endpointId) {
 }
 
 /** The submit form: endpoint id and a JSON editor, prefilled with the worker's test input or an example from its input schema. */
-export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate }) {
+export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, initial, title = 'Submit a job', test = 'submit' }) {
   const firstEndpoint = defaultEndpoint ?? endpoints[0]?.id ?? Object.keys(overview.inputExamples ?? {})[0] ?? 'local';
   const [endpointId, setEndpointIdRaw] = useState(firstEndpoint);
-  const [text, setText] = useState(() => pretty(exampleFor(overview, firstEndpoint).request));
+  // `initial`: a request to start from (a rerun of a job) instead of the example.
+  const [text, setText] = useState(() => pretty(initial ?? exampleFor(overview, firstEndpoint).request));
   // Another endpoint: its example replaces the text, unless the text was edited.
   const setEndpointId = (next) => {
     if (text === pretty(exampleFor(overview, endpointId).request)) setText(pretty(exampleFor(overview, next).request));
     setEndpointIdRaw(next);
   };
-  const source = exampleFor(overview, endpointId).source;
+  const source = initial ? undefined : exampleFor(overview, endpointId).source;
   const [error, setError] = useState(undefined);
   const [notice, setNotice] = useState(undefined);
   const [busy, setBusy] = useState(false);
@@ -86,17 +87,17 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate }) {
       setBusy(false);
     }
   };
-  return html`<form class="card submit" onSubmit=${onSubmit} aria-label="Submit a job">
-    <h2>Submit a job</h2>
+  return html`<form class="card submit" onSubmit=${onSubmit} aria-label=${title} data-test=${`${test}-form`}>
+    <h2>${title}</h2>
     <label>Endpoint
-      <input id="submit-endpoint" list="endpoint-ids" value=${endpointId} onInput=${(e) => setEndpointId(e.currentTarget.value)} required pattern="[A-Za-z0-9._\\-]{1,128}" />
+      <input id=${initial ? 'rerun-endpoint' : 'submit-endpoint'} list="endpoint-ids" value=${endpointId} onInput=${(e) => setEndpointId(e.currentTarget.value)} required pattern="[A-Za-z0-9._\\-]{1,128}" />
       <datalist id="endpoint-ids">${endpoints.map((e) => html`<option value=${e.id} />`)}</datalist>
     </label>
     <label>Request (JSON: input, and optionally webhook, policy, s3Config)${source ? html` <span class="hint" data-test="example-source">prefilled from ${source}</span>` : null}
-      <textarea id="submit-json" rows="8" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
+      <textarea id=${initial ? 'rerun-json' : 'submit-json'} rows="8" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
         onKeyDown=${(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e); }}></textarea>
     </label>
-    <div class="row"><button type="submit" class="primary" disabled=${busy} data-test="submit">Submit (/run)</button>
+    <div class="row"><button type="submit" class="primary" disabled=${busy} data-test=${test}>Submit (/run)</button>
       <span class="hint">Ctrl+Enter submits</span></div>
     <${Notice} notice=${notice} /><${ErrorBox} error=${error} />
   </form>`;

@@ -52,6 +52,32 @@ export async function api(method, path, body) {
   return json;
 }
 
+/**
+ * Fetch `path` (with the key) and save what it answers as the file `filename`: a link
+ * cannot carry the Authorization header, so the body is read here and handed to the
+ * browser as a blob. Throws ApiError as `api` does.
+ */
+export async function download(path, filename) {
+  let response;
+  try {
+    response = await fetch(path, { headers: headers() });
+  } catch (error) {
+    throw new ApiError(0, 'NETWORK', `The harness did not answer: ${error.message}`);
+  }
+  if (!response.ok) {
+    const body = await response.json().catch(() => undefined);
+    throw new ApiError(response.status, body?.error?.code ?? `HTTP_${response.status}`, body?.error?.message ?? response.statusText, body?.error?.details);
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 /** Split an SSE text stream into { event, data } frames. */
 function* frames(buffer) {
   let at;
@@ -70,13 +96,23 @@ function* frames(buffer) {
 
 /**
  * Follow /ui/api/events (with `query`, e.g. { endpoint, job }) until `signal` aborts;
- * `onEvent(event, data)` for each frame, `onState('open' | 'retrying' | error)`.
+ * `onEvent(event, data)` for each frame, `onState('open' | 'retrying' | error)`: an
+ * error whose status is 0 when nothing answered, else the API's error.
  */
 export async function followEvents(query, onEvent, onState, signal) {
   const search = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined)).toString();
   while (!signal.aborted) {
+    let response;
     try {
-      const response = await fetch(`/ui/api/events${search ? `?${search}` : ''}`, { headers: headers(), signal });
+      response = await fetch(`/ui/api/events${search ? `?${search}` : ''}`, { headers: headers(), signal });
+    } catch (error) {
+      if (signal.aborted) return;
+      // Nothing answered: the page says so plainly (app.js shows a banner) and tries again.
+      onState(new ApiError(0, 'NETWORK', `The harness did not answer: ${error.message}`));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      continue;
+    }
+    try {
       if (!response.ok) {
         const body = await response.json().catch(() => undefined);
         onState(new ApiError(response.status, body?.error?.code ?? `HTTP_${response.status}`, body?.error?.message ?? response.statusText));

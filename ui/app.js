@@ -1,19 +1,21 @@
 // @module ui/app
 // The dashboard page: login (the API key kept in sessionStorage, sent in the
 // Authorization header), hash routes (#/, #/endpoint/{id}, #/endpoint/{id}/job/{jobId},
-// #/workers), one live event stream for the page, light and dark schemes.
+// #/endpoint/{id}/worker/{workerId}, #/workers), one live event stream for the page, light and dark schemes.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, followEvents, keyStore } from './api.js';
-import { ErrorBox, html } from './format.js';
+import { ErrorBox, endpointNames, html } from './format.js';
 import { JobView } from './job-view.js';
 import { JobsView } from './jobs-view.js';
 import { OverviewView } from './overview-view.js';
 import { WorkersView } from './workers-view.js';
+import { WorkerView } from './worker-view.js';
 
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'job' && parts[3]) return { view: 'job', endpointId: parts[1], jobId: parts[3] };
+  if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'worker' && parts[3]) return { view: 'worker', endpointId: parts[1], workerId: parts[3] };
   if (parts[0] === 'endpoint' && parts[1]) return { view: 'jobs', endpointId: parts[1] };
   if (parts[0] === 'workers') return { view: 'workers' };
   return { view: 'overview' };
@@ -51,9 +53,19 @@ function Login({ error, onKey }) {
   </form>`;
 }
 
-function emptyLive() {
-  return { job: undefined, chunks: [], missed: 0, gone: false, error: undefined };
+/** The chart points the harness keeps (historyMinutes of sampleIntervalMs points): the page keeps as many. */
+function keepPoints(points, overview) {
+  const capacity = Math.max(1, Math.ceil(((overview.historyMinutes ?? 10) * 60_000) / (overview.sampleIntervalMs ?? 1000)));
+  return points.length > capacity ? points.slice(points.length - capacity) : points;
 }
+
+function emptyLive() {
+  return { job: undefined, chunks: [], missed: 0, skipped: 0, gone: false };
+}
+
+/** Chunks a job page holds (the last ones): a stream of 50 000 chunks keeps the page light; earlier ones load on demand. */
+const KEPT_CHUNKS = 500;
+const keep = (chunks) => (chunks.length > KEPT_CHUNKS ? chunks.slice(chunks.length - KEPT_CHUNKS) : chunks);
 
 function App() {
   const route = useRoute();
@@ -62,6 +74,8 @@ function App() {
   const [authError, setAuthError] = useState(undefined);
   const [needKey, setNeedKey] = useState(false);
   const [link, setLink] = useState('connecting');
+  // Since when the harness has not answered (the live stream's reconnects fail), and why.
+  const [down, setDown] = useState(undefined);
   const [live, setLive] = useState(emptyLive());
   const [attempt, setAttempt] = useState(0);
 
@@ -80,20 +94,25 @@ function App() {
   useEffect(() => {
     if (!overview) return undefined;
     const abort = new AbortController();
+    let hellos = 0;
     setLive(emptyLive());
     const onEvent = (event, data) => {
       if (event === 'tick') {
-        setOverview((o) => ({ ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: [...o.series.slice(o.series.length >= 600 ? 1 : 0), data.point] }));
+        setOverview((o) => ({ ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) }));
       } else if (event === 'hello') {
         setOverview((o) => ({ ...o, ...data }));
+        // A reconnect: the chart points missed meanwhile come from the overview (the live stream carries no history).
+        if (hellos++ > 0) api('GET', '/ui/api/overview').then((fresh) => setOverview((o) => ({ ...o, series: fresh.series }))).catch(() => {});
       } else if (event === 'job') {
-        setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.pendingChunks.map((c, i) => ({ index: data.chunkBase + i, output: c.output })) : l.chunks }));
+        setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {
-        setLive((l) => (l.chunks.some((c) => c.index === data.index) ? l : { ...l, chunks: [...l.chunks, data] }));
+        setLive((l) => ((l.chunks.at(-1)?.index ?? -1) >= data.index ? l : { ...l, chunks: keep([...l.chunks, data]) }));
+      } else if (event === 'chunks-skipped') {
+        setLive((l) => ({ ...l, skipped: l.skipped + data.count }));
       } else if (event === 'chunks-missed') {
         setLive((l) => ({ ...l, missed: l.missed + data.count }));
       } else if (event === 'chunks-reset') {
-        setLive((l) => ({ ...l, chunks: [], missed: 0 }));
+        setLive((l) => ({ ...l, chunks: [], missed: 0, skipped: 0 }));
       } else if (event === 'job-gone') {
         setLive((l) => ({ ...l, gone: true }));
       }
@@ -102,7 +121,11 @@ function App() {
       if (state instanceof Error) {
         setLink(`error: ${state.message}`);
         if (state.status === 401) { setNeedKey(true); setOverview(undefined); }
-      } else setLink(state);
+        if (state.status === 0 || state.status >= 500) setDown((d) => d ?? { since: Date.now(), error: state });
+      } else {
+        setLink(state);
+        if (state === 'open') setDown(undefined);
+      }
     };
     void followEvents(watch, onEvent, onState, abort.signal);
     return () => abort.abort();
@@ -115,19 +138,24 @@ function App() {
   if (needKey) return html`<main><${Login} error=${authError} onKey=${logIn} /></main>`;
   if (!overview) return html`<main>${authError ? html`<${ErrorBox} error=${authError} />` : html`<p class="muted">Loading…</p>`}</main>`;
   const row = route.endpointId ? overview.endpoints.find((e) => e.id === route.endpointId) : undefined;
-  return html`<header>
+  return html`${down ? html`<div class="banner" role="alert" data-test="unreachable">
+      The harness is not answering since ${new Date(down.since).toLocaleTimeString()}: ${down.error.message}.
+      <span class="hint">What this page shows is from ${overview.now ? new Date(overview.now).toLocaleTimeString() : 'before'}; it reconnects by itself (every second).</span></div>` : null}
+    <header>
       <a class="brand" href="#/">serverless-worker harness</a>
       <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
-        <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a></nav>
+        <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a>
+        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a></nav>
       <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
       <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
       ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}
     </header>
-    <main>
+    <main class=${down ? 'stale' : ''}>
       ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
-      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} />` : null}
+      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'workers' ? html`<${WorkersView} overview=${overview} />` : null}
+      ${route.view === 'worker' ? html`<${WorkerView} endpointId=${route.endpointId} workerId=${route.workerId} overview=${overview} names=${endpointNames(overview.endpoints)} />` : null}
     </main>
     <footer class="muted">serverless-worker ${overview.version}</footer>`;
 }

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { ErrorBox, clock, duration, html } from './format.js';
+import { workerHref } from './worker-view.js';
 
 const OUTCOME_TEXT = {
   running: 'running',
@@ -17,8 +18,19 @@ const OUTCOME_TEXT = {
 
 const OUTCOME_CLASS = { running: 's-IN_PROGRESS', COMPLETED: 's-COMPLETED', FAILED: 's-FAILED', TIMED_OUT: 's-TIMED_OUT', CANCELLED: 's-CANCELLED', requeued: 's-IN_QUEUE' };
 
+/** The browser's clock, read again every `ms` while mounted (for times that run on). */
+export function useNow(ms) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+  return now;
+}
+
 /** `job`: the job as the event stream last showed it (its changes trigger a new read). */
 export function Attempts({ endpointId, job }) {
+  const now = useNow(1000);
   const [view, setView] = useState(undefined);
   const [error, setError] = useState(undefined);
   // A refused stale post changes no status: the Reload button reads the attempts again.
@@ -27,7 +39,7 @@ export function Attempts({ endpointId, job }) {
   useEffect(() => {
     let stale = false;
     api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs/${encodeURIComponent(job.id)}/attempts`)
-      .then((answer) => { if (!stale) { setView(answer); setError(undefined); } })
+      .then((answer) => { if (!stale) { setView({ ...answer, readAt: Date.now() }); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };
   }, [endpointId, job.id, revision, reloads]);
@@ -43,8 +55,8 @@ export function Attempts({ endpointId, job }) {
         <thead><tr><th scope="col" class="num">#</th><th scope="col">Worker</th><th scope="col">Taken</th><th scope="col">Ended</th><th scope="col" class="num">Ran</th>
           <th scope="col">Outcome</th><th scope="col">Why</th><th scope="col" class="num">Stale posts refused</th></tr></thead>
         <tbody>${view.attempts.map((a) => html`<tr data-test="attempt-row">
-          <td class="num">${a.attempt ?? '—'}</td><td>${a.workerId ? html`<code>${a.workerId}</code>` : '—'}</td>
-          <td class="nowrap">${clock(a.startedAt)}</td><td class="nowrap">${clock(a.endedAt)}</td><td class="num">${duration(a.durationMs)}</td>
+          <td class="num">${a.attempt ?? '—'}</td><td>${a.workerId ? html`<a href=${workerHref(endpointId, a.workerId)}><code>${a.workerId}</code></a>` : '—'}</td>
+          <td class="nowrap">${clock(a.startedAt)}</td><td class="nowrap">${clock(a.endedAt)}</td><td class="num" data-test="attempt-ran">${duration(a.outcome === 'running' && a.durationMs !== undefined ? a.durationMs + Math.max(0, now - view.readAt) : a.durationMs)}</td>
           <td><span class=${`badge ${OUTCOME_CLASS[a.outcome] ?? ''}`} data-test="attempt-outcome">${OUTCOME_TEXT[a.outcome] ?? a.outcome}</span></td>
           <td>${a.reason ?? ''}</td>
           <td class="num" title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${clock(a.lastStalePost.at)}` : undefined}>${a.stalePosts}</td></tr>`)}</tbody></table>`}

@@ -1,30 +1,59 @@
 // @module ui/charts
 // Charts over the last minutes, drawn with uPlot from the points the harness sends:
 // jobs per second, queue wait and execution time percentiles, GPU utilisation and
-// memory per card (when the harness has GPU readings).
-import { useEffect, useRef } from 'preact/hooks';
+// memory per card (when the harness has GPU readings). Of all endpoints or one, over a
+// chosen range; hovering a chart shows each line's value at that time in its legend.
+// Values and axes are in readable units (850 ms, 12.3 s, 2 min 5 s); a percentile line
+// runs on across intervals where no job ended (spanGaps) instead of breaking apart.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { html } from './format.js';
+import { duration, html } from './format.js';
 
 const COLORS = ['#2f7ed8', '#e4572e', '#17a398', '#b07aa1', '#f2a541', '#6c8ea0'];
 
-/** One uPlot chart: `columns` is [times (s), ...one column per name]; `stepped` draws steps (counts). */
-export function Chart({ title, unit, names, columns, test, stepped = false }) {
+const rate = (v) => `${v >= 10 ? Math.round(v) : Number(v.toFixed(2))}/s`;
+const percent = (v) => `${Math.round(v)} %`;
+const gib = (v) => `${Number(v.toFixed(1))} GiB`;
+
+/** Values shown on a chart: a number in its unit, — for none. */
+const shown = (format) => (v) => (v === null || v === undefined ? '—' : format(v));
+
+/**
+ * One uPlot chart: `columns` is [times (s), ...one column per name]; `format` writes a
+ * value in its unit (legend and axis); `stepped` draws steps (counts).
+ */
+export function Chart({ title, unit, names, columns, test, stepped = false, format = (v) => String(v) }) {
   const box = useRef(null);
   const plot = useRef(null);
-  const key = names.join('|');
+  const key = `${names.join('|')}|${unit}`;
   useEffect(() => {
-    const width = Math.max(280, (box.current?.clientWidth ?? 400) - 8);
+    const width = Math.max(260, (box.current?.clientWidth ?? 400) - 8);
+    const label = shown(format);
     const options = {
       width,
-      height: 170,
+      height: 190,
       scales: { x: { time: true } },
-      axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, label: unit, size: 55 }],
-      series: [{}, ...names.map((name, i) => ({ label: name, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: false, ...(stepped ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}) }))],
-      legend: { live: false },
+      axes: [
+        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, space: 70 },
+        // Room for the widest label ("12 min 30 s"), and labels far enough apart not to collide.
+        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 76, space: 36, values: (u, splits) => splits.map(label) },
+      ],
+      series: [
+        { value: (u, v) => (v === null || v === undefined ? '—' : new Date(v * 1000).toLocaleTimeString()) },
+        ...names.map((name, i) => ({
+          label: name,
+          stroke: COLORS[i % COLORS.length],
+          width: 1.5,
+          spanGaps: true,
+          value: (u, v) => label(v),
+          ...(stepped ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}),
+        })),
+      ],
+      legend: { live: true },
+      cursor: { points: { size: 6 } },
     };
     plot.current = new uPlot(options, columns, box.current);
-    const onResize = () => plot.current?.setSize({ width: Math.max(280, (box.current?.clientWidth ?? 400) - 8), height: 170 });
+    const onResize = () => plot.current?.setSize({ width: Math.max(260, (box.current?.clientWidth ?? 400) - 8), height: 190 });
     window.addEventListener('resize', onResize);
     return () => {
       window.removeEventListener('resize', onResize);
@@ -38,23 +67,45 @@ export function Chart({ title, unit, names, columns, test, stepped = false }) {
   return html`<figure class="chart card" data-test=${test}><figcaption>${title}</figcaption><div ref=${box}></div></figure>`;
 }
 
-/** The charts for `points` (SeriesPoint[], oldest first). */
-export function Charts({ points }) {
+const RANGES = [1, 5, 10, 30, 60, 120];
+
+/** The job figures of `point` for the chosen endpoint ('' = all); an endpoint with no job ended then has none. */
+function figuresOf(point, endpointId) {
+  if (!endpointId) return point;
+  return point.endpoints?.[endpointId] ?? { jobsPerSecond: 0, failedPerSecond: 0, delayP50: null, delayP95: null, delayP99: null, execP50: null, execP95: null, execP99: null };
+}
+
+/** The charts for `points` (SeriesPoint[], oldest first); `endpoints`: the overview's rows (the choice); `historyMinutes`: what the harness keeps. */
+export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
+  const [endpointId, setEndpointId] = useState('');
+  const [minutes, setMinutes] = useState(Math.min(10, historyMinutes));
   if (!points || points.length === 0) return html`<p class="muted">No chart data yet.</p>`;
-  const t = points.map((p) => p.t / 1000);
-  const col = (name) => points.map((p) => p[name]);
+  const since = points[points.length - 1].t - minutes * 60_000;
+  const inRange = points.filter((p) => p.t > since);
+  const t = inRange.map((p) => p.t / 1000);
+  const col = (name) => inRange.map((p) => figuresOf(p, endpointId)[name] ?? null);
   const cards = new Map();
-  for (const p of points) for (const g of p.gpus) cards.set(g.index, g.name);
-  const gpuCol = (index, figure) => points.map((p) => p.gpus.find((g) => g.index === index)?.[figure] ?? null);
+  for (const p of inRange) for (const g of p.gpus) cards.set(g.index, g.name);
+  const gpuCol = (index, figure) => inRange.map((p) => p.gpus.find((g) => g.index === index)?.[figure] ?? null);
   const gpuNames = [...cards.entries()].map(([index, name]) => `GPU ${index} ${name}`);
-  return html`<div class="charts">
-    <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} test="chart-rate" />
-    <${Chart} title="Queue wait (delayTime), ms" unit="ms" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} test="chart-wait" />
-    <${Chart} title="Execution time, ms" unit="ms" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} test="chart-exec" />
-    ${cards.size > 0
-      ? html`<${Chart} title="GPU utilisation, %" unit="%" names=${gpuNames} columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]} test="chart-gpu-util" />
-        <${Chart} title="GPU memory used, GiB" unit="GiB" names=${gpuNames}
-          columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'memoryUsedBytes').map((b) => (b === null ? null : b / 2 ** 30)))]} test="chart-gpu-mem" />`
-      : html`<p class="muted chart-note">No GPU readings: GPU charts appear when the harness has a GPU reading source (an in-process worker with GPU sampling, e.g. --serve-api on a GPU machine).</p>`}
+  const ranges = RANGES.filter((m) => m <= historyMinutes);
+  return html`<div>
+    <form class="filters" aria-label="Charts" onSubmit=${(e) => e.preventDefault()}>
+      <label>Endpoint <select id="chart-endpoint" value=${endpointId} onChange=${(e) => setEndpointId(e.currentTarget.value)}>
+        <option value="">all endpoints</option>${endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}</select></label>
+      <label>Range <select id="chart-range" value=${String(minutes)} onChange=${(e) => setMinutes(Number(e.currentTarget.value))}>
+        ${ranges.map((m) => html`<option value=${String(m)}>last ${m} min</option>`)}</select></label>
+      <span class="hint">hover a chart for the values at that time</span>
+    </form>
+    <div class="charts">
+      <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} format=${rate} test="chart-rate" />
+      <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" />
+      <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" />
+      ${cards.size > 0
+        ? html`<${Chart} title="GPU utilisation" unit="%" names=${gpuNames} columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]} format=${percent} test="chart-gpu-util" />
+          <${Chart} title="GPU memory used" unit="GiB" names=${gpuNames}
+            columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'memoryUsedBytes').map((b) => (b === null ? null : b / 2 ** 30)))]} format=${gib} test="chart-gpu-mem" />`
+        : html`<p class="muted chart-note">No GPU readings: GPU charts appear when the harness has a GPU reading source (an in-process worker with GPU sampling, e.g. --serve-api on a GPU machine).</p>`}
+    </div>
   </div>`;
 }

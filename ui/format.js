@@ -63,3 +63,21 @@ export function jobHref(endpointId, jobId) {
 export function endpointHref(endpointId) {
   return `#/endpoint/${encodeURIComponent(endpointId)}`;
 }
+
+/** An endpoint as people know it: its name (endpoints made through /v1) beside its id. `names`: id → name. */
+export function EndpointName({ id, names, link = true }) {
+  const name = names?.[id];
+  const label = name ?? id;
+  return html`<span class="endpoint-name">${link ? html`<a href=${endpointHref(id)}>${label}</a>` : label}${name ? html` <code class="muted" data-test="endpoint-id">${id}</code>` : null}</span>`;
+}
+
+/** Endpoint names by id, from the overview's rows. */
+export function endpointNames(endpoints) {
+  return Object.fromEntries((endpoints ?? []).filter((e) => e.name).map((e) => [e.id, e.name]));
+}
+
+/** An endpoint's health: a badge (ok, warning, unhealthy) and why. */
+export function HealthBadge({ health, short = false }) {
+  if (!health) return null;
+  return html`<span class="health" data-test="health"><span class=${`badge h-${health.state}`} title=${health.reason}>${health.state}</span>${short ? null : html` <span class="hint" data-test="health-reason">${health.reason}</span>`}</span>`;
+}

@@ -2,14 +2,25 @@
 // One job: status, timings, retries, worker, input, output or structured error (the
 // stack folded), its attempts, webhook deliveries, and a streaming job's chunks as they arrive.
 // `live` is what the event stream said about this job (see app.js).
-import { ActionButton, actions } from './actions.js';
+import { useEffect, useState } from 'preact/hooks';
+import { ActionButton, SubmitForm, actions } from './actions.js';
+import { api } from './api.js';
 import { Attempts } from './attempts-view.js';
-import { ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
+import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
+import { Value, ValueActions, valuePath } from './value-view.js';
+import { LogLines } from './logs-view.js';
+import { workerHref } from './worker-view.js';
+import { useNow } from './attempts-view.js';
 
-function ErrorPayload({ error }) {
+/** The error payload; `clipped`: its fields the harness cut short (the whole error loads on demand). */
+function ErrorPayload({ endpointId, jobId, error: shown, clipped }) {
+  const [full, setFull] = useState(undefined);
+  const error = full ?? shown;
   const { error_type, error_message, error_code, error_traceback, hostname, worker_id, runtime_version, ...rest } = error;
   return html`<section class="card failure" data-test="job-error">
     <h2>Error</h2>
+    ${clipped && !full ? html`<p class="hint" data-test="error-clipped">Long fields cut short here: ${clipped.join(', ')}.</p>
+      <${ValueActions} endpointId=${endpointId} jobId=${jobId} part="error" what="whole error" onLoaded=${setFull} />` : null}
     <p><strong>${error_type}</strong>${error_code ? html` <code>${error_code}</code>` : null}: ${error_message}</p>
     <p class="muted">worker ${worker_id || '—'} on ${hostname || '—'}${runtime_version ? `, runtime ${runtime_version}` : ''}</p>
     ${error_traceback ? html`<details><summary>Stack trace</summary><pre>${error_traceback}</pre></details>` : null}
@@ -17,15 +28,34 @@ function ErrorPayload({ error }) {
   </section>`;
 }
 
-function Chunks({ live }) {
+/** Chunks listed one by one (the last ones the page holds). */
+const LISTED_CHUNKS = 100;
+
+const chunkText = (c) => (typeof c.output === 'string' ? c.output : pretty(c.output)) + (c.clippedBytes ? `… (${bytes(c.clippedBytes)})` : '');
+
+/** All unread chunks, loaded on demand: { from, outputs }. */
+function LoadedChunks({ loaded }) {
+  return html`<details open><summary>All ${loaded.outputs.length} unread chunks (from chunk ${loaded.from})</summary>
+    <div class="stream-text" data-test="stream-all">${loaded.outputs.map((o) => (typeof o === 'string' ? o : pretty(o))).join('')}</div></details>`;
+}
+
+/** A stream: the page holds its last chunks (app.js keeps at most KEPT_CHUNKS); earlier ones load on demand. */
+function Chunks({ endpointId, live }) {
+  const [loaded, setLoaded] = useState(undefined);
   const count = Math.max(live.job?.chunks ?? 0, (live.chunks.at(-1)?.index ?? -1) + 1);
   if (count === 0) return null;
+  const first = live.chunks[0]?.index ?? count;
+  const notHeld = Math.max(0, first - (live.job?.chunkBase ?? 0) - live.missed);
+  const listed = live.chunks.slice(-LISTED_CHUNKS);
   return html`<section class="card" aria-live="polite">
     <h2>Stream (<span data-test="chunk-count">${count}</span> chunks)</h2>
     ${live.missed > 0 ? html`<p class="muted">${live.missed} chunks were read by a /stream client before this page could see them.</p>` : null}
-    <div class="stream-text" data-test="stream-text">${live.chunks.map((c) => (typeof c.output === 'string' ? c.output : pretty(c.output))).join('')}</div>
-    <details><summary>Chunks one by one</summary><ol start=${live.chunks[0]?.index ?? 0}>
-      ${live.chunks.map((c) => html`<li data-test="chunk"><code>${typeof c.output === 'string' ? JSON.stringify(c.output) : pretty(c.output)}</code></li>`)}</ol></details>
+    ${first > 0 && live.chunks.length > 0 ? html`<p class="hint" data-test="chunks-window">Showing chunks ${first}–${live.chunks.at(-1).index} of ${count}${notHeld > 0 ? `; ${notHeld} earlier ones are not held by the page` : ''}.</p>` : null}
+    ${notHeld > 0 || live.skipped > 0 ? html`<${ValueActions} endpointId=${endpointId} jobId=${live.job.id} part="chunks" what="unread chunks" onLoaded=${setLoaded} />` : null}
+    ${loaded ? html`<${LoadedChunks} loaded=${loaded} />` : null}
+    <div class="stream-text" data-test="stream-text">${live.chunks.map(chunkText).join('')}</div>
+    <details><summary>Chunks one by one${listed.length < live.chunks.length ? ` (the last ${listed.length})` : ''}</summary><ol start=${listed[0]?.index ?? 0}>
+      ${listed.map((c) => html`<li data-test="chunk"><code>${typeof c.output === 'string' ? JSON.stringify(c.output) : pretty(c.output)}</code>${c.clippedBytes ? html` <span class="hint">cut short: ${bytes(c.clippedBytes)}</span>` : null}</li>`)}</ol></details>
   </section>`;
 }
 
@@ -61,11 +91,53 @@ function Deliveries({ job }) {
   </section>`;
 }
 
-export function JobView({ endpointId, jobId, live }) {
-  if (live.gone) return html`<p class="error" role="alert">Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).</p>`;
-  if (live.error) return html`<${ErrorBox} error=${live.error} />`;
-  const job = live.job;
-  if (!job) return html`<p class="muted">Loading job ${jobId}…</p>`;
+/** "Rerun with edited input": the job's request (its whole input, loaded when the page holds a preview) in an editor, sent to /run. */
+function Rerun({ endpointId, job, overview, navigate }) {
+  const [state, setState] = useState({ open: false, busy: false, error: undefined, request: undefined });
+  const open = async () => {
+    setState({ open: false, busy: true, error: undefined, request: undefined });
+    try {
+      const input = job.input.complete ? job.input.value : await api('GET', valuePath(endpointId, job.id, 'input'));
+      setState({ open: true, busy: false, error: undefined, request: { input, ...(job.policy ? { policy: job.policy } : {}) } });
+    } catch (error) {
+      setState({ open: false, busy: false, error, request: undefined });
+    }
+  };
+  return html`<span class="action">
+    <button type="button" onClick=${() => (state.open ? setState({ ...state, open: false }) : open())} disabled=${state.busy} data-test="rerun-open">${state.open ? 'Close the rerun editor' : 'Rerun with edited input'}</button>
+    <${ErrorBox} error=${state.error} />
+    ${state.open && overview ? html`<div class="rerun"><${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate}
+      initial=${state.request} title=${`Rerun ${job.id} with edited input`} test="rerun" /></div>` : null}
+  </span>`;
+}
+
+/**
+ * The job as first read over HTTP: the page shows it (or the API's error) whether or not
+ * the live stream is up; the stream's `job` messages replace it.
+ */
+function useJob(endpointId, jobId) {
+  const [state, setState] = useState({ job: undefined, error: undefined });
+  const [tries, setTries] = useState(0);
+  useEffect(() => {
+    let stale = false;
+    setState({ job: undefined, error: undefined });
+    api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs/${encodeURIComponent(jobId)}`)
+      .then((job) => { if (!stale) setState({ job, error: undefined }); })
+      .catch((error) => { if (!stale) setState({ job: undefined, error }); });
+    return () => { stale = true; };
+  }, [endpointId, jobId, tries]);
+  return { ...state, again: () => setTries((n) => n + 1) };
+}
+
+export function JobView({ endpointId, jobId, live, names, overview, navigate }) {
+  const read = useJob(endpointId, jobId);
+  const now = useNow(1000);
+  if (live.gone || read.error?.code === 'SW_JOB_NOT_FOUND') return html`<p class="error" role="alert" data-test="job-gone">Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).</p>`;
+  const job = live.job?.id === jobId ? live.job : read.job;
+  if (!job && read.error) {
+    return html`<div><${ErrorBox} error=${read.error} /><button type="button" onClick=${read.again} data-test="job-reload">Try again</button></div>`;
+  }
+  if (!job) return html`<p class="muted" data-test="job-loading">Loading job ${jobId}…</p>`;
   const cancellable = job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS';
   const retryable = job.status === 'FAILED' || job.status === 'TIMED_OUT';
   return html`<div>
@@ -75,27 +147,31 @@ export function JobView({ endpointId, jobId, live }) {
         run=${() => actions.cancel(endpointId, job.id)} describe=${(a) => `Cancel answered ${a.status}`} />
       <${ActionButton} label="Retry" test="retry" disabled=${!retryable} title="only FAILED or TIMED_OUT jobs can be retried"
         run=${() => actions.retry(endpointId, job.id)} describe=${(a) => `Retry answered ${a.status}`} />
+      <${Rerun} key=${job.id} endpointId=${endpointId} job=${job} overview=${overview} navigate=${navigate} />
     </div>
     <dl class="facts">
-      <dt>Endpoint</dt><dd>${endpointId}</dd>
+      <dt>Endpoint</dt><dd><${EndpointName} id=${endpointId} names=${names} /></dd>
       <dt>Kind</dt><dd>${job.kind}${job.openaiRoute ? ` (OpenAI ${job.openaiRoute})` : ''}</dd>
       <dt>Submitted</dt><dd>${clock(job.submittedAt)}</dd>
       <dt>Started</dt><dd>${clock(job.startedAt)}</dd>
       <dt>Ended</dt><dd>${clock(job.endedAt)}</dd>
       <dt>Queue wait (delayTime)</dt><dd data-test="delay-time">${duration(job.delayTime)}</dd>
-      <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.executionTime)}</dd>
+      <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.status === 'IN_PROGRESS' && job.startedAt ? Math.max(job.executionTime ?? 0, now - Date.parse(job.startedAt)) : job.executionTime)}</dd>
       <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
-      <dt>Worker</dt><dd>${job.workerId ?? '—'}</dd>
+      <dt>Worker</dt><dd data-test="job-worker">${job.workerId ? html`<a href=${workerHref(endpointId, job.workerId)}><code>${job.workerId}</code></a>` : '—'}</dd>
       <dt>GPU</dt><${GpuFact} gpu=${job.gpu} />
       <dt>Expires (ttl)</dt><dd>${new Date(job.expiresAt).toLocaleString()}</dd>
     </dl>
-    <section class="card"><h2>Input</h2><pre data-test="job-input">${pretty(job.input)}</pre>
+    <section class="card"><h2>Input</h2><${Value} key=${`input-${job.input.bytes}`} endpointId=${endpointId} jobId=${job.id} part="input" preview=${job.input} test="job-input" />
       ${job.policy ? html`<details><summary>Policy</summary><pre>${pretty(job.policy)}</pre></details>` : null}</section>
-    <${Chunks} live=${live} />
-    ${job.output !== undefined ? html`<section class="card"><h2>${job.terminal ? 'Output' : 'Progress'}</h2><pre data-test="job-output">${pretty(job.output)}</pre></section>` : null}
-    ${job.error ? html`<${ErrorPayload} error=${job.error} />` : null}
+    <${Chunks} endpointId=${endpointId} live=${live.job ? live : { ...live, job, chunks: job.recentChunks }} />
+    ${job.output !== undefined ? html`<section class="card"><h2>${job.terminal ? 'Output' : 'Progress'}</h2>
+      <${Value} key=${`output-${job.output.bytes}-${job.status}`} endpointId=${endpointId} jobId=${job.id} part="output" preview=${job.output} test="job-output" /></section>` : null}
+    ${job.error ? html`<${ErrorPayload} key=${job.status + job.retries} endpointId=${endpointId} jobId=${job.id} error=${job.error} clipped=${job.errorClipped} />` : null}
     <${GpuCards} gpu=${job.gpu} />
     <${Attempts} endpointId=${endpointId} job=${job} />
+    <${LogLines} query=${{ endpoint: endpointId, job: job.id }} follow=${!job.terminal} title="Log lines of this job" test="job-logs"
+      empty="No line for this job (yet): lines a worker logs for it (ctx.log, the runtime's job lines) show here, from an in-process worker and from the workers the launcher runs." />
     <${Deliveries} job=${job} />
   </div>`;
 }

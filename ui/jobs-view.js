@@ -1,33 +1,108 @@
 // @module ui/jobs-view
-// One endpoint's jobs, newest first: filter by state, search by id, page through
-// them (the harness filters and cuts the page; the page holds only what it shows).
+// One endpoint's jobs: filter by state, worker, kind, error code, submission time,
+// text in input or output, search by id, newest or oldest first, page through them
+// (the harness filters and cuts the page, in SQL on PostgreSQL; the page holds only
+// what it shows). Rows show the submission date and the queue age or wait; the error
+// opens in full. Selected rows can be cancelled or retried together.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { api } from './api.js';
-import { ErrorBox, STATES, StatusBadge, clock, duration, html, jobHref } from './format.js';
+import { useNow } from './attempts-view.js';
+import { workerHref } from './worker-view.js';
+import { EndpointName, ErrorBox, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
 
 const PAGE = 50;
 
+const ORDER_TEXT = { newest: 'newest first', oldest: 'oldest first', slowest: 'longest execution first', waited: 'longest queue wait first' };
+
+const PAGER_TEXT = { newest: ['Newer', 'Older'], oldest: ['Older', 'Newer'], slowest: ['Previous', 'Next'], waited: ['Previous', 'Next'] };
+
+const EMPTY_FILTERS = { state: '', search: '', worker: '', kind: '', error: '', text: '', from: '', to: '', order: 'newest' };
+
+/** A datetime-local value (local time, no zone) as ISO 8601, or undefined. */
+function isoOf(local) {
+  if (!local) return undefined;
+  const ms = new Date(local).getTime();
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : undefined;
+}
+
+/** The list's query string for `filters` and `offset`. */
+function queryOf(filters, offset) {
+  const query = new URLSearchParams({ offset: String(offset), limit: String(PAGE) });
+  const put = (name, value) => { if (value !== undefined && String(value).trim() !== '') query.set(name, String(value).trim()); };
+  put('state', filters.state);
+  put('q', filters.search);
+  put('worker', filters.worker);
+  put('kind', filters.kind);
+  put('error', filters.error);
+  put('text', filters.text);
+  put('from', isoOf(filters.from));
+  put('to', isoOf(filters.to));
+  if (filters.order !== 'newest') put('order', filters.order);
+  return query;
+}
+
+/** A date and time people read at once: "25 Nov 18:40:02". */
+export function dateTime(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return `${d.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} ${d.toLocaleTimeString()}`;
+}
+
+/** Queue age of a queued job (it runs on), else the wait it had. */
+function queueTime(job, now) {
+  if (job.status === 'IN_QUEUE') return html`<span title="in the queue since it was submitted or last requeued" data-test="queue-age">${duration(Math.max(0, now - Date.parse(job.submittedAt)))}</span>`;
+  return duration(job.delayTime);
+}
+
+/** The error, cut in the row; the whole message (as the list has it) on a click, the whole payload on the job's page. */
+function ErrorCell({ job, endpointId }) {
+  if (!job.errorType) return html`<td></td>`;
+  return html`<td class="err-cell"><details data-test="error-cell"><summary class="err">${job.errorType}: ${job.errorMessage ?? ''}</summary>
+    <p class="err-full">${job.errorMessage ?? ''}</p><a href=${jobHref(endpointId, job.id)}>the whole error, with its stack</a></details></td>`;
+}
+
+/** Run `action(endpointId, id)` on each selected job; answers a line saying what happened. */
+async function bulk(endpointId, ids, action, verb) {
+  const results = await Promise.allSettled(ids.map((id) => action(endpointId, id)));
+  const refused = results.map((r, i) => (r.status === 'rejected' ? `${ids[i]}: ${r.reason?.code ?? ''} ${r.reason?.message ?? r.reason}` : undefined)).filter(Boolean);
+  const done = results.length - refused.length;
+  return `${verb} ${done} of ${ids.length}${refused.length > 0 ? `; refused: ${refused.join('; ')}` : ''}`;
+}
+
 export function JobsView({ endpointId, row, overview, navigate }) {
-  const [state, setState] = useState('');
-  const [search, setSearch] = useState('');
+  const [filters, setFilters] = useState(EMPTY_FILTERS);
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState(undefined);
   const [error, setError] = useState(undefined);
+  const [selected, setSelected] = useState(new Set());
+  const [bulkNotice, setBulkNotice] = useState(undefined);
+  const [reloads, setReloads] = useState(0);
   const searchBox = useRef(null);
+  const now = useNow(1000);
   // Refetch when the endpoint's counts move (a tick), the filter, or the page changes.
   const revision = row ? JSON.stringify(row.jobs) : '';
+  const setFilter = (name, value) => { setFilters((f) => ({ ...f, [name]: value })); setOffset(0); };
 
+  // Another endpoint: its own filters and first page, nothing of the previous one's.
+  useEffect(() => {
+    setPage(undefined);
+    setError(undefined);
+    setOffset(0);
+    setSelected(new Set());
+    setBulkNotice(undefined);
+  }, [endpointId]);
+
+  const query = queryOf(filters, offset).toString();
   useEffect(() => {
     let stale = false;
-    const query = new URLSearchParams({ offset: String(offset), limit: String(PAGE) });
-    if (state) query.set('state', state);
-    if (search.trim()) query.set('q', search.trim());
     api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs?${query}`)
       .then((answer) => { if (!stale) { setPage(answer); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };
-  }, [endpointId, state, search, offset, revision]);
+  }, [endpointId, query, revision, reloads]);
+  // Rows are shown only under their own endpoint's title (a page answered for another is never shown).
+  const shown = page?.endpointId === endpointId ? page : undefined;
 
   useEffect(() => {
     const onKey = (e) => {
@@ -42,36 +117,69 @@ export function JobsView({ endpointId, row, overview, navigate }) {
 
   // The pager describes the rows shown: the page the harness answered, not the one asked for
   // (after a click the rows stay those of the old page until the new one arrives).
-  const total = page?.total ?? 0;
-  const shownOffset = page?.offset ?? 0;
+  const total = shown?.total ?? 0;
+  const shownOffset = shown?.offset ?? 0;
   const first = total === 0 ? 0 : shownOffset + 1;
   const last = Math.min(shownOffset + PAGE, total);
-  const loading = page === undefined || page.offset !== offset;
+  const loading = shown === undefined || shown.offset !== offset;
+  const jobs = shown?.jobs ?? [];
+  const toggle = (id) => setSelected((s) => { const next = new Set(s); if (next.has(id)) next.delete(id); else next.add(id); return next; });
+  const allShown = jobs.length > 0 && jobs.every((j) => selected.has(j.id));
+  const chosen = [...selected];
+  const runBulk = async (action, verb) => {
+    setBulkNotice(`${verb}…`);
+    setBulkNotice(await bulk(endpointId, chosen, action, verb));
+    setSelected(new Set());
+    setReloads((n) => n + 1);
+  };
+  const text = (name, label, placeholder, props = {}) => html`<label>${label} <input id=${`filter-${name}`} type="search" placeholder=${placeholder} value=${filters[name]}
+    onInput=${(e) => setFilter(name, e.currentTarget.value)} ...${props} /></label>`;
   return html`<div>
-    <h1>Endpoint <code>${endpointId}</code></h1>
-    ${row ? html`<p data-test="endpoint-summary">Queue ${row.queueDepth} · ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')} · workers ${row.workers.idle} idle / ${row.workers.running} running
+    <h1>Endpoint <${EndpointName} id=${endpointId} names=${endpointNames(overview.endpoints)} link=${false} /></h1>
+    ${row ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
       <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId}?`} run=${() => actions.purge(endpointId)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></p>` : null}
     <form class="filters" onSubmit=${(e) => e.preventDefault()} aria-label="Filter jobs">
-      <label>State <select id="state-filter" value=${state} onChange=${(e) => { setState(e.currentTarget.value); setOffset(0); }}>
+      <label>State <select id="state-filter" value=${filters.state} onChange=${(e) => setFilter('state', e.currentTarget.value)}>
         <option value="">all</option>${STATES.map((s) => html`<option value=${s}>${s}</option>`)}</select></label>
-      <label>Job id <input id="job-search" ref=${searchBox} type="search" placeholder="search (press /)" value=${search}
-        onInput=${(e) => { setSearch(e.currentTarget.value); setOffset(0); }} /></label>
+      <label>Job id <input id="job-search" ref=${searchBox} type="search" placeholder="search (press /)" value=${filters.search}
+        onInput=${(e) => setFilter('search', e.currentTarget.value)} /></label>
+      ${text('text', 'In input or output', 'text')}
+      ${text('worker', 'Worker', 'worker id')}
+      <label>Kind <select id="filter-kind" value=${filters.kind} onChange=${(e) => setFilter('kind', e.currentTarget.value)}>
+        <option value="">all</option><option value="run">run</option><option value="runsync">runsync</option></select></label>
+      ${text('error', 'Error code', 'SW_…')}
+      <label>Submitted from <input id="filter-from" type="datetime-local" step="1" value=${filters.from} onInput=${(e) => setFilter('from', e.currentTarget.value)} /></label>
+      <label>to <input id="filter-to" type="datetime-local" step="1" value=${filters.to} onInput=${(e) => setFilter('to', e.currentTarget.value)} /></label>
+      <label>Order <select id="filter-order" value=${filters.order} onChange=${(e) => setFilter('order', e.currentTarget.value)}>
+        <option value="newest">newest first</option><option value="oldest">oldest first</option>
+        <option value="slowest">longest execution first</option><option value="waited">longest queue wait first</option></select></label>
+      <button type="button" class="small" onClick=${() => { setFilters(EMPTY_FILTERS); setOffset(0); }} data-test="clear-filters">Clear</button>
     </form>
     <${ErrorBox} error=${error} />
+    <div class="row bulk" aria-label="Selected jobs">
+      <span data-test="selected-count">${chosen.length} selected</span>
+      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-cancel"
+        onClick=${() => window.confirm(`Cancel ${chosen.length} jobs?`) && runBulk(actions.cancel, 'Cancelled')}>Cancel selected</button>
+      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-retry" onClick=${() => runBulk(actions.retry, 'Retried')}>Retry selected</button>
+      <${Notice} notice=${bulkNotice} />
+    </div>
     <table class="grid" data-test="jobs">
-      <caption>Jobs, newest first</caption>
-      <thead><tr><th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
-        <th scope="col" class="num">Queue wait</th><th scope="col" class="num">Execution</th><th scope="col" class="num">Retries</th><th scope="col">Worker</th><th scope="col">Error</th></tr></thead>
-      <tbody>${(page?.jobs ?? []).map((j) => html`<tr data-test="jobs-row">
+      <caption>Jobs, ${ORDER_TEXT[filters.order]}</caption>
+      <thead><tr><th scope="col"><input type="checkbox" aria-label="select every job shown" checked=${allShown} data-test="select-all"
+          onChange=${() => setSelected(allShown ? new Set() : new Set(jobs.map((j) => j.id)))} /></th>
+        <th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
+        <th scope="col" class="num">Queue age / wait</th><th scope="col" class="num">Execution</th><th scope="col" class="num">Retries</th><th scope="col">Worker</th><th scope="col">Error</th></tr></thead>
+      <tbody>${jobs.map((j) => html`<tr data-test="jobs-row">
+        <td><input type="checkbox" aria-label=${`select ${j.id}`} checked=${selected.has(j.id)} onChange=${() => toggle(j.id)} data-test="select-job" /></td>
         <td><a href=${jobHref(endpointId, j.id)}><code>${j.id}</code></a></td>
-        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td>${clock(j.submittedAt)}</td>
-        <td class="num">${duration(j.delayTime)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>
-        <td>${j.workerId ?? ''}</td><td class="err">${j.errorType ? `${j.errorType}: ${j.errorMessage ?? ''}` : ''}</td></tr>`)}</tbody>
+        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td class="nowrap" data-test="submitted">${dateTime(j.submittedAt)}</td>
+        <td class="num">${queueTime(j, now)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>
+        <td>${j.workerId ? html`<a href=${workerHref(endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td><${ErrorCell} job=${j} endpointId=${endpointId} /></tr>`)}</tbody>
     </table>
     <nav class="pager" aria-label="Pages">
-      <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← Newer</button>
+      <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← ${PAGER_TEXT[filters.order][0]}</button>
       <span data-test="page-info" aria-busy=${loading ? 'true' : 'false'}>${first}–${last} of ${total}</span>
-      <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">Older →</button>
+      <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">${PAGER_TEXT[filters.order][1]} →</button>
     </nav>
     <${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate} />
   </div>`;

@@ -4,34 +4,41 @@
 // (panels-view.js).
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { Charts } from './charts.js';
-import { STATES, endpointHref, html } from './format.js';
+import { EndpointName, HealthBadge, STATES, endpointNames, html } from './format.js';
 import { Panels } from './panels-view.js';
 
 export function EndpointsTable({ endpoints }) {
   if (endpoints.length === 0) {
     return html`<p class="muted" data-test="no-endpoints">No endpoint yet: submit a job below (any endpoint id works unless the harness was started with --endpoint).</p>`;
   }
+  const names = endpointNames(endpoints);
   return html`<table class="grid" data-test="endpoints">
     <caption>Endpoints</caption>
-    <thead><tr><th scope="col">Endpoint</th><th scope="col">Queue</th>
-      ${STATES.map((s) => html`<th scope="col" class="num">${s}</th>`)}
+    <thead><tr><th scope="col" colspan="2"></th>
+        <th scope="colgroup" colspan=${STATES.length} class="group" title="ended jobs leave when their retention ends (30 min after /run, 1 min after /runsync), so these counts fall">Jobs kept now, by state</th>
+        <th scope="colgroup" colspan="3" class="group" title="/health's counts: since the endpoint was created">Since created (/health)</th><th colspan="2"></th></tr>
+      <tr><th scope="col">Endpoint</th><th scope="col">Health</th>
+      ${STATES.map((s) => html`<th scope="col" class="num state-col">${s}</th>`)}
+      <th scope="col" class="num">completed</th><th scope="col" class="num">failed</th><th scope="col" class="num">retried</th>
       <th scope="col">Workers idle / running</th><th scope="col">Actions</th></tr></thead>
     <tbody>${endpoints.map((e) => html`<tr data-test="endpoint-row">
-      <th scope="row"><a href=${endpointHref(e.id)}>${e.id}</a></th>
-      <td class="num" data-test="queue-depth">${e.queueDepth}</td>
-      ${STATES.map((s) => html`<td class="num">${e.jobs[s]}</td>`)}
+      <th scope="row"><${EndpointName} id=${e.id} names=${names} />${e.createdOnUse ? html` <span class="muted" data-test="created-on-use" title="Made by the first job or worker that named it: check the id if you did not mean to create it">created on first use</span>` : null}</th>
+      <td><${HealthBadge} health=${e.health} /></td>
+      ${STATES.map((s) => html`<td class="num" data-test=${s === 'IN_QUEUE' ? 'queue-depth' : undefined}>${e.jobs[s]}</td>`)}
+      <td class="num" data-test="total-completed">${e.totals?.completed ?? '—'}</td><td class="num">${e.totals?.failed ?? '—'}</td><td class="num">${e.totals?.retried ?? '—'}</td>
       <td>${e.workers.idle} / ${e.workers.running}</td>
-      <td><${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${e.id}?`}
+      <td><${ActionButton} label="Purge queue" test="purge" kind="small" confirmText=${`Remove every queued job of ${e.id}?`}
         run=${() => actions.purge(e.id)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></td>
     </tr>`)}</tbody>
-  </table>`;
+  </table>
+  <p class="hint">Jobs kept now: what the harness still holds (ended jobs leave when their retention ends); since created: /health's totals, which expiry does not lower.</p>`;
 }
 
 export function OverviewView({ overview, navigate }) {
   return html`<div>
     <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} /></section>
-    <${Panels} panels=${overview.panels} />
+    <${Panels} panels=${overview.panels} names=${endpointNames(overview.endpoints)} />
     <${SubmitForm} endpoints=${overview.endpoints} overview=${overview} navigate=${navigate} />
-    <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} /></section>
+    <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} endpoints=${overview.endpoints} historyMinutes=${overview.historyMinutes ?? 10} /></section>
   </div>`;
 }

@@ -1,10 +1,10 @@
 // @module ui/panels-view
 // The overview's panels, as tables: the load-balancing pools (each worker's /ping
 // state, requests in flight against its concurrency, requests served, cold start, last
-// error) and the launcher (/health counts per endpoint, its worker processes). A panel
+// error; the workers gone lately: forgotten when unhealthy too long, or removed) and the launcher (/health counts per endpoint, its worker processes). A panel
 // another part of the harness adds is shown by its data's shape: a list of records as
 // a table, a record as a list of facts, a sentence as text.
-import { duration, html, jobHref } from './format.js';
+import { EndpointName, clock, duration, html, jobHref } from './format.js';
 
 const STATE_CLASS = { healthy: 'w-idle', idle: 'w-idle', running: 'w-running', initializing: 's-IN_QUEUE', stopping: 's-CANCELLED', unhealthy: 's-FAILED' };
 
@@ -27,11 +27,14 @@ function LoadBalancing({ data }) {
       <th scope="col" class="num">Cold start</th><th scope="col">Address</th><th scope="col">Last error</th></tr></thead>
     <tbody>${pool.workers.map((w) => html`<tr data-test="lb-worker"><td><code>${w.id}</code></td><td><${State} state=${w.state} /></td>
       <td class="num">${w.inFlight} / ${w.concurrency}</td><td class="num">${w.requests}</td><td class="num">${duration(w.coldStartMs)}</td>
-      <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`)}</tbody>
+      <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`)}
+      ${(pool.gone ?? []).slice().reverse().map((w) => html`<tr data-test="lb-gone" class="gone"><td><code>${w.id}</code></td>
+        <td><span class="badge s-CANCELLED" title=${w.reason}>gone ${clock(w.at)}</span></td><td colspan="3">${w.reason}</td>
+        <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`)}</tbody>
   </table>`);
 }
 
-function Launcher({ data }) {
+function Launcher({ data, names }) {
   if (typeof data !== 'object' || data === null) return html`<p class="muted">${cell(data)}</p>`;
   const health = Object.entries(data.health ?? {});
   return html`<div>
@@ -40,14 +43,14 @@ function Launcher({ data }) {
       <caption>/health per endpoint</caption>
       <thead><tr><th scope="col">Endpoint</th><th scope="col">Healthy</th><th scope="col" class="num">Initializing</th><th scope="col" class="num">Idle</th>
         <th scope="col" class="num">Running</th><th scope="col" class="num">Throttled</th><th scope="col" class="num">Stopping</th></tr></thead>
-      <tbody>${health.map(([id, h]) => html`<tr data-test="launcher-endpoint"><th scope="row">${id}</th>
+      <tbody>${health.map(([id, h]) => html`<tr data-test="launcher-endpoint"><th scope="row"><${EndpointName} id=${id} names=${names} /></th>
         <td>${h === undefined || h === null ? '—' : h.healthy ? 'yes' : html`<span class="badge s-FAILED" title=${h.unhealthyReason ?? ''}>no</span> ${h.unhealthyReason ?? ''}`}</td>
         <td class="num">${h?.initializing ?? '—'}</td><td class="num">${h?.idle ?? '—'}</td><td class="num">${h?.running ?? '—'}</td>
         <td class="num">${h?.throttled ?? '—'}</td><td class="num">${h?.stopping ?? '—'}</td></tr>`)}</tbody></table>`}
     ${(data.workers ?? []).length === 0 ? null : html`<table class="grid" data-test="launcher-workers">
       <caption>Worker processes</caption>
       <thead><tr><th scope="col">Worker</th><th scope="col">Endpoint</th><th scope="col">State</th><th scope="col">GPU</th><th scope="col">Jobs</th><th scope="col">Since</th></tr></thead>
-      <tbody>${data.workers.map((w) => html`<tr data-test="launcher-worker"><td><code>${w.id}</code></td><td>${w.endpointId ?? '—'}</td>
+      <tbody>${data.workers.map((w) => html`<tr data-test="launcher-worker"><td><code>${w.id}</code></td><td>${w.endpointId ? html`<${EndpointName} id=${w.endpointId} names=${names} />` : '—'}</td>
         <td>${w.state ? html`<${State} state=${w.state} />` : '—'}</td><td>${w.gpu ? `${w.gpu.count} × ${w.gpu.typeId}` : 'CPU'}</td>
         <td>${(w.jobs ?? []).map((id) => (w.endpointId ? html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> ` : html`<code>${id}</code> `))}</td>
         <td>${w.since ? new Date(w.since).toLocaleTimeString() : '—'}</td></tr>`)}</tbody></table>`}
@@ -69,11 +72,12 @@ function Generic({ data }) {
 
 const RENDERERS = { 'load-balancing': LoadBalancing, launcher: Launcher };
 
-export function Panels({ panels }) {
+/** `names`: endpoint names by id (format.js endpointNames). */
+export function Panels({ panels, names }) {
   if (!panels || panels.length === 0) return null;
   return panels.map((p) => {
     const View = p.data && typeof p.data === 'object' && 'error' in p.data && Object.keys(p.data).length === 1 ? undefined : RENDERERS[p.id] ?? Generic;
     return html`<section class="card" data-test=${`panel-${p.id}`}><h2>${p.title}</h2>
-      ${View ? html`<${View} data=${p.data} />` : html`<p class="error" role="alert">This panel could not be read: ${p.data.error}</p>`}</section>`;
+      ${View ? html`<${View} data=${p.data} names=${names} />` : html`<p class="error" role="alert">This panel could not be read: ${p.data.error}</p>`}</section>`;
   });
 }

@@ -7,7 +7,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { Chart } from './charts.js';
-import { ErrorBox, html } from './format.js';
+import { EndpointName, ErrorBox, endpointNames, html } from './format.js';
+import { workerHref } from './worker-view.js';
 
 const SHOWN = 100;
 
@@ -46,20 +47,23 @@ export function ScaleEvents({ overview }) {
       <p class="muted">The launcher is off: start the harness with --image NAME=COMMAND to have it run and scale workers.</p></section>`;
   }
   const events = answer.events;
+  const names = endpointNames(overview.endpoints);
   // The steps reach to now (never before the last event: the x values must grow).
   const { endpoints, columns } = workerColumns(events, Math.max(overview.now ?? 0, events.at(-1)?.at ?? 0, Date.now()));
+  const chartNames = endpoints.map((id) => (names[id] ? `${names[id]} (${id})` : id));
   return html`<section class="card" data-test="scale-events">
     <h2>Launcher scale events</h2>
     ${events.length === 0
       ? html`<p class="muted">No scale event yet: the launcher starts workers for endpoints whose template image it was given.</p>`
-      : html`<${Chart} title="Launched workers (processes, stopping ones included)" unit="workers" names=${endpoints} columns=${columns} stepped=${true} test="chart-launched" />
+      : html`<${Chart} title="Launched workers (processes, stopping ones included)" unit="workers" names=${chartNames} columns=${columns} stepped=${true} test="chart-launched" />
         <table class="grid" data-test="scale-events-table"><caption>Last ${Math.min(SHOWN, events.length)} of ${events.length} events, newest first (the launcher keeps the last 500 per endpoint)</caption>
           <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Event</th><th scope="col">Worker</th><th scope="col">What happened</th><th scope="col" class="num">Workers after</th></tr></thead>
           <tbody>${events.slice(-SHOWN).reverse().map((e) => html`<tr data-test="scale-event">
-            <td class="nowrap">${new Date(e.at).toLocaleTimeString()}</td><td>${e.endpointId}</td>
+            <td class="nowrap">${new Date(e.at).toLocaleTimeString()}</td><td><${EndpointName} id=${e.endpointId} names=${names} /></td>
             <td><span class=${`badge ${KIND_CLASS[e.kind] ?? ''}`} data-test="scale-event-kind">${e.kind}</span></td>
-            <td class="nowrap">${e.workerId ? html`<code>${e.workerId}</code>` : '—'}</td>
-            <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}</td>
+            <td class="nowrap">${e.workerId ? html`<a href=${workerHref(e.endpointId, e.workerId)}><code>${e.workerId}</code></a>` : '—'}</td>
+            <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}
+              ${e.stderr?.length ? html`<pre class="log log-stderr" data-test="scale-event-stderr" title="the worker's last stderr lines">${e.stderr.join('\n')}</pre>` : null}</td>
             <td class="num">${e.workers}</td></tr>`)}</tbody></table>`}
   </section>`;
 }

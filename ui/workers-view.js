@@ -1,8 +1,9 @@
 // @module ui/workers-view
 // Workers the harness has seen: state, current jobs, last heartbeat; GPU readings
 // where the harness has a reading source; the launcher's scale events.
-import { bytes, duration, html, jobHref } from './format.js';
+import { EndpointName, bytes, duration, endpointNames, html, jobHref } from './format.js';
 import { ScaleEvents } from './scale-events-view.js';
+import { workerHref } from './worker-view.js';
 
 function Gpus({ gpu }) {
   if (!gpu.available) return html`<p class="muted" data-test="no-gpu">No GPU readings (${gpu.reason}).</p>`;
@@ -17,13 +18,14 @@ function Gpus({ gpu }) {
 
 export function WorkersView({ overview }) {
   const { workers, gpu } = overview;
+  const names = endpointNames(overview.endpoints);
   return html`<div>
     <h1>Workers</h1>
     ${workers.length === 0
       ? html`<p class="muted" data-test="no-workers">No worker has reached the harness yet.</p>`
       : html`<table class="grid" data-test="workers"><caption>Workers (each worker seen over the worker API or in process)</caption>
         <thead><tr><th>Worker</th><th>Endpoint</th><th>State</th><th>Current jobs</th><th class="num">Last heard</th><th>Since</th></tr></thead>
-        <tbody>${workers.map((w) => html`<tr data-test="worker-row"><td><code>${w.id}</code></td><td>${w.endpointId}</td>
+        <tbody>${workers.map((w) => html`<tr data-test="worker-row"><td><a href=${workerHref(w.endpointId, w.id)}><code>${w.id}</code></a></td><td><${EndpointName} id=${w.endpointId} names=${names} /></td>
           <td><span class=${`badge w-${w.state}`}>${w.state}</span></td>
           <td>${w.jobs.map((id) => html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> `)}</td>
           <td class="num">${duration(w.silentMs)} ago</td><td>${new Date(w.firstSeenAt).toLocaleTimeString()}</td></tr>`)}</tbody></table>`}

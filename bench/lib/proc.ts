@@ -4,7 +4,7 @@
  * job depends far less on how busy a shared machine is than wall-clock rates do, so
  * the benchmarks report it beside them.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -35,4 +35,45 @@ export function readProc(pid: number): ProcSample | undefined {
 export function ownCpuMs(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
+}
+
+/** `pid` and every process below it (from /proc/<pid>/task/<tid>/children, Linux). */
+export function processTree(pid: number): number[] {
+  const found = [pid];
+  for (let i = 0; i < found.length; i++) {
+    const at = found[i] as number;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${at}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        for (const child of readFileSync(`/proc/${at}/task/${task}/children`, 'utf8').trim().split(/\s+/)) if (child !== '') found.push(Number(child));
+      } catch {
+        // The task ended meanwhile.
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * CPU and RSS summed over `pid` and its descendants (the worker child of --serve-api
+ * since issue 24); undefined when `pid` itself cannot be read. A process that exited
+ * since an earlier reading is not counted.
+ */
+export function readProcTree(pid: number): ProcSample | undefined {
+  const own = readProc(pid);
+  if (!own) return undefined;
+  let cpuMs = own.cpuMs;
+  let rssBytes = own.rssBytes;
+  for (const member of processTree(pid).slice(1)) {
+    const sample = readProc(member);
+    if (!sample) continue;
+    cpuMs += sample.cpuMs;
+    rssBytes += sample.rssBytes;
+  }
+  return { cpuMs, rssBytes };
 }

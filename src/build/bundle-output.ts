@@ -68,9 +68,10 @@ async function dropSourceMapComment(path: string, mapName: string): Promise<numb
 }
 
 /**
- * Write `<outdir>/package.json` = `{"type":"module"}`: without it Node 20.18 reads the
- * bundle's `.js` as CommonJS and stops at its first `import` (module-type detection
- * without a flag arrived in Node 20.19 and 22.7, and parses the file twice). Left alone
+ * Write `<outdir>/package.json` = `{"type":"module"}`: without it Node reads the bundle's
+ * `.js` as CommonJS first, fails, and parses it again as ESM (module-type detection),
+ * which costs a second parse at every start and, under a package.json that names no
+ * type (an image's app folder), prints a MODULE_TYPELESS_PACKAGE_JSON warning. Left alone
  * when one saying `"type": "module"` is there; answers the file, or undefined when
  * nothing was written.
  * @throws ServerlessWorkerError SW_BUILD_FAILED when a package.json there says otherwise.

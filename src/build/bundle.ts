@@ -1,7 +1,7 @@
 /**
  * @module build/bundle
  * `serverless-worker build`: a worker's entry file and everything it imports (this
- * package, zod, pino, undici, ...) as one self-contained ESM file for Node 20, with a
+ * package, zod, pino, undici, ...) as one self-contained ESM file for Node 22.12+, with a
  * linked source map of the author's files (their sources embedded), so that an image
  * needs no node_modules and a job's error traceback names the author's lines when Node
  * runs with `--enable-source-maps`. The package's files that the runtime starts by path
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from '../job/errors.js';
 import { BUNDLED_UI_FOLDER } from '../harness/http/ui/static-files.js';
 import { reduceSourceMaps, writeModulePackageJson } from './bundle-output.js';
+import { commonJsDynamicImportPlugin } from './commonjs-dynamic-import.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
 
@@ -26,7 +27,7 @@ export const CREATE_REQUIRE_BANNER =
   "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);";
 
 /** Node version the bundle's syntax targets (the package's `engines`). */
-export const BUNDLE_TARGET = 'node20.18';
+export const BUNDLE_TARGET = 'node22.12';
 
 export interface BundleOptions {
   /** The worker's entry file (the one that calls `serve()`). */
@@ -95,6 +96,7 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
   const esbuild = await import('esbuild');
   const sourcemap = options.sourcemap ?? true;
   const minify = options.minify ?? true;
+  const splitting = options.splitting ?? false;
   let result: import('esbuild').BuildResult<{ metafile: true; write: true }>;
   try {
     result = await esbuild.build({
@@ -109,8 +111,11 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
       sourcemap: sourcemap ? 'linked' : false,
       sourcesContent: true,
       minify,
-      splitting: options.splitting ?? false,
+      splitting,
       chunkNames: 'chunks/[name]-[hash]',
+      // A chunk of a CommonJS package would export only `default` (build/commonjs-dynamic-import.ts);
+      // the one-file bundle inlines esbuild's interop, which gives every name already.
+      plugins: splitting ? [commonJsDynamicImportPlugin()] : [],
       // Error names (error_type in a job's error) and pino's serializers read
       // constructor and function names: keep them through minification.
       keepNames: true,

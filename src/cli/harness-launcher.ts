@@ -1,9 +1,10 @@
 /**
  * @module cli/harness-launcher
  * The launcher part of `serverless-worker harness`: `--image NAME=COMMAND`
- * (repeatable), `--launcher-config FILE` (JSON: images, gpus, tickMs,
- * shutdownDeadlineMs, backoff, logLines) and `--gpus LIST`; the machine's GPUs are
- * read with the GPU readers (nvidia-smi, then rocm-smi) when no list is given.
+ * (repeatable), `--launcher docker` (every template's image as containers),
+ * `--launcher-config FILE` (JSON: images, gpus, tickMs, shutdownDeadlineMs, backoff,
+ * logLines) and `--gpus LIST`; the machine's GPUs are read with the GPU readers
+ * (nvidia-smi, then rocm-smi) when no list is given.
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
@@ -19,6 +20,8 @@ export interface LauncherCliOptions {
   launcherConfig?: string | undefined;
   /** `--gpus LIST`: `0,1,2,3`, or with a vendor `amd:0,1`; `none` for no GPUs. */
   gpus?: string | undefined;
+  /** `--launcher`: `process` (default: only `--image` commands) or `docker` (every template's image as containers). */
+  launcher?: 'process' | 'docker' | undefined;
 }
 
 const ConfigFileSchema = z.strictObject({
@@ -85,7 +88,7 @@ export async function launcherOptionsFrom(cli: LauncherCliOptions, logger: Logge
       throw new ServerlessWorkerError('SW_INVALID_OPTIONS', (error as Error).message);
     }
   }
-  if (Object.keys(images).length === 0) return undefined;
+  if (Object.keys(images).length === 0 && cli.launcher !== 'docker') return undefined;
 
   const gpuFlag = cli.gpus ?? file.gpus;
   const gpus = gpuFlag !== undefined ? parseGpuList(gpuFlag) : await detectGpus();

@@ -67,6 +67,8 @@ export class Harness {
   readonly #unsubscribe: () => void;
   readonly #endpoints = new Map<string, EndpointJobs>();
   readonly #onCreated = new Set<(endpoint: EndpointJobs) => void>();
+  readonly #createdOnUse = new Map<string, number>();
+  readonly #onCreatedOnUse = new Set<(endpointId: string) => void>();
   readonly #onListenerError: (error: unknown) => void;
   readonly #maxRequeues: number | undefined;
   readonly #maxQueuedBytes: number;
@@ -110,11 +112,45 @@ export class Harness {
   endpoint(id: string): EndpointJobs {
     const endpoint = this.#endpoints.get(id);
     if (endpoint) return endpoint;
-    if (this.autoCreateEndpoints) return this.createEndpoint(id);
+    if (this.autoCreateEndpoints) {
+      const created = this.createEndpoint(id);
+      if (!this.#createdOnUse.has(id)) {
+        this.#createdOnUse.set(id, this.clock.now());
+        for (const listener of this.#onCreatedOnUse) listener(id);
+      }
+      return created;
+    }
     throw new ServerlessWorkerError('SW_ENDPOINT_NOT_FOUND', `Endpoint ${id} does not exist in this harness`, {
       endpointId: id,
       known: [...this.#endpoints.keys()],
     });
+  }
+
+  /**
+   * The endpoint `id` for a request that reads, or acts on jobs it must already hold
+   * (GET /health, /status, /stream, /requests, /cancel, /purge-queue): this process's
+   * facade, or one made for an endpoint the store knows (created through another harness
+   * on a shared store); undefined when there is none. Never creates an endpoint: a GET
+   * on a misspelt id adds nothing. Without autoCreateEndpoints an id the store does not
+   * know throws SW_ENDPOINT_NOT_FOUND, as endpoint() does.
+   */
+  async existingEndpoint(id: string): Promise<EndpointJobs | undefined> {
+    const known = this.#endpoints.get(id);
+    if (known) return known;
+    if ((await this.store.endpointSettings(id)) !== undefined) return this.#facade(id);
+    if (!this.autoCreateEndpoints) return this.endpoint(id);
+    return undefined;
+  }
+
+  /** Endpoints made on first use (autoCreateEndpoints), with when: an id there by mistake (a typo in a client) shows on the dashboard. */
+  get createdOnUse(): ReadonlyMap<string, number> {
+    return this.#createdOnUse;
+  }
+
+  /** Call `listener` once for each endpoint made on first use from now on (the server logs a warning); answers the unsubscribe. */
+  onCreatedOnUse(listener: (endpointId: string) => void): () => void {
+    this.#onCreatedOnUse.add(listener);
+    return () => this.#onCreatedOnUse.delete(listener);
   }
 
   /** The endpoint `id` if it exists; never creates. */

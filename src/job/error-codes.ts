@@ -82,6 +82,11 @@ export const ERROR_CODES = {
     meaning: "The job ran past its execution timeout (policy.executionTimeout, else the worker's default); it is TIMED_OUT.",
     fix: 'Raise policy.executionTimeout (5 s to 7 days) or make the handler faster; honour ctx.signal so that work really stops.',
   },
+  SW_HANDLER_EXITED: {
+    status: 500,
+    meaning: 'The process exited while a job ran (process.exit() in the handler, or in code it called), before the job ended.',
+    fix: "Don't call process.exit() in a handler: throw to fail the job, or return. A dry run prints a FAILED record with this code and exits 1; on the platform the job is requeued like any job of a worker that died (SW_REQUEUE_LIMIT past --max-requeues).",
+  },
   SW_JOB_CANCELLED: {
     status: 409,
     meaning: 'The job was cancelled while it ran; its signal aborted with this reason.',
@@ -273,7 +278,7 @@ export const ERROR_CODES = {
   SW_INVALID_ENDPOINT: {
     status: 400,
     meaning: 'An endpoint create or update input does not match the schema (spec 2.6) or does not fit its template.',
-    fix: 'The message names the field: templateId of a Serverless template, computeType fitting the template (no gpuTypeIds for CPU), workersMin <= workersMax, idleTimeout in seconds, scalerType QUEUE_DELAY or REQUEST_COUNT, executionTimeoutMs 5 s to 7 days.',
+    fix: 'The message names the field: templateId of a Serverless template, no gpuTypeIds on a CPU endpoint (computeType CPU; the category of the template does not restrict computeType), workersMin <= workersMax, idleTimeout in seconds, scalerType QUEUE_DELAY or REQUEST_COUNT, executionTimeoutMs 5 s to 7 days.',
   },
   SW_POD_NOT_FOUND: {
     status: 404,
@@ -291,6 +296,16 @@ export const ERROR_CODES = {
     fix: 'Check --base-url (or SERVERLESS_WORKER_API_URL) and that the harness or platform is up; the message names the URL and the cause.',
   },
   // ---- queue API ----
+  SW_STORE_UNAVAILABLE: {
+    status: 503,
+    meaning: 'The harness could not open its PostgreSQL job store: nothing answered at the address, or the server refused the login or the database.',
+    fix: 'Check that PostgreSQL runs at the host and port the message names, and the user, password and database of --store (or SW_HARNESS_STORE); the password is never shown.',
+  },
+  SW_TARGET_REFUSED: {
+    status: 403,
+    meaning: 'A URL the harness was asked to reach for a caller (a job webhook, a load-balancing worker) is the harness itself, a link-local or cloud metadata address, or an address its policy does not allow.',
+    fix: 'Point it at another host; to reach a refused range on purpose, widen the policy: --webhook-allow / webhook.allow for webhooks, --lb-allow / loadBalancing.allow for load-balancing workers (CIDR ranges, addresses, loopback, link-local, metadata).',
+  },
   SW_INSECURE_BIND: {
     status: 500,
     meaning: 'The harness was asked to listen on a non-loopback address without an API key: anyone on the network could submit jobs.',

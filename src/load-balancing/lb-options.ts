@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { parseOrThrow } from '../job/index.js';
+import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';
+import { didYouMean } from '../worker/closest-name.js';
 import { DEFAULT_INIT_TIMEOUT_MS } from '../worker/init/init-types.js';
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
@@ -46,6 +47,24 @@ export const LoadBalancingOptionsSchema = z.object({
 });
 
 export type LoadBalancingConfig = Readonly<z.output<typeof LoadBalancingOptionsSchema>>;
+
+/**
+ * Validate and freeze the options; throws SW_INVALID_OPTIONS naming the bad one. An
+ * option the schema does not know is refused with the closest known name, as serve()
+ * does (`pingPort` -> `healthPort`): a misspelt option would otherwise be dropped and its
+ * default used without a word.
+ */
+export function resolveLbOptions(options: unknown): LoadBalancingConfig {
+  if (typeof options === 'object' && options !== null && !Array.isArray(options)) {
+    const known = Object.keys(LoadBalancingOptionsSchema.shape);
+    const unknown = Object.keys(options).filter((key) => !known.includes(key));
+    if (unknown.length > 0) {
+      const names = unknown.map((key) => `${key}${didYouMean(key, known)}`).join('; ');
+      throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Unknown serveLoadBalancing() option ${names} (the README lists every option)`, { unknown });
+    }
+  }
+  return Object.freeze(parseOrThrow(LoadBalancingOptionsSchema, options, 'SW_INVALID_OPTIONS', 'serveLoadBalancing() options'));
+}
 
 const port = z
   .string()

@@ -15,7 +15,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { checkGpuPresence } from '../gpu/index.js';
-import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';
+import { ServerlessWorkerError } from '../job/index.js';
 import { createLogger, loadPrettyLogs } from '../log/index.js';
 import { loadMetrics, startMetricsServer } from '../metrics/index.js';
 import { runInitPhase, type InitFunction } from '../worker/init/index.js';
@@ -23,10 +23,11 @@ import { Lifecycle, type LifecycleState } from '../worker/lifecycle-state.js';
 import { resolvePlatformExtras } from '../worker/platform-extras.js';
 import { trackFreshConnections, type FreshConnections } from '../net/fresh-connections.js';
 import { onShutdownSignals } from '../worker/signals.js';
+import { catchStrayErrors } from '../worker/stray-errors.js';
 import { sleep } from '../transports/platform/backoff.js';
 import { HarnessRegistration, type Announcement } from './announce.js';
 import { toRequestListener, type HttpApp } from './app-adapter.js';
-import { LoadBalancingOptionsSchema, resolveLbEnv, type LoadBalancingConfig } from './lb-options.js';
+import { LoadBalancingOptionsSchema, resolveLbEnv, resolveLbOptions, type LoadBalancingConfig } from './lb-options.js';
 import { answerPing, isPingPath } from './ping.js';
 import { RequestGate } from './request-gate.js';
 
@@ -85,7 +86,7 @@ function closeServer(server: Server | undefined, fresh: FreshConnections | undef
 
 /** Start a load-balancing worker; answers once it listens (init runs on in the background). */
 export async function startLoadBalancingWorker<State>(options: LoadBalancingOptions<State>, extras: LoadBalancingWorkerExtras = {}): Promise<LoadBalancingWorker> {
-  const config: LoadBalancingConfig = Object.freeze(parseOrThrow(LoadBalancingOptionsSchema, options, 'SW_INVALID_OPTIONS', 'serveLoadBalancing() options'));
+  const config: LoadBalancingConfig = resolveLbOptions(options);
   if (!config.logger) await loadPrettyLogs();
   const logger: Logger = config.logger ?? createLogger();
   const processEnv = extras.processEnv ?? process.env;
@@ -133,6 +134,8 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   let signalledEarly = false;
   let onSignal: () => void = () => (signalledEarly = true);
   const offSignals = extras.signals !== false ? onShutdownSignals(logger, () => onSignal()) : () => {};
+  // The process is this worker's (as with signals): a stray rejection in the app is logged, not fatal.
+  if (extras.signals !== false) catchStrayErrors(logger);
   let port: number;
   let healthPort: number;
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;

@@ -9,6 +9,8 @@
 import type { Logger } from 'pino';
 import type { JobRequest, JobView } from '../job/index.js';
 import { onShutdownSignals, startHandler, type Handler, type WorkerConfig } from '../worker/index.js';
+import { guardDryRunExit } from './dry-run-exit.js';
+import { STOPPED_SETTLE_MS, viewAfterStop } from './dry-run-stop.js';
 import { printInitFailure } from './init-failure.js';
 import { startLocalWorker } from './local-worker.js';
 
@@ -50,11 +52,22 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   // A handler that blocks the event loop past its timeout: the watchdog thread prints the record and exits 1.
   const local = startLocalWorker(started.handler, config, logger, { watchdog: 'dry-run', logEveryJob: true });
   const { harness, endpoint, runtime } = local;
-  // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record.
-  const offSignals = onShutdownSignals(logger, () => void runtime.stop());
+  const origin = { workerId: local.transport.workerId };
+  // process.exit() during the job: a FAILED record all the same, and not exit 0 (dry-run-exit.ts).
+  const exitGuard = guardDryRunExit({ origin, watchdogFired: local.watchdogFired });
+  // SIGTERM/SIGINT drain the job (within shutdownTimeoutMs) and still print its record;
+  // once the runtime has stopped, the wait for the job ends too (dry-run-stop.ts).
+  const stopped = new AbortController();
+  let stoppedBy: NodeJS.Signals | undefined;
+  const offSignals = onShutdownSignals(logger, (signal) => {
+    stoppedBy = signal;
+    exitGuard.signalled(signal);
+    void runtime.stop().then(() => setTimeout(() => stopped.abort(), STOPPED_SETTLE_MS));
+  });
   // Watching before the job starts (and the thread's start-up cost paid before, not during, it).
   await local.watchdogReady;
   const { id } = await endpoint.submit(request);
+  exitGuard.submitted(id);
   logger.info({ requestId: id }, 'dry run: job submitted');
   /** Reads one after the other, so that chunks print in order. */
   let printing = Promise.resolve();
@@ -70,7 +83,8 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   const unsubscribe = endpoint.onJobChange(id, () => void printChunks());
   let view: JobView;
   try {
-    view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS);
+    view = await endpoint.waitForEnd(id, WAIT_FOREVER_MS, stopped.signal);
+    if (stoppedBy !== undefined) view = viewAfterStop(view, stoppedBy, origin);
   } finally {
     unsubscribe();
     offSignals();
@@ -79,6 +93,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   const record = dryRunRecord(view);
   if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   else printLine(record);
+  exitGuard.dispose();
   const exit = await local.stop();
   await harness.close();
   const exitCode = view.status === 'COMPLETED' && exit.exitCode === 0 ? 0 : 1;

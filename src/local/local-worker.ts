@@ -22,6 +22,8 @@ export interface LocalWorker {
   readonly sampler: GpuSampler | undefined;
   /** Resolves once the watchdog thread (if any) is up: compiled, at once; under tsx, once it loaded its TypeScript. */
   readonly watchdogReady: Promise<void>;
+  /** True once the deadline watchdog fired: it reports the job and ends the process itself (read synchronously, in an 'exit' listener). */
+  readonly watchdogFired: () => boolean;
   /** Stop the worker (graceful), write the last job summary line, close the watchdog and the sampler; answers the worker's exit. */
   stop(): Promise<WorkerExit>;
 }
@@ -85,6 +87,7 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
     transport,
     sampler,
     watchdogReady: jobWatch ? jobWatch.ready : Promise.resolve(),
+    watchdogFired: () => jobWatch?.board.fired ?? false,
     async stop() {
       const exit = await runtime.stop();
       telemetry.flush();

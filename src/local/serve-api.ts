@@ -1,11 +1,13 @@
 /**
  * @module local/serve-api
- * `--serve-api` (or `--rp_serve_api`): the harness's HTTP server with this worker in
- * process (its queue API under /v2/<endpoint> and at the root, /openapi.json with the
- * worker's input schema, /docs; input the schema refuses is answered 400), so that curl and the official clients call the worker as they would call
- * the service. Prints the base URL and a ready-to-paste curl example on stdout (a
- * parent process can read the port from the `http://host:port` in it). SIGTERM or
- * SIGINT closes the server, drains the worker, and exits 0.
+ * `--serve-api` (or `--rp_serve_api`): the harness's HTTP server in this process (its
+ * queue API under /v2/<endpoint> and at the root, /openapi.json with the worker's input
+ * schema, /docs; input the schema refuses is answered 400), with this worker as a
+ * supervised child process joined over the worker API (supervisor.ts), so that curl and
+ * the official clients call the worker as they would call the service. Prints the base URL and a ready-to-paste curl example on stdout (a
+ * parent process can read the port from the `http://host:port` in it) once the worker
+ * is ready. SIGTERM or SIGINT drains the worker, closes the server, and exits with the
+ * worker's code (0 after a clean drain).
  *
  * Flags: `--host` (default 127.0.0.1), `--port` (default 8000; 0 picks a free one),
  * `--api-key` (default SERVERLESS_WORKER_API_KEY), `--insecure-no-auth` (listen on a
@@ -21,9 +23,10 @@ import { rateLimitTable, type HarnessServerConfig } from '../harness/http/server
 import { ServerlessWorkerError, type JobRequest } from '../job/index.js';
 import { createGpuSampler } from '../gpu/index.js';
 import { loadMetrics } from '../metrics/index.js';
-import { onShutdownSignals, resolveTestInput, startHandler, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
-import { printInitFailure } from './init-failure.js';
-import { startLocalWorker } from './local-worker.js';
+import { onShutdownSignals, resolveTestInput, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
+import { WorkerSupervisor } from './supervisor.js';
+import { relayChildLog } from './child-log-lines.js';
+import { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
 
 /** Environment variable read for the API key when --api-key is not given. */
 export const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
@@ -116,21 +119,28 @@ function listenError(error: unknown, host: string, port: number): unknown {
   return error;
 }
 
-export async function runServeApi(handler: Handler<unknown, unknown>, config: WorkerConfig, args: WorkerArgs, logger: Logger): Promise<void> {
+/** The worker's heartbeat interval under --serve-api (the platform's default), ms: the harness and the child agree on it. */
+export const SERVE_API_PING_MS = 10_000;
+/** Past the child's own drain (shutdownTimeoutMs, then timeoutGraceMs), how long it may take to exit before SIGKILL, ms. */
+const CHILD_EXIT_MARGIN_MS = 5_000;
+
+/**
+ * The local API in this process, the worker in a supervised child process
+ * (supervisor.ts): the parent never runs the handler or `init`, so nothing a handler
+ * does (ignoring its signal, blocking the loop, process.exit) takes the API down.
+ */
+export async function runServeApi(_handler: Handler<unknown, unknown>, config: WorkerConfig, args: WorkerArgs, logger: Logger): Promise<void> {
   const host = args.host ?? DEFAULT_SERVE_HOST;
   const port = args.port ?? DEFAULT_SERVE_PORT;
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);
-  // init before the server listens (its duration is logged); a failed one exits 1, a signal during it 0.
-  const started = await startHandler(handler, config, logger, { workerId: config.workerId ?? 'local', errorInLog: false });
-  if (!started.ok) {
-    await printInitFailure(started.outcome, logger);
-    logger.flush();
-    process.stdout.write('', () => process.exit(started.exitCode));
-    return;
-  }
   const harness = new Harness();
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const example = exampleRequest(args);
+  // Made once the server listens; the dashboard's GPU job log asks it which workers are its children.
+  let supervisor: WorkerSupervisor | undefined;
+  // The job page shows each job's own lines: the child's JSON lines that name a job are kept here (child-log-lines.ts).
+  const jobLogs = new JobLogBuffer();
+  const localWorkers = (endpointId: string, workerId: string): boolean => endpointId === config.endpointId && supervisor?.started(workerId) === true;
   // The server listens before the worker starts, so that a port in use or a refused
   // bind ends start-up with its one error and nothing else (no worker to stop).
   let server: HarnessServer;
@@ -146,29 +156,40 @@ export async function runServeApi(handler: Handler<unknown, unknown>, config: Wo
       metrics: await loadMetrics(),
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
-      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler } : {}) },
+      workerApi: { liveness: { pingIntervalMs: SERVE_API_PING_MS } },
+      dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler, localWorkers } : {}), jobLogs },
     });
   } catch (error) {
     await sampler?.close();
     await harness.close();
     throw listenError(error, host, port);
   }
-  // The harness runs in this thread: a handler blocking it past its timeout ends the process (exit 1, one line on stderr).
-  const local = startLocalWorker(started.handler, config, logger, { harness, watchdog: 'exit', ...(sampler ? { sampler } : {}) });
-  await local.watchdogReady;
-  process.stdout.write(serveBanner(server, config.endpointId, example));
-
-  const reason = await new Promise<'signal' | 'worker-exited'>((resolve) => {
-    const dispose = onShutdownSignals(logger, () => resolve('signal'));
-    void local.runtime.start().then(() => {
-      dispose();
-      resolve('worker-exited');
-    });
+  supervisor = new WorkerSupervisor({
+    endpoint: harness.endpoint(config.endpointId),
+    url: server.url,
+    apiKey,
+    pingIntervalMs: SERVE_API_PING_MS,
+    workerId: config.workerId,
+    stopBoundMs: config.shutdownTimeoutMs + config.timeoutGraceMs + CHILD_EXIT_MARGIN_MS,
+    logger,
+    onStderr: (stream) => relayChildLog(stream, jobLogs, (text) => process.stderr.write(text)),
   });
-  logger.info({ reason }, 'serve-api: closing');
+  let signalled!: () => void;
+  const signal = new Promise<'signal'>((resolve) => (signalled = () => resolve('signal')));
+  const offSignals = onShutdownSignals(logger, () => signalled());
+  supervisor.start();
+  // The banner once the worker is ready (its init over), as when it ran in this process.
+  const first = await Promise.race([supervisor.firstStart, signal]);
+  if (first !== 'signal' && first.ready) {
+    process.stdout.write(serveBanner(server, config.endpointId, example));
+    await signal;
+  }
+  logger.info({ reason: first === 'signal' || first.ready ? 'signal' : 'worker start-up failed' }, 'serve-api: closing');
+  const exitCode = first !== 'signal' && !first.ready ? first.exitCode || 1 : await supervisor.stop();
+  offSignals();
   await server.close();
-  const exit = await local.stop();
+  await sampler?.close();
   await harness.close();
   logger.flush();
-  process.stdout.write('', () => process.exit(reason === 'signal' ? exit.exitCode : 1));
+  process.stdout.write('', () => process.exit(exitCode));
 }

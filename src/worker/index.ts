@@ -21,3 +21,4 @@ export * from './wait-for-url.js';
 export * from './closest-name.js';
 export * from './input-check.js';
 export * from './startup-error.js';
+export * from './stray-errors.js';

@@ -18,6 +18,7 @@ import type { ErrorOrigin } from './error-payload.js';
 import { JobRun, type JobRunDeps, type RunOutcome } from './job-run.js';
 import { Lifecycle, type LifecycleListener, type LifecycleState } from './lifecycle-state.js';
 import { currentConcurrency, type WorkerConfig } from './options.js';
+import { jobScope, type JobScope } from './stray-errors.js';
 
 /** Why the runtime stopped, and the process exit code that goes with it. */
 export interface WorkerExit {
@@ -157,6 +158,11 @@ export class WorkerRuntime {
     return this.#runs.size;
   }
 
+  /** The ids of the jobs running now (read synchronously, e.g. by an 'exit' listener). */
+  get runningJobIds(): string[] {
+    return [...this.#runs.values()].map((run) => run.job.id);
+  }
+
   /** Jobs finished since start. */
   get completed(): number {
     return this.#completed;
@@ -255,7 +261,14 @@ export class WorkerRuntime {
     const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt, job.attempt) ?? -1;
     // Off the board once the handler settled, before its result is posted (see JobRun.run).
     const unwatch = watched < 0 ? undefined : () => this.#jobWatch?.unwatch(watched);
-    void run.run(unwatch).then((outcome) => this.#finishRun(job, outcome));
+    // Inside the job's scope: a stray error the handler leaves behind names this job (stray-errors.ts).
+    const scope: JobScope = { jobId: job.id, attempt: job.attempt, ended: false };
+    void jobScope
+      .run(scope, () => run.run(unwatch))
+      .then((outcome) => {
+        scope.ended = true;
+        this.#finishRun(job, outcome);
+      });
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {

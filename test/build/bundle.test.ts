@@ -52,7 +52,7 @@ describe('serverless-worker build', { timeout: 180_000 }, () => {
     // Only the author's files: no dependency and none of this package's own sources (about 33 MiB of RSS under --enable-source-maps).
     expect(map.sources.filter((source) => source.includes('node_modules') || /(^|\/)src\//.test(source))).toEqual([]);
     expect(existsSync(join(tmpdir(), 'node_modules'))).toBe(false);
-    // Node 20.18 reads a .js file as ESM only under a package.json that says so.
+    // Without a package.json saying so, Node parses the .js as CommonJS first, then again as ESM.
     expect(JSON.parse(readFileSync(join(out, 'dist/package.json'), 'utf8'))).toEqual({ type: 'module' });
   });
 

@@ -48,7 +48,7 @@ export async function bundleWorkers(fixtures: readonly string[]): Promise<Bundle
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node22.12',
     banner: { js: CREATE_REQUIRE_BANNER },
     sourcemap: true,
     metafile: true,

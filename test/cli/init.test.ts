@@ -61,7 +61,7 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
     expect(await readFile(join(dir, 'README.md'), 'utf8')).toMatch(/^# my-worker\n/);
     const ci = await readFile(join(dir, '.github/workflows/ci.yml'), 'utf8');
     expect(ci).toContain('npm test');
-    for (const base of ['nvidia/cuda:', 'rocm/', 'node:20']) expect(ci).toContain(base);
+    for (const base of ['nvidia/cuda:', 'rocm/', 'node:24']) expect(ci).toContain(base);
   });
 
   it('writes a Dockerfile that copies only files of the project that its .dockerignore lets in, for three bases', async () => {
@@ -78,9 +78,12 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
       }
     }
     expect(included('node_modules/zod/package.json')).toBe(false);
+    // A dependency installed from a tarball in the project reaches npm ci in the build stage.
+    expect(included('serverless-worker-0.1.0.tgz')).toBe(true);
+    expect(copies(dockerfile.stages.find((stage) => stage.name === 'build')!).some((copy) => copy.sources.includes('*.tgz'))).toBe(true);
     expect(dockerfile.globalArgs.get('BASE_IMAGE')).toMatch(/^nvidia\/cuda:/);
     expect(dockerfile.comments).toContain('BASE_IMAGE=rocm/');
-    expect(dockerfile.comments).toContain('BASE_IMAGE=node:20');
+    expect(dockerfile.comments).toContain('BASE_IMAGE=node:24');
   });
 
   it('--stream writes an async generator handler and its test', async () => {

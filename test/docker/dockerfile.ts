@@ -1,7 +1,7 @@
 /**
- * A small Dockerfile reader for the tests (no Docker engine runs here): logical lines
- * (continuations, comments), stages, ARG defaults, and .dockerignore with Docker's
- * semantics. The executor (execute-build.ts) and the structure checks share it.
+ * A small Dockerfile reader for the structure checks (test/dockerfiles.test.ts): logical
+ * lines (continuations, comments), stages, ARG defaults, and .dockerignore with Docker's
+ * semantics. The real builds are test/docker/images.test.ts and scaffold-image.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { posix } from 'node:path';

@@ -35,7 +35,7 @@ async function startServeApi(file: string, args: string[], env: Record<string, s
 }
 
 describe('--serve-api (real child processes)', () => {
-  it('serves the queue API with the worker in process, prints a curl example, and exits 0 on SIGTERM', async () => {
+  it('serves the queue API with the worker in a child process, prints a curl example, and exits 0 on SIGTERM', async () => {
     const { child, url, banner } = await startServeApi(ECHO, ['--serve-api', '--port', '0']);
     // The curl example carries the test_input.json found beside the worker.
     expect(banner).toContain(`curl -X POST ${url}/v2/local/runsync -H 'content-type: application/json' -d '{"input":{"message":"hello from the dry run","shout":false}}'`);
@@ -54,6 +54,10 @@ describe('--serve-api (real child processes)', () => {
     expect(done.json).toMatchObject({ id, status: 'COMPLETED', output: { echo: 'later' } });
     expect(((await call('GET', `${url}/v2/local/health`)).json as { workers: { idle: number } }).workers.idle).toBe(1);
     expect((await call('GET', `${url}/metrics`)).text).toContain('serverless_worker_jobs_total{status="COMPLETED"} 2');
+    // The job page's lines: the child worker's ctx.log line for this job reached the dashboard (child-log-lines.ts).
+    const logs = (await call('GET', `${url}/ui/api/logs?endpoint=local&job=${id}`)).json as { inProcess: boolean; lines: Array<{ line: string }> };
+    expect(logs.inProcess).toBe(true);
+    expect(logs.lines.map((line) => line.line).join('\n')).toContain('echoing {"length":5}');
 
     child.kill('SIGTERM');
     const result = await child;

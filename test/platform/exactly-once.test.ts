@@ -37,7 +37,8 @@ afterEach(async () => {
 });
 
 async function startServer(options: StartOptions = {}): Promise<RunningWorkerApi> {
-  server = await startWorkerApiServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 3 }, longPollMs: 5_000, ...options });
+  // Gone after 2 s of silence: only pings keep a worker alive (not its open long polls), and on a loaded machine a worker's heartbeat thread can lag past a 600 ms window.
+  server = await startWorkerApiServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 10 }, longPollMs: 5_000, ...options });
   return server;
 }
 
@@ -102,7 +103,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect(error.error_code).toBe('SW_RESULT_TOO_LARGE');
     expect(error.error_message).toContain(`is ${jsonBytes} bytes as JSON`);
     expect(error.error_message).toContain('20000000 bytes');
-    // Long enough for a lost-answer requeue (silence 600 ms) to have run it again, had the result been lost.
+    // Long enough for a lost-answer requeue (silence 2 s) to have run it again, had the result been lost.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(starts(worker, id)).toHaveLength(1);
     expect((await endpoint.status(id)).retries).toBeUndefined();

@@ -1,5 +1,5 @@
 /**
- * The dashboard in a real browser: headless Chromium (Debian's `chromium`) driven by
+ * The dashboard in a real browser: headless Chromium (test/setup/chromium.ts) driven by
  * playwright-core against a harness of our own on 127.0.0.1 port 0, with an API key
  * and an in-process worker (dashboard-fixture.ts). It logs in with the key (a wrong
  * key shows the API's error), submits from the page and sees COMPLETED with the
@@ -330,9 +330,11 @@ describe('dashboard in Chromium', () => {
       await logIn(page);
       await page.locator('header nav a', { hasText: 'Workers' }).click();
       const events = page.locator('[data-test=scale-event]', { hasText: endpoint.id });
-      await events.filter({ hasText: 'crash' }).first().waitFor(WAIT);
-      await events.filter({ hasText: 'scale-up' }).first().waitFor(WAIT);
-      expect(await events.filter({ hasText: 'crash' }).first().textContent()).toContain('backoff: next start in');
+      // By the event's kind (the endpoint's name, shown beside its id, says "crash" too).
+      const ofKind = (kind: string) => events.filter({ has: page.locator('[data-test=scale-event-kind]', { hasText: new RegExp(`^${kind}$`) }) });
+      await ofKind('crash').first().waitFor(WAIT);
+      await ofKind('scale-up').first().waitFor(WAIT);
+      expect(await ofKind('crash').first().textContent()).toContain('backoff: next start in');
       await page.locator('[data-test=chart-launched]').waitFor(WAIT);
       // The launcher panel on the endpoints view: its /health row for the endpoint, as a table.
       await page.locator('header nav a', { hasText: 'Endpoints' }).click();
@@ -377,7 +379,7 @@ describe('dashboard in Chromium', () => {
       await logIn(page, API_KEY, typed.uiUrl);
       await page.locator('[data-test=example-source]').waitFor(WAIT);
       expect(await page.locator('[data-test=example-source]').textContent()).toContain('input schema');
-      expect(JSON.parse(await page.locator('#submit-json').inputValue())).toEqual({ input: { mode: 'echo', prompt: 'string' } });
+      expect(JSON.parse(await page.locator('#submit-json').inputValue())).toEqual({ input: { mode: 'echo', prompt: 'example prompt' } });
       await page.locator('#submit-json').fill(JSON.stringify({ input: { mode: 'shout' } }));
       await page.locator('[data-test=submit]').click();
       const issues = page.locator('form.submit [data-test=error-issues] li');

@@ -5,7 +5,7 @@
  * runs a few hundred jobs of each kind through it for ~15 s so that the charts have
  * points, with a load-balancing pool (a worker answering /ping on port 0, and one that
  * cannot be reached) and an endpoint whose worker command keeps crashing under the
- * launcher, then writes docs/dashboard.png (the endpoints view with its panels and charts),
+ * launcher (an ImportError on stderr), then writes docs/dashboard.png (the endpoints view with its panels and charts),
  * docs/dashboard-job.png (a streaming job's page) and docs/dashboard-workers.png (the
  * workers view with the launcher's scale events of a worker command that keeps
  * crashing) with headless Chromium.
@@ -14,7 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { API_KEY, CRASH_IMAGE, ENDPOINT, launchChromium, startDashboardFixture } from './dashboard-fixture.js';
+import { API_KEY, ENDPOINT, IMPORT_ERROR_IMAGE, launchChromium, startDashboardFixture } from './dashboard-fixture.js';
 
 const OUT = join(process.cwd(), 'docs');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,8 +40,8 @@ try {
     const registered = await fetch(`${fixture.server.url}/v2/chat/load-balancing/workers`, { method: 'POST', headers: auth, body: JSON.stringify({ url, workerId, concurrency: 8 }) });
     if (!registered.ok) throw new Error(`registering ${workerId}: ${registered.status} ${await registered.text()}`);
   }
-  // The launcher's scale events: an endpoint whose worker command exits at once.
-  const template = await v1('POST', '/templates', { name: 'crashing', imageName: CRASH_IMAGE, isServerless: true, category: 'CPU' });
+  // The launcher's scale events: an endpoint whose worker command fails at once on a missing library (its stderr shows with each crash).
+  const template = await v1('POST', '/templates', { name: 'crashing', imageName: IMPORT_ERROR_IMAGE, isServerless: true, category: 'CPU' });
   const crashing = await v1('POST', '/endpoints', { name: 'crashing', templateId: template.id, workersMin: 1, workersMax: 1 });
   const endpoint = fixture.harness.endpoint(ENDPOINT);
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'light' });

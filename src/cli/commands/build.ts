@@ -18,7 +18,7 @@ const BuildOptionsSchema = z.object({
 
 const HELP_AFTER = `
 Writes <outdir>/<entry name>.js: the worker and everything it imports (this package
-included) as one ESM file for Node 20, so the image needs no node_modules; beside it
+included) as one ESM file for Node 22.12+, so the image needs no node_modules; beside it
 the source map of your files (sources embedded), the runtime's own thread files and a
 {"type":"module"} package.json. Start it with source maps on, so a job's error
 traceback names your lines:

@@ -23,8 +23,9 @@ import { createGpuSampler } from '../../gpu/sampler.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
 import { InMemoryManagementStore, type ManagementStore } from '../../harness/management/index.js';
-import { Launcher, LocalSlotClaims, defaultMachineId, type SlotClaims } from '../../harness/launcher/index.js';
+import { Launcher, LocalSlotClaims, defaultMachineId, type LaunchBackend, type SlotClaims } from '../../harness/launcher/index.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
+import { defaultHarnessDataDir } from '../../harness/launcher/launcher-data-dir.js';
 import { STORE_ENV, StoreSpecSchema, describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
 
 const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
@@ -40,6 +41,11 @@ function wholeNumber(min: number, max: number): (value: string) => number {
   };
 }
 
+/** A comma-separated list for commander, added to the values of earlier uses of the flag. */
+function commaList(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((part) => part.trim()).filter((part) => part !== '')];
+}
+
 const HarnessCommandOptionsSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65_535),
@@ -50,6 +56,8 @@ const HarnessCommandOptionsSchema = z.object({
   requestsPerWorker: z.number().int().min(0),
   webhookRetryDelayMs: z.number().int().min(0),
   webhookTimeoutMs: z.number().int().min(1),
+  webhookAllow: z.array(z.string()).default([]),
+  lbAllow: z.array(z.string()).default([]),
   openaiTimeoutMs: z.number().int().min(1),
   streamWaitMs: z.number().int().min(0),
   management: z.boolean().default(true),
@@ -63,6 +71,9 @@ const HarnessCommandOptionsSchema = z.object({
   image: z.array(z.string()).optional(),
   launcherConfig: z.string().min(1).optional(),
   gpus: z.string().min(1).optional(),
+  launcher: z.enum(['process', 'docker'], { error: '--launcher must be process or docker' }).default('process'),
+  dockerHost: z.string().min(1).optional(),
+  dataDir: z.string().min(1).optional(),
   store: StoreSpecSchema.default('memory'),
   machineId: z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(),
 });
@@ -143,10 +154,16 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const metrics = createMetrics();
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
   const launcherOptions = await launcherOptionsFrom(options, logger);
-  if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', '--image needs the management API (/v1): drop --no-management');
+  if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`);
   const slots = launcherOptions ? await openSlotClaims(options, jobStore.kind) : undefined;
   if (slots) logger.info({ machineId: slots.machineId, shared: slots.shared }, `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`);
-  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics, ...(slots ? { slots } : {}) }) : undefined;
+  // --launcher docker: the engine is asked at start, so a wrong --docker-host fails here, not at the first job.
+  let containers: LaunchBackend | undefined;
+  if (slots && options.launcher === 'docker') {
+    const { DockerBackend, parseDockerHost } = await import('../../harness/launcher/docker/index.js');
+    containers = await DockerBackend.open({ host: parseDockerHost(options.dockerHost), dataDir: options.dataDir ?? defaultHarnessDataDir(), machineId: slots.machineId, logger });
+  }
+  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics, ...(slots ? { slots } : {}), ...(containers ? { containers } : {}) }) : undefined;
   harness.launchedWorkers = launcher;
   // This machine's GPUs for the dashboard, read only while a dashboard page is open.
   const gpu = createGpuSampler();
@@ -157,12 +174,12 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     allowUnauthenticatedNonLoopback: options.insecureNoAuth,
     rateLimits: options.rateLimit ? { requestsPerWorker: options.requestsPerWorker } : false,
-    webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs },
+    webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs, allow: options.webhookAllow },
     openaiTimeoutMs: options.openaiTimeoutMs,
     streamWaitMs: options.streamWaitMs,
     management: options.management ? { store } : false,
     workerApi: { liveness: { pingIntervalMs: options.pingIntervalMs, missedPings: options.missedPings } },
-    loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs },
+    loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs, allow: options.lbAllow },
     logger,
     metrics,
     // The submit form starts from the working directory's test_input.json, when there is one.
@@ -211,6 +228,11 @@ export function registerHarnessCommand(program: Command): void {
     )
     .addOption(new Option('--webhook-timeout-ms <ms>', 'time one webhook attempt may take').argParser(wholeNumber(1, 600_000)).default(10_000))
     .addOption(
+      new Option('--webhook-allow <targets>', 'webhook targets allowed beyond the default policy: CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable; never the harness itself)')
+        .argParser(commaList)
+        .default([]),
+    )
+    .addOption(
       new Option('--openai-timeout-ms <ms>', 'longest an OpenAI-compatible call waits for its job (then the job is cancelled, 504)')
         .argParser(wholeNumber(1, 604_800_000))
         .default(600_000),
@@ -247,8 +269,20 @@ export function registerHarnessCommand(program: Command): void {
         .argParser(wholeNumber(1, 86_400_000))
         .default(330_000),
     )
+    .addOption(
+      new Option('--lb-allow <targets>', 'load-balancing worker URLs allowed beyond the default policy (without an API key: loopback only): CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable)')
+        .argParser(commaList)
+        .default([]),
+    )
     .addOption(new Option('--lb-ping-interval-ms <ms>', 'load-balancing endpoints: how often each worker\'s /ping is checked').argParser(wholeNumber(10, 600_000)).default(1_000))
     .option('--image <NAME=COMMAND...>', 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)')
+    .addOption(
+      new Option('--launcher <kind>', 'process: run only the --image commands; docker: run every template\'s imageName as containers on a Docker engine (--image commands still run as processes)')
+        .choices(['process', 'docker'])
+        .default('process'),
+    )
+    .addOption(new Option('--docker-host <host>', 'with --launcher docker: the engine, unix:///path/to/docker.sock or tcp://host:port (default unix:///var/run/docker.sock)').env('DOCKER_HOST'))
+    .option('--data-dir <dir>', 'with --launcher docker: the harness\'s data folder; network volumes are its volumes/<id> folders, bound at /runpod-volume (default ~/.serverless-worker/harness)')
     .option('--launcher-config <file>', 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}')
     .option('--gpus <list>', 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none; default: read with nvidia-smi / rocm-smi')
     .option('--machine-id <id>', 'this machine\'s name on the worker slots it claims (with --store postgres://, harnesses on several machines share the slots); default <hostname>-<pid>')

@@ -1,9 +1,10 @@
 /**
  * @module cli/commands/management
- * `serverless-worker template validate|push`, `endpoint create`, `volume create|resize`:
- * the management API from the command line, for CI. Records go to stdout as JSON (so
- * `jq` can read ids); notes and failures go to stderr, each failure one line with the
- * server's message and code, exit status 1.
+ * `serverless-worker template validate|push`, `volume create|resize`, and the
+ * `template` and `endpoint` commands from flags (template-commands.ts,
+ * endpoint-commands.ts): the management API from the command line, for CI. Records go
+ * to stdout as JSON (so `jq` can read ids); notes and failures go to stderr, each
+ * failure one line with the server's message and code, exit status 1.
  *
  * Connection: `--base-url`, else SERVERLESS_WORKER_API_URL, else
  * http://127.0.0.1:8000/v1; API key from `--api-key`, else SERVERLESS_WORKER_API_KEY,
@@ -11,8 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import * as z from 'zod';
-import { ServerlessWorkerError, previewValue } from '../../job/index.js';
+import { ServerlessWorkerError } from '../../job/index.js';
 import { parseInput } from '../../harness/management/parse-input.js';
 import {
   TEMPLATE_FIELDS_NOT_UPDATABLE,
@@ -20,43 +20,10 @@ import {
   type TemplateCreate,
   type TemplateUpdateInput,
 } from '../../harness/management/schemas/index.js';
-import { DEFAULT_MANAGEMENT_API_URL, managementClientFromEnv, type ManagementClient } from '../management-client.js';
-
-interface ConnectionFlags {
-  baseUrl?: string;
-  apiKey?: string;
-}
-
-function withConnection(command: Command): Command {
-  return command
-    .option('--base-url <url>', `management API base URL (default: $SERVERLESS_WORKER_API_URL or ${DEFAULT_MANAGEMENT_API_URL})`)
-    .option('--api-key <key>', 'API key sent as a Bearer token (default: $SERVERLESS_WORKER_API_KEY, else $RUNPOD_API_KEY)');
-}
-
-function client(flags: ConnectionFlags): ManagementClient {
-  return managementClientFromEnv({
-    ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
-    ...(flags.apiKey !== undefined ? { apiKey: flags.apiKey } : {}),
-  });
-}
-
-function printRecord(record: unknown): void {
-  process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
-}
-
-function note(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
-/** A whole number from a flag; `--flag` names it in the error. */
-function integerFlag(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = z.string().regex(/^\d+$/).transform(Number).safeParse(value.trim());
-  if (parsed.success) return parsed.data;
-  throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `${flag} must be a whole number (got ${previewValue(value)})`, {
-    flag,
-  });
-}
+import { registerEndpointCrudCommands } from './endpoint-commands.js';
+import { integerFlag } from './management-flags.js';
+import { client, note, printRecord, withConnection, type ConnectionFlags } from './management-output.js';
+import { registerTemplateCrudCommands } from './template-commands.js';
 
 /**
  * Read and validate a template file offline: a JSON object that the template create
@@ -96,7 +63,8 @@ export function toTemplateUpdate(template: TemplateCreate): TemplateUpdateInput 
 }
 
 function registerTemplateCommands(program: Command): void {
-  const template = program.command('template').description('check and publish template files (templates/*.json)');
+  const template = program.command('template').description('templates: from files (validate, push) or from flags (create, update, ...)');
+  registerTemplateCrudCommands(template);
 
   template
     .command('validate')
@@ -146,50 +114,7 @@ function registerTemplateCommands(program: Command): void {
 }
 
 function registerEndpointCommands(program: Command): void {
-  const endpoint = program.command('endpoint').description('Serverless endpoints');
-  withConnection(
-    endpoint
-      .command('create')
-      .description('create an endpoint from a template')
-      .requiredOption('--template-id <id>', 'template the workers run')
-      .option('--name <name>', "endpoint name (default: the template's name)")
-      .option('--gpu-type-ids <ids>', 'GPU type ids, comma-separated, in priority order (not for CPU templates)')
-      .option('--workers-min <n>', 'workers kept running (default 0)')
-      .option('--workers-max <n>', 'most workers at once (default 3)')
-      .option('--idle-timeout <seconds>', 'seconds an idle worker is kept, 1 to 3600 (default 5)')
-      .option('--network-volume-id <id>', 'network volume to mount'),
-  ).action(
-    async (
-      flags: ConnectionFlags & {
-        templateId: string;
-        name?: string;
-        gpuTypeIds?: string;
-        workersMin?: string;
-        workersMax?: string;
-        idleTimeout?: string;
-        networkVolumeId?: string;
-      },
-    ) => {
-      const workersMin = integerFlag('--workers-min', flags.workersMin);
-      const workersMax = integerFlag('--workers-max', flags.workersMax);
-      const idleTimeout = integerFlag('--idle-timeout', flags.idleTimeout);
-      const gpuTypeIds = flags.gpuTypeIds
-        ?.split(',')
-        .map((id) => id.trim())
-        .filter((id) => id.length > 0);
-      const created = await client(flags).createEndpoint({
-        templateId: flags.templateId,
-        ...(flags.name !== undefined ? { name: flags.name } : {}),
-        ...(gpuTypeIds !== undefined ? { gpuTypeIds } : {}),
-        ...(workersMin !== undefined ? { workersMin } : {}),
-        ...(workersMax !== undefined ? { workersMax } : {}),
-        ...(idleTimeout !== undefined ? { idleTimeout } : {}),
-        ...(flags.networkVolumeId !== undefined ? { networkVolumeId: flags.networkVolumeId } : {}),
-      });
-      note(`created endpoint "${created.name ?? created.id}" (id ${created.id})`);
-      printRecord(created);
-    },
-  );
+  registerEndpointCrudCommands(program.command('endpoint').description('Serverless endpoints'));
 }
 
 function registerVolumeCommands(program: Command): void {

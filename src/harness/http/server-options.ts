@@ -20,6 +20,7 @@ import {
 } from './rate-limit/limits.js';
 import { DashboardSettingsSchema } from './ui/settings.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
+import { AllowListSchema } from '../../net/target-policy.js';
 import type { WorkerApiOptions } from './worker-api/index.js';
 import type { EndpointInputSpec } from './openapi/index.js';
 
@@ -54,6 +55,13 @@ const WebhookSettingsSchema = z.object({
   attempts: z.number().int().min(1).max(100).default(DEFAULT_WEBHOOK_SETTINGS.attempts),
   /** Time one attempt may take, ms; default 10 000. */
   timeoutMs: z.number().int().min(1).max(600_000).default(DEFAULT_WEBHOOK_SETTINGS.timeoutMs),
+  /**
+   * Targets a webhook may reach beyond the default policy (net/target-policy.ts): CIDR
+   * ranges, addresses, or `loopback`, `link-local`, `metadata`. The harness itself is never
+   * reached. Default none: link-local and metadata refused, loopback allowed only when the
+   * harness listens on loopback.
+   */
+  allow: AllowListSchema.default([]),
 });
 
 const ManagementSettingsSchema = z.object({

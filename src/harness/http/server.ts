@@ -33,6 +33,7 @@ import { openAiRoutes } from './openai/index.js';
 import { openApiRoutes } from './openapi/index.js';
 import { harnessPodsView } from './pods-view.js';
 import { serveRecordedEndpoints, sharedEndpointsHook } from './server-shared-endpoints.js';
+import { unknownEndpointHook, warnOnCreatedOnUse } from './unknown-endpoints.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { RateLimiter, rateLimitHook } from './rate-limit/index.js';
 import { useLenientJsonBodies } from './json-body.js';
@@ -43,6 +44,7 @@ import { bindAttemptLog, withAttemptEvents } from './ui/attempt-binding.js';
 import { AttemptLog } from './ui/attempt-log.js';
 import { WebhookLog } from './ui/webhook-log.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
+import { TargetPolicy } from '../../net/target-policy.js';
 import { workerApiRoutes } from './worker-api/index.js';
 
 export interface HarnessServer {
@@ -106,9 +108,18 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore()) : undefined;
   const endpointLookup = managementStore ? sharedEndpointsHook(harness, managementStore) : undefined;
   if (endpointLookup) app.addHook('onRequest', endpointLookup);
+  const unknownEndpoints = managementStore ? unknownEndpointHook(harness, managementStore) : undefined;
+  if (unknownEndpoints) app.addHook('onRequest', unknownEndpoints);
+  const stopWarningOnCreatedOnUse = warnOnCreatedOnUse(harness, logger);
 
   const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
+  // Known once listening (port 0): until then no request can make a job end anyway.
+  let listenedPort: number | undefined;
+  const selfPort = (): number | undefined => listenedPort;
+  // A harness on loopback has local callers only: they may reach loopback already. On the network, they may not.
+  const webhookPolicy = new TargetPolicy({ selfPort, loopback: isLoopbackHost(config.host), allow: config.webhook.allow });
   const webhooks = new WebhookSender({
+    policy: webhookPolicy,
     settings: config.webhook,
     // Retries wait on the harness's clock, like every other time rule (tests drive it).
     clock: harness.clock,
@@ -133,7 +144,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
   const workerApiEvents = attemptLog ? withAttemptEvents(config.workerApi.events, attemptLog) : config.workerApi.events;
   await app.register(workerApiRoutes, { ...config.workerApi, ...(workerApiEvents ? { events: workerApiEvents } : {}), harness, prefix: '/v2' });
-  const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }));
+  const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined });
   loadBalancing.start();
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
   await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
@@ -142,11 +153,23 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     endpointInputs: config.endpointInputs,
     rootEndpoint: config.rootEndpoint,
     authenticated: config.apiKey !== undefined,
+    ...(config.dashboard !== false && config.dashboard.testInput !== undefined ? { testInput: config.dashboard.testInput } : {}),
   });
   if (config.dashboard !== false && webhookLog && attemptLog) {
     const { registerDashboard, builtInPanels } = await import('./ui/index.js');
     const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing), ...config.dashboard.panels] };
-    registerDashboard(app, { harness, settings, webhookLog, attemptLog, endpointInputs: config.endpointInputs, authenticated: config.apiKey !== undefined, version: RUNTIME_VERSION });
+    // Endpoint names (the /v1 endpoints') beside their ids on the dashboard.
+    const endpointNames = managementStore ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name])) : undefined;
+    registerDashboard(app, {
+      harness,
+      settings,
+      webhookLog,
+      attemptLog,
+      endpointInputs: config.endpointInputs,
+      authenticated: config.apiKey !== undefined,
+      version: RUNTIME_VERSION,
+      ...(endpointNames ? { endpointNames } : {}),
+    });
   }
   if (config.management !== false && managementStore) {
     await serveRecordedEndpoints(harness, managementStore);
@@ -177,6 +200,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     if (closing.signal.aborted) return;
     closing.abort();
     unbindWebhooks();
+    stopWarningOnCreatedOnUse();
     unbindJobMetrics();
     unbindAttemptLog();
     webhooks.close();
@@ -195,6 +219,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  listenedPort = port;
   const listenedOn = typeof address === 'object' && address !== null ? address.address : config.host;
   const url = localBaseUrl(isLoopbackHost(config.host) && config.host === 'localhost' ? '127.0.0.1' : listenedOn, port);
   if (config.apiKey === undefined) {

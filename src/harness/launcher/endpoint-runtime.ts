@@ -1,6 +1,6 @@
 /**
  * @module harness/launcher/endpoint-runtime
- * The launcher's state of one endpoint (its worker processes, crash backoff,
+ * The launcher's state of one endpoint (its workers, crash backoff,
  * throttled count) and what the views read from it: state counts and pods.
  */
 import type { StoredWorker } from '../store/job-store.js';
@@ -13,11 +13,14 @@ export interface EndpointRuntime {
   readonly workers: Map<string, LaunchedWorker>;
   readonly backoff: CrashBackoff;
   throttled: number;
+  /** Why workers keep crashing during start-up (launcher-reports.ts); cleared by a worker that gets ready. */
   unhealthyReason: string | undefined;
+  /** Why no worker can start at all (the backend's startProblem: an image missing); rechecked while workers are wanted. */
+  startProblem: string | undefined;
 }
 
 export function newEndpointRuntime(backoff: CrashBackoffSettings): EndpointRuntime {
-  return { workers: new Map(), backoff: new CrashBackoff(backoff), throttled: 0, unhealthyReason: undefined };
+  return { workers: new Map(), backoff: new CrashBackoff(backoff), throttled: 0, unhealthyReason: undefined, startProblem: undefined };
 }
 
 /** The endpoint's workers as the job store knows them (EndpointJobs.workers.all()), by id. */

@@ -16,3 +16,5 @@ export * from './endpoint-runtime.js';
 export * from './scale-events.js';
 export * from './slot-claims.js';
 export * from './launcher-slots.js';
+export * from './launch-backend.js';
+export * from './process-backend.js';

@@ -46,7 +46,8 @@ export function launchEnv(input: LaunchEnvInput): NodeJS.ProcessEnv {
 /**
  * What a worker is started with that a change of settings alters: the endpoint's
  * release (template updates bump it), its template, compute type, GPUs and vCPUs per
- * worker, the template's image and env, and the command the image runs as. A worker
+ * worker, the template's image and env, and what its backend runs (launch-backend.ts
+ * `runKey`: the process command, or the container's entrypoint, command and volume). A worker
  * whose key differs from the endpoint's current one is rolled like a release: idle ones
  * stop, busy ones once idle. Scaling settings (workersMin/Max, idleTimeout, scaler) are
  * not in it: they change how many workers run, not how each runs.
@@ -54,7 +55,7 @@ export function launchEnv(input: LaunchEnvInput): NodeJS.ProcessEnv {
 export function launchKey(
   endpoint: Pick<Endpoint, 'version' | 'templateId' | 'computeType' | 'gpuCount' | 'vcpuCount'>,
   template: Pick<Template, 'imageName' | 'env'>,
-  image: { command: string; cwd?: string | undefined },
+  run: unknown,
 ): string {
   return JSON.stringify([
     endpoint.version,
@@ -64,7 +65,6 @@ export function launchKey(
     endpoint.computeType === 'CPU' ? endpoint.vcpuCount : 0,
     template.imageName,
     Object.entries(template.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    image.command,
-    image.cwd ?? null,
+    run,
   ]);
 }

@@ -1,13 +1,11 @@
 /**
  * @module harness/launcher/launched-worker
- * One worker process the launcher started: `/bin/sh -c COMMAND` in its own process
- * group (so a shell's children stop with it), its output read line by line, and a
- * stop that sends SIGTERM, waits the shutdown deadline, then sends SIGKILL. Signals go
- * to this worker's own process group only, by its pid.
+ * One worker the launcher started, whatever runs it (a process or a container: see
+ * launch-backend.ts): what the scaler knows of it (readiness, last job, stopping) and a
+ * stop that sends SIGTERM, waits the shutdown deadline, then sends SIGKILL.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import type { LaunchedWorkerState } from './scale-decision.js';
+import type { WorkerExit, WorkerRunner } from './launch-backend.js';
 
 export interface LaunchedWorkerOptions {
   id: string;
@@ -18,16 +16,13 @@ export interface LaunchedWorkerOptions {
   version: number;
   /** What it was started with that a settings change would alter (launch-key.ts): a worker whose key differs from the endpoint's now is rolled. */
   launchKey: string;
-  command: string;
-  env: NodeJS.ProcessEnv;
-  /** Working directory; default the harness's. */
-  cwd?: string;
+  /** Starts the worker (a backend's start): called once, by the constructor. */
+  run(): WorkerRunner;
   /** GPUs given to this worker (returned to the pool on exit). */
   gpus: readonly string[];
   /** Epoch ms on the harness clock. */
   spawnedAt: number;
-  onLine(stream: 'stdout' | 'stderr', line: string): void;
-  onExit(code: number | null, signal: NodeJS.Signals | null): void;
+  onExit(exit: WorkerExit): void;
 }
 
 export class LaunchedWorker {
@@ -54,8 +49,8 @@ export class LaunchedWorker {
   /** Set when it outlived the shutdown deadline and got SIGKILL. */
   killed = false;
   exitedAt: number | undefined;
-  readonly #child: ChildProcess;
-  /** Its output streams closed: every process of its group that held them is gone. */
+  readonly #runner: WorkerRunner;
+  /** It exited and its output was read to the end. */
   #closed = false;
   #killTimer: NodeJS.Timeout | undefined;
   readonly exited: Promise<void>;
@@ -68,30 +63,17 @@ export class LaunchedWorker {
     this.launchKey = options.launchKey;
     this.gpus = options.gpus;
     this.spawnedAt = options.spawnedAt;
-    this.#child = spawn('/bin/sh', ['-c', options.command], {
-      env: options.env,
-      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+    this.#runner = options.run();
+    this.exited = this.#runner.exited.then((exit) => {
+      this.#closed = true;
+      if (this.#killTimer) clearTimeout(this.#killTimer);
+      options.onExit(exit);
     });
-    for (const stream of ['stdout', 'stderr'] as const) {
-      const source = this.#child[stream];
-      if (source) createInterface({ input: source, crlfDelay: Infinity }).on('line', (line) => options.onLine(stream, line));
-    }
-    this.exited = new Promise<void>((resolve) => {
-      // 'close' waits for the output streams too, so no line arrives after the exit.
-      this.#child.once('close', (code, signal) => {
-        this.#closed = true;
-        if (this.#killTimer) clearTimeout(this.#killTimer);
-        options.onExit(code, signal);
-        resolve();
-      });
-    });
-    this.#child.once('error', (error) => options.onLine('stderr', `could not start: ${error.message}`));
   }
 
-  get pid(): number | undefined {
-    return this.#child.pid;
+  /** How the launcher's lines name it: `pid 1234`, `container serverless-worker-ep-1-3f2a`. */
+  get label(): string {
+    return this.#runner.label;
   }
 
   /**
@@ -111,7 +93,8 @@ export class LaunchedWorker {
     this.stopping = true;
     this.#signal('SIGTERM');
     this.#killTimer = setTimeout(() => {
-      this.killed = !this.#closed;
+      // A container that exited on SIGTERM may still be being removed: not killed.
+      this.killed = !this.#closed && this.#runner.running;
       this.#signal('SIGKILL');
     }, deadlineMs);
     this.#killTimer.unref();
@@ -123,16 +106,7 @@ export class LaunchedWorker {
     this.#signal('SIGKILL');
   }
 
-  #signal(signal: NodeJS.Signals): void {
-    // Not the shell's own exit: a shell that ran the command as its child may exit on
-    // SIGTERM while the command ignores it and lives on in the group; SIGKILL must still go.
-    const pid = this.#child.pid;
-    if (pid === undefined || this.#closed) return;
-    try {
-      // The worker's own process group (it was started detached): the shell and what it runs.
-      process.kill(-pid, signal);
-    } catch {
-      // Already gone.
-    }
+  #signal(signal: 'SIGTERM' | 'SIGKILL'): void {
+    if (!this.#closed) this.#runner.signal(signal);
   }
 }

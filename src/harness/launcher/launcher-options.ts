@@ -20,10 +20,8 @@ export const GpuListSchema = z.object({
 });
 
 export const LauncherOptionsSchema = z.object({
-  /** Image name -> how to run it locally. At least one. */
-  images: z.record(z.string().min(1), ImageCommandSchema).refine((images) => Object.keys(images).length > 0, {
-    error: 'name at least one image: --image NAME=COMMAND',
-  }),
+  /** Image name -> how to run it as a local process. At least one, unless the launcher also has a container backend (LauncherDeps.containers). */
+  images: z.record(z.string().min(1), ImageCommandSchema).default(() => ({})),
   /** The machine's GPUs; default none (GPU endpoints then run without device assignment). */
   gpus: GpuListSchema.optional(),
   /** How often the scaler looks at the queue, ms; default 200. */

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics/index.js';
 import type { EndpointRuntime } from './endpoint-runtime.js';
 import type { LaunchedWorker } from './launched-worker.js';
+import type { WorkerExit } from './launch-backend.js';
 import type { JobWait } from './queue-snapshot.js';
 import type { ScaleEventInput, ScaleEvents } from './scale-events.js';
 
@@ -62,7 +63,7 @@ export class LauncherReports {
    * an exit line. Otherwise a crash, `duringStartup` when it never left initializing:
    * the backoff grows, and start-up crashes in a row mark the endpoint unhealthy.
    */
-  exited(runtime: EndpointRuntime, worker: LaunchedWorker, exit: { code: number | null; signal: NodeJS.Signals | null }, requeued: readonly string[], duringStartup: boolean, now: number): void {
+  exited(runtime: EndpointRuntime, worker: LaunchedWorker, exit: WorkerExit, requeued: readonly string[], duringStartup: boolean, now: number): void {
     const { code, signal } = exit;
     const endpointId = worker.endpointId;
     const fields = { endpointId, workerId: worker.id, code, signal, requeued };
@@ -86,7 +87,8 @@ export class LauncherReports {
       ...requeuedField,
     });
     if (!runtime.backoff.unhealthy) return;
-    const reason = `the worker command exited during start-up ${runtime.backoff.startupCrashes} times in a row (last: code ${code}, signal ${signal}); retrying every ${waitMs} ms`;
+    const last = exit.startError ?? `code ${code}, signal ${signal}`;
+    const reason = `the worker command exited during start-up ${runtime.backoff.startupCrashes} times in a row (last: ${last}); retrying every ${waitMs} ms`;
     if (runtime.unhealthyReason === undefined) {
       this.#log.error({ endpointId, reason }, `endpoint ${endpointId} unhealthy: ${reason}`);
       this.event(runtime, { endpointId, kind: 'unhealthy', message: `unhealthy: ${reason}` });

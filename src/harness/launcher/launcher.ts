@@ -2,12 +2,14 @@
  * @module harness/launcher/launcher
  * Runs and scales the workers of the harness's endpoints itself. Every tick (on the
  * harness clock) it reads each endpoint of the management store; when the endpoint's
- * template has an imageName the launcher was given a command for, it looks at the
- * endpoint's queue and workers, asks `decideScaling` what to do, and starts worker
- * processes (with the template's env, the endpoint's settings, the worker API
- * variables, its own RUNPOD_POD_ID and its GPUs) or stops idle ones (SIGTERM, the
+ * template has an imageName the launcher was given a command for (or, with a container
+ * backend, any image), it looks at the endpoint's queue and workers, asks
+ * `decideScaling` what to do, and starts workers (with the template's env, the
+ * endpoint's settings, the worker API variables, its own RUNPOD_POD_ID and its GPUs)
+ * as processes or containers (launch-backend.ts), or stops idle ones (SIGTERM, the
  * shutdown deadline, SIGKILL). A worker that exits on its own is replaced after a
- * backoff; start-up crashes in a row mark the endpoint unhealthy.
+ * backoff; start-up crashes in a row mark the endpoint unhealthy, and so does a backend
+ * that cannot start any (an image missing from the Docker engine).
  *
  *     const launcher = new Launcher({ images: { 'me/worker:1': { command: 'node worker.js' } } }, { harness, store, logger });
  *     harness.launchedWorkers = launcher;   // /health, /logs, /v1 pods read it
@@ -30,6 +32,9 @@ import { LauncherReports } from './launcher-reports.js';
 import { readQueue } from './queue-snapshot.js';
 import { GpuPool } from './gpu-pool.js';
 import { LaunchedWorker } from './launched-worker.js';
+import type { LaunchBackend, WorkerExit } from './launch-backend.js';
+import { ProcessBackend } from './process-backend.js';
+import { ServerlessWorkerError } from '../../job/errors.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling, type WorkerSnapshot } from './scale-decision.js';
 import { ScaleEvents, type ScaleEvent, type ScaleEventInput } from './scale-events.js';
@@ -44,6 +49,8 @@ export interface LauncherDeps {
   metrics?: Metrics;
   /** The worker slots a start claims first (PostgresSlotClaims: shared by every machine on the database); default this process's own. */
   slots?: SlotClaims;
+  /** Runs the workers of every template whose image no `images` command names (docker/docker-backend.ts: `--launcher docker`); default none. */
+  containers?: LaunchBackend;
 }
 
 export interface LauncherTarget {
@@ -69,6 +76,8 @@ export class Launcher implements LaunchedWorkersView {
   readonly #slots: SlotClaims;
   readonly #activity: JobActivity;
   readonly #reports: LauncherReports;
+  /** Asked in order: the `images` commands first, then the container backend. */
+  readonly #backends: LaunchBackend[] = [];
   #target: LauncherTarget | undefined;
   #timer: TimerHandle | undefined;
   #closed = false;
@@ -81,6 +90,9 @@ export class Launcher implements LaunchedWorkersView {
     this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
     this.#logs = new WorkerLogs(this.settings.logLines);
     this.#slots = deps.slots ?? new LocalSlotClaims();
+    if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images));
+    if (deps.containers) this.#backends.push(deps.containers);
+    if (this.#backends.length === 0) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'launcher options: name at least one image (--image NAME=COMMAND) or run images as containers (--launcher docker)');
     this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events);
     this.#activity = new JobActivity({
       store: deps.harness.store,
@@ -96,8 +108,8 @@ export class Launcher implements LaunchedWorkersView {
     this.#target = target;
     this.#activity.start();
     this.#log.info(
-      { images: Object.keys(this.settings.images), gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none', machineId: this.#slots.machineId, sharedSlots: this.#slots.shared },
-      `launcher started on machine ${this.#slots.machineId}: templates with these images run their workers here`,
+      { images: Object.keys(this.settings.images), containers: this.#deps.containers?.kind ?? 'none', gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none', machineId: this.#slots.machineId, sharedSlots: this.#slots.shared },
+      `launcher started on machine ${this.#slots.machineId}: ${this.#deps.containers ? `templates run their workers here as ${this.#deps.containers.kind} containers${Object.keys(this.settings.images).length > 0 ? ' (those with an --image command as processes)' : ''}` : 'templates with these images run their workers here'}`,
     );
     const loop = async (): Promise<void> => {
       if (this.#closed) return;
@@ -120,18 +132,18 @@ export class Launcher implements LaunchedWorkersView {
     await this.#slots.renew(now);
     for (const endpoint of await store.listEndpoints()) {
       const template = await templateOf(store, endpoint);
-      const image = template ? this.settings.images[template.imageName] : undefined;
+      const backend = template ? this.#backends.find((candidate) => candidate.runs(template)) : undefined;
       const jobs = harness.findEndpoint(endpoint.id) ?? (store.kind === 'postgres' ? harness.createEndpoint(endpoint.id) : undefined);
       if (leavesToGpuMachines(this.#slots, endpoint, this.#pool?.total ?? 0)) {
         this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, 'GPU endpoint: no GPUs here, its workers start on machines that have some');
         continue;
       }
-      if (!template || !image || !jobs) {
-        if (template && !image) this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, 'no --image for this imageName: start its workers by hand');
+      if (!template || !backend || !jobs) {
+        if (template && !backend) this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, 'no --image for this imageName: start its workers by hand');
         continue;
       }
       live.add(endpoint.id);
-      await this.#scale(endpoint, template, image, jobs, now);
+      await this.#scale(endpoint, template, backend, jobs, now);
     }
     for (const [endpointId, runtime] of this.#runtimes) {
       if (live.has(endpointId)) continue;
@@ -150,6 +162,7 @@ export class Launcher implements LaunchedWorkersView {
     const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
     for (const worker of all) this.#stopWorker(worker, 'shutdown');
     await Promise.all(all.map((worker) => worker.exited));
+    for (const backend of this.#backends) await backend.close();
   }
 
   // ------------------------------------------------------------------ views
@@ -165,11 +178,12 @@ export class Launcher implements LaunchedWorkersView {
       if (worker.jobIds.length > 0) counts.running++;
       else counts.idle++;
     }
+    const reason = runtime.startProblem ?? runtime.unhealthyReason;
     return {
       ...counts,
       throttled: runtime.throttled,
-      healthy: runtime.unhealthyReason === undefined,
-      ...(runtime.unhealthyReason !== undefined ? { unhealthyReason: runtime.unhealthyReason } : {}),
+      healthy: reason === undefined,
+      ...(reason !== undefined ? { unhealthyReason: reason } : {}),
     };
   }
 
@@ -203,14 +217,14 @@ export class Launcher implements LaunchedWorkersView {
 
   // ------------------------------------------------------------------ scaling
 
-  async #scale(endpoint: Endpoint, template: Template, image: { command: string; cwd?: string | undefined }, jobs: EndpointJobs, now: number): Promise<void> {
+  async #scale(endpoint: Endpoint, template: Template, backend: LaunchBackend, jobs: EndpointJobs, now: number): Promise<void> {
     const runtime = this.#runtime(endpoint.id);
     this.#activity.watch(jobs);
     const [presence, { queued, runningJobs }] = await Promise.all([this.#presence(endpoint.id), readQueue(jobs, endpoint)]);
     // A rolling release (template updated or changed, or a setting that changes how workers
-    // run: gpuCount, computeType, vcpuCount, the image's command): idle workers started
+    // run: gpuCount, computeType, vcpuCount, what the backend runs): idle workers started
     // otherwise go, the scaler starts new ones; busy ones follow once idle.
-    const key = launchKey(endpoint, template, image);
+    const key = launchKey(endpoint, template, [backend.kind, backend.runKey(endpoint, template)]);
     for (const worker of runtime.workers.values()) {
       if (worker.launchKey !== key && !worker.stopping && !holdsJob(presence, worker.id)) this.#stopWorker(worker, 'release');
     }
@@ -237,10 +251,12 @@ export class Launcher implements LaunchedWorkersView {
       const worker = runtime.workers.get(id);
       if (worker) this.#stopWorker(worker, 'idle');
     }
-    for (let i = 0; i < decision.start; i++) {
+    // Nothing can start (an image missing): the endpoint says why, no worker is tried in a loop.
+    const blocked = decision.start > 0 || runtime.startProblem !== undefined ? await this.#checkStart(runtime, endpoint.id, template, backend) : false;
+    for (let i = 0; i < (blocked ? 0 : decision.start); i++) {
       const id = launchedWorkerId(this.#slots, endpoint.id, ++this.#seq); // a slot first: never more than workersMax across machines
       if ((await this.#slots.claim(endpoint.id, endpoint.workersMax, id, now)) === undefined) break;
-      this.#spawn(endpoint, template, image, runtime, now, needsGpus, decision.desired, key, id);
+      this.#spawn(endpoint, template, backend, runtime, now, needsGpus, decision.desired, key, id);
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
     this.#gauge(endpoint.id, runtime, presence);
@@ -273,7 +289,7 @@ export class Launcher implements LaunchedWorkersView {
   #spawn(
     endpoint: Endpoint,
     template: Template,
-    image: { command: string; cwd?: string | undefined },
+    backend: LaunchBackend,
     runtime: EndpointRuntime,
     now: number,
     needsGpus: boolean,
@@ -285,34 +301,34 @@ export class Launcher implements LaunchedWorkersView {
     if (!target) return;
     const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
     if (gpus === undefined) return;
-    const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool });
+    // The harness's own environment is the process backend's to add: a container gets only these.
+    const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool, base: {} });
+    const onLine = (stream: 'stdout' | 'stderr', line: string): void => this.#onLine(endpoint.id, id, stream, line);
+    const start = { id, endpoint, template, env, gpus, gpuVendor: this.#pool?.vendor, shutdownDeadlineMs: this.settings.shutdownDeadlineMs, onLine };
     const worker = new LaunchedWorker({
       id,
       endpointId: endpoint.id,
       imageName: template.imageName,
       version: endpoint.version,
       launchKey: key,
-      command: image.command,
-      env,
-      ...(image.cwd !== undefined ? { cwd: image.cwd } : {}),
+      run: () => backend.start(start),
       gpus,
       spawnedAt: now,
-      onLine: (stream, line) => this.#onLine(endpoint.id, id, stream, line),
-      onExit: (code, signal) => void this.#onExit(runtime, worker, code, signal).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
+      onExit: (exit) => void this.#onExit(runtime, worker, exit).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
     });
     runtime.workers.set(id, worker);
     this.#deps.metrics?.harnessScaleUpsTotal.inc({ endpoint: endpoint.id });
     const alive = [...runtime.workers.values()].filter((w) => !w.stopping).length;
     this.#log.info(
-      { endpointId: endpoint.id, workerId: id, pid: worker.pid, gpus, workers: alive, desired },
+      { endpointId: endpoint.id, workerId: id, as: worker.label, gpus, workers: alive, desired },
       `scale up: started worker ${id} (${alive} of ${desired} wanted, max ${endpoint.workersMax})${gpus.length > 0 ? ` on GPUs ${gpus.join(',')}` : ''}`,
     );
-    this.#logs.add(endpoint.id, { at: Date.now(), workerId: id, stream: 'launcher', line: `started (pid ${worker.pid ?? '?'})` });
+    this.#logs.add(endpoint.id, { at: Date.now(), workerId: id, stream: 'launcher', line: `started (${worker.label})` });
     this.#event(runtime, {
       endpointId: endpoint.id,
       kind: 'scale-up',
       workerId: id,
-      message: `started (pid ${worker.pid ?? '?'}): ${alive} of ${desired} wanted, max ${endpoint.workersMax}${gpus.length > 0 ? `, GPUs ${gpus.join(',')}` : ''}`,
+      message: `started (${worker.label}): ${alive} of ${desired} wanted, max ${endpoint.workersMax}${gpus.length > 0 ? `, GPUs ${gpus.join(',')}` : ''}`,
     });
   }
 
@@ -328,7 +344,8 @@ export class Launcher implements LaunchedWorkersView {
     if (runtime) this.#event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
   }
 
-  async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+  async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, exit: WorkerExit): Promise<void> {
+    const { code, signal } = exit;
     const endpointId = worker.endpointId;
     runtime.workers.delete(worker.id);
     this.#slots.release(endpointId, worker.id).catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
@@ -338,7 +355,29 @@ export class Launcher implements LaunchedWorkersView {
     const leftStartup = worker.readyAt !== undefined || leftInitializing(await jobs?.workers.get(worker.id));
     const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
-    this.#reports.exited(runtime, worker, { code, signal }, requeued, !leftStartup, this.#deps.harness.clock.now());
+    this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
+  }
+
+  /**
+   * Whether the backend can start no worker of the template now; sets or clears the
+   * endpoint's start problem (it shows as its unhealthy reason, with one scale event and
+   * error line when it appears).
+   */
+  async #checkStart(runtime: EndpointRuntime, endpointId: string, template: Template, backend: LaunchBackend): Promise<boolean> {
+    let problem: string | undefined;
+    try {
+      problem = await backend.startProblem(template);
+    } catch (error) {
+      problem = (error as Error).message;
+    }
+    if (problem !== undefined && problem !== runtime.startProblem) {
+      this.#log.error({ endpointId, imageName: template.imageName, reason: problem }, `endpoint ${endpointId} unhealthy: ${problem}`);
+      this.#event(runtime, { endpointId, kind: 'unhealthy', message: `unhealthy: ${problem}` });
+    } else if (problem === undefined && runtime.startProblem !== undefined) {
+      this.#log.info({ endpointId, imageName: template.imageName }, `endpoint ${endpointId}: workers can start again`);
+    }
+    runtime.startProblem = problem;
+    return problem !== undefined;
   }
 
   #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {

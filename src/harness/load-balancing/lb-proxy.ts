@@ -16,6 +16,7 @@
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ServerlessWorkerError } from '../../job/index.js';
+import { targetRefusal } from '../../net/target-policy.js';
 import type { LbPool, LbWorker } from './lb-pool.js';
 import type { LoadBalancing } from './load-balancing.js';
 
@@ -104,7 +105,14 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
       worker.inFlight--;
       resolve();
     };
-    const options: RequestOptions = { ...upstreamAt.options, method: request.method, headers, agent: upstreamAt.secure ? lb.httpsAgent : lb.agent };
+    const options: RequestOptions = {
+      ...upstreamAt.options,
+      method: request.method,
+      headers,
+      agent: upstreamAt.secure ? lb.httpsAgent : lb.agent,
+      // A worker URL with a name is checked again on what the name resolves to at connect time.
+      lookup: lb.policy.lookupFor(Number(upstreamAt.options.port)),
+    };
     let upstream: ReturnType<typeof httpRequest>;
     try {
       upstream = upstreamAt.secure ? httpsRequest(options) : httpRequest(options);
@@ -138,6 +146,13 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
     upstream.on('error', (error) => {
       if (timedOut || done) return;
       const reason = `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim();
+      const refusal = targetRefusal(error);
+      if (refusal) {
+        lb.markUnreachable(pool, worker, `request refused: ${refusal.reason}`);
+        sendRawError(response, new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} ${refusal.message}`, { endpointId: pool.endpointId, workerId: worker.id }));
+        finish();
+        return;
+      }
       if (isConnectFailure(error)) lb.markUnreachable(pool, worker, `request failed: ${reason}`);
       sendRawError(
         response,

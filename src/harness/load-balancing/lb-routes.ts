@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { ServerlessWorkerError, parseOrThrow } from '../../job/index.js';
+import { urlForLog } from '../../log/url-for-log.js';
 import { proxyRequest, sendRawError } from './lb-proxy.js';
 import type { LoadBalancing } from './load-balancing.js';
 
@@ -53,6 +54,15 @@ export async function lbRegistrationRoutes(app: FastifyInstance, options: LbRout
   app.post('/:endpointId/load-balancing/workers', async (request, reply) => {
     const { endpointId } = parseOrThrow(EndpointParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const body = parseOrThrow(RegisterBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'load-balancing worker registration');
+    // The proxy sends callers' requests there: never the harness itself, metadata or link-local addresses, and loopback only without a key.
+    for (const [field, url] of [['url', body.url], ['healthUrl', body.healthUrl]] as const) {
+      if (url === undefined) continue;
+      const refused = await lb.policy.refuseUrl(url);
+      if (refused !== undefined) {
+        request.log.warn({ endpointId, field, url: urlForLog(url), reason: refused }, 'load-balancing worker registration refused by the target policy');
+        throw new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${field} ${urlForLog(url)} refused: ${refused}`, { endpointId, field, reason: refused });
+      }
+    }
     const { worker, created } = lb.register(endpointId, {
       workerId: body.workerId ?? `lb-${randomUUID().slice(0, 8)}`,
       url: body.url,
@@ -81,6 +91,14 @@ export async function lbProxyRoutes(app: FastifyInstance, options: LbRouteOption
 
   const forward = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const { endpointId } = parseOrThrow(EndpointParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    if (!(request.raw.url ?? '/').startsWith(`${LB_PATH_PREFIX}/`)) {
+      // Absolute form (`GET http://host/lb/...`) is for proxies; the worker's target is the path, so only origin form is taken.
+      throw new ServerlessWorkerError(
+        'SW_INVALID_REQUEST',
+        `The request target must be a path starting with ${LB_PATH_PREFIX}/${endpointId}/ (origin form); got ${JSON.stringify((request.raw.url ?? '').slice(0, 100))}. Send the path, not an absolute URL.`,
+        { endpointId },
+      );
+    }
     const pool = lb.pool(endpointId);
     const worker = pool?.pick();
     if (!pool || !worker) {
@@ -99,7 +117,7 @@ export async function lbProxyRoutes(app: FastifyInstance, options: LbRouteOption
     try {
       await proxyRequest(request.raw, reply.raw, { lb, pool, worker, path });
     } catch (error) {
-      sendRawError(reply.raw, new ServerlessWorkerError('SW_INTERNAL', `proxy failed: ${(error as Error).message}`));
+      sendRawError(reply.raw, error instanceof ServerlessWorkerError ? error : new ServerlessWorkerError('SW_INTERNAL', `proxy failed: ${(error as Error).message}`));
     }
   };
   // The methods an HTTP app is called with (HEAD comes with GET).

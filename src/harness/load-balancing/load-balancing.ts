@@ -12,8 +12,17 @@ import type { Logger } from 'pino';
 import * as z from 'zod';
 import { urlForLog } from '../../log/url-for-log.js';
 import type { Harness } from '../harness.js';
-import { LbPool, type LbWorker, type LbWorkerState } from './lb-pool.js';
+import { LbPool, type LbWorker, type LbWorkerState, type LbWorkerView } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
+import { TargetPolicy, defaultPort } from '../../net/target-policy.js';
+
+/** What the load-balancing endpoints know of their server, for the target policy. */
+export interface LbReach {
+  /** The harness's own port, once it listens. */
+  readonly selfPort: () => number | undefined;
+  /** Whether the server requires an API key (then worker URLs may be any address the policy allows, not only loopback). */
+  readonly authenticated: boolean;
+}
 
 export interface RegisterInput {
   readonly workerId: string;
@@ -23,6 +32,18 @@ export interface RegisterInput {
 }
 
 const instances = new WeakMap<Harness, LoadBalancing>();
+
+/** A worker the harness no longer pings: forgotten after being unhealthy too long, or removed (DELETE). Kept for the dashboard. */
+export interface GoneLbWorker {
+  readonly endpointId: string;
+  readonly worker: LbWorkerView;
+  /** Epoch ms it went. */
+  readonly at: number;
+  readonly reason: string;
+}
+
+/** Gone workers kept per harness (the newest). */
+export const GONE_LB_WORKERS_KEPT = 50;
 
 /** The load-balancing endpoints served for `harness`, if a server serves them. */
 export function loadBalancingOf(harness: Harness): LoadBalancing | undefined {
@@ -38,11 +59,21 @@ export class LoadBalancing {
   readonly #pools = new Map<string, LbPool>();
   readonly #logger: Logger;
   readonly #pinging = new Set<LbWorker>();
+  readonly #gone: GoneLbWorker[] = [];
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(harness: Harness, settings: LoadBalancingSettings, logger: Logger) {
+  /** Where workers may be: checked at registration, and on every connection a name resolves for. */
+  readonly policy: TargetPolicy;
+
+  constructor(harness: Harness, settings: LoadBalancingSettings, logger: Logger, reach: LbReach = { selfPort: () => undefined, authenticated: false }) {
     this.settings = settings;
     this.#logger = logger;
+    this.policy = new TargetPolicy({
+      selfPort: reach.selfPort,
+      allow: settings.allow,
+      // Without a key anyone on this machine may register: no worker URL beyond it, so no request reaches further through the proxy.
+      ...(reach.authenticated ? {} : { loopbackOnly: 'a harness without an API key takes load-balancing workers on loopback only: set an API key, or widen with --lb-allow' }),
+    });
     instances.set(harness, this);
   }
 
@@ -76,9 +107,24 @@ export class LoadBalancing {
   }
 
   remove(endpointId: string, workerId: string): boolean {
-    const removed = this.#pools.get(endpointId)?.remove(workerId) ?? false;
-    if (removed) this.#logger.info({ endpointId, workerId }, 'load-balancing worker removed');
+    const pool = this.#pools.get(endpointId);
+    const worker = pool?.get(workerId);
+    const removed = pool?.remove(workerId) ?? false;
+    if (removed && pool && worker) {
+      this.#wentAway(pool, worker, 'removed (DELETE of its registration)');
+      this.#logger.info({ endpointId, workerId }, 'load-balancing worker removed');
+    }
     return removed;
+  }
+
+  /** Workers gone lately, oldest first (at most GONE_LB_WORKERS_KEPT): a dead worker leaves a trace. */
+  gone(endpointId?: string): GoneLbWorker[] {
+    return this.#gone.filter((entry) => endpointId === undefined || entry.endpointId === endpointId);
+  }
+
+  #wentAway(pool: LbPool, worker: LbWorker, reason: string): void {
+    this.#gone.push({ endpointId: pool.endpointId, worker: pool.view(worker), at: Date.now(), reason });
+    if (this.#gone.length > GONE_LB_WORKERS_KEPT) this.#gone.splice(0, this.#gone.length - GONE_LB_WORKERS_KEPT);
   }
 
   /** A request could not reach the worker: out of the pool until a ping answers 200. */
@@ -109,6 +155,7 @@ export class LoadBalancing {
       for (const worker of pool.all()) {
         if (worker.state === 'unhealthy' && now - worker.since >= this.settings.forgetAfterMs) {
           pool.remove(worker.id);
+          this.#wentAway(pool, worker, `forgotten: unhealthy for ${Math.round((now - worker.since) / 1000)} s (forgetAfterMs ${this.settings.forgetAfterMs})`);
           this.#logger.warn({ endpointId: pool.endpointId, workerId: worker.id, lastError: worker.lastError }, 'load-balancing worker unhealthy for too long: forgotten');
           continue;
         }
@@ -123,7 +170,7 @@ export class LoadBalancing {
     let state: LbWorkerState;
     let error: string | undefined;
     try {
-      const { status, body } = await getPing(new URL('/ping', worker.healthUrl), this.settings.pingTimeoutMs);
+      const { status, body } = await getPing(new URL('/ping', worker.healthUrl), this.settings.pingTimeoutMs, this.policy);
       state = status === 200 ? 'healthy' : status === 204 ? 'initializing' : 'unhealthy';
       if (state === 'unhealthy') {
         const reason = pingReason(body);
@@ -166,10 +213,11 @@ export function pingReason(body: string): string | undefined {
 }
 
 /** One GET, bounded; answers the status code and the start of the body. */
-function getPing(url: URL, timeoutMs: number): Promise<{ status: number; body: string }> {
+function getPing(url: URL, timeoutMs: number, policy: TargetPolicy): Promise<{ status: number; body: string }> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const request = send(url, { method: 'GET', agent: false, timeout: timeoutMs }, (response) => {
+    // A name is checked again on what it resolves to now (registration checked it once).
+    const request = send(url, { method: 'GET', agent: false, timeout: timeoutMs, lookup: policy.lookupFor(defaultPort(url)) }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (text: string) => {

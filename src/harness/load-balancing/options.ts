@@ -3,6 +3,7 @@
  * Settings of the harness's load-balancing endpoints, validated once.
  */
 import * as z from 'zod';
+import { AllowListSchema } from '../../net/target-policy.js';
 
 /** The platform answers 524 past about 5.5 minutes; the harness's default, ms. */
 export const DEFAULT_LB_REQUEST_TIMEOUT_MS = 330_000;
@@ -16,6 +17,12 @@ export const LoadBalancingSettingsSchema = z.object({
   pingTimeoutMs: z.number().int().min(1).max(600_000).default(2_000),
   /** A worker unhealthy (or unreachable) for this long is forgotten, ms; default 60 000. */
   forgetAfterMs: z.number().int().min(0).max(86_400_000).default(60_000),
+  /**
+   * Worker URLs allowed beyond the default policy (net/target-policy.ts): CIDR ranges,
+   * addresses, or `loopback`, `link-local`, `metadata`. Never the harness itself; without
+   * an API key only loopback by default; link-local and metadata addresses never by default.
+   */
+  allow: AllowListSchema.default([]),
 });
 
 export type LoadBalancingSettingsInput = z.input<typeof LoadBalancingSettingsSchema>;

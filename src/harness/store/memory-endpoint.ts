@@ -6,6 +6,7 @@
  * `setStatus` so that the per-state counts stay exact without a walk.
  */
 import { JOB_STATUSES, type JobStatus } from '../../job/index.js';
+import { hasHistoryFilter, inOrder, matchesHistory } from './history-filter.js';
 import type { EndpointSettings, HealthCounts, ListPage, ListQuery, StateCounts, StoredJob } from './job-store.js';
 import { snapshotJob, type MemoryJob, type MemoryWorker } from './memory-records.js';
 
@@ -130,20 +131,24 @@ export class MemoryEndpoint {
     const search = typed ? typed.toLowerCase() : undefined;
     const exact = typed ? this.jobs.get(typed) ?? this.jobs.get(search ?? '') : undefined;
     const page: StoredJob[] = [];
+    const history = hasHistoryFilter(query);
     if (exact) {
-      const matches = !wanted || wanted.has(exact.status);
+      const matches = (!wanted || wanted.has(exact.status)) && (!history || matchesHistory(exact, query));
       if (matches && query.offset === 0 && query.limit > 0) page.push(snapshotJob(exact));
       return { total: matches ? 1 : 0, jobs: page };
     }
-    let total = search === undefined ? [...(wanted ?? JOB_STATUSES)].reduce((sum, status) => sum + this.count(status), 0) : 0;
+    // Counted by walking when a filter beyond the state is asked for; else the counters give the total.
+    const walked = search !== undefined || history;
+    let total = walked ? 0 : [...(wanted ?? JOB_STATUSES)].reduce((sum, status) => sum + this.count(status), 0);
     let seen = 0;
-    for (const job of this.newestFirst()) {
+    for (const job of query.order === undefined || query.order === 'newest' ? this.newestFirst() : inOrder([...this.newestFirst()], query.order)) {
       if (wanted && !wanted.has(job.status)) continue;
       // Ids are mostly lower-case UUIDs: the plain test first, the lower-cased copy only when it fails.
       if (search !== undefined && !job.id.includes(search) && !job.id.toLowerCase().includes(search)) continue;
+      if (history && !matchesHistory(job, query)) continue;
       if (seen >= query.offset && page.length < query.limit) page.push(snapshotJob(job));
       seen++;
-      if (search !== undefined) total = seen;
+      if (walked) total = seen;
       else if (page.length >= query.limit) break;
     }
     return { total, jobs: page };

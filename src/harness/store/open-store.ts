@@ -7,7 +7,7 @@
  * restart and several harness processes on one database share the queue.
  */
 import * as z from 'zod';
-import { parseOrThrow } from '../../job/index.js';
+import { ServerlessWorkerError, parseOrThrow } from '../../job/index.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './memory-job-store.js';
 
@@ -44,5 +44,33 @@ export async function openJobStore(spec: string, options: OpenStoreOptions = {})
   if (valid === 'memory') return new MemoryJobStore();
   // Loaded only when asked for: a harness on the in-memory store never loads the driver.
   const { PostgresJobStore } = await import('./postgres/postgres-job-store.js');
-  return PostgresJobStore.open(valid, options.onError ? { onError: options.onError } : {});
+  try {
+    return await PostgresJobStore.open(valid, options.onError ? { onError: options.onError } : {});
+  } catch (error) {
+    throw storeUnavailable(valid, error);
+  }
+}
+
+/**
+ * SW_STORE_UNAVAILABLE naming the store (host, port, database; never the password) and
+ * the driver's reason. The driver's error is not kept as the cause: its fields may carry
+ * the connection options.
+ */
+export function storeUnavailable(spec: string, error: unknown): ServerlessWorkerError {
+  const failure = error as { message?: unknown; code?: unknown } | null;
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(spec).password);
+  } catch {
+    // An unparsable spec never got this far; nothing to hide then.
+  }
+  const hide = (text: string): string => (password.length > 0 ? text.split(password).join('***') : text);
+  const reason = hide(String(failure?.message ?? error));
+  const code = typeof failure?.code === 'string' ? failure.code : undefined;
+  const store = describeStoreSpec(spec);
+  return new ServerlessWorkerError(
+    'SW_STORE_UNAVAILABLE',
+    `Could not open the job store ${store}: ${reason}. Check that PostgreSQL runs there and that the user, password and database in --store (or ${STORE_ENV}) are right.`,
+    { store, ...(code !== undefined ? { reason: code } : {}) },
+  );
 }

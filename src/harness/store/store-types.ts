@@ -149,11 +149,30 @@ export interface HealthCounts {
 /** Jobs kept per status, and all of them (the dashboard's endpoint row). */
 export type StateCounts = Readonly<Record<JobStatus, number>> & { readonly retained: number };
 
+export type ListOrder = 'newest' | 'oldest' | 'slowest' | 'waited';
+
 export interface ListQuery {
   /** Only these states; default all. */
   readonly states?: readonly JobStatus[] | undefined;
   /** Only ids containing this text, case-insensitive (an exact id is found at once); default all. */
   readonly search?: string | undefined;
+  /** History filters (history-filter.ts): only jobs this worker ran (holder, or the one whose result ended it). */
+  readonly workerId?: string | undefined;
+  /** Only jobs submitted this way. */
+  readonly kind?: 'run' | 'runsync' | undefined;
+  /** Only jobs whose error has this error_code. */
+  readonly errorCode?: string | undefined;
+  /** Only jobs submitted at or after this time (epoch ms), and before `submittedTo`. */
+  readonly submittedFrom?: number | undefined;
+  readonly submittedTo?: number | undefined;
+  /** Only jobs whose input or output (as JSON text) contains this text, case-insensitive. */
+  readonly text?: string | undefined;
+  /**
+   * Order of the page; default newest submission first. `slowest`: longest execution
+   * first (jobs not ended last); `waited`: longest queue wait first (jobs not started
+   * last); ties newest first.
+   */
+  readonly order?: ListOrder | undefined;
   readonly offset: number;
   readonly limit: number;
 }

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Harness } from '../../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
-import { Launcher, type LauncherOptionsInput, type WorkerLogLine } from '../../../src/harness/launcher/index.js';
+import { Launcher, type LaunchBackend, type LauncherOptionsInput, type WorkerLogLine } from '../../../src/harness/launcher/index.js';
 import { InMemoryManagementStore, type Endpoint, type Template } from '../../../src/harness/management/index.js';
 import type { JobStore } from '../../../src/harness/store/job-store.js';
 import { createMetrics } from '../../../src/metrics/index.js';
@@ -28,6 +28,8 @@ export interface LauncherHarness {
   readonly launcher: Launcher;
   /** The launcher's and the server's log lines, parsed. */
   readonly logLines: Array<Record<string, unknown>>;
+  /** A call to the harness's HTTP API (JSON in and out; a non-2xx answer throws). */
+  json<T>(method: string, path: string, body?: unknown): Promise<T>;
   /** Create a template (imageName TEST_IMAGE unless given) and an endpoint on it. */
   createEndpoint(endpoint: Record<string, unknown>, template?: Record<string, unknown>): Promise<Endpoint>;
   /** POST /v2/{endpoint}/run; answers the job id. */
@@ -42,8 +44,11 @@ export interface LauncherHarness {
 
 let templates = 0;
 
-/** `jobStore`: the harness's job store (a PostgresJobStore); default in memory. */
-export async function startLauncherHarness(options: Partial<LauncherOptionsInput> = {}, jobStore?: JobStore): Promise<LauncherHarness> {
+/**
+ * `jobStore`: the harness's job store (a PostgresJobStore); default in memory.
+ * `containers`: a container backend (DockerBackend); the fixture command then runs only if `options.images` names it.
+ */
+export async function startLauncherHarness(options: Partial<LauncherOptionsInput> = {}, jobStore?: JobStore, containers?: LaunchBackend): Promise<LauncherHarness> {
   const logLines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -57,8 +62,8 @@ export async function startLauncherHarness(options: Partial<LauncherOptionsInput
   const metrics = createMetrics({ defaultMetrics: false });
   const server = await createHarnessServer({ harness, host: '127.0.0.1', port: 0, rateLimits: false, management: { store }, logger, metrics });
   const launcher = new Launcher(
-    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...options },
-    { harness, store, logger, metrics },
+    { images: containers ? {} : { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...options },
+    { harness, store, logger, metrics, ...(containers ? { containers } : {}) },
   );
   harness.launchedWorkers = launcher;
   launcher.start({ url: server.url, pingIntervalMs: 1_000 });
@@ -78,6 +83,7 @@ export async function startLauncherHarness(options: Partial<LauncherOptionsInput
     server,
     launcher,
     logLines,
+    json,
     async createEndpoint(endpoint, template = {}) {
       templates += 1;
       const t = await json<Template>('POST', '/v1/templates', {

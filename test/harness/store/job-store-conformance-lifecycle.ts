@@ -221,6 +221,37 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       expect(await store.stateCounts('ep')).toEqual({ IN_QUEUE: 5, IN_PROGRESS: 2, COMPLETED: 0, FAILED: 0, CANCELLED: 0, TIMED_OUT: 0, retained: 7 });
     });
 
+    it('filters the list by worker, kind, error code, submission time and text in input or output, oldest first on demand', async () => {
+      const { store } = await fixture.current();
+      const a = await store.submit('ep', request({ input: { prompt: 'Paint a Lighthouse' } }), {}, T0);
+      const b = await store.submit('ep', request({ input: { prompt: 'a cat' } }), { sync: true }, T0 + 1_000);
+      const c = await store.submit('ep', request({ input: { prompt: 'a dog' } }), {}, T0 + 2_000);
+      await store.take('ep', 'w1', 1, T0 + 3_000);
+      await store.take('ep', 'w2', 1, T0 + 3_000);
+      await store.complete('ep', a.id, 'w1', { kind: 'output', output: { caption: 'stormy SEA' } }, 1, T0 + 4_000);
+      await store.complete('ep', b.id, 'w2', { kind: 'error', error: { ...failure, worker_id: 'w2', error_code: 'SW_OUT_OF_MEMORY' } }, 1, T0 + 4_000);
+      const ids = async (query: Record<string, unknown>) => {
+        const page = await store.list('ep', { offset: 0, limit: 10, ...query });
+        return { total: page.total, ids: page.jobs.map((job) => job.id) };
+      };
+      // The worker that ran a job is kept after it ends.
+      expect(await ids({ workerId: 'w1' })).toEqual({ total: 1, ids: [a.id] });
+      expect(await ids({ workerId: 'w2' })).toEqual({ total: 1, ids: [b.id] });
+      expect(await ids({ kind: 'runsync' })).toEqual({ total: 1, ids: [b.id] });
+      expect(await ids({ kind: 'run' })).toEqual({ total: 2, ids: [c.id, a.id] });
+      expect(await ids({ errorCode: 'SW_OUT_OF_MEMORY' })).toEqual({ total: 1, ids: [b.id] });
+      expect(await ids({ submittedFrom: T0 + 1_000, submittedTo: T0 + 2_000 })).toEqual({ total: 1, ids: [b.id] });
+      // Text in the input or the output, case-insensitive.
+      expect(await ids({ text: 'lighthouse' })).toEqual({ total: 1, ids: [a.id] });
+      expect(await ids({ text: 'sea' })).toEqual({ total: 1, ids: [a.id] });
+      expect(await ids({ text: 'a dog', states: ['IN_QUEUE'] })).toEqual({ total: 1, ids: [c.id] });
+      expect(await ids({ order: 'oldest', limit: 2 })).toEqual({ total: 3, ids: [a.id, b.id] });
+      // Longest queue wait first (a waited 3 s, b 2 s; c never started: last), longest execution first (both ran 1 s: newest first).
+      expect(await ids({ order: 'waited' })).toEqual({ total: 3, ids: [a.id, b.id, c.id] });
+      expect(await ids({ order: 'slowest' })).toEqual({ total: 3, ids: [b.id, a.id, c.id] });
+      expect(await ids({ search: a.id, workerId: 'w2' })).toEqual({ total: 0, ids: [] });
+    });
+
     it('creates, updates, lists and deletes endpoints', async () => {
       const { store } = await fixture.current();
       await store.createEndpoint('b');

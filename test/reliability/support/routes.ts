@@ -12,7 +12,7 @@ export interface RouteSpec {
   readonly method: Method;
   /** With `:endpointId`, `:jobId`, `:workerId`, `:id` and `*` placeholders. */
   readonly path: string;
-  /** Served without the API key: the dashboard's page and modules, which hold no data. */
+  /** Served without the API key: the dashboard's page and modules, /docs and its files, which hold no data. */
   readonly public?: true;
 }
 
@@ -30,9 +30,11 @@ const management = (collection: string): RouteSpec[] => [
 export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   { method: 'GET', path: '/metrics' },
   { method: 'GET', path: '/openapi.json' },
-  { method: 'GET', path: '/docs' },
-  { method: 'GET', path: '/docs/init.js' },
-  { method: 'GET', path: '/docs/:id' },
+  // /docs and Swagger UI's files hold no data (the page asks for the key; /openapi.json needs it).
+  { method: 'GET', path: '/docs', public: true },
+  { method: 'GET', path: '/docs/init.js', public: true },
+  { method: 'GET', path: '/docs/login.css', public: true },
+  { method: 'GET', path: '/docs/:id', public: true },
   v2('POST', 'run'),
   v2('POST', 'runsync'),
   v2('GET', 'status/:jobId'),
@@ -64,7 +66,9 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs' },
   { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId' },
   { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId/attempts' },
+  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId/values/:id' },
   { method: 'GET', path: '/ui/api/scale-events' },
+  { method: 'GET', path: '/ui/api/logs' },
   // Load-balancing endpoints: registration, and the pass-through to the workers.
   v2('POST', 'load-balancing/workers'),
   v2('GET', 'load-balancing/workers'),
@@ -77,7 +81,7 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
 
 /**
  * Routes not in HARNESS_ROUTES because a request with the key stays open: the
- * dashboard's event stream runs until the page leaves (test/harness/http/ui-routes.test.ts
+ * dashboard's event stream runs until the page leaves (test/harness/http/ui-routes.unit.test.ts
  * covers it). Without the key it answers 401 at once like the others.
  */
 export const STREAMING_ROUTES: readonly RouteSpec[] = Object.freeze([{ method: 'GET', path: '/ui/api/events' }]);

@@ -8,7 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import { ServerlessWorkerError } from '../../../job/index.js';
 import { RUNTIME_VERSION } from '../../../version.js';
 import type { Harness } from '../../harness.js';
-import { DOCS_ASSETS, DOCS_HTML, DOCS_INIT_JS, readDocsAsset } from './docs-assets.js';
+import { DOCS_ASSETS, DOCS_HTML, DOCS_INIT_JS, DOCS_LOGIN_CSS, readDocsAsset } from './docs-assets.js';
+import { publicConfig } from '../route-config.js';
+import { inputExample } from '../ui/input-example.js';
 import { buildOpenApiDocument, type OpenApiEndpoint } from './openapi-document.js';
 
 export { buildOpenApiDocument, toDocumentSchema, type OpenApiEndpoint, type OpenApiOptions } from './openapi-document.js';
@@ -26,6 +28,14 @@ export interface OpenApiRoutesOptions {
   readonly endpointInputs: Readonly<Record<string, EndpointInputSpec>>;
   readonly rootEndpoint?: string | undefined;
   readonly authenticated: boolean;
+  /** The worker's test input (test_input.json): every endpoint's example request; default one made from its input schema. */
+  readonly testInput?: unknown;
+}
+
+/** The example request "Try it out" starts from: the test input, else one made from the input schema, never placeholders like "webhook": "string". */
+function requestExample(testInput: unknown, spec: EndpointInputSpec | undefined): unknown {
+  if (testInput !== undefined) return testInput;
+  return { input: spec?.jsonSchema ? inputExample(spec.jsonSchema) : {} };
 }
 
 export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutesOptions): Promise<void> {
@@ -34,7 +44,12 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
     if (options.rootEndpoint !== undefined) ids.add(options.rootEndpoint);
     const endpoints: OpenApiEndpoint[] = [...ids].sort().map((id) => {
       const spec = options.endpointInputs[id];
-      return { id, checksInput: spec?.check !== undefined, ...(spec?.jsonSchema ? { inputSchema: spec.jsonSchema } : {}) };
+      return {
+        id,
+        checksInput: spec?.check !== undefined,
+        ...(spec?.jsonSchema ? { inputSchema: spec.jsonSchema } : {}),
+        requestExample: requestExample(options.testInput, spec),
+      };
     });
     return buildOpenApiDocument({
       endpoints,
@@ -44,9 +59,11 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
     });
   });
 
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
-  app.get('/docs/init.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(DOCS_INIT_JS));
-  app.get('/docs/:file', async (request, reply) => {
+  // The page and Swagger UI's files are public (they hold no data: the page asks for the key); /openapi.json needs it.
+  app.get('/docs', { config: publicConfig() }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
+  app.get('/docs/init.js', { config: publicConfig() }, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(DOCS_INIT_JS));
+  app.get('/docs/login.css', { config: publicConfig() }, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_LOGIN_CSS));
+  app.get('/docs/:file', { config: publicConfig() }, async (request, reply) => {
     const { file } = request.params as { file: string };
     const type = Object.hasOwn(DOCS_ASSETS, file) ? DOCS_ASSETS[file] : undefined;
     if (type === undefined) throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No route GET /docs/${file}`, { path: `/docs/${file}` });

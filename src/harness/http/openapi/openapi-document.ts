@@ -21,6 +21,8 @@ export interface OpenApiEndpoint {
   readonly inputSchema?: Readonly<Record<string, unknown>>;
   /** True when the server refuses bad input at submission with 400 SW_INPUT_VALIDATION. */
   readonly checksInput: boolean;
+  /** The example request of /run and /runsync (Swagger's "Try it out" starts from it); default Swagger's own from the schema. */
+  readonly requestExample?: unknown;
 }
 
 export interface OpenApiOptions {
@@ -131,7 +133,10 @@ function badInputNote(endpoint: OpenApiEndpoint): string {
 function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix: string): Record<string, Schema> {
   const key = `${endpoint.id}${suffix}`.replace(/[^A-Za-z0-9_]/g, '_');
   const schemaRef = `#/components/schemas/JobRequest_${endpoint.id.replace(/[^A-Za-z0-9_]/g, '_')}`;
-  const body = { required: true, content: json(schemaRef) };
+  const body = {
+    required: true,
+    content: { 'application/json': { schema: { $ref: schemaRef }, ...(endpoint.requestExample !== undefined ? { example: endpoint.requestExample } : {}) } },
+  };
   const badRequest = endpoint.checksInput
     ? { description: `SW_INVALID_JOB_REQUEST (not a job request), SW_INPUT_VALIDATION (input fails the schema).`, content: json('#/components/schemas/Error') }
     : { $ref: '#/components/responses/BadRequest' };

@@ -2,6 +2,7 @@
  * @module harness/http/queue-api/context
  * What every queue API route group works on.
  */
+import { ServerlessWorkerError } from '../../../job/index.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from './params.js';
@@ -27,8 +28,21 @@ export function endpointOf(context: QueueApiContext, params: unknown): EndpointJ
   return context.harness.endpoint(endpointId);
 }
 
-/** The endpoint and job id named in the path. */
-export function jobOf(context: QueueApiContext, params: unknown): { endpoint: EndpointJobs; jobId: string } {
+/** The endpoint named in the path if it exists (Harness.existingEndpoint: never created by a read), with its id. */
+export async function existingEndpointOf(context: QueueApiContext, params: unknown): Promise<{ endpointId: string; endpoint: EndpointJobs | undefined }> {
+  const endpointId = plainEndpointId(params) ?? parseRequestPart(EndpointParamsSchema, params, 'path').endpointId;
+  return { endpointId, endpoint: await context.harness.existingEndpoint(endpointId) };
+}
+
+/**
+ * The endpoint and job id named in the path. An endpoint that does not exist is not
+ * created (a /status on a misspelt id must add nothing): its job is not found.
+ */
+export async function jobOf(context: QueueApiContext, params: unknown): Promise<{ endpoint: EndpointJobs; jobId: string }> {
   const { endpointId, jobId } = plainJobParams(params) ?? parseRequestPart(JobParamsSchema, params, 'path');
-  return { endpoint: context.harness.endpoint(endpointId), jobId };
+  const endpoint = await context.harness.existingEndpoint(endpointId);
+  if (!endpoint) {
+    throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found: no job was ever sent to endpoint ${endpointId} (check the endpoint id)`, { jobId, endpointId });
+  }
+  return { endpoint, jobId };
 }

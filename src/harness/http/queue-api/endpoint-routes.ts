@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadBalancingOf } from '../../load-balancing/index.js';
 import { operationConfig } from '../route-config.js';
 import * as z from 'zod';
-import { endpointOf, type QueueApiContext } from './context.js';
+import { existingEndpointOf, type QueueApiContext } from './context.js';
 import { parseRequestPart } from './params.js';
 
 const LogsQuerySchema = z.object({
@@ -20,30 +20,35 @@ const LogsQuerySchema = z.object({
   workerId: z.string().min(1).max(256).optional(),
 });
 
+/** The jobs of an endpoint no job was ever sent to. */
+const NO_JOBS = Object.freeze({ completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 });
+
 export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiContext): void {
   app.post('/:endpointId/purge-queue', { config: operationConfig('purge-queue') }, async (request) => {
-    const removed = await endpointOf(context, request.params).purgeQueue();
+    const { endpoint } = await existingEndpointOf(context, request.params);
+    const removed = endpoint ? await endpoint.purgeQueue() : 0;
     return { removed, status: 'completed' as const };
   });
 
   app.get('/:endpointId/health', async (request) => {
-    const endpoint = endpointOf(context, request.params);
-    const launched = await context.harness.launchedWorkers?.health(endpoint.id);
+    // A read: an endpoint no job was sent to answers zeros, and is not created.
+    const { endpointId, endpoint } = await existingEndpointOf(context, request.params);
+    const launched = await context.harness.launchedWorkers?.health(endpointId);
     if (launched) {
       // Workers the harness runs itself: counted from their processes.
       const { healthy, unhealthyReason, stopping: _stopping, ...workers } = launched;
       return {
-        jobs: (await endpoint.health()).jobs,
+        jobs: endpoint ? (await endpoint.health()).jobs : NO_JOBS,
         workers: { ...workers, ready: workers.idle + workers.running },
         healthy,
         ...(unhealthyReason !== undefined ? { unhealthyReason } : {}),
       };
     }
-    const { jobs, workers } = await endpoint.health();
+    const { jobs, workers } = endpoint ? await endpoint.health() : { jobs: NO_JOBS, workers: { idle: 0, running: 0 } };
     // The spec's idle and running, plus the fields one official client's type lists:
     // initializing (heard from, no job asked for yet: init runs), ready (can take jobs).
-    const initializing = await endpoint.workers.initializingCount();
-    const pool = loadBalancingOf(context.harness)?.pool(endpoint.id);
+    const initializing = endpoint ? await endpoint.workers.initializingCount() : 0;
+    const pool = loadBalancingOf(context.harness)?.pool(endpointId);
     if (pool === undefined || pool.size === 0) {
       return { jobs, workers: { ...workers, initializing, ready: workers.idle + workers.running, throttled: 0 } };
     }
@@ -60,8 +65,8 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
 
   // The output of the workers the harness launched for this endpoint (harness/launcher).
   app.get('/:endpointId/logs', async (request) => {
-    const endpoint = endpointOf(context, request.params);
+    const { endpointId } = await existingEndpointOf(context, request.params);
     const { limit, workerId } = parseRequestPart(LogsQuerySchema, request.query, 'query string');
-    return { lines: context.harness.launchedWorkers?.logs(endpoint.id, limit, workerId) ?? [] };
+    return { lines: context.harness.launchedWorkers?.logs(endpointId, limit, workerId) ?? [] };
   });
 }

@@ -18,13 +18,13 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
   const StreamQuerySchema = streamQuerySchema(context.streamWaitMs);
 
   app.get('/:endpointId/status/:jobId', { config: operationConfig('status') }, async (request) => {
-    const { endpoint, jobId } = jobOf(context, request.params);
+    const { endpoint, jobId } = await jobOf(context, request.params);
     const ttl = lacksQueryKey(request.query, 'ttl') ? undefined : parseRequestPart(StatusQuerySchema, request.query, 'query string').ttl;
     return ttl === undefined ? endpoint.status(jobId) : endpoint.setTtl(jobId, ttl);
   });
 
   app.get('/:endpointId/status-sync/:jobId', { config: operationConfig('status') }, async (request, reply) => {
-    const { endpoint, jobId } = jobOf(context, request.params);
+    const { endpoint, jobId } = await jobOf(context, request.params);
     const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
     const waiting = requestSignal(reply, context.closing);
     try {
@@ -35,7 +35,7 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
   });
 
   app.get('/:endpointId/stream/:jobId', { config: operationConfig('stream') }, async (request, reply) => {
-    const { endpoint, jobId } = jobOf(context, request.params);
+    const { endpoint, jobId } = await jobOf(context, request.params);
     const { wait } = parseRequestPart(StreamQuerySchema, request.query, 'query string');
     const watch = new JobWatch(endpoint, jobId);
     const waiting = requestSignal(reply, context.closing);
@@ -54,13 +54,13 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
   });
 
   app.post('/:endpointId/cancel/:jobId', { config: operationConfig('cancel') }, async (request) => {
-    const { endpoint, jobId } = jobOf(context, request.params);
+    const { endpoint, jobId } = await jobOf(context, request.params);
     const view = await endpoint.cancel(jobId);
     return { id: view.id, status: view.status };
   });
 
   app.post('/:endpointId/retry/:jobId', async (request) => {
-    const { endpoint, jobId } = jobOf(context, request.params);
+    const { endpoint, jobId } = await jobOf(context, request.params);
     const view = await endpoint.retry(jobId);
     // As for /run: back in the queue, whether or not a waiting worker took it at once.
     return { id: view.id, status: 'IN_QUEUE' as const };

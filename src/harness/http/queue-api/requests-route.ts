@@ -13,7 +13,7 @@ import type { StoredJob } from '../../store/job-store.js';
 import { toJobView } from '../../job-record.js';
 import type { JobStatus } from '../../../job/index.js';
 import { operationConfig } from '../route-config.js';
-import { endpointOf, type QueueApiContext } from './context.js';
+import { existingEndpointOf, type QueueApiContext } from './context.js';
 import { RequestsQuerySchema, parseRequestPart } from './params.js';
 
 /** One job in the /requests listing. */
@@ -87,8 +87,10 @@ export function summarizeJob(job: StoredJob): RequestSummary {
 
 export function registerRequestsRoute(app: FastifyInstance, context: QueueApiContext): void {
   app.get('/:endpointId/requests', { config: operationConfig('requests') }, async (request): Promise<RequestsListing> => {
-    const endpoint = endpointOf(context, request.params);
+    const { endpointId, endpoint } = await existingEndpointOf(context, request.params);
     const { status, limit } = parseRequestPart(RequestsQuerySchema, request.query, 'query string');
+    // An endpoint no job was sent to has none, and a read does not create it.
+    if (!endpoint) return { endpointId, total: 0, limit, requests: [] };
     const page = await endpoint.list({ states: status, offset: 0, limit });
     return { endpointId: endpoint.id, total: page.total, limit, requests: page.jobs.map(summarizeJob) };
   });

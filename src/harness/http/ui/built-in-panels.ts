@@ -17,9 +17,15 @@ export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | u
       id: 'load-balancing',
       title: 'Load-balancing workers (/lb/{endpoint}/...)',
       snapshot: () => {
-        const pools = loadBalancing.pools().filter((pool) => pool.size > 0);
+        // A pool whose workers all went stays listed with them: a dead worker leaves a trace.
+        const pools = loadBalancing.pools().filter((pool) => pool.size > 0 || loadBalancing.gone(pool.endpointId).length > 0);
         if (pools.length === 0) return 'none registered';
-        return pools.map((pool) => ({ endpointId: pool.endpointId, counts: pool.counts(), workers: pool.all().map((worker) => pool.view(worker)) }));
+        return pools.map((pool) => ({
+          endpointId: pool.endpointId,
+          counts: pool.counts(),
+          workers: pool.all().map((worker) => pool.view(worker)),
+          gone: loadBalancing.gone(pool.endpointId).map((entry) => ({ ...entry.worker, at: new Date(entry.at).toISOString(), reason: entry.reason })),
+        }));
       },
     });
   }

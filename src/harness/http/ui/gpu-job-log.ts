@@ -67,23 +67,28 @@ export class GpuJobLog {
   }
 }
 
-/** The jobs in-process workers (those that send no heartbeats) hold now, as (endpoint id, job id). */
-async function heldInProcess(harness: Harness): Promise<Array<readonly [string, string]>> {
+/** The jobs in-process workers (those that send no heartbeats) and `local` ones hold now, as (endpoint id, job id). */
+async function heldInProcess(harness: Harness, local?: (endpointId: string, workerId: string) => boolean): Promise<Array<readonly [string, string]>> {
   const held: Array<readonly [string, string]> = [];
   for (const endpoint of harness.endpoints()) {
     for (const worker of await endpoint.workers.all()) {
-      if (worker.heartbeats) continue;
+      if (worker.heartbeats && local?.(endpoint.id, worker.id) !== true) continue;
       for (const jobId of worker.jobIds) held.push([endpoint.id, jobId]);
     }
   }
   return held;
 }
 
-/** Feed `log` from each reading of `onReading`; answers the unsubscribe. */
-export function bindGpuJobLog(harness: Harness, log: GpuJobLog, onReading: (listener: (read: GpuReadResult) => void) => () => void): () => void {
+/** Feed `log` from each reading of `onReading` (for in-process workers, and those `local` names); answers the unsubscribe. */
+export function bindGpuJobLog(
+  harness: Harness,
+  log: GpuJobLog,
+  onReading: (listener: (read: GpuReadResult) => void) => () => void,
+  local?: (endpointId: string, workerId: string) => boolean,
+): () => void {
   return onReading((read) => {
     if (!read.ok) return;
-    void heldInProcess(harness)
+    void heldInProcess(harness, local)
       .then((held) => log.add(read, held))
       .catch(() => {
         // The harness is closing (its store is gone): the reading is simply not counted.

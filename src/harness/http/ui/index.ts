@@ -25,6 +25,8 @@ export { AttemptLog, ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome,
 export { jobAttemptsView, type AttemptView, type JobAttemptsView } from './attempt-view.js';
 export { bindAttemptLog, withAttemptEvents } from './attempt-binding.js';
 export { inputExample } from './input-example.js';
+export { JobLogBuffer, tapJobLogs, JOB_LOG_LIMITS, type JobLogLine } from './job-log-tap.js';
+export { previewValue, previewChunk, previewError, PREVIEW_CHARS, CHUNK_PREVIEW_CHARS, VIEW_CHUNKS, type ValuePreview, type ChunkPreview } from './value-preview.js';
 export { GpuJobLog, bindGpuJobLog, GPU_JOB_LOG_LIMIT, type JobGpuView } from './gpu-job-log.js';
 
 export interface DashboardOptions {
@@ -38,14 +40,16 @@ export interface DashboardOptions {
   /** Whether the server checks an API key (the page then asks for it). */
   readonly authenticated: boolean;
   readonly version: string;
+  /** Endpoint names by id (the management API's endpoints); default none: ids alone. */
+  readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
 }
 
 /** Register the dashboard on `app`; answers its live hub (the server closes it before closing). */
 export function registerDashboard(app: FastifyInstance, options: DashboardOptions): LiveHub {
   const onReading = options.settings.gpu?.onReading?.bind(options.settings.gpu);
   const gpuJobLog = new GpuJobLog({ fed: onReading !== undefined });
-  const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading) : () => {};
-  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog });
+  const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading, options.settings.localWorkers) : () => {};
+  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog, ...(options.endpointNames ? { endpointNames: options.endpointNames } : {}) });
   registerDashboardRoutes(app, { ...options, hub, gpuJobLog, files: new StaticFiles() });
   // Open event streams would keep app.close() waiting: end them first.
   app.addHook('preClose', (done) => {

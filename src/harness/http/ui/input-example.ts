@@ -4,7 +4,8 @@
  * it): the submit form's starting input for an endpoint whose worker publishes an input
  * schema and has no test_input.json. Takes, in order: `examples[0]`, `default`, `const`,
  * the first `enum` value, the first branch of `anyOf`/`oneOf`, the merged `allOf`, then
- * a value of the `type` within its bounds (required properties, and optional ones with
+ * a value of the `type` within its bounds (a free string named after its field,
+ * "example prompt"; required properties, and optional ones with
  * a default or an example; `minItems` items). `$ref`s into `$defs` are followed; past
  * a depth of 8 the value is null. A pattern is not honoured: the API then says so.
  */
@@ -44,12 +45,13 @@ function numberExample(schema: Schema, integer: boolean): number {
   return integer ? Math.ceil(value) : value;
 }
 
-function stringExample(schema: Schema): string {
+/** A free string: named after its field ("example prompt"), not the placeholder "string" that reads as a mistake. */
+function stringExample(schema: Schema, name: string | undefined): string {
   const format = typeof schema.format === 'string' ? FORMATS[schema.format] : undefined;
   if (format !== undefined) return format;
   const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
   const max = typeof schema.maxLength === 'number' ? schema.maxLength : Number.POSITIVE_INFINITY;
-  let text = 'string';
+  let text = name !== undefined ? `example ${name}` : 'example text';
   if (text.length < min) text = text.padEnd(min, 'x');
   if (text.length > max) text = text.slice(0, max);
   return text;
@@ -62,16 +64,17 @@ function objectExample(schema: Schema, root: Schema, depth: number): Record<stri
   for (const [key, property] of Object.entries(properties)) {
     if (!isSchema(property)) continue;
     const shown = required.has(key) || 'default' in property || Array.isArray(property.examples);
-    if (shown) value[key] = example(property, root, depth + 1);
+    if (shown) value[key] = example(property, root, depth + 1, key);
   }
   return value;
 }
 
-function example(schema: Schema, root: Schema, depth: number): unknown {
+/** `name`: the property the value is for, if any (a free string is named after it). */
+function example(schema: Schema, root: Schema, depth: number, name?: string): unknown {
   if (depth > MAX_DEPTH) return null;
   if (typeof schema.$ref === 'string') {
     const target = resolveRef(schema.$ref, root);
-    return target ? example(target, root, depth + 1) : null;
+    return target ? example(target, root, depth + 1, name) : null;
   }
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if ('default' in schema) return schema.default;
@@ -82,7 +85,7 @@ function example(schema: Schema, root: Schema, depth: number): unknown {
     if (Array.isArray(branches)) {
       // A nullable field (anyOf [T, null]) shows T.
       const first = branches.find((branch) => isSchema(branch) && branch.type !== 'null') ?? branches[0];
-      if (isSchema(first)) return example(first, root, depth + 1);
+      if (isSchema(first)) return example(first, root, depth + 1, name);
     }
   }
   if (Array.isArray(schema.allOf)) {
@@ -107,7 +110,7 @@ function example(schema: Schema, root: Schema, depth: number): unknown {
       return values;
     }
     case 'string':
-      return stringExample(schema);
+      return stringExample(schema, name);
     case 'integer':
       return numberExample(schema, true);
     case 'number':

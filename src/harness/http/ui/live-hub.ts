@@ -9,11 +9,14 @@
  * pages). With no page open the hub holds no timer and no listener: the harness pays
  * nothing for it.
  *
- * Events: `hello` (the full history, once), `tick`, `job` (the job in full: on connect
- * and on each change of what the job page shows other than its chunks: status, progress
- * output, attempt, retries, worker, a webhook delivery ended, GPU samples), `chunk`
- * ({ index, output }), `chunks-missed` (a count read by a /stream client before the page
- * could see them), `job-gone`. A change that only adds chunks sends the chunks alone.
+ * Events: `hello` (the state now, once: the chart history comes from /ui/api/overview), `tick`, `job` (the job view, views.ts
+ * JobDetail: on connect and on each change of what the job page shows other than its
+ * chunks: status, progress output, attempt, retries, worker, a webhook delivery ended,
+ * GPU samples), `chunk` ({ index, output, clippedBytes? }), `chunks-missed` (a count
+ * read by a /stream client before the page could see them), `chunks-skipped` ({ from,
+ * count }: a burst too large to send, loaded on demand), `chunks-reset`, `job-gone`. A
+ * change that only adds chunks sends the chunks alone. Every message is small whatever
+ * the job holds: values travel as previews (value-preview.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
@@ -25,6 +28,7 @@ import type { DashboardSettings } from './settings.js';
 import { Series } from './series.js';
 import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
 import type { WebhookLog } from './webhook-log.js';
+import { VIEW_CHUNKS, previewChunk, previewValue } from './value-preview.js';
 
 /** A page whose send buffer grows past this is too slow: it is dropped (it reconnects). */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -46,6 +50,8 @@ interface JobWatcher {
   sent: number;
   /** What the page was last sent of the job, apart from chunks (jobShown). */
   shown: string;
+  /** A change is queued and not yet read: further changes until then are read with it. */
+  queued: boolean;
 }
 
 export interface LiveHubOptions {
@@ -56,15 +62,21 @@ export interface LiveHubOptions {
   readonly gpuJobLog?: GpuJobLog;
   /** Epoch ms; default Date.now. */
   readonly now?: () => number;
+  /** Endpoint names by id (the management API's); default none. Read at most every NAMES_TTL_MS. */
+  readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
 }
+
+/** How long endpoint names read are used before they are read again (a tick is every second). */
+const NAMES_TTL_MS = 5_000;
 
 /**
  * What the job page shows of `job` apart from its chunks, as one string: a change of it
  * sends the job again. The output is compared by value (a store answers copies); it is
- * small while a job runs (progress), and read once more when it ends.
+ * small while a job runs (progress), and read once more when it ends; a large one is
+ * compared by its size and beginning (what the page shows of it).
  */
 function jobShown(job: StoredJob, deliveries: number, gpuSamples: number): string {
-  return JSON.stringify([job.status, job.attempt, job.retries, job.lost, job.workerId ?? null, job.startedAt ?? null, job.endedAt ?? null, job.expiresAt, deliveries, gpuSamples, job.error ?? null, job.output ?? null]);
+  return JSON.stringify([job.status, job.attempt, job.retries, job.lost, job.workerId ?? null, job.startedAt ?? null, job.endedAt ?? null, job.expiresAt, deliveries, gpuSamples, job.error !== undefined ? previewValue(job.error) : null, job.output !== undefined ? previewValue(job.output) : null]);
 }
 
 /** One SSE frame. */
@@ -78,6 +90,8 @@ export class LiveHub {
   readonly #webhookLog: WebhookLog;
   readonly #gpuJobLog: GpuJobLog;
   readonly #now: () => number;
+  readonly #endpointNames: (() => Promise<Readonly<Record<string, string>>>) | undefined;
+  #names: { at: number; names: Readonly<Record<string, string>> } | undefined;
   readonly #clients = new Set<Client>();
   readonly #watchers = new Map<string, JobWatcher>();
   readonly series: Series;
@@ -91,6 +105,7 @@ export class LiveHub {
     this.#webhookLog = options.webhookLog;
     this.#gpuJobLog = options.gpuJobLog ?? new GpuJobLog({ fed: false });
     this.#now = options.now ?? Date.now;
+    this.#endpointNames = options.endpointNames;
     this.series = new Series(options.settings.sampleIntervalMs, options.settings.historyMinutes);
   }
 
@@ -114,11 +129,23 @@ export class LiveHub {
     const now = this.#now();
     return {
       now,
-      endpoints: await endpointRows(this.#harness),
+      endpoints: await endpointRows(this.#harness, await this.#namesNow(now)),
       workers: await workerRows(this.#harness, now),
       gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
       panels: await this.#panels(),
     };
+  }
+
+  /** Endpoint names, read again when older than NAMES_TTL_MS; a failed read keeps the last ones (names are a courtesy). */
+  async #namesNow(now: number): Promise<Readonly<Record<string, string>>> {
+    if (!this.#endpointNames) return {};
+    if (this.#names && now - this.#names.at < NAMES_TTL_MS) return this.#names.names;
+    try {
+      this.#names = { at: now, names: await this.#endpointNames() };
+    } catch {
+      this.#names = { at: now, names: this.#names?.names ?? {} };
+    }
+    return this.#names.names;
   }
 
   /**
@@ -134,7 +161,9 @@ export class LiveHub {
     if (this.#clients.size === 0) this.#start();
     this.#clients.add(client);
     res.on('close', () => this.#drop(client));
-    this.#send(client, 'hello', { ...(await this.snapshot()), series: this.series.points(), sampleIntervalMs: this.#settings.sampleIntervalMs });
+    // The chart history is not in it: with many endpoints and a long history it is megabytes, and a
+    // live message stays small; the page reads it from /ui/api/overview (over HTTP) instead.
+    this.#send(client, 'hello', { ...(await this.snapshot()), sampleIntervalMs: this.#settings.sampleIntervalMs, historyMinutes: this.#settings.historyMinutes });
     if (watch && this.#clients.has(client)) await this.#watch(client, watch.endpointId, watch.jobId);
   }
 
@@ -242,6 +271,7 @@ export class LiveHub {
         sending: Promise.resolve(),
         sent: job.chunkCount,
         shown: this.#shown(job),
+        queued: false,
       };
       watcher = created;
       this.#watchers.set(key, watcher);
@@ -249,7 +279,7 @@ export class LiveHub {
     watcher.clients.add(client);
     client.watch = watcher;
     // The job as it is now; its pending chunks end at index sent - 1.
-    this.#send(client, 'job', { ...this.#detail(job, pending), chunkBase: watcher.sent - pending.length });
+    this.#send(client, 'job', this.#detail(job, pending));
   }
 
   #detail(job: StoredJob, pending: readonly StreamChunk[]): ReturnType<typeof jobDetail> {
@@ -260,9 +290,19 @@ export class LiveHub {
     return jobShown(job, this.#webhookLog.forJob(job.id).length, this.#gpuJobLog.samples(job.endpointId, job.id));
   }
 
-  /** The watched job changed: its changes are sent one after the other. */
+  /**
+   * The watched job changed: its changes are sent one after the other, and a burst of
+   * them (a fast stream: one per chunk) is read once, not once per change.
+   */
   #changed(watcher: JobWatcher): void {
-    watcher.sending = watcher.sending.then(() => this.#jobChanged(watcher)).catch(() => {});
+    if (watcher.queued) return;
+    watcher.queued = true;
+    watcher.sending = watcher.sending
+      .then(() => {
+        watcher.queued = false;
+        return this.#jobChanged(watcher);
+      })
+      .catch(() => {});
   }
 
   async #jobChanged(watcher: JobWatcher): Promise<void> {
@@ -281,14 +321,17 @@ export class LiveHub {
       if (fresh > 0) {
         const visible = Math.min(fresh, unread.length);
         if (visible < fresh) frames.push(sseFrame('chunks-missed', { count: fresh - visible }));
-        const tail = unread.slice(unread.length - visible);
-        tail.forEach((chunk, i) => frames.push(sseFrame('chunk', { index: job.chunkCount - visible + i, output: chunk.output })));
+        // A burst larger than a job view's chunks sends its last ones: the page loads earlier ones on demand.
+        const sent = Math.min(visible, VIEW_CHUNKS);
+        if (sent < visible) frames.push(sseFrame('chunks-skipped', { from: job.chunkCount - visible, count: visible - sent }));
+        const tail = unread.slice(unread.length - sent);
+        tail.forEach((chunk, i) => frames.push(sseFrame('chunk', previewChunk(job.chunkCount - sent + i, chunk))));
         watcher.sent = job.chunkCount;
       }
       const shown = this.#shown(job);
       if (shown !== watcher.shown) {
         watcher.shown = shown;
-        frames.push(sseFrame('job', { ...this.#detail(job, unread), chunkBase: job.chunkCount - unread.length }));
+        frames.push(sseFrame('job', this.#detail(job, unread)));
       }
     }
     if (frames.length === 0) return;

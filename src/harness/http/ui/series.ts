@@ -2,7 +2,8 @@
  * @module harness/http/ui/series
  * The dashboard's charts: one point per sample interval with jobs ended per second,
  * queue wait (delayTime) and execution time percentiles of the jobs that ended in it,
- * and GPU utilisation and memory per card. Jobs are counted as they end (the live hub
+ * and GPU utilisation and memory per card; the same job figures per endpoint (the page
+ * charts one endpoint or all). Jobs are counted as they end (the live hub
  * subscribes only while a page is open); when the first page opens, the history is
  * rebuilt from the jobs the harness still keeps (from the first interval in which one
  * ended), so the charts show the last minutes at once. A ring keeps `historyMinutes`
@@ -19,10 +20,8 @@ export interface GpuPoint {
   readonly memoryTotalBytes: number | null;
 }
 
-/** One chart point. Percentiles are null when no job ended in the interval. */
-export interface SeriesPoint {
-  /** End of the interval, epoch ms. */
-  readonly t: number;
+/** An interval's job figures, of all endpoints or of one. Percentiles are null when no job ended in it. */
+export interface JobFigures {
   readonly jobsPerSecond: number;
   readonly failedPerSecond: number;
   readonly delayP50: number | null;
@@ -31,6 +30,14 @@ export interface SeriesPoint {
   readonly execP50: number | null;
   readonly execP95: number | null;
   readonly execP99: number | null;
+}
+
+/** One chart point: all endpoints' figures, each endpoint's (only those where a job ended), the GPU cards. */
+export interface SeriesPoint extends JobFigures {
+  /** End of the interval, epoch ms. */
+  readonly t: number;
+  /** Per endpoint with a job ended in the interval (the charts' endpoint choice); absent endpoints had none. */
+  readonly endpoints: Readonly<Record<string, JobFigures>>;
   readonly gpus: readonly GpuPoint[];
 }
 
@@ -41,16 +48,32 @@ export function percentile(sorted: readonly number[], p: number): number | null 
   return sorted[rank] ?? null;
 }
 
-interface Bucket {
+interface Counts {
   ended: number;
   failed: number;
   delays: number[];
   execs: number[];
 }
 
-const emptyBucket = (): Bucket => ({ ended: 0, failed: 0, delays: [], execs: [] });
+/** An interval's jobs: all of them, and per endpoint. */
+interface Bucket extends Counts {
+  byEndpoint: Map<string, Counts>;
+}
+
+const emptyCounts = (): Counts => ({ ended: 0, failed: 0, delays: [], execs: [] });
+const emptyBucket = (): Bucket => ({ ...emptyCounts(), byEndpoint: new Map() });
 
 function addJob(bucket: Bucket, job: StoredJob): void {
+  count(bucket, job);
+  let own = bucket.byEndpoint.get(job.endpointId);
+  if (!own) {
+    own = emptyCounts();
+    bucket.byEndpoint.set(job.endpointId, own);
+  }
+  count(own, job);
+}
+
+function count(bucket: Counts, job: StoredJob): void {
   bucket.ended++;
   if (job.status === 'FAILED' || job.status === 'TIMED_OUT') bucket.failed++;
   if (job.startedAt !== undefined) {
@@ -71,11 +94,16 @@ function gpuPoints(read: GpuReadResult | undefined): GpuPoint[] {
 }
 
 function toPoint(t: number, intervalMs: number, bucket: Bucket, gpus: GpuPoint[]): SeriesPoint {
+  const endpoints: Record<string, JobFigures> = {};
+  for (const [endpointId, counts] of bucket.byEndpoint) endpoints[endpointId] = figures(counts, intervalMs);
+  return { t, ...figures(bucket, intervalMs), endpoints, gpus };
+}
+
+function figures(bucket: Counts, intervalMs: number): JobFigures {
   const delays = bucket.delays.sort((a, b) => a - b);
   const execs = bucket.execs.sort((a, b) => a - b);
   const perSecond = 1000 / intervalMs;
   return {
-    t,
     jobsPerSecond: bucket.ended * perSecond,
     failedPerSecond: bucket.failed * perSecond,
     delayP50: percentile(delays, 0.5),
@@ -84,7 +112,6 @@ function toPoint(t: number, intervalMs: number, bucket: Bucket, gpus: GpuPoint[]
     execP50: percentile(execs, 0.5),
     execP95: percentile(execs, 0.95),
     execP99: percentile(execs, 0.99),
-    gpus,
   };
 }
 

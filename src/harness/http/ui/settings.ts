@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import type { GpuReadResult } from '../../../gpu/reading.js';
+import type { JobLogBuffer } from './job-log-tap.js';
 
 /**
  * What the dashboard needs of a GPU sampler (GpuSampler has it): the latest read, and
@@ -43,6 +44,14 @@ export const DashboardSettingsSchema = z.object({
       error: 'must have latest() (a GpuSampler)',
     })
     .optional(),
+  /**
+   * Workers over HTTP that run on this machine, whose jobs the `gpu` source measures as
+   * it does in-process workers' (the worker child of `--serve-api`), by endpoint and
+   * worker id; default none.
+   */
+  localWorkers: z
+    .custom<(endpointId: string, workerId: string) => boolean>((value) => typeof value === 'function', { error: 'must be a function (endpointId, workerId) => boolean' })
+    .optional(),
   /** Extra overview panels (launcher, load balancing); default none. */
   panels: z
     .array(
@@ -52,6 +61,10 @@ export const DashboardSettingsSchema = z.object({
       ),
     )
     .default([]),
+  /** Log lines of jobs run by an in-process worker (job-log-tap.ts), for the job page; default none. */
+  jobLogs: z
+    .custom<JobLogBuffer>((value) => typeof (value as { forJob?: unknown } | null)?.forJob === 'function', { error: 'must have forJob() (a JobLogBuffer)' })
+    .optional(),
   /** Time between two live samples (counts, charts) while a page is open, ms; default 1000. */
   sampleIntervalMs: z.number().int().min(50).max(60_000).default(1_000),
   /** How much chart history is kept, minutes; default 10. */

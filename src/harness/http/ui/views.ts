@@ -12,22 +12,47 @@ import { JOB_STATUSES, inputValue, isTerminal, type JobErrorPayload, type JobSta
 import type { GpuReadResult } from '../../../gpu/reading.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
-import type { StoredJob } from '../../store/job-store.js';
+import type { LaunchedHealth } from '../../launched-workers-view.js';
+import type { ListQuery, StoredJob } from '../../store/job-store.js';
+import { ranOn } from '../../store/history-filter.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
 import type { JobGpuView } from './gpu-job-log.js';
 import type { WebhookDeliveryRecord } from './webhook-log.js';
+import { VIEW_CHUNKS, previewChunk, previewError, previewValue, type ChunkPreview, type ValuePreview } from './value-preview.js';
 
 export type StateCounts = Record<JobStatus, number>;
 
 export interface EndpointRow {
   id: string;
+  /** The endpoint's name, for endpoints made through the management API (/v1). */
+  name?: string;
   /** Jobs waiting in the queue (IN_QUEUE). */
   queueDepth: number;
-  /** Jobs kept, by state (ended ones until their retention ends). */
+  /** Jobs kept, by state (ended ones until their retention ends: these counts fall as results expire). */
   jobs: StateCounts;
   /** Jobs kept in all. */
   retained: number;
+  /** /health's counts: jobs completed, failed and retried since the endpoint was created (expiry does not lower them). */
+  totals: { completed: number; failed: number; retried: number };
   workers: { idle: number; running: number };
+  health: EndpointHealth;
+  /** Made by the first job or worker that named it (any id works): shown, since a misspelt id in a client looks the same. */
+  createdOnUse?: true;
+}
+
+/**
+ * How the endpoint is doing, in a word and a reason: `unhealthy` (its launched worker
+ * command keeps crashing), `warning` (jobs queued and no worker to take them), `ok`.
+ */
+export interface EndpointHealth {
+  state: 'ok' | 'warning' | 'unhealthy';
+  reason: string;
+}
+
+/** What the dashboard knows of an endpoint besides its jobs: its /v1 name, the launcher's /health. */
+export interface EndpointFacts {
+  readonly name?: string | undefined;
+  readonly launched?: LaunchedHealth | undefined;
 }
 
 function zeroCounts(): StateCounts {
@@ -36,27 +61,47 @@ function zeroCounts(): StateCounts {
   return counts;
 }
 
-/** One endpoint's row: the store's per-state counters, no walk over its jobs. */
-export async function endpointRow(endpoint: EndpointJobs): Promise<EndpointRow> {
-  const { retained, ...counts } = await endpoint.stateCounts();
-  const jobs = zeroCounts();
-  for (const status of JOB_STATUSES) jobs[status] = counts[status];
-  return { id: endpoint.id, queueDepth: jobs.IN_QUEUE, jobs, retained, workers: await endpoint.workers.counts() };
+export function endpointHealth(queueDepth: number, workers: { idle: number; running: number }, launched: LaunchedHealth | undefined): EndpointHealth {
+  if (launched && !launched.healthy) return { state: 'unhealthy', reason: launched.unhealthyReason ?? 'its worker command keeps failing to start' };
+  const serving = workers.idle + workers.running;
+  if (queueDepth > 0 && serving === 0) {
+    if (launched && launched.initializing > 0) return { state: 'ok', reason: `${queueDepth} queued; ${launched.initializing} worker(s) starting` };
+    if (launched && launched.throttled > 0) return { state: 'warning', reason: `${queueDepth} queued, no worker: ${launched.throttled} wanted but throttled (no GPU free)` };
+    return { state: 'warning', reason: `${queueDepth} queued, no worker to take them (start one, or give the launcher its image)` };
+  }
+  if (serving === 0) return { state: 'ok', reason: 'no worker, nothing queued' };
+  return { state: 'ok', reason: `${workers.idle} idle, ${workers.running} running` };
 }
 
-export async function endpointRows(harness: Harness): Promise<EndpointRow[]> {
-  const rows = await Promise.all([...harness.endpoints()].map(endpointRow));
+/** One endpoint's row: the store's per-state counters, no walk over its jobs. */
+export async function endpointRow(endpoint: EndpointJobs, facts: EndpointFacts = {}): Promise<EndpointRow> {
+  const [{ retained, ...counts }, health, workers] = await Promise.all([endpoint.stateCounts(), endpoint.health(), endpoint.workers.counts()]);
+  const jobs = zeroCounts();
+  for (const status of JOB_STATUSES) jobs[status] = counts[status];
+  return {
+    id: endpoint.id,
+    ...(facts.name !== undefined ? { name: facts.name } : {}),
+    queueDepth: jobs.IN_QUEUE,
+    jobs,
+    retained,
+    totals: { completed: health.jobs.completed, failed: health.jobs.failed, retried: health.jobs.retried },
+    workers,
+    health: endpointHealth(jobs.IN_QUEUE, workers, facts.launched),
+  };
+}
+
+/** `names`: endpoint names by id (endpoints made through /v1). */
+export async function endpointRows(harness: Harness, names: Readonly<Record<string, string>> = {}): Promise<EndpointRow[]> {
+  const launched = harness.launchedWorkers;
+  const rows = await Promise.all(
+    [...harness.endpoints()].map(async (endpoint) => endpointRow(endpoint, { name: names[endpoint.id], launched: await launched?.health(endpoint.id) })),
+  );
+  for (const row of rows) if (harness.createdOnUse.has(row.id)) row.createdOnUse = true;
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-export interface JobsQuery {
-  /** Only these states; default all. */
-  states?: readonly JobStatus[] | undefined;
-  /** Only ids containing this text (case-insensitive); default all. */
-  search?: string | undefined;
-  offset: number;
-  limit: number;
-}
+/** A page of an endpoint's jobs: the store's list query (states, id search, history filters, order, page). */
+export type JobsQuery = ListQuery;
 
 export interface JobsPage {
   endpointId: string;
@@ -67,23 +112,40 @@ export interface JobsPage {
   jobs: RequestSummary[];
 }
 
-/** A page of `endpoint`'s jobs, newest first: the store pages, summaries only for the page. */
-export async function jobsPage(endpoint: EndpointJobs, query: JobsQuery): Promise<JobsPage> {
-  const page = await endpoint.list({ states: query.states, search: query.search, offset: query.offset, limit: query.limit });
-  return { endpointId: endpoint.id, total: page.total, offset: query.offset, limit: query.limit, jobs: page.jobs.map(summarizeJob) };
+/** Characters of an error message a jobs list carries (the job page has it all). */
+const LIST_ERROR_CHARS = 300;
+
+/** A job in a list: its summary, the worker that ran it, its error message cut short. */
+function listedJob(job: StoredJob): RequestSummary {
+  const summary = { ...summarizeJob(job), ...workerOf(job) };
+  if (summary.errorMessage !== undefined && summary.errorMessage.length > LIST_ERROR_CHARS) summary.errorMessage = `${summary.errorMessage.slice(0, LIST_ERROR_CHARS)}…`;
+  return summary;
 }
 
-/** A job in full, for the job page. */
+/** A page of `endpoint`'s jobs, newest first: the store pages, summaries only for the page. */
+export async function jobsPage(endpoint: EndpointJobs, query: JobsQuery): Promise<JobsPage> {
+  const page = await endpoint.list(query);
+  return { endpointId: endpoint.id, total: page.total, offset: query.offset, limit: query.limit, jobs: page.jobs.map(listedJob) };
+}
+
+/**
+ * A job for the job page: everything but its large values in full; input, output and
+ * error as previews with their size, the last chunks (value-preview.ts). Small whatever
+ * the job holds: a live message carries it.
+ */
 export interface JobDetail extends RequestSummary {
   endpointId: string;
-  input: unknown;
+  input: ValuePreview;
   /** Output (final, or the latest progress while running). */
-  output?: unknown;
-  /** The structured error payload, for FAILED and TIMED_OUT jobs. */
+  output?: ValuePreview;
+  /** The structured error payload, for FAILED and TIMED_OUT jobs, its long fields cut (`errorClipped` names them). */
   error?: JobErrorPayload;
+  errorClipped?: string[];
   policy?: unknown;
-  /** Chunks not yet handed out by /stream (chunks read by a client before are counted in `chunks` only). */
-  pendingChunks: StreamChunk[];
+  /** The last chunks not yet handed out by /stream (at most VIEW_CHUNKS; earlier ones load on demand), each with its index. */
+  recentChunks: ChunkPreview[];
+  /** Index of the first unread chunk: chunks before it were read by a /stream client. */
+  chunkBase: number;
   /** Webhook deliveries that have ended (none while under way, or with no webhook). */
   webhookDeliveries: readonly WebhookDeliveryRecord[];
   /** The job's GPU summary (in-process workers), or why there is none; absent when not asked for. */
@@ -93,18 +155,29 @@ export interface JobDetail extends RequestSummary {
 
 /** `pendingChunks`: the job's unread chunks (EndpointJobs.peekStream); `gpu`: from the GpuJobLog. */
 export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[], deliveries: readonly WebhookDeliveryRecord[], gpu?: JobGpuView): JobDetail {
+  const chunkBase = Math.max(0, job.chunkCount - pendingChunks.length);
+  const shownFrom = Math.max(0, pendingChunks.length - VIEW_CHUNKS);
+  const error = job.error !== undefined ? previewError(job.error) : undefined;
   return {
     ...summarizeJob(job),
+    ...workerOf(job),
     endpointId: job.endpointId,
-    input: inputValue(job.request.input),
-    ...(job.output !== undefined ? { output: job.output } : {}),
-    ...(job.error !== undefined ? { error: job.error } : {}),
+    input: previewValue(inputValue(job.request.input)),
+    ...(job.output !== undefined ? { output: previewValue(job.output) } : {}),
+    ...(error !== undefined ? { error: error.error, ...(error.clipped.length > 0 ? { errorClipped: error.clipped } : {}) } : {}),
     ...(job.request.policy !== undefined ? { policy: job.request.policy } : {}),
-    pendingChunks: [...pendingChunks],
+    recentChunks: pendingChunks.slice(shownFrom).map((chunk, i) => previewChunk(chunkBase + shownFrom + i, chunk)),
+    chunkBase,
     webhookDeliveries: deliveries,
     ...(gpu !== undefined ? { gpu } : {}),
     terminal: isTerminal(job.status),
   };
+}
+
+/** The worker that ran the job: the holder while it runs, else the one whose result ended it (the store clears the holder at the end). */
+export function workerOf(job: StoredJob): { workerId?: string } {
+  const workerId = ranOn(job);
+  return workerId ? { workerId } : {};
 }
 
 export interface WorkerRow {

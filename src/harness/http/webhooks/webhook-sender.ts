@@ -5,10 +5,17 @@
  * up to 2 more times, `retryDelayMs` apart (10 s by default, as on the platform).
  * Deliveries run on their own: `deliver` returns at once, so a slow or dead receiver
  * never holds up the queue. A give-up is logged and counted.
+ *
+ * With a target policy (net/target-policy.ts), a URL whose host is refused, or whose
+ * connection lands on a refused address (checked on the socket once connected, before
+ * any byte of the request: a name that resolves elsewhere at connect time is caught
+ * too), is not retried: the delivery ends failed with the reason, logged and counted
+ * like a give-up, and shown as such (`refused`).
  */
 import type { Logger } from 'pino';
 import { systemClock, type Clock, type TimerHandle } from '../../clock.js';
 import type { Metrics } from '../../../metrics/index.js';
+import { TargetRefusedError, defaultPort, targetRefusal, type TargetPolicy } from '../../../net/target-policy.js';
 
 import { urlForLog } from '../../../log/url-for-log.js';
 
@@ -40,6 +47,8 @@ export interface WebhookOutcome {
   readonly attempts: number;
   /** The last attempt's status code, or its error message. */
   readonly last: number | string;
+  /** Why the target policy refused the URL (nothing was sent); absent otherwise. */
+  readonly refused?: string;
 }
 
 export interface WebhookSenderOptions {
@@ -50,6 +59,8 @@ export interface WebhookSenderOptions {
   readonly clock?: Clock;
   /** Told when each delivery ends (tests, diagnostics). */
   readonly onOutcome?: (outcome: WebhookOutcome) => void;
+  /** Where deliveries may go; default anywhere (the server always gives one). */
+  readonly policy?: TargetPolicy;
 }
 
 export class WebhookSender {
@@ -58,6 +69,9 @@ export class WebhookSender {
   readonly #metrics: Metrics | undefined;
   readonly #clock: Clock;
   readonly #onOutcome: ((outcome: WebhookOutcome) => void) | undefined;
+  readonly #policy: TargetPolicy | undefined;
+  /** The undici dispatcher that checks each new connection against the policy (made on the first delivery). */
+  #dispatcher: Promise<import('undici').Dispatcher> | undefined;
   readonly #abort = new AbortController();
   readonly #timers = new Set<TimerHandle>();
   readonly #idleWaiters = new Set<() => void>();
@@ -69,6 +83,7 @@ export class WebhookSender {
     this.#metrics = options.metrics;
     this.#clock = options.clock ?? systemClock;
     this.#onOutcome = options.onOutcome;
+    this.#policy = options.policy;
   }
 
   /** Start delivering `payload` to `url`; returns at once. */
@@ -108,11 +123,12 @@ export class WebhookSender {
     for (const timer of this.#timers) timer.cancel();
     this.#timers.clear();
     for (const wake of [...this.#idleWaiters]) wake();
+    void this.#dispatcher?.then((dispatcher) => dispatcher.close()).catch(() => undefined);
   }
 
   async #run(url: string, body: string, context: WebhookContext): Promise<void> {
     const { attempts } = this.settings;
-    let last: number | string = 'not attempted';
+    let last: number | string | { refused: string } = 'not attempted';
     let attempt = 0;
     while (attempt < attempts && !this.#abort.signal.aborted) {
       if (attempt > 0) {
@@ -121,6 +137,17 @@ export class WebhookSender {
       }
       attempt++;
       last = await this.#attempt(url, body);
+      if (typeof last === 'object') {
+        // Refused by the policy: nothing was sent, and sending again would be refused too.
+        this.#metrics?.webhookDeliveriesTotal.inc({ outcome: 'failure' });
+        this.#metrics?.webhookGiveUpsTotal.inc();
+        this.#logger?.warn(
+          { url: urlForLog(url), requestId: context.jobId, endpointId: context.endpointId, reason: last.refused },
+          'webhook refused by the target policy (see --webhook-allow); not sent',
+        );
+        this.#onOutcome?.({ url, jobId: context.jobId, delivered: false, attempts: attempt, last: `refused: ${last.refused}`, refused: last.refused });
+        return;
+      }
       const delivered = last === 200;
       this.#metrics?.webhookDeliveriesTotal.inc({ outcome: delivered ? 'success' : 'failure' });
       if (delivered) {
@@ -138,15 +165,22 @@ export class WebhookSender {
     this.#onOutcome?.({ url, jobId: context.jobId, delivered: false, attempts: attempt, last });
   }
 
-  /** One POST; answers the status code, or the error's message. */
-  async #attempt(url: string, body: string): Promise<number | string> {
+  /** One POST; answers the status code, the error's message, or the policy's refusal. */
+  async #attempt(url: string, body: string): Promise<number | string | { refused: string }> {
     const timeout = AbortSignal.timeout(this.settings.timeoutMs);
     const signal = AbortSignal.any([timeout, this.#abort.signal]);
     try {
+      if (this.#policy) {
+        const target = new URL(url);
+        const refused = this.#policy.refuseName(target.hostname, defaultPort(target));
+        if (refused !== undefined) return { refused };
+      }
       // Loaded on the first delivery, as the management client does: a harness whose jobs carry no
       // webhook never loads undici (about 20 MB of RSS, the slowest import of its dependencies).
       const { request } = await import('undici');
+      const dispatcher = this.#policy ? await this.#guardedDispatcher(this.#policy) : undefined;
       const response = await request(url, {
+        ...(dispatcher ? { dispatcher } : {}),
         method: 'POST',
         body,
         headers: { 'content-type': 'application/json', 'user-agent': 'serverless-worker-harness' },
@@ -157,8 +191,35 @@ export class WebhookSender {
       await response.body.dump().catch(() => undefined);
       return response.statusCode;
     } catch (error) {
+      const refusal = targetRefusal(error);
+      if (refusal) return { refused: refusal.reason };
       return (error as Error).message || String(error);
     }
+  }
+
+  /** An undici Agent whose every new connection is checked against `policy` on the address it reached, before the request is written. */
+  #guardedDispatcher(policy: TargetPolicy): Promise<import('undici').Dispatcher> {
+    this.#dispatcher ??= import('undici').then(({ Agent, buildConnector }) => {
+      const connect = buildConnector({});
+      return new Agent({
+        connect: (options, callback) => {
+          connect(options, (error, socket) => {
+            if (error !== null) {
+              callback(error, null);
+              return;
+            }
+            const refused = policy.refuseAddress(socket.remoteAddress ?? '', socket.remotePort ?? 0);
+            if (refused === undefined) {
+              callback(null, socket);
+              return;
+            }
+            socket.destroy();
+            callback(new TargetRefusedError(refused), null);
+          });
+        },
+      });
+    });
+    return this.#dispatcher;
   }
 
   /** Wait `ms` unless closing; answers false when closing cut it short. */

@@ -19,7 +19,7 @@
  * job-done or job-stream with `?attempt=N` of an attempt that is no longer the job's
  * current one is refused: 409 SW_STALE_ATTEMPT (attempts.ts). A job-stream chunk whose `metrics.stream_index` the job already
  * has is a retried post and is stored once. Workers that go silent are declared gone
- * (worker-liveness.ts) and their jobs requeued; a job a live worker leaves out of its
+ * (worker-liveness.ts), whatever polls they hold open, and their jobs requeued; a job a live worker leaves out of its
  * heartbeat for as long (its job-take answer was lost) is requeued alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -111,9 +111,12 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const max = batch ? parseOrThrow(BatchQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-take-batch query').batch_size : 1;
     const endpoint = endpointOf(endpointId);
-    const release = await liveness.openPoll(endpoint, workerId);
+    // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
+    await liveness.seen(endpoint, workerId);
     await endpoint.workers.markReady(workerId);
-    const held = holdRequest(reply, settings.longPollMs, closing.signal);
+    // Ends when the worker is declared gone too: a frozen worker's poll must not take its own requeued jobs.
+    const whileAlive = liveness.holdTake(endpointId, workerId);
+    const held = holdRequest(reply, settings.longPollMs, AbortSignal.any([closing.signal, whileAlive.signal]));
     try {
       const jobs = await endpoint.take(workerId, max, held.signal);
       if (jobs.length === 0) return reply.code(204).send();
@@ -130,7 +133,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       return reply.code(200).type('application/json; charset=utf-8').send(batch ? `[${text}]` : text);
     } finally {
       held.release();
-      await release();
+      whileAlive.release();
     }
   }
 
@@ -185,7 +188,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   app.get('/:endpointId/job-stop/:workerId', async (request, reply) => {
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const endpoint = endpointOf(endpointId);
-    const release = await liveness.openPoll(endpoint, workerId);
+    // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
+    await liveness.seen(endpoint, workerId);
     const held = holdRequest(reply, settings.longPollMs, closing.signal);
     try {
       let batch = stops.drain(endpointId, workerId);
@@ -198,7 +202,6 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       return reply.send({ jobsToStop: batch.jobIds, reasons: batch.reasons, attempts: batch.attempts });
     } finally {
       held.release();
-      await release();
     }
   });
 

@@ -1,21 +1,23 @@
 /**
  * @module harness/http/worker-api/worker-liveness
  * Which workers are alive, for the worker API. A worker reached over HTTP is alive
- * while it has a long poll open (job-take, job-stop: the socket closes when its
- * process dies) or while it keeps calling (ping, take, done, ...). One silent for
- * `missedPings` x `pingIntervalMs` is gone: its IN_PROGRESS jobs go back to the queue
- * (counted as retried) and it leaves the presence the job store keeps, so /health
- * stops counting it. A worker that is alive but does not list a job it was handed in
- * its heartbeat for as long (the job-take answer that carried it was lost) gets that
- * job requeued (`reconcile`). Presence lives in the job store (shared by every harness
- * process on it; the store removes a silent worker once, whichever process sweeps);
- * open polls are this process's, so each sweep first marks the workers polling here as
- * seen. Sweeps run on the harness's clock (its scheduler), only while this process
- * knows a worker, and read ages on it. No worker is swept before the silence window has
- * passed since this process started: the ages it would read were written before (a
- * harness that was down longer than the window would otherwise requeue the jobs of
- * live workers that have not reconnected yet). In-process workers do not send
- * heartbeats and are never swept.
+ * while it keeps calling: every request it sends (ping, job-take, job-done,
+ * job-stream, job-stop) marks it seen when it arrives. A long poll held open does not:
+ * a frozen process (SIGSTOP, a paused VM) or a lost network keeps its sockets open
+ * without sending anything, and the harness answering its poll proves nothing about it
+ * (spec: the platform knows a worker is alive from its heartbeat). One silent for
+ * `missedPings` x `pingIntervalMs` is gone, whatever sockets it holds: its IN_PROGRESS
+ * jobs go back to the queue (counted as retried) and it leaves the presence the job
+ * store keeps, so /health stops counting it. A worker that is alive but does not list
+ * a job it was handed in its heartbeat for as long (the job-take answer that carried it
+ * was lost) gets that job requeued (`reconcile`). Presence lives in the job store
+ * (shared by every harness process on it; the store removes a silent worker once,
+ * whichever process sweeps). Sweeps run on the harness's clock (its scheduler), only
+ * while this process knows a worker, and read ages on it. No worker is swept before the
+ * silence window has passed since this process started: the ages it would read were
+ * written before (a harness that was down longer than the window would otherwise
+ * requeue the jobs of live workers that have not reconnected yet). In-process workers
+ * do not send heartbeats and are never swept.
  *
  * A heartbeat also lists the jobs the worker runs: one that no longer runs with it
  * (cancelled, timed out or expired, or requeued after it was declared gone) gets a stop,
@@ -49,8 +51,8 @@ export class WorkerLiveness {
   readonly #silenceMs: number | undefined;
   readonly #sweepIntervalMs: number | undefined;
   readonly #onGone: (gone: GoneWorker) => void;
-  /** Open long polls in this process, per endpoint and worker. */
-  readonly #openPolls = new Map<string, { endpoint: EndpointJobs; workerId: string; count: number }>();
+  /** Job-take polls held open in this process, per endpoint and worker: aborted when the worker is declared gone. */
+  readonly #takePolls = new Map<string, Set<AbortController>>();
   /** Workers seen over HTTP by this process, per endpoint and worker (the sweep runs while there are some). */
   readonly #known = new Map<string, { endpointId: string; workerId: string }>();
   #sweeps: TimerHandle | undefined;
@@ -81,26 +83,29 @@ export class WorkerLiveness {
     this.#armSweeps();
   }
 
+  /**
+   * A job-take poll of the worker is held open: the answered signal aborts when the
+   * worker is declared gone, so that a frozen worker's open poll does not take the jobs
+   * just put back in the queue. `release` once the poll is answered.
+   */
+  holdTake(endpointId: string, workerId: string): { readonly signal: AbortSignal; release(): void } {
+    const key = keyOf(endpointId, workerId);
+    const controller = new AbortController();
+    const polls = this.#takePolls.get(key) ?? new Set<AbortController>();
+    polls.add(controller);
+    this.#takePolls.set(key, polls);
+    return {
+      signal: controller.signal,
+      release: () => {
+        polls.delete(controller);
+        if (polls.size === 0 && this.#takePolls.get(key) === polls) this.#takePolls.delete(key);
+      },
+    };
+  }
+
   /** Whether the worker reached this harness process over HTTP (and was not declared gone since). */
   isKnown(endpointId: string, workerId: string): boolean {
     return this.#known.has(keyOf(endpointId, workerId));
-  }
-
-  /** A long poll of the worker is open; the returned function closes it (once). */
-  async openPoll(endpoint: EndpointJobs, workerId: string): Promise<() => Promise<void>> {
-    const key = keyOf(endpoint.id, workerId);
-    const poll = this.#openPolls.get(key) ?? { endpoint, workerId, count: 0 };
-    poll.count++;
-    this.#openPolls.set(key, poll);
-    await this.seen(endpoint, workerId);
-    let open = true;
-    return async () => {
-      if (!open) return;
-      open = false;
-      if (--poll.count === 0) this.#openPolls.delete(key);
-      // It was there until now: silence counts from the end of the poll.
-      if (this.isKnown(endpoint.id, workerId) && (await endpoint.workers.get(workerId))) await endpoint.workers.touch(workerId);
-    };
   }
 
   /**
@@ -127,12 +132,17 @@ export class WorkerLiveness {
   async sweep(): Promise<GoneWorker[]> {
     const silence = this.#silenceMs;
     if (silence === undefined) return [];
-    // Workers with a poll open here are alive, however long they have been quiet.
-    for (const poll of this.#openPolls.values()) await poll.endpoint.workers.touch(poll.workerId);
     const now = this.#harness.clock.now();
     // Ages written before this process started say nothing yet: every worker gets a whole window to call.
     if (now - this.#startedAt < silence) return [];
-    const swept = await this.#harness.store.sweepSilentWorkers(now - silence, { maxRequeues: this.#harness.maxRequeues }, now);
+    const cutoff = now - silence;
+    // A worker about to be swept stops polling first: the queue hands its requeued jobs to waiting polls at once.
+    for (const [key, known] of this.#known) {
+      if (!this.#takePolls.has(key)) continue;
+      const worker = await this.#harness.findEndpoint(known.endpointId)?.workers.get(known.workerId);
+      if (worker !== undefined && worker.lastSeenAt < cutoff) this.#abortTakes(key);
+    }
+    const swept = await this.#harness.store.sweepSilentWorkers(cutoff, { maxRequeues: this.#harness.maxRequeues }, now);
     const gone: GoneWorker[] = [];
     for (const worker of swept) {
       // Jobs past maxRequeues ended here: reported whether or not this process serves the endpoint yet.
@@ -142,13 +152,17 @@ export class WorkerLiveness {
     // Workers removed elsewhere (unhealthy, another process's sweep, an endpoint deleted) are forgotten here too.
     for (const [key, known] of this.#known) {
       const endpoint = this.#harness.findEndpoint(known.endpointId);
-      if (!endpoint || !(await endpoint.workers.get(known.workerId))) this.#known.delete(key);
+      if (!endpoint || !(await endpoint.workers.get(known.workerId))) {
+        this.#known.delete(key);
+        this.#abortTakes(key);
+      }
     }
     return gone;
   }
 
   /** The worker is gone (silent, or it reported itself unhealthy): requeue its jobs and forget it. */
   async declareGone(endpoint: EndpointJobs, workerId: string, reason: GoneWorker['reason']): Promise<GoneWorker> {
+    this.#abortTakes(keyOf(endpoint.id, workerId));
     const requeued = await endpoint.requeueWorkerJobs(workerId);
     return this.#forget({ endpointId: endpoint.id, workerId, requeued, reason });
   }
@@ -190,17 +204,40 @@ export class WorkerLiveness {
     return stray;
   }
 
+  #abortTakes(key: string): void {
+    for (const controller of this.#takePolls.get(key) ?? []) controller.abort();
+    this.#takePolls.delete(key);
+  }
+
   #forget(gone: GoneWorker): GoneWorker {
     this.#known.delete(keyOf(gone.endpointId, gone.workerId));
+    this.#abortTakes(keyOf(gone.endpointId, gone.workerId));
     this.#onGone(gone);
     return gone;
   }
 
   /** Sweep every `sweepIntervalMs` on the harness's clock while this process knows a worker. */
   #armSweeps(): void {
-    if (this.#sweepIntervalMs === undefined || this.#sweeps || this.#stopped) return;
-    this.#sweeps = this.#harness.scheduler.repeat(this.#sweepIntervalMs, async () => {
+    const interval = this.#sweepIntervalMs;
+    if (interval === undefined || this.#sweeps || this.#stopped) return;
+    let lastTickAt: number | undefined;
+    /** When the late ticks now being skipped began; undefined while ticks are on time. */
+    let skippingSince: number | undefined;
+    this.#sweeps = this.#harness.scheduler.repeat(interval, async () => {
+      const now = this.#harness.clock.now();
+      const late = lastTickAt === undefined ? 0 : now - lastTickAt - interval;
+      lastTickAt = now;
+      // This process did not run for a while (a stalled event loop, a loaded machine): the
+      // pings that arrived meanwhile wait in its sockets, read only after this timer. Sweep
+      // on a later tick, once they are counted; a harness that keeps stalling still sweeps
+      // at least once per silence window.
+      if (late > Math.max(interval, 100)) {
+        skippingSince ??= now;
+        if (now - skippingSince < (this.#silenceMs ?? 0)) return;
+      }
+      skippingSince = undefined;
       await this.sweep();
+      lastTickAt = this.#harness.clock.now();
       if (this.#known.size === 0) {
         this.#sweeps?.cancel();
         this.#sweeps = undefined;

@@ -14,13 +14,18 @@ export interface EndpointShape {
   workersMax: number;
 }
 
-/** The compute type an endpoint gets when its input names none: CPU for a CPU template, else GPU. */
+/**
+ * The compute type an endpoint gets when its create input names none: CPU for a CPU
+ * template, else GPU. Only a default: a template's category files it (spec 2.1: "used
+ * to filter templates in the UI") and never decides what an endpoint may run on.
+ */
 export function computeTypeFor(template: Template): ComputeType {
   return template.category === 'CPU' ? 'CPU' : 'GPU';
 }
 
 /**
- * Throw SW_INVALID_ENDPOINT unless `endpoint` can run on `template`. A template created
+ * Throw SW_INVALID_ENDPOINT unless `endpoint` can run on `template`: a Serverless
+ * template, no GPU types on a CPU endpoint, workersMin <= workersMax. A template created
  * without `isServerless` (`serverlessUnset`) may back an endpoint (the caller warns);
  * one created with `isServerless: false` may not.
  */
@@ -32,17 +37,12 @@ export function checkEndpointFitsTemplate(endpoint: EndpointShape, template: Tem
       { field: 'templateId', templateId: template.id },
     );
   }
-  if (computeTypeFor(template) !== endpoint.computeType) {
-    throw new ServerlessWorkerError(
-      'SW_INVALID_ENDPOINT',
-      `Invalid endpoint: computeType ${endpoint.computeType} does not fit the ${template.category} template "${template.id}" (expected ${computeTypeFor(template)})`,
-      { field: 'computeType', templateId: template.id },
-    );
-  }
+  // No check of computeType against template.category: the service accepts a CPU endpoint
+  // on a template left at the default category (NVIDIA), and so does the harness.
   if (endpoint.computeType === 'CPU' && endpoint.gpuTypeIds.length > 0) {
     throw new ServerlessWorkerError(
       'SW_INVALID_ENDPOINT',
-      `Invalid endpoint: gpuTypeIds must be empty for the CPU template "${template.id}" (got ${JSON.stringify(endpoint.gpuTypeIds)})`,
+      `Invalid endpoint: gpuTypeIds must be empty for a CPU endpoint (computeType CPU; got ${JSON.stringify(endpoint.gpuTypeIds)}); set computeType GPU to run on GPUs`,
       { field: 'gpuTypeIds', templateId: template.id },
     );
   }

@@ -123,8 +123,8 @@ export function newEndpoint(id: string, input: EndpointCreate, template: Templat
  */
 export function patchedEndpoint(before: Endpoint, patch: EndpointUpdate, template: Template, serverlessUnset: boolean, at: number): Endpoint {
   let after: Endpoint = { ...structuredClone(before), ...structuredClone(definedOnly(patch)) };
-  // A new template without a new computeType takes the template's.
-  if (patch.computeType === undefined && after.templateId !== before.templateId) after.computeType = computeTypeFor(template);
+  // computeType stays what it was when the endpoint moves to another template: the
+  // template's category only files the template (spec 2.1), it does not retype endpoints.
   checkEndpointFitsTemplate(after, template, serverlessUnset);
   after.instanceIds = instanceIdsOf(after);
   if (after.templateId !== before.templateId) after = withRelease(after, 'template-change', ['templateId'], at);

@@ -8,6 +8,7 @@ import type postgres from 'postgres';
 import * as z from 'zod';
 import { JOB_STATUSES, ServerlessWorkerError, type JobStatus, type StreamChunk } from '../../../job/index.js';
 import type { HealthCounts, ListPage, ListQuery, StateCounts, StoredJob, StreamRead } from '../job-store.js';
+import { hasHistoryFilter, matchesHistory } from '../history-filter.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 export function jobNotFound(endpointId: string, jobId: string): ServerlessWorkerError {
@@ -57,6 +58,24 @@ function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 }
 
+/**
+ * The history filters in SQL (the in-memory store's matchesHistory, history-filter.ts):
+ * each one an AND on the row. Text is looked for in the JSON text PostgreSQL writes
+ * (jsonb adds a space after ':' and ','), so a word matches in both stores, punctuation
+ * spacing may not.
+ */
+function historyFilter(sql: postgres.Sql, query: ListQuery): postgres.PendingQuery<postgres.Row[]> {
+  const parts: Array<postgres.PendingQuery<postgres.Row[]>> = [];
+  if (query.workerId !== undefined) parts.push(sql`AND COALESCE(worker_id, result_from->>'workerId', NULLIF(error->>'worker_id', '')) = ${query.workerId}`);
+  if (query.kind !== undefined) parts.push(sql`AND sync = ${query.kind === 'runsync'}`);
+  if (query.errorCode !== undefined) parts.push(sql`AND error->>'error_code' = ${query.errorCode}`);
+  if (query.submittedFrom !== undefined) parts.push(sql`AND submitted_at >= ${query.submittedFrom}`);
+  if (query.submittedTo !== undefined) parts.push(sql`AND submitted_at < ${query.submittedTo}`);
+  const text = query.text?.trim();
+  if (text) parts.push(sql`AND ((request->'input')::text ILIKE ${containsPattern(text)} OR output::text ILIKE ${containsPattern(text)})`);
+  return parts.reduce((all, part) => sql`${all} ${part}`, sql``);
+}
+
 export async function readList(sql: postgres.Sql, endpointId: string, query: ListQuery): Promise<ListPage> {
   const states = query.states && query.states.length > 0 ? [...query.states] : undefined;
   const typed = query.search?.trim() || undefined;
@@ -65,15 +84,24 @@ export async function readList(sql: postgres.Sql, endpointId: string, query: Lis
     const exact = await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} AND id IN (${typed}, ${typed.toLowerCase()}) LIMIT 1`;
     if (exact[0]) {
       const job = toStoredJob(parseJobRow(exact[0]));
-      const matches = !states || states.includes(job.status);
+      const matches = (!states || states.includes(job.status)) && (!hasHistoryFilter(query) || matchesHistory(job, query));
       return { total: matches ? 1 : 0, jobs: matches && query.offset === 0 && query.limit > 0 ? [job] : [] };
     }
   }
   const searchFilter = typed ? sql`AND id ILIKE ${containsPattern(typed)}` : sql``;
+  const history = historyFilter(sql, query);
+  const order =
+    query.order === 'oldest'
+      ? sql`ORDER BY seq ASC`
+      : query.order === 'slowest'
+        ? sql`ORDER BY (ended_at - started_at) DESC NULLS LAST, seq DESC`
+        : query.order === 'waited'
+          ? sql`ORDER BY (started_at - queued_at) DESC NULLS LAST, seq DESC`
+          : sql`ORDER BY seq DESC`;
   const [totals, rows] = await Promise.all([
-    sql`SELECT count(*) AS total FROM sw_jobs WHERE endpoint_id = ${endpointId} ${stateFilter} ${searchFilter}`,
-    sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} ${stateFilter} ${searchFilter}
-        ORDER BY seq DESC OFFSET ${query.offset} LIMIT ${query.limit}`,
+    sql`SELECT count(*) AS total FROM sw_jobs WHERE endpoint_id = ${endpointId} ${stateFilter} ${searchFilter} ${history}`,
+    sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} ${stateFilter} ${searchFilter} ${history}
+        ${order} OFFSET ${query.offset} LIMIT ${query.limit}`,
   ]);
   return { total: count.parse(totals[0]?.total ?? 0), jobs: rows.map((row) => toStoredJob(parseJobRow(row))) };
 }

@@ -294,30 +294,32 @@ describe('ping and liveness', () => {
     expect((await call(server, 'GET', '/job-stop/silent')).json).toEqual({ jobsToStop: [id], reasons: { [id]: 'cancelled' }, attempts: {} });
   });
 
-  it('never declares gone a worker whose long poll is open, however long it holds; once closed, its silence counts (on the harness\'s clock)', async () => {
+  it('declares gone a worker silent for the window although its job-stop and job-take polls are open (a frozen process keeps its sockets), on the harness\'s clock', async () => {
     const clock = new ManualClock();
-    const server = await start({ harness: new Harness({ clock }), longPollMs: 300, liveness: { pingIntervalMs: 50, missedPings: 2 } });
-    const id = await held(server, 'polling');
+    // The polls outlast the whole test: only the worker's own calls may keep it alive.
+    const server = await start({ harness: new Harness({ clock }), longPollMs: 60_000, liveness: { pingIntervalMs: 50, missedPings: 2 } });
+    const id = await held(server, 'frozen');
     clock.advance(10);
-    const poll = call(server, 'GET', '/job-stop/polling');
-    // The poll is open once it has marked the worker seen at the clock's new time.
-    await waitFor(async () => (await endpointOf(server).workers.get('polling'))?.lastSeenAt === clock.now(), 'the stop poll open');
+    const stopPoll = call(server, 'GET', '/job-stop/frozen').catch((error: unknown) => error);
+    const takePoll = call(server, 'GET', '/job-take/frozen?job_in_progress=1').catch((error: unknown) => error);
+    // Both polls have arrived once they marked the worker seen at the clock's new time.
+    await waitFor(async () => (await endpointOf(server).workers.get('frozen'))?.lastSeenAt === clock.now(), 'the polls open');
+    await sleep(50);
     const settle = async (): Promise<void> => {
       for (let i = 0; i < 50; i++) await Promise.resolve();
     };
-    for (let step = 0; step < 20; step++) {
+    // Sweeps run every 33 ms of the clock; 20 steps of 50 ms is ten windows.
+    for (let step = 0; step < 20 && server.seen.gone.length === 0; step++) {
       clock.advance(50);
       await settle();
     }
-    expect(server.seen.gone).toEqual([]);
-    expect((await endpointOf(server).status(id)).status).toBe('IN_PROGRESS');
-    expect((await within(poll, 'the stop poll', 5_000)).status).toBe(204);
-    for (let step = 0; step < 4 && server.seen.gone.length === 0; step++) {
-      clock.advance(50);
-      await settle();
-    }
-    await waitFor(() => server.seen.gone.length > 0, 'the worker declared gone once its poll closed');
-    expect(server.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'polling', requeued: [id], reason: 'silent' }]);
+    await waitFor(() => server.seen.gone.length > 0, 'the silent worker declared gone with its polls open');
+    expect(server.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'frozen', requeued: [id], reason: 'silent' }]);
+    // Its open job-take poll ends empty: it must not take back the job just requeued.
+    expect(((await within(takePoll, 'the frozen worker\'s take poll', 5_000)) as Answer).status).toBe(204);
+    expect(await endpointOf(server).status(id)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
+    await server.close();
+    await within(stopPoll, 'the held stop poll', 5_000);
   });
 
   it('takes a worker that reports itself unhealthy as gone at once', async () => {

@@ -109,16 +109,29 @@ describe('POST /endpoints', () => {
     const reply = await call<ErrorBody>('POST', '/endpoints', { templateId: cpu.id, gpuTypeIds: [GPUS[0]] });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('SW_INVALID_ENDPOINT');
-    expect(reply.body.error.message).toContain('gpuTypeIds must be empty for the CPU template');
+    expect(reply.body.error.message).toContain('gpuTypeIds must be empty for a CPU endpoint (computeType CPU; got ["NVIDIA GeForce RTX 4090"])');
   });
 
-  it('a GPU template without gpuTypeIds takes any GPU type (as the service does); computeType must fit the template', async () => {
+  it('a GPU template without gpuTypeIds takes any GPU type (as the service does)', async () => {
     const gpu = await template({ category: 'AMD' });
     expect(await endpoint({ templateId: gpu.id })).toMatchObject({ computeType: 'GPU', gpuTypeIds: [] });
-    const reply = await call<ErrorBody>('POST', '/endpoints', { templateId: gpu.id, computeType: 'CPU' });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe('SW_INVALID_ENDPOINT');
-    expect(reply.body.error.message).toContain('computeType CPU does not fit the AMD template');
+  });
+
+  it("a template's category only files it: computeType CPU on a template left at the default category is accepted", async () => {
+    // No category sent: the template is NVIDIA, the spec's default (spec 2.2).
+    const plain = await template();
+    expect(plain.category).toBe('NVIDIA');
+    const cpu = await endpoint({ templateId: plain.id, computeType: 'CPU', cpuFlavorIds: ['cpu3c'], vcpuCount: 2 });
+    expect(cpu).toMatchObject({ computeType: 'CPU', gpuTypeIds: [], instanceIds: ['cpu3c-2-4'] });
+    // And the other way: GPU workers on a template filed as CPU.
+    const filedCpu = await template({ category: 'CPU' });
+    expect(await endpoint({ templateId: filedCpu.id, computeType: 'GPU', gpuTypeIds: [GPUS[0]] })).toMatchObject({ computeType: 'GPU' });
+    // Moving an endpoint to a template of another category keeps its computeType.
+    const moved = await call<Endpoint>('PATCH', `/endpoints/${cpu.id}`, { templateId: filedCpu.id });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body).toMatchObject({ templateId: filedCpu.id, computeType: 'CPU', version: 2 });
+    const back = await call<Endpoint>('PATCH', `/endpoints/${cpu.id}`, { templateId: plain.id });
+    expect(back.body).toMatchObject({ templateId: plain.id, computeType: 'CPU', version: 3 });
   });
 
   it('refuses a Pod template (isServerless false)', async () => {

@@ -106,6 +106,20 @@ describe("the job page's GPU summary", () => {
     expect(done.available && done.summary).toMatchObject({ samples: 3, peakUtilizationPercent: 60 });
   });
 
+  it('counts the jobs of workers named local (the --serve-api worker child) although they send heartbeats', async () => {
+    sampler = createGpuSampler({ intervalMs: 3_600_000, reader: scripted([50]) });
+    server = await startTestServer({ dashboard: { gpu: sampler, localWorkers: (endpointId, workerId) => endpointId === 'gpu' && workerId === 'local-1' } });
+    const endpoint = server.harness.endpoint('gpu');
+    const child = await endpoint.submit({ input: { n: 1 } });
+    const remote = await endpoint.submit({ input: { n: 2 } });
+    await endpoint.workers.touch('local-1', { heartbeats: true });
+    expect((await endpoint.take('local-1', 1)).map((job) => job.id)).toEqual([child.id]);
+    await endpoint.workers.touch('remote', { heartbeats: true });
+    expect((await endpoint.take('remote', 1)).map((job) => job.id)).toEqual([remote.id]);
+    await readAndFold('gpu', child.id, 1);
+    expect((await jobGpu('gpu', remote.id)).available).toBe(false);
+  });
+
   it('says why there is none on a harness without a GPU source', async () => {
     server = await startTestServer();
     const endpoint = server.harness.endpoint('cpu');

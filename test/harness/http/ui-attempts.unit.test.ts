@@ -85,7 +85,7 @@ describe('dashboard attempts', () => {
     });
     const overview = (await call('GET', `${server.url}/ui/api/overview`, { headers: auth })).json as { testInputGiven: boolean; inputExamples: Record<string, { input: unknown }> };
     expect(overview.testInputGiven).toBe(false);
-    expect(overview.inputExamples).toEqual({ gen: { input: { prompt: 'string', steps: 4 } } });
+    expect(overview.inputExamples).toEqual({ gen: { input: { prompt: 'example prompt', steps: 4 } } });
     const accepted = await call('POST', `${server.endpointUrl('gen')}/run`, { headers: auth, body: overview.inputExamples.gen });
     expect(accepted.status).toBe(200);
     const refused = await call('POST', `${server.endpointUrl('gen')}/run`, { headers: auth, body: { input: { prompt: 1 } } });

@@ -77,7 +77,7 @@ describe('dashboard routes', () => {
     expect(overview.status).toBe(200);
     expect(overview.json).toMatchObject({ authenticated: true, testInput: { input: {} }, endpoints: [{ id: 'ep', queueDepth: 1 }] });
     const job = await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${jobId}`, { headers: auth });
-    expect(job.json).toMatchObject({ id: jobId, status: 'IN_QUEUE', input: {}, pendingChunks: [], terminal: false });
+    expect(job.json).toMatchObject({ id: jobId, status: 'IN_QUEUE', input: { complete: true, bytes: 2, value: {} }, recentChunks: [], chunkBase: 0, terminal: false });
     expect(errorCode(await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/nope`, { headers: auth }))).toBe('SW_JOB_NOT_FOUND');
     expect(server.server.dashboardUrl).toBe(`${server.url}/ui`);
   });
@@ -154,6 +154,13 @@ describe('dashboard routes', () => {
     const partial = await get(`?q=${ids[777]!.slice(0, 13).toUpperCase()}`);
     timings.push(`id search (part) ${partial.ms.toFixed(1)} ms`);
     expect(partial.page.jobs.map((j) => j.id)).toContain(ids[777]);
+    // History filters look at every job kept (in memory): text in the input, the oldest first.
+    const text = await get('?text=%22i%22%3A54321%7D');
+    timings.push(`text in input ${text.ms.toFixed(1)} ms`);
+    expect(text.page.jobs.map((j) => j.id)).toEqual([ids[54_321]]);
+    const oldest = await get('?order=oldest&limit=50');
+    timings.push(`oldest first ${oldest.ms.toFixed(1)} ms`);
+    expect(oldest.page.jobs.map((j) => j.id)).toEqual(ids.slice(0, 50));
     // Medians of 5 for the first page (the one a page opens on).
     const runs: number[] = [];
     for (let i = 0; i < 5; i++) runs.push((await get('?limit=50')).ms);
@@ -196,15 +203,15 @@ describe('dashboard routes', () => {
     await pushing;
     const names = frames.map((f) => f.event);
     expect(names[0]).toBe('hello');
-    const firstJob = frames.find((f) => f.event === 'job')!.data as { status: string; pendingChunks: Array<{ output: unknown }>; chunkBase: number };
-    expect(firstJob).toMatchObject({ status: 'IN_PROGRESS', pendingChunks: [{ output: 'a' }], chunkBase: 0 });
+    const firstJob = frames.find((f) => f.event === 'job')!.data as { status: string; recentChunks: Array<{ output: unknown }>; chunkBase: number };
+    expect(firstJob).toMatchObject({ status: 'IN_PROGRESS', recentChunks: [{ index: 0, output: 'a' }], chunkBase: 0 });
     expect(frames.filter((f) => f.event === 'chunk').map((f) => f.data)).toEqual([
       { index: 1, output: 'b' },
       { index: 2, output: 'c' },
       { index: 3, output: 'd' },
     ]);
     // The last job frame (an overview tick every 100 ms may come after it in the same read).
-    expect(frames.filter((f) => f.event === 'job').at(-1)?.data).toMatchObject({ status: 'COMPLETED', output: 'abcd', terminal: true });
+    expect(frames.filter((f) => f.event === 'job').at(-1)?.data).toMatchObject({ status: 'COMPLETED', output: { complete: true, value: 'abcd' }, terminal: true });
     // The page's data routes and the stream need the key.
     const refused = await fetch(url);
     expect(refused.status).toBe(401);

@@ -57,7 +57,7 @@ describe('runJob', () => {
     }, { input: {} });
     expect(result.status).toBe('FAILED');
     expect(result.error).toMatchObject({ error_type: 'TypeError', error_message: 'bad prompt', error_code: 'SW_HANDLER_ERROR' });
-    expect(String((result.error as { error_traceback?: string }).error_traceback)).toContain('run-job.test.ts');
+    expect(String((result.error as { error_traceback?: string }).error_traceback)).toContain('run-job.unit.test.ts');
   });
 
   it('refuses bad options and a malformed request with their codes', async () => {

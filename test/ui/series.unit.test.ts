@@ -100,9 +100,22 @@ describe('Series', () => {
       execP50: 200,
       execP95: 400,
       execP99: 400,
+      // The same figures for the one endpoint the jobs ended on.
+      endpoints: { e: { jobsPerSecond: 10, failedPerSecond: 4, delayP50: 20, delayP95: 40, delayP99: 40, execP50: 200, execP95: 400, execP99: 400 } },
       gpus: [{ index: 0, name: 'Card', utilizationPercent: 42, memoryUsedBytes: 3 * 2 ** 30, memoryTotalBytes: 80 * 2 ** 30 }],
     });
     expect(series.points()).toEqual([point]);
+  });
+
+  it('keeps each endpoint\'s figures apart: only endpoints with a job ended in the interval are listed', () => {
+    const series = new Series(1_000, 10);
+    series.jobEnded(ended('COMPLETED', T0, 10, 100));
+    series.jobEnded({ ...ended('FAILED', T0, 50, 500), endpointId: 'other' });
+    const point = series.close(T0 + 1_000, undefined);
+    expect(point).toMatchObject({ jobsPerSecond: 2, failedPerSecond: 1 });
+    expect(point.endpoints.e).toMatchObject({ jobsPerSecond: 1, failedPerSecond: 0, delayP50: 10, execP50: 100 });
+    expect(point.endpoints.other).toMatchObject({ jobsPerSecond: 1, failedPerSecond: 1, delayP50: 50, execP99: 500 });
+    expect(series.close(T0 + 2_000, undefined).endpoints).toEqual({});
   });
 
   it('starts each interval empty: null percentiles and no GPU cards without a reading (or with a failed one)', () => {

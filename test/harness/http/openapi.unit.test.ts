@@ -113,7 +113,7 @@ describe('OpenAPI document and docs', () => {
       expect(asset.status, src).toBe(200);
       expect(asset.text.length, src).toBeGreaterThan(10);
     }
-    expect((await call('GET', `${server.url}/docs/init.js`)).text).toContain("url: '/openapi.json'");
+    expect((await call('GET', `${server.url}/docs/init.js`)).text).toContain("fetch('/openapi.json'");
     expect((await call('GET', `${server.url}/docs/package.json`)).status).toBe(404);
   });
 });

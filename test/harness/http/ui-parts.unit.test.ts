@@ -153,7 +153,7 @@ describe('input examples', () => {
     });
     const example = inputExample(toDocumentSchema(schema));
     expect(schema.safeParse(example).success).toBe(true);
-    expect(example).toMatchObject({ prompt: 'stringxxxx', steps: 20, mode: 'fast', email: 'user@example.com', tags: ['string', 'string'], start: { x: -5, y: 0 } });
+    expect(example).toMatchObject({ prompt: 'example prompt', steps: 20, mode: 'fast', email: 'user@example.com', tags: ['example text', 'example text'], start: { x: -5, y: 0 } });
     expect(example).not.toHaveProperty('seed');
   });
 

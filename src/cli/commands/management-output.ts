@@ -1,0 +1,52 @@
+/**
+ * @module cli/commands/management-output
+ * What every management subcommand shares: the connection flags (`--base-url`,
+ * `--api-key`, else the environment), the client built from them, records to stdout as
+ * JSON and notes to stderr (so `jq` reads stdout while a person reads stderr).
+ */
+import type { Command } from 'commander';
+import { DEFAULT_MANAGEMENT_API_URL, managementClientFromEnv, type ManagementClient } from '../management-client.js';
+
+export interface ConnectionFlags {
+  baseUrl?: string;
+  apiKey?: string;
+}
+
+/** Add `--base-url` and `--api-key` to a subcommand. */
+export function withConnection(command: Command): Command {
+  return command
+    .option('--base-url <url>', `management API base URL (default: $SERVERLESS_WORKER_API_URL or ${DEFAULT_MANAGEMENT_API_URL})`)
+    .option('--api-key <key>', 'API key sent as a Bearer token (default: $SERVERLESS_WORKER_API_KEY, else $RUNPOD_API_KEY)');
+}
+
+/** The client for these flags: a flag wins over its environment variable. */
+export function client(flags: ConnectionFlags): ManagementClient {
+  return managementClientFromEnv({
+    ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
+    ...(flags.apiKey !== undefined ? { apiKey: flags.apiKey } : {}),
+  });
+}
+
+/** One record (or a list) on stdout, as indented JSON. */
+export function printRecord(record: unknown): void {
+  process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** One line for a person, on stderr. */
+export function note(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/**
+ * Rows as a plain text table on stdout: a header line, then one line per row, columns
+ * padded to their widest cell (for a person; scripts read the JSON).
+ */
+export function printTable(header: readonly string[], rows: readonly (readonly string[])[]): void {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n`);
+}

@@ -1,0 +1,93 @@
+/**
+ * @module harness/launcher/process-backend
+ * Workers as local processes: `/bin/sh -c COMMAND` for templates whose imageName has a
+ * command (`--image NAME=COMMAND`), in its own process group (so a shell's children
+ * stop with it), with the harness's environment under the worker's variables, its
+ * output read line by line. Signals go to this worker's own process group only, by its pid.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Endpoint, Template } from '../management/index.js';
+import type { LaunchBackend, WorkerExit, WorkerRunner, WorkerStart } from './launch-backend.js';
+import type { ImageCommand } from './launcher-options.js';
+
+export class ProcessBackend implements LaunchBackend {
+  readonly kind = 'process';
+  readonly #images: Readonly<Record<string, ImageCommand>>;
+
+  constructor(images: Readonly<Record<string, ImageCommand>>) {
+    this.#images = images;
+  }
+
+  runs(template: Template): boolean {
+    return Object.hasOwn(this.#images, template.imageName);
+  }
+
+  runKey(_endpoint: Endpoint, template: Template): unknown {
+    const image = this.#images[template.imageName];
+    return [image?.command ?? null, image?.cwd ?? null];
+  }
+
+  async startProblem(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  start(start: WorkerStart): WorkerRunner {
+    const image = this.#images[start.template.imageName];
+    if (!image) throw new Error(`no command for image ${start.template.imageName}`);
+    return new ProcessRunner(image, { ...process.env, ...start.env }, start.onLine);
+  }
+
+  async close(): Promise<void> {
+    // Nothing held: each worker's process is stopped by the launcher.
+  }
+}
+
+class ProcessRunner implements WorkerRunner {
+  readonly #child: ChildProcess;
+  /** Its output streams closed: every process of its group that held them is gone. */
+  #closed = false;
+  readonly exited: Promise<WorkerExit>;
+
+  constructor(image: ImageCommand, env: NodeJS.ProcessEnv, onLine: WorkerStart['onLine']) {
+    this.#child = spawn('/bin/sh', ['-c', image.command], {
+      env,
+      ...(image.cwd !== undefined ? { cwd: image.cwd } : {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const source = this.#child[stream];
+      if (source) createInterface({ input: source, crlfDelay: Infinity }).on('line', (line) => onLine(stream, line));
+    }
+    this.exited = new Promise<WorkerExit>((resolve) => {
+      // 'close' waits for the output streams too, so no line arrives after the exit.
+      this.#child.once('close', (code, signal) => {
+        this.#closed = true;
+        resolve({ code, signal });
+      });
+    });
+    this.#child.once('error', (error) => onLine('stderr', `could not start: ${error.message}`));
+  }
+
+  get running(): boolean {
+    return !this.#closed;
+  }
+
+  get label(): string {
+    return `pid ${this.#child.pid ?? '?'}`;
+  }
+
+  signal(signal: 'SIGTERM' | 'SIGKILL'): void {
+    // Not the shell's own exit: a shell that ran the command as its child may exit on
+    // SIGTERM while the command ignores it and lives on in the group; SIGKILL must still go.
+    const pid = this.#child.pid;
+    if (pid === undefined || this.#closed) return;
+    try {
+      // The worker's own process group (it was started detached): the shell and what it runs.
+      process.kill(-pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}

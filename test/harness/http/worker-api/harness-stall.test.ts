@@ -1,0 +1,60 @@
+/**
+ * A harness whose own event loop stalls longer than the silence window (a loaded
+ * machine, a long synchronous task) does not take its live workers for gone: the pings
+ * that arrived meanwhile wait in its sockets and are read only after the sweep's timer,
+ * so a sweep after a stall waits for a tick on time (at most one silence window). A real child process pings every
+ * 50 ms over HTTP on 127.0.0.1 while this process (the harness) blocks for 1.5 s; the
+ * window is 300 ms. Once the child is killed, it is gone after the window as usual.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseJobRequest } from '../../../../src/job/index.js';
+import { waitFor } from '../../../transports/wait-for.js';
+import { startWorkerApiServer, type RunningWorkerApi } from './worker-api-server.js';
+
+let server: RunningWorkerApi | undefined;
+let child: ChildProcess | undefined;
+
+afterEach(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child?.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+  child = undefined;
+  await server?.close();
+  server = undefined;
+});
+
+/** Block this thread for `ms` (no timer, no socket is served meanwhile). */
+function block(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // busy: the event loop does not turn
+  }
+}
+
+describe('liveness when the harness itself stalls', () => {
+  it('keeps a worker that pinged all along, and still takes it for gone once it stops', { timeout: 60_000 }, async () => {
+    server = await startWorkerApiServer({ longPollMs: 1_000, liveness: { pingIntervalMs: 100, missedPings: 3 } });
+    const running = server;
+    const endpoint = running.harness.endpoint('ep');
+    const { id } = await endpoint.submit(parseJobRequest({ input: {} }));
+    expect(await endpoint.tryTake('pinger', 1)).toHaveLength(1);
+    const url = `${running.origin}/v2/ep/ping/pinger?job_id=${id}`;
+    child = spawn(process.execPath, ['-e', `setInterval(() => fetch(${JSON.stringify(url)}).catch(() => {}), 50)`], { stdio: 'ignore' });
+    await waitFor(() => running.seen.pings.filter((ping) => ping.workerId === 'pinger').length >= 5, 'the child to ping', 20_000, 10);
+    for (let stall = 0; stall < 3; stall++) {
+      block(1_500);
+      // Let a few sweep ticks pass after the stall.
+      const pings = running.seen.pings.length;
+      await waitFor(() => running.seen.pings.length >= pings + 5, 'pings after the stall', 20_000, 10);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(running.seen.gone).toEqual([]);
+    expect(await endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS' });
+    child.kill('SIGKILL');
+    await waitFor(() => running.seen.gone.length > 0, 'the killed pinger declared gone', 20_000, 10);
+    expect(running.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'pinger', requeued: [id], reason: 'silent' }]);
+  });
+});

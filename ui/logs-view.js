@@ -1,0 +1,48 @@
+// @module ui/logs-view
+// Log lines of launched workers (the launcher's capture of their stdout and stderr,
+// /ui/api/logs): a job's own lines on its page, a worker's tail on its page. Followed
+// live: read again every FOLLOW_MS while `follow` holds (a running job, an open worker
+// page), once more when it stops. A failed read shows the API's error and keeps the
+// lines shown before.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from './api.js';
+import { ErrorBox, html } from './format.js';
+
+const FOLLOW_MS = 2000;
+
+/** `query`: { endpoint, worker?, job? }; `follow`: read again every FOLLOW_MS; `title`, `empty`: the texts. */
+export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
+  const [answer, setAnswer] = useState(undefined);
+  const [error, setError] = useState(undefined);
+  const [tick, setTick] = useState(0);
+  const box = useRef(null);
+  const search = new URLSearchParams(Object.entries({ max: '500', ...query }).filter(([, v]) => v !== undefined)).toString();
+  useEffect(() => {
+    let stale = false;
+    api('GET', `/ui/api/logs?${search}`)
+      .then((a) => { if (!stale) { setAnswer(a); setError(undefined); } })
+      .catch((e) => { if (!stale) setError(e); });
+    return () => { stale = true; };
+  }, [search, tick, follow]);
+  useEffect(() => {
+    if (!follow) return undefined;
+    const timer = setInterval(() => setTick((n) => n + 1), FOLLOW_MS);
+    return () => clearInterval(timer);
+  }, [follow]);
+  // Keep the newest line in sight while following, unless the reader scrolled up.
+  useEffect(() => {
+    const el = box.current;
+    if (el && follow && el.scrollHeight - el.scrollTop - el.clientHeight < 80) el.scrollTop = el.scrollHeight;
+  }, [answer]);
+  const lines = answer?.lines ?? [];
+  return html`<section class="card" data-test=${test}>
+    <h2>${title}${follow ? html` <span class="hint">following live</span>` : null}</h2>
+    <${ErrorBox} error=${error} />
+    ${answer && !answer.launcher && !answer.inProcess ? html`<p class="muted">No log source: lines come from the workers the launcher runs (serverless-worker harness --image) and from an in-process worker (--serve-api).</p>` : null}
+    ${(answer?.launcher || answer?.inProcess) && lines.length === 0 ? html`<p class="muted">${empty}</p>` : null}
+    ${lines.length > 0
+      ? html`<pre class="log" ref=${box}>${lines.map((l) => html`<span class=${`log-line log-${l.stream}`} data-test="log-line"><span class="muted">${new Date(l.at).toLocaleTimeString()} ${l.workerId} ${l.stream}</span> ${l.line}
+</span>`)}</pre>`
+      : null}
+  </section>`;
+}
