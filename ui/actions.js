@@ -1,7 +1,7 @@
 // @module ui/actions
 // The page's actions go through the queue API itself, so results and errors are the
 // API's own: submit (/run), cancel, retry, purge-queue.
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { ErrorBox, Notice, html, jobHref, pretty } from './format.js';
 
@@ -65,13 +65,16 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
   const [error, setError] = useState(undefined);
   const [notice, setNotice] = useState(undefined);
   const [busy, setBusy] = useState(false);
+  // The text as the editor holds it now: a submit right after an edit (a paste then Ctrl+Enter, a
+  // script's fill then click) can come before preact re-renders, when `text` is still the old value.
+  const editor = useRef(null);
   const onSubmit = async (event) => {
     event.preventDefault();
     setError(undefined);
     setNotice(undefined);
     let body;
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(editor.current?.value ?? text);
     } catch (e) {
       setError({ code: 'INVALID_JSON', message: `The request is not valid JSON: ${e.message}` });
       return;
@@ -94,7 +97,7 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
       <datalist id="endpoint-ids">${endpoints.map((e) => html`<option value=${e.id} />`)}</datalist>
     </label>
     <label>Request (JSON: input, and optionally webhook, policy, s3Config)${source ? html` <span class="hint" data-test="example-source">prefilled from ${source}</span>` : null}
-      <textarea id=${initial ? 'rerun-json' : 'submit-json'} rows="8" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
+      <textarea ref=${editor} id=${initial ? 'rerun-json' : 'submit-json'} rows="8" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
         onKeyDown=${(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e); }}></textarea>
     </label>
     <div class="row"><button type="submit" class="primary" disabled=${busy} data-test=${test}>Submit (/run)</button>
