@@ -11,11 +11,11 @@
  * holding more than MAX_JSON_KEYS keys: nothing recursive ever meets such a value (a
  * deep one used to overflow the stack in later copies and replies, a 500 on every
  * read of the job). The body's size is kept on the request (`bodyBytes`) for the queue
- * cap. The queue API's large bodies are checked off the loop (body-check-thread.ts).
+ * cap. The queue API's large bodies are checked off the loop (off-loop-body-check.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_JSON_DEPTH, MAX_JSON_KEYS, RawJson, ServerlessWorkerError, jsonShape } from '../../job/index.js';
-import { checkBodyOffThread } from './body-check-thread.js';
+import { checkBodyOffThread } from './off-loop-body-check.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

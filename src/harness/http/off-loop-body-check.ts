@@ -1,5 +1,5 @@
 /**
- * @module harness/http/body-check-thread
+ * @module harness/http/off-loop-body-check
  * Large request bodies are checked off the event loop: one worker thread per process
  * (started on the first large body, unref'd) reads the text in one pass for its depth,
  * its key count and where its top-level `input` value lies, then JSON.parse's it to
