@@ -116,17 +116,21 @@ function Rerun({ endpointId, job, overview, navigate }) {
  * the live stream is up; the stream's `job` messages replace it.
  */
 function useJob(endpointId, jobId) {
-  const [state, setState] = useState({ job: undefined, error: undefined });
+  // The state names the job it was read for: right after a move to another job the state is
+  // still the previous job's until the effect runs, and the page must not show that job under this one's URL.
+  const key = `${endpointId}/${jobId}`;
+  const [state, setState] = useState({ key, job: undefined, error: undefined });
   const [tries, setTries] = useState(0);
   useEffect(() => {
     let stale = false;
-    setState({ job: undefined, error: undefined });
+    setState({ key, job: undefined, error: undefined });
     api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs/${encodeURIComponent(jobId)}`)
-      .then((job) => { if (!stale) setState({ job, error: undefined }); })
-      .catch((error) => { if (!stale) setState({ job: undefined, error }); });
+      .then((job) => { if (!stale) setState({ key, job, error: undefined }); })
+      .catch((error) => { if (!stale) setState({ key, job: undefined, error }); });
     return () => { stale = true; };
   }, [endpointId, jobId, tries]);
-  return { ...state, again: () => setTries((n) => n + 1) };
+  const current = state.key === key ? state : { job: undefined, error: undefined };
+  return { job: current.job, error: current.error, again: () => setTries((n) => n + 1) };
 }
 
 export function JobView({ endpointId, jobId, live, names, overview, navigate }) {
