@@ -134,6 +134,8 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   const port = args.port ?? DEFAULT_SERVE_PORT;
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);
   const harness = new Harness();
+  // The worker's endpoint is declared, not made on first use (which the harness warns about, as a possible typo).
+  harness.createEndpoint(config.endpointId);
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const example = exampleRequest(args);
   // Made once the server listens; the dashboard's GPU job log asks it which workers are its children.

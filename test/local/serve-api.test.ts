@@ -44,6 +44,8 @@ describe('--serve-api (real child processes)', () => {
     // The dashboard: its URL in the banner, its submit form prefilled with the same test input.
     expect(banner).toContain(`dashboard: ${url}/ui`);
     expect((await call('GET', `${url}/ui/api/overview`)).json).toMatchObject({ testInput: { input: { message: 'hello from the dry run', shout: false } } });
+    // The worker's endpoint is declared by --serve-api: not listed (or warned about) as made on first use.
+    expect((await call('GET', `${url}/ui/api/overview`)).json).toMatchObject({ createdOnUse: [] });
 
     const sync = await call('POST', `${url}/v2/local/runsync`, { body: { input: { message: 'hi', shout: true } } });
     expect(sync.status).toBe(200);
