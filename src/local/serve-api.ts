@@ -27,6 +27,7 @@ import { onShutdownSignals, resolveTestInput, validateInput, type Handler, type 
 import { WorkerSupervisor } from './supervisor.js';
 import { relayChildLog } from './child-log-lines.js';
 import { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
+import { jsonLineFormatter } from '../log/index.js';
 
 /** Environment variable read for the API key when --api-key is not given. */
 export const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
@@ -142,6 +143,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   let supervisor: WorkerSupervisor | undefined;
   // The job page shows each job's own lines: the child's JSON lines that name a job are kept here (child-log-lines.ts).
   const jobLogs = new JobLogBuffer();
+  const childLine = jsonLineFormatter();
   const localWorkers = (endpointId: string, workerId: string): boolean => endpointId === config.endpointId && supervisor?.started(workerId) === true;
   // The server listens before the worker starts, so that a port in use or a refused
   // bind ends start-up with its one error and nothing else (no worker to stop).
@@ -174,7 +176,8 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
     workerId: config.workerId,
     stopBoundMs: config.shutdownTimeoutMs + config.timeoutGraceMs + CHILD_EXIT_MARGIN_MS,
     logger,
-    onStderr: (stream) => relayChildLog(stream, jobLogs, (text) => process.stderr.write(text)),
+    // The child logs JSON (it is a platform-mode worker); on a terminal its lines are shown as this process's are.
+    onStderr: (stream) => relayChildLog(stream, jobLogs, (text) => process.stderr.write(childLine ? childLine(text.slice(0, -1)) : text)),
   });
   let signalled!: () => void;
   const signal = new Promise<'signal'>((resolve) => (signalled = () => resolve('signal')));

@@ -82,3 +82,24 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const destination = options.destination ?? pino.destination({ fd: 2, sync: false });
   return pino(base, destination as DestinationStream);
 }
+
+/**
+ * A formatter that renders another process's JSON log lines as this process's logger
+ * would (`--serve-api` relays its supervised worker's lines): pino-pretty's line format
+ * when these options print pretty lines and pino-pretty is at hand, else undefined (the
+ * JSON line is printed as it came).
+ */
+export function jsonLineFormatter(options: CreateLoggerOptions = {}): ((line: string) => string) | undefined {
+  if (chooseLogFormat(options) !== 'pretty') return undefined;
+  const pretty = prettyNow();
+  if (!pretty) return undefined;
+  const format = pretty.prettyFactory({ colorize: true, ignore: 'pid,hostname,name' });
+  return (line) => {
+    if (!line.startsWith('{')) return `${line}\n`;
+    try {
+      return format(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      return `${line}\n`;
+    }
+  };
+}

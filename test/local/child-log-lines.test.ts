@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { jobLineOf, relayChildLog } from '../../src/local/child-log-lines.js';
 import { JobLogBuffer } from '../../src/harness/http/ui/job-log-tap.js';
+import { jsonLineFormatter } from '../../src/log/index.js';
 
 describe('child log lines', () => {
   it('reads a job line: level name, message, its own fields; the base fields left out', () => {
@@ -30,5 +31,16 @@ describe('child log lines', () => {
     expect(forwarded).toHaveLength(2);
     expect(forwarded[0]).toBe('plain text\n');
     expect(buffer.forJob('job-2')).toEqual([{ at: 5, level: 'info', line: 'echoing' }]);
+  });
+
+  it('renders the child\'s JSON lines as this process\'s pretty logger would, on a terminal; none where it logs JSON', () => {
+    expect(jsonLineFormatter({ format: 'json' })).toBeUndefined();
+    const format = jsonLineFormatter({ format: 'pretty' });
+    expect(format).toBeDefined();
+    const shown = format?.(JSON.stringify({ level: 30, time: 0, pid: 9, name: 'serverless-worker', requestId: 'job-3', msg: 'echoing' })) ?? '';
+    expect(shown).toContain('echoing');
+    expect(shown).toContain('job-3');
+    expect(shown).not.toContain('"msg"');
+    expect(format?.('plain text')).toBe('plain text\n');
   });
 });
