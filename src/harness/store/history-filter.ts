@@ -2,10 +2,11 @@
  * @module harness/store/history-filter
  * The request list's history filters (ListQuery's optional fields beyond state and id):
  * the worker that ran a job, how it was submitted, its error code, a submission time
- * range, text in its input or output, and the order. The in-memory store applies them
+ * range, text in its request (input, webhook, policy) or output, and the order. The in-memory store applies them
  * with `matchesHistory`; the PostgreSQL store turns the same fields into SQL
  * (postgres/reads.ts), so both answer the same pages (the conformance suite checks it).
  */
+import { requestJsonText } from '../../job/index.js';
 import type { ListQuery, StoredJob } from './store-types.js';
 
 /** The fields `matchesHistory` reads (a StoredJob, or the in-memory store's record). */
@@ -56,7 +57,8 @@ export function matchesHistory(job: HistoryJob, query: ListQuery): boolean {
   if (query.submittedTo !== undefined && job.submittedAt >= query.submittedTo) return false;
   const text = query.text?.trim().toLowerCase();
   if (text) {
-    const input = JSON.stringify(job.request.input).toLowerCase();
+    // The request's JSON text (input, webhook, policy), as the PostgreSQL store searches it.
+    const input = requestJsonText(job.request).toLowerCase();
     if (!input.includes(text) && !(job.output !== undefined && (JSON.stringify(job.output) ?? '').toLowerCase().includes(text))) return false;
   }
   return true;

@@ -75,6 +75,24 @@ export function describeStoreValues(fixture: { current(): Promise<OpenedStore> }
       }
     });
 
+    it('finds jobs by text in input and output whatever JSON they hold (NUL in keys and values, lone surrogates, an input kept as text)', async () => {
+      const { store } = await fixture.current();
+      const odd = await store.submit('ep', parseJobRequest({ input: { [ODD_TEXT.nul]: `needle ${ODD_TEXT.nul} ${ODD_TEXT.loneHigh}` } }), {}, T0);
+      const raw = await store.submit('ep', { input: new RawJson('{"s":"a\\u0000 haystack"}') as unknown as Record<string, unknown> }, {}, T0 + 1);
+      const done = await store.submit('ep', parseJobRequest({ input: { plain: true } }), {}, T0 + 2);
+      await store.take('ep', 'w1', 3, T0 + 3);
+      await store.complete('ep', done.id, 'w1', { kind: 'output', output: { [ODD_TEXT.nul]: `found ${ODD_TEXT.nul} output` } }, 1, T0 + 4);
+      const ids = async (text: string) => (await store.list('ep', { offset: 0, limit: 10, text })).jobs.map((job) => job.id);
+      expect(await ids('needle')).toEqual([odd.id]);
+      expect(await ids('haystack')).toEqual([raw.id]);
+      expect(await ids('output')).toEqual([done.id]);
+      expect(await ids('nowhere')).toEqual([]);
+      // The other filters read the same rows (an error and a result with NUL in them).
+      await store.complete('ep', odd.id, 'w1', { kind: 'error', error: { ...failure, worker_id: 'w1', error_code: 'SW_ODD', error_message: `broke on ${ODD_TEXT.nul}` } }, 1, T0 + 5);
+      expect((await store.list('ep', { offset: 0, limit: 10, errorCode: 'SW_ODD' })).jobs.map((job) => job.id)).toEqual([odd.id]);
+      expect((await store.list('ep', { offset: 0, limit: 10, workerId: 'w1', order: 'oldest' })).jobs.map((job) => job.id)).toEqual([odd.id, raw.id, done.id]);
+    });
+
     it('changes nothing when a result cannot be stored: the job stays IN_PROGRESS and a later result lands', async () => {
       const { store } = await fixture.current();
       const job = await store.submit('ep', parseJobRequest({ input: {} }), {}, T0);

@@ -59,20 +59,35 @@ function containsPattern(text: string): string {
 }
 
 /**
+ * A regular expression for `"field": "value"` in a JSON text. The error a worker posted is
+ * matched in its text, not with json's ->> : that operator de-escapes the strings it reads
+ * and refuses \u0000 in any of them (a message holding NUL made every filtered list fail).
+ */
+function fieldPattern(field: string, value: string): string {
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return `${escape(JSON.stringify(field))}\\s*:\\s*${escape(JSON.stringify(value))}`;
+}
+
+/**
  * The history filters in SQL (the in-memory store's matchesHistory, history-filter.ts):
- * each one an AND on the row. Text is looked for in the JSON text PostgreSQL writes
- * (jsonb adds a space after ':' and ','), so a word matches in both stores, punctuation
- * spacing may not.
+ * each one an AND on the row. Text is looked for in the request's and the output's JSON
+ * text as submitted and posted (json columns keep it), as the memory store does.
  */
 function historyFilter(sql: postgres.Sql, query: ListQuery): postgres.PendingQuery<postgres.Row[]> {
   const parts: Array<postgres.PendingQuery<postgres.Row[]>> = [];
-  if (query.workerId !== undefined) parts.push(sql`AND COALESCE(worker_id, result_from->>'workerId', NULLIF(error->>'worker_id', '')) = ${query.workerId}`);
+  if (query.workerId !== undefined) {
+    parts.push(
+      sql`AND (worker_id = ${query.workerId} OR (worker_id IS NULL AND (result_from->>'workerId' = ${query.workerId} OR (result_from IS NULL AND error::text ~ ${fieldPattern('worker_id', query.workerId)}))))`,
+    );
+  }
   if (query.kind !== undefined) parts.push(sql`AND sync = ${query.kind === 'runsync'}`);
-  if (query.errorCode !== undefined) parts.push(sql`AND error->>'error_code' = ${query.errorCode}`);
+  if (query.errorCode !== undefined) parts.push(sql`AND error::text ~ ${fieldPattern('error_code', query.errorCode)}`);
   if (query.submittedFrom !== undefined) parts.push(sql`AND submitted_at >= ${query.submittedFrom}`);
   if (query.submittedTo !== undefined) parts.push(sql`AND submitted_at < ${query.submittedTo}`);
   const text = query.text?.trim();
-  if (text) parts.push(sql`AND ((request->'input')::text ILIKE ${containsPattern(text)} OR output::text ILIKE ${containsPattern(text)})`);
+  // The request's whole text, not request->'input': json's operators refuse a key holding \u0000 (every key on the way
+  // is de-escaped), and the list must answer for every job a store took. The memory store searches the same text.
+  if (text) parts.push(sql`AND (request::text ILIKE ${containsPattern(text)} OR output::text ILIKE ${containsPattern(text)})`);
   return parts.reduce((all, part) => sql`${all} ${part}`, sql``);
 }
 
