@@ -10,8 +10,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../src/exports/harness.js';
-import { systemClock, type Clock, type TimerHandle } from '../../src/harness/clock.js';
+import { ManualClock, systemClock, type Clock, type TimerHandle } from '../../src/harness/clock.js';
 import { PendingStops } from '../../src/harness/http/worker-api/pending-stops.js';
+import { WorkerLiveness, type GoneWorker } from '../../src/harness/http/worker-api/worker-liveness.js';
 
 /** The system clock, counting the timers armed on it that have neither fired nor been cancelled. */
 class CountingClock implements Clock {
@@ -100,5 +101,44 @@ describe('pending stops', () => {
     now += 101;
     stops.prune();
     expect(stops.holdsStops).toBe(false);
+  });
+});
+
+/** A ManualClock that counts every timer armed on it. */
+class CountedManualClock extends ManualClock {
+  timersArmed = 0;
+  override setTimer(delayMs: number, callback: () => void): TimerHandle {
+    this.timersArmed++;
+    return super.setTimer(delayMs, callback);
+  }
+}
+
+describe('liveness sweeps', () => {
+  it('wake once per silence window while a worker keeps pinging, not every sweep interval, and still sweep it once silent', async () => {
+    const clock = new CountedManualClock();
+    const harness = new Harness({ clock });
+    const endpoint = harness.endpoint('ep');
+    const gone: GoneWorker[] = [];
+    // Pings every second, gone after 3 missed; sweeps at most every 100 ms.
+    const liveness = new WorkerLiveness(harness, { pingIntervalMs: 1_000, missedPings: 3, sweepIntervalMs: 100 }, (worker) => gone.push(worker));
+    const step = async (ms: number): Promise<void> => {
+      clock.advance(ms);
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+    };
+    await liveness.seen(endpoint, 'w1');
+    const armedBefore = clock.timersArmed;
+    // 30 s of pings every second, time moving in 100 ms steps: 300 sweeps at the fixed interval.
+    for (let ms = 0; ms < 30_000; ms += 100) {
+      if (ms % 1_000 === 0) await liveness.seen(endpoint, 'w1');
+      await step(100);
+    }
+    expect(gone).toEqual([]);
+    // One wake at most per window (3 s) the worker's deadline moved on: about 10, far below 300.
+    expect(clock.timersArmed - armedBefore).toBeLessThanOrEqual(20);
+    // Silent now: swept once its window has passed.
+    for (let ms = 0; ms < 4_000; ms += 100) await step(100);
+    expect(gone.map((worker) => worker.workerId)).toEqual(['w1']);
+    liveness.stop();
+    await harness.close();
   });
 });
