@@ -16,6 +16,7 @@ import { coldStartBenchmark } from './cold-start.bench.js';
 import { dashboardBenchmark } from './dashboard.bench.js';
 import { dispatchBenchmark } from './dispatch.bench.js';
 import { endToEndBenchmark } from './end-to-end.bench.js';
+import { idleBenchmark } from './idle.bench.js';
 import { importsBenchmark } from './imports.bench.js';
 import { localApiBenchmark } from './local-api.bench.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
@@ -38,6 +39,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   ceilingBenchmark,
   dashboardBenchmark,
   serveApiCostBenchmark,
+  idleBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

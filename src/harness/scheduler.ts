@@ -9,7 +9,8 @@
  * own time; with a shared store it asks `nextDueAt` after each applyDue and on events,
  * and looks again at least every `pollMs` (deadlines set by other processes).
  *
- * `repeat` runs a periodic task on the same clock (the worker API's liveness sweep).
+ * `repeat` runs a periodic task on the same clock (the worker API's liveness sweep, armed
+ * for the next time a worker could be silent too long).
  */
 import type { Clock, TimerHandle } from './clock.js';
 import type { DueOutcome, JobStore } from './store/job-store.js';
@@ -49,14 +50,15 @@ export class Scheduler {
 
   /**
    * Run `task` every `intervalMs` on the clock until the answered handle is cancelled.
-   * The next run is armed when the task's promise settles, so runs never overlap.
+   * The next run is armed when the task's promise settles, so runs never overlap. A
+   * function for `intervalMs` is asked each time (a task that knows when it is next due).
    */
-  repeat(intervalMs: number, task: () => void | Promise<void>): TimerHandle {
+  repeat(intervalMs: number | (() => number), task: () => void | Promise<void>): TimerHandle {
     let timer: TimerHandle | undefined;
     let cancelled = false;
     const arm = (): void => {
       if (cancelled || this.#closed) return;
-      timer = this.#clock.setTimer(intervalMs, () => {
+      timer = this.#clock.setTimer(typeof intervalMs === 'number' ? intervalMs : intervalMs(), () => {
         Promise.resolve()
           .then(task)
           .catch((error: unknown) => this.#options.onError(error))

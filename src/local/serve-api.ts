@@ -157,7 +157,8 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
       allowUnauthenticatedNonLoopback: args.insecureNoAuth,
       ...(args.rateLimit ? {} : { rateLimits: false as const }),
       logger: logger.child({ component: 'harness' }),
-      metrics: await loadMetrics(),
+      // Process metrics from the first /metrics scrape on: an idle server runs no event-loop monitor.
+      metrics: await loadMetrics({ defaultMetrics: 'from-first-read' }),
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
       workerApi: { liveness: { pingIntervalMs: SERVE_API_PING_MS } },

@@ -61,8 +61,14 @@ export interface Metrics extends MetricSet {
 }
 
 export interface CreateMetricsOptions {
-  /** Also collect Node's process metrics (CPU, memory, event loop, GC) into this registry; default true. */
-  defaultMetrics?: boolean;
+  /**
+   * Also collect Node's process metrics (CPU, memory, event loop, GC) into this registry;
+   * default true. `'from-first-read'`: from the first `text()` call on (a harness's first
+   * /metrics scrape), so that a server nobody scrapes runs no event-loop delay monitor
+   * (prom-client samples the loop every 10 ms, 100 wake-ups a second: most of what an idle
+   * harness cost); the loop-delay figures then cover the time since that first read.
+   */
+  defaultMetrics?: boolean | 'from-first-read';
   /** Labels added to every metric, e.g. `{ worker_id, endpoint_id }`; default none. */
   defaultLabels?: Record<string, string>;
 }
@@ -72,7 +78,9 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
   const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = promClientNow();
   const registry = new Registry();
   if (options.defaultLabels) registry.setDefaultLabels(options.defaultLabels);
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const defaults = options.defaultMetrics ?? true;
+  if (defaults === true) collectDefaultMetrics({ register: registry });
+  let collecting = defaults === true;
   const built: Record<string, Counter | Gauge | Histogram> = {};
   for (const [key, def] of Object.entries(METRICS)) {
     const common = { name: def.name, help: def.help, labelNames: [...def.labels], registers: [registry] };
@@ -87,7 +95,13 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
     ...(built as unknown as MetricSet),
     registry,
     contentType: registry.contentType,
-    text: () => registry.metrics(),
+    text: () => {
+      if (!collecting && defaults === 'from-first-read') {
+        collecting = true;
+        collectDefaultMetrics({ register: registry });
+      }
+      return registry.metrics();
+    },
   };
 }
 

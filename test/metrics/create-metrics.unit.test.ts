@@ -41,6 +41,19 @@ describe('createMetrics', () => {
     expect(globalRegistry.getSingleMetric(METRICS.jobsTotal.name)).toBeUndefined();
   });
 
+  it("collects Node's process metrics from the first text() on with defaultMetrics 'from-first-read' (no event-loop monitor before)", async () => {
+    const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
+    const before = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name);
+    expect(before).not.toContain('process_cpu_user_seconds_total');
+    expect(before).not.toContain('nodejs_eventloop_lag_p99_seconds');
+    const text = await metrics.text();
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toContain('nodejs_eventloop_lag_p99_seconds');
+    expect(text).toContain(METRICS.jobsTotal.name);
+    // A second read registers nothing twice (prom-client throws on a duplicate name).
+    await expect(metrics.text()).resolves.toContain('process_cpu_user_seconds_total');
+  });
+
   it('lets several instances live in one process, each counting its own', async () => {
     const a = createMetrics();
     const b = createMetrics();

@@ -151,7 +151,8 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
   const store: ManagementStore =
     jobStore.kind === 'postgres' ? await (await import('../../harness/management/store/postgres-management-store.js')).PostgresManagementStore.open(options.store) : new InMemoryManagementStore();
-  const metrics = createMetrics();
+  // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
+  const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
   const launcherOptions = await launcherOptionsFrom(options, logger);
   if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`);

@@ -74,7 +74,8 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   const config = resolveServerOptions(withHarness);
   checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
-  const metrics = config.metrics ?? createMetrics();
+  // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
+  const metrics = config.metrics ?? createMetrics({ defaultMetrics: 'from-first-read' });
   const { harness } = config;
   const closing = new AbortController();
 

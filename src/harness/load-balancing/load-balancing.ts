@@ -61,6 +61,7 @@ export class LoadBalancing {
   readonly #pinging = new Set<LbWorker>();
   readonly #gone: GoneLbWorker[] = [];
   #timer: NodeJS.Timeout | undefined;
+  #started = false;
 
   /** Where workers may be: checked at registration, and on every connection a name resolves for. */
   readonly policy: TargetPolicy;
@@ -103,6 +104,7 @@ export class LoadBalancing {
     const worker = pool.register({ id: input.workerId, url: input.url, healthUrl: input.healthUrl, concurrency: input.concurrency }, Date.now());
     this.#logger.info({ endpointId, workerId: input.workerId, url: urlForLog(input.url), healthUrl: urlForLog(input.healthUrl) }, 'load-balancing worker registered');
     void this.#ping(pool, worker);
+    this.#armPings();
     return { worker, created: true };
   }
 
@@ -134,14 +136,26 @@ export class LoadBalancing {
     }
   }
 
-  /** Start pinging every worker. */
+  /** Start pinging every worker: the ping timer runs only while some worker is registered (an idle harness ticks no timer). */
   start(): void {
-    if (this.#timer) return;
+    this.#started = true;
+    this.#armPings();
+  }
+
+  /** Whether the ping timer is armed now (for tests: none while no worker is registered). */
+  get pingTimerArmed(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  #armPings(): void {
+    if (!this.#started || this.#timer) return;
+    if (!this.pools().some((pool) => pool.all().length > 0)) return;
     this.#timer = setInterval(() => this.pingAll(), this.settings.pingIntervalMs);
     this.#timer.unref();
   }
 
   stop(): void {
+    this.#started = false;
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.agent.destroy();
@@ -161,6 +175,11 @@ export class LoadBalancing {
         }
         void this.#ping(pool, worker);
       }
+    }
+    // Nobody left to ping: the timer stops until the next registration.
+    if (!this.pools().some((p) => p.all().length > 0)) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
     }
   }
 

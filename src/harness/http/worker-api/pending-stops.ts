@@ -28,9 +28,19 @@ export class PendingStops {
   readonly #retentionMs: number;
   readonly #now: () => number;
 
-  constructor(retentionMs: number, now: () => number = Date.now) {
+  /** Called when a stop is recorded: the owner arms its prune timer only while stops are held. */
+  readonly #onRecord: (() => void) | undefined;
+
+  constructor(retentionMs: number, now: () => number = Date.now, onRecord?: () => void) {
     this.#retentionMs = retentionMs;
     this.#now = now;
+    this.#onRecord = onRecord;
+  }
+
+  /** Whether any stop waits or was handed out within the retention (then prune has work to do). */
+  get holdsStops(): boolean {
+    for (const stops of this.#workers.values()) if (stops.entries.size > 0 || stops.sent.size > 0) return true;
+    return false;
   }
 
   /** Ask `workerId` to stop `jobId` (its `attempt` when known); wakes its waiting poll. The first reason recorded for a job wins. */
@@ -40,6 +50,7 @@ export class PendingStops {
     const waiters = [...stops.waiters];
     stops.waiters.clear();
     for (const wake of waiters) wake();
+    this.#onRecord?.();
   }
 
   /** record(), unless a stop for the job is already waiting for the worker or was handed to it (within the retention). */
@@ -94,6 +105,9 @@ export class PendingStops {
       };
       const onAbort = (): void => {
         stops.waiters.delete(wake);
+        // A poll that ends with nothing for it leaves no entry behind (prune runs only while stops are held).
+        const key = keyOf(endpointId, workerId);
+        if (this.#workers.get(key) === stops && isEmpty(stops)) this.#workers.delete(key);
         resolve();
       };
       stops.waiters.add(wake);

@@ -51,7 +51,20 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   const { harness } = options;
   const events = options.events ?? {};
   const closing = new AbortController();
-  const stops = new PendingStops(settings.stopRetentionMs, () => harness.clock.now());
+  // The prune timer runs only while stops are held: an idle harness arms none.
+  const pruneEveryMs = Math.min(settings.stopRetentionMs, 60_000);
+  let pruneTimer: NodeJS.Timeout | undefined;
+  let pruneClosed = false;
+  const armPrune = (): void => {
+    if (pruneTimer !== undefined || pruneClosed) return;
+    pruneTimer = setTimeout(() => {
+      pruneTimer = undefined;
+      stops.prune();
+      if (stops.holdsStops) armPrune();
+    }, pruneEveryMs);
+    pruneTimer.unref();
+  };
+  const stops = new PendingStops(settings.stopRetentionMs, () => harness.clock.now(), armPrune);
 
   const onGone = (gone: GoneWorker): void => {
     app.log.warn(gone, gone.requeued.length > 0 ? 'worker gone: its jobs are back in the queue' : 'worker gone');
@@ -73,8 +86,6 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       );
     }),
   );
-  const pruneTimer = setInterval(() => stops.prune(), Math.min(settings.stopRetentionMs, 60_000));
-  pruneTimer.unref();
   liveness.start();
 
   app.addHook('preClose', async () => {
@@ -82,7 +93,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   });
   app.addHook('onClose', async () => {
     liveness.stop();
-    clearInterval(pruneTimer);
+    pruneClosed = true;
+    clearTimeout(pruneTimer);
     for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
   });
 

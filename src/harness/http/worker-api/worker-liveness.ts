@@ -216,32 +216,63 @@ export class WorkerLiveness {
     return gone;
   }
 
-  /** Sweep every `sweepIntervalMs` on the harness's clock while this process knows a worker. */
+  /**
+   * Sweep on the harness's clock while this process knows a worker: every
+   * `sweepIntervalMs` at most, and, where every worker of the store is this process's (a
+   * store without other processes: `peekNextDueAt`), no sooner than the first moment a
+   * known worker could have been silent for the window, so that a server whose workers
+   * keep pinging wakes once per window, not every second. A shared store keeps the fixed
+   * interval: workers of a process that died are swept by whichever process sweeps.
+   */
   #armSweeps(): void {
     const interval = this.#sweepIntervalMs;
     if (interval === undefined || this.#sweeps || this.#stopped) return;
-    let lastTickAt: number | undefined;
+    let delay = interval;
+    let armedAt: number | undefined;
     /** When the late ticks now being skipped began; undefined while ticks are on time. */
     let skippingSince: number | undefined;
-    this.#sweeps = this.#harness.scheduler.repeat(interval, async () => {
-      const now = this.#harness.clock.now();
-      const late = lastTickAt === undefined ? 0 : now - lastTickAt - interval;
-      lastTickAt = now;
-      // This process did not run for a while (a stalled event loop, a loaded machine): the
-      // pings that arrived meanwhile wait in its sockets, read only after this timer. Sweep
-      // on a later tick, once they are counted; a harness that keeps stalling still sweeps
-      // at least once per silence window.
-      if (late > Math.max(interval, 100)) {
-        skippingSince ??= now;
-        if (now - skippingSince < (this.#silenceMs ?? 0)) return;
-      }
-      skippingSince = undefined;
-      await this.sweep();
-      lastTickAt = this.#harness.clock.now();
-      if (this.#known.size === 0) {
-        this.#sweeps?.cancel();
-        this.#sweeps = undefined;
-      }
-    });
+    this.#sweeps = this.#harness.scheduler.repeat(
+      () => delay,
+      async () => {
+        const now = this.#harness.clock.now();
+        const late = armedAt === undefined ? 0 : now - armedAt - delay;
+        // This process did not run for a while (a stalled event loop, a loaded machine): the
+        // pings that arrived meanwhile wait in its sockets, read only after this timer. Sweep
+        // on a later tick, once they are counted; a harness that keeps stalling still sweeps
+        // at least once per silence window.
+        if (late > Math.max(interval, 100)) {
+          skippingSince ??= now;
+          if (now - skippingSince < (this.#silenceMs ?? 0)) {
+            delay = interval;
+            armedAt = now;
+            return;
+          }
+        }
+        skippingSince = undefined;
+        await this.sweep();
+        delay = await this.#nextSweepIn(interval);
+        armedAt = this.#harness.clock.now();
+        if (this.#known.size === 0) {
+          this.#sweeps?.cancel();
+          this.#sweeps = undefined;
+        }
+      },
+    );
+  }
+
+  /** How long until the next sweep can find a known worker silent for the window, ms (at least `interval`). */
+  async #nextSweepIn(interval: number): Promise<number> {
+    const silence = this.#silenceMs;
+    if (silence === undefined || this.#harness.store.peekNextDueAt === undefined) return interval;
+    // The earliest of the known workers' deadlines (a sweep takes those last seen before now - silence).
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const known of this.#known.values()) {
+      const worker = await this.#harness.findEndpoint(known.endpointId)?.workers.get(known.workerId);
+      // Removed elsewhere: the next sweep forgets it.
+      if (worker === undefined) return interval;
+      earliest = Math.min(earliest, worker.lastSeenAt + silence);
+    }
+    const next = Math.max(this.#startedAt + silence, earliest) + 1;
+    return Math.max(interval, next - this.#harness.clock.now());
   }
 }
