@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, Template } from '../../src/harness/management/index.js';
 import { startManagementServer, type RunningManagementServer } from '../harness/management/management-server.js';
-import { failureLine, okJson, runCli } from './run-cli.js';
+import { failureLine, gpuTemplateInput, okJson, runCli } from './run-cli.js';
 
 const API_KEY = 'crud-test-key';
 
@@ -125,21 +125,7 @@ describe('from image to endpoint with the CLI', { timeout: 180_000 }, () => {
   });
 
   it('a GPU endpoint: GPU types in priority order, GPU count, CUDA versions; list and get show both kinds', async () => {
-    const template = server.store.createTemplate({
-      name: 'crud-gpu-template',
-      imageName: 'img',
-      category: 'NVIDIA',
-      containerDiskInGb: 10,
-      dockerEntrypoint: [],
-      dockerStartCmd: [],
-      env: {},
-      isPublic: false,
-      isServerless: true,
-      ports: [],
-      readme: '',
-      volumeInGb: 0,
-      volumeMountPath: '/workspace',
-    });
+    const template = server.store.createTemplate(gpuTemplateInput('crud-gpu-template'));
     const endpoint = okJson<Endpoint>(
       await runCli(
         [

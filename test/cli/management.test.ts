@@ -4,48 +4,16 @@
  * validate and push (create, then update by name), endpoint create, volume create and
  * resize, and one-line failures with the server's message and exit status 1.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, NetworkVolume, Template } from '../../src/harness/management/index.js';
 import { EndpointCreateInputSchema } from '../../src/harness/management/index.js';
 import { startManagementServer, type RunningManagementServer } from '../harness/management/management-server.js';
+import { ROOT, failureLine, gpuTemplateInput, runCli } from './run-cli.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const API_KEY = 'cli-test-key';
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run the CLI with a clean connection environment plus `env`. */
-function runCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  const base = { ...process.env };
-  for (const name of ['SERVERLESS_WORKER_API_URL', 'SERVERLESS_WORKER_API_KEY', 'RUNPOD_API_KEY']) delete base[name];
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-/** The one line of stderr that carries a failure (tsx or npm may add warnings). */
-function failureLine(run: CliRun): string {
-  const lines = run.stderr.split('\n').filter((line) => line.startsWith('serverless-worker:'));
-  expect(lines, run.stderr).toHaveLength(1);
-  return lines[0] ?? '';
-}
 
 let server: RunningManagementServer;
 let dir: string;
@@ -179,21 +147,7 @@ describe('template push', () => {
 
 describe('endpoint create', () => {
   it('creates an endpoint from flags, GPU types in the order given', async () => {
-    const template = server.store.createTemplate({
-      name: 'cli-endpoint-template',
-      imageName: 'img',
-      category: 'NVIDIA',
-      containerDiskInGb: 10,
-      dockerEntrypoint: [],
-      dockerStartCmd: [],
-      env: {},
-      isPublic: false,
-      isServerless: true,
-      ports: [],
-      readme: '',
-      volumeInGb: 0,
-      volumeMountPath: '/workspace',
-    });
+    const template = server.store.createTemplate(gpuTemplateInput('cli-endpoint-template'));
     const run = await runCli(
       [
         'endpoint',

@@ -45,3 +45,22 @@ export function okJson<T>(run: CliRun): T {
   expect(run.code, run.stderr).toBe(0);
   return JSON.parse(run.stdout) as T;
 }
+
+/** A serverless NVIDIA template's record with empty defaults, for a test's store. */
+export function gpuTemplateInput(name: string) {
+  return {
+    name,
+    imageName: 'img',
+    category: 'NVIDIA' as const,
+    containerDiskInGb: 10,
+    dockerEntrypoint: [],
+    dockerStartCmd: [],
+    env: {},
+    isPublic: false,
+    isServerless: true,
+    ports: [],
+    readme: '',
+    volumeInGb: 0,
+    volumeMountPath: '/workspace',
+  };
+}
