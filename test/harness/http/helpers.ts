@@ -95,6 +95,17 @@ export async function call(
 
 /** The `error.code` of an error answer. */
 /** POST /run to an endpoint URL and answer the new job's id. */
+/** `method url` (a JSON body when given) whose answer must be 2xx: its body parsed; otherwise throws with the status and body. */
+export async function okJson<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
 export async function submit(url: string, body: unknown = { input: {} }): Promise<string> {
   return ((await call('POST', `${url}/run`, { body })).json as { id: string }).id;
 }
