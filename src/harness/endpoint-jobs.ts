@@ -45,12 +45,10 @@ import type {
   SubmitOptions,
 } from './store/job-store.js';
 import { TakeWaiters } from './take-waiters.js';
+import { checkQueueRoom } from './queue-room.js';
 import type { StopSignal } from './stop-signal.js';
 
 export * from './endpoint-types.js';
-
-/** Retry-After of a SW_QUEUE_FULL answer, s: workers free room as they take jobs. */
-const QUEUE_FULL_RETRY_AFTER_S = 5;
 
 export class EndpointJobs {
   readonly id: string;
@@ -95,21 +93,8 @@ export class EndpointJobs {
 
   /** Accept a validated job request: IN_QUEUE (a waiting worker takes it at once). */
   async submit(request: JobRequest, options: SubmitOptions = {}): Promise<JobView> {
-    this.#checkRoom(options.bytes ?? 0);
+    checkQueueRoom(this.#store, this.#maxQueuedBytes, options.bytes ?? 0);
     return toJobView(await this.#store.submit(this.id, request, options, this.#clock.now()));
-  }
-
-  /** Refuse a request that would take the queued bytes past maxQueuedBytes (SW_QUEUE_FULL). */
-  #checkRoom(bytes: number): void {
-    const max = this.#maxQueuedBytes;
-    if (max === undefined || bytes === 0 || this.#store.queuedBytes === undefined) return;
-    const queued = this.#store.queuedBytes();
-    if (queued + bytes <= max) return;
-    throw new ServerlessWorkerError(
-      'SW_QUEUE_FULL',
-      `The harness's queue is full: queued requests hold ${queued} bytes and this one has ${bytes}, past the limit of ${max} (maxQueuedBytes, --max-queued-bytes); retry after ${QUEUE_FULL_RETRY_AFTER_S} s`,
-      { queuedBytes: queued, requestBytes: bytes, maxQueuedBytes: max, retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_S },
-    );
   }
 
   /** Take up to `max` queued jobs for `workerId` without waiting (none while draining; the worker counts as seen). */

@@ -1,7 +1,8 @@
 /**
  * @module harness/launcher/launcher-reports
  * What the launcher says about its workers, in the log, the metrics and the scale
- * events at once: a worker ready (its cold start, the endpoint healthy again), a job's
+ * events at once: a worker ready (its cold start, the endpoint healthy again), a start
+ * problem of the endpoint's backend (an image missing), a job's
  * wait for a worker, a worker that exited (told to, or a crash with its backoff and,
  * after start-up crashes in a row, the endpoint unhealthy). The launcher decides; this
  * records and reports, and keeps the endpoint runtime's health and backoff in step.
@@ -50,6 +51,21 @@ export class LauncherReports {
     }
     runtime.backoff.recordHealthyStart();
     runtime.unhealthyReason = undefined;
+  }
+
+  /**
+   * What the backend says keeps every worker of the endpoint from starting (an image
+   * missing), or undefined: kept on the runtime, where it shows as the endpoint's
+   * unhealthy reason, with one error line and scale event when it appears and a line when it clears.
+   */
+  startProblem(runtime: EndpointRuntime, endpointId: string, imageName: string, problem: string | undefined): void {
+    if (problem !== undefined && problem !== runtime.startProblem) {
+      this.#log.error({ endpointId, imageName, reason: problem }, `endpoint ${endpointId} unhealthy: ${problem}`);
+      this.event(runtime, { endpointId, kind: 'unhealthy', message: `unhealthy: ${problem}` });
+    } else if (problem === undefined && runtime.startProblem !== undefined) {
+      this.#log.info({ endpointId, imageName }, `endpoint ${endpointId}: workers can start again`);
+    }
+    runtime.startProblem = problem;
   }
 
   /** A job taken by a launched worker: its wait for a worker, in the metric (and the log when 1 s or more). */

@@ -358,25 +358,10 @@ export class Launcher implements LaunchedWorkersView {
     this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
   }
 
-  /**
-   * Whether the backend can start no worker of the template now; sets or clears the
-   * endpoint's start problem (it shows as its unhealthy reason, with one scale event and
-   * error line when it appears).
-   */
+  /** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */
   async #checkStart(runtime: EndpointRuntime, endpointId: string, template: Template, backend: LaunchBackend): Promise<boolean> {
-    let problem: string | undefined;
-    try {
-      problem = await backend.startProblem(template);
-    } catch (error) {
-      problem = (error as Error).message;
-    }
-    if (problem !== undefined && problem !== runtime.startProblem) {
-      this.#log.error({ endpointId, imageName: template.imageName, reason: problem }, `endpoint ${endpointId} unhealthy: ${problem}`);
-      this.#event(runtime, { endpointId, kind: 'unhealthy', message: `unhealthy: ${problem}` });
-    } else if (problem === undefined && runtime.startProblem !== undefined) {
-      this.#log.info({ endpointId, imageName: template.imageName }, `endpoint ${endpointId}: workers can start again`);
-    }
-    runtime.startProblem = problem;
+    const problem = await backend.startProblem(template).catch((error: unknown) => (error as Error).message);
+    this.#reports.startProblem(runtime, endpointId, template.imageName, problem);
     return problem !== undefined;
   }
 
