@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, harnessListening, ChildList, type TsChild } from '../child-process.js';
 import { FIXTURE_COMMAND } from '../harness/launcher/launcher-setup.js';
-import { okJson } from '../harness/http/helpers.js';
+import { fetchOkJson } from '../harness/http/helpers.js';
 import { waitFor } from '../transports/wait-for.js';
 import { tempDir } from '../gpu/fake-tools.js';
 
@@ -30,18 +30,18 @@ describe('serverless-worker harness --image', () => {
     const { url } = await harnessListening(child, 'auth:');
 
     // What a deploy client sends: no isServerless, a 22/ssh port.
-    const template = await okJson<{ id: string }>(`${url}/v1/templates`, 'POST', {
+    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', {
       name: 'cli-launcher',
       imageName: 'test/worker:1',
       category: 'CPU',
       ports: ['8000/http', '22/ssh'],
       env: { LOG_LEVEL: 'warn' },
     });
-    const endpoint = await okJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 1, workersMax: 1 });
-    const job = await okJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'via-cli' } });
+    const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 1, workersMax: 1 });
+    const job = await fetchOkJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'via-cli' } });
     const done = await waitFor(
       async () => {
-        const status = await okJson<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
+        const status = await fetchOkJson<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
         return status.status === 'COMPLETED' ? status : undefined;
       },
       'the job COMPLETED on a launched worker',
@@ -50,11 +50,11 @@ describe('serverless-worker harness --image', () => {
     );
     expect(done.output?.tag).toBe('via-cli');
     expect(done.output?.workerId).toBe(`${endpoint.id}-1`);
-    const health = await okJson<{ workers: Record<string, number>; healthy: boolean }>(`${url}/v2/${endpoint.id}/health`);
+    const health = await fetchOkJson<{ workers: Record<string, number>; healthy: boolean }>(`${url}/v2/${endpoint.id}/health`);
     expect(health).toMatchObject({ healthy: true, workers: { idle: 1, running: 0, throttled: 0 } });
-    const record = await okJson<{ workers: Array<{ id: string; workerState: string; imageName: string }> }>(`${url}/v1/endpoints/${endpoint.id}`);
+    const record = await fetchOkJson<{ workers: Array<{ id: string; workerState: string; imageName: string }> }>(`${url}/v1/endpoints/${endpoint.id}`);
     expect(record.workers).toEqual([expect.objectContaining({ id: `${endpoint.id}-1`, workerState: 'idle', imageName: 'test/worker:1' })]);
-    const logs = await okJson<{ lines: Array<{ workerId: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
+    const logs = await fetchOkJson<{ lines: Array<{ workerId: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
     expect(logs.lines.some((entry) => entry.workerId === `${endpoint.id}-1` && entry.line.includes('"event":"started"'))).toBe(true);
 
     child.kill('SIGTERM');
@@ -73,12 +73,12 @@ describe('serverless-worker harness --image', () => {
     const child = runTs(CLI, ['harness', '--port', '0', '--launcher-config', config], { env: { LOG_LEVEL: 'info' }, timeout: 180_000 });
     children.push(child);
     const { url } = await harnessListening(child, 'auth:');
-    const template = await okJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'from-config', imageName: 'test/from-config:1', category: 'CPU', env: { LOG_LEVEL: 'warn' } });
-    const endpoint = await okJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 0, workersMax: 1 });
-    const job = await okJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'via-config' } });
+    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'from-config', imageName: 'test/from-config:1', category: 'CPU', env: { LOG_LEVEL: 'warn' } });
+    const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 0, workersMax: 1 });
+    const job = await fetchOkJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'via-config' } });
     const done = await waitFor(
       async () => {
-        const status = await okJson<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
+        const status = await fetchOkJson<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
         return status.status === 'COMPLETED' ? status : undefined;
       },
       'the job COMPLETED on a worker started from the config file',

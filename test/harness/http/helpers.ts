@@ -96,7 +96,7 @@ export async function call(
 /** The `error.code` of an error answer. */
 /** POST /run to an endpoint URL and answer the new job's id. */
 /** `method url` (a JSON body when given) whose answer must be 2xx: its body parsed; otherwise throws with the status and body. */
-export async function okJson<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
+export async function fetchOkJson<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
   const response = await fetch(url, {
     method,
     ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),

@@ -13,7 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DockerEngine, LABELS, parseDockerHost } from '../../../src/harness/launcher/docker/index.js';
 import { ChildList, REPO_ROOT, harnessListening, runTs } from '../../child-process.js';
 import type { TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
-import { okJson } from '../http/helpers.js';
+import { fetchOkJson } from '../http/helpers.js';
 import { waitFor } from '../../transports/wait-for.js';
 import { WORKER_IMAGE, engineWithWorkerImage } from './docker-image.js';
 
@@ -36,12 +36,12 @@ describe('serverless-worker harness --launcher docker', () => {
     });
     children.push(child);
     const { url } = await harnessListening(child, 'auth:');
-    const template = await okJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'docker-cli', imageName: WORKER_IMAGE, category: 'CPU', env: { LOG_LEVEL: 'warn' } });
-    const endpoint = await okJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 0, workersMax: 1, idleTimeout: 60 });
-    const job = await okJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'in-a-container' } });
+    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'docker-cli', imageName: WORKER_IMAGE, category: 'CPU', env: { LOG_LEVEL: 'warn' } });
+    const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 0, workersMax: 1, idleTimeout: 60 });
+    const job = await fetchOkJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'in-a-container' } });
     const done = await waitFor(
       async () => {
-        const status = await okJson<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
+        const status = await fetchOkJson<{ status: string; output?: { workerId?: string; tag?: string } }>(`${url}/v2/${endpoint.id}/status/${job.id}`);
         return status.status === 'COMPLETED' ? status : undefined;
       },
       'the job COMPLETED in a container',
@@ -49,9 +49,9 @@ describe('serverless-worker harness --launcher docker', () => {
       200,
     );
     expect(done.output).toEqual({ workerId: `${endpoint.id}-1`, tag: 'in-a-container' });
-    const logs = await okJson<{ lines: Array<{ workerId: string; stream: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
+    const logs = await fetchOkJson<{ lines: Array<{ workerId: string; stream: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
     expect(logs.lines.some((entry) => entry.workerId === `${endpoint.id}-1` && entry.stream === 'stdout' && entry.line.includes(`"jobId":"${job.id}"`))).toBe(true);
-    const record = await okJson<{ workers: Array<{ id: string; imageName: string }> }>(`${url}/v1/endpoints/${endpoint.id}`);
+    const record = await fetchOkJson<{ workers: Array<{ id: string; imageName: string }> }>(`${url}/v1/endpoints/${endpoint.id}`);
     expect(record.workers).toEqual([expect.objectContaining({ id: `${endpoint.id}-1`, imageName: WORKER_IMAGE })]);
 
     const client = new DockerEngine(parseDockerHost(engine.host));
