@@ -8,10 +8,9 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import pino from 'pino';
 import type { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
 
-/** pino's numeric levels by name. */
-const LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 /** Fields every line carries: not repeated after the message on the job page. */
 const BASE_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg', 'requestId']);
 
@@ -28,7 +27,7 @@ export function jobLineOf(text: string): { jobId: string; at: number; level: str
   const fields = record as Record<string, unknown>;
   if (typeof fields.requestId !== 'string') return undefined;
   const at = typeof fields.time === 'string' ? Date.parse(fields.time) : typeof fields.time === 'number' ? fields.time : Date.now();
-  const level = typeof fields.level === 'number' ? (LEVEL_NAMES[fields.level] ?? String(fields.level)) : String(fields.level ?? 'info');
+  const level = typeof fields.level === 'number' ? (pino.levels.labels[fields.level] ?? String(fields.level)) : String(fields.level ?? 'info');
   const rest = Object.fromEntries(Object.entries(fields).filter(([key]) => !BASE_FIELDS.has(key)));
   const message = typeof fields.msg === 'string' ? fields.msg : '';
   const extra = Object.keys(rest).length > 0 ? JSON.stringify(rest) : '';
