@@ -144,6 +144,14 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
 
     // A machine that holds a slot and goes away without releasing it (a crash): the slot
     // stays held until its lease (3 s here) lapses, then the other machine may take it.
+    // A worker's slot is released just after it is gone (not awaited by the stop), so wait
+    // until neither machine sees a slot of the other before claiming one.
+    await waitFor(
+      async () => (await a.slots.heldElsewhere(endpoint.id, Date.now())).length + (await b.slots.heldElsewhere(endpoint.id, Date.now())).length === 0,
+      'every worker slot released',
+      30_000,
+      50,
+    );
     const held = await a.slots.claim(endpoint.id, 2, `${endpoint.id}-machine-a-held`, Date.now());
     expect(held).toBe(0);
     await a.close();
