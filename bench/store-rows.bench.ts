@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { openHarnessDatabase } from '../src/harness/harness-database.js';
 import { PostgresJobStore } from '../src/harness/store/postgres/postgres-job-store.js';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { loadAverage } from './lib/machine.js';
@@ -17,7 +18,8 @@ const NOW = 1_700_000_000_000;
 
 const server = await startEmbeddedServer();
 try {
-  const store = await PostgresJobStore.open(server.url);
+  const database = await openHarnessDatabase(server.url);
+  const store = await PostgresJobStore.open(database);
   const sql = postgres(server.url, { max: 1, onnotice: () => undefined });
   const filled = performance.now();
   await store.createEndpoint('ep');

@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import * as z from 'zod';
+import { openHarnessDatabase } from '../../src/harness/harness-database.js';
+import type { PostgresDatabase } from '../../src/harness/postgres/database.js';
 
 const BrokerAnswer = z.object({ url: z.string(), startMs: z.number() });
 
@@ -28,7 +30,13 @@ export function postgresServerUrl(): Promise<string> {
 export interface TestDatabase {
   /** Connection string of the new, empty database. */
   readonly url: string;
-  /** Drop it (connections still open to it are ended). */
+  /**
+   * A harness process's database handle on it (pool of `poolSize`, default 4; the schema
+   * migrated), as the CLI opens one: give it to the stores of one "process". drop()
+   * closes those still open.
+   */
+  connect(poolSize?: number): Promise<PostgresDatabase>;
+  /** Drop it (the handles connect() made are closed first; other connections still open to it are ended). */
   drop(): Promise<void>;
 }
 
@@ -48,8 +56,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await onMaintenance(server, `CREATE DATABASE ${name} STRATEGY FILE_COPY`);
   const url = new URL(server);
   url.pathname = `/${name}`;
+  const handles: PostgresDatabase[] = [];
   return {
     url: url.toString(),
-    drop: () => onMaintenance(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    connect: async (poolSize = 4) => {
+      const handle = await openHarnessDatabase(url.toString(), { poolSize });
+      handles.push(handle);
+      return handle;
+    },
+    drop: async () => {
+      await Promise.all(handles.splice(0).map((handle) => handle.close()));
+      await onMaintenance(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
   };
 }

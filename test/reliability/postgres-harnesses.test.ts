@@ -121,7 +121,7 @@ describe('two harness processes on one PostgreSQL database', () => {
     first.child.kill('SIGKILL');
     await first.child;
     // With its harness dead, nothing changes the jobs of the worker connected to it: those IN_PROGRESS now ran at the kill.
-    const store = await PostgresJobStore.open(database.url, { maxConnections: 1 });
+    const store = await PostgresJobStore.open(await database.connect(1));
     const heldByKilled = (await store.list('ep', { states: ['IN_PROGRESS'], offset: 0, limit: JOBS })).jobs.filter((job) => job.workerId === 'w-first').map((job) => job.id);
     await store.close();
     const again = await startHarness(children, database.url, port);
@@ -158,7 +158,7 @@ describe('serverless-worker harness --store', () => {
     database = await createTestDatabase();
     const harness = await startHarness(children, 'memory', 0, [], { SW_HARNESS_STORE: database.url, noStoreFlag: true });
     const id = await submit(harness.url, { mode: 'echo' });
-    const store = await PostgresJobStore.open(database.url);
+    const store = await PostgresJobStore.open(await database.connect());
     try {
       expect(await store.get('ep', id)).toMatchObject({ status: 'IN_QUEUE' });
     } finally {

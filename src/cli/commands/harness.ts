@@ -26,7 +26,8 @@ import { InMemoryManagementStore, type ManagementStore } from '../../harness/man
 import { Launcher, LocalSlotClaims, defaultMachineId, type LaunchBackend, type SlotClaims } from '../../harness/launcher/index.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
 import { defaultHarnessDataDir } from '../../harness/launcher/launcher-data-dir.js';
-import { STORE_ENV, StoreSpecSchema, describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
+import { PoolSizeSchema, STORE_ENV, StoreSpecSchema, describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
+import { DEFAULT_POOL_SIZE, type PostgresDatabase } from '../../harness/postgres/database.js';
 
 const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
 
@@ -75,6 +76,7 @@ const HarnessCommandOptionsSchema = z.object({
   dockerHost: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),
   store: StoreSpecSchema.default('memory'),
+  pgPoolSize: PoolSizeSchema,
   machineId: z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(),
 });
 type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
@@ -130,17 +132,21 @@ export function harnessBanner(
 }
 
 /** The launcher's worker slots: this process's own, or on PostgreSQL shared by every machine on the database. */
-async function openSlotClaims(options: HarnessCommandOptions, storeKind: string): Promise<SlotClaims> {
+async function openSlotClaims(options: HarnessCommandOptions, database: PostgresDatabase | undefined): Promise<SlotClaims> {
   const machineId = options.machineId ?? defaultMachineId();
-  if (storeKind !== 'postgres') return new LocalSlotClaims(machineId);
+  if (!database) return new LocalSlotClaims(machineId);
   const { PostgresSlotClaims } = await import('../../harness/launcher/postgres-slot-claims.js');
-  return PostgresSlotClaims.open(options.store, { machineId });
+  return new PostgresSlotClaims(database, { machineId });
 }
 
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
-  const jobStore = await openJobStore(options.store, { onError: (error) => logger.warn({ err: error }, 'job store: background error (it goes on)') });
-  logger.info({ store: describeStoreSpec(options.store) }, 'job store open');
+  // On PostgreSQL, one database handle (one pool of --pg-pool-size connections) for every store of this process.
+  const { store: jobStore, database } = await openJobStore(options.store, {
+    poolSize: options.pgPoolSize,
+    onError: (error) => logger.warn({ err: error }, 'job store: background error (it goes on)'),
+  });
+  logger.info({ store: describeStoreSpec(options.store), ...(database ? { poolSize: database.poolSize, migrated: database.applied } : {}) }, 'job store open');
   const harness = new Harness({
     autoCreateEndpoints: options.endpoint.length === 0,
     endpoints: options.endpoint,
@@ -149,14 +155,15 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     store: jobStore,
   });
   // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
-  const store: ManagementStore =
-    jobStore.kind === 'postgres' ? await (await import('../../harness/management/store/postgres-management-store.js')).PostgresManagementStore.open(options.store) : new InMemoryManagementStore();
+  const store: ManagementStore = database
+    ? new (await import('../../harness/management/store/postgres-management-store.js')).PostgresManagementStore(database)
+    : new InMemoryManagementStore();
   // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
   const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
   const launcherOptions = await launcherOptionsFrom(options, logger);
   if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`);
-  const slots = launcherOptions ? await openSlotClaims(options, jobStore.kind) : undefined;
+  const slots = launcherOptions ? await openSlotClaims(options, database) : undefined;
   if (slots) logger.info({ machineId: slots.machineId, shared: slots.shared }, `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`);
   // --launcher docker: the engine is asked at start, so a wrong --docker-host fails here, not at the first job.
   let containers: LaunchBackend | undefined;
@@ -205,6 +212,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   await slots?.close();
   await store.close();
   await harness.close();
+  await database?.close();
   logger.flush();
 }
 
@@ -261,6 +269,11 @@ export function registerHarnessCommand(program: Command): void {
     .addOption(
       new Option('--store <store>', 'where jobs live: memory (default; lost when the process ends) or postgres://user:password@host:5432/database (durable; harnesses on one database share the queue)')
         .env(STORE_ENV),
+    )
+    .addOption(
+      new Option('--pg-pool-size <n>', 'with --store postgres://: connections in the pool every store of this process shares (LISTEN takes one more)')
+        .argParser(wholeNumber(1, 1_000))
+        .default(DEFAULT_POOL_SIZE),
     )
     .addOption(
       new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may take to finish before the harness stops').argParser(wholeNumber(0, 3_600_000)).default(30_000),

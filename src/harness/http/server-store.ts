@@ -4,30 +4,34 @@
  * (`memory` or `postgres://…`; absent: `SW_HARNESS_STORE`, else memory). The server then
  * opens the store, makes a Harness on it, and closes both when it closes. On PostgreSQL
  * the management API's records (/v1) live in the same database, unless the options name
- * a management store of their own.
+ * a management store of their own; both stores share one database handle (one pool of
+ * `storePoolSize` connections), which the server closes after them.
  */
 import { ServerlessWorkerError } from '../../job/index.js';
 import { Harness } from '../harness.js';
 import { STORE_ENV, openJobStore } from '../store/open-store.js';
 import type { ManagementStore } from '../management/index.js';
+import type { PostgresDatabase } from '../postgres/database.js';
 import type { HarnessServerOptions } from './server-options.js';
 
 /** createHarnessServer's options: a `harness`, or a `store` for a harness the server makes and owns. */
 export type CreateHarnessServerOptions = Omit<HarnessServerOptions, 'harness'> &
   (
-    | { harness: Harness; store?: undefined }
+    | { harness: Harness; store?: undefined; storePoolSize?: undefined }
     | {
         harness?: undefined;
         /** `memory` or a PostgreSQL connection string (postgres://user:password@host:5432/database); default `SW_HARNESS_STORE`, else memory. */
         store?: string | undefined;
+        /** Connections in the PostgreSQL pool of a `store` the server opens (LISTEN takes one more); default 10. */
+        storePoolSize?: number | undefined;
       }
   );
 
-/** The options with a harness in them, and the harness and management store the server made (it closes them). */
+/** The options with a harness in them, and the harness, management store and database handle the server made (it closes them, in that order). */
 export async function harnessForServer(
   options: CreateHarnessServerOptions,
-): Promise<{ options: HarnessServerOptions; owned: Harness | undefined; ownedManagement?: ManagementStore }> {
-  const { store, harness, ...rest } = options;
+): Promise<{ options: HarnessServerOptions; owned: Harness | undefined; ownedManagement?: ManagementStore; ownedDatabase?: PostgresDatabase }> {
+  const { store, storePoolSize, harness, ...rest } = options;
   if (harness !== undefined) {
     if (store !== undefined) {
       throw new ServerlessWorkerError(
@@ -38,9 +42,11 @@ export async function harnessForServer(
     return { options: { ...rest, harness }, owned: undefined };
   }
   const spec = store ?? process.env[STORE_ENV] ?? 'memory';
-  const owned = new Harness({ store: await openJobStore(spec) });
-  if (owned.store.kind !== 'postgres' || rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned };
+  const { store: jobStore, database } = await openJobStore(spec, storePoolSize !== undefined ? { poolSize: storePoolSize } : {});
+  const owned = new Harness({ store: jobStore });
+  if (!database) return { options: { ...rest, harness: owned }, owned };
+  if (rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned, ownedDatabase: database };
   const { PostgresManagementStore } = await import('../management/store/postgres-management-store.js');
-  const ownedManagement = await PostgresManagementStore.open(spec.trim());
-  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement };
+  const ownedManagement = new PostgresManagementStore(database);
+  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement, ownedDatabase: database };
 }

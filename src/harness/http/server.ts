@@ -70,7 +70,7 @@ export interface HarnessServer {
 
 /** Build the server, listen, and answer once it accepts connections. */
 export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
-  const { options: withHarness, owned, ownedManagement } = await harnessForServer(options);
+  const { options: withHarness, owned, ownedManagement, ownedDatabase } = await harnessForServer(options);
   const config = resolveServerOptions(withHarness);
   checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
@@ -210,6 +210,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     await app.close();
     await ownedManagement?.close();
     await owned?.close();
+    await ownedDatabase?.close();
   };
 
   try {

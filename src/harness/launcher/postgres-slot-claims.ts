@@ -8,11 +8,12 @@
  * loser tries the next free number. Leases are renewed every launcher tick; a slot whose
  * machine stopped renewing (crashed, cut off) lapses after `leaseMs` and is claimed by the
  * next machine that needs it. Times are the harness clock's epoch ms, so the machines'
- * clocks must agree to well within the lease (NTP).
+ * clocks must agree to well within the lease (NTP). The claims run on the process's one
+ * database handle (harness/postgres/database.ts), which its opener closes.
  */
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import * as z from 'zod';
-import { migrate } from '../store/postgres/schema.js';
+import type { PostgresDatabase } from '../postgres/database.js';
 import type { SlotClaims } from './slot-claims.js';
 
 export interface PostgresSlotClaimsOptions {
@@ -37,22 +38,11 @@ export class PostgresSlotClaims implements SlotClaims {
   readonly #held = new Map<string, Set<string>>();
   #closed = false;
 
-  private constructor(sql: postgres.Sql, options: PostgresSlotClaimsOptions) {
-    this.#sql = sql;
+  /** The claims on `database` (opened and migrated by the caller, who closes it). */
+  constructor(database: PostgresDatabase, options: PostgresSlotClaimsOptions) {
+    this.#sql = database.sql;
     this.machineId = options.machineId;
     this.leaseMs = options.leaseMs ?? 15_000;
-  }
-
-  /** Connect to `url` (its own two connections) and create or migrate the schema. */
-  static async open(url: string, options: PostgresSlotClaimsOptions): Promise<PostgresSlotClaims> {
-    const sql = postgres(url, { max: 2, onnotice: () => undefined, connection: { application_name: 'serverless-worker harness launcher' } });
-    try {
-      await migrate(sql);
-    } catch (error) {
-      await sql.end({ timeout: 1 });
-      throw error;
-    }
-    return new PostgresSlotClaims(sql, options);
   }
 
   async claim(endpointId: string, max: number, workerId: string, now: number): Promise<number | undefined> {
@@ -111,11 +101,9 @@ export class PostgresSlotClaims implements SlotClaims {
     await this.#sql`DELETE FROM sw_launcher_slots WHERE endpoint_id = ${endpointId} AND machine_id = ${this.machineId} AND worker_id = ${workerId}`;
   }
 
-  /** Close the connections; slots still held lapse after their lease. */
+  /** Stop claiming (the connections are the database handle's); slots still held lapse after their lease. */
   async close(): Promise<void> {
-    if (this.#closed) return;
     this.#closed = true;
-    await this.#sql.end({ timeout: 5 });
   }
 
   #holdersOf(endpointId: string): Set<string> {

@@ -4,10 +4,13 @@
  * variable, or the `store` option of createHarnessServer: `memory` (the default: jobs
  * live in this process and die with it) or a PostgreSQL connection string
  * (`postgres://user:password@host:5432/database`, `postgresql://…` too): jobs survive a
- * restart and several harness processes on one database share the queue.
+ * restart and several harness processes on one database share the queue. On PostgreSQL
+ * the process's one database handle is opened here (harness/postgres/database.ts) and
+ * answered with the store, for the other stores of the process (management, launcher).
  */
 import * as z from 'zod';
 import { ServerlessWorkerError, parseOrThrow } from '../../job/index.js';
+import type { PostgresDatabase } from '../postgres/database.js';
 import type { JobStore } from './job-store.js';
 import { MemoryJobStore } from './memory-job-store.js';
 
@@ -33,20 +36,38 @@ export function describeStoreSpec(spec: string): string {
   }
 }
 
+/** Connections in a PostgreSQL store's pool (`--pg-pool-size`): 1 to 1000. */
+export const PoolSizeSchema = z.number().int().min(1).max(1_000);
+
 export interface OpenStoreOptions {
   /** Errors of a shared store's background work (its LISTEN connection); default ignored. */
   readonly onError?: (error: unknown) => void;
+  /** Connections in the PostgreSQL pool of the process (LISTEN takes one more); default 10. Unused for memory. */
+  readonly poolSize?: number;
 }
 
-/** Open the store `spec` names (validated: SW_INVALID_OPTIONS names what was wrong). */
-export async function openJobStore(spec: string, options: OpenStoreOptions = {}): Promise<JobStore> {
+export interface OpenedJobStore {
+  readonly store: JobStore;
+  /**
+   * The process's PostgreSQL handle the store runs on, for its other stores (management,
+   * launcher slots); undefined for memory. Its opener closes it after the stores on it.
+   */
+  readonly database: PostgresDatabase | undefined;
+}
+
+/** Open the store `spec` names (validated: SW_INVALID_OPTIONS names what was wrong), and on PostgreSQL the database handle under it. */
+export async function openJobStore(spec: string, options: OpenStoreOptions = {}): Promise<OpenedJobStore> {
   const valid = parseOrThrow(StoreSpecSchema, spec, 'SW_INVALID_OPTIONS', 'store');
-  if (valid === 'memory') return new MemoryJobStore();
+  const poolSize = options.poolSize === undefined ? undefined : parseOrThrow(PoolSizeSchema, options.poolSize, 'SW_INVALID_OPTIONS', 'PostgreSQL pool size');
+  if (valid === 'memory') return { store: new MemoryJobStore(), database: undefined };
   // Loaded only when asked for: a harness on the in-memory store never loads the driver.
-  const { PostgresJobStore } = await import('./postgres/postgres-job-store.js');
+  const [{ openHarnessDatabase }, { PostgresJobStore }] = await Promise.all([import('../harness-database.js'), import('./postgres/postgres-job-store.js')]);
+  let database: PostgresDatabase | undefined;
   try {
-    return await PostgresJobStore.open(valid, options.onError ? { onError: options.onError } : {});
+    database = await openHarnessDatabase(valid, poolSize !== undefined ? { poolSize } : {});
+    return { store: await PostgresJobStore.open(database, options.onError ? { onError: options.onError } : {}), database };
   } catch (error) {
+    await database?.close();
     throw storeUnavailable(valid, error);
   }
 }

@@ -179,7 +179,7 @@ describe('queued bytes cap', () => {
 describe('PostgreSQL over HTTP: every JSON value in and out', () => {
   it('takes input with NUL and lone surrogates at /run, hands it to a worker as sent, and keeps an output with them', async () => {
     database = await createTestDatabase();
-    const store = await PostgresJobStore.open(database.url, { maxConnections: 4 });
+    const store = await PostgresJobStore.open(await database.connect());
     server = await startTestServer({}, { store });
     const url = server.endpointUrl();
     // As raw text: the escapes exactly as a client sends them.

@@ -74,7 +74,7 @@ describe('idle time from job activity', () => {
 
   it('the same on the PostgreSQL job store (events by notification)', async () => {
     database = await createTestDatabase();
-    running = await startLauncherHarness({ images: { 'test/activity:1': { command: LAUNCHER_WORKER_COMMAND } } }, await PostgresJobStore.open(database.url, { maxConnections: 4 }));
+    running = await startLauncherHarness({ images: { 'test/activity:1': { command: LAUNCHER_WORKER_COMMAND } } }, await PostgresJobStore.open(await database.connect()));
     await steadyShortJobs(running, 'PostgreSQL store');
   }, 200_000);
 });

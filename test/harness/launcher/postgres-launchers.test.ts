@@ -19,6 +19,7 @@ import { PostgresSlotClaims } from '../../../src/harness/launcher/postgres-slot-
 import type { Endpoint, Template } from '../../../src/harness/management/index.js';
 import { PostgresManagementStore } from '../../../src/harness/management/store/postgres-management-store.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { openHarnessDatabase } from '../../../src/harness/harness-database.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { REPO_ROOT } from '../../platform/worker-process.js';
 import { waitFor } from '../../transports/wait-for.js';
@@ -34,11 +35,13 @@ interface Machine {
 
 async function startMachine(url: string, id: string, gpus?: string[]): Promise<Machine> {
   const logger = pino({ level: 'silent' });
-  const management = await PostgresManagementStore.open(url, { maxConnections: 2 });
+  // One database handle per machine (process), shared by its three stores, as the CLI opens it.
+  const database = await openHarnessDatabase(url, { poolSize: 4 });
+  const management = new PostgresManagementStore(database);
   // Only endpoints that exist (made through /v1 on either machine) are served, as with --endpoint.
-  const harness = new Harness({ store: await PostgresJobStore.open(url, { maxConnections: 4 }), autoCreateEndpoints: false });
+  const harness = new Harness({ store: await PostgresJobStore.open(database), autoCreateEndpoints: false });
   const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger });
-  const slots = await PostgresSlotClaims.open(url, { machineId: id, leaseMs: 3_000 });
+  const slots = new PostgresSlotClaims(database, { machineId: id, leaseMs: 3_000 });
   const launcher = new Launcher(
     { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...(gpus ? { gpus: { vendor: 'nvidia' as const, devices: gpus } } : {}) },
     { harness, store: management, logger, slots },
@@ -59,6 +62,7 @@ async function startMachine(url: string, id: string, gpus?: string[]): Promise<M
       await server.close();
       await harness.close();
       await management.close();
+      await database.close();
     },
   };
 }

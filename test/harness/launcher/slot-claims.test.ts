@@ -36,7 +36,7 @@ describe('PostgresSlotClaims', () => {
   });
   const machine = async (machineId: string): Promise<PostgresSlotClaims> => {
     database ??= await createTestDatabase();
-    const slots = await PostgresSlotClaims.open(database.url, { machineId, leaseMs: 1_000 });
+    const slots = new PostgresSlotClaims(await database.connect(2), { machineId, leaseMs: 1_000 });
     opened.push(slots);
     return slots;
   };

@@ -19,11 +19,11 @@ describeManagementStore(
   'postgres',
   async () => {
     const database = await createTestDatabase();
-    const stores: ManagementStore[] = [await PostgresManagementStore.open(database.url, { maxConnections: 2 })];
+    const stores: ManagementStore[] = [new PostgresManagementStore(await database.connect(2))];
     return {
       store: stores[0] as ManagementStore,
       openPeer: async () => {
-        const peer = await PostgresManagementStore.open(database.url, { maxConnections: 2 });
+        const peer = new PostgresManagementStore(await database.connect(2));
         stores.push(peer);
         return peer;
       },
@@ -79,9 +79,11 @@ describe('the management API on PostgreSQL (createHarnessServer({ store }))', ()
     try {
       const a = await harnessOn(database.url);
       servers.push(a);
-      const management = await PostgresManagementStore.open(database.url, { maxConnections: 2 });
+      // Harness b as another process: its own database handle, shared by its two stores.
+      const handle = await database.connect(2);
+      const management = new PostgresManagementStore(handle);
       stores.push(management);
-      const harness = new Harness({ store: await PostgresJobStore.open(database.url, { maxConnections: 2 }), autoCreateEndpoints: false });
+      const harness = new Harness({ store: await PostgresJobStore.open(handle), autoCreateEndpoints: false });
       const b = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management } });
       servers.push(b);
       const template = (await json<Template>('POST', `${a.url}/v1/templates`, { name: 'on-a', imageName: 'me/worker:1', isServerless: true, category: 'CPU' })).body;

@@ -37,7 +37,7 @@ const kinds: Record<string, () => Promise<[JobStore, JobStore]>> = {
   postgres: async () => {
     const database = await createTestDatabase();
     opened.push(() => database.drop());
-    return [await PostgresJobStore.open(database.url, { maxConnections: 3 }), await PostgresJobStore.open(database.url, { maxConnections: 3 })];
+    return [await PostgresJobStore.open(await database.connect(3)), await PostgresJobStore.open(await database.connect(3))];
   },
 };
 

@@ -22,8 +22,9 @@ async function closedPort(): Promise<number> {
 
 async function failure(spec: string): Promise<Error & { code?: string; details?: unknown }> {
   const error = await openJobStore(spec).then(
-    async (store) => {
+    async ({ store, database }) => {
       await store.close();
+      await database?.close();
       throw new Error('the store opened');
     },
     (caught: unknown) => caught as Error & { code?: string },

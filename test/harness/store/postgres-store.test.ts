@@ -9,19 +9,21 @@ import { Harness } from '../../../src/harness/index.js';
 import { createHarnessServer } from '../../../src/harness/http/index.js';
 import { call } from '../http/helpers.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
+import { LEGACY_MIGRATIONS } from '../postgres/legacy-migrations.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { HARNESS_SCHEMA } from '../../../src/harness/harness-database.js';
+import { schemaVersions } from '../../../src/harness/postgres/migrate.js';
 import { sleep } from '../../../src/transports/platform/backoff.js';
 import { T0, describeJobStore, eventually, request } from './job-store-conformance.js';
 
 describeJobStore('postgres', async () => {
   const database = await createTestDatabase();
-  const stores: JobStore[] = [await PostgresJobStore.open(database.url, { maxConnections: 4 })];
+  const stores: JobStore[] = [await PostgresJobStore.open(await database.connect(4))];
   return {
     store: stores[0] as JobStore,
     openPeer: async () => {
-      const peer = await PostgresJobStore.open(database.url, { maxConnections: 4 });
+      const peer = await PostgresJobStore.open(await database.connect(4));
       stores.push(peer);
       return peer;
     },
@@ -44,13 +46,17 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
   it('migrates once when several harnesses start at the same time, and refuses a newer schema', async () => {
     database = await createTestDatabase();
     const url = database.url;
-    stores.push(...(await Promise.all([1, 2, 3].map(() => PostgresJobStore.open(url, { maxConnections: 2 })))));
+    const handles = await Promise.all([1, 2, 3].map(() => (database as TestDatabase).connect(2)));
+    stores.push(...(await Promise.all(handles.map((handle) => PostgresJobStore.open(handle)))));
+    const known = (await schemaVersions(HARNESS_SCHEMA)).map((step) => step.version);
+    // Each version applied by exactly one of the three.
+    expect(handles.flatMap((handle) => handle.applied).sort((a, b) => a - b)).toEqual(known);
     const sql = postgres(url, { max: 1, onnotice: () => undefined });
     try {
       const versions = await sql<{ version: number }[]>`SELECT version FROM sw_schema_version`;
-      expect(versions.map((row) => row.version).sort((a, b) => a - b)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
-      await sql`INSERT INTO sw_schema_version (version, description) VALUES (${SCHEMA_VERSION + 1}, 'from the future')`;
-      await expect(PostgresJobStore.open(url)).rejects.toThrow(/newer than this harness knows/);
+      expect(versions.map((row) => row.version).sort((a, b) => a - b)).toEqual(known);
+      await sql`INSERT INTO sw_schema_version (version, description) VALUES (${Math.max(...known) + 1}, 'from the future')`;
+      await expect(database.connect()).rejects.toThrow(/newer than this harness knows/);
     } finally {
       await sql.end();
     }
@@ -58,7 +64,7 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
 
   it('keeps jobs, results and chunks when the store is closed and opened again', async () => {
     database = await createTestDatabase();
-    const before: JobStore = await PostgresJobStore.open(database.url);
+    const before: JobStore = await PostgresJobStore.open(await database.connect());
     const queued = await before.submit('ep', request(), {}, T0);
     const running = await before.submit('ep', request(), {}, T0);
     const done = await before.submit('ep', request(), {}, T0);
@@ -67,7 +73,7 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
     await before.pushChunk('ep', queued.id, 'w1', { output: 'kept' }, 1, T0);
     await before.complete('ep', running.id, 'w2', { kind: 'output', output: { ok: 1 } }, 1, T0);
     await before.close();
-    const after: JobStore = await PostgresJobStore.open(database.url);
+    const after: JobStore = await PostgresJobStore.open(await database.connect());
     stores.push(after);
     expect((await after.readStream('ep', queued.id)).stream).toEqual([{ output: 'kept', metrics: { attempt: 1 } }]);
     expect((await after.complete('ep', queued.id, 'w1', { kind: 'output', output: 2 }, 1, T0)).ack).toEqual({ applied: true, status: 'COMPLETED' });
@@ -81,7 +87,7 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
     try {
       // The schema as an older harness left it (migrations 1 and 2), with a queued job and a finished one.
       await sql`CREATE TABLE sw_schema_version (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
-      for (const migration of MIGRATIONS.filter((m) => m.version <= 2)) {
+      for (const migration of LEGACY_MIGRATIONS.filter((m) => m.version <= 2)) {
         await sql.unsafe(migration.statements);
         await sql`INSERT INTO sw_schema_version (version, description) VALUES (${migration.version}, ${migration.description})`;
       }
@@ -93,7 +99,7 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
     } finally {
       await sql.end();
     }
-    const store = await PostgresJobStore.open(database.url);
+    const store = await PostgresJobStore.open(await database.connect());
     stores.push(store);
     expect(await store.get('ep', 'old-done')).toMatchObject({ status: 'COMPLETED', output: { ok: [1, 2] } });
     const [taken] = await store.take('ep', 'w1', 1, T0 + 1);
@@ -103,8 +109,8 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
 
   it('splits the events of a large change over several notifications, each under 8000 bytes, and the peer gets all', async () => {
     database = await createTestDatabase();
-    const store = await PostgresJobStore.open(database.url);
-    const peer = await PostgresJobStore.open(database.url);
+    const store = await PostgresJobStore.open(await database.connect());
+    const peer = await PostgresJobStore.open(await database.connect());
     stores.push(store, peer);
     const ids: string[] = [];
     for (let i = 0; i < 300; i++) ids.push((await store.submit('ep', request(), {}, T0)).id);
@@ -120,8 +126,8 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
 describe('PostgresJobStore: the LISTEN connection', () => {
   it('listens again after its connection is cut, and wakes every endpoint\'s takers then', async () => {
     const database = await createTestDatabase();
-    const store = await PostgresJobStore.open(database.url);
-    const peer = await PostgresJobStore.open(database.url);
+    const store = await PostgresJobStore.open(await database.connect());
+    const peer = await PostgresJobStore.open(await database.connect());
     const admin = postgres(database.url, { max: 1, onnotice: () => undefined });
     try {
       await store.createEndpoint('ep');
@@ -167,7 +173,7 @@ describe('PostgresJobStore: events missed while the LISTEN connection was down',
   it('wakes a reader waiting for a job\'s end when it listens again, so it reads the end it was not told of', async () => {
     database = await createTestDatabase();
     admin = postgres(database.url, { max: 1, onnotice: () => undefined });
-    const harness = new Harness({ store: await PostgresJobStore.open(database.url) });
+    const harness = new Harness({ store: await PostgresJobStore.open(await database.connect()) });
     try {
       const endpoint = harness.endpoint('ep');
       const job = await endpoint.submit(request());
@@ -217,7 +223,7 @@ describe('createHarnessServer({ store })', () => {
       const run = await call('POST', `${server.url}/v2/ep/run`, { body: { input: { n: 1 } } });
       const { id } = run.json as { id: string };
       await server.close();
-      const reopened: JobStore = await PostgresJobStore.open(database.url);
+      const reopened: JobStore = await PostgresJobStore.open(await database.connect());
       expect(await reopened.get('ep', id)).toMatchObject({ status: 'IN_QUEUE' });
       await reopened.close();
     } finally {

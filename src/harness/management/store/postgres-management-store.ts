@@ -8,12 +8,16 @@
  * must hold across processes: unique template names (a unique index) and references
  * (an endpoint's template and volume cannot be deleted while it uses them).
  *
- *     const store = await PostgresManagementStore.open('postgres://…');
+ * It runs on the process's one database handle (harness/postgres/database.ts), which
+ * its opener closes:
+ *
+ *     const store = new PostgresManagementStore(database);
  *     app.register(managementApi, { prefix: '/v1', store });
  *     …
  *     await store.close();
+ *     await database.close();
  */
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import type {
   Endpoint,
   EndpointCreate,
@@ -25,7 +29,7 @@ import type {
   TemplateCreate,
   TemplateUpdate,
 } from '../schemas/index.js';
-import { migrate } from '../../store/postgres/schema.js';
+import type { PostgresDatabase } from '../../postgres/database.js';
 import { ID_LENGTH, newId } from './ids.js';
 import type { ManagementStore } from './management-store.js';
 import {
@@ -57,8 +61,6 @@ import {
 } from './records.js';
 
 export interface PostgresManagementStoreOptions {
-  /** Connections in this store's pool; default 4 (the /v1 routes are light). */
-  readonly maxConnections?: number;
   /** The clock for release and creation times; default `Date.now`. */
   readonly now?: () => number;
 }
@@ -71,26 +73,10 @@ export class PostgresManagementStore implements ManagementStore {
   readonly #now: () => number;
   #closed = false;
 
-  private constructor(sql: postgres.Sql, now: () => number) {
-    this.#sql = sql;
-    this.#now = now;
-  }
-
-  /** Connect to `url` and create or migrate the schema (the job store's migrations: one schema). */
-  static async open(url: string, options: PostgresManagementStoreOptions = {}): Promise<PostgresManagementStore> {
-    const sql = postgres(url, {
-      max: options.maxConnections ?? 4,
-      onnotice: () => undefined,
-      transform: { undefined: null },
-      connection: { application_name: 'serverless-worker harness management' },
-    });
-    try {
-      await migrate(sql);
-    } catch (error) {
-      await sql.end({ timeout: 1 });
-      throw error;
-    }
-    return new PostgresManagementStore(sql, options.now ?? Date.now);
+  /** The store on `database` (opened and migrated by the caller, who closes it). */
+  constructor(database: PostgresDatabase, options: PostgresManagementStoreOptions = {}) {
+    this.#sql = database.sql;
+    this.#now = options.now ?? Date.now;
   }
 
   // ---- templates ----
@@ -213,8 +199,8 @@ export class PostgresManagementStore implements ManagementStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    // The connections are the database handle's: its opener closes it.
     this.#closed = true;
-    await this.#sql.end({ timeout: 5 });
   }
 
   // ---- internals ----

@@ -6,10 +6,12 @@
  * rules to it (job-changes.ts); `take` claims queued jobs with `FOR UPDATE SKIP LOCKED`,
  * so each job has exactly one taker across processes; the time rules are applied once
  * (due-rules.ts). Events go to every process with LISTEN/NOTIFY (notifications.ts).
- * Reads are in reads.ts, worker presence in workers.ts.
+ * Reads are in reads.ts, worker presence in workers.ts. It runs on the process's one
+ * database handle (harness/postgres/database.ts), which its opener closes.
  */
 import { newJobId } from '../job-id.js';
 import postgres from 'postgres';
+import type { PostgresDatabase } from '../../postgres/database.js';
 import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
 import { stampAttempt } from '../../attempts.js';
 import { toDelivery } from '../../job-record.js';
@@ -27,12 +29,9 @@ import { StoreEventHub, encodePayloads } from './notifications.js';
 import { ClaimedRow, claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
 import { JOB_COLUMNS, parseJobRow, parseJobRowWith, toStoredJob } from './rows.js';
-import { migrate } from './schema.js';
 import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, touchWorkerAtOnce, unreportedJobs } from './workers.js';
 
 export interface PostgresJobStoreOptions {
-  /** Connections in this process's pool (one more is kept for LISTEN); default 10. */
-  readonly maxConnections?: number;
   /** Errors of the LISTEN connection and of notifications (the store goes on). */
   readonly onError?: (error: unknown) => void;
 }
@@ -51,19 +50,11 @@ export class PostgresJobStore implements JobStore {
     this.#sql = sql;
   }
 
-  /** Connect to `url`, create or migrate the schema, and listen for other processes' events. */
-  static async open(url: string, options: PostgresJobStoreOptions = {}): Promise<PostgresJobStore> {
-    const onError = options.onError ?? (() => undefined);
-    const sql = postgres(url, { max: options.maxConnections ?? 10, onnotice: () => undefined, transform: { undefined: null }, connection: { application_name: 'serverless-worker harness' } });
-    try {
-      await migrate(sql);
-      const store = new PostgresJobStore(sql);
-      await store.#hub.listen(sql, () => store.listEndpoints(), onError);
-      return store;
-    } catch (error) {
-      await sql.end({ timeout: 1 });
-      throw error;
-    }
+  /** The store on `database` (opened and migrated by the caller), listening for other processes' events. */
+  static async open(database: PostgresDatabase, options: PostgresJobStoreOptions = {}): Promise<PostgresJobStore> {
+    const store = new PostgresJobStore(database.sql);
+    await store.#hub.listen(database.sql, () => store.listEndpoints(), options.onError ?? (() => undefined));
+    return store;
   }
 
   // -------------------------------------------------------------- endpoints
@@ -326,8 +317,8 @@ export class PostgresJobStore implements JobStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // The connections are the database handle's: its opener closes it.
     await this.#hub.close();
-    await this.#sql.end({ timeout: 5 });
   }
 
   // -------------------------------------------------------------- internals

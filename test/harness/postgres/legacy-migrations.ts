@@ -1,26 +1,21 @@
 /**
- * @module harness/store/postgres/schema
- * The PostgreSQL store's tables, created and migrated by the harness itself at start.
- * Migrations are numbered and applied in order, each once: `sw_schema_version` records
- * the ones applied. Every harness process runs `migrate` when it starts; a transaction-
- * scoped advisory lock makes concurrent starts wait for each other instead of racing,
- * and a migration already recorded is skipped, so a start is idempotent.
- *
- * Times are epoch milliseconds from the harness's clock (bigint), never the database's:
- * the store never reads a clock (job-store.ts).
+ * The harness's migrations as they were before they became .sql files (the TS strings of
+ * src/harness/store/postgres/schema.ts at versions 1..3, with the migrate function that ran
+ * them), kept word for word: a database they made must be carried on by the .sql files
+ * without anything run twice (legacy-upgrade.test.ts).
  */
 import type postgres from 'postgres';
 
 /** Key of the advisory lock that serialises migrations ('sw-schema' as a number). */
 const MIGRATION_LOCK = 0x73772d736368;
 
-interface Migration {
+export interface LegacyMigration {
   readonly version: number;
   readonly description: string;
   readonly statements: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [
+export const LEGACY_MIGRATIONS: readonly LegacyMigration[] = [
   {
     version: 1,
     description: 'endpoints, jobs, chunks, workers, counters',
@@ -169,14 +164,13 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** The schema version this code needs: the last migration's. */
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+const SCHEMA_VERSION = LEGACY_MIGRATIONS[LEGACY_MIGRATIONS.length - 1]?.version ?? 0;
 
 /**
  * Bring the database to SCHEMA_VERSION; answers the versions applied by this call
  * (none when another start did them). Refuses a database migrated by a newer harness.
  */
-export async function migrate(sql: postgres.Sql): Promise<number[]> {
+export async function legacyMigrate(sql: postgres.Sql): Promise<number[]> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`CREATE TABLE IF NOT EXISTS sw_schema_version (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
@@ -190,7 +184,7 @@ export async function migrate(sql: postgres.Sql): Promise<number[]> {
       );
     }
     const applied: number[] = [];
-    for (const migration of MIGRATIONS) {
+    for (const migration of LEGACY_MIGRATIONS) {
       if (done.has(migration.version)) continue;
       await tx.unsafe(migration.statements);
       await tx`INSERT INTO sw_schema_version (version, description) VALUES (${migration.version}, ${migration.description})`;

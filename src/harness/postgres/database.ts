@@ -1,0 +1,80 @@
+/**
+ * @module harness/postgres/database
+ * One PostgreSQL handle per harness process: one postgres.js pool, sized by
+ * `--pg-pool-size` (default 10), shared by every store of the process (the job store,
+ * the management store, the launcher's slot claims), which are given it at
+ * construction and never close it. The job store's LISTEN takes one connection more,
+ * the driver's own (postgres.js opens it on the first `listen`): a process holds at most
+ * poolSize + 1 connections. Opening it creates or migrates the schema (migrate.ts), once;
+ * whoever opened it closes it, once, after the stores on it are closed.
+ *
+ *     const database = await PostgresDatabase.open(url, { schema: HARNESS_SCHEMA });
+ *     const jobs = await PostgresJobStore.open(database);
+ *     …
+ *     await jobs.close();
+ *     await database.close();
+ */
+import postgres from 'postgres';
+import type { SchemaPart } from './migration-files.js';
+import { migrate, schemaVersions } from './migrate.js';
+
+/** Connections in a process's pool when no size is given. */
+export const DEFAULT_POOL_SIZE = 10;
+
+/** `application_name` of the harness's connections (pg_stat_activity shows it). */
+export const APPLICATION_NAME = 'serverless-worker harness';
+
+export interface PostgresDatabaseOptions {
+  /** The tables to create or migrate: each part's migration files (harness-schema.ts lists the harness's). */
+  readonly schema: readonly SchemaPart[];
+  /** Connections in the pool (the LISTEN connection is one more); default 10. */
+  readonly poolSize?: number;
+  /** `application_name` of the connections; default 'serverless-worker harness'. */
+  readonly applicationName?: string;
+}
+
+export class PostgresDatabase {
+  /** The pool: stores run their statements and transactions on it. */
+  readonly sql: postgres.Sql;
+  /** Connections in the pool. */
+  readonly poolSize: number;
+  /** The schema versions this open applied (none when the database was up to date). */
+  readonly applied: readonly number[];
+  #closed: Promise<void> | undefined;
+
+  private constructor(sql: postgres.Sql, poolSize: number, applied: readonly number[]) {
+    this.sql = sql;
+    this.poolSize = poolSize;
+    this.applied = applied;
+  }
+
+  /** Connect to `url` and create or migrate the schema; the driver's error when it cannot. */
+  static async open(url: string, options: PostgresDatabaseOptions): Promise<PostgresDatabase> {
+    const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+    if (!Number.isInteger(poolSize) || poolSize < 1) throw new RangeError(`poolSize must be a whole number of at least 1, got ${poolSize}`);
+    const versions = await schemaVersions(options.schema);
+    const sql = postgres(url, {
+      max: poolSize,
+      onnotice: () => undefined,
+      transform: { undefined: null },
+      connection: { application_name: options.applicationName ?? APPLICATION_NAME },
+    });
+    try {
+      return new PostgresDatabase(sql, poolSize, await migrate(sql, versions));
+    } catch (error) {
+      await sql.end({ timeout: 1 });
+      throw error;
+    }
+  }
+
+  /** Whether close() was called. */
+  get closed(): boolean {
+    return this.#closed !== undefined;
+  }
+
+  /** End every connection (the LISTEN one too); later calls answer the first one's promise. */
+  close(): Promise<void> {
+    this.#closed ??= this.sql.end({ timeout: 5 });
+    return this.#closed;
+  }
+}
