@@ -16,6 +16,7 @@ import { ServerlessWorkerError } from '../job/errors.js';
 import { BUNDLED_UI_FOLDER } from '../harness/http/ui/static-files.js';
 import { reduceSourceMaps, writeModulePackageJson } from './bundle-output.js';
 import { commonJsDynamicImportPlugin } from './commonjs-dynamic-import.js';
+import { sqlMigrationsPlugin } from './sql-migrations-plugin.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
 
@@ -113,9 +114,10 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
       minify,
       splitting,
       chunkNames: 'chunks/[name]-[hash]',
+      // The PostgreSQL migrations as text inside the bundle (build/sql-migrations-plugin.ts).
       // A chunk of a CommonJS package would export only `default` (build/commonjs-dynamic-import.ts);
       // the one-file bundle inlines esbuild's interop, which gives every name already.
-      plugins: splitting ? [commonJsDynamicImportPlugin()] : [],
+      plugins: [sqlMigrationsPlugin(PACKAGE_SOURCE_ROOT), ...(splitting ? [commonJsDynamicImportPlugin()] : [])],
       // Error names (error_type in a job's error) and pino's serializers read
       // constructor and function names: keep them through minification.
       keepNames: true,

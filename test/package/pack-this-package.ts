@@ -11,7 +11,7 @@ import { execa } from 'execa';
 import { REPO_ROOT } from '../child-process.js';
 
 /** What `npm pack` reads: package.json's `files`, and the sources and configs its prepack compiles. */
-const PACKED_SOURCES = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'templates', 'ui'];
+const PACKED_SOURCES = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'scripts', 'src', 'templates', 'ui'];
 
 /** Pack into `destination` (made if missing) through a copy under `scratch`; answers the tarball's path and npm's output. */
 export async function packThisPackage(scratch: string, destination: string, env: NodeJS.ProcessEnv): Promise<{ tarball: string; output: string }> {

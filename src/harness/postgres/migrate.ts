@@ -28,7 +28,9 @@ export interface SchemaVersion {
 /** The versions the parts' files make up, in version order. */
 export async function schemaVersions(parts: readonly SchemaPart[]): Promise<SchemaVersion[]> {
   const byVersion = new Map<number, MigrationFile[]>();
-  for (const files of await Promise.all(parts.map((part) => part()))) {
+  for (const [index, files] of (await Promise.all(parts.map((part) => part()))).entries()) {
+    // A folder without its .sql files (a build that did not copy them) must not pass for an empty schema.
+    if (files.length === 0) throw new Error(`Part ${index + 1} of the harness schema has no migration files: this copy of serverless-worker lacks its .sql files`);
     for (const file of files) {
       const version = migrationVersion(file.name);
       byVersion.set(version, [...(byVersion.get(version) ?? []), file]);
