@@ -60,6 +60,7 @@ try {
   }
   await sql.end();
   await store.close();
+  await database.close();
 } finally {
   await server.stop();
 }
