@@ -8,9 +8,10 @@
  * bundle each of this package's `migrations/index` modules is replaced by one that holds
  * its folder's files as text, with the same export.
  */
-import { readFile, readdir } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
+import { readMigrationFolder } from '../harness/postgres/migration-files.js';
 
 /** The modules replaced: `…/migrations/index.ts` (a clone) or `.js` (installed). */
 const MIGRATIONS_INDEX = /[\\/]migrations[\\/]index\.(ts|js)$/;
@@ -24,12 +25,11 @@ export function sqlMigrationsPlugin(packageRoot: string): Plugin {
       build.onLoad({ filter: MIGRATIONS_INDEX }, async (args) => {
         if (!args.path.startsWith(root)) return undefined;
         const folder = dirname(args.path);
-        const names = (await readdir(folder)).filter((name) => name.endsWith('.sql')).sort();
-        const files = await Promise.all(names.map(async (name) => ({ name, sql: await readFile(join(folder, name), 'utf8') })));
+        const files = await readMigrationFolder(pathToFileURL(`${folder}${sep}`));
         return {
           contents: `export const readMigrationFiles = async () => ${JSON.stringify(files)};\n`,
           loader: 'js',
-          watchFiles: names.map((name) => join(folder, name)),
+          watchFiles: files.map((file) => join(folder, file.name)),
         };
       });
     },

@@ -233,6 +233,8 @@ describe('createHarnessServer({ store })', () => {
 
   it('refuses a store that is neither memory nor a PostgreSQL connection string, and a harness with a store', async () => {
     await expect(createHarnessServer({ store: 'mysql://db/x', port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringMatching(/"memory" or a PostgreSQL connection string/) });
+    // The pool size is checked before anything connects.
+    await expect(createHarnessServer({ store: 'postgres://127.0.0.1:1/x', storePoolSize: 0, port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringMatching(/pool size/) });
     const harness = new Harness();
     // @ts-expect-error the type refuses both too; JavaScript callers get the error
     await expect(createHarnessServer({ harness, store: 'memory', port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS' });
