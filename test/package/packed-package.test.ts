@@ -5,7 +5,8 @@
  * empty project (npm itself running on that Node, so that its engine checks are that
  * Node's) with no EBADENGINE warning; a worker file's dry run; `--serve-api` answering
  * /runsync; the installed `serverless-worker harness` and the worker joined to it as a
- * platform worker (its printed RUNPOD_* variables), a job through /runsync; and
+ * platform worker (its printed RUNPOD_* variables), a job through /runsync; the installed
+ * harness on a fresh PostgreSQL database (its migrations are .sql files under dist/); and
  * `serverless-worker build --splitting` of it, its bundle serving /runsync and /metrics.
  * Each step's time is printed.
  */
@@ -14,7 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
 import { jsonLines } from '../child-process.js';
+import { createTestDatabase } from '../postgres/test-database.js';
 import { waitFor, within } from '../transports/wait-for.js';
 import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
 import { packThisPackage } from './pack-this-package.js';
@@ -143,6 +146,22 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
     } finally {
       worker?.child.kill('SIGKILL');
       harness.child.kill('SIGKILL');
+    }
+  });
+
+  it('the installed harness creates its PostgreSQL tables from the .sql files the package ships', async () => {
+    const database = await createTestDatabase();
+    const harness = start(join(project, 'node_modules/.bin/serverless-worker'), ['harness', '--port', '0', '--store', database.url, '--pg-pool-size', '2'], project, env);
+    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    try {
+      await timed(`Node ${major}: harness on a fresh PostgreSQL database`, () => harness.find(/harness listening on (http:\/\/127\.0\.0\.1:\d+)/, 'the harness banner'));
+      const versions = await sql<{ version: number }[]>`SELECT version FROM sw_schema_version ORDER BY version`;
+      expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
+      expect(await stop(harness.child)).toBe(0);
+    } finally {
+      harness.child.kill('SIGKILL');
+      await sql.end();
+      await database.drop();
     }
   });
 
