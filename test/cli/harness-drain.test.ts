@@ -9,8 +9,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
-import { waitFor } from '../transports/wait-for.js';
+import { call, waitFor } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const WORKER = join(REPO_ROOT, 'test/platform/fixtures/platform-worker.ts');

@@ -10,7 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, harnessListening, ChildList } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
+import { call } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const children = new ChildList();

@@ -10,9 +10,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
+import { call, waitFor, within } from '../kit/index.js';
 import { printFigures } from '../reliability/support/figures.js';
-import { waitFor, within } from '../transports/wait-for.js';
 
 const WORKER = join(REPO_ROOT, 'test/local/fixtures/accidents-worker.ts');
 const GRACE_MS = 500;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
-import { call, errorCode } from '../harness/http/helpers.js';
+import { call, errorCode } from '../kit/index.js';
 
 const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
 const OPENAI = join(REPO_ROOT, 'examples/openai/worker.ts');

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { runJob, streamJob } from '../../src/testing/index.js';
 import { workerEnvFor } from '../../src/harness/http/worker-api/worker-env.js';
 import { ChildList, REPO_ROOT, jsonLines, runTs } from '../child-process.js';
-import { call, startTestServer, startTestWorker, type TestServer } from '../harness/http/helpers.js';
+import { startTestWorker } from '../harness/http/helpers.js';
+import { call, startTestServer, type TestServer } from '../kit/index.js';
 import { killAllWorkers, startWorkerProcess } from '../platform/worker-process.js';
 import { oddHandler, oddValues } from '../fixtures/workers/odd-values-handler.js';
 

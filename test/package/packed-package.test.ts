@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonLines } from '../child-process.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
 import { packThisPackage } from './pack-this-package.js';
 

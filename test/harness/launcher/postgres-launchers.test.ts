@@ -21,7 +21,7 @@ import { PostgresManagementStore } from '../../../src/harness/management/store/p
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { REPO_ROOT } from '../../platform/worker-process.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { waitFor } from '../../kit/index.js';
 import { FIXTURE_COMMAND, TEST_IMAGE } from './launcher-setup.js';
 
 interface Machine {

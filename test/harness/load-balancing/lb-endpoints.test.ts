@@ -13,9 +13,9 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
 import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
-import { FASTIFY_WORKER, freePort, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
+import { FASTIFY_WORKER, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
+import { freePort, waitFor, within } from '../../kit/index.js';
 import { killAllWorkers, type WorkerProcess } from '../../platform/worker-process.js';
-import { waitFor, within } from '../../transports/wait-for.js';
 
 const KEY = 'lb-test-key';
 const ENDPOINT = 'lb-ep';

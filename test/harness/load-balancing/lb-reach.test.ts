@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
 import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
 import { TargetPolicy, targetRefusal } from '../../../src/net/target-policy.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { waitFor } from '../../kit/index.js';
 
 const ENDPOINT = 'reach';
 let server: HarnessServer | undefined;

@@ -7,13 +7,13 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../../src/harness/index.js';
 import { createHarnessServer } from '../../../src/harness/http/index.js';
-import { call } from '../http/helpers.js';
+import { call, eventually } from '../../kit/index.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { sleep } from '../../../src/transports/platform/backoff.js';
-import { T0, describeJobStore, eventually, request } from './job-store-conformance.js';
+import { T0, describeJobStore, request } from './job-store-conformance.js';
 
 describeJobStore('postgres', async () => {
   const database = await createTestDatabase();
