@@ -1,8 +1,9 @@
 /**
  * @module test/kit
  * The tests' kit: bounded polling (poll.ts), loopback ports (ports.ts), a harness in
- * process or as a CLI child process (harness.ts), and HTTP calls with clear failures
- * (http.ts). Child processes themselves: test/child-process.ts.
+ * process or as a CLI child process (harness.ts), a worker's `--serve-api` child
+ * (serve-api.ts), and HTTP calls with clear failures (http.ts). Child processes
+ * themselves: test/child-process.ts.
  */
 export { eventually, waitFor, within } from './poll.js';
 export { closedPort, freePort } from './ports.js';
@@ -15,3 +16,4 @@ export {
   type HarnessProcessOptions,
   type TestServer,
 } from './harness.js';
+export { startServeApiProcess, type ServeApiProcess } from './serve-api.js';
