@@ -14,7 +14,7 @@ import { EXTRA_ENTRY_POINTS } from '../../src/build/extra-entry-points.js';
 import { parseJobRequest } from '../../src/job/index.js';
 import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 import { startWorkerApiServer } from '../harness/http/worker-api/worker-api-server.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 let out: string;

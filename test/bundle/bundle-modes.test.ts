@@ -23,9 +23,9 @@ import { parseJobRequest } from '../../src/job/index.js';
 import { isTerminal } from '../../src/job/states.js';
 import { REPO_ROOT, jsonLines } from '../child-process.js';
 import { startWorkerApiServer } from '../harness/http/worker-api/worker-api-server.js';
-import { freePort, statusOf } from '../load-balancing/lb-process.js';
+import { statusOf } from '../load-balancing/lb-process.js';
+import { freePort, waitFor, within } from '../kit/index.js';
 import { startReliabilityServer } from '../reliability/support/reliability-server.js';
-import { waitFor, within } from '../transports/wait-for.js';
 
 /** The workers bundled, by the name of their outdir. */
 const ENTRIES = {

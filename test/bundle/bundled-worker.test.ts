@@ -15,7 +15,7 @@ import { startWorkerApiServer, type RunningWorkerApi } from '../harness/http/wor
 import { FIXTURE, killAllWorkers, startWorkerProcess } from '../platform/worker-process.js';
 import { startReliabilityServer } from '../reliability/support/reliability-server.js';
 import { RELIABILITY_WORKER } from '../reliability/support/worker-process.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { bundleWorkers, REPO_ROOT, type BundledWorkers } from './bundle-workers.js';
 
 /** Test files run again against the bundles, one file at a time (they start worker processes and read their logs). */

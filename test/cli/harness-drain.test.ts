@@ -9,8 +9,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
-import { waitFor } from '../transports/wait-for.js';
+import { call, startHarnessProcess, waitFor, type HarnessProcess } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const WORKER = join(REPO_ROOT, 'test/platform/fixtures/platform-worker.ts');
@@ -19,22 +18,9 @@ const children = new ChildList();
 
 afterEach(() => children.killAll());
 
-async function startHarness(args: string[]): Promise<{ child: Child; url: string; env: Record<string, string>; stderr: () => string }> {
-  const child = runTs(CLI, ['harness', '--port', '0', '--endpoint', 'drain', ...args], { timeout: 120_000 });
-  children.push(child);
-  let banner = '';
-  let stderr = '';
-  child.stderr?.on('data', (data: Buffer) => (stderr += data.toString('utf8')));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      banner += data.toString('utf8');
-      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
-      if (match?.[1] && banner.includes('RUNPOD_ENDPOINT_ID')) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`harness exited early (${result.exitCode}): ${String(result.stderr)}`)));
-  });
-  const env = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1]!, match[2]!] as const));
-  return { child, url, env, stderr: () => stderr };
+async function startHarness(args: string[]): Promise<HarnessProcess & { env: Record<string, string> }> {
+  const harness = await startHarnessProcess(children, ['--endpoint', 'drain', ...args], { readyText: 'RUNPOD_ENDPOINT_ID', timeoutMs: 120_000 });
+  return { ...harness, env: harness.workerEnv };
 }
 
 function startWorker(env: Record<string, string>, workerId: string): Child {

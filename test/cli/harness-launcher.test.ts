@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, harnessListening, ChildList, type TsChild } from '../child-process.js';
 import { FIXTURE_COMMAND } from '../harness/launcher/launcher-setup.js';
-import { fetchOkJson } from '../harness/http/helpers.js';
-import { waitFor } from '../transports/wait-for.js';
+import { fetchOkJson, waitFor } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');

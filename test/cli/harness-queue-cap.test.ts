@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, harnessListening, ChildList } from '../child-process.js';
-import { call, errorCode } from '../harness/http/helpers.js';
+import { call, errorCode } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const children = new ChildList();

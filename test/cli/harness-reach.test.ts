@@ -6,25 +6,16 @@
  * SW_HARNESS_STORE) stops the start (SW_STORE_UNAVAILABLE) naming the store, never the
  * password.
  */
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, harnessListening, ChildList } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
+import { call, closedPort } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const children = new ChildList();
 const SECRET = 'cli-Secret-0815';
 
 afterEach(() => children.killAll());
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('serverless-worker harness: reach flags', () => {
   it('--help documents --webhook-allow and --lb-allow', async () => {

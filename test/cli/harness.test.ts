@@ -6,21 +6,15 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, harnessListening, ChildList, type TsChild } from '../child-process.js';
-import { call, errorCode } from '../harness/http/helpers.js';
+import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
+import { call, errorCode, startHarnessProcess } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
-type Child = TsChild;
 const children = new ChildList();
 
 afterEach(() => children.killAll());
 
-async function startHarness(args: string[], env: Record<string, string> = {}): Promise<{ child: Child; url: string; banner: string }> {
-  const child = runTs(CLI, ['harness', '--port', '0', ...args], { env });
-  children.push(child);
-  const { url, banner } = await harnessListening(child, 'auth:');
-  return { child, url, banner };
-}
+const startHarness = (args: string[], env: Record<string, string> = {}) => startHarnessProcess(children, args, { env, readyText: 'auth:' });
 
 describe('serverless-worker harness', () => {
   it('--help documents every flag', async () => {

@@ -6,15 +6,10 @@
  */
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { REPO_ROOT, harnessListening, jsonLines, runTs, type ChildList, type TsChild } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
-import { freePort } from '../reliability/support/harness-processes.js';
-import { waitFor } from '../transports/wait-for.js';
+import { REPO_ROOT, jsonLines, runTs, type ChildList, type TsChild } from '../child-process.js';
+import { call, freePort, startHarnessProcess, waitFor } from '../kit/index.js';
 import type { TestDockerEngine } from './engine/use-docker-engine.js';
 
-export { freePort };
-
-const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 
 /** The containers a test file started. */
 export class ContainerList {
@@ -103,10 +98,7 @@ export interface Harness {
 
 /** `serverless-worker harness` on 127.0.0.1, port 0, with these endpoints. */
 export async function startHarness(children: ChildList, endpoints: readonly string[]): Promise<Harness> {
-  const child = runTs(CLI, ['harness', '--port', '0', '--no-rate-limit', '--endpoint', ...endpoints], { timeout: 600_000 });
-  children.push(child);
-  const { url, banner } = await harnessListening(child, 'RUNPOD_WEBHOOK_PING');
-  const printed = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1] as string, match[2] as string] as const));
+  const { child, url, workerEnv: printed } = await startHarnessProcess(children, ['--no-rate-limit', '--endpoint', ...endpoints], { timeoutMs: 600_000 });
   return {
     child,
     url,

@@ -19,8 +19,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildList, REPO_ROOT } from '../child-process.js';
-import { call, submit } from '../harness/http/helpers.js';
-import { waitFor } from '../transports/wait-for.js';
+import { submit } from '../harness/http/helpers.js';
+import { call, freePort, waitFor } from '../kit/index.js';
 import {
   checkServeApi,
   ContainerList,
@@ -29,7 +29,6 @@ import {
   exitCodeOf,
   finalRecord,
   finalStatus,
-  freePort,
   runOnce,
   startHarness,
   untilAnswers,

@@ -14,8 +14,8 @@ import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
-import { checkServeApi, ContainerList, envArgs, finalRecord, freePort, runOnce, startHarness, untilAnswers, type Harness } from './containers.js';
+import { call, freePort } from '../kit/index.js';
+import { checkServeApi, ContainerList, envArgs, finalRecord, runOnce, startHarness, untilAnswers, type Harness } from './containers.js';
 import { packThisPackage } from '../package/pack-this-package.js';
 import { standInBase, useDockerEngine, type TestDockerEngine } from './engine/use-docker-engine.js';
 

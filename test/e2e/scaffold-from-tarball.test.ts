@@ -16,7 +16,7 @@ import { execa, type Options } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 import { ENTRY_POINTS, exportKeysScript } from '../exports/entry-points.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { packThisPackage } from '../package/pack-this-package.js';
 
 const scratch = await mkdtemp(join(tmpdir(), 'sw-scaffold-e2e-'));

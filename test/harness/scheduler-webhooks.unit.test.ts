@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/harness/index.js';
 import { WebhookSender, type WebhookOutcome } from '../../src/harness/http/webhooks/index.js';
-import { startReceiver, waitUntil, type WebhookReceiver } from './http/helpers.js';
+import { startReceiver, type WebhookReceiver } from './http/helpers.js';
+import { waitFor } from '../kit/index.js';
 
 const receivers: WebhookReceiver[] = [];
 afterEach(async () => {
@@ -23,7 +24,7 @@ describe('WebhookSender on a ManualClock', () => {
     sender.deliver(receiver.url, { id: 'j' }, { jobId: 'j', endpointId: 'ep' });
     for (let attempt = 1; attempt <= 2; attempt++) {
       // The failed attempt's answer arms the retry on the clock.
-      await waitUntil(() => receiver.received.length === attempt && clock.pendingTimers === 1, `attempt ${attempt} and its retry armed`);
+      await waitFor(() => receiver.received.length === attempt && clock.pendingTimers === 1, `attempt ${attempt} and its retry armed`);
       clock.advance(9_999);
       expect(receiver.received).toHaveLength(attempt);
       clock.advance(1);
@@ -43,7 +44,7 @@ describe('WebhookSender on a ManualClock', () => {
     const sender = new WebhookSender({ clock, onOutcome: (outcome) => outcomes.push(outcome) });
     sender.deliver(receiver.url, {}, { jobId: 'j', endpointId: 'ep' });
     for (let attempt = 1; attempt <= 2; attempt++) {
-      await waitUntil(() => receiver.received.length === attempt && clock.pendingTimers === 1, `attempt ${attempt} and its retry armed`);
+      await waitFor(() => receiver.received.length === attempt && clock.pendingTimers === 1, `attempt ${attempt} and its retry armed`);
       clock.advance(10_000);
     }
     await sender.whenIdle();

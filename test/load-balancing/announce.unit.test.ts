@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HarnessRegistration, type Announcement, type RegistrationSettings } from '../../src/load-balancing/announce.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 
 const FAST: RegistrationSettings = { retryMinMs: 10, retryMaxMs: 40, refreshMs: 50, attemptTimeoutMs: 5_000 };
 

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startLoadBalancingWorker, type InitContext } from '../../src/index.js';
-import { within } from '../transports/wait-for.js';
+import { within } from '../kit/index.js';
 
 const env = { PORT: '0', SERVERLESS_WORKER_HOST: '127.0.0.1', SERVERLESS_WORKER_EXPECT_GPU: 'none' };
 

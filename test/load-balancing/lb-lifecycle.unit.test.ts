@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { startLoadBalancingWorker, type InitContext } from '../../src/index.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { statusOf } from './lb-process.js';
 
 const env = { PORT: '0', SERVERLESS_WORKER_HOST: '127.0.0.1', SERVERLESS_WORKER_EXPECT_GPU: 'none' };

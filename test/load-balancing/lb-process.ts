@@ -1,28 +1,13 @@
 /**
  * @module test/load-balancing/lb-process
  * Load-balancing worker processes for the tests: the examples as real child processes
- * (through the platform tests' worker-process helper), a free loopback port picker,
- * and small HTTP helpers.
+ * (through the platform tests' worker-process helper) and small HTTP helpers.
  */
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { startWorkerProcess, type WorkerProcess } from '../platform/worker-process.js';
 
 export const NODE_HTTP_WORKER = fileURLToPath(new URL('../../examples/load-balancing/worker-node-http.ts', import.meta.url));
 export const FASTIFY_WORKER = fileURLToPath(new URL('../../examples/load-balancing/worker.ts', import.meta.url));
-
-/** A port free on 127.0.0.1 right now (the kernel picks it; it is released at once). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Start a load-balancing worker process (`fixture`, default the node:http example) with `env`. */
 export function startLbWorker(workerId: string, env: Record<string, string>, fixture = NODE_HTTP_WORKER): WorkerProcess {

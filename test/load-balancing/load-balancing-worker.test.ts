@@ -10,8 +10,8 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllWorkers, type WorkerProcess } from '../platform/worker-process.js';
-import { waitFor, within } from '../transports/wait-for.js';
-import { freePort, startLbWorker, statusOf } from './lb-process.js';
+import { freePort, waitFor, within } from '../kit/index.js';
+import { startLbWorker, statusOf } from './lb-process.js';
 
 const START_BOUND_MS = 30_000;
 const METRICS_ENV = { SERVERLESS_WORKER_METRICS_PORT: '0', SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1', LOG_LEVEL: 'info' };

@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runTs, type TsChild } from '../child-process.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 
 const LOCAL = fileURLToPath(new URL('../../examples/load-balancing/local.ts', import.meta.url));
 

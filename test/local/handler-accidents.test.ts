@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
 import { REPO_ROOT, jsonLines, runTs, ChildList } from '../child-process.js';
-import { freePort, startLbWorker } from '../load-balancing/lb-process.js';
+import { startLbWorker } from '../load-balancing/lb-process.js';
+import { freePort, waitFor, within } from '../kit/index.js';
 import { killAllWorkers, startWorkerProcess } from '../platform/worker-process.js';
 import { TestClient } from '../reliability/support/http.js';
 import { QueueCaller, errorOf } from '../reliability/support/queue.js';
 import { startReliabilityServer, type ReliabilityServer } from '../reliability/support/reliability-server.js';
-import { waitFor, within } from '../transports/wait-for.js';
 
 const WORKER = join(REPO_ROOT, 'test/local/fixtures/accidents-worker.ts');
 const LB_WORKER = join(REPO_ROOT, 'test/local/fixtures/accidents-lb-worker.ts');

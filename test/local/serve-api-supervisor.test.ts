@@ -9,10 +9,9 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
+import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
+import { call, startServeApiProcess, waitFor, within, type ServeApiProcess } from '../kit/index.js';
 import { printFigures } from '../reliability/support/figures.js';
-import { waitFor, within } from '../transports/wait-for.js';
 
 const WORKER = join(REPO_ROOT, 'test/local/fixtures/accidents-worker.ts');
 const GRACE_MS = 500;
@@ -20,21 +19,9 @@ const GRACE_MS = 500;
 const children = new ChildList();
 afterEach(() => children.killAll());
 
-async function startServeApi(env: Record<string, string> = {}): Promise<{ child: TsChild; url: string; output: () => string }> {
-  const child = runTs(WORKER, ['--serve-api', '--port', '0', '--no-rate-limit'], { env: { TIMEOUT_GRACE_MS: String(GRACE_MS), ...env }, timeout: 240_000 });
-  children.push(child);
-  let output = '';
-  child.stderr?.on('data', (data: Buffer) => (output += data.toString('utf8')));
-  const url = await new Promise<string>((resolve, reject) => {
-    let banner = '';
-    child.stdout?.on('data', (data: Buffer) => {
-      banner += data.toString('utf8');
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v2\/local/.exec(banner);
-      if (match?.[1]) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`--serve-api exited early (${String(result.exitCode)}): ${output}`)));
-  });
-  return { child, url, output: () => output };
+async function startServeApi(env: Record<string, string> = {}): Promise<ServeApiProcess & { output: () => string }> {
+  const started = await startServeApiProcess(children, WORKER, ['--serve-api', '--port', '0', '--no-rate-limit'], { env: { TIMEOUT_GRACE_MS: String(GRACE_MS), ...env }, timeoutMs: 240_000 });
+  return { ...started, output: started.stderr };
 }
 
 interface JobAnswer {

@@ -7,32 +7,18 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
-import { call, errorCode } from '../harness/http/helpers.js';
+import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
+import { call, errorCode, startServeApiProcess } from '../kit/index.js';
 
 const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
 const OPENAI = join(REPO_ROOT, 'examples/openai/worker.ts');
 
-type Child = TsChild;
 const children = new ChildList();
 
 afterEach(() => children.killAll());
 
 /** Start a worker with `args` and wait for the URL it prints (bounded: the child's own start-up). */
-async function startServeApi(file: string, args: string[], env: Record<string, string> = {}): Promise<{ child: Child; url: string; banner: string }> {
-  const child = runTs(file, args, { env });
-  children.push(child);
-  let banner = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      banner += data.toString('utf8');
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v2\/[\w-]+/.exec(banner);
-      if (match?.[1]) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`worker exited early (${result.exitCode}): ${String(result.stderr)}`)));
-  });
-  return { child, url, banner };
-}
+const startServeApi = (file: string, args: string[], env: Record<string, string> = {}) => startServeApiProcess(children, file, args, { env });
 
 describe('--serve-api (real child processes)', () => {
   it('serves the queue API with the worker in a child process, prints a curl example, and exits 0 on SIGTERM', async () => {

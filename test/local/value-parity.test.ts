@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { runJob, streamJob } from '../../src/testing/index.js';
 import { workerEnvFor } from '../../src/harness/http/worker-api/worker-env.js';
 import { ChildList, REPO_ROOT, jsonLines, runTs } from '../child-process.js';
-import { call, startTestServer, startTestWorker, type TestServer } from '../harness/http/helpers.js';
+import { startTestWorker } from '../harness/http/helpers.js';
+import { call, startServeApiProcess, startTestServer, type TestServer } from '../kit/index.js';
 import { killAllWorkers, startWorkerProcess } from '../platform/worker-process.js';
 import { oddHandler, oddValues } from '../fixtures/workers/odd-values-handler.js';
 
@@ -49,17 +50,7 @@ async function finished(url: string, id: string): Promise<StatusBody> {
 
 /** Start the fixture with --serve-api on port 0; answers its endpoint URL. */
 async function serveApi(): Promise<string> {
-  const child = runTs(FIXTURE, ['--serve-api', '--port', '0']);
-  children.push(child);
-  let banner = '';
-  return new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      banner += data.toString('utf8');
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/v2\/[\w-]+)/.exec(banner);
-      if (match?.[1]) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`worker exited early (${String(result.exitCode)}): ${String(result.stderr)}`)));
-  });
+  return (await startServeApiProcess(children, FIXTURE, ['--serve-api', '--port', '0'])).endpointUrl;
 }
 
 describe('one serialization path: the same bytes in every mode', () => {

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { jsonLines } from '../child-process.js';
 import { createTestDatabase } from '../postgres/test-database.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
 import { packThisPackage } from './pack-this-package.js';
 

@@ -16,7 +16,7 @@ import { joinChunks } from '../../src/worker/join-chunks.js';
 import { workerEnvFor } from '../../src/harness/http/worker-api/index.js';
 import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from '../harness/http/worker-api/worker-api-server.js';
 import { json, startScriptedServer, type ScriptedServer } from '../transports/platform/scripted-server.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { killAllWorkers, startWorkerProcess, type WorkerProcess } from './worker-process.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/exactly-once-worker.ts', import.meta.url));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiKeyHook } from '../../src/harness/http/api-key.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../harness/http/worker-api/worker-api-server.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { REPO_ROOT, killAllWorkers, startWorkerProcess } from './worker-process.js';
 
 const FIXTURE = join(REPO_ROOT, 'test/fixtures/workers/quick-backoff-platform.ts');

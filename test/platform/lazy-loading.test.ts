@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseJobRequest } from '../../src/job/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../harness/http/worker-api/worker-api-server.js';
-import { within } from '../transports/wait-for.js';
+import { within } from '../kit/index.js';
 import { killAllWorkers, startWorkerProcess } from './worker-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-lazy-'));

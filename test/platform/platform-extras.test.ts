@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseJobRequest } from '../../src/job/index.js';
 import { autoGpuExpectation, resolveOptions, resolvePlatformExtras } from '../../src/worker/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../harness/http/worker-api/worker-api-server.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { REPO_ROOT, killAllWorkers, startWorkerProcess } from './worker-process.js';
 
 const ENDPOINT = 'extras';

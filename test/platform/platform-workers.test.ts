@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseJobRequest, type JobRequestInput } from '../../src/job/index.js';
 import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from '../harness/http/worker-api/worker-api-server.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { killAllWorkers, startWorkerProcess, type WorkerProcess } from './worker-process.js';
 
 const ENDPOINT = 'procs';

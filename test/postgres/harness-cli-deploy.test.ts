@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Endpoint, Template } from '../../src/harness/management/index.js';
 import { ChildList } from '../child-process.js';
 import { okJson, runCli } from '../cli/run-cli.js';
-import { call } from '../harness/http/helpers.js';
+import { call } from '../kit/index.js';
 import { startHarness } from '../reliability/support/harness-processes.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 

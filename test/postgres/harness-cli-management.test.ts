@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChildList } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
+import { call } from '../kit/index.js';
 import { startHarness } from '../reliability/support/harness-processes.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 

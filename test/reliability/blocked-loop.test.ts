@@ -13,8 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { JobView } from '../../src/job/index.js';
 import { jsonLines, runTs, ChildList } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
-import { within } from '../transports/wait-for.js';
+import { call, startServeApiProcess, within } from '../kit/index.js';
 import { printFigures } from './support/figures.js';
 import { TestClient } from './support/http.js';
 import { QueueCaller, errorOf } from './support/queue.js';
@@ -196,17 +195,7 @@ describe('a handler that blocks the event loop', () => {
   });
 
   it('under --serve-api: the worker child is timed out by its watchdog (TIMED_OUT), replaced, and the next /runsync completes', { timeout: 120_000 }, async () => {
-    const child = runTs(RELIABILITY_WORKER, ['--serve-api', '--port', '0'], { env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS) } });
-    children.push(child);
-    let banner = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (data: Buffer) => {
-        banner += data.toString('utf8');
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/v2\/[\w-]+/.exec(banner);
-        if (match?.[1]) resolve(match[1]);
-      });
-      void child.then((result) => reject(new Error(`worker exited early (${result.exitCode}): ${String(result.stderr)}`)));
-    });
+    const { child, url } = await startServeApiProcess(children, RELIABILITY_WORKER, ['--serve-api', '--port', '0'], { env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS) } });
     const startedAt = Date.now();
     // The harness is in the parent process now: /runsync is answered although the worker's loop is blocked.
     const blocked = await call('POST', `${url}/v2/local/runsync?wait=60000`, { body: { input: { mode: 'busy', ms: 30_000 }, policy: { executionTimeout: TIMEOUT_MS } } });

@@ -13,7 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
 import { parseJobRequest, type StreamChunk } from '../../src/job/index.js';
 import { joinChunks } from '../../src/worker/join-chunks.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { printFigures, since } from './support/figures.js';
 import { seededRandom } from './support/random.js';
 import { startReliabilityServer, type ReliabilityServer } from './support/reliability-server.js';

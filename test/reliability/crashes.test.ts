@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { StreamChunk } from '../../src/job/index.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { printFigures, since } from './support/figures.js';
 import { TestClient } from './support/http.js';
 import { QueueCaller, errorOf } from './support/queue.js';

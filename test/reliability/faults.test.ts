@@ -15,6 +15,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTerminal, type Job, type JobStatus, type StreamChunk } from '../../src/job/index.js';
+import { waitFor } from '../kit/index.js';
 import { startFaultProxy, WORKER_ROUTES, type FaultProxy } from './support/fault-proxy.js';
 import { printFigures, since } from './support/figures.js';
 import { TestClient, mapLimit } from './support/http.js';
@@ -207,7 +208,7 @@ describe('faults between workers and the harness', () => {
     const worker = startInProcessWorker({ env: server.envFor(ENDPOINT, PING_MS, proxy.origin), workerId: 'lost-answer-worker', handler });
     cleanups.push(() => worker.stop());
     const id = (await endpoint.submit({ input: { n: 7 } })).id;
-    const handedOutAt = await waitForValue(async () => (await endpoint.find(id))?.startedAt, 'the job to be handed out', 20_000);
+    const handedOutAt = await waitFor(async () => (await endpoint.find(id))?.startedAt, 'the job to be handed out', 20_000);
     proxy.setRates({});
     const view = await endpoint.waitForEnd(id, 30_000);
     const lost = server.seen.lost.find((event) => event.requeued.includes(id));
@@ -243,7 +244,7 @@ describe('faults between workers and the harness', () => {
     });
     const id = (await endpoint.submit({ input: {} })).id;
     // The worker runs it and its first chunk post is under way.
-    await waitForValue(() => (worker.runtime.running === 1 && proxy.stats.calls['job-stream'] > 0 ? true : undefined), 'the job to stream', 20_000);
+    await waitFor(() => (worker.runtime.running === 1 && proxy.stats.calls['job-stream'] > 0 ? true : undefined), 'the job to stream', 20_000);
     const stoppedAt = performance.now();
     const exit = await worker.stop();
     const stopMs = since(stoppedAt);
@@ -257,13 +258,3 @@ describe('faults between workers and the harness', () => {
     printFigures('stop-with-slow-chunks', { chunkAnswerDelayMs: 1_500, chunks: 3, stopMs, giveUps: worker.metrics.resultPostGiveUpsTotal.value });
   });
 });
-
-async function waitForValue<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

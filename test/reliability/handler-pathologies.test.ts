@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { JobStatus, JobView } from '../../src/job/index.js';
 import { MAX_CHUNK_BYTES } from '../../src/job/index.js';
 import { joinChunks } from '../../src/worker/index.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { printFigures, since } from './support/figures.js';
 import { TestClient } from './support/http.js';
 import { fiveMegabytes } from './support/payloads.js';

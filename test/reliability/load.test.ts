@@ -22,7 +22,7 @@ import { Harness, ManualClock } from '../../src/harness/index.js';
 import { RETENTION_MS, type JobView } from '../../src/job/index.js';
 import { startLocalWorker } from '../../src/local/local-worker.js';
 import { resolveOptions } from '../../src/worker/index.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { printFigures, since } from './support/figures.js';
 import { TestClient, mapLimit, type JsonAnswer } from './support/http.js';
 import { startReliabilityServer } from './support/reliability-server.js';

@@ -17,7 +17,7 @@ import { checkBindAddress, createHarnessServer } from '../../src/harness/http/in
 import { isServerlessWorkerError } from '../../src/job/index.js';
 import { REPO_ROOT, runTs } from '../child-process.js';
 import { captureLogs } from '../transports/platform/log-capture.js';
-import { waitFor, within } from '../transports/wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 import { startFaultProxy } from './support/fault-proxy.js';
 import { printFigures } from './support/figures.js';
 import { TestClient } from './support/http.js';

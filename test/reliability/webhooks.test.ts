@@ -12,7 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { resolveOptions } from '../../src/worker/index.js';
 import { captureLogs } from '../transports/platform/log-capture.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { printFigures, since } from './support/figures.js';
 import { TestClient, mapLimit } from './support/http.js';
 import { QueueCaller } from './support/queue.js';

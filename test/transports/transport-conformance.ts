@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EndpointJobs, Harness, ManualClock } from '../../src/harness/index.js';
 import { parseJobRequest, type Job, type JobErrorPayload, type JobRequestInput, type StopReason } from '../../src/job/index.js';
 import type { Transport } from '../../src/transports/index.js';
-import { waitFor, within } from './wait-for.js';
+import { waitFor, within } from '../kit/index.js';
 
 export interface TransportUnderTest {
   readonly transport: Transport;

@@ -16,7 +16,7 @@ import { bundleWorker, describeOutput } from '../../src/build/bundle.js';
 import { DOCS_ASSETS } from '../../src/harness/http/openapi/docs-assets.js';
 import { BUNDLED_UI_FOLDER, VENDOR_FILES } from '../../src/harness/http/ui/static-files.js';
 import { REPO_ROOT } from '../child-process.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 
 let out: string;
 

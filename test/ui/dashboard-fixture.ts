@@ -12,15 +12,15 @@ import { Writable } from 'node:stream';
 import { chromium, type Browser } from 'playwright-core';
 import pino from 'pino';
 import { Harness } from '../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../src/harness/http/index.js';
+import type { HarnessServer } from '../../src/harness/http/index.js';
 import type { EndpointInputSpec } from '../../src/harness/http/openapi/index.js';
 import { JobLogBuffer, tapJobLogs, type DashboardGpuSource } from '../../src/harness/http/ui/index.js';
 import { Launcher } from '../../src/harness/launcher/index.js';
 import { InMemoryManagementStore } from '../../src/harness/management/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
-import { createMetrics } from '../../src/metrics/index.js';
 import { resolveOptions, type Handler } from '../../src/worker/index.js';
 import { FIXTURE, REPO_ROOT } from '../platform/worker-process.js';
+import { startHarnessServer } from '../kit/index.js';
 import { findChromium } from '../setup/chromium.js';
 
 export const API_KEY = 'dashboard-test-key';
@@ -140,13 +140,9 @@ export async function startDashboardFixture(
   const harness = new Harness();
   const store = new InMemoryManagementStore();
   const testInput = options.testInput === undefined ? { input: { mode: 'echo', prompt: 'hello' } } : options.testInput;
-  const server = await createHarnessServer({
+  const server = await startHarnessServer({
     harness,
-    host: '127.0.0.1',
-    port: 0,
     apiKey: API_KEY,
-    rateLimits: false,
-    metrics: createMetrics({ defaultMetrics: false }),
     dashboard: { ...(testInput === null ? {} : { testInput }), ...(options.gpu ? { gpu: options.gpu } : {}), jobLogs },
     management: { store },
     ...(options.endpointInputs ? { endpointInputs: options.endpointInputs } : {}),

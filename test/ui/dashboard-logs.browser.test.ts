@@ -8,6 +8,7 @@
  * they come.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchOkJson } from '../kit/index.js';
 import { API_KEY, ENDPOINT, IMPORT_ERROR_IMAGE, IMPORT_ERROR_LINE, WORKER_IMAGE, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
 import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
 
@@ -26,11 +27,8 @@ afterAll(async () => {
 
 const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${fixture.server.url}${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
+function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return fetchOkJson<T>(`${fixture.server.url}${path}`, method, body, auth);
 }
 
 async function endpointOn(image: string, name: string): Promise<string> {

@@ -7,6 +7,7 @@
  * them; a finished job keeps the worker that ran it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchOkJson } from '../kit/index.js';
 import { API_KEY, CRASH_IMAGE, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
 import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
 
@@ -24,11 +25,8 @@ afterAll(async () => {
 
 const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
 
-async function v1<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${fixture.server.url}/v1${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} /v1${path}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
+function v1<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return fetchOkJson<T>(`${fixture.server.url}/v1${path}`, method, body, auth);
 }
 
 describe('names, health and counts on the dashboard', () => {

@@ -23,6 +23,7 @@ import * as z from 'zod';
 import { createGpuSampler } from '../../src/gpu/index.js';
 import { toDocumentSchema } from '../../src/harness/http/openapi/index.js';
 import { validateInput } from '../../src/worker/input-check.js';
+import { fetchOkJson } from '../kit/index.js';
 import { API_KEY, CRASH_IMAGE, ENDPOINT, launchChromium, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
@@ -317,12 +318,7 @@ describe('dashboard in Chromium', () => {
 
   it("shows the launcher's scale events of a crashing worker command: starts, crashes with their backoff, a chart of launched workers", async () => {
     const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-    const v1 = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-      const response = await fetch(`${fixture.server.url}/v1${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-      const text = await response.text();
-      if (!response.ok) throw new Error(`${method} /v1${path}: ${response.status} ${text}`);
-      return (text ? JSON.parse(text) : undefined) as T;
-    };
+    const v1 = <T>(method: string, path: string, body?: unknown): Promise<T> => fetchOkJson<T>(`${fixture.server.url}/v1${path}`, method, body, auth);
     const template = await v1<{ id: string }>('POST', '/templates', { name: 'dashboard-crash', imageName: CRASH_IMAGE, isServerless: true, category: 'CPU' });
     const endpoint = await v1<{ id: string }>('POST', '/endpoints', { templateId: template.id, workersMin: 1, workersMax: 1 });
     try {

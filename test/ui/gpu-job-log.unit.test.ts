@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGpuSampler, type GpuReader, type GpuReadResult, type GpuSampler } from '../../src/gpu/index.js';
 import type { JobGpuView } from '../../src/harness/http/ui/index.js';
-import { call, startTestServer, type TestServer } from '../harness/http/helpers.js';
+import { call, startTestServer, type TestServer } from '../kit/index.js';
 
 const GIB = 2 ** 30;
 let server: TestServer | undefined;

@@ -14,6 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { fetchOkJson } from '../kit/index.js';
 import { API_KEY, ENDPOINT, IMPORT_ERROR_IMAGE, launchChromium, startDashboardFixture } from './dashboard-fixture.js';
 
 const OUT = join(process.cwd(), 'docs');
@@ -29,12 +30,7 @@ const lbWorker = createServer((request, response) => {
 await new Promise<void>((resolve) => lbWorker.listen(0, '127.0.0.1', resolve));
 try {
   const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-  const v1 = async (method: string, path: string, body?: unknown): Promise<{ id: string }> => {
-    const response = await fetch(`${fixture.server.url}/v1${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    if (!response.ok) throw new Error(`${method} /v1${path}: ${response.status} ${await response.text()}`);
-    const text = await response.text();
-    return (text ? JSON.parse(text) : { id: '' }) as { id: string };
-  };
+  const v1 = (method: string, path: string, body?: unknown): Promise<{ id: string }> => fetchOkJson(`${fixture.server.url}/v1${path}`, method, body, auth);
   const lbUrl = `http://127.0.0.1:${(lbWorker.address() as AddressInfo).port}`;
   for (const [workerId, url] of [['lb-worker-1', lbUrl], ['lb-worker-2', 'http://127.0.0.1:9']] as const) {
     const registered = await fetch(`${fixture.server.url}/v2/chat/load-balancing/workers`, { method: 'POST', headers: auth, body: JSON.stringify({ url, workerId, concurrency: 8 }) });

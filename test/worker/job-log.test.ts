@@ -9,7 +9,7 @@ import { parseJobRequest } from '../../src/job/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { JobLogSummary, resolveOptions, type Handler, type RunOutcome } from '../../src/worker/index.js';
 import { captureLogs } from '../transports/platform/log-capture.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 
 let local: LocalWorker | undefined;
 

@@ -6,7 +6,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
-import { call, errorCode, startTestServer, waitUntil } from './helpers.js';
+import { call, errorCode, startTestServer, waitFor } from '../../kit/index.js';
 
 describe('close()', () => {
   it('answers waiting requests and stops listening', async () => {
@@ -14,7 +14,7 @@ describe('close()', () => {
     const endpoint = running.harness.endpoint('ep');
     const runsync = call('POST', `${running.endpointUrl()}/runsync?wait=300000`, { body: { input: {} } });
     const openai = call('POST', `${running.endpointUrl()}/openai/v1/chat/completions`, { body: { stream: true } });
-    await waitUntil(async () => (await endpoint.jobs()).length === 2, 'both requests to wait');
+    await waitFor(async () => (await endpoint.jobs()).length === 2, 'both requests to wait');
     await running.server.close();
     const [sync, ai] = await Promise.all([runsync, openai]);
     expect(sync.status).toBe(200);

@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../../src/job/index.js';
-import { startTestServer, type TestServer } from './helpers.js';
+import { startTestServer, type TestServer } from '../../kit/index.js';
 
 /** Posts per client, route and case: 50, as the issue asks. */
 const POSTS = 50;

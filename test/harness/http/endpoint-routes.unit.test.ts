@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
 import type { RequestsListing } from '../../../src/harness/http/index.js';
-import { call, errorCode, startTestServer, startTestWorker, type TestServer, submit } from './helpers.js';
+import { startTestWorker, submit } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
-import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;

@@ -12,7 +12,8 @@ import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../../../src/job/index.js';
 import { RAW_INPUT_MIN_CHARS } from '../../../src/harness/http/json-body.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
-import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 
 /** `depth` nested arrays around 0, as JSON text. */
 const deepText = (depth: number): string => `${'['.repeat(depth)}0${']'.repeat(depth)}`;

@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
-import { call, errorCode, startTestServer, startTestWorker, waitUntil, type TestServer, submit } from './helpers.js';
+import { startTestWorker, submit } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;
@@ -81,7 +82,7 @@ describe('GET /status-sync/{id}', () => {
     }).stop;
     const id = await submit(running.endpointUrl());
     const pending = call('GET', `${running.endpointUrl()}/status-sync/${id}?wait=60000`);
-    await waitUntil(async () => (await running!.harness.endpoint('ep').find(id))?.status === 'IN_PROGRESS', 'the job to start');
+    await waitFor(async () => (await running!.harness.endpoint('ep').find(id))?.status === 'IN_PROGRESS', 'the job to start');
     release();
     expect((await pending).json).toMatchObject({ id, status: 'COMPLETED', output: 'done' });
   });
@@ -93,7 +94,7 @@ describe('GET /status-sync/{id}', () => {
     const endpoint = running.harness.endpoint('ep');
     const pending = call('GET', `${running.endpointUrl()}/status-sync/${id}?wait=1000`);
     // The wait timer is armed once the request reached the store.
-    await waitUntil(() => clock.pendingTimers >= 2, 'the wait to start');
+    await waitFor(() => clock.pendingTimers >= 2, 'the wait to start');
     clock.advance(1000);
     expect((await pending).json).toEqual({ id, status: (await endpoint.status(id)).status });
   });
@@ -167,9 +168,9 @@ describe('POST /cancel/{id}', () => {
       return 'stopped';
     }).stop;
     const id = await submit(running.endpointUrl());
-    await waitUntil(async () => (await running!.harness.endpoint('ep').find(id))?.status === 'IN_PROGRESS', 'the job to start');
+    await waitFor(async () => (await running!.harness.endpoint('ep').find(id))?.status === 'IN_PROGRESS', 'the job to start');
     expect((await call('POST', `${running.endpointUrl()}/cancel/${id}`, { body: {} })).json).toEqual({ id, status: 'CANCELLED' });
-    await waitUntil(() => aborted, 'the handler to see its abort');
+    await waitFor(() => aborted, 'the handler to see its abort');
   });
 
   it('409 SW_CANCEL_NOT_ALLOWED for a job that already ended; 404 for an unknown one', async () => {

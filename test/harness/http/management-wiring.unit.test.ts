@@ -4,7 +4,8 @@
  * and stops when it is deleted; the in-process worker shows up in /v1/pods.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;

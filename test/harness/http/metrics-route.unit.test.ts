@@ -3,7 +3,8 @@
  * status as they end.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, startTestServer, startTestWorker, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { call, startTestServer, type TestServer } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;

@@ -8,7 +8,8 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAiJobInput, openAiHandler } from '../../../examples/openai/handler.js';
 import { ManualClock } from '../../../src/harness/index.js';
-import { call, errorCode, startTestServer, startTestWorker, waitUntil, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;
@@ -118,7 +119,7 @@ describe('the OpenAI adapter', () => {
     const endpoint = running.harness.endpoint('ep');
     const url = `${running.endpointUrl()}/openai/v1/chat/completions`;
     const failing = call('POST', url, { body: {} });
-    await waitUntil(async () => (await endpoint.jobs()).length === 1, 'the job');
+    await waitFor(async () => (await endpoint.jobs()).length === 1, 'the job');
     const [failed] = await endpoint.tryTake('w', 1);
     await endpoint.complete(failed!.id, 'w', {
       kind: 'error',
@@ -137,7 +138,7 @@ describe('the OpenAI adapter', () => {
     });
 
     const timing = call('POST', url, { body: { stream: true } });
-    await waitUntil(async () => (await endpoint.jobs()).length === 2, 'the second job');
+    await waitFor(async () => (await endpoint.jobs()).length === 2, 'the second job');
     const [slow] = await endpoint.tryTake('w', 1);
     expect(slow).toBeDefined();
     clock.advance(600_000);
@@ -151,7 +152,7 @@ describe('the OpenAI adapter', () => {
     running = await startTestServer({ openaiTimeoutMs: 5_000 }, { clock });
     const endpoint = running.harness.endpoint('ep');
     const pending = call('POST', `${running.endpointUrl()}/openai/v1/chat/completions`, { body: {} });
-    await waitUntil(async () => (await endpoint.jobs()).length === 1, 'the job');
+    await waitFor(async () => (await endpoint.jobs()).length === 1, 'the job');
     clock.advance(5_000);
     const answer = await pending;
     expect(answer.status).toBe(504);
@@ -215,7 +216,7 @@ describe('the OpenAI adapter', () => {
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value)).toContain('"n":1');
     controller.abort();
-    await waitUntil(() => aborted, 'the handler to be stopped');
+    await waitFor(() => aborted, 'the handler to be stopped');
     expect((await running.harness.endpoint('ep').jobs())[0]!.status).toBe('CANCELLED');
   });
 

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { toDocumentSchema } from '../../../src/harness/http/openapi/index.js';
 import { validateInput } from '../../../src/worker/index.js';
-import { call, errorCode, startTestServer, startTestWorker, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 
 const Input = z.object({ message: z.string().min(1), shout: z.boolean().default(false) });
 const BAD = { input: { message: '' } };

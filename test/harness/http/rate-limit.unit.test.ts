@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
 import { DEFAULT_RATE_LIMITS, RateLimiter, effectiveLimit, resolveServerOptions } from '../../../src/harness/http/index.js';
-import { call, errorCode, startTestServer, waitUntil, type TestServer } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 describe('RateLimiter', () => {
   it('accepts up to the limit per window, then refuses with the time until the oldest request leaves it', async () => {
@@ -123,7 +123,7 @@ describe('429 over HTTP', () => {
     running = await startTestServer({ rateLimits: { windowMs: HOUR, limits: { runsync: { concurrent: 1 } } } }, { clock });
     const url = `${running.endpointUrl()}/runsync?wait=1000`;
     const first = call('POST', url, { body: { input: {} } });
-    await waitUntil(async () => (await running!.harness.endpoint('ep').jobs()).length === 1, 'the first runsync to wait');
+    await waitFor(async () => (await running!.harness.endpoint('ep').jobs()).length === 1, 'the first runsync to wait');
     const second = await call('POST', url, { body: { input: {} } });
     expect(second.status).toBe(429);
     expect((second.json as { error: { details: { reason: string } } }).error.details.reason).toBe('concurrency');
@@ -131,7 +131,7 @@ describe('429 over HTTP', () => {
     clock.advance(1000);
     expect((await first).status).toBe(200);
     const third = call('POST', url, { body: { input: {} } });
-    await waitUntil(async () => (await running!.harness.endpoint('ep').jobs()).length === 2, 'the third runsync to wait');
+    await waitFor(async () => (await running!.harness.endpoint('ep').jobs()).length === 2, 'the third runsync to wait');
     clock.advance(1000);
     expect((await third).status).toBe(200);
   });

@@ -6,7 +6,8 @@
 import runpodSdk from 'runpod-sdk';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
-import { startTestServer, startTestWorker, waitUntil, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 const KEY = 'sdk-test-key';
 let running: TestServer | undefined;
@@ -39,7 +40,7 @@ describe('runpod-sdk against the harness', () => {
     const submitted = (await endpoint.run({ input: { n: 21 } })) as { id: string; status: string };
     expect(submitted.status).toBe('IN_QUEUE');
     let status: { status: string; output?: unknown; completed?: boolean; succeeded?: boolean } = { status: '' };
-    await waitUntil(async () => {
+    await waitFor(async () => {
       status = (await endpoint.status(submitted.id)) as typeof status;
       return status.completed === true;
     }, 'the job to complete');
@@ -58,11 +59,11 @@ describe('runpod-sdk against the harness', () => {
     running = await startTestServer({ apiKey: KEY }, { clock });
     const jobs = running.harness.endpoint('ep');
     const pending = sdkEndpoint(running).runSync({ input: {} }, 60_000);
-    await waitUntil(async () => (await jobs.jobs()).length === 1, 'the runsync to arrive');
+    await waitFor(async () => (await jobs.jobs()).length === 1, 'the runsync to arrive');
     const armedTimers = clock.pendingTimers;
     clock.advance(60_000);
     // The client now waits in /status-sync: finish the job as a worker would.
-    await waitUntil(() => clock.pendingTimers >= armedTimers, 'the status-sync to wait');
+    await waitFor(() => clock.pendingTimers >= armedTimers, 'the status-sync to wait');
     const [job] = await jobs.tryTake('worker-1', 1);
     await jobs.complete(job!.id, 'worker-1', { kind: 'output', output: 'late' });
     expect(await pending).toMatchObject({ id: job!.id, status: 'COMPLETED', output: 'late', completed: true });

@@ -3,7 +3,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
-import { call, startTestServer, startTestWorker, waitUntil, type TestServer } from './helpers.js';
+import { startTestWorker } from './helpers.js';
+import { call, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;
@@ -31,7 +32,7 @@ describe('POST /run', () => {
     stopWorker = startTestWorker(running.harness, async (job: { input: unknown }) => ({ echo: job.input })).stop;
     const { id } = (await call('POST', `${running.endpointUrl()}/run`, { body: { input: { n: 1 } } })).json as { id: string };
     let view: Record<string, unknown> = {};
-    await waitUntil(async () => {
+    await waitFor(async () => {
       view = (await call('GET', `${running!.endpointUrl()}/status/${id}`)).json as Record<string, unknown>;
       return view.status === 'COMPLETED';
     }, 'the job to complete');
@@ -77,7 +78,7 @@ describe('POST /runsync', () => {
     running = await startTestServer({}, { clock });
     const pending = call('POST', `${running.endpointUrl()}/runsync?wait=1000`, { body: { input: {} } });
     const endpoint = running.harness.endpoint('ep');
-    await waitUntil(async () => (await endpoint.jobs()).length === 1, 'the job to be submitted');
+    await waitFor(async () => (await endpoint.jobs()).length === 1, 'the job to be submitted');
     clock.advance(1000);
     const answer = await pending;
     expect(answer.status).toBe(200);

@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createGpuSampler, type GpuReadResult } from '../../../src/gpu/index.js';
 import { Harness } from '../../../src/harness/index.js';
 import { DashboardSettingsSchema, LiveHub, WebhookLog } from '../../../src/harness/http/ui/index.js';
-import { call, errorCode, startReceiver, startTestServer, startTestWorker, waitUntil, type TestServer } from './helpers.js';
+import { startReceiver, startTestWorker } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 const KEY = 'ui-key';
 const auth = { authorization: `Bearer ${KEY}` };
@@ -90,7 +91,7 @@ describe('dashboard routes', () => {
       const submitted = await call('POST', `${server.endpointUrl()}/run`, { body: { input: {}, webhook: `${receiver.url}?token=secret` } });
       const { id } = submitted.json as { id: string };
       const detail = async () => (await call('GET', `${server!.url}/ui/api/endpoints/ep/jobs/${id}`)).json as { webhook: boolean; webhookDeliveries: unknown[] };
-      await waitUntil(async () => (await detail()).webhookDeliveries.length > 0, 'the delivery to end', 1_000, 20);
+      await waitFor(async () => (await detail()).webhookDeliveries.length > 0, 'the delivery to end', 20_000, 20);
       const job = await detail();
       expect(job.webhook).toBe(true);
       expect(job.webhookDeliveries).toEqual([
@@ -194,7 +195,7 @@ describe('dashboard routes', () => {
     await endpoint.pushChunk(job.id, 'w1', { output: 'a' });
     const url = `${server.url}/ui/api/events?endpoint=ep&job=${job.id}`;
     const pushing = (async () => {
-      await waitUntil(async () => (await server!.harness.endpoint('ep').find(job.id)) !== undefined, 'job');
+      await waitFor(async () => (await server!.harness.endpoint('ep').find(job.id)) !== undefined, 'job');
       await new Promise((resolve) => setTimeout(resolve, 300));
       for (const token of ['b', 'c', 'd']) await endpoint.pushChunk(job.id, 'w1', { output: token });
       await endpoint.complete(job.id, 'w1', { kind: 'output', output: 'abcd' });
@@ -253,7 +254,7 @@ describe('dashboard routes', () => {
     const tick = frames.findLast((x) => x.event === 'tick')!.data as { gpu: { available: boolean; gpus: unknown[] }; point: { gpus: unknown[] } };
     expect(tick.gpu).toMatchObject({ available: true, gpus: [{ name: 'Test Card', utilizationPercent: 42 }] });
     expect(tick.point.gpus).toEqual([{ index: 0, name: 'Test Card', utilizationPercent: 42, memoryUsedBytes: 2 ** 30, memoryTotalBytes: 2 ** 34 }]);
-    await waitUntil(() => gpu.state === 'idle', 'the sampler to stop once the page left');
+    await waitFor(() => gpu.state === 'idle', 'the sampler to stop once the page left');
     const after = reads;
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(reads).toBe(after);
@@ -275,13 +276,13 @@ describe('dashboard routes', () => {
       expect(hub.active).toBe(false);
       const ticks = readEvents(`${base}/`, (f) => f.filter((x) => x.event === 'tick').length >= 2, {});
       const watching = readEvents(`${base}/job`, (f) => f.filter((x) => x.event === 'tick').length >= 2, {});
-      await waitUntil(() => hub.clientCount === 2, 'two pages');
+      await waitFor(() => hub.clientCount === 2, 'two pages');
       expect(hub.active).toBe(true);
       expect(hub.watchedJobs).toBe(1);
       const [plain, watched] = await Promise.all([ticks, watching]);
       expect(plain.map((f) => f.event).slice(0, 2)).toEqual(['hello', 'tick']);
       expect(watched.map((f) => f.event)).toContain('job');
-      await waitUntil(() => hub.clientCount === 0, 'pages gone');
+      await waitFor(() => hub.clientCount === 0, 'pages gone');
       expect(hub.active).toBe(false);
       expect(hub.watchedJobs).toBe(0);
     } finally {

@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, errorCode, startTestServer, type TestServer } from './helpers.js';
+import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 

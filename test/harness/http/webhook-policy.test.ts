@@ -11,7 +11,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TargetPolicy, parseAllowList } from '../../../src/net/target-policy.js';
 import { WebhookSender, type WebhookOutcome } from '../../../src/harness/http/index.js';
-import { call, startReceiver, startTestServer, startTestWorker, waitUntil, type TestServer, type WebhookReceiver } from './helpers.js';
+import { startReceiver, startTestWorker, type WebhookReceiver } from './helpers.js';
+import { call, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;
@@ -55,7 +56,7 @@ describe('webhook target policy on the harness server', () => {
       expect(answer.json).toMatchObject({ status: 'COMPLETED' });
       ids.push((answer.json as { id: string }).id);
     }
-    await waitUntil(async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === 'serverless_worker_webhook_give_ups_total 3', 'three refused deliveries');
+    await waitFor(async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === 'serverless_worker_webhook_give_ups_total 3', 'three refused deliveries');
     expect(((await call('GET', `${server.endpointUrl('victim')}/health`)).json as { jobs: { inQueue: number } }).jobs.inQueue).toBe(3);
     const refusals = logged.filter((line) => line.level === 40 && line.msg.startsWith('webhook refused by the target policy'));
     expect(refusals).toHaveLength(3);
@@ -77,8 +78,8 @@ describe('webhook target policy on the harness server', () => {
     for (const webhook of [...refused, hook.url]) {
       ids.push(((await call('POST', `${server.endpointUrl()}/runsync`, { body: { input: {}, webhook } })).json as { id: string }).id);
     }
-    await waitUntil(() => hook.received.length === 1, 'the loopback receiver');
-    await waitUntil(async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === `serverless_worker_webhook_give_ups_total ${refused.length}`, 'the refusals');
+    await waitFor(() => hook.received.length === 1, 'the loopback receiver');
+    await waitFor(async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === `serverless_worker_webhook_give_ups_total ${refused.length}`, 'the refusals');
     const reasons = await Promise.all(ids.slice(0, refused.length).map(async (id) => ((await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${id}`)).json as JobPage).webhookDeliveries?.[0]?.last));
     expect(reasons).toEqual([
       'refused: 169.254.169.254 is a cloud metadata address',

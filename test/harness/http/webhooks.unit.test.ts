@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/metrics/index.js';
 import { WebhookSender } from '../../../src/harness/http/index.js';
-import { call, startReceiver, startTestServer, startTestWorker, waitUntil, type TestServer, type WebhookReceiver } from './helpers.js';
+import { startReceiver, startTestWorker, type WebhookReceiver } from './helpers.js';
+import { call, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;
@@ -37,7 +38,7 @@ describe('webhooks', () => {
     running = await startTestServer({ webhook: { retryDelayMs: 10 } });
     stopWorker = startTestWorker(running.harness, async (job: { input: unknown }) => ({ echo: job.input })).stop;
     const { id } = (await call('POST', `${running.endpointUrl()}/runsync`, { body: { input: { a: 1 }, webhook: hook.url } })).json as { id: string };
-    await waitUntil(() => hook.received.length === 1, 'the webhook');
+    await waitFor(() => hook.received.length === 1, 'the webhook');
     await running.server.webhooks.whenIdle();
     const status = (await call('GET', `${running.endpointUrl()}/status/${id}`)).json;
     expect(hook.received[0]!.body).toEqual(status);
@@ -52,7 +53,7 @@ describe('webhooks', () => {
     running = await startTestServer({ webhook: { retryDelayMs: 20 } });
     stopWorker = startTestWorker(running.harness, async () => 'ok').stop;
     await call('POST', `${running.endpointUrl()}/runsync`, { body: { input: {}, webhook: hook.url } });
-    await waitUntil(() => hook.received.length === 3, 'three attempts');
+    await waitFor(() => hook.received.length === 3, 'three attempts');
     await running.server.webhooks.whenIdle();
     expect(hook.received).toHaveLength(3);
     const deliveries = await counter(running, 'serverless_worker_webhook_deliveries_total');
@@ -68,7 +69,7 @@ describe('webhooks', () => {
       throw new Error('boom');
     }).stop;
     await call('POST', `${running.endpointUrl()}/runsync`, { body: { input: {}, webhook: hook.url } });
-    await waitUntil(() => hook.received.length >= 3 && running!.server.webhooks.pending === 0, 'the give-up');
+    await waitFor(() => hook.received.length >= 3 && running!.server.webhooks.pending === 0, 'the give-up');
     expect(hook.received).toHaveLength(3);
     expect(hook.received.every((hit) => (hit.body as { status: string }).status === 'FAILED')).toBe(true);
     expect(await counter(running, 'serverless_worker_webhook_give_ups_total')).toBe('serverless_worker_webhook_give_ups_total 1');
@@ -80,7 +81,7 @@ describe('webhooks', () => {
     running = await startTestServer({ webhook: { retryDelayMs: 10 } });
     stopWorker = startTestWorker(running.harness, async () => 'ok').stop;
     await call('POST', `${running.endpointUrl()}/runsync`, { body: { input: {}, webhook: one.url, webhookV2: two.url } });
-    await waitUntil(() => one.received.length === 1 && two.received.length === 1, 'both webhooks');
+    await waitFor(() => one.received.length === 1 && two.received.length === 1, 'both webhooks');
     expect(two.received[0]!.body).toEqual(one.received[0]!.body);
   });
 
@@ -90,7 +91,7 @@ describe('webhooks', () => {
     stopWorker = startTestWorker(running.harness, async (job: { input: { n: number } }) => job.input.n * 2).stop;
     const first = await call('POST', `${running.endpointUrl()}/runsync`, { body: { input: { n: 1 }, webhook: hook.url } });
     expect(first.json).toMatchObject({ status: 'COMPLETED', output: 2 });
-    await waitUntil(() => hook.received.length === 1, 'the hanging delivery');
+    await waitFor(() => hook.received.length === 1, 'the hanging delivery');
     const second = await call('POST', `${running.endpointUrl()}/runsync`, { body: { input: { n: 2 }, webhook: hook.url } });
     expect(second.json).toMatchObject({ status: 'COMPLETED', output: 4 });
     expect(running.server.webhooks.pending).toBe(2);
@@ -116,10 +117,10 @@ describe('WebhookSender', () => {
     const outcomes: Array<{ attempts: number }> = [];
     const sender = new WebhookSender({ settings: { retryDelayMs: 3_600_000 }, onOutcome: (outcome) => outcomes.push(outcome) });
     sender.deliver(hook.url, {}, { jobId: 'j', endpointId: 'ep' });
-    await waitUntil(() => hook.received.length === 1, 'the first attempt');
+    await waitFor(() => hook.received.length === 1, 'the first attempt');
     sender.close();
     await sender.whenIdle();
-    await waitUntil(() => outcomes.length === 1, 'the outcome');
+    await waitFor(() => outcomes.length === 1, 'the outcome');
     expect(outcomes[0]).toMatchObject({ delivered: false, attempts: 1 });
   });
 });

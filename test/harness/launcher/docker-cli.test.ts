@@ -13,8 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DockerEngine, LABELS, parseDockerHost } from '../../../src/harness/launcher/docker/index.js';
 import { ChildList, REPO_ROOT, harnessListening, runTs } from '../../child-process.js';
 import type { TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
-import { fetchOkJson } from '../http/helpers.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { fetchOkJson, waitFor } from '../../kit/index.js';
 import { WORKER_IMAGE, engineWithWorkerImage } from './docker-image.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');

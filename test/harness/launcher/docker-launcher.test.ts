@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DockerBackend, DockerEngineError, LABELS, containerSpec } from '../../../src/harness/launcher/docker/index.js';
 import type { TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { waitFor } from '../../kit/index.js';
 import { WORKER_IMAGE, engineWithWorkerImage, openBackend } from './docker-image.js';
 import { startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
 

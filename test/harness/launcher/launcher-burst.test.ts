@@ -7,7 +7,7 @@
  * the bounds are generous (shared, loaded machines).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../transports/wait-for.js';
+import { waitFor } from '../../kit/index.js';
 import { FIXTURE_COMMAND, messagesWith, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
 
 let running: LauncherHarness | undefined;

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { detectGpus } from '../../../src/cli/harness-launcher.js';
 import { FIXTURE_COMMAND, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
 import { fakeToolEnv, tempDir } from '../../gpu/fake-tools.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { waitFor } from '../../kit/index.js';
 
 let running: LauncherHarness | undefined;
 afterEach(async () => {

@@ -9,12 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Harness } from '../../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
+import type { HarnessServer } from '../../../src/harness/http/index.js';
 import { Launcher, type LaunchBackend, type LauncherOptionsInput, type WorkerLogLine } from '../../../src/harness/launcher/index.js';
 import { InMemoryManagementStore, type Endpoint, type Template } from '../../../src/harness/management/index.js';
 import type { JobStore } from '../../../src/harness/store/job-store.js';
 import { createMetrics } from '../../../src/metrics/index.js';
 import { FIXTURE, REPO_ROOT } from '../../platform/worker-process.js';
+import { fetchOkJson, startHarnessServer } from '../../kit/index.js';
 
 export const TEST_IMAGE = 'test/worker:1';
 /** The platform fixture worker, as a launcher command. */
@@ -60,7 +61,7 @@ export async function startLauncherHarness(options: Partial<LauncherOptionsInput
   const harness = new Harness({ autoCreateEndpoints: false, ...(jobStore ? { store: jobStore } : {}) });
   const store = new InMemoryManagementStore();
   const metrics = createMetrics({ defaultMetrics: false });
-  const server = await createHarnessServer({ harness, host: '127.0.0.1', port: 0, rateLimits: false, management: { store }, logger, metrics });
+  const server = await startHarnessServer({ harness, management: { store }, logger, metrics });
   const launcher = new Launcher(
     { images: containers ? {} : { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...options },
     { harness, store, logger, metrics, ...(containers ? { containers } : {}) },
@@ -68,15 +69,7 @@ export async function startLauncherHarness(options: Partial<LauncherOptionsInput
   harness.launchedWorkers = launcher;
   launcher.start({ url: server.url, pingIntervalMs: 1_000 });
 
-  const json = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-    return JSON.parse(text) as T;
-  };
+  const json = <T>(method: string, path: string, body?: unknown): Promise<T> => fetchOkJson<T>(`${server.url}${path}`, method, body);
 
   return {
     harness,

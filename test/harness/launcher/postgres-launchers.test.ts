@@ -22,7 +22,7 @@ import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-j
 import { openHarnessDatabase } from '../../../src/harness/harness-database.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { REPO_ROOT } from '../../platform/worker-process.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { postJson as post, waitFor } from '../../kit/index.js';
 import { FIXTURE_COMMAND, TEST_IMAGE } from './launcher-setup.js';
 
 interface Machine {
@@ -65,13 +65,6 @@ async function startMachine(url: string, id: string, gpus?: string[]): Promise<M
       await database.close();
     },
   };
-}
-
-async function post<T>(url: string, body: unknown): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
 }
 
 /** The fixture's "started" events in a machine's worker logs: one per run of a job. */

@@ -11,11 +11,11 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
+import type { HarnessServer } from '../../../src/exports/harness.js';
 import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
-import { FASTIFY_WORKER, freePort, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
+import { FASTIFY_WORKER, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
+import { freePort, startHarnessServer, waitFor, within } from '../../kit/index.js';
 import { killAllWorkers, type WorkerProcess } from '../../platform/worker-process.js';
-import { waitFor, within } from '../../transports/wait-for.js';
 
 const KEY = 'lb-test-key';
 const ENDPOINT = 'lb-ep';
@@ -30,7 +30,7 @@ afterEach(async () => {
 });
 
 async function startHarness(loadBalancing: LoadBalancingSettingsInput = {}, port = 0): Promise<HarnessServer> {
-  server = await createHarnessServer({ harness: new Harness(), port, host: '127.0.0.1', apiKey: KEY, loadBalancing: { pingIntervalMs: 100, ...loadBalancing } });
+  server = await startHarnessServer({ port, apiKey: KEY, rateLimits: {}, loadBalancing: { pingIntervalMs: 100, ...loadBalancing } });
   return server;
 }
 

@@ -9,10 +9,10 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
+import type { HarnessServer } from '../../../src/exports/harness.js';
 import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
 import { TargetPolicy, targetRefusal } from '../../../src/net/target-policy.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { startHarnessServer, waitFor } from '../../kit/index.js';
 
 const ENDPOINT = 'reach';
 let server: HarnessServer | undefined;
@@ -30,10 +30,8 @@ afterEach(async () => {
 });
 
 async function startHarness(options: { apiKey?: string; loadBalancing?: LoadBalancingSettingsInput } = {}): Promise<HarnessServer> {
-  server = await createHarnessServer({
-    harness: new Harness(),
-    host: '127.0.0.1',
-    port: 0,
+  server = await startHarnessServer({
+    rateLimits: {},
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     loadBalancing: { pingIntervalMs: 50, ...options.loadBalancing },
   });

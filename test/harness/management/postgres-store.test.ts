@@ -12,7 +12,7 @@ import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-j
 import type { Endpoint, ManagementStore, Template } from '../../../src/harness/management/index.js';
 import { PostgresManagementStore } from '../../../src/harness/management/store/postgres-management-store.js';
 import { createTestDatabase } from '../../postgres/test-database.js';
-import { call } from '../http/helpers.js';
+import { call } from '../../kit/index.js';
 import { describeManagementStore } from './management-store-conformance.js';
 
 describeManagementStore(

@@ -10,9 +10,9 @@ import { WebhookSender, bindWebhooks } from '../../../src/harness/http/webhooks/
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { parseJobRequest } from '../../../src/job/index.js';
 import { sleep } from '../../../src/transports/platform/backoff.js';
-import { startReceiver, waitUntil } from '../http/helpers.js';
+import { startReceiver } from '../http/helpers.js';
+import { eventually, waitFor } from '../../kit/index.js';
 import { createTestDatabase } from '../../postgres/test-database.js';
-import { eventually } from './job-store-conformance.js';
 
 const T = Date.UTC(2026, 0, 1);
 
@@ -81,7 +81,7 @@ describe.each(['memory', 'postgres'])('two harnesses on one %s store', (kind) =>
       clockB.advance(1_000);
       expect(await endpoint.find(id)).toMatchObject({ status: 'TIMED_OUT' });
     });
-    await waitUntil(() => receiver.received.length > 0, 'the webhook arrives', 500, 10);
+    await waitFor(() => receiver.received.length > 0, 'the webhook arrives', 5_000, 10);
     // A second post would come within moments of the first: look again after a while.
     await sleep(300);
     expect(receiver.received.map((hook) => hook.body)).toEqual([expect.objectContaining({ id, status: 'TIMED_OUT' })]);

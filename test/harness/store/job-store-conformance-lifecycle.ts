@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { JobStore } from '../../../src/harness/store/job-store.js';
-import { RULES, T0, collect, eventually, failure, request, type OpenedStore } from './job-store-conformance.js';
+import { RULES, T0, collect, failure, request, type OpenedStore } from './job-store-conformance.js';
+import { eventually } from '../../kit/index.js';
 
 const MINUTE = 60_000;
 

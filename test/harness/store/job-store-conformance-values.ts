@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, RawJson, inputValue, parseJobRequest, requestJsonText } from '../../../src/job/index.js';
 import { T0, failure, type OpenedStore } from './job-store-conformance.js';
+import type {  } from '../../kit/index.js';
 
 /** An array nested `depth` levels deep (the outermost counts), holding `leaf`. */
 export function nested(depth: number, leaf: unknown = 'bottom'): unknown {

@@ -5,7 +5,7 @@
  * instance on the same data, as another harness process has), under which the suite also
  * checks exactly-once take and due rules across instances, and events reaching the peer.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parseJobRequest, type JobErrorPayload } from '../../../src/job/index.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { describeStoreLifecycle } from './job-store-conformance-lifecycle.js';
@@ -178,9 +178,4 @@ export function describeJobStore(name: string, open: OpenStore): void {
     describeStoreLifecycle(fixture);
     describeStoreValues(fixture);
   });
-}
-
-/** Wait until `check` passes (events from another process arrive a little later). */
-export async function eventually(check: () => void | Promise<void>): Promise<void> {
-  await vi.waitFor(check, { timeout: 10_000, interval: 20 });
 }

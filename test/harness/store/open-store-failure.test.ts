@@ -4,21 +4,12 @@
  * password. Against the run's embedded PostgreSQL server (a wrong password) and a closed
  * port on 127.0.0.1.
  */
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { openJobStore } from '../../../src/harness/store/open-store.js';
 import { postgresServerUrl } from '../../postgres/test-database.js';
+import { closedPort } from '../../kit/index.js';
 
 const SECRET = 'pw-Secret-4711';
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function failure(spec: string): Promise<Error & { code?: string; details?: unknown }> {
   const error = await openJobStore(spec).then(

@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../../src/harness/index.js';
 import { createHarnessServer } from '../../../src/harness/http/index.js';
-import { call } from '../http/helpers.js';
+import { call, eventually } from '../../kit/index.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { LEGACY_MIGRATIONS } from '../postgres/legacy-migrations.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from '../../postgres/test-datab
 import { HARNESS_SCHEMA } from '../../../src/harness/harness-database.js';
 import { schemaVersions } from '../../../src/harness/postgres/migrate.js';
 import { sleep } from '../../../src/transports/platform/backoff.js';
-import { T0, describeJobStore, eventually, request } from './job-store-conformance.js';
+import { T0, describeJobStore, request } from './job-store-conformance.js';
 
 describeJobStore('postgres', async () => {
   const database = await createTestDatabase();

@@ -4,11 +4,10 @@
  * process (test/reliability/fixtures/reliability-worker.ts) joined to one of them, and
  * read what the worker says it did (JSON lines on stdout).
  */
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { REPO_ROOT, jsonLines, runTs, harnessListening, type ChildList, type TsChild } from '../../child-process.js';
+import { REPO_ROOT, jsonLines, runTs, type ChildList, type TsChild } from '../../child-process.js';
+import { startHarnessProcess } from '../../kit/index.js';
 
-const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const WORKER = join(REPO_ROOT, 'test/reliability/fixtures/reliability-worker.ts');
 
 export interface HarnessProcess {
@@ -16,18 +15,6 @@ export interface HarnessProcess {
   readonly url: string;
   /** The RUNPOD_* variables it printed for workers. */
   readonly workerEnv: Record<string, string>;
-}
-
-/** A free TCP port on 127.0.0.1, for a harness that must come back on the same address. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** `serverless-worker harness --store <url> --port <port>` (0: any), until it prints its banner. */
@@ -39,11 +26,8 @@ export async function startHarness(
   options: { SW_HARNESS_STORE?: string; noStoreFlag?: boolean } = {},
 ): Promise<HarnessProcess> {
   const storeArgs = options.noStoreFlag === true ? [] : ['--store', store];
-  const env = options.SW_HARNESS_STORE !== undefined ? { SW_HARNESS_STORE: options.SW_HARNESS_STORE } : {};
-  const child = runTs(CLI, ['harness', ...storeArgs, '--port', String(port), '--no-rate-limit', ...args], { timeout: 120_000, env });
-  children.push(child);
-  const { url, banner } = await harnessListening(child, 'RUNPOD_WEBHOOK_PING');
-  const workerEnv = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1] as string, match[2] as string] as const));
+  const env: Record<string, string> = options.SW_HARNESS_STORE !== undefined ? { SW_HARNESS_STORE: options.SW_HARNESS_STORE } : {};
+  const { child, url, workerEnv } = await startHarnessProcess(children, [...storeArgs, '--no-rate-limit', ...args], { port, env, timeoutMs: 120_000 });
   return { child, url, workerEnv };
 }
 

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPlatformTransport, type PlatformTransport } from '../../../src/transports/platform/index.js';
 import { ProgressLanes } from '../../../src/transports/platform/progress-lanes.js';
-import { waitFor, within } from '../wait-for.js';
+import { waitFor, within } from '../../kit/index.js';
 import { captureLogs } from './log-capture.js';
 import { json, startScriptedServer, type ScriptedServer } from './scripted-server.js';
 

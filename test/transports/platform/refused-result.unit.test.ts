@@ -9,7 +9,7 @@ import type { Job } from '../../../src/job/index.js';
 import { createPlatformTransport } from '../../../src/transports/platform/index.js';
 import { WorkerRuntime, resolveOptions, type Handler } from '../../../src/worker/index.js';
 import type { RunOutcome } from '../../../src/worker/job-run.js';
-import { within } from '../wait-for.js';
+import { within } from '../../kit/index.js';
 import { captureLogs } from './log-capture.js';
 import { json, startScriptedServer, type ScriptedAnswer, type ScriptedServer, type SeenRequest } from './scripted-server.js';
 

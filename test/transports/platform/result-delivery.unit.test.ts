@@ -11,7 +11,7 @@ import { parseJobRequest, isServerlessWorkerError } from '../../../src/job/index
 import { createPlatformTransport, type PlatformTransport } from '../../../src/transports/platform/index.js';
 import { WorkerRuntime, resolveOptions, type Handler } from '../../../src/worker/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../../harness/http/worker-api/worker-api-server.js';
-import { waitFor } from '../wait-for.js';
+import { waitFor } from '../../kit/index.js';
 import { captureLogs, countingMetrics } from './log-capture.js';
 
 type Fault = '503' | '429' | 'reset-before' | 'reset-after';

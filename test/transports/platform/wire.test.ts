@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isServerlessWorkerError, type JobErrorPayload, type StopReason } from '../../../src/job/index.js';
 import { createPlatformTransport, type PlatformTransport, type PlatformTransportSettingsInput } from '../../../src/transports/platform/index.js';
 import { RUNTIME_VERSION } from '../../../src/version.js';
-import { waitFor, within } from '../wait-for.js';
+import { waitFor, within } from '../../kit/index.js';
 import { captureLogs, countingMetrics } from './log-capture.js';
 import { json, startScriptedServer, type ScriptedServer } from './scripted-server.js';
 

@@ -11,7 +11,7 @@ import { Harness, createHarnessServer, type HarnessServer } from '../../../src/e
 import { workerEnvFor } from '../../../src/harness/http/worker-api/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../../harness/http/worker-api/worker-api-server.js';
 import { killAllWorkers, startWorkerProcess } from '../../platform/worker-process.js';
-import { waitFor, within } from '../../transports/wait-for.js';
+import { waitFor, within } from '../../kit/index.js';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/workers/init-worker.ts', import.meta.url));
 const ENDPOINT = 'init-ep';

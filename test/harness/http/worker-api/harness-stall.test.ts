@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseJobRequest } from '../../../../src/job/index.js';
-import { waitFor } from '../../../transports/wait-for.js';
+import { waitFor } from '../../../kit/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from './worker-api-server.js';
 
 let server: RunningWorkerApi | undefined;

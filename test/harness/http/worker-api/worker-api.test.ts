@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../../src/harness/index.js';
 import { formatWorkerEnv, workerEnvFor, workerErrorPayload } from '../../../../src/harness/http/worker-api/index.js';
 import { parseJobRequest, type JobRequestInput } from '../../../../src/job/index.js';
-import { waitFor, within } from '../../../transports/wait-for.js';
+import { waitFor, within } from '../../../kit/index.js';
 import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from './worker-api-server.js';
 
 const servers: RunningWorkerApi[] = [];

@@ -1,10 +1,15 @@
 /**
- * @module test/transports/wait-for
- * Bounded waiting for tests: poll a probe until it answers something truthy, or fail
- * naming what was awaited. Every wait in these tests has a bound.
+ * @module test/kit/poll
+ * Bounded waiting for tests: poll a condition until it holds, settle a promise within a
+ * bound, or retry an assertion. Every wait has a bound, and a timeout says what was awaited.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { vi } from 'vitest';
 
+/**
+ * Poll `probe` every `intervalMs` (default 10) until it answers something truthy, and
+ * answer that; after `timeoutMs` (default 5 000) fail naming `what`.
+ */
 export async function waitFor<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 5_000, intervalMs = 10): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -15,7 +20,7 @@ export async function waitFor<T>(probe: () => T | Promise<T>, what: string, time
   }
 }
 
-/** Settle `promise` within `timeoutMs`, or fail naming it. */
+/** Settle `promise` within `timeoutMs` (default 5 000), or fail naming `what`. */
 export async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -26,4 +31,12 @@ export async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Retry the assertion `check` until it passes (events from another process arrive a
+ * little later); after `timeoutMs` (default 10 000) its last failure is the test's.
+ */
+export async function eventually(check: () => void | Promise<void>, timeoutMs = 10_000, intervalMs = 20): Promise<void> {
+  await vi.waitFor(check, { timeout: timeoutMs, interval: intervalMs });
 }
