@@ -14,7 +14,7 @@ import { schemaVersions } from '../../src/harness/postgres/migrate.js';
 import { ChildList } from '../child-process.js';
 import { call } from '../harness/http/helpers.js';
 import { startHarness } from '../reliability/support/harness-processes.js';
-import { waitFor } from '../transports/wait-for.js';
+import { waitFor } from '../kit/index.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 const children = new ChildList();
