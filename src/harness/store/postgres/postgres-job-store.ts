@@ -10,7 +10,7 @@
  */
 import { newJobId } from '../job-id.js';
 import postgres from 'postgres';
-import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
+import { RETENTION_MS, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
 import { stampAttempt } from '../../attempts.js';
 import { toDelivery } from '../../job-record.js';
 import { ownedRequest } from '../memory-records.js';
@@ -22,7 +22,8 @@ import { refusedChunk, refusedProgress, refusedResult } from '../post-rules.js';
 import { syncRetentionMs } from '../retention.js';
 import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { changed, endJob, giveBackJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, finishChanges, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { cancelChange, completeChange, giveBackChange, retryChange } from '../job-rules.js';
+import { applyChange, changed, jsonb, lockJob, newChanges, requeueLost, saveChanged, finishChanges, saveJob, stored, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { StoreEventHub, encodePayloads } from './notifications.js';
 import { ClaimedRow, claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
@@ -151,9 +152,7 @@ export class PostgresJobStore implements JobStore {
       const job = await lockJob(tx, endpointId, jobId);
       const refused = refusedResult(job, workerId, attempt);
       if (refused || !job) return answer(refused ?? { applied: false, reason: 'not_found' });
-      job.resultFrom = { workerId, attempt: job.attempt };
-      if (result.kind === 'output') endJob(job, 'complete', { output: result.output }, now, changes);
-      else endJob(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);
+      applyChange(job, completeChange(job, workerId, result, now), changes);
       await saveJob(tx, job);
       return answer({ applied: true, status: job.status });
     });
@@ -191,17 +190,10 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     return this.#change(async (tx, changes) => {
       const job = await this.#found(tx, endpointId, jobId);
-      if (job.status !== 'CANCELLED') {
-        if (isTerminal(job.status)) {
-          throw new ServerlessWorkerError(
-            'SW_CANCEL_NOT_ALLOWED',
-            `Job ${jobId} has already ended with status ${job.status}; only IN_QUEUE or IN_PROGRESS jobs can be cancelled`,
-            { jobId, status: job.status },
-          );
-        }
-        const workerId = job.workerId;
-        endJob(job, 'cancel', {}, now, changes);
-        if (workerId !== undefined) orderStop(changes, job, workerId, 'cancelled');
+      const change = cancelChange(job, now);
+      if (change.kind === 'refused') throw change.error;
+      if (change.kind !== 'unchanged') {
+        applyChange(job, change, changes);
         await saveJob(tx, job);
       }
       return { job: stored(job), ended: changes.ended, stops: changes.stops };
@@ -212,13 +204,9 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     return this.#change(async (tx, changes) => {
       const job = await this.#found(tx, endpointId, jobId);
-      if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') {
-        throw new ServerlessWorkerError('SW_RETRY_NOT_ALLOWED', `Job ${jobId} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`, {
-          jobId,
-          status: job.status,
-        });
-      }
-      requeueJob(job, 'retry', Number.POSITIVE_INFINITY, now, changes);
+      const change = retryChange(job, now);
+      if (change.kind === 'refused') throw change.error;
+      applyChange(job, change, changes);
       await saveChanged(tx, job);
       return stored(job);
     });
@@ -252,7 +240,7 @@ export class PostgresJobStore implements JobStore {
       const job = await lockJob(tx, endpointId, jobId);
       let requeued = false;
       if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId) {
-        requeued = requeueJob(job, 'requeue', rules.maxRequeues, now, changes);
+        requeued = requeueLost(job, rules.maxRequeues, now, changes);
         await saveChanged(tx, job);
       }
       return { requeued, ended: changes.ended, stops: changes.stops };
@@ -264,7 +252,7 @@ export class PostgresJobStore implements JobStore {
     return this.#change(async (tx, changes) => {
       const job = await lockJob(tx, endpointId, jobId);
       if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId || job.attempt !== attempt) return false;
-      giveBackJob(job, changes);
+      applyChange(job, giveBackChange(job), changes);
       await saveJob(tx, job);
       return true;
     });
@@ -363,11 +351,4 @@ export class PostgresJobStore implements JobStore {
       }
     }
   }
-}
-
-
-/** The record answered: the changed job without the transaction's marks. */
-function stored(job: TxJob): StoredJob {
-  const { requeued: _requeued, ...fields } = job;
-  return fields;
 }
