@@ -32,7 +32,7 @@ export interface Changes {
 export const newChanges = (): Changes => ({ ended: [], stops: [], deleted: [], events: [], counters: { completed: 0, failed: 0, retried: 0 } });
 
 /** Shards of sw_counters (schema.ts). */
-const COUNTER_SHARDS = 8;
+export const COUNTER_SHARDS = 8;
 
 /** The job with its row locked until the transaction ends, or undefined. */
 export async function lockJob(tx: Tx, endpointId: string, jobId: string, skipLocked = false): Promise<TxJob | undefined> {

@@ -20,9 +20,10 @@ import type {
 } from '../job-store.js';
 import { refusedChunk, refusedProgress, refusedResult } from '../post-rules.js';
 import { syncRetentionMs } from '../retention.js';
+import { completeJob, TakenFacts } from './completion.js';
 import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { cancelChange, completeChange, giveBackChange, retryChange } from '../job-rules.js';
+import { cancelChange, giveBackChange, retryChange } from '../job-rules.js';
 import { applyChange, changed, jsonb, lockJob, newChanges, requeueLost, saveChanged, finishChanges, saveJob, stored, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { StoreEventHub, encodePayloads } from './notifications.js';
 import { ClaimedRow, claimJobs, insertJob } from './queue.js';
@@ -46,6 +47,7 @@ export class PostgresJobStore implements JobStore {
   readonly kind = 'postgres';
   readonly #sql: postgres.Sql;
   readonly #hub = new StoreEventHub();
+  readonly #taken = new TakenFacts();
   #closed = false;
 
   private constructor(sql: postgres.Sql) {
@@ -107,6 +109,12 @@ export class PostgresJobStore implements JobStore {
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
     const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
+    for (const row of taken) {
+      this.#taken.remember({
+        endpointId, id: row.id, status: 'IN_PROGRESS', workerId, startedAt: row.started_at, attempt: row.attempt, lost: row.lost,
+        retries: row.retries, retentionMs: row.retention_ms, executionTimeoutMs: row.execution_timeout_ms,
+      });
+    }
     this.#hub.emit(events);
     return taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
   }
@@ -147,15 +155,10 @@ export class PostgresJobStore implements JobStore {
     now: number,
   ): Promise<{ readonly ack: ResultAck } & ChangeOutcome> {
     this.#open();
-    return this.#change(async (tx, changes) => {
-      const answer = (ack: ResultAck) => ({ ack, ended: changes.ended, stops: changes.stops });
-      const job = await lockJob(tx, endpointId, jobId);
-      const refused = refusedResult(job, workerId, attempt);
-      if (refused || !job) return answer(refused ?? { applied: false, reason: 'not_found' });
-      applyChange(job, completeChange(job, workerId, result, now), changes);
-      await saveJob(tx, job);
-      return answer({ applied: true, status: job.status });
-    });
+    const known = this.#taken.take(endpointId, jobId, attempt);
+    const done = await completeJob(this.#sql, this.#hub.origin, known, { endpointId, jobId, workerId, attempt, result, now });
+    this.#hub.emit(done.events);
+    return { ack: done.ack, ended: done.ended, stops: [] };
   }
 
   // -------------------------------------------------------------- reading
@@ -252,6 +255,7 @@ export class PostgresJobStore implements JobStore {
     return this.#change(async (tx, changes) => {
       const job = await lockJob(tx, endpointId, jobId);
       if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId || job.attempt !== attempt) return false;
+      this.#taken.forget(endpointId, jobId);
       applyChange(job, giveBackChange(job), changes);
       await saveJob(tx, job);
       return true;
