@@ -101,7 +101,7 @@ export class EndpointJobs {
   async tryTake(workerId: string, max: number): Promise<Job[]> {
     this.#takers.add(workerId);
     if (this.#draining) {
-      await this.workers.touch(workerId);
+      await this.workers.touch(workerId, { initializing: false });
       return [];
     }
     return this.#store.take(this.id, workerId, max, this.#clock.now());
