@@ -17,6 +17,7 @@ import {
   type Job,
   type JobRequest,
   type JobResult,
+  type JobStatus,
   type JobView,
   type StopReason,
   type StreamChunk,
@@ -263,7 +264,9 @@ export class EndpointJobs {
     let wake: (() => void) | undefined;
     let changed = false;
     let elapsed = false;
-    const unsubscribe = this.onJobChange(jobId, () => {
+    const unsubscribe = this.onJobChange(jobId, (status) => {
+      // A change to a status that is not an end (the take) needs no read.
+      if (status !== undefined && !isTerminal(status)) return;
       changed = true;
       wake?.();
     });
@@ -290,7 +293,7 @@ export class EndpointJobs {
   }
 
   /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
-  onJobChange(jobId: string, listener: () => void): () => void {
+  onJobChange(jobId: string, listener: (status?: JobStatus) => void): () => void {
     return this.#jobChanged.on(jobId, listener);
   }
 
@@ -332,7 +335,7 @@ export class EndpointJobs {
       this.#queuedEpoch++;
       this.#serveWaiters();
     } else if (event.type === 'changed') {
-      this.#jobChanged.notify(event.jobId);
+      this.#jobChanged.notify(event.jobId, event.status);
     } else if (event.type === 'resync') {
       // Events may have been missed: takers look again, and every job reader reads again.
       this.#queuedEpoch++;

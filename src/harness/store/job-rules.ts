@@ -165,7 +165,7 @@ export function changeEvents(job: Pick<StoredJob, 'endpointId' | 'id' | 'attempt
   const { endpointId } = job;
   const events: StoreEvent[] = [];
   if (change.releasedFrom !== undefined) events.push({ type: 'worker', endpointId, workerId: change.releasedFrom });
-  events.push({ type: 'changed', endpointId, jobId: job.id });
+  events.push({ type: 'changed', endpointId, jobId: job.id, status: change.fields.status });
   if (change.kind !== 'ended') events.push({ type: 'queued', endpointId });
   const stop = stopOrderOf(job, change);
   if (stop) events.push({ type: 'stop', ...stop });

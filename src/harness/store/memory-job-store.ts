@@ -109,7 +109,7 @@ export class MemoryJobStore implements JobStore {
       this.#state.schedule(job, 'execution', job.executionDeadline);
       worker.jobIds.add(job.id);
       taken.push(toDelivery(job));
-      changes.events.push({ type: 'changed', endpointId, jobId: job.id });
+      changes.events.push({ type: 'changed', endpointId, jobId: job.id, status: 'IN_PROGRESS' });
     }
     if (taken.length > 0) changes.events.push({ type: 'worker', endpointId, workerId });
     return this.#finish(changes, taken);

@@ -24,7 +24,7 @@ describe('job rules', () => {
     });
     expect(changeEvents(running, change)).toEqual([
       { type: 'worker', endpointId: 'ep', workerId: 'w1' },
-      { type: 'changed', endpointId: 'ep', jobId: 'job-1' },
+      { type: 'changed', endpointId: 'ep', jobId: 'job-1', status: 'COMPLETED' },
     ]);
   });
 

@@ -107,7 +107,7 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     const rows = await claimJobs(this.#sql, this.#hub.origin, endpointId, workerId, max, now);
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
-    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id }));
+    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id, status: 'IN_PROGRESS' }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
     for (const row of taken) {
       this.#taken.remember({
