@@ -51,6 +51,9 @@ import type { StopSignal } from './stop-signal.js';
 
 export * from './endpoint-types.js';
 
+/** How long a take that found the queue empty lets later polls park without asking the store, ms (while nothing is queued). */
+const EMPTY_HINT_MS = 1_000;
+
 export class EndpointJobs {
   readonly id: string;
   readonly #clock: Clock;
@@ -61,6 +64,8 @@ export class EndpointJobs {
   readonly #waiters = new TakeWaiters();
   /** Counts 'queued' events, so that a take that found nothing knows whether to look again before it parks. */
   #queuedEpoch = 0;
+  /** The epoch at which a take last found no more jobs than it could take, and when: until the next 'queued' event the queue holds nothing to take. */
+  #emptyAt: { readonly epoch: number; readonly at: number } | undefined;
   #serving = false;
   #serveAgain = false;
   /** No job is handed out while draining (the harness is shutting down). */
@@ -74,6 +79,8 @@ export class EndpointJobs {
   readonly #jobChanged = new JobChanges();
   /** Workers that asked this process for jobs (drain waits for their jobs); one removed by this process leaves. */
   readonly #takers = new Set<string>();
+  /** Workers whose take went to the store through this process (the store marked their start-up over). */
+  readonly #tookHere = new Set<string>();
 
   constructor(id: string, options: EndpointJobsOptions) {
     this.id = id;
@@ -86,6 +93,7 @@ export class EndpointJobs {
     this.jobEnded = new Listeners(options.onListenerError);
     this.workers = new EndpointWorkers(id, options.store, options.clock, this.#rules, (gone) => {
       this.#takers.delete(gone.workerId);
+      this.#tookHere.delete(gone.workerId);
       this.reportEnded(gone);
     });
   }
@@ -115,7 +123,18 @@ export class EndpointJobs {
   async take(workerId: string, max: number, signal?: AbortSignal): Promise<Job[]> {
     for (;;) {
       const epoch = this.#queuedEpoch;
+      // Nothing queued since a take found the queue empty: park without asking the store (a
+      // statement per poll on a shared store). A take goes to the store again at least once a
+      // second (EMPTY_HINT_MS), and a worker's first take here always does (it ends its start-up).
+      const empty = this.#emptyAt;
+      if (empty?.epoch === epoch && this.#clock.now() - empty.at < EMPTY_HINT_MS && this.#tookHere.has(workerId) && !this.#draining) {
+        this.#takers.add(workerId);
+        return this.#waiters.park(workerId, max, signal);
+      }
+      const at = this.#clock.now();
       const taken = await this.tryTake(workerId, max);
+      if (!this.#draining) this.#tookHere.add(workerId);
+      if (taken.length < max) this.#emptyAt = { epoch, at };
       if (taken.length > 0 || signal?.aborted || this.#draining) return taken;
       // A job queued while the store answered: look again rather than wait for the next one.
       if (epoch === this.#queuedEpoch) return this.#waiters.park(workerId, max, signal);
