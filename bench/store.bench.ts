@@ -86,7 +86,21 @@ async function batch(pools: Pool[], jobs: number): Promise<Figures> {
   return { jobsPerS: jobs / seconds, p50Ms: percentile(latencies, 50), p95Ms: percentile(latencies, 95) };
 }
 
-async function measure(name: string, stores: string[]): Promise<void> {
+/** Transactions committed in `database` so far (pg_stat_database; every statement outside a transaction is one). */
+async function commits(database: string | undefined): Promise<number | undefined> {
+  if (database === undefined) return undefined;
+  const sql = (await import('postgres')).default(server.url, { max: 1, onnotice: () => undefined });
+  try {
+    // The statistics of other sessions reach the view when they report (at most once a second, or at their idle): force a fresh snapshot.
+    await sql`SELECT pg_stat_clear_snapshot()`;
+    const rows = await sql<{ n: string }[]>`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = ${database}`;
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await sql.end();
+  }
+}
+
+async function measure(name: string, stores: string[], database?: string): Promise<void> {
   const harnesses = await Promise.all(stores.map(startHarness));
   const workers = [0, 1].map((i) => {
     const harness = harnesses[i % harnesses.length] as (typeof harnesses)[number];
@@ -96,9 +110,13 @@ async function measure(name: string, stores: string[]): Promise<void> {
   try {
     await batch(pools, Math.min(100, JOBS)); // warm-up: workers joined, connections open
     const runs: Figures[] = [];
+    const before = await commits(database);
     for (let run = 0; run < RUNS; run++) runs.push(await batch(pools, JOBS));
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // the sessions report their counts
+    const after = await commits(database);
+    const perJob = before !== undefined && after !== undefined ? ` | ${((after - before) / (JOBS * RUNS)).toFixed(1)} transactions/job` : '';
     const pick = (key: keyof Figures): string => median(runs.map((r) => r[key])).toFixed(key === 'jobsPerS' ? 0 : 1);
-    console.log(`${name.padEnd(28)} ${pick('jobsPerS').padStart(6)} jobs/s | p50 ${pick('p50Ms')} ms | p95 ${pick('p95Ms')} ms | load ${loadAverage()}`);
+    console.log(`${name.padEnd(28)} ${pick('jobsPerS').padStart(6)} jobs/s | p50 ${pick('p50Ms')} ms | p95 ${pick('p95Ms')} ms | load ${loadAverage()}${perJob}`);
   } finally {
     for (const pool of pools) await pool.close();
     for (const child of [...workers, ...harnesses.map((h) => h.child)]) await stop(child);
@@ -121,8 +139,8 @@ try {
   for (const name of ['bench_one', 'bench_two']) await admin.unsafe(`CREATE DATABASE ${name}`);
   await admin.end();
   await measure('memory, 1 harness', ['memory']);
-  await measure('postgres, 1 harness', [database('bench_one')]);
-  await measure('postgres, 2 harnesses', [database('bench_two'), database('bench_two')]);
+  await measure('postgres, 1 harness', [database('bench_one')], 'bench_one');
+  await measure('postgres, 2 harnesses', [database('bench_two'), database('bench_two')], 'bench_two');
 } finally {
   await server.stop();
 }

@@ -17,6 +17,7 @@ import {
   type Job,
   type JobRequest,
   type JobResult,
+  type JobStatus,
   type JobView,
   type StopReason,
   type StreamChunk,
@@ -50,6 +51,9 @@ import type { StopSignal } from './stop-signal.js';
 
 export * from './endpoint-types.js';
 
+/** How long a take that found the queue empty lets later polls park without asking the store, ms (while nothing is queued). */
+const EMPTY_HINT_MS = 1_000;
+
 export class EndpointJobs {
   readonly id: string;
   readonly #clock: Clock;
@@ -60,6 +64,8 @@ export class EndpointJobs {
   readonly #waiters = new TakeWaiters();
   /** Counts 'queued' events, so that a take that found nothing knows whether to look again before it parks. */
   #queuedEpoch = 0;
+  /** The epoch at which a take last found no more jobs than it could take, and when: until the next 'queued' event the queue holds nothing to take. */
+  #emptyAt: { readonly epoch: number; readonly at: number } | undefined;
   #serving = false;
   #serveAgain = false;
   /** No job is handed out while draining (the harness is shutting down). */
@@ -73,6 +79,8 @@ export class EndpointJobs {
   readonly #jobChanged = new JobChanges();
   /** Workers that asked this process for jobs (drain waits for their jobs); one removed by this process leaves. */
   readonly #takers = new Set<string>();
+  /** Workers whose take went to the store through this process (the store marked their start-up over). */
+  readonly #tookHere = new Set<string>();
 
   constructor(id: string, options: EndpointJobsOptions) {
     this.id = id;
@@ -85,6 +93,7 @@ export class EndpointJobs {
     this.jobEnded = new Listeners(options.onListenerError);
     this.workers = new EndpointWorkers(id, options.store, options.clock, this.#rules, (gone) => {
       this.#takers.delete(gone.workerId);
+      this.#tookHere.delete(gone.workerId);
       this.reportEnded(gone);
     });
   }
@@ -101,7 +110,7 @@ export class EndpointJobs {
   async tryTake(workerId: string, max: number): Promise<Job[]> {
     this.#takers.add(workerId);
     if (this.#draining) {
-      await this.workers.touch(workerId);
+      await this.workers.touch(workerId, { initializing: false });
       return [];
     }
     return this.#store.take(this.id, workerId, max, this.#clock.now());
@@ -114,7 +123,18 @@ export class EndpointJobs {
   async take(workerId: string, max: number, signal?: AbortSignal): Promise<Job[]> {
     for (;;) {
       const epoch = this.#queuedEpoch;
+      // Nothing queued since a take found the queue empty: park without asking the store (a
+      // statement per poll on a shared store). A take goes to the store again at least once a
+      // second (EMPTY_HINT_MS), and a worker's first take here always does (it ends its start-up).
+      const empty = this.#emptyAt;
+      if (empty?.epoch === epoch && this.#clock.now() - empty.at < EMPTY_HINT_MS && this.#tookHere.has(workerId) && !this.#draining) {
+        this.#takers.add(workerId);
+        return this.#waiters.park(workerId, max, signal);
+      }
+      const at = this.#clock.now();
       const taken = await this.tryTake(workerId, max);
+      if (!this.#draining) this.#tookHere.add(workerId);
+      if (taken.length < max) this.#emptyAt = { epoch, at };
       if (taken.length > 0 || signal?.aborted || this.#draining) return taken;
       // A job queued while the store answered: look again rather than wait for the next one.
       if (epoch === this.#queuedEpoch) return this.#waiters.park(workerId, max, signal);
@@ -263,7 +283,9 @@ export class EndpointJobs {
     let wake: (() => void) | undefined;
     let changed = false;
     let elapsed = false;
-    const unsubscribe = this.onJobChange(jobId, () => {
+    const unsubscribe = this.onJobChange(jobId, (status) => {
+      // A change to a status that is not an end (the take) needs no read.
+      if (status !== undefined && !isTerminal(status)) return;
       changed = true;
       wake?.();
     });
@@ -290,7 +312,7 @@ export class EndpointJobs {
   }
 
   /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
-  onJobChange(jobId: string, listener: () => void): () => void {
+  onJobChange(jobId: string, listener: (status?: JobStatus) => void): () => void {
     return this.#jobChanged.on(jobId, listener);
   }
 
@@ -332,7 +354,7 @@ export class EndpointJobs {
       this.#queuedEpoch++;
       this.#serveWaiters();
     } else if (event.type === 'changed') {
-      this.#jobChanged.notify(event.jobId);
+      this.#jobChanged.notify(event.jobId, event.status);
     } else if (event.type === 'resync') {
       // Events may have been missed: takers look again, and every job reader reads again.
       this.#queuedEpoch++;

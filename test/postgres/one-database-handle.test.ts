@@ -12,9 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HARNESS_SCHEMA } from '../../src/harness/harness-database.js';
 import { schemaVersions } from '../../src/harness/postgres/migrate.js';
 import { ChildList } from '../child-process.js';
-import { call } from '../harness/http/helpers.js';
 import { startHarness } from '../reliability/support/harness-processes.js';
-import { waitFor } from '../kit/index.js';
+import { call, waitFor } from '../kit/index.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 const children = new ChildList();

@@ -63,7 +63,7 @@
  * the facade parks takers and calls `take` again on each 'queued' event for the
  * endpoint; the store only answers "what can be handed out now".
  */
-import type { Job, JobRequest, JobResult, StreamChunk } from '../../job/index.js';
+import type { Job, JobRequest, JobResult, JobStatus, StreamChunk } from '../../job/index.js';
 import type {
   ChangeOutcome,
   DueOutcome,
@@ -102,7 +102,13 @@ export type * from './store-types.js';
  */
 export type StoreEvent =
   | { readonly type: 'queued'; readonly endpointId: string }
-  | { readonly type: 'changed'; readonly endpointId: string; readonly jobId: string }
+  | {
+      readonly type: 'changed';
+      readonly endpointId: string;
+      readonly jobId: string;
+      /** The job's status after the change, when the change set it: a reader waiting for the end skips a read while it is not terminal. */
+      readonly status?: JobStatus;
+    }
   | ({ readonly type: 'stop' } & StopOrder)
   | { readonly type: 'worker'; readonly endpointId: string; readonly workerId: string }
   | { readonly type: 'resync'; readonly endpointId: string };

@@ -7,18 +7,19 @@
  * scheduler reads `peekNextDueAt` to re-arm its clock timer within the same clock tick.
  */
 import { newJobId } from './job-id.js';
-import { RETENTION_MS, ServerlessWorkerError, isTerminal, nextState, resolvePolicy, type Job, type JobRequest, type JobResult, type JobTrigger, type StreamChunk } from '../../job/index.js';
-import { requeueLimitPayload, stampAttempt } from '../attempts.js';
+import { RETENTION_MS, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../job/index.js';
+import { stampAttempt } from '../attempts.js';
 import { toDelivery } from '../job-record.js';
 import type {
   ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules,
-  ResultAck, StateCounts, StopOrder, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
+  ResultAck, StateCounts, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
 } from './job-store.js';
 import { MemoryEndpoint } from './memory-endpoint.js';
 import { owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
 import { syncRetentionMs } from './retention.js';
 import { MemoryState, newChanges, type Changes } from './memory-state.js';
-import { executionTimeoutError, refusedChunk, refusedProgress, refusedResult } from './post-rules.js';
+import { cancelChange, completeChange, expiryStop, giveBackChange, retryChange, timeoutChange } from './job-rules.js';
+import { refusedChunk, refusedProgress, refusedResult } from './post-rules.js';
 
 export class MemoryJobStore implements JobStore {
   readonly kind = 'memory';
@@ -108,7 +109,7 @@ export class MemoryJobStore implements JobStore {
       this.#state.schedule(job, 'execution', job.executionDeadline);
       worker.jobIds.add(job.id);
       taken.push(toDelivery(job));
-      changes.events.push({ type: 'changed', endpointId, jobId: job.id });
+      changes.events.push({ type: 'changed', endpointId, jobId: job.id, status: 'IN_PROGRESS' });
     }
     if (taken.length > 0) changes.events.push({ type: 'worker', endpointId, workerId });
     return this.#finish(changes, taken);
@@ -149,15 +150,9 @@ export class MemoryJobStore implements JobStore {
     const answer = (ack: ResultAck) => this.#finish(changes, { ack, ended: changes.ended, stops: changes.stops });
     const refused = refusedResult(job, workerId, attempt);
     if (refused || !job) return answer(refused ?? { applied: false, reason: 'not_found' });
-    const resultFrom = job.resultFrom;
-    job.resultFrom = { workerId, attempt: job.attempt };
-    try {
-      if (result.kind === 'output') this.#state.end(job, 'complete', { output: result.output }, now, changes);
-      else this.#state.end(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);
-    } catch (error) {
-      job.resultFrom = resultFrom; // nothing else changed (end copies before it changes the job)
-      throw error;
-    }
+    // The store's copies first: a value that cannot be copied throws here, before the job changes.
+    const copied: JobResult = result.kind === 'output' ? { ...result, output: owned(result.output) } : { ...result, error: owned(result.error) };
+    this.#state.apply(job, completeChange(job, workerId, copied, now), changes);
     return answer({ applied: true, status: job.status });
   }
 
@@ -198,32 +193,19 @@ export class MemoryJobStore implements JobStore {
     this.#open();
     const job = this.#state.found(endpointId, jobId);
     const changes = newChanges();
-    if (job.status !== 'CANCELLED') {
-      if (isTerminal(job.status)) {
-        throw new ServerlessWorkerError(
-          'SW_CANCEL_NOT_ALLOWED',
-          `Job ${jobId} has already ended with status ${job.status}; only IN_QUEUE or IN_PROGRESS jobs can be cancelled`,
-          { jobId, status: job.status },
-        );
-      }
-      const workerId = job.workerId;
-      this.#state.end(job, 'cancel', {}, now, changes);
-      if (workerId !== undefined) this.#state.stop(changes, job, workerId, 'cancelled');
-    }
+    const change = cancelChange(job, now);
+    if (change.kind === 'refused') throw change.error;
+    if (change.kind !== 'unchanged') this.#state.apply(job, change, changes);
     return this.#finish(changes, { job: snapshotJob(job), ended: changes.ended, stops: changes.stops });
   }
 
   async retry(endpointId: string, jobId: string, now: number): Promise<StoredJob> {
     this.#open();
     const job = this.#state.found(endpointId, jobId);
-    if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') {
-      throw new ServerlessWorkerError('SW_RETRY_NOT_ALLOWED', `Job ${jobId} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`, {
-        jobId,
-        status: job.status,
-      });
-    }
+    const change = retryChange(job, now);
+    if (change.kind === 'refused') throw change.error;
     const changes = newChanges();
-    this.#state.requeue(job, 'retry', Number.POSITIVE_INFINITY, now, changes);
+    this.#state.apply(job, change, changes);
     return this.#finish(changes, snapshotJob(job));
   }
 
@@ -251,7 +233,7 @@ export class MemoryJobStore implements JobStore {
     this.#open();
     const changes = newChanges();
     const job = this.#state.job(endpointId, jobId);
-    const requeued = job !== undefined && job.status === 'IN_PROGRESS' && job.workerId === workerId && this.#state.requeue(job, 'requeue', rules.maxRequeues, now, changes);
+    const requeued = job !== undefined && job.status === 'IN_PROGRESS' && job.workerId === workerId && this.#state.requeue(job, rules.maxRequeues, now, changes);
     return this.#finish(changes, { requeued, ended: changes.ended, stops: changes.stops });
   }
 
@@ -260,7 +242,7 @@ export class MemoryJobStore implements JobStore {
     const job = this.#state.job(endpointId, jobId);
     if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId || job.attempt !== attempt) return false;
     const changes = newChanges();
-    this.#state.giveBack(job, changes);
+    this.#state.apply(job, giveBackChange(job), changes);
     return this.#finish(changes, true);
   }
 
@@ -348,12 +330,11 @@ export class MemoryJobStore implements JobStore {
       if (!endpoint || !job || !this.#state.stillDue(top)) continue;
       if (top.kind === 'ttl') {
         // ttl elapsed: the job is deleted in any state; a running one's worker is told to stop.
-        if (job.status === 'IN_PROGRESS' && job.workerId !== undefined) this.#state.stop(changes, job, job.workerId, 'expired');
+        const stop = expiryStop(job);
+        if (stop !== undefined && job.workerId !== undefined) this.#state.stop(changes, job, job.workerId, stop);
         this.#state.delete(endpoint, job, changes);
       } else if (top.kind === 'execution') {
-        const workerId = job.workerId;
-        this.#state.end(job, 'timeout', { error: executionTimeoutError(job, workerId) }, now, changes);
-        if (workerId !== undefined) this.#state.stop(changes, job, workerId, 'timeout');
+        this.#state.apply(job, timeoutChange(job, now), changes);
       } else {
         this.#state.delete(endpoint, job, changes);
       }

@@ -1,13 +1,13 @@
 /**
  * @module harness/store/memory-state
- * What the in-memory store holds (endpoints, the deadline heap) and the rules that
- * change a job (end, requeue, delete, stop), shared by the store's calls. Each rule
- * records what it did in the call's `Changes`; the store emits them when the call is done.
+ * What the in-memory store holds (endpoints, the deadline heap) and how a change the
+ * job rules describe (job-rules.ts) is applied to it, shared by the store's calls. Each
+ * change is recorded in the call's `Changes`; the store emits them when the call is done.
  */
-import { ServerlessWorkerError, nextState, type JobErrorPayload, type JobTrigger } from '../../job/index.js';
-import { requeueLimitPayload } from '../attempts.js';
+import { ServerlessWorkerError, nextState, type JobTrigger } from '../../job/index.js';
 import { DueHeap, type DueEntry } from './due-heap.js';
 import type { GoneWorker, RequeueRules, StopOrder, StoreEvent, StoredJob } from './job-store.js';
+import { changeEvents, requeueChange, stopOrderOf, type JobChange } from './job-rules.js';
 import { MemoryEndpoint } from './memory-endpoint.js';
 import { owned, snapshotJob, type MemoryJob } from './memory-records.js';
 
@@ -98,66 +98,40 @@ export class MemoryState {
     changes.events.push({ type: 'stop', ...stop });
   }
 
-  end(job: MemoryJob, trigger: JobTrigger, result: { output?: unknown; error?: JobErrorPayload }, now: number, changes: Changes): void {
+  /**
+   * Apply a change the job rules describe (job-rules.ts) to the job: its fields, its
+   * place (queue, worker, deadlines), the endpoint's counters, and the call's events.
+   */
+  apply(job: MemoryJob, change: JobChange, changes: Changes): void {
     const endpoint = this.endpointOf(job);
-    // The store's copies first: a value that cannot be copied throws here, before the
-    // job changes, never after it is COMPLETED without its output.
-    const output = owned(result.output);
-    const error = owned(result.error);
-    this.transition(endpoint, job, trigger);
-    if (job.startedAt !== undefined) job.endedAt = now;
-    if (job.status === 'COMPLETED') {
-      job.output = output;
-      endpoint.counters.completed++;
-    } else if (job.status === 'FAILED' || job.status === 'TIMED_OUT') {
-      if (error) job.error = error;
-      endpoint.counters.failed++;
-    }
-    endpoint.queue.delete(job.id);
-    if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: endpoint.id, workerId: job.workerId });
+    const { status, ...set } = change.fields;
+    // The store's frozen copy of an error (the rules build some); an output comes copied already (complete).
+    const fields = set.error !== undefined ? { ...set, error: owned(set.error) } : set;
+    endpoint.setStatus(job, status);
     endpoint.release(job);
     // Fields are set to undefined, never deleted: a deleted property turns the record into a slower, larger dictionary.
-    job.executionDeadline = undefined;
-    job.deleteAt = now + job.retentionMs;
-    this.schedule(job, 'retention', job.deleteAt);
-    this.changed(job, changes);
-    changes.ended.push(snapshotJob(job));
-  }
-
-  /** Back in the queue; answers false when a lost job was lost too often and ended FAILED instead. */
-  requeue(job: MemoryJob, trigger: 'retry' | 'requeue', maxRequeues: number, now: number, changes: Changes): boolean {
-    const endpoint = this.endpointOf(job);
-    if (trigger === 'requeue' && ++job.lost > maxRequeues) {
-      this.end(job, 'fail', { error: requeueLimitPayload(job, maxRequeues, job.workerId) }, now, changes);
-      return false;
+    Object.assign(job, fields);
+    if (change.dropsChunks) job.unread = [];
+    if (change.counted !== undefined) endpoint.counters[change.counted]++;
+    if (change.kind === 'ended') {
+      endpoint.queue.delete(job.id);
+      if (job.deleteAt !== undefined) this.schedule(job, 'retention', job.deleteAt);
+      changes.ended.push(snapshotJob(job));
+    } else if (change.kind === 'requeued') {
+      endpoint.queue.set(job.id, job);
+    } else {
+      endpoint.returnToQueue(job);
     }
-    if (trigger === 'retry') job.lost = 0;
-    this.transition(endpoint, job, trigger);
-    if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: endpoint.id, workerId: job.workerId });
-    endpoint.release(job);
-    for (const field of ['output', 'error', 'startedAt', 'endedAt', 'resultFrom', 'executionDeadline', 'deleteAt', 'reportedAt'] as const) job[field] = undefined;
-    job.unread = [];
-    job.chunkCount = 0;
-    job.queuedAt = now;
-    job.retries++;
-    endpoint.counters.retried++;
-    endpoint.queue.set(job.id, job);
-    this.changed(job, changes);
-    changes.events.push({ type: 'queued', endpointId: endpoint.id });
-    return true;
+    const stop = stopOrderOf(job, change);
+    if (stop) changes.stops.push(stop);
+    changes.events.push(...changeEvents(job, change));
   }
 
-  /** A job taken but never handed to its worker: back at its place in the queue, as if never taken (nothing counted). */
-  giveBack(job: MemoryJob, changes: Changes): void {
-    const endpoint = this.endpointOf(job);
-    this.transition(endpoint, job, 'requeue');
-    if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: endpoint.id, workerId: job.workerId });
-    endpoint.release(job);
-    for (const field of ['startedAt', 'executionDeadline', 'executionTimeoutMs', 'reportedAt'] as const) job[field] = undefined;
-    job.attempt--;
-    endpoint.returnToQueue(job);
-    this.changed(job, changes);
-    changes.events.push({ type: 'queued', endpointId: endpoint.id });
+  /** The lost job back in the queue (requeueChange); answers false when it was lost too often and ended FAILED instead. */
+  requeue(job: MemoryJob, maxRequeues: number, now: number, changes: Changes): boolean {
+    const change = requeueChange(job, 'requeue', maxRequeues, now);
+    this.apply(job, change, changes);
+    return change.kind === 'requeued';
   }
 
   removeWorker(endpoint: MemoryEndpoint, workerId: string, rules: RequeueRules, now: number, changes: Changes): GoneWorker {
@@ -166,7 +140,7 @@ export class MemoryState {
     const endedBefore = changes.ended.length;
     for (const jobId of worker?.jobIds ?? []) {
       const job = endpoint.jobs.get(jobId);
-      if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId && this.requeue(job, 'requeue', rules.maxRequeues, now, changes)) requeued.push(jobId);
+      if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId && this.requeue(job, rules.maxRequeues, now, changes)) requeued.push(jobId);
     }
     endpoint.workers.delete(workerId);
     changes.events.push({ type: 'worker', endpointId: endpoint.id, workerId });

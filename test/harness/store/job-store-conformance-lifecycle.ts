@@ -139,7 +139,7 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       expect(back).toMatchObject({ status: 'IN_QUEUE', attempt: 0, retries: 0, lost: 0, queuedAt: T0 });
       for (const field of ['workerId', 'startedAt', 'executionDeadline', 'executionTimeoutMs']) expect(back).not.toHaveProperty(field);
       expect(events.filter((event) => event.type === 'queued')).toHaveLength(3);
-      expect(events).toContainEqual({ type: 'changed', endpointId: 'ep', jobId: first.id });
+      expect(events).toContainEqual({ type: 'changed', endpointId: 'ep', jobId: first.id, status: 'IN_QUEUE' });
       expect((await store.getWorker('ep', 'w1'))?.jobIds).toEqual([]);
       // Handed out and given back more often than maxRequeues: still queued, never SW_REQUEUE_LIMIT.
       for (let i = 0; i <= RULES.maxRequeues + 1; i++) {

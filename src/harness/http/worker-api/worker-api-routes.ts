@@ -124,8 +124,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const max = batch ? parseOrThrow(BatchQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-take-batch query').batch_size : 1;
     const endpoint = endpointOf(endpointId);
     // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
+    // The take marks the worker ready (its start-up phase over) with its presence: no write of its own here.
     await liveness.seen(endpoint, workerId);
-    await endpoint.workers.markReady(workerId);
     // Ends when the worker is declared gone too: a frozen worker's poll must not take its own requeued jobs.
     const whileAlive = liveness.holdTake(endpointId, workerId);
     const held = holdRequest(reply, settings.longPollMs, AbortSignal.any([closing.signal, whileAlive.signal]));

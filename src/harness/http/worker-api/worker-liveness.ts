@@ -54,7 +54,7 @@ export class WorkerLiveness {
   /** Job-take polls held open in this process, per endpoint and worker: aborted when the worker is declared gone. */
   readonly #takePolls = new Map<string, Set<AbortController>>();
   /** Workers seen over HTTP by this process, per endpoint and worker (the sweep runs while there are some). */
-  readonly #known = new Map<string, { endpointId: string; workerId: string }>();
+  readonly #known = new Map<string, { endpointId: string; workerId: string; writtenAt: number }>();
   #sweeps: TimerHandle | undefined;
   #stopped = false;
   /** When this process began to watch workers, on the harness's clock: no sweep before startedAt + silence. */
@@ -78,7 +78,14 @@ export class WorkerLiveness {
 
   /** The worker called: it is alive now (it sends heartbeats: a silent one is swept). */
   async seen(endpoint: EndpointJobs, workerId: string): Promise<void> {
-    this.#known.set(keyOf(endpoint.id, workerId), { endpointId: endpoint.id, workerId });
+    const key = keyOf(endpoint.id, workerId);
+    const now = this.#harness.clock.now();
+    const known = this.#known.get(key);
+    // Presence is written at most once a quarter of the silence window per worker, not
+    // once per call (a busy worker calls for every job): the age a sweep reads of a worker
+    // that keeps calling stays under a quarter of the window, so none is swept for it.
+    if (known !== undefined && this.#silenceMs !== undefined && now - known.writtenAt < this.#silenceMs / 4) return;
+    this.#known.set(key, { endpointId: endpoint.id, workerId, writtenAt: now });
     await endpoint.workers.touch(workerId, { heartbeats: true });
     this.#armSweeps();
   }

@@ -10,8 +10,8 @@
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { executionTimeoutError } from '../post-rules.js';
-import { deleteJob, endJob, lockJob, orderStop, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { expiryStop, timeoutChange } from '../job-rules.js';
+import { applyChange, deleteJob, lockJob, orderStop, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
 
 /** Deadlines handled by one pass; applyDue repeats passes while they come back full. */
 const BATCH = 500;
@@ -59,13 +59,12 @@ export async function applyDue(tx: Tx, now: number, changes: Changes): Promise<v
       }
       applied++;
       if (entry.kind === 'ttl') {
-        if (job.status === 'IN_PROGRESS' && job.workerId !== undefined) orderStop(changes, job, job.workerId, 'expired');
+        const stop = expiryStop(job);
+        if (stop !== undefined && job.workerId !== undefined) orderStop(changes, job, job.workerId, stop);
         await deleteJob(tx, job, changes);
         skipped.add(key);
       } else if (entry.kind === 'execution') {
-        const workerId = job.workerId;
-        endJob(job, 'timeout', { error: executionTimeoutError(job, workerId) }, now, changes);
-        if (workerId !== undefined) orderStop(changes, job, workerId, 'timeout');
+        applyChange(job, timeoutChange(job, now), changes);
         await saveJob(tx, job);
       } else {
         await deleteJob(tx, job, changes);

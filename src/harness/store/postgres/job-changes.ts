@@ -1,15 +1,13 @@
 /**
  * @module harness/store/postgres/job-changes
- * The changes a transaction makes to one job, with the in-memory store's rules: a job is
- * read with its row locked (`FOR UPDATE`), changed as a plain record by the functions
- * here (end, requeue, delete: state table, counters, deadlines, stop orders), and
- * written back whole. Events, ended jobs and stops are collected in `Changes`; the store
+ * The changes a transaction makes to one job: a job is read with its row locked
+ * (`FOR UPDATE`), changed as a plain record by a change the job rules describe
+ * (job-rules.ts, shared with the memory store; `applyChange`), and written back whole. Events, ended jobs and stops are collected in `Changes`; the store
  * sends the events at commit.
  */
 import type postgres from 'postgres';
-import { nextState, type JobErrorPayload, type JobTrigger } from '../../../job/index.js';
-import { requeueLimitPayload } from '../../attempts.js';
 import type { StopOrder, StoreEvent, StoredJob } from '../job-store.js';
+import { changeEvents, requeueChange, stopOrderOf, type JobChange } from '../job-rules.js';
 import { CHANNEL } from './notifications.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
@@ -34,7 +32,7 @@ export interface Changes {
 export const newChanges = (): Changes => ({ ended: [], stops: [], deleted: [], events: [], counters: { completed: 0, failed: 0, retried: 0 } });
 
 /** Shards of sw_counters (schema.ts). */
-const COUNTER_SHARDS = 8;
+export const COUNTER_SHARDS = 8;
 
 /** The job with its row locked until the transaction ends, or undefined. */
 export async function lockJob(tx: Tx, endpointId: string, jobId: string, skipLocked = false): Promise<TxJob | undefined> {
@@ -103,61 +101,40 @@ export function orderStop(changes: Changes, job: StoredJob, workerId: string, re
   changes.events.push({ type: 'stop', ...stop });
 }
 
-/** The job reaches a terminal status by `trigger` (state table), is released, and gets its retention deadline. */
-export function endJob(job: TxJob, trigger: JobTrigger, result: { output?: unknown; error?: JobErrorPayload }, now: number, changes: Changes): void {
-  job.status = nextState(job.status, trigger, job.id);
-  if (job.startedAt !== undefined) job.endedAt = now;
-  if (job.status === 'COMPLETED') {
-    job.output = result.output;
-    count(changes, job.endpointId, 'completed');
-  } else if (job.status === 'FAILED' || job.status === 'TIMED_OUT') {
-    if (result.error) job.error = result.error;
-    count(changes, job.endpointId, 'failed');
-  }
-  if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: job.endpointId, workerId: job.workerId });
-  delete job.workerId;
-  delete job.executionDeadline;
-  job.deleteAt = now + job.retentionMs;
-  changed(changes, job);
-  changes.ended.push({ ...job });
-}
-
 /**
- * Back in the queue (retry, or requeue of a lost job); answers false when a lost job
- * was lost more than `maxRequeues` times and ended FAILED (SW_REQUEUE_LIMIT) instead.
- * The caller deletes the job's chunks when it answers true.
+ * Apply a change the job rules describe (job-rules.ts) to the locked job: its fields (a
+ * cleared one deleted), its new place at the end of the queue when requeued (saved by
+ * saveChanged), the counters and the call's events, ended jobs and stops.
  */
-export function requeueJob(job: TxJob, trigger: 'retry' | 'requeue', maxRequeues: number, now: number, changes: Changes): boolean {
-  if (trigger === 'requeue' && ++job.lost > maxRequeues) {
-    endJob(job, 'fail', { error: requeueLimitPayload(job, maxRequeues, job.workerId) }, now, changes);
-    return false;
+export function applyChange(job: TxJob, change: JobChange, changes: Changes): void {
+  const target = job as Record<string, unknown>;
+  for (const [field, value] of Object.entries(change.fields)) {
+    if (value === undefined) delete target[field];
+    else target[field] = value;
   }
-  if (trigger === 'retry') job.lost = 0;
-  job.status = nextState(job.status, trigger, job.id);
-  if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: job.endpointId, workerId: job.workerId });
-  for (const field of ['workerId', 'output', 'error', 'startedAt', 'endedAt', 'resultFrom', 'executionDeadline', 'deleteAt', 'reportedAt'] as const) delete job[field];
-  job.unreadChunkCount = 0;
-  job.chunkCount = 0;
-  job.queuedAt = now;
-  job.retries++;
-  job.requeued = true;
-  count(changes, job.endpointId, 'retried');
-  changed(changes, job);
-  changes.events.push({ type: 'queued', endpointId: job.endpointId });
-  return true;
+  if (change.dropsChunks) job.unreadChunkCount = 0;
+  if (change.kind === 'requeued') job.requeued = true;
+  if (change.counted !== undefined) count(changes, job.endpointId, change.counted);
+  if (change.kind === 'ended') changes.ended.push(stored(job));
+  const stop = stopOrderOf(job, change);
+  if (stop) changes.stops.push(stop);
+  changes.events.push(...changeEvents(job, change));
 }
 
-/** A job taken but never handed to its worker: IN_QUEUE again as if never taken, keeping its queue_seq (its place) and counting nothing. */
-export function giveBackJob(job: TxJob, changes: Changes): void {
-  job.status = nextState(job.status, 'requeue', job.id);
-  if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: job.endpointId, workerId: job.workerId });
-  for (const field of ['workerId', 'startedAt', 'executionDeadline', 'executionTimeoutMs', 'reportedAt'] as const) delete job[field];
-  job.attempt--;
-  changed(changes, job);
-  changes.events.push({ type: 'queued', endpointId: job.endpointId });
+/** The lost job back in the queue (requeueChange); answers false when it was lost too often and ended FAILED instead. */
+export function requeueLost(job: TxJob, maxRequeues: number, now: number, changes: Changes): boolean {
+  const change = requeueChange(job, 'requeue', maxRequeues, now);
+  applyChange(job, change, changes);
+  return change.kind === 'requeued';
 }
 
-/** Save a job changed by endJob or requeueJob; a requeued one loses its chunks. */
+/** The record answered: the changed job without the transaction's marks. */
+export function stored(job: TxJob): StoredJob {
+  const { requeued: _requeued, ...fields } = job;
+  return fields;
+}
+
+/** Save a job changed by applyChange; a requeued one loses its chunks. */
 export async function saveChanged(tx: Tx, job: TxJob): Promise<void> {
   await saveJob(tx, job);
   if (job.requeued === true) await tx`DELETE FROM sw_chunks WHERE endpoint_id = ${job.endpointId} AND job_id = ${job.id}`;

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import * as z from 'zod';
+import { JOB_STATUSES } from '../../../job/index.js';
 import type { StoreEvent } from '../job-store.js';
 
 export const CHANNEL = 'sw_job_store';
@@ -23,7 +24,7 @@ const MAX_PAYLOAD_BYTES = 7_900;
 const StopReasonSchema = z.enum(['cancelled', 'timeout', 'expired']);
 const EventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('queued'), endpointId: z.string() }),
-  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string() }),
+  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional() }),
   z.object({ type: z.literal('stop'), endpointId: z.string(), workerId: z.string(), jobId: z.string(), reason: StopReasonSchema, attempt: z.number() }),
   z.object({ type: z.literal('worker'), endpointId: z.string(), workerId: z.string() }),
 ]);

@@ -12,7 +12,7 @@
 import { newJobId } from '../job-id.js';
 import postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
-import { RETENTION_MS, ServerlessWorkerError, isTerminal, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
+import { RETENTION_MS, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
 import { stampAttempt } from '../../attempts.js';
 import { toDelivery } from '../../job-record.js';
 import { ownedRequest } from '../memory-records.js';
@@ -22,9 +22,11 @@ import type {
 } from '../job-store.js';
 import { refusedChunk, refusedProgress, refusedResult } from '../post-rules.js';
 import { syncRetentionMs } from '../retention.js';
+import { completeJob, TakenFacts } from './completion.js';
 import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { changed, endJob, giveBackJob, jsonb, lockJob, newChanges, orderStop, requeueJob, saveChanged, finishChanges, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { cancelChange, giveBackChange, retryChange } from '../job-rules.js';
+import { applyChange, changed, jsonb, lockJob, newChanges, requeueLost, saveChanged, finishChanges, saveJob, stored, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { StoreEventHub, encodePayloads } from './notifications.js';
 import { ClaimedRow, claimJobs, insertJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
@@ -44,6 +46,7 @@ export class PostgresJobStore implements JobStore {
   readonly kind = 'postgres';
   readonly #sql: postgres.Sql;
   readonly #hub = new StoreEventHub();
+  readonly #taken = new TakenFacts();
   #closed = false;
 
   private constructor(sql: postgres.Sql) {
@@ -95,8 +98,14 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     const rows = await claimJobs(this.#sql, this.#hub.origin, endpointId, workerId, max, now);
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
-    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id }));
+    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id, status: 'IN_PROGRESS' }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
+    for (const row of taken) {
+      this.#taken.remember({
+        endpointId, id: row.id, status: 'IN_PROGRESS', workerId, startedAt: row.started_at, attempt: row.attempt, lost: row.lost,
+        retries: row.retries, retentionMs: row.retention_ms, executionTimeoutMs: row.execution_timeout_ms,
+      });
+    }
     this.#hub.emit(events);
     return taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
   }
@@ -137,17 +146,10 @@ export class PostgresJobStore implements JobStore {
     now: number,
   ): Promise<{ readonly ack: ResultAck } & ChangeOutcome> {
     this.#open();
-    return this.#change(async (tx, changes) => {
-      const answer = (ack: ResultAck) => ({ ack, ended: changes.ended, stops: changes.stops });
-      const job = await lockJob(tx, endpointId, jobId);
-      const refused = refusedResult(job, workerId, attempt);
-      if (refused || !job) return answer(refused ?? { applied: false, reason: 'not_found' });
-      job.resultFrom = { workerId, attempt: job.attempt };
-      if (result.kind === 'output') endJob(job, 'complete', { output: result.output }, now, changes);
-      else endJob(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, changes);
-      await saveJob(tx, job);
-      return answer({ applied: true, status: job.status });
-    });
+    const known = this.#taken.take(endpointId, jobId, attempt);
+    const done = await completeJob(this.#sql, this.#hub.origin, known, { endpointId, jobId, workerId, attempt, result, now });
+    this.#hub.emit(done.events);
+    return { ack: done.ack, ended: done.ended, stops: [] };
   }
 
   // -------------------------------------------------------------- reading
@@ -182,17 +184,10 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     return this.#change(async (tx, changes) => {
       const job = await this.#found(tx, endpointId, jobId);
-      if (job.status !== 'CANCELLED') {
-        if (isTerminal(job.status)) {
-          throw new ServerlessWorkerError(
-            'SW_CANCEL_NOT_ALLOWED',
-            `Job ${jobId} has already ended with status ${job.status}; only IN_QUEUE or IN_PROGRESS jobs can be cancelled`,
-            { jobId, status: job.status },
-          );
-        }
-        const workerId = job.workerId;
-        endJob(job, 'cancel', {}, now, changes);
-        if (workerId !== undefined) orderStop(changes, job, workerId, 'cancelled');
+      const change = cancelChange(job, now);
+      if (change.kind === 'refused') throw change.error;
+      if (change.kind !== 'unchanged') {
+        applyChange(job, change, changes);
         await saveJob(tx, job);
       }
       return { job: stored(job), ended: changes.ended, stops: changes.stops };
@@ -203,13 +198,9 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     return this.#change(async (tx, changes) => {
       const job = await this.#found(tx, endpointId, jobId);
-      if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') {
-        throw new ServerlessWorkerError('SW_RETRY_NOT_ALLOWED', `Job ${jobId} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`, {
-          jobId,
-          status: job.status,
-        });
-      }
-      requeueJob(job, 'retry', Number.POSITIVE_INFINITY, now, changes);
+      const change = retryChange(job, now);
+      if (change.kind === 'refused') throw change.error;
+      applyChange(job, change, changes);
       await saveChanged(tx, job);
       return stored(job);
     });
@@ -243,7 +234,7 @@ export class PostgresJobStore implements JobStore {
       const job = await lockJob(tx, endpointId, jobId);
       let requeued = false;
       if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId) {
-        requeued = requeueJob(job, 'requeue', rules.maxRequeues, now, changes);
+        requeued = requeueLost(job, rules.maxRequeues, now, changes);
         await saveChanged(tx, job);
       }
       return { requeued, ended: changes.ended, stops: changes.stops };
@@ -255,7 +246,8 @@ export class PostgresJobStore implements JobStore {
     return this.#change(async (tx, changes) => {
       const job = await lockJob(tx, endpointId, jobId);
       if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId || job.attempt !== attempt) return false;
-      giveBackJob(job, changes);
+      this.#taken.forget(endpointId, jobId);
+      applyChange(job, giveBackChange(job), changes);
       await saveJob(tx, job);
       return true;
     });
@@ -354,11 +346,4 @@ export class PostgresJobStore implements JobStore {
       }
     }
   }
-}
-
-
-/** The record answered: the changed job without the transaction's marks. */
-function stored(job: TxJob): StoredJob {
-  const { requeued: _requeued, ...fields } = job;
-  return fields;
 }

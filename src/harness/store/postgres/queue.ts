@@ -51,6 +51,12 @@ export const ClaimedRow = z.object({
   /** As text (the take's `request::text`), a large input left as its text: the worker API sends it on unparsed. */
   request: requestJson,
   queue_seq: z.union([z.string(), z.number()]).transform(Number),
+  // The attempt's facts, kept by the store for the result (completion.ts).
+  started_at: z.union([z.string(), z.number()]).transform(Number),
+  lost: z.number().int(),
+  retries: z.number().int(),
+  retention_ms: z.union([z.string(), z.number()]).transform(Number),
+  execution_timeout_ms: z.union([z.string(), z.number()]).transform(Number),
 });
 export type ClaimedRow = z.infer<typeof ClaimedRow>;
 
@@ -75,11 +81,11 @@ export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string,
       UPDATE sw_jobs j SET status = 'IN_PROGRESS', attempt = j.attempt + 1, worker_id = ${workerId}, started_at = ${now},
         execution_timeout_ms = picked.timeout_ms, execution_deadline = ${now} + picked.timeout_ms, reported_at = NULL
       FROM picked WHERE j.endpoint_id = ${endpointId} AND j.id = picked.id
-      RETURNING j.id, j.attempt, j.request, j.queue_seq
+      RETURNING j.id, j.attempt, j.request, j.queue_seq, j.started_at, j.lost, j.retries, j.retention_ms, j.execution_timeout_ms
     )
-    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq,
+    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms, taken.execution_timeout_ms,
       pg_notify(${CHANNEL}, json_build_object('origin', ${origin}::text, 'events', json_build_array(
-        json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id),
+        json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id, 'status', 'IN_PROGRESS'),
         json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)))::text)
     FROM taken`;
 }

@@ -6,7 +6,7 @@
  */
 import type postgres from 'postgres';
 import type { GoneWorker, RequeueRules, StoredWorker, TouchWorker } from '../job-store.js';
-import { lockJob, requeueJob, saveChanged, type Changes, type Tx } from './job-changes.js';
+import { lockJob, requeueLost, saveChanged, type Changes, type Tx } from './job-changes.js';
 import { CHANNEL } from './notifications.js';
 import { WORKER_COLUMNS, toStoredWorker } from './rows.js';
 
@@ -81,7 +81,7 @@ async function requeueJobsOf(tx: Tx, endpointId: string, workerId: string, rules
   for (const { id } of held) {
     const job = await lockJob(tx, endpointId, id);
     if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId) continue;
-    if (requeueJob(job, 'requeue', rules.maxRequeues, now, changes)) requeued.push(id);
+    if (requeueLost(job, rules.maxRequeues, now, changes)) requeued.push(id);
     await saveChanged(tx, job);
   }
   changes.events.push({ type: 'worker', endpointId, workerId });
