@@ -5,6 +5,9 @@
  * read from /proc over two windows (20 s each; 5 s with --quick) with nobody calling it and no
  * dashboard open: the first 20 s after it listens, and 20 s from 40 s on (settled). Cases:
  * - `harness`: `main.js harness --port 0` (memory store, no worker): the harness process;
+ * - `harness --image`: the same with a launcher (`--image bench/idle:1=COMMAND`) and an
+ *   endpoint made through /v1 on a template with that image (workersMin 0, nothing
+ *   queued: no worker runs), so that the launcher has an endpoint to scale and nothing to do;
  * - `--serve-api`: the compiled bench worker run as `worker.js --serve-api --port 0`: the
  *   harness process (the target applies to it) and, apart, its supervised worker child,
  *   which pings the harness every RUNPOD_PING_INTERVAL (10 s) and holds a job-take long
@@ -29,11 +32,28 @@ const SETTLED_AT_MS = 40_000;
 const QUICK_WINDOW_MS = 5_000;
 const QUICK_SETTLED_AT_MS = 15_000;
 
-type Kind = 'harness' | 'serve-api';
+type Kind = 'harness' | 'harness-launcher' | 'serve-api';
+
+/** The launcher case's image: never started (workersMin 0, no job), so its command does not matter. */
+const LAUNCHER_IMAGE = 'bench/idle:1';
+
+/** POST `body` to the harness at `url` (no API key: the bench harness has none); answers the JSON. */
+async function post<T>(url: string, body: unknown): Promise<T> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** A template with the launcher's image and an endpoint on it that wants no worker. */
+async function launcherEndpoint(url: string): Promise<void> {
+  const template = await post<{ id: string }>(`${url}/v1/templates`, { name: 'idle-bench', imageName: LAUNCHER_IMAGE, category: 'CPU' });
+  await post(`${url}/v1/endpoints`, { templateId: template.id, workersMin: 0, workersMax: 1 });
+}
 
 async function start(kind: Kind): Promise<ChildProcess> {
-  const script = kind === 'harness' ? await childScript('src/cli/main.ts', 'compiled') : await childScript('bench/children/platform-worker.ts', 'compiled');
-  const args = kind === 'harness' ? ['harness', '--port', '0'] : ['--serve-api', '--port', '0'];
+  const script = kind === 'serve-api' ? await childScript('bench/children/platform-worker.ts', 'compiled') : await childScript('src/cli/main.ts', 'compiled');
+  const args =
+    kind === 'serve-api' ? ['--serve-api', '--port', '0'] : ['harness', '--port', '0', ...(kind === 'harness-launcher' ? ['--gpus', 'none', '--image', `${LAUNCHER_IMAGE}=node -e 0`] : [])];
   const child = track(
     spawn(process.execPath, [...childExecArgv(script), script, ...args], {
       cwd: REPO_ROOT,
@@ -41,9 +61,9 @@ async function start(kind: Kind): Promise<ChildProcess> {
       stdio: ['ignore', 'pipe', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
     }),
   );
-  const ready = kind === 'harness' ? /harness listening on http/ : /http:\/\/127\.0\.0\.1:\d+\/v2\/local/;
+  const ready = kind === 'serve-api' ? /http:\/\/127\.0\.0\.1:\d+\/v2\/local/ : /harness listening on (http:\/\/[^\s]+)/;
+  let out = '';
   await new Promise<void>((resolve, reject) => {
-    let out = '';
     const timer = setTimeout(() => reject(new Error(`${kind} did not listen within 60 s: ${out}`)), 60_000);
     child.stdout?.on('data', (data: Buffer) => {
       out += data.toString();
@@ -55,6 +75,7 @@ async function start(kind: Kind): Promise<ChildProcess> {
     child.once('exit', (code) => reject(new Error(`${kind} exited (${String(code)}) before listening: ${out}`)));
   });
   child.stdout?.resume();
+  if (kind === 'harness-launcher') await launcherEndpoint(ready.exec(out)?.[1]?.replace(/\/$/, '') ?? '');
   return child;
 }
 
@@ -91,7 +112,7 @@ function idleCase(kind: Kind): BenchCase {
     metrics['CPU/s, worker child, settled'] = { unit: 'ms/s', digits: 2 };
   }
   return {
-    name: kind === 'harness' ? 'harness' : '--serve-api',
+    name: kind === 'harness' ? 'harness' : kind === 'harness-launcher' ? 'harness --image' : '--serve-api',
     metrics,
     warmup: false,
     async measure({ quick }): Promise<Measurement> {
@@ -118,6 +139,6 @@ function idleCase(kind: Kind): BenchCase {
 
 export const idleBenchmark: Benchmark = {
   name: 'idle',
-  title: 'an idle harness and an idle --serve-api (nobody calling, no dashboard open): CPU a second of each process, from /proc',
-  cases: () => [idleCase('harness'), idleCase('serve-api')],
+  title: 'an idle harness (alone, and with a launcher) and an idle --serve-api (nobody calling, no dashboard open): CPU a second of each process, from /proc',
+  cases: () => [idleCase('harness'), idleCase('harness-launcher'), idleCase('serve-api')],
 };

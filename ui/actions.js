@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/actions
 // The page's actions go through the queue API itself, so results and errors are the
 // API's own: submit (/run), cancel, retry, purge-queue.
@@ -5,20 +6,37 @@ import { useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { ErrorBox, Notice, html, jobHref, pretty } from './format.js';
 
+/**
+ * @typedef {import('./api-types.js').OverviewView} OverviewView
+ * @typedef {import('./api-types.js').EndpointRow} EndpointRow
+ * @typedef {import('./api-types.js').ShownError} ShownError
+ * @typedef {import('./api-types.js').Navigate} Navigate
+ * @typedef {{ id: string, status: string }} JobAnswer what /run, /cancel and /retry answer
+ */
+
+/** @param {string} endpointId */
 const base = (endpointId) => `/v2/${encodeURIComponent(endpointId)}`;
 
 export const actions = {
-  submit: (endpointId, body) => api('POST', `${base(endpointId)}/run`, body),
-  cancel: (endpointId, jobId) => api('POST', `${base(endpointId)}/cancel/${encodeURIComponent(jobId)}`),
-  retry: (endpointId, jobId) => api('POST', `${base(endpointId)}/retry/${encodeURIComponent(jobId)}`),
-  purge: (endpointId) => api('POST', `${base(endpointId)}/purge-queue`),
+  /** @param {string} endpointId @param {unknown} body @returns {Promise<JobAnswer>} */
+  submit: async (endpointId, body) => /** @type {JobAnswer} */ (await api('POST', `${base(endpointId)}/run`, body)),
+  /** @param {string} endpointId @param {string} jobId @returns {Promise<JobAnswer>} */
+  cancel: async (endpointId, jobId) => /** @type {JobAnswer} */ (await api('POST', `${base(endpointId)}/cancel/${encodeURIComponent(jobId)}`)),
+  /** @param {string} endpointId @param {string} jobId @returns {Promise<JobAnswer>} */
+  retry: async (endpointId, jobId) => /** @type {JobAnswer} */ (await api('POST', `${base(endpointId)}/retry/${encodeURIComponent(jobId)}`)),
+  /** @param {string} endpointId @returns {Promise<{ removed: number }>} */
+  purge: async (endpointId) => /** @type {{ removed: number }} */ (await api('POST', `${base(endpointId)}/purge-queue`)),
 };
 
 /** A button running `run()`; shows the answer (`describe(answer)`) or the API's error. */
+/**
+ * @template T
+ * @param {{ label: string, run: () => Promise<T>, describe?: (answer: T) => string, confirmText?: string, test: string, kind?: string, disabled?: boolean, title?: string }} props
+ */
 export function ActionButton({ label, run, describe, confirmText, test, kind = '', disabled = false, title }) {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(undefined);
-  const [notice, setNotice] = useState(undefined);
+  const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
+  const [notice, setNotice] = useState(/** @type {string | undefined} */ (undefined));
   const onClick = async () => {
     if (confirmText && !window.confirm(confirmText)) return;
     setBusy(true);
@@ -28,7 +46,7 @@ export function ActionButton({ label, run, describe, confirmText, test, kind = '
       const answer = await run();
       setNotice(describe ? describe(answer) : 'Done');
     } catch (e) {
-      setError(e);
+      setError(/** @type {ShownError} */ (e));
     } finally {
       setBusy(false);
     }
@@ -43,6 +61,11 @@ export function ActionButton({ label, run, describe, confirmText, test, kind = '
  * The form's example for an endpoint: the worker's test input when the harness was given
  * one, else an example made from the endpoint's input schema, else the default request.
  */
+/**
+ * @param {OverviewView} overview
+ * @param {string} endpointId
+ * @returns {{ request: unknown, source: string | undefined }}
+ */
 export function exampleFor(overview, endpointId) {
   if (overview.testInputGiven) return { request: overview.testInput, source: "the worker's test input (test_input.json)" };
   const fromSchema = overview.inputExamples?.[endpointId];
@@ -51,23 +74,26 @@ export function exampleFor(overview, endpointId) {
 }
 
 /** The submit form: endpoint id and a JSON editor, prefilled with the worker's test input or an example from its input schema. */
+/** @param {{ endpoints: EndpointRow[], defaultEndpoint?: string, overview: OverviewView, navigate: Navigate, initial?: unknown, title?: string, test?: string }} props */
 export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, initial, title = 'Submit a job', test = 'submit' }) {
   const firstEndpoint = defaultEndpoint ?? endpoints[0]?.id ?? Object.keys(overview.inputExamples ?? {})[0] ?? 'local';
   const [endpointId, setEndpointIdRaw] = useState(firstEndpoint);
   // `initial`: a request to start from (a rerun of a job) instead of the example.
   const [text, setText] = useState(() => pretty(initial ?? exampleFor(overview, firstEndpoint).request));
   // Another endpoint: its example replaces the text, unless the text was edited.
+  /** @param {string} next */
   const setEndpointId = (next) => {
     if (text === pretty(exampleFor(overview, endpointId).request)) setText(pretty(exampleFor(overview, next).request));
     setEndpointIdRaw(next);
   };
   const source = initial ? undefined : exampleFor(overview, endpointId).source;
-  const [error, setError] = useState(undefined);
-  const [notice, setNotice] = useState(undefined);
+  const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
+  const [notice, setNotice] = useState(/** @type {string | undefined} */ (undefined));
   const [busy, setBusy] = useState(false);
   // The text as the editor holds it now: a submit right after an edit (a paste then Ctrl+Enter, a
   // script's fill then click) can come before preact re-renders, when `text` is still the old value.
-  const editor = useRef(null);
+  const editor = useRef(/** @type {HTMLTextAreaElement | null} */ (null));
+  /** @param {Event} event */
   const onSubmit = async (event) => {
     event.preventDefault();
     setError(undefined);
@@ -76,7 +102,7 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
     try {
       body = JSON.parse(editor.current?.value ?? text);
     } catch (e) {
-      setError({ code: 'INVALID_JSON', message: `The request is not valid JSON: ${e.message}` });
+      setError({ code: 'INVALID_JSON', message: `The request is not valid JSON: ${e instanceof Error ? e.message : String(e)}` });
       return;
     }
     setBusy(true);
@@ -85,7 +111,7 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
       setNotice(`Submitted ${answer.id} (${answer.status})`);
       navigate(jobHref(endpointId, answer.id));
     } catch (e) {
-      setError(e);
+      setError(/** @type {ShownError} */ (e));
     } finally {
       setBusy(false);
     }
@@ -93,12 +119,12 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
   return html`<form class="card submit" onSubmit=${onSubmit} aria-label=${title} data-test=${`${test}-form`}>
     <h2>${title}</h2>
     <label>Endpoint
-      <input id=${initial ? 'rerun-endpoint' : 'submit-endpoint'} list="endpoint-ids" value=${endpointId} onInput=${(e) => setEndpointId(e.currentTarget.value)} required pattern="[A-Za-z0-9._\\-]{1,128}" />
+      <input id=${initial ? 'rerun-endpoint' : 'submit-endpoint'} list="endpoint-ids" value=${endpointId} onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setEndpointId(e.currentTarget.value)} required pattern="[A-Za-z0-9._\\-]{1,128}" />
       <datalist id="endpoint-ids">${endpoints.map((e) => html`<option value=${e.id} />`)}</datalist>
     </label>
     <label>Request (JSON: input, and optionally webhook, policy, s3Config)${source ? html` <span class="hint" data-test="example-source">prefilled from ${source}</span>` : null}
-      <textarea ref=${editor} id=${initial ? 'rerun-json' : 'submit-json'} rows="8" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}
-        onKeyDown=${(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e); }}></textarea>
+      <textarea ref=${editor} id=${initial ? 'rerun-json' : 'submit-json'} rows="8" spellcheck="false" value=${text} onInput=${(/** @type {InputEvent & { currentTarget: HTMLTextAreaElement }} */ e) => setText(e.currentTarget.value)}
+        onKeyDown=${(/** @type {KeyboardEvent} */ e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e); }}></textarea>
     </label>
     <div class="row"><button type="submit" class="primary" disabled=${busy} data-test=${test}>Submit (/run)</button>
       <span class="hint">Ctrl+Enter submits</span></div>

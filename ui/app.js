@@ -1,10 +1,11 @@
+// @ts-check
 // @module ui/app
 // The dashboard page: login (the API key kept in sessionStorage, sent in the
 // Authorization header), hash routes (#/, #/endpoint/{id}, #/endpoint/{id}/job/{jobId},
 // #/endpoint/{id}/worker/{workerId}, #/workers), one live event stream for the page, light and dark schemes.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, followEvents, keyStore } from './api.js';
+import { followEvents, keyStore, views } from './api.js';
 import { ErrorBox, endpointNames, html } from './format.js';
 import { JobView } from './job-view.js';
 import { JobsView } from './jobs-view.js';
@@ -12,6 +13,20 @@ import { OverviewView } from './overview-view.js';
 import { WorkersView } from './workers-view.js';
 import { WorkerView } from './worker-view.js';
 
+/**
+ * @typedef {import('./api-types.js').OverviewView} Overview
+ * @typedef {import('./api-types.js').LiveMessage} LiveMessage
+ * @typedef {import('./api-types.js').LiveJob} LiveJob
+ * @typedef {import('./api-types.js').ChunkPreview} ChunkPreview
+ * @typedef {import('./api-types.js').SeriesPoint} SeriesPoint
+ * @typedef {import('./api.js').ApiError} ApiError
+ * @typedef {{ view: 'overview' | 'workers', endpointId?: undefined }
+ *   | { view: 'jobs', endpointId: string }
+ *   | { view: 'job', endpointId: string, jobId: string }
+ *   | { view: 'worker', endpointId: string, workerId: string }} Route
+ */
+
+/** @param {string} hash @returns {Route} */
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'job' && parts[3]) return { view: 'job', endpointId: parts[1], jobId: parts[3] };
@@ -33,55 +48,63 @@ function useRoute() {
 
 const SCHEMES = ['auto', 'light', 'dark'];
 
+/** @returns {[string, () => void]} */
 function useScheme() {
   const [scheme, setScheme] = useState(localStorage.getItem('serverless-worker-scheme') ?? 'auto');
   useEffect(() => {
     document.documentElement.dataset.scheme = scheme;
     localStorage.setItem('serverless-worker-scheme', scheme);
   }, [scheme]);
-  return [scheme, () => setScheme(SCHEMES[(SCHEMES.indexOf(scheme) + 1) % SCHEMES.length])];
+  return [scheme, () => setScheme(SCHEMES[(SCHEMES.indexOf(scheme) + 1) % SCHEMES.length] ?? 'auto')];
 }
 
+/** @param {{ error: ApiError | undefined, onKey: (key: string) => void }} props */
 function Login({ error, onKey }) {
   const [key, setKey] = useState('');
-  return html`<form class="card login" onSubmit=${(e) => { e.preventDefault(); onKey(key); }} aria-label="Log in">
+  return html`<form class="card login" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); onKey(key); }} aria-label="Log in">
     <h1>serverless-worker harness</h1>
     <p>This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only.</p>
-    <label>API key <input id="api-key" type="password" autocomplete="current-password" value=${key} onInput=${(e) => setKey(e.currentTarget.value)} required autofocus /></label>
+    <label>API key <input id="api-key" type="password" autocomplete="current-password" value=${key} onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setKey(e.currentTarget.value)} required autofocus /></label>
     <button type="submit" class="primary" data-test="login">Log in</button>
     <${ErrorBox} error=${error} />
   </form>`;
 }
 
 /** The chart points the harness keeps (historyMinutes of sampleIntervalMs points): the page keeps as many. */
+/**
+ * @param {readonly SeriesPoint[]} points
+ * @param {{ historyMinutes?: number, sampleIntervalMs?: number }} overview
+ */
 function keepPoints(points, overview) {
   const capacity = Math.max(1, Math.ceil(((overview.historyMinutes ?? 10) * 60_000) / (overview.sampleIntervalMs ?? 1000)));
   return points.length > capacity ? points.slice(points.length - capacity) : points;
 }
 
+/** @returns {LiveJob} */
 function emptyLive() {
   return { job: undefined, chunks: [], missed: 0, skipped: 0, gone: false };
 }
 
 /** Chunks a job page holds (the last ones): a stream of 50 000 chunks keeps the page light; earlier ones load on demand. */
 const KEPT_CHUNKS = 500;
+/** @param {ChunkPreview[]} chunks */
 const keep = (chunks) => (chunks.length > KEPT_CHUNKS ? chunks.slice(chunks.length - KEPT_CHUNKS) : chunks);
 
 function App() {
   const route = useRoute();
   const [scheme, nextScheme] = useScheme();
-  const [overview, setOverview] = useState(undefined);
-  const [authError, setAuthError] = useState(undefined);
+  const [overview, setOverview] = useState(/** @type {Overview | undefined} */ (undefined));
+  const [authError, setAuthError] = useState(/** @type {ApiError | undefined} */ (undefined));
   const [needKey, setNeedKey] = useState(false);
   const [link, setLink] = useState('connecting');
   // Since when the harness has not answered (the live stream's reconnects fail), and why.
-  const [down, setDown] = useState(undefined);
+  const [down, setDown] = useState(/** @type {{ since: number, error: ApiError } | undefined} */ (undefined));
   const [live, setLive] = useState(emptyLive());
   const [attempt, setAttempt] = useState(0);
 
   // Load the overview; a 401 shows the login form with the API's message.
   useEffect(() => {
-    api('GET', '/ui/api/overview')
+    views.overview()
       .then((o) => { setOverview(o); setNeedKey(false); setAuthError(undefined); })
       .catch((e) => {
         if (e.status === 401) { setNeedKey(true); setAuthError(keyStore.get() ? e : undefined); } else setAuthError(e);
@@ -96,13 +119,16 @@ function App() {
     const abort = new AbortController();
     let hellos = 0;
     setLive(emptyLive());
-    const onEvent = (event, data) => {
+    /** @param {LiveMessage} message */
+    const onEvent = (message) => {
+      const { event, data } = message;
+      // The page listens only while it has an overview (the effect's condition); a logout drops it and the stream with it.
       if (event === 'tick') {
-        setOverview((o) => ({ ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) }));
+        setOverview((o) => o && { ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) });
       } else if (event === 'hello') {
-        setOverview((o) => ({ ...o, ...data }));
+        setOverview((o) => o && { ...o, ...data });
         // A reconnect: the chart points missed meanwhile come from the overview (the live stream carries no history).
-        if (hellos++ > 0) api('GET', '/ui/api/overview').then((fresh) => setOverview((o) => ({ ...o, series: fresh.series }))).catch(() => {});
+        if (hellos++ > 0) views.overview().then((fresh) => setOverview((o) => o && { ...o, series: fresh.series })).catch(() => {});
       } else if (event === 'job') {
         setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {
@@ -117,8 +143,9 @@ function App() {
         setLive((l) => ({ ...l, gone: true }));
       }
     };
+    /** @param {'open' | 'retrying' | ApiError} state */
     const onState = (state) => {
-      if (state instanceof Error) {
+      if (typeof state !== 'string') {
         setLink(`error: ${state.message}`);
         if (state.status === 401) { setNeedKey(true); setOverview(undefined); }
         if (state.status === 0 || state.status >= 500) setDown((d) => d ?? { since: Date.now(), error: state });
@@ -131,8 +158,10 @@ function App() {
     return () => abort.abort();
   }, [overview === undefined, watchKey]);
 
+  /** @param {string} key */
   const logIn = (key) => { keyStore.set(key); setAttempt((n) => n + 1); };
   const logOut = () => { keyStore.clear(); setOverview(undefined); setNeedKey(true); setAuthError(undefined); };
+  /** @param {string} href */
   const navigate = (href) => { location.hash = href; };
 
   if (needKey) return html`<main><${Login} error=${authError} onKey=${logIn} /></main>`;
@@ -161,5 +190,6 @@ function App() {
 }
 
 const root = document.getElementById('app');
+if (!root) throw new Error('the page has no #app element');
 root.textContent = '';
 render(html`<${App} />`, root);

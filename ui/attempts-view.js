@@ -1,12 +1,20 @@
+// @ts-check
 // @module ui/attempts-view
 // A job's attempts on the job page: the current attempt, retries, times lost, and each
 // attempt the harness recorded (which worker took it, when, how it ended, posts of it
 // refused as stale). Read from /ui/api/.../attempts whenever the job's state moves.
 import { useEffect, useState } from 'preact/hooks';
-import { api } from './api.js';
+import { views } from './api.js';
 import { ErrorBox, clock, duration, html } from './format.js';
 import { workerHref } from './worker-view.js';
 
+/**
+ * @typedef {import('./api-types.js').JobAttemptsView} JobAttemptsView
+ * @typedef {import('./api-types.js').RequestSummary} RequestSummary
+ * @typedef {import('./api-types.js').ShownError} ShownError
+ */
+
+/** @type {Readonly<Record<string, string>>} */
 const OUTCOME_TEXT = {
   running: 'running',
   COMPLETED: 'completed',
@@ -16,9 +24,11 @@ const OUTCOME_TEXT = {
   requeued: 'requeued',
 };
 
+/** @type {Readonly<Record<string, string>>} */
 const OUTCOME_CLASS = { running: 's-IN_PROGRESS', COMPLETED: 's-COMPLETED', FAILED: 's-FAILED', TIMED_OUT: 's-TIMED_OUT', CANCELLED: 's-CANCELLED', requeued: 's-IN_QUEUE' };
 
 /** The browser's clock, read again every `ms` while mounted (for times that run on). */
+/** @param {number} ms */
 export function useNow(ms) {
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
@@ -29,16 +39,17 @@ export function useNow(ms) {
 }
 
 /** `job`: the job as the event stream last showed it (its changes trigger a new read). */
+/** @param {{ endpointId: string, job: RequestSummary }} props */
 export function Attempts({ endpointId, job }) {
   const now = useNow(1000);
-  const [view, setView] = useState(undefined);
-  const [error, setError] = useState(undefined);
+  const [view, setView] = useState(/** @type {(JobAttemptsView & { readAt: number }) | undefined} */ (undefined));
+  const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
   // A refused stale post changes no status: the Reload button reads the attempts again.
   const [reloads, setReloads] = useState(0);
   const revision = `${job.status}|${job.retries}|${job.startedAt ?? ''}|${job.endedAt ?? ''}|${job.workerId ?? ''}`;
   useEffect(() => {
     let stale = false;
-    api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs/${encodeURIComponent(job.id)}/attempts`)
+    views.attempts(endpointId, job.id)
       .then((answer) => { if (!stale) { setView({ ...answer, readAt: Date.now() }); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };

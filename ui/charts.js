@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/charts
 // Charts over the last minutes, drawn with uPlot from the points the harness sends:
 // jobs per second, queue wait and execution time percentiles, GPU utilisation and
@@ -9,26 +10,43 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { duration, html } from './format.js';
 
+/**
+ * @typedef {import('./api-types.js').SeriesPoint} SeriesPoint
+ * @typedef {import('./api-types.js').JobFigures} JobFigures
+ * @typedef {import('./api-types.js').EndpointRow} EndpointRow
+ * @typedef {(v: number) => string} Format
+ */
+
 const COLORS = ['#2f7ed8', '#e4572e', '#17a398', '#b07aa1', '#f2a541', '#6c8ea0'];
 
+/** @type {Format} */
 const rate = (v) => `${v >= 10 ? Math.round(v) : Number(v.toFixed(2))}/s`;
+/** @type {Format} */
 const percent = (v) => `${Math.round(v)} %`;
+/** @type {Format} */
 const gib = (v) => `${Number(v.toFixed(1))} GiB`;
 
 /** Values shown on a chart: a number in its unit, — for none. */
+/** @param {Format} format @returns {(v: number | null | undefined) => string} */
 const shown = (format) => (v) => (v === null || v === undefined ? '—' : format(v));
 
 /**
  * One uPlot chart: `columns` is [times (s), ...one column per name]; `format` writes a
  * value in its unit (legend and axis); `stepped` draws steps (counts).
  */
+/**
+ * @param {{ title: string, unit: string, names: string[], columns: Array<Array<number | null>>, test: string, stepped?: boolean, format?: Format }} props
+ */
 export function Chart({ title, unit, names, columns, test, stepped = false, format = (v) => String(v) }) {
-  const box = useRef(null);
-  const plot = useRef(null);
+  const box = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const plot = useRef(/** @type {uPlot | null} */ (null));
+  // uPlot's data: the times, then a column per name (nulls where there is no value).
+  const data = /** @type {uPlot.AlignedData} */ (/** @type {unknown} */ (columns));
   const key = `${names.join('|')}|${unit}`;
   useEffect(() => {
     const width = Math.max(260, (box.current?.clientWidth ?? 400) - 8);
     const label = shown(format);
+    /** @type {uPlot.Options} */
     const options = {
       width,
       height: 190,
@@ -36,23 +54,24 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
       axes: [
         { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, space: 70 },
         // Room for the widest label ("12 min 30 s"), and labels far enough apart not to collide.
-        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 76, space: 36, values: (u, splits) => splits.map(label) },
+        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 76, space: 36, values: (u, splits) => splits.map((v) => label(v)) },
       ],
       series: [
         { value: (u, v) => (v === null || v === undefined ? '—' : new Date(v * 1000).toLocaleTimeString()) },
-        ...names.map((name, i) => ({
+        ...names.map((name, i) => /** @type {uPlot.Series} */ ({
           label: name,
           stroke: COLORS[i % COLORS.length],
           width: 1.5,
           spanGaps: true,
           value: (u, v) => label(v),
-          ...(stepped ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}),
+          ...(stepped && uPlot.paths.stepped ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}),
         })),
       ],
       legend: { live: true },
       cursor: { points: { size: 6 } },
     };
-    plot.current = new uPlot(options, columns, box.current);
+    if (!box.current) return undefined;
+    plot.current = new uPlot(options, data, box.current);
     const onResize = () => plot.current?.setSize({ width: Math.max(260, (box.current?.clientWidth ?? 400) - 8), height: 190 });
     window.addEventListener('resize', onResize);
     return () => {
@@ -62,7 +81,7 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
     };
   }, [key]);
   useEffect(() => {
-    plot.current?.setData(columns);
+    plot.current?.setData(data);
   }, [columns]);
   return html`<figure class="chart card" data-test=${test}><figcaption>${title}</figcaption><div ref=${box}></div></figure>`;
 }
@@ -70,30 +89,35 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
 const RANGES = [1, 5, 10, 30, 60, 120];
 
 /** The job figures of `point` for the chosen endpoint ('' = all); an endpoint with no job ended then has none. */
+/** @param {SeriesPoint} point @param {string} endpointId @returns {JobFigures} */
 function figuresOf(point, endpointId) {
   if (!endpointId) return point;
   return point.endpoints?.[endpointId] ?? { jobsPerSecond: 0, failedPerSecond: 0, delayP50: null, delayP95: null, delayP99: null, execP50: null, execP95: null, execP99: null };
 }
 
 /** The charts for `points` (SeriesPoint[], oldest first); `endpoints`: the overview's rows (the choice); `historyMinutes`: what the harness keeps. */
+/** @param {{ points: readonly SeriesPoint[] | undefined, endpoints?: EndpointRow[], historyMinutes?: number }} props */
 export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
   const [endpointId, setEndpointId] = useState('');
   const [minutes, setMinutes] = useState(Math.min(10, historyMinutes));
   if (!points || points.length === 0) return html`<p class="muted">No chart data yet.</p>`;
-  const since = points[points.length - 1].t - minutes * 60_000;
+  const since = (points.at(-1)?.t ?? 0) - minutes * 60_000;
   const inRange = points.filter((p) => p.t > since);
   const t = inRange.map((p) => p.t / 1000);
+  /** @param {keyof JobFigures} name */
   const col = (name) => inRange.map((p) => figuresOf(p, endpointId)[name] ?? null);
+  /** @type {Map<number, string>} */
   const cards = new Map();
   for (const p of inRange) for (const g of p.gpus) cards.set(g.index, g.name);
+  /** @param {number} index @param {'utilizationPercent' | 'memoryUsedBytes'} figure */
   const gpuCol = (index, figure) => inRange.map((p) => p.gpus.find((g) => g.index === index)?.[figure] ?? null);
   const gpuNames = [...cards.entries()].map(([index, name]) => `GPU ${index} ${name}`);
   const ranges = RANGES.filter((m) => m <= historyMinutes);
   return html`<div>
-    <form class="filters" aria-label="Charts" onSubmit=${(e) => e.preventDefault()}>
-      <label>Endpoint <select id="chart-endpoint" value=${endpointId} onChange=${(e) => setEndpointId(e.currentTarget.value)}>
+    <form class="filters" aria-label="Charts" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()}>
+      <label>Endpoint <select id="chart-endpoint" value=${endpointId} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setEndpointId(e.currentTarget.value)}>
         <option value="">all endpoints</option>${endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}</select></label>
-      <label>Range <select id="chart-range" value=${String(minutes)} onChange=${(e) => setMinutes(Number(e.currentTarget.value))}>
+      <label>Range <select id="chart-range" value=${String(minutes)} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setMinutes(Number(e.currentTarget.value))}>
         ${ranges.map((m) => html`<option value=${String(m)}>last ${m} min</option>`)}</select></label>
       <span class="hint">hover a chart for the values at that time</span>
     </form>

@@ -1,13 +1,24 @@
+// @ts-check
 // @module ui/format
 // Small display helpers shared by the views.
 import { h } from 'preact';
 import htm from 'htm';
 
+/**
+ * @typedef {import('./api-types.js').EndpointRow} EndpointRow
+ * @typedef {import('./api-types.js').EndpointHealth} EndpointHealth
+ * @typedef {import('./api-types.js').EndpointNames} EndpointNames
+ * @typedef {import('./api-types.js').JobStatus} JobStatus
+ * @typedef {import('./api-types.js').ShownError} ShownError
+ */
+
 export const html = htm.bind(h);
 
+/** @type {JobStatus[]} */
 export const STATES = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 
 /** A duration in ms as "850 ms", "12.3 s", "4 min 2 s". */
+/** @param {number | null | undefined} ms */
 export function duration(ms) {
   if (ms === undefined || ms === null) return '—';
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -16,10 +27,12 @@ export function duration(ms) {
 }
 
 /** An ISO time as the local clock time. */
+/** @param {string | undefined} iso */
 export function clock(iso) {
   return iso ? new Date(iso).toLocaleTimeString() : '—';
 }
 
+/** @param {number | null | undefined} n */
 export function bytes(n) {
   if (n === null || n === undefined) return '—';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -31,18 +44,23 @@ export function bytes(n) {
   return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
+/** @param {unknown} value */
 export function pretty(value) {
   return JSON.stringify(value, null, 2);
 }
 
+/** @param {{ status: string }} props */
 export function StatusBadge({ status }) {
   return html`<span class=${`badge s-${status}`} data-test="status">${status}</span>`;
 }
 
 /** An API error as the API gave it: code and message, and each issue the API listed (e.g. the input schema's). */
+/** @param {{ error: ShownError | undefined }} props */
 export function ErrorBox({ error }) {
   if (!error) return null;
-  const issues = Array.isArray(error.details?.issues) ? error.details.issues : [];
+  const details = /** @type {{ issues?: unknown } | undefined} */ (error.details);
+  /** @type {Array<{ path?: string, message?: string, received?: unknown }>} */
+  const issues = Array.isArray(details?.issues) ? details.issues : [];
   return html`<div class="error" role="alert" data-test="error">
     <strong>${error.code ?? 'Error'}</strong>${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}
     ${issues.length > 0
@@ -51,20 +69,24 @@ export function ErrorBox({ error }) {
   </div>`;
 }
 
+/** @param {{ notice: string | undefined }} props */
 export function Notice({ notice }) {
   if (!notice) return null;
   return html`<div class="notice" role="status" data-test="notice">${notice}</div>`;
 }
 
+/** @param {string} endpointId @param {string} jobId */
 export function jobHref(endpointId, jobId) {
   return `#/endpoint/${encodeURIComponent(endpointId)}/job/${encodeURIComponent(jobId)}`;
 }
 
+/** @param {string} endpointId */
 export function endpointHref(endpointId) {
   return `#/endpoint/${encodeURIComponent(endpointId)}`;
 }
 
 /** An endpoint as people know it: its name (endpoints made through /v1) beside its id. `names`: id → name. */
+/** @param {{ id: string, names?: EndpointNames, link?: boolean }} props */
 export function EndpointName({ id, names, link = true }) {
   const name = names?.[id];
   const label = name ?? id;
@@ -72,11 +94,13 @@ export function EndpointName({ id, names, link = true }) {
 }
 
 /** Endpoint names by id, from the overview's rows. */
+/** @param {EndpointRow[] | undefined} endpoints @returns {EndpointNames} */
 export function endpointNames(endpoints) {
-  return Object.fromEntries((endpoints ?? []).filter((e) => e.name).map((e) => [e.id, e.name]));
+  return Object.fromEntries((endpoints ?? []).flatMap((e) => (e.name ? [[e.id, e.name]] : [])));
 }
 
 /** An endpoint's health: a badge (ok, warning, unhealthy) and why. */
+/** @param {{ health: EndpointHealth | undefined, short?: boolean }} props */
 export function HealthBadge({ health, short = false }) {
   if (!health) return null;
   return html`<span class="health" data-test="health"><span class=${`badge h-${health.state}`} title=${health.reason}>${health.state}</span>${short ? null : html` <span class="hint" data-test="health-reason">${health.reason}</span>`}</span>`;

@@ -1,20 +1,36 @@
+// @ts-check
 // @module ui/job-view
 // One job: status, timings, retries, worker, input, output or structured error (the
 // stack folded), its attempts, webhook deliveries, and a streaming job's chunks as they arrive.
 // `live` is what the event stream said about this job (see app.js).
 import { useEffect, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
-import { api } from './api.js';
+import { views } from './api.js';
 import { Attempts } from './attempts-view.js';
 import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
-import { Value, ValueActions, valuePath } from './value-view.js';
+import { Value, ValueActions } from './value-view.js';
 import { LogLines } from './logs-view.js';
 import { workerHref } from './worker-view.js';
 import { useNow } from './attempts-view.js';
 
+/**
+ * @typedef {import('./api-types.js').JobDetail} JobDetail
+ * @typedef {import('./api-types.js').JobGpuView} JobGpuView
+ * @typedef {import('./api-types.js').ChunkPreview} ChunkPreview
+ * @typedef {import('./api-types.js').ChunkValues} ChunkValues
+ * @typedef {import('./api-types.js').LiveJob} LiveJob
+ * @typedef {import('./api-types.js').OverviewView} OverviewView
+ * @typedef {import('./api-types.js').EndpointNames} EndpointNames
+ * @typedef {import('./api-types.js').ShownError} ShownError
+ * @typedef {import('./api-types.js').Navigate} Navigate
+ * @typedef {import('./actions.js').JobAnswer} JobAnswer
+ * @typedef {NonNullable<JobDetail['error']>} JobError
+ */
+
 /** The error payload; `clipped`: its fields the harness cut short (the whole error loads on demand). */
+/** @param {{ endpointId: string, jobId: string, error: JobError, clipped: string[] | undefined }} props */
 function ErrorPayload({ endpointId, jobId, error: shown, clipped }) {
-  const [full, setFull] = useState(undefined);
+  const [full, setFull] = useState(/** @type {JobError | undefined} */ (undefined));
   const error = full ?? shown;
   const { error_type, error_message, error_code, error_traceback, hostname, worker_id, runtime_version, ...rest } = error;
   return html`<section class="card failure" data-test="job-error">
@@ -31,26 +47,29 @@ function ErrorPayload({ endpointId, jobId, error: shown, clipped }) {
 /** Chunks listed one by one (the last ones the page holds). */
 const LISTED_CHUNKS = 100;
 
+/** @param {ChunkPreview} c */
 const chunkText = (c) => (typeof c.output === 'string' ? c.output : pretty(c.output)) + (c.clippedBytes ? `… (${bytes(c.clippedBytes)})` : '');
 
 /** All unread chunks, loaded on demand: { from, outputs }. */
+/** @param {{ loaded: ChunkValues }} props */
 function LoadedChunks({ loaded }) {
   return html`<details open><summary>All ${loaded.outputs.length} unread chunks (from chunk ${loaded.from})</summary>
     <div class="stream-text" data-test="stream-all">${loaded.outputs.map((o) => (typeof o === 'string' ? o : pretty(o))).join('')}</div></details>`;
 }
 
 /** A stream: the page holds its last chunks (app.js keeps at most KEPT_CHUNKS); earlier ones load on demand. */
+/** @param {{ endpointId: string, live: LiveJob & { job: JobDetail } }} props `live.job`: the live one, else the one read over HTTP (JobView) */
 function Chunks({ endpointId, live }) {
-  const [loaded, setLoaded] = useState(undefined);
-  const count = Math.max(live.job?.chunks ?? 0, (live.chunks.at(-1)?.index ?? -1) + 1);
+  const [loaded, setLoaded] = useState(/** @type {ChunkValues | undefined} */ (undefined));
+  const count = Math.max(live.job.chunks, (live.chunks.at(-1)?.index ?? -1) + 1);
   if (count === 0) return null;
   const first = live.chunks[0]?.index ?? count;
-  const notHeld = Math.max(0, first - (live.job?.chunkBase ?? 0) - live.missed);
+  const notHeld = Math.max(0, first - live.job.chunkBase - live.missed);
   const listed = live.chunks.slice(-LISTED_CHUNKS);
   return html`<section class="card" aria-live="polite">
     <h2>Stream (<span data-test="chunk-count">${count}</span> chunks)</h2>
     ${live.missed > 0 ? html`<p class="muted">${live.missed} chunks were read by a /stream client before this page could see them.</p>` : null}
-    ${first > 0 && live.chunks.length > 0 ? html`<p class="hint" data-test="chunks-window">Showing chunks ${first}–${live.chunks.at(-1).index} of ${count}${notHeld > 0 ? `; ${notHeld} earlier ones are not held by the page` : ''}.</p>` : null}
+    ${first > 0 && live.chunks.length > 0 ? html`<p class="hint" data-test="chunks-window">Showing chunks ${first}–${live.chunks.at(-1)?.index} of ${count}${notHeld > 0 ? `; ${notHeld} earlier ones are not held by the page` : ''}.</p>` : null}
     ${notHeld > 0 || live.skipped > 0 ? html`<${ValueActions} endpointId=${endpointId} jobId=${live.job.id} part="chunks" what="unread chunks" onLoaded=${setLoaded} />` : null}
     ${loaded ? html`<${LoadedChunks} loaded=${loaded} />` : null}
     <div class="stream-text" data-test="stream-text">${live.chunks.map(chunkText).join('')}</div>
@@ -59,9 +78,11 @@ function Chunks({ endpointId, live }) {
   </section>`;
 }
 
+/** @param {number | null | undefined} p */
 const percent = (p) => (p === null || p === undefined ? '—' : `${Math.round(p)} %`);
 
 // The job's GPU summary in one line (in-process workers: the figures of the job-finished log line), or why there is none.
+/** @param {{ gpu: JobGpuView | undefined }} props */
 function GpuFact({ gpu }) {
   if (!gpu) return html`<dd>—</dd>`;
   if (!gpu.available) return html`<dd class="muted" data-test="job-gpu-none">none: ${gpu.reason}</dd>`;
@@ -71,6 +92,7 @@ function GpuFact({ gpu }) {
 }
 
 // Per card, when there is a summary.
+/** @param {{ gpu: JobGpuView | undefined }} props */
 function GpuCards({ gpu }) {
   if (!gpu?.available) return null;
   const s = gpu.summary;
@@ -81,6 +103,7 @@ function GpuCards({ gpu }) {
   </section>`;
 }
 
+/** @param {{ job: JobDetail }} props */
 function Deliveries({ job }) {
   if (!job.webhook) return null;
   return html`<section class="card"><h2>Webhook</h2>
@@ -92,15 +115,16 @@ function Deliveries({ job }) {
 }
 
 /** "Rerun with edited input": the job's request (its whole input, loaded when the page holds a preview) in an editor, sent to /run. */
+/** @param {{ endpointId: string, job: JobDetail, overview: OverviewView, navigate: Navigate }} props */
 function Rerun({ endpointId, job, overview, navigate }) {
-  const [state, setState] = useState({ open: false, busy: false, error: undefined, request: undefined });
+  const [state, setState] = useState(/** @type {{ open: boolean, busy: boolean, error: ShownError | undefined, request: unknown }} */ ({ open: false, busy: false, error: undefined, request: undefined }));
   const open = async () => {
     setState({ open: false, busy: true, error: undefined, request: undefined });
     try {
-      const input = job.input.complete ? job.input.value : await api('GET', valuePath(endpointId, job.id, 'input'));
+      const input = job.input.complete ? job.input.value : await views.value(endpointId, job.id, 'input');
       setState({ open: true, busy: false, error: undefined, request: { input, ...(job.policy ? { policy: job.policy } : {}) } });
     } catch (error) {
-      setState({ open: false, busy: false, error, request: undefined });
+      setState({ open: false, busy: false, error: /** @type {ShownError} */ (error), request: undefined });
     }
   };
   return html`<span class="action">
@@ -115,16 +139,17 @@ function Rerun({ endpointId, job, overview, navigate }) {
  * The job as first read over HTTP: the page shows it (or the API's error) whether or not
  * the live stream is up; the stream's `job` messages replace it.
  */
+/** @param {string} endpointId @param {string} jobId */
 function useJob(endpointId, jobId) {
   // The state names the job it was read for: right after a move to another job the state is
   // still the previous job's until the effect runs, and the page must not show that job under this one's URL.
   const key = `${endpointId}/${jobId}`;
-  const [state, setState] = useState({ key, job: undefined, error: undefined });
+  const [state, setState] = useState(/** @type {{ key: string, job: JobDetail | undefined, error: ShownError | undefined }} */ ({ key, job: undefined, error: undefined }));
   const [tries, setTries] = useState(0);
   useEffect(() => {
     let stale = false;
     setState({ key, job: undefined, error: undefined });
-    api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs/${encodeURIComponent(jobId)}`)
+    views.job(endpointId, jobId)
       .then((job) => { if (!stale) setState({ key, job, error: undefined }); })
       .catch((error) => { if (!stale) setState({ key, job: undefined, error }); });
     return () => { stale = true; };
@@ -133,6 +158,7 @@ function useJob(endpointId, jobId) {
   return { job: current.job, error: current.error, again: () => setTries((n) => n + 1) };
 }
 
+/** @param {{ endpointId: string, jobId: string, live: LiveJob, names: EndpointNames, overview: OverviewView, navigate: Navigate }} props */
 export function JobView({ endpointId, jobId, live, names, overview, navigate }) {
   const read = useJob(endpointId, jobId);
   const now = useNow(1000);
@@ -148,9 +174,9 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
     <h1>Job <code data-test="job-id">${job.id}</code> <${StatusBadge} status=${job.status} /></h1>
     <div class="row">
       <${ActionButton} label="Cancel" test="cancel" disabled=${!cancellable} title="only IN_QUEUE or IN_PROGRESS jobs can be cancelled"
-        run=${() => actions.cancel(endpointId, job.id)} describe=${(a) => `Cancel answered ${a.status}`} />
+        run=${() => actions.cancel(endpointId, job.id)} describe=${(/** @type {JobAnswer} */ a) => `Cancel answered ${a.status}`} />
       <${ActionButton} label="Retry" test="retry" disabled=${!retryable} title="only FAILED or TIMED_OUT jobs can be retried"
-        run=${() => actions.retry(endpointId, job.id)} describe=${(a) => `Retry answered ${a.status}`} />
+        run=${() => actions.retry(endpointId, job.id)} describe=${(/** @type {JobAnswer} */ a) => `Retry answered ${a.status}`} />
       <${Rerun} key=${job.id} endpointId=${endpointId} job=${job} overview=${overview} navigate=${navigate} />
     </div>
     <dl class="facts">

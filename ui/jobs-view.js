@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/jobs-view
 // One endpoint's jobs: filter by state, worker, kind, error code, submission time,
 // text in input or output, search by id, newest or oldest first, page through them
@@ -6,20 +7,36 @@
 // opens in full. Selected rows can be cancelled or retried together.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
-import { api } from './api.js';
+import { views } from './api.js';
 import { useNow } from './attempts-view.js';
 import { workerHref } from './worker-view.js';
 import { EndpointName, ErrorBox, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
 
+/**
+ * @typedef {import('./api-types.js').OverviewView} OverviewView
+ * @typedef {import('./api-types.js').EndpointRow} EndpointRow
+ * @typedef {import('./api-types.js').JobsPage} JobsPage
+ * @typedef {import('./api-types.js').RequestSummary} RequestSummary
+ * @typedef {import('./api-types.js').ShownError} ShownError
+ * @typedef {import('./api-types.js').Navigate} Navigate
+ * @typedef {import('./actions.js').JobAnswer} JobAnswer
+ * @typedef {'newest' | 'oldest' | 'slowest' | 'waited'} Order
+ * @typedef {{ state: string, search: string, worker: string, kind: string, error: string, text: string, from: string, to: string, order: Order }} Filters
+ */
+
 const PAGE = 50;
 
+/** @type {Record<Order, string>} */
 const ORDER_TEXT = { newest: 'newest first', oldest: 'oldest first', slowest: 'longest execution first', waited: 'longest queue wait first' };
 
+/** @type {Record<Order, [string, string]>} */
 const PAGER_TEXT = { newest: ['Newer', 'Older'], oldest: ['Older', 'Newer'], slowest: ['Previous', 'Next'], waited: ['Previous', 'Next'] };
 
+/** @type {Filters} */
 const EMPTY_FILTERS = { state: '', search: '', worker: '', kind: '', error: '', text: '', from: '', to: '', order: 'newest' };
 
 /** A datetime-local value (local time, no zone) as ISO 8601, or undefined. */
+/** @param {string} local */
 function isoOf(local) {
   if (!local) return undefined;
   const ms = new Date(local).getTime();
@@ -27,8 +44,10 @@ function isoOf(local) {
 }
 
 /** The list's query string for `filters` and `offset`. */
+/** @param {Filters} filters @param {number} offset */
 function queryOf(filters, offset) {
   const query = new URLSearchParams({ offset: String(offset), limit: String(PAGE) });
+  /** @param {string} name @param {string | undefined} value */
   const put = (name, value) => { if (value !== undefined && String(value).trim() !== '') query.set(name, String(value).trim()); };
   put('state', filters.state);
   put('q', filters.search);
@@ -43,6 +62,7 @@ function queryOf(filters, offset) {
 }
 
 /** A date and time people read at once: "25 Nov 18:40:02". */
+/** @param {string | undefined} iso */
 export function dateTime(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
@@ -50,12 +70,14 @@ export function dateTime(iso) {
 }
 
 /** Queue age of a queued job (it runs on), else the wait it had. */
+/** @param {RequestSummary} job @param {number} now */
 function queueTime(job, now) {
   if (job.status === 'IN_QUEUE') return html`<span title="in the queue since it was submitted or last requeued" data-test="queue-age">${duration(Math.max(0, now - Date.parse(job.submittedAt)))}</span>`;
   return duration(job.delayTime);
 }
 
 /** The error, cut in the row; the whole message (as the list has it) on a click, the whole payload on the job's page. */
+/** @param {{ job: RequestSummary, endpointId: string }} props */
 function ErrorCell({ job, endpointId }) {
   if (!job.errorType) return html`<td></td>`;
   return html`<td class="err-cell"><details data-test="error-cell"><summary class="err">${job.errorType}: ${job.errorMessage ?? ''}</summary>
@@ -63,25 +85,33 @@ function ErrorCell({ job, endpointId }) {
 }
 
 /** Run `action(endpointId, id)` on each selected job; answers a line saying what happened. */
+/**
+ * @param {string} endpointId
+ * @param {string[]} ids
+ * @param {(endpointId: string, jobId: string) => Promise<JobAnswer>} action
+ * @param {string} verb
+ */
 async function bulk(endpointId, ids, action, verb) {
   const results = await Promise.allSettled(ids.map((id) => action(endpointId, id)));
-  const refused = results.map((r, i) => (r.status === 'rejected' ? `${ids[i]}: ${r.reason?.code ?? ''} ${r.reason?.message ?? r.reason}` : undefined)).filter(Boolean);
+  const refused = results.map((r, i) => (r.status === 'rejected' ? `${ids[i]}: ${r.reason?.code ?? ''} ${r.reason?.message ?? r.reason}` : undefined)).filter((line) => line !== undefined);
   const done = results.length - refused.length;
   return `${verb} ${done} of ${ids.length}${refused.length > 0 ? `; refused: ${refused.join('; ')}` : ''}`;
 }
 
+/** @param {{ endpointId: string, row: EndpointRow | undefined, overview: OverviewView, navigate: Navigate }} props */
 export function JobsView({ endpointId, row, overview, navigate }) {
   const [filters, setFilters] = useState(EMPTY_FILTERS);
   const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState(undefined);
-  const [error, setError] = useState(undefined);
-  const [selected, setSelected] = useState(new Set());
-  const [bulkNotice, setBulkNotice] = useState(undefined);
+  const [page, setPage] = useState(/** @type {JobsPage | undefined} */ (undefined));
+  const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
+  const [selected, setSelected] = useState(/** @type {Set<string>} */ (new Set()));
+  const [bulkNotice, setBulkNotice] = useState(/** @type {string | undefined} */ (undefined));
   const [reloads, setReloads] = useState(0);
-  const searchBox = useRef(null);
+  const searchBox = useRef(/** @type {HTMLInputElement | null} */ (null));
   const now = useNow(1000);
   // Refetch when the endpoint's counts move (a tick), the filter, or the page changes.
   const revision = row ? JSON.stringify(row.jobs) : '';
+  /** @param {keyof Filters} name @param {string} value */
   const setFilter = (name, value) => { setFilters((f) => ({ ...f, [name]: value })); setOffset(0); };
 
   // Another endpoint: its own filters and first page, nothing of the previous one's.
@@ -96,7 +126,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const query = queryOf(filters, offset).toString();
   useEffect(() => {
     let stale = false;
-    api('GET', `/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs?${query}`)
+    views.jobs(endpointId, query)
       .then((answer) => { if (!stale) { setPage(answer); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };
@@ -105,6 +135,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const shown = page?.endpointId === endpointId ? page : undefined;
 
   useEffect(() => {
+    /** @param {KeyboardEvent} e */
     const onKey = (e) => {
       if (e.key === '/' && document.activeElement?.tagName !== 'INPUT' && document.activeElement?.tagName !== 'TEXTAREA') {
         e.preventDefault();
@@ -123,34 +154,37 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const last = Math.min(shownOffset + PAGE, total);
   const loading = shown === undefined || shown.offset !== offset;
   const jobs = shown?.jobs ?? [];
+  /** @param {string} id */
   const toggle = (id) => setSelected((s) => { const next = new Set(s); if (next.has(id)) next.delete(id); else next.add(id); return next; });
   const allShown = jobs.length > 0 && jobs.every((j) => selected.has(j.id));
   const chosen = [...selected];
+  /** @param {(endpointId: string, jobId: string) => Promise<JobAnswer>} action @param {string} verb */
   const runBulk = async (action, verb) => {
     setBulkNotice(`${verb}…`);
     setBulkNotice(await bulk(endpointId, chosen, action, verb));
     setSelected(new Set());
     setReloads((n) => n + 1);
   };
+  /** @param {'text' | 'worker' | 'error'} name @param {string} label @param {string} placeholder @param {Record<string, unknown>} [props] */
   const text = (name, label, placeholder, props = {}) => html`<label>${label} <input id=${`filter-${name}`} type="search" placeholder=${placeholder} value=${filters[name]}
-    onInput=${(e) => setFilter(name, e.currentTarget.value)} ...${props} /></label>`;
+    onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter(name, e.currentTarget.value)} ...${props} /></label>`;
   return html`<div>
     <h1>Endpoint <${EndpointName} id=${endpointId} names=${endpointNames(overview.endpoints)} link=${false} /></h1>
     ${row ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
-      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId}?`} run=${() => actions.purge(endpointId)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></p>` : null}
-    <form class="filters" onSubmit=${(e) => e.preventDefault()} aria-label="Filter jobs">
-      <label>State <select id="state-filter" value=${filters.state} onChange=${(e) => setFilter('state', e.currentTarget.value)}>
+      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId}?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>` : null}
+    <form class="filters" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Filter jobs">
+      <label>State <select id="state-filter" value=${filters.state} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('state', e.currentTarget.value)}>
         <option value="">all</option>${STATES.map((s) => html`<option value=${s}>${s}</option>`)}</select></label>
       <label>Job id <input id="job-search" ref=${searchBox} type="search" placeholder="search (press /)" value=${filters.search}
-        onInput=${(e) => setFilter('search', e.currentTarget.value)} /></label>
+        onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('search', e.currentTarget.value)} /></label>
       ${text('text', 'In input or output', 'text')}
       ${text('worker', 'Worker', 'worker id')}
-      <label>Kind <select id="filter-kind" value=${filters.kind} onChange=${(e) => setFilter('kind', e.currentTarget.value)}>
+      <label>Kind <select id="filter-kind" value=${filters.kind} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('kind', e.currentTarget.value)}>
         <option value="">all</option><option value="run">run</option><option value="runsync">runsync</option></select></label>
       ${text('error', 'Error code', 'SW_…')}
-      <label>Submitted from <input id="filter-from" type="datetime-local" step="1" value=${filters.from} onInput=${(e) => setFilter('from', e.currentTarget.value)} /></label>
-      <label>to <input id="filter-to" type="datetime-local" step="1" value=${filters.to} onInput=${(e) => setFilter('to', e.currentTarget.value)} /></label>
-      <label>Order <select id="filter-order" value=${filters.order} onChange=${(e) => setFilter('order', e.currentTarget.value)}>
+      <label>Submitted from <input id="filter-from" type="datetime-local" step="1" value=${filters.from} onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('from', e.currentTarget.value)} /></label>
+      <label>to <input id="filter-to" type="datetime-local" step="1" value=${filters.to} onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('to', e.currentTarget.value)} /></label>
+      <label>Order <select id="filter-order" value=${filters.order} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('order', e.currentTarget.value)}>
         <option value="newest">newest first</option><option value="oldest">oldest first</option>
         <option value="slowest">longest execution first</option><option value="waited">longest queue wait first</option></select></label>
       <button type="button" class="small" onClick=${() => { setFilters(EMPTY_FILTERS); setOffset(0); }} data-test="clear-filters">Clear</button>

@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/logs-view
 // Log lines of launched workers (the launcher's capture of their stdout and stderr,
 // /ui/api/logs): a job's own lines on its page, a worker's tail on its page. Followed
@@ -5,21 +6,27 @@
 // page), once more when it stops. A failed read shows the API's error and keeps the
 // lines shown before.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from './api.js';
+import { views } from './api.js';
 import { ErrorBox, html } from './format.js';
+
+/**
+ * @typedef {import('./api-types.js').LogsView} LogsView
+ * @typedef {import('./api-types.js').ShownError} ShownError
+ */
 
 const FOLLOW_MS = 2000;
 
 /** `query`: { endpoint, worker?, job? }; `follow`: read again every FOLLOW_MS; `title`, `empty`: the texts. */
+/** @param {{ query: { endpoint: string, worker?: string, job?: string }, follow: boolean, title: string, empty: string, test?: string }} props */
 export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
-  const [answer, setAnswer] = useState(undefined);
-  const [error, setError] = useState(undefined);
+  const [answer, setAnswer] = useState(/** @type {LogsView | undefined} */ (undefined));
+  const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
   const [tick, setTick] = useState(0);
-  const box = useRef(null);
-  const search = new URLSearchParams(Object.entries({ max: '500', ...query }).filter(([, v]) => v !== undefined)).toString();
+  const box = useRef(/** @type {HTMLPreElement | null} */ (null));
+  const search = new URLSearchParams(Object.entries({ max: '500', ...query }).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))).toString();
   useEffect(() => {
     let stale = false;
-    api('GET', `/ui/api/logs?${search}`)
+    views.logs(search)
       .then((a) => { if (!stale) { setAnswer(a); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };

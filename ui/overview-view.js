@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/overview-view
 // The first view: every endpoint with its queue depth, jobs by state and workers by
 // state, the submit form, the charts, and panels other parts of the harness add
@@ -7,6 +8,15 @@ import { Charts } from './charts.js';
 import { EndpointName, HealthBadge, STATES, endpointNames, html } from './format.js';
 import { Panels } from './panels-view.js';
 
+/**
+ * @typedef {import('./api-types.js').OverviewView} OverviewView
+ * @typedef {import('./api-types.js').EndpointRow} EndpointRow
+ * @typedef {import('./api-types.js').EndpointNames} EndpointNames
+ * @typedef {import('./api-types.js').GpuView} GpuView
+ * @typedef {import('./api-types.js').Navigate} Navigate
+ */
+
+/** @param {{ endpoints: EndpointRow[] }} props */
 export function EndpointsTable({ endpoints }) {
   if (endpoints.length === 0) {
     return html`<p class="muted" data-test="no-endpoints">No endpoint yet: submit a job below (any endpoint id works unless the harness was started with --endpoint).</p>`;
@@ -28,12 +38,13 @@ export function EndpointsTable({ endpoints }) {
       <td class="num" data-test="total-completed">${e.totals?.completed ?? '—'}</td><td class="num">${e.totals?.failed ?? '—'}</td><td class="num">${e.totals?.retried ?? '—'}</td>
       <td>${e.workers.idle} / ${e.workers.running}</td>
       <td><${ActionButton} label="Purge queue" test="purge" kind="small" confirmText=${`Remove every queued job of ${e.id}?`}
-        run=${() => actions.purge(e.id)} describe=${(a) => `Removed ${a?.removed ?? 0} queued jobs`} /></td>
+        run=${() => actions.purge(e.id)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></td>
     </tr>`)}</tbody>
   </table>
   <p class="hint">Jobs kept now: what the harness still holds (ended jobs leave when their retention ends); since created: /health's totals, which expiry does not lower.</p>`;
 }
 
+/** @param {{ overview: OverviewView, navigate: Navigate }} props */
 export function OverviewView({ overview, navigate }) {
   return html`<div>
     <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} /></section>

@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/panels-view
 // The overview's panels, as tables: the load-balancing pools (each worker's /ping
 // state, requests in flight against its concurrency, requests served, cold start, last
@@ -6,19 +7,30 @@
 // a table, a record as a list of facts, a sentence as text.
 import { EndpointName, clock, duration, html, jobHref } from './format.js';
 
+/**
+ * @typedef {import('./api-types.js').PanelView} PanelView
+ * @typedef {import('./api-types.js').EndpointNames} EndpointNames
+ * @typedef {import('./api-types.js').LoadBalancingPanelData} LoadBalancingPanelData
+ * @typedef {import('./api-types.js').LauncherPanelData} LauncherPanelData
+ */
+
+/** @type {Readonly<Record<string, string>>} */
 const STATE_CLASS = { healthy: 'w-idle', idle: 'w-idle', running: 'w-running', initializing: 's-IN_QUEUE', stopping: 's-CANCELLED', unhealthy: 's-FAILED' };
 
+/** @param {{ state: string }} props */
 function State({ state }) {
   return html`<span class=${`badge ${STATE_CLASS[state] ?? ''}`}>${state}</span>`;
 }
 
 /** A value in a cell: text as it is, a number, or compact JSON for anything else. */
+/** @param {unknown} value */
 function cell(value) {
   if (value === null || value === undefined) return '—';
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
 }
 
+/** @param {{ data: LoadBalancingPanelData }} props */
 function LoadBalancing({ data }) {
   if (!Array.isArray(data)) return html`<p class="muted">${cell(data)}</p>`;
   return data.map((pool) => html`<table class="grid" data-test="lb-pool">
@@ -34,6 +46,7 @@ function LoadBalancing({ data }) {
   </table>`);
 }
 
+/** @param {{ data: LauncherPanelData, names: EndpointNames }} props */
 function Launcher({ data, names }) {
   if (typeof data !== 'object' || data === null) return html`<p class="muted">${cell(data)}</p>`;
   const health = Object.entries(data.health ?? {});
@@ -58,6 +71,7 @@ function Launcher({ data, names }) {
 }
 
 /** Any other panel: by the shape of its data. */
+/** @param {{ data: unknown }} props */
 function Generic({ data }) {
   if (Array.isArray(data) && data.length > 0 && data.every((row) => typeof row === 'object' && row !== null && !Array.isArray(row))) {
     const keys = [...new Set(data.flatMap((row) => Object.keys(row)))];
@@ -70,14 +84,25 @@ function Generic({ data }) {
   return html`<p class="muted">${Array.isArray(data) && data.length === 0 ? 'none' : cell(data)}</p>`;
 }
 
+/** @type {Readonly<Record<string, (props: { data: any, names: EndpointNames }) => unknown>>} the panel's data as its id says (built-in-panels.ts) */
 const RENDERERS = { 'load-balancing': LoadBalancing, launcher: Launcher };
 
+/**
+ * Why a panel could not be read: its data is `{ error }` alone when its snapshot threw (live-hub.ts).
+ * @param {unknown} data
+ */
+function panelError(data) {
+  return data && typeof data === 'object' && 'error' in data && Object.keys(data).length === 1 ? String(data.error) : undefined;
+}
+
 /** `names`: endpoint names by id (format.js endpointNames). */
+/** @param {{ panels: PanelView[] | undefined, names: EndpointNames }} props */
 export function Panels({ panels, names }) {
   if (!panels || panels.length === 0) return null;
   return panels.map((p) => {
-    const View = p.data && typeof p.data === 'object' && 'error' in p.data && Object.keys(p.data).length === 1 ? undefined : RENDERERS[p.id] ?? Generic;
+    const failed = panelError(p.data);
+    const View = RENDERERS[p.id] ?? Generic;
     return html`<section class="card" data-test=${`panel-${p.id}`}><h2>${p.title}</h2>
-      ${View ? html`<${View} data=${p.data} names=${names} />` : html`<p class="error" role="alert">This panel could not be read: ${p.data.error}</p>`}</section>`;
+      ${failed === undefined ? html`<${View} data=${p.data} names=${names} />` : html`<p class="error" role="alert">This panel could not be read: ${failed}</p>`}</section>`;
   });
 }

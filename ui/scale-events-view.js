@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/scale-events-view
 // The launcher's scale events on the workers view: the launched workers of each
 // endpoint over time (a step chart: each event carries the endpoint's worker processes
@@ -5,37 +6,53 @@
 // exit, crash with its backoff, unhealthy, healthy, throttled). Read from
 // /ui/api/scale-events when the launcher panel's event count moves.
 import { useEffect, useState } from 'preact/hooks';
-import { api } from './api.js';
+import { views } from './api.js';
 import { Chart } from './charts.js';
 import { EndpointName, ErrorBox, endpointNames, html } from './format.js';
 import { workerHref } from './worker-view.js';
 
+/**
+ * @typedef {import('./api-types.js').OverviewView} OverviewView
+ * @typedef {import('./api-types.js').ScaleEventsView} ScaleEventsView
+ * @typedef {import('./api-types.js').ScaleEventView} ScaleEventView
+ * @typedef {import('./api-types.js').ShownError} ShownError
+ */
+
 const SHOWN = 100;
 
+/** @type {Readonly<Record<string, string>>} */
 const KIND_CLASS = { 'scale-up': 's-IN_PROGRESS', ready: 's-COMPLETED', healthy: 's-COMPLETED', 'scale-down': 's-CANCELLED', exit: 's-CANCELLED', crash: 's-FAILED', unhealthy: 's-FAILED', throttled: 's-IN_QUEUE' };
 
 /** [times, one column per endpoint]: each endpoint's worker count carried forward from its last event, up to `now`. */
+/**
+ * @param {ScaleEventView[]} events
+ * @param {number} now epoch ms
+ * @returns {{ endpoints: string[], columns: Array<Array<number | null>> }}
+ */
 function workerColumns(events, now) {
   const endpoints = [...new Set(events.map((e) => e.endpointId))].sort();
   const times = [...events.map((e) => e.at), now].map((t) => t / 1000);
+  /** @type {Map<string, number>} */
   const last = new Map();
-  const columns = endpoints.map(() => []);
+  const columns = endpoints.map(() => /** @type {Array<number | null>} */ ([]));
   events.forEach((e) => {
     last.set(e.endpointId, e.workers);
-    endpoints.forEach((id, i) => columns[i].push(last.has(id) ? last.get(id) : null));
+    endpoints.forEach((id, i) => columns[i]?.push(last.get(id) ?? null));
   });
-  endpoints.forEach((id, i) => columns[i].push(last.has(id) ? last.get(id) : null));
+  endpoints.forEach((id, i) => columns[i]?.push(last.get(id) ?? null));
   return { endpoints, columns: [times, ...columns] };
 }
 
+/** @param {{ overview: OverviewView }} props */
 export function ScaleEvents({ overview }) {
   const panel = overview.panels?.find((p) => p.id === 'launcher');
-  const revision = typeof panel?.data === 'object' && panel.data !== null ? panel.data.scaleEvents ?? 0 : -1;
-  const [answer, setAnswer] = useState(undefined);
-  const [error, setError] = useState(undefined);
+  const data = /** @type {import('./api-types.js').LauncherPanelData | undefined} */ (panel?.data);
+  const revision = typeof data === 'object' ? data.scaleEvents : -1;
+  const [answer, setAnswer] = useState(/** @type {ScaleEventsView | undefined} */ (undefined));
+  const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
   useEffect(() => {
     let stale = false;
-    api('GET', '/ui/api/scale-events?max=1000')
+    views.scaleEvents(1000)
       .then((a) => { if (!stale) { setAnswer(a); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };

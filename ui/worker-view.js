@@ -1,13 +1,24 @@
+// @ts-check
 // @module ui/worker-view
 // One worker: its state, jobs and last heartbeat (from the overview's worker rows,
 // while the harness still knows it), and its log tail, followed live.
 import { EndpointName, html, duration, jobHref } from './format.js';
 import { LogLines } from './logs-view.js';
 
+/**
+ * @typedef {import('./api-types.js').OverviewView} OverviewView
+ * @typedef {import('./api-types.js').EndpointRow} EndpointRow
+ * @typedef {import('./api-types.js').EndpointNames} EndpointNames
+ * @typedef {import('./api-types.js').GpuView} GpuView
+ * @typedef {import('./api-types.js').Navigate} Navigate
+ */
+
+/** @param {string} endpointId @param {string} workerId */
 export function workerHref(endpointId, workerId) {
   return `#/endpoint/${encodeURIComponent(endpointId)}/worker/${encodeURIComponent(workerId)}`;
 }
 
+/** @param {{ endpointId: string, workerId: string, overview: OverviewView, names: EndpointNames }} props */
 export function WorkerView({ endpointId, workerId, overview, names }) {
   const row = overview.workers.find((w) => w.endpointId === endpointId && w.id === workerId);
   return html`<div>

@@ -1,3 +1,4 @@
+// @ts-check
 // @module ui/workers-view
 // Workers the harness has seen: state, current jobs, last heartbeat; GPU readings
 // where the harness has a reading source; the launcher's scale events.
@@ -5,6 +6,15 @@ import { EndpointName, bytes, duration, endpointNames, html, jobHref } from './f
 import { ScaleEvents } from './scale-events-view.js';
 import { workerHref } from './worker-view.js';
 
+/**
+ * @typedef {import('./api-types.js').OverviewView} OverviewView
+ * @typedef {import('./api-types.js').EndpointRow} EndpointRow
+ * @typedef {import('./api-types.js').EndpointNames} EndpointNames
+ * @typedef {import('./api-types.js').GpuView} GpuView
+ * @typedef {import('./api-types.js').Navigate} Navigate
+ */
+
+/** @param {{ gpu: GpuView }} props */
 function Gpus({ gpu }) {
   if (!gpu.available) return html`<p class="muted" data-test="no-gpu">No GPU readings (${gpu.reason}).</p>`;
   return html`<table class="grid" data-test="gpus"><caption>GPUs</caption>
@@ -16,6 +26,7 @@ function Gpus({ gpu }) {
       <td class="num">${g.powerDrawWatts ?? '—'}${g.powerDrawWatts === null ? '' : ' W'}</td></tr>`)}</tbody></table>`;
 }
 
+/** @param {{ overview: OverviewView }} props */
 export function WorkersView({ overview }) {
   const { workers, gpu } = overview;
   const names = endpointNames(overview.endpoints);

@@ -24,7 +24,7 @@ export const LauncherOptionsSchema = z.object({
   images: z.record(z.string().min(1), ImageCommandSchema).default(() => ({})),
   /** The machine's GPUs; default none (GPU endpoints then run without device assignment). */
   gpus: GpuListSchema.optional(),
-  /** How often the scaler looks at the queue, ms; default 200. */
+  /** How often the scaler looks at the queue, ms, while an endpoint has a job queued or running, a worker, or one wanted (else it sleeps until a job or a change wakes it); default 200. */
   tickMs: z.number().int().min(10).max(60_000).default(200),
   /** After SIGTERM, how long a worker may take to exit before SIGKILL, ms; default 10 000. */
   shutdownDeadlineMs: z.number().int().min(0).max(3_600_000).default(10_000),

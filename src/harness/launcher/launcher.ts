@@ -11,6 +11,12 @@
  * backoff; start-up crashes in a row mark the endpoint unhealthy, and so does a backend
  * that cannot start any (an image missing from the Docker engine).
  *
+ * Idle costs nothing: after a tick with nothing to watch (no endpoint with a job queued
+ * or running, a worker, or a worker wanted) the launcher arms no timer until a job is
+ * queued, an endpoint or template changes, or a worker exits. It sleeps only where
+ * those events tell it everything: the memory stores of this process (a shared
+ * PostgreSQL store is changed by other processes too, so there it ticks on).
+ *
  *     const launcher = new Launcher({ images: { 'me/worker:1': { command: 'node worker.js' } } }, { harness, store, logger });
  *     harness.launchedWorkers = launcher;   // /health, /logs, /v1 pods read it
  *     launcher.start({ url: server.url });
@@ -80,6 +86,11 @@ export class Launcher implements LaunchedWorkersView {
   readonly #backends: LaunchBackend[] = [];
   #target: LauncherTarget | undefined;
   #timer: TimerHandle | undefined;
+  /** No timer armed: the last tick found nothing to watch (see #wake). */
+  #asleep = false;
+  /** Whether the tick under way found something to watch; a wake during it counts too. */
+  #busy = false;
+  readonly #unsubscribe: Array<() => void> = [];
   #closed = false;
   #seq = 0;
 
@@ -111,16 +122,49 @@ export class Launcher implements LaunchedWorkersView {
       { images: Object.keys(this.settings.images), containers: this.#deps.containers?.kind ?? 'none', gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none', machineId: this.#slots.machineId, sharedSlots: this.#slots.shared },
       `launcher started on machine ${this.#slots.machineId}: ${this.#deps.containers ? `templates run their workers here as ${this.#deps.containers.kind} containers${Object.keys(this.settings.images).length > 0 ? ' (those with an --image command as processes)' : ''}` : 'templates with these images run their workers here'}`,
     );
-    const loop = async (): Promise<void> => {
-      if (this.#closed) return;
-      try {
-        await this.tick();
-      } catch (error) {
-        this.#log.error({ err: error }, 'launcher tick failed');
-      }
-      if (!this.#closed) this.#timer = this.#deps.harness.clock.setTimer(this.settings.tickMs, () => void loop());
-    };
-    void loop();
+    const { harness, store } = this.#deps;
+    if (this.#canSleep()) {
+      this.#unsubscribe.push(
+        store.onChange?.(() => this.#wake()) ?? (() => {}),
+        harness.store.subscribe((event) => {
+          if (event.type === 'queued' || event.type === 'resync') this.#wake();
+        }),
+        harness.onEndpoint(() => this.#wake()),
+      );
+    }
+    void this.#loop();
+  }
+
+  async #loop(): Promise<void> {
+    if (this.#closed) return;
+    this.#busy = false;
+    try {
+      await this.tick();
+    } catch (error) {
+      this.#busy = true;
+      this.#log.error({ err: error }, 'launcher tick failed');
+    }
+    if (this.#closed) return;
+    if (!this.#busy && this.#canSleep()) this.#asleep = true;
+    else this.#timer = this.#deps.harness.clock.setTimer(this.settings.tickMs, () => void this.#loop());
+  }
+
+  /** Whether the launcher sleeps: no tick armed or under way until something gives it work. */
+  get sleeping(): boolean {
+    return this.#asleep;
+  }
+
+  /** Whether this launcher hears of every change that can give it work (see the module comment). */
+  #canSleep(): boolean {
+    return this.#deps.store.onChange !== undefined && this.#deps.harness.store.kind === 'memory' && !this.#slots.shared;
+  }
+
+  /** Something may give the launcher work: tick now if it sleeps, else keep the next tick armed. */
+  #wake(): void {
+    this.#busy = true;
+    if (!this.#asleep || this.#closed) return;
+    this.#asleep = false;
+    this.#timer = this.#deps.harness.clock.setTimer(0, () => void this.#loop());
   }
 
   /** One round of scaling over every endpoint (the timer calls it; public for tests). */
@@ -143,12 +187,15 @@ export class Launcher implements LaunchedWorkersView {
         continue;
       }
       live.add(endpoint.id);
-      await this.#scale(endpoint, template, backend, jobs, now);
+      if (await this.#scale(endpoint, template, backend, jobs, now)) this.#busy = true;
     }
     for (const [endpointId, runtime] of this.#runtimes) {
       if (live.has(endpointId)) continue;
       for (const worker of runtime.workers.values()) this.#stopWorker(worker, 'endpoint-gone');
-      if (runtime.workers.size > 0) continue;
+      if (runtime.workers.size > 0) {
+        this.#busy = true;
+        continue;
+      }
       this.#runtimes.delete(endpointId);
       this.#activity.unwatch(endpointId);
     }
@@ -158,6 +205,7 @@ export class Launcher implements LaunchedWorkersView {
   async close(): Promise<void> {
     this.#closed = true;
     this.#timer?.cancel();
+    for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
     this.#activity.close();
     const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
     for (const worker of all) this.#stopWorker(worker, 'shutdown');
@@ -217,7 +265,8 @@ export class Launcher implements LaunchedWorkersView {
 
   // ------------------------------------------------------------------ scaling
 
-  async #scale(endpoint: Endpoint, template: Template, backend: LaunchBackend, jobs: EndpointJobs, now: number): Promise<void> {
+  /** Scale the endpoint; answers whether it has anything to watch (a job queued or running, a worker, a worker wanted). */
+  async #scale(endpoint: Endpoint, template: Template, backend: LaunchBackend, jobs: EndpointJobs, now: number): Promise<boolean> {
     const runtime = this.#runtime(endpoint.id);
     this.#activity.watch(jobs);
     const [presence, { queued, runningJobs }] = await Promise.all([this.#presence(endpoint.id), readQueue(jobs, endpoint)]);
@@ -260,6 +309,7 @@ export class Launcher implements LaunchedWorkersView {
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
     this.#gauge(endpoint.id, runtime, presence);
+    return queued.length > 0 || runningJobs > 0 || runtime.workers.size > 0 || decision.desired > 0 || runtime.throttled > 0;
   }
 
   /**
@@ -356,6 +406,7 @@ export class Launcher implements LaunchedWorkersView {
     const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
     this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
+    this.#wake();
   }
 
   /** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */

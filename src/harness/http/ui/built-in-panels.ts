@@ -9,6 +9,38 @@ import type { Harness } from '../../harness.js';
 import type { LoadBalancing } from '../../load-balancing/index.js';
 import type { DashboardPanel } from './settings.js';
 
+/** The load-balancing panel's data: each pool with its workers and those gone lately, or a sentence when there is none. */
+export function loadBalancingPanelData(loadBalancing: LoadBalancing) {
+  // A pool whose workers all went stays listed with them: a dead worker leaves a trace.
+  const pools = loadBalancing.pools().filter((pool) => pool.size > 0 || loadBalancing.gone(pool.endpointId).length > 0);
+  if (pools.length === 0) return 'none registered';
+  return pools.map((pool) => ({
+    endpointId: pool.endpointId,
+    counts: pool.counts(),
+    workers: pool.all().map((worker) => pool.view(worker)),
+    gone: loadBalancing.gone(pool.endpointId).map((entry) => ({ ...entry.worker, at: new Date(entry.at).toISOString(), reason: entry.reason })),
+  }));
+}
+
+/** The launcher panel's data: /health per endpoint it runs, its worker processes; a sentence when the launcher is off. */
+export async function launcherPanelData(harness: Harness) {
+  const launched = harness.launchedWorkers;
+  if (!launched) return 'the launcher is off';
+  const pods = await launched.pods();
+  // Every endpoint the launcher runs, with or without a process now (a crashing command has none most of the time).
+  const health = await Promise.all([...harness.endpoints()].map(async (endpoint) => [endpoint.id, await launched.health(endpoint.id)] as const));
+  return {
+    /** Scale events recorded so far (the workers view reads them from /ui/api/scale-events when this moves). */
+    scaleEvents: launched.scaleEventCount ?? 0,
+    health: Object.fromEntries(health.filter(([, counts]) => counts !== undefined)),
+    workers: pods.map((pod) => ({ id: pod.id, endpointId: pod.endpointId, state: pod.workerState, gpu: pod.gpu, jobs: pod.jobsInProgress, since: pod.createdAt })),
+  };
+}
+
+/** What the panels' `data` holds (ui/panels-view.js reads them by panel id). */
+export type LoadBalancingPanelData = ReturnType<typeof loadBalancingPanelData>;
+export type LauncherPanelData = Awaited<ReturnType<typeof launcherPanelData>>;
+
 /** The panels every dashboard shows (empty ones say so). */
 export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | undefined): DashboardPanel[] {
   const panels: DashboardPanel[] = [];
@@ -16,35 +48,13 @@ export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | u
     panels.push({
       id: 'load-balancing',
       title: 'Load-balancing workers (/lb/{endpoint}/...)',
-      snapshot: () => {
-        // A pool whose workers all went stays listed with them: a dead worker leaves a trace.
-        const pools = loadBalancing.pools().filter((pool) => pool.size > 0 || loadBalancing.gone(pool.endpointId).length > 0);
-        if (pools.length === 0) return 'none registered';
-        return pools.map((pool) => ({
-          endpointId: pool.endpointId,
-          counts: pool.counts(),
-          workers: pool.all().map((worker) => pool.view(worker)),
-          gone: loadBalancing.gone(pool.endpointId).map((entry) => ({ ...entry.worker, at: new Date(entry.at).toISOString(), reason: entry.reason })),
-        }));
-      },
+      snapshot: () => loadBalancingPanelData(loadBalancing),
     });
   }
   panels.push({
     id: 'launcher',
     title: 'Launched workers (serverless-worker harness --image)',
-    snapshot: async () => {
-      const launched = harness.launchedWorkers;
-      if (!launched) return 'the launcher is off';
-      const pods = await launched.pods();
-      // Every endpoint the launcher runs, with or without a process now (a crashing command has none most of the time).
-      const health = await Promise.all([...harness.endpoints()].map(async (endpoint) => [endpoint.id, await launched.health(endpoint.id)] as const));
-      return {
-        /** Scale events recorded so far (the workers view reads them from /ui/api/scale-events when this moves). */
-        scaleEvents: launched.scaleEventCount ?? 0,
-        health: Object.fromEntries(health.filter(([, counts]) => counts !== undefined)),
-        workers: pods.map((pod) => ({ id: pod.id, endpointId: pod.endpointId, state: pod.workerState, gpu: pod.gpu, jobs: pod.jobsInProgress, since: pod.createdAt })),
-      };
-    },
+    snapshot: () => launcherPanelData(harness),
   });
   return panels;
 }

@@ -28,6 +28,7 @@ export { inputExample } from './input-example.js';
 export { JobLogBuffer, tapJobLogs, JOB_LOG_LIMITS, type JobLogLine } from './job-log-tap.js';
 export { previewValue, previewChunk, previewError, PREVIEW_CHARS, CHUNK_PREVIEW_CHARS, VIEW_CHUNKS, type ValuePreview, type ChunkPreview } from './value-preview.js';
 export { GpuJobLog, bindGpuJobLog, GPU_JOB_LOG_LIMIT, type JobGpuView } from './gpu-job-log.js';
+export type { LiveEvents, LiveSnapshot, OverviewView, PanelView, ScaleEventsView, ScaleEventView, LogsView, LogLineView, ChunkValues } from './page-views.js';
 
 export interface DashboardOptions {
   readonly harness: Harness;

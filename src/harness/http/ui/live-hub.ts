@@ -24,6 +24,7 @@ import type { Harness } from '../../harness.js';
 import type { StreamChunk } from '../../../job/index.js';
 import type { StoredJob } from '../../store/job-store.js';
 import { GpuJobLog } from './gpu-job-log.js';
+import type { LiveEventName, LiveEvents, LiveSnapshot, PanelView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
 import { Series } from './series.js';
 import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
@@ -80,7 +81,7 @@ function jobShown(job: StoredJob, deliveries: number, gpuSamples: number): strin
 }
 
 /** One SSE frame. */
-export function sseFrame(event: string, data: unknown): string {
+export function sseFrame<E extends LiveEventName>(event: E, data: LiveEvents[E]): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
@@ -125,7 +126,7 @@ export class LiveHub {
   }
 
   /** The state a page starts from (also GET /ui/api/overview). */
-  async snapshot(): Promise<Record<string, unknown>> {
+  async snapshot(): Promise<LiveSnapshot> {
     const now = this.#now();
     return {
       now,
@@ -210,7 +211,7 @@ export class LiveHub {
     return all;
   }
 
-  async #panels(): Promise<Array<{ id: string; title: string; data: unknown }>> {
+  async #panels(): Promise<PanelView[]> {
     return Promise.all(
       this.#settings.panels.map(async (panel) => {
         try {
@@ -228,7 +229,7 @@ export class LiveHub {
     for (const client of [...this.#clients]) this.#write(client, frame);
   }
 
-  #send(client: Client, event: string, data: unknown): void {
+  #send<E extends LiveEventName>(client: Client, event: E, data: LiveEvents[E]): void {
     this.#write(client, sseFrame(event, data));
   }
 

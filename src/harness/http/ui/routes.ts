@@ -23,6 +23,7 @@ import type { Harness } from '../../harness.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
 import { publicConfig } from '../route-config.js';
 import type { LiveHub } from './live-hub.js';
+import type { ChunkValues, LogLineView, LogsView, OverviewView, ScaleEventView, ScaleEventsView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
 import type { StaticFiles, StaticFile } from './static-files.js';
 import { jobDetail, jobsPage } from './views.js';
@@ -151,7 +152,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     return sendFile(reply, await files.vendor(file), file);
   });
 
-  app.get('/ui/api/overview', async () => ({
+  app.get('/ui/api/overview', async (): Promise<OverviewView> => ({
     ...(await hub.snapshot()),
     series: hub.series.points(),
     sampleIntervalMs: context.settings.sampleIntervalMs,
@@ -210,7 +211,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     let value: unknown;
     if (part === 'chunks') {
       const unread = (await endpoint.peekStream(jobId)) ?? [];
-      value = { from: Math.max(0, job.chunkCount - unread.length), outputs: unread.map((chunk) => chunk.output) };
+      value = { from: Math.max(0, job.chunkCount - unread.length), outputs: unread.map((chunk) => chunk.output) } satisfies ChunkValues;
     } else {
       value = part === 'input' ? job.request.input : part === 'output' ? job.output : job.error;
     }
@@ -229,11 +230,11 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     return jobAttemptsView(job, context.attemptLog.forJob(endpointId, jobId), scaleEvents, harness.clock.now(), context.attemptLog.limits);
   });
 
-  app.get('/ui/api/scale-events', async (request) => {
+  app.get('/ui/api/scale-events', async (request): Promise<ScaleEventsView> => {
     const query = parseRequestPart(ScaleEventsQuerySchema, request.query, 'query string');
     const launched = harness.launchedWorkers;
     if (!launched?.scaleEvents) return { launcher: false, seq: 0, events: [] };
-    const events = launched.scaleEvents(query.endpoint, query.max).map((event) => {
+    const events = launched.scaleEvents(query.endpoint, query.max).map((event): ScaleEventView => {
       if ((event.kind !== 'crash' && event.kind !== 'exit') || event.workerId === undefined) return event;
       const stderr = launched
         .logs(event.endpointId, 1_000, event.workerId)
@@ -246,11 +247,11 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     return { launcher: true, seq: launched.scaleEventCount ?? 0, events };
   });
 
-  app.get('/ui/api/logs', async (request) => {
+  app.get('/ui/api/logs', async (request): Promise<LogsView> => {
     const query = parseRequestPart(LogsQuerySchema, request.query, 'query string');
     const launched = harness.launchedWorkers;
     const jobLogs = context.settings.jobLogs;
-    let lines: Array<{ at: number; workerId: string; stream: string; line: string }> = launched ? launched.logs(query.endpoint, 1_000, query.worker) : [];
+    let lines: LogLineView[] = launched ? launched.logs(query.endpoint, 1_000, query.worker) : [];
     if (query.job !== undefined) {
       const jobId = query.job;
       // A job's lines: those of launched workers that name it (ctx.log binds requestId; the runtime's job lines carry it),

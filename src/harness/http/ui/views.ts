@@ -9,7 +9,7 @@
  * launcher and load-balancing state arrive as DashboardPanel snapshots (settings.ts).
  */
 import { JOB_STATUSES, inputValue, isTerminal, type JobErrorPayload, type JobStatus, type StreamChunk } from '../../../job/index.js';
-import type { GpuReadResult } from '../../../gpu/reading.js';
+import type { GpuReadResult, GpuReading } from '../../../gpu/reading.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import type { LaunchedHealth } from '../../launched-workers-view.js';
@@ -212,7 +212,7 @@ export async function workerRows(harness: Harness, now: number): Promise<WorkerR
 }
 
 /** GPU readings as the workers view shows them: the cards, or why there are none. */
-export type GpuView = { available: true; gpus: unknown[]; at?: string } | { available: false; reason: string };
+export type GpuView = { available: true; gpus: GpuReading[]; at?: string } | { available: false; reason: string };
 
 /** `hasSource`: whether the harness was given a GPU source at all. */
 export function gpuView(hasSource: boolean, read: GpuReadResult | undefined): GpuView {

@@ -47,6 +47,7 @@ export class InMemoryManagementStore implements ManagementStore {
   /** Templates created without isServerless: recorded false, yet allowed to back an endpoint. */
   readonly #serverlessUnset = new Set<string>();
   readonly #now: () => number;
+  readonly #listeners = new Set<() => void>();
 
   constructor(options: InMemoryManagementStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -60,6 +61,7 @@ export class InMemoryManagementStore implements ManagementStore {
     const { template, serverlessUnset } = newTemplate(id, input);
     this.#templates.set(id, template);
     if (serverlessUnset) this.#serverlessUnset.add(id);
+    this.#changed();
     return structuredClone(template);
   }
 
@@ -73,6 +75,7 @@ export class InMemoryManagementStore implements ManagementStore {
     for (const endpoint of this.#endpoints.values()) {
       if (endpoint.templateId === id) this.#endpoints.set(endpoint.id, withRelease(endpoint, 'template-update', changedFields, at));
     }
+    this.#changed();
     return structuredClone(after);
   }
 
@@ -90,6 +93,7 @@ export class InMemoryManagementStore implements ManagementStore {
     if (users.length > 0) throw templateInUse(id, users);
     this.#templates.delete(id);
     this.#serverlessUnset.delete(id);
+    this.#changed();
   }
 
   // ---- network volumes ----
@@ -130,6 +134,7 @@ export class InMemoryManagementStore implements ManagementStore {
     const endpoint = newEndpoint(id, input, template, this.#serverlessUnset.has(template.id), this.#now());
     if (input.networkVolumeId !== undefined) this.#volume(input.networkVolumeId, 'networkVolumeId');
     this.#endpoints.set(id, endpoint);
+    this.#changed();
     return structuredClone(endpoint);
   }
 
@@ -139,6 +144,7 @@ export class InMemoryManagementStore implements ManagementStore {
     const after = patchedEndpoint(before, patch, template, this.#serverlessUnset.has(template.id), this.#now());
     if (patch.networkVolumeId !== undefined) this.#volume(patch.networkVolumeId, 'networkVolumeId');
     this.#endpoints.set(id, after);
+    this.#changed();
     return structuredClone(after);
   }
 
@@ -157,12 +163,23 @@ export class InMemoryManagementStore implements ManagementStore {
   deleteEndpoint(id: string): void {
     this.#endpoint(id);
     this.#endpoints.delete(id);
+    this.#changed();
+  }
+
+  /** Call `listener` after each change of a template or an endpoint (this store is this process's own: nobody else changes it). */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Nothing to close: the records go with the process. */
   async close(): Promise<void> {}
 
   // ---- internals ----
+
+  #changed(): void {
+    for (const listener of [...this.#listeners]) listener();
+  }
 
   #assertNameFree(name: string): void {
     for (const template of this.#templates.values()) {

@@ -65,6 +65,12 @@ export interface ManagementStore {
   listEndpoints(): Awaitable<Endpoint[]>;
   /** Throws SW_ENDPOINT_NOT_FOUND. */
   deleteEndpoint(id: string): Awaitable<void>;
+  /**
+   * Call `listener` after each change of a template or an endpoint; answers the unsubscribe.
+   * Only a store no other process writes has it (the memory store): the launcher sleeps
+   * until a change or a job gives it work, and polls a store without it (PostgreSQL).
+   */
+  onChange?(listener: () => void): () => void;
   /** Release what the store holds (connections); the records stay where they live. */
   close(): Promise<void>;
 }
