@@ -11,7 +11,7 @@ import { Launcher, type LaunchBackend, type WorkerExit, type WorkerStart } from 
 import { InMemoryManagementStore } from '../../../src/harness/management/index.js';
 import { EndpointCreateInputSchema, EndpointUpdateInputSchema } from '../../../src/harness/management/schemas/endpoint.js';
 import { TemplateCreateInputSchema } from '../../../src/harness/management/schemas/template.js';
-import { waitFor } from '../../transports/wait-for.js';
+import { waitFor } from '../../kit/index.js';
 
 const IMAGE = 'test/idle:1';
 
