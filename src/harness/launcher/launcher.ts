@@ -11,11 +11,8 @@
  * backoff; start-up crashes in a row mark the endpoint unhealthy, and so does a backend
  * that cannot start any (an image missing from the Docker engine).
  *
- * Idle costs nothing: after a tick with nothing to watch (no endpoint with a job queued
- * or running, a worker, or a worker wanted) the launcher arms no timer until a job is
- * queued, an endpoint or template changes, or a worker exits. It sleeps only where
- * those events tell it everything: the memory stores of this process (a shared
- * PostgreSQL store is changed by other processes too, so there it ticks on).
+ * Idle costs nothing: with nothing to watch it arms no tick until a job is queued, an
+ * endpoint or template changes, or a worker exits (scaling-loop.ts).
  *
  *     const launcher = new Launcher({ images: { 'me/worker:1': { command: 'node worker.js' } } }, { harness, store, logger });
  *     harness.launchedWorkers = launcher;   // /health, /logs, /v1 pods read it
@@ -30,7 +27,6 @@ import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { Harness } from '../harness.js';
 import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
-import type { TimerHandle } from '../clock.js';
 import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
 import { JobActivity } from './job-activity.js';
 import { launchEnv, launchKey } from './launch-env.js';
@@ -43,6 +39,7 @@ import { ProcessBackend } from './process-backend.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling, type WorkerSnapshot } from './scale-decision.js';
+import { ScalingLoop } from './scaling-loop.js';
 import { ScaleEvents, type ScaleEvent, type ScaleEventInput } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
 import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
@@ -85,11 +82,7 @@ export class Launcher implements LaunchedWorkersView {
   /** Asked in order: the `images` commands first, then the container backend. */
   readonly #backends: LaunchBackend[] = [];
   #target: LauncherTarget | undefined;
-  #timer: TimerHandle | undefined;
-  /** No timer armed: the last tick found nothing to watch (see #wake). */
-  #asleep = false;
-  /** Whether the tick under way found something to watch; a wake during it counts too. */
-  #busy = false;
+  readonly #loop: ScalingLoop;
   readonly #unsubscribe: Array<() => void> = [];
   #closed = false;
   #seq = 0;
@@ -112,6 +105,14 @@ export class Launcher implements LaunchedWorkersView {
       onWait: (endpointId, wait) => this.#reports.wait(endpointId, wait),
       onError: (error) => this.#log.error({ err: error }, 'launcher job activity failed'),
     });
+    this.#loop = new ScalingLoop({
+      clock: deps.harness.clock,
+      intervalMs: this.settings.tickMs,
+      round: () => this.#scaleAll(),
+      // The memory stores of this process tell of every change; PostgreSQL is written by other processes too.
+      canSleep: () => deps.store.onChange !== undefined && deps.harness.store.kind === 'memory' && !this.#slots.shared,
+      onError: (error) => this.#log.error({ err: error }, 'launcher tick failed'),
+    });
   }
 
   /** Start ticking against the harness at `target.url`. */
@@ -123,53 +124,31 @@ export class Launcher implements LaunchedWorkersView {
       `launcher started on machine ${this.#slots.machineId}: ${this.#deps.containers ? `templates run their workers here as ${this.#deps.containers.kind} containers${Object.keys(this.settings.images).length > 0 ? ' (those with an --image command as processes)' : ''}` : 'templates with these images run their workers here'}`,
     );
     const { harness, store } = this.#deps;
-    if (this.#canSleep()) {
-      this.#unsubscribe.push(
-        store.onChange?.(() => this.#wake()) ?? (() => {}),
-        harness.store.subscribe((event) => {
-          if (event.type === 'queued' || event.type === 'resync') this.#wake();
-        }),
-        harness.onEndpoint(() => this.#wake()),
-      );
-    }
-    void this.#loop();
+    const wake = (): void => this.#loop.wake();
+    this.#unsubscribe.push(
+      store.onChange?.(wake) ?? (() => {}),
+      harness.store.subscribe((event) => {
+        if (event.type === 'queued' || event.type === 'resync') wake();
+      }),
+      harness.onEndpoint(wake),
+    );
+    this.#loop.start();
   }
 
-  async #loop(): Promise<void> {
-    if (this.#closed) return;
-    this.#busy = false;
-    try {
-      await this.tick();
-    } catch (error) {
-      this.#busy = true;
-      this.#log.error({ err: error }, 'launcher tick failed');
-    }
-    if (this.#closed) return;
-    if (!this.#busy && this.#canSleep()) this.#asleep = true;
-    else this.#timer = this.#deps.harness.clock.setTimer(this.settings.tickMs, () => void this.#loop());
-  }
-
-  /** Whether the launcher sleeps: no tick armed or under way until something gives it work. */
+  /** Whether the launcher sleeps: no tick armed or under way until a job, a change or an exit wakes it (scaling-loop.ts). */
   get sleeping(): boolean {
-    return this.#asleep;
-  }
-
-  /** Whether this launcher hears of every change that can give it work (see the module comment). */
-  #canSleep(): boolean {
-    return this.#deps.store.onChange !== undefined && this.#deps.harness.store.kind === 'memory' && !this.#slots.shared;
-  }
-
-  /** Something may give the launcher work: tick now if it sleeps, else keep the next tick armed. */
-  #wake(): void {
-    this.#busy = true;
-    if (!this.#asleep || this.#closed) return;
-    this.#asleep = false;
-    this.#timer = this.#deps.harness.clock.setTimer(0, () => void this.#loop());
+    return this.#loop.sleeping;
   }
 
   /** One round of scaling over every endpoint (the timer calls it; public for tests). */
   async tick(): Promise<void> {
-    if (!this.#target || this.#closed) return;
+    await this.#scaleAll();
+  }
+
+  /** One round; answers whether anything is left to watch (a job queued or running, a worker, a worker wanted). */
+  async #scaleAll(): Promise<boolean> {
+    if (!this.#target || this.#closed) return false;
+    let busy = false;
     const { harness, store } = this.#deps;
     const now = harness.clock.now();
     const live = new Set<string>();
@@ -187,24 +166,25 @@ export class Launcher implements LaunchedWorkersView {
         continue;
       }
       live.add(endpoint.id);
-      if (await this.#scale(endpoint, template, backend, jobs, now)) this.#busy = true;
+      if (await this.#scale(endpoint, template, backend, jobs, now)) busy = true;
     }
     for (const [endpointId, runtime] of this.#runtimes) {
       if (live.has(endpointId)) continue;
       for (const worker of runtime.workers.values()) this.#stopWorker(worker, 'endpoint-gone');
       if (runtime.workers.size > 0) {
-        this.#busy = true;
+        busy = true;
         continue;
       }
       this.#runtimes.delete(endpointId);
       this.#activity.unwatch(endpointId);
     }
+    return busy;
   }
 
   /** Stop every worker (SIGTERM, deadline, SIGKILL) and wait until all have exited. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#timer?.cancel();
+    this.#loop.close();
     for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
     this.#activity.close();
     const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
@@ -406,7 +386,7 @@ export class Launcher implements LaunchedWorkersView {
     const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
     this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
     this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
-    this.#wake();
+    this.#loop.wake();
   }
 
   /** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */

@@ -11,6 +11,7 @@ import { Launcher, type LaunchBackend, type WorkerExit, type WorkerStart } from 
 import { InMemoryManagementStore } from '../../../src/harness/management/index.js';
 import { EndpointCreateInputSchema, EndpointUpdateInputSchema } from '../../../src/harness/management/schemas/endpoint.js';
 import { TemplateCreateInputSchema } from '../../../src/harness/management/schemas/template.js';
+import { ScalingLoop } from '../../../src/harness/launcher/scaling-loop.js';
 import { waitFor } from '../../kit/index.js';
 
 const IMAGE = 'test/idle:1';
@@ -93,5 +94,45 @@ describe('an idle launcher', () => {
     } finally {
       await launcher.close();
     }
+  });
+});
+
+describe('ScalingLoop', () => {
+  it('sleeps after a round with nothing to watch, unless a wake came during it; a wake runs a round at once', async () => {
+    const clock = new ManualClock();
+    let rounds = 0;
+    let release: (busy: boolean) => void = () => {};
+    const loop = new ScalingLoop({
+      clock,
+      intervalMs: 200,
+      round: () => {
+        rounds++;
+        return new Promise<boolean>((resolve) => (release = resolve));
+      },
+      canSleep: () => true,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    loop.start();
+    expect(rounds).toBe(1);
+    // A job queued while the round reads the store: the round's "nothing" is stale, the next one is armed.
+    loop.wake();
+    release(false);
+    await waitFor(() => clock.pendingTimers === 1 || undefined, 'the next round armed after a wake during the round');
+    expect(loop.sleeping).toBe(false);
+    clock.advance(200);
+    expect(rounds).toBe(2);
+    release(false);
+    await waitFor(() => loop.sleeping || undefined, 'asleep after a quiet round');
+    expect(clock.pendingTimers).toBe(0);
+    loop.wake();
+    clock.advance(0);
+    expect(rounds).toBe(3);
+    release(true);
+    await waitFor(() => clock.pendingTimers === 1 || undefined, 'the next round armed while there is work');
+    loop.close();
+    clock.advance(1_000);
+    expect(rounds).toBe(3);
   });
 });
