@@ -7,7 +7,7 @@
  */
 export { eventually, waitFor, within } from './poll.js';
 export { closedPort, freePort } from './ports.js';
-export { call, errorCode, fetchOkJson, getJson, postJson, type HttpAnswer } from './http.js';
+export { call, errorCode, fetchOkJson, postJson, type HttpAnswer } from './http.js';
 export {
   harnessListening,
   startHarnessProcess,
