@@ -46,20 +46,3 @@ export class ChildList {
     }
   }
 }
-
-/**
- * Wait for a `serverless-worker harness` child to print its address, and for its banner
- * to contain `readyText` too; answers the address and the banner read so far. Rejects
- * when the child exits first, with its stderr.
- */
-export function harnessListening(child: TsChild, readyText: string): Promise<{ url: string; banner: string }> {
-  let banner = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      banner += data.toString('utf8');
-      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
-      if (match?.[1] && banner.includes(readyText)) resolve({ url: match[1], banner });
-    });
-    void child.then((result) => reject(new Error(`harness exited early (${String(result.exitCode)}): ${String(result.stderr)}`)));
-  });
-}

@@ -8,9 +8,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, harnessListening, ChildList, type TsChild } from '../child-process.js';
+import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
 import { FIXTURE_COMMAND } from '../harness/launcher/launcher-setup.js';
-import { fetchOkJson, waitFor } from '../kit/index.js';
+import { fetchOkJson, harnessListening, waitFor } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');

@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, harnessListening, ChildList } from '../child-process.js';
-import { call, errorCode } from '../kit/index.js';
+import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
+import { call, errorCode, harnessListening } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const children = new ChildList();

@@ -4,12 +4,10 @@
  * child process, a load-balancing worker registered with it. Every container runs on the
  * host network (the engine has no bridge) and is removed by `ContainerList.removeAll()`.
  */
-import { join } from 'node:path';
 import { expect } from 'vitest';
-import { REPO_ROOT, jsonLines, runTs, type ChildList, type TsChild } from '../child-process.js';
+import { jsonLines, type ChildList, type TsChild } from '../child-process.js';
 import { call, freePort, startHarnessProcess, waitFor } from '../kit/index.js';
 import type { TestDockerEngine } from './engine/use-docker-engine.js';
-
 
 /** The containers a test file started. */
 export class ContainerList {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Harness, type HarnessOptions } from '../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer, type HarnessServerOptions } from '../../src/harness/http/index.js';
 import { createMetrics } from '../../src/metrics/index.js';
-import { REPO_ROOT, harnessListening, runTs, type ChildList, type TsChild } from '../child-process.js';
+import { REPO_ROOT, runTs, type ChildList, type TsChild } from '../child-process.js';
 
 /**
  * A harness server on 127.0.0.1 (port 0 unless given) for `harness` (default a new one);
@@ -57,6 +57,23 @@ export async function startTestServer(
 }
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
+
+/**
+ * Wait for a `serverless-worker harness` child to print its address, and for its banner
+ * to contain `readyText` too; answers the address and the banner read so far. Rejects
+ * when the child exits first, with its stderr.
+ */
+export function harnessListening(child: TsChild, readyText: string): Promise<{ url: string; banner: string }> {
+  let banner = '';
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (data: Buffer) => {
+      banner += data.toString('utf8');
+      const match = /harness listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner);
+      if (match?.[1] && banner.includes(readyText)) resolve({ url: match[1], banner });
+    });
+    void child.then((result) => reject(new Error(`harness exited early (${String(result.exitCode)}): ${String(result.stderr)}`)));
+  });
+}
 
 export interface HarnessProcess {
   readonly child: TsChild;

@@ -1,8 +1,8 @@
 /**
  * @module test/kit/http
  * A small HTTP client for tests: `call` answers whatever came back (status, headers,
- * text, JSON); `fetchOkJson` (and `getJson`, `postJson`) insist on a 2xx answer and
- * throw with the method, URL, status and body otherwise.
+ * text, JSON); `fetchOkJson` (GET by default) and `postJson` insist on a 2xx answer
+ * and throw with the method, URL, status and body otherwise.
  */
 
 export interface HttpAnswer {
@@ -50,11 +50,6 @@ export async function fetchOkJson<T>(url: string, method = 'GET', body?: unknown
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
   return (text === '' ? undefined : JSON.parse(text)) as T;
-}
-
-/** GET `url`, 2xx or throw: the parsed body. */
-export function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
-  return fetchOkJson<T>(url, 'GET', undefined, headers);
 }
 
 /** POST `body` as JSON to `url`, 2xx or throw: the parsed body. */

@@ -6,13 +6,11 @@
  * logged and counted in /metrics. A receiver that never answers must not hold up the
  * queue: deliveries run beside it.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { resolveOptions } from '../../src/worker/index.js';
 import { captureLogs } from '../transports/platform/log-capture.js';
-import { waitFor } from '../kit/index.js';
+import { closedPort, startReceiver, waitFor } from '../kit/index.js';
 import { printFigures, since } from './support/figures.js';
 import { TestClient, mapLimit } from './support/http.js';
 import { QueueCaller } from './support/queue.js';
@@ -22,51 +20,9 @@ const ENDPOINT = 'hooks';
 /** The platform's 10 s between attempts, scaled down 40 times. */
 const RETRY_DELAY_MS = 250;
 
-interface Receiver {
-  readonly url: string;
-  /** performance.now() of each request's arrival. */
-  readonly arrivals: number[];
-  readonly bodies: unknown[];
-  close(): Promise<void>;
-}
-
-/** A receiver on 127.0.0.1 answering every request with `status`, or never ('hang'). */
-async function startReceiver(answer: number | 'hang'): Promise<Receiver> {
-  const arrivals: number[] = [];
-  const bodies: unknown[] = [];
-  const held: ServerResponse[] = [];
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    arrivals.push(performance.now());
-    const parts: Buffer[] = [];
-    request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => {
-      bodies.push(JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown);
-      if (answer === 'hang') held.push(response);
-      else response.writeHead(answer, { 'content-type': 'text/plain' }).end('receiver says no');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    arrivals,
-    bodies,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const response of held) response.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 /** A URL on 127.0.0.1 where nothing listens (a port just freed). */
 async function deadUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/hook`;
+  return `http://127.0.0.1:${await closedPort()}/hook`;
 }
 
 const client = new TestClient();
@@ -95,7 +51,7 @@ async function metric(server: ReliabilityServer, name: string): Promise<number> 
 describe('webhooks', () => {
   it('a receiver answering 503 gets exactly 3 attempts, the retry delay apart; the give-up is logged and counted', { timeout: 30_000 }, async () => {
     const { server, queue, logs } = await setUp();
-    const receiver = await startReceiver(503);
+    const receiver = await startReceiver(() => 503);
     cleanups.push(() => receiver.close());
     const id = await queue.run({ input: { n: 1 }, webhook: receiver.url });
     const view = await queue.ended(id);
@@ -104,9 +60,10 @@ describe('webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * 3));
 
     expect(view.status).toBe('COMPLETED');
-    expect(receiver.arrivals).toHaveLength(3);
-    for (const body of receiver.bodies) expect(body).toMatchObject({ id, status: 'COMPLETED', output: { echo: { n: 1 } } });
-    const gaps = receiver.arrivals.slice(1).map((at, i) => Math.round(at - (receiver.arrivals[i] as number)));
+    const arrivals = receiver.received.map((hook) => hook.at);
+    expect(arrivals).toHaveLength(3);
+    for (const { body } of receiver.received) expect(body).toMatchObject({ id, status: 'COMPLETED', output: { echo: { n: 1 } } });
+    const gaps = arrivals.slice(1).map((at, i) => Math.round(at - (arrivals[i] as number)));
     // Never sooner than the delay (a timer never fires early; 5 ms for clock granularity).
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(RETRY_DELAY_MS - 5);
     const [gaveUp] = logs.find('webhook given up after its last attempt', 40);
@@ -114,7 +71,7 @@ describe('webhooks', () => {
     expect(logs.find('webhook attempt failed')).toHaveLength(3);
     expect(await metric(server, 'serverless_worker_webhook_give_ups_total')).toBe(1);
     expect(await metric(server, 'serverless_worker_webhook_deliveries_total{outcome="failure"}')).toBe(3);
-    printFigures('webhook-503', { attempts: receiver.arrivals.length, retryDelayMs: RETRY_DELAY_MS, gapsMs: gaps.join('/'), giveUps: 1 });
+    printFigures('webhook-503', { attempts: arrivals.length, retryDelayMs: RETRY_DELAY_MS, gapsMs: gaps.join('/'), giveUps: 1 });
   });
 
   it('a receiver that is down (connection refused) gets exactly 3 attempts; the give-up is logged and counted', { timeout: 30_000 }, async () => {
@@ -140,14 +97,14 @@ describe('webhooks', () => {
     const JOBS = 100;
     // Each attempt may hang 20 s: longer than the whole test takes to run every job.
     const { server, queue } = await setUp(20_000);
-    const receiver = await startReceiver('hang');
+    const receiver = await startReceiver(() => 'hang');
     cleanups.push(() => receiver.close());
     const startedAt = performance.now();
     const ids = await mapLimit(Array.from({ length: JOBS }, (_, n) => n), 20, (n) => queue.run({ input: { n }, webhook: receiver.url }));
     const plain = await mapLimit(Array.from({ length: JOBS }, (_, n) => n), 20, (n) => queue.run({ input: { n, plain: true } }));
     const views = await mapLimit([...ids, ...plain], 20, (id) => queue.ended(id));
     const allDoneMs = since(startedAt);
-    await waitFor(() => receiver.arrivals.length === JOBS, 'a first attempt per job at the receiver', 20_000);
+    await waitFor(() => receiver.received.length === JOBS, 'a first attempt per job at the receiver', 20_000);
 
     expect(views.every((view) => view.status === 'COMPLETED')).toBe(true);
     // Every delivery is still waiting on the receiver while the jobs have all ended.

@@ -8,7 +8,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChildList, REPO_ROOT, harnessListening, runTs } from '../child-process.js';
+import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
+import { harnessListening } from '../kit/index.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
 const children = new ChildList();

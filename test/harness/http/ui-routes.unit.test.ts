@@ -11,8 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createGpuSampler, type GpuReadResult } from '../../../src/gpu/index.js';
 import { Harness } from '../../../src/harness/index.js';
 import { DashboardSettingsSchema, LiveHub, WebhookLog } from '../../../src/harness/http/ui/index.js';
-import { startReceiver, startTestWorker } from './helpers.js';
-import { call, errorCode, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
+import { startTestWorker } from './helpers.js';
+import { call, errorCode, startReceiver, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 const KEY = 'ui-key';
 const auth = { authorization: `Bearer ${KEY}` };

@@ -11,8 +11,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TargetPolicy, parseAllowList } from '../../../src/net/target-policy.js';
 import { WebhookSender, type WebhookOutcome } from '../../../src/harness/http/index.js';
-import { startReceiver, startTestWorker, type WebhookReceiver } from './helpers.js';
-import { call, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
+import { startTestWorker } from './helpers.js';
+import { call, startReceiver, startTestServer, type TestServer, waitFor, type WebhookReceiver } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;

@@ -6,8 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/metrics/index.js';
 import { WebhookSender } from '../../../src/harness/http/index.js';
-import { startReceiver, startTestWorker, type WebhookReceiver } from './helpers.js';
-import { call, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
+import { startTestWorker } from './helpers.js';
+import { call, startReceiver, startTestServer, type TestServer, waitFor, type WebhookReceiver } from '../../kit/index.js';
 
 let running: TestServer | undefined;
 let stopWorker: (() => Promise<void>) | undefined;

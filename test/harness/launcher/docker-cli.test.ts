@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DockerEngine, LABELS, parseDockerHost } from '../../../src/harness/launcher/docker/index.js';
-import { ChildList, REPO_ROOT, harnessListening, runTs } from '../../child-process.js';
+import { ChildList, REPO_ROOT, runTs } from '../../child-process.js';
 import type { TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
-import { fetchOkJson, waitFor } from '../../kit/index.js';
+import { fetchOkJson, harnessListening, waitFor } from '../../kit/index.js';
 import { WORKER_IMAGE, engineWithWorkerImage } from './docker-image.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');

@@ -10,8 +10,7 @@ import { WebhookSender, bindWebhooks } from '../../../src/harness/http/webhooks/
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { parseJobRequest } from '../../../src/job/index.js';
 import { sleep } from '../../../src/transports/platform/backoff.js';
-import { startReceiver } from '../http/helpers.js';
-import { eventually, waitFor } from '../../kit/index.js';
+import { eventually, startReceiver, waitFor } from '../../kit/index.js';
 import { createTestDatabase } from '../../postgres/test-database.js';
 
 const T = Date.UTC(2026, 0, 1);
