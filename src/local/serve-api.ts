@@ -9,10 +9,8 @@
  * is ready. SIGTERM or SIGINT drains the worker, closes the server, and exits with the
  * worker's code (0 after a clean drain).
  *
- * Flags: `--host` (default 127.0.0.1), `--port` (default 8000; 0 picks a free one),
- * `--api-key` (default SERVERLESS_WORKER_API_KEY), `--insecure-no-auth` (listen on a
- * non-loopback host without a key), `--no-rate-limit` (the spec 8.2 rate limits off;
- * the banner prints the limits in force).
+ * Flags (`--host`, `--port`, `--api-key`, `--insecure-no-auth`, `--no-rate-limit`):
+ * declared with their defaults in worker/worker-flags.ts.
  */
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
@@ -28,11 +26,9 @@ import { WorkerSupervisor } from './supervisor.js';
 import { relayChildLog } from './child-log-lines.js';
 import { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
 import { jsonLineFormatter } from '../log/index.js';
+import { API_KEY_ENV } from '../settings/worker-env.js';
+import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../worker/worker-flags.js';
 
-/** Environment variable read for the API key when --api-key is not given. */
-export const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
-export const DEFAULT_SERVE_HOST = '127.0.0.1';
-export const DEFAULT_SERVE_PORT = 8000;
 
 /** Quote `text` for a POSIX shell. */
 export function shellQuote(text: string): string {

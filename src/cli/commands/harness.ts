@@ -9,13 +9,11 @@
  * answered), and what is left is reported lost when the job store is in memory (the
  * default); with `--store postgres://…` it stays in the database for the next start.
  */
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import * as z from 'zod';
-import { DEFAULT_MAX_QUEUED_BYTES, Harness } from '../../harness/index.js';
+import type { Command } from 'commander';
+import { Harness } from '../../harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
 import { testInputFromWorkingDirectory } from '../../harness/http/ui/test-input-file.js';
 import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
-import { DEFAULT_REQUESTS_PER_WORKER } from '../../harness/http/rate-limit/limits.js';
 import { parseOrThrow } from '../../job/parse.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
 import { createLogger } from '../../log/index.js';
@@ -26,58 +24,10 @@ import { InMemoryManagementStore, type ManagementStore } from '../../harness/man
 import { Launcher, LocalSlotClaims, defaultMachineId, type LaunchBackend, type SlotClaims } from '../../harness/launcher/index.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
 import { defaultHarnessDataDir } from '../../harness/launcher/launcher-data-dir.js';
-import { STORE_ENV, StoreSpecSchema, describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
-
-const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
-
-/** A whole number from `min` to `max` for commander; its error makes commander exit 2 with the usage. */
-function wholeNumber(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
-    }
-    return n;
-  };
-}
-
-/** A comma-separated list for commander, added to the values of earlier uses of the flag. */
-function commaList(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').map((part) => part.trim()).filter((part) => part !== '')];
-}
-
-const HarnessCommandOptionsSchema = z.object({
-  host: z.string().min(1),
-  port: z.number().int().min(0).max(65_535),
-  apiKey: z.string().min(1, { error: '--api-key must not be empty' }).optional(),
-  insecureNoAuth: z.boolean().default(false),
-  endpoint: z.array(z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint ids are 1-128 letters, digits, ".", "-" or "_"' })).default([]),
-  rateLimit: z.boolean().default(true),
-  requestsPerWorker: z.number().int().min(0),
-  webhookRetryDelayMs: z.number().int().min(0),
-  webhookTimeoutMs: z.number().int().min(1),
-  webhookAllow: z.array(z.string()).default([]),
-  lbAllow: z.array(z.string()).default([]),
-  openaiTimeoutMs: z.number().int().min(1),
-  streamWaitMs: z.number().int().min(0),
-  management: z.boolean().default(true),
-  pingIntervalMs: z.number().int().min(10),
-  missedPings: z.number().int().min(1),
-  maxRequeues: z.number().int().min(0),
-  maxQueuedBytes: z.number().int().min(1),
-  drainTimeoutMs: z.number().int().min(0),
-  lbRequestTimeoutMs: z.number().int().min(1),
-  lbPingIntervalMs: z.number().int().min(10),
-  image: z.array(z.string()).optional(),
-  launcherConfig: z.string().min(1).optional(),
-  gpus: z.string().min(1).optional(),
-  launcher: z.enum(['process', 'docker'], { error: '--launcher must be process or docker' }).default('process'),
-  dockerHost: z.string().min(1).optional(),
-  dataDir: z.string().min(1).optional(),
-  store: StoreSpecSchema.default('memory'),
-  machineId: z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(),
-});
-type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;
+import { describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
+import { API_KEY_ENV } from '../../settings/worker-env.js';
+import { addSettingOptions } from '../setting-options.js';
+import { HARNESS_SETTINGS, HarnessCommandOptionsSchema, type HarnessCommandOptions } from './harness-settings.js';
 
 const HELP_AFTER = `
 Routes (base URL printed at start):
@@ -210,83 +160,10 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
 
 /** Register `harness` on the program. */
 export function registerHarnessCommand(program: Command): void {
-  program
+  const command = program
     .command('harness')
-    .description('Run the local platform (queue API, OpenAI-compatible routes, worker API, management API, metrics) with no worker of its own')
-    .addOption(new Option('--host <address>', 'address to listen on (without an API key only loopback is allowed)').default('127.0.0.1'))
-    .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').argParser(wholeNumber(0, 65_535)).default(8000))
-    .addOption(new Option('--api-key <key>', 'require this key on every route (Authorization: Bearer <key>)').env(API_KEY_ENV))
-    .option('--insecure-no-auth', 'allow a non-loopback --host without an API key (anyone who reaches it can run jobs)')
-    .option('--endpoint <id...>', 'create these endpoints at start and serve only them (and those made through /v1/endpoints); default: any id works')
-    .option('--no-rate-limit', 'turn the spec 8.2 rate limits off (429 with Retry-After when on)')
-    .addOption(
-      new Option('--requests-per-worker <n>', 'rate per 10 s each running worker adds: the limit is max(base, workers x n)')
-        .argParser(wholeNumber(0, 1_000_000))
-        .default(DEFAULT_REQUESTS_PER_WORKER),
-    )
-    .addOption(
-      new Option('--webhook-retry-delay-ms <ms>', 'wait between webhook attempts (3 attempts in all)').argParser(wholeNumber(0, 3_600_000)).default(10_000),
-    )
-    .addOption(new Option('--webhook-timeout-ms <ms>', 'time one webhook attempt may take').argParser(wholeNumber(1, 600_000)).default(10_000))
-    .addOption(
-      new Option('--webhook-allow <targets>', 'webhook targets allowed beyond the default policy: CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable; never the harness itself)')
-        .argParser(commaList)
-        .default([]),
-    )
-    .addOption(
-      new Option('--openai-timeout-ms <ms>', 'longest an OpenAI-compatible call waits for its job (then the job is cancelled, 504)')
-        .argParser(wholeNumber(1, 604_800_000))
-        .default(600_000),
-    )
-    .addOption(
-      new Option('--stream-wait-ms <ms>', 'how long GET /stream waits for a chunk when none is unread (per call: ?wait=)')
-        .argParser(wholeNumber(0, 300_000))
-        .default(10_000),
-    )
-    .option('--no-management', 'leave the management API (/v1) out')
-    .addOption(
-      new Option('--ping-interval-ms <ms>', "the workers' heartbeat interval (RUNPOD_PING_INTERVAL, printed for them)").argParser(wholeNumber(10, 3_600_000)).default(10_000),
-    )
-    .addOption(
-      new Option('--missed-pings <n>', 'a worker silent this many ping intervals is gone: its jobs go back to the queue').argParser(wholeNumber(1, 1_000)).default(3),
-    )
-    .addOption(
-      new Option('--max-requeues <n>', 'times a job lost with its worker goes back to the queue before it ends FAILED (SW_REQUEUE_LIMIT)').argParser(wholeNumber(0, 1_000)).default(3),
-    )
-    .addOption(
-      new Option('--max-queued-bytes <n>', 'bytes of request bodies that queued jobs may hold in memory, every endpoint together; past it /run and /runsync answer 503 SW_QUEUE_FULL with Retry-After (memory store only)')
-        .argParser(wholeNumber(1, Number.MAX_SAFE_INTEGER))
-        .default(DEFAULT_MAX_QUEUED_BYTES),
-    )
-    .addOption(
-      new Option('--store <store>', 'where jobs live: memory (default; lost when the process ends) or postgres://user:password@host:5432/database (durable; harnesses on one database share the queue)')
-        .env(STORE_ENV),
-    )
-    .addOption(
-      new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may take to finish before the harness stops').argParser(wholeNumber(0, 3_600_000)).default(30_000),
-    )
-    .addOption(
-      new Option('--lb-request-timeout-ms <ms>', 'load-balancing endpoints: answer 524 past this (the platform: about 5.5 min)')
-        .argParser(wholeNumber(1, 86_400_000))
-        .default(330_000),
-    )
-    .addOption(
-      new Option('--lb-allow <targets>', 'load-balancing worker URLs allowed beyond the default policy (without an API key: loopback only): CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable)')
-        .argParser(commaList)
-        .default([]),
-    )
-    .addOption(new Option('--lb-ping-interval-ms <ms>', 'load-balancing endpoints: how often each worker\'s /ping is checked').argParser(wholeNumber(10, 600_000)).default(1_000))
-    .option('--image <NAME=COMMAND...>', 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)')
-    .addOption(
-      new Option('--launcher <kind>', 'process: run only the --image commands; docker: run every template\'s imageName as containers on a Docker engine (--image commands still run as processes)')
-        .choices(['process', 'docker'])
-        .default('process'),
-    )
-    .addOption(new Option('--docker-host <host>', 'with --launcher docker: the engine, unix:///path/to/docker.sock or tcp://host:port (default unix:///var/run/docker.sock)').env('DOCKER_HOST'))
-    .option('--data-dir <dir>', 'with --launcher docker: the harness\'s data folder; network volumes are its volumes/<id> folders, bound at /runpod-volume (default ~/.serverless-worker/harness)')
-    .option('--launcher-config <file>', 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}')
-    .option('--gpus <list>', 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none; default: read with nvidia-smi / rocm-smi')
-    .option('--machine-id <id>', 'this machine\'s name on the worker slots it claims (with --store postgres://, harnesses on several machines share the slots); default <hostname>-<pid>')
+    .description('Run the local platform (queue API, OpenAI-compatible routes, worker API, management API, metrics) with no worker of its own');
+  addSettingOptions(command, HARNESS_SETTINGS)
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       await runHarness(parseOrThrow(HarnessCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'harness options'));

@@ -37,7 +37,7 @@ const OperationLimitSchema = z.object({
   concurrent: z.union([positiveInt('concurrent', 1_000_000), z.null()]).optional(),
 });
 
-const RateLimitSettingsSchema = z.object({
+export const RateLimitSettingsSchema = z.object({
   /** requests_per_worker of spec 8.2; default 100 per window. */
   requestsPerWorker: z.number().int().min(0).max(1_000_000).default(DEFAULT_REQUESTS_PER_WORKER),
   /** Window length, ms; default 10 000 (spec 8.2). Tests lengthen it so that no window ends mid-test. */
@@ -48,7 +48,7 @@ const RateLimitSettingsSchema = z.object({
   now: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
 
-const WebhookSettingsSchema = z.object({
+export const WebhookSettingsSchema = z.object({
   /** Wait between attempts, ms; default 10 000 (spec 6). */
   retryDelayMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_WEBHOOK_SETTINGS.retryDelayMs),
   /** Attempts in all; default 3 (spec 6: 2 more after the first). */
