@@ -8,7 +8,8 @@ import type { EnvSetting } from './worker-env.js';
 import type { Setting } from './setting.js';
 
 const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
-const code = (text: string): string => `\`${cell(text)}\``;
+/** Text in backticks, safe in a table cell. */
+export const code = (text: string): string => `\`${cell(text)}\``;
 
 /** The default column: the environment variable first, then the plain default or its words. */
 export function defaultCell(setting: Pick<Setting, 'default' | 'defaultText' | 'env'>): string {
@@ -20,10 +21,10 @@ export function defaultCell(setting: Pick<Setting, 'default' | 'defaultText' | '
 }
 
 /** `| flag | default | meaning |` for a group of settings, in its order. */
-export function settingsTable(group: Readonly<Record<string, Setting>>): string {
+export function settingsTable<Entry extends Setting>(group: Readonly<Record<string, Entry>>, flagCell: (setting: Entry) => string = (setting) => code(setting.flag)): string {
   const rows = Object.values(group).map((setting) => {
     const meaning = setting.details !== undefined ? `${setting.description}. ${setting.details}` : setting.description;
-    return `| ${code(setting.flag)} | ${defaultCell(setting)} | ${cell(meaning)} |`;
+    return `| ${flagCell(setting)} | ${defaultCell(setting)} | ${cell(meaning)} |`;
   });
   return ['| flag | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }

@@ -34,7 +34,7 @@ export const HARNESS_SETTINGS = {
     flag: '--endpoint <id...>',
     schema: z.array(endpointId).default([]),
     defaultText: 'any id works',
-    description: 'create these endpoints at start and serve only them (and those made through /v1/endpoints); default: any id works',
+    description: 'create these endpoints at start and serve only them (and those made through /v1/endpoints)',
     details:
       'Without it, an endpoint is made by the first job sent to it (or a worker joining it), with a warning in the log once per id, marked "created on first use" in the dashboard\'s endpoints table (`createdOnUse` in `GET /ui/api/overview`); a read (`/health`, `/status`, `/stream`, `/requests`, `/cancel`, `/purge-queue`) on an unknown id makes nothing (zeros, or 404 `SW_JOB_NOT_FOUND`); once endpoints exist in `/v1/endpoints`, a job sent to any other id answers 404 `SW_ENDPOINT_NOT_FOUND`, as the service answers a wrong endpoint id',
   },
