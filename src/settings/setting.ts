@@ -32,7 +32,7 @@ export interface Setting<Schema extends z.ZodType = z.ZodType> {
   /** The values allowed, for a choice. */
   readonly choices?: readonly string[];
   /** Turns one flag argument into the value; `previous` is the value so far (repeatable flags). */
-  readonly parseArgument?: (value: string, previous: unknown) => unknown;
+  readonly parseArgument?: (value: string, previous?: unknown) => unknown;
 }
 
 /** The range of a zod number schema (a default and optional wrappers are looked through). */
@@ -63,7 +63,10 @@ export function parseWholeNumber(value: string, min: number, max: number): numbe
  * library options schema (HarnessServerOptionsSchema, LoadBalancingSettingsSchema, ...):
  * the flag and the library option cannot drift apart.
  */
-export function wholeNumberSetting<Schema extends z.ZodType<number | undefined>>(schema: Schema, entry: Omit<Setting, 'schema' | 'default' | 'parseArgument'>): Setting<Schema> {
+export function wholeNumberSetting<Schema extends z.ZodType<number | undefined>>(
+  schema: Schema,
+  entry: Omit<Setting, 'schema' | 'default' | 'parseArgument'>,
+): Setting<Schema> & { readonly parseArgument: (value: string) => number } {
   const { min, max } = numberRange(schema);
   const fallback = schemaDefault(schema);
   return { ...entry, schema, ...(fallback !== undefined ? { default: fallback } : {}), parseArgument: (value) => parseWholeNumber(value, min, max) };
@@ -76,7 +79,7 @@ export function textSetting<Schema extends z.ZodType<string | undefined>>(schema
 }
 
 /** A comma-separated list, added to the values of earlier uses of the flag. */
-export function parseCommaList(value: string, previous: unknown): string[] {
+export function parseCommaList(value: string, previous?: unknown): string[] {
   const earlier = Array.isArray(previous) ? previous.filter((item): item is string => typeof item === 'string') : [];
   return [...earlier, ...value.split(',').map((part) => part.trim()).filter((part) => part !== '')];
 }

@@ -77,7 +77,7 @@ describe('settings declared once', () => {
   });
 
   it('every SERVERLESS_WORKER_* variable the code names has its one entry', () => {
-    const declared = new Set(Object.values(WORKER_ENV).map((variable) => variable.name));
+    const declared = new Set<string>(Object.values(WORKER_ENV).map((variable) => variable.name));
     // The management CLI's own variable, documented with it ("The management CLI").
     declared.add('SERVERLESS_WORKER_API_URL');
     const named = new Set<string>();
