@@ -115,7 +115,6 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     containers = await DockerBackend.open({ host: parseDockerHost(options.dockerHost), dataDir: options.dataDir ?? defaultHarnessDataDir(), machineId: slots.machineId, logger });
   }
   const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics, ...(slots ? { slots } : {}), ...(containers ? { containers } : {}) }) : undefined;
-  harness.launchedWorkers = launcher;
   // This machine's GPUs for the dashboard, read only while a dashboard page is open.
   const gpu = createGpuSampler();
   const server = await createHarnessServer({
@@ -133,6 +132,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs, allow: options.lbAllow },
     logger,
     metrics,
+    ...(launcher ? { launchedWorkers: launcher } : {}),
     // The submit form starts from the working directory's test_input.json, when there is one.
     dashboard: { gpu, ...testInputFromWorkingDirectory(logger) },
   });

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOnceOrThrow } from '../../job/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import { Harness } from '../harness.js';
+import type { LaunchedWorkersView } from '../launched-workers-view.js';
 import type { ManagementStore, PodsView } from '../management/index.js';
 import { LoadBalancingSettingsSchema } from '../load-balancing/options.js';
 import {
@@ -127,6 +128,14 @@ export const HarnessServerOptionsSchema = z.object({
   endpointInputs: z
     .record(z.string(), z.custom<EndpointInputSpec>((value) => typeof value === 'object' && value !== null, { error: 'must be { jsonSchema?, check? }' }))
     .default({}),
+  /**
+   * Workers the harness runs itself (a Launcher, harness/launcher): /health counts,
+   * GET /logs, the /v1 pods and the dashboard read them. Default none: the workers that
+   * joined over the worker API.
+   */
+  launchedWorkers: z
+    .custom<LaunchedWorkersView>((value) => typeof (value as { pods?: unknown } | null)?.pods === 'function', { error: 'must be a LaunchedWorkersView (a Launcher)' })
+    .optional(),
   /** Registry served at /metrics and counted into; default a fresh createMetrics(). */
   metrics: z.custom<Metrics>((value) => typeof (value as { text?: unknown } | null)?.text === 'function', {
     error: 'must come from createMetrics()',

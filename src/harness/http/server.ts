@@ -139,13 +139,14 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     const check = config.endpointInputs[endpointId]?.check;
     if (check) check(inputValue(input));
   };
-  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput };
+  const loadBalancing = new LoadBalancing(config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined });
+  const { launchedWorkers } = config;
+  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput, launchedWorkers, loadBalancing };
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
   const workerApiEvents = attemptLog ? withAttemptEvents(config.workerApi.events, attemptLog) : config.workerApi.events;
   await app.register(workerApiRoutes, { ...config.workerApi, ...(workerApiEvents ? { events: workerApiEvents } : {}), harness, prefix: '/v2' });
-  const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined });
   loadBalancing.start();
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
   await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
@@ -158,7 +159,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   });
   if (config.dashboard !== false && webhookLog && attemptLog) {
     const { registerDashboard, builtInPanels } = await import('./ui/index.js');
-    const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing), ...config.dashboard.panels] };
+    const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing, launchedWorkers), ...config.dashboard.panels] };
     // Endpoint names (the /v1 endpoints') beside their ids on the dashboard.
     const endpointNames = managementStore ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name])) : undefined;
     registerDashboard(app, {
@@ -170,6 +171,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
       authenticated: config.apiKey !== undefined,
       version: RUNTIME_VERSION,
       ...(endpointNames ? { endpointNames } : {}),
+      launchedWorkers,
     });
   }
   if (config.management !== false && managementStore) {
@@ -177,7 +179,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     await app.register(managementApi, {
       prefix: '/v1',
       store: managementStore,
-      podsView: config.management.podsView ?? harnessPodsView(harness),
+      podsView: config.management.podsView ?? harnessPodsView(harness, launchedWorkers),
       endpointHooks: {
         onEndpointCreated: (id, endpoint) => {
           harness

@@ -12,7 +12,7 @@
  * that cannot start any (an image missing from the Docker engine).
  *
  *     const launcher = new Launcher({ images: { 'me/worker:1': { command: 'node worker.js' } } }, { harness, store, logger });
- *     harness.launchedWorkers = launcher;   // /health, /logs, /v1 pods read it
+ *     createHarnessServer({ harness, launchedWorkers: launcher, ... });   // /health, /logs, /v1 pods read it
  *     launcher.start({ url: server.url });
  *     ...
  *     await launcher.close();

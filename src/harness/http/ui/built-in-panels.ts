@@ -7,10 +7,11 @@
  */
 import type { Harness } from '../../harness.js';
 import type { LoadBalancing } from '../../load-balancing/index.js';
+import type { LaunchedWorkersView } from '../../launched-workers-view.js';
 import type { DashboardPanel } from './settings.js';
 
 /** The panels every dashboard shows (empty ones say so). */
-export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | undefined): DashboardPanel[] {
+export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | undefined, launchedWorkers?: LaunchedWorkersView): DashboardPanel[] {
   const panels: DashboardPanel[] = [];
   if (loadBalancing) {
     panels.push({
@@ -33,7 +34,7 @@ export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | u
     id: 'launcher',
     title: 'Launched workers (serverless-worker harness --image)',
     snapshot: async () => {
-      const launched = harness.launchedWorkers;
+      const launched = launchedWorkers;
       if (!launched) return 'the launcher is off';
       const pods = await launched.pods();
       // Every endpoint the launcher runs, with or without a process now (a crashing command has none most of the time).
