@@ -10,8 +10,8 @@
  * default); with `--store postgres://…` it stays in the database for the next start.
  */
 import type { Command } from 'commander';
-import { Harness } from '../../harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../harness/http/index.js';
+import { composeHarness } from '../../harness/compose.js';
+import type { HarnessServer } from '../../harness/http/index.js';
 import { testInputFromWorkingDirectory } from '../../harness/http/ui/test-input-file.js';
 import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
 import { parseOrThrow } from '../../job/parse.js';
@@ -20,11 +20,7 @@ import { createLogger } from '../../log/index.js';
 import { createGpuSampler } from '../../gpu/sampler.js';
 import { createMetrics } from '../../metrics/index.js';
 import { onShutdownSignals } from '../../worker/signals.js';
-import { InMemoryManagementStore, type ManagementStore } from '../../harness/management/index.js';
-import { Launcher, LocalSlotClaims, defaultMachineId, type LaunchBackend, type SlotClaims } from '../../harness/launcher/index.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
-import { defaultHarnessDataDir } from '../../harness/launcher/launcher-data-dir.js';
-import { describeStoreSpec, openJobStore } from '../../harness/store/open-store.js';
 import { API_KEY_ENV } from '../../settings/worker-env.js';
 import { addSettingOptions } from '../setting-options.js';
 import { HARNESS_SETTINGS, HarnessCommandOptionsSchema, type HarnessCommandOptions } from './harness-settings.js';
@@ -79,46 +75,27 @@ export function harnessBanner(
   ].join('\n');
 }
 
-/** The launcher's worker slots: this process's own, or on PostgreSQL shared by every machine on the database. */
-async function openSlotClaims(options: HarnessCommandOptions, storeKind: string): Promise<SlotClaims> {
-  const machineId = options.machineId ?? defaultMachineId();
-  if (storeKind !== 'postgres') return new LocalSlotClaims(machineId);
-  const { PostgresSlotClaims } = await import('../../harness/launcher/postgres-slot-claims.js');
-  return PostgresSlotClaims.open(options.store, { machineId });
-}
-
 async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const logger = createLogger({ name: 'serverless-worker-harness' });
-  const jobStore = await openJobStore(options.store, { onError: (error) => logger.warn({ err: error }, 'job store: background error (it goes on)') });
-  logger.info({ store: describeStoreSpec(options.store) }, 'job store open');
-  const harness = new Harness({
-    autoCreateEndpoints: options.endpoint.length === 0,
-    endpoints: options.endpoint,
-    maxRequeues: options.maxRequeues,
-    maxQueuedBytes: options.maxQueuedBytes,
-    store: jobStore,
-  });
-  // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
-  const store: ManagementStore =
-    jobStore.kind === 'postgres' ? await (await import('../../harness/management/store/postgres-management-store.js')).PostgresManagementStore.open(options.store) : new InMemoryManagementStore();
   // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
   const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
   const launcherOptions = await launcherOptionsFrom(options, logger);
   if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`);
-  const slots = launcherOptions ? await openSlotClaims(options, jobStore.kind) : undefined;
-  if (slots) logger.info({ machineId: slots.machineId, shared: slots.shared }, `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`);
-  // --launcher docker: the engine is asked at start, so a wrong --docker-host fails here, not at the first job.
-  let containers: LaunchBackend | undefined;
-  if (slots && options.launcher === 'docker') {
-    const { DockerBackend, parseDockerHost } = await import('../../harness/launcher/docker/index.js');
-    containers = await DockerBackend.open({ host: parseDockerHost(options.dockerHost), dataDir: options.dataDir ?? defaultHarnessDataDir(), machineId: slots.machineId, logger });
-  }
-  const launcher = launcherOptions ? new Launcher(launcherOptions, { harness, store, logger, metrics, ...(slots ? { slots } : {}), ...(containers ? { containers } : {}) }) : undefined;
   // This machine's GPUs for the dashboard, read only while a dashboard page is open.
   const gpu = createGpuSampler();
-  const server = await createHarnessServer({
-    harness,
+  const app = await composeHarness({
+    // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
+    store: options.store,
+    harnessOptions: {
+      autoCreateEndpoints: options.endpoint.length === 0,
+      endpoints: options.endpoint,
+      maxRequeues: options.maxRequeues,
+      maxQueuedBytes: options.maxQueuedBytes,
+    },
+    ...(launcherOptions
+      ? { launcher: { options: launcherOptions, kind: options.launcher, machineId: options.machineId, dockerHost: options.dockerHost, dataDir: options.dataDir } }
+      : {}),
     host: options.host,
     port: options.port,
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
@@ -127,34 +104,34 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs, allow: options.webhookAllow },
     openaiTimeoutMs: options.openaiTimeoutMs,
     streamWaitMs: options.streamWaitMs,
-    management: options.management ? { store } : false,
+    management: options.management ? {} : false,
     workerApi: { liveness: { pingIntervalMs: options.pingIntervalMs, missedPings: options.missedPings } },
     loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs, allow: options.lbAllow },
     logger,
     metrics,
-    ...(launcher ? { launchedWorkers: launcher } : {}),
     // The submit form starts from the working directory's test_input.json, when there is one.
     dashboard: { gpu, ...testInputFromWorkingDirectory(logger) },
+  }).catch(async (error: unknown) => {
+    await gpu.close();
+    throw error;
   });
+  const { server, harness } = app;
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
-  launcher?.start({ url: server.url, ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) });
   await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
   // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
-  await launcher?.close();
+  await app.stopLauncher();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
   const left = await harness.drain(options.drainTimeoutMs);
-  if (jobStore.kind !== 'memory') {
+  if (harness.store.kind !== 'memory') {
     logger.info({ ...left }, `harness stopping: ${left.running} running and ${left.queued} queued job(s) stay in the job store for the next start or another harness`);
   } else if (left.running > 0 || left.queued > 0) {
     logger.warn({ ...left }, `harness stopping: the job store is in memory, so ${left.running} running and ${left.queued} queued job(s) are lost`);
   } else {
     logger.info('harness drained: no job running or queued; finished jobs and their results, kept in memory, are dropped');
   }
-  await server.close();
+  // The server, then the slots, the stores and the harness (composeHarness opened them).
+  await app.close();
   await gpu.close();
-  await slots?.close();
-  await store.close();
-  await harness.close();
   logger.flush();
 }
 

@@ -7,8 +7,8 @@
  * a management store of their own.
  */
 import { ServerlessWorkerError } from '../../job/index.js';
-import { Harness } from '../harness.js';
-import { STORE_ENV, openJobStore } from '../store/open-store.js';
+import { Harness, type HarnessOptions } from '../harness.js';
+import { STORE_ENV, describeStoreSpec, openJobStore } from '../store/open-store.js';
 import type { ManagementStore } from '../management/index.js';
 import type { HarnessServerOptions } from './server-options.js';
 
@@ -26,7 +26,8 @@ export type CreateHarnessServerOptions = Omit<HarnessServerOptions, 'harness'> &
 /** The options with a harness in them, and the harness and management store the server made (it closes them). */
 export async function harnessForServer(
   options: CreateHarnessServerOptions,
-): Promise<{ options: HarnessServerOptions; owned: Harness | undefined; ownedManagement?: ManagementStore }> {
+  harnessOptions: Omit<HarnessOptions, 'store'> = {},
+): Promise<{ options: HarnessServerOptions; owned: Harness | undefined; ownedManagement?: ManagementStore; spec?: string }> {
   const { store, harness, ...rest } = options;
   if (harness !== undefined) {
     if (store !== undefined) {
@@ -38,9 +39,12 @@ export async function harnessForServer(
     return { options: { ...rest, harness }, owned: undefined };
   }
   const spec = store ?? process.env[STORE_ENV] ?? 'memory';
-  const owned = new Harness({ store: await openJobStore(spec) });
-  if (owned.store.kind !== 'postgres' || rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned };
+  const logger = rest.logger;
+  const jobStore = await openJobStore(spec, logger ? { onError: (error) => logger.warn({ err: error }, 'job store: background error (it goes on)') } : {});
+  logger?.info({ store: describeStoreSpec(spec) }, 'job store open');
+  const owned = new Harness({ ...harnessOptions, store: jobStore });
+  if (owned.store.kind !== 'postgres' || rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned, spec };
   const { PostgresManagementStore } = await import('../management/store/postgres-management-store.js');
   const ownedManagement = await PostgresManagementStore.open(spec.trim());
-  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement };
+  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement, spec };
 }

@@ -13,7 +13,7 @@
  * 400 bad JSON) -> route (400 bad parameters, 404 unknown job or endpoint, 409 wrong
  * state) -> JSON answer. Unknown paths: 404; known path, wrong method: 405 + Allow.
  */
-import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
+import type { CreateHarnessServerOptions } from './server-store.js';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -68,10 +68,22 @@ export interface HarnessServer {
   close(): Promise<void>;
 }
 
-/** Build the server, listen, and answer once it accepts connections. */
+/**
+ * Build the server, listen, and answer once it accepts connections. The parts it works
+ * on (the harness and its store, the management store, the launcher) are made by the
+ * composition root (../compose.ts), which owns them.
+ */
 export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
-  const { options: withHarness, owned, ownedManagement } = await harnessForServer(options);
-  const config = resolveServerOptions(withHarness);
+  const { composeHarness } = await import('../compose.js');
+  return (await composeHarness(options)).server;
+}
+
+/**
+ * The server over parts already made (composeHarness calls it): build, listen, answer
+ * once it accepts connections. `onClose` runs last in close(), for what the caller opened.
+ */
+export async function listenHarnessServer(options: HarnessServerOptions, onClose: () => Promise<void> = async () => {}): Promise<HarnessServer> {
+  const config = resolveServerOptions(options);
   checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
   // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
@@ -210,8 +222,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     loadBalancing.stop();
     fresh.closeAll();
     await app.close();
-    await ownedManagement?.close();
-    await owned?.close();
+    await onClose();
   };
 
   try {
