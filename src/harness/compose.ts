@@ -14,10 +14,11 @@ import type { Logger } from 'pino';
 import type { HarnessOptions } from './harness.js';
 import { harnessForServer, type CreateHarnessServerOptions } from './http/server-store.js';
 import { listenHarnessServer, type HarnessServer } from './http/server.js';
-import { Launcher, LocalSlotClaims, defaultMachineId, type LaunchBackend, type LauncherOptionsInput, type SlotClaims } from './launcher/index.js';
-import { defaultHarnessDataDir } from './launcher/launcher-data-dir.js';
+// Types only: the launcher's code is loaded when a launcher is asked for (--serve-api and most library uses have none).
+import type { LaunchBackend, Launcher, LauncherOptionsInput, SlotClaims } from './launcher/index.js';
 import type { Harness } from './harness.js';
-import type { ManagementStore } from './management/index.js';
+import { InMemoryManagementStore, type ManagementStore } from './management/index.js';
+import { ServerlessWorkerError } from '../job/index.js';
 
 /** The launcher a composed harness runs: which workers, where their slots live, and their container engine. */
 export interface LauncherPlan {
@@ -59,6 +60,7 @@ function once(close: () => Promise<void>): () => Promise<void> {
 
 /** The launcher's worker slots: this process's own, or on PostgreSQL shared by every machine on the database. */
 async function openSlotClaims(harness: Harness, spec: string | undefined, machineId: string): Promise<SlotClaims> {
+  const { LocalSlotClaims } = await import('./launcher/index.js');
   if (harness.store.kind !== 'postgres' || spec === undefined) return new LocalSlotClaims(machineId);
   const { PostgresSlotClaims } = await import('./launcher/postgres-slot-claims.js');
   return PostgresSlotClaims.open(spec, { machineId });
@@ -68,6 +70,8 @@ async function openLauncher(
   plan: LauncherPlan,
   parts: { harness: Harness; store: ManagementStore; spec: string | undefined; logger: Logger; metrics: CreateHarnessServerOptions['metrics'] },
 ): Promise<{ launcher: Launcher; slots: SlotClaims }> {
+  const { Launcher, defaultMachineId } = await import('./launcher/index.js');
+  const { defaultHarnessDataDir } = await import('./launcher/launcher-data-dir.js');
   const slots = await openSlotClaims(parts.harness, parts.spec, plan.machineId ?? defaultMachineId());
   parts.logger.info(
     { machineId: slots.machineId, shared: slots.shared },
@@ -109,11 +113,10 @@ export async function composeHarness(options: ComposeHarnessOptions): Promise<Co
   let launched: { launcher: Launcher; slots: SlotClaims } | undefined;
   let managementStore: ManagementStore | undefined;
   try {
-    if (withHarness.management !== false) managementStore = withHarness.management?.store;
+    // The launcher and the /v1 routes share one management store.
+    if (withHarness.management !== false) managementStore = withHarness.management?.store ?? new InMemoryManagementStore();
     if (plan) {
-      if (withHarness.management === false) throw new TypeError('composeHarness: a launcher needs the management API');
-      // The launcher and the /v1 routes share one management store.
-      managementStore ??= new (await import('./management/index.js')).InMemoryManagementStore();
+      if (managementStore === undefined) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'A launcher needs the management API (/v1): leave management on');
       launched = await openLauncher(plan, { harness, store: managementStore, spec, logger: logger ?? (await import('pino')).pino({ level: 'silent' }), metrics: withHarness.metrics });
     }
   } catch (error) {
