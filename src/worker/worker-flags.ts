@@ -104,6 +104,8 @@ export function workerFlagText(flag: WorkerFlag): string {
 
 /** The default, said in plain words for `--help`. */
 function spokenDefault(flag: WorkerFlag): string {
+  // A switch needs no default said: off unless given (`--no-x`: on unless given).
+  if (!flag.flag.includes('<')) return '';
   const parts = [...(flag.env !== undefined ? [flag.env] : []), ...(flag.default !== undefined ? [String(flag.default)] : flag.defaultText !== undefined && flag.defaultText !== 'off' ? [flag.defaultText.replaceAll('`', '')] : [])];
   return parts.length > 0 ? ` (default ${parts.join(', else ')})` : '';
 }

@@ -1,8 +1,9 @@
 /**
  * @module harness/http/server-store
  * The `store` option of createHarnessServer: instead of a Harness, a job store spec
- * (`memory` or `postgres://…`; absent: `SW_HARNESS_STORE`, else memory). The server then
- * opens the store, makes a Harness on it, and closes both when it closes. On PostgreSQL
+ * (`memory` or `postgres://…`; absent: `SW_HARNESS_STORE`, else memory). The composition
+ * root (../compose.ts) then opens the store, makes a Harness on it (with `harnessOptions`),
+ * and the server closes both when it closes. On PostgreSQL
  * the management API's records (/v1) live in the same database, unless the options name
  * a management store of their own.
  */
