@@ -10,7 +10,6 @@ import { sleep } from '../transports/platform/backoff.js';
 import { DEFAULT_MAX_REQUEUES } from './attempts.js';
 import { systemClock, type Clock } from './clock.js';
 import { EndpointJobs } from './endpoint-jobs.js';
-import type { LaunchedWorkersView } from './launched-workers-view.js';
 import { Scheduler } from './scheduler.js';
 import type { ChangeOutcome, DueOutcome, JobStore, StoreEvent } from './store/job-store.js';
 import { MemoryJobStore } from './store/memory-job-store.js';
@@ -74,8 +73,6 @@ export class Harness {
   readonly #maxQueuedBytes: number;
   /** drain() began: endpoints made from now on hand out no job either. */
   #draining = false;
-  /** Workers the harness runs itself (set by a Launcher); /health, /logs and /v1 pods read it. Default none. */
-  launchedWorkers: LaunchedWorkersView | undefined;
 
   constructor(options: HarnessOptions = {}) {
     this.clock = options.clock ?? systemClock;

@@ -2,7 +2,7 @@
  * @module harness/launched-workers-view
  * What the HTTP layer reads about workers the harness launches itself (see
  * harness/launcher): /health counts from real processes, GET /logs, and the pods of
- * the management API. The launcher sets `Harness.launchedWorkers`; without one the
+ * the management API. The server is given it (its `launchedWorkers` option); without one the
  * routes fall back to the workers that joined by hand.
  */
 import type { Pod } from './management/index.js';

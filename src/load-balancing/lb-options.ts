@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';
 import { didYouMean } from '../worker/closest-name.js';
 import { DEFAULT_INIT_TIMEOUT_MS } from '../worker/init/init-types.js';
+import { GPU_EXPECTATIONS, workerEnvSchema } from '../settings/worker-env.js';
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 const portNumber = z.number().int().min(0).max(65_535);
@@ -35,7 +36,7 @@ export const LoadBalancingOptionsSchema = z.object({
   /** Requests at once this worker takes from a local harness (announced at registration); default 100. */
   concurrency: z.number().int().min(1).max(100_000).default(100),
   /** As serve's expectGpu: the start-up GPU check; default auto. Env SERVERLESS_WORKER_EXPECT_GPU overrides. */
-  expectGpu: z.enum(['auto', 'nvidia', 'amd', 'any', 'none'], { error: 'expectGpu must be one of auto, nvidia, amd, any, none' }).default('auto'),
+  expectGpu: z.enum(GPU_EXPECTATIONS, { error: `expectGpu must be one of ${GPU_EXPECTATIONS.join(', ')}` }).default('auto'),
   /** Serve Prometheus /metrics on this port; default off. Env SERVERLESS_WORKER_METRICS_PORT overrides. */
   metricsPort: portNumber.optional(),
   /** Address for metricsPort; default 0.0.0.0. */
@@ -72,15 +73,9 @@ const port = z
   .transform(Number)
   .refine((value) => value <= 65_535, { error: 'must be a port number from 0 to 65535' });
 
-const LbEnvSchema = z.object({
+const LbEnvSchema = workerEnvSchema('harnessUrl', 'host', 'advertiseHost').extend({
   PORT: port.optional(),
   PORT_HEALTH: port.optional(),
-  /** A running `serverless-worker harness` to register with (local only). */
-  SERVERLESS_WORKER_HARNESS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-  /** Address to listen on; overrides the host option. */
-  SERVERLESS_WORKER_HOST: z.string().min(1).optional(),
-  /** Host the harness reaches this worker at; default 127.0.0.1. */
-  SERVERLESS_WORKER_ADVERTISE_HOST: z.string().min(1).optional(),
   RUNPOD_ENDPOINT_ID: z.string().min(1).optional(),
   RUNPOD_AI_API_KEY: z.string().min(1).optional(),
   RUNPOD_POD_ID: z.string().min(1).optional(),

@@ -9,15 +9,13 @@
  * is ready. SIGTERM or SIGINT drains the worker, closes the server, and exits with the
  * worker's code (0 after a clean drain).
  *
- * Flags: `--host` (default 127.0.0.1), `--port` (default 8000; 0 picks a free one),
- * `--api-key` (default SERVERLESS_WORKER_API_KEY), `--insecure-no-auth` (listen on a
- * non-loopback host without a key), `--no-rate-limit` (the spec 8.2 rate limits off;
- * the banner prints the limits in force).
+ * Flags (`--host`, `--port`, `--api-key`, `--insecure-no-auth`, `--no-rate-limit`):
+ * declared with their defaults in worker/worker-flags.ts.
  */
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
-import { Harness } from '../harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../harness/http/index.js';
+import { composeHarness, type ComposedHarness } from '../harness/compose.js';
+import type { HarnessServer } from '../harness/http/index.js';
 import { toDocumentSchema, type EndpointInputSpec } from '../harness/http/openapi/index.js';
 import { rateLimitTable, type HarnessServerConfig } from '../harness/http/server-options.js';
 import { ServerlessWorkerError, type JobRequest } from '../job/index.js';
@@ -28,11 +26,9 @@ import { WorkerSupervisor } from './supervisor.js';
 import { relayChildLog } from './child-log-lines.js';
 import { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
 import { jsonLineFormatter } from '../log/index.js';
+import { API_KEY_ENV } from '../settings/worker-env.js';
+import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from '../worker/worker-flags.js';
 
-/** Environment variable read for the API key when --api-key is not given. */
-export const API_KEY_ENV = 'SERVERLESS_WORKER_API_KEY';
-export const DEFAULT_SERVE_HOST = '127.0.0.1';
-export const DEFAULT_SERVE_PORT = 8000;
 
 /** Quote `text` for a POSIX shell. */
 export function shellQuote(text: string): string {
@@ -134,9 +130,6 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   const host = args.host ?? DEFAULT_SERVE_HOST;
   const port = args.port ?? DEFAULT_SERVE_PORT;
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);
-  const harness = new Harness();
-  // The worker's endpoint is declared, not made on first use (which the harness warns about, as a possible typo).
-  harness.createEndpoint(config.endpointId);
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const example = exampleRequest(args);
   // Made once the server listens; the dashboard's GPU job log asks it which workers are its children.
@@ -147,10 +140,13 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   const localWorkers = (endpointId: string, workerId: string): boolean => endpointId === config.endpointId && supervisor?.started(workerId) === true;
   // The server listens before the worker starts, so that a port in use or a refused
   // bind ends start-up with its one error and nothing else (no worker to stop).
-  let server: HarnessServer;
+  let app: ComposedHarness;
   try {
-    server = await createHarnessServer({
-      harness,
+    app = await composeHarness({
+      // Jobs of a local API live in this process (SW_HARNESS_STORE is the harness command's).
+      store: 'memory',
+      // The worker's endpoint is declared, not made on first use (which the harness warns about, as a possible typo).
+      harnessOptions: { endpoints: [config.endpointId] },
       host,
       port,
       ...(apiKey !== undefined ? { apiKey } : {}),
@@ -166,9 +162,9 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
     });
   } catch (error) {
     await sampler?.close();
-    await harness.close();
     throw listenError(error, host, port);
   }
+  const { harness, server } = app;
   supervisor = new WorkerSupervisor({
     endpoint: harness.endpoint(config.endpointId),
     url: server.url,
@@ -193,9 +189,9 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   logger.info({ reason: first === 'signal' || first.ready ? 'signal' : 'worker start-up failed' }, 'serve-api: closing');
   const exitCode = first !== 'signal' && !first.ready ? first.exitCode || 1 : await supervisor.stop();
   offSignals();
-  await server.close();
+  // The server, then the harness composeHarness made.
+  await app.close();
   await sampler?.close();
-  await harness.close();
   logger.flush();
   process.stdout.write('', () => process.exit(exitCode));
 }

@@ -5,9 +5,11 @@
  * migrating can keep their commands. An unknown flag is refused with the closest known
  * one (`--tset-input` -> `--test-input`); arguments of the author's own go after `--`.
  */
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ServerlessWorkerError } from '../job/index.js';
 import { didYouMean } from './closest-name.js';
+import { flagName } from '../settings/setting.js';
+import { LOG_LEVELS, WORKER_FLAG_SETTINGS, workerUsage, type WorkerFlag } from './worker-flags.js';
 
 export interface WorkerArgs {
   testInput?: string;
@@ -29,49 +31,24 @@ export interface WorkerArgs {
   rest: string[];
 }
 
-const OPTIONS = {
-  'test-input': { type: 'string' },
-  test_input: { type: 'string' },
-  'serve-api': { type: 'boolean' },
-  rp_serve_api: { type: 'boolean' },
-  host: { type: 'string' },
-  rp_api_host: { type: 'string' },
-  port: { type: 'string' },
-  rp_api_port: { type: 'string' },
-  'api-key': { type: 'string' },
-  'insecure-no-auth': { type: 'boolean' },
-  'no-rate-limit': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  verbose: { type: 'boolean' },
-  rp_debugger: { type: 'boolean' },
-  'log-level': { type: 'string' },
-  rp_log_level: { type: 'string' },
-} as const;
+type ParseOptions = NonNullable<ParseArgsConfig['options']>;
+
+/** Every spelling of a flag, without the dashes: `serve-api`, `rp_serve_api`. */
+function spellings(flag: WorkerFlag): string[] {
+  return [flagName(flag), ...(flag.aliases ?? [])].map((spelling) => spelling.replace(/^--/, ''));
+}
+
+const OPTIONS: ParseOptions = Object.fromEntries(
+  Object.values(WORKER_FLAG_SETTINGS).flatMap((flag: WorkerFlag) =>
+    spellings(flag).map((name, index) => [name, { type: flag.flag.includes('<') ? 'string' : 'boolean', ...(index === 0 && flag.short !== undefined ? { short: flag.short } : {}) }] as const),
+  ),
+);
 
 /** Every flag name a worker accepts (without the dashes). */
 export const WORKER_FLAGS: readonly string[] = Object.keys(OPTIONS);
 
 /** What `--help` prints. */
-export const WORKER_USAGE = `Usage: node worker.js [flags] [-- your own arguments]
-
-Without flags the worker dry-runs its test input once and exits (0 when the job COMPLETED).
-On the platform (RUNPOD_WEBHOOK_GET_JOB set) it serves jobs and ignores the local flags.
-
-  --test-input <json|@file>  the dry run's job request, e.g. '{"input":{"prompt":"hi"}}' or
-                             @test_input.json (default: test_input.json beside the worker
-                             script, else in the working directory)   [--test_input]
-  --serve-api                serve the queue API locally (/run, /runsync, /status/:id, ...
-                             at the root and under /v2/<endpoint>)     [--rp_serve_api]
-  --host <address>           --serve-api address (default 127.0.0.1)  [--rp_api_host]
-  --port <n>                 --serve-api port (default 8000; 0 picks a free one) [--rp_api_port]
-  --api-key <key>            --serve-api key (default SERVERLESS_WORKER_API_KEY)
-  --insecure-no-auth         allow a non-loopback --host without an API key
-  --no-rate-limit            --serve-api without the spec 8.2 rate limits (load tests)
-  --log-level <level>        fatal, error, warn, info, debug, trace, silent
-                             (default SW_LOG_LEVEL, else LOG_LEVEL, else info) [--rp_log_level]
-  --verbose                  debug logs and the stack of a start-up error [--rp_debugger]
-  -h, --help                 print this and exit
-`;
+export const WORKER_USAGE = workerUsage();
 
 function invalidFlag(message: string): ServerlessWorkerError {
   return new ServerlessWorkerError('SW_INVALID_OPTIONS', message);
@@ -79,7 +56,7 @@ function invalidFlag(message: string): ServerlessWorkerError {
 
 /** Parse a worker's argv (without node and the script); throws SW_INVALID_OPTIONS for an unknown flag or a stray argument. */
 export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS; strict: false; allowPositionals: true; tokens: true }>>;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: ParseOptions; strict: false; allowPositionals: true; tokens: true }>>;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, strict: false, allowPositionals: true, tokens: true });
   } catch (error) {
@@ -103,41 +80,50 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
       }
     }
   }
-  const text = (key: keyof typeof OPTIONS): string | undefined => {
-    const value = values[key];
-    if (value === true) throw invalidFlag(`--${key} needs a value, e.g. --${key}=...`);
-    return typeof value === 'string' ? value : undefined;
+  /** The value of the first spelling given: `--serve-api` or `--rp_serve_api`. */
+  const given = (flag: WorkerFlag): { spelling: string; value: string | boolean } | undefined => {
+    for (const spelling of spellings(flag)) {
+      const value = values[spelling];
+      if (typeof value === 'string' || typeof value === 'boolean') return { spelling, value };
+    }
+    return undefined;
   };
-  const portText = text('port') ?? text('rp_api_port');
+  const text = (flag: WorkerFlag): string | undefined => {
+    const found = given(flag);
+    if (found?.value === true) throw invalidFlag(`--${found.spelling} needs a value, e.g. --${found.spelling}=...`);
+    return typeof found?.value === 'string' ? found.value : undefined;
+  };
+  const on = (flag: WorkerFlag): boolean => given(flag)?.value === true;
+  const flags = WORKER_FLAG_SETTINGS;
+  const portText = text(flags.port);
   let port: number | undefined;
   if (portText !== undefined) {
-    port = Number(portText);
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-      throw invalidFlag(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(portText)}`);
+    try {
+      port = flags.port.parseArgument(portText);
+    } catch (error) {
+      throw invalidFlag(`--port: ${(error as Error).message}`);
     }
   }
   const args: WorkerArgs = {
-    serveApi: values['serve-api'] === true || values.rp_serve_api === true,
-    insecureNoAuth: values['insecure-no-auth'] === true,
-    rateLimit: values['no-rate-limit'] !== true,
-    help: values.help === true,
-    verbose: values.verbose === true || values.rp_debugger === true,
+    serveApi: on(flags.serveApi),
+    insecureNoAuth: on(flags.insecureNoAuth),
+    rateLimit: !on(flags.rateLimit),
+    help: on(flags.help),
+    verbose: on(flags.verbose),
     rest,
   };
-  const testInput = text('test-input') ?? text('test_input');
+  const testInput = text(flags.testInput);
   if (testInput !== undefined) args.testInput = testInput;
-  const host = text('host') ?? text('rp_api_host');
+  const host = text(flags.host);
   if (host !== undefined) args.host = host;
   if (port !== undefined) args.port = port;
-  const apiKey = text('api-key');
+  const apiKey = text(flags.apiKey);
   if (apiKey !== undefined) args.apiKey = apiKey;
-  const logLevel = text('log-level') ?? text('rp_log_level');
+  const logLevel = text(flags.logLevel);
   if (logLevel !== undefined) {
-    const level = logLevel.toLowerCase();
-    if (!LOG_LEVELS.includes(level)) throw invalidFlag(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
+    const level = LOG_LEVELS.find((name) => name === logLevel.toLowerCase());
+    if (level === undefined) throw invalidFlag(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
     args.logLevel = level;
   }
   return args;
 }
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -10,6 +10,7 @@ import { EXECUTION_TIMEOUT_MS, MAX_CHUNK_BYTES, ServerlessWorkerError, parseOnce
 import { PlatformTransportSettingsSchema } from '../transports/platform/options.js';
 import { DEFAULT_INIT_TIMEOUT_MS, type InitFunction } from './init/init-types.js';
 import { didYouMean } from './closest-name.js';
+import { GPU_EXPECTATIONS } from '../settings/worker-env.js';
 
 /** What a concurrency function sees: jobs running now and the limit in force. */
 export interface ConcurrencyState {
@@ -64,7 +65,7 @@ export const ServeOptionsSchema = z.strictObject({
    * expects NVIDIA when NVIDIA_VISIBLE_DEVICES is set, AMD when HIP_/ROCR_VISIBLE_DEVICES
    * is, nothing otherwise. Env SERVERLESS_WORKER_EXPECT_GPU overrides.
    */
-  expectGpu: z.enum(['auto', 'nvidia', 'amd', 'any', 'none'], { error: 'expectGpu must be one of auto, nvidia, amd, any, none' }).default('auto'),
+  expectGpu: z.enum(GPU_EXPECTATIONS, { error: `expectGpu must be one of ${GPU_EXPECTATIONS.join(', ')}` }).default('auto'),
   /** On the platform, serve Prometheus /metrics on this port; default off. Env SERVERLESS_WORKER_METRICS_PORT overrides. */
   metricsPort: z.number().int().min(0).max(65_535).optional(),
   /** Address for metricsPort; default 0.0.0.0 (scrapable from outside the container). */

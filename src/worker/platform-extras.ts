@@ -5,23 +5,12 @@
  * option, overridden by an environment variable, so an image can be tuned at deploy
  * time without a rebuild.
  */
-import * as z from 'zod';
 import type { GpuExpectation } from '../gpu/index.js';
 import { parseOnceOrThrow } from '../job/index.js';
 import type { WorkerConfig } from './options.js';
+import { workerEnvSchema } from '../settings/worker-env.js';
 
-const ExtrasEnvSchema = z.object({
-  SERVERLESS_WORKER_EXPECT_GPU: z
-    .enum(['auto', 'nvidia', 'amd', 'any', 'none'], { error: 'must be one of auto, nvidia, amd, any, none' })
-    .optional(),
-  SERVERLESS_WORKER_METRICS_PORT: z
-    .string()
-    .regex(/^\d{1,5}$/, { error: 'must be a port number from 0 to 65535' })
-    .transform(Number)
-    .refine((port) => port <= 65_535, { error: 'must be a port number from 0 to 65535' })
-    .optional(),
-  SERVERLESS_WORKER_METRICS_HOST: z.string().min(1).optional(),
-});
+const ExtrasEnvSchema = workerEnvSchema('expectGpu', 'metricsPort', 'metricsHost');
 
 export interface PlatformExtras {
   /** The GPU the start-up check requires, or undefined for no check. */

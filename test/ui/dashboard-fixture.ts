@@ -140,14 +140,6 @@ export async function startDashboardFixture(
   const harness = new Harness();
   const store = new InMemoryManagementStore();
   const testInput = options.testInput === undefined ? { input: { mode: 'echo', prompt: 'hello' } } : options.testInput;
-  const server = await startHarnessServer({
-    harness,
-    apiKey: API_KEY,
-    dashboard: { ...(testInput === null ? {} : { testInput }), ...(options.gpu ? { gpu: options.gpu } : {}), jobLogs },
-    management: { store },
-    ...(options.endpointInputs ? { endpointInputs: options.endpointInputs } : {}),
-    ...(options.loadBalancing ? { loadBalancing: options.loadBalancing } : {}),
-  });
   const launcher = new Launcher(
     {
       images: {
@@ -160,7 +152,15 @@ export async function startDashboardFixture(
     },
     { harness, store, logger },
   );
-  harness.launchedWorkers = launcher;
+  const server = await startHarnessServer({
+    harness,
+    apiKey: API_KEY,
+    dashboard: { ...(testInput === null ? {} : { testInput }), ...(options.gpu ? { gpu: options.gpu } : {}), jobLogs },
+    management: { store },
+    launchedWorkers: launcher,
+    ...(options.endpointInputs ? { endpointInputs: options.endpointInputs } : {}),
+    ...(options.loadBalancing ? { loadBalancing: options.loadBalancing } : {}),
+  });
   launcher.start({ url: server.url, apiKey: API_KEY });
   const config = resolveOptions({
     endpointId: ENDPOINT,

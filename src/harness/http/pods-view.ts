@@ -6,11 +6,12 @@
  */
 import type { Harness } from '../harness.js';
 import type { Pod, PodsView } from '../management/index.js';
+import type { LaunchedWorkersView } from '../launched-workers-view.js';
 
-export function harnessPodsView(harness: Harness): PodsView {
+export function harnessPodsView(harness: Harness, launchedWorkers?: LaunchedWorkersView): PodsView {
   const listPods = async (): Promise<Pod[]> => {
     // Workers the harness launched know more (image, GPUs, state): theirs come first.
-    const pods: Pod[] = (await harness.launchedWorkers?.pods()) ?? [];
+    const pods: Pod[] = (await launchedWorkers?.pods()) ?? [];
     const launched = new Set(pods.map((pod) => pod.id));
     for (const endpoint of harness.endpoints()) {
       for (const worker of await endpoint.workers.all()) {

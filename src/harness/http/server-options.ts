@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOnceOrThrow } from '../../job/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import { Harness } from '../harness.js';
+import type { LaunchedWorkersView } from '../launched-workers-view.js';
 import type { ManagementStore, PodsView } from '../management/index.js';
 import { LoadBalancingSettingsSchema } from '../load-balancing/options.js';
 import {
@@ -37,7 +38,7 @@ const OperationLimitSchema = z.object({
   concurrent: z.union([positiveInt('concurrent', 1_000_000), z.null()]).optional(),
 });
 
-const RateLimitSettingsSchema = z.object({
+export const RateLimitSettingsSchema = z.object({
   /** requests_per_worker of spec 8.2; default 100 per window. */
   requestsPerWorker: z.number().int().min(0).max(1_000_000).default(DEFAULT_REQUESTS_PER_WORKER),
   /** Window length, ms; default 10 000 (spec 8.2). Tests lengthen it so that no window ends mid-test. */
@@ -48,7 +49,7 @@ const RateLimitSettingsSchema = z.object({
   now: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
 
-const WebhookSettingsSchema = z.object({
+export const WebhookSettingsSchema = z.object({
   /** Wait between attempts, ms; default 10 000 (spec 6). */
   retryDelayMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_WEBHOOK_SETTINGS.retryDelayMs),
   /** Attempts in all; default 3 (spec 6: 2 more after the first). */
@@ -127,6 +128,14 @@ export const HarnessServerOptionsSchema = z.object({
   endpointInputs: z
     .record(z.string(), z.custom<EndpointInputSpec>((value) => typeof value === 'object' && value !== null, { error: 'must be { jsonSchema?, check? }' }))
     .default({}),
+  /**
+   * Workers the harness runs itself (a Launcher, harness/launcher): /health counts,
+   * GET /logs, the /v1 pods and the dashboard read them. Default none: the workers that
+   * joined over the worker API.
+   */
+  launchedWorkers: z
+    .custom<LaunchedWorkersView>((value) => typeof (value as { pods?: unknown } | null)?.pods === 'function', { error: 'must be a LaunchedWorkersView (a Launcher)' })
+    .optional(),
   /** Registry served at /metrics and counted into; default a fresh createMetrics(). */
   metrics: z.custom<Metrics>((value) => typeof (value as { text?: unknown } | null)?.text === 'function', {
     error: 'must come from createMetrics()',

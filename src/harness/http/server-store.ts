@@ -1,15 +1,16 @@
 /**
  * @module harness/http/server-store
  * The `store` option of createHarnessServer: instead of a Harness, a job store spec
- * (`memory` or `postgres://…`; absent: `SW_HARNESS_STORE`, else memory). The server then
- * opens the store, makes a Harness on it, and closes both when it closes. On PostgreSQL
+ * (`memory` or `postgres://…`; absent: `SW_HARNESS_STORE`, else memory). The composition
+ * root (../compose.ts) then opens the store, makes a Harness on it (with `harnessOptions`),
+ * and the server closes both when it closes. On PostgreSQL
  * the management API's records (/v1) live in the same database, unless the options name
  * a management store of their own; both stores share one database handle (one pool of
  * `storePoolSize` connections), which the server closes after them.
  */
 import { ServerlessWorkerError } from '../../job/index.js';
-import { Harness } from '../harness.js';
-import { STORE_ENV, openJobStore } from '../store/open-store.js';
+import { Harness, type HarnessOptions } from '../harness.js';
+import { STORE_ENV, describeStoreSpec, openJobStore } from '../store/open-store.js';
 import type { ManagementStore } from '../management/index.js';
 import type { PostgresDatabase } from '../postgres/database.js';
 import type { HarnessServerOptions } from './server-options.js';
@@ -30,7 +31,8 @@ export type CreateHarnessServerOptions = Omit<HarnessServerOptions, 'harness'> &
 /** The options with a harness in them, and the harness, management store and database handle the server made (it closes them, in that order). */
 export async function harnessForServer(
   options: CreateHarnessServerOptions,
-): Promise<{ options: HarnessServerOptions; owned: Harness | undefined; ownedManagement?: ManagementStore; ownedDatabase?: PostgresDatabase }> {
+  harnessOptions: Omit<HarnessOptions, 'store'> = {},
+): Promise<{ options: HarnessServerOptions; owned: Harness | undefined; ownedManagement?: ManagementStore; ownedDatabase?: PostgresDatabase; spec?: string }> {
   const { store, storePoolSize, harness, ...rest } = options;
   if (harness !== undefined) {
     if (store !== undefined) {
@@ -42,11 +44,16 @@ export async function harnessForServer(
     return { options: { ...rest, harness }, owned: undefined };
   }
   const spec = store ?? process.env[STORE_ENV] ?? 'memory';
-  const { store: jobStore, database } = await openJobStore(spec, storePoolSize !== undefined ? { poolSize: storePoolSize } : {});
-  const owned = new Harness({ store: jobStore });
-  if (!database) return { options: { ...rest, harness: owned }, owned };
-  if (rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned, ownedDatabase: database };
+  const logger = rest.logger;
+  const { store: jobStore, database } = await openJobStore(spec, {
+    ...(storePoolSize !== undefined ? { poolSize: storePoolSize } : {}),
+    ...(logger ? { onError: (error: unknown) => logger.warn({ err: error }, 'job store: background error (it goes on)') } : {}),
+  });
+  logger?.info({ store: describeStoreSpec(spec) }, 'job store open');
+  const owned = new Harness({ ...harnessOptions, store: jobStore });
+  if (!database) return { options: { ...rest, harness: owned }, owned, spec };
+  if (rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned, ownedDatabase: database, spec };
   const { PostgresManagementStore } = await import('../management/store/postgres-management-store.js');
   const ownedManagement = new PostgresManagementStore(database);
-  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement, ownedDatabase: database };
+  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement, ownedDatabase: database, spec };
 }

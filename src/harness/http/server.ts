@@ -13,7 +13,7 @@
  * 400 bad JSON) -> route (400 bad parameters, 404 unknown job or endpoint, 409 wrong
  * state) -> JSON answer. Unknown paths: 404; known path, wrong method: 405 + Allow.
  */
-import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
+import type { CreateHarnessServerOptions } from './server-store.js';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -68,10 +68,22 @@ export interface HarnessServer {
   close(): Promise<void>;
 }
 
-/** Build the server, listen, and answer once it accepts connections. */
+/**
+ * Build the server, listen, and answer once it accepts connections. The parts it works
+ * on (the harness and its store, the management store, the launcher) are made by the
+ * composition root (../compose.ts), which owns them.
+ */
 export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
-  const { options: withHarness, owned, ownedManagement, ownedDatabase } = await harnessForServer(options);
-  const config = resolveServerOptions(withHarness);
+  const { composeHarness } = await import('../compose.js');
+  return (await composeHarness(options)).server;
+}
+
+/**
+ * The server over parts already made (composeHarness calls it): build, listen, answer
+ * once it accepts connections. `onClose` runs last in close(), for what the caller opened.
+ */
+export async function listenHarnessServer(options: HarnessServerOptions, onClose: () => Promise<void> = async () => {}): Promise<HarnessServer> {
+  const config = resolveServerOptions(options);
   checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
   // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
@@ -139,13 +151,14 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     const check = config.endpointInputs[endpointId]?.check;
     if (check) check(inputValue(input));
   };
-  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput };
+  const loadBalancing = new LoadBalancing(config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined });
+  const { launchedWorkers } = config;
+  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput, launchedWorkers, loadBalancing };
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
   const workerApiEvents = attemptLog ? withAttemptEvents(config.workerApi.events, attemptLog) : config.workerApi.events;
   await app.register(workerApiRoutes, { ...config.workerApi, ...(workerApiEvents ? { events: workerApiEvents } : {}), harness, prefix: '/v2' });
-  const loadBalancing = new LoadBalancing(harness, config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined });
   loadBalancing.start();
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
   await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
@@ -158,7 +171,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   });
   if (config.dashboard !== false && webhookLog && attemptLog) {
     const { registerDashboard, builtInPanels } = await import('./ui/index.js');
-    const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing), ...config.dashboard.panels] };
+    const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing, launchedWorkers), ...config.dashboard.panels] };
     // Endpoint names (the /v1 endpoints') beside their ids on the dashboard.
     const endpointNames = managementStore ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name])) : undefined;
     registerDashboard(app, {
@@ -170,6 +183,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
       authenticated: config.apiKey !== undefined,
       version: RUNTIME_VERSION,
       ...(endpointNames ? { endpointNames } : {}),
+      launchedWorkers,
     });
   }
   if (config.management !== false && managementStore) {
@@ -177,7 +191,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     await app.register(managementApi, {
       prefix: '/v1',
       store: managementStore,
-      podsView: config.management.podsView ?? harnessPodsView(harness),
+      podsView: config.management.podsView ?? harnessPodsView(harness, launchedWorkers),
       endpointHooks: {
         onEndpointCreated: (id, endpoint) => {
           harness
@@ -208,9 +222,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
     loadBalancing.stop();
     fresh.closeAll();
     await app.close();
-    await ownedManagement?.close();
-    await owned?.close();
-    await ownedDatabase?.close();
+    await onClose();
   };
 
   try {

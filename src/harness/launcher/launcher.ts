@@ -15,7 +15,7 @@
  * endpoint or template changes, or a worker exits (scaling-loop.ts).
  *
  *     const launcher = new Launcher({ images: { 'me/worker:1': { command: 'node worker.js' } } }, { harness, store, logger });
- *     harness.launchedWorkers = launcher;   // /health, /logs, /v1 pods read it
+ *     createHarnessServer({ harness, launchedWorkers: launcher, ... });   // /health, /logs, /v1 pods read it
  *     launcher.start({ url: server.url });
  *     ...
  *     await launcher.close();

@@ -3,15 +3,14 @@
  * The load-balancing endpoints of one harness: a pool of workers per endpoint, and
  * the harness's health check: `GET <healthUrl>/ping` to every worker every
  * `pingIntervalMs` (bounded by `pingTimeoutMs`), as the platform does. A worker
- * unhealthy for `forgetAfterMs` is forgotten. One instance per Harness (found by the
- * queue API's /health through `loadBalancingOf`).
+ * unhealthy for `forgetAfterMs` is forgotten. One instance per server, given to the
+ * routes that read it (the queue API's /health, the dashboard) when they are made.
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { urlForLog } from '../../log/url-for-log.js';
-import type { Harness } from '../harness.js';
 import { LbPool, type LbWorker, type LbWorkerState, type LbWorkerView } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
 import { TargetPolicy, defaultPort } from '../../net/target-policy.js';
@@ -31,8 +30,6 @@ export interface RegisterInput {
   readonly concurrency: number;
 }
 
-const instances = new WeakMap<Harness, LoadBalancing>();
-
 /** A worker the harness no longer pings: forgotten after being unhealthy too long, or removed (DELETE). Kept for the dashboard. */
 export interface GoneLbWorker {
   readonly endpointId: string;
@@ -44,11 +41,6 @@ export interface GoneLbWorker {
 
 /** Gone workers kept per harness (the newest). */
 export const GONE_LB_WORKERS_KEPT = 50;
-
-/** The load-balancing endpoints served for `harness`, if a server serves them. */
-export function loadBalancingOf(harness: Harness): LoadBalancing | undefined {
-  return instances.get(harness);
-}
 
 export class LoadBalancing {
   readonly settings: LoadBalancingSettings;
@@ -66,7 +58,7 @@ export class LoadBalancing {
   /** Where workers may be: checked at registration, and on every connection a name resolves for. */
   readonly policy: TargetPolicy;
 
-  constructor(harness: Harness, settings: LoadBalancingSettings, logger: Logger, reach: LbReach = { selfPort: () => undefined, authenticated: false }) {
+  constructor(settings: LoadBalancingSettings, logger: Logger, reach: LbReach = { selfPort: () => undefined, authenticated: false }) {
     this.settings = settings;
     this.#logger = logger;
     this.policy = new TargetPolicy({
@@ -75,7 +67,6 @@ export class LoadBalancing {
       // Without a key anyone on this machine may register: no worker URL beyond it, so no request reaches further through the proxy.
       ...(reach.authenticated ? {} : { loopbackOnly: 'a harness without an API key takes load-balancing workers on loopback only: set an API key, or widen with --lb-allow' }),
     });
-    instances.set(harness, this);
   }
 
   /** The pool of `endpointId`, if any worker ever registered there. */

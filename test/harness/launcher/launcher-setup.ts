@@ -61,12 +61,11 @@ export async function startLauncherHarness(options: Partial<LauncherOptionsInput
   const harness = new Harness({ autoCreateEndpoints: false, ...(jobStore ? { store: jobStore } : {}) });
   const store = new InMemoryManagementStore();
   const metrics = createMetrics({ defaultMetrics: false });
-  const server = await startHarnessServer({ harness, management: { store }, logger, metrics });
   const launcher = new Launcher(
     { images: containers ? {} : { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...options },
     { harness, store, logger, metrics, ...(containers ? { containers } : {}) },
   );
-  harness.launchedWorkers = launcher;
+  const server = await startHarnessServer({ harness, management: { store }, logger, metrics, launchedWorkers: launcher });
   launcher.start({ url: server.url, pingIntervalMs: 1_000 });
 
   const json = <T>(method: string, path: string, body?: unknown): Promise<T> => fetchOkJson<T>(`${server.url}${path}`, method, body);

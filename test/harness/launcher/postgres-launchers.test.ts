@@ -40,13 +40,12 @@ async function startMachine(url: string, id: string, gpus?: string[]): Promise<M
   const management = new PostgresManagementStore(database);
   // Only endpoints that exist (made through /v1 on either machine) are served, as with --endpoint.
   const harness = new Harness({ store: await PostgresJobStore.open(database), autoCreateEndpoints: false });
-  const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger });
   const slots = new PostgresSlotClaims(database, { machineId: id, leaseMs: 3_000 });
   const launcher = new Launcher(
     { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...(gpus ? { gpus: { vendor: 'nvidia' as const, devices: gpus } } : {}) },
     { harness, store: management, logger, slots },
   );
-  harness.launchedWorkers = launcher;
+  const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger, launchedWorkers: launcher });
   launcher.start({ url: server.url, pingIntervalMs: 1_000 });
   let closed = false;
   return {

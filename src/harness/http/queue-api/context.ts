@@ -2,6 +2,8 @@
  * @module harness/http/queue-api/context
  * What every queue API route group works on.
  */
+import type { LaunchedWorkersView } from '../../launched-workers-view.js';
+import type { LoadBalancing } from '../../load-balancing/index.js';
 import { ServerlessWorkerError } from '../../../job/index.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
@@ -20,6 +22,10 @@ export interface QueueApiContext {
    * text), parsed only where the endpoint has a schema.
    */
   readonly checkInput?: (endpointId: string, input: unknown) => void;
+  /** Workers the harness runs itself (the launcher): /health counts and GET /logs read them; default none. */
+  readonly launchedWorkers?: LaunchedWorkersView | undefined;
+  /** The load-balancing endpoints: /health counts their workers; default none. */
+  readonly loadBalancing?: LoadBalancing | undefined;
 }
 
 /** The endpoint named in the path (created on first use when the harness auto-creates endpoints). */

@@ -7,7 +7,6 @@
  * launched workers).
  */
 import type { FastifyInstance } from 'fastify';
-import { loadBalancingOf } from '../../load-balancing/index.js';
 import { operationConfig } from '../route-config.js';
 import * as z from 'zod';
 import { existingEndpointOf, type QueueApiContext } from './context.js';
@@ -33,7 +32,7 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
   app.get('/:endpointId/health', async (request) => {
     // A read: an endpoint no job was sent to answers zeros, and is not created.
     const { endpointId, endpoint } = await existingEndpointOf(context, request.params);
-    const launched = await context.harness.launchedWorkers?.health(endpointId);
+    const launched = await context.launchedWorkers?.health(endpointId);
     if (launched) {
       // Workers the harness runs itself: counted from their processes.
       const { healthy, unhealthyReason, stopping: _stopping, ...workers } = launched;
@@ -48,7 +47,7 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
     // The spec's idle and running, plus the fields one official client's type lists:
     // initializing (heard from, no job asked for yet: init runs), ready (can take jobs).
     const initializing = endpoint ? await endpoint.workers.initializingCount() : 0;
-    const pool = loadBalancingOf(context.harness)?.pool(endpointId);
+    const pool = context.loadBalancing?.pool(endpointId);
     if (pool === undefined || pool.size === 0) {
       return { jobs, workers: { ...workers, initializing, ready: workers.idle + workers.running, throttled: 0 } };
     }
@@ -67,6 +66,6 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
   app.get('/:endpointId/logs', async (request) => {
     const { endpointId } = await existingEndpointOf(context, request.params);
     const { limit, workerId } = parseRequestPart(LogsQuerySchema, request.query, 'query string');
-    return { lines: context.harness.launchedWorkers?.logs(endpointId, limit, workerId) ?? [] };
+    return { lines: context.launchedWorkers?.logs(endpointId, limit, workerId) ?? [] };
   });
 }

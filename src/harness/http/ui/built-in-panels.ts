@@ -7,6 +7,7 @@
  */
 import type { Harness } from '../../harness.js';
 import type { LoadBalancing } from '../../load-balancing/index.js';
+import type { LaunchedWorkersView } from '../../launched-workers-view.js';
 import type { DashboardPanel } from './settings.js';
 
 /** The load-balancing panel's data: each pool with its workers and those gone lately, or a sentence when there is none. */
@@ -23,8 +24,7 @@ export function loadBalancingPanelData(loadBalancing: LoadBalancing) {
 }
 
 /** The launcher panel's data: /health per endpoint it runs, its worker processes; a sentence when the launcher is off. */
-export async function launcherPanelData(harness: Harness) {
-  const launched = harness.launchedWorkers;
+export async function launcherPanelData(harness: Harness, launched: LaunchedWorkersView | undefined) {
   if (!launched) return 'the launcher is off';
   const pods = await launched.pods();
   // Every endpoint the launcher runs, with or without a process now (a crashing command has none most of the time).
@@ -42,7 +42,7 @@ export type LoadBalancingPanelData = ReturnType<typeof loadBalancingPanelData>;
 export type LauncherPanelData = Awaited<ReturnType<typeof launcherPanelData>>;
 
 /** The panels every dashboard shows (empty ones say so). */
-export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | undefined): DashboardPanel[] {
+export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | undefined, launchedWorkers?: LaunchedWorkersView): DashboardPanel[] {
   const panels: DashboardPanel[] = [];
   if (loadBalancing) {
     panels.push({
@@ -54,7 +54,7 @@ export function builtInPanels(harness: Harness, loadBalancing: LoadBalancing | u
   panels.push({
     id: 'launcher',
     title: 'Launched workers (serverless-worker harness --image)',
-    snapshot: () => launcherPanelData(harness),
+    snapshot: () => launcherPanelData(harness, launchedWorkers),
   });
   return panels;
 }

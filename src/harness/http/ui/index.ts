@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Harness } from '../../harness.js';
+import type { LaunchedWorkersView } from '../../launched-workers-view.js';
 import { LiveHub } from './live-hub.js';
 import { registerDashboardRoutes, type DashboardRouteContext } from './routes.js';
 import type { DashboardSettings } from './settings.js';
@@ -43,6 +44,8 @@ export interface DashboardOptions {
   readonly version: string;
   /** Endpoint names by id (the management API's endpoints); default none: ids alone. */
   readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
+  /** Workers the harness runs itself (the launcher); default none. */
+  readonly launchedWorkers?: LaunchedWorkersView | undefined;
 }
 
 /** Register the dashboard on `app`; answers its live hub (the server closes it before closing). */
@@ -50,7 +53,7 @@ export function registerDashboard(app: FastifyInstance, options: DashboardOption
   const onReading = options.settings.gpu?.onReading?.bind(options.settings.gpu);
   const gpuJobLog = new GpuJobLog({ fed: onReading !== undefined });
   const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading, options.settings.localWorkers) : () => {};
-  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog, ...(options.endpointNames ? { endpointNames: options.endpointNames } : {}) });
+  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog, ...(options.endpointNames ? { endpointNames: options.endpointNames } : {}), launchedWorkers: options.launchedWorkers });
   registerDashboardRoutes(app, { ...options, hub, gpuJobLog, files: new StaticFiles() });
   // Open event streams would keep app.close() waiting: end them first.
   app.addHook('preClose', (done) => {

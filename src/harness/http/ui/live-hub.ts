@@ -21,6 +21,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
+import type { LaunchedWorkersView } from '../../launched-workers-view.js';
 import type { StreamChunk } from '../../../job/index.js';
 import type { StoredJob } from '../../store/job-store.js';
 import { GpuJobLog } from './gpu-job-log.js';
@@ -65,6 +66,8 @@ export interface LiveHubOptions {
   readonly now?: () => number;
   /** Endpoint names by id (the management API's); default none. Read at most every NAMES_TTL_MS. */
   readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
+  /** Workers the harness runs itself (the launcher): their counts in the endpoint rows; default none. */
+  readonly launchedWorkers?: LaunchedWorkersView | undefined;
 }
 
 /** How long endpoint names read are used before they are read again (a tick is every second). */
@@ -92,6 +95,7 @@ export class LiveHub {
   readonly #gpuJobLog: GpuJobLog;
   readonly #now: () => number;
   readonly #endpointNames: (() => Promise<Readonly<Record<string, string>>>) | undefined;
+  readonly #launchedWorkers: LaunchedWorkersView | undefined;
   #names: { at: number; names: Readonly<Record<string, string>> } | undefined;
   readonly #clients = new Set<Client>();
   readonly #watchers = new Map<string, JobWatcher>();
@@ -107,6 +111,7 @@ export class LiveHub {
     this.#gpuJobLog = options.gpuJobLog ?? new GpuJobLog({ fed: false });
     this.#now = options.now ?? Date.now;
     this.#endpointNames = options.endpointNames;
+    this.#launchedWorkers = options.launchedWorkers;
     this.series = new Series(options.settings.sampleIntervalMs, options.settings.historyMinutes);
   }
 
@@ -130,7 +135,7 @@ export class LiveHub {
     const now = this.#now();
     return {
       now,
-      endpoints: await endpointRows(this.#harness, await this.#namesNow(now)),
+      endpoints: await endpointRows(this.#harness, await this.#namesNow(now), this.#launchedWorkers),
       workers: await workerRows(this.#harness, now),
       gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
       panels: await this.#panels(),

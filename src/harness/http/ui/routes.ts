@@ -20,6 +20,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import * as z from 'zod';
 import { JOB_STATUSES, ServerlessWorkerError } from '../../../job/index.js';
 import type { Harness } from '../../harness.js';
+import type { LaunchedWorkersView } from '../../launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
 import { publicConfig } from '../route-config.js';
 import type { LiveHub } from './live-hub.js';
@@ -113,6 +114,8 @@ export interface DashboardRouteContext {
   readonly endpointInputs?: Readonly<Record<string, { readonly jsonSchema?: Readonly<Record<string, unknown>> | undefined }>> | undefined;
   readonly authenticated: boolean;
   readonly version: string;
+  /** Workers the harness runs itself (the launcher): scale events and logs; default none. */
+  readonly launchedWorkers?: LaunchedWorkersView | undefined;
 }
 
 /** Per endpoint with an input schema: an example job request made from it. */
@@ -226,13 +229,13 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     if (!job) {
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
-    const scaleEvents = harness.launchedWorkers?.scaleEvents?.(endpointId) ?? [];
+    const scaleEvents = context.launchedWorkers?.scaleEvents?.(endpointId) ?? [];
     return jobAttemptsView(job, context.attemptLog.forJob(endpointId, jobId), scaleEvents, harness.clock.now(), context.attemptLog.limits);
   });
 
   app.get('/ui/api/scale-events', async (request): Promise<ScaleEventsView> => {
     const query = parseRequestPart(ScaleEventsQuerySchema, request.query, 'query string');
-    const launched = harness.launchedWorkers;
+    const launched = context.launchedWorkers;
     if (!launched?.scaleEvents) return { launcher: false, seq: 0, events: [] };
     const events = launched.scaleEvents(query.endpoint, query.max).map((event): ScaleEventView => {
       if ((event.kind !== 'crash' && event.kind !== 'exit') || event.workerId === undefined) return event;
@@ -249,7 +252,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
 
   app.get('/ui/api/logs', async (request): Promise<LogsView> => {
     const query = parseRequestPart(LogsQuerySchema, request.query, 'query string');
-    const launched = harness.launchedWorkers;
+    const launched = context.launchedWorkers;
     const jobLogs = context.settings.jobLogs;
     let lines: LogLineView[] = launched ? launched.logs(query.endpoint, 1_000, query.worker) : [];
     if (query.job !== undefined) {

@@ -12,7 +12,7 @@ import { JOB_STATUSES, inputValue, isTerminal, type JobErrorPayload, type JobSta
 import type { GpuReadResult, GpuReading } from '../../../gpu/reading.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
-import type { LaunchedHealth } from '../../launched-workers-view.js';
+import type { LaunchedHealth, LaunchedWorkersView } from '../../launched-workers-view.js';
 import type { ListQuery, StoredJob } from '../../store/job-store.js';
 import { ranOn } from '../../store/history-filter.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
@@ -91,8 +91,7 @@ export async function endpointRow(endpoint: EndpointJobs, facts: EndpointFacts =
 }
 
 /** `names`: endpoint names by id (endpoints made through /v1). */
-export async function endpointRows(harness: Harness, names: Readonly<Record<string, string>> = {}): Promise<EndpointRow[]> {
-  const launched = harness.launchedWorkers;
+export async function endpointRows(harness: Harness, names: Readonly<Record<string, string>> = {}, launched?: LaunchedWorkersView): Promise<EndpointRow[]> {
   const rows = await Promise.all(
     [...harness.endpoints()].map(async (endpoint) => endpointRow(endpoint, { name: names[endpoint.id], launched: await launched?.health(endpoint.id) })),
   );

@@ -1,0 +1,26 @@
+/**
+ * @module cli/settings-reference
+ * The README's settings tables, each made from its one declaration: the `harness`
+ * command's flags, a worker's flags (its own and `--serve-api`'s) and the
+ * SERVERLESS_WORKER_* environment variables. `npm run docs:settings` writes them
+ * between their markers; test/settings/settings-docs.unit.test.ts fails when README.md
+ * holds anything else.
+ */
+import { code, envTable, settingsTable } from '../settings/reference-table.js';
+import { WORKER_ENV } from '../settings/worker-env.js';
+import { WORKER_FLAG_SETTINGS, workerFlagText, type WorkerFlag } from '../worker/worker-flags.js';
+import { HARNESS_SETTINGS } from './commands/harness-settings.js';
+
+/** A worker's flags with their SDK spellings beside them: `--serve-api` (`--rp_serve_api`). */
+function workerFlagsTable(): string {
+  return settingsTable<WorkerFlag>(WORKER_FLAG_SETTINGS, (flag) => [workerFlagText(flag), ...(flag.aliases ?? [])].map(code).join(', '));
+}
+
+/** Marker name -> the table that belongs between its markers. */
+export function settingsReferenceTables(): Record<string, string> {
+  return {
+    harness: settingsTable(HARNESS_SETTINGS),
+    'worker-flags': workerFlagsTable(),
+    'worker-env': envTable(WORKER_ENV),
+  };
+}

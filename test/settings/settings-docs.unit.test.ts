@@ -1,0 +1,94 @@
+/**
+ * Settings declared once (src/settings/): README.md's tables, the `harness` command's
+ * options (what `--help` prints) and a worker's flags are all made from one entry per
+ * setting; these tests fail when any of them says something else.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { registerHarnessCommand } from '../../src/cli/commands/harness.js';
+import { HARNESS_SETTINGS, HarnessCommandOptionsSchema } from '../../src/cli/commands/harness-settings.js';
+import { settingsReferenceTables } from '../../src/cli/settings-reference.js';
+import { HarnessServerOptionsSchema } from '../../src/harness/http/server-options.js';
+import { LoadBalancingSettingsSchema } from '../../src/harness/load-balancing/options.js';
+import { readMarked } from '../../src/settings/reference-table.js';
+import { flagName } from '../../src/settings/setting.js';
+import { WORKER_ENV } from '../../src/settings/worker-env.js';
+import { WORKER_FLAGS, WORKER_USAGE, parseWorkerArgs } from '../../src/worker/argv.js';
+import { WORKER_FLAG_SETTINGS } from '../../src/worker/worker-flags.js';
+
+const ROOT = new URL('../../', import.meta.url);
+const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
+
+function harnessCommand(): Command {
+  const program = new Command('serverless-worker');
+  registerHarnessCommand(program);
+  const command = program.commands.find((candidate) => candidate.name() === 'harness');
+  if (!command) throw new Error('no harness command');
+  return command;
+}
+
+describe('settings declared once', () => {
+  it("README.md's settings tables are what npm run docs:settings writes", () => {
+    for (const [name, table] of Object.entries(settingsReferenceTables())) {
+      expect(readMarked(readme, name), `README table "${name}" (run npm run docs:settings)`).toBe(table);
+    }
+  });
+
+  it("the harness command's options are exactly its settings: flag, key, default, environment variable", () => {
+    const command = harnessCommand();
+    const options = command.options.filter((option) => option.long !== '--help');
+    expect(options.map((option) => option.flags)).toEqual(Object.values(HARNESS_SETTINGS).map((setting) => setting.flag));
+    for (const [key, setting] of Object.entries(HARNESS_SETTINGS)) {
+      const option = options.find((candidate) => candidate.flags === setting.flag);
+      expect(option?.attributeName(), setting.flag).toBe(key);
+      expect(option?.envVar, setting.flag).toBe('env' in setting ? setting.env : undefined);
+      if (setting.flag.includes('<')) expect(option?.defaultValue, setting.flag).toEqual('default' in setting ? setting.default : undefined);
+    }
+    expect(Object.keys(HarnessCommandOptionsSchema.shape)).toEqual(Object.keys(HARNESS_SETTINGS));
+  });
+
+  it('--help prints every harness flag and each default', () => {
+    // Help text is wrapped to the terminal: compare with the line breaks taken out.
+    const help = harnessCommand().helpInformation({ error: false }).replace(/\s+/g, ' ');
+    for (const setting of Object.values(HARNESS_SETTINGS)) {
+      expect(help, setting.flag).toContain(setting.flag);
+      if ('default' in setting && typeof setting.default === 'number') expect(help, setting.flag).toContain(`default: ${setting.default}`);
+    }
+  });
+
+  it("takes the library's defaults and ranges (one constant, no copy)", () => {
+    expect(HARNESS_SETTINGS.lbRequestTimeoutMs.default).toBe(LoadBalancingSettingsSchema.parse({}).requestTimeoutMs);
+    expect(HARNESS_SETTINGS.port.default).toBe(HarnessServerOptionsSchema.shape.port.parse(undefined));
+    expect(HARNESS_SETTINGS.openaiTimeoutMs.parseArgument('604800000')).toBe(604_800_000);
+    expect(() => HARNESS_SETTINGS.openaiTimeoutMs.parseArgument('604800001')).toThrow(/from 1 to 604800000/);
+  });
+
+  it("a worker's flags, its --help and its parser come from the same entries", () => {
+    const spellings = Object.values(WORKER_FLAG_SETTINGS).flatMap((flag) => [flagName(flag), ...('aliases' in flag ? flag.aliases : [])]);
+    expect([...WORKER_FLAGS].sort()).toEqual(spellings.map((spelling) => spelling.replace(/^--/, '')).sort());
+    for (const spelling of spellings) expect(WORKER_USAGE, spelling).toContain(spelling);
+    const none = parseWorkerArgs([]);
+    for (const [key, flag] of Object.entries(WORKER_FLAG_SETTINGS)) {
+      expect(flag.schema.safeParse((none as unknown as Record<string, unknown>)[key]).success, key).toBe(true);
+    }
+    expect(parseWorkerArgs(['--rp_api_port', '0', '--no-rate-limit'])).toMatchObject({ port: 0, rateLimit: false });
+  });
+
+  it('every SERVERLESS_WORKER_* variable the code names has its one entry', () => {
+    const declared = new Set<string>(Object.values(WORKER_ENV).map((variable) => variable.name));
+    // The management CLI's own variable, documented with it ("The management CLI").
+    declared.add('SERVERLESS_WORKER_API_URL');
+    const named = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (path.endsWith('.ts')) for (const match of readFileSync(path, 'utf8').matchAll(/SERVERLESS_WORKER_[A-Z][A-Z_]*/g)) named.add(match[0]);
+      }
+    };
+    walk(new URL('src', ROOT).pathname);
+    expect([...named].filter((name) => !declared.has(name)).sort()).toEqual([]);
+  });
+});
