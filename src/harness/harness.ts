@@ -6,9 +6,9 @@
  * transport all work on this.
  */
 import { ServerlessWorkerError } from '../job/index.js';
-import { sleep } from '../transports/platform/backoff.js';
+import { sleep } from '../clock/index.js';
 import { DEFAULT_MAX_REQUEUES } from './attempts.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../clock/index.js';
 import { EndpointJobs } from './endpoint-jobs.js';
 import type { LaunchedWorkersView } from './launched-workers-view.js';
 import { Scheduler } from './scheduler.js';

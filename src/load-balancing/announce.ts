@@ -18,7 +18,7 @@
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { urlForLog } from '../log/index.js';
-import { backoffDelay, sleep } from '../transports/platform/backoff.js';
+import { backoffDelay, sleep } from '../clock/index.js';
 
 export interface Announcement {
   readonly harnessUrl: string;

@@ -24,7 +24,7 @@ import { resolvePlatformExtras } from '../worker/platform-extras.js';
 import { trackFreshConnections, type FreshConnections } from '../net/fresh-connections.js';
 import { onShutdownSignals } from '../worker/signals.js';
 import { catchStrayErrors } from '../worker/stray-errors.js';
-import { sleep } from '../transports/platform/backoff.js';
+import { sleep } from '../clock/index.js';
 import { HarnessRegistration, type Announcement } from './announce.js';
 import { toRequestListener, type HttpApp } from './app-adapter.js';
 import { LoadBalancingOptionsSchema, resolveLbEnv, resolveLbOptions, type LoadBalancingConfig } from './lb-options.js';

@@ -12,7 +12,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ServerlessWorkerError } from '../job/index.js';
 import { urlForLog } from '../log/url-for-log.js';
-import { sleep } from '../transports/platform/backoff.js';
+import { sleep } from '../clock/index.js';
 
 export interface WaitForUrlOptions {
   /** Give up after this long, ms; default 300 000 (5 minutes). */

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { runKey, type Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
-import { sleep } from '../transports/platform/backoff.js';
+import { sleep } from '../clock/index.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
 import { afterThisTurn } from './after-this-turn.js';
 import { reportedHostname } from './error-payload.js';

@@ -24,7 +24,7 @@ import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { Harness } from '../harness.js';
 import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
-import type { TimerHandle } from '../clock.js';
+import type { TimerHandle } from '../../clock/index.js';
 import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
 import { JobActivity } from './job-activity.js';
 import { launchEnv, launchKey } from './launch-env.js';

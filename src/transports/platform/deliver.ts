@@ -11,7 +11,8 @@
  */
 import pRetry, { AbortError } from 'p-retry';
 import { ServerlessWorkerError } from '../../job/index.js';
-import { isRetryableStatus, sleep } from './backoff.js';
+import { sleep } from '../../clock/index.js';
+import { isRetryableStatus } from './retryable-status.js';
 import type { HttpAnswer, PlatformHttp } from './http-client.js';
 import { urlForLog } from './urls.js';
 

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import type { StopReason } from '../../job/index.js';
-import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, sleep, type BackoffPolicy } from '../../clock/index.js';
 import { RequestTimeoutError, type PlatformHttp } from './http-client.js';
 import { urlForLog } from './urls.js';
 

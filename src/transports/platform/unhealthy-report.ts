@@ -5,7 +5,7 @@
  * short backoff. It never rejects: the worker exits 1 after it either way.
  */
 import type { Logger } from 'pino';
-import { backoffDelay, sleep } from './backoff.js';
+import { backoffDelay, sleep } from '../../clock/index.js';
 import type { PlatformHttp } from './http-client.js';
 import { appendParams } from './urls.js';
 

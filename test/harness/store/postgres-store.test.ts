@@ -12,7 +12,7 @@ import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-j
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/harness/store/postgres/schema.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
-import { sleep } from '../../../src/transports/platform/backoff.js';
+import { sleep } from '../../../src/clock/index.js';
 import { T0, describeJobStore, eventually, request } from './job-store-conformance.js';
 
 describeJobStore('postgres', async () => {
