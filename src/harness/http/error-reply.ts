@@ -5,6 +5,7 @@
  * errors (body too large, malformed JSON, bad content type) are mapped onto our codes,
  * so no error path answers 500 unless the harness itself is broken.
  */
+import { systemClock } from '../../clock/index.js';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../job/index.js';
@@ -93,5 +94,5 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     );
   }
   // A client still sending its body keeps the socket open: close it after a while.
-  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+  systemClock.setTimer(CLIENT_ERROR_LINGER_MS, () => socket.destroy());
 }

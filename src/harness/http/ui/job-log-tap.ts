@@ -10,6 +10,7 @@
  * capture covers the workers it runs). Also at most JOB_LOG_LIMITS.totalChars characters in
  * all: a worker logging megabytes costs the harness a bounded amount.
  */
+import { systemClock } from '../../../clock/index.js';
 import type { Logger } from 'pino';
 
 /** What the buffer keeps at most: jobs, lines a job, characters a line, characters in all (the oldest jobs go first). */
@@ -89,7 +90,7 @@ function lineOf(args: readonly unknown[]): string {
 }
 
 /** `logger`, whose children bound to a job (`{ requestId }`) also keep their lines in `buffer`. */
-export function tapJobLogs(logger: Logger, buffer: JobLogBuffer, now: () => number = Date.now): Logger {
+export function tapJobLogs(logger: Logger, buffer: JobLogBuffer, now: () => number = () => systemClock.now()): Logger {
   const wrap = (target: Logger, jobId: string | undefined): Logger =>
     new Proxy(target, {
       get(object, key, receiver) {

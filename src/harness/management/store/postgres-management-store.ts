@@ -13,6 +13,7 @@
  *     …
  *     await store.close();
  */
+import { systemClock } from '../../../clock/index.js';
 import postgres from 'postgres';
 import type {
   Endpoint,
@@ -59,7 +60,7 @@ import {
 export interface PostgresManagementStoreOptions {
   /** Connections in this store's pool; default 4 (the /v1 routes are light). */
   readonly maxConnections?: number;
-  /** The clock for release and creation times; default `Date.now`. */
+  /** The clock for release and creation times; default the system clock. */
   readonly now?: () => number;
 }
 
@@ -90,7 +91,7 @@ export class PostgresManagementStore implements ManagementStore {
       await sql.end({ timeout: 1 });
       throw error;
     }
-    return new PostgresManagementStore(sql, options.now ?? Date.now);
+    return new PostgresManagementStore(sql, options.now ?? (() => systemClock.now()));
   }
 
   // ---- templates ----
