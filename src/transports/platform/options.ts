@@ -4,6 +4,7 @@
  * defaults follow the reference worker where it has one (a 90 s long poll) and choose
  * "never drop a result" where it does not (results retried for 5 min, not twice).
  */
+import type { Clock } from '../../clock/index.js';
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { parseOnceOrThrow } from '../../job/index.js';
@@ -89,6 +90,11 @@ export interface PlatformTransportOptions extends PlatformTransportSettingsInput
    * thread only pings. See transports/watchdog.
    */
   readonly watchdog?: PlatformWatchdogOptions;
+  /**
+   * Times poll gaps, backoff, request bounds and the close drain; default the system
+   * clock. The heartbeat thread keeps real time (transports/watchdog).
+   */
+  readonly clock?: Clock;
 }
 
 /** What the platform transport's watchdog needs from the worker. */
