@@ -4,6 +4,7 @@
  * the process (`serverless-worker gpu --json`, logs, metrics), so scripts can validate
  * them with the same schema the code is typed from.
  */
+import { systemClock } from '../clock/index.js';
 import * as z from 'zod';
 
 /** Which vendor's tool produced a reading. */
@@ -102,7 +103,7 @@ export interface GpuParseResult {
 }
 
 /** A "no GPU readings" result for one tool. */
-export function noGpuFromAttempt(attempt: GpuToolAttempt, readAt = Date.now()): NoGpuReadings {
+export function noGpuFromAttempt(attempt: GpuToolAttempt, readAt = systemClock.now()): NoGpuReadings {
   return { ok: false, reason: attempt.reason, message: `${attempt.tool}: ${attempt.message}`, attempts: [attempt], readAt };
 }
 
