@@ -4,8 +4,8 @@
  * the process (`serverless-worker gpu --json`, logs, metrics), so scripts can validate
  * them with the same schema the code is typed from.
  */
-import { systemClock } from '../clock/index.js';
 import * as z from 'zod';
+import { systemClock } from '../clock/index.js';
 
 /** Which vendor's tool produced a reading. */
 export const GpuVendorSchema = z.enum(['nvidia', 'amd']);

@@ -5,8 +5,8 @@
  * the next read instead of piling up processes), and for good once the tools are found
  * missing: on a CPU-only machine it costs one failed spawn per tool, then nothing.
  */
-import { systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import * as z from 'zod';
+import { systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import { parseOrThrow } from '../job/parse.js';
 import { createGpuReader } from './read-gpus.js';
 import type { GpuReader, GpuReadResult } from './reading.js';

@@ -4,8 +4,8 @@
  * they start and end, so that a graceful shutdown can wait for them, and refused
  * cleanly (503, JSON, `Connection: close`) when the app is not ready or drains.
  */
-import { systemClock, type Clock } from '../clock/index.js';
 import type { ServerResponse } from 'node:http';
+import { systemClock, type Clock } from '../clock/index.js';
 import { ServerlessWorkerError } from '../job/index.js';
 import type { Metrics } from '../metrics/index.js';
 

@@ -6,10 +6,10 @@
  * JobLogBuffer, so the job page shows the job's own lines as it did when the worker ran
  * in this process. The child logs JSON (RUNPOD_ENDPOINT_ID is set in its environment).
  */
-import { systemClock } from '../clock/index.js';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import pino from 'pino';
+import { systemClock } from '../clock/index.js';
 import type { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
 
 /** Fields every line carries: not repeated after the message on the job page. */

@@ -14,9 +14,9 @@
  * it cannot see: a SIGKILL, or a native crash; the deadline watchdog's own exit prints
  * its record itself and is left alone.
  */
-import { systemClock } from '../clock/index.js';
 import { writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
+import { systemClock } from '../clock/index.js';
 import { ServerlessWorkerError } from '../job/index.js';
 import { toErrorPayload, type ErrorOrigin } from '../worker/index.js';
 

@@ -6,8 +6,8 @@
  * debug is enabled) and counts towards one info summary line per interval, so that a
  * busy worker does not spend a share of each job on its log.
  */
-import { systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import type { Logger } from 'pino';
+import { systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import type { Job } from '../job/index.js';
 import type { RunEnd, RunOutcome } from './job-run.js';
 

@@ -10,8 +10,8 @@
  * handler's own time: stream chunks it made before it stopped are posted after it, and
  * always before the result.
  */
-import { withinTime, type Clock } from '../clock/index.js';
 import type { Logger } from 'pino';
+import { withinTime, type Clock } from '../clock/index.js';
 import {
   ServerlessWorkerError,
   formatIssues,

@@ -4,8 +4,8 @@
  * peak memory over the job's run) for the job-finished log line, and the job and
  * stream metrics. Plugged into the runtime as its job events.
  */
-import type { Clock } from '../clock/index.js';
 import type { Logger } from 'pino';
+import type { Clock } from '../clock/index.js';
 import type { GpuSampler, GpuWindowSummary } from '../gpu/index.js';
 import { runKey, type Job } from '../job/index.js';
 import { recordJobFinished, recordJobStarted, type FinalJobStatus, type Metrics } from '../metrics/index.js';

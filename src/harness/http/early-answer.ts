@@ -7,9 +7,9 @@
  * answer. So the rest of the body is read and discarded first, up to twice the route's
  * body limit or EARLY_ANSWER_DRAIN_MS, whichever comes first; then the answer goes.
  */
-import { systemClock } from '../../clock/index.js';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { systemClock } from '../../clock/index.js';
 
 /** Longest wait for the rest of a refused body, ms. */
 export const EARLY_ANSWER_DRAIN_MS = 5_000;

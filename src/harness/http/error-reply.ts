@@ -5,9 +5,9 @@
  * errors (body too large, malformed JSON, bad content type) are mapped onto our codes,
  * so no error path answers 500 unless the harness itself is broken.
  */
-import { systemClock } from '../../clock/index.js';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { systemClock } from '../../clock/index.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../job/index.js';
 import { answerAfterBody } from './early-answer.js';
 

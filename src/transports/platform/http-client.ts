@@ -13,10 +13,10 @@
  * close after `keepAliveTimeoutMs`, or a second before the server's `Keep-Alive:
  * timeout=` hint when that is shorter (Node's Agent reads it).
  */
-import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
 
 /** An answer read in full: status, content type and body text. */

@@ -4,9 +4,9 @@
  * defaults follow the reference worker where it has one (a 90 s long poll) and choose
  * "never drop a result" where it does not (results retried for 5 min, not twice).
  */
-import type { Clock } from '../../clock/index.js';
 import type { Logger } from 'pino';
 import * as z from 'zod';
+import type { Clock } from '../../clock/index.js';
 import { parseOnceOrThrow } from '../../job/index.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../result-limits.js';
 import type { PlatformEnv } from './platform-env.js';

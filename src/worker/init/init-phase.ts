@@ -5,8 +5,8 @@
  * one log line with the duration or the failure reason, the init-duration metric, and
  * on failure one unhealthy report (`check=init`) through the caller's `report`.
  */
-import type { Clock } from '../../clock/index.js';
 import type { Logger } from 'pino';
+import type { Clock } from '../../clock/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { Handler } from '../handler.js';
 import type { WorkerConfig } from '../options.js';

@@ -6,8 +6,8 @@
  * to exit 1 and need not wait for init to notice. On an abort, init gets `graceMs` to
  * stop, so that a clean SIGTERM leaves no half-written files behind.
  */
-import { systemClock, withinTime, type Clock, type TimerHandle } from '../../clock/index.js';
 import type { Logger } from 'pino';
+import { systemClock, withinTime, type Clock, type TimerHandle } from '../../clock/index.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../job/index.js';
 import type { InitFunction } from './init-types.js';
 

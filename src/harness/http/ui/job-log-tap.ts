@@ -10,8 +10,8 @@
  * capture covers the workers it runs). Also at most JOB_LOG_LIMITS.totalChars characters in
  * all: a worker logging megabytes costs the harness a bounded amount.
  */
-import { systemClock } from '../../../clock/index.js';
 import type { Logger } from 'pino';
+import { systemClock } from '../../../clock/index.js';
 
 /** What the buffer keeps at most: jobs, lines a job, characters a line, characters in all (the oldest jobs go first). */
 export const JOB_LOG_LIMITS = { jobs: 2_000, linesPerJob: 200, lineChars: 4_000, totalChars: 8 * 1024 * 1024 } as const;

@@ -18,8 +18,8 @@
  * change that only adds chunks sends the chunks alone. Every message is small whatever
  * the job holds: values travel as previews (value-preview.ts).
  */
-import { repeatEvery, type TimerHandle } from '../../../clock/index.js';
 import type { ServerResponse } from 'node:http';
+import { repeatEvery, type TimerHandle } from '../../../clock/index.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import type { StreamChunk } from '../../../job/index.js';

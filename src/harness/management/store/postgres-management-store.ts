@@ -13,8 +13,8 @@
  *     …
  *     await store.close();
  */
-import { systemClock } from '../../../clock/index.js';
 import postgres from 'postgres';
+import { systemClock } from '../../../clock/index.js';
 import type {
   Endpoint,
   EndpointCreate,
