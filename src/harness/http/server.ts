@@ -103,7 +103,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
   if (config.rateLimits !== false) {
     const { requestsPerWorker, windowMs, limits, now } = config.rateLimits;
-    const limiter = new RateLimiter({ windowMs, ...(now ? { now } : {}) });
+    const limiter = new RateLimiter({ windowMs, now: now ?? (() => harness.clock.now()) });
     app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
   }
   const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore()) : undefined;
@@ -113,7 +113,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   if (unknownEndpoints) app.addHook('onRequest', unknownEndpoints);
   const stopWarningOnCreatedOnUse = warnOnCreatedOnUse(harness, logger);
 
-  const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
+  const webhookLog = config.dashboard !== false ? new WebhookLog(undefined, () => harness.clock.now()) : undefined;
   // Known once listening (port 0): until then no request can make a job end anyway.
   let listenedPort: number | undefined;
   const selfPort = (): number | undefined => listenedPort;
@@ -131,7 +131,7 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
   const unbindWebhooks = bindWebhooks(harness, webhooks);
   const unbindJobMetrics = bindJobMetrics(harness, metrics);
   // The dashboard's job attempts (bounded), recorded from the start so the job page can show them.
-  const attemptLog = config.dashboard !== false ? new AttemptLog() : undefined;
+  const attemptLog = config.dashboard !== false ? new AttemptLog(undefined, () => harness.clock.now()) : undefined;
   const unbindAttemptLog = attemptLog ? bindAttemptLog(harness, attemptLog) : () => {};
 
   // An input kept as its text (a large body, job/raw-json.ts) is parsed only when there is a schema to check.
