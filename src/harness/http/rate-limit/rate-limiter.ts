@@ -30,7 +30,7 @@ interface Bucket {
 export interface RateLimiterOptions {
   /** Window length, ms; default 10 000 (spec 8.2). */
   windowMs?: number;
-  /** Time source, epoch ms; default Date.now. */
+  /** Time source, epoch ms; default the system clock. */
   now?: () => number;
 }
 
