@@ -53,6 +53,13 @@ export class ManualClock implements Clock {
     this.#now = target;
   }
 
+  /** When the earliest timer still waiting falls due, epoch ms; undefined when none waits (for tests). */
+  get nextDueAt(): number | undefined {
+    let next: number | undefined;
+    for (const t of this.#timers) if (!t.cancelled && (next === undefined || t.due < next)) next = t.due;
+    return next;
+  }
+
   /** Timers still waiting (for tests). */
   get pendingTimers(): number {
     return this.#timers.filter((t) => !t.cancelled).length;

@@ -17,12 +17,15 @@ describe('ManualClock', () => {
     clock.setTimer(10, () => fired.push(`a at ${clock.now()}`));
     clock.setTimer(20, () => fired.push(`c at ${clock.now()}`));
     clock.setTimer(15, () => fired.push('cancelled')).cancel();
+    expect(clock.nextDueAt).toBe(1_010);
     clock.advance(19);
     expect(fired).toEqual(['a at 1010']);
+    expect(clock.nextDueAt).toBe(1_020);
     clock.advance(1);
     expect(fired).toEqual(['a at 1010', 'b at 1020', 'c at 1020']);
     expect(clock.now()).toBe(1_020);
     expect(clock.pendingTimers).toBe(0);
+    expect(clock.nextDueAt).toBeUndefined();
   });
 });
 
