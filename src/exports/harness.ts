@@ -8,7 +8,7 @@
 // First: a clear error when zod 4 is not what is installed.
 import '../zod-version.js';
 export { Harness, EndpointJobs, MemoryJobStore, type JobStore } from '../harness/index.js';
-export { ManualClock, systemClock, type Clock } from '../harness/clock.js';
+export { ManualClock, systemClock, type Clock } from '../clock/index.js';
 export { createHarnessServer, type CreateHarnessServerOptions, type HarnessServer, type HarnessServerOptions } from '../harness-server.js';
 export { workerEnvFor } from '../harness/http/worker-api/worker-env.js';
 export { startLocalWorker } from '../local/local-worker.js';

@@ -4,6 +4,7 @@
  * createGpuReader remembers which tools are not installed and never runs them again,
  * so polling on a CPU-only machine costs nothing after the first try.
  */
+import { systemClock } from '../clock/index.js';
 import { readAmdGpus } from './read-amd.js';
 import { readNvidiaGpus } from './read-nvidia.js';
 import { GPU_TOOLS } from './reading.js';
@@ -24,7 +25,7 @@ const READERS: Record<GpuVendor, (options: RunToolOptions) => Promise<GpuReadRes
  * A "no GPU readings" result from every tool's attempt. Its reason is the first one that
  * is not `not-installed` (a failing nvidia-smi says more than an absent rocm-smi).
  */
-export function combineAttempts(attempts: readonly GpuToolAttempt[], readAt = Date.now()): NoGpuReadings {
+export function combineAttempts(attempts: readonly GpuToolAttempt[], readAt = systemClock.now()): NoGpuReadings {
   const telling = attempts.find((a) => a.reason !== 'not-installed') ?? attempts[0];
   return {
     ok: false,

@@ -3,6 +3,7 @@
  * One vendor's reading: run its tool, parse, apply the visible-devices variable. The
  * NVIDIA and AMD readers differ only in the parts passed in here.
  */
+import { systemClock } from '../clock/index.js';
 import { clip, GPU_TOOLS, noGpuFromAttempt } from './reading.js';
 import type { GpuParseResult, GpuReadResult, GpuToolAttempt, GpuVendor, NoGpuReason } from './reading.js';
 import { runGpuTool, type RunToolOptions, type ToolRun } from './run-tool.js';
@@ -65,5 +66,5 @@ export async function readVendorGpus(parts: VendorParts, options: RunToolOptions
       attempt(vendor, 'none-visible', `lists ${count} but ${variable}=${JSON.stringify(env[variable])} hides them all`),
     );
   }
-  return { ok: true, vendor, tool, gpus: [first, ...rest], hidden, readAt: Date.now() };
+  return { ok: true, vendor, tool, gpus: [first, ...rest], hidden, readAt: systemClock.now() };
 }

@@ -5,6 +5,7 @@
  * them with the same schema the code is typed from.
  */
 import * as z from 'zod';
+import { systemClock } from '../clock/index.js';
 
 /** Which vendor's tool produced a reading. */
 export const GpuVendorSchema = z.enum(['nvidia', 'amd']);
@@ -102,7 +103,7 @@ export interface GpuParseResult {
 }
 
 /** A "no GPU readings" result for one tool. */
-export function noGpuFromAttempt(attempt: GpuToolAttempt, readAt = Date.now()): NoGpuReadings {
+export function noGpuFromAttempt(attempt: GpuToolAttempt, readAt = systemClock.now()): NoGpuReadings {
   return { ok: false, reason: attempt.reason, message: `${attempt.tool}: ${attempt.message}`, attempts: [attempt], readAt };
 }
 

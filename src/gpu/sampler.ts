@@ -6,6 +6,7 @@
  * missing: on a CPU-only machine it costs one failed spawn per tool, then nothing.
  */
 import * as z from 'zod';
+import { systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import { parseOrThrow } from '../job/parse.js';
 import { createGpuReader } from './read-gpus.js';
 import type { GpuReader, GpuReadResult } from './reading.js';
@@ -32,6 +33,8 @@ export interface GpuSamplerOptions {
   reader?: GpuReader;
   /** Environment for the default reader (PATH, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES); default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Times the reads and dates a failed one; default the system clock. */
+  clock?: Clock;
 }
 
 /** A job's window over the readings. */
@@ -69,18 +72,19 @@ export function createGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
   const windows = new Set<ReturnType<typeof createWindowAccumulator>>();
   const listeners = new Set<(result: GpuReadResult) => void>();
   const cancel = new AbortController();
+  const clock = options.clock ?? systemClock;
   let started = false;
   let disabled = false;
   let closed = false;
   let looping = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   let inFlight: Promise<GpuReadResult> | undefined;
   let last: GpuReadResult | undefined;
 
   const wanted = (): boolean => !closed && !disabled && (started || windows.size > 0);
 
   const clearTimer = (): void => {
-    if (timer) clearTimeout(timer);
+    timer?.cancel();
     timer = undefined;
   };
 
@@ -111,7 +115,7 @@ export function createGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
       } catch (error) {
         // A custom reader broke its promise never to throw; keep the sampler alive.
         const message = `GPU reader threw: ${error instanceof Error ? error.message : String(error)}`;
-        result = { ok: false, reason: 'failed', message, attempts: [], readAt: Date.now() };
+        result = { ok: false, reason: 'failed', message, attempts: [], readAt: clock.now() };
       }
       // Cleared before listeners and awaiters run, so that a sample() they call reads anew.
       inFlight = undefined;
@@ -136,9 +140,8 @@ export function createGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
 
   function schedule(delayMs: number): void {
     if (timer || looping || !wanted()) return;
-    timer = setTimeout(() => void loop(), delayMs);
-    // Sampling alone must never keep a process alive.
-    timer.unref();
+    // Sampling alone must never keep a process alive (an unref'd timer).
+    timer = clock.setTimer(delayMs, () => void loop());
   }
 
   return {

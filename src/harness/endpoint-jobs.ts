@@ -23,7 +23,7 @@ import {
   type StreamChunk,
 } from '../job/index.js';
 import { DEFAULT_MAX_REQUEUES, isStaleAttempt, staleAttemptError } from './attempts.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock/index.js';
 import type { EndpointJobsOptions } from './endpoint-types.js';
 import { EndpointWorkers } from './endpoint-workers.js';
 import { JobChanges } from './job-changes.js';

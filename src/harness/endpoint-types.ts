@@ -3,7 +3,7 @@
  * The shapes EndpointJobs takes and answers: the store contract's (submit options,
  * result acks, stream reads, health counts) and the facade's options.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock/index.js';
 import type { JobStore } from './store/job-store.js';
 
 export type { HealthCounts, ResultAck, StreamRead, SubmitOptions } from './store/job-store.js';

@@ -4,7 +4,7 @@
  * kept by the job store (so that every harness process sharing a store sees the same
  * workers), read and touched on the harness's clock.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../clock/index.js';
 import type { GoneWorker, JobStore, RequeueRules, StoredWorker, TouchWorker } from './store/job-store.js';
 
 export class EndpointWorkers {

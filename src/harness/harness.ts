@@ -6,9 +6,8 @@
  * transport all work on this.
  */
 import { ServerlessWorkerError } from '../job/index.js';
-import { sleep } from '../transports/platform/backoff.js';
 import { DEFAULT_MAX_REQUEUES } from './attempts.js';
-import { systemClock, type Clock } from './clock.js';
+import { sleep, systemClock, type Clock } from '../clock/index.js';
 import { EndpointJobs } from './endpoint-jobs.js';
 import { Scheduler } from './scheduler.js';
 import type { ChangeOutcome, DueOutcome, JobStore, StoreEvent } from './store/job-store.js';
@@ -190,10 +189,11 @@ export class Harness {
   async drain(deadlineMs: number): Promise<DrainResult> {
     this.#draining = true;
     for (const endpoint of this.#endpoints.values()) endpoint.stopTaking();
-    const deadline = Date.now() + deadlineMs;
+    // Real time (systemClock), not the harness's clock: a shutdown must end though a test's ManualClock stands still.
+    const deadline = systemClock.now() + deadlineMs;
     let left = await this.#left();
-    while (left.running > 0 && Date.now() < deadline) {
-      await sleep(Math.min(100, Math.max(1, deadline - Date.now())));
+    while (left.running > 0 && systemClock.now() < deadline) {
+      await sleep(Math.min(100, Math.max(1, deadline - systemClock.now())));
       left = await this.#left();
     }
     return left;

@@ -12,7 +12,7 @@
  * `repeat` runs a periodic task on the same clock (the worker API's liveness sweep, armed
  * for the next time a worker could be silent too long).
  */
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../clock/index.js';
 import type { DueOutcome, JobStore } from './store/job-store.js';
 
 export interface SchedulerOptions {

@@ -18,7 +18,7 @@
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { urlForLog } from '../log/index.js';
-import { backoffDelay, sleep } from '../transports/platform/backoff.js';
+import { backoffDelay, sleep, systemClock, type Clock } from '../clock/index.js';
 
 export interface Announcement {
   readonly harnessUrl: string;
@@ -61,6 +61,7 @@ export class HarnessRegistration {
   readonly #announcement: Announcement;
   readonly #logger: Logger;
   readonly #settings: RegistrationSettings;
+  readonly #clock: Clock;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
   /** A POST was sent (the harness may hold the worker even if its answer was lost). */
@@ -69,10 +70,11 @@ export class HarnessRegistration {
   #accepted = false;
   #registered = false;
 
-  constructor(announcement: Announcement, logger: Logger, settings: RegistrationSettings = DEFAULT_REGISTRATION) {
+  constructor(announcement: Announcement, logger: Logger, settings: RegistrationSettings = DEFAULT_REGISTRATION, clock: Clock = systemClock) {
     this.#announcement = announcement;
     this.#logger = logger;
     this.#settings = settings;
+    this.#clock = clock;
   }
 
   /** Whether the harness accepted the last registration sent. */
@@ -125,7 +127,7 @@ export class HarnessRegistration {
         else if (!wasRegistered) this.#logger.info(fields, 'the harness answers again and still holds this worker');
         failures = 0;
         lastProblem = undefined;
-        await sleep(this.#settings.refreshMs, this.#stop.signal);
+        await sleep(this.#settings.refreshMs, this.#stop.signal, this.#clock);
         continue;
       }
       failures++;
@@ -134,7 +136,7 @@ export class HarnessRegistration {
         this.#logger.warn({ harness, endpointId, workerId, problem: attempt.problem }, `could not register with the harness (${attempt.problem}); trying again with backoff`);
       }
       lastProblem = attempt.problem;
-      await sleep(backoffDelay(failures, { minMs: this.#settings.retryMinMs, maxMs: this.#settings.retryMaxMs }), this.#stop.signal);
+      await sleep(backoffDelay(failures, { minMs: this.#settings.retryMinMs, maxMs: this.#settings.retryMaxMs }), this.#stop.signal, this.#clock);
     }
   }
 

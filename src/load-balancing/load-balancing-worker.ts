@@ -24,8 +24,8 @@ import { resolvePlatformExtras } from '../worker/platform-extras.js';
 import { trackFreshConnections, type FreshConnections } from '../net/fresh-connections.js';
 import { onShutdownSignals } from '../worker/signals.js';
 import { catchStrayErrors } from '../worker/stray-errors.js';
-import { sleep } from '../transports/platform/backoff.js';
-import { HarnessRegistration, type Announcement } from './announce.js';
+import { sleep, systemClock, type Clock } from '../clock/index.js';
+import { DEFAULT_REGISTRATION, HarnessRegistration, type Announcement } from './announce.js';
 import { toRequestListener, type HttpApp } from './app-adapter.js';
 import { LoadBalancingOptionsSchema, resolveLbEnv, resolveLbOptions, type LoadBalancingConfig } from './lb-options.js';
 import { answerPing, isPingPath } from './ping.js';
@@ -49,6 +49,8 @@ export interface LoadBalancingWorkerExtras {
   readonly processEnv?: NodeJS.ProcessEnv;
   /** SIGTERM/SIGINT stop the worker; default true. */
   readonly signals?: boolean;
+  /** Times registration, the start-up bound and the exit after a failed start-up; default the system clock. */
+  readonly clock?: Clock;
 }
 
 export interface LoadBalancingWorker {
@@ -95,7 +97,8 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   const workerId = config.workerId ?? env.podId ?? `lb-${randomUUID().slice(0, 8)}`;
   const metrics = platform.metricsPort !== undefined ? await loadMetrics() : undefined;
   const lifecycle = new Lifecycle();
-  const gate = new RequestGate(metrics);
+  const clock = extras.clock ?? systemClock;
+  const gate = new RequestGate(metrics, clock);
   /** Why start-up failed; undefined while it has not. */
   let failure: string | undefined;
   let listener: RequestListener | undefined;
@@ -159,7 +162,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
     env.harnessUrl !== undefined
       ? { harnessUrl: env.harnessUrl, endpointId: env.endpointId, workerId, url, healthUrl, concurrency: config.concurrency, apiKey: env.apiKey }
       : undefined;
-  const registration = announcement ? new HarnessRegistration(announcement, logger) : undefined;
+  const registration = announcement ? new HarnessRegistration(announcement, logger, DEFAULT_REGISTRATION, clock) : undefined;
 
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
@@ -197,7 +200,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   const waitForStartUp = async (): Promise<void> => {
     const boundMs = config.timeoutGraceMs + START_UP_STOP_MARGIN_MS;
     const over = new AbortController();
-    const ended = await Promise.race([startingUp.then(() => true), sleep(boundMs, over.signal).then(() => false)]);
+    const ended = await Promise.race([startingUp.then(() => true), sleep(boundMs, over.signal, clock).then(() => false)]);
     over.abort();
     if (!ended) logger.warn({ timeoutGraceMs: config.timeoutGraceMs }, `the start-up phase did not end within ${boundMs} ms of the stop: stopping without it`);
   };
@@ -205,7 +208,7 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
   const failStartUp = (message: string): void => {
     failure = message;
     logger.fatal({ failureExitDelayMs: config.failureExitDelayMs }, `start-up failed: ${message}; /ping answers 503 until the process exits 1`);
-    setTimeout(() => void shutdown(), config.failureExitDelayMs).unref();
+    clock.setTimer(config.failureExitDelayMs, () => void shutdown());
   };
 
   const startUp = async (): Promise<void> => {

@@ -5,16 +5,19 @@
  * cleanly (503, JSON, `Connection: close`) when the app is not ready or drains.
  */
 import type { ServerResponse } from 'node:http';
+import { systemClock, type Clock } from '../clock/index.js';
 import { ServerlessWorkerError } from '../job/index.js';
 import type { Metrics } from '../metrics/index.js';
 
 export class RequestGate {
   readonly #metrics: Metrics | undefined;
+  readonly #clock: Clock;
   #inFlight = 0;
   #idleWaiters: Array<() => void> = [];
 
-  constructor(metrics?: Metrics) {
+  constructor(metrics?: Metrics, clock: Clock = systemClock) {
     this.#metrics = metrics;
+    this.#clock = clock;
   }
 
   get inFlight(): number {
@@ -45,9 +48,9 @@ export class RequestGate {
   waitIdle(timeoutMs: number): Promise<boolean> {
     if (this.#inFlight === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const timer = this.#clock.setTimer(timeoutMs, () => resolve(false), { keepAlive: true });
       this.#idleWaiters.push(() => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve(true);
       });
     });

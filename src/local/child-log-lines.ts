@@ -9,6 +9,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import pino from 'pino';
+import { systemClock } from '../clock/index.js';
 import type { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
 
 /** Fields every line carries: not repeated after the message on the job page. */
@@ -26,12 +27,12 @@ export function jobLineOf(text: string): { jobId: string; at: number; level: str
   if (record === null || typeof record !== 'object') return undefined;
   const fields = record as Record<string, unknown>;
   if (typeof fields.requestId !== 'string') return undefined;
-  const at = typeof fields.time === 'string' ? Date.parse(fields.time) : typeof fields.time === 'number' ? fields.time : Date.now();
+  const at = typeof fields.time === 'string' ? Date.parse(fields.time) : typeof fields.time === 'number' ? fields.time : systemClock.now();
   const level = typeof fields.level === 'number' ? (pino.levels.labels[fields.level] ?? String(fields.level)) : String(fields.level ?? 'info');
   const rest = Object.fromEntries(Object.entries(fields).filter(([key]) => !BASE_FIELDS.has(key)));
   const message = typeof fields.msg === 'string' ? fields.msg : '';
   const extra = Object.keys(rest).length > 0 ? JSON.stringify(rest) : '';
-  return { jobId: fields.requestId, at: Number.isFinite(at) ? at : Date.now(), level, line: [message, extra].filter((part) => part !== '').join(' ') };
+  return { jobId: fields.requestId, at: Number.isFinite(at) ? at : systemClock.now(), level, line: [message, extra].filter((part) => part !== '').join(' ') };
 }
 
 /** Read `stream` line by line: each line to `forward` (with its newline), job lines into `buffer`. */

@@ -16,6 +16,7 @@
  */
 import { writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
+import { systemClock } from '../clock/index.js';
 import { ServerlessWorkerError } from '../job/index.js';
 import { toErrorPayload, type ErrorOrigin } from '../worker/index.js';
 
@@ -60,7 +61,7 @@ export function guardDryRunExit(options: DryRunExitGuardOptions): DryRunExitGuar
     const record = {
       id: jobId,
       status: 'FAILED',
-      ...(startedAt !== undefined ? { executionTime: Math.round(performance.now() - startedAt) } : {}),
+      ...(startedAt !== undefined ? { executionTime: Math.round(systemClock.now() - startedAt) } : {}),
       error: toErrorPayload(exited, options.origin),
     };
     const text = isatty(1) ? JSON.stringify(record, null, 2) : JSON.stringify(record);
@@ -76,7 +77,7 @@ export function guardDryRunExit(options: DryRunExitGuardOptions): DryRunExitGuar
   return {
     submitted(id) {
       jobId = id;
-      startedAt = performance.now();
+      startedAt = systemClock.now();
     },
     signalled(signal) {
       signalled = signal;

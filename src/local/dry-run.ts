@@ -62,7 +62,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   const offSignals = onShutdownSignals(logger, (signal) => {
     stoppedBy = signal;
     exitGuard.signalled(signal);
-    void runtime.stop().then(() => setTimeout(() => stopped.abort(), STOPPED_SETTLE_MS));
+    void runtime.stop().then(() => local.harness.clock.setTimer(STOPPED_SETTLE_MS, () => stopped.abort(), { keepAlive: true }));
   });
   // Watching before the job starts (and the thread's start-up cost paid before, not during, it).
   await local.watchdogReady;

@@ -6,13 +6,14 @@
  * nothing: that is a clean stop.
  */
 import type { Logger } from 'pino';
+import { systemClock } from '../clock/index.js';
 import { formatStartupError, wantsStack, type InitOutcome } from '../worker/index.js';
 
 /** Print the failure after the log lines already written (the log's stream is asynchronous: flushed first, at most 1 s). */
 export async function printInitFailure(outcome: InitOutcome<unknown>, logger: Logger): Promise<void> {
   if (outcome.ok || outcome.end === 'aborted') return;
   await new Promise<void>((resolve) => {
-    setTimeout(resolve, 1_000).unref();
+    systemClock.setTimer(1_000, resolve);
     logger.flush(() => resolve());
   });
   process.stderr.write(formatStartupError(outcome.error, wantsStack(process.argv.slice(2), process.env, logger.level)));

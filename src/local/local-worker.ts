@@ -62,6 +62,7 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
     logger,
     logEveryJob,
     summaryIntervalMs: config.jobSummaryIntervalMs,
+    clock: harness.clock,
     ...(metrics ? { metrics } : {}),
     ...(sampler ? { sampler } : {}),
   });
@@ -78,7 +79,8 @@ export function startLocalWorker(handler: Handler<unknown>, config: WorkerConfig
       : undefined;
   // Jobs go on its board from the start; the thread reads them once it is up.
   const jobWatch = watchdog?.start() ? watchdog : undefined;
-  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry, jobWatch ? { jobWatch } : {});
+  // One process, one clock: the worker's timeouts run on the harness's clock (runJob's ManualClock moves both).
+  const runtime = new WorkerRuntime(handler, config, transport, logger, telemetry, { clock: harness.clock, ...(jobWatch ? { jobWatch } : {}) });
   void runtime.start();
   return {
     harness,

@@ -6,18 +6,18 @@
  * process group, so the terminal's Ctrl+C never reaches it directly.
  */
 import type { Logger } from 'pino';
+import { repeatEvery, systemClock } from '../clock/index.js';
 
 /** How often the parent's pid is checked, ms. */
 const ORPHAN_CHECK_MS = 1_000;
 
 /** Exit 1 once the parent process is no longer `supervisorPid`. */
 export function exitWhenOrphaned(supervisorPid: number, logger: Logger): void {
-  const timer = setInterval(() => {
+  const timer = repeatEvery(systemClock, ORPHAN_CHECK_MS, () => {
     if (process.ppid === supervisorPid) return;
-    clearInterval(timer);
+    timer.cancel();
     logger.warn({ supervisorPid }, 'the --serve-api process that ran this worker is gone: exiting');
     logger.flush();
     process.exit(1);
-  }, ORPHAN_CHECK_MS);
-  timer.unref();
+  });
 }

@@ -17,6 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
+import { sleep, systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import type { EndpointJobs } from '../harness/index.js';
 import { workerEnvFor } from '../harness/http/worker-api/index.js';
 
@@ -47,6 +48,8 @@ export interface SupervisorOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where the child's stderr lines go: default straight to this terminal; given, the lines are piped through it. */
   readonly onStderr?: (stream: Readable) => void;
+  /** Times the stop bound, the ready polls and the restart backoff; default the system clock. */
+  readonly clock?: Clock;
 }
 
 /** How the first child's start ended: ready for jobs, or exited first (a failed init or start-up). */
@@ -71,7 +74,8 @@ export class WorkerSupervisor {
   #backoffMs = FIRST_BACKOFF_MS;
   #stopping: Promise<number> | undefined;
   #lastExitCode = 0;
-  #respawnTimer: NodeJS.Timeout | undefined;
+  #respawnTimer: TimerHandle | undefined;
+  readonly #clock: Clock;
   #resolveFirst: ((start: FirstStart) => void) | undefined;
   readonly firstStart: Promise<FirstStart>;
   /** Children started so far (the first is 1). */
@@ -90,6 +94,7 @@ export class WorkerSupervisor {
 
   constructor(options: SupervisorOptions) {
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
     this.#command = options.command ?? childCommand();
     this.firstStart = new Promise((resolve) => (this.#resolveFirst = resolve));
     process.on('exit', this.#killOnExit);
@@ -110,18 +115,18 @@ export class WorkerSupervisor {
   }
 
   async #stop(): Promise<number> {
-    clearTimeout(this.#respawnTimer);
+    this.#respawnTimer?.cancel();
     const child = this.#child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return this.#lastExitCode;
     // A child still starting (its signal handlers not yet installed) dies of this SIGTERM itself: stopped as asked, 0.
     const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGTERM' ? 0 : 1))));
     child.kill('SIGTERM');
-    const timer = setTimeout(() => {
+    const timer = this.#clock.setTimer(this.#options.stopBoundMs, () => {
       this.#options.logger.warn({ pid: child.pid, boundMs: this.#options.stopBoundMs }, 'the worker process did not stop in time: SIGKILL');
       this.#killGroup(child, 'SIGKILL');
-    }, this.#options.stopBoundMs);
+    }, { keepAlive: true });
     const code = await exited;
-    clearTimeout(timer);
+    timer.cancel();
     process.off('exit', this.#killOnExit);
     return code;
   }
@@ -174,7 +179,7 @@ export class WorkerSupervisor {
           this.#resolveFirst?.({ ready: true });
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
+        await sleep(READY_POLL_MS, undefined, this.#clock);
       }
     };
     void watchReady();
@@ -196,9 +201,9 @@ export class WorkerSupervisor {
       { workerId, pid: child.pid, exitCode: code, signal, requeued, restartInMs: delayMs },
       `the worker process exited (${signal ?? `code ${String(code)}`}); ${requeued.length > 0 ? `jobs it held went back to the queue (${requeued.join(', ')}); ` : ''}starting a new one`,
     );
-    this.#respawnTimer = setTimeout(() => {
+    this.#respawnTimer = this.#clock.setTimer(delayMs, () => {
       if (this.#stopping === undefined) this.#spawn();
-    }, delayMs);
+    }, { keepAlive: true });
   }
 
   /** Its process group, by its pid: a handler's own children go with it. */

@@ -6,5 +6,5 @@
 // First: a clear error when zod 4 is not what is installed.
 import '../zod-version.js';
 export { runJob, streamJob, type RunJobSettings, type TestJobResult, type TestJobStream } from './run-job.js';
-export { ManualClock, type Clock } from '../harness/clock.js';
+export { ManualClock, type Clock } from '../clock/index.js';
 export { joinChunks } from '../worker/join-chunks.js';

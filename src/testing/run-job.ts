@@ -27,9 +27,10 @@ export interface RunJobSettings<Input = Record<string, unknown>> {
    */
   options?: ServeOptions<Input>;
   /**
-   * The harness's time source (ttl, retention and queue timers); default the system
-   * clock. Execution timeouts run on the process's timers, so fake timers
-   * (`vi.useFakeTimers()`, node:test `mock.timers`) move both.
+   * The one time source of the harness and the worker: ttl, retention and queue timers,
+   * the execution timeout and its grace. Default the system clock (which fake timers,
+   * `vi.useFakeTimers()` or node:test `mock.timers`, move); a `ManualClock` moves only
+   * when told (`clock.advance(ms)`).
    */
   clock?: Clock;
 }

@@ -7,6 +7,7 @@
  * busy worker does not spend a share of each job on its log.
  */
 import type { Logger } from 'pino';
+import { systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import type { Job } from '../job/index.js';
 import type { RunEnd, RunOutcome } from './job-run.js';
 
@@ -51,6 +52,8 @@ export function logJobEnd(logger: Logger, job: Job, outcome: RunOutcome, extra: 
 export interface JobLogSummaryOptions {
   /** Time between two summary lines, ms; default 60 000. */
   intervalMs?: number;
+  /** Times the interval; default the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -61,7 +64,8 @@ export interface JobLogSummaryOptions {
 export class JobLogSummary {
   readonly #logger: Logger;
   readonly #intervalMs: number;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  #timer: TimerHandle | undefined;
   #since = 0;
   #jobs = 0;
   #totalMs = 0;
@@ -71,13 +75,14 @@ export class JobLogSummary {
   constructor(logger: Logger, options: JobLogSummaryOptions = {}) {
     this.#logger = logger;
     this.#intervalMs = options.intervalMs ?? DEFAULT_JOB_SUMMARY_INTERVAL_MS;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** Count one finished job. */
   add(outcome: RunOutcome): void {
     if (this.#jobs === 0) {
-      this.#since = Date.now();
-      this.#timer = setTimeout(() => this.flush(), this.#intervalMs).unref();
+      this.#since = this.#clock.now();
+      this.#timer = this.#clock.setTimer(this.#intervalMs, () => this.flush());
     }
     this.#jobs++;
     this.#totalMs += outcome.durationMs;
@@ -87,10 +92,10 @@ export class JobLogSummary {
 
   /** Write the summary of the jobs counted so far (none: nothing) and start a new interval. */
   flush(): void {
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     if (this.#jobs === 0) return;
-    const seconds = Math.max(0.001, (Date.now() - this.#since) / 1000);
+    const seconds = Math.max(0.001, (this.#clock.now() - this.#since) / 1000);
     this.#logger.info(
       {
         jobs: this.#jobs,

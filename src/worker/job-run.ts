@@ -11,6 +11,7 @@
  * always before the result.
  */
 import type { Logger } from 'pino';
+import { withinTime, type Clock } from '../clock/index.js';
 import {
   ServerlessWorkerError,
   formatIssues,
@@ -56,6 +57,8 @@ export interface JobRunDeps {
   readonly transport: Transport;
   readonly logger: Logger;
   readonly origin: ErrorOrigin;
+  /** The execution timeout, the grace after an abort and the run's duration. */
+  readonly clock: Clock;
 }
 
 const GRACE_EXPIRED = Symbol('grace-expired');
@@ -102,7 +105,7 @@ export class JobRun {
     this.job = job;
     this.#deps = deps;
     this.#timeoutMs = job.policy?.executionTimeout ?? deps.config.defaultExecutionTimeoutMs;
-    this.deadline = Date.now() + this.#timeoutMs;
+    this.deadline = deps.clock.now() + this.#timeoutMs;
   }
 
   /** The job's signal, aborted with the coded error of the first abort. */
@@ -139,8 +142,9 @@ export class JobRun {
    * then, so a slow result post can never turn a finished job into a TIMED_OUT one.
    */
   async run(onSettled?: () => void): Promise<RunOutcome> {
-    const startedAt = performance.now();
-    const timer = setTimeout(() => this.abort('timeout'), this.#timeoutMs);
+    const clock = this.#deps.clock;
+    const startedAt = clock.now();
+    const timer = clock.setTimer(this.#timeoutMs, () => this.abort('timeout'), { keepAlive: true });
     const work = this.#execute();
     // The handler's result, or undefined once the run is aborted: one promise per run
     // rather than an abort promise, its then() and a Promise.race.
@@ -153,16 +157,13 @@ export class JobRun {
     if (result === undefined || this.#abortReason !== undefined) {
       // The grace is the handler's to stop in: chunks it already made are still posted
       // after it (a slow platform is not an unresponsive handler), and before the result.
-      const settled = await Promise.race([
-        this.#handlerStopped(work).then(() => HANDLER_STOPPED),
-        new Promise<typeof GRACE_EXPIRED>((resolve) => setTimeout(resolve, this.#deps.config.timeoutGraceMs, GRACE_EXPIRED).unref()),
-      ]);
+      const settled = await withinTime(this.#handlerStopped(work).then(() => HANDLER_STOPPED), this.#deps.config.timeoutGraceMs, GRACE_EXPIRED, clock, false);
       unresponsive = settled === GRACE_EXPIRED;
       if (unresponsive) await this.#poster?.flush().catch(() => undefined);
       else await work;
       result = this.#abortedResult(unresponsive);
     }
-    clearTimeout(timer);
+    timer.cancel();
     this.#finished = true;
     onSettled?.();
     let end = this.#endOf(result);
@@ -170,7 +171,7 @@ export class JobRun {
       const taken = await this.#post(result, unresponsive);
       if (taken !== undefined) ({ end, result } = taken);
     }
-    return { end, unresponsive, chunks: this.#chunks, streamBytes: this.#streamBytes, durationMs: performance.now() - startedAt, ...(result ? { result } : {}) };
+    return { end, unresponsive, chunks: this.#chunks, streamBytes: this.#streamBytes, durationMs: clock.now() - startedAt, ...(result ? { result } : {}) };
   }
 
   #context(): JobContext {

@@ -5,6 +5,7 @@
  * stream metrics. Plugged into the runtime as its job events.
  */
 import type { Logger } from 'pino';
+import type { Clock } from '../clock/index.js';
 import type { GpuSampler, GpuWindowSummary } from '../gpu/index.js';
 import { runKey, type Job } from '../job/index.js';
 import { recordJobFinished, recordJobStarted, type FinalJobStatus, type Metrics } from '../metrics/index.js';
@@ -22,6 +23,8 @@ export interface JobTelemetryOptions {
   logEveryJob?: boolean;
   /** Time between two summary lines, ms; default 60 000. */
   summaryIntervalMs?: number;
+  /** Times the summary interval; default the system clock. */
+  clock?: Clock;
 }
 
 export type JobTelemetry = Required<Pick<WorkerRuntimeEvents, 'onJobStart' | 'onJobEnd'>> & {
@@ -60,7 +63,7 @@ export function createJobTelemetry(options: JobTelemetryOptions): JobTelemetry {
   const { logger, metrics, sampler } = options;
   // By run (job id and attempt): two attempts of one job may run side by side on this worker.
   const windows = new Map<string, { end(): GpuWindowSummary | undefined }>();
-  const summary = options.logEveryJob ? undefined : new JobLogSummary(logger, { ...(options.summaryIntervalMs !== undefined ? { intervalMs: options.summaryIntervalMs } : {}) });
+  const summary = options.logEveryJob ? undefined : new JobLogSummary(logger, { ...(options.summaryIntervalMs !== undefined ? { intervalMs: options.summaryIntervalMs } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   return {
     flush() {
       summary?.flush();

@@ -12,9 +12,11 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ServerlessWorkerError } from '../job/index.js';
 import { urlForLog } from '../log/url-for-log.js';
-import { sleep } from '../transports/platform/backoff.js';
+import { sleep, systemClock, type Clock } from '../clock/index.js';
 
 export interface WaitForUrlOptions {
+  /** Times the attempts, pauses and the bound; default the system clock. */
+  readonly clock?: Clock;
   /** Give up after this long, ms; default 300 000 (5 minutes). */
   readonly timeoutMs?: number;
   /** Pause after the first failed attempt, ms; doubled after each (backoff); default 100. */
@@ -75,10 +77,11 @@ export async function waitForUrl(url: string | URL, options: WaitForUrlOptions =
   const maxIntervalMs = options.maxIntervalMs ?? DEFAULTS.maxIntervalMs;
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
   const accept = options.accept ?? ((status: number) => status >= 200 && status < 300);
-  const startedAt = performance.now();
+  const clock = options.clock ?? systemClock;
+  const startedAt = clock.now();
   const deadline = startedAt + timeoutMs;
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  const timer = clock.setTimer(timeoutMs, () => timeout.abort(), { keepAlive: true });
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
   let pause = options.intervalMs ?? DEFAULTS.intervalMs;
   let attempts = 0;
@@ -87,19 +90,19 @@ export async function waitForUrl(url: string | URL, options: WaitForUrlOptions =
     while (!signal.aborted) {
       attempts++;
       try {
-        const left = Math.max(1, Math.min(requestTimeoutMs, deadline - performance.now()));
+        const left = Math.max(1, Math.min(requestTimeoutMs, deadline - clock.now()));
         const status = await getStatus(target, options.headers ?? {}, left, signal);
-        if (accept(status)) return { status, attempts, elapsedMs: performance.now() - startedAt };
+        if (accept(status)) return { status, attempts, elapsedMs: clock.now() - startedAt };
         last = `HTTP ${status}`;
       } catch (error) {
         if (signal.aborted) break;
         last = describe(error);
       }
-      await sleep(Math.min(pause, Math.max(0, deadline - performance.now())), signal);
+      await sleep(Math.min(pause, Math.max(0, deadline - clock.now())), signal, clock);
       pause = Math.min(maxIntervalMs, pause * 2);
     }
   } finally {
-    clearTimeout(timer);
+    timer.cancel();
   }
   // Named without credentials, query or fragment: the message goes into logs and job errors.
   const named = urlForLog(target.href);

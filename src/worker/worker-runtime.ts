@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { runKey, type Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
-import { sleep } from '../transports/platform/backoff.js';
+import { sleep, systemClock, withinTime, type Clock } from '../clock/index.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
 import { afterThisTurn } from './after-this-turn.js';
 import { reportedHostname } from './error-payload.js';
@@ -41,6 +41,12 @@ export interface WorkerRuntimeOptions {
    * is then never timed out).
    */
   readonly jobWatch?: JobWatch;
+  /**
+   * Time for the runs (execution timeouts, grace, durations) and the shutdown wait;
+   * default the system clock. A test's ManualClock moves them all; the deadline
+   * watchdog (`jobWatch`) judges on real time, so give it only with the system clock.
+   */
+  readonly clock?: Clock;
 }
 
 /** Wait after a failed take before the next, ms. */
@@ -53,6 +59,7 @@ export class WorkerRuntime {
   readonly #logger: Logger;
   readonly #events: WorkerRuntimeEvents;
   readonly #jobWatch: JobWatch | undefined;
+  readonly #clock: Clock;
   /** Read once: the host name is a system call, and it does not change while the worker runs. */
   readonly #origin: ErrorOrigin;
   /** Runs by job id and attempt (runKey): two attempts of one job can run side by side. */
@@ -90,6 +97,7 @@ export class WorkerRuntime {
     this.#logger = logger;
     this.#events = events;
     this.#jobWatch = options.jobWatch;
+    this.#clock = options.clock ?? systemClock;
     this.#origin = Object.freeze({ workerId: transport.workerId, host: reportedHostname() });
     this.#limit = currentConcurrency(config, { running: 0, current: 1 });
     this.#exit = new Promise((resolve) => (this.#resolveExit = resolve));
@@ -234,7 +242,7 @@ export class WorkerRuntime {
       } catch (error) {
         if (!this.#taking) break;
         this.#logger.warn({ err: error }, 'taking jobs failed; trying again shortly');
-        await sleep(TAKE_ERROR_BACKOFF_MS, this.#takeController.signal);
+        await sleep(TAKE_ERROR_BACKOFF_MS, this.#takeController.signal, this.#clock);
         continue;
       }
       if (!this.#taking) {
@@ -251,8 +259,8 @@ export class WorkerRuntime {
   }
 
   #startRun(job: Job): void {
-    const startedAt = Date.now();
-    this.#runDeps ??= { handler: this.#handler, config: this.#config, transport: this.#transport, logger: this.#logger, origin: this.#origin };
+    const startedAt = this.#clock.now();
+    this.#runDeps ??= { handler: this.#handler, config: this.#config, transport: this.#transport, logger: this.#logger, origin: this.#origin, clock: this.#clock };
     const run = new JobRun(job, this.#runDeps);
     this.#runs.set(runKey(job.id, job.attempt), run);
     this.#reportHeldJobs();
@@ -347,13 +355,11 @@ export class WorkerRuntime {
 
   /** True once no job runs; false when `timeoutMs` passed first. */
   async #waitForRuns(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = this.#clock.now() + timeoutMs;
     while (this.#runs.size > 0) {
-      const left = deadline - Date.now();
+      const left = deadline - this.#clock.now();
       if (left <= 0) return false;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.#nextSlot(), new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
-      clearTimeout(timer);
+      await withinTime(this.#nextSlot(), left, undefined, this.#clock);
     }
     return true;
   }

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../src/exports/harness.js';
-import { ManualClock, systemClock, type Clock, type TimerHandle } from '../../src/harness/clock.js';
+import { ManualClock, systemClock, type Clock, type TimerHandle } from '../../src/clock/index.js';
 import { PendingStops } from '../../src/harness/http/worker-api/pending-stops.js';
 import { WorkerLiveness, type GoneWorker } from '../../src/harness/http/worker-api/worker-liveness.js';
 

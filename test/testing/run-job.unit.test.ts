@@ -116,4 +116,29 @@ describe('with fake timers', () => {
     // The harness dated the job on the manual clock: no time passed.
     expect(result.record.delayTime).toBe(0);
   });
+
+  it('one ManualClock moves the harness and the worker: the execution timeout fires on clock.advance', async () => {
+    const clock = new ManualClock();
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const stuck = runJob(
+      async (_job, ctx) => {
+        started();
+        return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+      },
+      { input: {}, policy: { executionTimeout: 5_000 } },
+      { clock },
+    );
+    await running;
+    clock.advance(4_999);
+    let ended = false;
+    void stuck.then(() => (ended = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ended).toBe(false);
+    clock.advance(1);
+    const timedOut = await stuck;
+    expect(timedOut.status).toBe('TIMED_OUT');
+    expect(timedOut.error).toMatchObject({ error_code: 'SW_EXECUTION_TIMEOUT' });
+    expect(timedOut.record.executionTime).toBe(5_000);
+  });
 });

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { systemClock } from '../../clock/index.js';
 
 /** Longest wait for the rest of a refused body, ms. */
 export const EARLY_ANSWER_DRAIN_MS = 5_000;
@@ -21,7 +22,7 @@ export function drainRequestBody(raw: IncomingMessage, maxBytes: number, maxMs: 
   return new Promise((resolve) => {
     let seen = 0;
     const done = (): void => {
-      clearTimeout(timer);
+      timer.cancel();
       raw.off('data', onData);
       raw.off('end', done);
       raw.off('close', done);
@@ -32,8 +33,7 @@ export function drainRequestBody(raw: IncomingMessage, maxBytes: number, maxMs: 
       seen += chunk.length;
       if (seen > maxBytes) done();
     };
-    const timer = setTimeout(done, maxMs);
-    timer.unref();
+    const timer = systemClock.setTimer(maxMs, done);
     raw.on('data', onData);
     raw.once('end', done);
     raw.once('close', done);

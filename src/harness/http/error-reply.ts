@@ -7,6 +7,7 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { systemClock } from '../../clock/index.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../job/index.js';
 import { answerAfterBody } from './early-answer.js';
 
@@ -93,5 +94,5 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     );
   }
   // A client still sending its body keeps the socket open: close it after a while.
-  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+  systemClock.setTimer(CLIENT_ERROR_LINGER_MS, () => socket.destroy());
 }

@@ -4,7 +4,7 @@
  * without missing a change that lands between reading the job and starting to wait:
  * the watch subscribes first and remembers a change until the next `next()` call.
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../clock/index.js';
 import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { StopSignal } from '../stop-signal.js';
 

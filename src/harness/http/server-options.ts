@@ -45,7 +45,7 @@ export const RateLimitSettingsSchema = z.object({
   windowMs: z.number().int().min(1).max(86_400_000).default(RATE_WINDOW_MS),
   /** Per-operation overrides of the spec 8.2 table; default none. */
   limits: z.partialRecord(z.enum(RATE_LIMITED_OPERATIONS), OperationLimitSchema).default({}),
-  /** Time source for the windows, epoch ms; default Date.now. */
+  /** Time source for the windows, epoch ms; default the harness's clock. */
   now: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
 

@@ -115,7 +115,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
   if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
   if (config.rateLimits !== false) {
     const { requestsPerWorker, windowMs, limits, now } = config.rateLimits;
-    const limiter = new RateLimiter({ windowMs, ...(now ? { now } : {}) });
+    const limiter = new RateLimiter({ windowMs, now: now ?? (() => harness.clock.now()) });
     app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
   }
   const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore()) : undefined;
@@ -125,7 +125,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
   if (unknownEndpoints) app.addHook('onRequest', unknownEndpoints);
   const stopWarningOnCreatedOnUse = warnOnCreatedOnUse(harness, logger);
 
-  const webhookLog = config.dashboard !== false ? new WebhookLog() : undefined;
+  const webhookLog = config.dashboard !== false ? new WebhookLog(undefined, () => harness.clock.now()) : undefined;
   // Known once listening (port 0): until then no request can make a job end anyway.
   let listenedPort: number | undefined;
   const selfPort = (): number | undefined => listenedPort;
@@ -143,7 +143,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
   const unbindWebhooks = bindWebhooks(harness, webhooks);
   const unbindJobMetrics = bindJobMetrics(harness, metrics);
   // The dashboard's job attempts (bounded), recorded from the start so the job page can show them.
-  const attemptLog = config.dashboard !== false ? new AttemptLog() : undefined;
+  const attemptLog = config.dashboard !== false ? new AttemptLog(undefined, () => harness.clock.now()) : undefined;
   const unbindAttemptLog = attemptLog ? bindAttemptLog(harness, attemptLog) : () => {};
 
   // An input kept as its text (a large body, job/raw-json.ts) is parsed only when there is a schema to check.
@@ -151,7 +151,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     const check = config.endpointInputs[endpointId]?.check;
     if (check) check(inputValue(input));
   };
-  const loadBalancing = new LoadBalancing(config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined });
+  const loadBalancing = new LoadBalancing(config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined }, config.harness.clock);
   const { launchedWorkers } = config;
   const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput, launchedWorkers, loadBalancing };
   registerMetricsRoute(app, metrics);

@@ -10,7 +10,7 @@
  * may have been missed) every launched worker of the endpoint counts as active. The store schema is
  * untouched: presence and job reads only.
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../clock/index.js';
 import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { JobStore, StoreEvent, StoredJob } from '../store/job-store.js';
 import type { LaunchedWorker } from './launched-worker.js';

@@ -4,6 +4,7 @@
  * launch-backend.ts): what the scaler knows of it (readiness, last job, stopping) and a
  * stop that sends SIGTERM, waits the shutdown deadline, then sends SIGKILL.
  */
+import type { Clock, TimerHandle } from '../../clock/index.js';
 import type { LaunchedWorkerState } from './scale-decision.js';
 import type { WorkerExit, WorkerRunner } from './launch-backend.js';
 
@@ -22,6 +23,8 @@ export interface LaunchedWorkerOptions {
   gpus: readonly string[];
   /** Epoch ms on the harness clock. */
   spawnedAt: number;
+  /** The harness clock: the SIGKILL after a stop's deadline waits on it. */
+  clock: Clock;
   onExit(exit: WorkerExit): void;
 }
 
@@ -52,7 +55,8 @@ export class LaunchedWorker {
   readonly #runner: WorkerRunner;
   /** It exited and its output was read to the end. */
   #closed = false;
-  #killTimer: NodeJS.Timeout | undefined;
+  #killTimer: TimerHandle | undefined;
+  readonly #clock: Clock;
   readonly exited: Promise<void>;
 
   constructor(options: LaunchedWorkerOptions) {
@@ -63,10 +67,11 @@ export class LaunchedWorker {
     this.launchKey = options.launchKey;
     this.gpus = options.gpus;
     this.spawnedAt = options.spawnedAt;
+    this.#clock = options.clock;
     this.#runner = options.run();
     this.exited = this.#runner.exited.then((exit) => {
       this.#closed = true;
-      if (this.#killTimer) clearTimeout(this.#killTimer);
+      this.#killTimer?.cancel();
       options.onExit(exit);
     });
   }
@@ -92,12 +97,11 @@ export class LaunchedWorker {
     if (this.stopping) return;
     this.stopping = true;
     this.#signal('SIGTERM');
-    this.#killTimer = setTimeout(() => {
+    this.#killTimer = this.#clock.setTimer(deadlineMs, () => {
       // A container that exited on SIGTERM may still be being removed: not killed.
       this.killed = !this.#closed && this.#runner.running;
       this.#signal('SIGKILL');
-    }, deadlineMs);
-    this.#killTimer.unref();
+    });
   }
 
   /** SIGKILL at once. */

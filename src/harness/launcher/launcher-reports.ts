@@ -8,6 +8,7 @@
  * records and reports, and keeps the endpoint runtime's health and backoff in step.
  */
 import type { Logger } from 'pino';
+import type { Clock } from '../../clock/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { EndpointRuntime } from './endpoint-runtime.js';
 import type { LaunchedWorker } from './launched-worker.js';
@@ -19,16 +20,18 @@ export class LauncherReports {
   readonly #log: Logger;
   readonly #metrics: Metrics | undefined;
   readonly #events: ScaleEvents;
+  readonly #clock: Clock;
 
-  constructor(log: Logger, metrics: Metrics | undefined, events: ScaleEvents) {
+  constructor(log: Logger, metrics: Metrics | undefined, events: ScaleEvents, clock: Clock) {
     this.#log = log;
     this.#metrics = metrics;
     this.#events = events;
+    this.#clock = clock;
   }
 
   /** Record a scale event with the endpoint's worker processes after it. */
   event(runtime: EndpointRuntime, event: Omit<ScaleEventInput, 'at' | 'workers'>): void {
-    this.#events.add({ ...event, at: Date.now(), workers: runtime.workers.size });
+    this.#events.add({ ...event, at: this.#clock.now(), workers: runtime.workers.size });
   }
 
   /**

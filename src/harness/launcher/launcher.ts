@@ -27,6 +27,7 @@ import type { EndpointJobs } from '../endpoint-jobs.js';
 import type { Harness } from '../harness.js';
 import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
+import type { TimerHandle } from '../../clock/index.js';
 import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
 import { JobActivity } from './job-activity.js';
 import { launchEnv, launchKey } from './launch-env.js';
@@ -97,7 +98,7 @@ export class Launcher implements LaunchedWorkersView {
     if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images));
     if (deps.containers) this.#backends.push(deps.containers);
     if (this.#backends.length === 0) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'launcher options: name at least one image (--image NAME=COMMAND) or run images as containers (--launcher docker)');
-    this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events);
+    this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events, deps.harness.clock);
     this.#activity = new JobActivity({
       store: deps.harness.store,
       clock: deps.harness.clock,
@@ -344,6 +345,7 @@ export class Launcher implements LaunchedWorkersView {
       run: () => backend.start(start),
       gpus,
       spawnedAt: now,
+      clock: this.#deps.harness.clock,
       onExit: (exit) => void this.#onExit(runtime, worker, exit).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
     });
     runtime.workers.set(id, worker);
@@ -353,7 +355,7 @@ export class Launcher implements LaunchedWorkersView {
       { endpointId: endpoint.id, workerId: id, as: worker.label, gpus, workers: alive, desired },
       `scale up: started worker ${id} (${alive} of ${desired} wanted, max ${endpoint.workersMax})${gpus.length > 0 ? ` on GPUs ${gpus.join(',')}` : ''}`,
     );
-    this.#logs.add(endpoint.id, { at: Date.now(), workerId: id, stream: 'launcher', line: `started (${worker.label})` });
+    this.#logs.add(endpoint.id, { at: this.#deps.harness.clock.now(), workerId: id, stream: 'launcher', line: `started (${worker.label})` });
     this.#event(runtime, {
       endpointId: endpoint.id,
       kind: 'scale-up',
@@ -384,7 +386,7 @@ export class Launcher implements LaunchedWorkersView {
     // Out of initializing since the last tick (it asked for a job, then died): not a start-up crash.
     const leftStartup = worker.readyAt !== undefined || leftInitializing(await jobs?.workers.get(worker.id));
     const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
-    this.#logs.add(endpointId, { at: Date.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
+    this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
     this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
     this.#loop.wake();
   }
@@ -397,7 +399,7 @@ export class Launcher implements LaunchedWorkersView {
   }
 
   #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {
-    this.#logs.add(endpointId, { at: Date.now(), workerId, stream, line });
+    this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId, stream, line });
     this.#log.info({ endpointId, workerId, stream }, line);
   }
 

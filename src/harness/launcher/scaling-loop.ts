@@ -7,7 +7,7 @@
  * the loop to sleep. Where the wakes do not tell of every change (`canSleep()` false: a
  * store other processes write) it runs every `intervalMs` as it always did.
  */
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../../clock/index.js';
 
 export interface ScalingLoopDeps {
   clock: Pick<Clock, 'setTimer'>;

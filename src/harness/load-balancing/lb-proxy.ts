@@ -17,6 +17,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage,
 import { request as httpsRequest } from 'node:https';
 import { ServerlessWorkerError } from '../../job/index.js';
 import { targetRefusal } from '../../net/target-policy.js';
+import type { TimerHandle } from '../../clock/index.js';
 import type { LbPool, LbWorker } from './lb-pool.js';
 import type { LoadBalancing } from './load-balancing.js';
 
@@ -97,11 +98,11 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
   return new Promise<void>((resolve) => {
     let done = false;
     let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: TimerHandle | undefined;
     const finish = (): void => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      timer?.cancel();
       worker.inFlight--;
       resolve();
     };
@@ -122,7 +123,7 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
       finish();
       return;
     }
-    timer = setTimeout(() => {
+    timer = lb.clock.setTimer(lb.settings.requestTimeoutMs, () => {
       timedOut = true;
       sendRawError(
         response,
@@ -134,7 +135,7 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
       );
       upstream.destroy();
       finish();
-    }, lb.settings.requestTimeoutMs);
+    }, { keepAlive: true });
     upstream.on('response', (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.statusMessage, copyHeaders(answer.headers, RESPONSE_DROP));
       // Headers now, not with the first body bytes: an SSE client sees the stream open.

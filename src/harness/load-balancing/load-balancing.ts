@@ -11,6 +11,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { urlForLog } from '../../log/url-for-log.js';
+import { repeatEvery, systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { LbPool, type LbWorker, type LbWorkerState, type LbWorkerView } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
 import { TargetPolicy, defaultPort } from '../../net/target-policy.js';
@@ -52,15 +53,18 @@ export class LoadBalancing {
   readonly #logger: Logger;
   readonly #pinging = new Set<LbWorker>();
   readonly #gone: GoneLbWorker[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  /** The harness's clock: ping rounds, registration times, the proxy's request time limit. */
+  readonly clock: Clock;
+  #timer: TimerHandle | undefined;
   #started = false;
 
   /** Where workers may be: checked at registration, and on every connection a name resolves for. */
   readonly policy: TargetPolicy;
 
-  constructor(settings: LoadBalancingSettings, logger: Logger, reach: LbReach = { selfPort: () => undefined, authenticated: false }) {
+  constructor(settings: LoadBalancingSettings, logger: Logger, reach: LbReach = { selfPort: () => undefined, authenticated: false }, clock: Clock = systemClock) {
     this.settings = settings;
     this.#logger = logger;
+    this.clock = clock;
     this.policy = new TargetPolicy({
       selfPort: reach.selfPort,
       allow: settings.allow,
@@ -92,7 +96,7 @@ export class LoadBalancing {
     }
     const held = pool.get(input.workerId);
     if (held && held.url === input.url && held.healthUrl === input.healthUrl && held.concurrency === input.concurrency) return { worker: held, created: false };
-    const worker = pool.register({ id: input.workerId, url: input.url, healthUrl: input.healthUrl, concurrency: input.concurrency }, Date.now());
+    const worker = pool.register({ id: input.workerId, url: input.url, healthUrl: input.healthUrl, concurrency: input.concurrency }, this.clock.now());
     this.#logger.info({ endpointId, workerId: input.workerId, url: urlForLog(input.url), healthUrl: urlForLog(input.healthUrl) }, 'load-balancing worker registered');
     void this.#ping(pool, worker);
     this.#armPings();
@@ -116,13 +120,13 @@ export class LoadBalancing {
   }
 
   #wentAway(pool: LbPool, worker: LbWorker, reason: string): void {
-    this.#gone.push({ endpointId: pool.endpointId, worker: pool.view(worker), at: Date.now(), reason });
+    this.#gone.push({ endpointId: pool.endpointId, worker: pool.view(worker), at: this.clock.now(), reason });
     if (this.#gone.length > GONE_LB_WORKERS_KEPT) this.#gone.splice(0, this.#gone.length - GONE_LB_WORKERS_KEPT);
   }
 
   /** A request could not reach the worker: out of the pool until a ping answers 200. */
   markUnreachable(pool: LbPool, worker: LbWorker, error: string): void {
-    if (pool.setState(worker, 'unhealthy', Date.now(), error)) {
+    if (pool.setState(worker, 'unhealthy', this.clock.now(), error)) {
       this.#logger.warn({ endpointId: pool.endpointId, workerId: worker.id, error }, 'load-balancing worker unreachable: out of the pool');
     }
   }
@@ -141,13 +145,12 @@ export class LoadBalancing {
   #armPings(): void {
     if (!this.#started || this.#timer) return;
     if (!this.pools().some((pool) => pool.all().length > 0)) return;
-    this.#timer = setInterval(() => this.pingAll(), this.settings.pingIntervalMs);
-    this.#timer.unref();
+    this.#timer = repeatEvery(this.clock, this.settings.pingIntervalMs, () => this.pingAll());
   }
 
   stop(): void {
     this.#started = false;
-    clearInterval(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     this.agent.destroy();
     this.httpsAgent.destroy();
@@ -155,7 +158,7 @@ export class LoadBalancing {
 
   /** One round of pings (each worker at most one at a time), and forget long-unhealthy workers. */
   pingAll(): void {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const pool of this.#pools.values()) {
       for (const worker of pool.all()) {
         if (worker.state === 'unhealthy' && now - worker.since >= this.settings.forgetAfterMs) {
@@ -169,7 +172,7 @@ export class LoadBalancing {
     }
     // Nobody left to ping: the timer stops until the next registration.
     if (!this.pools().some((p) => p.all().length > 0)) {
-      clearInterval(this.#timer);
+      this.#timer?.cancel();
       this.#timer = undefined;
     }
   }
@@ -194,7 +197,7 @@ export class LoadBalancing {
     }
     if (pool.get(worker.id) !== worker) return; // removed or replaced meanwhile
     const previous = worker.state;
-    if (pool.setState(worker, state, Date.now(), error)) {
+    if (pool.setState(worker, state, this.clock.now(), error)) {
       const fields = { endpointId: pool.endpointId, workerId: worker.id, from: previous, to: state, ...(error ? { error } : {}) };
       if (state === 'healthy' && worker.coldStartMs !== undefined && previous === 'initializing') {
         this.#logger.info({ ...fields, coldStartMs: worker.coldStartMs }, `load-balancing worker ready (cold start ${worker.coldStartMs} ms, first 204 to first 200)`);

@@ -11,7 +11,8 @@
  */
 import pRetry, { AbortError } from 'p-retry';
 import { ServerlessWorkerError } from '../../job/index.js';
-import { isRetryableStatus, sleep } from './backoff.js';
+import { sleep, systemClock, type Clock } from '../../clock/index.js';
+import { isRetryableStatus } from './retryable-status.js';
 import type { HttpAnswer, PlatformHttp } from './http-client.js';
 import { urlForLog } from './urls.js';
 
@@ -48,6 +49,11 @@ export interface DeliveryRequest {
   readonly signal: AbortSignal;
   /** Called after each failed attempt that will be retried. */
   readonly onRetry?: (failure: FailedAttempt) => void;
+  /**
+   * Times the deadline and the Retry-After waits; default the system clock. p-retry's own
+   * backoff between attempts runs on its timers (a library's, outside src/).
+   */
+  readonly clock?: Clock;
 }
 
 /** A non-2xx answer. */
@@ -79,7 +85,7 @@ export interface Delivered {
  */
 export async function deliver(request: DeliveryRequest): Promise<Delivered> {
   const { http, url, body, policy, signal } = request;
-  const startedAt = performance.now();
+  const startedAt = (request.clock ?? systemClock).now();
   // The first attempt outside p-retry: almost every post lands at once, and p-retry's
   // operation, options and closures per post were a share of a no-op job's CPU. A first
   // attempt that failed goes through p-retry as its attempt 1, so the retries, their
@@ -101,6 +107,7 @@ async function retryDelivery(
   startedAt: number,
 ): Promise<Delivered> {
   const { http, url, body, policy, signal } = request;
+  const clock = request.clock ?? systemClock;
   let attempts = 0;
   let lastStatus: number | undefined;
   let stale: HttpAnswer | undefined;
@@ -124,17 +131,17 @@ async function retryDelivery(
         minTimeout: policy.minDelayMs,
         maxTimeout: policy.maxDelayMs,
         randomize: true,
-        maxRetryTime: Math.max(0, policy.deadlineMs - (performance.now() - startedAt)),
+        maxRetryTime: Math.max(0, policy.deadlineMs - (clock.now() - startedAt)),
         signal,
         onFailedAttempt: async ({ error, attemptNumber }) => {
           const status = error instanceof PostStatusError ? error.status : undefined;
           if (status === undefined) lastStatus = undefined;
-          const left = policy.deadlineMs - (performance.now() - startedAt);
+          const left = policy.deadlineMs - (clock.now() - startedAt);
           if (left <= 0 || signal.aborted) return;
           request.onRetry?.({ attempt: attemptNumber, error, ...(status !== undefined ? { status } : {}) });
           // Honour the server's Retry-After (within the deadline) before p-retry's own backoff.
           if (error instanceof PostStatusError && error.retryAfterMs !== undefined) {
-            await sleep(Math.min(error.retryAfterMs, left, policy.maxDelayMs), signal);
+            await sleep(Math.min(error.retryAfterMs, left, policy.maxDelayMs), signal, clock);
           }
         },
       },
@@ -148,7 +155,7 @@ async function retryDelivery(
         { jobId: request.jobId, what: request.what },
       );
     }
-    const elapsed = Math.round(performance.now() - startedAt);
+    const elapsed = Math.round(clock.now() - startedAt);
     const cause = error instanceof Error ? error.message : String(error);
     const why = signal.aborted
       ? 'the worker was shutting down'

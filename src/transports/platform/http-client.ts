@@ -16,6 +16,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
 
 /** An answer read in full: status, content type and body text. */
@@ -50,10 +51,12 @@ export interface PlatformHttpOptions {
   readonly apiKey?: string;
   /** Idle keep-alive sockets close after this, ms; default 30 000 (the server's hint wins when shorter). */
   readonly keepAliveTimeoutMs?: number;
+  /** Times each call's bound and the close grace, and dates Retry-After; default the system clock. */
+  readonly clock?: Clock;
 }
 
 /** Retry-After as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(value: string | string[] | undefined, now = systemClock.now()): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined || text.trim() === '') return undefined;
   if (/^\s*\d+(\.\d+)?\s*$/.test(text)) return Math.round(Number(text) * 1000);
@@ -132,6 +135,7 @@ class AbortFanOut {
 
 export class PlatformHttp {
   readonly #keepAliveMs: number;
+  readonly #clock: Clock;
   #http: HttpAgent | undefined;
   #https: HttpsAgent | undefined;
   readonly #headers: Readonly<OutgoingHttpHeaders>;
@@ -144,6 +148,7 @@ export class PlatformHttp {
 
   constructor(options: PlatformHttpOptions = {}) {
     this.#keepAliveMs = options.keepAliveTimeoutMs ?? 30_000;
+    this.#clock = options.clock ?? systemClock;
     this.#headers = {
       'user-agent': `serverless-worker/${RUNTIME_VERSION}`,
       accept: 'application/json',
@@ -165,12 +170,12 @@ export class PlatformHttp {
   async close(graceMs = 1_000): Promise<void> {
     this.#closed = true;
     if (this.#inFlight > 0) {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: TimerHandle | undefined;
       await new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
+        timer = this.#clock.setTimer(graceMs, resolve, { keepAlive: true });
         this.#onDrained = resolve;
       });
-      clearTimeout(timer);
+      timer?.cancel();
       this.#onDrained = undefined;
     }
     this.#http?.destroy();
@@ -196,7 +201,7 @@ export class PlatformHttp {
       const settle = (error: unknown, answer?: HttpAnswer): void => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        timer.cancel();
         if (signal) this.#aborts.delete(signal, onAbort);
         if (--this.#inFlight === 0) this.#onDrained?.();
         if (answer) resolve(answer);
@@ -210,7 +215,7 @@ export class PlatformHttp {
         response.on('aborted', () => settle(new Error(`the connection closed before the answer of ${method} ended`)));
         response.on('end', () => {
           const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
-          const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+          const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.#clock.now());
           settle(undefined, {
             status: response.statusCode ?? 0,
             contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
@@ -222,11 +227,11 @@ export class PlatformHttp {
       const send = https ? httpsRequest : httpRequest;
       const request = send({ ...target.origin, path: target.path, method, headers, agent: this.#agent(https) }, onResponse);
       // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
-      const timer = setTimeout(() => {
+      const timer = this.#clock.setTimer(options.timeoutMs, () => {
         const timeout = new RequestTimeoutError(options.timeoutMs);
         settle(timeout);
         request.destroy(timeout);
-      }, options.timeoutMs);
+      }, { keepAlive: true });
       function onAbort(): void {
         settle(signal?.reason);
         request.destroy();

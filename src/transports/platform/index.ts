@@ -4,7 +4,7 @@
  * section 1), with its environment parsing, URL building, retried delivery, job-stop
  * poll and off-thread heartbeat (the watchdog thread, ../watchdog/).
  */
-export * from './backoff.js';
+export * from './retryable-status.js';
 export * from './create-platform-transport.js';
 export * from './deliver.js';
 export * from './http-client.js';

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import * as z from 'zod';
+import type { Clock } from '../../clock/index.js';
 import { parseOnceOrThrow } from '../../job/index.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../result-limits.js';
 import type { PlatformEnv } from './platform-env.js';
@@ -89,6 +90,11 @@ export interface PlatformTransportOptions extends PlatformTransportSettingsInput
    * thread only pings. See transports/watchdog.
    */
   readonly watchdog?: PlatformWatchdogOptions;
+  /**
+   * Times poll gaps, backoff, request bounds and the close drain; default the system
+   * clock. The heartbeat thread keeps real time (transports/watchdog).
+   */
+  readonly clock?: Clock;
 }
 
 /** What the platform transport's watchdog needs from the worker. */

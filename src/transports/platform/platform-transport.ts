@@ -35,7 +35,7 @@ import type { Logger } from 'pino';
 import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
 import { assertResultFits, readResultReceipt } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
-import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, sleep, systemClock, withinTime, type BackoffPolicy, type Clock } from '../../clock/index.js';
 import { deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
 import type { HttpAnswer as DeliveredAnswer } from './http-client.js';
 import type { JobWatch, Watchdog } from '../watchdog/index.js';
@@ -76,6 +76,7 @@ export class PlatformTransport implements Transport {
   /** 401/403 from the worker API: one error naming RUNPOD_AI_API_KEY, not a warning per poll. */
   readonly #keyRefused: KeyRefusedReporter;
   readonly #deliveryPolicy: DeliveryPolicy;
+  readonly #clock: Clock;
   #started = false;
   #closed: Promise<void> | undefined;
 
@@ -85,9 +86,10 @@ export class PlatformTransport implements Transport {
     this.#env = options.env;
     this.#logger = options.logger;
     this.#metrics = options.metrics;
+    this.#clock = options.clock ?? systemClock;
     this.workerId = resolveWorkerId(options.env, options.workerId);
     this.#urls = buildPlatformUrls(options.env, this.workerId);
-    this.#http = new PlatformHttp(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {});
+    this.#http = new PlatformHttp({ clock: this.#clock, ...(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {}) });
     const s = this.settings;
     this.#pollBackoff = { minMs: s.pollBackoffMinMs, maxMs: s.pollBackoffMaxMs };
     this.#keyRefused = new KeyRefusedReporter(this.#logger, options.env.apiKey !== undefined);
@@ -122,6 +124,7 @@ export class PlatformTransport implements Transport {
         pollTimeoutMs: s.pollTimeoutMs,
         backoff: this.#pollBackoff,
         logger: this.#logger,
+        clock: this.#clock,
         onStop: (jobId, reason, attempt) => this.#emitStop(jobId, reason, attempt),
       });
     } else {
@@ -154,7 +157,7 @@ export class PlatformTransport implements Transport {
     let failures = 0;
     while (!signal.aborted) {
       const url = (max > 1 ? this.#urls.takeBatch(max, request.inProgress) : undefined) ?? this.#urls.take(request.inProgress);
-      const startedAt = performance.now();
+      const startedAt = this.#clock.now();
       let answer: HttpAnswer;
       try {
         answer = await this.#http.get(url, { signal, timeoutMs: this.settings.pollTimeoutMs });
@@ -164,13 +167,13 @@ export class PlatformTransport implements Transport {
         failures++;
         const wait = backoffDelay(failures, this.#pollBackoff);
         this.#logger.warn({ url: urlForLog(url), err: error, retryInMs: wait }, 'job take failed');
-        await sleep(wait, signal);
+        await sleep(wait, signal, this.#clock);
         continue;
       }
       const outcome = readTakeAnswer(answer);
       if (outcome.kind === 'error' && isKeyRefused(outcome.status)) {
         this.#keyRefused.refusedBy('job-take', outcome.status);
-        await sleep(this.#pollBackoff.maxMs, signal);
+        await sleep(this.#pollBackoff.maxMs, signal, this.#clock);
         continue;
       }
       if (this.#keyRefused.refused) this.#keyRefused.accepted();
@@ -180,26 +183,26 @@ export class PlatformTransport implements Transport {
             this.#logger.error({ url: urlForLog(url), skipped: outcome.invalid }, 'job take answered job(s) without id or input; skipped');
           }
           if (outcome.jobs.length > 0) return outcome.jobs;
-          await sleep(this.settings.emptyPollGapMs - (performance.now() - startedAt), signal);
+          await sleep(this.settings.emptyPollGapMs - (this.#clock.now() - startedAt), signal, this.#clock);
           break;
         case 'none': {
           failures = 0;
           if (outcome.note !== undefined) this.#logger.debug({ note: outcome.note }, 'job take answer read as "no job"');
-          await sleep(this.settings.emptyPollGapMs - (performance.now() - startedAt), signal);
+          await sleep(this.settings.emptyPollGapMs - (this.#clock.now() - startedAt), signal, this.#clock);
           break;
         }
         case 'backoff': {
           failures++;
           const wait = Math.min(this.#pollBackoff.maxMs, Math.max(outcome.retryAfterMs ?? 0, backoffDelay(failures, this.#pollBackoff)));
           this.#logger.info({ retryInMs: wait }, 'job take answered 429: backing off');
-          await sleep(wait, signal);
+          await sleep(wait, signal, this.#clock);
           break;
         }
         case 'error': {
           failures++;
           const wait = backoffDelay(failures, this.#pollBackoff);
           this.#logger.warn({ url: urlForLog(url), status: outcome.status, body: outcome.text, retryInMs: wait }, 'job take failed');
-          await sleep(wait, signal);
+          await sleep(wait, signal, this.#clock);
           break;
         }
       }
@@ -272,7 +275,7 @@ export class PlatformTransport implements Transport {
 
   /** `GET <ping>?status=unhealthy&check=<check>&reason=<at most 256 chars>`, tried a few times; never rejects. */
   reportUnhealthy(check: string, reason: string): Promise<void> {
-    return sendUnhealthyReport({ http: this.#http, ping: this.#urls.ping, timeoutMs: this.settings.requestTimeoutMs, logger: this.#logger }, check, reason);
+    return sendUnhealthyReport({ http: this.#http, ping: this.#urls.ping, timeoutMs: this.settings.requestTimeoutMs, logger: this.#logger, clock: this.#clock }, check, reason);
   }
 
   /**
@@ -305,20 +308,15 @@ export class PlatformTransport implements Transport {
 
   /** Wait until no post is under way, also those started meanwhile, or `ms` passes; answers whether none is left. */
   async #drain(ms: number): Promise<boolean> {
-    const deadline = performance.now() + ms;
+    const deadline = this.#clock.now() + ms;
     for (;;) {
       // A run goes from one post to the next (its last chunk, then its result) without
       // waiting on a timer or I/O: after a turn of the event loop the next one is under way.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (this.#deliveries.size === 0) return true;
-      const left = deadline - performance.now();
+      const left = deadline - this.#clock.now();
       if (left <= 0) return false;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.#deliveries]),
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, left))),
-      ]);
-      clearTimeout(timer);
+      await withinTime(Promise.allSettled([...this.#deliveries]), left, undefined, this.#clock);
     }
   }
 
@@ -356,6 +354,7 @@ export class PlatformTransport implements Transport {
       what,
       policy: this.#deliveryPolicy,
       signal: this.#abandon.signal,
+      clock: this.#clock,
       onRetry: ({ attempt, error, status }) => {
         this.#metrics?.resultPostRetriesTotal.inc();
         this.#logger.warn({ requestId: jobId, attempt, status, err: error }, `${what} post failed; retrying`);

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import type { StopReason } from '../../job/index.js';
-import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, sleep, type BackoffPolicy, type Clock } from '../../clock/index.js';
 import { RequestTimeoutError, type PlatformHttp } from './http-client.js';
 import { urlForLog } from './urls.js';
 
@@ -38,6 +38,8 @@ export interface StopPollerOptions {
   readonly backoff: BackoffPolicy;
   readonly logger: Logger;
   readonly onStop: (jobId: string, reason: StopReason, attempt: number | undefined) => void;
+  /** Times the backoff; default the system clock. */
+  readonly clock?: Clock;
 }
 
 export class StopPoller {
@@ -103,7 +105,7 @@ export class StopPoller {
         wait = backoffDelay(failures, this.#options.backoff);
         logger.warn({ url: urlForLog(url), err: error, retryInMs: wait }, 'job-stop poll failed');
       }
-      await sleep(wait, signal);
+      await sleep(wait, signal, this.#options.clock);
     }
   }
 

@@ -5,7 +5,7 @@
  * short backoff. It never rejects: the worker exits 1 after it either way.
  */
 import type { Logger } from 'pino';
-import { backoffDelay, sleep } from './backoff.js';
+import { backoffDelay, sleep, type Clock } from '../../clock/index.js';
 import type { PlatformHttp } from './http-client.js';
 import { appendParams } from './urls.js';
 
@@ -21,6 +21,8 @@ export interface UnhealthyReportTarget {
   /** Bound of each try, ms. */
   readonly timeoutMs: number;
   readonly logger: Logger;
+  /** Times the backoff between attempts; default the system clock. */
+  readonly clock?: Clock;
 }
 
 /** Report `check` failed with `reason` (cut to UNHEALTHY_REASON_MAX code points); never rejects. */
@@ -39,6 +41,6 @@ export async function sendUnhealthyReport(target: UnhealthyReportTarget, check: 
     } catch (error) {
       logger.warn({ err: error, attempt }, 'unhealthy report failed');
     }
-    if (attempt < UNHEALTHY_ATTEMPTS) await sleep(backoffDelay(attempt, { minMs: 200, maxMs: 2_000 }));
+    if (attempt < UNHEALTHY_ATTEMPTS) await sleep(backoffDelay(attempt, { minMs: 200, maxMs: 2_000 }), undefined, target.clock);
   }
 }

@@ -10,6 +10,7 @@
  * slots; each slot is a seqlock (odd sequence: being written), so the watchdog never
  * reads half a slot.
  */
+import { systemClock } from '../../clock/index.js';
 
 /** Bytes of a job id a slot holds (UTF-8); a longer id is not watched. */
 export const JOB_ID_MAX_BYTES = 256;
@@ -99,8 +100,8 @@ export class JobBoard {
   readonly #free: number[] = [];
   readonly #clock: () => number;
 
-  /** A board of `slots` slots (jobs watched at once); `clock` (epoch ms, default Date.now) is for tests. */
-  constructor(slots: number, clock: () => number = Date.now) {
+  /** A board of `slots` slots (jobs watched at once); `clock` (epoch ms, default the system clock) is for tests. */
+  constructor(slots: number, clock: () => number = () => systemClock.now()) {
     const count = Math.max(1, Math.floor(slots));
     this.buffer = new SharedArrayBuffer(bytesFor(count));
     this.#views = layout(this.buffer, count);

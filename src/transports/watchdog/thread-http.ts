@@ -7,7 +7,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { backoffDelay, isRetryableStatus, sleep } from '../platform/backoff.js';
+import { backoffDelay, sleep } from '../../clock/index.js';
+import { isRetryableStatus } from '../platform/retryable-status.js';
 import type { PostRetrySettings } from './thread-protocol.js';
 
 /** An answer, or a failure without one. */

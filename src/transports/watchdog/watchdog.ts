@@ -14,6 +14,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { systemClock, repeatEvery, type TimerHandle } from '../../clock/index.js';
 import { JobBoard } from './job-board.js';
 import { resolveThreadFile, type ThreadFile } from './thread-file.js';
 import type { FireAction, FromThreadMessage, HeartbeatSettings, ToThreadMessage, WatchdogThreadData } from './thread-protocol.js';
@@ -77,11 +78,16 @@ export class Watchdog implements JobWatch {
   readonly #options: WatchdogOptions;
   readonly #firedListeners = new Set<() => void>();
   #thread: Worker | undefined;
-  #ticker: NodeJS.Timeout | undefined;
+  /**
+   * Real time, never a test's clock: the thread reads the board's ticks and deadlines on
+   * its own Date.now (watchdog-thread.ts), so this side must tick and date on the same.
+   */
+  readonly #clock = systemClock;
+  #ticker: TimerHandle | undefined;
   #jobIds: readonly string[] = [];
   #unsent = false;
   #lastSentAt = Number.NEGATIVE_INFINITY;
-  #sendTimer: NodeJS.Timeout | undefined;
+  #sendTimer: TimerHandle | undefined;
   #started = false;
   #stopped = false;
   #firedSeen = false;
@@ -147,10 +153,9 @@ export class Watchdog implements JobWatch {
     thread.unref();
     let up: () => void = () => {};
     if (file.bootstrap !== undefined) this.#ready = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, READY_WAIT_MS);
-      timer.unref();
+      const timer = this.#clock.setTimer(READY_WAIT_MS, resolve);
       up = () => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve();
       };
     });
@@ -164,13 +169,12 @@ export class Watchdog implements JobWatch {
     });
     thread.on('exit', () => up());
     this.#thread = thread;
-    this.#ticker = setInterval(() => this.#tick(), TICK_INTERVAL_MS);
-    this.#ticker.unref();
+    this.#ticker = repeatEvery(this.#clock, TICK_INTERVAL_MS, () => this.#tick());
     if (this.#jobIds.length > 0) this.#send();
     return true;
   }
 
-  watch(jobId: string, deadlineAt: number, startedAt = Date.now(), attempt?: number): number {
+  watch(jobId: string, deadlineAt: number, startedAt = this.#clock.now(), attempt?: number): number {
     const handle = this.board.claim(jobId, deadlineAt, startedAt, attempt);
     if (handle < 0 && !this.#unwatchedLogged) {
       this.#unwatchedLogged = true;
@@ -197,22 +201,21 @@ export class Watchdog implements JobWatch {
     this.#unsent = true;
     if (!this.#thread || this.#sendTimer || !this.#options.heartbeat) return;
     const gap = Math.min(JOBS_UPDATE_GAP_MS, this.#options.heartbeat.intervalMs / 10);
-    const wait = this.#lastSentAt + gap - performance.now();
+    const wait = this.#lastSentAt + gap - this.#clock.now();
     if (wait <= 0) {
       this.#send();
       return;
     }
-    this.#sendTimer = setTimeout(() => this.#send(), wait);
-    // A pending update must never keep a finished worker process alive either.
-    this.#sendTimer.unref();
+    // A pending update must never keep a finished worker process alive either (an unref'd timer).
+    this.#sendTimer = this.#clock.setTimer(wait, () => this.#send());
   }
 
   /** Stop the thread. Once it has fired, it is left to end the process. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#sendTimer);
+    this.#sendTimer?.cancel();
     this.#sendTimer = undefined;
-    clearInterval(this.#ticker);
+    this.#ticker?.cancel();
     const thread = this.#thread;
     this.#thread = undefined;
     if (!thread || this.board.fired) return;
@@ -234,11 +237,11 @@ export class Watchdog implements JobWatch {
   }
 
   #send(): void {
-    clearTimeout(this.#sendTimer);
+    this.#sendTimer?.cancel();
     this.#sendTimer = undefined;
     if (!this.#thread || !this.#unsent) return;
     this.#unsent = false;
-    this.#lastSentAt = performance.now();
+    this.#lastSentAt = this.#clock.now();
     // postMessage clones the list, so later changes to #jobIds cannot reach the thread unsent.
     this.#thread.postMessage({ type: 'jobs', ids: this.#jobIds } satisfies ToThreadMessage);
   }

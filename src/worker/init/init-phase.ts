@@ -6,6 +6,7 @@
  * on failure one unhealthy report (`check=init`) through the caller's `report`.
  */
 import type { Logger } from 'pino';
+import type { Clock } from '../../clock/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { Handler } from '../handler.js';
 import type { WorkerConfig } from '../options.js';
@@ -18,6 +19,8 @@ export interface InitPhaseOptions<State> {
   /** The author's init; undefined: nothing to run (state undefined, no log line). */
   readonly init: InitFunction<State> | undefined;
   readonly timeoutMs: number;
+  /** Times init's bound and grace; default the system clock. */
+  readonly clock?: Clock;
   /** After SIGTERM during init, how long init may take to stop, ms. */
   readonly graceMs: number;
   readonly logger: Logger;
@@ -62,6 +65,7 @@ export async function runInitPhase<State>(options: InitPhaseOptions<State>): Pro
       logger,
       workerId: options.workerId,
       signal: stop.signal,
+      ...(options.clock ? { clock: options.clock } : {}),
     });
   } finally {
     offSignals();

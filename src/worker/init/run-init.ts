@@ -7,6 +7,7 @@
  * stop, so that a clean SIGTERM leaves no half-written files behind.
  */
 import type { Logger } from 'pino';
+import { systemClock, withinTime, type Clock, type TimerHandle } from '../../clock/index.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../job/index.js';
 import type { InitFunction } from './init-types.js';
 
@@ -20,6 +21,8 @@ export interface RunInitOptions {
   readonly signal?: AbortSignal;
   /** After an outside abort, how long init may take to stop, ms; default 5 000. */
   readonly graceMs?: number;
+  /** Times the bound, the grace and the duration; default the system clock. */
+  readonly clock?: Clock;
 }
 
 /** How init ended. */
@@ -44,14 +47,15 @@ export function describeError(error: unknown): string {
 
 /** Run `init` once; never rejects. */
 export async function runInit<State>(init: InitFunction<State>, options: RunInitOptions): Promise<InitOutcome<State>> {
-  const startedAt = performance.now();
-  const elapsed = (): number => performance.now() - startedAt;
+  const clock = options.clock ?? systemClock;
+  const startedAt = clock.now();
+  const elapsed = (): number => clock.now() - startedAt;
   const controller = new AbortController();
-  const deadline = Date.now() + options.timeoutMs;
+  const deadline = startedAt + options.timeoutMs;
   const log = options.logger.child({ phase: 'init' });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   const timedOut = new Promise<'timed_out'>((resolve) => {
-    timer = setTimeout(() => resolve('timed_out'), options.timeoutMs);
+    timer = clock.setTimer(options.timeoutMs, () => resolve('timed_out'), { keepAlive: true });
   });
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<'aborted'>((resolve) => {
@@ -77,10 +81,7 @@ export async function runInit<State>(init: InitFunction<State>, options: RunInit
     if (first === 'aborted') {
       const error = new ServerlessWorkerError('SW_WORKER_SHUTDOWN', 'the worker was stopped (SIGTERM/SIGINT) while init was running');
       controller.abort(error);
-      const stopped = await Promise.race([
-        settled,
-        new Promise<typeof GRACE_EXPIRED>((resolve) => setTimeout(resolve, options.graceMs ?? 5_000, GRACE_EXPIRED).unref()),
-      ]);
+      const stopped = await withinTime(settled, options.graceMs ?? 5_000, GRACE_EXPIRED, clock, false);
       if (stopped === GRACE_EXPIRED) log.warn({ graceMs: options.graceMs ?? 5_000 }, 'init ignored its abort signal');
       return { ok: false, end: 'aborted', error, durationMs: elapsed() };
     }
@@ -91,7 +92,7 @@ export async function runInit<State>(init: InitFunction<State>, options: RunInit
     const error = new ServerlessWorkerError('SW_INIT_FAILED', `init failed: ${describeError(cause)}`, undefined, { cause });
     return { ok: false, end: 'failed', error, durationMs: elapsed() };
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
     if (onAbort) options.signal?.removeEventListener('abort', onAbort);
   }
 }

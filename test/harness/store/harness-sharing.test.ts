@@ -9,7 +9,7 @@ import { Harness, ManualClock, MemoryJobStore, type JobStore } from '../../../sr
 import { WebhookSender, bindWebhooks } from '../../../src/harness/http/webhooks/index.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { parseJobRequest } from '../../../src/job/index.js';
-import { sleep } from '../../../src/transports/platform/backoff.js';
+import { sleep } from '../../../src/clock/index.js';
 import { eventually, startReceiver, waitFor } from '../../kit/index.js';
 import { createTestDatabase } from '../../postgres/test-database.js';
 

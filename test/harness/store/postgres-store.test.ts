@@ -14,7 +14,7 @@ import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { HARNESS_SCHEMA } from '../../../src/harness/harness-database.js';
 import { schemaVersions } from '../../../src/harness/postgres/migrate.js';
-import { sleep } from '../../../src/transports/platform/backoff.js';
+import { sleep } from '../../../src/clock/index.js';
 import { T0, describeJobStore, request } from './job-store-conformance.js';
 
 describeJobStore('postgres', async () => {

@@ -5,6 +5,7 @@
  * twice the limit through around a window edge, and the log is small (at most the
  * limit's entries per key). Pure: time comes from `now`, so tests need no waiting.
  */
+import { systemClock } from '../../../clock/index.js';
 import type { OperationLimit } from './limits.js';
 
 /** What `acquire` answers. */
@@ -29,7 +30,7 @@ interface Bucket {
 export interface RateLimiterOptions {
   /** Window length, ms; default 10 000 (spec 8.2). */
   windowMs?: number;
-  /** Time source, epoch ms; default Date.now. */
+  /** Time source, epoch ms; default the system clock. */
   now?: () => number;
 }
 
@@ -45,7 +46,7 @@ export class RateLimiter {
 
   constructor(options: RateLimiterOptions = {}) {
     this.windowMs = options.windowMs ?? 10_000;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => systemClock.now());
   }
 
   /** Count one request for `key` under `limit`, or refuse it. Call `release` when the request is done. */

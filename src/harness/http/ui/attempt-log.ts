@@ -16,6 +16,7 @@
  * the job itself, attempt-view.ts); only failures (which /retry may follow), requeues
  * and stale posts stay.
  */
+import { systemClock } from '../../../clock/index.js';
 import type { JobErrorPayload, JobStatus } from '../../../job/index.js';
 
 /** What the log and the view read of a job: a JobRecord has it (and so will a job store's answer). */
@@ -82,7 +83,7 @@ export class AttemptLog {
   readonly #maxAttempts: number;
   readonly #now: () => number;
 
-  constructor(limits: { maxJobs?: number; maxAttemptsPerJob?: number } = {}, now: () => number = Date.now) {
+  constructor(limits: { maxJobs?: number; maxAttemptsPerJob?: number } = {}, now: () => number = () => systemClock.now()) {
     this.#maxJobs = limits.maxJobs ?? ATTEMPT_LOG_LIMITS.maxJobs;
     this.#maxAttempts = limits.maxAttemptsPerJob ?? ATTEMPT_LOG_LIMITS.maxAttemptsPerJob;
     this.#now = now;

@@ -11,6 +11,7 @@
  * all: a worker logging megabytes costs the harness a bounded amount.
  */
 import type { Logger } from 'pino';
+import { systemClock } from '../../../clock/index.js';
 
 /** What the buffer keeps at most: jobs, lines a job, characters a line, characters in all (the oldest jobs go first). */
 export const JOB_LOG_LIMITS = { jobs: 2_000, linesPerJob: 200, lineChars: 4_000, totalChars: 8 * 1024 * 1024 } as const;
@@ -89,7 +90,7 @@ function lineOf(args: readonly unknown[]): string {
 }
 
 /** `logger`, whose children bound to a job (`{ requestId }`) also keep their lines in `buffer`. */
-export function tapJobLogs(logger: Logger, buffer: JobLogBuffer, now: () => number = Date.now): Logger {
+export function tapJobLogs(logger: Logger, buffer: JobLogBuffer, now: () => number = () => systemClock.now()): Logger {
   const wrap = (target: Logger, jobId: string | undefined): Logger =>
     new Proxy(target, {
       get(object, key, receiver) {

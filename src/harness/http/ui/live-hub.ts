@@ -19,6 +19,7 @@
  * the job holds: values travel as previews (value-preview.ts).
  */
 import type { ServerResponse } from 'node:http';
+import { repeatEvery, type TimerHandle } from '../../../clock/index.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import type { LaunchedWorkersView } from '../../launched-workers-view.js';
@@ -62,7 +63,7 @@ export interface LiveHubOptions {
   readonly webhookLog: WebhookLog;
   /** Per-job GPU summaries (in-process workers); default an empty one (no GPU source). */
   readonly gpuJobLog?: GpuJobLog;
-  /** Epoch ms; default Date.now. */
+  /** Epoch ms; default the harness's clock (which also times the ticks). */
   readonly now?: () => number;
   /** Endpoint names by id (the management API's); default none. Read at most every NAMES_TTL_MS. */
   readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
@@ -100,7 +101,7 @@ export class LiveHub {
   readonly #clients = new Set<Client>();
   readonly #watchers = new Map<string, JobWatcher>();
   readonly series: Series;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #unbindEnded: (() => void) | undefined;
   #closed = false;
 
@@ -109,7 +110,7 @@ export class LiveHub {
     this.#settings = options.settings;
     this.#webhookLog = options.webhookLog;
     this.#gpuJobLog = options.gpuJobLog ?? new GpuJobLog({ fed: false });
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => options.harness.clock.now());
     this.#endpointNames = options.endpointNames;
     this.#launchedWorkers = options.launchedWorkers;
     this.series = new Series(options.settings.sampleIntervalMs, options.settings.historyMinutes);
@@ -197,13 +198,12 @@ export class LiveHub {
       stopDeliveries();
       for (const dispose of disposers.splice(0)) dispose();
     };
-    this.#timer = setInterval(() => void this.#tick(), this.#settings.sampleIntervalMs);
-    this.#timer.unref();
+    this.#timer = repeatEvery(this.#harness.clock, this.#settings.sampleIntervalMs, () => void this.#tick());
     this.#settings.gpu?.start?.();
   }
 
   #stop(): void {
-    clearInterval(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     this.#unbindEnded?.();
     this.#unbindEnded = undefined;

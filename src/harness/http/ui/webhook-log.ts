@@ -5,6 +5,7 @@
  * the oldest job's record goes once `maxJobs` jobs have one. URLs are stored as logs
  * show them (no query, fragment or credentials).
  */
+import { systemClock } from '../../../clock/index.js';
 import { urlForLog, type WebhookOutcome } from '../webhooks/webhook-sender.js';
 
 /** One delivery as the job page shows it. */
@@ -24,7 +25,7 @@ export class WebhookLog {
   readonly #listeners = new Set<(jobId: string) => void>();
 
   /** Keep the deliveries of at most `maxJobs` jobs (default 10 000). */
-  constructor(maxJobs = 10_000, now: () => number = Date.now) {
+  constructor(maxJobs = 10_000, now: () => number = () => systemClock.now()) {
     this.#maxJobs = maxJobs;
     this.#now = now;
   }

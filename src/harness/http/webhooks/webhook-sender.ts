@@ -13,7 +13,7 @@
  * like a give-up, and shown as such (`refused`).
  */
 import type { Logger } from 'pino';
-import { systemClock, type Clock, type TimerHandle } from '../../clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../../../clock/index.js';
 import type { Metrics } from '../../../metrics/index.js';
 import { TargetRefusedError, defaultPort, targetRefusal, type TargetPolicy } from '../../../net/target-policy.js';
 

@@ -6,6 +6,7 @@
  * whose worker is no longer there to receive it.
  */
 import type { FastifyReply } from 'fastify';
+import type { Clock } from '../../../clock/index.js';
 
 export interface HeldRequest {
   readonly signal: AbortSignal;
@@ -15,7 +16,7 @@ export interface HeldRequest {
   release(): void;
 }
 
-export function holdRequest(reply: FastifyReply, holdMs: number, closing: AbortSignal): HeldRequest {
+export function holdRequest(reply: FastifyReply, holdMs: number, closing: AbortSignal, clock: Clock): HeldRequest {
   const controller = new AbortController();
   let gone = false;
   const abort = (): void => controller.abort();
@@ -26,7 +27,7 @@ export function holdRequest(reply: FastifyReply, holdMs: number, closing: AbortS
       abort();
     }
   };
-  const timer = setTimeout(abort, holdMs);
+  const timer = clock.setTimer(holdMs, abort, { keepAlive: true });
   reply.raw.once('close', onClose);
   if (closing.aborted) abort();
   else closing.addEventListener('abort', abort, { once: true });
@@ -34,7 +35,7 @@ export function holdRequest(reply: FastifyReply, holdMs: number, closing: AbortS
     signal: controller.signal,
     clientGone: () => gone || reply.raw.destroyed,
     release: () => {
-      clearTimeout(timer);
+      timer.cancel();
       reply.raw.off('close', onClose);
       closing.removeEventListener('abort', abort);
     },

@@ -6,6 +6,7 @@
  * handed out are remembered as long, so that a stop a heartbeat asks for again
  * (`recordOnce`: the worker lists the job until its handler has stopped) is not sent twice.
  */
+import { systemClock } from '../../../clock/index.js';
 import type { StopReason } from '../../../job/index.js';
 
 interface WorkerStops {
@@ -31,7 +32,7 @@ export class PendingStops {
   /** Called when a stop is recorded: the owner arms its prune timer only while stops are held. */
   readonly #onRecord: (() => void) | undefined;
 
-  constructor(retentionMs: number, now: () => number = Date.now, onRecord?: () => void) {
+  constructor(retentionMs: number, now: () => number = () => systemClock.now(), onRecord?: () => void) {
     this.#retentionMs = retentionMs;
     this.#now = now;
     this.#onRecord = onRecord;

@@ -23,6 +23,7 @@
  * heartbeat for as long (its job-take answer was lost) is requeued alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TimerHandle } from '../../../clock/index.js';
 import type { JobResult, StopReason } from '../../../job/index.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import { apiKeyHook } from '../api-key.js';
@@ -53,16 +54,15 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   const closing = new AbortController();
   // The prune timer runs only while stops are held: an idle harness arms none.
   const pruneEveryMs = Math.min(settings.stopRetentionMs, 60_000);
-  let pruneTimer: NodeJS.Timeout | undefined;
+  let pruneTimer: TimerHandle | undefined;
   let pruneClosed = false;
   const armPrune = (): void => {
     if (pruneTimer !== undefined || pruneClosed) return;
-    pruneTimer = setTimeout(() => {
+    pruneTimer = harness.clock.setTimer(pruneEveryMs, () => {
       pruneTimer = undefined;
       stops.prune();
       if (stops.holdsStops) armPrune();
-    }, pruneEveryMs);
-    pruneTimer.unref();
+    });
   };
   const stops = new PendingStops(settings.stopRetentionMs, () => harness.clock.now(), armPrune);
 
@@ -94,7 +94,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   app.addHook('onClose', async () => {
     liveness.stop();
     pruneClosed = true;
-    clearTimeout(pruneTimer);
+    pruneTimer?.cancel();
     for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
   });
 
@@ -128,7 +128,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     await liveness.seen(endpoint, workerId);
     // Ends when the worker is declared gone too: a frozen worker's poll must not take its own requeued jobs.
     const whileAlive = liveness.holdTake(endpointId, workerId);
-    const held = holdRequest(reply, settings.longPollMs, AbortSignal.any([closing.signal, whileAlive.signal]));
+    const held = holdRequest(reply, settings.longPollMs, AbortSignal.any([closing.signal, whileAlive.signal]), harness.clock);
     try {
       const jobs = await endpoint.take(workerId, max, held.signal);
       if (jobs.length === 0) return reply.code(204).send();
@@ -202,7 +202,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const endpoint = endpointOf(endpointId);
     // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
     await liveness.seen(endpoint, workerId);
-    const held = holdRequest(reply, settings.longPollMs, closing.signal);
+    const held = holdRequest(reply, settings.longPollMs, closing.signal, harness.clock);
     try {
       let batch = stops.drain(endpointId, workerId);
       while (batch === undefined && !held.signal.aborted) {

@@ -24,7 +24,7 @@
  * so that a stop ordered while this process missed the store's events still arrives.
  */
 import type { StopReason } from '../../../job/index.js';
-import type { TimerHandle } from '../../clock.js';
+import type { TimerHandle } from '../../../clock/index.js';
 import type { EndpointJobs } from '../../endpoint-jobs.js';
 import type { Harness } from '../../harness.js';
 import type { LivenessSettings } from './options.js';

@@ -7,6 +7,7 @@
  * `docker stop` does, with the deadline in ms). A stop that comes before the container
  * started (its create still in flight) keeps it from starting.
  */
+import { systemClock, withinTime } from '../../../clock/index.js';
 import type { WorkerExit, WorkerRunner, WorkerStart } from '../launch-backend.js';
 import type { DockerEngine } from './docker-engine.js';
 import { LogFrames } from './log-frames.js';
@@ -85,7 +86,7 @@ export class ContainerRunner implements WorkerRunner {
       if (this.#pending !== undefined) this.signal(this.#pending);
       const code = await wait.exitCode;
       this.#exitSeen = true;
-      await Promise.race([output, new Promise((resolve) => setTimeout(resolve, LOG_DRAIN_MS).unref())]);
+      await withinTime(output, LOG_DRAIN_MS, undefined, systemClock, false);
       return { code, signal: null };
     } catch (error) {
       const message = `could not ${this.#started ? 'follow' : 'start'} the container: ${(error as Error).message}`;

@@ -5,6 +5,7 @@
  * out, so no caller can change stored state behind the store's back. The record rules
  * are records.ts's, shared with the PostgreSQL store; its methods answer synchronously.
  */
+import { systemClock } from '../../../clock/index.js';
 import type {
   Endpoint,
   EndpointCreate,
@@ -35,7 +36,7 @@ import {
 } from './records.js';
 
 export interface InMemoryManagementStoreOptions {
-  /** The clock for release and creation times; default `Date.now`. */
+  /** The clock for release and creation times; default the system clock. */
   now?: () => number;
 }
 
@@ -50,7 +51,7 @@ export class InMemoryManagementStore implements ManagementStore {
   readonly #listeners = new Set<() => void>();
 
   constructor(options: InMemoryManagementStoreOptions = {}) {
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => systemClock.now());
   }
 
   // ---- templates ----

@@ -18,6 +18,7 @@
  *     await database.close();
  */
 import type postgres from 'postgres';
+import { systemClock } from '../../../clock/index.js';
 import type {
   Endpoint,
   EndpointCreate,
@@ -61,7 +62,7 @@ import {
 } from './records.js';
 
 export interface PostgresManagementStoreOptions {
-  /** The clock for release and creation times; default `Date.now`. */
+  /** The clock for release and creation times; default the system clock. */
   readonly now?: () => number;
 }
 
@@ -76,7 +77,7 @@ export class PostgresManagementStore implements ManagementStore {
   /** The store on `database` (opened and migrated by the caller, who closes it). */
   constructor(database: PostgresDatabase, options: PostgresManagementStoreOptions = {}) {
     this.#sql = database.sql;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => systemClock.now());
   }
 
   // ---- templates ----

@@ -1,32 +1,9 @@
 /**
- * @module harness/clock
- * Time for the harness, injectable so that tests cover ttl, retention and execution
- * timeouts without waiting. `systemClock` uses Date.now and unref'd timers (a harness
- * never keeps a process alive by its timers alone); `ManualClock` moves only when told.
+ * @module clock/manual-clock
+ * A clock for tests: it stands still until `advance` moves it, firing due timers in
+ * order, so that a test covers a timeout or a retention without waiting for it.
  */
-
-export interface TimerHandle {
-  cancel(): void;
-}
-
-export interface Clock {
-  /** Epoch milliseconds. */
-  now(): number;
-  /** Call `callback` once, `delayMs` from now. */
-  setTimer(delayMs: number, callback: () => void): TimerHandle;
-}
-
-/** Node's timers cap a delay at 2^31-1 ms (about 24.8 days); ours never exceed 7 days. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimer(delayMs, callback) {
-    const timer = setTimeout(callback, Math.min(Math.max(0, delayMs), MAX_TIMER_MS));
-    timer.unref();
-    return { cancel: () => clearTimeout(timer) };
-  },
-};
+import type { Clock, TimerHandle } from './clock.js';
 
 interface ManualTimer {
   due: number;
@@ -74,6 +51,13 @@ export class ManualClock implements Clock {
       next.callback();
     }
     this.#now = target;
+  }
+
+  /** When the earliest timer still waiting falls due, epoch ms; undefined when none waits (for tests). */
+  get nextDueAt(): number | undefined {
+    let next: number | undefined;
+    for (const t of this.#timers) if (!t.cancelled && (next === undefined || t.due < next)) next = t.due;
+    return next;
   }
 
   /** Timers still waiting (for tests). */
