@@ -22,7 +22,7 @@ const OWN = {
   'package index (src/index.js)': 'src/index.js',
   'serve() (src/serve.js)': 'src/serve.js',
   'platform path (src/platform-mode.js)': 'src/platform-mode.js',
-  'harness server (src/harness/http/index.js)': 'src/harness/http/index.js',
+  'harness server (src/harness/server-api.js)': 'src/harness/server-api.js',
 } as const;
 
 interface ImportFigures {

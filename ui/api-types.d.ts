@@ -3,13 +3,13 @@
 // declares them, for the JSDoc types of ui/*.js (`@typedef {import('./api-types.js').X} X`).
 // tsconfig.ui.json checks the page against them: a field renamed on the server fails
 // `npm run typecheck`.
-export type { EndpointRow, EndpointHealth, JobDetail, JobsPage, WorkerRow, GpuView } from '../src/harness/http/ui/views.js';
-export type { RequestSummary } from '../src/harness/http/queue-api/requests-route.js';
-export type { JobAttemptsView, AttemptView } from '../src/harness/http/ui/attempt-view.js';
-export type { ValuePreview, ChunkPreview } from '../src/harness/http/ui/value-preview.js';
-export type { SeriesPoint, JobFigures } from '../src/harness/http/ui/series.js';
-export type { JobGpuView } from '../src/harness/http/ui/gpu-job-log.js';
-export type { LoadBalancingPanelData, LauncherPanelData } from '../src/harness/http/ui/built-in-panels.js';
+export type { EndpointRow, EndpointHealth, JobDetail, JobsPage, WorkerRow, GpuView } from '../src/harness/dashboard/views.js';
+export type { RequestSummary } from '../src/harness/queue-api/requests-route.js';
+export type { JobAttemptsView, AttemptView } from '../src/harness/dashboard/attempt-view.js';
+export type { ValuePreview, ChunkPreview } from '../src/harness/dashboard/value-preview.js';
+export type { SeriesPoint, JobFigures } from '../src/harness/dashboard/series.js';
+export type { JobGpuView } from '../src/harness/dashboard/gpu-job-log.js';
+export type { LoadBalancingPanelData, LauncherPanelData } from '../src/harness/dashboard/built-in-panels.js';
 export type {
   ChunkValues,
   LiveEvents,
@@ -20,18 +20,18 @@ export type {
   PanelView,
   ScaleEventsView,
   ScaleEventView,
-} from '../src/harness/http/ui/page-views.js';
+} from '../src/harness/dashboard/page-views.js';
 export type { JobStatus } from '../src/job/index.js';
 
 /** One message of the live event stream: its name and that event's data. */
 export type LiveMessage = {
-  [E in import('../src/harness/http/ui/page-views.js').LiveEventName]: { event: E; data: import('../src/harness/http/ui/page-views.js').LiveEvents[E] };
-}[import('../src/harness/http/ui/page-views.js').LiveEventName];
+  [E in import('../src/harness/dashboard/page-views.js').LiveEventName]: { event: E; data: import('../src/harness/dashboard/page-views.js').LiveEvents[E] };
+}[import('../src/harness/dashboard/page-views.js').LiveEventName];
 
 /** What the event stream said about the watched job (app.js keeps it, job-view.js shows it). */
 export interface LiveJob {
-  job: import('../src/harness/http/ui/views.js').JobDetail | undefined;
-  chunks: import('../src/harness/http/ui/value-preview.js').ChunkPreview[];
+  job: import('../src/harness/dashboard/views.js').JobDetail | undefined;
+  chunks: import('../src/harness/dashboard/value-preview.js').ChunkPreview[];
   missed: number;
   skipped: number;
   gone: boolean;

@@ -13,7 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from '../job/errors.js';
-import { BUNDLED_UI_FOLDER } from '../harness/http/ui/static-files.js';
+import { BUNDLED_UI_FOLDER } from '../harness/dashboard/static-files.js';
 import { reduceSourceMaps, writeModulePackageJson } from './bundle-output.js';
 import { commonJsDynamicImportPlugin } from './commonjs-dynamic-import.js';
 import { sqlMigrationsPlugin } from './sql-migrations-plugin.js';

@@ -5,14 +5,14 @@
  * are files, not code esbuild can bundle, and the image has no node_modules. So
  * `serverless-worker build` copies them to `<outdir>/sw-dashboard/` (vendor files
  * under `vendor/`, by the names the page imports), where the dashboard looks first
- * (harness/http/ui/static-files.ts). About 210 KiB, read only when /ui is asked for.
+ * (harness/dashboard/static-files.ts). About 210 KiB, read only when /ui is asked for.
  * Swagger UI's files for /docs go to `sw-dashboard/swagger/` (about 2.2 MiB, read only
- * when /docs is asked for; harness/http/openapi/docs-assets.ts).
+ * when /docs is asked for; harness/openapi/docs-assets.ts).
  */
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BUNDLED_DOCS_FOLDER, DOCS_ASSETS, packageDocsDir } from '../harness/http/openapi/docs-assets.js';
-import { BUNDLED_UI_FOLDER, PAGE_FILE_NAME, UI_DIR, VENDOR_FILES, packageVendorPath } from '../harness/http/ui/static-files.js';
+import { BUNDLED_DOCS_FOLDER, DOCS_ASSETS, packageDocsDir } from '../harness/openapi/docs-assets.js';
+import { BUNDLED_UI_FOLDER, PAGE_FILE_NAME, UI_DIR, VENDOR_FILES, packageVendorPath } from '../harness/dashboard/static-files.js';
 
 /** Copy the dashboard's files into `<outdir>/sw-dashboard/`; answers each file written with its size. */
 export async function copyDashboardAssets(outdir: string, uiDir: string = UI_DIR): Promise<{ path: string; bytes: number }[]> {

@@ -11,12 +11,12 @@
  *     await app.close();   // the launcher's workers, the server, then what was opened here
  */
 import type { Logger } from 'pino';
-import type { HarnessOptions } from './harness.js';
-import { harnessForServer, type CreateHarnessServerOptions } from './http/server-store.js';
-import { listenHarnessServer, type HarnessServer } from './http/server.js';
+import type { HarnessOptions } from './core/harness.js';
+import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
+import { listenHarnessServer, type HarnessServer } from './server.js';
 // Types only: the launcher's code is loaded when a launcher is asked for (--serve-api and most library uses have none).
 import type { LaunchBackend, Launcher, LauncherOptionsInput, SlotClaims } from './launcher/index.js';
-import type { Harness } from './harness.js';
+import type { Harness } from './core/harness.js';
 import { InMemoryManagementStore, type ManagementStore } from './management/index.js';
 import { ServerlessWorkerError } from '../job/index.js';
 import type { PostgresDatabase } from './postgres/database.js';

@@ -4,10 +4,10 @@
  * of its time rules, the per-endpoint facade, and (in http/) its HTTP APIs.
  */
 export { ManualClock, systemClock, type Clock, type TimerHandle } from '../clock/index.js';
-export * from './endpoint-jobs.js';
-export * from './harness.js';
-export * from './job-record.js';
-export * from './scheduler.js';
+export * from './core/endpoint-jobs.js';
+export * from './core/harness.js';
+export * from './store/job-record.js';
+export * from './core/scheduler.js';
 export * from './store/job-store.js';
 export { MemoryJobStore } from './store/memory-job-store.js';
-export * from './launched-workers-view.js';
+export * from './launcher/launched-workers-view.js';

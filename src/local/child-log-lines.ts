@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import pino from 'pino';
 import { systemClock } from '../clock/index.js';
-import type { JobLogBuffer } from '../harness/http/ui/job-log-tap.js';
+import type { JobLogBuffer } from '../harness/dashboard/job-log-tap.js';
 
 /** Fields every line carries: not repeated after the message on the job page. */
 const BASE_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg', 'requestId']);

@@ -19,7 +19,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { sleep, systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 import type { EndpointJobs } from '../harness/index.js';
-import { workerEnvFor } from '../harness/http/worker-api/index.js';
+import { workerEnvFor } from '../harness/worker-api/index.js';
 
 /** The variable that tells a worker process it is supervised, with the supervisor's pid. */
 export const SUPERVISOR_PID_ENV = 'SW_SUPERVISOR_PID';

@@ -14,7 +14,7 @@ export * from './platform-extras.js';
 export * from './signals.js';
 export * from './stream-chunker.js';
 export * from './stream-metrics.js';
-export * from './test-input.js';
+export * from '../job/test-input.js';
 export * from './worker-runtime.js';
 export * from './init/index.js';
 export * from './wait-for-url.js';

@@ -6,7 +6,7 @@
  */
 import type * as z from 'zod';
 import { ServerlessWorkerError, formatIssues, summarizeIssues } from '../job/index.js';
-import type { ResolvedTestInput } from './test-input.js';
+import type { ResolvedTestInput } from '../job/test-input.js';
 
 /**
  * Throw SW_INPUT_VALIDATION (400) when `input` fails `schema`, listing every issue;

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { composeHarness } from '../../src/harness/compose.js';
 import { Harness } from '../../src/harness/index.js';
-import { createHarnessServer } from '../../src/harness/http/index.js';
-import type { LaunchedWorkersView } from '../../src/harness/launched-workers-view.js';
+import { createHarnessServer } from '../../src/harness/server-api.js';
+import type { LaunchedWorkersView } from '../../src/harness/launcher/launched-workers-view.js';
 import { call } from '../kit/index.js';
 
 describe('composeHarness', () => {

@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { jobLineOf, relayChildLog } from '../../src/local/child-log-lines.js';
-import { JobLogBuffer } from '../../src/harness/http/ui/job-log-tap.js';
+import { JobLogBuffer } from '../../src/harness/dashboard/job-log-tap.js';
 import { jsonLineFormatter } from '../../src/log/index.js';
 
 describe('child log lines', () => {

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { registerHarnessCommand } from '../../src/cli/commands/harness.js';
 import { HARNESS_SETTINGS, HarnessCommandOptionsSchema } from '../../src/cli/commands/harness-settings.js';
 import { settingsReferenceTables } from '../../src/cli/settings-reference.js';
-import { HarnessServerOptionsSchema } from '../../src/harness/http/server-options.js';
+import { HarnessServerOptionsSchema } from '../../src/harness/server-options.js';
 import { LoadBalancingSettingsSchema } from '../../src/harness/load-balancing/options.js';
 import { readMarked } from '../../src/settings/reference-table.js';
 import { flagName } from '../../src/settings/setting.js';

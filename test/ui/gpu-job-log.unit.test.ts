@@ -1,5 +1,5 @@
 /**
- * The job page's GPU summary (src/harness/http/ui/gpu-job-log.ts) over HTTP: a harness
+ * The job page's GPU summary (src/harness/dashboard/gpu-job-log.ts) over HTTP: a harness
  * whose dashboard has a GPU sampler (a real one, with a scripted reader in place of
  * nvidia-smi) folds each reading into the jobs in-process workers hold; a job held by
  * a remote worker (heartbeats, the worker API) gets none and says why, and so does
@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGpuSampler, type GpuReader, type GpuReadResult, type GpuSampler } from '../../src/gpu/index.js';
-import type { JobGpuView } from '../../src/harness/http/ui/index.js';
+import type { JobGpuView } from '../../src/harness/dashboard/index.js';
 import { call, startTestServer, type TestServer } from '../kit/index.js';
 
 const GIB = 2 ** 30;

@@ -1,12 +1,12 @@
 /**
- * The dashboard's chart series (src/harness/http/ui/series.ts): nearest-rank
+ * The dashboard's chart series (src/harness/dashboard/series.ts): nearest-rank
  * percentiles, one point per interval with jobs and failures per second, queue wait and
  * execution percentiles and GPU figures, the ring of `historyMinutes`, and the history
  * rebuilt from kept jobs when the first page opens. Plain data, no server.
  */
 import { describe, expect, it } from 'vitest';
 import type { GpuReadResult } from '../../src/gpu/reading.js';
-import { Series, percentile } from '../../src/harness/http/ui/series.js';
+import { Series, percentile } from '../../src/harness/dashboard/series.js';
 import type { StoredJob } from '../../src/harness/store/job-store.js';
 
 const T0 = 1_700_000_000_000;

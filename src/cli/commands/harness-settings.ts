@@ -7,13 +7,13 @@
  * balancing, the Harness), so the flag and the option cannot drift apart.
  */
 import * as z from 'zod';
-import { DEFAULT_MAX_QUEUED_BYTES } from '../../harness/harness.js';
-import { DEFAULT_MAX_REQUEUES } from '../../harness/attempts.js';
-import { HarnessServerOptionsSchema, RateLimitSettingsSchema, WebhookSettingsSchema } from '../../harness/http/server-options.js';
-import { LivenessSchema } from '../../harness/http/worker-api/options.js';
+import { DEFAULT_MAX_QUEUED_BYTES } from '../../harness/core/harness.js';
+import { DEFAULT_MAX_REQUEUES } from '../../harness/store/attempts.js';
+import { HarnessServerOptionsSchema, RateLimitSettingsSchema, WebhookSettingsSchema } from '../../harness/server-options.js';
+import { LivenessSchema } from '../../harness/worker-api/options.js';
 import { LoadBalancingSettingsSchema } from '../../harness/load-balancing/options.js';
 import { DEFAULT_POOL_SIZE } from '../../harness/postgres/database.js';
-import { PoolSizeSchema, STORE_ENV, StoreSpecSchema } from '../../harness/store/open-store.js';
+import { PoolSizeSchema, STORE_ENV, StoreSpecSchema } from '../../harness/open-store.js';
 import { AllowListSchema } from '../../net/target-policy.js';
 import { commaListSetting, settingsSchema, switchSetting, textSetting, wholeNumberSetting, type Setting } from '../../settings/setting.js';
 import { API_KEY_ENV } from '../../settings/worker-env.js';

@@ -11,9 +11,9 @@
  */
 import type { Command } from 'commander';
 import { composeHarness } from '../../harness/compose.js';
-import type { HarnessServer } from '../../harness/http/index.js';
-import { testInputFromWorkingDirectory } from '../../harness/http/ui/test-input-file.js';
-import { formatWorkerEnv, workerEnvFor } from '../../harness/http/worker-api/index.js';
+import type { HarnessServer } from '../../harness/server-api.js';
+import { testInputFromWorkingDirectory } from '../../harness/dashboard/test-input-file.js';
+import { formatWorkerEnv, workerEnvFor } from '../../harness/worker-api/index.js';
 import { parseOrThrow } from '../../job/parse.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
 import { createLogger } from '../../log/index.js';

@@ -5,7 +5,7 @@
  * JSON and notes to stderr (so `jq` reads stdout while a person reads stderr).
  */
 import type { Command } from 'commander';
-import { DEFAULT_MANAGEMENT_API_URL, managementClientFromEnv, type ManagementClient } from '../management-client.js';
+import { DEFAULT_MANAGEMENT_API_URL, managementClientFromEnv, type ManagementClient } from '../../harness/management/management-client.js';
 
 export interface ConnectionFlags {
   baseUrl?: string;

@@ -4,7 +4,7 @@
  * with their run time. The in-progress gauge is left to the worker side, which sees
  * jobs start.
  */
-import type { Harness } from '../harness.js';
+import type { Harness } from '../core/harness.js';
 import type { Metrics } from '../../metrics/index.js';
 
 /** Record every job of `harness` that ends from now on; returns the unsubscribe. */

@@ -5,8 +5,8 @@
  * the watch subscribes first and remembers a change until the next `next()` call.
  */
 import type { Clock } from '../../clock/index.js';
-import type { EndpointJobs } from '../endpoint-jobs.js';
-import type { StopSignal } from '../stop-signal.js';
+import type { EndpointJobs } from '../core/endpoint-jobs.js';
+import type { StopSignal } from '../core/stop-signal.js';
 
 export type WatchWake = 'changed' | 'timeout' | 'aborted';
 

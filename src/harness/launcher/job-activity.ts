@@ -11,7 +11,7 @@
  * untouched: presence and job reads only.
  */
 import type { Clock } from '../../clock/index.js';
-import type { EndpointJobs } from '../endpoint-jobs.js';
+import type { EndpointJobs } from '../core/endpoint-jobs.js';
 import type { JobStore, StoreEvent, StoredJob } from '../store/job-store.js';
 import type { LaunchedWorker } from './launched-worker.js';
 import type { JobWait } from './queue-snapshot.js';

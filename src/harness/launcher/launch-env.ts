@@ -4,7 +4,7 @@
  * template's `env`, the worker API variables, the worker's id, its GPU and CPU counts,
  * and its GPUs in the vendor's visible-devices variable.
  */
-import { workerEnvFor } from '../http/worker-api/worker-env.js';
+import { workerEnvFor } from '../worker-api/worker-env.js';
 import type { Endpoint, Template } from '../management/index.js';
 import type { GpuPool } from './gpu-pool.js';
 

@@ -23,9 +23,9 @@
 import type { Logger } from 'pino';
 import { parseOrThrow } from '../../job/index.js';
 import type { Metrics } from '../../metrics/index.js';
-import type { EndpointJobs } from '../endpoint-jobs.js';
-import type { Harness } from '../harness.js';
-import type { LaunchedHealth, LaunchedWorkersView } from '../launched-workers-view.js';
+import type { EndpointJobs } from '../core/endpoint-jobs.js';
+import type { Harness } from '../core/harness.js';
+import type { LaunchedHealth, LaunchedWorkersView } from './launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
 import type { TimerHandle } from '../../clock/index.js';
 import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';

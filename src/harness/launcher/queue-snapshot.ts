@@ -9,7 +9,7 @@
  * normal (not lowPriority) and, for QUEUE_DELAY, as old as the oldest one read: they
  * were submitted earlier.
  */
-import type { EndpointJobs } from '../endpoint-jobs.js';
+import type { EndpointJobs } from '../core/endpoint-jobs.js';
 import type { StoredJob } from '../store/job-store.js';
 import type { QueuedJobSnapshot, ScaleSettings } from './scale-decision.js';
 

@@ -9,7 +9,7 @@
  * `changeEvents` names the events a change emits, in the order both stores send them.
  */
 import { ServerlessWorkerError, isTerminal, nextState, type JobErrorPayload, type JobResult, type JobStatus, type JobTrigger, type StopReason } from '../../job/index.js';
-import { requeueLimitPayload } from '../attempts.js';
+import { requeueLimitPayload } from './attempts.js';
 import { executionTimeoutError } from './post-rules.js';
 import type { StopOrder, StoreEvent, StoredJob } from './job-store.js';
 

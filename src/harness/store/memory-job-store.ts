@@ -8,8 +8,8 @@
  */
 import { newJobId } from './job-id.js';
 import { RETENTION_MS, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../job/index.js';
-import { stampAttempt } from '../attempts.js';
-import { toDelivery } from '../job-record.js';
+import { stampAttempt } from './attempts.js';
+import { toDelivery } from './job-record.js';
 import type {
   ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules,
   ResultAck, StateCounts, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,

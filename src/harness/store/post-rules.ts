@@ -7,7 +7,7 @@
  * refuse nothing.
  */
 import { isTerminal, type JobErrorPayload, type StreamChunk } from '../../job/index.js';
-import { isStaleAttempt } from '../attempts.js';
+import { isStaleAttempt } from './attempts.js';
 import type { PostAck, ResultAck, StoredJob } from './store-types.js';
 
 /** The fields of a job the rules read. */

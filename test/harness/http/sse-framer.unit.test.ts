@@ -2,7 +2,7 @@
  * The SSE framing of OpenAI streams, and the route patterns behind 405.
  */
 import { describe, expect, it } from 'vitest';
-import { SseFramer } from '../../../src/harness/http/index.js';
+import { SseFramer } from '../../../src/harness/server-api.js';
 import { RouteTable, patternToRegex } from '../../../src/harness/http/route-table.js';
 
 describe('SseFramer', () => {

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { toDocumentSchema } from '../../../src/harness/http/openapi/index.js';
-import { AttemptLog, inputExample, jobAttemptsView, type JobAttemptFacts } from '../../../src/harness/http/ui/index.js';
+import { toDocumentSchema } from '../../../src/harness/openapi/index.js';
+import { AttemptLog, inputExample, jobAttemptsView, type JobAttemptFacts } from '../../../src/harness/dashboard/index.js';
 import { ScaleEvents } from '../../../src/harness/launcher/index.js';
 
 /** A job as the log reads it. */

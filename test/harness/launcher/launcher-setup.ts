@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { Harness } from '../../../src/harness/index.js';
-import type { HarnessServer } from '../../../src/harness/http/index.js';
+import type { HarnessServer } from '../../../src/harness/server-api.js';
 import { Launcher, type LaunchBackend, type LauncherOptionsInput, type WorkerLogLine } from '../../../src/harness/launcher/index.js';
 import { InMemoryManagementStore, type Endpoint, type Template } from '../../../src/harness/management/index.js';
 import type { JobStore } from '../../../src/harness/store/job-store.js';

@@ -13,7 +13,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
+import { createHarnessServer, type HarnessServer } from '../../../src/harness/server-api.js';
 import { Launcher } from '../../../src/harness/launcher/index.js';
 import { PostgresSlotClaims } from '../../../src/harness/launcher/postgres-slot-claims.js';
 import type { Endpoint, Template } from '../../../src/harness/management/index.js';

@@ -1,11 +1,11 @@
 /**
- * The typed management client (src/cli/management-client.ts) against the real plugin
+ * The typed management client (src/harness/management/management-client.ts) against the real plugin
  * on loopback, and against a plain HTTP server that answers foreign error bodies.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManagementClient, managementClientFromEnv } from '../../../src/cli/management-client.js';
+import { ManagementClient, managementClientFromEnv } from '../../../src/harness/management/management-client.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../../src/job/index.js';
 import { startManagementServer, type RunningManagementServer } from './management-server.js';
 

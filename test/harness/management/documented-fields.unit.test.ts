@@ -10,7 +10,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { createHarnessServer } from '../../../src/harness/http/index.js';
+import { createHarnessServer } from '../../../src/harness/server-api.js';
 import { installErrorHandler } from '../../../src/harness/http/error-reply.js';
 import { InMemoryManagementStore, managementApi, type Endpoint, type Template } from '../../../src/harness/management/index.js';
 import { caller, type Call, type ErrorBody } from './http.js';

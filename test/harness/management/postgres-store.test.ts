@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Harness } from '../../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../../src/harness/http/index.js';
+import { createHarnessServer, type HarnessServer } from '../../../src/harness/server-api.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import type { Endpoint, ManagementStore, Template } from '../../../src/harness/management/index.js';
 import { PostgresManagementStore } from '../../../src/harness/management/store/postgres-management-store.js';

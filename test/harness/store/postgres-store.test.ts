@@ -6,7 +6,7 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../../src/harness/index.js';
-import { createHarnessServer } from '../../../src/harness/http/index.js';
+import { createHarnessServer } from '../../../src/harness/server-api.js';
 import { call, eventually } from '../../kit/index.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
 import { LEGACY_MIGRATIONS } from '../postgres/legacy-migrations.js';

@@ -7,7 +7,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServerlessWorkerError } from '../../../job/index.js';
-import type { Harness } from '../../harness.js';
+import type { Harness } from '../../core/harness.js';
 import { effectiveLimit, type OperationLimit, type RateLimitedOperation } from './limits.js';
 import type { RateLimiter } from './rate-limiter.js';
 

@@ -13,8 +13,8 @@ import { newJobId } from '../job-id.js';
 import postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
 import { RETENTION_MS, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
-import { stampAttempt } from '../../attempts.js';
-import { toDelivery } from '../../job-record.js';
+import { stampAttempt } from '../attempts.js';
+import { toDelivery } from '../job-record.js';
 import { ownedRequest } from '../memory-records.js';
 import type {
   ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules, ResultAck,

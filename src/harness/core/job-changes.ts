@@ -1,0 +1,41 @@
+/**
+ * @module harness/core/job-changes
+ * Listeners per job id, called when the job gets a chunk, changes status or is
+ * deleted (readers of /stream, /status-sync and /runsync wake up on them).
+ */
+import type { JobStatus } from '../../job/index.js';
+export class JobChanges {
+  readonly #listeners = new Map<string, Set<(status?: JobStatus) => void>>();
+
+  /** Call `listener` on every change of the job (with its new status when the change names it); answers the function that removes it. */
+  on(jobId: string, listener: (status?: JobStatus) => void): () => void {
+    let set = this.#listeners.get(jobId);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(jobId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.#listeners.get(jobId);
+      current?.delete(listener);
+      if (current?.size === 0) this.#listeners.delete(jobId);
+    };
+  }
+
+  /** The job changed (to `status`, when known): call its listeners. */
+  notify(jobId: string, status?: JobStatus): void {
+    const listeners = this.#listeners.get(jobId);
+    if (!listeners) return;
+    for (const listener of [...listeners]) listener(status);
+  }
+
+  /** Events may have been missed (a shared store's notifications were cut): call every listener. */
+  notifyAll(): void {
+    for (const listeners of [...this.#listeners.values()]) for (const listener of [...listeners]) listener();
+  }
+
+  /** The job is gone: drop its listeners. */
+  forget(jobId: string): void {
+    this.#listeners.delete(jobId);
+  }
+}
