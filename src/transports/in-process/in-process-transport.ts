@@ -1,18 +1,19 @@
 /**
  * @module transports/in-process/in-process-transport
  * The worker meets the harness in the same process: takes from and posts to an
- * EndpointJobs directly (the same facade the HTTP worker API calls). Used by the dry
+ * the harness's EndpointJobs directly (the same facade the HTTP worker API calls), seen
+ * through InProcessJobSource so that transports do not import the harness. Used by the dry
  * run and by `--serve-api`.
  */
 import { randomUUID } from 'node:crypto';
 import { RawJson, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
-import type { EndpointJobs } from '../../harness/index.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
+import type { InProcessJobSource } from './job-source.js';
 
 export interface InProcessTransportOptions {
   /** The endpoint whose jobs this worker runs. */
-  endpoint: EndpointJobs;
+  endpoint: InProcessJobSource;
   /** Worker id; default `local-<random>`. */
   workerId?: string;
   /**
@@ -27,7 +28,7 @@ export class InProcessTransport implements Transport {
   readonly kind = 'in-process';
   readonly workerId: string;
   readonly maxResultBytes: number | undefined;
-  readonly #endpoint: EndpointJobs;
+  readonly #endpoint: InProcessJobSource;
   readonly #unsubscribe: () => void;
   readonly #listeners = new Set<StopListener>();
 
