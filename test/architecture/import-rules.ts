@@ -1,0 +1,115 @@
+/**
+ * @module test/architecture/import-rules
+ * The layout's rule as data (docs/architecture.md explains it): which folder of src/ may
+ * import which. A unit is a folder directly under src/ (its subfolders belong to it),
+ * except src/harness, whose subfolders are units each and whose own files are the
+ * composition root (`harness`). src/version.ts and src/zod-version.ts are `version`; the
+ * other files directly under src/ are the package's entry points (`entry`).
+ */
+
+/** The utilities at the bottom: every layer may use them. */
+const BASE = ['version', 'clock', 'job', 'log', 'net', 'gpu', 'metrics'] as const;
+
+/** The harness's lower layers, which every harness feature may use. */
+const HARNESS_BELOW_FEATURES = ['harness/store', 'harness/core', 'harness/http'] as const;
+
+/** Each unit and the units it may import (its own files aside). Nothing may import a unit above it. */
+export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  // Utilities.
+  version: [],
+  clock: ['version', 'job'],
+  job: ['version'],
+  log: ['version', 'job'],
+  net: ['version', 'job'],
+  gpu: ['version', 'job'],
+  metrics: ['version', 'job', 'net', 'gpu'],
+  s3: [...BASE],
+  scaffold: [...BASE],
+  // The worker's side: how a worker talks to the platform, the runtime, a load-balancing worker.
+  transports: [...BASE],
+  worker: [...BASE, 'transports'],
+  'load-balancing': [...BASE, 'transports', 'worker'],
+  // The harness (the platform's side), bottom up: the store, the core over it, shared HTTP plumbing.
+  'harness/store': [...BASE],
+  'harness/core': [...BASE, 'harness/store'],
+  'harness/http': [...BASE, 'harness/store', 'harness/core'],
+  // Features, each owning its routes; a feature may build on the ones listed before it.
+  'harness/management': [...BASE, ...HARNESS_BELOW_FEATURES],
+  'harness/load-balancing': [...BASE, ...HARNESS_BELOW_FEATURES],
+  'harness/webhooks': [...BASE, ...HARNESS_BELOW_FEATURES],
+  'harness/worker-api': [...BASE, ...HARNESS_BELOW_FEATURES],
+  'harness/queue-api': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/load-balancing'],
+  'harness/openai': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/queue-api'],
+  'harness/launcher': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/management', 'harness/worker-api'],
+  'harness/dashboard': [
+    ...BASE,
+    ...HARNESS_BELOW_FEATURES,
+    'harness/management',
+    'harness/load-balancing',
+    'harness/webhooks',
+    'harness/worker-api',
+    'harness/queue-api',
+    'harness/launcher',
+  ],
+  'harness/openapi': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/dashboard'],
+  // The composition root: wires every harness part into a server.
+  harness: [
+    ...BASE,
+    ...HARNESS_BELOW_FEATURES,
+    'harness/management',
+    'harness/load-balancing',
+    'harness/webhooks',
+    'harness/worker-api',
+    'harness/queue-api',
+    'harness/openai',
+    'harness/launcher',
+    'harness/dashboard',
+    'harness/openapi',
+  ],
+  // Above both sides: a worker and a harness in one process, the bundler, the CLI, the entry points.
+  local: [...BASE, 'transports', 'worker', 'harness', 'harness/store', 'harness/core', 'harness/worker-api', 'harness/dashboard', 'harness/openapi'],
+  testing: [...BASE, 'transports', 'worker', 'local', 'harness', 'harness/core'],
+  build: [...BASE, 'harness/dashboard', 'harness/openapi'],
+  cli: [
+    ...BASE,
+    'scaffold',
+    'build',
+    'worker',
+    'harness',
+    'harness/store',
+    'harness/http',
+    'harness/management',
+    'harness/worker-api',
+    'harness/launcher',
+    'harness/dashboard',
+    'entry',
+  ],
+  exports: [...BASE, 'transports', 'worker', 'local', 'harness', 'harness/core', 'harness/management', 'harness/worker-api', 'entry'],
+  entry: [...BASE, 's3', 'transports', 'worker', 'load-balancing', 'local', 'harness'],
+};
+
+/**
+ * Imports that break the rule today, each with what removes it. The test fails when one
+ * of them no longer occurs (delete its line then), and ignores them in the cycle check.
+ */
+export const KNOWN_EXCEPTIONS: ReadonlyArray<{ readonly from: string; readonly to: string; readonly until: string }> = [
+  {
+    from: 'src/harness/core/harness.ts',
+    to: 'src/harness/launcher/launched-workers-view.ts',
+    until: 'issue 26 item 1, composition root: the routes get the launcher view at construction, not through the mutable Harness.launchedWorkers',
+  },
+  {
+    from: 'src/harness/core/harness.ts',
+    to: 'src/transports/platform/backoff.ts',
+    until: 'issue 26 item 2, one clock: sleep and backoff move to src/clock',
+  },
+];
+
+/** The unit of a repository path under src/ (a '.js' specifier names its '.ts' source). */
+export function unitOf(path: string): string | undefined {
+  const parts = path.replace(/\.js$/, '.ts').split('/');
+  if (parts[0] !== 'src' || parts.length < 2) return undefined;
+  if (parts.length === 2) return parts[1] === 'version.ts' || parts[1] === 'zod-version.ts' ? 'version' : 'entry';
+  if (parts[1] === 'harness') return parts.length === 3 ? 'harness' : `harness/${parts[2]}`;
+  return parts[1];
+}
