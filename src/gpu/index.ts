@@ -2,6 +2,7 @@
  * @module gpu
  * GPU readings through nvidia-smi and rocm-smi: pure parsers, readers that never throw,
  * a sampler with per-job windows, the start-up presence check, and the CLI's table.
+ * Layer: utility (docs/architecture.md): every layer may use it.
  */
 export * from './format-table.js';
 export * from './nvidia-smi-csv.js';

@@ -2,6 +2,7 @@
  * @module harness
  * The local platform: the job store contract and its in-memory store, the scheduler
  * of its time rules, the per-endpoint facade, and (in http/) its HTTP APIs.
+ * Layer: composition root (docs/architecture.md): its barrel of the core and the store, for the layers above the harness.
  */
 export { ManualClock, systemClock, type Clock, type TimerHandle } from '../clock/index.js';
 export * from './core/endpoint-jobs.js';

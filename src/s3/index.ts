@@ -9,6 +9,7 @@
  * uploads pays nothing for it at start. A job without s3Config: SW_S3_NOT_CONFIGURED;
  * a refused or failed upload: SW_S3_UPLOAD_FAILED (naming bucket, key and the
  * service's error code, never the credentials).
+ * Layer: worker side, over the utilities (docs/architecture.md).
  */
 import type { Readable } from 'node:stream';
 import { resolveS3Target, type S3Job, type S3UploadOptions, type S3UploadResult } from './s3-target.js';

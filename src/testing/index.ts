@@ -2,6 +2,7 @@
  * @module testing
  * `serverless-worker/testing`: run a handler on a job in a unit test (vitest,
  * node:test, any runner) through the real worker runtime and an in-process harness.
+ * Layer: tools, above both sides (docs/architecture.md).
  */
 // First: a clear error when zod 4 is not what is installed.
 import '../zod-version.js';

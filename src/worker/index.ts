@@ -1,6 +1,7 @@
 /**
  * @module worker
  * The worker runtime: handler contract, options, job runs, the dispatch loop, stream chunking.
+ * Layer: worker side, over transports/ (docs/architecture.md); never imports the harness.
  */
 export * from './argv.js';
 export * from './error-payload.js';

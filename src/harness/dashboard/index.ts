@@ -3,6 +3,7 @@
  * The web dashboard at `/ui`: a fastify plugin the harness server registers with a
  * dynamic import, so that neither the worker's platform path nor a server without the
  * dashboard loads it. See routes.ts for the routes and live-hub.ts for live updates.
+ * Layer: harness feature (docs/architecture.md): owns the /ui routes and their domain code (attempt log, live hub, series); reads the other features' views.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Harness } from '../core/harness.js';

@@ -2,6 +2,7 @@
  * @module harness/launcher
  * The harness runs and scales endpoint workers itself: a Launcher (local processes per
  * template image), the pure scaling decision, GPU assignment, crash backoff, logs.
+ * Layer: harness feature (docs/architecture.md): uses management/ (templates) and worker-api/ (the worker's environment).
  */
 export * from './crash-backoff.js';
 export * from './gpu-pool.js';

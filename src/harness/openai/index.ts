@@ -5,6 +5,7 @@
  * `{openai_route: "/v1/<route>", openai_input: <body>}`, and `GET
  * /{endpoint}/openai/v1/models` one with `openai_input: {}`. Errors here are in
  * OpenAI's shape (openai-errors.ts).
+ * Layer: harness feature (docs/architecture.md): owns its routes; builds on queue-api/.
  */
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';

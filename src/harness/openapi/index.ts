@@ -3,6 +3,7 @@
  * `GET /openapi.json` (the queue API as OpenAPI 3.1, built per request so endpoints
  * created later appear) and `GET /docs` (Swagger UI on that document, its assets
  * loaded from node_modules only when asked for).
+ * Layer: harness feature (docs/architecture.md): owns its routes; reads the dashboard's static files and input examples.
  */
 import type { FastifyInstance } from 'fastify';
 import { ServerlessWorkerError } from '../../job/index.js';

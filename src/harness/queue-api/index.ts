@@ -3,6 +3,7 @@
  * The queue API of spec 4.2 as a fastify plugin, registered under `/v2`:
  * run, runsync, status, status-sync, stream, cancel, retry, purge-queue, health,
  * requests. Its scope reads every body as JSON (see json-body.ts).
+ * Layer: harness feature (docs/architecture.md): owns its routes; uses http/, the core, the store, load-balancing/.
  */
 import type { FastifyInstance } from 'fastify';
 import { useLenientJsonBodies } from '../http/json-body.js';
