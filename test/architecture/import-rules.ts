@@ -8,16 +8,33 @@
  */
 
 /** The utilities at the bottom: every layer may use them. */
-const BASE = ['version', 'clock', 'job', 'log', 'net', 'gpu', 'metrics'] as const;
+const BASE = ['version', 'clock', 'settings', 'job', 'log', 'net', 'gpu', 'metrics'] as const;
 
 /** The harness's lower layers, which every harness feature may use. */
-const HARNESS_BELOW_FEATURES = ['harness/store', 'harness/core', 'harness/http'] as const;
+const HARNESS_BELOW_FEATURES = ['harness/postgres', 'harness/store', 'harness/core', 'harness/http'] as const;
+
+/** Every harness feature, in an order where each may use only those before it (see ALLOWED). */
+const HARNESS_FEATURES = [
+  'harness/management',
+  'harness/load-balancing',
+  'harness/webhooks',
+  'harness/worker-api',
+  'harness/queue-api',
+  'harness/openai',
+  'harness/launcher',
+  'harness/dashboard',
+  'harness/openapi',
+] as const;
+
+/** The whole harness: its layers, its features and the composition root, for the layers above it. */
+const HARNESS = [...HARNESS_BELOW_FEATURES, ...HARNESS_FEATURES, 'harness'] as const;
 
 /** Each unit and the units it may import (its own files aside). Nothing may import a unit above it. */
 export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // Utilities.
   version: [],
   clock: ['version', 'job'],
+  settings: ['version', 'job'],
   job: ['version'],
   log: ['version', 'job'],
   net: ['version', 'job'],
@@ -29,10 +46,11 @@ export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   transports: [...BASE],
   worker: [...BASE, 'transports'],
   'load-balancing': [...BASE, 'transports', 'worker'],
-  // The harness (the platform's side), bottom up: the store, the core over it, shared HTTP plumbing.
-  'harness/store': [...BASE],
-  'harness/core': [...BASE, 'harness/store'],
-  'harness/http': [...BASE, 'harness/store', 'harness/core'],
+  // The harness (the platform's side), bottom up: the PostgreSQL handle and migrations, the store, the core over it, shared HTTP plumbing.
+  'harness/postgres': [...BASE],
+  'harness/store': [...BASE, 'harness/postgres'],
+  'harness/core': [...BASE, 'harness/postgres', 'harness/store'],
+  'harness/http': [...BASE, 'harness/postgres', 'harness/store', 'harness/core'],
   // Features, each owning its routes; a feature may build on the ones listed before it.
   'harness/management': [...BASE, ...HARNESS_BELOW_FEATURES],
   'harness/load-balancing': [...BASE, ...HARNESS_BELOW_FEATURES],
@@ -53,39 +71,14 @@ export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   ],
   'harness/openapi': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/dashboard'],
   // The composition root: wires every harness part into a server.
-  harness: [
-    ...BASE,
-    ...HARNESS_BELOW_FEATURES,
-    'harness/management',
-    'harness/load-balancing',
-    'harness/webhooks',
-    'harness/worker-api',
-    'harness/queue-api',
-    'harness/openai',
-    'harness/launcher',
-    'harness/dashboard',
-    'harness/openapi',
-  ],
+  harness: [...BASE, ...HARNESS_BELOW_FEATURES, ...HARNESS_FEATURES],
   // Above both sides: a worker and a harness in one process, the bundler, the CLI, the entry points.
-  local: [...BASE, 'transports', 'worker', 'harness', 'harness/store', 'harness/core', 'harness/worker-api', 'harness/dashboard', 'harness/openapi'],
-  testing: [...BASE, 'transports', 'worker', 'local', 'harness', 'harness/core'],
+  local: [...BASE, 'transports', 'worker', 'load-balancing', ...HARNESS],
+  testing: [...BASE, 'transports', 'worker', 'local', ...HARNESS],
   build: [...BASE, 'harness/dashboard', 'harness/openapi'],
-  cli: [
-    ...BASE,
-    'scaffold',
-    'build',
-    'worker',
-    'harness',
-    'harness/store',
-    'harness/http',
-    'harness/management',
-    'harness/worker-api',
-    'harness/launcher',
-    'harness/dashboard',
-    'entry',
-  ],
-  exports: [...BASE, 'transports', 'worker', 'local', 'harness', 'harness/core', 'harness/management', 'harness/worker-api', 'entry'],
-  entry: [...BASE, 's3', 'transports', 'worker', 'load-balancing', 'local', 'harness'],
+  cli: [...BASE, 'scaffold', 'build', 'transports', 'worker', 'load-balancing', 'local', ...HARNESS, 'entry'],
+  exports: [...BASE, 's3', 'transports', 'worker', 'load-balancing', 'local', ...HARNESS, 'entry'],
+  entry: [...BASE, 's3', 'transports', 'worker', 'load-balancing', 'local', ...HARNESS],
 };
 
 /**
