@@ -19,9 +19,9 @@ const HARNESS_FEATURES = [
   'harness/load-balancing',
   'harness/webhooks',
   'harness/worker-api',
+  'harness/launcher',
   'harness/queue-api',
   'harness/openai',
-  'harness/launcher',
   'harness/dashboard',
   'harness/openapi',
 ] as const;
@@ -56,9 +56,10 @@ export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   'harness/load-balancing': [...BASE, ...HARNESS_BELOW_FEATURES],
   'harness/webhooks': [...BASE, ...HARNESS_BELOW_FEATURES],
   'harness/worker-api': [...BASE, ...HARNESS_BELOW_FEATURES],
-  'harness/queue-api': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/load-balancing'],
-  'harness/openai': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/queue-api'],
   'harness/launcher': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/management', 'harness/worker-api'],
+  // /health counts the launcher's workers (its LaunchedWorkersView).
+  'harness/queue-api': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/load-balancing', 'harness/launcher'],
+  'harness/openai': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/queue-api'],
   'harness/dashboard': [
     ...BASE,
     ...HARNESS_BELOW_FEATURES,
