@@ -19,6 +19,7 @@ import type { LaunchBackend, Launcher, LauncherOptionsInput, SlotClaims } from '
 import type { Harness } from './core/harness.js';
 import { InMemoryManagementStore, type ManagementStore } from './management/index.js';
 import { ServerlessWorkerError } from '../job/index.js';
+import { checkBindAddress } from './http/bind-address.js';
 import type { PostgresDatabase } from './postgres/database.js';
 
 /** The launcher a composed harness runs: which workers, where their slots live, and their container engine. */
@@ -104,6 +105,8 @@ async function openLauncher(
 /** Open what the options name, wire it, listen, and start the launcher against the server. */
 export async function composeHarness(options: ComposeHarnessOptions): Promise<ComposedHarness> {
   const { harnessOptions, launcher: plan, ...serverInput } = options;
+  // An unsafe bind is refused before anything is opened (a store, a database, a launcher).
+  checkBindAddress(serverInput.host ?? '127.0.0.1', serverInput.apiKey !== undefined, serverInput.allowUnauthenticatedNonLoopback === true);
   const { options: withHarness, owned, ownedManagement, ownedDatabase } = await harnessForServer(serverInput, harnessOptions);
   const { harness } = withHarness;
   const closeOwned = once(async () => {

@@ -10,7 +10,7 @@
  */
 import { ServerlessWorkerError } from '../job/index.js';
 import { Harness, type HarnessOptions } from './core/harness.js';
-import { STORE_ENV, describeStoreSpec, openJobStore } from './open-store.js';
+import { STORE_ENV, openJobStore } from './open-store.js';
 import type { ManagementStore } from './management/index.js';
 import type { PostgresDatabase } from './postgres/database.js';
 import type { HarnessServerOptions } from './server-options.js';
@@ -49,7 +49,6 @@ export async function harnessForServer(
     ...(storePoolSize !== undefined ? { poolSize: storePoolSize } : {}),
     ...(logger ? { onError: (error: unknown) => logger.warn({ err: error }, 'job store: background error (it goes on)') } : {}),
   });
-  logger?.info({ store: describeStoreSpec(spec) }, 'job store open');
   const owned = new Harness({ ...harnessOptions, store: jobStore });
   if (!database) return { options: { ...rest, harness: owned }, owned, spec };
   if (rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned, ownedDatabase: database, spec };

@@ -16,6 +16,7 @@ import { testInputFromWorkingDirectory } from '../../harness/dashboard/test-inpu
 import { formatWorkerEnv, workerEnvFor } from '../../harness/worker-api/index.js';
 import { parseOrThrow } from '../../job/parse.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
+import { describeStoreSpec } from '../../harness/open-store.js';
 import { createLogger } from '../../log/index.js';
 import { createGpuSampler } from '../../gpu/sampler.js';
 import { createMetrics } from '../../metrics/index.js';
@@ -117,6 +118,7 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
     throw error;
   });
   const { server, harness } = app;
+  logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
   await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
   // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
