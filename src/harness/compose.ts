@@ -119,7 +119,7 @@ export async function composeHarness(options: ComposeHarnessOptions): Promise<Co
   let managementStore: ManagementStore | undefined;
   try {
     // The launcher and the /v1 routes share one management store.
-    if (withHarness.management !== false) managementStore = withHarness.management?.store ?? new InMemoryManagementStore();
+    if (withHarness.management !== false) managementStore = withHarness.management?.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() });
     if (plan) {
       if (managementStore === undefined) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'A launcher needs the management API (/v1): leave management on');
       launched = await openLauncher(plan, { harness, store: managementStore, database: ownedDatabase, logger: logger ?? (await import('pino')).pino({ level: 'silent' }), metrics: withHarness.metrics });

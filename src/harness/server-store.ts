@@ -53,6 +53,6 @@ export async function harnessForServer(
   if (!database) return { options: { ...rest, harness: owned }, owned, spec };
   if (rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned, ownedDatabase: database, spec };
   const { PostgresManagementStore } = await import('./management/store/postgres-management-store.js');
-  const ownedManagement = new PostgresManagementStore(database);
+  const ownedManagement = new PostgresManagementStore(database, { now: () => owned.clock.now() });
   return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement, ownedDatabase: database, spec };
 }

@@ -118,7 +118,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     const limiter = new RateLimiter({ windowMs, now: now ?? (() => harness.clock.now()) });
     app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
   }
-  const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore()) : undefined;
+  const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() })) : undefined;
   const endpointLookup = managementStore ? sharedEndpointsHook(harness, managementStore) : undefined;
   if (endpointLookup) app.addHook('onRequest', endpointLookup);
   const unknownEndpoints = managementStore ? unknownEndpointHook(harness, managementStore) : undefined;
