@@ -116,6 +116,11 @@ export class JobBoard {
     return this.#views.count;
   }
 
+  /** Jobs watched now. */
+  get watched(): number {
+    return this.#views.count - this.#free.length;
+  }
+
   /**
    * Watch a job (its `attempt` too, when it carried one: the watchdog's verdict names
    * it): answers its slot, or -1 when every slot is taken or the id is longer than

@@ -69,7 +69,11 @@ export interface WatchdogThreadData {
 }
 
 /** Main -> thread. */
-export type ToThreadMessage = { readonly type: 'jobs'; readonly ids: readonly string[] } | { readonly type: 'stop' };
+export type ToThreadMessage =
+  | { readonly type: 'jobs'; readonly ids: readonly string[] }
+  /** Jobs are watched (the thread checks the board) or none is (it rests: no wake-ups while the worker is idle). */
+  | { readonly type: 'watching'; readonly on: boolean }
+  | { readonly type: 'stop' };
 
 /** Thread -> main: `ready` once it watches (and its first ping is under way), `failure` per failed ping. */
 export type FromThreadMessage =

@@ -100,13 +100,24 @@ async function report(list: ReturnType<typeof verdicts>, reason: string, blocked
   }
 }
 
-const checker = setInterval(check, data.checkIntervalMs);
+// The board is checked only while the main thread says jobs are watched (an idle worker's thread sleeps).
+let checker: NodeJS.Timeout | undefined;
+function watching(on: boolean): void {
+  if (on && checker === undefined && !stopped) {
+    checker = setInterval(check, data.checkIntervalMs);
+  } else if (!on && checker !== undefined) {
+    clearInterval(checker);
+    checker = undefined;
+    unclaimedLogged = false;
+  }
+}
 
 port?.on('message', (message: ToThreadMessage) => {
   if (message.type === 'jobs') heartbeat?.setJobs(message.ids.map(String));
+  else if (message.type === 'watching') watching(message.on);
   else if (message.type === 'stop' && !firing) {
+    watching(false);
     stopped = true;
-    clearInterval(checker);
     heartbeat?.stop();
     http.close();
     pingHttp?.close();

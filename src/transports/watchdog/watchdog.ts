@@ -33,6 +33,12 @@ export const TICK_INTERVAL_MS = 100;
 export const STALE_AFTER_MS = 1_000;
 /** How often the thread looks at the board, ms. */
 export const CHECK_INTERVAL_MS = 100;
+/**
+ * Ticks with no job watched before the main thread and the thread rest (no tick, no
+ * check: an idle worker wakes up for neither); the next watched job wakes both. A few
+ * ticks, so that back-to-back jobs do not switch them on and off per job.
+ */
+export const IDLE_TICKS_BEFORE_REST = 10;
 /** After reporting, how long `process.exit(1)` may take before SIGKILL, ms. */
 export const EXIT_WAIT_MS = 3_000;
 /** Longest wait for the thread to come up before `ready` resolves anyway, ms. */
@@ -84,6 +90,8 @@ export class Watchdog implements JobWatch {
    */
   readonly #clock = systemClock;
   #ticker: TimerHandle | undefined;
+  /** Ticks in a row that found no job watched (see IDLE_TICKS_BEFORE_REST). */
+  #idleTicks = 0;
   #jobIds: readonly string[] = [];
   #unsent = false;
   #lastSentAt = Number.NEGATIVE_INFINITY;
@@ -169,13 +177,15 @@ export class Watchdog implements JobWatch {
     });
     thread.on('exit', () => up());
     this.#thread = thread;
-    this.#ticker = repeatEvery(this.#clock, TICK_INTERVAL_MS, () => this.#tick());
+    // Ticks and checks run while jobs are watched (watch() wakes them), not while the worker is idle.
+    if (this.board.watched > 0 || this.#jobIds.length > 0) this.#wake();
     if (this.#jobIds.length > 0) this.#send();
     return true;
   }
 
   watch(jobId: string, deadlineAt: number, startedAt = this.#clock.now(), attempt?: number): number {
     const handle = this.board.claim(jobId, deadlineAt, startedAt, attempt);
+    if (handle >= 0 && this.#ticker === undefined) this.#wake();
     if (handle < 0 && !this.#unwatchedLogged) {
       this.#unwatchedLogged = true;
       this.#options.logger.warn(
@@ -199,6 +209,7 @@ export class Watchdog implements JobWatch {
   setJobs(jobIds: readonly string[]): void {
     this.#jobIds = [...jobIds];
     this.#unsent = true;
+    if (jobIds.length > 0 && this.#ticker === undefined) this.#wake();
     if (!this.#thread || this.#sendTimer || !this.#options.heartbeat) return;
     const gap = Math.min(JOBS_UPDATE_GAP_MS, this.#options.heartbeat.intervalMs / 10);
     const wait = this.#lastSentAt + gap - this.#clock.now();
@@ -223,8 +234,30 @@ export class Watchdog implements JobWatch {
     await thread.terminate().catch(() => 0);
   }
 
+  /** A job is watched: tick now and every TICK_INTERVAL_MS, and have the thread check the board. */
+  #wake(): void {
+    if (!this.#thread || this.#stopped || this.#ticker) return;
+    this.#idleTicks = 0;
+    this.board.tick();
+    this.#ticker = repeatEvery(this.#clock, TICK_INTERVAL_MS, () => this.#tick());
+    this.#thread.postMessage({ type: 'watching', on: true } satisfies ToThreadMessage);
+  }
+
+  /** No job watched for a while: no tick, no check until the next one. */
+  #rest(): void {
+    this.#ticker?.cancel();
+    this.#ticker = undefined;
+    this.#thread?.postMessage({ type: 'watching', on: false } satisfies ToThreadMessage);
+  }
+
   #tick(): void {
     this.board.tick();
+    // Jobs running unwatched (every slot taken, an id too long) still need the tick: the heartbeat lists them only while it moves.
+    if (this.board.watched > 0 || this.#jobIds.length > 0) this.#idleTicks = 0;
+    else if (++this.#idleTicks >= IDLE_TICKS_BEFORE_REST && !this.board.fired) {
+      this.#rest();
+      return;
+    }
     if (this.#firedSeen || !this.board.fired) return;
     this.#firedSeen = true;
     for (const listener of this.#firedListeners) {
