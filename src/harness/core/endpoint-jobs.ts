@@ -26,7 +26,8 @@ import { DEFAULT_MAX_REQUEUES, isStaleAttempt, staleAttemptError } from '../stor
 import type { Clock } from '../../clock/index.js';
 import type { EndpointJobsOptions } from './endpoint-types.js';
 import { EndpointWorkers } from './endpoint-workers.js';
-import { JobChanges } from './job-changes.js';
+import { JobChanges, type JobChangeListener } from './job-changes.js';
+import { newJobId } from '../store/job-id.js';
 import { toJobView } from '../store/job-record.js';
 import { Listeners } from './listeners.js';
 import type {
@@ -102,8 +103,7 @@ export class EndpointJobs {
 
   /** Accept a validated job request: IN_QUEUE (a waiting worker takes it at once). */
   async submit(request: JobRequest, options: SubmitOptions = {}): Promise<JobView> {
-    checkQueueRoom(this.#store, this.#maxQueuedBytes, options.bytes ?? 0);
-    return toJobView(await this.#store.submit(this.id, request, options, this.#clock.now()));
+    return toJobView(await this.#submit(request, options));
   }
 
   /** Take up to `max` queued jobs for `workerId` without waiting (none while draining; the worker counts as seen). */
@@ -279,13 +279,31 @@ export class EndpointJobs {
    * Resolve with the job's view once it has ended, or once `timeoutMs` passes (then
    * with its current view). Rejects with SW_JOB_NOT_FOUND if it disappears.
    */
-  async waitForEnd(jobId: string, timeoutMs: number, signal?: StopSignal): Promise<JobView> {
+  waitForEnd(jobId: string, timeoutMs: number, signal?: StopSignal): Promise<JobView> {
+    return this.#waitForEnd(jobId, timeoutMs, signal, () => this.#found(jobId));
+  }
+
+  /**
+   * Submit (see submit) and wait for the job's end as waitForEnd does (/runsync). The
+   * wait listens for the job's changes from before the submit (its id is made here), so
+   * the submitted job is what it starts from, without a read.
+   */
+  submitAndWait(request: JobRequest, options: SubmitOptions, timeoutMs: number, signal?: StopSignal): Promise<JobView> {
+    const id = options.id ?? newJobId(options.sync ?? false);
+    return this.#waitForEnd(id, timeoutMs, signal, () => this.#submit(request, { ...options, id }));
+  }
+
+  /** The wait of waitForEnd, starting from the job `first` answers; later reads read the store, unless the change that ended the job carried it. */
+  async #waitForEnd(jobId: string, timeoutMs: number, signal: StopSignal | undefined, first: () => Promise<StoredJob>): Promise<JobView> {
     let wake: (() => void) | undefined;
     let changed = false;
     let elapsed = false;
-    const unsubscribe = this.onJobChange(jobId, (status) => {
+    /** The job as the change that ended it left it, when the change carried it (a result applied by this process). */
+    let ended: StoredJob | undefined;
+    const unsubscribe = this.onJobChange(jobId, (status, job) => {
       // A change to a status that is not an end (the take) needs no read.
       if (status !== undefined && !isTerminal(status)) return;
+      if (job !== undefined && isTerminal(job.status)) ended = job;
       changed = true;
       wake?.();
     });
@@ -296,9 +314,11 @@ export class EndpointJobs {
     const timer = this.#clock.setTimer(timeoutMs, stop);
     signal?.addEventListener('abort', stop, { once: true });
     try {
+      let read = first;
       for (;;) {
         changed = false;
-        const job = await this.#found(jobId);
+        const job = ended ?? (await read());
+        read = () => this.#found(jobId);
         if (isTerminal(job.status) || elapsed || signal?.aborted === true) return toJobView(job);
         // A change or the end of the wait while the store answered: read again at once.
         if (!changed && !elapsed) await new Promise<void>((resolve) => (wake = resolve));
@@ -312,7 +332,7 @@ export class EndpointJobs {
   }
 
   /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
-  onJobChange(jobId: string, listener: (status?: JobStatus) => void): () => void {
+  onJobChange(jobId: string, listener: JobChangeListener): () => void {
     return this.#jobChanged.on(jobId, listener);
   }
 
@@ -354,7 +374,7 @@ export class EndpointJobs {
       this.#queuedEpoch++;
       this.#serveWaiters();
     } else if (event.type === 'changed') {
-      this.#jobChanged.notify(event.jobId, event.status);
+      this.#jobChanged.notify(event.jobId, event.status, event.job);
     } else if (event.type === 'resync') {
       // Events may have been missed: takers look again, and every job reader reads again.
       this.#queuedEpoch++;
@@ -400,6 +420,11 @@ export class EndpointJobs {
       .finally(() => {
         this.#serving = false;
       });
+  }
+
+  #submit(request: JobRequest, options: SubmitOptions): Promise<StoredJob> {
+    checkQueueRoom(this.#store, this.#maxQueuedBytes, options.bytes ?? 0);
+    return this.#store.submit(this.id, request, options, this.#clock.now());
   }
 
   async #found(jobId: string): Promise<StoredJob> {

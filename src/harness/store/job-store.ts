@@ -108,6 +108,12 @@ export type StoreEvent =
       readonly jobId: string;
       /** The job's status after the change, when the change set it: a reader waiting for the end skips a read while it is not terminal. */
       readonly status?: JobStatus;
+      /**
+       * The job as the change left it, when the store had it in hand (a result applied by
+       * this process): a reader waiting for the end answers without a read. Only on the
+       * events of this process; never sent to other processes.
+       */
+      readonly job?: StoredJob;
     }
   | ({ readonly type: 'stop' } & StopOrder)
   | { readonly type: 'worker'; readonly endpointId: string; readonly workerId: string }

@@ -83,7 +83,7 @@ export class PostgresJobStore implements JobStore {
   async submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob> {
     this.#open();
     const sync = options.sync ?? false;
-    const id = newJobId(sync);
+    const id = options.id ?? newJobId(sync);
     const expiresAt = now + resolvePolicy(request.policy).ttl;
     const retentionMs = sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async;
     const events: StoreEvent[] = [{ type: 'queued', endpointId }];
