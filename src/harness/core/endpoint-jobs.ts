@@ -46,6 +46,7 @@ import type {
   StreamRead,
   SubmitOptions,
 } from '../store/job-store.js';
+import { TakeHints } from './take-hints.js';
 import { TakeWaiters } from './take-waiters.js';
 import { checkQueueRoom } from './queue-room.js';
 import type { StopSignal } from './stop-signal.js';
@@ -63,6 +64,8 @@ export class EndpointJobs {
   readonly #maxQueuedBytes: number | undefined;
   readonly #onError: (error: unknown) => void;
   readonly #waiters = new TakeWaiters();
+  /** Wake-ups put off for jobs another process most likely takes itself. */
+  readonly #takeHints: TakeHints;
   /** Counts 'queued' events, so that a take that found nothing knows whether to look again before it parks. */
   #queuedEpoch = 0;
   /** The epoch at which a take last found no more jobs than it could take, and when: until the next 'queued' event the queue holds nothing to take. */
@@ -90,6 +93,7 @@ export class EndpointJobs {
     this.#rules = { maxRequeues: options.maxRequeues ?? DEFAULT_MAX_REQUEUES };
     this.#maxQueuedBytes = options.maxQueuedBytes;
     this.#onError = options.onListenerError ?? (() => {});
+    this.#takeHints = new TakeHints(options.clock, () => this.#wakeTakers());
     this.stopRequested = new Listeners(options.onListenerError);
     this.jobEnded = new Listeners(options.onListenerError);
     this.workers = new EndpointWorkers(id, options.store, options.clock, this.#rules, (gone) => {
@@ -371,12 +375,15 @@ export class EndpointJobs {
   /** @internal The harness routes the store's events for this endpoint here. */
   onStoreEvent(event: StoreEvent): void {
     if (event.type === 'queued') {
-      this.#queuedEpoch++;
-      this.#serveWaiters();
+      // Another process queued a job that a taker of its own takes at once: wake in a moment, unless its take is told first.
+      if (event.takerWaitingFor !== undefined) this.#takeHints.hinted(event.takerWaitingFor);
+      else this.#wakeTakers();
     } else if (event.type === 'changed') {
+      if (event.status === 'IN_PROGRESS') this.#takeHints.taken(event.jobId);
       this.#jobChanged.notify(event.jobId, event.status, event.job);
     } else if (event.type === 'resync') {
       // Events may have been missed: takers look again, and every job reader reads again.
+      this.#takeHints.flush();
       this.#queuedEpoch++;
       this.#serveWaiters();
       this.#jobChanged.notifyAll();
@@ -391,6 +398,12 @@ export class EndpointJobs {
   }
 
   // ---------------------------------------------------------------- internals
+
+  /** A job was queued: takes look in the store again, and parked takers are served. */
+  #wakeTakers(): void {
+    this.#queuedEpoch++;
+    this.#serveWaiters();
+  }
 
   /** Hand queued jobs to parked takers, longest waiting first, until the store has none left for them. */
   #serveWaiters(): void {
@@ -424,7 +437,8 @@ export class EndpointJobs {
 
   #submit(request: JobRequest, options: SubmitOptions): Promise<StoredJob> {
     checkQueueRoom(this.#store, this.#maxQueuedBytes, options.bytes ?? 0);
-    return this.#store.submit(this.id, request, options, this.#clock.now());
+    const takerWaiting = this.#waiters.size > 0 && !this.#draining;
+    return this.#store.submit(this.id, request, { ...options, takerWaiting }, this.#clock.now());
   }
 
   async #found(jobId: string): Promise<StoredJob> {

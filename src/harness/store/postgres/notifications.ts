@@ -23,8 +23,8 @@ const MAX_PAYLOAD_BYTES = 7_900;
 
 const StopReasonSchema = z.enum(['cancelled', 'timeout', 'expired']);
 const EventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('queued'), endpointId: z.string() }),
-  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional() }),
+  z.object({ type: z.literal('queued'), endpointId: z.string(), takerWaitingFor: z.string().optional(), due: z.number().optional() }),
+  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional(), due: z.number().optional() }),
   z.object({ type: z.literal('stop'), endpointId: z.string(), workerId: z.string(), jobId: z.string(), reason: StopReasonSchema, attempt: z.number() }),
   z.object({ type: z.literal('worker'), endpointId: z.string(), workerId: z.string() }),
 ]);
