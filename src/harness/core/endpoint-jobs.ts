@@ -13,11 +13,9 @@
  */
 import {
   ServerlessWorkerError,
-  isTerminal,
   type Job,
   type JobRequest,
   type JobResult,
-  type JobStatus,
   type JobView,
   type StopReason,
   type StreamChunk,
@@ -26,6 +24,7 @@ import { DEFAULT_MAX_REQUEUES, isStaleAttempt, staleAttemptError } from '../stor
 import type { Clock } from '../../clock/index.js';
 import type { EndpointJobsOptions } from './endpoint-types.js';
 import { EndpointWorkers } from './endpoint-workers.js';
+import { waitForJobEnd } from './end-wait.js';
 import { JobChanges, type JobChangeListener } from './job-changes.js';
 import { newJobId } from '../store/job-id.js';
 import { toJobView } from '../store/job-record.js';
@@ -297,42 +296,9 @@ export class EndpointJobs {
     return this.#waitForEnd(id, timeoutMs, signal, () => this.#submit(request, { ...options, id }));
   }
 
-  /** The wait of waitForEnd, starting from the job `first` answers; later reads read the store, unless the change that ended the job carried it. */
-  async #waitForEnd(jobId: string, timeoutMs: number, signal: StopSignal | undefined, first: () => Promise<StoredJob>): Promise<JobView> {
-    let wake: (() => void) | undefined;
-    let changed = false;
-    let elapsed = false;
-    /** The job as the change that ended it left it, when the change carried it (a result applied by this process). */
-    let ended: StoredJob | undefined;
-    const unsubscribe = this.onJobChange(jobId, (status, job) => {
-      // A change to a status that is not an end (the take) needs no read.
-      if (status !== undefined && !isTerminal(status)) return;
-      if (job !== undefined && isTerminal(job.status)) ended = job;
-      changed = true;
-      wake?.();
-    });
-    const stop = (): void => {
-      elapsed = true;
-      wake?.();
-    };
-    const timer = this.#clock.setTimer(timeoutMs, stop);
-    signal?.addEventListener('abort', stop, { once: true });
-    try {
-      let read = first;
-      for (;;) {
-        changed = false;
-        const job = ended ?? (await read());
-        read = () => this.#found(jobId);
-        if (isTerminal(job.status) || elapsed || signal?.aborted === true) return toJobView(job);
-        // A change or the end of the wait while the store answered: read again at once.
-        if (!changed && !elapsed) await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
-    } finally {
-      timer.cancel();
-      unsubscribe();
-      signal?.removeEventListener('abort', stop);
-    }
+  #waitForEnd(jobId: string, timeoutMs: number, signal: StopSignal | undefined, first: () => Promise<StoredJob>): Promise<JobView> {
+    const onJobChange = (listener: JobChangeListener): (() => void) => this.onJobChange(jobId, listener);
+    return waitForJobEnd({ clock: this.#clock, onJobChange, first, read: () => this.#found(jobId) }, timeoutMs, signal);
   }
 
   /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
