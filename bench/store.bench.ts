@@ -10,7 +10,11 @@
  * --no-rate-limit` in a process of its own; two worker processes (bench/children/
  * platform-worker.ts, concurrency 8) are spread over the harnesses; `--clients`
  * closed-loop clients call /runsync, spread over the harnesses too. Figures: jobs/s
- * over the batch and the p50 of one /runsync, the median of `--runs` after a warm-up.
+ * over the batch and the p50 of one /runsync, the median of `--runs` after a warm-up;
+ * on PostgreSQL the transactions a job cost; and the CPU time a job cost, over the
+ * measured runs, of the harness processes and of the PostgreSQL server (every process
+ * below this one but the harnesses and workers: far less moved by a busy shared machine
+ * than jobs/s).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -18,6 +22,7 @@ import { Pool } from 'undici';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { childExecArgv, REPO_ROOT } from './lib/child.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
+import { processTree, readProc } from './lib/proc.js';
 import { median, percentile } from './lib/stats.js';
 
 const { values } = parseArgs({
@@ -100,6 +105,11 @@ async function commits(database: string | undefined): Promise<number | undefined
   }
 }
 
+/** CPU time so far of `pids`, ms (every thread; processes gone count nothing). */
+function cpuMs(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + (readProc(pid)?.cpuMs ?? 0), 0);
+}
+
 async function measure(name: string, stores: string[], database?: string): Promise<void> {
   const harnesses = await Promise.all(stores.map(startHarness));
   const workers = [0, 1].map((i) => {
@@ -111,10 +121,16 @@ async function measure(name: string, stores: string[], database?: string): Promi
     await batch(pools, Math.min(100, JOBS)); // warm-up: workers joined, connections open
     const runs: Figures[] = [];
     const before = await commits(database);
+    const harnessPids = harnesses.map((h) => h.child.pid ?? 0);
+    const mine = new Set([process.pid, ...harnessPids, ...workers.map((w) => w.pid ?? 0)]);
+    const serverPids = processTree(process.pid).filter((pid) => !mine.has(pid));
+    const cpuBefore = { harness: cpuMs(harnessPids), server: cpuMs(serverPids) };
     for (let run = 0; run < RUNS; run++) runs.push(await batch(pools, JOBS));
+    const cpu = { harness: (cpuMs(harnessPids) - cpuBefore.harness) / (JOBS * RUNS), server: (cpuMs(serverPids) - cpuBefore.server) / (JOBS * RUNS) };
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // the sessions report their counts
     const after = await commits(database);
-    const perJob = before !== undefined && after !== undefined ? ` | ${((after - before) / (JOBS * RUNS)).toFixed(1)} transactions/job` : '';
+    const cpuText = ` | CPU/job: harness ${cpu.harness.toFixed(2)} ms${database === undefined ? '' : `, PostgreSQL ${cpu.server.toFixed(2)} ms`}`;
+    const perJob = (before !== undefined && after !== undefined ? ` | ${((after - before) / (JOBS * RUNS)).toFixed(1)} transactions/job` : '') + cpuText;
     const pick = (key: keyof Figures): string => median(runs.map((r) => r[key])).toFixed(key === 'jobsPerS' ? 0 : 1);
     console.log(`${name.padEnd(28)} ${pick('jobsPerS').padStart(6)} jobs/s | p50 ${pick('p50Ms')} ms | p95 ${pick('p95Ms')} ms | load ${loadAverage()}${perJob}`);
   } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Harness, ManualClock, MemoryJobStore, Scheduler, type DueOutcome, type JobStore } from '../../src/harness/index.js';
+import { Harness, ManualClock, MemoryJobStore, Scheduler, type DueOutcome, type JobStore, type StoreEvent } from '../../src/harness/index.js';
 import { parseJobRequest } from '../../src/job/index.js';
 
 const request = (policy?: Record<string, number>) => parseJobRequest({ input: {}, ...(policy ? { policy } : {}) });
@@ -49,6 +49,46 @@ describe('Scheduler on a ManualClock', () => {
     await settle();
     expect(await store.get('ep', job.id)).toBeUndefined();
     expect(outcomes.flatMap((outcome) => outcome.deleted.map((deleted) => deleted.id))).toEqual([job.id]);
+    scheduler.close();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('with a store without peekNextDueAt: arms for the deadline an event names without asking nextDueAt, and asks on an event that names none', async () => {
+    const clock = new ManualClock();
+    let listener: ((event: StoreEvent) => void) | undefined;
+    let asked = 0;
+    const applied: number[] = [];
+    const store = {
+      subscribe: (added: (event: StoreEvent) => void) => {
+        listener = added;
+        return () => (listener = undefined);
+      },
+      nextDueAt: () => {
+        asked++;
+        return Promise.resolve(undefined);
+      },
+      applyDue: (now: number) => {
+        applied.push(now);
+        return Promise.resolve({ ended: [], stops: [], deleted: [] });
+      },
+    } as unknown as JobStore;
+    const scheduler = new Scheduler(store, clock, { onDue: () => {}, onError: (error) => { throw error; }, pollMs: 60_000 });
+    await settle();
+    expect(asked).toBe(1);
+    listener?.({ type: 'changed', endpointId: 'ep', jobId: 'j', status: 'IN_PROGRESS', due: clock.now() + 5_000 });
+    listener?.({ type: 'queued', endpointId: 'ep', due: clock.now() + 70_000 });
+    await settle();
+    expect(asked).toBe(1);
+    clock.advance(4_999);
+    await settle();
+    expect(applied).toEqual([]);
+    clock.advance(1);
+    await settle();
+    expect(applied).toEqual([clock.now()]);
+    expect(asked).toBe(2);
+    listener?.({ type: 'changed', endpointId: 'ep', jobId: 'j' });
+    await settle();
+    expect(asked).toBe(3);
     scheduler.close();
     expect(clock.pendingTimers).toBe(0);
   });

@@ -13,11 +13,9 @@
  */
 import {
   ServerlessWorkerError,
-  isTerminal,
   type Job,
   type JobRequest,
   type JobResult,
-  type JobStatus,
   type JobView,
   type StopReason,
   type StreamChunk,
@@ -26,7 +24,9 @@ import { DEFAULT_MAX_REQUEUES, isStaleAttempt, staleAttemptError } from '../stor
 import type { Clock } from '../../clock/index.js';
 import type { EndpointJobsOptions } from './endpoint-types.js';
 import { EndpointWorkers } from './endpoint-workers.js';
-import { JobChanges } from './job-changes.js';
+import { waitForJobEnd } from './end-wait.js';
+import { JobChanges, type JobChangeListener } from './job-changes.js';
+import { newJobId } from '../store/job-id.js';
 import { toJobView } from '../store/job-record.js';
 import { Listeners } from './listeners.js';
 import type {
@@ -45,6 +45,7 @@ import type {
   StreamRead,
   SubmitOptions,
 } from '../store/job-store.js';
+import { TakeHints } from './take-hints.js';
 import { TakeWaiters } from './take-waiters.js';
 import { checkQueueRoom } from './queue-room.js';
 import type { StopSignal } from './stop-signal.js';
@@ -62,6 +63,8 @@ export class EndpointJobs {
   readonly #maxQueuedBytes: number | undefined;
   readonly #onError: (error: unknown) => void;
   readonly #waiters = new TakeWaiters();
+  /** Wake-ups put off for jobs another process most likely takes itself. */
+  readonly #takeHints: TakeHints;
   /** Counts 'queued' events, so that a take that found nothing knows whether to look again before it parks. */
   #queuedEpoch = 0;
   /** The epoch at which a take last found no more jobs than it could take, and when: until the next 'queued' event the queue holds nothing to take. */
@@ -89,6 +92,7 @@ export class EndpointJobs {
     this.#rules = { maxRequeues: options.maxRequeues ?? DEFAULT_MAX_REQUEUES };
     this.#maxQueuedBytes = options.maxQueuedBytes;
     this.#onError = options.onListenerError ?? (() => {});
+    this.#takeHints = new TakeHints(options.clock, () => this.#wakeTakers());
     this.stopRequested = new Listeners(options.onListenerError);
     this.jobEnded = new Listeners(options.onListenerError);
     this.workers = new EndpointWorkers(id, options.store, options.clock, this.#rules, (gone) => {
@@ -102,8 +106,7 @@ export class EndpointJobs {
 
   /** Accept a validated job request: IN_QUEUE (a waiting worker takes it at once). */
   async submit(request: JobRequest, options: SubmitOptions = {}): Promise<JobView> {
-    checkQueueRoom(this.#store, this.#maxQueuedBytes, options.bytes ?? 0);
-    return toJobView(await this.#store.submit(this.id, request, options, this.#clock.now()));
+    return toJobView(await this.#submit(request, options));
   }
 
   /** Take up to `max` queued jobs for `workerId` without waiting (none while draining; the worker counts as seen). */
@@ -279,40 +282,27 @@ export class EndpointJobs {
    * Resolve with the job's view once it has ended, or once `timeoutMs` passes (then
    * with its current view). Rejects with SW_JOB_NOT_FOUND if it disappears.
    */
-  async waitForEnd(jobId: string, timeoutMs: number, signal?: StopSignal): Promise<JobView> {
-    let wake: (() => void) | undefined;
-    let changed = false;
-    let elapsed = false;
-    const unsubscribe = this.onJobChange(jobId, (status) => {
-      // A change to a status that is not an end (the take) needs no read.
-      if (status !== undefined && !isTerminal(status)) return;
-      changed = true;
-      wake?.();
-    });
-    const stop = (): void => {
-      elapsed = true;
-      wake?.();
-    };
-    const timer = this.#clock.setTimer(timeoutMs, stop);
-    signal?.addEventListener('abort', stop, { once: true });
-    try {
-      for (;;) {
-        changed = false;
-        const job = await this.#found(jobId);
-        if (isTerminal(job.status) || elapsed || signal?.aborted === true) return toJobView(job);
-        // A change or the end of the wait while the store answered: read again at once.
-        if (!changed && !elapsed) await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
-    } finally {
-      timer.cancel();
-      unsubscribe();
-      signal?.removeEventListener('abort', stop);
-    }
+  waitForEnd(jobId: string, timeoutMs: number, signal?: StopSignal): Promise<JobView> {
+    return this.#waitForEnd(jobId, timeoutMs, signal, () => this.#found(jobId));
+  }
+
+  /**
+   * Submit (see submit) and wait for the job's end as waitForEnd does (/runsync). The
+   * wait listens for the job's changes from before the submit (its id is made here), so
+   * the submitted job is what it starts from, without a read.
+   */
+  submitAndWait(request: JobRequest, options: SubmitOptions, timeoutMs: number, signal?: StopSignal): Promise<JobView> {
+    const id = options.id ?? newJobId(options.sync ?? false);
+    return this.#waitForEnd(id, timeoutMs, signal, () => this.#submit(request, { ...options, id }));
+  }
+
+  #waitForEnd(jobId: string, timeoutMs: number, signal: StopSignal | undefined, first: () => Promise<StoredJob>): Promise<JobView> {
+    const onJobChange = (listener: JobChangeListener): (() => void) => this.onJobChange(jobId, listener);
+    return waitForJobEnd({ clock: this.#clock, onJobChange, first, read: () => this.#found(jobId) }, timeoutMs, signal);
   }
 
   /** Call `listener` whenever the job gets a chunk, changes status, or is deleted. */
-  onJobChange(jobId: string, listener: (status?: JobStatus) => void): () => void {
+  onJobChange(jobId: string, listener: JobChangeListener): () => void {
     return this.#jobChanged.on(jobId, listener);
   }
 
@@ -351,12 +341,15 @@ export class EndpointJobs {
   /** @internal The harness routes the store's events for this endpoint here. */
   onStoreEvent(event: StoreEvent): void {
     if (event.type === 'queued') {
-      this.#queuedEpoch++;
-      this.#serveWaiters();
+      // Another process queued a job that a taker of its own takes at once: wake in a moment, unless its take is told first.
+      if (event.takerWaitingFor !== undefined) this.#takeHints.hinted(event.takerWaitingFor);
+      else this.#wakeTakers();
     } else if (event.type === 'changed') {
-      this.#jobChanged.notify(event.jobId, event.status);
+      if (event.status === 'IN_PROGRESS') this.#takeHints.taken(event.jobId);
+      this.#jobChanged.notify(event.jobId, event.status, event.job);
     } else if (event.type === 'resync') {
       // Events may have been missed: takers look again, and every job reader reads again.
+      this.#takeHints.flush();
       this.#queuedEpoch++;
       this.#serveWaiters();
       this.#jobChanged.notifyAll();
@@ -371,6 +364,12 @@ export class EndpointJobs {
   }
 
   // ---------------------------------------------------------------- internals
+
+  /** A job was queued: takes look in the store again, and parked takers are served. */
+  #wakeTakers(): void {
+    this.#queuedEpoch++;
+    this.#serveWaiters();
+  }
 
   /** Hand queued jobs to parked takers, longest waiting first, until the store has none left for them. */
   #serveWaiters(): void {
@@ -400,6 +399,12 @@ export class EndpointJobs {
       .finally(() => {
         this.#serving = false;
       });
+  }
+
+  #submit(request: JobRequest, options: SubmitOptions): Promise<StoredJob> {
+    checkQueueRoom(this.#store, this.#maxQueuedBytes, options.bytes ?? 0);
+    const takerWaiting = this.#waiters.size > 0 && !this.#draining;
+    return this.#store.submit(this.id, request, { ...options, takerWaiting }, this.#clock.now());
   }
 
   async #found(jobId: string): Promise<StoredJob> {

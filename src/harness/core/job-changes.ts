@@ -4,11 +4,16 @@
  * deleted (readers of /stream, /status-sync and /runsync wake up on them).
  */
 import type { JobStatus } from '../../job/index.js';
+import type { StoredJob } from '../store/job-store.js';
+
+/** Called on a change of the job: its new status when the change set it, and the job itself when the store had it in hand. */
+export type JobChangeListener = (status?: JobStatus, job?: StoredJob) => void;
+
 export class JobChanges {
-  readonly #listeners = new Map<string, Set<(status?: JobStatus) => void>>();
+  readonly #listeners = new Map<string, Set<JobChangeListener>>();
 
   /** Call `listener` on every change of the job (with its new status when the change names it); answers the function that removes it. */
-  on(jobId: string, listener: (status?: JobStatus) => void): () => void {
+  on(jobId: string, listener: JobChangeListener): () => void {
     let set = this.#listeners.get(jobId);
     if (!set) {
       set = new Set();
@@ -22,11 +27,11 @@ export class JobChanges {
     };
   }
 
-  /** The job changed (to `status`, when known): call its listeners. */
-  notify(jobId: string, status?: JobStatus): void {
+  /** The job changed (to `status`, when known; `job`: as the change left it, when known): call its listeners. */
+  notify(jobId: string, status?: JobStatus, job?: StoredJob): void {
     const listeners = this.#listeners.get(jobId);
     if (!listeners) return;
-    for (const listener of [...listeners]) listener(status);
+    for (const listener of [...listeners]) listener(status, job);
   }
 
   /** Events may have been missed (a shared store's notifications were cut): call every listener. */

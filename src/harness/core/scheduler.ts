@@ -7,7 +7,10 @@
  * deadlines live in this process (`peekNextDueAt`), it re-arms within the same clock
  * tick and on every store event, so a ManualClock advance applies each deadline at its
  * own time; with a shared store it asks `nextDueAt` after each applyDue and on events,
- * and looks again at least every `pollMs` (deadlines set by other processes).
+ * and looks again at least every `pollMs` (deadlines set by other processes). An event
+ * that names the deadline its change set (`due`: a submit's ttl, a take's execution
+ * timeout, an end's retention) arms the timer for it without asking the store: a
+ * question per event was the most frequent statement of a busy shared store.
  *
  * `repeat` runs a periodic task on the same clock (the worker API's liveness sweep, armed
  * for the next time a worker could be silent too long).
@@ -36,6 +39,8 @@ export class Scheduler {
   /** A nextDueAt question is under way (shared stores). */
   #asking = false;
   #askAgain = false;
+  /** The earliest deadline events named while a nextDueAt question was under way (its answer may not include them). */
+  #dueWhileAsking = Number.POSITIVE_INFINITY;
   #closed = false;
 
   constructor(store: JobStore, clock: Clock, options: SchedulerOptions) {
@@ -43,7 +48,11 @@ export class Scheduler {
     this.#clock = clock;
     this.#options = options;
     this.#unsubscribe = store.subscribe((event) => {
-      if (event.type === 'queued' || event.type === 'changed' || event.type === 'resync') this.#rearm();
+      if (event.type === 'resync') this.#rearm();
+      else if (event.type === 'queued' || event.type === 'changed') {
+        if (event.due !== undefined && !this.#store.peekNextDueAt) this.#noteDue(event.due);
+        else this.#rearm();
+      }
     });
     this.#rearm();
   }
@@ -81,6 +90,13 @@ export class Scheduler {
     this.#disarm();
   }
 
+  /** A change set a deadline at `due`: a timer armed no later covers it (a shared store). */
+  #noteDue(due: number): void {
+    if (this.#closed) return;
+    if (this.#asking) this.#dueWhileAsking = Math.min(this.#dueWhileAsking, due);
+    this.#armFor(due);
+  }
+
   #rearm(): void {
     if (this.#closed) return;
     const peek = this.#store.peekNextDueAt?.bind(this.#store);
@@ -93,15 +109,16 @@ export class Scheduler {
       return;
     }
     this.#asking = true;
+    this.#dueWhileAsking = Number.POSITIVE_INFINITY;
     this.#store
       .nextDueAt()
       .then((due) => {
         const poll = this.#clock.now() + (this.#options.pollMs ?? DEFAULT_POLL_MS);
-        this.#armFor(due === undefined ? poll : Math.min(due, poll), true);
+        this.#armFor(Math.min(due ?? poll, poll, this.#dueWhileAsking), true);
       })
       .catch((error: unknown) => {
         this.#options.onError(error);
-        this.#armFor(this.#clock.now() + (this.#options.pollMs ?? DEFAULT_POLL_MS), true);
+        this.#armFor(Math.min(this.#clock.now() + (this.#options.pollMs ?? DEFAULT_POLL_MS), this.#dueWhileAsking), true);
       })
       .finally(() => {
         this.#asking = false;

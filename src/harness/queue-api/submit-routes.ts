@@ -48,10 +48,9 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
     const endpoint = endpointOf(context, request.params);
     const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
     const body = jobRequestOf(request.body, context, endpoint.id);
-    const submitted = await endpoint.submit(body, { sync: true, waitMs: wait, bytes: request.bodyBytes });
     const waiting = requestSignal(reply, context.closing);
     try {
-      const view = await endpoint.waitForEnd(submitted.id, wait, waiting.signal);
+      const view = await endpoint.submitAndWait(body, { sync: true, waitMs: wait, bytes: request.bodyBytes }, wait, waiting.signal);
       // Finished: the whole record. The wait elapsed first: id and status; clients poll on.
       return isTerminal(view.status) ? view : { id: view.id, status: view.status };
     } finally {

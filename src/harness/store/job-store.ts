@@ -101,13 +101,37 @@ export type * from './store-types.js';
  * is no longer running with it.
  */
 export type StoreEvent =
-  | { readonly type: 'queued'; readonly endpointId: string }
+  | {
+      readonly type: 'queued';
+      readonly endpointId: string;
+      /**
+       * The job queued, when the submit that queued it knew a taker of its own process was
+       * waiting (SubmitOptions.takerWaiting): that process will most likely take it, so
+       * another process's waiting takers give it a moment (take-hints.ts) and go to the store
+       * only when they were not told of its take.
+       */
+      readonly takerWaitingFor?: string;
+      /** The deadline the change set on the job (its ttl), when the store says: see 'changed'. */
+      readonly due?: number;
+    }
   | {
       readonly type: 'changed';
       readonly endpointId: string;
       readonly jobId: string;
       /** The job's status after the change, when the change set it: a reader waiting for the end skips a read while it is not terminal. */
       readonly status?: JobStatus;
+      /**
+       * The job as the change left it, when the store had it in hand (a result applied by
+       * this process): a reader waiting for the end answers without a read. Only on the
+       * events of this process; never sent to other processes.
+       */
+      readonly job?: StoredJob;
+      /**
+       * The earliest deadline the change set on the job (execution timeout, retention),
+       * when the store says: a scheduler of a shared store arms its timer for it instead of
+       * asking the store for the next deadline (nextDueAt) on every event. Absent: ask.
+       */
+      readonly due?: number;
     }
   | ({ readonly type: 'stop' } & StopOrder)
   | { readonly type: 'worker'; readonly endpointId: string; readonly workerId: string }

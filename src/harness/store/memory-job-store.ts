@@ -64,7 +64,7 @@ export class MemoryJobStore implements JobStore {
     const endpoint = this.#state.endpointOrCreate(endpointId);
     const sync = options.sync ?? false;
     const job: MemoryJob = {
-      id: newJobId(sync),
+      id: options.id ?? newJobId(sync),
       endpointId,
       request: ownedRequest(request),
       sync,

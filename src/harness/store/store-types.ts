@@ -91,6 +91,10 @@ export interface SubmitOptions {
   readonly waitMs?: number;
   /** The request's size as received, bytes (the HTTP body); counted by queuedBytes while the job is queued. Default 0. */
   readonly bytes?: number;
+  /** The new job's id, made by the caller with newJobId (job-id.ts) so that it can listen for the job's events before the submit; default a new one. */
+  readonly id?: string;
+  /** A taker of the submitting process is waiting for a job now (a wake-up hint for other processes: StoreEvent 'queued'). */
+  readonly takerWaiting?: boolean;
 }
 
 /** A worker must stop this attempt of a job it holds. */

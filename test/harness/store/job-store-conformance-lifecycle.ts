@@ -281,7 +281,8 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       await store.pushChunk('ep', job.id, 'w1', { output: 'x' }, 1, T0);
       await store.cancel('ep', job.id, T0);
       const expected = [
-        { type: 'queued', endpointId: 'ep' },
+        // A store may name the deadline a change set (due: the scheduler arms for it without asking).
+        expect.objectContaining({ type: 'queued', endpointId: 'ep' }),
         { type: 'changed', endpointId: 'ep', jobId: job.id },
         { type: 'worker', endpointId: 'ep', workerId: 'w1' },
         { type: 'stop', endpointId: 'ep', workerId: 'w1', jobId: job.id, reason: 'cancelled', attempt: 1 },

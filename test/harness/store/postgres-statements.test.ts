@@ -1,9 +1,10 @@
 /**
  * Statements per job on the PostgreSQL store's happy path (issue 26): submit, take and a
  * result, counted on the wire (test/postgres/statement-counter.ts). At most 4 a job;
- * a count, not a timing.
+ * a count, not a timing. Through the harness, a /runsync waiter adds no read.
  */
 import { afterEach, expect, it } from 'vitest';
+import { Harness, ManualClock } from '../../../src/harness/index.js';
 import { openHarnessDatabase } from '../../../src/harness/harness-database.js';
 import type { PostgresDatabase } from '../../../src/harness/postgres/database.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
@@ -43,4 +44,46 @@ it(`runs a job (submit, take, result) in at most ${MAX_STATEMENTS_PER_JOB} state
   // Today: one each (submit, take, complete in one compare-and-set statement).
   expect(perJob).toBe(3);
   expect((await store.health('ep')).jobs.completed).toBe(JOBS);
+});
+
+it('waits for a /runsync job\'s end without reading it: from the submit to the result applied in the same process', async () => {
+  database = await createTestDatabase();
+  counter = await startStatementCounter(database.url);
+  // One connection: a second one opening while statements are counted would add its own start-up queries.
+  handle = await openHarnessDatabase(counter.url, { poolSize: 1 });
+  store = await PostgresJobStore.open(handle);
+  await store.createEndpoint('ep');
+  let reads = 0;
+  const counted = store;
+  const watched = new Proxy(counted, {
+    get(target, key) {
+      if (key === 'get') return (...args: Parameters<PostgresJobStore['get']>) => (reads++, target.get(...args));
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  // A ManualClock: no poll or sweep timer fires while the statements are counted.
+  const harness = new Harness({ clock: new ManualClock(), store: watched });
+  const endpoint = harness.endpoint('ep');
+  // The first job is not counted: the harness's start-up (the scheduler's first question, the worker's first take) falls in it.
+  let before = 0;
+  for (let n = 0; n <= JOBS; n++) {
+    if (n === 1) before = counter.count();
+    const queued = new Promise<void>((resolve) => {
+      const unsubscribe = watched.subscribe((event) => {
+        if (event.type !== 'queued') return;
+        unsubscribe();
+        resolve();
+      });
+    });
+    const ended = endpoint.submitAndWait({ input: { n } }, { sync: true }, 60_000);
+    await queued;
+    const [job] = await endpoint.tryTake('w1', 1);
+    expect(await endpoint.complete(job?.id ?? '', 'w1', { kind: 'output', output: { n } }, job?.attempt)).toEqual({ applied: true, status: 'COMPLETED' });
+    expect(await ended).toMatchObject({ id: job?.id, status: 'COMPLETED', output: { n } });
+  }
+  expect(reads).toBe(0);
+  // Submit, take, result: the waiter adds none.
+  expect((counter.count() - before) / JOBS).toBe(3);
+  await harness.close();
 });

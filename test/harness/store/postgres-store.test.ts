@@ -139,11 +139,38 @@ describe('PostgresJobStore: the LISTEN connection', () => {
       await eventually(() => expect(events).toContainEqual({ type: 'resync', endpointId: 'ep' }));
       const job = await store.submit('ep', request(), {}, T0);
       await store.take('ep', 'w1', 1, T0);
-      await eventually(() => expect(events).toContainEqual({ type: 'changed', endpointId: 'ep', jobId: job.id, status: 'IN_PROGRESS' }));
+      await eventually(() => expect(events).toContainEqual(expect.objectContaining({ type: 'changed', endpointId: 'ep', jobId: job.id, status: 'IN_PROGRESS' })));
     } finally {
       await admin.end();
       await store.close();
       await peer.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('two harnesses on one database: the take hint', () => {
+  it('hands a job to the other process\'s waiting taker when the submitting process said it had one but did not take it', async () => {
+    const database = await createTestDatabase();
+    const storeA = await PostgresJobStore.open(await database.connect(2));
+    const storeB = await PostgresJobStore.open(await database.connect(2));
+    const harnessB = new Harness({ store: storeB });
+    try {
+      await storeA.createEndpoint('ep');
+      const endpointB = harnessB.endpoint('ep');
+      // B's worker waits (its first take finds the queue empty, then it parks).
+      const taking = endpointB.take('wb', 1);
+      await eventually(async () => expect((await storeB.getWorker('ep', 'wb'))?.initializing).toBe(false));
+      const told: StoreEvent[] = [];
+      storeB.subscribe((event) => told.push(event));
+      // A says a taker of its own waits, and none takes the job: B takes it after its moment.
+      const job = await storeA.submit('ep', request(), { takerWaiting: true }, harnessB.clock.now());
+      const [taken] = await taking;
+      expect(taken?.id).toBe(job.id);
+      expect(told).toContainEqual(expect.objectContaining({ type: 'queued', endpointId: 'ep', takerWaitingFor: job.id }));
+    } finally {
+      await harnessB.close();
+      await storeA.close();
       await database.drop();
     }
   });

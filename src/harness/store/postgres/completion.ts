@@ -76,12 +76,23 @@ export async function completeJob(
       facts = job;
     }
     const change = completeChange(facts, post.workerId, post.result, post.now);
-    const events = changeEvents(facts, change);
+    const events = withDue(changeEvents(facts, change), facts.id, change.fields.deleteAt);
     const ended = await writeIfStill(sql, facts, change, encodePayloads(origin, events));
-    if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events };
+    if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withJob(events, ended) };
     facts = undefined; // changed since: read it
   }
   throw new Error(`The result of job ${post.jobId} met a job changed by others ${TRIES} times in a row`);
+}
+
+/** The change's events, its 'changed' event with the deadline it set (the retention's end): schedulers arm for it without asking. */
+function withDue(events: readonly StoreEvent[], jobId: string, due: number | undefined): StoreEvent[] {
+  if (due === undefined) return [...events];
+  return events.map((event) => (event.type === 'changed' && event.jobId === jobId ? { ...event, due } : event));
+}
+
+/** This process's events of the change, its 'changed' event with the ended job (its /runsync waiter answers without a read). */
+function withJob(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
+  return events.map((event) => (event.type === 'changed' && event.jobId === ended.id ? { ...event, job: ended } : event));
 }
 
 /** Column of each field a change writes, and whether it is json. */

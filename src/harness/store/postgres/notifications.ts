@@ -23,8 +23,8 @@ const MAX_PAYLOAD_BYTES = 7_900;
 
 const StopReasonSchema = z.enum(['cancelled', 'timeout', 'expired']);
 const EventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('queued'), endpointId: z.string() }),
-  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional() }),
+  z.object({ type: z.literal('queued'), endpointId: z.string(), takerWaitingFor: z.string().optional(), due: z.number().optional() }),
+  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional(), due: z.number().optional() }),
   z.object({ type: z.literal('stop'), endpointId: z.string(), workerId: z.string(), jobId: z.string(), reason: StopReasonSchema, attempt: z.number() }),
   z.object({ type: z.literal('worker'), endpointId: z.string(), workerId: z.string() }),
 ]);
@@ -98,6 +98,10 @@ export class StoreEventHub {
   }
 
   #receive(payload: string, onError: (error: unknown) => void): void {
+    // This process's own notifications (most of them with one harness) are skipped before
+    // they are parsed: a payload names its origin first (a random UUID), in both the
+    // encodings it is sent in (encodePayloads, and the take's json_build_object).
+    if (payload.slice(0, 64).includes(this.origin)) return;
     let parsed: z.infer<typeof PayloadSchema>;
     try {
       parsed = PayloadSchema.parse(JSON.parse(payload));

@@ -83,11 +83,13 @@ export class PostgresJobStore implements JobStore {
   async submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob> {
     this.#open();
     const sync = options.sync ?? false;
-    const id = newJobId(sync);
+    const id = options.id ?? newJobId(sync);
     const expiresAt = now + resolvePolicy(request.policy).ttl;
     const retentionMs = sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async;
-    const events: StoreEvent[] = [{ type: 'queued', endpointId }];
-    const [payload] = encodePayloads(this.#hub.origin, events);
+    const events: StoreEvent[] = [{ type: 'queued', endpointId, due: expiresAt }];
+    // Other processes are told when a taker of this one is waiting (it takes the job at once); this process's takers are woken at once.
+    const told: StoreEvent[] = options.takerWaiting === true ? [{ type: 'queued', endpointId, takerWaitingFor: id, due: expiresAt }] : events;
+    const [payload] = encodePayloads(this.#hub.origin, told);
     const rows = await insertJob(this.#sql, payload ?? '', { endpointId, id, request, sync, now, expiresAt, retentionMs });
     this.#hub.emit(events);
     // The request as given (its input may be kept as text: RawJson), not read back.
@@ -98,7 +100,7 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     const rows = await claimJobs(this.#sql, this.#hub.origin, endpointId, workerId, max, now);
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
-    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id, status: 'IN_PROGRESS' }));
+    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id, status: 'IN_PROGRESS', due: row.started_at + row.execution_timeout_ms }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
     for (const row of taken) {
       this.#taken.remember({

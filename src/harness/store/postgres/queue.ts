@@ -85,7 +85,7 @@ export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string,
     )
     SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms, taken.execution_timeout_ms,
       pg_notify(${CHANNEL}, json_build_object('origin', ${origin}::text, 'events', json_build_array(
-        json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id, 'status', 'IN_PROGRESS'),
+        json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id, 'status', 'IN_PROGRESS', 'due', taken.started_at + taken.execution_timeout_ms),
         json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)))::text)
     FROM taken`;
 }
