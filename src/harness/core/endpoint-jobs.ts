@@ -46,7 +46,7 @@ import type {
   SubmitOptions,
 } from '../store/job-store.js';
 import { TakeHints } from './take-hints.js';
-import { TakeWaiters } from './take-waiters.js';
+import { TakeWaiters, type TakeSource } from './take-waiters.js';
 import { checkQueueRoom } from './queue-room.js';
 import type { StopSignal } from './stop-signal.js';
 
@@ -63,14 +63,20 @@ export class EndpointJobs {
   readonly #maxQueuedBytes: number | undefined;
   readonly #onError: (error: unknown) => void;
   readonly #waiters = new TakeWaiters();
+  /** What the parked takers are served from: this endpoint in the store, nothing while draining. */
+  readonly #takeSource: TakeSource = {
+    take: (workerId, max) => this.#store.take(this.id, workerId, max, this.#clock.now()),
+    giveBack: async (workerId, job) => {
+      await this.#store.returnJob(this.id, job.id, workerId, job.attempt ?? 0, this.#clock.now());
+    },
+    stopped: () => this.#draining,
+  };
   /** Wake-ups put off for jobs another process most likely takes itself. */
   readonly #takeHints: TakeHints;
   /** Counts 'queued' events, so that a take that found nothing knows whether to look again before it parks. */
   #queuedEpoch = 0;
   /** The epoch at which a take last found no more jobs than it could take, and when: until the next 'queued' event the queue holds nothing to take. */
   #emptyAt: { readonly epoch: number; readonly at: number } | undefined;
-  #serving = false;
-  #serveAgain = false;
   /** No job is handed out while draining (the harness is shutting down). */
   #draining = false;
   readonly workers: EndpointWorkers;
@@ -351,7 +357,7 @@ export class EndpointJobs {
       // Events may have been missed: takers look again, and every job reader reads again.
       this.#takeHints.flush();
       this.#queuedEpoch++;
-      this.#serveWaiters();
+      this.#waiters.serve(this.#takeSource, this.#onError);
       this.#jobChanged.notifyAll();
     } else if (event.type === 'stop') {
       this.stopRequested.emit(event.workerId, event.jobId, event.reason, event.attempt);
@@ -365,40 +371,10 @@ export class EndpointJobs {
 
   // ---------------------------------------------------------------- internals
 
-  /** A job was queued: takes look in the store again, and parked takers are served. */
+  /** A job was queued: takes look in the store again, and parked takers are served (longest waiting first). */
   #wakeTakers(): void {
     this.#queuedEpoch++;
-    this.#serveWaiters();
-  }
-
-  /** Hand queued jobs to parked takers, longest waiting first, until the store has none left for them. */
-  #serveWaiters(): void {
-    if (this.#serving) {
-      this.#serveAgain = true;
-      return;
-    }
-    this.#serving = true;
-    const serve = async (): Promise<void> => {
-      do {
-        this.#serveAgain = false;
-        for (let waiter = this.#waiters.first(); waiter && !this.#draining; waiter = this.#waiters.first()) {
-          const jobs = await this.#store.take(this.id, waiter.workerId, waiter.max, this.#clock.now());
-          if (jobs.length === 0) break;
-          if (!waiter.settled) {
-            waiter.resolve(jobs);
-            continue;
-          }
-          // The waiter gave up while the store answered (a shared store is slower): the jobs
-          // never left this process, so they go back to their place in the queue, not counted as lost.
-          for (const job of jobs) await this.#store.returnJob(this.id, job.id, waiter.workerId, job.attempt ?? 0, this.#clock.now());
-        }
-      } while (this.#serveAgain && !this.#draining);
-    };
-    serve()
-      .catch((error: unknown) => this.#onError(error))
-      .finally(() => {
-        this.#serving = false;
-      });
+    this.#waiters.serve(this.#takeSource, this.#onError);
   }
 
   #submit(request: JobRequest, options: SubmitOptions): Promise<StoredJob> {

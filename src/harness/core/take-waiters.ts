@@ -15,8 +15,18 @@ export interface TakeWaiter {
   readonly settled: boolean;
 }
 
+/** How the line is served: the store's take for a waiter, and the give-back of jobs taken for one that left meanwhile. */
+export interface TakeSource {
+  take(workerId: string, max: number): Promise<Job[]>;
+  giveBack(workerId: string, job: Job): Promise<void>;
+  /** No job is handed out (a drain). */
+  stopped(): boolean;
+}
+
 export class TakeWaiters {
   readonly #waiters: TakeWaiter[] = [];
+  #serving = false;
+  #serveAgain = false;
 
   /** Park a waiter until it is resolved or `signal` aborts (then it gets []). */
   park(workerId: string, max: number, signal: AbortSignal | undefined): Promise<Job[]> {
@@ -65,5 +75,38 @@ export class TakeWaiters {
 
   get size(): number {
     return this.#waiters.length;
+  }
+
+  /**
+   * Hand queued jobs to the waiters, longest waiting first, until the store has none left
+   * for them. One serving at a time: a call while one runs makes it go round once more.
+   */
+  serve(source: TakeSource, onError: (error: unknown) => void): void {
+    if (this.#serving) {
+      this.#serveAgain = true;
+      return;
+    }
+    this.#serving = true;
+    const serve = async (): Promise<void> => {
+      do {
+        this.#serveAgain = false;
+        for (let waiter = this.first(); waiter && !source.stopped(); waiter = this.first()) {
+          const jobs = await source.take(waiter.workerId, waiter.max);
+          if (jobs.length === 0) break;
+          if (!waiter.settled) {
+            waiter.resolve(jobs);
+            continue;
+          }
+          // The waiter gave up while the store answered (a shared store is slower): the jobs
+          // never left this process, so they go back to their place in the queue, not counted as lost.
+          for (const job of jobs) await source.giveBack(waiter.workerId, job);
+        }
+      } while (this.#serveAgain && !source.stopped());
+    };
+    serve()
+      .catch(onError)
+      .finally(() => {
+        this.#serving = false;
+      });
   }
 }
