@@ -39,10 +39,11 @@ import type { LaunchBackend, WorkerExit } from './launch-backend.js';
 import { ProcessBackend } from './process-backend.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
-import { decideScaling, type WorkerSnapshot } from './scale-decision.js';
+import { decideScaling } from './scale-decision.js';
 import { ScalingLoop } from './scaling-loop.js';
-import { ScaleEvents, type ScaleEvent, type ScaleEventInput } from './scale-events.js';
+import { ScaleEvents, type ScaleEvent } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
+import { observeWorkers, setWorkerGauge } from './worker-observation.js';
 import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
 
 export interface LauncherDeps {
@@ -65,8 +66,6 @@ export interface LauncherTarget {
   /** RUNPOD_PING_INTERVAL for workers, ms; default 10 000. */
   pingIntervalMs?: number;
 }
-
-const STATES = ['initializing', 'idle', 'running', 'stopping', 'throttled'] as const;
 
 export class Launcher implements LaunchedWorkersView {
   readonly settings: LauncherSettings;
@@ -258,7 +257,7 @@ export class Launcher implements LaunchedWorkersView {
     for (const worker of runtime.workers.values()) {
       if (worker.launchKey !== key && !worker.stopping && !holdsJob(presence, worker.id)) this.#stopWorker(worker, 'release');
     }
-    const workers = this.#observe(runtime, presence, now);
+    const workers = observeWorkers(runtime, presence, now, (worker, leftAt) => this.#reports.ready(runtime, worker, leftAt, now));
     const needsGpus = endpoint.computeType === 'GPU' && this.#pool !== undefined;
     if (needsGpus && this.#pool && endpoint.gpuCount > this.#pool.total) {
       this.#warnOnce(`gpus:${endpoint.id}`, { endpointId: endpoint.id, gpuCount: endpoint.gpuCount, gpus: this.#pool.total }, 'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled');
@@ -274,7 +273,7 @@ export class Launcher implements LaunchedWorkersView {
     });
     if (decision.throttled !== runtime.throttled && decision.throttled > 0) {
       this.#log.warn({ endpointId: endpoint.id, throttled: decision.throttled, gpuCount: endpoint.gpuCount }, 'workers throttled: no GPU free');
-      this.#event(runtime, { endpointId: endpoint.id, kind: 'throttled', message: `${decision.throttled} wanted workers throttled: no GPU free (${endpoint.gpuCount} per worker)` });
+      this.#reports.event(runtime, { endpointId: endpoint.id, kind: 'throttled', message: `${decision.throttled} wanted workers throttled: no GPU free (${endpoint.gpuCount} per worker)` });
     }
     runtime.throttled = decision.throttled;
     for (const id of decision.stop) {
@@ -289,32 +288,8 @@ export class Launcher implements LaunchedWorkersView {
       this.#spawn(endpoint, template, backend, runtime, now, needsGpus, decision.desired, key, id);
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
-    this.#gauge(endpoint.id, runtime, presence);
+    if (this.#deps.metrics) setWorkerGauge(this.#deps.metrics.harnessWorkers, endpoint.id, runtime, presence);
     return queued.length > 0 || runningJobs > 0 || runtime.workers.size > 0 || decision.desired > 0 || runtime.throttled > 0;
-  }
-
-  /**
-   * Update readiness from the presence table; the scaler's view of each worker. A worker
-   * is idle since the later of its readiness and its last job activity (job-activity.ts:
-   * takes and ends from store events), never from what a tick happened to sample.
-   */
-  #observe(runtime: EndpointRuntime, workers: Presence, now: number): WorkerSnapshot[] {
-    const snapshots: WorkerSnapshot[] = [];
-    for (const worker of runtime.workers.values()) {
-      const presence = workers.get(worker.id);
-      if (worker.readyAt === undefined) {
-        // Out of initializing on two ticks in a row (see leftInitializingAt), or holding a job: ready.
-        if (!leftInitializing(presence)) worker.leftInitializingAt = undefined;
-        else if (worker.leftInitializingAt === undefined && presence.jobIds.length === 0) worker.leftInitializingAt = presence.lastSeenAt;
-        else this.#reports.ready(runtime, worker, worker.leftInitializingAt ?? presence.lastSeenAt, now);
-      }
-      const busy = (presence?.jobIds.length ?? 0) > 0;
-      if (busy) worker.lastJobAt = now;
-      const state = worker.state(busy);
-      const readyAt = worker.readyAt ?? now;
-      snapshots.push({ id: worker.id, state, ...(state === 'idle' ? { idleSince: Math.max(readyAt, worker.lastJobAt ?? readyAt) } : {}) });
-    }
-    return snapshots;
   }
 
   #spawn(
@@ -356,7 +331,7 @@ export class Launcher implements LaunchedWorkersView {
       `scale up: started worker ${id} (${alive} of ${desired} wanted, max ${endpoint.workersMax})${gpus.length > 0 ? ` on GPUs ${gpus.join(',')}` : ''}`,
     );
     this.#logs.add(endpoint.id, { at: this.#deps.harness.clock.now(), workerId: id, stream: 'launcher', line: `started (${worker.label})` });
-    this.#event(runtime, {
+    this.#reports.event(runtime, {
       endpointId: endpoint.id,
       kind: 'scale-up',
       workerId: id,
@@ -373,7 +348,7 @@ export class Launcher implements LaunchedWorkersView {
       `scale down: SIGTERM to worker ${worker.id} (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
     );
     const runtime = this.#runtimes.get(worker.endpointId);
-    if (runtime) this.#event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
+    if (runtime) this.#reports.event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
   }
 
   async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, exit: WorkerExit): Promise<void> {
@@ -412,17 +387,6 @@ export class Launcher implements LaunchedWorkersView {
       this.#runtimes.set(endpointId, runtime);
     }
     return runtime;
-  }
-
-  #event(runtime: EndpointRuntime, event: Omit<ScaleEventInput, 'at' | 'workers'>): void {
-    this.#reports.event(runtime, event);
-  }
-
-  #gauge(endpointId: string, runtime: EndpointRuntime, presence: Presence): void {
-    const gauge = this.#deps.metrics?.harnessWorkers;
-    if (!gauge) return;
-    const counts: Record<(typeof STATES)[number], number> = { ...countStates(runtime, presence), throttled: runtime.throttled };
-    for (const state of STATES) gauge.set({ endpoint: endpointId, state }, counts[state]);
   }
 
   #warnOnce(key: string, fields: Record<string, unknown>, message: string): void {
