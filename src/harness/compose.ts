@@ -18,7 +18,8 @@ import { listenHarnessServer, type HarnessServer } from './server.js';
 import type { LaunchBackend, Launcher, LauncherOptionsInput, SlotClaims } from './launcher/index.js';
 import type { Harness } from './core/harness.js';
 import { InMemoryManagementStore, type ManagementStore } from './management/index.js';
-import { ServerlessWorkerError } from '../job/index.js';
+import { ServerlessWorkerError, parseOrThrow } from '../job/index.js';
+import { HarnessServerOptionsSchema } from './server-options.js';
 import { checkBindAddress } from './http/bind-address.js';
 import type { PostgresDatabase } from './postgres/database.js';
 
@@ -105,8 +106,9 @@ async function openLauncher(
 /** Open what the options name, wire it, listen, and start the launcher against the server. */
 export async function composeHarness(options: ComposeHarnessOptions): Promise<ComposedHarness> {
   const { harnessOptions, launcher: plan, ...serverInput } = options;
-  // An unsafe bind is refused before anything is opened (a store, a database, a launcher).
-  checkBindAddress(serverInput.host ?? '127.0.0.1', serverInput.apiKey !== undefined, serverInput.allowUnauthenticatedNonLoopback === true);
+  // An unsafe bind is refused here, before anything is opened (a store, a database, a launcher); the server does not check again.
+  const host = parseOrThrow(HarnessServerOptionsSchema.shape.host, serverInput.host, 'SW_INVALID_OPTIONS', 'harness server option host');
+  checkBindAddress(host, serverInput.apiKey !== undefined, serverInput.allowUnauthenticatedNonLoopback === true);
   const { options: withHarness, owned, ownedManagement, ownedDatabase } = await harnessForServer(serverInput, harnessOptions);
   const { harness } = withHarness;
   const closeOwned = once(async () => {

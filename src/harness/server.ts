@@ -23,7 +23,7 @@ import { inputValue } from '../job/index.js';
 import { InMemoryManagementStore, managementApi } from './management/index.js';
 import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } from './load-balancing/index.js';
 import { apiKeyHook } from './http/api-key.js';
-import { checkBindAddress, isLoopbackHost, localBaseUrl } from './http/bind-address.js';
+import { isLoopbackHost, localBaseUrl } from './http/bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './http/error-reply.js';
 import { trackFreshConnections } from '../net/fresh-connections.js';
 import { lazyChildLoggerFactory } from './http/lazy-child-logger.js';
@@ -79,12 +79,11 @@ export async function createHarnessServer(options: CreateHarnessServerOptions): 
 }
 
 /**
- * The server over parts already made (composeHarness calls it): build, listen, answer
- * once it accepts connections. `onClose` runs last in close(), for what the caller opened.
+ * The server over parts already made (composeHarness calls it, after refusing an unsafe
+ * bind address): build, listen, answer once it accepts connections. `onClose` runs last in close(), for what the caller opened.
  */
 export async function listenHarnessServer(options: HarnessServerOptions, onClose: () => Promise<void> = async () => {}): Promise<HarnessServer> {
   const config = resolveServerOptions(options);
-  checkBindAddress(config.host, config.apiKey !== undefined, config.allowUnauthenticatedNonLoopback);
   const logger: Logger = config.logger ?? pino({ level: 'silent' });
   // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
   const metrics = config.metrics ?? createMetrics({ defaultMetrics: 'from-first-read' });
