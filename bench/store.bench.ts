@@ -26,7 +26,7 @@ import { processTree, readProc } from './lib/proc.js';
 import { median, percentile } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { jobs: { type: 'string', default: '400' }, clients: { type: 'string', default: '16' }, runs: { type: 'string', default: '3' }, 'fsync-off': { type: 'boolean', default: false } },
+  options: { jobs: { type: 'string', default: '400' }, clients: { type: 'string', default: '16' }, runs: { type: 'string', default: '3' }, 'fsync-off': { type: 'boolean', default: false }, 'pg-pool-size': { type: 'string' } },
 });
 const JOBS = Number(values.jobs);
 const CLIENTS = Number(values.clients);
@@ -47,13 +47,14 @@ function start(script: string, args: string[], env: Record<string, string>): Chi
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
+  // A profiled child (BENCH_CPU_PROF) writes its profile only when it exits on its own.
+  child.kill(process.env.BENCH_CPU_PROF ? 'SIGTERM' : 'SIGKILL');
   await exited;
 }
 
 /** A harness process; resolves with its URL and the worker variables it printed. */
 async function startHarness(store: string): Promise<{ child: ChildProcess; url: string; env: Record<string, string> }> {
-  const child = start(`${REPO_ROOT}src/cli/main.ts`, ['harness', '--store', store, '--port', '0', '--no-rate-limit'], { LOG_LEVEL: 'warn' });
+  const child = start(`${REPO_ROOT}src/cli/main.ts`, ['harness', '--store', store, '--port', '0', '--no-rate-limit', ...(store.startsWith('postgres') && values['pg-pool-size'] !== undefined ? ['--pg-pool-size', values['pg-pool-size']] : [])], { LOG_LEVEL: 'warn' });
   let banner = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on('data', (data: Buffer) => {

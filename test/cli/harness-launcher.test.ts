@@ -8,13 +8,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, ChildList, type TsChild } from '../child-process.js';
+import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
 import { FIXTURE_COMMAND } from '../harness/launcher/launcher-setup.js';
 import { fetchOkJson, harnessListening, waitFor } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
 
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
-type Child = TsChild;
 const children = new ChildList();
 
 afterEach(() => children.killAll());

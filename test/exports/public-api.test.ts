@@ -15,7 +15,7 @@ import { execa } from 'execa';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../child-process.js';
-import { ENTRY_POINTS, exportKeysScript, type EntryPoint } from './entry-points.js';
+import { ENTRY_POINTS, type EntryPoint } from './entry-points.js';
 
 const sorted = (names: readonly string[]): string[] => [...names].sort();
 

@@ -1,7 +1,9 @@
 /**
  * A TCP proxy in front of a PostgreSQL server that counts the statements its clients
  * run: each Execute message (extended protocol) and each simple Query. A count read
- * from the wire, whatever the driver: what a store sends per job.
+ * from the wire, whatever the driver: what a store sends per job. Statements that only
+ * notify (their text calls pg_notify: the job store's events, notification-outbox.ts)
+ * are also counted apart. The driver's type question on each new connection is not counted.
  */
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 
@@ -10,13 +12,36 @@ export interface StatementCounter {
   readonly url: string;
   /** Statements run through the proxy so far. */
   count(): number;
+  /** Of them, those whose text calls pg_notify. */
+  notifications(): number;
   close(): Promise<void>;
 }
 
-/** Count the client's messages in `data`; `state` carries a message split across packets and whether the start-up is over. */
-function countMessages(state: { pending: Buffer; started: boolean }, data: Buffer): number {
-  let counted = 0;
+interface WireState {
+  pending: Buffer;
+  started: boolean;
+  /** The text of each prepared statement, by name ('' the unnamed one). */
+  readonly statements: Map<string, string>;
+  /** The statement of the last Bind: what the next Execute runs. */
+  bound: string;
+}
+
+/** A null-terminated string at `offset`, and the offset after it. */
+function cString(buffer: Buffer, offset: number): [string, number] {
+  const end = buffer.indexOf(0, offset);
+  return [buffer.toString('utf8', offset, end), end + 1];
+}
+
+/** Count the client's statements in `data` (`notify`: those calling pg_notify); `state` carries a message split across packets. */
+function countMessages(state: WireState, data: Buffer): { all: number; notify: number } {
+  const counted = { all: 0, notify: 0 };
   let buffer = state.pending.length > 0 ? Buffer.concat([state.pending, data]) : data;
+  const run = (text: string): void => {
+    // The driver's own question when a connection opens (the array types), not the store's.
+    if (text.includes('pg_catalog.pg_type')) return;
+    counted.all++;
+    if (text.includes('pg_notify')) counted.notify++;
+  };
   for (;;) {
     if (!state.started) {
       // Start-up messages have no type byte: int32 length, int32 code (80877103: SSLRequest, answered with one byte, then the real start-up).
@@ -31,7 +56,17 @@ function countMessages(state: { pending: Buffer; started: boolean }, data: Buffe
     const length = buffer.readInt32BE(1) + 1;
     if (buffer.length < length) break;
     const type = String.fromCharCode(buffer[0] as number);
-    if (type === 'E' || type === 'Q') counted++;
+    if (type === 'P') {
+      const [name, next] = cString(buffer, 5);
+      state.statements.set(name, cString(buffer, next)[0]);
+    } else if (type === 'B') {
+      const [, next] = cString(buffer, 5);
+      state.bound = cString(buffer, next)[0];
+    } else if (type === 'E') {
+      run(state.statements.get(state.bound) ?? '');
+    } else if (type === 'Q') {
+      run(cString(buffer, 5)[0]);
+    }
     buffer = buffer.subarray(length);
   }
   state.pending = Buffer.from(buffer);
@@ -41,13 +76,16 @@ function countMessages(state: { pending: Buffer; started: boolean }, data: Buffe
 export async function startStatementCounter(serverUrl: string): Promise<StatementCounter> {
   const target = new URL(serverUrl);
   let statements = 0;
+  let notifications = 0;
   const sockets = new Set<Socket>();
   const proxy = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname);
     sockets.add(client).add(upstream);
-    const state = { pending: Buffer.alloc(0), started: false };
+    const state: WireState = { pending: Buffer.alloc(0), started: false, statements: new Map(), bound: '' };
     client.on('data', (data: Buffer) => {
-      statements += countMessages(state, data);
+      const counted = countMessages(state, data);
+      statements += counted.all;
+      notifications += counted.notify;
       upstream.write(data);
     });
     upstream.pipe(client);
@@ -67,6 +105,7 @@ export async function startStatementCounter(serverUrl: string): Promise<Statemen
   return {
     url: url.toString(),
     count: () => statements,
+    notifications: () => notifications,
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));

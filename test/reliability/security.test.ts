@@ -22,7 +22,7 @@ import { startFaultProxy } from './support/fault-proxy.js';
 import { printFigures } from './support/figures.js';
 import { TestClient } from './support/http.js';
 import { QueueCaller } from './support/queue.js';
-import { startReliabilityServer, type ReliabilityServer } from './support/reliability-server.js';
+import { startReliabilityServer } from './support/reliability-server.js';
 import { HARNESS_ROUTES, STREAMING_ROUTES, fillPath, registeredRouteCount } from './support/routes.js';
 import { killWorkers, startWorkerProcess } from './support/worker-process.js';
 

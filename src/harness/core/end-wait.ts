@@ -3,8 +3,8 @@
  * The wait of /runsync, /status-sync and the in-process runners for a job's end: the
  * job as it is read or submitted first, then again on each 'changed' event that may be
  * its end, until it has ended or the wait elapses or is stopped. A change to a status that
- * is not an end (the take) needs no read; a change that carries the ended job (a result
- * applied by this process) needs none either.
+ * is not an end (the take) needs no read; a change that carries the ended job's view (a
+ * result) needs none either.
  */
 import { isTerminal, type JobView } from '../../job/index.js';
 import type { Clock } from '../../clock/index.js';
@@ -28,11 +28,11 @@ export async function waitForJobEnd(wait: EndWait, timeoutMs: number, signal?: S
   let wake: (() => void) | undefined;
   let changed = false;
   let elapsed = false;
-  /** The job as the change that ended it left it, when the change carried it. */
-  let ended: StoredJob | undefined;
-  const unsubscribe = wait.onJobChange((status, job) => {
+  /** The job's view as the change that ended it left it, when the change carried it. */
+  let ended: JobView | undefined;
+  const unsubscribe = wait.onJobChange((status, view) => {
     if (status !== undefined && !isTerminal(status)) return;
-    if (job !== undefined && isTerminal(job.status)) ended = job;
+    if (view !== undefined && isTerminal(view.status)) ended = view;
     changed = true;
     wake?.();
   });
@@ -46,7 +46,8 @@ export async function waitForJobEnd(wait: EndWait, timeoutMs: number, signal?: S
     let read = wait.first;
     for (;;) {
       changed = false;
-      const job = ended ?? (await read());
+      if (ended) return ended;
+      const job = await read();
       read = wait.read;
       if (isTerminal(job.status) || elapsed || signal?.aborted === true) return toJobView(job);
       // A change or the end of the wait while the store answered: read again at once.

@@ -352,7 +352,7 @@ export class EndpointJobs {
       else this.#wakeTakers();
     } else if (event.type === 'changed') {
       if (event.status === 'IN_PROGRESS') this.#takeHints.taken(event.jobId);
-      this.#jobChanged.notify(event.jobId, event.status, event.job);
+      this.#jobChanged.notify(event.jobId, event.status, event.ended);
     } else if (event.type === 'resync') {
       // Events may have been missed: takers look again, and every job reader reads again.
       this.#takeHints.flush();

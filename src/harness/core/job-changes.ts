@@ -3,11 +3,10 @@
  * Listeners per job id, called when the job gets a chunk, changes status or is
  * deleted (readers of /stream, /status-sync and /runsync wake up on them).
  */
-import type { JobStatus } from '../../job/index.js';
-import type { StoredJob } from '../store/job-store.js';
+import type { JobStatus, JobView } from '../../job/index.js';
 
-/** Called on a change of the job: its new status when the change set it, and the job itself when the store had it in hand. */
-export type JobChangeListener = (status?: JobStatus, job?: StoredJob) => void;
+/** Called on a change of the job: its new status when the change set it, and its view when the change ended it and the store had it in hand. */
+export type JobChangeListener = (status?: JobStatus, ended?: JobView) => void;
 
 export class JobChanges {
   readonly #listeners = new Map<string, Set<JobChangeListener>>();
@@ -27,11 +26,11 @@ export class JobChanges {
     };
   }
 
-  /** The job changed (to `status`, when known; `job`: as the change left it, when known): call its listeners. */
-  notify(jobId: string, status?: JobStatus, job?: StoredJob): void {
+  /** The job changed (to `status`, when known; `ended`: its view once ended, when known): call its listeners. */
+  notify(jobId: string, status?: JobStatus, ended?: JobView): void {
     const listeners = this.#listeners.get(jobId);
     if (!listeners) return;
-    for (const listener of [...listeners]) listener(status, job);
+    for (const listener of [...listeners]) listener(status, ended);
   }
 
   /** Events may have been missed (a shared store's notifications were cut): call every listener. */

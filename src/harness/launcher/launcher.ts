@@ -27,7 +27,6 @@ import type { EndpointJobs } from '../core/endpoint-jobs.js';
 import type { Harness } from '../core/harness.js';
 import type { LaunchedHealth, LaunchedWorkersView } from './launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
-import type { TimerHandle } from '../../clock/index.js';
 import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
 import { JobActivity } from './job-activity.js';
 import { launchEnv, launchKey } from './launch-env.js';

@@ -1,6 +1,7 @@
 /**
  * @module harness/store/job-rules
- * The rules that change a job, once, as pure functions: from the job as it is and the
+ * The rules that make and change a job, once, as pure functions: a new submission's
+ * record (`queuedJob`); from the job as it is and the
  * event (a result, a cancel, a retry, a lost worker, a job given back, a deadline) to the
  * change, described as data: the fields it writes (a value, or undefined for a field it
  * clears), what it counts, the worker it releases, the stop order it sends, and whether
@@ -8,10 +9,34 @@
  * memory store to its record, PostgreSQL to the row), so their rules cannot drift;
  * `changeEvents` names the events a change emits, in the order both stores send them.
  */
-import { ServerlessWorkerError, isTerminal, nextState, type JobErrorPayload, type JobResult, type JobStatus, type JobTrigger, type StopReason } from '../../job/index.js';
+import {
+  RETENTION_MS, ServerlessWorkerError, isTerminal, nextState, resolvePolicy, type JobErrorPayload, type JobRequest, type JobResult, type JobStatus, type JobTrigger,
+  type StopReason,
+} from '../../job/index.js';
 import { requeueLimitPayload } from './attempts.js';
+import { syncRetentionMs } from './retention.js';
 import { executionTimeoutError } from './post-rules.js';
 import type { StopOrder, StoreEvent, StoredJob } from './job-store.js';
+
+/** A submission as the store takes it. */
+export interface Submission {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly request: JobRequest;
+  readonly sync: boolean;
+  /** A sync job's wait (its retention follows it), ms. */
+  readonly waitMs: number | undefined;
+}
+
+/** The record of a new job, IN_QUEUE from `now`: its ttl from the request's policy, its retention from how it was submitted. */
+export function queuedJob(submission: Submission, now: number): StoredJob {
+  const { id, endpointId, request, sync, waitMs } = submission;
+  return {
+    id, endpointId, request, sync, status: 'IN_QUEUE', submittedAt: now, queuedAt: now, retries: 0, attempt: 0, lost: 0, chunkCount: 0, unreadChunkCount: 0,
+    expiresAt: now + resolvePolicy(request.policy).ttl,
+    retentionMs: sync ? syncRetentionMs(waitMs) : RETENTION_MS.async,
+  };
+}
 
 /** The fields of a job the rules read. */
 export type JobFacts = Pick<StoredJob, 'id' | 'endpointId' | 'status' | 'workerId' | 'startedAt' | 'attempt' | 'lost' | 'retries' | 'retentionMs' | 'executionTimeoutMs'>;

@@ -63,7 +63,7 @@
  * the facade parks takers and calls `take` again on each 'queued' event for the
  * endpoint; the store only answers "what can be handed out now".
  */
-import type { Job, JobRequest, JobResult, JobStatus, StreamChunk } from '../../job/index.js';
+import type { Job, JobRequest, JobResult, JobStatus, JobView, StreamChunk } from '../../job/index.js';
 import type {
   ChangeOutcome,
   DueOutcome,
@@ -121,11 +121,11 @@ export type StoreEvent =
       /** The job's status after the change, when the change set it: a reader waiting for the end skips a read while it is not terminal. */
       readonly status?: JobStatus;
       /**
-       * The job as the change left it, when the store had it in hand (a result applied by
-       * this process): a reader waiting for the end answers without a read. Only on the
-       * events of this process; never sent to other processes.
+       * The job's view (as /status shows it) once the change ended it, when the store had
+       * the job in hand (a result): a reader waiting for the end answers without a read.
+       * A shared store sends it to other processes when it is small.
        */
-      readonly job?: StoredJob;
+      readonly ended?: JobView;
       /**
        * The earliest deadline the change set on the job (execution timeout, retention),
        * when the store says: a scheduler of a shared store arms its timer for it instead of

@@ -7,7 +7,7 @@
  * scheduler reads `peekNextDueAt` to re-arm its clock timer within the same clock tick.
  */
 import { newJobId } from './job-id.js';
-import { RETENTION_MS, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../job/index.js';
+import { resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../job/index.js';
 import { stampAttempt } from './attempts.js';
 import { toDelivery } from './job-record.js';
 import type {
@@ -16,9 +16,8 @@ import type {
 } from './job-store.js';
 import { MemoryEndpoint } from './memory-endpoint.js';
 import { owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
-import { syncRetentionMs } from './retention.js';
 import { MemoryState, newChanges, type Changes } from './memory-state.js';
-import { cancelChange, completeChange, expiryStop, giveBackChange, retryChange, timeoutChange } from './job-rules.js';
+import { cancelChange, completeChange, expiryStop, giveBackChange, queuedJob, retryChange, timeoutChange } from './job-rules.js';
 import { refusedChunk, refusedProgress, refusedResult } from './post-rules.js';
 
 export class MemoryJobStore implements JobStore {
@@ -63,23 +62,8 @@ export class MemoryJobStore implements JobStore {
     this.#open();
     const endpoint = this.#state.endpointOrCreate(endpointId);
     const sync = options.sync ?? false;
-    const job: MemoryJob = {
-      id: options.id ?? newJobId(sync),
-      endpointId,
-      request: ownedRequest(request),
-      sync,
-      status: 'IN_QUEUE',
-      submittedAt: now,
-      queuedAt: now,
-      retries: 0,
-      attempt: 0,
-      lost: 0,
-      chunkCount: 0,
-      unread: [],
-      expiresAt: now + resolvePolicy(request.policy).ttl,
-      retentionMs: sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async,
-      requestBytes: options.bytes ?? 0,
-    };
+    const { unreadChunkCount: _none, ...queued } = queuedJob({ id: options.id ?? newJobId(sync), endpointId, request: ownedRequest(request), sync, waitMs: options.waitMs }, now);
+    const job: MemoryJob = { ...queued, unread: [], requestBytes: options.bytes ?? 0 };
     endpoint.add(job);
     endpoint.queue.set(job.id, job);
     this.#state.schedule(job, 'ttl', job.expiresAt);

@@ -48,7 +48,7 @@ import { sendUnhealthyReport } from './unhealthy-report.js';
 import { ProgressLanes } from './progress-lanes.js';
 import { StopPoller } from './stop-poller.js';
 import { readTakeAnswer } from './take-answer.js';
-import { appendParams, buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
+import { buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
 
 export class PlatformTransport implements Transport {
   readonly kind = 'platform';

@@ -140,3 +140,34 @@ describe('a job taken for a long poll that gave up meanwhile', () => {
     expect(await endpoint.tryTake('w2', 1)).toEqual([{ id, input: {}, attempt: 1 }]);
   });
 });
+
+describe('a /runsync wait in one harness for a result applied by the other (PostgreSQL)', () => {
+  it('answers from the notification when the ended job is small, and reads the job once when it is not', async () => {
+    const database = await createTestDatabase();
+    opened.push(() => database.drop());
+    const storeA = await PostgresJobStore.open(await database.connect(3));
+    const storeB = await PostgresJobStore.open(await database.connect(3));
+    let readsB = 0;
+    const watchedB = new Proxy(storeB, {
+      get(target, key) {
+        if (key === 'get') return (...args: Parameters<JobStore['get']>) => (readsB++, target.get(...args));
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const a = new Harness({ clock: new ManualClock(T), store: storeA });
+    const b = new Harness({ clock: new ManualClock(T), store: watchedB });
+    opened.push(async () => {
+      await a.close();
+      await b.close();
+    });
+    for (const [n, output] of [[1, { small: 'x'.repeat(100) }], [2, { large: 'x'.repeat(10_000) }]] as const) {
+      const waiting = b.endpoint('ep').submitAndWait(parseJobRequest({ input: { n } }), { sync: true }, 60_000);
+      const taken = await waitFor(async () => (await a.endpoint('ep').tryTake('w-a', 1))[0], 'the job queued through B, taken through A');
+      expect(await a.endpoint('ep').complete(taken.id, 'w-a', { kind: 'output', output }, taken.attempt)).toEqual({ applied: true, status: 'COMPLETED' });
+      expect(await waiting).toMatchObject({ id: taken.id, status: 'COMPLETED', output });
+    }
+    // The small end came whole with its notification; the large one was read once.
+    expect(readsB).toBe(1);
+  });
+});

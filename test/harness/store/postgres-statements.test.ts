@@ -1,7 +1,10 @@
 /**
  * Statements per job on the PostgreSQL store's happy path (issue 26): submit, take and a
  * result, counted on the wire (test/postgres/statement-counter.ts). At most 4 a job;
- * a count, not a timing. Through the harness, a /runsync waiter adds no read.
+ * a count, not a timing. The events to other processes go after each commit, in
+ * notification-only statements (notification-outbox.ts), counted apart: at most one per
+ * change, fewer when changes come together. Submissions made together go in one
+ * statement. Through the harness, a /runsync waiter adds no read.
  */
 import { afterEach, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
@@ -32,6 +35,7 @@ it(`runs a job (submit, take, result) in at most ${MAX_STATEMENTS_PER_JOB} state
   store = await PostgresJobStore.open(handle);
   await store.createEndpoint('ep');
   const before = counter.count();
+  const beforeNotifications = counter.notifications();
   for (let n = 0; n < JOBS; n++) {
     const job = await store.submit('ep', { input: { n } }, {}, 1_000 + n);
     const [taken] = await store.take('ep', 'w1', 1, 1_000 + n);
@@ -39,10 +43,43 @@ it(`runs a job (submit, take, result) in at most ${MAX_STATEMENTS_PER_JOB} state
     const done = await store.complete('ep', job.id, 'w1', { kind: 'output', output: { n } }, taken?.attempt, 1_001 + n);
     expect(done.ack).toEqual({ applied: true, status: 'COMPLETED' });
   }
-  const perJob = (counter.count() - before) / JOBS;
+  const perJob = (counter.count() - before - (counter.notifications() - beforeNotifications)) / JOBS;
+  await store.close(); // sends what the outbox still holds
+  const notifications = counter.notifications() - beforeNotifications;
   expect(perJob).toBeLessThanOrEqual(MAX_STATEMENTS_PER_JOB);
   // Today: one each (submit, take, complete in one compare-and-set statement).
   expect(perJob).toBe(3);
+  // The events of the 3 changes a job: one notification statement each at most (one at a time: nothing to join).
+  expect(notifications).toBeGreaterThan(0);
+  expect(notifications).toBeLessThanOrEqual(3 * JOBS);
+  store = await PostgresJobStore.open(handle);
+  expect((await store.health('ep')).jobs.completed).toBe(JOBS);
+});
+
+it('joins submissions made together in one statement, and their events in fewer notifications than changes', async () => {
+  database = await createTestDatabase();
+  counter = await startStatementCounter(database.url);
+  handle = await openHarnessDatabase(counter.url, { poolSize: 2 });
+  store = await PostgresJobStore.open(handle);
+  await store.createEndpoint('ep');
+  const open = store;
+  const before = counter.count();
+  const beforeNotifications = counter.notifications();
+  // In one tick: the first goes at once, the others wait for it and go together.
+  const jobs = await Promise.all(Array.from({ length: JOBS }, (_, n) => open.submit('ep', { input: { n } }, {}, 1_000 + n)));
+  expect(counter.count() - before - (counter.notifications() - beforeNotifications)).toBe(2);
+  // In submission order: the queue's order is the order of the calls.
+  const taken = await store.take('ep', 'w1', JOBS, 2_000);
+  expect(taken.map((job) => job.id)).toEqual(jobs.map((job) => job.id));
+  expect(taken.map((job) => job.input)).toEqual(jobs.map((_, n) => ({ n })));
+  const done = await Promise.all(taken.map((job) => open.complete('ep', job.id, 'w1', { kind: 'output', output: job.input }, job.attempt, 3_000)));
+  expect(done.every((outcome) => outcome.ack.applied)).toBe(true);
+  await store.close();
+  // 20 submits, 1 take, 20 results: 41 changes; their events joined.
+  const notifications = counter.notifications() - beforeNotifications;
+  expect(notifications).toBeGreaterThan(0);
+  expect(notifications).toBeLessThan(2 * JOBS + 1);
+  store = await PostgresJobStore.open(handle);
   expect((await store.health('ep')).jobs.completed).toBe(JOBS);
 });
 
@@ -67,8 +104,12 @@ it('waits for a /runsync job\'s end without reading it: from the submit to the r
   const endpoint = harness.endpoint('ep');
   // The first job is not counted: the harness's start-up (the scheduler's first question, the worker's first take) falls in it.
   let before = 0;
+  let beforeNotifications = 0;
   for (let n = 0; n <= JOBS; n++) {
-    if (n === 1) before = counter.count();
+    if (n === 1) {
+      before = counter.count();
+      beforeNotifications = counter.notifications();
+    }
     const queued = new Promise<void>((resolve) => {
       const unsubscribe = watched.subscribe((event) => {
         if (event.type !== 'queued') return;
@@ -83,7 +124,7 @@ it('waits for a /runsync job\'s end without reading it: from the submit to the r
     expect(await ended).toMatchObject({ id: job?.id, status: 'COMPLETED', output: { n } });
   }
   expect(reads).toBe(0);
-  // Submit, take, result: the waiter adds none.
-  expect((counter.count() - before) / JOBS).toBe(3);
+  // Submit, take, result: the waiter adds none (the events to other processes counted apart).
+  expect((counter.count() - before - (counter.notifications() - beforeNotifications)) / JOBS).toBe(3);
   await harness.close();
 });

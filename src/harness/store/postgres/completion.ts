@@ -4,7 +4,7 @@
  * compute the change from the job's facts as this process handed the job out (kept from
  * the take: `TakenFacts`), and one statement writes it only where the job is still that
  * attempt (IN_PROGRESS, same worker, same attempt: a compare-and-set, so no lock is held
- * between a read and a write), with the counter move and the notifications. When the
+ * between a read and a write), with the counter move. When the
  * facts are unknown here (another process handed the job out) or the job changed since
  * (the compare-and-set matched no row), the job is read, the post rules answer a refusal
  * or the change is computed from the row read, and written the same way.
@@ -13,9 +13,9 @@ import type postgres from 'postgres';
 import type { JobResult } from '../../../job/index.js';
 import { changeEvents, completeChange, type JobChange, type JobFacts, type JobPatch } from '../job-rules.js';
 import type { ResultAck, StoredJob, StoreEvent } from '../job-store.js';
+import { toJobView } from '../job-record.js';
 import { refusedResult } from '../post-rules.js';
 import { jsonb, COUNTER_SHARDS } from './job-changes.js';
-import { CHANNEL, encodePayloads } from './notifications.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 /** Jobs taken through this process, kept until their result (at most this many: the oldest go first). */
@@ -61,7 +61,6 @@ const TRIES = 5;
 
 export async function completeJob(
   sql: postgres.Sql,
-  origin: string,
   known: JobFacts | undefined,
   post: { endpointId: string; jobId: string; workerId: string | undefined; attempt: number | undefined; result: JobResult; now: number },
 ): Promise<Completed> {
@@ -77,8 +76,8 @@ export async function completeJob(
     }
     const change = completeChange(facts, post.workerId, post.result, post.now);
     const events = withDue(changeEvents(facts, change), facts.id, change.fields.deleteAt);
-    const ended = await writeIfStill(sql, facts, change, encodePayloads(origin, events));
-    if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withJob(events, ended) };
+    const ended = await writeIfStill(sql, facts, change);
+    if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withView(events, ended) };
     facts = undefined; // changed since: read it
   }
   throw new Error(`The result of job ${post.jobId} met a job changed by others ${TRIES} times in a row`);
@@ -90,9 +89,10 @@ function withDue(events: readonly StoreEvent[], jobId: string, due: number | und
   return events.map((event) => (event.type === 'changed' && event.jobId === jobId ? { ...event, due } : event));
 }
 
-/** This process's events of the change, its 'changed' event with the ended job (its /runsync waiter answers without a read). */
-function withJob(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
-  return events.map((event) => (event.type === 'changed' && event.jobId === ended.id ? { ...event, job: ended } : event));
+/** The change's events, its 'changed' event with the ended job's view (a /runsync waiter answers without a read). */
+function withView(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
+  const view = toJobView(ended);
+  return events.map((event) => (event.type === 'changed' && event.jobId === ended.id ? { ...event, ended: view } : event));
 }
 
 /** Column of each field a change writes, and whether it is json. */
@@ -127,10 +127,10 @@ function setList(sql: postgres.Sql, patch: JobPatch): postgres.PendingQuery<post
 
 /**
  * Write an ended job's change where the job is still the attempt `facts` describe, with
- * its counter move and notifications, in one statement; answers the ended job, or
- * undefined when the job changed since (nothing written, nothing sent).
+ * its counter move, in one statement; answers the ended job, or undefined when the job
+ * changed since (nothing written).
  */
-async function writeIfStill(sql: postgres.Sql, facts: JobFacts, change: JobChange, payloads: readonly string[]): Promise<StoredJob | undefined> {
+async function writeIfStill(sql: postgres.Sql, facts: JobFacts, change: JobChange): Promise<StoredJob | undefined> {
   const counted = change.counted;
   const counters =
     counted === undefined
@@ -147,7 +147,7 @@ async function writeIfStill(sql: postgres.Sql, facts: JobFacts, change: JobChang
       RETURNING ${sql.unsafe(JOB_COLUMNS)}
     ),
     counted AS (${counters})
-    SELECT done.*, (SELECT count(pg_notify(${CHANNEL}, payload)) FROM unnest(${sql.array([...payloads])}::text[]) AS payload) AS notified FROM done`;
+    SELECT done.* FROM done`;
   if (!rows[0]) return undefined;
   const ended = toStoredJob(parseJobRow(rows[0]));
   // The output as posted: a JSON null one is NULL in the row (the driver sends null as NULL).

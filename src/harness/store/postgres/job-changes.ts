@@ -8,7 +8,6 @@
 import type postgres from 'postgres';
 import type { StopOrder, StoreEvent, StoredJob } from '../job-store.js';
 import { changeEvents, requeueChange, stopOrderOf, type JobChange } from '../job-rules.js';
-import { CHANNEL } from './notifications.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 export type Tx = postgres.TransactionSql;
@@ -69,21 +68,16 @@ export async function saveJob(tx: Tx, job: TxJob): Promise<void> {
 }
 
 /**
- * The end of a changing transaction, in one statement: the call's counter moves added to
- * one shard of the endpoint's counters, and its notifications (`payloads`, sent at commit).
+ * The end of a changing transaction: the call's counter moves added to one shard of the
+ * endpoint's counters, in one statement (its events are sent after the commit).
  */
-export async function finishChanges(tx: Tx, changes: Changes, payloads: readonly string[]): Promise<void> {
+export async function finishChanges(tx: Tx, changes: Changes): Promise<void> {
   const { completed, failed, retried } = changes.counters;
-  const counted = changes.countersEndpoint !== undefined && completed + failed + retried > 0;
-  if (!counted && payloads.length === 0) return;
-  const counters = counted
-    ? tx`INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried)
-        VALUES (${changes.countersEndpoint ?? ''}, ${Math.floor(Math.random() * COUNTER_SHARDS)}, ${completed}, ${failed}, ${retried})
-        ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
-          failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried RETURNING 1`
-    : tx`SELECT 1 WHERE false`;
-  // A data-modifying WITH runs to completion whether or not the query reads it.
-  await tx`WITH counted AS (${counters}) SELECT pg_notify(${CHANNEL}, payload) FROM unnest(${tx.array([...payloads])}::text[]) AS payload`;
+  if (changes.countersEndpoint === undefined || completed + failed + retried === 0) return;
+  await tx`INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried)
+    VALUES (${changes.countersEndpoint}, ${Math.floor(Math.random() * COUNTER_SHARDS)}, ${completed}, ${failed}, ${retried})
+    ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
+      failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried`;
 }
 
 function count(changes: Changes, endpointId: string, field: 'completed' | 'failed' | 'retried'): void {

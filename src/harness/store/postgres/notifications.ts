@@ -1,10 +1,10 @@
 /**
  * @module harness/store/postgres/notifications
- * Store events across harness processes: a changing transaction sends its events with
- * `pg_notify` (delivered at commit, so never before the change is visible, and never
- * for a change rolled back); every store LISTENs on the channel and hands them to its
- * listeners. Events of this process are handed over at once after the commit and their
- * notification is skipped on arrival (the payload names its origin). A payload stays
+ * Store events across harness processes: once a change has committed, its events are
+ * sent with `pg_notify` (notification-outbox.ts: so never before the change is visible,
+ * and never for a change rolled back); every store LISTENs on the channel and hands them
+ * to its listeners. Events of this process are handed over at once after the commit and
+ * their notification is skipped on arrival (the payload names its origin). A payload stays
  * under PostgreSQL's 8000-byte limit: events are sent in batches. When the listening
  * connection comes back after a loss, events may have been missed: every endpoint gets
  * a 'resync' event, so parked takers and job readers (/runsync, /status-sync, /stream)
@@ -20,11 +20,28 @@ import type { StoreEvent } from '../job-store.js';
 export const CHANNEL = 'sw_job_store';
 /** Bytes of one payload at most (PostgreSQL refuses 8000 and over). */
 const MAX_PAYLOAD_BYTES = 7_900;
+/**
+ * Bytes of an event with an ended job's view at most: a larger one goes without the view
+ * (a reader in another process reads the job instead), so that a large output never
+ * crowds a payload.
+ */
+const MAX_EVENT_WITH_VIEW_BYTES = 2_000;
 
 const StopReasonSchema = z.enum(['cancelled', 'timeout', 'expired']);
+const JobViewSchema = z.object({
+  id: z.string(),
+  status: z.enum(JOB_STATUSES),
+  output: z.unknown().optional(),
+  error: z.unknown().optional(),
+  delayTime: z.number().optional(),
+  executionTime: z.number().optional(),
+  retries: z.number().optional(),
+});
 const EventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('queued'), endpointId: z.string(), takerWaitingFor: z.string().optional(), due: z.number().optional() }),
-  z.object({ type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional(), due: z.number().optional() }),
+  z.object({
+    type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional(), ended: JobViewSchema.optional(), due: z.number().optional(),
+  }),
   z.object({ type: z.literal('stop'), endpointId: z.string(), workerId: z.string(), jobId: z.string(), reason: StopReasonSchema, attempt: z.number() }),
   z.object({ type: z.literal('worker'), endpointId: z.string(), workerId: z.string() }),
 ]);
@@ -33,18 +50,24 @@ const PayloadSchema = z.object({ origin: z.string(), events: z.array(EventSchema
 /** The payloads for `events`, each under the size limit. */
 export function encodePayloads(origin: string, events: readonly StoreEvent[]): string[] {
   const payloads: string[] = [];
-  let batch: StoreEvent[] = [];
+  /** The events' JSON texts. */
+  let batch: string[] = [];
   let size = 0;
   const flush = (): void => {
-    if (batch.length > 0) payloads.push(JSON.stringify({ origin, events: batch }));
+    if (batch.length > 0) payloads.push(`{"origin":${JSON.stringify(origin)},"events":[${batch.join(',')}]}`);
     batch = [];
     size = 0;
   };
   for (const event of events) {
-    const length = Buffer.byteLength(JSON.stringify(event)) + 1;
-    if (size + length > MAX_PAYLOAD_BYTES - 64) flush();
-    batch.push(event);
-    size += length;
+    let text = JSON.stringify(event);
+    let length = Buffer.byteLength(text);
+    if (event.type === 'changed' && event.ended !== undefined && length > MAX_EVENT_WITH_VIEW_BYTES) {
+      text = JSON.stringify({ ...event, ended: undefined });
+      length = Buffer.byteLength(text);
+    }
+    if (size + length + 1 > MAX_PAYLOAD_BYTES - 64) flush();
+    batch.push(text);
+    size += length + 1;
   }
   flush();
   return payloads;

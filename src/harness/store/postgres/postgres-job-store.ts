@@ -5,14 +5,15 @@
  * a call about one job locks its row (`FOR UPDATE`) and applies the in-memory store's
  * rules to it (job-changes.ts); `take` claims queued jobs with `FOR UPDATE SKIP LOCKED`,
  * so each job has exactly one taker across processes; the time rules are applied once
- * (due-rules.ts). Events go to every process with LISTEN/NOTIFY (notifications.ts).
+ * (due-rules.ts). Events go to every process with LISTEN/NOTIFY (notifications.ts), sent
+ * after the commit (notification-outbox.ts).
  * Reads are in reads.ts, worker presence in workers.ts. It runs on the process's one
  * database handle (harness/postgres/database.ts), which its opener closes.
  */
 import { newJobId } from '../job-id.js';
 import postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
-import { RETENTION_MS, resolvePolicy, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
+import { requestJsonText, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
 import { stampAttempt } from '../attempts.js';
 import { toDelivery } from '../job-record.js';
 import { ownedRequest } from '../memory-records.js';
@@ -20,23 +21,26 @@ import type {
   ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules, ResultAck,
   StateCounts, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
 } from '../job-store.js';
-import { refusedChunk, refusedProgress, refusedResult } from '../post-rules.js';
-import { syncRetentionMs } from '../retention.js';
+import { refusedChunk, refusedProgress } from '../post-rules.js';
 import { completeJob, TakenFacts } from './completion.js';
 import { applyDue, nextDueAt } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { cancelChange, giveBackChange, retryChange } from '../job-rules.js';
+import { cancelChange, giveBackChange, queuedJob, retryChange } from '../job-rules.js';
 import { applyChange, changed, jsonb, lockJob, newChanges, requeueLost, saveChanged, finishChanges, saveJob, stored, type Changes, type Tx, type TxJob } from './job-changes.js';
-import { StoreEventHub, encodePayloads } from './notifications.js';
-import { ClaimedRow, claimJobs, insertJob } from './queue.js';
+import { NotificationOutbox } from './notification-outbox.js';
+import { StoreEventHub } from './notifications.js';
+import { Coalescer } from './coalescer.js';
+import { ClaimedRow, claimJobs, insertJobs, type NewJob } from './queue.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
-import { JOB_COLUMNS, parseJobRow, parseJobRowWith, toStoredJob } from './rows.js';
 import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, touchWorkerAtOnce, unreportedJobs } from './workers.js';
 
 export interface PostgresJobStoreOptions {
   /** Errors of the LISTEN connection and of notifications (the store goes on). */
   readonly onError?: (error: unknown) => void;
 }
+
+/** Submissions joined in one statement at most: their count, and their requests' JSON bytes (a larger one goes alone). */
+const SUBMIT_BATCH = { maxItems: 100, maxSize: 1 << 20 };
 
 /** PostgreSQL error codes a transaction is retried on: deadlock, serialization failure. */
 const RETRIED_CODES = new Set(['40P01', '40001']);
@@ -46,17 +50,25 @@ export class PostgresJobStore implements JobStore {
   readonly kind = 'postgres';
   readonly #sql: postgres.Sql;
   readonly #hub = new StoreEventHub();
+  readonly #outbox: NotificationOutbox;
   readonly #taken = new TakenFacts();
+  readonly #inserts: Coalescer<NewJob, string>;
   #closed = false;
 
-  private constructor(sql: postgres.Sql) {
+  private constructor(sql: postgres.Sql, onError: (error: unknown) => void) {
     this.#sql = sql;
+    this.#outbox = new NotificationOutbox(sql, this.#hub.origin, onError);
+    this.#inserts = new Coalescer(async (jobs) => {
+      const inserted = new Set((await insertJobs(sql, jobs)).map((row) => String(row.id)));
+      return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
+    }, SUBMIT_BATCH);
   }
 
   /** The store on `database` (opened and migrated by the caller), listening for other processes' events. */
   static async open(database: PostgresDatabase, options: PostgresJobStoreOptions = {}): Promise<PostgresJobStore> {
-    const store = new PostgresJobStore(database.sql);
-    await store.#hub.listen(database.sql, () => store.listEndpoints(), options.onError ?? (() => undefined));
+    const onError = options.onError ?? (() => undefined);
+    const store = new PostgresJobStore(database.sql, onError);
+    await store.#hub.listen(database.sql, () => store.listEndpoints(), onError);
     return store;
   }
 
@@ -83,22 +95,22 @@ export class PostgresJobStore implements JobStore {
   async submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob> {
     this.#open();
     const sync = options.sync ?? false;
-    const id = options.id ?? newJobId(sync);
-    const expiresAt = now + resolvePolicy(request.policy).ttl;
-    const retentionMs = sync ? syncRetentionMs(options.waitMs) : RETENTION_MS.async;
+    // The request as given (its input may be kept as text: RawJson); the record built here, not read back.
+    const job = queuedJob({ id: options.id ?? newJobId(sync), endpointId, request: ownedRequest(request), sync, waitMs: options.waitMs }, now);
+    const { id, expiresAt, retentionMs } = job;
     const events: StoreEvent[] = [{ type: 'queued', endpointId, due: expiresAt }];
     // Other processes are told when a taker of this one is waiting (it takes the job at once); this process's takers are woken at once.
     const told: StoreEvent[] = options.takerWaiting === true ? [{ type: 'queued', endpointId, takerWaitingFor: id, due: expiresAt }] : events;
-    const [payload] = encodePayloads(this.#hub.origin, told);
-    const rows = await insertJob(this.#sql, payload ?? '', { endpointId, id, request, sync, now, expiresAt, retentionMs });
+    const requestText = requestJsonText(request);
+    await this.#inserts.add({ endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs }, requestText.length);
     this.#hub.emit(events);
-    // The request as given (its input may be kept as text: RawJson), not read back.
-    return toStoredJob(parseJobRowWith(rows[0], ownedRequest(request)));
+    this.#outbox.send(told);
+    return job;
   }
 
   async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {
     this.#open();
-    const rows = await claimJobs(this.#sql, this.#hub.origin, endpointId, workerId, max, now);
+    const rows = await claimJobs(this.#sql, endpointId, workerId, max, now);
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
     const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id, status: 'IN_PROGRESS', due: row.started_at + row.execution_timeout_ms }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
@@ -108,7 +120,7 @@ export class PostgresJobStore implements JobStore {
         retries: row.retries, retentionMs: row.retention_ms, executionTimeoutMs: row.execution_timeout_ms,
       });
     }
-    this.#hub.emit(events);
+    this.#publish(events);
     return taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
   }
 
@@ -149,8 +161,8 @@ export class PostgresJobStore implements JobStore {
   ): Promise<{ readonly ack: ResultAck } & ChangeOutcome> {
     this.#open();
     const known = this.#taken.take(endpointId, jobId, attempt);
-    const done = await completeJob(this.#sql, this.#hub.origin, known, { endpointId, jobId, workerId, attempt, result, now });
-    this.#hub.emit(done.events);
+    const done = await completeJob(this.#sql, known, { endpointId, jobId, workerId, attempt, result, now });
+    this.#publish(done.events);
     return { ack: done.ack, ended: done.ended, stops: [] };
   }
 
@@ -259,8 +271,8 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     if ((touch.reportedJobIds ?? []).length === 0) {
       const event: StoreEvent = { type: 'worker', endpointId, workerId };
-      const { worker, created } = await touchWorkerAtOnce(this.#sql, endpointId, workerId, touch, now, encodePayloads(this.#hub.origin, [event])[0] ?? '');
-      if (created) this.#hub.emit([event]);
+      const { worker, created } = await touchWorkerAtOnce(this.#sql, endpointId, workerId, touch, now);
+      if (created) this.#publish([event]);
       return worker;
     }
     return this.#change((tx, changes) => touchWorker(tx, endpointId, workerId, touch, now, changes));
@@ -312,6 +324,7 @@ export class PostgresJobStore implements JobStore {
     if (this.#closed) return;
     this.#closed = true;
     // The connections are the database handle's: its opener closes it.
+    await this.#outbox.flushed();
     await this.#hub.close();
   }
 
@@ -327,10 +340,16 @@ export class PostgresJobStore implements JobStore {
     return job;
   }
 
+  /** Hand committed changes' events to this process's listeners, then send them to the other processes. */
+  #publish(events: readonly StoreEvent[]): void {
+    this.#hub.emit(events);
+    this.#outbox.send(events);
+  }
+
   /**
-   * Run `work` in a transaction: its counter moves are saved and its events notified in
-   * it (delivered at commit), then handed to this process's listeners. Retried on a
-   * deadlock or serialization failure (nothing of a failed try is kept).
+   * Run `work` in a transaction: its counter moves are saved in it; once it committed, its
+   * events are published. Retried on a deadlock or serialization failure (nothing of a
+   * failed try is kept).
    */
   async #change<T>(work: (tx: Tx, changes: Changes) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
@@ -338,10 +357,10 @@ export class PostgresJobStore implements JobStore {
       try {
         const answer = (await this.#sql.begin(async (tx) => {
           const result = await work(tx, changes);
-          await finishChanges(tx, changes, encodePayloads(this.#hub.origin, changes.events));
+          await finishChanges(tx, changes);
           return result;
         })) as T;
-        this.#hub.emit(changes.events);
+        this.#publish(changes.events);
         return answer;
       } catch (error) {
         if (attempt >= RETRIES || !(error instanceof postgres.PostgresError) || !RETRIED_CODES.has(error.code)) throw error;
@@ -349,3 +368,4 @@ export class PostgresJobStore implements JobStore {
     }
   }
 }
+

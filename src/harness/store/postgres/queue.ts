@@ -1,47 +1,64 @@
 /**
  * @module harness/store/postgres/queue
- * The queue's two hot statements, each one round trip: submit (the endpoint when
- * missing, the job, its notification) and take (worker presence, the claim of the oldest
- * queued jobs with `FOR UPDATE SKIP LOCKED`: exactly one taker per job across
- * processes, and a notification per job taken). Notifications are sent at commit.
+ * The queue's two hot statements, each one round trip: submit (the endpoints when
+ * missing, the jobs: submissions made together go in one statement, see coalescer.ts)
+ * and take (worker presence, the claim of the oldest queued jobs with `FOR UPDATE SKIP
+ * LOCKED`: exactly one taker per job across processes). Their events go to other
+ * processes after the commit (notification-outbox.ts).
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { EXECUTION_TIMEOUT_MS, requestJsonText, type JobRequest } from '../../../job/index.js';
-import { CHANNEL } from './notifications.js';
-import { JOB_COLUMNS, REQUEST_COLUMN, requestJson } from './rows.js';
+import { EXECUTION_TIMEOUT_MS } from '../../../job/index.js';
+import { requestJson } from './rows.js';
 
-/**
- * JOB_COLUMNS with the request left out (NULL): the caller has it, and reading it back
- * would parse a large input on the event loop at every submission.
- */
-/** PostgreSQL's oid of text: the request's JSON text goes as text and is cast (a json parameter would be stringified again by the driver). */
+/** PostgreSQL's oid of text: the jobs' JSON goes as text and is cast (a json parameter would be stringified again by the driver). */
 const TEXT_OID = 25;
-
-const JOB_COLUMNS_BUT_REQUEST = JOB_COLUMNS.replace(REQUEST_COLUMN, 'NULL AS request');
 
 export interface NewJob {
   readonly endpointId: string;
   readonly id: string;
-  readonly request: JobRequest;
+  /** The request's JSON text (requestJsonText). */
+  readonly requestText: string;
+  /** Its policy's execution timeout, when it has one. */
+  readonly policyTimeoutMs: number | undefined;
   readonly sync: boolean;
   readonly now: number;
   readonly expiresAt: number;
   readonly retentionMs: number;
 }
 
-/** Insert a queued job; answers its row (JOB_COLUMNS). `payload`: the notification of its 'queued' event. */
-export function insertJob(sql: postgres.Sql, payload: string, job: NewJob): postgres.PendingQuery<postgres.Row[]> {
-  const { endpointId, id, request, sync, now, expiresAt, retentionMs } = job;
-  // One statement: the endpoint when missing, the job, and the notification (sent at commit).
+/**
+ * The jobs' fields but the request as one json parameter, an array of records (`o`: the
+ * job's place, from 1). The requests go apart, as a text array: cast from text, a
+ * request's JSON is kept byte for byte (json_to_recordset would re-read it).
+ */
+function jobsParameter(jobs: readonly NewJob[]): string {
+  return JSON.stringify(
+    jobs.map((job, index) => ({
+      o: index + 1, e: job.endpointId, i: job.id, p: job.policyTimeoutMs ?? null, s: job.sync, n: job.now, x: job.expiresAt, k: job.retentionMs,
+    })),
+  );
+}
+
+/**
+ * Insert queued jobs, in their order (the queue's order), in one statement (the
+ * endpoints when missing, and the jobs); answers their ids, in no particular order (the
+ * caller has the rest: the records are built, not read back).
+ */
+export function insertJobs(sql: postgres.Sql, jobs: readonly NewJob[]): postgres.PendingQuery<postgres.Row[]> {
   return sql`
-    WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
+    WITH new AS (
+      SELECT t.*, request.r FROM json_to_recordset(${sql.typed(jobsParameter(jobs), TEXT_OID)}::json)
+        AS t(o bigint, e text, i text, p bigint, s boolean, n bigint, x bigint, k bigint)
+      JOIN unnest(${sql.array(jobs.map((job) => job.requestText), TEXT_OID)}::text[]) WITH ORDINALITY AS request(r, o) ON request.o = t.o
+    ),
+    endpoint AS (INSERT INTO sw_endpoints (id) SELECT DISTINCT e FROM new ON CONFLICT (id) DO NOTHING),
     job AS (
       INSERT INTO sw_jobs (endpoint_id, id, request, policy_timeout_ms, sync, status, submitted_at, queued_at, expires_at, retention_ms)
-      VALUES (${endpointId}, ${id}, ${sql.typed(requestJsonText(request), TEXT_OID)}::json, ${request.policy?.executionTimeout ?? null}, ${sync}, 'IN_QUEUE', ${now}, ${now}, ${expiresAt}, ${retentionMs})
-      RETURNING ${sql.unsafe(JOB_COLUMNS_BUT_REQUEST)}
+      SELECT e, i, r::json, p, s, 'IN_QUEUE', n, n, x, k FROM new ORDER BY o
+      RETURNING id
     )
-    SELECT job.*, pg_notify(${CHANNEL}, ${payload}) FROM job`;
+    SELECT id FROM job`;
 }
 
 /** A claimed job as the take statement answers it (parsed at the boundary). */
@@ -61,10 +78,10 @@ export const ClaimedRow = z.object({
 export type ClaimedRow = z.infer<typeof ClaimedRow>;
 
 /** Touch the worker and claim up to `max` queued jobs for it (in no particular order: sort by queue_seq). */
-export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string, workerId: string, max: number, now: number): postgres.PendingQuery<postgres.Row[]> {
+export function claimJobs(sql: postgres.Sql, endpointId: string, workerId: string, max: number, now: number): postgres.PendingQuery<postgres.Row[]> {
   // One statement (the hot path; long polls call it on every 'queued' event): the
-  // endpoint when missing, the worker's presence, the claim of the oldest queued jobs
-  // that no other transaction holds, and a notification per job taken (sent at commit).
+  // endpoint when missing, the worker's presence, and the claim of the oldest queued
+  // jobs that no other transaction holds.
   return sql`
     WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
     worker AS (
@@ -83,9 +100,6 @@ export function claimJobs(sql: postgres.Sql, origin: string, endpointId: string,
       FROM picked WHERE j.endpoint_id = ${endpointId} AND j.id = picked.id
       RETURNING j.id, j.attempt, j.request, j.queue_seq, j.started_at, j.lost, j.retries, j.retention_ms, j.execution_timeout_ms
     )
-    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms, taken.execution_timeout_ms,
-      pg_notify(${CHANNEL}, json_build_object('origin', ${origin}::text, 'events', json_build_array(
-        json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id, 'status', 'IN_PROGRESS', 'due', taken.started_at + taken.execution_timeout_ms),
-        json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)))::text)
+    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms, taken.execution_timeout_ms
     FROM taken`;
 }

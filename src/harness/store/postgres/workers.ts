@@ -7,7 +7,6 @@
 import type postgres from 'postgres';
 import type { GoneWorker, RequeueRules, StoredWorker, TouchWorker } from '../job-store.js';
 import { lockJob, requeueLost, saveChanged, type Changes, type Tx } from './job-changes.js';
-import { CHANNEL } from './notifications.js';
 import { WORKER_COLUMNS, toStoredWorker } from './rows.js';
 
 export async function touchWorker(tx: Tx, endpointId: string, workerId: string, touch: TouchWorker, now: number, changes: Changes): Promise<StoredWorker> {
@@ -33,9 +32,8 @@ export async function touchWorker(tx: Tx, endpointId: string, workerId: string, 
 
 /**
  * touchWorker without reported jobs (every job-take and the liveness sweep call it), in
- * one statement: the endpoint when missing, the presence upsert, the worker as it is now,
- * and the 'worker' notification when it is new (`createdPayload`). Answers the worker and
- * whether it was created.
+ * one statement: the endpoint when missing, the presence upsert, and the worker as it is
+ * now. Answers the worker and whether it was created.
  */
 export async function touchWorkerAtOnce(
   sql: postgres.Sql,
@@ -43,7 +41,6 @@ export async function touchWorkerAtOnce(
   workerId: string,
   touch: TouchWorker,
   now: number,
-  createdPayload: string,
 ): Promise<{ worker: StoredWorker; created: boolean }> {
   const rows = await sql`
     WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
@@ -57,7 +54,7 @@ export async function touchWorkerAtOnce(
         ping_interval_ms = coalesce(EXCLUDED.ping_interval_ms, sw_workers.ping_interval_ms)
       RETURNING *, (xmax = 0) AS created
     )
-    SELECT ${sql.unsafe(WORKER_COLUMNS)}, w.created, CASE WHEN w.created THEN pg_notify(${CHANNEL}, ${createdPayload}) END AS notified FROM w`;
+    SELECT ${sql.unsafe(WORKER_COLUMNS)}, w.created FROM w`;
   const row = rows[0];
   return { worker: toStoredWorker(row), created: row?.created === true };
 }

@@ -7,7 +7,7 @@
  * (serve() in platform mode through tsx); pings every 200 ms, gone after 3 missed.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { waitFor, within } from '../../../kit/index.js';
+import { waitFor } from '../../../kit/index.js';
 import { printFigures, since } from '../../../reliability/support/figures.js';
 import { TestClient } from '../../../reliability/support/http.js';
 import { QueueCaller } from '../../../reliability/support/queue.js';

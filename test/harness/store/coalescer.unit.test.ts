@@ -1,0 +1,67 @@
+/**
+ * The coalescer of the PostgreSQL store's submissions (store/postgres/coalescer.ts):
+ * calls made together go in one statement, in order, within its limits; one call's
+ * failure is its own; a statement that committed is never run again.
+ */
+import { expect, it } from 'vitest';
+import { Coalescer } from '../../../src/harness/store/postgres/coalescer.js';
+
+/** A statement that records each batch it is given and answers each item doubled, after a turn of the loop. */
+function recorder(fail: (items: readonly number[]) => boolean = () => false): { batches: number[][]; run: (items: readonly number[]) => Promise<number[]> } {
+  const batches: number[][] = [];
+  return {
+    batches,
+    run: async (items) => {
+      batches.push([...items]);
+      await new Promise((resolve) => setImmediate(resolve));
+      if (fail(items)) throw new Error(`refused ${items.join(',')}`);
+      return items.map((item) => item * 2);
+    },
+  };
+}
+
+it('runs the first call at once and joins the calls made meanwhile, in order, each answered with its own output', async () => {
+  const statement = recorder();
+  const coalescer = new Coalescer(statement.run, { maxItems: 100, maxSize: 1_000 });
+  const outputs = await Promise.all([1, 2, 3, 4, 5].map((item) => coalescer.add(item, 1)));
+  expect(outputs).toEqual([2, 4, 6, 8, 10]);
+  expect(statement.batches).toEqual([[1], [2, 3, 4, 5]]);
+  // Idle again: the next call goes alone, at once.
+  expect(await coalescer.add(6, 1)).toBe(12);
+  expect(statement.batches.at(-1)).toEqual([6]);
+});
+
+it('keeps each statement within its count and size, a single larger call going alone', async () => {
+  const statement = recorder();
+  const coalescer = new Coalescer(statement.run, { maxItems: 3, maxSize: 10 });
+  const calls = [
+    [1, 1], [2, 1], [3, 1], [4, 1], [5, 1], // count: at most 3 together
+    [6, 8], [7, 8], // size: 8 + 8 > 10
+    [8, 50], // larger than maxSize: alone
+    [9, 1],
+  ] as const;
+  const outputs = await Promise.all(calls.map(([item, size]) => coalescer.add(item, size)));
+  expect(outputs).toEqual(calls.map(([item]) => item * 2));
+  expect(statement.batches).toEqual([[1], [2, 3, 4], [5, 6], [7], [8], [9]]);
+});
+
+it('runs a failed joint statement again one call at a time: only the bad call fails', async () => {
+  const statement = recorder((items) => items.includes(3));
+  const coalescer = new Coalescer(statement.run, { maxItems: 100, maxSize: 1_000 });
+  const settled = await Promise.allSettled([1, 2, 3, 4].map((item) => coalescer.add(item, 1)));
+  expect(settled.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message))).toEqual([2, 4, 'refused 3', 8]);
+  expect(statement.batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+});
+
+it('never runs again a statement that committed but answered the wrong number of rows: every call of it fails', async () => {
+  const batches: number[][] = [];
+  const coalescer = new Coalescer<number, number>(async (items) => {
+    batches.push([...items]);
+    await new Promise((resolve) => setImmediate(resolve));
+    return items.length > 1 ? [1] : [items[0] ?? 0];
+  }, { maxItems: 100, maxSize: 1_000 });
+  const settled = await Promise.allSettled([1, 2, 3].map((item) => coalescer.add(item, 1)));
+  expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+  expect(String((settled[1] as PromiseRejectedResult).reason)).toContain('answered 1 rows for 2 calls');
+  expect(batches).toEqual([[1], [2, 3]]);
+});
