@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { registerHarnessCommand } from '../../src/cli/commands/harness.js';
 import { HARNESS_SETTINGS, HarnessCommandOptionsSchema } from '../../src/cli/commands/harness-settings.js';
 import { settingsReferenceTables } from '../../src/cli/settings-reference.js';
@@ -23,7 +24,6 @@ import { WORKER_FLAGS, WORKER_USAGE, parseWorkerArgs } from '../../src/worker/ar
 import { PlatformTransportSettingsSchema } from '../../src/transports/platform/options.js';
 import { ServeOptionsSchema } from '../../src/worker/options.js';
 import { WORKER_FLAG_SETTINGS } from '../../src/worker/worker-flags.js';
-import * as z from 'zod';
 
 const ROOT = new URL('../../', import.meta.url);
 const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
