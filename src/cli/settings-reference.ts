@@ -1,12 +1,17 @@
 /**
  * @module cli/settings-reference
  * The README's settings tables, each made from its one declaration: the `harness`
- * command's flags, a worker's flags (its own and `--serve-api`'s) and the
- * SERVERLESS_WORKER_* environment variables. `npm run docs:settings` writes them
+ * command's flags, a worker's flags (its own and `--serve-api`'s), the
+ * SERVERLESS_WORKER_* environment variables and the library's options (`serve`, its
+ * `platformTransport`, `serveLoadBalancing`: their schemas' `.meta()`). `npm run docs:settings` writes them
  * between their markers; test/settings/settings-docs.unit.test.ts fails when README.md
  * holds anything else.
  */
+import { LoadBalancingOptionsSchema } from '../load-balancing/lb-options.js';
+import { optionsTable } from '../settings/option-table.js';
 import { code, envTable, settingsTable } from '../settings/reference-table.js';
+import { PlatformTransportSettingsSchema } from '../transports/platform/options.js';
+import { ServeOptionsSchema } from '../worker/options.js';
 import { WORKER_ENV } from '../settings/worker-env.js';
 import { WORKER_FLAG_SETTINGS, workerFlagText, type WorkerFlag } from '../worker/worker-flags.js';
 import { HARNESS_SETTINGS } from './commands/harness-settings.js';
@@ -22,5 +27,8 @@ export function settingsReferenceTables(): Record<string, string> {
     harness: settingsTable(HARNESS_SETTINGS),
     'worker-flags': workerFlagsTable(),
     'worker-env': envTable(WORKER_ENV),
+    'serve-options': optionsTable(ServeOptionsSchema.shape),
+    'serve-platform-transport': optionsTable(PlatformTransportSettingsSchema.shape, 'platformTransport.'),
+    'lb-options': optionsTable(LoadBalancingOptionsSchema.shape),
   };
 }

@@ -7,7 +7,8 @@
 import type { EnvSetting } from './worker-env.js';
 import type { Setting } from './setting.js';
 
-const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+/** Text safe in a table cell: pipes escaped, line breaks joined. */
+export const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 /** Text in backticks, safe in a table cell. */
 export const code = (text: string): string => `\`${cell(text)}\``;
 

@@ -1,21 +1,28 @@
 /**
  * Settings declared once (src/settings/): README.md's tables, the `harness` command's
  * options (what `--help` prints) and a worker's flags are all made from one entry per
- * setting; these tests fail when any of them says something else.
+ * setting; these tests fail when any of them says something else. The library's options
+ * (`serve`, its `platformTransport`, `serveLoadBalancing`) are declared in their schemas'
+ * `.meta()`: an option without one fails here too.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { registerHarnessCommand } from '../../src/cli/commands/harness.js';
 import { HARNESS_SETTINGS, HarnessCommandOptionsSchema } from '../../src/cli/commands/harness-settings.js';
 import { settingsReferenceTables } from '../../src/cli/settings-reference.js';
 import { HarnessServerOptionsSchema } from '../../src/harness/server-options.js';
 import { LoadBalancingSettingsSchema } from '../../src/harness/load-balancing/options.js';
+import { LoadBalancingOptionsSchema } from '../../src/load-balancing/lb-options.js';
+import { durationText, optionDoc, optionsTable, undeclaredOptions } from '../../src/settings/option-table.js';
 import { readMarked } from '../../src/settings/reference-table.js';
 import { flagName } from '../../src/settings/setting.js';
 import { WORKER_ENV } from '../../src/settings/worker-env.js';
 import { WORKER_FLAGS, WORKER_USAGE, parseWorkerArgs } from '../../src/worker/argv.js';
+import { PlatformTransportSettingsSchema } from '../../src/transports/platform/options.js';
+import { ServeOptionsSchema } from '../../src/worker/options.js';
 import { WORKER_FLAG_SETTINGS } from '../../src/worker/worker-flags.js';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -34,6 +41,35 @@ describe('settings declared once', () => {
     for (const [name, table] of Object.entries(settingsReferenceTables())) {
       expect(readMarked(readme, name), `README table "${name}" (run npm run docs:settings)`).toBe(table);
     }
+  });
+
+  it('every library option has its declaration, and the README a table for each schema', () => {
+    const schemas = { 'serve-options': ServeOptionsSchema, 'serve-platform-transport': PlatformTransportSettingsSchema, 'lb-options': LoadBalancingOptionsSchema };
+    const tables = settingsReferenceTables();
+    for (const [name, schema] of Object.entries(schemas)) {
+      expect(undeclaredOptions(schema.shape), `options of ${name} without .meta({ description })`).toEqual([]);
+      expect(readMarked(readme, name), `README markers of ${name}`).toBeDefined();
+      // One row per option, in the schema's order.
+      const rows = (tables[name] ?? '').split('\n').slice(2);
+      expect(rows.map((row) => row.split(' | ')[0]?.replace(/^\| `(?:platformTransport\.)?|`$/g, ''))).toEqual(Object.keys(schema.shape));
+    }
+  });
+
+  it("shows each library option's default and range as its schema has them", () => {
+    const table = settingsReferenceTables()['serve-options'] ?? '';
+    const row = (option: string): string => table.split('\n').find((line) => line.startsWith(`| \`${option}\` |`)) ?? '';
+    expect(row('defaultExecutionTimeoutMs')).toContain(`| \`${ServeOptionsSchema.shape.defaultExecutionTimeoutMs.parse(undefined)}\` (10 min) | 100 ms to 7 days |`);
+    expect(row('maxChunkBytes')).toContain(`| \`${ServeOptionsSchema.shape.maxChunkBytes.parse(undefined)}\` | 64 to 1048576 bytes |`);
+    expect(row('expectGpu')).toContain('| `$SERVERLESS_WORKER_EXPECT_GPU`, else `auto` | `auto`, `nvidia`, `amd`, `any`, `none` |');
+    expect(optionDoc(ServeOptionsSchema.shape.expectGpu)?.env).toBe(WORKER_ENV.expectGpu.name);
+    expect(durationText(604_800_000)).toBe('7 days');
+    expect(durationText(1_500)).toBe('1500 ms');
+  });
+
+  it('refuses to make a table with an undeclared option', () => {
+    const shape = { declared: z.boolean().default(true).meta({ description: 'Declared.' }), forgotten: z.number().default(1) };
+    expect(undeclaredOptions(shape)).toEqual(['forgotten']);
+    expect(() => optionsTable(shape)).toThrow(/forgotten has no \.meta/);
   });
 
   it("the harness command's options are exactly its settings: flag, key, default, environment variable", () => {

@@ -18,41 +18,50 @@ const ms = (name: string, min: number, max: number) =>
     .min(min, { error: `${name} must be from ${min} to ${max} ms` })
     .max(max, { error: `${name} must be from ${min} to ${max} ms` });
 
+// Each setting's README words are in its .meta() (settings/option-table.ts); its default and range are the schema's.
 export const PlatformTransportSettingsSchema = z
   .object({
-    /** Bound of one job-take or job-stop long poll, ms; default 90 000 (as the reference worker). */
-    pollTimeoutMs: ms('pollTimeoutMs', 1_000, 3_600_000).default(90_000),
-    /** Least time between the starts of two take polls that came back empty at once, ms; default 1 000 (a platform that does not hold polls is not hammered). */
-    emptyPollGapMs: ms('emptyPollGapMs', 0, 60_000).default(1_000),
-    /** First wait after a failed take or stop poll, or a 429, ms; default 1 000. */
-    pollBackoffMinMs: ms('pollBackoffMinMs', 1, 600_000).default(1_000),
-    /** Longest wait after failed polls, ms; default 30 000. */
-    pollBackoffMaxMs: ms('pollBackoffMaxMs', 1, 3_600_000).default(30_000),
-    /** Bound of one post (result, chunk, progress) or unhealthy report, ms; default 30 000. */
-    requestTimeoutMs: ms('requestTimeoutMs', 100, 600_000).default(30_000),
-    /** A result or chunk post is retried until it lands or this long has passed since its first attempt, ms; default 300 000 (5 min). */
-    resultDeadlineMs: ms('resultDeadlineMs', 0, 86_400_000).default(300_000),
-    /** Wait before the first retry of a post, ms; doubles each retry, times a random 1-2; default 250. */
-    retryMinDelayMs: ms('retryMinDelayMs', 0, 600_000).default(250),
-    /** Longest wait between two attempts of a post, ms; default 15 000. */
-    retryMaxDelayMs: ms('retryMaxDelayMs', 1, 3_600_000).default(15_000),
-    /** On close, how long posts still retrying may take to land before they are abandoned (and logged, counted), ms; default 10 000. */
-    closeDrainMs: ms('closeDrainMs', 0, 600_000).default(10_000),
-    /** Send a chunk's metrics (stream_index, handler metrics) beside its output; default true. See the module doc of platform-transport. */
-    chunkMetrics: z.boolean({ error: 'chunkMetrics must be true or false' }).default(true),
-    /**
-     * Largest result the platform accepts in one job-done body, bytes; default 20 000 000
-     * (the worker API's limit; the platform sets no variable for it). A larger result is
-     * not posted: the job fails at once with SW_RESULT_TOO_LARGE.
-     */
+    pollTimeoutMs: ms('pollTimeoutMs', 1_000, 3_600_000)
+      .default(90_000)
+      .meta({ description: 'Bound of one job-take or job-stop long poll, ms (the default is the reference worker\'s).' }),
+    emptyPollGapMs: ms('emptyPollGapMs', 0, 60_000)
+      .default(1_000)
+      .meta({ description: 'Least time between the starts of two take polls that came back empty at once, ms, so that a platform that does not hold polls is not hammered.' }),
+    pollBackoffMinMs: ms('pollBackoffMinMs', 1, 600_000)
+      .default(1_000)
+      .meta({ description: 'First wait after a failed take or stop poll, or a 429, ms; at most `pollBackoffMaxMs`.' }),
+    pollBackoffMaxMs: ms('pollBackoffMaxMs', 1, 3_600_000).default(30_000).meta({ description: 'Longest wait after failed polls, ms.' }),
+    requestTimeoutMs: ms('requestTimeoutMs', 100, 600_000)
+      .default(30_000)
+      .meta({ description: 'Bound of one post (result, chunk, progress) or unhealthy report, ms.' }),
+    resultDeadlineMs: ms('resultDeadlineMs', 0, 86_400_000)
+      .default(300_000)
+      .meta({ description: 'A result or chunk post is retried until it lands or this long has passed since its first attempt, ms (never drop a result: retried for minutes, not twice).' }),
+    retryMinDelayMs: ms('retryMinDelayMs', 0, 600_000)
+      .default(250)
+      .meta({ description: 'Wait before the first retry of a post, ms; it doubles each retry, times a random 1-2; at most `retryMaxDelayMs`.' }),
+    retryMaxDelayMs: ms('retryMaxDelayMs', 1, 3_600_000).default(15_000).meta({ description: 'Longest wait between two attempts of a post, ms.' }),
+    closeDrainMs: ms('closeDrainMs', 0, 600_000)
+      .default(10_000)
+      .meta({ description: 'On close, how long posts still retrying may take to land before they are abandoned (and logged, counted), ms.' }),
+    chunkMetrics: z
+      .boolean({ error: 'chunkMetrics must be true or false' })
+      .default(true)
+      .meta({ description: 'Send a chunk\'s metrics (`stream_index`, handler metrics) beside its output (see "Result delivery").' }),
     maxResultBytes: z
       .number({ error: 'maxResultBytes must be a number of bytes' })
       .int({ error: 'maxResultBytes must be a whole number of bytes' })
       .min(1_024, { error: 'maxResultBytes must be from 1024 to 1e9 bytes' })
       .max(1_000_000_000, { error: 'maxResultBytes must be from 1024 to 1e9 bytes' })
-      .default(DEFAULT_MAX_RESULT_BYTES),
-    /** Run the heartbeat (when RUNPOD_WEBHOOK_PING is set); default true. */
-    heartbeat: z.boolean({ error: 'heartbeat must be true or false' }).default(true),
+      .default(DEFAULT_MAX_RESULT_BYTES)
+      .meta({
+        description:
+          'Largest result the platform accepts in one job-done body, bytes (the default is the worker API\'s limit; the platform sets no variable for it). A larger result is not posted: the job fails at once with `SW_RESULT_TOO_LARGE`; the same limit applies in the dry run, `--serve-api` and `runJob`.',
+      }),
+    heartbeat: z
+      .boolean({ error: 'heartbeat must be true or false' })
+      .default(true)
+      .meta({ description: 'Run the heartbeat (when `RUNPOD_WEBHOOK_PING` is set).' }),
   })
   .refine((s) => s.pollBackoffMinMs <= s.pollBackoffMaxMs, { error: 'pollBackoffMinMs must not exceed pollBackoffMaxMs', path: ['pollBackoffMinMs'] })
   .refine((s) => s.retryMinDelayMs <= s.retryMaxDelayMs, { error: 'retryMinDelayMs must not exceed retryMaxDelayMs', path: ['retryMinDelayMs'] });
