@@ -24,7 +24,9 @@ const isFunction = (value: unknown): boolean => typeof value === 'function';
 
 // Strict: an unknown option (a typo, another SDK's name) is refused, see resolveOptions.
 // Each option's README words are in its .meta() (settings/option-table.ts); its default and range are the schema's.
+// The one-line doc comments are what an editor shows on hover (z.input keeps them).
 export const ServeOptionsSchema = z.strictObject({
+  /** Jobs at once: a number (default 1) or a function of the current load. */
   concurrency: z
     .union([
       z.number().int().min(1).max(10_000),
@@ -35,7 +37,9 @@ export const ServeOptionsSchema = z.strictObject({
       values: '1 to 10000, or a function `({ running, current }) => number`',
       description: 'Jobs at once: a number, or a function of the current load re-evaluated each time a job ends. Never more jobs run at once than it allows.',
     }),
+  /** A streamed job's final output is the list of its yielded values (true) or empty (false, default). */
   aggregateStream: z.boolean().default(false).meta({ description: 'A streamed job\'s final output is the list of its yielded values (`true`) or empty (`false`).' }),
+  /** Execution timeout when the job's policy has none, ms; default 600 000. */
   defaultExecutionTimeoutMs: z
     .number()
     .int()
@@ -43,6 +47,7 @@ export const ServeOptionsSchema = z.strictObject({
     .max(EXECUTION_TIMEOUT_MS.max)
     .default(EXECUTION_TIMEOUT_MS.default)
     .meta({ description: 'Execution timeout, ms, for jobs whose policy has none.' }),
+  /** How long an aborted handler may take to stop before the worker declares it unresponsive and exits, ms; default 5 000. */
   timeoutGraceMs: z
     .number()
     .int()
@@ -50,6 +55,7 @@ export const ServeOptionsSchema = z.strictObject({
     .max(600_000)
     .default(5_000)
     .meta({ description: 'How long an aborted handler may take to stop before the worker declares it unresponsive and exits, ms.' }),
+  /** On SIGTERM/SIGINT, how long running jobs may take to finish before they are aborted, ms; default 30 000. */
   shutdownTimeoutMs: z
     .number()
     .int()
@@ -57,29 +63,36 @@ export const ServeOptionsSchema = z.strictObject({
     .max(3_600_000)
     .default(30_000)
     .meta({ description: 'On SIGTERM/SIGINT, how long running jobs may take to finish before they are aborted, ms.' }),
+  /** Ask the platform to replace this worker after every job (stopPod); default false. */
   refreshWorker: z.boolean().default(false).meta({ description: 'Ask the platform to replace the worker after every job (`stopPod`).' }),
+  /** A zod schema for job.input; bad input fails the job before the handler runs. Default none. */
   inputSchema: z
     .custom<z.ZodType>((value) => typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function', {
       error: 'must be a zod schema',
     })
     .optional()
     .meta({ values: 'a zod schema', description: 'Validates `job.input`: bad input fails the job before the handler runs.' }),
+  /** The logger; default the package's pino logger (JSON on the platform or off a TTY). */
   logger: z
     .custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
       error: 'must be a pino logger',
     })
     .optional()
     .meta({ defaultText: "the package's pino logger (JSON on the platform or off a TTY)", values: 'a pino logger', description: 'The logger the worker and its jobs log to.' }),
+  /** Worker id; default RUNPOD_POD_ID, else a random id. */
   workerId: z.string().min(1).optional().meta({ defaultText: '`RUNPOD_POD_ID`, else random', description: "This worker's id." }),
+  /** Endpoint id used locally (dry run, --serve-api); default `local`. */
   endpointId: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1-64 letters, digits, - or _' })
     .default('local')
     .meta({ values: '1-64 letters, digits, `-` or `_`', description: 'The endpoint id used locally (dry run, `--serve-api`).' }),
+  /** Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics; default true. Costs nothing once no GPU tool is found. */
   gpuSampling: z
     .boolean()
     .default(true)
     .meta({ description: 'Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics. Costs nothing once no GPU tool is found.' }),
+  /** Time between GPU reads while jobs run, ms; default 5 000. */
   gpuSampleIntervalMs: z.number().int().min(100).max(600_000).default(5_000).meta({ description: 'Time between GPU reads while jobs run, ms.' }),
   expectGpu: z
     .enum(GPU_EXPECTATIONS, { error: `expectGpu must be one of ${GPU_EXPECTATIONS.join(', ')}` })
@@ -89,6 +102,7 @@ export const ServeOptionsSchema = z.strictObject({
       description:
         'On the platform, the GPU the image needs before it takes jobs: when none answers, the worker reports unhealthy through the heartbeat and exits. `auto` expects NVIDIA when `NVIDIA_VISIBLE_DEVICES` is set, AMD when `HIP_VISIBLE_DEVICES` or `ROCR_VISIBLE_DEVICES` is, nothing otherwise. The variable overrides the option.',
     }),
+  /** On the platform, serve Prometheus /metrics on this port; default off. Env SERVERLESS_WORKER_METRICS_PORT overrides. */
   metricsPort: z
     .number()
     .int()
@@ -96,6 +110,7 @@ export const ServeOptionsSchema = z.strictObject({
     .max(65_535)
     .optional()
     .meta({ env: WORKER_ENV.metricsPort.name, defaultText: 'off', description: 'On the platform, serve Prometheus `/metrics` on this port. The variable overrides the option.' }),
+  /** Address for metricsPort; default 0.0.0.0 (scrapable from outside the container). */
   metricsHost: z
     .string()
     .min(1)
@@ -106,6 +121,7 @@ export const ServeOptionsSchema = z.strictObject({
     values: 'an object of the settings below',
     description: 'Settings of the platform transport (on the platform only): polls, posts and their retries, the heartbeat. Each is in the table below; an unknown one is refused.',
   }),
+  /** Largest serialized output of one stream chunk, bytes; default 1 MiB (lower only to test). */
   maxChunkBytes: z
     .number()
     .int()
@@ -120,6 +136,7 @@ export const ServeOptionsSchema = z.strictObject({
       description:
         'While a stream chunk is being posted, join the plain string yields that follow into one chunk (up to `maxChunkBytes`) instead of posting one chunk per yield. Text is never held back to be joined: a yield that finds no post in flight is posted at once, so a slow generator still gets one chunk per yield; a fast one gets fewer, larger chunks (1 000 yields of 1 KiB: 7 posts instead of 1 000, 4.9x the yields/s of one chunk per yield in the same run, see `bench/README.md`). The order and the concatenated text are exact; chunk boundaries are not (a chunk may hold several yields). Yields of other values, and those wrapped by `withMetrics`, keep their own chunks. `false`: one chunk per yield (the default before; for a consumer that needs a yield\'s boundaries).',
     }),
+  /** The start-up phase; what it returns is `ctx.state` of every job. */
   init: z
     .custom<InitFunction<unknown>>(isFunction, { error: 'init must be a function' })
     .optional()
@@ -127,6 +144,7 @@ export const ServeOptionsSchema = z.strictObject({
       values: 'a function `async ({ signal, deadline, log, workerId }) => state`',
       description: 'The start-up phase: run once before the first job is taken; its value is every job\'s `ctx.state`. See "Start-up phase" above.',
     }),
+  /** Bound of `init`, ms; past it the worker reports itself unhealthy and exits 1. Default 600 000. */
   initTimeoutMs: z
     .number()
     .int()
@@ -158,6 +176,7 @@ export const ServeOptionsSchema = z.strictObject({
       description:
         'One info log line per finished job (`job finished`, with `requestId` and `durationMs`). Off: that line is at debug (`LOG_LEVEL=debug` shows it) and one info line per `jobSummaryIntervalMs` sums up the jobs that ended (count by end, jobs/s, mean and longest duration). A failed or timed-out job is a warning line with its `requestId` either way; the dry run always logs its job.',
     }),
+  /** Time between two job summary lines (when logEveryJob is off), ms; default 60 000. */
   jobSummaryIntervalMs: z
     .number()
     .int()
@@ -169,6 +188,7 @@ export const ServeOptionsSchema = z.strictObject({
 
 /** Options as a worker author writes them. */
 export type ServeOptions<Input = Record<string, unknown>, State = undefined> = Omit<z.input<typeof ServeOptionsSchema>, 'inputSchema' | 'init'> & {
+  /** A zod schema for job.input; bad input fails the job before the handler runs. Default none. */
   inputSchema?: z.ZodType<Input>;
   /** The start-up phase; what it returns is `ctx.state` of every job. */
   init?: InitFunction<State>;

@@ -19,31 +19,42 @@ const ms = (name: string, min: number, max: number) =>
     .max(max, { error: `${name} must be from ${min} to ${max} ms` });
 
 // Each setting's README words are in its .meta() (settings/option-table.ts); its default and range are the schema's.
+// The one-line doc comments are what an editor shows on hover (z.input keeps them).
 export const PlatformTransportSettingsSchema = z
   .object({
+    /** Bound of one job-take or job-stop long poll, ms; default 90 000 (as the reference worker). */
     pollTimeoutMs: ms('pollTimeoutMs', 1_000, 3_600_000)
       .default(90_000)
       .meta({ description: 'Bound of one job-take or job-stop long poll, ms (the default is the reference worker\'s).' }),
+    /** Least time between the starts of two take polls that came back empty at once, ms; default 1 000 (a platform that does not hold polls is not hammered). */
     emptyPollGapMs: ms('emptyPollGapMs', 0, 60_000)
       .default(1_000)
       .meta({ description: 'Least time between the starts of two take polls that came back empty at once, ms, so that a platform that does not hold polls is not hammered.' }),
+    /** First wait after a failed take or stop poll, or a 429, ms; default 1 000. */
     pollBackoffMinMs: ms('pollBackoffMinMs', 1, 600_000)
       .default(1_000)
       .meta({ description: 'First wait after a failed take or stop poll, or a 429, ms; at most `pollBackoffMaxMs`.' }),
+    /** Longest wait after failed polls, ms; default 30 000. */
     pollBackoffMaxMs: ms('pollBackoffMaxMs', 1, 3_600_000).default(30_000).meta({ description: 'Longest wait after failed polls, ms.' }),
+    /** Bound of one post (result, chunk, progress) or unhealthy report, ms; default 30 000. */
     requestTimeoutMs: ms('requestTimeoutMs', 100, 600_000)
       .default(30_000)
       .meta({ description: 'Bound of one post (result, chunk, progress) or unhealthy report, ms.' }),
+    /** A result or chunk post is retried until it lands or this long has passed since its first attempt, ms; default 300 000 (5 min). */
     resultDeadlineMs: ms('resultDeadlineMs', 0, 86_400_000)
       .default(300_000)
       .meta({ description: 'A result or chunk post is retried until it lands or this long has passed since its first attempt, ms (never drop a result: retried for minutes, not twice).' }),
+    /** Wait before the first retry of a post, ms; doubles each retry, times a random 1-2; default 250. */
     retryMinDelayMs: ms('retryMinDelayMs', 0, 600_000)
       .default(250)
       .meta({ description: 'Wait before the first retry of a post, ms; it doubles each retry, times a random 1-2; at most `retryMaxDelayMs`.' }),
+    /** Longest wait between two attempts of a post, ms; default 15 000. */
     retryMaxDelayMs: ms('retryMaxDelayMs', 1, 3_600_000).default(15_000).meta({ description: 'Longest wait between two attempts of a post, ms.' }),
+    /** On close, how long posts still retrying may take to land before they are abandoned (and logged, counted), ms; default 10 000. */
     closeDrainMs: ms('closeDrainMs', 0, 600_000)
       .default(10_000)
       .meta({ description: 'On close, how long posts still retrying may take to land before they are abandoned (and logged, counted), ms.' }),
+    /** Send a chunk's metrics (stream_index, handler metrics) beside its output; default true. See the module doc of platform-transport. */
     chunkMetrics: z
       .boolean({ error: 'chunkMetrics must be true or false' })
       .default(true)
@@ -58,6 +69,7 @@ export const PlatformTransportSettingsSchema = z
         description:
           'Largest result the platform accepts in one job-done body, bytes (the default is the worker API\'s limit; the platform sets no variable for it). A larger result is not posted: the job fails at once with `SW_RESULT_TOO_LARGE`; the same limit applies in the dry run, `--serve-api` and `runJob`.',
       }),
+    /** Run the heartbeat (when RUNPOD_WEBHOOK_PING is set); default true. */
     heartbeat: z
       .boolean({ error: 'heartbeat must be true or false' })
       .default(true)
