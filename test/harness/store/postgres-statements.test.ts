@@ -4,13 +4,16 @@
  * a count, not a timing. The events to other processes go after each commit, in
  * notification-only statements (notification-outbox.ts), counted apart: at most one per
  * change, fewer when changes come together. Submissions made together go in one
- * statement. Through the harness, a /runsync waiter adds no read.
+ * statement, and so do results. Through the harness, a /runsync waiter adds no read.
  */
 import { afterEach, expect, it } from 'vitest';
-import { Harness, ManualClock } from '../../../src/harness/index.js';
+import { Harness, ManualClock, MemoryJobStore } from '../../../src/harness/index.js';
 import { openHarnessDatabase } from '../../../src/harness/harness-database.js';
 import type { PostgresDatabase } from '../../../src/harness/postgres/database.js';
 import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { ResultWrites } from '../../../src/harness/store/postgres/result-writes.js';
+import { completeChange } from '../../../src/harness/store/job-rules.js';
+import type { StoredJob } from '../../../src/harness/store/job-store.js';
 import { startStatementCounter, type StatementCounter } from '../../postgres/statement-counter.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 
@@ -56,7 +59,7 @@ it(`runs a job (submit, take, result) in at most ${MAX_STATEMENTS_PER_JOB} state
   expect((await store.health('ep')).jobs.completed).toBe(JOBS);
 });
 
-it('joins submissions made together in one statement, and their events in fewer notifications than changes', async () => {
+it('joins submissions made together in one statement, results too, and their events in fewer notifications than changes', async () => {
   database = await createTestDatabase();
   counter = await startStatementCounter(database.url);
   handle = await openHarnessDatabase(counter.url, { poolSize: 2 });
@@ -72,8 +75,12 @@ it('joins submissions made together in one statement, and their events in fewer 
   const taken = await store.take('ep', 'w1', JOBS, 2_000);
   expect(taken.map((job) => job.id)).toEqual(jobs.map((job) => job.id));
   expect(taken.map((job) => job.input)).toEqual(jobs.map((_, n) => ({ n })));
+  // Results posted together: the same, one statement for the first and one for the others.
+  const beforeResults = counter.count() - counter.notifications();
   const done = await Promise.all(taken.map((job) => open.complete('ep', job.id, 'w1', { kind: 'output', output: job.input }, job.attempt, 3_000)));
-  expect(done.every((outcome) => outcome.ack.applied)).toBe(true);
+  expect(counter.count() - counter.notifications() - beforeResults).toBe(2);
+  expect(done.map((outcome) => outcome.ack)).toEqual(jobs.map(() => ({ applied: true, status: 'COMPLETED' })));
+  expect(done.map((outcome) => outcome.ended[0]?.output)).toEqual(jobs.map((_, n) => ({ n })));
   await store.close();
   // 20 submits, 1 take, 20 results: 41 changes; their events joined.
   const notifications = counter.notifications() - beforeNotifications;
@@ -127,4 +134,48 @@ it('waits for a /runsync job\'s end without reading it: from the submit to the r
   // Submit, take, result: the waiter adds none (the events to other processes counted apart).
   expect((counter.count() - before - (counter.notifications() - beforeNotifications)) / JOBS).toBe(3);
   await harness.close();
+});
+
+it('writes a job named twice in one joint statement once: the second post is judged as the memory store judges it', async () => {
+  database = await createTestDatabase();
+  handle = await openHarnessDatabase(database.url, { poolSize: 2 });
+  store = await PostgresJobStore.open(handle);
+  const memory = new MemoryJobStore();
+  const answers: unknown[][] = [];
+  for (const tried of [store, memory]) {
+    const [first, second] = [await tried.submit('ep', { input: { n: 1 } }, {}, 1_000), await tried.submit('ep', { input: { n: 2 } }, {}, 1_000)];
+    const [a, b] = await tried.take('ep', 'w1', 2, 1_100);
+    expect([a?.id, b?.id]).toEqual([first.id, second.id]);
+    // The first post goes alone; the three after it wait for it and go together, the first job named twice.
+    const posts = await Promise.all([
+      tried.complete('ep', second.id, 'w1', { kind: 'output', output: 'b' }, b?.attempt, 1_200),
+      tried.complete('ep', first.id, 'w1', { kind: 'output', output: 'a' }, a?.attempt, 1_200),
+      tried.complete('ep', first.id, 'w1', { kind: 'output', output: 'a' }, a?.attempt, 1_200),
+    ]);
+    answers.push([...posts.map((post) => post.ack), (await tried.get('ep', first.id))?.output, (await tried.health('ep')).jobs.completed]);
+  }
+  expect(answers[0]).toEqual(answers[1]);
+  expect(answers[0]?.slice(0, 2)).toEqual([{ applied: true, status: 'COMPLETED' }, { applied: true, status: 'COMPLETED' }]);
+  expect(answers[0]?.slice(3)).toEqual(['a', 2]);
+  await memory.close();
+});
+
+it('answers "changed since" to the second write of a job named twice in one joint statement, and writes the first', async () => {
+  database = await createTestDatabase();
+  handle = await openHarnessDatabase(database.url, { poolSize: 2 });
+  store = await PostgresJobStore.open(handle);
+  const [first, second] = [await store.submit('ep', { input: { n: 1 } }, {}, 1_000), await store.submit('ep', { input: { n: 2 } }, {}, 1_000)];
+  await store.take('ep', 'w1', 2, 1_100);
+  const facts = async (id: string): Promise<StoredJob> => (await store?.get('ep', id)) as StoredJob;
+  const [factsA, factsB] = [await facts(first.id), await facts(second.id)];
+  const writes = new ResultWrites(handle.sql);
+  // The first write goes alone; the next two wait for it and go together, naming the same job.
+  const written = await Promise.all([
+    writes.write(factsB, completeChange(factsB, 'w1', { kind: 'output', output: 'b' }, 1_200)),
+    writes.write(factsA, completeChange(factsA, 'w1', { kind: 'output', output: 'a1' }, 1_200)),
+    writes.write(factsA, completeChange(factsA, 'w1', { kind: 'output', output: 'a2' }, 1_200)),
+  ]);
+  expect(written.map((job) => job && [job.id, job.status, job.output])).toEqual([[second.id, 'COMPLETED', 'b'], [first.id, 'COMPLETED', 'a1'], undefined]);
+  expect((await store.get('ep', first.id))?.output).toBe('a1');
+  expect((await store.health('ep')).jobs.completed).toBe(2);
 });

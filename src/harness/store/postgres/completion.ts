@@ -3,19 +3,19 @@
  * A worker's result in one statement on the happy path. The job rules (job-rules.ts)
  * compute the change from the job's facts as this process handed the job out (kept from
  * the take: `TakenFacts`), and one statement writes it only where the job is still that
- * attempt (IN_PROGRESS, same worker, same attempt: a compare-and-set, so no lock is held
- * between a read and a write), with the counter move. When the
- * facts are unknown here (another process handed the job out) or the job changed since
- * (the compare-and-set matched no row), the job is read, the post rules answer a refusal
- * or the change is computed from the row read, and written the same way.
+ * attempt, with the counter move (result-writes.ts: results posted together share the
+ * statement). When the facts are unknown here (another process handed the job out) or
+ * the job changed since (the compare-and-set matched no row), the job is read, the post
+ * rules answer a refusal or the change is computed from the row read, and written the
+ * same way.
  */
 import type postgres from 'postgres';
 import type { JobResult } from '../../../job/index.js';
-import { changeEvents, completeChange, type JobChange, type JobFacts, type JobPatch } from '../job-rules.js';
+import { changeEvents, completeChange, type JobFacts } from '../job-rules.js';
 import type { ResultAck, StoredJob, StoreEvent } from '../job-store.js';
 import { toJobView } from '../job-record.js';
 import { refusedResult } from '../post-rules.js';
-import { jsonb, COUNTER_SHARDS } from './job-changes.js';
+import type { ResultWrites } from './result-writes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 /** Jobs taken through this process, kept until their result (at most this many: the oldest go first). */
@@ -61,6 +61,7 @@ const TRIES = 5;
 
 export async function completeJob(
   sql: postgres.Sql,
+  writes: ResultWrites,
   known: JobFacts | undefined,
   post: { endpointId: string; jobId: string; workerId: string | undefined; attempt: number | undefined; result: JobResult; now: number },
 ): Promise<Completed> {
@@ -76,7 +77,7 @@ export async function completeJob(
     }
     const change = completeChange(facts, post.workerId, post.result, post.now);
     const events = withDue(changeEvents(facts, change), facts.id, change.fields.deleteAt);
-    const ended = await writeIfStill(sql, facts, change);
+    const ended = await writes.write(facts, change);
     if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withView(events, ended) };
     facts = undefined; // changed since: read it
   }
@@ -93,63 +94,4 @@ function withDue(events: readonly StoreEvent[], jobId: string, due: number | und
 function withView(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
   const view = toJobView(ended);
   return events.map((event) => (event.type === 'changed' && event.jobId === ended.id ? { ...event, ended: view } : event));
-}
-
-/** Column of each field a change writes, and whether it is json. */
-const COLUMNS: Record<keyof JobPatch, readonly [string, boolean]> = {
-  status: ['status', false],
-  queuedAt: ['queued_at', false],
-  startedAt: ['started_at', false],
-  endedAt: ['ended_at', false],
-  workerId: ['worker_id', false],
-  output: ['output', true],
-  error: ['error', true],
-  retries: ['retries', false],
-  attempt: ['attempt', false],
-  lost: ['lost', false],
-  resultFrom: ['result_from', true],
-  chunkCount: ['chunk_count', false],
-  executionDeadline: ['execution_deadline', false],
-  executionTimeoutMs: ['execution_timeout_ms', false],
-  deleteAt: ['delete_at', false],
-  reportedAt: ['reported_at', false],
-};
-
-/** `column = value, …` for the fields the patch names (a cleared one NULL). */
-function setList(sql: postgres.Sql, patch: JobPatch): postgres.PendingQuery<postgres.Row[]> {
-  const parts = Object.entries(patch).map(([field, value]) => {
-    const [column, json] = COLUMNS[field as keyof JobPatch];
-    const parameter = json ? jsonb(sql, value) : ((value ?? null) as string | number | null);
-    return sql`${sql(column)} = ${parameter}`;
-  });
-  return parts.reduce((list, part) => sql`${list}, ${part}`);
-}
-
-/**
- * Write an ended job's change where the job is still the attempt `facts` describe, with
- * its counter move, in one statement; answers the ended job, or undefined when the job
- * changed since (nothing written).
- */
-async function writeIfStill(sql: postgres.Sql, facts: JobFacts, change: JobChange): Promise<StoredJob | undefined> {
-  const counted = change.counted;
-  const counters =
-    counted === undefined
-      ? sql`SELECT 1 WHERE false`
-      : sql`INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried)
-          SELECT endpoint_id, ${Math.floor(Math.random() * COUNTER_SHARDS)}, ${counted === 'completed' ? 1 : 0}, ${counted === 'failed' ? 1 : 0}, 0 FROM done
-          ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
-            failed = sw_counters.failed + EXCLUDED.failed RETURNING 1`;
-  const rows = await sql`
-    WITH done AS (
-      UPDATE sw_jobs SET ${setList(sql, change.fields)}
-      WHERE endpoint_id = ${facts.endpointId} AND id = ${facts.id} AND status = 'IN_PROGRESS'
-        AND worker_id IS NOT DISTINCT FROM ${facts.workerId ?? null} AND attempt = ${facts.attempt}
-      RETURNING ${sql.unsafe(JOB_COLUMNS)}
-    ),
-    counted AS (${counters})
-    SELECT done.* FROM done`;
-  if (!rows[0]) return undefined;
-  const ended = toStoredJob(parseJobRow(rows[0]));
-  // The output as posted: a JSON null one is NULL in the row (the driver sends null as NULL).
-  return 'output' in change.fields ? { ...ended, output: change.fields.output } : ended;
 }

@@ -31,6 +31,7 @@ import { NotificationOutbox } from './notification-outbox.js';
 import { StoreEventHub } from './notifications.js';
 import { Coalescer } from './coalescer.js';
 import { ClaimedRow, claimJobs, insertJobs, type NewJob } from './queue.js';
+import { ResultWrites } from './result-writes.js';
 import { jobNotFound, readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
 import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, touchWorkerAtOnce, unreportedJobs } from './workers.js';
 
@@ -53,6 +54,7 @@ export class PostgresJobStore implements JobStore {
   readonly #outbox: NotificationOutbox;
   readonly #taken = new TakenFacts();
   readonly #inserts: Coalescer<NewJob, string>;
+  readonly #resultWrites: ResultWrites;
   #closed = false;
 
   private constructor(sql: postgres.Sql, onError: (error: unknown) => void) {
@@ -62,6 +64,7 @@ export class PostgresJobStore implements JobStore {
       const inserted = new Set((await insertJobs(sql, jobs)).map((row) => String(row.id)));
       return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
     }, SUBMIT_BATCH);
+    this.#resultWrites = new ResultWrites(sql);
   }
 
   /** The store on `database` (opened and migrated by the caller), listening for other processes' events. */
@@ -161,7 +164,7 @@ export class PostgresJobStore implements JobStore {
   ): Promise<{ readonly ack: ResultAck } & ChangeOutcome> {
     this.#open();
     const known = this.#taken.take(endpointId, jobId, attempt);
-    const done = await completeJob(this.#sql, known, { endpointId, jobId, workerId, attempt, result, now });
+    const done = await completeJob(this.#sql, this.#resultWrites, known, { endpointId, jobId, workerId, attempt, result, now });
     this.#publish(done.events);
     return { ack: done.ack, ended: done.ended, stops: [] };
   }
