@@ -1,9 +1,10 @@
 /**
  * @module harness/store/postgres/coalescer
- * Concurrent calls of one kind joined into one statement. The first call runs at once;
- * calls made while its statement is in flight wait for it and then go together in the
- * next one (up to a count and a size), so under load the database sees one statement,
- * one commit and one flush for many calls, and an idle store answers as fast as before.
+ * Concurrent calls of one kind joined into one statement. Calls made in one turn of the
+ * event loop go together once the turn is over (setImmediate: no time is waited), and
+ * calls made while a statement is in flight wait for it and then go together in the next
+ * one (up to a count and a size), so under load the database sees one statement, one
+ * commit and one flush for many calls, and an idle store answers as fast as before.
  * A joined statement that fails is run again one call at a time: each call gets its own
  * answer or its own error, and none is lost or written twice (the statement is one
  * transaction: a failed one wrote nothing).
@@ -39,12 +40,14 @@ export class Coalescer<I, O> {
   add(item: I, size: number): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.#waiting.push({ item, size, resolve, reject });
-      if (!this.#running) void this.#drain();
+      if (!this.#running) {
+        this.#running = true;
+        setImmediate(() => void this.#drain());
+      }
     });
   }
 
   async #drain(): Promise<void> {
-    this.#running = true;
     try {
       while (this.#waiting.length > 0) await this.#runBatch(this.#nextBatch());
     } finally {

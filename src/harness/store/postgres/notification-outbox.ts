@@ -6,7 +6,8 @@
  * lock on the notification queue and keeps it to the end of the transaction), so job
  * changes that notify cannot share a flush. Here the changes commit without it, and their
  * events follow in notification-only statements: one in flight at a time, carrying every
- * event queued meanwhile (in order, packed into payloads under the size limit), each
+ * event of the turn of the event loop (sent once the turn is over: setImmediate) or
+ * queued meanwhile (in order, packed into payloads under the size limit), each
  * committed with `synchronous_commit` off for its own transaction only (a notification
  * writes no data; its commit need not wait for the disk, and so holds that lock briefly).
  *
@@ -47,7 +48,7 @@ export class NotificationOutbox {
   send(events: readonly StoreEvent[]): void {
     if (events.length === 0) return;
     this.#pending.push(...events);
-    this.#sending ??= this.#drain();
+    this.#sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
   }
 
   /** Resolves once every event sent so far has been notified (or given up). */
