@@ -11,6 +11,7 @@
  * database handle (harness/postgres/database.ts), which its opener closes.
  */
 import { newJobId } from '../job-id.js';
+import { systemClock, withinTime } from '../../../clock/index.js';
 import postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
 import { requestJsonText, type Job, type JobRequest, type JobResult, type StreamChunk } from '../../../job/index.js';
@@ -42,6 +43,9 @@ export interface PostgresJobStoreOptions {
 
 /** Submissions joined in one statement at most: their count, and their requests' JSON bytes (a larger one goes alone). */
 const SUBMIT_BATCH = { maxItems: 100, maxSize: 1 << 20 };
+
+/** How long close() waits for the events still held to be sent, ms. */
+const CLOSE_FLUSH_MS = 2_000;
 
 /** PostgreSQL error codes a transaction is retried on: deadlock, serialization failure. */
 const RETRIED_CODES = new Set(['40P01', '40001']);
@@ -327,7 +331,8 @@ export class PostgresJobStore implements JobStore {
     if (this.#closed) return;
     this.#closed = true;
     // The connections are the database handle's: its opener closes it.
-    await this.#outbox.flushed();
+    // The events still held go out first, unless the database does not answer.
+    await withinTime(this.#outbox.flushed(), CLOSE_FLUSH_MS, undefined, systemClock, false);
     await this.#hub.close();
   }
 
