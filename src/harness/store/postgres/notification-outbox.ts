@@ -44,7 +44,7 @@ export class NotificationOutbox {
     this.#onError = onError;
   }
 
-  /** Send `events` to the other processes (their change committed): at once, or with the next statement when one is in flight. */
+  /** Send `events` to the other processes (their change committed): once this turn of the event loop is over, or after the statement in flight. */
   send(events: readonly StoreEvent[]): void {
     if (events.length === 0) return;
     this.#pending.push(...events);
