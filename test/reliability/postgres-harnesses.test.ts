@@ -81,16 +81,22 @@ describe('two harness processes on one PostgreSQL database', () => {
 
     const streamed = await submit(b.url, { mode: 'stream', chunks: 3, everyMs: 30 });
     const chunks: unknown[] = [];
+    // Each read long-polls up to 2 s for a chunk or the end, told by B's notifications; the
+    // reads are logged, so that a slow one shows which wait it was.
+    const reads: string[] = [];
+    const began = Date.now();
     await waitFor(
       async () => {
-        const read = (await call('GET', `${a.url}/v2/ep/stream/${streamed}`)).json as { status: string; stream: unknown[] };
+        const read = (await call('GET', `${a.url}/v2/ep/stream/${streamed}?wait=2000`)).json as { status: string; stream: unknown[] };
+        reads.push(`${Date.now() - began}ms:${read.status}+${read.stream.length}`);
         chunks.push(...read.stream);
         return read.status === 'COMPLETED';
       },
       'the stream read through A ends',
-      12_000,
+      30_000,
       20,
     );
+    console.log(`[reliability] stream through the other harness: reads ${reads.join(' ')}`);
     expect(chunks).toHaveLength(3);
 
 
