@@ -60,7 +60,15 @@ export class NotificationOutbox {
     try {
       while (this.#pending.length > 0) {
         const batch = this.#pending.splice(0, MAX_EVENTS_PER_STATEMENT);
-        await this.#notify(encodePayloads(this.#origin, batch));
+        let payloads: string[];
+        try {
+          payloads = encodePayloads(this.#origin, batch);
+        } catch (error) {
+          // An event that cannot be encoded is reported; the others of later batches still go.
+          this.#onError(new Error(`Job store events could not be encoded for other harness processes: ${String(error)}`));
+          continue;
+        }
+        await this.#notify(payloads);
       }
     } finally {
       this.#sending = undefined;
