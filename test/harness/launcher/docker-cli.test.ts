@@ -48,8 +48,16 @@ describe('serverless-worker harness --launcher docker', () => {
       200,
     );
     expect(done.output).toEqual({ workerId: `${endpoint.id}-1`, tag: 'in-a-container' });
-    const logs = await fetchOkJson<{ lines: Array<{ workerId: string; stream: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
-    expect(logs.lines.some((entry) => entry.workerId === `${endpoint.id}-1` && entry.stream === 'stdout' && entry.line.includes(`"jobId":"${job.id}"`))).toBe(true);
+    // The container's output comes through the engine's log stream, which may lag the job's result by a moment.
+    await waitFor(
+      async () => {
+        const logs = await fetchOkJson<{ lines: Array<{ workerId: string; stream: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
+        return logs.lines.some((entry) => entry.workerId === `${endpoint.id}-1` && entry.stream === 'stdout' && entry.line.includes(`"jobId":"${job.id}"`));
+      },
+      'the job\'s log line from the container',
+      15_000,
+      100,
+    );
     const record = await fetchOkJson<{ workers: Array<{ id: string; imageName: string }> }>(`${url}/v1/endpoints/${endpoint.id}`);
     expect(record.workers).toEqual([expect.objectContaining({ id: `${endpoint.id}-1`, imageName: WORKER_IMAGE })]);
 
