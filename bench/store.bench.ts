@@ -2,7 +2,7 @@
  * Jobs through the harness on each job store, issue 16. Runs on its own, not part of
  * `npm run bench`:
  *
- *   npx tsx bench/store.bench.ts [--jobs 400] [--clients 16] [--runs 3] [--fsync-off]
+ *   npx tsx bench/store.bench.ts [--jobs 400] [--clients 16] [--runs 3] [--fsync-off] [--pg-pool-size N]
  *
  * In one run, on one machine: the in-memory store (1 harness process), and PostgreSQL
  * (an embedded 18.4 server, fsync on unless --fsync-off) with 1 and with 2 harness

@@ -83,7 +83,8 @@ export class ResultWrites {
     const sql = this.#sql;
     // A job named twice: its first write only (the other is answered "changed since").
     const keys = writes.map((write) => `${write.facts.endpointId}\u0000${write.facts.id}`);
-    const sent = writes.filter((_, index) => keys.indexOf(keys[index] as string) === index);
+    const first = keys.map((key, index) => keys.indexOf(key) === index);
+    const sent = writes.filter((_, index) => first[index]);
     const records = JSON.stringify(
       sent.map(({ facts, change }, index) => {
         const record: Record<string, unknown> = {
@@ -128,7 +129,7 @@ export class ResultWrites {
       ended.set(`${job.endpointId}\u0000${job.id}`, job);
     }
     return writes.map((write, index) => {
-      const job = keys.indexOf(keys[index] as string) === index ? ended.get(keys[index] as string) : undefined;
+      const job = first[index] ? ended.get(keys[index] as string) : undefined;
       // The output as posted: a JSON null one is NULL in the row.
       return job && 'output' in write.change.fields ? { ...job, output: write.change.fields.output } : job;
     });
