@@ -20,7 +20,7 @@ import { childScript } from './lib/compiled.js';
 import { QueueClient, preciseNow, type JobView } from './lib/http-client.js';
 import { readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
-import { AttemptLog, type JobAttemptFacts } from '../src/harness/dashboard/attempt-log.js';
+import { AttemptLog, type JobAttemptFacts } from '../packages/platform/src/harness/dashboard/attempt-log.js';
 
 const ENDPOINT = 'e2e';
 const CLIENTS = 64;

@@ -6,8 +6,8 @@
  */
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { openHarnessDatabase } from '../src/harness/harness-database.js';
-import { PostgresJobStore } from '../src/harness/store/postgres/postgres-job-store.js';
+import { openHarnessDatabase } from '../packages/platform/src/harness/harness-database.js';
+import { PostgresJobStore } from '../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { loadAverage } from './lib/machine.js';
 import { median } from './lib/stats.js';

@@ -4,7 +4,7 @@
  * `--check`: change nothing, exit 1 when README.md differs.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { settingsReferenceTables } from '../src/cli/settings-reference.js';
+import { settingsReferenceTables } from '../packages/platform/src/cli/settings-reference.js';
 import { replaceMarked } from '../src/settings/reference-table.js';
 
 const path = new URL('../README.md', import.meta.url);

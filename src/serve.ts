@@ -78,7 +78,7 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       return;
     }
     if (args.serveApi) {
-      const { runServeApi } = await import('./local/serve-api.js');
+      const { runServeApi } = await import('../packages/platform/src/local/serve-api.js');
       await runServeApi(anyHandler, config, args, logger);
       return;
     }

@@ -7,7 +7,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { TemplateCreateInputSchema, parseInput } from '../src/harness/management/index.js';
+import { TemplateCreateInputSchema, parseInput } from '../packages/platform/src/harness/management/index.js';
 
 const DIR = fileURLToPath(new URL('../templates/', import.meta.url));
 const ROOT = fileURLToPath(new URL('../', import.meta.url));

@@ -9,7 +9,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { Harness } from '../../src/harness/index.js';
-import { createHarnessServer } from '../../src/harness/server-api.js';
+import { createHarnessServer } from '../../packages/platform/src/harness/server-api.js';
 import { createMetrics } from '../../src/metrics/index.js';
 
 const maxQueuedBytes = Number(process.env.BENCH_MAX_QUEUED_BYTES ?? '0');

@@ -7,7 +7,7 @@
  * Run with --expose-gc.
  */
 import { Harness } from '../../src/harness/index.js';
-import { createHarnessServer } from '../../src/harness/server-api.js';
+import { createHarnessServer } from '../../packages/platform/src/harness/server-api.js';
 import { parseJobRequest } from '../../src/job/index.js';
 
 interface Go {

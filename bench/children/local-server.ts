@@ -11,7 +11,7 @@
  */
 import { Harness, startLocalWorker } from '../../src/exports/harness.js';
 import { createLogger, resolveOptions } from '../../src/exports/runtime.js';
-import { createHarnessServer } from '../../src/harness/server-api.js';
+import { createHarnessServer } from '../../packages/platform/src/harness/server-api.js';
 import { preciseClock } from '../lib/clock.js';
 import { benchHandler } from './bench-handler.js';
 

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { bundleWorker } from '../../src/build/bundle.js';
+import { bundleWorker } from '../../packages/platform/src/build/bundle.js';
 import { REPO_ROOT } from './child.js';
 
 // One folder per checkout, so that a second worktree (a before/after comparison) sharing

@@ -7,8 +7,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Harness, type EndpointJobs } from '../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../src/harness/server-api.js';
-import { workerEnvFor } from '../../src/harness/worker-api/index.js';
+import { createHarnessServer, type HarnessServer } from '../../packages/platform/src/harness/server-api.js';
+import { workerEnvFor } from '../../packages/platform/src/harness/worker-api/index.js';
 import { parseJobRequest, type JobRequest } from '../../src/job/index.js';
 import type { StoredJob } from '../../src/harness/index.js';
 import { spawnNode, stopChild } from './child.js';

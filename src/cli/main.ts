@@ -5,11 +5,11 @@
  * commands/ and registers itself on the program.
  */
 import { Command } from 'commander';
-import { registerBuildCommand } from './commands/build.js';
+import { registerBuildCommand } from '../../packages/platform/src/cli/commands/build.js';
 import { registerGpuCommand } from './commands/gpu.js';
-import { registerHarnessCommand } from './commands/harness.js';
+import { registerHarnessCommand } from '../../packages/platform/src/cli/commands/harness.js';
 import { registerInitCommand } from './commands/init.js';
-import { registerManagementCommands } from './commands/management.js';
+import { registerManagementCommands } from '../../packages/platform/src/cli/commands/management.js';
 import { RUNTIME_VERSION } from '../version.js';
 
 export function buildProgram(): Command {

@@ -9,9 +9,9 @@
 import '../zod-version.js';
 export { Harness, EndpointJobs, MemoryJobStore, type JobStore } from '../harness/index.js';
 export { ManualClock, systemClock, type Clock } from '../clock/index.js';
-export { createHarnessServer, type CreateHarnessServerOptions, type HarnessServer, type HarnessServerOptions } from '../harness-server.js';
-export { workerEnvFor } from '../harness/worker-api/worker-env.js';
+export { createHarnessServer, type CreateHarnessServerOptions, type HarnessServer, type HarnessServerOptions } from '../../packages/platform/src/harness-server.js';
+export { workerEnvFor } from '../../packages/platform/src/harness/worker-api/worker-env.js';
 export { startLocalWorker } from '../local/local-worker.js';
 export { runDryRun } from '../local/dry-run.js';
 export { parseJobRequest, JobRequestSchema, JOB_STATUSES, TRANSITIONS } from '../job/index.js';
-export { ManagementClient, managementClientFromEnv } from '../harness/management/management-client.js';
+export { ManagementClient, managementClientFromEnv } from '../../packages/platform/src/harness/management/management-client.js';

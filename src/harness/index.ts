@@ -11,4 +11,4 @@ export * from './store/job-record.js';
 export * from './core/scheduler.js';
 export * from './store/job-store.js';
 export { MemoryJobStore } from './store/memory-job-store.js';
-export * from './launcher/launched-workers-view.js';
+export * from '../../packages/platform/src/harness/launcher/launched-workers-view.js';

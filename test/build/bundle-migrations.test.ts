@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleWorker } from '../../src/build/bundle.js';
+import { bundleWorker } from '../../packages/platform/src/build/bundle.js';
 import { REPO_ROOT, jsonLines } from '../child-process.js';
 import { createTestDatabase } from '../postgres/test-database.js';
 

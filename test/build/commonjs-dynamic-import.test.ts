@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleWorker } from '../../src/build/bundle.js';
-import { commonJsExportNames } from '../../src/build/commonjs-dynamic-import.js';
+import { bundleWorker } from '../../packages/platform/src/build/bundle.js';
+import { commonJsExportNames } from '../../packages/platform/src/build/commonjs-dynamic-import.js';
 
 let dir: string;
 

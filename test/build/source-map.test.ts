@@ -6,8 +6,8 @@
  */
 import { SourceMap } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { authorSourceFilter } from '../../src/build/bundle-output.js';
-import { isAuthorSource, keepSources } from '../../src/build/source-map.js';
+import { authorSourceFilter } from '../../packages/platform/src/build/bundle-output.js';
+import { isAuthorSource, keepSources } from '../../packages/platform/src/build/source-map.js';
 
 // Generated line 0: col 0 -> a.ts 1:1, col 10 -> dep 1:1, col 20 -> a.ts 2:1; line 1: col 0 -> dep 3:1.
 const MAP = {

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleWorker } from '../../src/build/bundle.js';
+import { bundleWorker } from '../../packages/platform/src/build/bundle.js';
 import { parseJobRequest } from '../../src/job/index.js';
 import { isTerminal } from '../../src/job/states.js';
 import { REPO_ROOT, jsonLines } from '../child-process.js';

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { EXTRA_ENTRY_POINTS } from '../../src/build/extra-entry-points.js';
+import { EXTRA_ENTRY_POINTS } from '../../packages/platform/src/build/extra-entry-points.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -6,7 +6,7 @@
  * server's message and code on a refusal with exit 1, flag syntax errors before any call.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Endpoint, Template } from '../../src/harness/management/index.js';
+import type { Endpoint, Template } from '../../packages/platform/src/harness/management/index.js';
 import { startManagementServer, type RunningManagementServer } from '../harness/management/management-server.js';
 import { failureLine, gpuTemplateInput, okJson, runCli } from './run-cli.js';
 

@@ -8,8 +8,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Endpoint, NetworkVolume, Template } from '../../src/harness/management/index.js';
-import { EndpointCreateInputSchema } from '../../src/harness/management/index.js';
+import type { Endpoint, NetworkVolume, Template } from '../../packages/platform/src/harness/management/index.js';
+import { EndpointCreateInputSchema } from '../../packages/platform/src/harness/management/index.js';
 import { startManagementServer, type RunningManagementServer } from '../harness/management/management-server.js';
 import { ROOT, failureLine, gpuTemplateInput, runCli } from './run-cli.js';
 

@@ -7,8 +7,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../src/harness/server-api.js';
-import { workerEnvFor } from '../../src/harness/worker-api/index.js';
+import { createHarnessServer, type HarnessServer } from '../../packages/platform/src/harness/server-api.js';
+import { workerEnvFor } from '../../packages/platform/src/harness/worker-api/index.js';
 import { REPO_ROOT, runTs } from '../child-process.js';
 
 const API_KEY = 'e2e-management-key';

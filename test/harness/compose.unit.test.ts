@@ -4,10 +4,10 @@
  * a field set on the Harness afterwards.
  */
 import { describe, expect, it } from 'vitest';
-import { composeHarness } from '../../src/harness/compose.js';
+import { composeHarness } from '../../packages/platform/src/harness/compose.js';
 import { Harness } from '../../src/harness/index.js';
-import { createHarnessServer } from '../../src/harness/server-api.js';
-import type { LaunchedWorkersView } from '../../src/harness/launcher/launched-workers-view.js';
+import { createHarnessServer } from '../../packages/platform/src/harness/server-api.js';
+import type { LaunchedWorkersView } from '../../packages/platform/src/harness/launcher/launched-workers-view.js';
 import { call } from '../kit/index.js';
 
 describe('composeHarness', () => {

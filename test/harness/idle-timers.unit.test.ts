@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../src/exports/harness.js';
 import { ManualClock, systemClock, type Clock, type TimerHandle } from '../../src/clock/index.js';
-import { PendingStops } from '../../src/harness/worker-api/pending-stops.js';
-import { WorkerLiveness, type GoneWorker } from '../../src/harness/worker-api/worker-liveness.js';
+import { PendingStops } from '../../packages/platform/src/harness/worker-api/pending-stops.js';
+import { WorkerLiveness, type GoneWorker } from '../../packages/platform/src/harness/worker-api/worker-liveness.js';
 
 /** The system clock, counting the timers armed on it that have neither fired nor been cancelled. */
 class CountingClock implements Clock {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Harness, ManualClock, MemoryJobStore } from '../../src/harness/index.js';
-import { WorkerLiveness, type GoneWorker } from '../../src/harness/worker-api/worker-liveness.js';
+import { WorkerLiveness, type GoneWorker } from '../../packages/platform/src/harness/worker-api/worker-liveness.js';
 import { parseJobRequest } from '../../src/job/index.js';
 
 const LIVENESS = { pingIntervalMs: 1_000, missedPings: 3 };

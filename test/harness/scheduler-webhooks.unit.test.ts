@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/harness/index.js';
-import { WebhookSender, type WebhookOutcome } from '../../src/harness/webhooks/index.js';
+import { WebhookSender, type WebhookOutcome } from '../../packages/platform/src/harness/webhooks/index.js';
 import { startReceiver, waitFor, type WebhookReceiver } from '../kit/index.js';
 
 const receivers: WebhookReceiver[] = [];

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { Harness, type HarnessOptions } from '../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer, type HarnessServerOptions } from '../../src/harness/server-api.js';
+import { createHarnessServer, type HarnessServer, type HarnessServerOptions } from '../../packages/platform/src/harness/server-api.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { REPO_ROOT, runTs, type ChildList, type TsChild } from '../child-process.js';
 

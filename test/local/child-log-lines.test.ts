@@ -5,8 +5,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { jobLineOf, relayChildLog } from '../../src/local/child-log-lines.js';
-import { JobLogBuffer } from '../../src/harness/dashboard/job-log-tap.js';
+import { jobLineOf, relayChildLog } from '../../packages/platform/src/local/child-log-lines.js';
+import { JobLogBuffer } from '../../packages/platform/src/harness/dashboard/job-log-tap.js';
 import { jsonLineFormatter } from '../../src/log/index.js';
 
 describe('child log lines', () => {

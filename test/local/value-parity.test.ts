@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { runJob, streamJob } from '../../src/testing/index.js';
-import { workerEnvFor } from '../../src/harness/worker-api/worker-env.js';
+import { workerEnvFor } from '../../packages/platform/src/harness/worker-api/worker-env.js';
 import { ChildList, REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 import { startTestWorker } from '../harness/http/helpers.js';
 import { call, startServeApiProcess, startTestServer, type TestServer } from '../kit/index.js';

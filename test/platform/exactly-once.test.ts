@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
 import { parseJobRequest, type JobErrorPayload, type JobRequestInput, type StreamChunk } from '../../src/job/index.js';
 import { joinChunks } from '../../src/worker/join-chunks.js';
-import { workerEnvFor } from '../../src/harness/worker-api/index.js';
+import { workerEnvFor } from '../../packages/platform/src/harness/worker-api/index.js';
 import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from '../harness/http/worker-api/worker-api-server.js';
 import { json, startScriptedServer, type ScriptedServer } from '../transports/platform/scripted-server.js';
 import { waitFor } from '../kit/index.js';

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiKeyHook } from '../../src/harness/http/api-key.js';
+import { apiKeyHook } from '../../packages/platform/src/harness/http/api-key.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../harness/http/worker-api/worker-api-server.js';
 import { waitFor } from '../kit/index.js';
 import { REPO_ROOT, killAllWorkers, startWorkerProcess } from './worker-process.js';

@@ -7,7 +7,7 @@
  * delete statements; this drives them through the commands a worker author runs.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Endpoint, Template } from '../../src/harness/management/index.js';
+import type { Endpoint, Template } from '../../packages/platform/src/harness/management/index.js';
 import { ChildList } from '../child-process.js';
 import { okJson, runCli } from '../cli/run-cli.js';
 import { call } from '../kit/index.js';

@@ -9,8 +9,8 @@
  */
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HARNESS_SCHEMA } from '../../src/harness/harness-database.js';
-import { schemaVersions } from '../../src/harness/postgres/migrate.js';
+import { HARNESS_SCHEMA } from '../../packages/platform/src/harness/harness-database.js';
+import { schemaVersions } from '../../packages/platform/src/harness/postgres/migrate.js';
 import { ChildList } from '../child-process.js';
 import { startHarness } from '../reliability/support/harness-processes.js';
 import { call, waitFor } from '../kit/index.js';

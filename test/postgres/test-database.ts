@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import * as z from 'zod';
-import { openHarnessDatabase } from '../../src/harness/harness-database.js';
-import type { PostgresDatabase } from '../../src/harness/postgres/database.js';
+import { openHarnessDatabase } from '../../packages/platform/src/harness/harness-database.js';
+import type { PostgresDatabase } from '../../packages/platform/src/harness/postgres/database.js';
 
 const BrokerAnswer = z.object({ url: z.string(), startMs: z.number() });
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
-import { PostgresJobStore } from '../../src/harness/store/postgres/postgres-job-store.js';
+import { PostgresJobStore } from '../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { call, freePort, waitFor } from '../kit/index.js';
 import { createTestDatabase, type TestDatabase } from '../postgres/test-database.js';
 import { recordEvents, startHarness, startWorker } from './support/harness-processes.js';

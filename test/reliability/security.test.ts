@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
-import { checkBindAddress, createHarnessServer } from '../../src/harness/server-api.js';
+import { checkBindAddress, createHarnessServer } from '../../packages/platform/src/harness/server-api.js';
 import { isServerlessWorkerError } from '../../src/job/index.js';
 import { REPO_ROOT, runTs } from '../child-process.js';
 import { captureLogs } from '../transports/platform/log-capture.js';

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleWorker, describeOutput } from '../../src/build/bundle.js';
-import { DOCS_ASSETS } from '../../src/harness/openapi/docs-assets.js';
-import { BUNDLED_UI_FOLDER, VENDOR_FILES } from '../../src/harness/dashboard/static-files.js';
+import { bundleWorker, describeOutput } from '../../packages/platform/src/build/bundle.js';
+import { DOCS_ASSETS } from '../../packages/platform/src/harness/openapi/docs-assets.js';
+import { BUNDLED_UI_FOLDER, VENDOR_FILES } from '../../packages/platform/src/harness/dashboard/static-files.js';
 import { REPO_ROOT } from '../child-process.js';
 import { waitFor } from '../kit/index.js';
 

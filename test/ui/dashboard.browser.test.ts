@@ -21,7 +21,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import * as z from 'zod';
 import { createGpuSampler } from '../../src/gpu/index.js';
-import { toDocumentSchema } from '../../src/harness/openapi/index.js';
+import { toDocumentSchema } from '../../packages/platform/src/harness/openapi/index.js';
 import { validateInput } from '../../src/worker/input-check.js';
 import { fetchOkJson } from '../kit/index.js';
 import { API_KEY, CRASH_IMAGE, ENDPOINT, launchChromium, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';

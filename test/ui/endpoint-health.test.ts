@@ -4,7 +4,7 @@
  * throttled), ok while workers start or serve.
  */
 import { describe, expect, it } from 'vitest';
-import { endpointHealth } from '../../src/harness/dashboard/views.js';
+import { endpointHealth } from '../../packages/platform/src/harness/dashboard/views.js';
 
 const launched = { initializing: 0, idle: 0, running: 0, throttled: 0, stopping: 0, healthy: true };
 

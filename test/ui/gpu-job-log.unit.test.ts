@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGpuSampler, type GpuReader, type GpuReadResult, type GpuSampler } from '../../src/gpu/index.js';
-import type { JobGpuView } from '../../src/harness/dashboard/index.js';
+import type { JobGpuView } from '../../packages/platform/src/harness/dashboard/index.js';
 import { call, startTestServer, type TestServer } from '../kit/index.js';
 
 const GIB = 2 ** 30;

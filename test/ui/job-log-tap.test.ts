@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { JOB_LOG_LIMITS, JobLogBuffer, tapJobLogs } from '../../src/harness/dashboard/job-log-tap.js';
+import { JOB_LOG_LIMITS, JobLogBuffer, tapJobLogs } from '../../packages/platform/src/harness/dashboard/job-log-tap.js';
 
 function sink(): { stream: Writable; lines: string[] } {
   const lines: string[] = [];

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { GpuReadResult } from '../../src/gpu/reading.js';
-import { Series, percentile } from '../../src/harness/dashboard/series.js';
+import { Series, percentile } from '../../packages/platform/src/harness/dashboard/series.js';
 import type { StoredJob } from '../../src/harness/store/job-store.js';
 
 const T0 = 1_700_000_000_000;

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { createHarnessServer, isLoopbackHost } from '../../../src/harness/server-api.js';
+import { createHarnessServer, isLoopbackHost } from '../../../packages/platform/src/harness/server-api.js';
 import { isServerlessWorkerError } from '../../../src/job/index.js';
 import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 

@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/harness/index.js';
-import type { RequestsListing } from '../../../src/harness/server-api.js';
+import type { RequestsListing } from '../../../packages/platform/src/harness/server-api.js';
 import { startTestWorker, submit } from './helpers.js';
 import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 

@@ -9,8 +9,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, MAX_JSON_KEYS } from '../../../src/job/index.js';
-import { RAW_INPUT_MIN_CHARS } from '../../../src/harness/http/json-body.js';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { RAW_INPUT_MIN_CHARS } from '../../../packages/platform/src/harness/http/json-body.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { startTestWorker } from './helpers.js';
 import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { lazyChildLoggerFactory } from '../../../src/harness/http/lazy-child-logger.js';
+import { lazyChildLoggerFactory } from '../../../packages/platform/src/harness/http/lazy-child-logger.js';
 
 function capture(level: pino.Level): { logger: pino.Logger; lines: Array<Record<string, unknown>>; children: () => number } {
   const lines: Array<Record<string, unknown>> = [];

@@ -8,7 +8,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { toDocumentSchema } from '../../../src/harness/openapi/index.js';
+import { toDocumentSchema } from '../../../packages/platform/src/harness/openapi/index.js';
 import { validateInput } from '../../../src/worker/index.js';
 import { startTestWorker } from './helpers.js';
 import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobRequestSchema } from '../../../src/job/index.js';
-import { EndpointParamsSchema, JobParamsSchema, StatusQuerySchema, WaitQuerySchema } from '../../../src/harness/queue-api/params.js';
-import { lacksQueryKey, plainEndpointId, plainJobParams, plainJobRequest, plainWait } from '../../../src/harness/queue-api/plain-shapes.js';
+import { EndpointParamsSchema, JobParamsSchema, StatusQuerySchema, WaitQuerySchema } from '../../../packages/platform/src/harness/queue-api/params.js';
+import { lacksQueryKey, plainEndpointId, plainJobParams, plainJobRequest, plainWait } from '../../../packages/platform/src/harness/queue-api/plain-shapes.js';
 
 describe('plain request shapes', () => {
   it('a body of {"input": {...}} alone: what JobRequestSchema answers (a copy of input); anything else is left to zod', () => {

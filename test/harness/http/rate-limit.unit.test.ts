@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { DEFAULT_RATE_LIMITS, RateLimiter, effectiveLimit, resolveServerOptions } from '../../../src/harness/server-api.js';
+import { DEFAULT_RATE_LIMITS, RateLimiter, effectiveLimit, resolveServerOptions } from '../../../packages/platform/src/harness/server-api.js';
 import { call, errorCode, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 
 describe('RateLimiter', () => {

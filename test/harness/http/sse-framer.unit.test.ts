@@ -2,8 +2,8 @@
  * The SSE framing of OpenAI streams, and the route patterns behind 405.
  */
 import { describe, expect, it } from 'vitest';
-import { SseFramer } from '../../../src/harness/server-api.js';
-import { RouteTable, patternToRegex } from '../../../src/harness/http/route-table.js';
+import { SseFramer } from '../../../packages/platform/src/harness/server-api.js';
+import { RouteTable, patternToRegex } from '../../../packages/platform/src/harness/http/route-table.js';
 
 describe('SseFramer', () => {
   it('frames JSON values as data: events', () => {

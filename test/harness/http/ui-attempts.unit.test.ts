@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { toDocumentSchema } from '../../../src/harness/openapi/index.js';
+import { toDocumentSchema } from '../../../packages/platform/src/harness/openapi/index.js';
 import { validateInput } from '../../../src/worker/input-check.js';
 import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 

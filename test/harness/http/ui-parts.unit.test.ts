@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { toDocumentSchema } from '../../../src/harness/openapi/index.js';
-import { AttemptLog, inputExample, jobAttemptsView, type JobAttemptFacts } from '../../../src/harness/dashboard/index.js';
-import { ScaleEvents } from '../../../src/harness/launcher/index.js';
+import { toDocumentSchema } from '../../../packages/platform/src/harness/openapi/index.js';
+import { AttemptLog, inputExample, jobAttemptsView, type JobAttemptFacts } from '../../../packages/platform/src/harness/dashboard/index.js';
+import { ScaleEvents } from '../../../packages/platform/src/harness/launcher/index.js';
 
 /** A job as the log reads it. */
 const facts = (fields: Partial<JobAttemptFacts> & Pick<JobAttemptFacts, 'id' | 'status'>): JobAttemptFacts => ({ endpointId: 'ep', attempt: 1, retries: 0, lost: 0, ...fields });

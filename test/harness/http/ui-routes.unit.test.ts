@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGpuSampler, type GpuReadResult } from '../../../src/gpu/index.js';
 import { Harness } from '../../../src/harness/index.js';
-import { DashboardSettingsSchema, LiveHub, WebhookLog } from '../../../src/harness/dashboard/index.js';
+import { DashboardSettingsSchema, LiveHub, WebhookLog } from '../../../packages/platform/src/harness/dashboard/index.js';
 import { startTestWorker } from './helpers.js';
 import { call, errorCode, startReceiver, startTestServer, type TestServer, waitFor } from '../../kit/index.js';
 

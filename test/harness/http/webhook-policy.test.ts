@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TargetPolicy, parseAllowList } from '../../../src/net/target-policy.js';
-import { WebhookSender, type WebhookOutcome } from '../../../src/harness/server-api.js';
+import { WebhookSender, type WebhookOutcome } from '../../../packages/platform/src/harness/server-api.js';
 import { startTestWorker } from './helpers.js';
 import { call, startReceiver, startTestServer, type TestServer, waitFor, type WebhookReceiver } from '../../kit/index.js';
 

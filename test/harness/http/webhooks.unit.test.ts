@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/metrics/index.js';
-import { WebhookSender } from '../../../src/harness/server-api.js';
+import { WebhookSender } from '../../../packages/platform/src/harness/server-api.js';
 import { startTestWorker } from './helpers.js';
 import { call, startReceiver, startTestServer, type TestServer, waitFor, type WebhookReceiver } from '../../kit/index.js';
 
@@ -127,7 +127,7 @@ describe('WebhookSender', () => {
 
 describe('webhook URLs in logs', () => {
   it('hide the query, fragment and credentials where tokens ride', async () => {
-    const { urlForLog } = await import('../../../src/harness/webhooks/webhook-sender.js');
+    const { urlForLog } = await import('../../../packages/platform/src/harness/webhooks/webhook-sender.js');
     expect(urlForLog('https://user:pw@hooks.example.test/cb?token=s3cret#x')).toBe(
       'https://hooks.example.test/cb (query, fragment and credentials hidden)',
     );

@@ -10,7 +10,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DockerEngine, LABELS, parseDockerHost } from '../../../src/harness/launcher/docker/index.js';
+import { DockerEngine, LABELS, parseDockerHost } from '../../../packages/platform/src/harness/launcher/docker/index.js';
 import { ChildList, REPO_ROOT, runTs } from '../../child-process.js';
 import type { TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
 import { fetchOkJson, harnessListening, waitFor } from '../../kit/index.js';

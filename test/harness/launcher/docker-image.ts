@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { DockerBackend, parseDockerHost } from '../../../src/harness/launcher/docker/index.js';
+import { DockerBackend, parseDockerHost } from '../../../packages/platform/src/harness/launcher/docker/index.js';
 import { REPO_ROOT, runTs } from '../../child-process.js';
 import { standInBase, useDockerEngine, type TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
 

@@ -24,7 +24,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DockerBackend, DockerEngineError, LABELS, containerSpec } from '../../../src/harness/launcher/docker/index.js';
+import { DockerBackend, DockerEngineError, LABELS, containerSpec } from '../../../packages/platform/src/harness/launcher/docker/index.js';
 import type { TestDockerEngine } from '../../docker/engine/use-docker-engine.js';
 import { waitFor } from '../../kit/index.js';
 import { WORKER_IMAGE, engineWithWorkerImage, openBackend } from './docker-image.js';

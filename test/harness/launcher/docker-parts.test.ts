@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { DockerBackend, LogFrames, containerSpec, gpuGroups, parseDockerHost, type ContainerSpecInput } from '../../../src/harness/launcher/docker/index.js';
-import type { Template } from '../../../src/harness/management/index.js';
+import { DockerBackend, LogFrames, containerSpec, gpuGroups, parseDockerHost, type ContainerSpecInput } from '../../../packages/platform/src/harness/launcher/docker/index.js';
+import type { Template } from '../../../packages/platform/src/harness/management/index.js';
 
 const base: ContainerSpecInput = {
   image: 'me/worker:1',

@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { waitFor } from '../../kit/index.js';
 import { LAUNCHER_WORKER_COMMAND, messagesWith, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectGpus } from '../../../src/cli/harness-launcher.js';
+import { detectGpus } from '../../../packages/platform/src/cli/harness-launcher.js';
 import { FIXTURE_COMMAND, startLauncherHarness, type LauncherHarness } from './launcher-setup.js';
 import { fakeToolEnv, tempDir } from '../../gpu/fake-tools.js';
 import { waitFor } from '../../kit/index.js';

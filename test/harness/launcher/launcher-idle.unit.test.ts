@@ -7,11 +7,11 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { Launcher, type LaunchBackend, type WorkerExit, type WorkerStart } from '../../../src/harness/launcher/index.js';
-import { InMemoryManagementStore } from '../../../src/harness/management/index.js';
-import { EndpointCreateInputSchema, EndpointUpdateInputSchema } from '../../../src/harness/management/schemas/endpoint.js';
-import { TemplateCreateInputSchema } from '../../../src/harness/management/schemas/template.js';
-import { ScalingLoop } from '../../../src/harness/launcher/scaling-loop.js';
+import { Launcher, type LaunchBackend, type WorkerExit, type WorkerStart } from '../../../packages/platform/src/harness/launcher/index.js';
+import { InMemoryManagementStore } from '../../../packages/platform/src/harness/management/index.js';
+import { EndpointCreateInputSchema, EndpointUpdateInputSchema } from '../../../packages/platform/src/harness/management/schemas/endpoint.js';
+import { TemplateCreateInputSchema } from '../../../packages/platform/src/harness/management/schemas/template.js';
+import { ScalingLoop } from '../../../packages/platform/src/harness/launcher/scaling-loop.js';
 import { waitFor } from '../../kit/index.js';
 
 const IMAGE = 'test/idle:1';

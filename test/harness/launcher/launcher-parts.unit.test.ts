@@ -6,12 +6,12 @@
  * per-endpoint log ring, and the --image / --gpus parsers.
  */
 import { describe, expect, it } from 'vitest';
-import { parseGpuList } from '../../../src/cli/harness-launcher.js';
-import { CrashBackoff, GpuPool, WorkerLogs, launchEnv, launchKey, parseImageFlag, queueSnapshot, readQueue, sampleSize } from '../../../src/harness/launcher/index.js';
+import { parseGpuList } from '../../../packages/platform/src/cli/harness-launcher.js';
+import { CrashBackoff, GpuPool, WorkerLogs, launchEnv, launchKey, parseImageFlag, queueSnapshot, readQueue, sampleSize } from '../../../packages/platform/src/harness/launcher/index.js';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { JobActivity } from '../../../src/harness/launcher/job-activity.js';
-import type { LaunchedWorker } from '../../../src/harness/launcher/launched-worker.js';
-import type { JobWait } from '../../../src/harness/launcher/queue-snapshot.js';
+import { JobActivity } from '../../../packages/platform/src/harness/launcher/job-activity.js';
+import type { LaunchedWorker } from '../../../packages/platform/src/harness/launcher/launched-worker.js';
+import type { JobWait } from '../../../packages/platform/src/harness/launcher/queue-snapshot.js';
 import type { ListQuery, StoredJob } from '../../../src/harness/store/job-store.js';
 
 describe('GpuPool', () => {

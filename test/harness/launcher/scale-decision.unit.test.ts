@@ -4,7 +4,7 @@
  * stopped after idleTimeout down to what is wanted, GPU throttling, crash backoff.
  */
 import { describe, expect, it } from 'vitest';
-import { decideScaling, type ScaleInput, type WorkerSnapshot } from '../../../src/harness/launcher/index.js';
+import { decideScaling, type ScaleInput, type WorkerSnapshot } from '../../../packages/platform/src/harness/launcher/index.js';
 
 const NOW = 1_000_000;
 

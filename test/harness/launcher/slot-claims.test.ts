@@ -6,8 +6,8 @@
  * ids carry the machine when slots are shared.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalSlotClaims, launchedWorkerId, machineTag } from '../../../src/harness/launcher/index.js';
-import { PostgresSlotClaims } from '../../../src/harness/launcher/postgres-slot-claims.js';
+import { LocalSlotClaims, launchedWorkerId, machineTag } from '../../../packages/platform/src/harness/launcher/index.js';
+import { PostgresSlotClaims } from '../../../packages/platform/src/harness/launcher/postgres-slot-claims.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 
 const T0 = 1_700_000_000_000;

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HarnessServer } from '../../../src/exports/harness.js';
-import type { LoadBalancingSettingsInput } from '../../../src/harness/load-balancing/index.js';
+import type { LoadBalancingSettingsInput } from '../../../packages/platform/src/harness/load-balancing/index.js';
 import { FASTIFY_WORKER, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
 import { freePort, startHarnessServer, waitFor, within } from '../../kit/index.js';
 import { killAllWorkers, type WorkerProcess } from '../../platform/worker-process.js';

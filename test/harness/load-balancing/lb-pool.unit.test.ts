@@ -3,7 +3,7 @@
  * and the reason the 400 gives when none has room.
  */
 import { describe, expect, it } from 'vitest';
-import { LbPool } from '../../../src/harness/load-balancing/index.js';
+import { LbPool } from '../../../packages/platform/src/harness/load-balancing/index.js';
 
 function poolOf(states: Array<'healthy' | 'initializing' | 'unhealthy'>, concurrency = 1): LbPool {
   const pool = new LbPool('ep');

@@ -5,7 +5,7 @@
  * could not be made).
  */
 import { describe, expect, it } from 'vitest';
-import { isConnectFailure, upstreamTarget } from '../../../src/harness/load-balancing/index.js';
+import { isConnectFailure, upstreamTarget } from '../../../packages/platform/src/harness/load-balancing/index.js';
 
 describe('upstreamTarget', () => {
   it('keeps the worker origin whatever the path holds', () => {

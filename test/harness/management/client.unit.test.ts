@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManagementClient, managementClientFromEnv } from '../../../src/harness/management/management-client.js';
+import { ManagementClient, managementClientFromEnv } from '../../../packages/platform/src/harness/management/management-client.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../../src/job/index.js';
 import { startManagementServer, type RunningManagementServer } from './management-server.js';
 

@@ -10,9 +10,9 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { createHarnessServer } from '../../../src/harness/server-api.js';
-import { installErrorHandler } from '../../../src/harness/http/error-reply.js';
-import { InMemoryManagementStore, managementApi, type Endpoint, type Template } from '../../../src/harness/management/index.js';
+import { createHarnessServer } from '../../../packages/platform/src/harness/server-api.js';
+import { installErrorHandler } from '../../../packages/platform/src/harness/http/error-reply.js';
+import { InMemoryManagementStore, managementApi, type Endpoint, type Template } from '../../../packages/platform/src/harness/management/index.js';
 import { caller, type Call, type ErrorBody } from './http.js';
 
 /** What a deploy client written against the live service sends to create an endpoint. */

@@ -4,7 +4,7 @@
  * release recorded when a template in use is updated, list/get/update/delete.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Endpoint, EndpointHooks, NetworkVolume, Template } from '../../../src/harness/management/index.js';
+import type { Endpoint, EndpointHooks, NetworkVolume, Template } from '../../../packages/platform/src/harness/management/index.js';
 import { caller, type Call, type ErrorBody } from './http.js';
 import { startManagementServer, type RunningManagementServer } from './management-server.js';
 

@@ -4,12 +4,12 @@
  * shared error handler, as the harness server wires it.
  */
 import Fastify from 'fastify';
-import { installErrorHandler } from '../../../src/harness/http/error-reply.js';
+import { installErrorHandler } from '../../../packages/platform/src/harness/http/error-reply.js';
 import {
   InMemoryManagementStore,
   managementApi,
   type ManagementApiOptions,
-} from '../../../src/harness/management/index.js';
+} from '../../../packages/platform/src/harness/management/index.js';
 
 export interface RunningManagementServer {
   /** `http://127.0.0.1:<port>/v1` */

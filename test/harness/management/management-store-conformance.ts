@@ -13,7 +13,7 @@ import {
   type EndpointCreateInput,
   type ManagementStore,
   type TemplateCreateInput,
-} from '../../../src/harness/management/index.js';
+} from '../../../packages/platform/src/harness/management/index.js';
 
 export interface OpenedManagementStore {
   readonly store: ManagementStore;

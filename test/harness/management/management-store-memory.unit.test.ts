@@ -1,5 +1,5 @@
 /** The management store conformance suite on the in-memory store (one process: no peers). */
-import { InMemoryManagementStore } from '../../../src/harness/management/index.js';
+import { InMemoryManagementStore } from '../../../packages/platform/src/harness/management/index.js';
 import { describeManagementStore } from './management-store-conformance.js';
 
 describeManagementStore('memory', async () => {

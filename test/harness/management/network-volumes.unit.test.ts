@@ -3,7 +3,7 @@
  * update must grow the size, dataCenterId refused on update), list/get/delete.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NetworkVolume } from '../../../src/harness/management/index.js';
+import type { NetworkVolume } from '../../../packages/platform/src/harness/management/index.js';
 import { caller, type Call, type ErrorBody } from './http.js';
 import { startManagementServer, type RunningManagementServer } from './management-server.js';
 

@@ -3,7 +3,7 @@
  * optional PodsView; without one, an empty list and 404 SW_POD_NOT_FOUND.
  */
 import { describe, expect, it } from 'vitest';
-import type { Pod, PodsView } from '../../../src/harness/management/index.js';
+import type { Pod, PodsView } from '../../../packages/platform/src/harness/management/index.js';
 import { caller, type ErrorBody } from './http.js';
 import { startManagementServer } from './management-server.js';
 

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Harness } from '../../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer } from '../../../src/harness/server-api.js';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
-import type { Endpoint, ManagementStore, Template } from '../../../src/harness/management/index.js';
-import { PostgresManagementStore } from '../../../src/harness/management/store/postgres-management-store.js';
+import { createHarnessServer, type HarnessServer } from '../../../packages/platform/src/harness/server-api.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
+import type { Endpoint, ManagementStore, Template } from '../../../packages/platform/src/harness/management/index.js';
+import { PostgresManagementStore } from '../../../packages/platform/src/harness/management/store/postgres-management-store.js';
 import { createTestDatabase } from '../../postgres/test-database.js';
 import { call } from '../../kit/index.js';
 import { describeManagementStore } from './management-store-conformance.js';

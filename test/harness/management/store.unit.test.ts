@@ -5,8 +5,8 @@
  */
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { EndpointCreateInputSchema, InMemoryManagementStore, TemplateCreateInputSchema, managementApi } from '../../../src/harness/management/index.js';
-import type { ManagementApiOptions } from '../../../src/harness/management/index.js';
+import { EndpointCreateInputSchema, InMemoryManagementStore, TemplateCreateInputSchema, managementApi } from '../../../packages/platform/src/harness/management/index.js';
+import type { ManagementApiOptions } from '../../../packages/platform/src/harness/management/index.js';
 
 describe('InMemoryManagementStore', () => {
   it('returns copies: changing a returned record changes nothing stored', () => {

@@ -3,7 +3,7 @@
  * spec 2.2, the update rules of 2.3, unique names, list/get/delete.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Template } from '../../../src/harness/management/index.js';
+import type { Template } from '../../../packages/platform/src/harness/management/index.js';
 import { caller, type Call, type ErrorBody } from './http.js';
 import { startManagementServer, type RunningManagementServer } from './management-server.js';
 

@@ -6,10 +6,10 @@
  */
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PostgresSlotClaims } from '../../../src/harness/launcher/postgres-slot-claims.js';
-import { EndpointCreateInputSchema, TemplateCreateInputSchema } from '../../../src/harness/management/schemas/index.js';
-import { PostgresManagementStore } from '../../../src/harness/management/store/postgres-management-store.js';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { PostgresSlotClaims } from '../../../packages/platform/src/harness/launcher/postgres-slot-claims.js';
+import { EndpointCreateInputSchema, TemplateCreateInputSchema } from '../../../packages/platform/src/harness/management/schemas/index.js';
+import { PostgresManagementStore } from '../../../packages/platform/src/harness/management/store/postgres-management-store.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { T0, request } from '../store/job-store-conformance.js';
 import { LEGACY_MIGRATIONS, legacyMigrate } from './legacy-migrations.js';

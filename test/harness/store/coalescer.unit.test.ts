@@ -4,7 +4,7 @@
  * failure is its own; a statement that committed is never run again.
  */
 import { expect, it } from 'vitest';
-import { Coalescer } from '../../../src/harness/store/postgres/coalescer.js';
+import { Coalescer } from '../../../packages/platform/src/harness/store/postgres/coalescer.js';
 
 /** A statement that records each batch it is given and answers each item doubled, after a turn of the loop. */
 function recorder(fail: (items: readonly number[]) => boolean = () => false): { batches: number[][]; run: (items: readonly number[]) => Promise<number[]> } {

@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, ManualClock, MemoryJobStore, type JobStore } from '../../../src/harness/index.js';
-import { WebhookSender, bindWebhooks } from '../../../src/harness/webhooks/index.js';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { WebhookSender, bindWebhooks } from '../../../packages/platform/src/harness/webhooks/index.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { parseJobRequest } from '../../../src/job/index.js';
 import { sleep } from '../../../src/clock/index.js';
 import { eventually, startReceiver, waitFor } from '../../kit/index.js';

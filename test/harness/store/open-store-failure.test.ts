@@ -5,7 +5,7 @@
  * port on 127.0.0.1.
  */
 import { describe, expect, it } from 'vitest';
-import { openJobStore } from '../../../src/harness/open-store.js';
+import { openJobStore } from '../../../packages/platform/src/harness/open-store.js';
 import { postgresServerUrl } from '../../postgres/test-database.js';
 import { closedPort } from '../../kit/index.js';
 

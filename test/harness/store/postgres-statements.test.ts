@@ -8,10 +8,10 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { Harness, ManualClock, MemoryJobStore } from '../../../src/harness/index.js';
-import { openHarnessDatabase } from '../../../src/harness/harness-database.js';
-import type { PostgresDatabase } from '../../../src/harness/postgres/database.js';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
-import { ResultWrites } from '../../../src/harness/store/postgres/result-writes.js';
+import { openHarnessDatabase } from '../../../packages/platform/src/harness/harness-database.js';
+import type { PostgresDatabase } from '../../../packages/platform/src/harness/postgres/database.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
+import { ResultWrites } from '../../../packages/platform/src/harness/store/postgres/result-writes.js';
 import { completeChange } from '../../../src/harness/store/job-rules.js';
 import type { StoredJob } from '../../../src/harness/store/job-store.js';
 import { startStatementCounter, type StatementCounter } from '../../postgres/statement-counter.js';

@@ -6,14 +6,14 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../../src/harness/index.js';
-import { createHarnessServer } from '../../../src/harness/server-api.js';
+import { createHarnessServer } from '../../../packages/platform/src/harness/server-api.js';
 import { call, eventually } from '../../kit/index.js';
-import { PostgresJobStore } from '../../../src/harness/store/postgres/postgres-job-store.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { LEGACY_MIGRATIONS } from '../postgres/legacy-migrations.js';
 import type { JobStore, StoreEvent } from '../../../src/harness/store/job-store.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
-import { HARNESS_SCHEMA } from '../../../src/harness/harness-database.js';
-import { schemaVersions } from '../../../src/harness/postgres/migrate.js';
+import { HARNESS_SCHEMA } from '../../../packages/platform/src/harness/harness-database.js';
+import { schemaVersions } from '../../../packages/platform/src/harness/postgres/migrate.js';
 import { sleep } from '../../../src/clock/index.js';
 import { T0, describeJobStore, request } from './job-store-conformance.js';
 

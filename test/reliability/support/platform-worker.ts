@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import pino from 'pino';
-import type { WorkerEnv } from '../../../src/harness/worker-api/index.js';
+import type { WorkerEnv } from '../../../packages/platform/src/harness/worker-api/index.js';
 import { createPlatformTransport, type PlatformTransport, type PlatformTransportSettingsInput } from '../../../src/transports/platform/index.js';
 import { WorkerRuntime, resolveOptions, type Handler, type ServeOptions, type WorkerExit } from '../../../src/worker/index.js';
 import { countingMetrics } from '../../transports/platform/log-capture.js';

@@ -6,8 +6,8 @@
  */
 import pino from 'pino';
 import { Harness, type ResultAck } from '../../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer, type HarnessServerOptions, type WorkerApiPassThrough } from '../../../src/harness/server-api.js';
-import { workerEnvFor, type WorkerEnv } from '../../../src/harness/worker-api/index.js';
+import { createHarnessServer, type HarnessServer, type HarnessServerOptions, type WorkerApiPassThrough } from '../../../packages/platform/src/harness/server-api.js';
+import { workerEnvFor, type WorkerEnv } from '../../../packages/platform/src/harness/worker-api/index.js';
 import { createMetrics } from '../../../src/metrics/index.js';
 
 export interface SeenEvents {

@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
-import { workerEnvFor } from '../../../src/harness/worker-api/index.js';
+import { workerEnvFor } from '../../../packages/platform/src/harness/worker-api/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../../harness/http/worker-api/worker-api-server.js';
 import { killAllWorkers, startWorkerProcess } from '../../platform/worker-process.js';
 import { waitFor, within } from '../../kit/index.js';

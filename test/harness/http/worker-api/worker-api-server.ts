@@ -6,8 +6,8 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Harness } from '../../../../src/harness/index.js';
-import { installErrorHandler } from '../../../../src/harness/http/error-reply.js';
-import { workerApiRoutes, workerEnvFor, type WorkerApiOptions, type WorkerEnv } from '../../../../src/harness/worker-api/index.js';
+import { installErrorHandler } from '../../../../packages/platform/src/harness/http/error-reply.js';
+import { workerApiRoutes, workerEnvFor, type WorkerApiOptions, type WorkerEnv } from '../../../../packages/platform/src/harness/worker-api/index.js';
 import type { ResultAck } from '../../../../src/harness/index.js';
 
 export interface SeenPing {

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness, ManualClock } from '../../../../src/harness/index.js';
-import { formatWorkerEnv, workerEnvFor, workerErrorPayload } from '../../../../src/harness/worker-api/index.js';
+import { formatWorkerEnv, workerEnvFor, workerErrorPayload } from '../../../../packages/platform/src/harness/worker-api/index.js';
 import { parseJobRequest, type JobRequestInput } from '../../../../src/job/index.js';
 import { waitFor, within } from '../../../kit/index.js';
 import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from './worker-api-server.js';

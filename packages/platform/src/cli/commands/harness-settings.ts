@@ -1,0 +1,165 @@
+/**
+ * @module cli/commands/harness-settings
+ * Every flag of `serverless-worker harness`, declared once (settings/setting.ts): the
+ * commander options, the validation of what they give and the README's flag table
+ * (scripts/settings-docs.ts) are made from this table. Ranges and defaults come from
+ * the library's own option schemas (createHarnessServer, the worker API, load
+ * balancing, the Harness), so the flag and the option cannot drift apart.
+ */
+import * as z from 'zod';
+import { DEFAULT_MAX_QUEUED_BYTES } from 'serverless-worker/internal/harness/core/harness.js';
+import { DEFAULT_MAX_REQUEUES } from 'serverless-worker/internal/harness/store/attempts.js';
+import { HarnessServerOptionsSchema, RateLimitSettingsSchema, WebhookSettingsSchema } from '../../harness/server-options.js';
+import { LivenessSchema } from '../../harness/worker-api/options.js';
+import { LoadBalancingSettingsSchema } from '../../harness/load-balancing/options.js';
+import { DEFAULT_POOL_SIZE } from '../../harness/postgres/database.js';
+import { PoolSizeSchema, STORE_ENV, StoreSpecSchema } from '../../harness/open-store.js';
+import { AllowListSchema } from 'serverless-worker/internal/net/target-policy.js';
+import { commaListSetting, settingsSchema, switchSetting, textSetting, wholeNumberSetting, type Setting } from 'serverless-worker/internal/settings/setting.js';
+import { API_KEY_ENV } from 'serverless-worker/internal/settings/worker-env.js';
+
+const server = HarnessServerOptionsSchema.shape;
+const endpointId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint ids are 1-128 letters, digits, ".", "-" or "_"' });
+
+export const HARNESS_SETTINGS = {
+  host: textSetting(server.host, { flag: '--host <address>', description: 'address to listen on; without an API key only loopback is allowed' }),
+  port: wholeNumberSetting(server.port, { flag: '--port <port>', description: 'port to listen on; 0 picks a free one' }),
+  apiKey: textSetting(z.string().min(1, { error: '--api-key must not be empty' }).optional(), {
+    flag: '--api-key <key>',
+    env: API_KEY_ENV,
+    defaultText: 'none',
+    description: 'require this key on every route (Authorization: Bearer <key>)',
+  }),
+  insecureNoAuth: switchSetting({ flag: '--insecure-no-auth', description: 'allow a non-loopback --host without an API key (anyone who reaches it can run jobs)' }),
+  endpoint: {
+    flag: '--endpoint <id...>',
+    schema: z.array(endpointId).default([]),
+    defaultText: 'any id works',
+    description: 'create these endpoints at start and serve only them (and those made through /v1/endpoints)',
+    details:
+      'Without it, an endpoint is made by the first job sent to it (or a worker joining it), with a warning in the log once per id, marked "created on first use" in the dashboard\'s endpoints table (`createdOnUse` in `GET /ui/api/overview`); a read (`/health`, `/status`, `/stream`, `/requests`, `/cancel`, `/purge-queue`) on an unknown id makes nothing (zeros, or 404 `SW_JOB_NOT_FOUND`); once endpoints exist in `/v1/endpoints`, a job sent to any other id answers 404 `SW_ENDPOINT_NOT_FOUND`, as the service answers a wrong endpoint id',
+  },
+  rateLimit: switchSetting({ flag: '--no-rate-limit', defaultText: 'limits on', description: 'turn the spec 8.2 rate limits off (429 with Retry-After when on)' }),
+  requestsPerWorker: wholeNumberSetting(RateLimitSettingsSchema.shape.requestsPerWorker, {
+    flag: '--requests-per-worker <n>',
+    description: 'rate per 10 s each running worker adds: the limit is max(base, workers x n)',
+  }),
+  webhookRetryDelayMs: wholeNumberSetting(WebhookSettingsSchema.shape.retryDelayMs, {
+    flag: '--webhook-retry-delay-ms <ms>',
+    description: 'wait between webhook attempts (3 attempts in all)',
+  }),
+  webhookTimeoutMs: wholeNumberSetting(WebhookSettingsSchema.shape.timeoutMs, { flag: '--webhook-timeout-ms <ms>', description: 'time one webhook attempt may take' }),
+  webhookAllow: commaListSetting(AllowListSchema.default([]), {
+    flag: '--webhook-allow <targets>',
+    description:
+      'webhook targets allowed beyond the default policy: CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable; never the harness itself)',
+    details: 'See "Webhooks".',
+  }),
+  openaiTimeoutMs: wholeNumberSetting(server.openaiTimeoutMs, {
+    flag: '--openai-timeout-ms <ms>',
+    description: 'longest an OpenAI-compatible call waits for its job (then the job is cancelled, 504)',
+  }),
+  streamWaitMs: wholeNumberSetting(server.streamWaitMs, {
+    flag: '--stream-wait-ms <ms>',
+    description: 'how long GET /stream waits for a chunk when none is unread (per call: ?wait=)',
+  }),
+  management: switchSetting({ flag: '--no-management', description: 'leave the management API (/v1) out' }),
+  pingIntervalMs: wholeNumberSetting(LivenessSchema.shape.pingIntervalMs, {
+    flag: '--ping-interval-ms <ms>',
+    description: "the workers' heartbeat interval (RUNPOD_PING_INTERVAL, printed for them)",
+  }),
+  missedPings: wholeNumberSetting(LivenessSchema.shape.missedPings, {
+    flag: '--missed-pings <n>',
+    description: 'a worker silent this many ping intervals is gone: its jobs go back to the queue',
+    details: 'Within about interval × missed + 1 s.',
+  }),
+  maxRequeues: wholeNumberSetting(z.number().int().min(0).max(1_000).default(DEFAULT_MAX_REQUEUES), {
+    flag: '--max-requeues <n>',
+    description: 'times a job lost with its worker goes back to the queue before it ends FAILED (SW_REQUEUE_LIMIT)',
+    details: 'A job whose take answer was lost counts too (`maxRequeues` in the library).',
+  }),
+  maxQueuedBytes: wholeNumberSetting(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(DEFAULT_MAX_QUEUED_BYTES), {
+    flag: '--max-queued-bytes <n>',
+    defaultText: `\`${DEFAULT_MAX_QUEUED_BYTES}\` (${DEFAULT_MAX_QUEUED_BYTES / 1024 / 1024} MiB)`,
+    description:
+      'bytes of request bodies that queued jobs may hold in memory, every endpoint together; past it /run and /runsync answer 503 SW_QUEUE_FULL with Retry-After (memory store only)',
+    details: '`maxQueuedBytes` in the library.',
+  }),
+  store: textSetting(StoreSpecSchema.default('memory'), {
+    flag: '--store <store>',
+    env: STORE_ENV,
+    description:
+      'where jobs live: memory (default; lost when the process ends) or postgres://user:password@host:5432/database (durable; harnesses on one database share the queue)',
+    details: 'See "Job stores: memory or PostgreSQL".',
+  }),
+  pgPoolSize: wholeNumberSetting(PoolSizeSchema.default(DEFAULT_POOL_SIZE), {
+    flag: '--pg-pool-size <n>',
+    description: 'with --store postgres://: connections in the one pool every store of this process shares (jobs, /v1 records, launcher slots); LISTEN takes one more',
+    details: '`storePoolSize` in the library.',
+  }),
+  drainTimeoutMs: wholeNumberSetting(z.number().int().min(0).max(3_600_000).default(30_000), {
+    flag: '--drain-timeout-ms <ms>',
+    description: 'on SIGTERM/SIGINT, how long running jobs may take to finish before the harness stops',
+  }),
+  lbRequestTimeoutMs: wholeNumberSetting(LoadBalancingSettingsSchema.shape.requestTimeoutMs, {
+    flag: '--lb-request-timeout-ms <ms>',
+    description: 'load-balancing endpoints: answer 524 past this (the platform: about 5.5 min)',
+    details: 'See "Load-balancing workers and endpoints".',
+  }),
+  lbAllow: commaListSetting(AllowListSchema.default([]), {
+    flag: '--lb-allow <targets>',
+    description:
+      'load-balancing worker URLs allowed beyond the default policy (without an API key: loopback only): CIDR ranges, addresses, loopback, link-local, metadata (comma-separated, repeatable)',
+    details: 'See "Registration".',
+  }),
+  lbPingIntervalMs: wholeNumberSetting(LoadBalancingSettingsSchema.shape.pingIntervalMs, {
+    flag: '--lb-ping-interval-ms <ms>',
+    description: "load-balancing endpoints: how often each worker's /ping is checked",
+  }),
+  image: {
+    flag: '--image <NAME=COMMAND...>',
+    schema: z.array(z.string()).optional(),
+    defaultText: 'none',
+    description: 'run the workers of templates whose imageName is NAME as local processes running COMMAND, scaled by their endpoint settings (repeatable)',
+    details: 'See "Run your endpoint locally: the launcher".',
+  },
+  launcher: {
+    flag: '--launcher <kind>',
+    schema: z.enum(['process', 'docker'], { error: '--launcher must be process or docker' }).default('process'),
+    default: 'process',
+    choices: ['process', 'docker'],
+    description: "process: run only the --image commands; docker: run every template's imageName as containers on a Docker engine (--image commands still run as processes)",
+    details: 'See "Run the images themselves: `--launcher docker`".',
+  },
+  dockerHost: textSetting(z.string().min(1).optional(), {
+    flag: '--docker-host <host>',
+    env: 'DOCKER_HOST',
+    defaultText: '`unix:///var/run/docker.sock`',
+    description: 'with --launcher docker: the engine, unix:///path/to/docker.sock or tcp://host:port (plain HTTP)',
+  }),
+  dataDir: textSetting(z.string().min(1).optional(), {
+    flag: '--data-dir <dir>',
+    defaultText: '`~/.serverless-worker/harness`',
+    description: "with --launcher docker: the harness's data folder; network volumes are its volumes/<id> folders, bound at /runpod-volume",
+  }),
+  launcherConfig: textSetting(z.string().min(1).optional(), {
+    flag: '--launcher-config <file>',
+    defaultText: 'none',
+    description: 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}',
+  }),
+  gpus: textSetting(z.string().min(1).optional(), {
+    flag: '--gpus <list>',
+    defaultText: 'read with `nvidia-smi` / `rocm-smi`',
+    description: 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none',
+  }),
+  machineId: textSetting(z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(), {
+    flag: '--machine-id <id>',
+    defaultText: '`<hostname>-<pid>`',
+    description: "this machine's name on the worker slots it claims (with --store postgres://, harnesses on several machines share the slots)",
+    details: 'See "Several machines".',
+  }),
+} as const satisfies Record<string, Setting>;
+
+/** What the harness command's flags give, validated. */
+export const HarnessCommandOptionsSchema = settingsSchema(HARNESS_SETTINGS);
+export type HarnessCommandOptions = z.infer<typeof HarnessCommandOptionsSchema>;

@@ -1,0 +1,34 @@
+/**
+ * @module cli/settings-reference
+ * The README's settings tables, each made from its one declaration: the `harness`
+ * command's flags, a worker's flags (its own and `--serve-api`'s), the
+ * SERVERLESS_WORKER_* environment variables and the library's options (`serve`, its
+ * `platformTransport`, `serveLoadBalancing`: their schemas' `.meta()`). `npm run docs:settings` writes them
+ * between their markers; test/settings/settings-docs.unit.test.ts fails when README.md
+ * holds anything else.
+ */
+import { LoadBalancingOptionsSchema } from 'serverless-worker/internal/load-balancing/lb-options.js';
+import { optionsTable } from 'serverless-worker/internal/settings/option-table.js';
+import { code, envTable, settingsTable } from 'serverless-worker/internal/settings/reference-table.js';
+import { PlatformTransportSettingsSchema } from 'serverless-worker/internal/transports/platform/options.js';
+import { ServeOptionsSchema } from 'serverless-worker/internal/worker/options.js';
+import { WORKER_ENV } from 'serverless-worker/internal/settings/worker-env.js';
+import { WORKER_FLAG_SETTINGS, workerFlagText, type WorkerFlag } from 'serverless-worker/internal/worker/worker-flags.js';
+import { HARNESS_SETTINGS } from './commands/harness-settings.js';
+
+/** A worker's flags with their SDK spellings beside them: `--serve-api` (`--rp_serve_api`). */
+function workerFlagsTable(): string {
+  return settingsTable<WorkerFlag>(WORKER_FLAG_SETTINGS, (flag) => [workerFlagText(flag), ...(flag.aliases ?? [])].map(code).join(', '));
+}
+
+/** Marker name -> the table that belongs between its markers. */
+export function settingsReferenceTables(): Record<string, string> {
+  return {
+    harness: settingsTable(HARNESS_SETTINGS),
+    'worker-flags': workerFlagsTable(),
+    'worker-env': envTable(WORKER_ENV),
+    'serve-options': optionsTable(ServeOptionsSchema.shape),
+    'serve-platform-transport': optionsTable(PlatformTransportSettingsSchema.shape, 'platformTransport.'),
+    'lb-options': optionsTable(LoadBalancingOptionsSchema.shape),
+  };
+}

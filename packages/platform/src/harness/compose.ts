@@ -1,0 +1,154 @@
+/**
+ * @module harness/compose
+ * The one composition root of a harness process: the job store and the Harness on it,
+ * the management store, the launcher (its worker slots and container engine) and the
+ * HTTP server, each made once with what it needs, in order, and closed in the reverse
+ * order. `serverless-worker harness`, `--serve-api` and the library's
+ * `createHarnessServer` all start here; nothing is attached to a part after it is made.
+ *
+ *     const app = await composeHarness({ store: 'memory', port: 0, launcher: { options, kind: 'process' } });
+ *     app.server.url; app.launcher; app.harness;
+ *     await app.close();   // the launcher's workers, the server, then what was opened here
+ */
+import type { Logger } from 'pino';
+import type { HarnessOptions } from 'serverless-worker/internal/harness/core/harness.js';
+import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
+import { listenHarnessServer, type HarnessServer } from './server.js';
+// Types only: the launcher's code is loaded when a launcher is asked for (--serve-api and most library uses have none).
+import type { LaunchBackend, Launcher, LauncherOptionsInput, SlotClaims } from './launcher/index.js';
+import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { InMemoryManagementStore, type ManagementStore } from './management/index.js';
+import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
+import { HarnessServerOptionsSchema } from './server-options.js';
+import { checkBindAddress } from './http/bind-address.js';
+import type { PostgresDatabase } from './postgres/database.js';
+
+/** The launcher a composed harness runs: which workers, where their slots live, and their container engine. */
+export interface LauncherPlan {
+  readonly options: LauncherOptionsInput;
+  /** `process`: only the `images` commands; `docker`: every template's image as containers too. */
+  readonly kind: 'process' | 'docker';
+  /** This machine's name on the slots it claims; default `<hostname>-<pid>`. */
+  readonly machineId?: string | undefined;
+  /** With `docker`: the engine (`unix://…`, `tcp://…`); default DOCKER_HOST, else the local socket. */
+  readonly dockerHost?: string | undefined;
+  /** With `docker`: the harness's data folder; default ~/.serverless-worker/harness. */
+  readonly dataDir?: string | undefined;
+}
+
+export type ComposeHarnessOptions = CreateHarnessServerOptions & {
+  /** For a harness made here (the `store` form): its settings other than the store; default none. */
+  readonly harnessOptions?: Omit<HarnessOptions, 'store'> | undefined;
+  /** Run workers of the templates' images; default none. Needs the management API. */
+  readonly launcher?: LauncherPlan | undefined;
+};
+
+export interface ComposedHarness {
+  readonly harness: Harness;
+  readonly server: HarnessServer;
+  readonly launcher: Launcher | undefined;
+  /** The management store the /v1 routes use, when they are on. */
+  readonly managementStore: ManagementStore | undefined;
+  /** Stop the launcher's workers (SIGTERM, their shutdown deadline) and free its slots; close() does it too. Once. */
+  stopLauncher(): Promise<void>;
+  /** Stop the launcher's workers (they drain), then the server, then what was opened here. */
+  close(): Promise<void>;
+}
+
+/** Call `close` at most once; later calls wait for the first. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= close());
+}
+
+/** The launcher's worker slots: this process's own, or on PostgreSQL shared by every machine on the database. */
+async function openSlotClaims(database: PostgresDatabase | undefined, machineId: string): Promise<SlotClaims> {
+  const { LocalSlotClaims } = await import('./launcher/index.js');
+  if (database === undefined) return new LocalSlotClaims(machineId);
+  const { PostgresSlotClaims } = await import('./launcher/postgres-slot-claims.js');
+  return new PostgresSlotClaims(database, { machineId });
+}
+
+async function openLauncher(
+  plan: LauncherPlan,
+  parts: { harness: Harness; store: ManagementStore; database: PostgresDatabase | undefined; logger: Logger; metrics: CreateHarnessServerOptions['metrics'] },
+): Promise<{ launcher: Launcher; slots: SlotClaims }> {
+  const { Launcher, defaultMachineId } = await import('./launcher/index.js');
+  const { defaultHarnessDataDir } = await import('./launcher/launcher-data-dir.js');
+  const slots = await openSlotClaims(parts.database, plan.machineId ?? defaultMachineId());
+  parts.logger.info(
+    { machineId: slots.machineId, shared: slots.shared },
+    `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`,
+  );
+  let containers: LaunchBackend | undefined;
+  try {
+    if (plan.kind === 'docker') {
+      // The engine is asked at start, so a wrong --docker-host fails here, not at the first job.
+      const { DockerBackend, parseDockerHost } = await import('./launcher/docker/index.js');
+      containers = await DockerBackend.open({ host: parseDockerHost(plan.dockerHost), dataDir: plan.dataDir ?? defaultHarnessDataDir(), machineId: slots.machineId, logger: parts.logger });
+    }
+    const launcher = new Launcher(plan.options, {
+      harness: parts.harness,
+      store: parts.store,
+      logger: parts.logger,
+      ...(parts.metrics ? { metrics: parts.metrics } : {}),
+      slots,
+      ...(containers ? { containers } : {}),
+    });
+    return { launcher, slots };
+  } catch (error) {
+    await containers?.close();
+    await slots.close();
+    throw error;
+  }
+}
+
+/** Open what the options name, wire it, listen, and start the launcher against the server. */
+export async function composeHarness(options: ComposeHarnessOptions): Promise<ComposedHarness> {
+  const { harnessOptions, launcher: plan, ...serverInput } = options;
+  // An unsafe bind is refused here, before anything is opened (a store, a database, a launcher); the server does not check again.
+  const host = parseOrThrow(HarnessServerOptionsSchema.shape.host, serverInput.host, 'SW_INVALID_OPTIONS', 'harness server option host');
+  checkBindAddress(host, serverInput.apiKey !== undefined, serverInput.allowUnauthenticatedNonLoopback === true);
+  const { options: withHarness, owned, ownedManagement, ownedDatabase } = await harnessForServer(serverInput, harnessOptions);
+  const { harness } = withHarness;
+  const closeOwned = once(async () => {
+    await ownedManagement?.close();
+    await owned?.close();
+    await ownedDatabase?.close();
+  });
+  const logger = withHarness.logger;
+  let launched: { launcher: Launcher; slots: SlotClaims } | undefined;
+  let managementStore: ManagementStore | undefined;
+  try {
+    // The launcher and the /v1 routes share one management store.
+    if (withHarness.management !== false) managementStore = withHarness.management?.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() });
+    if (plan) {
+      if (managementStore === undefined) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'A launcher needs the management API (/v1): leave management on');
+      launched = await openLauncher(plan, { harness, store: managementStore, database: ownedDatabase, logger: logger ?? (await import('pino')).pino({ level: 'silent' }), metrics: withHarness.metrics });
+    }
+  } catch (error) {
+    await closeOwned();
+    throw error;
+  }
+  const stopLauncher = once(async () => {
+    await launched?.launcher.close();
+    await launched?.slots.close();
+  });
+  const server = await listenHarnessServer(
+    {
+      ...withHarness,
+      ...(managementStore && withHarness.management !== false ? { management: { ...withHarness.management, store: managementStore } } : {}),
+      ...(launched ? { launchedWorkers: launched.launcher } : {}),
+    },
+    async () => {
+      await stopLauncher();
+      await closeOwned();
+    },
+  ).catch(async (error: unknown) => {
+    await stopLauncher();
+    await closeOwned();
+    throw error;
+  });
+  launched?.launcher.start({ url: server.url, ...(withHarness.apiKey !== undefined ? { apiKey: withHarness.apiKey } : {}) });
+  return { harness, server, launcher: launched?.launcher, managementStore, stopLauncher, close: () => server.close() };
+}

@@ -1,0 +1,97 @@
+/**
+ * @module harness/dashboard/gpu-job-log
+ * The per-job GPU summary for the job page (peak and mean utilisation, peak memory,
+ * per card: the figures of the worker's job-finished log line), for jobs run by
+ * in-process workers (`--serve-api`). Each reading of the dashboard's GPU source is
+ * folded into the window of every job an in-process worker holds at that moment.
+ * The source reads only while a job's GPU window is open (the worker's own telemetry)
+ * or a page is open, so with neither there is nothing to do; no per-job hook.
+ *
+ * A remote worker (over the worker API, or launched with --image) reads its own GPUs
+ * and writes its summary in its own log; the harness does not see it.
+ */
+import type { GpuReadResult } from 'serverless-worker/internal/gpu/reading.js';
+import { createWindowAccumulator, type GpuWindowAccumulator, type GpuWindowSummary } from 'serverless-worker/internal/gpu/window-summary.js';
+import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+
+/** What the job page shows about a job's GPU use. */
+export type JobGpuView =
+  | { readonly available: true; readonly summary: GpuWindowSummary }
+  | { readonly available: false; readonly reason: string };
+
+export const GPU_JOB_LOG_LIMIT = 10_000;
+
+export class GpuJobLog {
+  readonly #byJob = new Map<string, GpuWindowAccumulator>();
+  readonly #maxJobs: number;
+  /** Whether a GPU source feeds the log at all. */
+  readonly #fed: boolean;
+
+  /** Keep the windows of at most `maxJobs` jobs (the first recorded goes first). */
+  constructor(options: { fed: boolean; maxJobs?: number }) {
+    this.#fed = options.fed;
+    this.#maxJobs = options.maxJobs ?? GPU_JOB_LOG_LIMIT;
+  }
+
+  /** Fold `read` into the windows of `held` (endpoint id, job id) pairs. */
+  add(read: GpuReadResult, held: Iterable<readonly [string, string]>): void {
+    if (!read.ok) return;
+    for (const [endpointId, jobId] of held) {
+      const key = `${endpointId}\u0000${jobId}`;
+      let window = this.#byJob.get(key);
+      if (!window) {
+        window = createWindowAccumulator();
+        this.#byJob.set(key, window);
+        if (this.#byJob.size > this.#maxJobs) {
+          const oldest = this.#byJob.keys().next().value;
+          if (oldest !== undefined) this.#byJob.delete(oldest);
+        }
+      }
+      window.add(read.gpus);
+    }
+  }
+
+  /** The job's summary so far (final once it ended), or why there is none. */
+  forJob(endpointId: string, jobId: string): JobGpuView {
+    const summary = this.#byJob.get(`${endpointId}\u0000${jobId}`)?.summary();
+    if (summary) return { available: true, summary };
+    if (!this.#fed) {
+      return { available: false, reason: 'only in-process workers (--serve-api with GPU sampling) report it here; a remote worker writes it in its job-finished log line' };
+    }
+    return { available: false, reason: 'no GPU reading was taken while an in-process worker ran it (no GPU, or a job shorter than one reading); a remote worker writes it in its job-finished log line' };
+  }
+
+  /** Samples taken for the job so far (0 when none): part of what makes the job page's update. */
+  samples(endpointId: string, jobId: string): number {
+    return this.#byJob.get(`${endpointId}\u0000${jobId}`)?.summary()?.samples ?? 0;
+  }
+}
+
+/** The jobs in-process workers (those that send no heartbeats) and `local` ones hold now, as (endpoint id, job id). */
+async function heldInProcess(harness: Harness, local?: (endpointId: string, workerId: string) => boolean): Promise<Array<readonly [string, string]>> {
+  const held: Array<readonly [string, string]> = [];
+  for (const endpoint of harness.endpoints()) {
+    for (const worker of await endpoint.workers.all()) {
+      if (worker.heartbeats && local?.(endpoint.id, worker.id) !== true) continue;
+      for (const jobId of worker.jobIds) held.push([endpoint.id, jobId]);
+    }
+  }
+  return held;
+}
+
+/** Feed `log` from each reading of `onReading` (for in-process workers, and those `local` names); answers the unsubscribe. */
+export function bindGpuJobLog(
+  harness: Harness,
+  log: GpuJobLog,
+  onReading: (listener: (read: GpuReadResult) => void) => () => void,
+  local?: (endpointId: string, workerId: string) => boolean,
+): () => void {
+  return onReading((read) => {
+    if (!read.ok) return;
+    void heldInProcess(harness, local)
+      .then((held) => log.add(read, held))
+      .catch(() => {
+        // The harness is closing (its store is gone): the reading is simply not counted.
+      });
+  });
+}

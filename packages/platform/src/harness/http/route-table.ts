@@ -1,0 +1,68 @@
+/**
+ * @module harness/http/route-table
+ * 404 and 405 for the whole server. Fastify answers 404 for a known path asked with
+ * the wrong method; the table below remembers every route's pattern (collected by an
+ * onRoute hook, so plugins registered later are included), and the not-found handler
+ * answers 405 SW_METHOD_NOT_ALLOWED with an `Allow` header when another method matches
+ * the path, else 404 SW_ROUTE_NOT_FOUND.
+ */
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+
+interface PatternEntry {
+  readonly regex: RegExp;
+  readonly methods: Set<string>;
+}
+
+/** `/v2/:endpointId/status/:jobId` -> a regex over a concrete path. */
+export function patternToRegex(pattern: string): RegExp {
+  let source = '';
+  for (const part of pattern.split(/(:[A-Za-z0-9_]+|\*)/)) {
+    if (part === '*') source += '.*';
+    else if (part.startsWith(':')) source += '[^/]+';
+    else source += part.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}/?$`);
+}
+
+export class RouteTable {
+  readonly #entries = new Map<string, PatternEntry>();
+
+  add(url: string, method: string | string[]): void {
+    let entry = this.#entries.get(url);
+    if (!entry) {
+      entry = { regex: patternToRegex(url), methods: new Set() };
+      this.#entries.set(url, entry);
+    }
+    for (const m of Array.isArray(method) ? method : [method]) entry.methods.add(m.toUpperCase());
+  }
+
+  /** Methods some route accepts on `path` (without its query), sorted. */
+  methodsFor(path: string): string[] {
+    const methods = new Set<string>();
+    for (const entry of this.#entries.values()) {
+      if (entry.regex.test(path)) for (const m of entry.methods) methods.add(m);
+    }
+    return [...methods].sort();
+  }
+}
+
+/** Collect every route of `app` (call before registering routes) and answer 404/405 for the rest. */
+export function installRouteTable(app: FastifyInstance): RouteTable {
+  const table = new RouteTable();
+  app.addHook('onRoute', (route: RouteOptions) => table.add(route.url, route.method));
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    const allowed = table.methodsFor(path);
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      void reply.header('allow', allowed.join(', '));
+      throw new ServerlessWorkerError(
+        'SW_METHOD_NOT_ALLOWED',
+        `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`,
+        { method: request.method, path, allowed },
+      );
+    }
+    throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No route ${request.method} ${path}`, { method: request.method, path });
+  });
+  return table;
+}

@@ -1,0 +1,396 @@
+/**
+ * @module harness/launcher/launcher
+ * Runs and scales the workers of the harness's endpoints itself. Every tick (on the
+ * harness clock) it reads each endpoint of the management store; when the endpoint's
+ * template has an imageName the launcher was given a command for (or, with a container
+ * backend, any image), it looks at the endpoint's queue and workers, asks
+ * `decideScaling` what to do, and starts workers (with the template's env, the
+ * endpoint's settings, the worker API variables, its own RUNPOD_POD_ID and its GPUs)
+ * as processes or containers (launch-backend.ts), or stops idle ones (SIGTERM, the
+ * shutdown deadline, SIGKILL). A worker that exits on its own is replaced after a
+ * backoff; start-up crashes in a row mark the endpoint unhealthy, and so does a backend
+ * that cannot start any (an image missing from the Docker engine).
+ *
+ * Idle costs nothing: with nothing to watch it arms no tick until a job is queued, an
+ * endpoint or template changes, or a worker exits (scaling-loop.ts).
+ *
+ *     const launcher = new Launcher({ images: { 'me/worker:1': { command: 'node worker.js' } } }, { harness, store, logger });
+ *     createHarnessServer({ harness, launchedWorkers: launcher, ... });   // /health, /logs, /v1 pods read it
+ *     launcher.start({ url: server.url });
+ *     ...
+ *     await launcher.close();
+ */
+import type { Logger } from 'pino';
+import { parseOrThrow } from 'serverless-worker/internal/job/index.js';
+import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
+import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
+import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { LaunchedHealth, LaunchedWorkersView } from './launched-workers-view.js';
+import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
+import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
+import { JobActivity } from './job-activity.js';
+import { launchEnv, launchKey } from './launch-env.js';
+import { LauncherReports } from './launcher-reports.js';
+import { readQueue } from './queue-snapshot.js';
+import { GpuPool } from './gpu-pool.js';
+import { LaunchedWorker } from './launched-worker.js';
+import type { LaunchBackend, WorkerExit } from './launch-backend.js';
+import { ProcessBackend } from './process-backend.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
+import { decideScaling } from './scale-decision.js';
+import { ScalingLoop } from './scaling-loop.js';
+import { ScaleEvents, type ScaleEvent } from './scale-events.js';
+import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
+import { observeWorkers, setWorkerGauge } from './worker-observation.js';
+import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
+
+export interface LauncherDeps {
+  harness: Harness;
+  store: ManagementStore;
+  logger: Logger;
+  /** Where scale-ups, scale-downs, cold starts and job waits are counted; default none. */
+  metrics?: Metrics;
+  /** The worker slots a start claims first (PostgresSlotClaims: shared by every machine on the database); default this process's own. */
+  slots?: SlotClaims;
+  /** Runs the workers of every template whose image no `images` command names (docker/docker-backend.ts: `--launcher docker`); default none. */
+  containers?: LaunchBackend;
+}
+
+export interface LauncherTarget {
+  /** The harness's origin, like http://127.0.0.1:8000. */
+  url: string;
+  /** The harness's API key, passed to workers as RUNPOD_AI_API_KEY; default none. */
+  apiKey?: string;
+  /** RUNPOD_PING_INTERVAL for workers, ms; default 10 000. */
+  pingIntervalMs?: number;
+}
+
+export class Launcher implements LaunchedWorkersView {
+  readonly settings: LauncherSettings;
+  readonly #deps: LauncherDeps;
+  readonly #log: Logger;
+  readonly #pool: GpuPool | undefined;
+  readonly #logs: WorkerLogs;
+  readonly #events = new ScaleEvents();
+  readonly #runtimes = new Map<string, EndpointRuntime>();
+  readonly #warned = new Set<string>();
+  readonly #slots: SlotClaims;
+  readonly #activity: JobActivity;
+  readonly #reports: LauncherReports;
+  /** Asked in order: the `images` commands first, then the container backend. */
+  readonly #backends: LaunchBackend[] = [];
+  #target: LauncherTarget | undefined;
+  readonly #loop: ScalingLoop;
+  readonly #unsubscribe: Array<() => void> = [];
+  #closed = false;
+  #seq = 0;
+
+  constructor(options: LauncherOptionsInput, deps: LauncherDeps) {
+    this.settings = parseOrThrow(LauncherOptionsSchema, options, 'SW_INVALID_OPTIONS', 'launcher options');
+    this.#deps = deps;
+    this.#log = deps.logger.child({ component: 'launcher' });
+    this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
+    this.#logs = new WorkerLogs(this.settings.logLines);
+    this.#slots = deps.slots ?? new LocalSlotClaims();
+    if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images));
+    if (deps.containers) this.#backends.push(deps.containers);
+    if (this.#backends.length === 0) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'launcher options: name at least one image (--image NAME=COMMAND) or run images as containers (--launcher docker)');
+    this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events, deps.harness.clock);
+    this.#activity = new JobActivity({
+      store: deps.harness.store,
+      clock: deps.harness.clock,
+      workersOf: (endpointId) => this.#runtimes.get(endpointId)?.workers,
+      onWait: (endpointId, wait) => this.#reports.wait(endpointId, wait),
+      onError: (error) => this.#log.error({ err: error }, 'launcher job activity failed'),
+    });
+    this.#loop = new ScalingLoop({
+      clock: deps.harness.clock,
+      intervalMs: this.settings.tickMs,
+      round: () => this.#scaleAll(),
+      // The memory stores of this process tell of every change; PostgreSQL is written by other processes too.
+      canSleep: () => deps.store.onChange !== undefined && deps.harness.store.kind === 'memory' && !this.#slots.shared,
+      onError: (error) => this.#log.error({ err: error }, 'launcher tick failed'),
+    });
+  }
+
+  /** Start ticking against the harness at `target.url`. */
+  start(target: LauncherTarget): void {
+    this.#target = target;
+    this.#activity.start();
+    this.#log.info(
+      { images: Object.keys(this.settings.images), containers: this.#deps.containers?.kind ?? 'none', gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none', machineId: this.#slots.machineId, sharedSlots: this.#slots.shared },
+      `launcher started on machine ${this.#slots.machineId}: ${this.#deps.containers ? `templates run their workers here as ${this.#deps.containers.kind} containers${Object.keys(this.settings.images).length > 0 ? ' (those with an --image command as processes)' : ''}` : 'templates with these images run their workers here'}`,
+    );
+    const { harness, store } = this.#deps;
+    const wake = (): void => this.#loop.wake();
+    this.#unsubscribe.push(
+      store.onChange?.(wake) ?? (() => {}),
+      harness.store.subscribe((event) => {
+        if (event.type === 'queued' || event.type === 'resync') wake();
+      }),
+      harness.onEndpoint(wake),
+    );
+    this.#loop.start();
+  }
+
+  /** Whether the launcher sleeps: no tick armed or under way until a job, a change or an exit wakes it (scaling-loop.ts). */
+  get sleeping(): boolean {
+    return this.#loop.sleeping;
+  }
+
+  /** One round of scaling over every endpoint (the timer calls it; public for tests). */
+  async tick(): Promise<void> {
+    await this.#scaleAll();
+  }
+
+  /** One round; answers whether anything is left to watch (a job queued or running, a worker, a worker wanted). */
+  async #scaleAll(): Promise<boolean> {
+    if (!this.#target || this.#closed) return false;
+    let busy = false;
+    const { harness, store } = this.#deps;
+    const now = harness.clock.now();
+    const live = new Set<string>();
+    await this.#slots.renew(now);
+    for (const endpoint of await store.listEndpoints()) {
+      const template = await templateOf(store, endpoint);
+      const backend = template ? this.#backends.find((candidate) => candidate.runs(template)) : undefined;
+      const jobs = harness.findEndpoint(endpoint.id) ?? (store.kind === 'postgres' ? harness.createEndpoint(endpoint.id) : undefined);
+      if (leavesToGpuMachines(this.#slots, endpoint, this.#pool?.total ?? 0)) {
+        this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, 'GPU endpoint: no GPUs here, its workers start on machines that have some');
+        continue;
+      }
+      if (!template || !backend || !jobs) {
+        if (template && !backend) this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, 'no --image for this imageName: start its workers by hand');
+        continue;
+      }
+      live.add(endpoint.id);
+      if (await this.#scale(endpoint, template, backend, jobs, now)) busy = true;
+    }
+    for (const [endpointId, runtime] of this.#runtimes) {
+      if (live.has(endpointId)) continue;
+      for (const worker of runtime.workers.values()) this.#stopWorker(worker, 'endpoint-gone');
+      if (runtime.workers.size > 0) {
+        busy = true;
+        continue;
+      }
+      this.#runtimes.delete(endpointId);
+      this.#activity.unwatch(endpointId);
+    }
+    return busy;
+  }
+
+  /** Stop every worker (SIGTERM, deadline, SIGKILL) and wait until all have exited. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#loop.close();
+    for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
+    this.#activity.close();
+    const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
+    for (const worker of all) this.#stopWorker(worker, 'shutdown');
+    await Promise.all(all.map((worker) => worker.exited));
+    for (const backend of this.#backends) await backend.close();
+  }
+
+  // ------------------------------------------------------------------ views
+
+  async health(endpointId: string): Promise<LaunchedHealth | undefined> {
+    const runtime = this.#runtimes.get(endpointId);
+    if (!runtime) return undefined;
+    const presence = await this.#presence(endpointId);
+    const counts = countStates(runtime, presence);
+    // Workers that joined by hand count as before.
+    for (const worker of presence.values()) {
+      if (runtime.workers.has(worker.id)) continue;
+      if (worker.jobIds.length > 0) counts.running++;
+      else counts.idle++;
+    }
+    const reason = runtime.startProblem ?? runtime.unhealthyReason;
+    return {
+      ...counts,
+      throttled: runtime.throttled,
+      healthy: reason === undefined,
+      ...(reason !== undefined ? { unhealthyReason: reason } : {}),
+    };
+  }
+
+  logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[] {
+    return this.#logs.read(endpointId, max, workerId);
+  }
+
+  /** The last `max` scale events of the endpoint (or of all endpoints), oldest first. */
+  scaleEvents(endpointId?: string, max?: number): ScaleEvent[] {
+    return this.#events.read(endpointId, max);
+  }
+
+  /** Scale events recorded so far (changes whenever one is added). */
+  get scaleEventCount(): number {
+    return this.#events.seq;
+  }
+
+  async pods(): Promise<Pod[]> {
+    const pods: Pod[] = [];
+    for (const [endpointId, runtime] of [...this.#runtimes]) {
+      pods.push(...podsOf(endpointId, runtime, await this.#presence(endpointId), this.#pool?.name ?? 'GPU'));
+    }
+    return pods;
+  }
+
+  /** The endpoint's workers as the job store knows them now, by id. */
+  async #presence(endpointId: string): Promise<Presence> {
+    const workers = (await this.#deps.harness.findEndpoint(endpointId)?.workers.all()) ?? [];
+    return new Map(workers.map((worker) => [worker.id, worker]));
+  }
+
+  // ------------------------------------------------------------------ scaling
+
+  /** Scale the endpoint; answers whether it has anything to watch (a job queued or running, a worker, a worker wanted). */
+  async #scale(endpoint: Endpoint, template: Template, backend: LaunchBackend, jobs: EndpointJobs, now: number): Promise<boolean> {
+    const runtime = this.#runtime(endpoint.id);
+    this.#activity.watch(jobs);
+    const [presence, { queued, runningJobs }] = await Promise.all([this.#presence(endpoint.id), readQueue(jobs, endpoint)]);
+    // A rolling release (template updated or changed, or a setting that changes how workers
+    // run: gpuCount, computeType, vcpuCount, what the backend runs): idle workers started
+    // otherwise go, the scaler starts new ones; busy ones follow once idle.
+    const key = launchKey(endpoint, template, [backend.kind, backend.runKey(endpoint, template)]);
+    for (const worker of runtime.workers.values()) {
+      if (worker.launchKey !== key && !worker.stopping && !holdsJob(presence, worker.id)) this.#stopWorker(worker, 'release');
+    }
+    const workers = observeWorkers(runtime, presence, now, (worker, leftAt) => this.#reports.ready(runtime, worker, leftAt, now));
+    const needsGpus = endpoint.computeType === 'GPU' && this.#pool !== undefined;
+    if (needsGpus && this.#pool && endpoint.gpuCount > this.#pool.total) {
+      this.#warnOnce(`gpus:${endpoint.id}`, { endpointId: endpoint.id, gpuCount: endpoint.gpuCount, gpus: this.#pool.total }, 'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled');
+    }
+    const decision = decideScaling({
+      settings: endpoint,
+      now,
+      queued,
+      runningJobs,
+      workers: [...workers, ...(await workersElsewhere(this.#slots, endpoint.id, presence, now))],
+      startable: needsGpus && this.#pool ? Math.floor(this.#pool.freeCount / endpoint.gpuCount) : Number.POSITIVE_INFINITY,
+      startBlocked: runtime.backoff.blocked(now),
+    });
+    if (decision.throttled !== runtime.throttled && decision.throttled > 0) {
+      this.#log.warn({ endpointId: endpoint.id, throttled: decision.throttled, gpuCount: endpoint.gpuCount }, 'workers throttled: no GPU free');
+      this.#reports.event(runtime, { endpointId: endpoint.id, kind: 'throttled', message: `${decision.throttled} wanted workers throttled: no GPU free (${endpoint.gpuCount} per worker)` });
+    }
+    runtime.throttled = decision.throttled;
+    for (const id of decision.stop) {
+      const worker = runtime.workers.get(id);
+      if (worker) this.#stopWorker(worker, 'idle');
+    }
+    // Nothing can start (an image missing): the endpoint says why, no worker is tried in a loop.
+    const blocked = decision.start > 0 || runtime.startProblem !== undefined ? await this.#checkStart(runtime, endpoint.id, template, backend) : false;
+    for (let i = 0; i < (blocked ? 0 : decision.start); i++) {
+      const id = launchedWorkerId(this.#slots, endpoint.id, ++this.#seq); // a slot first: never more than workersMax across machines
+      if ((await this.#slots.claim(endpoint.id, endpoint.workersMax, id, now)) === undefined) break;
+      this.#spawn(endpoint, template, backend, runtime, now, needsGpus, decision.desired, key, id);
+      if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
+    }
+    if (this.#deps.metrics) setWorkerGauge(this.#deps.metrics.harnessWorkers, endpoint.id, runtime, presence);
+    return queued.length > 0 || runningJobs > 0 || runtime.workers.size > 0 || decision.desired > 0 || runtime.throttled > 0;
+  }
+
+  #spawn(
+    endpoint: Endpoint,
+    template: Template,
+    backend: LaunchBackend,
+    runtime: EndpointRuntime,
+    now: number,
+    needsGpus: boolean,
+    desired: number,
+    key: string,
+    id: string,
+  ): void {
+    const target = this.#target;
+    if (!target) return;
+    const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
+    if (gpus === undefined) return;
+    // The harness's own environment is the process backend's to add: a container gets only these.
+    const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool, base: {} });
+    const onLine = (stream: 'stdout' | 'stderr', line: string): void => this.#onLine(endpoint.id, id, stream, line);
+    const start = { id, endpoint, template, env, gpus, gpuVendor: this.#pool?.vendor, shutdownDeadlineMs: this.settings.shutdownDeadlineMs, onLine };
+    const worker = new LaunchedWorker({
+      id,
+      endpointId: endpoint.id,
+      imageName: template.imageName,
+      version: endpoint.version,
+      launchKey: key,
+      run: () => backend.start(start),
+      gpus,
+      spawnedAt: now,
+      clock: this.#deps.harness.clock,
+      onExit: (exit) => void this.#onExit(runtime, worker, exit).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
+    });
+    runtime.workers.set(id, worker);
+    this.#deps.metrics?.harnessScaleUpsTotal.inc({ endpoint: endpoint.id });
+    const alive = [...runtime.workers.values()].filter((w) => !w.stopping).length;
+    this.#log.info(
+      { endpointId: endpoint.id, workerId: id, as: worker.label, gpus, workers: alive, desired },
+      `scale up: started worker ${id} (${alive} of ${desired} wanted, max ${endpoint.workersMax})${gpus.length > 0 ? ` on GPUs ${gpus.join(',')}` : ''}`,
+    );
+    this.#logs.add(endpoint.id, { at: this.#deps.harness.clock.now(), workerId: id, stream: 'launcher', line: `started (${worker.label})` });
+    this.#reports.event(runtime, {
+      endpointId: endpoint.id,
+      kind: 'scale-up',
+      workerId: id,
+      message: `started (${worker.label}): ${alive} of ${desired} wanted, max ${endpoint.workersMax}${gpus.length > 0 ? `, GPUs ${gpus.join(',')}` : ''}`,
+    });
+  }
+
+  #stopWorker(worker: LaunchedWorker, reason: 'idle' | 'release' | 'endpoint-gone' | 'shutdown'): void {
+    if (worker.stopping) return;
+    worker.stop(this.settings.shutdownDeadlineMs);
+    this.#deps.metrics?.harnessScaleDownsTotal.inc({ endpoint: worker.endpointId, reason });
+    this.#log.info(
+      { endpointId: worker.endpointId, workerId: worker.id, reason, shutdownDeadlineMs: this.settings.shutdownDeadlineMs },
+      `scale down: SIGTERM to worker ${worker.id} (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
+    );
+    const runtime = this.#runtimes.get(worker.endpointId);
+    if (runtime) this.#reports.event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
+  }
+
+  async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, exit: WorkerExit): Promise<void> {
+    const { code, signal } = exit;
+    const endpointId = worker.endpointId;
+    runtime.workers.delete(worker.id);
+    this.#slots.release(endpointId, worker.id).catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
+    this.#pool?.give(worker.gpus);
+    const jobs = this.#deps.harness.findEndpoint(endpointId);
+    // Out of initializing since the last tick (it asked for a job, then died): not a start-up crash.
+    const leftStartup = worker.readyAt !== undefined || leftInitializing(await jobs?.workers.get(worker.id));
+    const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
+    this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
+    this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
+    this.#loop.wake();
+  }
+
+  /** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */
+  async #checkStart(runtime: EndpointRuntime, endpointId: string, template: Template, backend: LaunchBackend): Promise<boolean> {
+    const problem = await backend.startProblem(template).catch((error: unknown) => (error as Error).message);
+    this.#reports.startProblem(runtime, endpointId, template.imageName, problem);
+    return problem !== undefined;
+  }
+
+  #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {
+    this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId, stream, line });
+    this.#log.info({ endpointId, workerId, stream }, line);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  #runtime(endpointId: string): EndpointRuntime {
+    let runtime = this.#runtimes.get(endpointId);
+    if (!runtime) {
+      runtime = newEndpointRuntime(this.settings.backoff);
+      this.#runtimes.set(endpointId, runtime);
+    }
+    return runtime;
+  }
+
+  #warnOnce(key: string, fields: Record<string, unknown>, message: string): void {
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    this.#log.warn(fields, message);
+  }
+}

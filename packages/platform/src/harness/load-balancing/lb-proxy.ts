@@ -1,0 +1,174 @@
+/**
+ * @module harness/load-balancing/lb-proxy
+ * One request through to a load-balancing worker, untouched: the method, the path
+ * after `/lb/{endpoint_id}`, the query, the headers (less hop-by-hop ones and the
+ * caller's Authorization, which is the platform's key, not the worker's) and the body
+ * stream go to the worker; its status, headers and body stream (SSE included) come
+ * back as they arrive. No retry on another worker, as on the platform. Past
+ * `requestTimeoutMs`: 524 when nothing was answered yet, else the stream is cut.
+ *
+ * The upstream is always the worker's own origin: the caller's path is sent as the
+ * request target, never resolved as a URL, so `//other-host/x` or `/../x` stay paths on
+ * that worker. Only a failure to connect takes the worker out of the pool; a request the
+ * worker dropped (or one Node refused to send) answers 502 and leaves the worker to its
+ * /ping.
+ */
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { targetRefusal } from 'serverless-worker/internal/net/target-policy.js';
+import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import type { LbPool, LbWorker } from './lb-pool.js';
+import type { LoadBalancing } from './load-balancing.js';
+
+/** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), plus host and the caller's key. */
+const REQUEST_DROP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization']);
+const RESPONSE_DROP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+function copyHeaders(headers: IncomingHttpHeaders, drop: ReadonlySet<string>): Record<string, string | string[]> {
+  const listed = new Set(
+    String(headers.connection ?? '')
+      .split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter((name) => name !== ''),
+  );
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || drop.has(name) || listed.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Answer a JSON error on a raw response (the route hijacked the reply). */
+export function sendRawError(response: ServerResponse, error: ServerlessWorkerError): void {
+  if (response.headersSent || response.destroyed) {
+    response.destroy();
+    return;
+  }
+  const body = JSON.stringify(error.toJSON());
+  response.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
+/** Errors of a connection that could not be made at all: the worker is down or unreachable, not the request at fault. */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
+
+/** Whether `error` says the worker could not be reached (rather than that this one request failed). */
+export function isConnectFailure(error: unknown): boolean {
+  return CONNECT_FAILURES.has(String((error as NodeJS.ErrnoException | null)?.code ?? ''));
+}
+
+/**
+ * Where to send a request for `pathAndQuery` on the worker at `workerUrl`: the worker's
+ * origin (scheme, host, port) and the path and query exactly as the caller sent them.
+ * @throws ServerlessWorkerError SW_INVALID_REQUEST when the path does not start with "/".
+ */
+export function upstreamTarget(workerUrl: string, pathAndQuery: string): { readonly secure: boolean; readonly options: RequestOptions } {
+  if (!pathAndQuery.startsWith('/')) {
+    throw new ServerlessWorkerError('SW_INVALID_REQUEST', `The path to forward must start with "/"; got ${JSON.stringify(pathAndQuery.slice(0, 100))}`);
+  }
+  const origin = new URL(workerUrl);
+  return {
+    secure: origin.protocol === 'https:',
+    // hostname without IPv6 brackets, as node:http wants it.
+    options: { hostname: origin.hostname.replace(/^\[(.*)\]$/, '$1'), port: origin.port || (origin.protocol === 'https:' ? 443 : 80), path: pathAndQuery },
+  };
+}
+
+export interface ProxyTarget {
+  readonly lb: LoadBalancing;
+  readonly pool: LbPool;
+  readonly worker: LbWorker;
+  /** Path and query as the worker sees them (`/v1/chat/completions?x=1`). */
+  readonly path: string;
+}
+
+/** Forward `request` to the worker and its answer back; resolves once the exchange ended. */
+export function proxyRequest(request: IncomingMessage, response: ServerResponse, target: ProxyTarget): Promise<void> {
+  const { lb, pool, worker, path } = target;
+  const upstreamAt = upstreamTarget(worker.url, path);
+  const headers = copyHeaders(request.headers, REQUEST_DROP);
+  const forwardedFor = [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter((part) => part !== undefined).join(', ');
+  headers['x-forwarded-for'] = forwardedFor;
+  if (request.headers.host !== undefined) headers['x-forwarded-host'] = request.headers.host;
+  headers['x-forwarded-proto'] = 'http';
+  worker.inFlight++;
+  worker.requests++;
+  return new Promise<void>((resolve) => {
+    let done = false;
+    let timedOut = false;
+    let timer: TimerHandle | undefined;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      timer?.cancel();
+      worker.inFlight--;
+      resolve();
+    };
+    const options: RequestOptions = {
+      ...upstreamAt.options,
+      method: request.method,
+      headers,
+      agent: upstreamAt.secure ? lb.httpsAgent : lb.agent,
+      // A worker URL with a name is checked again on what the name resolves to at connect time.
+      lookup: lb.policy.lookupFor(Number(upstreamAt.options.port)),
+    };
+    let upstream: ReturnType<typeof httpRequest>;
+    try {
+      upstream = upstreamAt.secure ? httpsRequest(options) : httpRequest(options);
+    } catch (error) {
+      // Node refused to send it (a path or header it cannot write): the request's fault, not the worker's.
+      sendRawError(response, new ServerlessWorkerError('SW_INVALID_REQUEST', `The request could not be forwarded to a load-balancing worker: ${(error as Error).message}`, { endpointId: pool.endpointId }));
+      finish();
+      return;
+    }
+    timer = lb.clock.setTimer(lb.settings.requestTimeoutMs, () => {
+      timedOut = true;
+      sendRawError(
+        response,
+        new ServerlessWorkerError('SW_LB_REQUEST_TIMEOUT', `The request to endpoint ${pool.endpointId} ran past the request time limit of ${lb.settings.requestTimeoutMs} ms`, {
+          endpointId: pool.endpointId,
+          workerId: worker.id,
+          requestTimeoutMs: lb.settings.requestTimeoutMs,
+        }),
+      );
+      upstream.destroy();
+      finish();
+    }, { keepAlive: true });
+    upstream.on('response', (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.statusMessage, copyHeaders(answer.headers, RESPONSE_DROP));
+      // Headers now, not with the first body bytes: an SSE client sees the stream open.
+      response.flushHeaders();
+      answer.pipe(response);
+      answer.on('error', () => response.destroy());
+      answer.on('end', finish);
+    });
+    upstream.on('error', (error) => {
+      if (timedOut || done) return;
+      const reason = `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim();
+      const refusal = targetRefusal(error);
+      if (refusal) {
+        lb.markUnreachable(pool, worker, `request refused: ${refusal.reason}`);
+        sendRawError(response, new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} ${refusal.message}`, { endpointId: pool.endpointId, workerId: worker.id }));
+        finish();
+        return;
+      }
+      if (isConnectFailure(error)) lb.markUnreachable(pool, worker, `request failed: ${reason}`);
+      sendRawError(
+        response,
+        new ServerlessWorkerError('SW_WORKER_UNREACHABLE', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} could not be reached or dropped the request: ${reason}`, {
+          endpointId: pool.endpointId,
+          workerId: worker.id,
+        }),
+      );
+      finish();
+    });
+    // The caller went away: stop the worker's side too (an SSE generator sees its socket close).
+    response.on('close', () => {
+      if (!response.writableFinished) upstream.destroy();
+      finish();
+    });
+    request.pipe(upstream);
+  });
+}

@@ -1,0 +1,97 @@
+/**
+ * @module harness/store/postgres/completion
+ * A worker's result in one statement on the happy path. The job rules (job-rules.ts)
+ * compute the change from the job's facts as this process handed the job out (kept from
+ * the take: `TakenFacts`), and one statement writes it only where the job is still that
+ * attempt, with the counter move (result-writes.ts: results posted together share the
+ * statement). When the facts are unknown here (another process handed the job out) or
+ * the job changed since (the compare-and-set matched no row), the job is read, the post
+ * rules answer a refusal or the change is computed from the row read, and written the
+ * same way.
+ */
+import type postgres from 'postgres';
+import type { JobResult } from 'serverless-worker/internal/job/index.js';
+import { changeEvents, completeChange, type JobFacts } from 'serverless-worker/internal/harness/store/job-rules.js';
+import type { ResultAck, StoredJob, StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
+import { toJobView } from 'serverless-worker/internal/harness/store/job-record.js';
+import { refusedResult } from 'serverless-worker/internal/harness/store/post-rules.js';
+import type { ResultWrites } from './result-writes.js';
+import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+
+/** Jobs taken through this process, kept until their result (at most this many: the oldest go first). */
+const MAX_TAKEN = 20_000;
+
+/** The facts of jobs this process handed out, by endpoint and id, for a result in one statement. */
+export class TakenFacts {
+  readonly #facts = new Map<string, JobFacts>();
+
+  remember(facts: JobFacts): void {
+    const key = keyOf(facts.endpointId, facts.id);
+    this.#facts.delete(key);
+    this.#facts.set(key, facts);
+    if (this.#facts.size > MAX_TAKEN) this.#facts.delete(this.#facts.keys().next().value as string);
+  }
+
+  /** The facts of the job's attempt `attempt` (any attempt when undefined), forgotten here. */
+  take(endpointId: string, jobId: string, attempt: number | undefined): JobFacts | undefined {
+    const key = keyOf(endpointId, jobId);
+    const facts = this.#facts.get(key);
+    if (!facts || (attempt !== undefined && facts.attempt !== attempt)) return undefined;
+    this.#facts.delete(key);
+    return facts;
+  }
+
+  forget(endpointId: string, jobId: string): void {
+    this.#facts.delete(keyOf(endpointId, jobId));
+  }
+}
+
+function keyOf(endpointId: string, jobId: string): string {
+  return `${endpointId}\u0000${jobId}`;
+}
+
+export interface Completed {
+  readonly ack: ResultAck;
+  readonly ended: StoredJob[];
+  readonly events: StoreEvent[];
+}
+
+/** Tries before a result that keeps meeting a changed job gives up (each try follows a change by someone else). */
+const TRIES = 5;
+
+export async function completeJob(
+  sql: postgres.Sql,
+  writes: ResultWrites,
+  known: JobFacts | undefined,
+  post: { endpointId: string; jobId: string; workerId: string | undefined; attempt: number | undefined; result: JobResult; now: number },
+): Promise<Completed> {
+  // The facts kept from the take describe the attempt as handed out: a post they refuse is read and judged on the row.
+  let facts = known && !refusedResult({ ...known, chunkCount: 0 }, post.workerId, post.attempt) ? known : undefined;
+  for (let tried = 0; tried < TRIES; tried++) {
+    if (!facts) {
+      const rows = await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${post.endpointId} AND id = ${post.jobId}`;
+      const job = rows[0] ? toStoredJob(parseJobRow(rows[0])) : undefined;
+      const refused = refusedResult(job, post.workerId, post.attempt);
+      if (refused || !job) return { ack: refused ?? { applied: false, reason: 'not_found' }, ended: [], events: [] };
+      facts = job;
+    }
+    const change = completeChange(facts, post.workerId, post.result, post.now);
+    const events = withDue(changeEvents(facts, change), facts.id, change.fields.deleteAt);
+    const ended = await writes.write(facts, change);
+    if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withView(events, ended) };
+    facts = undefined; // changed since: read it
+  }
+  throw new Error(`The result of job ${post.jobId} met a job changed by others ${TRIES} times in a row`);
+}
+
+/** The change's events, its 'changed' event with the deadline it set (the retention's end): schedulers arm for it without asking. */
+function withDue(events: readonly StoreEvent[], jobId: string, due: number | undefined): StoreEvent[] {
+  if (due === undefined) return [...events];
+  return events.map((event) => (event.type === 'changed' && event.jobId === jobId ? { ...event, due } : event));
+}
+
+/** The change's events, its 'changed' event with the ended job's view (a /runsync waiter answers without a read). */
+function withView(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
+  const view = toJobView(ended);
+  return events.map((event) => (event.type === 'changed' && event.jobId === ended.id ? { ...event, ended: view } : event));
+}

@@ -1,0 +1,145 @@
+/**
+ * @module harness/store/postgres/rows
+ * The boundary between PostgreSQL rows and the store's records: every row read is
+ * parsed with zod (bigint columns arrive as text and become numbers; jsonb arrives
+ * parsed), then turned into a StoredJob or StoredWorker with absent fields left out.
+ */
+import * as z from 'zod';
+import { JOB_STATUSES, requestFromText, type JobErrorPayload, type JobRequest } from 'serverless-worker/internal/job/index.js';
+import type { StoredJob, StoredWorker } from 'serverless-worker/internal/harness/store/job-store.js';
+
+/** A bigint or integer column: text or number from the driver, a safe integer here. */
+const int = z.union([z.string(), z.number()]).transform((value, context) => {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) {
+    context.addIssue({ code: 'custom', message: `expected a safe integer, got ${String(value)}` });
+    return z.NEVER;
+  }
+  return number;
+});
+const optionalInt = int.nullable().transform((value) => value ?? undefined);
+const optionalText = z.string().nullable().transform((value) => value ?? undefined);
+
+/**
+ * The request, read as its text (`request::text`, REQUEST_COLUMN) and turned into an
+ * object here with a large input left as its text (RawJson): a /status of a job whose
+ * input is 10 MB must not parse it on the event loop. Validated when the job was
+ * submitted; checked here for its outline only.
+ */
+export const requestJson = z
+  .string()
+  .transform((text) => requestFromText(text))
+  .pipe(z.custom<JobRequest>((value) => typeof value === 'object' && value !== null && 'input' in value, 'a job request object with input'));
+/** The request column as text, for requestJson. */
+export const REQUEST_COLUMN = 'request::text AS request';
+const errorJson = z.custom<JobErrorPayload>((value) => typeof value === 'object' && value !== null && 'error_message' in value, 'a job error payload');
+const resultFromJson = z.object({ workerId: z.string().nullable().optional(), attempt: z.number() });
+
+export const JobRow = z.object({
+  endpoint_id: z.string(),
+  id: z.string(),
+  request: requestJson,
+  sync: z.boolean(),
+  status: z.enum(JOB_STATUSES),
+  submitted_at: int,
+  queued_at: int,
+  started_at: optionalInt,
+  ended_at: optionalInt,
+  worker_id: optionalText,
+  output: z.unknown(),
+  /** output IS NOT NULL: a job's output may be JSON null, which the driver reads as null too. */
+  has_output: z.boolean(),
+  error: errorJson.nullable(),
+  retries: int,
+  attempt: int,
+  lost: int,
+  result_from: resultFromJson.nullable(),
+  chunk_count: int,
+  unread_count: int,
+  expires_at: int,
+  execution_deadline: optionalInt,
+  execution_timeout_ms: optionalInt,
+  retention_ms: int,
+  delete_at: optionalInt,
+  reported_at: optionalInt,
+});
+export type JobRow = z.infer<typeof JobRow>;
+
+/** Every column of sw_jobs that JobRow reads, for SELECT and RETURNING lists. */
+export const JOB_COLUMNS =
+  `endpoint_id, id, ${REQUEST_COLUMN}, sync, status, submitted_at, queued_at, started_at, ended_at, worker_id, output, error, retries, attempt, lost, ` +
+  'result_from, chunk_count, unread_count, expires_at, execution_deadline, execution_timeout_ms, retention_ms, delete_at, reported_at, ' +
+  '(output IS NOT NULL) AS has_output';
+
+export function parseJobRow(row: unknown): JobRow {
+  return JobRow.parse(row);
+}
+
+const JobRowButRequest = JobRow.omit({ request: true });
+
+/** A row read without its request (the caller has it: submit), with `request` put in. */
+export function parseJobRowWith(row: unknown, request: JobRequest): JobRow {
+  return { ...JobRowButRequest.parse(row), request };
+}
+
+/** The record answered for a row: absent fields left out, as the memory store does. */
+export function toStoredJob(row: JobRow): StoredJob {
+  const job: Record<string, unknown> = {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    request: row.request,
+    sync: row.sync,
+    status: row.status,
+    submittedAt: row.submitted_at,
+    queuedAt: row.queued_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    workerId: row.worker_id,
+    output: row.has_output ? row.output : undefined,
+    error: row.error ?? undefined,
+    retries: row.retries,
+    attempt: row.attempt,
+    lost: row.lost,
+    resultFrom: row.result_from ? { workerId: row.result_from.workerId ?? undefined, attempt: row.result_from.attempt } : undefined,
+    chunkCount: row.chunk_count,
+    unreadChunkCount: row.unread_count,
+    expiresAt: row.expires_at,
+    executionDeadline: row.execution_deadline,
+    executionTimeoutMs: row.execution_timeout_ms,
+    retentionMs: row.retention_ms,
+    deleteAt: row.delete_at,
+    reportedAt: row.reported_at,
+  };
+  for (const key of Object.keys(job)) if (job[key] === undefined) delete job[key];
+  return job as unknown as StoredJob;
+}
+
+export const WorkerRow = z.object({
+  endpoint_id: z.string(),
+  id: z.string(),
+  first_seen_at: int,
+  last_seen_at: int,
+  initializing: z.boolean(),
+  heartbeats: z.boolean(),
+  ping_interval_ms: optionalInt,
+  job_ids: z.array(z.string()).nullable(),
+});
+
+/** Worker columns plus the jobs it holds, in the order it took them (alias `w` for sw_workers). */
+export const WORKER_COLUMNS =
+  'w.endpoint_id, w.id, w.first_seen_at, w.last_seen_at, w.initializing, w.heartbeats, w.ping_interval_ms, ' +
+  "(SELECT array_agg(j.id ORDER BY j.started_at, j.queue_seq) FROM sw_jobs j WHERE j.endpoint_id = w.endpoint_id AND j.worker_id = w.id AND j.status = 'IN_PROGRESS') AS job_ids";
+
+export function toStoredWorker(raw: unknown): StoredWorker {
+  const row = WorkerRow.parse(raw);
+  return {
+    endpointId: row.endpoint_id,
+    id: row.id,
+    firstSeenAt: row.first_seen_at,
+    lastSeenAt: row.last_seen_at,
+    jobIds: row.job_ids ?? [],
+    initializing: row.initializing,
+    heartbeats: row.heartbeats,
+    ...(row.ping_interval_ms !== undefined ? { pingIntervalMs: row.ping_interval_ms } : {}),
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * @module harness/unknown-endpoints
+ * A job sent to an endpoint id the harness does not know. A harness that makes endpoints
+ * on first use (the default: any id works locally) does so only for a submission (or a
+ * worker joining), never for a read (Harness.existingEndpoint). Once endpoints exist
+ * in the management API (/v1/endpoints), the harness is being used as the service is:
+ * a submission to any other id answers 404 SW_ENDPOINT_NOT_FOUND, as the service answers
+ * a wrong endpoint id (spec section 7; the service's body is not published: ours names
+ * the known ids). Before that, an endpoint made on first use is logged once, with a
+ * warning (a misspelt id in a client would otherwise queue jobs no worker ever takes),
+ * and listed on the dashboard's overview (`createdOnUse`).
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { ManagementStore } from './management/index.js';
+
+/** The routes that submit a job: /run, /runsync, the OpenAI-compatible calls. */
+const SUBMIT_PATH = /^\/v2\/([A-Za-z0-9._-]{1,128})\/(?:(?:run|runsync)(?:[/?]|$)|openai\/)/;
+
+/** An onRequest hook refusing submissions to unknown ids once /v1 has endpoints; undefined when endpoints are not made on first use. */
+export function unknownEndpointHook(harness: Harness, store: ManagementStore): ((request: FastifyRequest) => Promise<void>) | undefined {
+  if (!harness.autoCreateEndpoints) return undefined;
+  return async (request) => {
+    const id = SUBMIT_PATH.exec(request.url)?.[1];
+    if (id === undefined || harness.findEndpoint(id)) return;
+    const managed = (await store.listEndpoints()).map((endpoint) => endpoint.id);
+    if (managed.length === 0 || managed.includes(id)) return;
+    // Made through another harness on a shared job store: known, served.
+    if ((await harness.store.endpointSettings(id)) !== undefined) return;
+    const shown = managed.slice(0, 20).join(', ');
+    throw new ServerlessWorkerError(
+      'SW_ENDPOINT_NOT_FOUND',
+      `Endpoint ${id} does not exist: this harness has endpoints made through the management API (${shown}${managed.length > 20 ? ', ...' : ''}), and answers 404 for any other id, as the service does for a wrong endpoint id`,
+      { endpointId: id, known: managed.slice(0, 100) },
+    );
+  };
+}
+
+/** Log a warning the first time each endpoint is made on first use; answers the unsubscribe. */
+export function warnOnCreatedOnUse(harness: Harness, logger: Logger): () => void {
+  return harness.onCreatedOnUse((endpointId) => {
+    logger.warn(
+      { endpointId },
+      `endpoint ${endpointId} created on first use: any id works on this harness, so a misspelt id in a client queues jobs no worker takes (GET /ui/api/overview lists these ids as createdOnUse)`,
+    );
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * @module harness/worker-api/bodies
+ * What workers send, parsed with zod: queries, job-done and job-stream bodies, and the
+ * error text of a failed job. Bodies are read as text whatever their content type,
+ * because the platform's Python SDK posts its JSON as
+ * `application/x-www-form-urlencoded`.
+ */
+import * as z from 'zod';
+import { MAX_JSON_DEPTH, ServerlessWorkerError, jsonShape, parseOrThrow, previewValue, type JobErrorPayload } from 'serverless-worker/internal/job/index.js';
+
+const id = (name: string) => z.string().min(1, { error: `${name} must not be empty` }).max(256, { error: `${name} must be at most 256 characters` });
+
+export const WorkerParamsSchema = z.object({ endpointId: id('endpoint id'), workerId: id('worker id') });
+export const JobParamsSchema = WorkerParamsSchema.extend({ jobId: id('job id') });
+
+export const BatchQuerySchema = z.object({
+  batch_size: z.coerce
+    .number({ error: 'batch_size must be a whole number from 1 to 10000' })
+    .int({ error: 'batch_size must be a whole number from 1 to 10000' })
+    .min(1, { error: 'batch_size must be a whole number from 1 to 10000' })
+    .max(10_000, { error: 'batch_size must be a whole number from 1 to 10000' })
+    .default(1),
+});
+
+const oneText = z.union([z.string(), z.array(z.string()).transform((values) => values.join(','))]);
+
+export const PingQuerySchema = z.object({
+  /** Comma-separated ids (our worker, newer SDKs) or the parameter repeated (older SDKs). */
+  job_id: oneText.optional(),
+  runpod_version: oneText.optional(),
+  status: oneText.optional(),
+  check: oneText.optional(),
+  reason: oneText.optional(),
+});
+
+/** `attempt=N` on job-done and job-stream: the attempt the post belongs to (our worker sends it back; others send none). */
+export const AttemptQuerySchema = z.looseObject({
+  attempt: z.coerce
+    .number({ error: 'attempt must be a whole number from 1' })
+    .int({ error: 'attempt must be a whole number from 1' })
+    .min(1, { error: 'attempt must be a whole number from 1' })
+    .optional(),
+});
+
+const truthy = z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
+
+export const DoneBodySchema = z.looseObject({
+  output: z.unknown().optional(),
+  error: z.unknown().optional(),
+  status: z.string().optional(),
+  stopPod: truthy.optional(),
+});
+
+export const StreamBodySchema = z.looseObject({
+  output: z.unknown().optional(),
+  metrics: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** A text body as JSON: empty is `{}`; anything else that is not a JSON object is SW_INVALID_REQUEST. */
+export function parseJsonObject<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.infer<S> {
+  let value: unknown = raw;
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) value = {};
+  else if (typeof raw === 'string' || Buffer.isBuffer(raw)) {
+    const text = raw.toString();
+    // Before JSON.parse: a value too deep for the store's copies and the replies' stringify
+    // is refused here (a 4xx: the worker posts an error in its place), never stored.
+    const shape = jsonShape(text, { maxDepth: MAX_JSON_DEPTH + 1, maxKeys: Number.POSITIVE_INFINITY });
+    if (shape.over === 'depth') {
+      throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body nests arrays and objects more than ${MAX_JSON_DEPTH + 1} levels deep (its output at most ${MAX_JSON_DEPTH})`, {
+        maxDepth: MAX_JSON_DEPTH,
+      });
+    }
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body is not JSON: ${(error as Error).message}`);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body must be a JSON object, got ${previewValue(value)}`);
+  }
+  return parseOrThrow(schema, value, 'SW_INVALID_REQUEST', `${what} body`);
+}
+
+const optionalText = z.string().optional().catch(undefined);
+const ErrorObjectSchema = z.looseObject({
+  error_type: optionalText,
+  error_message: optionalText,
+  error_traceback: optionalText,
+  error_code: optionalText,
+  hostname: optionalText,
+  worker_id: optionalText,
+  runtime_version: optionalText,
+  // The platform's Python SDK names its version this way.
+  runpod_version: optionalText,
+});
+
+/**
+ * The error a worker posted (`{"error": "<JSON text>"}`) as the job's error payload:
+ * JSON text of an object is parsed and its fields kept (missing required ones filled
+ * in); any other text (an SDK's "handler: ... traceback: ..." string) becomes the
+ * `error_message` unchanged.
+ */
+export function workerErrorPayload(raw: unknown, workerId: string): JobErrorPayload {
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return textPayload(raw, workerId);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return textPayload(typeof raw === 'string' ? raw : JSON.stringify(raw) ?? String(raw), workerId);
+  }
+  const fields = ErrorObjectSchema.parse(value);
+  const { runpod_version: sdkVersion, ...rest } = fields;
+  const payload: JobErrorPayload = {
+    ...stripUndefined(rest),
+    error_type: fields.error_type ?? 'Error',
+    error_message: fields.error_message ?? (typeof raw === 'string' ? raw : JSON.stringify(raw)),
+    hostname: fields.hostname ?? 'unknown',
+    worker_id: fields.worker_id ?? workerId,
+    runtime_version: fields.runtime_version ?? sdkVersion ?? '',
+  };
+  if (sdkVersion !== undefined) (payload as JobErrorPayload & { runpod_version?: string }).runpod_version = sdkVersion;
+  return payload;
+}
+
+function textPayload(text: string, workerId: string): JobErrorPayload {
+  return { error_type: 'WorkerError', error_message: text, hostname: 'unknown', worker_id: workerId, runtime_version: '' };
+}
+
+function stripUndefined(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
+}

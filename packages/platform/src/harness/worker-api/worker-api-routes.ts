@@ -1,0 +1,249 @@
+/**
+ * @module harness/worker-api/worker-api-routes
+ * The worker side of the platform, as worker-protocol.md section 1 describes it, under
+ * `/v2/{endpoint_id}` (the server registers this plugin with the prefix `/v2`):
+ *
+ * | route | answer |
+ * |---|---|
+ * | `GET  job-take/{worker}?job_in_progress=` | long poll; the job as JSON, or 204 |
+ * | `GET  job-take-batch/{worker}?batch_size=N` | long poll; a JSON array of at most N jobs, or 204 |
+ * | `POST job-done/{worker}/{job}?isStream=` | `{output}` / `{error}` ends the job (`stopPod` noted); `{status: "IN_PROGRESS", output}` is progress |
+ * | `POST job-stream/{worker}/{job}` | `{output, metrics?}`: one stream chunk |
+ * | `GET  job-stop/{worker}` | long poll; `{jobsToStop: [...], reasons: {...}, attempts: {...}}` or 204 |
+ * | `GET  ping/{worker}?job_id=&runpod_version=` | heartbeat; `status=unhealthy&check=&reason=` reports a failed start-up check |
+ *
+ * Results are safe to repeat: a job-done for a job that already ended (completed,
+ * cancelled, timed out, expired) or that this worker no longer holds is acknowledged
+ * (200) and ignored (`applied: false` with the reason; the same result again answers
+ * `applied: true, repeated: true`). Each job handed out carries its `attempt`; a
+ * job-done or job-stream with `?attempt=N` of an attempt that is no longer the job's
+ * current one is refused: 409 SW_STALE_ATTEMPT (attempts.ts). A job-stream chunk whose `metrics.stream_index` the job already
+ * has is a retried post and is stored once. Workers that go silent are declared gone
+ * (worker-liveness.ts), whatever polls they hold open, and their jobs requeued; a job a live worker leaves out of its
+ * heartbeat for as long (its job-take answer was lost) is requeued alone.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import type { JobResult, StopReason } from 'serverless-worker/internal/job/index.js';
+import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
+import { apiKeyHook } from '../http/api-key.js';
+import { installErrorHandler } from '../http/error-reply.js';
+import { parseOrThrow, requestJsonText } from 'serverless-worker/internal/job/index.js';
+import { staleAttemptError } from 'serverless-worker/internal/harness/store/attempts.js';
+import {
+  AttemptQuerySchema,
+  BatchQuerySchema,
+  DoneBodySchema,
+  JobParamsSchema,
+  PingQuerySchema,
+  StreamBodySchema,
+  WorkerParamsSchema,
+  parseJsonObject,
+  workerErrorPayload,
+} from './bodies.js';
+import { holdRequest } from './long-poll.js';
+import { resolveWorkerApiSettings, type WorkerApiOptions } from './options.js';
+import { PendingStops } from './pending-stops.js';
+import { WorkerLiveness, type GoneWorker } from './worker-liveness.js';
+
+/** Register the worker API routes; the server mounts this under the prefix /v2. */
+export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOptions): Promise<void> {
+  const settings = resolveWorkerApiSettings(options);
+  const { harness } = options;
+  const events = options.events ?? {};
+  const closing = new AbortController();
+  // The prune timer runs only while stops are held: an idle harness arms none.
+  const pruneEveryMs = Math.min(settings.stopRetentionMs, 60_000);
+  let pruneTimer: TimerHandle | undefined;
+  let pruneClosed = false;
+  const armPrune = (): void => {
+    if (pruneTimer !== undefined || pruneClosed) return;
+    pruneTimer = harness.clock.setTimer(pruneEveryMs, () => {
+      pruneTimer = undefined;
+      stops.prune();
+      if (stops.holdsStops) armPrune();
+    });
+  };
+  const stops = new PendingStops(settings.stopRetentionMs, () => harness.clock.now(), armPrune);
+
+  const onGone = (gone: GoneWorker): void => {
+    app.log.warn(gone, gone.requeued.length > 0 ? 'worker gone: its jobs are back in the queue' : 'worker gone');
+    // Should it come back after all (a network split), it must stop what others now run.
+    const endpoint = harness.findEndpoint(gone.endpointId);
+    for (const jobId of gone.requeued) if (endpoint) stops.record(gone.endpointId, gone.workerId, jobId, 'cancelled');
+    events.onWorkerGone?.({ ...gone, requeued: [...gone.requeued] });
+  };
+  const liveness = new WorkerLiveness(harness, settings.liveness, onGone);
+
+  // Stops for workers that reached us over HTTP wait for their job-stop poll.
+  const unsubscribers: Array<() => void> = [];
+  unsubscribers.push(
+    harness.onEndpoint((endpoint) => {
+      unsubscribers.push(
+        endpoint.stopRequested.add((workerId: string, jobId: string, reason: StopReason, attempt: number) => {
+          if (liveness.isKnown(endpoint.id, workerId)) stops.record(endpoint.id, workerId, jobId, reason, attempt);
+        }),
+      );
+    }),
+  );
+  liveness.start();
+
+  app.addHook('preClose', async () => {
+    closing.abort(); // held polls answer now, or close() would wait for them
+  });
+  app.addHook('onClose', async () => {
+    liveness.stop();
+    pruneClosed = true;
+    pruneTimer?.cancel();
+    for (const unsubscribe of unsubscribers.splice(0)) unsubscribe();
+  });
+
+  installErrorHandler(app);
+  if (settings.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(settings.apiKey));
+  // Bodies as text whatever the content type: the Python SDK posts JSON as form-urlencoded.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: settings.maxBodyBytes }, (_request, body, done) => done(null, body));
+
+  const endpointOf = (endpointId: string): EndpointJobs => harness.endpoint(endpointId);
+
+  /** The post's `?attempt=`. */
+  const attemptOf = (request: FastifyRequest, what: string): number | undefined =>
+    parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`).attempt;
+
+  /** The store refused a post as from a stale attempt: answer SW_STALE_ATTEMPT (409) with the job's current attempt. */
+  const refuseStale = async (request: FastifyRequest, endpoint: EndpointJobs, jobId: string, attempt: number | undefined, what: string, workerId: string): Promise<void> => {
+    const record = await endpoint.find(jobId);
+    if (record === undefined || attempt === undefined) return;
+    request.log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
+    events.onStaleAttempt?.({ endpointId: endpoint.id, workerId, jobId, attempt, currentAttempt: record.attempt, what });
+    throw staleAttemptError(record, attempt, what);
+  };
+
+  async function takeJobs(request: FastifyRequest, reply: FastifyReply, batch: boolean): Promise<FastifyReply> {
+    const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const max = batch ? parseOrThrow(BatchQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-take-batch query').batch_size : 1;
+    const endpoint = endpointOf(endpointId);
+    // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
+    // The take marks the worker ready (its start-up phase over) with its presence: no write of its own here.
+    await liveness.seen(endpoint, workerId);
+    // Ends when the worker is declared gone too: a frozen worker's poll must not take its own requeued jobs.
+    const whileAlive = liveness.holdTake(endpointId, workerId);
+    const held = holdRequest(reply, settings.longPollMs, AbortSignal.any([closing.signal, whileAlive.signal]), harness.clock);
+    try {
+      const jobs = await endpoint.take(workerId, max, held.signal);
+      if (jobs.length === 0) return reply.code(204).send();
+      stops.forget(endpointId, workerId, jobs.map((job) => job.id));
+      events.onJobsTaken?.({ endpointId, workerId, jobs: jobs.map((job) => ({ id: job.id, attempt: job.attempt })) });
+      if (held.clientGone()) {
+        // Rare: the socket closed between the hand-over and the answer. The worker never
+        // lists these jobs in its heartbeat, so they go back to the queue (reconcile), or
+        // with the worker when it is gone.
+        request.log.warn({ workerId, jobIds: jobs.map((job) => job.id) }, 'jobs taken by a worker whose connection closed before the answer');
+      }
+      // As text: an input queued as the text received (job/raw-json.ts) goes out as it is, unparsed.
+      const text = jobs.map((job) => requestJsonText(job)).join(',');
+      return reply.code(200).type('application/json; charset=utf-8').send(batch ? `[${text}]` : text);
+    } finally {
+      held.release();
+      whileAlive.release();
+    }
+  }
+
+  app.get('/:endpointId/job-take/:workerId', (request, reply) => takeJobs(request, reply, false));
+  app.get('/:endpointId/job-take-batch/:workerId', (request, reply) => takeJobs(request, reply, true));
+
+  app.post('/:endpointId/job-done/:workerId/:jobId', async (request, reply) => {
+    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const body = parseJsonObject(DoneBodySchema, request.body, 'job-done');
+    const endpoint = endpointOf(endpointId);
+    await liveness.seen(endpoint, workerId);
+    const what = body.status === 'IN_PROGRESS' ? 'progress' : 'result';
+    const attempt = attemptOf(request, what);
+    if (body.status === 'IN_PROGRESS') {
+      const ack = await endpoint.postProgress(jobId, workerId, body.output, attempt);
+      if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, what, workerId);
+      return reply.send({ acknowledged: true, applied: ack.applied });
+    }
+    let result: JobResult;
+    if (body.error !== undefined && body.error !== null && body.error !== '') {
+      const error = workerErrorPayload(body.error, workerId);
+      // Over HTTP only the code says that the worker timed the job out itself.
+      result = error.error_code === 'SW_EXECUTION_TIMEOUT' ? { kind: 'error', error, timedOut: true } : { kind: 'error', error };
+    } else {
+      result = { kind: 'output', output: body.output };
+    }
+    const ack = await endpoint.complete(jobId, workerId, result, attempt);
+    if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, what, workerId);
+    if (!ack.applied) request.log.info({ workerId, jobId, ...ack }, 'job-done acknowledged and ignored');
+    if (body.stopPod === true) {
+      request.log.info({ workerId, jobId }, 'worker asked to be recycled (stopPod); the harness does not stop processes');
+      events.onStopPod?.({ endpointId, workerId, jobId });
+    }
+    events.onResult?.({ endpointId, workerId, jobId, ack });
+    return reply.send({ acknowledged: true, ...ack });
+  });
+
+  app.post('/:endpointId/job-stream/:workerId/:jobId', async (request, reply) => {
+    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const body = parseJsonObject(StreamBodySchema, request.body, 'job-stream');
+    const endpoint = endpointOf(endpointId);
+    await liveness.seen(endpoint, workerId);
+    const attempt = attemptOf(request, 'stream chunk');
+    const chunk = body.metrics !== undefined ? { output: body.output, metrics: body.metrics } : { output: body.output };
+    // The store drops a chunk whose metrics.stream_index the job already has: a post retried after a lost answer.
+    const ack = await endpoint.postChunk(jobId, workerId, chunk, attempt);
+    if (ack.applied) return reply.send({ acknowledged: true, applied: true });
+    if (ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, 'stream chunk', workerId);
+    return reply.send({ acknowledged: true, applied: false, reason: ack.reason === 'duplicate' ? 'duplicate' : 'not_held_by_worker' });
+  });
+
+  app.get('/:endpointId/job-stop/:workerId', async (request, reply) => {
+    const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const endpoint = endpointOf(endpointId);
+    // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
+    await liveness.seen(endpoint, workerId);
+    const held = holdRequest(reply, settings.longPollMs, closing.signal, harness.clock);
+    try {
+      let batch = stops.drain(endpointId, workerId);
+      while (batch === undefined && !held.signal.aborted) {
+        await stops.wait(endpointId, workerId, held.signal);
+        batch = stops.drain(endpointId, workerId);
+      }
+      if (batch === undefined) return reply.code(204).send();
+      events.onStopDelivered?.({ endpointId, workerId, ...batch });
+      return reply.send({ jobsToStop: batch.jobIds, reasons: batch.reasons, attempts: batch.attempts });
+    } finally {
+      held.release();
+    }
+  });
+
+  app.get('/:endpointId/ping/:workerId', async (request, reply) => {
+    const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const query = parseOrThrow(PingQuerySchema, request.query, 'SW_INVALID_REQUEST', 'ping query');
+    const endpoint = endpointOf(endpointId);
+    // A worker first heard from by its heartbeat, before any job-take, is in its start-up phase (init).
+    const firstHeard = (await endpoint.workers.get(workerId)) === undefined;
+    await liveness.seen(endpoint, workerId);
+    if (query.status === 'unhealthy') {
+      const check = query.check ?? 'unknown';
+      const reason = (query.reason ?? '').slice(0, 256);
+      request.log.warn({ workerId, check, reason }, 'worker reported a failed start-up check');
+      events.onUnhealthy?.({ endpointId, workerId, check, reason });
+      await liveness.declareGone(endpoint, workerId, 'unhealthy');
+      return reply.send({});
+    }
+    const jobIds = query.job_id === undefined ? [] : query.job_id.split(',').filter((id) => id !== '');
+    if (firstHeard && jobIds.length === 0) await endpoint.workers.touch(workerId, { initializing: true });
+    else if (jobIds.length > 0) await endpoint.workers.markReady(workerId);
+    events.onPing?.({ endpointId, workerId, jobIds, ...(query.runpod_version !== undefined ? { version: query.runpod_version } : {}) });
+    const { requeued: lost, stray } = await liveness.reconcile(endpoint, workerId, jobIds);
+    if (lost.length > 0) {
+      request.log.warn({ workerId, jobIds: lost }, 'jobs handed to this worker are missing from its heartbeat (their job-take answer was lost): back in the queue');
+      events.onJobsLost?.({ endpointId, workerId, requeued: lost });
+    }
+    // Its heartbeat lists jobs that no longer run with it: their stop may have been missed (stops are events, not stored).
+    for (const { jobId, reason, attempt } of stray) stops.recordOnce(endpointId, workerId, jobId, reason, attempt);
+    if (stray.length > 0) request.log.debug({ workerId, stray }, 'jobs listed in the heartbeat no longer run with this worker: stopped unless a stop was already sent');
+    return reply.send({});
+  });
+}

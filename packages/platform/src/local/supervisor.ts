@@ -1,0 +1,224 @@
+/**
+ * @module local/supervisor
+ * The worker of `--serve-api` as a supervised child process: the same script, run by
+ * the same Node with the same loader flags, in platform mode, joined to this process's
+ * harness over the worker API (RUNPOD_WEBHOOK_* of the loopback URL), exactly as a
+ * platform worker joins the service. When it exits the supervisor puts the jobs it held
+ * back in the queue at once (the harness's requeue rules: past maxRequeues they end
+ * FAILED SW_REQUEUE_LIMIT) and starts another, so a handler that ignores its signal
+ * (the runtime ends the process by design), blocks the loop past its deadline, or
+ * calls process.exit() costs one restart, not the local API.
+ *
+ * The child gets its own process group (detached): Ctrl+C on a terminal reaches this
+ * process only, which sends the child exactly one SIGTERM (two would make it exit at
+ * once, undrained). It is told this process's pid (SW_SUPERVISOR_PID) and exits when
+ * it is orphaned (supervised-child.ts); an exit of this process SIGKILLs it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { sleep, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import type { EndpointJobs } from 'serverless-worker/internal/harness/index.js';
+import { workerEnvFor } from '../harness/worker-api/index.js';
+
+/** The variable that tells a worker process it is supervised, with the supervisor's pid. */
+export const SUPERVISOR_PID_ENV = 'SW_SUPERVISOR_PID';
+
+/** While a child starts, how often its presence is read to see it ready, ms. */
+const READY_POLL_MS = 50;
+/** A child that exits before it was ever ready is started again after this, doubling, ms. */
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 30_000;
+
+export interface SupervisorOptions {
+  readonly endpoint: EndpointJobs;
+  /** The harness's URL as the child reaches it (loopback). */
+  readonly url: string;
+  readonly apiKey?: string | undefined;
+  /** RUNPOD_PING_INTERVAL: the harness's liveness interval, ms. */
+  readonly pingIntervalMs: number;
+  /** The worker id set by the worker's options (then every child uses it); default `local-<n>`. */
+  readonly workerId?: string | undefined;
+  /** How long a stopped child may drain before SIGKILL, ms. */
+  readonly stopBoundMs: number;
+  readonly logger: Logger;
+  /** The command: default this Node, its flags (inspector flags left out: the port is this process's) and script, and its arguments. */
+  readonly command?: { readonly file: string; readonly args: readonly string[] };
+  /** The child's base environment; default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Where the child's stderr lines go: default straight to this terminal; given, the lines are piped through it. */
+  readonly onStderr?: (stream: Readable) => void;
+  /** Times the stop bound, the ready polls and the restart backoff; default the system clock. */
+  readonly clock?: Clock;
+}
+
+/** How the first child's start ended: ready for jobs, or exited first (a failed init or start-up). */
+export type FirstStart = { readonly ready: true } | { readonly ready: false; readonly exitCode: number };
+
+/** This process's command line for the child: inspector flags left out (their port is taken here). */
+export function childCommand(): { file: string; args: string[] } {
+  const script = process.argv[1];
+  if (script === undefined || script === '') throw new Error('--serve-api needs a worker script to run as its child process (process.argv[1] is empty)');
+  const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect') && !flag.startsWith('--debug'));
+  return { file: process.execPath, args: [...flags, script, ...process.argv.slice(2)] };
+}
+
+export class WorkerSupervisor {
+  readonly #options: SupervisorOptions;
+  readonly #command: { readonly file: string; readonly args: readonly string[] };
+  #child: ChildProcess | undefined;
+  readonly #started = new Set<string>();
+  #workerId = '';
+  #generation = 0;
+  #everReady = false;
+  #backoffMs = FIRST_BACKOFF_MS;
+  #stopping: Promise<number> | undefined;
+  #lastExitCode = 0;
+  #respawnTimer: TimerHandle | undefined;
+  readonly #clock: Clock;
+  #resolveFirst: ((start: FirstStart) => void) | undefined;
+  readonly firstStart: Promise<FirstStart>;
+  /** Children started so far (the first is 1). */
+  get generation(): number {
+    return this.#generation;
+  }
+  /** Whether `workerId` is one of the children this supervisor started (the dashboard's GPU job log counts their jobs). */
+  started(workerId: string): boolean {
+    return this.#started.has(workerId);
+  }
+
+  /** The worker id of the child running now. */
+  get workerId(): string {
+    return this.#workerId;
+  }
+
+  constructor(options: SupervisorOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#command = options.command ?? childCommand();
+    this.firstStart = new Promise((resolve) => (this.#resolveFirst = resolve));
+    process.on('exit', this.#killOnExit);
+  }
+
+  /** Start the first child. */
+  start(): void {
+    this.#spawn();
+  }
+
+  /**
+   * Stop: SIGTERM to the child (it drains as a platform worker does), SIGKILL past
+   * `stopBoundMs`; no new child. Answers the child's exit code (0 when none ran).
+   */
+  stop(): Promise<number> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<number> {
+    this.#respawnTimer?.cancel();
+    const child = this.#child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return this.#lastExitCode;
+    // A child still starting (its signal handlers not yet installed) dies of this SIGTERM itself: stopped as asked, 0.
+    const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGTERM' ? 0 : 1))));
+    child.kill('SIGTERM');
+    const timer = this.#clock.setTimer(this.#options.stopBoundMs, () => {
+      this.#options.logger.warn({ pid: child.pid, boundMs: this.#options.stopBoundMs }, 'the worker process did not stop in time: SIGKILL');
+      this.#killGroup(child, 'SIGKILL');
+    }, { keepAlive: true });
+    const code = await exited;
+    timer.cancel();
+    process.off('exit', this.#killOnExit);
+    return code;
+  }
+
+  #spawn(): void {
+    this.#generation++;
+    const generation = this.#generation;
+    this.#workerId = this.#options.workerId ?? `local-${generation}`;
+    const workerId = this.#workerId;
+    this.#started.add(workerId);
+    const { url, endpoint, apiKey, pingIntervalMs, logger } = this.#options;
+    const child = spawn(this.#command.file, this.#command.args, {
+      env: {
+        ...(this.#options.env ?? process.env),
+        ...workerEnvFor(url, endpoint.id, { pingIntervalMs, ...(apiKey !== undefined ? { apiKey } : {}) }),
+        RUNPOD_POD_ID: workerId,
+        [SUPERVISOR_PID_ENV]: String(process.pid),
+      },
+      // Logs to this terminal (stderr through onStderr when given); no stdin (the platform gives none either).
+      stdio: ['ignore', 'inherit', this.#options.onStderr ? 'pipe' : 'inherit'],
+      detached: true,
+    });
+    this.#child = child;
+    if (child.stderr) this.#options.onStderr?.(child.stderr);
+    logger.info({ workerId, pid: child.pid, generation }, generation === 1 ? 'worker process started' : 'worker process started again');
+    let ready = false;
+    let exited = false;
+    child.once('error', (error) => {
+      logger.error({ err: error, workerId }, 'the worker process could not be started');
+      // No process at all (no 'exit' will come): count it as one that exited at once.
+      if (child.pid === undefined && !exited) {
+        exited = true;
+        this.#lastExitCode = 1;
+        void this.#onExit(child, workerId, false, 1, null);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      exited = true;
+      this.#lastExitCode = code ?? 1;
+      void this.#onExit(child, workerId, ready, code, signal);
+    });
+    // Ready once its first job-take marks it so (markReady): init, if any, is over.
+    const watchReady = async (): Promise<void> => {
+      while (!exited && !ready) {
+        const worker = await endpoint.workers.get(workerId).catch(() => undefined);
+        if (worker !== undefined && !worker.initializing && this.#child === child) {
+          ready = true;
+          this.#everReady = true;
+          this.#backoffMs = FIRST_BACKOFF_MS;
+          this.#resolveFirst?.({ ready: true });
+          return;
+        }
+        await sleep(READY_POLL_MS, undefined, this.#clock);
+      }
+    };
+    void watchReady();
+  }
+
+  async #onExit(child: ChildProcess, workerId: string, ready: boolean, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    const { endpoint, logger } = this.#options;
+    // Its jobs go back to the queue now rather than after the liveness window.
+    const requeued = await endpoint.requeueWorkerJobs(workerId).catch(() => [] as string[]);
+    if (this.#stopping !== undefined) return;
+    if (!this.#everReady) {
+      // The first start failed (init, a bad option): the child said why; --serve-api ends with its code.
+      this.#resolveFirst?.({ ready: false, exitCode: code ?? 1 });
+      return;
+    }
+    const delayMs = ready ? 0 : this.#backoffMs;
+    if (!ready) this.#backoffMs = Math.min(this.#backoffMs * 2, MAX_BACKOFF_MS);
+    logger.warn(
+      { workerId, pid: child.pid, exitCode: code, signal, requeued, restartInMs: delayMs },
+      `the worker process exited (${signal ?? `code ${String(code)}`}); ${requeued.length > 0 ? `jobs it held went back to the queue (${requeued.join(', ')}); ` : ''}starting a new one`,
+    );
+    this.#respawnTimer = this.#clock.setTimer(delayMs, () => {
+      if (this.#stopping === undefined) this.#spawn();
+    }, { keepAlive: true });
+  }
+
+  /** Its process group, by its pid: a handler's own children go with it. */
+  #killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      child.kill(signal);
+    }
+  }
+
+  /** This process is exiting (a second signal, an error): no child may outlive it. */
+  readonly #killOnExit = (): void => {
+    const child = this.#child;
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) this.#killGroup(child, 'SIGKILL');
+  };
+}
