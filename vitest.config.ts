@@ -3,8 +3,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
-    // Examples import the package by name, as a worker author would.
+    // Examples import the packages by name, as a worker author would (tsconfig.json's paths say the same for tsc and tsx).
     alias: [
+      // The platform package imports the SDK's modules as serverless-worker/internal/<path under src>, .js naming the .ts source.
+      { find: /^serverless-worker\/internal\/(.*)\.js$/, replacement: fileURLToPath(new URL('./src/', import.meta.url)) + '$1.ts' },
+      { find: /^serverless-worker-platform\/serve-api$/, replacement: fileURLToPath(new URL('./packages/platform/src/local/serve-api.ts', import.meta.url)) },
+      { find: /^serverless-worker-platform\/cli$/, replacement: fileURLToPath(new URL('./packages/platform/src/cli/platform-commands.ts', import.meta.url)) },
+      { find: /^serverless-worker-platform$/, replacement: fileURLToPath(new URL('./packages/platform/src/index.ts', import.meta.url)) },
       { find: /^serverless-worker\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
       { find: /^serverless-worker\/harness$/, replacement: fileURLToPath(new URL('./src/exports/harness.ts', import.meta.url)) },
       { find: /^serverless-worker\/runtime$/, replacement: fileURLToPath(new URL('./src/exports/runtime.ts', import.meta.url)) },

@@ -13,6 +13,7 @@
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger, loadPrettyLogs } from './log/index.js';
+import { loadPlatform } from './local/platform-package.js';
 import {
   WORKER_USAGE,
   catchStrayErrors,
@@ -68,7 +69,7 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     catchStrayErrors(logger);
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
-      // The worker of a --serve-api process (local/supervisor.ts): it leaves with its supervisor.
+      // The worker of a --serve-api process (the platform's local/supervisor.ts): it leaves with its supervisor.
       const supervisor = Number(process.env.SW_SUPERVISOR_PID);
       const supervised = Number.isInteger(supervisor) && supervisor > 0;
       if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
@@ -78,7 +79,8 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       return;
     }
     if (args.serveApi) {
-      const { runServeApi } = await import('../packages/platform/src/local/serve-api.js');
+      // The local API is the platform package's (a dev dependency); the image needs only the SDK.
+      const { runServeApi } = await loadPlatform('--serve-api', () => import('serverless-worker-platform/serve-api'));
       await runServeApi(anyHandler, config, args, logger);
       return;
     }

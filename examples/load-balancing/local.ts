@@ -9,7 +9,8 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Harness, createHarnessServer } from 'serverless-worker/harness';
+import { Harness } from 'serverless-worker/harness';
+import { createHarnessServer } from 'serverless-worker-platform';
 
 const ENDPOINT = 'local';
 const server = await createHarnessServer({ harness: new Harness(), port: Number(process.env.PORT_HARNESS ?? '8000') });

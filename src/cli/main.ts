@@ -1,34 +1,45 @@
 #!/usr/bin/env node
 /**
  * @module cli/main
- * The `serverless-worker` command. Each subcommand lives in its own file under
- * commands/ and registers itself on the program.
+ * The `serverless-worker` command. The SDK's own subcommands (`init`, `gpu`) live under
+ * commands/; the local platform's (`harness`, `build`, `template`, `endpoint`, `volume`)
+ * come from the serverless-worker-platform package when it is installed, and otherwise
+ * answer with one line naming what to install.
  */
 import { Command } from 'commander';
-import { registerBuildCommand } from '../../packages/platform/src/cli/commands/build.js';
 import { registerGpuCommand } from './commands/gpu.js';
-import { registerHarnessCommand } from '../../packages/platform/src/cli/commands/harness.js';
 import { registerInitCommand } from './commands/init.js';
-import { registerManagementCommands } from '../../packages/platform/src/cli/commands/management.js';
+import { registerMissingPlatformCommands } from './missing-platform.js';
+import { isPlatformMissing } from '../local/platform-package.js';
 import { RUNTIME_VERSION } from '../version.js';
 
-export function buildProgram(): Command {
+/** The platform's command module, or undefined when the package is not installed. */
+async function loadPlatformCommands(): Promise<typeof import('serverless-worker-platform/cli') | undefined> {
+  try {
+    return await import('serverless-worker-platform/cli');
+  } catch (error) {
+    if (isPlatformMissing(error)) return undefined;
+    throw error;
+  }
+}
+
+export async function buildProgram(): Promise<Command> {
   const program = new Command('serverless-worker')
     .description('Runtime and local harness for Serverless worker images')
     .version(RUNTIME_VERSION)
     .showHelpAfterError()
     .exitOverride();
-  registerHarnessCommand(program);
+  const platform = await loadPlatformCommands();
+  if (platform) platform.registerPlatformCommands(program);
+  else registerMissingPlatformCommands(program);
   registerGpuCommand(program);
-  registerManagementCommands(program);
-  registerBuildCommand(program);
   registerInitCommand(program);
   return program;
 }
 
 async function main(): Promise<void> {
-  const program = buildProgram();
   try {
+    const program = await buildProgram();
     await program.parseAsync(process.argv);
   } catch (error) {
     const code = (error as { code?: string }).code;

@@ -1,7 +1,8 @@
 /**
  * @module harness
- * The local platform: the job store contract and its in-memory store, the scheduler
- * of its time rules, the per-endpoint facade, and (in http/) its HTTP APIs.
+ * The in-process harness: the job store contract and its in-memory store, the scheduler
+ * of its time rules and the per-endpoint facade. Its HTTP APIs and the PostgreSQL store
+ * are the platform package's (packages/platform/src/harness/).
  * Layer: composition root (docs/architecture.md): its barrel of the core and the store, for the layers above the harness.
  */
 export { ManualClock, systemClock, type Clock, type TimerHandle } from '../clock/index.js';
@@ -11,4 +12,3 @@ export * from './store/job-record.js';
 export * from './core/scheduler.js';
 export * from './store/job-store.js';
 export { MemoryJobStore } from './store/memory-job-store.js';
-export * from '../../packages/platform/src/harness/launcher/launched-workers-view.js';

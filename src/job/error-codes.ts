@@ -148,6 +148,16 @@ export const ERROR_CODES = {
     meaning: '`serverless-worker build` could not bundle the worker: the entry file is missing, or esbuild reported errors (a syntax error, an import it cannot resolve).',
     fix: 'The message names the file and line esbuild stopped at; run `npm install` when it names a package, and pass the file that calls serve() as the entry.',
   },
+  SW_PLATFORM_MISSING: {
+    status: 500,
+    meaning: 'A command or mode needs the local platform package (serverless-worker-platform: the harness server, --serve-api, build, the management CLI), which is not installed beside the SDK.',
+    fix: 'Install it as a dev dependency, at the SDK\'s version: npm install --save-dev serverless-worker-platform@<the SDK\'s version>. A worker image needs only the SDK.',
+  },
+  SW_S3_CLIENT_MISSING: {
+    status: 500,
+    meaning: 'An S3 upload helper (uploadFile, uploadBuffer, uploadStream) was called where the AWS SDK, an optional peer dependency of the SDK, is not installed.',
+    fix: 'npm install @aws-sdk/client-s3 @aws-sdk/lib-storage @aws-sdk/s3-request-presigner in the worker\'s project (the image installs them with the rest).',
+  },
   SW_INIT_TARGET_NOT_EMPTY: {
     status: 500,
     meaning: '`serverless-worker init` was pointed at a folder that already holds files the scaffold would write.',

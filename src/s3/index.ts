@@ -13,10 +13,31 @@
  */
 import type { Readable } from 'node:stream';
 import { resolveS3Target, type S3Job, type S3UploadOptions, type S3UploadResult } from './s3-target.js';
+import { ServerlessWorkerError } from '../job/index.js';
 
 export { MIN_PART_BYTES, type S3Job, type S3UploadOptions, type S3UploadResult } from './s3-target.js';
 
-const load = () => import('./s3-upload.js');
+/** The AWS SDK packages the upload helpers load on first use (optional peer dependencies of the SDK). */
+export const S3_CLIENT_PACKAGES = ['@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@aws-sdk/s3-request-presigner'] as const;
+
+/** The uploads module; where the AWS SDK is not installed, SW_S3_CLIENT_MISSING naming what to install. */
+async function load(): Promise<typeof import('./s3-upload.js')> {
+  try {
+    return await import('./s3-upload.js');
+  } catch (error) {
+    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+    const missing = S3_CLIENT_PACKAGES.find((name) => typeof message === 'string' && message.includes(`'${name}'`));
+    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && missing) {
+      throw new ServerlessWorkerError(
+        'SW_S3_CLIENT_MISSING',
+        `the S3 upload helpers need the AWS SDK, which is not installed (${missing} is missing): npm install ${S3_CLIENT_PACKAGES.join(' ')}`,
+        { missing, install: [...S3_CLIENT_PACKAGES] },
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
 
 /**
  * Upload the file at `path`; the key defaults to `<objectPath>/<job id>/<file name>`.

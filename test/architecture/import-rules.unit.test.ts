@@ -1,7 +1,11 @@
 /**
  * The layout's rule holds (docs/architecture.md, the table in ./import-rules.ts): every
- * relative import, export and import() in src/ goes from a unit to one that ALLOWED lets
- * it use, and the units' imports make no cycle. Read from the files' text with
+ * relative import, export and import() in src/ and packages/platform/src/ goes from a unit
+ * to one that ALLOWED lets it use, and the units' imports make no cycle. A platform file
+ * belongs to the unit of its place under packages/platform/src/ (the same folders as the
+ * SDK's src/). Between the packages: the SDK imports nothing of the platform's but through
+ * the package's name (src/local/platform-package.ts's callers), and the platform imports
+ * the SDK only as `serverless-worker/internal/...`. Read from the files' text with
  * TypeScript's pre-processor (no compiler run, no child process).
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -26,19 +30,48 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Every relative import between two units of src/ (imports within a unit left out). */
+const PLATFORM = 'packages/platform/';
+const SDK_INTERNAL = 'serverless-worker/internal/';
+/** The files where the SDK may name the platform package (by name, in a dynamic import). */
+const PLATFORM_LOADERS = new Set(['src/serve.ts', 'src/cli/main.ts']);
+
+/** A file's place in the units' table: a platform file as if it were under src/. */
+const logicalPath = (path: string): string => (path.startsWith(PLATFORM) ? path.slice(PLATFORM.length) : path);
+
+interface FileImport {
+  /** The importing file, as it lies. */
+  readonly from: string;
+  /** The imported file, as it lies ('.ts' for a '.js' specifier). */
+  readonly to: string;
+  /** The specifier as written. */
+  readonly specifier: string;
+}
+
+/** Every import of a file of ours in src/ and packages/platform/src/, relative or through the SDK's internal entry. */
+function fileImports(): FileImport[] {
+  const found: FileImport[] = [];
+  for (const from of [...sourceFiles('src'), ...sourceFiles(`${PLATFORM}src`)]) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(join(REPO_ROOT, from), 'utf8'), true, true);
+    for (const { fileName: specifier } of importedFiles) {
+      let to: string | undefined;
+      if (specifier.startsWith('.')) to = relative(REPO_ROOT, join(REPO_ROOT, dirname(from), specifier)).split(sep).join('/');
+      else if (specifier.startsWith(SDK_INTERNAL)) to = `src/${specifier.slice(SDK_INTERNAL.length)}`;
+      else if (specifier.startsWith('serverless-worker-platform')) to = PLATFORM;
+      if (to !== undefined) found.push({ from, to: to.replace(/\.js$/, '.ts'), specifier });
+    }
+  }
+  return found;
+}
+
+/** Every import between two units (imports within a unit left out). */
 function crossUnitImports(): Import[] {
   const imports: Import[] = [];
-  for (const from of sourceFiles('src')) {
-    const fromUnit = unitOf(from);
+  for (const { from, to } of fileImports()) {
+    if (to === PLATFORM) continue;
+    const fromUnit = unitOf(logicalPath(from));
     if (fromUnit === undefined) continue;
-    const { importedFiles } = ts.preProcessFile(readFileSync(join(REPO_ROOT, from), 'utf8'), true, true);
-    for (const { fileName } of importedFiles) {
-      if (!fileName.startsWith('.')) continue;
-      const to = relative(REPO_ROOT, join(REPO_ROOT, dirname(from), fileName)).split(sep).join('/').replace(/\.js$/, '.ts');
-      const toUnit = unitOf(to) ?? to;
-      if (toUnit !== fromUnit) imports.push({ from, to, fromUnit, toUnit });
-    }
+    const toUnit = unitOf(logicalPath(to)) ?? to;
+    if (toUnit !== fromUnit) imports.push({ from, to, fromUnit, toUnit });
   }
   return imports;
 }
@@ -90,8 +123,21 @@ function graph(pairs: Iterable<readonly [string, string]>): Map<string, Set<stri
 describe('the import rule (docs/architecture.md)', () => {
   const imports = crossUnitImports();
 
-  it('knows every unit of src/', () => {
-    const units = new Set(sourceFiles('src').map((file) => unitOf(file) ?? file));
+  it('keeps the two packages apart: the SDK never imports the platform, the platform reaches the SDK only through its internal entry', () => {
+    const broken = fileImports().flatMap(({ from, to, specifier }) => {
+      const fromPlatform = from.startsWith(PLATFORM);
+      const toPlatform = to.startsWith(PLATFORM);
+      if (!fromPlatform && toPlatform && !(to === PLATFORM && PLATFORM_LOADERS.has(from))) {
+        return [`${from} imports ${specifier}: the SDK may load the platform only by package name, in ${[...PLATFORM_LOADERS].join(' or ')}`];
+      }
+      if (fromPlatform && !toPlatform && specifier.startsWith('.')) return [`${from} imports ${specifier}: import the SDK as ${SDK_INTERNAL}<path under src>`];
+      return [];
+    });
+    expect(broken).toEqual([]);
+  });
+
+  it('knows every unit of src/ and packages/platform/src/', () => {
+    const units = new Set([...sourceFiles('src'), ...sourceFiles(`${PLATFORM}src`)].map((file) => unitOf(logicalPath(file)) ?? file));
     const unknown = [...units].filter((unit) => !(unit in ALLOWED));
     expect(unknown, 'a new folder: add it to ALLOWED in test/architecture/import-rules.ts and to docs/architecture.md').toEqual([]);
   });

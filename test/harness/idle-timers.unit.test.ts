@@ -9,7 +9,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Harness, createHarnessServer, type HarnessServer } from '../../src/exports/harness.js';
+import { Harness } from '../../src/exports/harness.js';
+import { createHarnessServer, type HarnessServer } from '../../packages/platform/src/index.js';
 import { ManualClock, systemClock, type Clock, type TimerHandle } from '../../src/clock/index.js';
 import { PendingStops } from '../../packages/platform/src/harness/worker-api/pending-stops.js';
 import { WorkerLiveness, type GoneWorker } from '../../packages/platform/src/harness/worker-api/worker-liveness.js';

@@ -11,7 +11,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HarnessServer } from '../../../src/exports/harness.js';
+import type { HarnessServer } from '../../../packages/platform/src/index.js';
 import type { LoadBalancingSettingsInput } from '../../../packages/platform/src/harness/load-balancing/index.js';
 import { FASTIFY_WORKER, startLbWorker, statusOf } from '../../load-balancing/lb-process.js';
 import { freePort, startHarnessServer, waitFor, within } from '../../kit/index.js';

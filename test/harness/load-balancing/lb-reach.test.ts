@@ -9,7 +9,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HarnessServer } from '../../../src/exports/harness.js';
+import type { HarnessServer } from '../../../packages/platform/src/index.js';
 import type { LoadBalancingSettingsInput } from '../../../packages/platform/src/harness/load-balancing/index.js';
 import { TargetPolicy, targetRefusal } from '../../../src/net/target-policy.js';
 import { startHarnessServer, waitFor } from '../../kit/index.js';

@@ -7,7 +7,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Harness, createHarnessServer, type HarnessServer } from '../../../src/exports/harness.js';
+import { Harness } from '../../../src/exports/harness.js';
+import { createHarnessServer, type HarnessServer } from '../../../packages/platform/src/index.js';
 import { workerEnvFor } from '../../../packages/platform/src/harness/worker-api/index.js';
 import { startWorkerApiServer, type RunningWorkerApi } from '../../harness/http/worker-api/worker-api-server.js';
 import { killAllWorkers, startWorkerProcess } from '../../platform/worker-process.js';
