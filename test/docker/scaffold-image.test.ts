@@ -27,6 +27,7 @@ let containers: ContainerList;
 let harness: Harness;
 let project: string;
 let tarball: string;
+let platformTarball: string;
 const children = new ChildList();
 const scratch = await mkdtemp(join(tmpdir(), 'sw-scaffold-image-'));
 const tags: Partial<Record<Base, string>> = {};
@@ -43,15 +44,18 @@ beforeAll(async () => {
   containers = new ContainerList(engine);
   const pack = join(scratch, 'pack');
   // prepack builds dist/ (tsc) first: from a copy, so no other test's pack shares it.
-  tarball = basename((await packThisPackage(scratch, pack, npmEnv())).tarball);
-  expect(tarball).toMatch(/^serverless-worker-.*\.tgz$/);
+  const packed = await packThisPackage(scratch, pack, npmEnv());
+  tarball = basename(packed.tarball);
+  platformTarball = basename(packed.platformTarball);
+  expect(tarball).toMatch(/^serverless-worker-\d.*\.tgz$/);
   project = join(scratch, 'my-worker');
   const init = await runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['init', project]);
   expect(init.exitCode, String(init.stderr)).toBe(0);
   // The tarball goes in the project: `npm install ./x.tgz` records file:x.tgz, which the
   // Dockerfile's COPY of *.tgz brings to npm ci. Only the lockfile is needed here.
   await copyFile(join(pack, tarball), join(project, tarball));
-  await execa('npm', ['install', '--package-lock-only', `./${tarball}`], { cwd: project, env: npmEnv(), timeout: 300_000 });
+  await copyFile(join(pack, platformTarball), join(project, platformTarball));
+  await execa('npm', ['install', '--package-lock-only', `./${tarball}`, `./${platformTarball}`], { cwd: project, env: npmEnv(), timeout: 300_000 });
   const node = await standInBase('node', 24);
   const bases: Record<Base, string> = { nvidia: await standInBase('cuda'), amd: await standInBase('rocm'), cpu: node };
   // One after the other: the build stage (npm ci, npm run build) is built once, then cached.

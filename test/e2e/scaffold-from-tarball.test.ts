@@ -55,15 +55,22 @@ describe('a worker project from the packed package', () => {
     const pack = join(scratch, 'pack');
     // From a copy of the sources (pack-this-package.ts): another test packing at the same time builds its own dist/.
     const packStarted = performance.now();
-    const tarball = basename((await packThisPackage(scratch, pack, authorEnv())).tarball);
-    timings.push(`npm pack ${Math.round(performance.now() - packStarted)} ms`);
-    expect(tarball).toMatch(/^serverless-worker-.*\.tgz$/);
+    const packed = await packThisPackage(scratch, pack, authorEnv());
+    const tarball = basename(packed.tarball);
+    const platformTarball = basename(packed.platformTarball);
+    timings.push(`npm pack (both packages) ${Math.round(performance.now() - packStarted)} ms`);
+    expect(tarball).toMatch(/^serverless-worker-\d.*\.tgz$/);
+    expect(platformTarball).toMatch(/^serverless-worker-platform-.*\.tgz$/);
 
     const project = join(scratch, 'my-worker');
     const init = await runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['init', project]);
     expect(init.exitCode, String(init.stderr)).toBe(0);
-    // `npm install <tarball>` records it as file:../pack/<tarball>, relative to the project.
-    await step('npm install', 'npm', ['install', `../pack/${tarball}`], { cwd: project });
+    // `npm install <tarball>` records it as file:../pack/<tarball>, relative to the project; both
+    // in one command, as neither is on the registry (the platform stays a dev dependency).
+    await step('npm install', 'npm', ['install', `../pack/${tarball}`, `../pack/${platformTarball}`], { cwd: project });
+    const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    expect(manifest.dependencies['serverless-worker']).toBe(`file:../pack/${tarball}`);
+    expect(manifest.devDependencies['serverless-worker-platform']).toBe(`file:../pack/${platformTarball}`);
     const installed = JSON.parse(await readFile(join(project, 'node_modules/serverless-worker/package.json'), 'utf8')) as { version: string };
     expect(existsSync(join(project, 'node_modules/serverless-worker/src'))).toBe(false);
     // Each entry point resolves through the installed package's exports map, with exactly its names.
@@ -77,7 +84,7 @@ describe('a worker project from the packed package', () => {
     // The installed command's project works on its own too: its install, dry run (the
     // stream's chunks, then the record) and node:test suite.
     const streamProject = join(scratch, 'stream-worker');
-    await step('npm install (stream project)', 'npm', ['install', `../pack/${tarball}`], { cwd: streamProject });
+    await step('npm install (stream project)', 'npm', ['install', `../pack/${tarball}`, `../pack/${platformTarball}`], { cwd: streamProject });
     const streamDryRun = await step('npm run dry-run (stream project)', 'npm', ['run', '--silent', 'dry-run'], { cwd: streamProject });
     const streamLines = jsonLines(streamDryRun.stdout as string) as Array<Record<string, unknown>>;
     expect(streamLines.filter((line) => 'stream' in line).map((line) => (line.stream as { output: unknown }).output).join('')).toBe('one two three ');

@@ -1,7 +1,9 @@
 /**
- * The packed package on each Node line it claims (22, 24, 26: test/package/node-lines.ts),
- * while this suite itself runs on the machine's own Node. `npm pack` once; then under each
- * line's binary, as a worker author would: `npm install` of the tarball and zod into an
+ * The packed packages on each Node line they claim (22, 24, 26: test/package/node-lines.ts),
+ * while this suite itself runs on the machine's own Node. `npm pack` of both once; the SDK
+ * alone installed as an image would have it (its size, what it holds, the dry run, and one
+ * line naming the platform where a command needs it); then under each line's binary, as a
+ * worker author would: `npm install` of both tarballs and zod into an
  * empty project (npm itself running on that Node, so that its engine checks are that
  * Node's) with no EBADENGINE warning; a worker file's dry run; `--serve-api` answering
  * /runsync; the installed `serverless-worker harness` and the worker joined to it as a
@@ -10,7 +12,7 @@
  * `serverless-worker build --splitting` of it, its bundle serving /runsync and /metrics.
  * Each step's time is printed.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -29,6 +31,7 @@ await serve(async (job, ctx) => ({ echo: job.input.message, node: process.versio
 
 let scratch: string;
 let tarball: string;
+let platformTarball: string;
 const timings: string[] = [];
 
 async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -45,7 +48,7 @@ beforeAll(async () => {
   const pack = join(scratch, 'pack');
   await mkdir(pack);
   // Packed from a copy of what the tarball is made of (pack-this-package.ts).
-  tarball = (await timed('npm pack', () => packThisPackage(scratch, pack, shellEnv()))).tarball;
+  ({ tarball, platformTarball } = await timed('npm pack (both packages)', () => packThisPackage(scratch, pack, shellEnv())));
 }, 360_000);
 
 afterAll(async () => {
@@ -81,6 +84,70 @@ async function runsync(base: string, message: string): Promise<unknown> {
   return answer.json();
 }
 
+/** Packages that only the platform (or nobody) may bring: none of them in the SDK's tree. */
+const NOT_IN_THE_SDK = ['fastify', 'postgres', 'esbuild', '@aws-sdk', 'swagger-ui-dist', '@scarf', 'preact', 'htm', 'uplot', 'serverless-worker-platform'];
+
+/** The bytes of the files under `dir`, links not followed. */
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += await treeBytes(path);
+    else if (entry.isFile()) total += (await stat(path)).size;
+  }
+  return total;
+}
+
+describe('the SDK alone (what a worker image installs)', { timeout: 300_000 }, () => {
+  const major = NODE_LINES.at(-1) ?? 24;
+  let node: string;
+  let project: string;
+  let env: Record<string, string | undefined>;
+
+  beforeAll(async () => {
+    node = await nodeBinary(major);
+    env = shellEnv(node);
+    project = join(scratch, 'sdk-alone');
+    await mkdir(project);
+    await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'sdk-alone', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+    await writeFile(join(project, 'worker.js'), WORKER);
+  }, 360_000);
+
+  it('installs with zod alone in at most 25 MB, with no server, database driver, bundler, AWS SDK or install script in its tree', async () => {
+    const install = await timed('SDK alone: npm install', () =>
+      execa('npm', ['install', tarball, 'zod@4'], { cwd: project, env: { ...env, npm_config_prefer_offline: 'true' }, reject: false, all: true, timeout: 240_000 }),
+    );
+    expect(install.exitCode, install.all).toBe(0);
+    const installed = await readdir(join(project, 'node_modules'));
+    expect(installed.filter((name) => NOT_IN_THE_SDK.includes(name))).toEqual([]);
+    const bytes = await treeBytes(join(project, 'node_modules'));
+    timings.push(`SDK alone: node_modules ${(bytes / 1_000_000).toFixed(1)} MB, ${installed.length} entries`);
+    expect(bytes).toBeLessThanOrEqual(25_000_000);
+    const lock = JSON.parse(await readFile(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    expect(Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript === true).map(([path]) => path)).toEqual([]);
+  });
+
+  it('runs a dry run', async () => {
+    const run = await execa(node, ['worker.js', '--test-input', JSON.stringify({ input: { message: 'alone' } })], { cwd: project, env, reject: false, all: true, timeout: 60_000 });
+    expect(run.exitCode, run.all).toBe(0);
+    expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED', output: { echo: 'alone' } });
+  });
+
+  it('names the platform package in one line where --serve-api or a platform command needs it', async () => {
+    const api = await execa(node, ['worker.js', '--serve-api', '--port', '0'], { cwd: project, env, reject: false, all: true, timeout: 60_000 });
+    expect(api.exitCode).toBe(1);
+    expect(api.stderr).toContain('SW_PLATFORM_MISSING');
+    expect(api.stderr).toContain('npm install --save-dev serverless-worker-platform@');
+    for (const command of ['harness', 'build', 'endpoint']) {
+      const run = await execa(join(project, 'node_modules/.bin/serverless-worker'), [command, '--help'], { cwd: project, env, reject: false, all: true, timeout: 60_000 });
+      expect(run.exitCode, run.all).toBe(1);
+      expect(run.stderr.trim().split('\n')).toEqual([expect.stringContaining('npm install --save-dev serverless-worker-platform@')]);
+    }
+    const gpu = await execa(join(project, 'node_modules/.bin/serverless-worker'), ['gpu'], { cwd: project, env: { ...env, PATH: `${join(node, '..')}` }, reject: false, all: true, timeout: 60_000 });
+    expect(gpu.exitCode, gpu.all).toBe(0);
+  });
+});
+
 describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 }, (major) => {
   let node: string;
   let project: string;
@@ -99,7 +166,7 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
   it('installs from the tarball with npm on that Node, with no EBADENGINE warning', async () => {
     expect((await execa(node, ['--version'])).stdout).toMatch(version);
     const install = await timed(`Node ${major}: npm install`, () =>
-      execa('npm', ['install', tarball, 'zod@4'], { cwd: project, env: { ...env, npm_config_prefer_offline: 'true' }, reject: false, all: true, timeout: 240_000 }),
+      execa('npm', ['install', tarball, platformTarball, 'zod@4'], { cwd: project, env: { ...env, npm_config_prefer_offline: 'true' }, reject: false, all: true, timeout: 240_000 }),
     );
     expect(install.exitCode, install.all).toBe(0);
     expect(install.all).not.toContain('EBADENGINE');

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * The watchdog thread's program: the source entry, and the file name looked for at run
@@ -26,6 +26,12 @@ import { pathToFileURL } from 'node:url';
  * When none is there, the worker runs without the watchdog (and without the off-thread
  * heartbeat) and says so in its log.
  */
+/**
+ * The SDK's source folder: src/ in the repository (run through tsx), dist/ where installed.
+ * The platform's bundler starts the SDK's extra entry points (the watchdog thread) from here.
+ */
+export const SDK_SOURCE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
 export const WATCHDOG_THREAD_FILE = Object.freeze({
   /** The source file, relative to the package root: the second entry point of a bundle. */
   entry: 'src/transports/watchdog/watchdog-thread.ts',

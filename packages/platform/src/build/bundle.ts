@@ -19,6 +19,7 @@ import { commonJsDynamicImportPlugin } from './commonjs-dynamic-import.js';
 import { sqlMigrationsPlugin } from './sql-migrations-plugin.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
+import { SDK_SOURCE_ROOT } from 'serverless-worker/internal/transports/watchdog/thread-file.js';
 
 /**
  * CommonJS dependencies inside an ESM bundle call `require` for Node's built-ins;
@@ -64,11 +65,11 @@ export interface BundleOutput {
   readonly files: readonly { path: string; bytes: number }[];
 }
 
-/** The package's source folder: dist/ when installed, src/ in a clone run through tsx. */
+/** The platform package's source folder: dist/ when installed, src/ in a clone run through tsx. */
 const PACKAGE_SOURCE_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-/** The extra entry points that exist in this copy of the package, as esbuild entries. */
-export function extraEntryPoints(root: string = PACKAGE_SOURCE_ROOT): { in: string; out: string }[] {
+/** The extra entry points (the SDK's files) that exist in this copy of the SDK, as esbuild entries. */
+export function extraEntryPoints(root: string = SDK_SOURCE_ROOT): { in: string; out: string }[] {
   const entries: { in: string; out: string }[] = [];
   for (const entry of EXTRA_ENTRY_POINTS) {
     const file = ['.js', '.ts'].map((ext) => join(root, `${entry.source}${ext}`)).find((path) => existsSync(path));
@@ -134,7 +135,7 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
     throw new ServerlessWorkerError('SW_BUILD_FAILED', `esbuild could not bundle ${options.entry}: ${messages.join('; ') || (error as Error).message}`);
   }
   const files = Object.entries(result.metafile.outputs).map(([path, output]) => ({ path: resolve(cwd, path), bytes: output.bytes }));
-  if (sourcemap && !options.fullSourceMap) await reduceSourceMaps(files, ['src', 'dist'].map((folder) => join(PACKAGE_SOURCE_ROOT, '..', folder)));
+  if (sourcemap && !options.fullSourceMap) await reduceSourceMaps(files, [SDK_SOURCE_ROOT, PACKAGE_SOURCE_ROOT].flatMap((root) => ['src', 'dist'].map((folder) => join(root, '..', folder))));
   if (packageJson) files.push(packageJson);
   // The dashboard's page and vendor files, for --serve-api's /ui (build/dashboard-assets.ts).
   try {

@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
 import { bundledUiCandidates } from '../dashboard/static-files.js';
@@ -120,8 +121,16 @@ export const DOCS_LOGIN_CSS = `.sw-login { max-width: 32rem; margin: 3rem auto; 
 
 const cache = new Map<string, Buffer>();
 
-/** The installed swagger-ui-dist's folder, or undefined when it is not installed. */
+/**
+ * Swagger UI's files as the packed platform package carries them (vendor/swagger-ui/,
+ * copied from swagger-ui-dist at pack time by scripts/vendor-swagger-ui.mjs): users do not
+ * install swagger-ui-dist, whose dependency runs an install-time telemetry script.
+ */
+export const VENDORED_DOCS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'vendor', 'swagger-ui');
+
+/** The package's Swagger UI folder (vendored, else swagger-ui-dist, a dev dependency), or undefined when neither is there. */
 export function packageDocsDir(): string | undefined {
+  if (existsSync(join(VENDORED_DOCS_DIR, 'swagger-ui-bundle.js'))) return VENDORED_DOCS_DIR;
   try {
     return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   } catch {
