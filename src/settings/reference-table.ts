@@ -52,6 +52,6 @@ export function replaceMarked(document: string, name: string, content: string): 
   const { start, end } = markers(name);
   const from = document.indexOf(start);
   const to = document.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md lacks the markers ${start} ... ${end}`);
+  if (from < 0 || to < from) throw new Error(`the page lacks the markers ${start} ... ${end}`);
   return `${document.slice(0, from + start.length)}\n${content}\n${document.slice(to)}`;
 }
