@@ -1,6 +1,6 @@
 /**
  * @module settings/reference-table
- * The README's reference tables, made from the settings: a Markdown table of flags (or
+ * The reference pages' tables (docs/reference/), made from the settings: a Markdown table of flags (or
  * of environment variables) placed between `<!-- settings:<name>:start -->` and
  * `<!-- settings:<name>:end -->` by `npm run docs:settings`.
  */
