@@ -17,10 +17,10 @@ export default defineConfig({
     ],
   },
   test: {
-    // Two tiers (README, "Testing"). `unit`: files named *.unit.test.ts, in-process only
-    // (a setup file makes any child process fail them), `npm run test:unit`; its files share
-    // their workers' module cache (isolate: false): importing fastify and the rest once per
-    // worker instead of once per file took the tier from 110 s to 21 s (70 files, load ~20).
+    // Two tiers (CONTRIBUTING.md, "Testing"). `unit`: files named *.unit.test.ts, in-process
+    // only (a setup file makes any child process fail them), `npm run test:unit`; its files
+    // share their workers' module cache (isolate: false): importing fastify and the rest once
+    // per worker instead of once per file took the tier from 110 s to 21 s (load ~20).
     // `full`: every other test file. `npm test` and .ci/run run both.
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.unit.test.ts'], setupFiles: ['test/setup/unit-tier.ts'], isolate: false } },
@@ -32,7 +32,7 @@ export default defineConfig({
     pool: 'forks',
     // Two files at a time: most tests wait on child processes, sockets and timers, not
     // the CPU. On the 2-core CI machines the default (one worker) took 826 s, two took 519 s,
-    // the same 1 017 tests passing.
+    // the same tests passing.
     maxWorkers: 2,
     // One PostgreSQL server and one private Docker engine per run, each started only when
     // a test asks for it.

@@ -2,7 +2,7 @@
  * @module job/error-codes
  * Every error code of serverless-worker in one table. Users match on `code`, never
  * on message text. Each entry carries the HTTP status the harness answers with and a
- * one-line fix that the README's error table repeats (a test keeps them in step).
+ * one-line fix that docs/reference/error-codes.md's table is made from (npm run docs:settings).
  */
 
 export interface ErrorCodeEntry {
@@ -131,7 +131,7 @@ export const ERROR_CODES = {
   SW_INVALID_OPTIONS: {
     status: 500,
     meaning: 'An option given to serve() (or a CLI flag) has the wrong type or is out of range.',
-    fix: 'The message names the option, what it expects and what it got; see the options table in the README.',
+    fix: 'The message names the option, what it expects and what it got; see docs/reference/options.md.',
   },
   SW_INVALID_ENV: {
     status: 500,
@@ -202,7 +202,7 @@ export const ERROR_CODES = {
   SW_ROUTE_NOT_FOUND: {
     status: 404,
     meaning: 'No route matches this path.',
-    fix: 'Check the path against the routes in the README (queue API under /v2/{endpoint_id}, management API under /v1).',
+    fix: 'Check the path against the routes in docs/guides/local-api.md (queue API under /v2/{endpoint_id}, management API under /v1).',
   },
   SW_DASHBOARD_UNAVAILABLE: {
     status: 503,
@@ -217,7 +217,7 @@ export const ERROR_CODES = {
   SW_METHOD_NOT_ALLOWED: {
     status: 405,
     meaning: 'The path exists but not with this HTTP method.',
-    fix: 'Use the method listed in the README for this route; the Allow header names it.',
+    fix: 'Use the method listed in docs/guides/local-api.md for this route; the Allow header names it.',
   },
   SW_INTERNAL: {
     status: 500,

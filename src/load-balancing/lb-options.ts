@@ -102,7 +102,7 @@ export function resolveLbOptions(options: unknown): LoadBalancingConfig {
     const unknown = Object.keys(options).filter((key) => !known.includes(key));
     if (unknown.length > 0) {
       const names = unknown.map((key) => `${key}${didYouMean(key, known)}`).join('; ');
-      throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Unknown serveLoadBalancing() option ${names} (the README lists every option)`, { unknown });
+      throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Unknown serveLoadBalancing() option ${names} (docs/reference/options.md lists every option)`, { unknown });
     }
   }
   return Object.freeze(parseOrThrow(LoadBalancingOptionsSchema, options, 'SW_INVALID_OPTIONS', 'serveLoadBalancing() options'));

@@ -1,6 +1,6 @@
 /**
  * @module settings/reference-table
- * The README's reference tables, made from the settings: a Markdown table of flags (or
+ * The reference pages' tables (docs/reference/), made from the settings: a Markdown table of flags (or
  * of environment variables) placed between `<!-- settings:<name>:start -->` and
  * `<!-- settings:<name>:end -->` by `npm run docs:settings`.
  */
@@ -52,6 +52,6 @@ export function replaceMarked(document: string, name: string, content: string): 
   const { start, end } = markers(name);
   const from = document.indexOf(start);
   const to = document.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md lacks the markers ${start} ... ${end}`);
+  if (from < 0 || to < from) throw new Error(`the page lacks the markers ${start} ... ${end}`);
   return `${document.slice(0, from + start.length)}\n${content}\n${document.slice(to)}`;
 }

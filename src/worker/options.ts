@@ -212,7 +212,7 @@ function refuseUnknownOptions(options: unknown): void {
   }
   if (unknown.length === 0) return;
   const names = unknown.map((key) => `${key}${didYouMean(key, known)}`).join('; ');
-  throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Unknown serve() option ${names} (the README lists every option)`, { unknown });
+  throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Unknown serve() option ${names} (docs/reference/options.md lists every option)`, { unknown });
 }
 
 /** Validate and freeze the options; throws SW_INVALID_OPTIONS (an unknown option too). */

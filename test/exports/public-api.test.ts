@@ -1,5 +1,5 @@
 /**
- * The package's entry points export exactly what README.md's "Public API" documents:
+ * The package's entry points export exactly what docs/reference/public-api.md documents:
  * the index (what a worker author imports) holds none of the harness's or the
  * runtime's names, none of them re-exports a whole module (`export *` would let
  * internals in unseen), and each subpath resolves through package.json's `exports`
@@ -37,13 +37,11 @@ function exportedNames(entry: EntryPoint): { names: string[]; exportStars: strin
   return { names, exportStars };
 }
 
-/** The README paragraph of the entry's "Public API" section: the names in backticks after `specifier`. */
+/** The paragraph of docs/reference/public-api.md on the entry: the names in backticks after `specifier`. */
 function documentedNames(entry: EntryPoint): string[] {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('### Public API');
-  const section = readme.slice(start, readme.indexOf('\n### ', start + 1));
+  const section = readFileSync(join(REPO_ROOT, 'docs/reference/public-api.md'), 'utf8');
   const paragraph = section.split('\n\n').find((text) => text.startsWith(`\`${entry.specifier}\``));
-  if (paragraph === undefined) throw new Error(`README's Public API has no paragraph starting with \`${entry.specifier}\``);
+  if (paragraph === undefined) throw new Error(`docs/reference/public-api.md has no paragraph starting with \`${entry.specifier}\``);
   return [...paragraph.matchAll(/`([A-Za-z_$][\w$]*)`/g)].map((match) => match[1] ?? '');
 }
 
@@ -61,7 +59,7 @@ describe('the package entry points', () => {
         expect(sorted(Object.keys(module))).toEqual(sorted(entry.values));
       });
 
-      it("is listed, name for name, in README's Public API", () => {
+      it('is listed, name for name, in docs/reference/public-api.md', () => {
         expect(sorted(documentedNames(entry))).toEqual(sorted([...entry.values, ...entry.types]));
       });
     });

@@ -14,7 +14,7 @@ describe('serveLoadBalancing options', () => {
     expect(() => resolveLbOptions({ app, healthPrt: 0 })).toThrow(expect.objectContaining({ code: 'SW_INVALID_OPTIONS', message: expect.stringContaining('healthPrt; did you mean healthPort?') }));
     expect(() => resolveLbOptions({ app, shutdownTimeout: 5, initTimeoutMS: 10 })).toThrow(/shutdownTimeout; did you mean shutdownTimeoutMs\?; initTimeoutMS; did you mean initTimeoutMs\?/);
     // Nothing close: named alone.
-    expect(() => resolveLbOptions({ app, zzzzzz: true })).toThrow(/Unknown serveLoadBalancing\(\) option zzzzzz \(the README lists every option\)/);
+    expect(() => resolveLbOptions({ app, zzzzzz: true })).toThrow(/Unknown serveLoadBalancing\(\) option zzzzzz \(docs\/reference\/options\.md lists every option\)/);
   });
 
   it('refuses it from startLoadBalancingWorker before listening', async () => {

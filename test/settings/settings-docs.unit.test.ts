@@ -1,5 +1,5 @@
 /**
- * Settings declared once (src/settings/): README.md's tables, the `harness` command's
+ * Settings declared once (src/settings/): the reference pages' tables (docs/reference/), the `harness` command's
  * options (what `--help` prints) and a worker's flags are all made from one entry per
  * setting; these tests fail when any of them says something else. The library's options
  * (`serve`, its `platformTransport`, `serveLoadBalancing`) are declared in their schemas'
@@ -23,10 +23,12 @@ import { WORKER_ENV } from '../../src/settings/worker-env.js';
 import { WORKER_FLAGS, WORKER_USAGE, parseWorkerArgs } from '../../src/worker/argv.js';
 import { PlatformTransportSettingsSchema } from '../../src/transports/platform/options.js';
 import { ServeOptionsSchema } from '../../src/worker/options.js';
+import { REFERENCE_PAGES } from '../../scripts/reference-pages.js';
 import { WORKER_FLAG_SETTINGS } from '../../src/worker/worker-flags.js';
 
 const ROOT = new URL('../../', import.meta.url);
-const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
+/** The reference page that holds the table `name` (scripts/reference-pages.ts). */
+const pageOf = (name: string): string => readFileSync(new URL(REFERENCE_PAGES[name] ?? 'README.md', ROOT), 'utf8');
 
 function harnessCommand(): Command {
   const program = new Command('serverless-worker');
@@ -37,18 +39,18 @@ function harnessCommand(): Command {
 }
 
 describe('settings declared once', () => {
-  it("README.md's settings tables are what npm run docs:settings writes", () => {
+  it("the reference pages' settings tables are what npm run docs:settings writes", () => {
     for (const [name, table] of Object.entries(settingsReferenceTables())) {
-      expect(readMarked(readme, name), `README table "${name}" (run npm run docs:settings)`).toBe(table);
+      expect(readMarked(pageOf(name), name), `${REFERENCE_PAGES[name]} table "${name}" (run npm run docs:settings)`).toBe(table);
     }
   });
 
-  it('every library option has its declaration, and the README a table for each schema', () => {
+  it('every library option has its declaration, and the reference pages a table for each schema', () => {
     const schemas = { 'serve-options': ServeOptionsSchema, 'serve-platform-transport': PlatformTransportSettingsSchema, 'lb-options': LoadBalancingOptionsSchema };
     const tables = settingsReferenceTables();
     for (const [name, schema] of Object.entries(schemas)) {
       expect(undeclaredOptions(schema.shape), `options of ${name} without .meta({ description })`).toEqual([]);
-      expect(readMarked(readme, name), `README markers of ${name}`).toBeDefined();
+      expect(readMarked(pageOf(name), name), `${REFERENCE_PAGES[name]} markers of ${name}`).toBeDefined();
       // One row per option, in the schema's order.
       const rows = (tables[name] ?? '').split('\n').slice(2);
       expect(rows.map((row) => row.split(' | ')[0]?.replace(/^\| `(?:platformTransport\.)?|`$/g, ''))).toEqual(Object.keys(schema.shape));

@@ -1,10 +1,10 @@
 /**
  * @module cli/settings-reference
- * The README's settings tables, each made from its one declaration: the `harness`
+ * The reference pages' settings tables, each made from its one declaration: the `harness`
  * command's flags, a worker's flags (its own and `--serve-api`'s), the
  * SERVERLESS_WORKER_* environment variables and the library's options (`serve`, its
  * `platformTransport`, `serveLoadBalancing`: their schemas' `.meta()`). `npm run docs:settings` writes them
- * between their markers; test/settings/settings-docs.unit.test.ts fails when README.md
+ * between their markers (scripts/reference-pages.ts); test/settings/settings-docs.unit.test.ts fails when a page
  * holds anything else.
  */
 import { LoadBalancingOptionsSchema } from 'serverless-worker/internal/load-balancing/lb-options.js';
