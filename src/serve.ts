@@ -13,7 +13,6 @@
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger, loadPrettyLogs } from './log/index.js';
-import { loadPlatform } from './local/platform-package.js';
 import {
   WORKER_USAGE,
   catchStrayErrors,
@@ -80,6 +79,7 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     }
     if (args.serveApi) {
       // The local API is the platform package's (a dev dependency); the image needs only the SDK.
+      const { loadPlatform } = await import('./local/platform-package.js');
       const { runServeApi } = await loadPlatform('--serve-api', () => import('serverless-worker-platform/serve-api'));
       await runServeApi(anyHandler, config, args, logger);
       return;

@@ -11,8 +11,10 @@ export interface EntryPoint {
   readonly specifier: string;
   /** The subpath key of package.json's `exports`. */
   readonly subpath: string;
-  /** The source file, relative to src/ and without `.ts` (tsconfig.build.json writes dist/<source>.js). */
+  /** The source file, relative to the package's src/ and without `.ts` (its tsconfig.build.json writes dist/<source>.js). */
   readonly source: string;
+  /** The package's folder in the repository: '' for the SDK (the root), 'packages/platform' for the platform. */
+  readonly packageDir: string;
   readonly values: readonly string[];
   readonly types: readonly string[];
 }
@@ -22,6 +24,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
     specifier: 'serverless-worker',
     subpath: '.',
     source: 'index',
+    packageDir: '',
     values: [
       'serve',
       'withMetrics',
@@ -68,6 +71,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
     specifier: 'serverless-worker/testing',
     subpath: './testing',
     source: 'testing/index',
+    packageDir: '',
     values: ['runJob', 'streamJob', 'ManualClock', 'joinChunks'],
     types: ['RunJobSettings', 'TestJobResult', 'TestJobStream', 'Clock'],
   },
@@ -75,29 +79,15 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
     specifier: 'serverless-worker/harness',
     subpath: './harness',
     source: 'exports/harness',
-    values: [
-      'Harness',
-      'EndpointJobs',
-      'MemoryJobStore',
-      'ManualClock',
-      'systemClock',
-      'createHarnessServer',
-      'workerEnvFor',
-      'startLocalWorker',
-      'runDryRun',
-      'parseJobRequest',
-      'JobRequestSchema',
-      'JOB_STATUSES',
-      'TRANSITIONS',
-      'ManagementClient',
-      'managementClientFromEnv',
-    ],
-    types: ['Clock', 'JobStore', 'CreateHarnessServerOptions', 'HarnessServer', 'HarnessServerOptions'],
+    packageDir: '',
+    values: ['Harness', 'EndpointJobs', 'MemoryJobStore', 'ManualClock', 'systemClock', 'startLocalWorker', 'runDryRun', 'parseJobRequest', 'JobRequestSchema', 'JOB_STATUSES', 'TRANSITIONS'],
+    types: ['Clock', 'JobStore'],
   },
   {
     specifier: 'serverless-worker/runtime',
     subpath: './runtime',
     source: 'exports/runtime',
+    packageDir: '',
     values: [
       'WorkerRuntime',
       'LIFECYCLE_STATES',
@@ -116,6 +106,14 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
       'loadPrettyLogs',
     ],
     types: ['WorkerExit', 'LifecycleState', 'WorkerConfig', 'Transport', 'StopReason', 'Metrics'],
+  },
+  {
+    specifier: 'serverless-worker-platform',
+    subpath: '.',
+    source: 'index',
+    packageDir: 'packages/platform',
+    values: ['createHarnessServer', 'workerEnvFor', 'formatWorkerEnv', 'ManagementClient', 'managementClientFromEnv', 'PLATFORM_VERSION'],
+    types: ['CreateHarnessServerOptions', 'HarnessServer', 'HarnessServerOptions', 'WorkerEnv', 'WorkerEnvOptions'],
   },
 ];
 

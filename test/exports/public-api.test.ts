@@ -21,7 +21,7 @@ const sorted = (names: readonly string[]): string[] => [...names].sort();
 
 /** Every name the entry's source exports, values and types alike, read from its syntax tree. */
 function exportedNames(entry: EntryPoint): { names: string[]; exportStars: string[] } {
-  const path = join(REPO_ROOT, 'src', `${entry.source}.ts`);
+  const path = join(REPO_ROOT, entry.packageDir, 'src', `${entry.source}.ts`);
   const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true);
   const names: string[] = [];
   const exportStars: string[] = [];
@@ -50,7 +50,7 @@ describe('the package entry points', () => {
     describe(entry.specifier, () => {
       it('exports, in its source, exactly its documented names and no whole module', () => {
         const { names, exportStars } = exportedNames(entry);
-        expect(exportStars, `src/${entry.source}.ts`).toEqual([]);
+        expect(exportStars, join(entry.packageDir, 'src', `${entry.source}.ts`)).toEqual([]);
         expect(sorted(names)).toEqual(sorted([...entry.values, ...entry.types]));
       });
 
@@ -66,29 +66,35 @@ describe('the package entry points', () => {
   }
 
   it('keeps every harness and runtime name out of the index', () => {
-    const index = ENTRY_POINTS.find((entry) => entry.subpath === '.');
-    const toolNames = ENTRY_POINTS.filter((entry) => entry.subpath === './harness' || entry.subpath === './runtime').flatMap((entry) => [...entry.values, ...entry.types]);
+    const index = ENTRY_POINTS.find((entry) => entry.specifier === 'serverless-worker');
+    const toolNames = ENTRY_POINTS.filter((entry) => entry.subpath === './harness' || entry.subpath === './runtime' || entry.packageDir !== '').flatMap((entry) => [...entry.values, ...entry.types]);
     expect(toolNames.length).toBeGreaterThan(0);
     expect([...(index?.values ?? []), ...(index?.types ?? [])].filter((name) => toolNames.includes(name))).toEqual([]);
   });
 
-  it("resolves each subpath through package.json's exports to the build output of its source", async () => {
-    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string } | string> };
-    const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
-    const specifiers = ENTRY_POINTS.map((entry) => entry.specifier);
-    // Node's resolver from inside the package (its self-reference by name): the exports map only, no file read.
-    const script = `process.stdout.write(JSON.stringify(${JSON.stringify(specifiers)}.map((specifier) => import.meta.resolve(specifier))));`;
-    const run = await execa(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, reject: false });
-    expect(run.exitCode, run.stderr).toBe(0);
-    const resolved = JSON.parse(run.stdout) as string[];
-    ENTRY_POINTS.forEach((entry, at) => {
-      expect(existsSync(join(REPO_ROOT, 'src', `${entry.source}.ts`)), entry.source).toBe(true);
-      expect(resolved[at]).toBe(pathToFileURL(join(REPO_ROOT, 'dist', `${entry.source}.js`)).href);
-      expect(pkg.exports[entry.subpath]).toEqual({ types: `./dist/${entry.source}.d.ts`, import: `./dist/${entry.source}.js` });
-      if (entry.subpath !== '.') expect(tsconfig.compilerOptions.paths[entry.specifier], `tsconfig.json paths of ${entry.specifier}`).toEqual([`./src/${entry.source}.ts`]);
-    });
-    // Nothing else is exported but package.json.
-    expect(Object.keys(pkg.exports).sort()).toEqual([...ENTRY_POINTS.map((entry) => entry.subpath), './package.json'].sort());
+  it("resolves each subpath through its package.json's exports to the build output of its source", async () => {
+    for (const packageDir of [...new Set(ENTRY_POINTS.map((entry) => entry.packageDir))]) {
+      const entries = ENTRY_POINTS.filter((entry) => entry.packageDir === packageDir);
+      const root = join(REPO_ROOT, packageDir);
+      const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string } | string> };
+      const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
+      // Node's resolver from inside the package (its self-reference by name): the exports map only, no file read.
+      const script = `process.stdout.write(JSON.stringify(${JSON.stringify(entries.map((entry) => entry.specifier))}.map((specifier) => import.meta.resolve(specifier))));`;
+      const run = await execa(process.execPath, ['--input-type=module', '-e', script], { cwd: root, reject: false });
+      expect(run.exitCode, run.stderr).toBe(0);
+      const resolved = JSON.parse(run.stdout) as string[];
+      entries.forEach((entry, at) => {
+        expect(existsSync(join(root, 'src', `${entry.source}.ts`)), entry.source).toBe(true);
+        expect(resolved[at]).toBe(pathToFileURL(join(root, 'dist', `${entry.source}.js`)).href);
+        expect(pkg.exports[entry.subpath]).toEqual({ types: `./dist/${entry.source}.d.ts`, import: `./dist/${entry.source}.js` });
+        if (entry.specifier !== 'serverless-worker') {
+          expect(tsconfig.compilerOptions.paths[entry.specifier], `tsconfig.json paths of ${entry.specifier}`).toEqual([`./${join(packageDir, 'src', `${entry.source}.ts`)}`]);
+        }
+      });
+      // Nothing else is exported but package.json and, for the SDK, the platform's internal entry.
+      const internal = packageDir === '' ? ['./internal/*.js'] : ['./serve-api', './cli'];
+      expect(Object.keys(pkg.exports).sort()).toEqual([...entries.map((entry) => entry.subpath), ...internal, './package.json'].sort());
+    }
   });
 
   it('loads, for the index, no module of the harness, the local worker, the CLI or a transport', async () => {
