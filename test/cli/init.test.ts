@@ -86,6 +86,22 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
     expect(dockerfile.comments).toContain('BASE_IMAGE=node:24');
   });
 
+  it("writes a Dockerfile that copies Node only onto a base without one, and says what .dockerignore leaves out and how long docker stop must wait", async () => {
+    const dir = join(scratch, 'docker-node');
+    expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);
+    const dockerfile = readDockerfile(join(dir, 'Dockerfile'));
+    const runtime = dockerfile.stages.at(-1)!;
+    expect(runtime.from).toBe('${BASE_IMAGE}');
+    // No COPY of the binary: on a node base (the CPU build) that is a second 127 MB layer.
+    expect(copies(runtime).filter((copy) => copy.from === 'node')).toEqual([]);
+    const install = runtime.instructions.find((instruction) => instruction.keyword === 'RUN' && instruction.raw.includes('--mount=type=bind,from=node'));
+    expect(install?.raw).toContain('if ! command -v node >/dev/null 2>&1; then cp ');
+    expect(install?.raw).toContain('needs 22.12 or newer');
+    expect(dockerfile.comments).toContain('assets/');
+    expect(dockerfile.comments).toContain('docker stop -t 40');
+    expect(dockerfile.comments).toContain('cannot set the stop timeout');
+  });
+
   it('--stream writes an async generator handler and its test', async () => {
     const dir = join(scratch, 'streaming');
     const run = await runTs(CLI, ['init', dir, '--stream', '--name', 'tokens']);

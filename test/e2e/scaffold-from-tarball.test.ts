@@ -4,8 +4,8 @@
  * registry stands behind npm's cache) and each of its entry points imported by name,
  * then the project's own commands (and, for a --stream project written by the installed
  * command, its install, dry run and tests): `npm run dry-run`, `npm test` (tsc + node:test
- * through serverless-worker/testing), `npm run build`, `npm start`; `npm run dev`
- * answering /runsync. One install serves every step. The generated Dockerfile is built
+ * through serverless-worker/testing, whose runJob runs the scaffold's typed `init`),
+ * `npm run build`, `npm start`; `npm run dev` answering /runsync. One install serves every step. The generated Dockerfile is built
  * and run by a real Docker engine in test/docker/scaffold-image.test.ts.
  */
 import { existsSync } from 'node:fs';
@@ -96,8 +96,11 @@ describe('a worker project from the packed package', () => {
     const dryRun = await step('npm run dry-run', 'npm', ['run', '--silent', 'dry-run'], { cwd: project });
     expect(jsonLines(dryRun.stdout as string).at(-1)).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
 
+    // The scaffold's handler uses init (typed state): tsc accepts runJob(handler, ..., { options })
+    // and runJob runs init as serve() does; a third test passes a state instead.
+    expect(await readFile(join(project, 'src/handler.ts'), 'utf8')).toContain('Handler<Input, State>');
     const test = await step('npm test', 'npm', ['test'], { cwd: project });
-    expect(String(test.all)).toMatch(/# pass 2\b/);
+    expect(String(test.all)).toMatch(/# pass 3\b/);
     expect(String(test.all)).toMatch(/# fail 0\b/);
 
     await step('npm run build', 'npm', ['run', 'build'], { cwd: project });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { ManualClock, runJob, streamJob } from 'serverless-worker/testing';
 import { withMetrics } from 'serverless-worker';
-import type { Handler } from 'serverless-worker';
+import type { Handler, ServeOptions } from 'serverless-worker';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -64,6 +64,89 @@ describe('runJob', () => {
     await expect(runJob(async () => 1, { input: {} }, { options: { concurrency: 0 } })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS' });
     await expect(runJob(async () => 1, { prompt: 'no input key' })).rejects.toMatchObject({ code: 'SW_INVALID_JOB_REQUEST' });
     expect(() => streamJob(async () => 1, { input: 'not an object' })).toThrow(expect.objectContaining({ code: 'SW_INVALID_JOB_REQUEST' }));
+  });
+});
+
+describe('runJob with state (options.init, settings.state)', () => {
+  interface Model {
+    readonly prefix: string;
+    readonly loadedBy: number;
+  }
+
+  it('runs options.init once per call, before the job, and hands its value to the handler as ctx.state', async () => {
+    let loads = 0;
+    const events: string[] = [];
+    // Typed state: Handler<Input, State> and ServeOptions<Input, State> (TS2345 before the fix).
+    const handler: Handler<{ text: string }, Model> = async (job, ctx) => {
+      events.push('job');
+      return `${ctx.state.prefix}${job.input.text} (load ${ctx.state.loadedBy})`;
+    };
+    const options: ServeOptions<{ text: string }, Model> = {
+      inputSchema: z.object({ text: z.string() }),
+      init: async (ctx) => {
+        events.push('init');
+        expect(ctx.signal.aborted).toBe(false);
+        loads += 1;
+        return { prefix: '> ', loadedBy: loads };
+      },
+    };
+    const first = await runJob(handler, { input: { text: 'a' } }, { options });
+    expect(first).toMatchObject({ status: 'COMPLETED', output: '> a (load 1)' });
+    const second = await runJob(handler, { input: { text: 'b' } }, { options });
+    expect(second).toMatchObject({ status: 'COMPLETED', output: '> b (load 2)' });
+    expect(events).toEqual(['init', 'job', 'init', 'job']);
+  });
+
+  it('streamJob runs init too; the chunks use the state', async () => {
+    const handler: Handler<Record<string, unknown>, string[]> = async function* (_job, ctx) {
+      yield* ctx.state;
+    };
+    const seen: unknown[] = [];
+    const stream = streamJob(handler, { input: {} }, { options: { init: () => ['x', 'y'] } });
+    for await (const chunk of stream) seen.push(chunk.output);
+    expect(seen).toEqual(['x', 'y']);
+    expect((await stream.result).status).toBe('COMPLETED');
+  });
+
+  it('settings.state replaces init: init does not run', async () => {
+    const init = vi.fn((): Model => ({ prefix: 'real ', loadedBy: 1 }));
+    const handler: Handler<Record<string, unknown>, Model> = (_job, ctx) => ctx.state.prefix;
+    const result = await runJob(handler, { input: {} }, { options: { init }, state: { prefix: 'fake ', loadedBy: 0 } });
+    expect(result).toMatchObject({ status: 'COMPLETED', output: 'fake ' });
+    expect(init).not.toHaveBeenCalled();
+  });
+
+  it('a failing init rejects with SW_INIT_FAILED (init\'s error as cause) and the handler never runs', async () => {
+    const handler = vi.fn(() => 'never');
+    const failing = runJob(handler, { input: {} }, {
+      options: {
+        init: () => {
+          throw new Error('weights not found at /models/x');
+        },
+      },
+    });
+    await expect(failing).rejects.toMatchObject({ code: 'SW_INIT_FAILED', message: expect.stringContaining('weights not found at /models/x') });
+    await expect(failing).rejects.toHaveProperty('cause.message', 'weights not found at /models/x');
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('an init past initTimeoutMs rejects with SW_INIT_TIMEOUT on the ManualClock', async () => {
+    const clock = new ManualClock();
+    let initStarted!: () => void;
+    const started = new Promise<void>((resolve) => (initStarted = resolve));
+    const slow = runJob(() => 'never', { input: {} }, {
+      clock,
+      options: {
+        initTimeoutMs: 1_000,
+        init: ({ signal }) => {
+          initStarted();
+          return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+        },
+      },
+    });
+    await started;
+    clock.advance(1_000);
+    await expect(slow).rejects.toMatchObject({ code: 'SW_INIT_TIMEOUT' });
   });
 });
 

@@ -83,9 +83,14 @@ export function endChange(job: JobFacts, trigger: JobTrigger, result: { output?:
   if (status === 'COMPLETED') {
     fields.output = result.output;
     counted = 'completed';
-  } else if (status === 'FAILED' || status === 'TIMED_OUT') {
-    if (result.error !== undefined) fields.error = result.error;
-    counted = 'failed';
+  } else {
+    // FAILED, TIMED_OUT, CANCELLED: the last ctx.progress value is no result; /status shows the
+    // error alone, as the platform does (its worker posts `{"error"}` without `output`).
+    fields.output = undefined;
+    if (status === 'FAILED' || status === 'TIMED_OUT') {
+      if (result.error !== undefined) fields.error = result.error;
+      counted = 'failed';
+    }
   }
   return { kind: 'ended', fields, dropsChunks: false, ...(counted ? { counted } : {}), ...released(job) };
 }

@@ -111,7 +111,7 @@ export async function startHandler(
   handler: Handler<unknown, unknown>,
   config: Pick<WorkerConfig, 'init' | 'initTimeoutMs' | 'timeoutGraceMs'>,
   logger: Logger,
-  options: Pick<InitPhaseOptions<unknown>, 'workerId' | 'metrics' | 'report' | 'signals' | 'signal' | 'errorInLog'>,
+  options: Pick<InitPhaseOptions<unknown>, 'workerId' | 'metrics' | 'report' | 'signals' | 'signal' | 'errorInLog' | 'clock'>,
 ): Promise<StartedHandler> {
   if (config.init === undefined) return { ok: true, handler: handler as Handler<unknown>, durationMs: 0 };
   const outcome = await runInitPhase({ init: config.init, timeoutMs: config.initTimeoutMs, graceMs: config.timeoutGraceMs, logger, ...options });

@@ -232,3 +232,40 @@ describe('POST /retry/{id}', () => {
     }
   });
 });
+
+describe('GET /status/{id} of a job that reported progress', () => {
+  it('shows the last progress as output while it runs, and no output beside the error once FAILED, TIMED_OUT or CANCELLED', async () => {
+    const clock = new ManualClock();
+    running = await startTestServer({}, { clock });
+    const url = running.endpointUrl();
+    const release = new Map<string, () => void>();
+    // ctx.progress, then wait: released, the handler throws; aborted (timeout, cancel), it rejects with the reason.
+    stopWorker = startTestWorker(running.harness, async (job: { id: string }, ctx) => {
+      ctx.progress({ step: 3, of: 10 });
+      await new Promise<void>((resolve, reject) => {
+        release.set(job.id, resolve);
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+      });
+      throw new Error('step 4 failed');
+    }).stop;
+    const status = async (id: string) => (await call('GET', `${url}/status/${id}`)).json as Record<string, unknown>;
+    const ends: Array<[string, (id: string) => Promise<void>]> = [
+      ['FAILED', async (id) => release.get(id)?.()],
+      ['TIMED_OUT', async () => clock.advance(10_000)],
+      ['CANCELLED', async (id) => void (await call('POST', `${url}/cancel/${id}`))],
+    ];
+    for (const [end, stop] of ends) {
+      const id = await submit(url, { input: {}, policy: { executionTimeout: 10_000 } });
+      await waitFor(async () => (await status(id)).output !== undefined && release.has(id), `the progress of the job to end ${end}`);
+      expect(await status(id)).toMatchObject({ id, status: 'IN_PROGRESS', output: { step: 3, of: 10 } });
+      await stop(id);
+      const ended = await waitFor(async () => {
+        const view = await status(id);
+        return view.status === end && (end === 'CANCELLED' || view.error !== undefined) ? view : undefined;
+      }, `status ${end}`);
+      expect(ended, end).not.toHaveProperty('output');
+      if (end === 'FAILED') expect(String(ended.error)).toContain('step 4 failed');
+      if (end === 'TIMED_OUT') expect(String(ended.error)).toContain('SW_EXECUTION_TIMEOUT');
+    }
+  });
+});

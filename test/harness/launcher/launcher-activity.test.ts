@@ -142,3 +142,22 @@ describe('scale-down of a worker that ignores SIGTERM', () => {
     console.log(`[launcher SIGKILL] SIGTERM ignored; exited ${exit.at - (down?.at ?? exit.at)} ms after SIGTERM (deadline 1500 ms): ${exit.message}`);
   }, 200_000);
 });
+
+describe('scale-down of a worker with a job longer than docker stop\'s default 10 s', () => {
+  it('with the default deadlines (worker 30 s drain, launcher 40 s), the 12 s job finishes and the worker exits on SIGTERM, not SIGKILL', async () => {
+    // The launcher's default deadline (no shutdownDeadlineMs here); the worker's default drain.
+    const h = await startLauncherHarness({ shutdownDeadlineMs: undefined });
+    running = h;
+    expect(h.launcher.settings.shutdownDeadlineMs).toBe(40_000);
+    const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 1, idleTimeout: 60 }, { env: { LOG_LEVEL: 'warn', TEST_SHUTDOWN_TIMEOUT_MS: 'default' } });
+    const job = await h.run(endpoint.id, { mode: 'sleep', ms: 12_000 });
+    await waitFor(() => h.events(endpoint.id).some((event) => event.event === 'started' && event.jobId === job), 'the job started', 120_000, 50);
+    const stoppedAt = Date.now();
+    // The launcher's close: SIGTERM to the worker, SIGKILL only after the deadline.
+    await h.launcher.close();
+    const exit = h.launcher.scaleEvents(endpoint.id).find((event) => event.kind === 'exit');
+    expect(exit?.message).not.toContain('SIGKILL');
+    expect(await h.status(endpoint.id, job)).toMatchObject({ status: 'COMPLETED' });
+    console.log(`[launcher drain] a 12 s job finished after SIGTERM; the worker exited ${Date.now() - stoppedAt} ms after it: ${exit?.message}`);
+  }, 200_000);
+});

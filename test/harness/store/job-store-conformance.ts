@@ -151,6 +151,35 @@ export function describeJobStore(name: string, open: OpenStore): void {
         expect((await store.get('ep', id))?.output).toEqual({ pct: 50 });
       });
 
+      it('keeps the last progress as the output of a running job only: FAILED, TIMED_OUT and CANCELLED show no output, COMPLETED its result', async () => {
+        const { store } = await fixture.current();
+        const failed = await store.submit('ep', request(), {}, T0);
+        const timedOut = await store.submit('ep', request(), {}, T0);
+        const deadline = await store.submit('ep', request({ policy: { executionTimeout: 5_000 } }), {}, T0);
+        const cancelled = await store.submit('ep', request(), {}, T0);
+        const completed = await store.submit('ep', request(), {}, T0);
+        expect(await store.take('ep', 'w1', 5, T0)).toHaveLength(5);
+        for (const { id } of [failed, timedOut, deadline, cancelled, completed]) {
+          expect(await store.progress('ep', id, 'w1', { pct: 60 }, 1, T0 + 1)).toEqual({ applied: true });
+          expect((await store.get('ep', id))?.output).toEqual({ pct: 60 });
+        }
+        const fail = await store.complete('ep', failed.id, 'w1', { kind: 'error', error: failure }, 1, T0 + 10);
+        expect(fail.ended[0]).toMatchObject({ status: 'FAILED', error: failure });
+        expect(fail.ended[0]).not.toHaveProperty('output');
+        await store.complete('ep', timedOut.id, 'w1', { kind: 'error', error: failure, timedOut: true }, 1, T0 + 10);
+        const ended = (await store.applyDue(T0 + 6_000)).ended;
+        expect(ended.map((job) => [job.id, job.status])).toEqual([[deadline.id, 'TIMED_OUT']]);
+        expect(ended[0]).not.toHaveProperty('output');
+        const cancel = await store.cancel('ep', cancelled.id, T0 + 6_001);
+        expect(cancel.job.status).toBe('CANCELLED');
+        expect(cancel.job).not.toHaveProperty('output');
+        await store.complete('ep', completed.id, 'w1', { kind: 'output', output: 'done' }, 1, T0 + 6_002);
+        const read = async (id: string) => store.get('ep', id);
+        expect(await read(failed.id)).toMatchObject({ status: 'FAILED', error: failure });
+        for (const { id } of [failed, timedOut, deadline, cancelled]) expect(await read(id), id).not.toHaveProperty('output');
+        expect(await read(completed.id)).toMatchObject({ status: 'COMPLETED', output: 'done' });
+      });
+
       it('applies a result once with the attempt rules, and counts it', async () => {
         const { store } = await fixture.current();
         const ok = await store.submit('ep', request(), {}, T0);

@@ -1,6 +1,7 @@
 /**
  * The handler through the real worker runtime and an in-process harness
- * (serverless-worker/testing), with the options the worker serves with.
+ * (serverless-worker/testing), with the options the worker serves with: runJob runs
+ * `options.init` once per call, as serve() does, unless the test passes `state`.
  * Run with `npm test` (node:test; vitest works the same way).
  */
 import assert from 'node:assert/strict';
@@ -14,6 +15,12 @@ test('the test input completes', async () => {
   const result = await runJob(handler, request, { options });
   assert.equal(result.status, 'COMPLETED');
   assert.deepEqual(result.output, { text: 'hello hello' });
+});
+
+test('a given state replaces init (a fake model, or one loaded once for many tests)', async () => {
+  const result = await runJob(handler, { input: { prompt: 'hi', times: 3 } }, { options, state: { separator: '-' } });
+  assert.equal(result.status, 'COMPLETED');
+  assert.deepEqual(result.output, { text: 'hi-hi-hi' });
 });
 
 test('input the schema refuses fails before the handler runs', async () => {

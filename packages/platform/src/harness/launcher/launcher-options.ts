@@ -26,8 +26,13 @@ export const LauncherOptionsSchema = z.object({
   gpus: GpuListSchema.optional(),
   /** How often the scaler looks at the queue, ms, while an endpoint has a job queued or running, a worker, or one wanted (else it sleeps until a job or a change wakes it); default 200. */
   tickMs: z.number().int().min(10).max(60_000).default(200),
-  /** After SIGTERM, how long a worker may take to exit before SIGKILL, ms; default 10 000. */
-  shutdownDeadlineMs: z.number().int().min(0).max(3_600_000).default(10_000),
+  /**
+   * After SIGTERM, how long a worker may take to exit before SIGKILL, ms; default 40 000:
+   * the worker's own drain (shutdownTimeoutMs, default 30 s) plus the grace of an aborted
+   * handler (timeoutGraceMs, 5 s) plus 5 s to post the results and exit. A launched
+   * container gets it as its stop timeout (Docker's StopTimeout, whole seconds).
+   */
+  shutdownDeadlineMs: z.number().int().min(0).max(3_600_000).default(40_000),
   /** Crash backoff: first wait, longest wait (ms), start-up crashes in a row that mark the endpoint unhealthy. */
   backoff: z
     .object({

@@ -130,8 +130,8 @@ export class ResultWrites {
     }
     return writes.map((write, index) => {
       const job = first[index] ? ended.get(keys[index] as string) : undefined;
-      // The output as posted: a JSON null one is NULL in the row.
-      return job && 'output' in write.change.fields ? { ...job, output: write.change.fields.output } : job;
+      // The output as posted: a JSON null one is NULL in the row. A cleared one (a FAILED job's progress) stays absent.
+      return job && write.change.fields.output !== undefined ? { ...job, output: write.change.fields.output } : job;
     });
   }
 }
