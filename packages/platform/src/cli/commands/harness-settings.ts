@@ -145,7 +145,7 @@ export const HARNESS_SETTINGS = {
   launcherConfig: textSetting(z.string().min(1).optional(), {
     flag: '--launcher-config <file>',
     defaultText: 'none',
-    description: 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 10000, ...}',
+    description: 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 40000, ...}',
   }),
   gpus: textSetting(z.string().min(1).optional(), {
     flag: '--gpus <list>',
