@@ -89,7 +89,7 @@ describe('reading and rerunning on the dashboard', () => {
     expect(await first.locator('[data-test=log-level]').textContent()).toBe('INFO');
     // Fields on demand: the step is folded until opened.
     const fields = first.locator('details.log-fields');
-    expect(await fields.evaluate((e) => (e as HTMLDetailsElement).open)).toBe(false);
+    expect(await fields.evaluate((e) => e.hasAttribute('open'))).toBe(false);
     await fields.locator('summary').click();
     expect(await fields.locator('pre').textContent()).toContain('"step": 0');
     // The raw JSON is not what is shown.
