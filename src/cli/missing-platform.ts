@@ -8,11 +8,13 @@ import type { Command } from 'commander';
 import { PLATFORM_INSTALL, PLATFORM_PACKAGE } from '../local/platform-package.js';
 
 /** The platform's top-level commands, as its cli/platform-commands.ts registers them. */
-const PLATFORM_COMMANDS: ReadonlyArray<readonly [name: string, description: string]> = [
+export const PLATFORM_COMMANDS: ReadonlyArray<readonly [name: string, description: string]> = [
   ['harness', 'the local platform as a standalone server'],
   ['template', 'templates through the management API'],
   ['endpoint', 'Serverless endpoints through the management API'],
   ['volume', 'network volumes through the management API'],
+  ['logs', "a harness's log lines (a job's, a worker's), --follow to keep reading"],
+  ['jobs', "an endpoint's jobs on a harness, filtered as the dashboard filters them"],
   ['build', 'bundle a worker into one file for its image'],
 ];
 

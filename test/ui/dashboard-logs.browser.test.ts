@@ -53,7 +53,7 @@ describe('logs on the dashboard', () => {
     }
   });
 
-  it("shows a launched worker's lines naming a job on the job's page, and the worker's log tail followed live", async () => {
+  it("shows a launched worker's lines naming a job on the job's page, and the worker's log tail followed live", LONG, async () => {
     const endpointId = await endpointOn(WORKER_IMAGE, 'logging-worker');
     try {
       const first = await call<{ id: string }>('POST', `/v2/${endpointId}/run`, { input: { tag: 'first' } });
@@ -70,6 +70,12 @@ describe('logs on the dashboard', () => {
       // Followed live: a later job's line appears on the open page.
       const second = await call<{ id: string }>('POST', `/v2/${endpointId}/run`, { input: { tag: 'second' } });
       await page.locator('[data-test=worker-logs] [data-test=log-line]', { hasText: second.id }).first().waitFor(LONG);
+      // The launched workers' table links each worker to its page.
+      const workerPath = new URL(page.url()).hash;
+      await page.locator('header nav a', { hasText: 'Endpoints' }).click();
+      const link = page.locator(`[data-test=launcher-worker-link][href="${workerPath}"]`);
+      await link.waitFor(WAIT);
+      expect(await link.getAttribute('href')).toBe(workerPath);
       await context.close();
     } finally {
       await call('DELETE', `/v1/endpoints/${endpointId}`);

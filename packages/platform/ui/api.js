@@ -109,6 +109,28 @@ export const views = {
   valuePath: (endpointId, jobId, part) => `${jobPath(endpointId, jobId)}/values/${part}`,
   /** @param {string} endpointId @param {string} jobId @param {ValuePart} part @returns {Promise<unknown>} */
   value: (endpointId, jobId, part) => getView(views.valuePath(endpointId, jobId, part)),
+  /**
+   * One of a job's values as the JSON text the harness holds, unparsed: a rerun sends it on
+   * as it is (a 20 MB input is never parsed or drawn by the page).
+   * @param {string} endpointId @param {string} jobId @param {ValuePart} part @returns {Promise<string>}
+   */
+  valueText: async (endpointId, jobId, part) => {
+    /** @type {Response} */
+    let response;
+    try {
+      response = await fetch(views.valuePath(endpointId, jobId, part), { headers: headers() });
+    } catch (error) {
+      throw new ApiError(0, 'NETWORK', `The harness did not answer: ${messageOf(error)}`);
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      /** @type {any} */
+      let body;
+      try { body = JSON.parse(text); } catch { body = undefined; }
+      throw new ApiError(response.status, body?.error?.code ?? `HTTP_${response.status}`, body?.error?.message ?? (text || response.statusText), body?.error?.details);
+    }
+    return text;
+  },
   /** @param {string} search the query string @returns {Promise<LogsView>} */
   logs: (search) => getView(`/ui/api/logs?${search}`),
   /** @param {number} max @returns {Promise<ScaleEventsView>} */

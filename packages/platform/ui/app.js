@@ -28,7 +28,8 @@ import { WorkerView } from './worker-view.js';
 
 /** @param {string} hash @returns {Route} */
 function parseRoute(hash) {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  // A query after the path (`#/endpoint/{id}?state=FAILED`) is the view's own (jobs-view.js: the filters).
+  const parts = (hash.replace(/^#\/?/, '').split('?')[0] ?? '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'job' && parts[3]) return { view: 'job', endpointId: parts[1], jobId: parts[3] };
   if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'worker' && parts[3]) return { view: 'worker', endpointId: parts[1], workerId: parts[3] };
   if (parts[0] === 'endpoint' && parts[1]) return { view: 'jobs', endpointId: parts[1] };

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { Attempts } from './attempts-view.js';
-import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, pretty } from './format.js';
+import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, jobHref, pretty } from './format.js';
 import { Value, ValueActions } from './value-view.js';
 import { LogLines } from './logs-view.js';
 import { workerHref } from './worker-view.js';
@@ -114,10 +114,27 @@ function Deliveries({ job }) {
   </section>`;
 }
 
-/** "Rerun with edited input": the job's request (its whole input, loaded when the page holds a preview) in an editor, sent to /run. */
+/**
+ * Inputs up to this size open in the rerun editor; larger ones rerun as they are (a
+ * textarea holding megabytes froze the page for seconds and took a second a keystroke).
+ */
+export const EDIT_LIMIT = 256 * 1024;
+
+/** A rerun's request as JSON text: the input's text as the harness holds it, spliced in unparsed, and the job's policy. */
+/** @param {string} inputText @param {unknown} policy */
+export function rerunBody(inputText, policy) {
+  return `{"input":${inputText}${policy !== undefined ? `,"policy":${JSON.stringify(policy)}` : ''}}`;
+}
+
+/**
+ * Rerun a job: "as is" sends its exact input (read as text, never parsed or shown: any
+ * size); "with edited input" opens the request in an editor when the input is at most
+ * EDIT_LIMIT. Both go to /run and open the new job.
+ */
 /** @param {{ endpointId: string, job: JobDetail, overview: OverviewView, navigate: Navigate }} props */
 function Rerun({ endpointId, job, overview, navigate }) {
   const [state, setState] = useState(/** @type {{ open: boolean, busy: boolean, error: ShownError | undefined, request: unknown }} */ ({ open: false, busy: false, error: undefined, request: undefined }));
+  const editable = job.input.bytes <= EDIT_LIMIT;
   const open = async () => {
     setState({ open: false, busy: true, error: undefined, request: undefined });
     try {
@@ -127,8 +144,19 @@ function Rerun({ endpointId, job, overview, navigate }) {
       setState({ open: false, busy: false, error: /** @type {ShownError} */ (error), request: undefined });
     }
   };
-  return html`<span class="action">
-    <button type="button" onClick=${() => (state.open ? setState({ ...state, open: false }) : open())} disabled=${state.busy} data-test="rerun-open">${state.open ? 'Close the rerun editor' : 'Rerun with edited input'}</button>
+  const asIs = async () => {
+    const text = job.input.complete ? JSON.stringify(job.input.value) : await views.valueText(endpointId, job.id, 'input');
+    const answer = await actions.submit(endpointId, rerunBody(text, job.policy));
+    navigate(jobHref(endpointId, answer.id));
+    return answer;
+  };
+  return html`<${ActionButton} label=${`Rerun as is (${bytes(job.input.bytes)} input)`} test="rerun-as-is" run=${asIs}
+      describe=${(/** @type {JobAnswer} */ a) => `Submitted ${a.id} (${a.status})`} />
+    <span class="action">
+    <button type="button" onClick=${() => (state.open ? setState({ ...state, open: false }) : open())} disabled=${state.busy || !editable}
+      title=${editable ? undefined : `the input is ${bytes(job.input.bytes)}: inputs over ${bytes(EDIT_LIMIT)} rerun as they are (download the input to edit it elsewhere)`}
+      data-test="rerun-open">${state.open ? 'Close the rerun editor' : 'Rerun with edited input'}</button>
+    ${editable ? null : html`<span class="hint" data-test="rerun-too-large">over ${bytes(EDIT_LIMIT)}: rerun as is</span>`}
     <${ErrorBox} error=${state.error} />
     ${state.open && overview ? html`<div class="rerun"><${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate}
       initial=${state.request} title=${`Rerun ${job.id} with edited input`} test="rerun" /></div>` : null}

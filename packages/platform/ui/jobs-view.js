@@ -35,6 +35,36 @@ const PAGER_TEXT = { newest: ['Newer', 'Older'], oldest: ['Older', 'Newer'], slo
 /** @type {Filters} */
 const EMPTY_FILTERS = { state: '', search: '', worker: '', kind: '', error: '', text: '', from: '', to: '', order: 'newest' };
 
+/** The filters' names in the page's URL (`#/endpoint/{id}?state=FAILED&error=SW_HANDLER`): a reload or a shared link keeps them. */
+/** @type {Array<[keyof Filters, string]>} */
+const URL_NAMES = [['state', 'state'], ['search', 'q'], ['text', 'text'], ['worker', 'worker'], ['kind', 'kind'], ['error', 'error'], ['from', 'from'], ['to', 'to'], ['order', 'order']];
+const ORDERS = ['newest', 'oldest', 'slowest', 'waited'];
+
+/** The filters a URL's hash holds (any it does not: empty). */
+/** @param {string} hash @returns {Filters} */
+export function filtersOfHash(hash) {
+  const at = hash.indexOf('?');
+  const params = new URLSearchParams(at >= 0 ? hash.slice(at + 1) : '');
+  /** @type {Filters} */
+  const filters = { ...EMPTY_FILTERS };
+  for (const [name, param] of URL_NAMES) {
+    const value = params.get(param);
+    if (value === null) continue;
+    if (name === 'order') filters.order = /** @type {Order} */ (ORDERS.includes(value) ? value : 'newest');
+    else filters[name] = value;
+  }
+  return filters;
+}
+
+/** The jobs view's hash for `filters` (the empty ones left out). */
+/** @param {string} endpointId @param {Filters} filters */
+export function hashOfFilters(endpointId, filters) {
+  const params = new URLSearchParams();
+  for (const [name, param] of URL_NAMES) if (filters[name] !== '' && !(name === 'order' && filters.order === 'newest')) params.set(param, filters[name]);
+  const query = params.toString();
+  return `#/endpoint/${encodeURIComponent(endpointId)}${query ? `?${query}` : ''}`;
+}
+
 /** A datetime-local value (local time, no zone) as ISO 8601, or undefined. */
 /** @param {string} local */
 function isoOf(local) {
@@ -100,7 +130,7 @@ async function bulk(endpointId, ids, action, verb) {
 
 /** @param {{ endpointId: string, row: EndpointRow | undefined, overview: OverviewView, navigate: Navigate }} props */
 export function JobsView({ endpointId, row, overview, navigate }) {
-  const [filters, setFilters] = useState(EMPTY_FILTERS);
+  const [filters, setFilters] = useState(() => filtersOfHash(location.hash));
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState(/** @type {JobsPage | undefined} */ (undefined));
   const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
@@ -113,6 +143,21 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const revision = row ? JSON.stringify(row.jobs) : '';
   /** @param {keyof Filters} name @param {string} value */
   const setFilter = (name, value) => { setFilters((f) => ({ ...f, [name]: value })); setOffset(0); };
+
+  // The filters live in the URL: each change replaces it (no history entry a keystroke); a
+  // link, back or forward sets them from it.
+  useEffect(() => {
+    const wanted = hashOfFilters(endpointId, filters);
+    if (location.hash !== wanted) history.replaceState(null, '', wanted);
+  }, [endpointId, filters]);
+  useEffect(() => {
+    const onHash = () => {
+      const fromUrl = filtersOfHash(location.hash);
+      setFilters((f) => (JSON.stringify(f) === JSON.stringify(fromUrl) ? f : fromUrl));
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
 
   // Another endpoint: its own filters and first page, nothing of the previous one's.
   useEffect(() => {
@@ -177,11 +222,11 @@ export function JobsView({ endpointId, row, overview, navigate }) {
         <option value="">all</option>${STATES.map((s) => html`<option value=${s}>${s}</option>`)}</select></label>
       <label>Job id <input id="job-search" ref=${searchBox} type="search" placeholder="search (press /)" value=${filters.search}
         onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('search', e.currentTarget.value)} /></label>
-      ${text('text', 'In input or output', 'text')}
+      ${text('text', 'In input, output or error', 'text')}
       ${text('worker', 'Worker', 'worker id')}
       <label>Kind <select id="filter-kind" value=${filters.kind} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('kind', e.currentTarget.value)}>
         <option value="">all</option><option value="run">run</option><option value="runsync">runsync</option></select></label>
-      ${text('error', 'Error code', 'SW_…')}
+      ${text('error', 'Error code (or its beginning)', 'SW_…')}
       <label>Submitted from <input id="filter-from" type="datetime-local" step="1" value=${filters.from} onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('from', e.currentTarget.value)} /></label>
       <label>to <input id="filter-to" type="datetime-local" step="1" value=${filters.to} onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('to', e.currentTarget.value)} /></label>
       <label>Order <select id="filter-order" value=${filters.order} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('order', e.currentTarget.value)}>

@@ -1,6 +1,6 @@
 // @ts-check
 // @module ui/logs-view
-// Log lines of launched workers (the launcher's capture of their stdout and stderr,
+// Log lines (one a row, in the order the harness gives them; pino lines parsed: log-line.js) of launched workers (the launcher's capture of their stdout and stderr,
 // /ui/api/logs): a job's own lines on its page, a worker's tail on its page. Followed
 // live: read again every FOLLOW_MS while `follow` holds (a running job, an open worker
 // page), once more when it stops. A failed read shows the API's error and keeps the
@@ -8,6 +8,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { views } from './api.js';
 import { ErrorBox, html } from './format.js';
+import { LogLine } from './log-line.js';
 
 /**
  * @typedef {import('./api-types.js').LogsView} LogsView
@@ -22,7 +23,9 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
   const [answer, setAnswer] = useState(/** @type {LogsView | undefined} */ (undefined));
   const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
   const [tick, setTick] = useState(0);
-  const box = useRef(/** @type {HTMLPreElement | null} */ (null));
+  const box = useRef(/** @type {HTMLDivElement | null} */ (null));
+  // Following live opens at the newest line: the first lines shown scroll to the end.
+  const opened = useRef(false);
   const search = new URLSearchParams(Object.entries({ max: '500', ...query }).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))).toString();
   useEffect(() => {
     let stale = false;
@@ -36,10 +39,12 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
     const timer = setInterval(() => setTick((n) => n + 1), FOLLOW_MS);
     return () => clearInterval(timer);
   }, [follow]);
-  // Keep the newest line in sight while following, unless the reader scrolled up.
+  // Keep the newest line in sight while following (from the first lines on), unless the reader scrolled up.
   useEffect(() => {
     const el = box.current;
-    if (el && follow && el.scrollHeight - el.scrollTop - el.clientHeight < 80) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    if (follow && (!opened.current || el.scrollHeight - el.scrollTop - el.clientHeight < 80)) el.scrollTop = el.scrollHeight;
+    opened.current = true;
   }, [answer]);
   const lines = answer?.lines ?? [];
   return html`<section class="card" data-test=${test}>
@@ -48,8 +53,7 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
     ${answer && !answer.launcher && !answer.inProcess ? html`<p class="muted">No log source: lines come from the workers the launcher runs (serverless-worker harness --image) and from an in-process worker (--serve-api).</p>` : null}
     ${(answer?.launcher || answer?.inProcess) && lines.length === 0 ? html`<p class="muted">${empty}</p>` : null}
     ${lines.length > 0
-      ? html`<pre class="log" ref=${box}>${lines.map((l) => html`<span class=${`log-line log-${l.stream}`} data-test="log-line"><span class="muted">${new Date(l.at).toLocaleTimeString()} ${l.workerId} ${l.stream}</span> ${l.line}
-</span>`)}</pre>`
+      ? html`<div class="log" ref=${box} data-test="log-box">${lines.map((l) => html`<${LogLine} line=${l} />`)}</div>`
       : null}
   </section>`;
 }

@@ -6,6 +6,7 @@
 // another part of the harness adds is shown by its data's shape: a list of records as
 // a table, a record as a list of facts, a sentence as text.
 import { EndpointName, clock, duration, html, jobHref } from './format.js';
+import { workerHref } from './worker-view.js';
 
 /**
  * @typedef {import('./api-types.js').PanelView} PanelView
@@ -63,7 +64,7 @@ function Launcher({ data, names }) {
     ${(data.workers ?? []).length === 0 ? null : html`<table class="grid" data-test="launcher-workers">
       <caption>Worker processes</caption>
       <thead><tr><th scope="col">Worker</th><th scope="col">Endpoint</th><th scope="col">State</th><th scope="col">GPU</th><th scope="col">Jobs</th><th scope="col">Since</th></tr></thead>
-      <tbody>${data.workers.map((w) => html`<tr data-test="launcher-worker"><td><code>${w.id}</code></td><td>${w.endpointId ? html`<${EndpointName} id=${w.endpointId} names=${names} />` : '—'}</td>
+      <tbody>${data.workers.map((w) => html`<tr data-test="launcher-worker"><td>${w.endpointId ? html`<a href=${workerHref(w.endpointId, w.id)} data-test="launcher-worker-link"><code>${w.id}</code></a>` : html`<code>${w.id}</code>`}</td><td>${w.endpointId ? html`<${EndpointName} id=${w.endpointId} names=${names} />` : '—'}</td>
         <td>${w.state ? html`<${State} state=${w.state} />` : '—'}</td><td>${w.gpu ? `${w.gpu.count} × ${w.gpu.typeId}` : 'CPU'}</td>
         <td>${(w.jobs ?? []).map((id) => (w.endpointId ? html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> ` : html`<code>${id}</code> `))}</td>
         <td>${w.since ? new Date(w.since).toLocaleTimeString() : '—'}</td></tr>`)}</tbody></table>`}

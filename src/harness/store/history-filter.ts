@@ -52,14 +52,20 @@ export function ranOn(job: HistoryJob): string | undefined {
 export function matchesHistory(job: HistoryJob, query: ListQuery): boolean {
   if (query.workerId !== undefined && ranOn(job) !== query.workerId) return false;
   if (query.kind !== undefined && (query.kind === 'runsync') !== job.sync) return false;
-  if (query.errorCode !== undefined && job.error?.error_code !== query.errorCode) return false;
+  if (query.errorCode !== undefined && !(job.error?.error_code ?? '').startsWith(query.errorCode)) return false;
   if (query.submittedFrom !== undefined && job.submittedAt < query.submittedFrom) return false;
   if (query.submittedTo !== undefined && job.submittedAt >= query.submittedTo) return false;
   const text = query.text?.trim().toLowerCase();
   if (text) {
     // The request's JSON text (input, webhook, policy), as the PostgreSQL store searches it.
     const input = requestJsonText(job.request).toLowerCase();
-    if (!input.includes(text) && !(job.output !== undefined && (JSON.stringify(job.output) ?? '').toLowerCase().includes(text))) return false;
+    if (
+      !input.includes(text) &&
+      !(job.output !== undefined && (JSON.stringify(job.output) ?? '').toLowerCase().includes(text)) &&
+      !(job.error !== undefined && JSON.stringify(job.error).toLowerCase().includes(text))
+    ) {
+      return false;
+    }
   }
   return true;
 }

@@ -164,12 +164,12 @@ export interface ListQuery {
   readonly workerId?: string | undefined;
   /** Only jobs submitted this way. */
   readonly kind?: 'run' | 'runsync' | undefined;
-  /** Only jobs whose error has this error_code. */
+  /** Only jobs whose error's error_code begins with this (SW_HANDLER matches SW_HANDLER_ERROR; a whole code matches itself). */
   readonly errorCode?: string | undefined;
   /** Only jobs submitted at or after this time (epoch ms), and before `submittedTo`. */
   readonly submittedFrom?: number | undefined;
   readonly submittedTo?: number | undefined;
-  /** Only jobs whose input or output (as JSON text) contains this text, case-insensitive. */
+  /** Only jobs whose input, output or error (as JSON text: an error's message and type) contains this text, case-insensitive. */
   readonly text?: string | undefined;
   /**
    * Order of the page; default newest submission first. `slowest`: longest execution

@@ -105,4 +105,21 @@ describe('a job sent to a new endpoint id', () => {
     expect(server.harness.findEndpoint('not-there')).toBeUndefined();
     expect((await call('POST', `${server.endpointUrl(id)}/run`, { body: { input: {} } })).status).toBe(200);
   });
+
+  it('after the last /v1 endpoint is deleted, its id answers 404 SW_ENDPOINT_NOT_FOUND (it accepted jobs no worker took)', async () => {
+    running = await startTestServer();
+    const server = running;
+    const template = (await call('POST', `${server.url}/v1/templates`, { body: { name: 'gone', imageName: 'example/worker:1', isServerless: true, category: 'CPU' } })).json as { id: string };
+    const { id } = (await call('POST', `${server.url}/v1/endpoints`, { body: { name: 'gone', templateId: template.id, workersMin: 0, workersMax: 1 } })).json as { id: string };
+    expect((await call('POST', `${server.endpointUrl(id)}/run`, { body: { input: {} } })).status).toBe(200);
+    expect((await call('DELETE', `${server.url}/v1/endpoints/${id}`)).status).toBeLessThan(300);
+    for (const path of ['/run', '/runsync?wait=1000']) {
+      const answer = await call('POST', `${server.endpointUrl(id)}${path}`, { body: { input: {} } });
+      expect(answer.status, path).toBe(404);
+      expect(answer.json, path).toMatchObject({ error: { code: 'SW_ENDPOINT_NOT_FOUND', message: expect.stringContaining('deleted') } });
+    }
+    expect(server.harness.findEndpoint(id)).toBeUndefined();
+    // Any other id still works as before /v1 had endpoints (made on first use).
+    expect((await call('POST', `${server.endpointUrl('fresh-after')}/run`, { body: { input: {} } })).status).toBe(200);
+  });
 });

@@ -241,6 +241,12 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       expect(await ids({ kind: 'runsync' })).toEqual({ total: 1, ids: [b.id] });
       expect(await ids({ kind: 'run' })).toEqual({ total: 2, ids: [c.id, a.id] });
       expect(await ids({ errorCode: 'SW_OUT_OF_MEMORY' })).toEqual({ total: 1, ids: [b.id] });
+      // A code's beginning finds it (SW_HANDLER finds SW_HANDLER_ERROR); another beginning does not.
+      expect(await ids({ errorCode: 'SW_OUT_OF' })).toEqual({ total: 1, ids: [b.id] });
+      expect(await ids({ errorCode: 'SW_OUT_OF_MEMORY_X' })).toEqual({ total: 0, ids: [] });
+      expect(await ids({ errorCode: 'OUT_OF' })).toEqual({ total: 0, ids: [] });
+      // Text in the error's message.
+      expect(await ids({ text: 'BOOM' })).toEqual({ total: 1, ids: [b.id] });
       expect(await ids({ submittedFrom: T0 + 1_000, submittedTo: T0 + 2_000 })).toEqual({ total: 1, ids: [b.id] });
       // Text in the input or the output, case-insensitive.
       expect(await ids({ text: 'lighthouse' })).toEqual({ total: 1, ids: [a.id] });

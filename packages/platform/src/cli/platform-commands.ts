@@ -2,7 +2,7 @@
  * @module cli/platform-commands
  * The platform's commands of the `serverless-worker` CLI (the SDK's bin loads this module
  * when the package is installed): `harness`, `build`, and the management commands
- * (`template`, `endpoint`, `volume`).
+ * (`template`, `endpoint`, `volume`, `logs`, `jobs`).
  */
 import type { Command } from 'commander';
 import { registerBuildCommand } from './commands/build.js';
@@ -10,7 +10,7 @@ import { registerHarnessCommand } from './commands/harness.js';
 import { registerManagementCommands } from './commands/management.js';
 
 /** The top-level command names registered here (the SDK's CLI names them where the package is missing). */
-export const PLATFORM_COMMANDS = ['harness', 'template', 'endpoint', 'volume', 'build'] as const;
+export const PLATFORM_COMMANDS = ['harness', 'template', 'endpoint', 'volume', 'logs', 'jobs', 'build'] as const;
 
 /** Register every platform command on the SDK's program. */
 export function registerPlatformCommands(program: Command): void {

@@ -33,7 +33,7 @@ import { openAiRoutes } from './openai/index.js';
 import { openApiRoutes } from './openapi/index.js';
 import { harnessPodsView } from './pods-view.js';
 import { serveRecordedEndpoints, sharedEndpointsHook } from './server-shared-endpoints.js';
-import { unknownEndpointHook, warnOnCreatedOnUse } from './unknown-endpoints.js';
+import { DeletedEndpointIds, unknownEndpointHook, warnOnCreatedOnUse } from './unknown-endpoints.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { RateLimiter, rateLimitHook } from './http/rate-limit/index.js';
 import { useLenientJsonBodies } from './http/json-body.js';
@@ -120,7 +120,8 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
   const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() })) : undefined;
   const endpointLookup = managementStore ? sharedEndpointsHook(harness, managementStore) : undefined;
   if (endpointLookup) app.addHook('onRequest', endpointLookup);
-  const unknownEndpoints = managementStore ? unknownEndpointHook(harness, managementStore) : undefined;
+  const deletedEndpoints = new DeletedEndpointIds();
+  const unknownEndpoints = managementStore ? unknownEndpointHook(harness, managementStore, deletedEndpoints) : undefined;
   if (unknownEndpoints) app.addHook('onRequest', unknownEndpoints);
   const stopWarningOnCreatedOnUse = warnOnCreatedOnUse(harness, logger);
 
@@ -193,6 +194,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
       podsView: config.management.podsView ?? harnessPodsView(harness, launchedWorkers),
       endpointHooks: {
         onEndpointCreated: (id, endpoint) => {
+          deletedEndpoints.remove(id);
           harness
             .createEndpoint(id)
             .configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
@@ -204,7 +206,10 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
             ?.configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
             .catch((error: unknown) => logger.error({ err: error, endpointId: endpoint.id }, 'could not store the endpoint settings'));
         },
-        onEndpointDeleted: (id) => void harness.deleteEndpoint(id),
+        onEndpointDeleted: (id) => {
+          deletedEndpoints.add(id);
+          harness.deleteEndpoint(id);
+        },
       },
     });
   }

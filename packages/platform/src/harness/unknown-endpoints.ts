@@ -8,7 +8,10 @@
  * a wrong endpoint id (spec section 7; the service's body is not published: ours names
  * the known ids). Before that, an endpoint made on first use is logged once, with a
  * warning (a misspelt id in a client would otherwise queue jobs no worker ever takes),
- * and listed on the dashboard's overview (`createdOnUse`).
+ * and listed on the dashboard's overview (`createdOnUse`). An id deleted through the
+ * management API answers 404 SW_ENDPOINT_NOT_FOUND from then on, even when it was the last
+ * /v1 endpoint (before, it went back to being made on first use: it accepted jobs no
+ * worker took).
  */
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -19,12 +22,50 @@ import type { ManagementStore } from './management/index.js';
 /** The routes that submit a job: /run, /runsync, the OpenAI-compatible calls. */
 const SUBMIT_PATH = /^\/v2\/([A-Za-z0-9._-]{1,128})\/(?:(?:run|runsync)(?:[/?]|$)|openai\/)/;
 
-/** An onRequest hook refusing submissions to unknown ids once /v1 has endpoints; undefined when endpoints are not made on first use. */
-export function unknownEndpointHook(harness: Harness, store: ManagementStore): ((request: FastifyRequest) => Promise<void>) | undefined {
+/** Ids of the endpoints deleted through this harness's management API (kept up to this many, the latest). */
+export const DELETED_IDS_KEPT = 10_000;
+
+/** The ids deleted through DELETE /v1/endpoints/{id}: a submission to one answers 404 (unknownEndpointHook). */
+export class DeletedEndpointIds {
+  readonly #ids = new Set<string>();
+
+  add(id: string): void {
+    this.#ids.delete(id);
+    this.#ids.add(id);
+    if (this.#ids.size > DELETED_IDS_KEPT) {
+      const oldest = this.#ids.values().next().value;
+      if (oldest !== undefined) this.#ids.delete(oldest);
+    }
+  }
+
+  /** An endpoint made again with this id (the service's ids are new ones; a store may reuse). */
+  remove(id: string): void {
+    this.#ids.delete(id);
+  }
+
+  has(id: string): boolean {
+    return this.#ids.has(id);
+  }
+}
+
+/** An onRequest hook refusing submissions to unknown ids once /v1 has endpoints, and to deleted ones; undefined when endpoints are not made on first use. */
+export function unknownEndpointHook(
+  harness: Harness,
+  store: ManagementStore,
+  deleted: DeletedEndpointIds = new DeletedEndpointIds(),
+): ((request: FastifyRequest) => Promise<void>) | undefined {
   if (!harness.autoCreateEndpoints) return undefined;
   return async (request) => {
     const id = SUBMIT_PATH.exec(request.url)?.[1];
-    if (id === undefined || harness.findEndpoint(id)) return;
+    if (id === undefined) return;
+    if (deleted.has(id) && !(await store.hasEndpoint(id))) {
+      throw new ServerlessWorkerError(
+        'SW_ENDPOINT_NOT_FOUND',
+        `Endpoint ${id} does not exist: it was deleted through the management API (DELETE /v1/endpoints/${id}); create an endpoint (POST /v1/endpoints) and send jobs to its id`,
+        { endpointId: id, deleted: true },
+      );
+    }
+    if (harness.findEndpoint(id)) return;
     const managed = (await store.listEndpoints()).map((endpoint) => endpoint.id);
     if (managed.length === 0 || managed.includes(id)) return;
     // Made through another harness on a shared job store: known, served.

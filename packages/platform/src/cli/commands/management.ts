@@ -21,6 +21,8 @@ import {
   type TemplateUpdateInput,
 } from '../../harness/management/schemas/index.js';
 import { registerEndpointCrudCommands } from './endpoint-commands.js';
+import { registerJobsCommand } from './jobs.js';
+import { registerLogsCommand } from './logs.js';
 import { integerFlag } from './management-flags.js';
 import { client, note, printRecord, withConnection, type ConnectionFlags } from './management-output.js';
 import { registerTemplateCrudCommands } from './template-commands.js';
@@ -147,9 +149,11 @@ function registerVolumeCommands(program: Command): void {
   });
 }
 
-/** Register `template`, `endpoint` and `volume` on the program. */
+/** Register `template`, `endpoint`, `volume`, and the harness reads `logs` and `jobs` on the program. */
 export function registerManagementCommands(program: Command): void {
   registerTemplateCommands(program);
   registerEndpointCommands(program);
   registerVolumeCommands(program);
+  registerLogsCommand(program);
+  registerJobsCommand(program);
 }

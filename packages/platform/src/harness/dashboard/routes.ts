@@ -64,7 +64,7 @@ const JobsQuerySchema = z.object({
   error: z.string().min(1).max(200, { error: 'error (an error code) must be at most 200 characters' }).optional(),
   from: isoTime('from').optional(),
   to: isoTime('to').optional(),
-  text: z.string().max(200, { error: 'text (searched in input and output) must be at most 200 characters' }).optional(),
+  text: z.string().max(200, { error: 'text (searched in input, output and error) must be at most 200 characters' }).optional(),
   order: z.enum(['newest', 'oldest', 'slowest', 'waited'], { error: 'order must be newest, oldest, slowest (longest execution) or waited (longest queue wait)' }).default('newest'),
   offset: wholeText('offset', 0, 100_000_000).default(0),
   limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),

@@ -7,7 +7,7 @@
  * (`GET /ui/api/endpoints/{id}/jobs/{jobId}/values/{part}`) or downloads it.
  */
 import { Buffer } from 'node:buffer';
-import type { StreamChunk } from 'serverless-worker/internal/job/index.js';
+import { RawJson, type StreamChunk } from 'serverless-worker/internal/job/index.js';
 
 /** Characters of a value's text a job view carries (input, output, the error's long fields). */
 export const PREVIEW_CHARS = 16 * 1024;
@@ -25,8 +25,13 @@ export type ValuePreview =
   | { readonly complete: true; readonly bytes: number; readonly value: unknown }
   | { readonly complete: false; readonly bytes: number; readonly preview: string };
 
-/** The JSON text of `value` (undefined as null: the page shows it as such). */
+/**
+ * The JSON text of `value` (undefined as null: the page shows it as such). A large input
+ * kept as its text (RawJson) is that text, as received: stringifying the wrapper would
+ * answer `{"text": "<the JSON as a string>"}` (a rerun then sent that as the input).
+ */
 export function jsonText(value: unknown): string {
+  if (value instanceof RawJson) return value.text;
   return JSON.stringify(value) ?? 'null';
 }
 
@@ -36,7 +41,8 @@ export function previewValue(value: unknown, limit = PREVIEW_CHARS): ValuePrevie
     return { complete: false, bytes: Buffer.byteLength(jsonText(value)), preview: value.slice(0, limit) };
   }
   const text = jsonText(value);
-  if (text.length <= limit) return { complete: true, bytes: Buffer.byteLength(text), value };
+  // A RawJson is not parsed for its preview (it can be megabytes): its text is cut as it is.
+  if (text.length <= limit) return { complete: true, bytes: Buffer.byteLength(text), value: value instanceof RawJson ? value.value() : value };
   return { complete: false, bytes: Buffer.byteLength(text), preview: text.slice(0, limit) };
 }
 

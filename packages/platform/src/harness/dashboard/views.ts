@@ -8,7 +8,7 @@
  * Where later work plugs in: attempts (a StoredJob field) go into `jobDetail`;
  * launcher and load-balancing state arrive as DashboardPanel snapshots (settings.ts).
  */
-import { JOB_STATUSES, inputValue, isTerminal, type JobErrorPayload, type JobStatus, type StreamChunk } from 'serverless-worker/internal/job/index.js';
+import { JOB_STATUSES, isTerminal, type JobErrorPayload, type JobStatus, type StreamChunk } from 'serverless-worker/internal/job/index.js';
 import type { GpuReadResult, GpuReading } from 'serverless-worker/internal/gpu/reading.js';
 import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
@@ -161,7 +161,7 @@ export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[],
     ...summarizeJob(job),
     ...workerOf(job),
     endpointId: job.endpointId,
-    input: previewValue(inputValue(job.request.input)),
+    input: previewValue(job.request.input),
     ...(job.output !== undefined ? { output: previewValue(job.output) } : {}),
     ...(error !== undefined ? { error: error.error, ...(error.clipped.length > 0 ? { errorClipped: error.clipped } : {}) } : {}),
     ...(job.request.policy !== undefined ? { policy: job.request.policy } : {}),

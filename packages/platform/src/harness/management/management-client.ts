@@ -259,7 +259,12 @@ export class ManagementClient {
       serverCode = plain.data.code;
       message = oneLine(plain.data.error ?? plain.data.message ?? '');
     }
-    const line = `${message} (${serverCode ? `${serverCode}; ` : ''}HTTP ${status} from ${method} ${url})`;
+    // A base URL without /v1 reaches the server's other routes: its 404 says what to add.
+    const hint =
+      status === 404 && !/\/v1$/.test(this.baseUrl) && (serverCode === undefined || serverCode === 'SW_ROUTE_NOT_FOUND')
+        ? `; the base URL ${this.baseUrl} does not end in /v1, where the management API is: set SERVERLESS_WORKER_API_URL (or --base-url) to ${this.baseUrl}/v1`
+        : '';
+    const line = `${message} (${serverCode ? `${serverCode}; ` : ''}HTTP ${status} from ${method} ${url})${hint}`;
     const details = { httpStatus: status, method, url, ...(serverCode ? { serverCode } : {}), ...(serverDetails ? { serverDetails } : {}) };
     return new ServerlessWorkerError(serverCode !== undefined && isErrorCode(serverCode) ? serverCode : 'SW_MANAGEMENT_API_ERROR', line, details);
   }

@@ -63,9 +63,11 @@ function containsPattern(text: string): string {
  * matched in its text, not with json's ->> : that operator de-escapes the strings it reads
  * and refuses \u0000 in any of them (a message holding NUL made every filtered list fail).
  */
-function fieldPattern(field: string, value: string): string {
+function fieldPattern(field: string, value: string, match: 'whole' | 'prefix' = 'whole'): string {
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return `${escape(JSON.stringify(field))}\\s*:\\s*${escape(JSON.stringify(value))}`;
+  // A prefix: the value's JSON string without its closing quote.
+  const quoted = match === 'prefix' ? JSON.stringify(value).slice(0, -1) : JSON.stringify(value);
+  return `${escape(JSON.stringify(field))}\\s*:\\s*${escape(quoted)}`;
 }
 
 /**
@@ -81,13 +83,13 @@ function historyFilter(sql: postgres.Sql, query: ListQuery): postgres.PendingQue
     );
   }
   if (query.kind !== undefined) parts.push(sql`AND sync = ${query.kind === 'runsync'}`);
-  if (query.errorCode !== undefined) parts.push(sql`AND error::text ~ ${fieldPattern('error_code', query.errorCode)}`);
+  if (query.errorCode !== undefined) parts.push(sql`AND error::text ~ ${fieldPattern('error_code', query.errorCode, 'prefix')}`);
   if (query.submittedFrom !== undefined) parts.push(sql`AND submitted_at >= ${query.submittedFrom}`);
   if (query.submittedTo !== undefined) parts.push(sql`AND submitted_at < ${query.submittedTo}`);
   const text = query.text?.trim();
   // The request's whole text, not request->'input': json's operators refuse a key holding \u0000 (every key on the way
   // is de-escaped), and the list must answer for every job a store took. The memory store searches the same text.
-  if (text) parts.push(sql`AND (request::text ILIKE ${containsPattern(text)} OR output::text ILIKE ${containsPattern(text)})`);
+  if (text) parts.push(sql`AND (request::text ILIKE ${containsPattern(text)} OR output::text ILIKE ${containsPattern(text)} OR error::text ILIKE ${containsPattern(text)})`);
   return parts.reduce((all, part) => sql`${all} ${part}`, sql``);
 }
 

@@ -1,0 +1,113 @@
+/**
+ * @module cli/commands/logs
+ * `serverless-worker logs <endpointId> [--job <id>] [--worker <id>] [--follow]`: log
+ * lines from a harness, as its dashboard shows them (GET /ui/api/logs): the lines of the
+ * workers its launcher runs (stdout, stderr), of one worker, or those naming one job
+ * (with the lines an in-process worker logged for it). One line each on stdout, oldest
+ * first: time, worker, stream, the line as written; `--json`: each as a JSON object.
+ * `--follow` reads again every `--interval` ms and prints only the lines not printed yet,
+ * until interrupted (Ctrl+C).
+ */
+import type { Command } from 'commander';
+import { managementClientFromEnv } from '../../harness/management/management-client.js';
+import { HarnessReads, type LogLineReply } from './harness-reads.js';
+import { integerFlag } from './management-flags.js';
+import { note, withConnection, type ConnectionFlags } from './management-output.js';
+
+/** Lines asked for on each read (the harness keeps the last 1 000 per endpoint). */
+const MAX_LINES = 1_000;
+export const DEFAULT_FOLLOW_INTERVAL_MS = 1_000;
+
+interface LogsFlags extends ConnectionFlags {
+  job?: string;
+  worker?: string;
+  follow?: boolean;
+  json?: boolean;
+  tail?: string;
+  interval?: string;
+}
+
+/** A line as printed: `2026-01-01T10:00:00.123Z worker-1 stdout the line`. */
+export function formatLogLine(line: LogLineReply): string {
+  return `${new Date(line.at).toISOString()} ${line.workerId} ${line.stream} ${line.line}`;
+}
+
+const keyOf = (line: LogLineReply): string => `${line.workerId}\u0000${line.stream}\u0000${line.line}`;
+
+/**
+ * What is new in each read of a followed log: the reads overlap (each is the last lines),
+ * so a line is new when it is later than the last printed, or of that same millisecond
+ * and not printed yet (counted, so two equal lines of one millisecond both print).
+ */
+export class NewLines {
+  #lastAt = Number.NEGATIVE_INFINITY;
+  #printedAtLast = new Map<string, number>();
+
+  take(lines: readonly LogLineReply[]): LogLineReply[] {
+    const fresh: LogLineReply[] = [];
+    const seenAtLast = new Map<string, number>();
+    for (const line of lines) {
+      if (line.at < this.#lastAt) continue;
+      if (line.at === this.#lastAt) {
+        const key = keyOf(line);
+        const seen = (seenAtLast.get(key) ?? 0) + 1;
+        seenAtLast.set(key, seen);
+        if (seen <= (this.#printedAtLast.get(key) ?? 0)) continue;
+      }
+      fresh.push(line);
+    }
+    for (const line of fresh) {
+      if (line.at > this.#lastAt) {
+        this.#lastAt = line.at;
+        this.#printedAtLast = new Map();
+      }
+      const key = keyOf(line);
+      this.#printedAtLast.set(key, (this.#printedAtLast.get(key) ?? 0) + 1);
+    }
+    return fresh;
+  }
+}
+
+export function registerLogsCommand(program: Command): void {
+  withConnection(
+    program
+      .command('logs')
+      .description("a harness's log lines: its launched workers', one worker's, or one job's (as the dashboard shows them)")
+      .argument('<endpointId>', 'endpoint id')
+      .option('--job <jobId>', "only the lines naming this job (and those an in-process worker logged for it)")
+      .option('--worker <workerId>', "only this worker's lines")
+      .option('--tail <n>', 'the last n lines, 1 to 1000 (default 200)')
+      .option('-f, --follow', 'keep reading: print new lines as they come, until interrupted')
+      .option('--interval <ms>', `with --follow: milliseconds between reads, 200 to 60000 (default ${DEFAULT_FOLLOW_INTERVAL_MS})`)
+      .option('--json', 'each line as a JSON object ({ at, workerId, stream, line }), one a line'),
+  ).action(async (endpointId: string, flags: LogsFlags) => {
+    const tail = integerFlag('--tail', flags.tail) ?? 200;
+    if (tail < 1 || tail > MAX_LINES) throw new Error(`--tail must be a whole number from 1 to ${MAX_LINES}, got ${flags.tail}`);
+    const interval = integerFlag('--interval', flags.interval) ?? DEFAULT_FOLLOW_INTERVAL_MS;
+    if (interval < 200 || interval > 60_000) throw new Error(`--interval must be a whole number of milliseconds from 200 to 60000, got ${flags.interval}`);
+    const management = managementClientFromEnv({
+      ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
+      ...(flags.apiKey !== undefined ? { apiKey: flags.apiKey } : {}),
+    });
+    const reads = new HarnessReads(management.baseUrl, flags.apiKey ?? (process.env.SERVERLESS_WORKER_API_KEY || process.env.RUNPOD_API_KEY || undefined));
+    const query = (max: number): URLSearchParams => {
+      const search = new URLSearchParams({ endpoint: endpointId, max: String(max) });
+      if (flags.job !== undefined) search.set('job', flags.job);
+      if (flags.worker !== undefined) search.set('worker', flags.worker);
+      return search;
+    };
+    const print = (lines: readonly LogLineReply[]): void => {
+      if (lines.length === 0) return;
+      process.stdout.write(`${lines.map((line) => (flags.json ? JSON.stringify(line) : formatLogLine(line))).join('\n')}\n`);
+    };
+    const first = await reads.logs(query(tail));
+    if (!first.launcher && first.inProcess === false) note('serverless-worker: this harness has no log source (no launched workers, no in-process worker): no lines will come');
+    const newLines = new NewLines();
+    print(newLines.take(first.lines));
+    if (!flags.follow) return;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, interval));
+      print(newLines.take((await reads.logs(query(MAX_LINES))).lines));
+    }
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * `serverless-worker logs` and `serverless-worker jobs` as real child processes against
+ * a harness of our own on 127.0.0.1 (the dashboard fixture: an in-process worker whose
+ * job lines the harness keeps): a job's lines, one a line in the order logged; `--follow`
+ * prints the lines of a job submitted after it started, each once; `jobs` filters as the
+ * dashboard does (an error code's beginning); a base URL without /v1 gets a 404 that
+ * says to add it.
+ */
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from '../ui/dashboard-fixture.js';
+import { ROOT, failureLine, okJson, runCli } from './run-cli.js';
+
+let fixture: DashboardFixture;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fixture = await startDashboardFixture();
+  env = { SERVERLESS_WORKER_API_URL: `${fixture.server.url}/v1`, SERVERLESS_WORKER_API_KEY: API_KEY };
+}, 60_000);
+
+afterAll(async () => {
+  await fixture?.close();
+});
+
+async function runJob(input: Record<string, unknown>): Promise<string> {
+  const answer = await fetch(`${fixture.server.url}/v2/${ENDPOINT}/run`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ input }),
+  });
+  const { id } = (await answer.json()) as { id: string };
+  await fixture.harness.endpoint(ENDPOINT).waitForEnd(id, 20_000);
+  return id;
+}
+
+describe('serverless-worker logs and jobs', () => {
+  it("prints a job's lines, one a line, in the order logged; --json as objects", { timeout: 60_000 }, async () => {
+    const id = await runJob({ mode: 'log', lines: ['alpha one', 'alpha two', 'alpha three'] });
+    const run = await runCli(['logs', ENDPOINT, '--job', id], env);
+    expect(run.code, run.stderr).toBe(0);
+    const printed = run.stdout.trimEnd().split('\n');
+    expect(printed.map((line) => /alpha \w+/.exec(line)?.[0])).toEqual(['alpha one', 'alpha two', 'alpha three']);
+    expect(printed[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z in-process info alpha one/);
+    const json = await runCli(['logs', ENDPOINT, '--job', id, '--json'], env);
+    const objects = json.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { workerId: string; stream: string; line: string });
+    expect(objects.map((o) => o.stream)).toEqual(['info', 'info', 'info']);
+  });
+
+  it('--follow prints the lines that come after it started, each once', { timeout: 60_000 }, async () => {
+    // A job that logs a line every 700 ms: its lines come while the CLI reads.
+    const id = await (async () => {
+      const answer = await fetch(`${fixture.server.url}/v2/${ENDPOINT}/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: { mode: 'log', lines: ['beta one', 'beta two', 'beta three'], delayMs: 700 } }),
+      });
+      return ((await answer.json()) as { id: string }).id;
+    })();
+    const reader = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'logs', ENDPOINT, '--follow', '--interval', '200', '--job', id], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    reader.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    reader.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    try {
+      await fixture.harness.endpoint(ENDPOINT).waitForEnd(id, 20_000);
+      await expect.poll(() => stdout.match(/beta \w+/g) ?? [], { timeout: 20_000 }).toEqual(['beta one', 'beta two', 'beta three']);
+      // Further reads add nothing: each line once.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(stdout.match(/beta \w+/g), stderr).toEqual(['beta one', 'beta two', 'beta three']);
+      expect(reader.exitCode).toBeNull();
+    } finally {
+      reader.kill('SIGTERM');
+    }
+  });
+
+  it('lists jobs filtered as the dashboard does: an error code by its beginning, states, --json', { timeout: 60_000 }, async () => {
+    const failed = await runJob({ mode: 'fail-long', chars: 5 });
+    const done = await runJob({ mode: 'echo', marker: 'listed' });
+    const page = okJson<{ total: number; jobs: Array<{ id: string; status: string; errorCode?: string }> }>(
+      await runCli(['jobs', ENDPOINT, '--error', 'SW_HANDLER', '--json'], env),
+    );
+    expect(page.jobs.map((job) => job.id)).toContain(failed);
+    expect(page.jobs.map((job) => job.id)).not.toContain(done);
+    expect(page.jobs.every((job) => job.status === 'FAILED')).toBe(true);
+    const table = await runCli(['jobs', ENDPOINT, '--state', 'COMPLETED', '--text', 'listed'], env);
+    expect(table.code, table.stderr).toBe(0);
+    const rows = table.stdout.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^ID\s+STATUS\s+KIND\s+SUBMITTED/);
+    expect(rows.slice(1).map((row) => row.split(/\s+/)[0])).toEqual([done]);
+    expect(table.stderr).toContain('1 job matches');
+    const bad = await runCli(['jobs', ENDPOINT, '--kind', 'batch'], env);
+    expect(bad.code).toBe(1);
+    expect(failureLine(bad)).toContain('kind must be run or runsync');
+  });
+
+  it('says to add /v1 when the base URL lacks it and the server answers 404', async () => {
+    const run = await runCli(['endpoint', 'list'], { ...env, SERVERLESS_WORKER_API_URL: fixture.server.url });
+    expect(run.code).toBe(1);
+    expect(failureLine(run)).toContain(`does not end in /v1, where the management API is: set SERVERLESS_WORKER_API_URL (or --base-url) to ${fixture.server.url}/v1`);
+  });
+});
