@@ -31,7 +31,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     process.stdout.write(`${JSON.stringify({ maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6, heapUsed })}\n`);
   } else if (line === 'exit') {
     await server.close();
-    harness.close();
+    await harness.close();
     process.exit(0);
   }
 }

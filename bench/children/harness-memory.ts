@@ -40,7 +40,7 @@ process.on('message', (message: Go) => {
     const held = (await endpoint.health()).jobs.completed;
     process.send?.({ type: 'done', before, after, held });
     await server.close();
-    harness.close();
+    await harness.close();
   })().catch((error: unknown) => process.send?.({ type: 'error', message: String(error instanceof Error ? error.stack : error) }));
 });
 process.send?.({ type: 'ready' });

@@ -38,7 +38,7 @@ process.on('disconnect', () => {
   void (async () => {
     await worker.stop();
     await server.close();
-    harness.close();
+    await harness.close();
     process.exit(0);
   })();
 });

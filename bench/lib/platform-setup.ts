@@ -51,7 +51,7 @@ export async function startPlatformSetup(options: PlatformSetupOptions): Promise
     async close() {
       await stopChild(worker);
       await server.close();
-      harness.close();
+      await harness.close();
     },
   };
 }

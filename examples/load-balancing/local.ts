@@ -32,7 +32,7 @@ process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
 worker.once('exit', (code) => {
   void server.close().then(() => {
-    server.config.harness.close();
+    await server.config.harness.close();
     process.exit(code ?? 0);
   });
 });

@@ -151,7 +151,7 @@ export class JobRun {
     let result = await new Promise<JobResult | undefined>((resolve) => {
       if (this.#abortReason !== undefined) resolve(undefined);
       else this.#wakeAborted = () => resolve(undefined);
-      work.then(resolve);
+      void work.then(resolve);
     });
     let unresponsive = false;
     if (result === undefined || this.#abortReason !== undefined) {
@@ -175,6 +175,8 @@ export class JobRun {
   }
 
   #context(): JobContext {
+    // The getters below read the run's fields: they need the run, not the context object.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const run = this;
     return {
       jobId: this.job.id,

@@ -57,7 +57,7 @@ describe('serverless-worker harness: liveness flags and drain', () => {
 
   it('SIGTERM drains: no new job is handed out, the running job finishes and its /runsync is answered, the queued one is reported lost', { timeout: 120_000 }, async () => {
     const { child, url, env, stderr } = await startHarness(['--drain-timeout-ms', '30000', '--ping-interval-ms', '500']);
-    startWorker(env, 'drainer');
+    void startWorker(env, 'drainer');
     const runsync = call('POST', `${url}/v2/drain/runsync`, { body: { input: { mode: 'sleep', ms: 3_000, tag: 'running' } } });
     await waitFor(async () => ((await call('GET', `${url}/v2/drain/health`)).json as { jobs: { inProgress: number } }).jobs.inProgress === 1, 'the job to run', 60_000);
     // A second job waits behind it (the worker takes one at a time).

@@ -46,7 +46,7 @@ let pingTarget: Server | undefined;
 
 afterEach(async () => {
   await server?.close();
-  server?.config.harness.close();
+  await server?.config.harness.close();
   server = undefined;
   await new Promise<void>((resolve) => (pingTarget ? pingTarget.close(() => resolve()) : resolve()));
   pingTarget = undefined;

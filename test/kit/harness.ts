@@ -51,7 +51,7 @@ export async function startTestServer(
     endpointUrl: (endpointId = 'ep') => `${server.url}/v2/${endpointId}`,
     close: async () => {
       await server.close();
-      harness.close();
+      await harness.close();
     },
   };
 }

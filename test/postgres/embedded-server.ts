@@ -119,7 +119,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): 
   } catch (error) {
     await server.stop().catch(() => undefined);
     await rm(base, { recursive: true, force: true });
-    throw new Error(`embedded PostgreSQL did not start (${String(error)}); server errors: ${errors.join(' | ') || 'none'}`);
+    throw new Error(`embedded PostgreSQL did not start (${String(error)}); server errors: ${errors.join(' | ') || 'none'}`, { cause: error });
   }
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,

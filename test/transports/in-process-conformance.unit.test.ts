@@ -14,7 +14,7 @@ describeTransportConformance('in-process', async () => {
     endpoint,
     close: async () => {
       await transport.close();
-      harness.close();
+      await harness.close();
     },
   };
 });

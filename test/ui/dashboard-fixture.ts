@@ -182,7 +182,7 @@ export async function startDashboardFixture(
       await launcher.close();
       await server.close();
       await worker.stop();
-      harness.close();
+      await harness.close();
     },
   };
 }
@@ -200,6 +200,6 @@ export async function launchChromium(): Promise<Browser> {
       args: ['--no-sandbox', '--disable-dev-shm-usage'],
     });
   } catch (error) {
-    throw new Error(`Chromium (${source}, ${executablePath}) did not start; set CHROMIUM_PATH to another Chromium or Chrome: ${String(error)}`);
+    throw new Error(`Chromium (${source}, ${executablePath}) did not start; set CHROMIUM_PATH to another Chromium or Chrome: ${String(error)}`, { cause: error });
   }
 }

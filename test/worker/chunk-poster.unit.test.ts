@@ -121,7 +121,7 @@ describe('coalesceStreamChunks through the runtime', () => {
     void runtime.start();
     stops.push(async () => {
       await runtime.stop();
-      harness.close();
+      await harness.close();
     });
     const { id } = await endpoint.submit(parseJobRequest({ input: {} }));
     const view = await endpoint.waitForEnd(id, 20_000);

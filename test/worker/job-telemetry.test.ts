@@ -15,7 +15,7 @@ let local: LocalWorker | undefined;
 
 afterEach(async () => {
   await local?.stop();
-  local?.harness.close();
+  await local?.harness.close();
   local = undefined;
 });
 

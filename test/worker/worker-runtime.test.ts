@@ -29,7 +29,7 @@ function errorOf(view: JobView): Record<string, unknown> {
 afterEach(async () => {
   for (const local of running.splice(0)) {
     await local.runtime.stop();
-    local.harness.close();
+    await local.harness.close();
   }
 });
 

@@ -233,7 +233,7 @@ export async function followEvents(query, onEvent, onState, signal) {
           for (const frame of frames(buffer)) onEvent(frame);
         }
       }
-    } catch (error) {
+    } catch {
       if (signal.aborted) return;
     }
     if (signal.aborted) return;

@@ -85,7 +85,7 @@ describe('without an API key', () => {
       const error = await createHarnessServer({ harness, host, port: 0 }).catch((e: unknown) => e);
       expect(isServerlessWorkerError(error) && error.code, host).toBe('SW_INSECURE_BIND');
     }
-    harness.close();
+    await harness.close();
   });
 
   it('knows loopback addresses', () => {

@@ -69,7 +69,7 @@ describe('attempt log', () => {
     expect(view.attempts).toEqual([
       { attempt: 1, workerId: 'w-a', startedAt: new Date(1_000).toISOString(), endedAt: new Date(1_040).toISOString(), durationMs: 40, outcome: 'COMPLETED', stalePosts: 0 },
     ]);
-    harness.close();
+    await harness.close();
   });
 
   it('keeps at most maxJobs jobs (the first recorded goes) and maxAttemptsPerJob attempts each (counting those dropped)', () => {
@@ -117,7 +117,7 @@ describe('attempt view', () => {
       },
       { attempt: 2, workerId: 'in-process', startedAt: new Date(10_500).toISOString(), durationMs: 250, outcome: 'running', stalePosts: 0 },
     ]);
-    harness.close();
+    await harness.close();
   });
 });
 

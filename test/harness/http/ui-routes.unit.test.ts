@@ -268,7 +268,7 @@ describe('dashboard routes', () => {
     const job = await endpoint.submit({ input: {} });
     const http: Server = createServer((request, response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
-      hub.connect(response, request.url === '/job' ? { endpointId: 'ep', jobId: job.id } : undefined);
+      void hub.connect(response, request.url === '/job' ? { endpointId: 'ep', jobId: job.id } : undefined);
     });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -289,7 +289,7 @@ describe('dashboard routes', () => {
       hub.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
-      harness.close();
+      await harness.close();
     }
   });
 });

@@ -57,7 +57,7 @@ async function burst(scaler: { scalerType: 'REQUEST_COUNT' | 'QUEUE_DELAY'; scal
       250,
     );
     const lastDone = Date.now();
-    const lastEnded = Math.max(...(await Promise.all(ids.map((id) => h.harness.findEndpoint(endpoint.id)?.find(id)))).map((job) => job?.endedAt ?? 0));
+    const lastEnded = Math.max(...(await Promise.all(ids.map(async (id) => h.harness.findEndpoint(endpoint.id)?.find(id)))).map((job) => job?.endedAt ?? 0));
     await waitFor(async () => (await h.launcher.pods()).length === 0, 'every worker gone after idleTimeout', 60_000, 50);
     const goneAfterMs = Date.now() - lastDone;
 

@@ -36,7 +36,7 @@ async function startHarness(loadBalancing: LoadBalancingSettingsInput = {}, port
 
 async function stopHarness(): Promise<void> {
   await server?.close();
-  server?.config.harness.close();
+  await server?.config.harness.close();
   server = undefined;
 }
 

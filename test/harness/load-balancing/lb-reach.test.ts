@@ -20,7 +20,7 @@ let app: Server | undefined;
 
 afterEach(async () => {
   await server?.close();
-  server?.config.harness.close();
+  await server?.config.harness.close();
   server = undefined;
   if (app) {
     app.closeAllConnections();

@@ -184,7 +184,7 @@ describe('executionTimeoutMs of an endpoint', () => {
       expect((await jobs.status(later.id)).status).toBe('TIMED_OUT');
     } finally {
       await server.close();
-      harness.close();
+      await harness.close();
     }
   });
 });

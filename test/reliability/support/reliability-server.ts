@@ -73,7 +73,7 @@ export async function startReliabilityServer(options: ReliabilityServerOptions =
       workerEnvFor(at, endpointId, { pingIntervalMs, ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}) }),
     close: async () => {
       await server.close();
-      harness.close();
+      await harness.close();
     },
   };
 }

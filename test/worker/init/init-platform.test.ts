@@ -26,7 +26,7 @@ let workerApi: RunningWorkerApi | undefined;
 afterEach(async () => {
   await killAllWorkers();
   await server?.close();
-  server?.config.harness.close();
+  await server?.config.harness.close();
   server = undefined;
   await workerApi?.close();
   workerApi = undefined;

@@ -79,7 +79,7 @@ export async function startWorkerApiServer(options: StartOptions = {}): Promise<
       }),
     close: async () => {
       await app.close();
-      harness.close();
+      await harness.close();
     },
   };
 }

@@ -106,6 +106,6 @@ export function useLenientJsonBodies(app: FastifyInstance, options: { readonly r
       done(error as Error, undefined);
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 }

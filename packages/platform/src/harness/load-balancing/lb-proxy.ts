@@ -98,7 +98,7 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
   return new Promise<void>((resolve) => {
     let done = false;
     let timedOut = false;
-    let timer: TimerHandle | undefined;
+    const timer: TimerHandle | undefined;
     const finish = (): void => {
       if (done) return;
       done = true;
