@@ -77,8 +77,19 @@ describe('harness launcher, docker mode', () => {
 
     const jobIds: string[] = [];
     for (let i = 0; i < 6; i++) jobIds.push(await h.run(endpoint.id, { mode: 'sleep', ms: 1_500, tag: i }));
-    const first = await waitFor(async () => (await ours())[0], 'a container of the endpoint', 120_000, 100);
-    const inspected = (await backend.engine.inspect(first.Id)) as unknown as {
+    // Listed, then inspected: on a busy machine the listed container may be gone by then
+    // (its jobs done, its idle timeout passed), so the two go together and a 404 looks again.
+    const inspectOne = async () => {
+      const [listed] = await ours();
+      if (listed === undefined) return undefined;
+      try {
+        return await backend.engine.inspect(listed.Id);
+      } catch (error) {
+        if (error instanceof DockerEngineError && error.status === 404) return undefined;
+        throw error;
+      }
+    };
+    const inspected = (await waitFor(inspectOne, 'a container of the endpoint, inspected', 120_000, 100)) as unknown as {
       Config: { Env: string[]; Labels: Record<string, string>; Image: string };
       HostConfig: { NetworkMode: string; Binds: string[] };
     };
