@@ -29,6 +29,8 @@ export default tseslint.config(
       'no-control-regex': 'off',
       // It reads a value set in a callback as never used (let done = false; ...on('x', () => (done = true))).
       'no-useless-assignment': 'off',
+      // A variable a closure reads before its one later assignment stays a let.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
   {

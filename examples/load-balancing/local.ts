@@ -31,8 +31,9 @@ const stop = (): void => {
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
 worker.once('exit', (code) => {
-  void server.close().then(() => {
+  void (async () => {
+    await server.close();
     await server.config.harness.close();
     process.exit(code ?? 0);
-  });
+  })();
 });

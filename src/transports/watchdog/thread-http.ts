@@ -40,7 +40,7 @@ export class ThreadHttp {
     }
     return new Promise((resolve) => {
       let settled = false;
-      const timer: NodeJS.Timeout | undefined;
+      let timer: NodeJS.Timeout | undefined;
       const settle = (outcome: CallOutcome): void => {
         if (settled) return;
         settled = true;

@@ -110,7 +110,7 @@ describe.each(['memory', 'postgres'])('two harnesses on one %s store', (kind) =>
 describe('a job taken for a long poll that gave up meanwhile', () => {
   it('goes back to the queue as if never taken: not counted as lost, never failed with SW_REQUEUE_LIMIT', async () => {
     const store = new MemoryJobStore();
-    const gate: Promise<void> | undefined;
+    let gate: Promise<void> | undefined;
     // The store answers a take only once the test opens the gate (a shared store is slower).
     const slow = new Proxy(store, {
       get(target, key, receiver) {

@@ -127,7 +127,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
 
   const webhookLog = config.dashboard !== false ? new WebhookLog(undefined, () => harness.clock.now()) : undefined;
   // Known once listening (port 0): until then no request can make a job end anyway.
-  const listenedPort: number | undefined;
+  let listenedPort: number | undefined;
   const selfPort = (): number | undefined => listenedPort;
   // A harness on loopback has local callers only: they may reach loopback already. On the network, they may not.
   const webhookPolicy = new TargetPolicy({ selfPort, loopback: isLoopbackHost(config.host), allow: config.webhook.allow });

@@ -133,7 +133,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs }) : undefined;
   const example = exampleRequest(args);
   // Made once the server listens; the dashboard's GPU job log asks it which workers are its children.
-  const supervisor: WorkerSupervisor | undefined;
+  let supervisor: WorkerSupervisor | undefined;
   // The job page shows each job's own lines: the child's JSON lines that name a job are kept here (child-log-lines.ts).
   const jobLogs = new JobLogBuffer();
   const childLine = jsonLineFormatter();

@@ -98,7 +98,7 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
   return new Promise<void>((resolve) => {
     let done = false;
     let timedOut = false;
-    const timer: TimerHandle | undefined;
+    let timer: TimerHandle | undefined;
     const finish = (): void => {
       if (done) return;
       done = true;
