@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { bundleWorker } from '../../packages/platform/src/build/bundle.js';
 import { REPO_ROOT } from './child.js';
@@ -17,7 +17,35 @@ import { REPO_ROOT } from './child.js';
 // node_modules through a link does not overwrite this one's build.
 const OUT_DIR = join(REPO_ROOT, 'node_modules', '.cache', `serverless-worker-bench-${createHash('sha256').update(REPO_ROOT).digest('hex').slice(0, 8)}`);
 const STAMP = join(OUT_DIR, '.built');
-const SOURCE_DIRS = ['src', 'bench/children', 'bench/lib'];
+const SOURCE_DIRS = ['src', 'packages/platform/src', 'bench/children', 'bench/lib'];
+
+/**
+ * The two packages as the compiled files import them (the platform's `serverless-worker/internal/...`,
+ * the SDK's `serverless-worker-platform/...`): a package folder of each under the output's
+ * node_modules, its exports naming the compiled files, found before the repository's own.
+ */
+const COMPILED_PACKAGES = [
+  {
+    name: 'serverless-worker',
+    target: 'src',
+    exports: { '.': './src/index.js', './testing': './src/testing/index.js', './harness': './src/exports/harness.js', './runtime': './src/exports/runtime.js', './internal/*.js': './src/*.js' },
+  },
+  {
+    name: 'serverless-worker-platform',
+    target: 'packages/platform/src',
+    exports: { '.': './src/index.js', './serve-api': './src/local/serve-api.js', './cli': './src/cli/platform-commands.js' },
+  },
+];
+
+function writeCompiledPackages(): void {
+  for (const pkg of COMPILED_PACKAGES) {
+    const dir = join(OUT_DIR, 'node_modules', pkg.name);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: pkg.name, type: 'module', exports: pkg.exports }));
+    symlinkSync(join(OUT_DIR, pkg.target), join(dir, 'src'), 'dir');
+  }
+}
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -43,13 +71,29 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
       config,
       JSON.stringify({
         extends: join(REPO_ROOT, 'tsconfig.build.json'),
-        compilerOptions: { rootDir: REPO_ROOT, outDir: OUT_DIR, declaration: false, sourceMap: false, inlineSources: false, incremental: false },
+        compilerOptions: {
+          rootDir: REPO_ROOT,
+          outDir: OUT_DIR,
+          declaration: false,
+          sourceMap: false,
+          inlineSources: false,
+          incremental: false,
+          baseUrl: REPO_ROOT,
+          // The sources of both packages, as the repository's own tsconfig.json maps them.
+          paths: {
+            'serverless-worker/internal/*': ['./src/*'],
+            'serverless-worker-platform/serve-api': ['./packages/platform/src/local/serve-api.ts'],
+            'serverless-worker-platform/cli': ['./packages/platform/src/cli/platform-commands.ts'],
+            'serverless-worker-platform': ['./packages/platform/src/index.ts'],
+          },
+        },
         include: SOURCE_DIRS.map((dir) => join(REPO_ROOT, dir)),
       }),
     );
     execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { cwd: REPO_ROOT, stdio: 'inherit' });
     // "type": "module", so that node reads the compiled .js files as ESM, as under dist/.
     copyFileSync(join(REPO_ROOT, 'package.json'), join(OUT_DIR, 'package.json'));
+    writeCompiledPackages();
     writeFileSync(STAMP, new Date().toISOString());
   }
   built = true;
