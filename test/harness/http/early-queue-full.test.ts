@@ -8,6 +8,7 @@
  * Content-Length) is still checked after it arrived.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
 
@@ -79,7 +80,7 @@ describe('queue cap before the body is read', () => {
       yield Buffer.from('y'.repeat(400));
       yield Buffer.from('"}}');
     };
-    const chunked = await request(`${url}/run`, { method: 'POST', body: chunks(), headers: { 'content-type': 'application/json' } });
+    const chunked = await request(`${url}/run`, { method: 'POST', body: Readable.from(chunks()), headers: { 'content-type': 'application/json' } });
     expect(chunked.statusCode).toBe(503);
     expect(((await chunked.body.json()) as { error: { code: string } }).error.code).toBe('SW_QUEUE_FULL');
     expect((await call('POST', `${url}/run`, { body: '{"input":{"small":1}}' })).status).toBe(200);
