@@ -216,7 +216,8 @@ export const ERROR_CODES = {
   },
   SW_NO_WORKER_AVAILABLE: {
     status: 400,
-    meaning: 'A load-balancing endpoint got a request while no healthy worker had room (none registered, all initializing or unhealthy, or all at their concurrency), as the platform answers 400.',
+    meaning:
+      'A load-balancing endpoint got a request while no healthy worker had room (none registered, all initializing or unhealthy, or all at their concurrency), as the platform answers 400; or `GET .../openai/v1/models` was called on an endpoint no worker serves (none running, idle or starting, none launched by the harness), answered at once instead of waiting.',
     fix: 'Retry later with backoff; start more workers, or check /v2/{endpoint_id}/health for their states.',
   },
   SW_LB_REQUEST_TIMEOUT: {
