@@ -46,7 +46,8 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
     <h2>${title}${follow ? html` <span class="hint">following live</span>` : null}</h2>
     <${ErrorBox} error=${error} />
     ${answer && !answer.launcher && !answer.inProcess ? html`<p class="muted">No log source: lines come from the workers the launcher runs (serverless-worker harness --image) and from an in-process worker (--serve-api).</p>` : null}
-    ${(answer?.launcher || answer?.inProcess) && lines.length === 0 ? html`<p class="muted">${empty}</p>` : null}
+    ${(answer?.launcher || answer?.inProcess) && lines.length === 0 && !answer?.dropped ? html`<p class="muted">${empty}</p>` : null}
+    ${answer?.dropped ? html`<p class="muted" data-test="log-dropped">Not every line of this job is kept: ${answer.dropped}.</p>` : null}
     ${lines.length > 0
       ? html`<pre class="log" ref=${box}>${lines.map((l) => html`<span class=${`log-line log-${l.stream}`} data-test="log-line"><span class="muted">${new Date(l.at).toLocaleTimeString()} ${l.workerId} ${l.stream}</span> ${l.line}
 </span>`)}</pre>`
