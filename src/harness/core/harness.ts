@@ -93,10 +93,11 @@ export class Harness {
 
   /**
    * Throws SW_QUEUE_FULL when a request of `bytes` would not fit under maxQueuedBytes now
-   * (the HTTP server asks with a body's Content-Length before reading the body).
+   * (the HTTP server asks with a body's Content-Length before reading the body);
+   * `inFlightBytes`: bodies let in that way and still arriving, counted as if queued.
    */
-  checkQueueRoom(bytes: number): void {
-    checkQueueRoom(this.store, this.#maxQueuedBytes, bytes);
+  checkQueueRoom(bytes: number, inFlightBytes = 0): void {
+    checkQueueRoom(this.store, this.#maxQueuedBytes, bytes, inFlightBytes);
   }
 
   /** Create (or return) the endpoint `id`. */

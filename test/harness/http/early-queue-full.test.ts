@@ -8,9 +8,10 @@
  * Content-Length) is still checked after it arrived.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import net from 'node:net';
 import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
-import { call, errorCode, startTestServer, type TestServer } from '../../kit/index.js';
+import { call, errorCode, eventually, startTestServer, type TestServer } from '../../kit/index.js';
 
 let server: TestServer | undefined;
 
@@ -69,6 +70,31 @@ describe('queue cap before the body is read', () => {
     }
     const after = await call('GET', `${url}/health`);
     expect(after.json).toMatchObject({ jobs: { inQueue: 1 } });
+  });
+
+  it('lets in only what fits of bodies arriving together: each one let in holds its declared size until answered', { timeout: 60_000 }, async () => {
+    server = await startTestServer({}, { maxQueuedBytes: 1_000_000 });
+    const port = server.server.port;
+    const size = 200_000;
+    // 20 posts declare 200 kB each and send their headers only: 5 fit under the cap together.
+    const sockets = Array.from({ length: 20 }, () => {
+      const socket = net.connect(port, '127.0.0.1');
+      const state = { socket, received: '' };
+      socket.on('data', (data: Buffer) => (state.received += data.toString('utf8')));
+      socket.on('error', () => undefined);
+      socket.write(`POST /v2/ep/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`);
+      return state;
+    });
+    try {
+      // The 15 past the cap are answered 503 without their bodies (after the early answer's drain wait).
+      await eventually(() => expect(sockets.filter((one) => one.received.startsWith('HTTP/1.1 503')).length).toBe(15), 30_000, 100);
+      // Then the 5 let in send their bodies (not JSON): each is read and parsed, 400.
+      for (const one of sockets) if (one.received === '') one.socket.write('z'.repeat(size));
+      await eventually(() => expect(sockets.filter((one) => one.received.startsWith('HTTP/1.1 400')).length).toBe(5), 30_000, 100);
+      for (const one of sockets.filter((s) => s.received.startsWith('HTTP/1.1 503'))) expect(one.received).toContain('SW_QUEUE_FULL');
+    } finally {
+      for (const one of sockets) one.socket.destroy();
+    }
   });
 
   it('still takes a body that fits, and checks a chunked body (no Content-Length) once it arrived', async () => {
