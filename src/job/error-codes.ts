@@ -226,7 +226,8 @@ export const ERROR_CODES = {
   },
   SW_NO_WORKER_AVAILABLE: {
     status: 400,
-    meaning: 'A load-balancing endpoint got a request while no healthy worker had room (none registered, all initializing or unhealthy, or all at their concurrency), as the platform answers 400.',
+    meaning:
+      'A load-balancing endpoint got a request while no healthy worker had room (none registered, all initializing or unhealthy, or all at their concurrency), as the platform answers 400; or `GET .../openai/v1/models` was called on an endpoint no worker serves (none running, idle or starting, none launched by the harness), answered at once instead of waiting.',
     fix: 'Retry later with backoff; start more workers, or check /v2/{endpoint_id}/health for their states.',
   },
   SW_LB_REQUEST_TIMEOUT: {
@@ -308,8 +309,9 @@ export const ERROR_CODES = {
   // ---- queue API ----
   SW_STORE_UNAVAILABLE: {
     status: 503,
-    meaning: 'The harness could not open its PostgreSQL job store: nothing answered at the address, or the server refused the login or the database.',
-    fix: 'Check that PostgreSQL runs at the host and port the message names, and the user, password and database of --store (or SW_HARNESS_STORE); the password is never shown.',
+    meaning:
+      'The harness could not open its PostgreSQL job store (nothing answered at the address, or the server refused the login or the database), or, while running, cannot reach it now (down, restarting, refusing connections, or the connection was lost): the request is answered 503 with Retry-After and the log warns "job store unavailable" naming what is down.',
+    fix: 'Retry after the Retry-After seconds. Check that PostgreSQL runs at the host and port the message names, and the user, password and database of --store (or SW_HARNESS_STORE); the password is never shown.',
   },
   SW_TARGET_REFUSED: {
     status: 403,

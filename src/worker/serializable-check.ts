@@ -6,6 +6,7 @@
 import { ServerlessWorkerError } from '../job/errors.js';
 import { jsonShape } from '../job/json-shape.js';
 import { MAX_JSON_DEPTH } from '../job/limits.js';
+import { shortPath } from './short-path.js';
 
 /**
  * `JSON.stringify(value)`, with failures turned into SW_OUTPUT_NOT_SERIALIZABLE naming
@@ -70,7 +71,9 @@ export function toJsonForm(value: unknown, root: string, what = `Yielded ${root}
   return { json, value: JSON.parse(json) as unknown };
 }
 
-function tooDeep(what: string, path: string, cause?: unknown): ServerlessWorkerError {
+function tooDeep(what: string, fullPath: string, cause?: unknown): ServerlessWorkerError {
+  // A path past the limit has 1 000 steps or more: named as `output[0]×1001`, at most 200 characters.
+  const path = shortPath(fullPath);
   return new ServerlessWorkerError(
     'SW_OUTPUT_TOO_DEEP',
     `${what} is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects, at ${path}. Flatten it, or send it as a JSON string.`,

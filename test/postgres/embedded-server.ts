@@ -20,6 +20,9 @@ export interface EmbeddedServer {
   readonly url: string;
   /** Milliseconds from the call to a server accepting connections (initdb included). */
   readonly startMs: number;
+  /** Stop the server, keeping its data (an outage); resume() starts it again on the same port. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -100,7 +103,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): 
     port,
     user: 'postgres',
     password: PASSWORD,
-    persistent: false,
+    // Kept across pause() and resume(); stop() removes the folder itself.
+    persistent: true,
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--no-sync', '--encoding=UTF8'],
     postgresFlags: [
@@ -124,6 +128,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): 
   return {
     url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
     startMs: Math.round(performance.now() - started),
+    pause: () => server.stop(),
+    resume: () => server.start(),
     async stop() {
       await server.stop();
       await rm(base, { recursive: true, force: true });

@@ -72,6 +72,7 @@ export function Attempts({ endpointId, job }) {
           <td>${a.reason ?? ''}</td>
           <td class="num" title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${clock(a.lastStalePost.at)}` : undefined}>${a.stalePosts}</td></tr>`)}</tbody></table>`}
     ${view.dropped > 0 ? html`<p class="muted">${view.dropped} older attempts not kept (the last ${view.limits.maxAttemptsPerJob} are).</p>` : null}
+    ${view.historyDropped ? html`<p class="muted" data-test="attempts-dropped">Not every attempt is shown: ${view.historyDropped}.</p>` : null}
     <p class="hint">Recorded by this harness since it started, for its last ${view.limits.maxJobs} jobs; an in-process worker's attempt is read from the job itself while it runs.</p>
   </section>`;
 }

@@ -51,7 +51,8 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
     <h2>${title}${follow ? html` <span class="hint">following live</span>` : null}</h2>
     <${ErrorBox} error=${error} />
     ${answer && !answer.launcher && !answer.inProcess ? html`<p class="muted">No log source: lines come from the workers the launcher runs (serverless-worker harness --image) and from an in-process worker (--serve-api).</p>` : null}
-    ${(answer?.launcher || answer?.inProcess) && lines.length === 0 ? html`<p class="muted">${empty}</p>` : null}
+    ${(answer?.launcher || answer?.inProcess) && lines.length === 0 && !answer?.dropped ? html`<p class="muted">${empty}</p>` : null}
+    ${answer?.dropped ? html`<p class="muted" data-test="log-dropped">Not every line of this job is kept: ${answer.dropped}.</p>` : null}
     ${lines.length > 0
       ? html`<div class="log" ref=${box} data-test="log-box">${lines.map((l) => html`<${LogLine} line=${l} />`)}</div>`
       : null}

@@ -12,6 +12,7 @@ import { EndpointJobs } from './endpoint-jobs.js';
 import { Scheduler } from './scheduler.js';
 import type { ChangeOutcome, DueOutcome, JobStore, StoreEvent } from '../store/job-store.js';
 import { MemoryJobStore } from '../store/memory-job-store.js';
+import { checkQueueRoom } from './queue-room.js';
 
 /** Default cap on queued request bytes per harness (HarnessOptions.maxQueuedBytes): 128 MiB. */
 export const DEFAULT_MAX_QUEUED_BYTES = 128 * 1024 * 1024;
@@ -88,6 +89,15 @@ export class Harness {
   /** Times a lost job goes back to the queue before it ends FAILED (the maxRequeues option, default 3). */
   get maxRequeues(): number {
     return this.#maxRequeues ?? DEFAULT_MAX_REQUEUES;
+  }
+
+  /**
+   * Throws SW_QUEUE_FULL when a request of `bytes` would not fit under maxQueuedBytes now
+   * (the HTTP server asks with a body's Content-Length before reading the body);
+   * `inFlightBytes`: bodies let in that way and still arriving, counted as if queued.
+   */
+  checkQueueRoom(bytes: number, inFlightBytes = 0): void {
+    checkQueueRoom(this.store, this.#maxQueuedBytes, bytes, inFlightBytes);
   }
 
   /** Create (or return) the endpoint `id`. */

@@ -11,14 +11,18 @@ import type { JobStore } from '../store/job-store.js';
 /** Retry-After of a SW_QUEUE_FULL answer, s: workers free room as they take jobs. */
 export const QUEUE_FULL_RETRY_AFTER_S = 5;
 
-/** Throws SW_QUEUE_FULL when `bytes` more would pass `max`; nothing when there is no cap, no size or no count. */
-export function checkQueueRoom(store: Pick<JobStore, 'queuedBytes'>, max: number | undefined, bytes: number): void {
+/**
+ * Throws SW_QUEUE_FULL when `bytes` more would pass `max`; nothing when there is no cap, no size or no count.
+ * `inFlightBytes`: bodies still arriving that were let in on their Content-Length (counted as if queued).
+ */
+export function checkQueueRoom(store: Pick<JobStore, 'queuedBytes'>, max: number | undefined, bytes: number, inFlightBytes = 0): void {
   if (max === undefined || bytes === 0 || store.queuedBytes === undefined) return;
   const queued = store.queuedBytes();
-  if (queued + bytes <= max) return;
+  if (queued + inFlightBytes + bytes <= max) return;
+  const arriving = inFlightBytes > 0 ? ` and requests still arriving ${inFlightBytes}` : '';
   throw new ServerlessWorkerError(
     'SW_QUEUE_FULL',
-    `The harness's queue is full: queued requests hold ${queued} bytes and this one has ${bytes}, past the limit of ${max} (maxQueuedBytes, --max-queued-bytes); retry after ${QUEUE_FULL_RETRY_AFTER_S} s`,
-    { queuedBytes: queued, requestBytes: bytes, maxQueuedBytes: max, retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_S },
+    `The harness's queue is full: queued requests hold ${queued} bytes${arriving} and this one has ${bytes}, past the limit of ${max} (maxQueuedBytes, --max-queued-bytes); retry after ${QUEUE_FULL_RETRY_AFTER_S} s`,
+    { queuedBytes: queued, ...(inFlightBytes > 0 ? { inFlightBytes } : {}), requestBytes: bytes, maxQueuedBytes: max, retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_S },
   );
 }

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, parseOnceOrThrow } from 'serverless-worker/internal/job/index.js';
+import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, ServerlessWorkerError, parseOnceOrThrow } from 'serverless-worker/internal/job/index.js';
 import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
 import { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import type { LaunchedWorkersView } from './launcher/launched-workers-view.js';
@@ -22,6 +22,7 @@ import {
 import { DashboardSettingsSchema } from './dashboard/settings.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
 import { AllowListSchema } from 'serverless-worker/internal/net/target-policy.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http/connection-limits.js';
 import type { WorkerApiOptions } from './worker-api/index.js';
 import type { EndpointInputSpec } from './openapi/index.js';
 
@@ -91,6 +92,16 @@ export const HarnessServerOptionsSchema = z.object({
   rateLimits: z.union([z.literal(false), RateLimitSettingsSchema]).default(() => RateLimitSettingsSchema.parse({})),
   /** Webhook delivery; defaults as on the platform (3 attempts, 10 s apart). */
   webhook: WebhookSettingsSchema.default(() => WebhookSettingsSchema.parse({})),
+  /**
+   * Most client connections open at once; one past it is closed at once. Default: the
+   * process's descriptor limit less a quarter of it (at least 128 kept) for outgoing
+   * calls, the database, workers and files (http/connection-limits.ts).
+   */
+  maxConnections: z.number().int().min(1).max(10_000_000).optional(),
+  /** Time for a request's headers to arrive (an idle new connection too), ms; then 400 and closed. Default 10 000. */
+  headersTimeoutMs: z.number().int().min(100).max(3_600_000).default(DEFAULT_HEADERS_TIMEOUT_MS),
+  /** Time for a whole request, body included, to arrive, ms; then 400 and closed. Not the answer's time. Default 60 000. */
+  requestTimeoutMs: z.number().int().min(100).max(3_600_000).default(DEFAULT_REQUEST_TIMEOUT_MS),
   /** Longest an OpenAI-compatible call waits for its job, ms; default 600 000 (then cancelled, 504). */
   openaiTimeoutMs: z.number().int().min(1).max(EXECUTION_TIMEOUT_MS.max).default(EXECUTION_TIMEOUT_MS.default),
   /** How long GET /stream waits for a chunk when none is unread, ms; default 10 000 (per call: ?wait=). */
@@ -148,7 +159,15 @@ export type HarnessServerOptions = z.input<typeof HarnessServerOptionsSchema>;
 export type HarnessServerConfig = Readonly<z.output<typeof HarnessServerOptionsSchema>>;
 
 export function resolveServerOptions(options: HarnessServerOptions): HarnessServerConfig {
-  return Object.freeze(parseOnceOrThrow(HarnessServerOptionsSchema, options, 'SW_INVALID_OPTIONS', 'harness server options'));
+  const config = parseOnceOrThrow(HarnessServerOptionsSchema, options, 'SW_INVALID_OPTIONS', 'harness server options');
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ServerlessWorkerError(
+      'SW_INVALID_OPTIONS',
+      `Invalid harness server options: headersTimeoutMs (${config.headersTimeoutMs}) must not be longer than requestTimeoutMs (${config.requestTimeoutMs})`,
+      { issues: [{ path: 'headersTimeoutMs', message: `must be at most requestTimeoutMs (${config.requestTimeoutMs})` }] },
+    );
+  }
+  return Object.freeze(config);
 }
 
 /** The spec 8.2 table with the configured overrides applied. */

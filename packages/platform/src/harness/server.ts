@@ -27,6 +27,7 @@ import { isLoopbackHost, localBaseUrl } from './http/bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './http/error-reply.js';
 import { trackFreshConnections } from 'serverless-worker/internal/net/fresh-connections.js';
 import { lazyChildLoggerFactory } from './http/lazy-child-logger.js';
+import { CONNECTION_CHECK_MS, defaultMaxConnections } from './http/connection-limits.js';
 import { bindJobMetrics } from './http/job-metrics.js';
 import { registerMetricsRoute } from './http/metrics-route.js';
 import { openAiRoutes } from './openai/index.js';
@@ -96,6 +97,9 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     logController: new LogController({ disableRequestLogging: true }),
     // request.log becomes a pino child only when a request logs (lazy-child-logger.ts).
     childLoggerFactory: lazyChildLoggerFactory,
+    // Slow or idle clients are closed (http/connection-limits.ts); answers may take as long as they need.
+    requestTimeout: config.requestTimeoutMs,
+    http: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: CONNECTION_CHECK_MS },
     // Our own error bodies while closing: waiting requests are answered by the closing signal.
     return503OnClosing: false,
     // Endpoint ids up to 128 characters and job ids up to 200 reach our own validation.
@@ -214,6 +218,8 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     });
   }
 
+  // Past it a new connection is closed at once: descriptors stay for outgoing calls (connection-limits.ts).
+  app.server.maxConnections = config.maxConnections ?? defaultMaxConnections();
   const fresh = trackFreshConnections(app.server);
   const close = async (): Promise<void> => {
     if (closing.signal.aborted) return;

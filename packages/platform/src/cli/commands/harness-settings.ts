@@ -59,6 +59,24 @@ export const HARNESS_SETTINGS = {
     flag: '--openai-timeout-ms <ms>',
     description: 'longest an OpenAI-compatible call waits for its job (then the job is cancelled, 504)',
   }),
+  maxConnections: wholeNumberSetting(server.maxConnections, {
+    flag: '--max-connections <n>',
+    defaultText: 'descriptor limit less a quarter (at least 128 kept)',
+    description: 'client connections open at once; a connection past it is closed at once',
+    details:
+      'The default keeps a quarter of the process\'s open-file limit (`ulimit -n`), at least 128 descriptors, for outgoing calls (load-balancing pings and requests, webhooks, PostgreSQL), launched workers and files: with the usual limit of 1 024 that is 768 connections. Raise `ulimit -n` to take more (`maxConnections` in the library).',
+  }),
+  headersTimeoutMs: wholeNumberSetting(server.headersTimeoutMs, {
+    flag: '--headers-timeout-ms <ms>',
+    description: "time for a request's headers to arrive (an idle new connection too); then 400 SW_INVALID_REQUEST and the connection is closed",
+    details: 'Checked every second. At most --request-timeout-ms (`headersTimeoutMs` in the library).',
+  }),
+  requestTimeoutMs: wholeNumberSetting(server.requestTimeoutMs, {
+    flag: '--request-timeout-ms <ms>',
+    description: 'time for a whole request, body included, to arrive; then 400 SW_INVALID_REQUEST and the connection is closed',
+    details:
+      'It bounds a client sending slowly, not the answer: /runsync waits, streams and long polls take as long as they need. A 20 MB /runsync body needs at least 350 kB/s with the default (`requestTimeoutMs` in the library).',
+  }),
   streamWaitMs: wholeNumberSetting(server.streamWaitMs, {
     flag: '--stream-wait-ms <ms>',
     description: 'how long GET /stream waits for a chunk when none is unread (per call: ?wait=)',

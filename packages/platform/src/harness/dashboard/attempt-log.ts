@@ -8,7 +8,8 @@
  *
  * Bounded: the attempts of at most `maxJobs` jobs (default 10 000; the job first
  * recorded longest ago goes first) and the last `maxAttemptsPerJob` attempts of each
- * (default 16; the job counts those dropped). Jobs taken by in-process workers have no
+ * (default 16; the job counts those dropped). Jobs dropped by the first cap are counted
+ * (evictedJobs) and the job page says when a job's history is missing. Jobs taken by in-process workers have no
  * take event: their attempt is recorded when it ends.
  *
  * The common case costs next to nothing: a job that completes (or is cancelled) on its
@@ -79,6 +80,8 @@ export class AttemptLog {
    */
   readonly #order: Array<JobAttempts | undefined>;
   #next = 0;
+  /** Jobs whose record the maxJobs cap dropped, since the log was made. */
+  #evictedJobs = 0;
   readonly #maxJobs: number;
   readonly #maxAttempts: number;
   readonly #now: () => number;
@@ -93,6 +96,11 @@ export class AttemptLog {
   /** The caps this log keeps to. */
   get limits(): { maxJobs: number; maxAttemptsPerJob: number } {
     return { maxJobs: this.#maxJobs, maxAttemptsPerJob: this.#maxAttempts };
+  }
+
+  /** Jobs whose attempt history the maxJobs cap dropped since the harness started (the page says so: attempt-view.ts). */
+  get evictedJobs(): number {
+    return this.#evictedJobs;
   }
 
   /** Jobs with a record now. */
@@ -179,7 +187,10 @@ export class AttemptLog {
       record = { endpointId, jobId, attempts: [], dropped: 0 };
       const oldest = this.#order[this.#next];
       // Unless a plain end removed it already (and the id has a newer record since).
-      if (oldest !== undefined && this.#jobs.get(oldest.jobId) === oldest) this.#jobs.delete(oldest.jobId);
+      if (oldest !== undefined && this.#jobs.get(oldest.jobId) === oldest) {
+        this.#jobs.delete(oldest.jobId);
+        this.#evictedJobs++;
+      }
       this.#order[this.#next] = record;
       this.#next = (this.#next + 1) % this.#maxJobs;
       this.#jobs.set(jobId, record);

@@ -37,6 +37,8 @@ export interface JobAttemptsView {
   /** Older attempts dropped by the per-job cap. */
   dropped: number;
   limits: { maxJobs: number; maxAttemptsPerJob: number };
+  /** Why attempts of this job are missing whole (its record went with the maxJobs cap), in words; absent otherwise. */
+  historyDropped?: string;
 }
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -70,6 +72,7 @@ export function jobAttemptsView(
   scaleEvents: readonly ScaleEvent[],
   now: number,
   limits: { maxJobs: number; maxAttemptsPerJob: number } = ATTEMPT_LOG_LIMITS,
+  evictedJobs = 0,
 ): JobAttemptsView {
   const entries: AttemptEntry[] = (recorded?.attempts ?? []).map((entry) => ({ ...entry }));
   const running = job.status === 'IN_PROGRESS';
@@ -112,5 +115,17 @@ export function jobAttemptsView(
     attempts: entries.map((entry) => toView(entry, now)),
     dropped: recorded?.dropped ?? 0,
     limits: { maxJobs: limits.maxJobs, maxAttemptsPerJob: limits.maxAttemptsPerJob },
+    ...historyDropped(job, recorded, limits.maxJobs, evictedJobs),
+  };
+}
+
+/**
+ * A job that was retried, lost or taken more than once had a record; without one, the
+ * maxJobs cap dropped it (it used to go silently, and the page showed only the last attempt).
+ */
+function historyDropped(job: JobAttemptFacts, recorded: JobAttempts | undefined, maxJobs: number, evictedJobs: number): { historyDropped?: string } {
+  if (recorded !== undefined || evictedJobs === 0 || (job.retries === 0 && job.lost === 0 && job.attempt <= 1)) return {};
+  return {
+    historyDropped: `its earlier attempts are no longer recorded: the dashboard keeps the attempt history of its last ${maxJobs} jobs with one to show, and has dropped that of ${evictedJobs} older ones since the harness started`,
   };
 }

@@ -85,6 +85,8 @@ export interface LogsView {
   launcher: boolean;
   inProcess: boolean;
   lines: LogLineView[];
+  /** Of a job's lines: why some (or all) of them are no longer kept, in words; absent when none went. */
+  dropped?: string;
 }
 
 /** GET .../values/chunks: the unread chunks whole, from the index of the first. */

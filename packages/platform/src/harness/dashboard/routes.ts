@@ -230,7 +230,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
     const scaleEvents = context.launchedWorkers?.scaleEvents?.(endpointId) ?? [];
-    return jobAttemptsView(job, context.attemptLog.forJob(endpointId, jobId), scaleEvents, harness.clock.now(), context.attemptLog.limits);
+    return jobAttemptsView(job, context.attemptLog.forJob(endpointId, jobId), scaleEvents, harness.clock.now(), context.attemptLog.limits, context.attemptLog.evictedJobs);
   });
 
   app.get('/ui/api/scale-events', async (request): Promise<ScaleEventsView> => {
@@ -255,15 +255,28 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     const launched = context.launchedWorkers;
     const jobLogs = context.settings.jobLogs;
     let lines: LogLineView[] = launched ? launched.logs(query.endpoint, 1_000, query.worker) : [];
+    let dropped: string | undefined;
     if (query.job !== undefined) {
       const jobId = query.job;
       // A job's lines: those of launched workers that name it (ctx.log binds requestId; the runtime's job lines carry it),
       // and those an in-process worker logged for it (job-log-tap.ts).
       lines = lines.filter((line) => line.line.includes(jobId));
+      // The job's own lines, kept by bytes and time past the endpoint's ring (launcher/job-lines.ts): the same entries, merged once.
+      const kept = launched?.jobLogs?.(query.endpoint, jobId);
+      if (kept !== undefined) {
+        const seen = new Set(lines);
+        lines = [...kept.lines.filter((line) => !seen.has(line)), ...lines].sort((a, b) => a.at - b.at);
+        dropped = kept.dropped;
+      }
       const own = jobLogs?.forJob(jobId) ?? [];
       if (own.length > 0) lines = [...lines, ...own.map((line) => ({ at: line.at, workerId: 'in-process', stream: line.level, line: line.line }))].sort((a, b) => a.at - b.at);
     }
-    return { launcher: launched !== undefined, inProcess: jobLogs !== undefined, lines: lines.slice(-query.max).map((line) => ({ ...line, line: clipLine(line.line) })) };
+    return {
+      launcher: launched !== undefined,
+      inProcess: jobLogs !== undefined,
+      lines: lines.slice(-query.max).map((line) => ({ ...line, line: clipLine(line.line) })),
+      ...(dropped !== undefined ? { dropped } : {}),
+    };
   });
 
   app.get('/ui/api/events', async (request, reply) => {

@@ -9,7 +9,11 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { systemClock } from 'serverless-worker/internal/clock/index.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { databaseUnavailable } from '../postgres/unavailable.js';
 import { answerAfterBody } from './early-answer.js';
+
+/** Retry-After of a SW_STORE_UNAVAILABLE answer, s: a PostgreSQL restart takes a few seconds. */
+export const STORE_UNAVAILABLE_RETRY_AFTER_S = 5;
 
 /** Map any thrown value onto a ServerlessWorkerError. */
 export function toServerlessWorkerError(error: unknown, request?: FastifyRequest): ServerlessWorkerError {
@@ -36,6 +40,15 @@ export function toServerlessWorkerError(error: unknown, request?: FastifyRequest
     default:
       break;
   }
+  const down = databaseUnavailable(error);
+  if (down !== undefined) {
+    return new ServerlessWorkerError(
+      'SW_STORE_UNAVAILABLE',
+      `The harness's job store is unavailable: ${down}. Nothing was changed that this answer does not confirm; retry after ${STORE_UNAVAILABLE_RETRY_AFTER_S} s`,
+      { retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_S },
+      { cause: error },
+    );
+  }
   if (error instanceof SyntaxError) {
     return new ServerlessWorkerError('SW_INVALID_REQUEST', `Request body is not valid JSON: ${error.message}`);
   }
@@ -46,10 +59,29 @@ export function toServerlessWorkerError(error: unknown, request?: FastifyRequest
   return new ServerlessWorkerError('SW_INTERNAL', 'Internal error in the harness', undefined, { cause: error });
 }
 
+/** Least time between two "job store unavailable" warnings, ms: an outage under load must not flood the log. */
+const STORE_WARNING_EVERY_MS = 5_000;
+let lastStoreWarning = Number.NEGATIVE_INFINITY;
+
+/** Log what went wrong: an internal error always, the store being down at most every STORE_WARNING_EVERY_MS. */
+function logServerError(request: FastifyRequest, coded: ServerlessWorkerError): void {
+  if (coded.code === 'SW_INTERNAL') request.log.error({ err: coded.cause ?? coded }, 'internal error');
+  if (coded.code !== 'SW_STORE_UNAVAILABLE' || coded.cause === undefined) return;
+  const now = systemClock.now();
+  if (now - lastStoreWarning < STORE_WARNING_EVERY_MS) return;
+  lastStoreWarning = now;
+  request.log.warn(
+    { err: coded.cause, route: request.routeOptions.url, retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_S },
+    `job store unavailable: ${databaseUnavailable(coded.cause) ?? 'PostgreSQL cannot be reached'}; requests that need it answer 503 SW_STORE_UNAVAILABLE until it is back`,
+  );
+}
+
 /** Send `error` as the harness's JSON error body. */
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const coded = toServerlessWorkerError(error, reply.request);
-  if (coded.code === 'SW_INTERNAL') reply.request.log.error({ err: coded.cause ?? coded }, 'internal error');
+  logServerError(reply.request, coded);
+  const retryAfter = coded.details?.retryAfterSeconds;
+  if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
   return reply.code(coded.status).type('application/json; charset=utf-8').send(coded.toJSON());
 }
 
@@ -60,8 +92,8 @@ export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const coded = toServerlessWorkerError(error, request);
-    if (coded.code === 'SW_INTERNAL') request.log.error({ err: coded.cause ?? coded }, 'internal error');
-    // SW_QUEUE_FULL (and any coded error that says when to come back).
+    logServerError(request, coded);
+    // SW_QUEUE_FULL, SW_STORE_UNAVAILABLE (and any coded error that says when to come back).
     const retryAfter = coded.details?.retryAfterSeconds;
     if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
     return answerAfterBody(reply, coded.status, coded.toJSON());

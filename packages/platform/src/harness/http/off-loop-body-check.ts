@@ -1,13 +1,14 @@
 /**
  * @module harness/http/off-loop-body-check
- * Large request bodies are checked off the event loop: one worker thread per process
- * (started on the first large body, unref'd) reads the text in one pass for its depth,
+ * Large request bodies are checked off the event loop: up to BODY_CHECK_THREADS worker
+ * threads per process (started as large bodies arrive together, unref'd), each reads the text in one pass for its depth,
  * its key count and where its top-level `input` value lies, then JSON.parse's it to
  * learn whether it is JSON at all, and answers only those facts. JSON.parse of a 9.9 MB
  * body of 834 000 keys takes 0.2 to 0.5 s; on the harness's loop that was a /health
  * left unanswered for seconds while a few such bodies came in (bench/big-bodies.ts).
  * The loop itself then only parses the envelope around the input (json-body.ts).
  */
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /** What the thread found in one body. */
@@ -67,38 +68,65 @@ interface Pending {
   reject(error: Error): void;
 }
 
-let thread: Worker | undefined;
-let nextId = 0;
-const pending = new Map<number, Pending>();
+/** One check thread and the checks it has not answered yet. */
+interface CheckThread {
+  readonly worker: Worker;
+  readonly pending: Map<number, Pending>;
+}
 
-function startThread(): Worker {
+/**
+ * Most check threads per process: bodies that arrive together are checked in parallel,
+ * one per thread (they used to queue behind one thread: 80 bodies of 10 MB answered one
+ * after another over minutes, issue 32): 2 to 4, leaving a core to the event loop.
+ */
+export const BODY_CHECK_THREADS = Math.max(2, Math.min(4, availableParallelism() - 1));
+
+const threads: CheckThread[] = [];
+let nextId = 0;
+
+function startThread(): CheckThread {
   const worker = new Worker(THREAD_SOURCE, { eval: true, name: 'serverless-worker body check' });
+  const thread: CheckThread = { worker, pending: new Map() };
   worker.unref();
   worker.on('message', (message: BodyFacts & { id: number }) => {
-    const waiting = pending.get(message.id);
-    pending.delete(message.id);
-    if (pending.size === 0) worker.unref();
+    const waiting = thread.pending.get(message.id);
+    thread.pending.delete(message.id);
+    if (thread.pending.size === 0) worker.unref();
     waiting?.resolve(message);
   });
   const fail = (error: Error) => {
-    if (thread === worker) thread = undefined;
-    for (const waiting of pending.values()) waiting.reject(error);
-    pending.clear();
+    const index = threads.indexOf(thread);
+    if (index >= 0) threads.splice(index, 1);
+    for (const waiting of thread.pending.values()) waiting.reject(error);
+    thread.pending.clear();
   };
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`the body check thread exited (${code})`)));
-  return worker;
+  threads.push(thread);
+  return thread;
 }
 
-/** The facts of `text`, read by the body check thread. Rejects only if the thread died. */
+/** An idle thread, a new one while under BODY_CHECK_THREADS, else the one with the fewest checks waiting. */
+function pickThread(): CheckThread {
+  const idle = threads.find((thread) => thread.pending.size === 0);
+  if (idle) return idle;
+  if (threads.length < BODY_CHECK_THREADS) return startThread();
+  return threads.reduce((least, thread) => (thread.pending.size < least.pending.size ? thread : least));
+}
+
+/** The facts of `text`, read by a body check thread. Rejects only if the thread died. */
 export function checkBodyOffThread(text: string, limits: { readonly maxDepth: number; readonly maxKeys: number }): Promise<BodyFacts> {
-  thread ??= startThread();
-  const worker = thread;
+  const thread = pickThread();
   const id = nextId++;
   return new Promise<BodyFacts>((resolve, reject) => {
-    pending.set(id, { resolve, reject });
+    thread.pending.set(id, { resolve, reject });
     // Held while a check is pending: a process waiting for an answer must not exit.
-    worker.ref();
-    worker.postMessage({ id, text, maxDepth: limits.maxDepth, maxKeys: limits.maxKeys });
+    thread.worker.ref();
+    thread.worker.postMessage({ id, text, maxDepth: limits.maxDepth, maxKeys: limits.maxKeys });
   });
+}
+
+/** Check threads running now (tests). */
+export function bodyCheckThreadCount(): number {
+  return threads.length;
 }

@@ -8,6 +8,7 @@
 import type { Pod } from '../management/index.js';
 import type { ScaleEvent } from './scale-events.js';
 import type { WorkerLogLine } from './worker-logs.js';
+import type { JobLinesRead } from './job-lines.js';
 
 export interface LaunchedHealth {
   initializing: number;
@@ -28,6 +29,8 @@ export interface LaunchedWorkersView {
   health(endpointId: string): Promise<LaunchedHealth | undefined>;
   /** The last `max` output lines of the endpoint's workers, oldest first. */
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[];
+  /** One job's own lines, kept by bytes and time beyond the endpoint's last lines (job-lines.ts), and why some are missing; optional. */
+  jobLogs?(endpointId: string, jobId: string): JobLinesRead | undefined;
   /** Every launched worker as a pod. */
   pods(): Promise<Pod[]>;
   /** The last `max` scale events (started, ready, stopped, exited, crashed, ...) of one endpoint or all, oldest first; optional. */

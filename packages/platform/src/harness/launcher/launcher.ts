@@ -42,6 +42,7 @@ import { decideScaling } from './scale-decision.js';
 import { ScalingLoop } from './scaling-loop.js';
 import { ScaleEvents, type ScaleEvent } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
+import { JobLines, jobIdOfLine, type JobLinesRead } from './job-lines.js';
 import { observeWorkers, setWorkerGauge } from './worker-observation.js';
 import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
 
@@ -72,6 +73,8 @@ export class Launcher implements LaunchedWorkersView {
   readonly #log: Logger;
   readonly #pool: GpuPool | undefined;
   readonly #logs: WorkerLogs;
+  /** Each job's own lines, kept longer than the endpoint's ring (job-lines.ts). */
+  readonly #jobLines = new JobLines();
   readonly #events = new ScaleEvents();
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
@@ -216,6 +219,11 @@ export class Launcher implements LaunchedWorkersView {
 
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[] {
     return this.#logs.read(endpointId, max, workerId);
+  }
+
+  /** One job's own lines (job-lines.ts) and why some are missing; undefined when none was seen. */
+  jobLogs(endpointId: string, jobId: string): JobLinesRead | undefined {
+    return this.#jobLines.read(endpointId, jobId, this.#deps.harness.clock.now());
   }
 
   /** The last `max` scale events of the endpoint (or of all endpoints), oldest first. */
@@ -373,7 +381,10 @@ export class Launcher implements LaunchedWorkersView {
   }
 
   #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {
-    this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId, stream, line });
+    const entry: WorkerLogLine = { at: this.#deps.harness.clock.now(), workerId, stream, line };
+    this.#logs.add(endpointId, entry);
+    const jobId = jobIdOfLine(line);
+    if (jobId !== undefined) this.#jobLines.add(endpointId, jobId, entry);
     this.#log.info({ endpointId, workerId, stream }, line);
   }
 

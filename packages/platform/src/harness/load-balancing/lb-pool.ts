@@ -6,6 +6,7 @@
  * it). Requests go round-robin to healthy workers with room (in flight < concurrency).
  * Cold start is measured as the platform does: from the first 204 to the first 200.
  */
+import { redactUrlCredentials } from './redact-url.js';
 
 export type LbWorkerState = 'unknown' | 'initializing' | 'healthy' | 'unhealthy';
 
@@ -135,8 +136,9 @@ export class LbPool {
   view(worker: LbWorker): LbWorkerView {
     return {
       id: worker.id,
-      url: worker.url,
-      healthUrl: worker.healthUrl,
+      // Credentials in a registered URL are never shown (redact-url.ts).
+      url: redactUrlCredentials(worker.url),
+      healthUrl: redactUrlCredentials(worker.healthUrl),
       state: worker.state,
       inFlight: worker.inFlight,
       concurrency: worker.concurrency,

@@ -16,6 +16,7 @@ import { parseRequestPart } from '../queue-api/params.js';
 import { operationConfig } from '../http/route-config.js';
 import { runOpenAiCall, type OpenAiContext } from './openai-call.js';
 import { installOpenAiErrorHandler } from './openai-errors.js';
+import { refuseWithoutWorker } from './models-without-worker.js';
 
 export type { OpenAiContext } from './openai-call.js';
 export * from './openai-errors.js';
@@ -49,6 +50,8 @@ export async function openAiRoutes(app: FastifyInstance, context: OpenAiContext)
   });
 
   app.get('/:endpointId/openai/v1/models', { config: operationConfig('openai') }, async (request, reply) => {
+    // Only a worker can list its models: with none, the call used to wait out the whole OpenAI timeout (600 s).
+    await refuseWithoutWorker(context, request.params);
     const endpoint = endpointOf(context, request.params);
     return runOpenAiCall(context, { endpoint, route: '/v1/models', body: {}, stream: false }, reply);
   });

@@ -10,6 +10,7 @@ import { operationConfig } from '../http/route-config.js';
 import { endpointOf, type QueueApiContext } from './context.js';
 import { WaitQuerySchema, parseRequestPart } from './params.js';
 import { plainJobRequest, plainWait } from './plain-shapes.js';
+import { earlyQueueRoomHook } from './early-queue-room.js';
 
 /**
  * The body as a validated job request. A large body's input arrives as its text
@@ -35,7 +36,9 @@ function jobRequestOf(body: unknown, context: QueueApiContext, endpointId: strin
 }
 
 export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiContext): void {
-  app.post('/:endpointId/run', { bodyLimit: MAX_BODY_BYTES.run, config: operationConfig('run') }, async (request) => {
+  // A body the queue cap cannot take is refused before it is read (early-queue-room.ts).
+  const onRequest = earlyQueueRoomHook(context.harness);
+  app.post('/:endpointId/run', { bodyLimit: MAX_BODY_BYTES.run, config: operationConfig('run'), onRequest }, async (request) => {
     const endpoint = endpointOf(context, request.params);
     const body = jobRequestOf(request.body, context, endpoint.id);
     const job = await endpoint.submit(body, { bytes: request.bodyBytes });
@@ -44,7 +47,7 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
     return { id: job.id, status: 'IN_QUEUE' as const };
   });
 
-  app.post('/:endpointId/runsync', { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('runsync') }, async (request, reply) => {
+  app.post('/:endpointId/runsync', { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('runsync'), onRequest }, async (request, reply) => {
     const endpoint = endpointOf(context, request.params);
     const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
     const body = jobRequestOf(request.body, context, endpoint.id);

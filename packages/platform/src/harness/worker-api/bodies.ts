@@ -56,10 +56,18 @@ export const StreamBodySchema = z.looseObject({
   metrics: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** A text body as JSON: empty is `{}`; anything else that is not a JSON object is SW_INVALID_REQUEST. */
-export function parseJsonObject<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.infer<S> {
+/**
+ * A text body as JSON: empty is `{}` (or SW_INVALID_REQUEST with `emptyIs: 'refused'`);
+ * anything else that is not a JSON object is SW_INVALID_REQUEST.
+ */
+export function parseJsonObject<S extends z.ZodType>(schema: S, raw: unknown, what: string, options: { readonly emptyIs?: 'object' | 'refused' } = {}): z.infer<S> {
   let value: unknown = raw;
-  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) value = {};
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) {
+    if (options.emptyIs === 'refused') {
+      throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body is empty: send {"output": ...} or {"error": "..."} (a JSON object); the job was left as it was`);
+    }
+    value = {};
+  }
   else if (typeof raw === 'string' || Buffer.isBuffer(raw)) {
     const text = raw.toString();
     // Before JSON.parse: a value too deep for the store's copies and the replies' stringify

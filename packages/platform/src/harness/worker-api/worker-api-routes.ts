@@ -154,7 +154,10 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
 
   app.post('/:endpointId/job-done/:workerId/:jobId', async (request, reply) => {
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
-    const body = parseJsonObject(DoneBodySchema, request.body, 'job-done');
+    // An empty body is refused (400, the job left running), as the platform answers 400 to a
+    // job-done post it cannot read; the reference worker does not retry a 4xx. It used to
+    // end the job COMPLETED with no output. `{}` (a handler that returned nothing) still does.
+    const body = parseJsonObject(DoneBodySchema, request.body, 'job-done', { emptyIs: 'refused' });
     const endpoint = endpointOf(endpointId);
     await liveness.seen(endpoint, workerId);
     const what = body.status === 'IN_PROGRESS' ? 'progress' : 'result';
