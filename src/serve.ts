@@ -72,6 +72,9 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       const supervisor = Number(process.env.SW_SUPERVISOR_PID);
       const supervised = Number.isInteger(supervisor) && supervisor > 0;
       if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
+      // A worker process a harness's launcher started: it leaves with that harness.
+      const harnessPid = Number(process.env.SW_HARNESS_PID);
+      if (Number.isInteger(harnessPid) && harnessPid > 0) (await import('./local/supervised-child.js')).exitWhenHarnessGone(harnessPid, logger);
       const { runPlatformWorker } = await import('./platform-mode.js');
       const exitCode = await runPlatformWorker(anyHandler, config, logger, supervised ? { localInitFailure: true } : {});
       exitWith(logger, exitCode);

@@ -140,7 +140,7 @@ export const HARNESS_SETTINGS = {
   dataDir: textSetting(z.string().min(1).optional(), {
     flag: '--data-dir <dir>',
     defaultText: '`~/.serverless-worker/harness`',
-    description: "with --launcher docker: the harness's data folder; network volumes are its volumes/<id> folders, bound at /runpod-volume",
+    description: "the launcher's data folder: with --launcher docker, network volumes are its volumes/<id> folders, bound at /runpod-volume; launched worker processes are recorded in launched-processes/, so a harness started after a crash stops those the crashed one left",
   }),
   launcherConfig: textSetting(z.string().min(1).optional(), {
     flag: '--launcher-config <file>',

@@ -36,6 +36,7 @@ import { GpuPool } from './gpu-pool.js';
 import { LaunchedWorker } from './launched-worker.js';
 import type { LaunchBackend, WorkerExit } from './launch-backend.js';
 import { ProcessBackend } from './process-backend.js';
+import type { ProcessRecords } from './process-records.js';
 import { ServerlessWorkerError } from '../../job/errors.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling } from './scale-decision.js';
@@ -55,6 +56,8 @@ export interface LauncherDeps {
   slots?: SlotClaims;
   /** Runs the workers of every template whose image no `images` command names (docker/docker-backend.ts: `--launcher docker`); default none. */
   containers?: LaunchBackend;
+  /** Where the worker processes are recorded, so a harness started after a crash stops what this one left (process-records.ts); default none. */
+  processRecords?: ProcessRecords;
 }
 
 export interface LauncherTarget {
@@ -93,7 +96,7 @@ export class Launcher implements LaunchedWorkersView {
     this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
     this.#logs = new WorkerLogs(this.settings.logLines);
     this.#slots = deps.slots ?? new LocalSlotClaims();
-    if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images));
+    if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images, deps.processRecords));
     if (deps.containers) this.#backends.push(deps.containers);
     if (this.#backends.length === 0) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'launcher options: name at least one image (--image NAME=COMMAND) or run images as containers (--launcher docker)');
     this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events, deps.harness.clock);
@@ -183,13 +186,27 @@ export class Launcher implements LaunchedWorkersView {
   /** Stop every worker (SIGTERM, deadline, SIGKILL) and wait until all have exited. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#loop.close();
     for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
+    // A round under way (a scale-up waiting on its slot claim) ends first and starts nothing more: no launch after the drain begins.
+    await this.#loop.close();
     this.#activity.close();
     const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
     for (const worker of all) this.#stopWorker(worker, 'shutdown');
     await Promise.all(all.map((worker) => worker.exited));
     for (const backend of this.#backends) await backend.close();
+  }
+
+  /**
+   * SIGKILL every worker now (a second SIGTERM to the harness: it exits at once, its
+   * workers must not outlive it); resolves once each has exited. Processes get the signal
+   * before this returns; containers once the engine answers.
+   */
+  async killAll(): Promise<void> {
+    this.#closed = true;
+    void this.#loop.close();
+    const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
+    for (const worker of all) worker.kill();
+    await Promise.all(all.map((worker) => worker.exited));
   }
 
   // ------------------------------------------------------------------ views
@@ -284,6 +301,11 @@ export class Launcher implements LaunchedWorkersView {
     for (let i = 0; i < (blocked ? 0 : decision.start); i++) {
       const id = launchedWorkerId(this.#slots, endpoint.id, ++this.#seq); // a slot first: never more than workersMax across machines
       if ((await this.#slots.claim(endpoint.id, endpoint.workersMax, id, now)) === undefined) break;
+      if (this.#closed) {
+        // The launcher closed while the claim was under way: no launch after the drain begins.
+        await this.#slots.release(endpoint.id, id);
+        break;
+      }
       this.#spawn(endpoint, template, backend, runtime, now, needsGpus, decision.desired, key, id);
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
@@ -303,7 +325,7 @@ export class Launcher implements LaunchedWorkersView {
     id: string,
   ): void {
     const target = this.#target;
-    if (!target) return;
+    if (!target || this.#closed) return;
     const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
     if (gpus === undefined) return;
     // The harness's own environment is the process backend's to add: a container gets only these.
