@@ -13,6 +13,7 @@
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger, loadPrettyLogs } from './log/index.js';
+import { HARNESS_PID_ENV } from './settings/launched-worker.js';
 import {
   WORKER_USAGE,
   catchStrayErrors,
@@ -73,7 +74,7 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       const supervised = Number.isInteger(supervisor) && supervisor > 0;
       if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
       // A worker process a harness's launcher started: it leaves with that harness.
-      const harnessPid = Number(process.env.SW_HARNESS_PID);
+      const harnessPid = Number(process.env[HARNESS_PID_ENV]);
       if (Number.isInteger(harnessPid) && harnessPid > 0) (await import('./local/supervised-child.js')).exitWhenHarnessGone(harnessPid, logger);
       const { runPlatformWorker } = await import('./platform-mode.js');
       const exitCode = await runPlatformWorker(anyHandler, config, logger, supervised ? { localInitFailure: true } : {});

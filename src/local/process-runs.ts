@@ -11,27 +11,11 @@ export function processRuns(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return processState(pid) !== 'Z';
-}
-
-/** The one-letter state of /proc/<pid>/stat (R, S, Z, ...), or undefined where it cannot be read. */
-export function processState(pid: number): string | undefined {
-  const stat = procStat(pid);
-  return stat?.[0];
-}
-
-/** The fields of /proc/<pid>/stat after the command name (state first), or undefined where it cannot be read. */
-export function procStat(pid: number): string[] | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
-    return undefined;
+    // No /proc (not Linux): signal 0 is the answer.
+    return true;
   }
-}
-
-/** The process's start time (clock ticks since boot, /proc/<pid>/stat field 22): with the pid, it names one process; undefined off Linux. */
-export function processStartTicks(pid: number): string | undefined {
-  // Field 22 of the whole line is index 19 after the state (field 3).
-  return procStat(pid)?.[19];
 }

@@ -10,13 +10,6 @@ import type { Logger } from 'pino';
 import { repeatEvery, systemClock } from '../clock/index.js';
 import { processRuns } from './process-runs.js';
 
-/**
- * The variable a harness's launcher gives the worker processes it starts (not its
- * containers): the harness's pid. The worker exits once that process is gone (a SIGKILLed
- * harness cannot stop it), so no launched worker outlives its harness.
- */
-export const HARNESS_PID_ENV = 'SW_HARNESS_PID';
-
 /** How often the parent's pid is checked, ms. */
 const ORPHAN_CHECK_MS = 1_000;
 

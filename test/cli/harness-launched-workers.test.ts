@@ -143,7 +143,7 @@ describe('the workers a harness launches', () => {
     harness.child.kill('SIGTERM');
     const result = await harness.child;
     expect(result.exitCode).toBe(143);
-    expect(harness.stderr()).toContain('second signal: killing what must not outlive this process');
     await waitFor(() => !groupRuns(group), 'the worker was SIGKILLed with its harness', 10_000, 50);
+    expect(harness.stderr()).toContain('second signal: killing what must not outlive this process');
   }, 240_000);
 });

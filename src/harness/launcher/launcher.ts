@@ -44,7 +44,7 @@ import { ScalingLoop } from './scaling-loop.js';
 import { ScaleEvents, type ScaleEvent } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
 import { observeWorkers, setWorkerGauge } from './worker-observation.js';
-import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
+import { LocalSlotClaims, NOT_LAUNCHED, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
 
 export interface LauncherDeps {
   harness: Harness;
@@ -78,6 +78,8 @@ export class Launcher implements LaunchedWorkersView {
   readonly #events = new ScaleEvents();
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
+  /** Endpoints the launcher starts no worker of here, and why (the last round's word; the dashboard shows it). */
+  readonly #notLaunched = new Map<string, string>();
   readonly #slots: SlotClaims;
   readonly #activity: JobActivity;
   readonly #reports: LauncherReports;
@@ -93,7 +95,7 @@ export class Launcher implements LaunchedWorkersView {
     this.settings = parseOrThrow(LauncherOptionsSchema, options, 'SW_INVALID_OPTIONS', 'launcher options');
     this.#deps = deps;
     this.#log = deps.logger.child({ component: 'launcher' });
-    this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
+    this.#pool = this.settings.gpus && this.settings.gpus !== 'none' ? new GpuPool(this.settings.gpus) : undefined;
     this.#logs = new WorkerLogs(this.settings.logLines);
     this.#slots = deps.slots ?? new LocalSlotClaims();
     if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images, deps.processRecords));
@@ -154,22 +156,32 @@ export class Launcher implements LaunchedWorkersView {
     const { harness, store } = this.#deps;
     const now = harness.clock.now();
     const live = new Set<string>();
+    const notLaunched = new Map<string, string>();
     await this.#slots.renew(now);
     for (const endpoint of await store.listEndpoints()) {
       const template = await templateOf(store, endpoint);
       const backend = template ? this.#backends.find((candidate) => candidate.runs(template)) : undefined;
       const jobs = harness.findEndpoint(endpoint.id) ?? (store.kind === 'postgres' ? harness.createEndpoint(endpoint.id) : undefined);
-      if (leavesToGpuMachines(this.#slots, endpoint, this.#pool?.total ?? 0)) {
-        this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, 'GPU endpoint: no GPUs here, its workers start on machines that have some');
+      if (leavesToGpuMachines(this.#slots, endpoint, this.settings.gpus === 'none' ? 'none' : (this.#pool?.total ?? 0))) {
+        const reason = NOT_LAUNCHED.gpuMachines(this.#slots.machineId);
+        notLaunched.set(endpoint.id, reason);
+        this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, reason);
         continue;
       }
       if (!template || !backend || !jobs) {
-        if (template && !backend) this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, 'no --image for this imageName: start its workers by hand');
+        if (!template) notLaunched.set(endpoint.id, NOT_LAUNCHED.noTemplate(endpoint.templateId));
+        if (template && !backend) {
+          const reason = NOT_LAUNCHED.noImage(template.imageName);
+          notLaunched.set(endpoint.id, reason);
+          this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, reason);
+        }
         continue;
       }
       live.add(endpoint.id);
       if (await this.#scale(endpoint, template, backend, jobs, now)) busy = true;
     }
+    this.#notLaunched.clear();
+    for (const [endpointId, reason] of notLaunched) this.#notLaunched.set(endpointId, reason);
     for (const [endpointId, runtime] of this.#runtimes) {
       if (live.has(endpointId)) continue;
       for (const worker of runtime.workers.values()) this.#stopWorker(worker, 'endpoint-gone');
@@ -229,6 +241,14 @@ export class Launcher implements LaunchedWorkersView {
       healthy: reason === undefined,
       ...(reason !== undefined ? { unhealthyReason: reason } : {}),
     };
+  }
+
+  notLaunchedReason(endpointId: string): string | undefined {
+    return this.#notLaunched.get(endpointId);
+  }
+
+  launched(endpointId: string, workerId: string): boolean {
+    return this.#runtimes.get(endpointId)?.workers.has(workerId) === true;
   }
 
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[] {

@@ -6,7 +6,7 @@
  * harness that starts on the same host stops what a harness that no longer runs left
  * there (SIGKILLed: it could not stop its workers): SIGTERM to each group still running,
  * SIGKILL after the shutdown deadline, then the file goes. Our own SDK workers have
- * already exited by then (SW_HARNESS_PID, local/supervised-child.ts); this catches any
+ * already exited by then (SW_HARNESS_PID, settings/launched-worker.ts); this catches any
  * other command (a Python worker, a shell script).
  *
  *     const records = new ProcessRecords(dataDir);
@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { sleep, systemClock } from '../../clock/index.js';
-import { processRuns, processStartTicks } from '../../local/process-runs.js';
+import { groupRuns, processRuns, processStartTicks } from './process-liveness.js';
 
 const RecordSchema = z.object({
   workerId: z.string(),
@@ -130,15 +130,6 @@ function readRecordFile(file: string): z.infer<typeof FileSchema> | undefined {
 function isOurGroup(record: ProcessRecord): boolean {
   if (processRuns(record.pid)) return record.startTicks === undefined || processStartTicks(record.pid) === record.startTicks;
   return groupRuns(record.pid);
-}
-
-function groupRuns(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function signalGroup(pgid: number, signal: 'SIGTERM' | 'SIGKILL'): void {

@@ -22,6 +22,7 @@ import type { LaunchBackend, WorkerRunner, WorkerStart } from '../launch-backend
 import { ContainerRunner } from './container-runner.js';
 import { containerSpec } from './container-spec.js';
 import { DockerEngine } from './docker-engine.js';
+import { processRuns } from '../process-liveness.js';
 import type { DockerHost } from './docker-host.js';
 
 /** Labels on every container the harness starts. */
@@ -203,15 +204,4 @@ export function gpuGroups(groupFile: string): string[] {
     if (gid !== undefined && /^\d+$/.test(gid)) ids.push(gid);
   }
   return ids.length > 0 ? ids : ['video'];
-}
-
-/** Whether a process with this pid runs on this host. */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
