@@ -64,6 +64,12 @@ export function workerPingIntervalMs(workerApi: WorkerApiPassThrough | undefined
   return liveness === false || liveness === undefined ? undefined : liveness.pingIntervalMs;
 }
 
+/** How long the worker API's liveness lets a worker stay silent (ping interval x missed pings, their defaults 10 000 and 3), ms; undefined: liveness off. */
+export function workerSilenceWindowMs(workerApi: WorkerApiPassThrough | undefined): number | undefined {
+  const liveness = workerApi?.liveness ?? {};
+  return liveness === false ? undefined : (liveness.pingIntervalMs ?? 10_000) * (liveness.missedPings ?? 3);
+}
+
 /** Call `close` at most once; later calls wait for the first. */
 function once(close: () => Promise<void>): () => Promise<void> {
   let closing: Promise<void> | undefined;
@@ -178,10 +184,12 @@ export async function composeHarness(options: ComposeHarnessOptions): Promise<Co
   });
   // Every setting the harness gives its workers reaches the ones it launches: its key and the heartbeat interval its liveness expects.
   const pingIntervalMs = workerPingIntervalMs(withHarness.workerApi);
+  const silenceWindowMs = workerSilenceWindowMs(withHarness.workerApi);
   launched?.launcher.start({
     url: server.url,
     ...(withHarness.apiKey !== undefined ? { apiKey: withHarness.apiKey } : {}),
     ...(pingIntervalMs !== undefined ? { pingIntervalMs } : {}),
+    ...(silenceWindowMs !== undefined ? { silenceWindowMs } : {}),
   });
   return { harness, server, launcher: launched?.launcher, managementStore, stopLauncher, close: () => server.close() };
 }

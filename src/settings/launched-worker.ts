@@ -6,3 +6,10 @@
  * outlives a harness that was SIGKILLed and could not stop it.
  */
 export const HARNESS_PID_ENV = 'SW_HARNESS_PID';
+
+/**
+ * The variable a harness's launcher gives the containers it starts: its silence window,
+ * ms. A worker of this SDK exits once its harness has been unreachable (no TCP connection
+ * to it) for that long (local/harness-watch.ts): a container cannot see the harness's pid.
+ */
+export const HARNESS_GONE_AFTER_ENV = 'SW_HARNESS_GONE_AFTER_MS';

@@ -6,8 +6,8 @@
  * SIGKILLs them before the harness exits).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChildList } from '../child-process.js';
-import { LAUNCHER_WORKER_COMMAND } from '../harness/launcher/launcher-setup.js';
+import { ChildList, runTs } from '../child-process.js';
+import { LAUNCHER_WORKER_COMMAND, LAUNCHER_WORKER_PATH } from '../harness/launcher/launcher-setup.js';
 import { fetchOkJson, startHarnessProcess, waitFor, type HarnessProcess } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
 import { processRuns } from '../../src/local/process-runs.js';
@@ -146,4 +146,28 @@ describe('the workers a harness launches', () => {
     await waitFor(() => !groupRuns(group), 'the worker was SIGKILLed with its harness', 10_000, 50);
     expect(harness.stderr()).toContain('second signal: killing what must not outlive this process');
   }, 240_000);
+
+  it('a worker told SW_HARNESS_GONE_AFTER_MS (what a launched container gets) exits once its harness stays unreachable that long', async () => {
+    const harness = await startHarnessProcess(children, ['--ping-interval-ms', '1000', '--endpoint', 'watched'], { timeoutMs: 120_000 });
+    // Run as a launched container would be: the worker variables and the window, no harness pid to watch.
+    const worker = runTs(LAUNCHER_WORKER_PATH, [], {
+      env: { ...harness.workerEnv, RUNPOD_POD_ID: 'container-like-1', SW_HARNESS_GONE_AFTER_MS: '3000', LOG_LEVEL: 'info' },
+      timeout: 120_000,
+    });
+    children.push(worker);
+    let stdout = '';
+    worker.stdout?.on('data', (data: Buffer) => (stdout += data.toString('utf8')));
+    await waitFor(() => stdout.includes('"event":"init"'), 'the worker started', 60_000, 50);
+    await waitFor(
+      async () => (await fetchOkJson<{ workers: Array<{ id: string }> }>(`${harness.url}/ui/api/overview`)).workers.some((row) => row.id === 'container-like-1'),
+      'the harness heard from the worker',
+      60_000,
+      100,
+    );
+    harness.child.kill('SIGKILL');
+    await harness.child;
+    const result = await worker;
+    expect(result.exitCode).toBe(1);
+    expect(String(result.stderr)).toContain('has been unreachable for 3000 ms: exiting');
+  }, 180_000);
 });

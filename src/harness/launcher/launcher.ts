@@ -46,6 +46,9 @@ import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
 import { observeWorkers, setWorkerGauge } from './worker-observation.js';
 import { LocalSlotClaims, NOT_LAUNCHED, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
 
+/** RUNPOD_PING_INTERVAL when the target names none, ms (the platform's). */
+const DEFAULT_PING_INTERVAL_MS = 10_000;
+
 export interface LauncherDeps {
   harness: Harness;
   store: ManagementStore;
@@ -67,6 +70,8 @@ export interface LauncherTarget {
   apiKey?: string;
   /** RUNPOD_PING_INTERVAL for workers, ms; default 10 000. */
   pingIntervalMs?: number;
+  /** How long the harness lets a worker stay silent before it counts as gone (ping interval x missed pings), ms; default 3 ping intervals. A container exits once its harness is unreachable this long. */
+  silenceWindowMs?: number;
 }
 
 export class Launcher implements LaunchedWorkersView {
@@ -351,7 +356,8 @@ export class Launcher implements LaunchedWorkersView {
     // The harness's own environment is the process backend's to add: a container gets only these.
     const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool, base: {} });
     const onLine = (stream: 'stdout' | 'stderr', line: string): void => this.#onLine(endpoint.id, id, stream, line);
-    const start = { id, endpoint, template, env, gpus, gpuVendor: this.#pool?.vendor, shutdownDeadlineMs: this.settings.shutdownDeadlineMs, onLine };
+    const harnessSilenceMs = target.silenceWindowMs ?? 3 * (target.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
+    const start = { id, endpoint, template, env, gpus, gpuVendor: this.#pool?.vendor, shutdownDeadlineMs: this.settings.shutdownDeadlineMs, harnessSilenceMs, onLine };
     const worker = new LaunchedWorker({
       id,
       endpointId: endpoint.id,

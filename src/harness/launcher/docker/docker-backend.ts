@@ -23,6 +23,7 @@ import { ContainerRunner } from './container-runner.js';
 import { containerSpec } from './container-spec.js';
 import { DockerEngine } from './docker-engine.js';
 import { processRuns } from '../process-liveness.js';
+import { HARNESS_GONE_AFTER_ENV } from '../../../settings/launched-worker.js';
 import type { DockerHost } from './docker-host.js';
 
 /** Labels on every container the harness starts. */
@@ -113,7 +114,8 @@ export class DockerBackend implements LaunchBackend {
       image: template.imageName,
       entrypoint: template.dockerEntrypoint,
       cmd: template.dockerStartCmd,
-      env: start.env,
+      // It cannot see the harness's pid: it watches the harness's port instead (local/harness-watch.ts).
+      env: { ...start.env, [HARNESS_GONE_AFTER_ENV]: String(start.harnessSilenceMs) },
       ports: template.ports,
       labels: {
         [LABELS.harness]: 'launcher',
