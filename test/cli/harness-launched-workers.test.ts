@@ -6,6 +6,7 @@
  * SIGKILLs them before the harness exits).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { groupRuns } from '../../src/harness/launcher/process-liveness.js';
 import { ChildList, runTs } from '../child-process.js';
 import { LAUNCHER_WORKER_COMMAND, LAUNCHER_WORKER_PATH } from '../harness/launcher/launcher-setup.js';
 import { fetchOkJson, startHarnessProcess, waitFor, type HarnessProcess } from '../kit/index.js';
@@ -27,14 +28,6 @@ afterEach(async () => {
   }
 });
 
-function groupRuns(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface LogLine {
   workerId: string;
