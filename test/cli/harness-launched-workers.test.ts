@@ -12,6 +12,7 @@ import { LAUNCHER_WORKER_COMMAND, LAUNCHER_WORKER_PATH } from '../harness/launch
 import { fetchOkJson, startHarnessProcess, waitFor, type HarnessProcess } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
 import { processRuns } from '../../src/local/process-runs.js';
+import { printFigures, since } from '../reliability/support/figures.js';
 
 const children = new ChildList();
 /** Process groups the tests' harnesses launched: SIGKILLed after each test, whatever happened. */
@@ -107,13 +108,18 @@ describe('the workers a harness launches', () => {
 
     first.child.kill('SIGKILL');
     await first.child;
+    const killedAt = performance.now();
     // The SDK worker watches the harness's pid (checked every second): gone well within its 3 s silence window, counted loosely on a loaded machine.
     await waitFor(() => !processRuns(sdk.pid) && !groupRuns(sdkGroup), 'the SDK worker exited after its harness was SIGKILLed', 30_000, 100);
+    const sdkExitMs = since(killedAt);
     // `sleep` knows nothing of the harness: it runs on, until a harness on the same data folder starts.
     expect(groupRuns(otherGroup)).toBe(true);
 
+    const restartedAt = performance.now();
     const second = await startHarnessProcess(children, args, { timeoutMs: 180_000 });
+    const restartMs = since(restartedAt);
     expect(groupRuns(otherGroup)).toBe(false);
+    printFigures('launched workers after a harness SIGKILL', { sdkWorkerExitMs: sdkExitMs, leftoverCommandsStoppedByNextHarness: 1, nextHarnessReadyMs: restartMs });
     expect(second.stderr()).toMatch(new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`));
     second.child.kill('SIGTERM');
     expect((await second.child).exitCode).toBe(0);
@@ -133,10 +139,13 @@ describe('the workers a harness launches', () => {
     harness.child.kill('SIGTERM');
     await waitFor(() => harness.stderr().includes('(shutdown)'), 'the launcher told its worker to stop', 30_000, 50);
     expect(groupRuns(group)).toBe(true);
+    const secondAt = performance.now();
     harness.child.kill('SIGTERM');
     const result = await harness.child;
+    const exitMs = since(secondAt);
     expect(result.exitCode).toBe(143);
     await waitFor(() => !groupRuns(group), 'the worker was SIGKILLed with its harness', 10_000, 50);
+    printFigures('second SIGTERM while a worker ignores the first', { harnessExitMs: exitMs, workerGoneMs: since(secondAt), workersLeft: 0 });
     expect(harness.stderr()).toContain('second signal: killing what must not outlive this process');
   }, 240_000);
 
@@ -159,7 +168,9 @@ describe('the workers a harness launches', () => {
     );
     harness.child.kill('SIGKILL');
     await harness.child;
+    const killedAt = performance.now();
     const result = await worker;
+    printFigures('worker watching an unreachable harness', { windowMs: 3_000, exitMs: since(killedAt) });
     expect(result.exitCode).toBe(1);
     expect(String(result.stderr)).toContain('has been unreachable for 3000 ms: exiting');
   }, 180_000);
