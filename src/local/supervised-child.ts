@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { repeatEvery, systemClock } from '../clock/index.js';
-import { processRuns } from './process-runs.js';
+import { processRuns, processStartTicks } from './process-runs.js';
 
 /** How often the parent's pid is checked, ms. */
 const ORPHAN_CHECK_MS = 1_000;
@@ -29,8 +29,10 @@ export function exitWhenOrphaned(supervisorPid: number, logger: Logger): void {
  * SIGKILLed: its shell, not the harness, is the worker's parent, so the pid is watched, not the parent).
  */
 export function exitWhenHarnessGone(harnessPid: number, logger: Logger): void {
+  // Read now, while the harness surely runs (it just started this worker): a later process given its pid is not taken for it.
+  const startTicks = processStartTicks(harnessPid);
   const timer = repeatEvery(systemClock, ORPHAN_CHECK_MS, () => {
-    if (processRuns(harnessPid)) return;
+    if (processRuns(harnessPid, startTicks)) return;
     timer.cancel();
     logger.warn({ harnessPid }, `the harness that launched this worker (pid ${harnessPid}) is gone: exiting`);
     logger.flush();

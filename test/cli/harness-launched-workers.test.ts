@@ -6,25 +6,26 @@
  * SIGKILLs them before the harness exits).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { groupRuns } from '../../src/harness/launcher/process-liveness.js';
 import { ChildList, runTs } from '../child-process.js';
 import { LAUNCHER_WORKER_COMMAND, LAUNCHER_WORKER_PATH } from '../harness/launcher/launcher-setup.js';
 import { fetchOkJson, startHarnessProcess, waitFor, type HarnessProcess } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
-import { processRuns } from '../../src/local/process-runs.js';
+import { processRuns, processStartTicks } from '../../src/local/process-runs.js';
 import { printFigures, since } from '../reliability/support/figures.js';
 
 const children = new ChildList();
 /** Process groups the tests' harnesses launched: SIGKILLed after each test, whatever happened. */
-const groups: number[] = [];
+const groups: Array<{ pgid: number; startTicks: string | undefined }> = [];
 
 afterEach(async () => {
   await children.killAll();
-  for (const pgid of groups.splice(0)) {
+  // Only a group whose leader is still the process the test saw start: a reused pid is someone else's.
+  for (const { pgid, startTicks } of groups.splice(0)) {
+    if (startTicks === undefined || !processRuns(pgid, startTicks)) continue;
     try {
       process.kill(-pgid, 'SIGKILL');
     } catch {
-      // Gone, as it should be.
+      // Gone meanwhile.
     }
   }
 });
@@ -53,7 +54,7 @@ async function launchedPid(harness: HarnessProcess, endpointId: string): Promise
     60_000,
     100,
   );
-  groups.push(pid);
+  groups.push({ pgid: pid, startTicks: processStartTicks(pid) });
   return pid;
 }
 
@@ -104,21 +105,25 @@ describe('the workers a harness launches', () => {
     expect(sdk.harnessPid).toBe(String(first.child.pid));
     const sdkGroup = await launchedPid(first, sdkEndpoint);
     const otherGroup = await launchedPid(first, otherEndpoint);
-    expect(processRuns(sdk.pid)).toBe(true);
+    const otherStart = processStartTicks(otherGroup);
+    const sdkStart = processStartTicks(sdk.pid);
+    const shellStart = processStartTicks(sdkGroup);
+    expect(processRuns(sdk.pid, sdkStart)).toBe(true);
 
     first.child.kill('SIGKILL');
     await first.child;
     const killedAt = performance.now();
     // The SDK worker watches the harness's pid (checked every second): gone well within its 3 s silence window, counted loosely on a loaded machine.
-    await waitFor(() => !processRuns(sdk.pid) && !groupRuns(sdkGroup), 'the SDK worker exited after its harness was SIGKILLed', 30_000, 100);
+    // By pid and start time: pids wrap fast on a busy machine, and a new process may get the worker's.
+    await waitFor(() => !processRuns(sdk.pid, sdkStart) && !processRuns(sdkGroup, shellStart), 'the SDK worker exited after its harness was SIGKILLed', 30_000, 100);
     const sdkExitMs = since(killedAt);
     // `sleep` knows nothing of the harness: it runs on, until a harness on the same data folder starts.
-    expect(groupRuns(otherGroup)).toBe(true);
+    expect(processRuns(otherGroup, otherStart)).toBe(true);
 
     const restartedAt = performance.now();
     const second = await startHarnessProcess(children, args, { timeoutMs: 180_000 });
     const restartMs = since(restartedAt);
-    expect(groupRuns(otherGroup)).toBe(false);
+    expect(processRuns(otherGroup, otherStart)).toBe(false);
     printFigures('launched workers after a harness SIGKILL', { sdkWorkerExitMs: sdkExitMs, leftoverCommandsStoppedByNextHarness: 1, nextHarnessReadyMs: restartMs });
     expect(second.stderr()).toMatch(new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`));
     second.child.kill('SIGTERM');
@@ -135,16 +140,17 @@ describe('the workers a harness launches', () => {
     const harness = await startHarnessProcess(children, ['--data-dir', dataDir, '--launcher-config', config], { timeoutMs: 180_000 });
     const endpointId = await endpointOn(harness, 'test/stubborn:1', { workersMin: 1, workersMax: 1 });
     const group = await launchedPid(harness, endpointId);
+    const shellStart = processStartTicks(group);
 
     harness.child.kill('SIGTERM');
     await waitFor(() => harness.stderr().includes('(shutdown)'), 'the launcher told its worker to stop', 30_000, 50);
-    expect(groupRuns(group)).toBe(true);
+    expect(processRuns(group, shellStart)).toBe(true);
     const secondAt = performance.now();
     harness.child.kill('SIGTERM');
     const result = await harness.child;
     const exitMs = since(secondAt);
     expect(result.exitCode).toBe(143);
-    await waitFor(() => !groupRuns(group), 'the worker was SIGKILLed with its harness', 10_000, 50);
+    await waitFor(() => !processRuns(group, shellStart), 'the worker was SIGKILLed with its harness', 10_000, 50);
     printFigures('second SIGTERM while a worker ignores the first', { harnessExitMs: exitMs, workerGoneMs: since(secondAt), workersLeft: 0 });
     expect(harness.stderr()).toContain('second signal: killing what must not outlive this process');
   }, 240_000);

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { groupRuns } from '../../src/harness/launcher/process-liveness.js';
 import { ChildList } from '../child-process.js';
+import { processRuns, processStartTicks } from '../../src/local/process-runs.js';
 import { LAUNCHER_WORKER_COMMAND } from '../harness/launcher/launcher-setup.js';
 import { fetchOkJson, startHarnessProcess, waitFor } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
@@ -16,15 +17,17 @@ import { printFigures, since } from './support/figures.js';
 
 const children = new ChildList();
 const databases: TestDatabase[] = [];
-const groups: number[] = [];
+const groups: Array<{ pgid: number; startTicks: string | undefined }> = [];
 
 afterEach(async () => {
   await children.killAll();
-  for (const pgid of groups.splice(0)) {
+  // Only a group whose leader is still the process the test saw start: a reused pid is someone else's.
+  for (const { pgid, startTicks } of groups.splice(0)) {
+    if (startTicks === undefined || !processRuns(pgid, startTicks)) continue;
     try {
       process.kill(-pgid, 'SIGKILL');
     } catch {
-      // Gone, as it should be.
+      // Gone meanwhile.
     }
   }
   for (const database of databases.splice(0)) await database.drop();
@@ -64,7 +67,7 @@ describe('SIGTERM while the launcher scales up (PostgreSQL store)', () => {
       for (const { line } of launches) {
         const pid = Number(/^pid (\d+)$/.exec(line.as ?? '')?.[1]);
         if (!Number.isInteger(pid)) continue;
-        groups.push(pid);
+        groups.push({ pgid: pid, startTicks: processStartTicks(pid) });
         if (groupRuns(pid)) left++;
       }
     }

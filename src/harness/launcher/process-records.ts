@@ -30,7 +30,7 @@ const RecordSchema = z.object({
 });
 export type ProcessRecord = z.infer<typeof RecordSchema>;
 
-const FileSchema = z.object({ host: z.string(), harnessPid: z.number().int().positive(), workers: z.array(RecordSchema) });
+const FileSchema = z.object({ host: z.string(), harnessPid: z.number().int().positive(), harnessStartTicks: z.string().optional(), workers: z.array(RecordSchema) });
 
 /** How often a stopped leftover group is looked at until it is gone, ms. */
 const LEFTOVER_POLL_MS = 100;
@@ -84,15 +84,22 @@ export class ProcessRecords {
     for (const name of names) {
       const file = join(this.folder, name);
       const parsed = readRecordFile(file);
-      if (!parsed || parsed.host !== hostname() || parsed.harnessPid === process.pid || processRuns(parsed.harnessPid)) continue;
+      if (!parsed || parsed.host !== hostname() || parsed.harnessPid === process.pid || harnessRuns(parsed.harnessPid, parsed.harnessStartTicks)) continue;
       leftovers.push({ file, workers: parsed.workers.filter(isOurGroup) });
     }
     const stopped = leftovers.flatMap((leftover) => leftover.workers);
     for (const worker of stopped) signalGroup(worker.pid, 'SIGTERM');
+    // A group once seen empty stays gone: its id may go to another process meanwhile (pids wrap fast on a busy machine).
+    const gone = new Set<number>();
+    const running = (): ProcessRecord[] => {
+      for (const worker of stopped) if (!gone.has(worker.pid) && !groupRuns(worker.pid)) gone.add(worker.pid);
+      return stopped.filter((worker) => !gone.has(worker.pid));
+    };
     const until = systemClock.now() + deadlineMs;
-    while (stopped.some((worker) => groupRuns(worker.pid)) && systemClock.now() < until) await sleep(LEFTOVER_POLL_MS);
+    while (running().length > 0 && systemClock.now() < until) await sleep(LEFTOVER_POLL_MS);
+    const left = new Set(running().map((worker) => worker.pid));
     const answer = stopped.map((worker) => {
-      const killed = groupRuns(worker.pid);
+      const killed = left.has(worker.pid);
       if (killed) signalGroup(worker.pid, 'SIGKILL');
       return { ...worker, killed };
     });
@@ -102,11 +109,19 @@ export class ProcessRecords {
 
   #write(): void {
     mkdirSync(this.folder, { recursive: true });
-    const content = { host: hostname(), harnessPid: process.pid, workers: [...this.#workers.values()] };
+    const content = { host: hostname(), harnessPid: process.pid, harnessStartTicks: OWN_START_TICKS, workers: [...this.#workers.values()] };
     writeFileSync(`${this.#file}.tmp`, JSON.stringify(content));
     // Renamed into place: a harness reading it never sees half a file.
     renameSync(`${this.#file}.tmp`, this.#file);
   }
+}
+
+/** This harness's start time, recorded beside its pid. */
+const OWN_START_TICKS = processStartTicks(process.pid);
+
+/** Whether the harness that wrote a record still runs (its pid, with its start time where recorded). */
+function harnessRuns(pid: number, startTicks: string | undefined): boolean {
+  return processRuns(pid) && (startTicks === undefined || processStartTicks(pid) === startTicks);
 }
 
 function fileHost(): string {
