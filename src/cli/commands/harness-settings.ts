@@ -150,7 +150,8 @@ export const HARNESS_SETTINGS = {
   gpus: textSetting(z.string().min(1).optional(), {
     flag: '--gpus <list>',
     defaultText: 'read with `nvidia-smi` / `rocm-smi`',
-    description: 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none',
+    description:
+      'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1; none: no GPUs here, GPU endpoints run without device assignment on any store (with none found and no flag, harnesses sharing a PostgreSQL database leave GPU endpoints to those with GPUs)',
   }),
   machineId: textSetting(z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(), {
     flag: '--machine-id <id>',
