@@ -13,6 +13,7 @@
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger, loadPrettyLogs } from './log/index.js';
+import { HARNESS_GONE_AFTER_ENV, HARNESS_PID_ENV } from './settings/launched-worker.js';
 import {
   WORKER_USAGE,
   catchStrayErrors,
@@ -72,6 +73,15 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       const supervisor = Number(process.env.SW_SUPERVISOR_PID);
       const supervised = Number.isInteger(supervisor) && supervisor > 0;
       if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
+      // A worker process a harness's launcher started: it leaves with that harness.
+      const harnessPid = Number(process.env[HARNESS_PID_ENV]);
+      if (Number.isInteger(harnessPid) && harnessPid > 0) (await import('./local/supervised-child.js')).exitWhenHarnessGone(harnessPid, logger);
+      // A container a harness's launcher started: it leaves once that harness stays unreachable for its silence window.
+      const goneAfterMs = Number(process.env[HARNESS_GONE_AFTER_ENV]);
+      const harnessUrl = process.env.RUNPOD_WEBHOOK_GET_JOB;
+      if (Number.isInteger(goneAfterMs) && goneAfterMs > 0 && harnessUrl !== undefined) {
+        (await import('./local/harness-watch.js')).exitWhenHarnessUnreachable(harnessUrl.replaceAll('$ID', 'x'), goneAfterMs, logger);
+      }
       const { runPlatformWorker } = await import('./platform-mode.js');
       const exitCode = await runPlatformWorker(anyHandler, config, logger, supervised ? { localInitFailure: true } : {});
       exitWith(logger, exitCode);

@@ -21,6 +21,13 @@ describe('endpointHealth', () => {
     expect(endpointHealth(2, { idle: 0, running: 0 }, { ...launched, throttled: 1 })).toMatchObject({ state: 'warning', reason: expect.stringContaining('throttled') });
   });
 
+  it("states the launcher's real reason when it starts no worker of the endpoint here", () => {
+    const reason = 'GPU endpoint: no GPUs known on this harness (box-1), so its workers start on harnesses with GPUs that share the database';
+    const health = endpointHealth(3, { idle: 0, running: 0 }, undefined, reason);
+    expect(health).toEqual({ state: 'warning', reason: `3 queued, no worker: ${reason}` });
+    expect(health.reason).not.toContain('give the launcher its image');
+  });
+
   it('is ok while workers start, serve, or nothing is queued', () => {
     expect(endpointHealth(2, { idle: 0, running: 0 }, { ...launched, initializing: 1 })).toMatchObject({ state: 'ok', reason: expect.stringContaining('starting') });
     expect(endpointHealth(4, { idle: 1, running: 2 }, undefined)).toEqual({ state: 'ok', reason: '1 idle, 2 running' });

@@ -37,7 +37,9 @@ export function WorkersView({ overview }) {
       : html`<table class="grid" data-test="workers"><caption>Workers (each worker seen over the worker API or in process)</caption>
         <thead><tr><th>Worker</th><th>Endpoint</th><th>State</th><th>Current jobs</th><th class="num">Last heard</th><th>Since</th></tr></thead>
         <tbody>${workers.map((w) => html`<tr data-test="worker-row"><td><a href=${workerHref(w.endpointId, w.id)}><code>${w.id}</code></a></td><td><${EndpointName} id=${w.endpointId} names=${names} /></td>
-          <td><span class=${`badge w-${w.state}`}>${w.state}</span></td>
+          <td><span class=${`badge w-${w.state}`}>${w.state}</span>${w.launched === false
+            ? html` <span class="badge w-foreign" data-test="not-launched" title="This harness's launcher did not start it: it joined by hand, belongs to another harness on the database, or was left by an earlier run of this harness">not launched here</span>`
+            : ''}</td>
           <td>${w.jobs.map((id) => html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> `)}</td>
           <td class="num">${duration(w.silentMs)} ago</td><td>${new Date(w.firstSeenAt).toLocaleTimeString()}</td></tr>`)}</tbody></table>`}
     <${Gpus} gpu=${gpu} />

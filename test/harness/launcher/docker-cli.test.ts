@@ -2,7 +2,9 @@
  * `serverless-worker harness --launcher docker` as a real child process on the test
  * kit's engine (--docker-host): a template on the locally built worker image
  * (docker-image.ts) gets a container that completes a job, its output is at
- * `/v2/{id}/logs`, and SIGTERM stops and removes it before the harness exits. A
+ * `/v2/{id}/logs`, and SIGTERM stops and removes it before the harness exits; a
+ * container gets --ping-interval-ms and the silence window, and exits by itself once its
+ * harness is SIGKILLed. A
  * --docker-host of another scheme, or one where no engine answers, fails at start
  * saying so.
  */
@@ -74,6 +76,44 @@ describe('serverless-worker harness --launcher docker', () => {
       expect(stderr).toContain('(shutdown)');
       expect(stderr).toContain(`worker ${endpoint.id}-1 exited`);
       expect(await client.listByLabels([`${LABELS.pid}=${harnessPid}`])).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+
+  it('a container gets --ping-interval-ms and the silence window; after a SIGKILL of its harness it exits by itself within that window', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'sw-launcher-cli-'));
+    const child = runTs(
+      CLI,
+      ['harness', '--port', '0', '--gpus', 'none', '--launcher', 'docker', '--docker-host', engine.host, '--data-dir', dataDir, '--ping-interval-ms', '1000', '--missed-pings', '3'],
+      { env: { LOG_LEVEL: 'info' }, timeout: 240_000 },
+    );
+    children.push(child);
+    const { url } = await harnessListening(child, 'auth:');
+    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'docker-cli-orphan', imageName: WORKER_IMAGE, category: 'CPU', env: { LOG_LEVEL: 'info' } });
+    const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 1, workersMax: 1 });
+    const client = new DockerEngine(parseDockerHost(engine.host));
+    try {
+      const [container] = await waitFor(async () => {
+        const list = await client.listByLabels([`${LABELS.pid}=${String(child.pid)}`]);
+        return list.length > 0 ? list : undefined;
+      }, 'the container was created', 120_000, 200);
+      const id = container?.Id ?? '';
+      const inspected = (await client.inspect(id)) as { Config?: { Env?: string[] } };
+      expect(inspected.Config?.Env).toEqual(expect.arrayContaining(['RUNPOD_PING_INTERVAL=1000', 'SW_HARNESS_GONE_AFTER_MS=3000']));
+      // Joined: the harness has heard from it.
+      await waitFor(
+        async () => (await fetchOkJson<{ workers: Array<{ id: string }> }>(`${url}/ui/api/overview`)).workers.some((row) => row.id === `${endpoint.id}-1`),
+        'the container worker joined',
+        120_000,
+        200,
+      );
+      child.kill('SIGKILL');
+      await child;
+      const killedAt = performance.now();
+      await waitFor(async () => (await client.inspect(id)).State.Status === 'exited', 'the orphaned container exited by itself', 60_000, 100);
+      console.log(`[reliability] docker orphan: container exited ${Math.round(performance.now() - killedAt)} ms after its harness's SIGKILL (silence window 3000 ms)`);
+      await client.remove(id);
     } finally {
       await client.close();
     }

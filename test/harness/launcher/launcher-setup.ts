@@ -21,7 +21,8 @@ export const TEST_IMAGE = 'test/worker:1';
 /** The platform fixture worker, as a launcher command. */
 export const FIXTURE_COMMAND = `"${process.execPath}" --import tsx "${FIXTURE}"`;
 /** The launcher fixture worker (init delay or failure, SIGTERM ignored: fixtures/launcher-worker.ts), as a launcher command. */
-export const LAUNCHER_WORKER_COMMAND = `"${process.execPath}" --import tsx "${fileURLToPath(new URL('./fixtures/launcher-worker.ts', import.meta.url))}"`;
+export const LAUNCHER_WORKER_PATH = fileURLToPath(new URL('./fixtures/launcher-worker.ts', import.meta.url));
+export const LAUNCHER_WORKER_COMMAND = `"${process.execPath}" --import tsx "${LAUNCHER_WORKER_PATH}"`;
 
 export interface LauncherHarness {
   readonly harness: Harness;

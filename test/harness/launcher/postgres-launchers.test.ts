@@ -7,8 +7,9 @@
  * once, and the workers are gone after idleTimeout. Then a machine that stops renewing
  * (closed without releasing: a crash) leaves its slots to lapse, and the other machine
  * takes them. And a machine without GPUs starts no worker of a GPU endpoint: a machine
- * with GPUs that joins takes the slot and runs the worker on its own GPU. Figures are
- * printed.
+ * with GPUs that joins takes the slot and runs the worker on its own GPU, and the
+ * dashboard says so; one told `gpus: 'none'` runs it without device assignment, as the
+ * memory store does. Figures are printed.
  */
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ import { openHarnessDatabase } from '../../../packages/platform/src/harness/harn
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 import { REPO_ROOT } from '../../platform/worker-process.js';
 import { postJson as post, waitFor } from '../../kit/index.js';
-import { FIXTURE_COMMAND, TEST_IMAGE } from './launcher-setup.js';
+import { FIXTURE_COMMAND, TEST_IMAGE, startLauncherHarness } from './launcher-setup.js';
 
 interface Machine {
   readonly id: string;
@@ -33,7 +34,7 @@ interface Machine {
   close(): Promise<void>;
 }
 
-async function startMachine(url: string, id: string, gpus?: string[]): Promise<Machine> {
+async function startMachine(url: string, id: string, gpus?: string[] | 'none'): Promise<Machine> {
   const logger = pino({ level: 'silent' });
   // One database handle per machine (process), shared by its three stores, as the CLI opens it.
   const database = await openHarnessDatabase(url, { poolSize: 4 });
@@ -42,7 +43,7 @@ async function startMachine(url: string, id: string, gpus?: string[]): Promise<M
   const harness = new Harness({ store: await PostgresJobStore.open(database), autoCreateEndpoints: false });
   const slots = new PostgresSlotClaims(database, { machineId: id, leaseMs: 3_000 });
   const launcher = new Launcher(
-    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...(gpus ? { gpus: { vendor: 'nvidia' as const, devices: gpus } } : {}) },
+    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...(gpus === 'none' ? { gpus } : gpus ? { gpus: { vendor: 'nvidia' as const, devices: gpus } } : {}) },
     { harness, store: management, logger, slots },
   );
   const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger, launchedWorkers: launcher });
@@ -178,4 +179,57 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
     expect(await cpuOnly.launcher.pods()).toEqual([]);
     expect(await cpuOnly.slots.heldElsewhere(endpoint.id, Date.now())).toEqual([pods[0]?.id]);
   }, 120_000);
+
+  it("gpus: 'none' runs a GPU endpoint's worker here without device assignment, on PostgreSQL as on the memory store; with no GPU known the dashboard says why nothing starts", async () => {
+    database = await createTestDatabase();
+    const gpuEndpoint = { gpuTypeIds: ['NVIDIA GeForce RTX 4090'], gpuCount: 1, workersMin: 0, workersMax: 1 };
+    const template = { name: 'gpu-worker-none', imageName: TEST_IMAGE, isServerless: true, env: { LOG_LEVEL: 'warn' } };
+
+    // The memory store: a harness alone.
+    const alone = await startLauncherHarness({ gpus: 'none' });
+    try {
+      const endpoint = await alone.createEndpoint(gpuEndpoint, { category: 'NVIDIA' });
+      expect(endpoint.computeType).toBe('GPU');
+      const job = await alone.run(endpoint.id, { tag: 'memory' });
+      await waitFor(async () => (await alone.status(endpoint.id, job)).status === 'COMPLETED', 'the GPU job completed on the memory store', 90_000, 100);
+    } finally {
+      await alone.close();
+    }
+
+    // PostgreSQL, told none: the same.
+    const toldNone = await startMachine(database.url, 'told-none', 'none');
+    machines.push(toldNone);
+    const t = await post<Template>(`${toldNone.server.url}/v1/templates`, template);
+    const endpoint = await post<Endpoint>(`${toldNone.server.url}/v1/endpoints`, { templateId: t.id, ...gpuEndpoint });
+    expect(endpoint.computeType).toBe('GPU');
+    const job = await post<{ id: string }>(`${toldNone.server.url}/v2/${endpoint.id}/run`, { input: { tag: 'postgres' } });
+    await waitFor(
+      async () => ((await (await fetch(`${toldNone.server.url}/v2/${endpoint.id}/status/${job.id}`)).json()) as { status: string }).status === 'COMPLETED',
+      'the GPU job completed on PostgreSQL with gpus none',
+      90_000,
+      100,
+    );
+    expect((await toldNone.launcher.pods()).map((pod) => pod.gpu)).toEqual([null]);
+    await toldNone.close();
+
+    // PostgreSQL with no GPU known: nothing starts here, and the dashboard says why (not "give the launcher its image").
+    const noneKnown = await startMachine(database.url, 'none-known');
+    machines.push(noneKnown);
+    const waiting = await post<{ id: string }>(`${noneKnown.server.url}/v2/${endpoint.id}/run`, { input: { tag: 'waits' } });
+    const reason = await waitFor(
+      async () => {
+        const overview = (await (await fetch(`${noneKnown.server.url}/ui/api/overview`)).json()) as { endpoints: Array<{ id: string; health: { reason: string } }> };
+        const row = overview.endpoints.find((candidate) => candidate.id === endpoint.id);
+        return row?.health.reason.includes('no worker:') ? row.health.reason : undefined;
+      },
+      'the dashboard names why no worker starts',
+      30_000,
+      100,
+    );
+    expect(reason).toContain('GPU endpoint: no GPUs known on this harness (none-known)');
+    expect(reason).toContain('--gpus none');
+    expect(reason).not.toContain('give the launcher its image');
+    expect(await noneKnown.launcher.pods()).toEqual([]);
+    expect(waiting.id).toBeTruthy();
+  }, 240_000);
 });

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { readGpus, type ReadGpusOptions } from 'serverless-worker/internal/gpu/index.js';
-import { parseImageFlag, type ImageCommand, type LauncherOptionsInput } from '../harness/launcher/index.js';
+import { parseImageFlag, type GpuListSchema, type ImageCommand, type LauncherOptionsInput } from '../harness/launcher/index.js';
 import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
 
 export interface LauncherCliOptions {
@@ -24,6 +24,9 @@ export interface LauncherCliOptions {
   launcher?: 'process' | 'docker' | undefined;
 }
 
+/** The machine's GPUs as the launcher takes them. */
+type GpuList = z.input<typeof GpuListSchema>;
+
 const ConfigFileSchema = z.strictObject({
   images: z.record(z.string().min(1), z.union([z.string().min(1), z.object({ command: z.string().min(1), cwd: z.string().min(1).optional() })])).optional(),
   gpus: z.string().min(1).optional(),
@@ -34,7 +37,7 @@ const ConfigFileSchema = z.strictObject({
 });
 
 /** `0,1` or `amd:0,1` -> the GPU list; `none` -> no GPUs. */
-export function parseGpuList(value: string): LauncherOptionsInput['gpus'] | null {
+export function parseGpuList(value: string): GpuList | null {
   const trimmed = value.trim();
   if (trimmed === 'none') return null;
   const match = /^(?:(nvidia|amd):)?(.+)$/.exec(trimmed);
@@ -50,7 +53,7 @@ export function parseGpuList(value: string): LauncherOptionsInput['gpus'] | null
  * whatever the device order) or rocm-smi (by index, for HIP_VISIBLE_DEVICES); none
  * when no tool answers. `options.env` picks the PATH (tests put a fake tool there).
  */
-export async function detectGpus(options: ReadGpusOptions = {}): Promise<LauncherOptionsInput['gpus'] | undefined> {
+export async function detectGpus(options: ReadGpusOptions = {}): Promise<GpuList | undefined> {
   const result = await readGpus(options);
   if (!result.ok) return undefined;
   return {
@@ -91,8 +94,15 @@ export async function launcherOptionsFrom(cli: LauncherCliOptions, logger: Logge
   if (Object.keys(images).length === 0 && cli.launcher !== 'docker') return undefined;
 
   const gpuFlag = cli.gpus ?? file.gpus;
-  const gpus = gpuFlag !== undefined ? parseGpuList(gpuFlag) : await detectGpus();
-  logger.info({ gpus: gpus ?? 'none' }, gpus ? `launcher GPUs: ${gpus.devices.length} ${gpus.vendor}` : 'launcher GPUs: none (GPU endpoints run without device assignment)');
+  const gpus = gpuFlag !== undefined ? (parseGpuList(gpuFlag) ?? 'none') : await detectGpus();
+  if (gpus === 'none') logger.info({ gpus }, 'launcher GPUs: none (--gpus none: GPU endpoints run here without device assignment, on any store)');
+  else if (gpus) logger.info({ gpus }, `launcher GPUs: ${gpus.devices.length} ${gpus.vendor}`);
+  else {
+    logger.info(
+      { gpus: 'none' },
+      'launcher GPUs: none found (GPU endpoints run without device assignment; on a database shared with other harnesses they are left to those with GPUs: --gpus none runs them here)',
+    );
+  }
   const { images: _images, gpus: _gpus, ...rest } = file;
   return { ...rest, images, ...(gpus ? { gpus } : {}) } as LauncherOptionsInput;
 }

@@ -15,13 +15,16 @@ import type { HarnessOptions } from 'serverless-worker/internal/harness/core/har
 import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
 import { listenHarnessServer, type HarnessServer } from './server.js';
 // Types only: the launcher's code is loaded when a launcher is asked for (--serve-api and most library uses have none).
-import type { LaunchBackend, Launcher, LauncherOptionsInput, SlotClaims } from './launcher/index.js';
+import type { LaunchBackend, Launcher, LauncherOptionsInput, ProcessRecords, SlotClaims } from './launcher/index.js';
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import { InMemoryManagementStore, type ManagementStore } from './management/index.js';
 import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
-import { HarnessServerOptionsSchema } from './server-options.js';
+import { HarnessServerOptionsSchema, type WorkerApiPassThrough } from './server-options.js';
 import { checkBindAddress } from './http/bind-address.js';
 import type { PostgresDatabase } from './postgres/database.js';
+
+/** A launched worker's time between SIGTERM and SIGKILL when the launcher options name none, ms (launcher-options.ts). */
+const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** The launcher a composed harness runs: which workers, where their slots live, and their container engine. */
 export interface LauncherPlan {
@@ -32,7 +35,7 @@ export interface LauncherPlan {
   readonly machineId?: string | undefined;
   /** With `docker`: the engine (`unix://…`, `tcp://…`); default DOCKER_HOST, else the local socket. */
   readonly dockerHost?: string | undefined;
-  /** With `docker`: the harness's data folder; default ~/.serverless-worker/harness. */
+  /** The harness's data folder (network volumes of containers, the record of worker processes); default ~/.serverless-worker/harness. */
   readonly dataDir?: string | undefined;
 }
 
@@ -55,6 +58,18 @@ export interface ComposedHarness {
   close(): Promise<void>;
 }
 
+/** The heartbeat interval the worker API's liveness expects (RUNPOD_PING_INTERVAL of launched workers); undefined: the default. */
+export function workerPingIntervalMs(workerApi: WorkerApiPassThrough | undefined): number | undefined {
+  const liveness = workerApi?.liveness;
+  return liveness === false || liveness === undefined ? undefined : liveness.pingIntervalMs;
+}
+
+/** How long the worker API's liveness lets a worker stay silent (ping interval x missed pings, their defaults 10 000 and 3), ms; undefined: liveness off. */
+export function workerSilenceWindowMs(workerApi: WorkerApiPassThrough | undefined): number | undefined {
+  const liveness = workerApi?.liveness ?? {};
+  return liveness === false ? undefined : (liveness.pingIntervalMs ?? 10_000) * (liveness.missedPings ?? 3);
+}
+
 /** Call `close` at most once; later calls wait for the first. */
 function once(close: () => Promise<void>): () => Promise<void> {
   let closing: Promise<void> | undefined;
@@ -69,6 +84,21 @@ async function openSlotClaims(database: PostgresDatabase | undefined, machineId:
   return new PostgresSlotClaims(database, { machineId });
 }
 
+/** The launcher's record of its worker processes, after stopping what a harness of this host that no longer runs left behind. */
+async function openProcessRecords(plan: LauncherPlan, logger: Logger): Promise<ProcessRecords> {
+  const { ProcessRecords } = await import('./launcher/process-records.js');
+  const { defaultHarnessDataDir } = await import('./launcher/launcher-data-dir.js');
+  const records = new ProcessRecords(plan.dataDir ?? defaultHarnessDataDir());
+  const stopped = await records.stopLeftovers(plan.options.shutdownDeadlineMs ?? DEFAULT_SHUTDOWN_DEADLINE_MS);
+  if (stopped.length > 0) {
+    logger.warn(
+      { leftovers: stopped, folder: records.folder },
+      `launcher: stopped ${stopped.length} worker process(es) a harness that is gone left running: ${stopped.map((worker) => `${worker.workerId} (pid ${worker.pid}${worker.killed ? ', SIGKILL' : ''})`).join(', ')}`,
+    );
+  }
+  return records;
+}
+
 async function openLauncher(
   plan: LauncherPlan,
   parts: { harness: Harness; store: ManagementStore; database: PostgresDatabase | undefined; logger: Logger; metrics: CreateHarnessServerOptions['metrics'] },
@@ -81,6 +111,8 @@ async function openLauncher(
     `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`,
   );
   let containers: LaunchBackend | undefined;
+  // Worker processes are recorded in the data folder; those a crashed harness of this host left are stopped first.
+  const processRecords = Object.keys(plan.options.images ?? {}).length > 0 ? await openProcessRecords(plan, parts.logger) : undefined;
   try {
     if (plan.kind === 'docker') {
       // The engine is asked at start, so a wrong --docker-host fails here, not at the first job.
@@ -94,6 +126,7 @@ async function openLauncher(
       ...(parts.metrics ? { metrics: parts.metrics } : {}),
       slots,
       ...(containers ? { containers } : {}),
+      ...(processRecords ? { processRecords } : {}),
     });
     return { launcher, slots };
   } catch (error) {
@@ -149,6 +182,14 @@ export async function composeHarness(options: ComposeHarnessOptions): Promise<Co
     await closeOwned();
     throw error;
   });
-  launched?.launcher.start({ url: server.url, ...(withHarness.apiKey !== undefined ? { apiKey: withHarness.apiKey } : {}) });
+  // Every setting the harness gives its workers reaches the ones it launches: its key and the heartbeat interval its liveness expects.
+  const pingIntervalMs = workerPingIntervalMs(withHarness.workerApi);
+  const silenceWindowMs = workerSilenceWindowMs(withHarness.workerApi);
+  launched?.launcher.start({
+    url: server.url,
+    ...(withHarness.apiKey !== undefined ? { apiKey: withHarness.apiKey } : {}),
+    ...(pingIntervalMs !== undefined ? { pingIntervalMs } : {}),
+    ...(silenceWindowMs !== undefined ? { silenceWindowMs } : {}),
+  });
   return { harness, server, launcher: launched?.launcher, managementStore, stopLauncher, close: () => server.close() };
 }

@@ -158,7 +158,7 @@ export const HARNESS_SETTINGS = {
   dataDir: textSetting(z.string().min(1).optional(), {
     flag: '--data-dir <dir>',
     defaultText: '`~/.serverless-worker/harness`',
-    description: "with --launcher docker: the harness's data folder; network volumes are its volumes/<id> folders, bound at /runpod-volume",
+    description: "the launcher's data folder: with --launcher docker, network volumes are its volumes/<id> folders, bound at /runpod-volume; launched worker processes are recorded in launched-processes/, so a harness started after a crash stops those the crashed one left",
   }),
   launcherConfig: textSetting(z.string().min(1).optional(), {
     flag: '--launcher-config <file>',
@@ -168,7 +168,7 @@ export const HARNESS_SETTINGS = {
   gpus: textSetting(z.string().min(1).optional(), {
     flag: '--gpus <list>',
     defaultText: 'read with `nvidia-smi` / `rocm-smi`',
-    description: 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1 or none',
+    description: 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1; none: no GPUs here, GPU endpoints run without device assignment on any store (with none found and no flag, harnesses sharing a PostgreSQL database leave GPU endpoints to those with GPUs)',
   }),
   machineId: textSetting(z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(), {
     flag: '--machine-id <id>',

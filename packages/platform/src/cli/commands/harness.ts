@@ -123,7 +123,8 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const { server, harness } = app;
   logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
-  await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve()));
+  // A second signal exits at once, but SIGKILLs the launched workers first: none outlives the harness.
+  await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve(), async () => app.launcher?.killAll()));
   // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
   await app.stopLauncher();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');

@@ -137,7 +137,7 @@ export class LiveHub {
     return {
       now,
       endpoints: await endpointRows(this.#harness, await this.#namesNow(now), this.#launchedWorkers),
-      workers: await workerRows(this.#harness, now),
+      workers: await workerRows(this.#harness, now, this.#launchedWorkers),
       gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
       panels: await this.#panels(),
     };

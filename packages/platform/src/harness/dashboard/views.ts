@@ -53,6 +53,8 @@ export interface EndpointHealth {
 export interface EndpointFacts {
   readonly name?: string | undefined;
   readonly launched?: LaunchedHealth | undefined;
+  /** Why the launcher starts no worker of this endpoint here, when it runs and does not. */
+  readonly notLaunched?: string | undefined;
 }
 
 function zeroCounts(): StateCounts {
@@ -61,12 +63,13 @@ function zeroCounts(): StateCounts {
   return counts;
 }
 
-export function endpointHealth(queueDepth: number, workers: { idle: number; running: number }, launched: LaunchedHealth | undefined): EndpointHealth {
+export function endpointHealth(queueDepth: number, workers: { idle: number; running: number }, launched: LaunchedHealth | undefined, notLaunched?: string): EndpointHealth {
   if (launched && !launched.healthy) return { state: 'unhealthy', reason: launched.unhealthyReason ?? 'its worker command keeps failing to start' };
   const serving = workers.idle + workers.running;
   if (queueDepth > 0 && serving === 0) {
     if (launched && launched.initializing > 0) return { state: 'ok', reason: `${queueDepth} queued; ${launched.initializing} worker(s) starting` };
     if (launched && launched.throttled > 0) return { state: 'warning', reason: `${queueDepth} queued, no worker: ${launched.throttled} wanted but throttled (no GPU free)` };
+    if (notLaunched !== undefined) return { state: 'warning', reason: `${queueDepth} queued, no worker: ${notLaunched}` };
     return { state: 'warning', reason: `${queueDepth} queued, no worker to take them (start one, or give the launcher its image)` };
   }
   if (serving === 0) return { state: 'ok', reason: 'no worker, nothing queued' };
@@ -86,14 +89,16 @@ export async function endpointRow(endpoint: EndpointJobs, facts: EndpointFacts =
     retained,
     totals: { completed: health.jobs.completed, failed: health.jobs.failed, retried: health.jobs.retried },
     workers,
-    health: endpointHealth(jobs.IN_QUEUE, workers, facts.launched),
+    health: endpointHealth(jobs.IN_QUEUE, workers, facts.launched, facts.notLaunched),
   };
 }
 
 /** `names`: endpoint names by id (endpoints made through /v1). */
 export async function endpointRows(harness: Harness, names: Readonly<Record<string, string>> = {}, launched?: LaunchedWorkersView): Promise<EndpointRow[]> {
   const rows = await Promise.all(
-    [...harness.endpoints()].map(async (endpoint) => endpointRow(endpoint, { name: names[endpoint.id], launched: await launched?.health(endpoint.id) })),
+    [...harness.endpoints()].map(async (endpoint) =>
+      endpointRow(endpoint, { name: names[endpoint.id], launched: await launched?.health(endpoint.id), notLaunched: launched?.notLaunchedReason?.(endpoint.id) }),
+    ),
   );
   for (const row of rows) if (harness.createdOnUse.has(row.id)) row.createdOnUse = true;
   return rows.sort((a, b) => a.id.localeCompare(b.id));
@@ -189,9 +194,12 @@ export interface WorkerRow {
   /** ms since the last heartbeat or request. */
   silentMs: number;
   pingIntervalMs?: number;
+  /** With a launcher: whether this harness launched it (false: joined by hand, another harness's, or left by an earlier run). */
+  launched?: boolean;
 }
 
-export async function workerRows(harness: Harness, now: number): Promise<WorkerRow[]> {
+/** `launched`: the harness's launcher, when it runs one (the rows then say which workers it started). */
+export async function workerRows(harness: Harness, now: number, launched?: LaunchedWorkersView): Promise<WorkerRow[]> {
   const rows: WorkerRow[] = [];
   for (const endpoint of harness.endpoints()) {
     for (const worker of await endpoint.workers.all()) {
@@ -204,6 +212,7 @@ export async function workerRows(harness: Harness, now: number): Promise<WorkerR
         lastSeenAt: new Date(worker.lastSeenAt).toISOString(),
         silentMs: Math.max(0, now - worker.lastSeenAt),
         ...(worker.pingIntervalMs !== undefined ? { pingIntervalMs: worker.pingIntervalMs } : {}),
+        ...(launched?.launched ? { launched: launched.launched(endpoint.id, worker.id) } : {}),
       });
     }
   }

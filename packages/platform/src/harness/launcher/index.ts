@@ -19,3 +19,4 @@ export * from './slot-claims.js';
 export * from './launcher-slots.js';
 export * from './launch-backend.js';
 export * from './process-backend.js';
+export * from './process-records.js';

@@ -36,6 +36,8 @@ export interface WorkerStart {
   gpuVendor: 'nvidia' | 'amd' | undefined;
   /** After SIGTERM, how long until SIGKILL, ms (a container records it as its stop timeout). */
   shutdownDeadlineMs: number;
+  /** How long the harness lets a worker stay silent, ms: a container exits once its harness is unreachable this long (SW_HARNESS_GONE_AFTER_MS). */
+  harnessSilenceMs: number;
   onLine(stream: 'stdout' | 'stderr', line: string): void;
 }
 

@@ -31,6 +31,10 @@ export interface LaunchedWorkersView {
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[];
   /** One job's own lines, kept by bytes and time beyond the endpoint's last lines (job-lines.ts), and why some are missing; optional. */
   jobLogs?(endpointId: string, jobId: string): JobLinesRead | undefined;
+  /** Why the launcher starts no worker of the endpoint here (no command for its image, GPUs left to other harnesses), or undefined; optional. */
+  notLaunchedReason?(endpointId: string): string | undefined;
+  /** Whether this harness's launcher started the worker (false: joined by hand, another harness's, or left by an earlier run); optional. */
+  launched?(endpointId: string, workerId: string): boolean;
   /** Every launched worker as a pod. */
   pods(): Promise<Pod[]>;
   /** The last `max` scale events (started, ready, stopped, exited, crashed, ...) of one endpoint or all, oldest first; optional. */

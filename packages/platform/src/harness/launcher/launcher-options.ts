@@ -22,8 +22,13 @@ export const GpuListSchema = z.object({
 export const LauncherOptionsSchema = z.object({
   /** Image name -> how to run it as a local process. At least one, unless the launcher also has a container backend (LauncherDeps.containers). */
   images: z.record(z.string().min(1), ImageCommandSchema).default(() => ({})),
-  /** The machine's GPUs; default none (GPU endpoints then run without device assignment). */
-  gpus: GpuListSchema.optional(),
+  /**
+   * The machine's GPUs. `'none'`: this machine has none, and runs GPU endpoints' workers
+   * without device assignment, whatever the store. Left out (none known): the same when
+   * the harness is alone (memory store); on a database shared with other harnesses
+   * (PostgreSQL), GPU endpoints are left to the harnesses that have GPUs.
+   */
+  gpus: z.union([GpuListSchema, z.literal('none')]).optional(),
   /** How often the scaler looks at the queue, ms, while an endpoint has a job queued or running, a worker, or one wanted (else it sleeps until a job or a change wakes it); default 200. */
   tickMs: z.number().int().min(10).max(60_000).default(200),
   /**

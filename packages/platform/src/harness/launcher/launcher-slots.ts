@@ -37,7 +37,20 @@ export async function templateOf(store: ManagementStore, endpoint: Endpoint): Pr
   }
 }
 
-/** A GPU endpoint on a machine without GPUs while machines share the slots: its workers start on machines that have some. */
-export function leavesToGpuMachines(slots: SlotClaims, endpoint: Endpoint, gpus: number): boolean {
+/**
+ * A GPU endpoint on a machine with no GPU known while machines share the slots: its
+ * workers start on machines that have some. A machine told `gpus: 'none'` runs them
+ * without device assignment instead, as a machine alone always does.
+ */
+export function leavesToGpuMachines(slots: SlotClaims, endpoint: Endpoint, gpus: number | 'none'): boolean {
   return slots.shared && endpoint.computeType === 'GPU' && gpus === 0;
 }
+
+/** Why the launcher starts no worker of an endpoint here, in the words the dashboard shows. */
+export const NOT_LAUNCHED = {
+  gpuMachines: (machineId: string): string =>
+    `GPU endpoint: no GPUs known on this harness (${machineId}), so its workers start on harnesses with GPUs that share the database; start one with --gpus, or give this one --gpus none to run them here without device assignment`,
+  noImage: (imageName: string): string =>
+    `no --image command names the template's imageName "${imageName}" (and no --launcher docker): start its workers by hand, or give the harness --image ${imageName}=COMMAND`,
+  noTemplate: (templateId: string): string => `its template ${templateId} is gone: no worker can start`,
+} as const;

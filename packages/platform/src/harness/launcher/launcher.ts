@@ -36,6 +36,7 @@ import { GpuPool } from './gpu-pool.js';
 import { LaunchedWorker } from './launched-worker.js';
 import type { LaunchBackend, WorkerExit } from './launch-backend.js';
 import { ProcessBackend } from './process-backend.js';
+import type { ProcessRecords } from './process-records.js';
 import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling } from './scale-decision.js';
@@ -44,7 +45,10 @@ import { ScaleEvents, type ScaleEvent } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
 import { JobLines, jobIdOfLine, type JobLinesRead } from './job-lines.js';
 import { observeWorkers, setWorkerGauge } from './worker-observation.js';
-import { LocalSlotClaims, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
+import { LocalSlotClaims, NOT_LAUNCHED, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
+
+/** RUNPOD_PING_INTERVAL when the target names none, ms (the platform's). */
+const DEFAULT_PING_INTERVAL_MS = 10_000;
 
 export interface LauncherDeps {
   harness: Harness;
@@ -56,6 +60,8 @@ export interface LauncherDeps {
   slots?: SlotClaims;
   /** Runs the workers of every template whose image no `images` command names (docker/docker-backend.ts: `--launcher docker`); default none. */
   containers?: LaunchBackend;
+  /** Where the worker processes are recorded, so a harness started after a crash stops what this one left (process-records.ts); default none. */
+  processRecords?: ProcessRecords;
 }
 
 export interface LauncherTarget {
@@ -65,6 +71,8 @@ export interface LauncherTarget {
   apiKey?: string;
   /** RUNPOD_PING_INTERVAL for workers, ms; default 10 000. */
   pingIntervalMs?: number;
+  /** How long the harness lets a worker stay silent before it counts as gone (ping interval x missed pings), ms; default 3 ping intervals. A container exits once its harness is unreachable this long. */
+  silenceWindowMs?: number;
 }
 
 export class Launcher implements LaunchedWorkersView {
@@ -78,6 +86,8 @@ export class Launcher implements LaunchedWorkersView {
   readonly #events = new ScaleEvents();
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
+  /** Endpoints the launcher starts no worker of here, and why (the last round's word; the dashboard shows it). */
+  readonly #notLaunched = new Map<string, string>();
   readonly #slots: SlotClaims;
   readonly #activity: JobActivity;
   readonly #reports: LauncherReports;
@@ -93,10 +103,10 @@ export class Launcher implements LaunchedWorkersView {
     this.settings = parseOrThrow(LauncherOptionsSchema, options, 'SW_INVALID_OPTIONS', 'launcher options');
     this.#deps = deps;
     this.#log = deps.logger.child({ component: 'launcher' });
-    this.#pool = this.settings.gpus ? new GpuPool(this.settings.gpus) : undefined;
+    this.#pool = this.settings.gpus && this.settings.gpus !== 'none' ? new GpuPool(this.settings.gpus) : undefined;
     this.#logs = new WorkerLogs(this.settings.logLines);
     this.#slots = deps.slots ?? new LocalSlotClaims();
-    if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images));
+    if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images, deps.processRecords));
     if (deps.containers) this.#backends.push(deps.containers);
     if (this.#backends.length === 0) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'launcher options: name at least one image (--image NAME=COMMAND) or run images as containers (--launcher docker)');
     this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events, deps.harness.clock);
@@ -154,22 +164,32 @@ export class Launcher implements LaunchedWorkersView {
     const { harness, store } = this.#deps;
     const now = harness.clock.now();
     const live = new Set<string>();
+    const notLaunched = new Map<string, string>();
     await this.#slots.renew(now);
     for (const endpoint of await store.listEndpoints()) {
       const template = await templateOf(store, endpoint);
       const backend = template ? this.#backends.find((candidate) => candidate.runs(template)) : undefined;
       const jobs = harness.findEndpoint(endpoint.id) ?? (store.kind === 'postgres' ? harness.createEndpoint(endpoint.id) : undefined);
-      if (leavesToGpuMachines(this.#slots, endpoint, this.#pool?.total ?? 0)) {
-        this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, 'GPU endpoint: no GPUs here, its workers start on machines that have some');
+      if (leavesToGpuMachines(this.#slots, endpoint, this.settings.gpus === 'none' ? 'none' : (this.#pool?.total ?? 0))) {
+        const reason = NOT_LAUNCHED.gpuMachines(this.#slots.machineId);
+        notLaunched.set(endpoint.id, reason);
+        this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, reason);
         continue;
       }
       if (!template || !backend || !jobs) {
-        if (template && !backend) this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, 'no --image for this imageName: start its workers by hand');
+        if (!template) notLaunched.set(endpoint.id, NOT_LAUNCHED.noTemplate(endpoint.templateId));
+        if (template && !backend) {
+          const reason = NOT_LAUNCHED.noImage(template.imageName);
+          notLaunched.set(endpoint.id, reason);
+          this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, reason);
+        }
         continue;
       }
       live.add(endpoint.id);
       if (await this.#scale(endpoint, template, backend, jobs, now)) busy = true;
     }
+    this.#notLaunched.clear();
+    for (const [endpointId, reason] of notLaunched) this.#notLaunched.set(endpointId, reason);
     for (const [endpointId, runtime] of this.#runtimes) {
       if (live.has(endpointId)) continue;
       for (const worker of runtime.workers.values()) this.#stopWorker(worker, 'endpoint-gone');
@@ -186,13 +206,27 @@ export class Launcher implements LaunchedWorkersView {
   /** Stop every worker (SIGTERM, deadline, SIGKILL) and wait until all have exited. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#loop.close();
     for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
+    // A round under way (a scale-up waiting on its slot claim) ends first and starts nothing more: no launch after the drain begins.
+    await this.#loop.close();
     this.#activity.close();
     const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
     for (const worker of all) this.#stopWorker(worker, 'shutdown');
     await Promise.all(all.map((worker) => worker.exited));
     for (const backend of this.#backends) await backend.close();
+  }
+
+  /**
+   * SIGKILL every worker now (a second SIGTERM to the harness: it exits at once, its
+   * workers must not outlive it); resolves once each has exited. Processes get the signal
+   * before this returns; containers once the engine answers.
+   */
+  async killAll(): Promise<void> {
+    this.#closed = true;
+    void this.#loop.close();
+    const all = [...this.#runtimes.values()].flatMap((runtime) => [...runtime.workers.values()]);
+    for (const worker of all) worker.kill();
+    await Promise.all(all.map((worker) => worker.exited));
   }
 
   // ------------------------------------------------------------------ views
@@ -215,6 +249,14 @@ export class Launcher implements LaunchedWorkersView {
       healthy: reason === undefined,
       ...(reason !== undefined ? { unhealthyReason: reason } : {}),
     };
+  }
+
+  notLaunchedReason(endpointId: string): string | undefined {
+    return this.#notLaunched.get(endpointId);
+  }
+
+  launched(endpointId: string, workerId: string): boolean {
+    return this.#runtimes.get(endpointId)?.workers.has(workerId) === true;
   }
 
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[] {
@@ -292,6 +334,11 @@ export class Launcher implements LaunchedWorkersView {
     for (let i = 0; i < (blocked ? 0 : decision.start); i++) {
       const id = launchedWorkerId(this.#slots, endpoint.id, ++this.#seq); // a slot first: never more than workersMax across machines
       if ((await this.#slots.claim(endpoint.id, endpoint.workersMax, id, now)) === undefined) break;
+      if (this.#closed) {
+        // The launcher closed while the claim was under way: no launch after the drain begins.
+        await this.#slots.release(endpoint.id, id);
+        break;
+      }
       this.#spawn(endpoint, template, backend, runtime, now, needsGpus, decision.desired, key, id);
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
@@ -311,13 +358,14 @@ export class Launcher implements LaunchedWorkersView {
     id: string,
   ): void {
     const target = this.#target;
-    if (!target) return;
+    if (!target || this.#closed) return;
     const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
     if (gpus === undefined) return;
     // The harness's own environment is the process backend's to add: a container gets only these.
     const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool, base: {} });
     const onLine = (stream: 'stdout' | 'stderr', line: string): void => this.#onLine(endpoint.id, id, stream, line);
-    const start = { id, endpoint, template, env, gpus, gpuVendor: this.#pool?.vendor, shutdownDeadlineMs: this.settings.shutdownDeadlineMs, onLine };
+    const harnessSilenceMs = target.silenceWindowMs ?? 3 * (target.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
+    const start = { id, endpoint, template, env, gpus, gpuVendor: this.#pool?.vendor, shutdownDeadlineMs: this.settings.shutdownDeadlineMs, harnessSilenceMs, onLine };
     const worker = new LaunchedWorker({
       id,
       endpointId: endpoint.id,

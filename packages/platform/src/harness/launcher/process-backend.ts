@@ -4,19 +4,26 @@
  * command (`--image NAME=COMMAND`), in its own process group (so a shell's children
  * stop with it), with the harness's environment under the worker's variables, its
  * output read line by line. Signals go to this worker's own process group only, by its pid.
+ * Each worker is told the harness's pid (SW_HARNESS_PID: an SDK worker exits once the
+ * harness is gone) and, given ProcessRecords, its group is recorded on disk so a harness
+ * started after a crash stops what this one left (process-records.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Endpoint, Template } from '../management/index.js';
 import type { LaunchBackend, WorkerExit, WorkerRunner, WorkerStart } from './launch-backend.js';
 import type { ImageCommand } from './launcher-options.js';
+import type { ProcessRecords } from './process-records.js';
+import { HARNESS_PID_ENV } from 'serverless-worker/internal/settings/launched-worker.js';
 
 export class ProcessBackend implements LaunchBackend {
   readonly kind = 'process';
   readonly #images: Readonly<Record<string, ImageCommand>>;
+  readonly #records: ProcessRecords | undefined;
 
-  constructor(images: Readonly<Record<string, ImageCommand>>) {
+  constructor(images: Readonly<Record<string, ImageCommand>>, records?: ProcessRecords) {
     this.#images = images;
+    this.#records = records;
   }
 
   runs(template: Template): boolean {
@@ -35,11 +42,18 @@ export class ProcessBackend implements LaunchBackend {
   start(start: WorkerStart): WorkerRunner {
     const image = this.#images[start.template.imageName];
     if (!image) throw new Error(`no command for image ${start.template.imageName}`);
-    return new ProcessRunner(image, { ...process.env, ...start.env }, start.onLine);
+    const runner = new ProcessRunner(image, { ...process.env, ...start.env, [HARNESS_PID_ENV]: String(process.pid) }, start.onLine);
+    const records = this.#records;
+    if (records && runner.pid !== undefined) {
+      records.add({ workerId: start.id, endpointId: start.endpoint.id, pid: runner.pid });
+      void runner.exited.then(() => records.remove(start.id));
+    }
+    return runner;
   }
 
   async close(): Promise<void> {
-    // Nothing held: each worker's process is stopped by the launcher.
+    // Each worker's process was stopped by the launcher: nothing is left to record.
+    this.#records?.close();
   }
 }
 
@@ -68,6 +82,11 @@ class ProcessRunner implements WorkerRunner {
       });
     });
     this.#child.once('error', (error) => onLine('stderr', `could not start: ${error.message}`));
+  }
+
+  /** The shell's pid: its process group's id. */
+  get pid(): number | undefined {
+    return this.#child.pid;
   }
 
   get running(): boolean {

@@ -26,6 +26,8 @@ export class ScalingLoop {
   /** A wake came since the round under way began. */
   #woken = false;
   #closed = false;
+  /** The round under way, if any: close() waits for it. */
+  #round: Promise<void> | undefined;
 
   constructor(deps: ScalingLoopDeps) {
     this.#deps = deps;
@@ -48,20 +50,26 @@ export class ScalingLoop {
     this.#timer = this.#deps.clock.setTimer(0, () => void this.#run());
   }
 
-  close(): void {
+  /** No round after this one; resolves once the round under way (if any) has ended, so nothing it decided lands after close. */
+  async close(): Promise<void> {
     this.#closed = true;
     this.#timer?.cancel();
+    await this.#round;
   }
 
   async #run(): Promise<void> {
     if (this.#closed) return;
     this.#woken = false;
     let busy = true;
-    try {
-      busy = await this.#deps.round();
-    } catch (error) {
-      this.#deps.onError(error);
-    }
+    const round = this.#deps.round().then(
+      (answer) => {
+        busy = answer;
+      },
+      (error: unknown) => this.#deps.onError(error),
+    );
+    this.#round = round;
+    await round;
+    this.#round = undefined;
     if (this.#closed) return;
     if (!busy && !this.#woken && this.#deps.canSleep()) this.#asleep = true;
     else this.#timer = this.#deps.clock.setTimer(this.#deps.intervalMs, () => void this.#run());

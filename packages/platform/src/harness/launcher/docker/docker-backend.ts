@@ -22,6 +22,8 @@ import type { LaunchBackend, WorkerRunner, WorkerStart } from '../launch-backend
 import { ContainerRunner } from './container-runner.js';
 import { containerSpec } from './container-spec.js';
 import { DockerEngine } from './docker-engine.js';
+import { processRuns } from '../process-liveness.js';
+import { HARNESS_GONE_AFTER_ENV } from 'serverless-worker/internal/settings/launched-worker.js';
 import type { DockerHost } from './docker-host.js';
 
 /** Labels on every container the harness starts. */
@@ -112,7 +114,8 @@ export class DockerBackend implements LaunchBackend {
       image: template.imageName,
       entrypoint: template.dockerEntrypoint,
       cmd: template.dockerStartCmd,
-      env: start.env,
+      // It cannot see the harness's pid: it watches the harness's port instead (local/harness-watch.ts).
+      env: { ...start.env, [HARNESS_GONE_AFTER_ENV]: String(start.harnessSilenceMs) },
       ports: template.ports,
       labels: {
         [LABELS.harness]: 'launcher',
@@ -203,15 +206,4 @@ export function gpuGroups(groupFile: string): string[] {
     if (gid !== undefined && /^\d+$/.test(gid)) ids.push(gid);
   }
   return ids.length > 0 ? ids : ['video'];
-}
-
-/** Whether a process with this pid runs on this host. */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
