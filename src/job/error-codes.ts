@@ -313,6 +313,11 @@ export const ERROR_CODES = {
       'The harness could not open its PostgreSQL job store (nothing answered at the address, or the server refused the login or the database), or, while running, cannot reach it now (down, restarting, refusing connections, or the connection was lost): the request is answered 503 with Retry-After and the log warns "job store unavailable" naming what is down.',
     fix: 'Retry after the Retry-After seconds. Check that PostgreSQL runs at the host and port the message names, and the user, password and database of --store (or SW_HARNESS_STORE); the password is never shown.',
   },
+  SW_CLOCK_SKEW: {
+    status: 503,
+    meaning: "This machine's clock is further from PostgreSQL's than the bound (2 s): job deadlines (ttl, timeouts, retention, liveness) are shared through the database, so the harness refuses to open the store, or, after a reconnect, refuses job changes while reads still answer.",
+    fix: "Sync this machine's clock (NTP) and start the harness again; the message gives the measured offset and its direction.",
+  },
   SW_TARGET_REFUSED: {
     status: 403,
     meaning: 'A URL the harness was asked to reach for a caller (a job webhook, a load-balancing worker) is the harness itself, a link-local or cloud metadata address, or an address its policy does not allow.',

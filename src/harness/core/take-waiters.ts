@@ -23,6 +23,9 @@ export interface TakeSource {
   stopped(): boolean;
 }
 
+/** Waiters of one worker served by one take at most. */
+const MAX_GROUP = 64;
+
 export class TakeWaiters {
   readonly #waiters: TakeWaiter[] = [];
   #serving = false;
@@ -68,6 +71,16 @@ export class TakeWaiters {
     return this.#waiters[0];
   }
 
+  /** `first` and the waiters right behind it in line that wait for the same worker (at most MAX_GROUP). */
+  #sameWorkerRun(first: TakeWaiter): TakeWaiter[] {
+    const run: TakeWaiter[] = [];
+    for (const waiter of this.#waiters) {
+      if (waiter.workerId !== first.workerId || run.length >= MAX_GROUP) break;
+      run.push(waiter);
+    }
+    return run;
+  }
+
   /** Every waiter, in line order (a copy). */
   all(): TakeWaiter[] {
     return [...this.#waiters];
@@ -91,15 +104,20 @@ export class TakeWaiters {
       do {
         this.#serveAgain = false;
         for (let waiter = this.first(); waiter && !source.stopped(); waiter = this.first()) {
-          const jobs = await source.take(waiter.workerId, waiter.max);
+          // The waiters of one worker next in line (a worker of concurrency n polls n times)
+          // are served by one take: one store statement for their jobs, not one each.
+          const group = this.#sameWorkerRun(waiter);
+          const jobs = await source.take(waiter.workerId, group.reduce((sum, each) => sum + each.max, 0));
           if (jobs.length === 0) break;
-          if (!waiter.settled) {
-            waiter.resolve(jobs);
-            continue;
+          let next = 0;
+          for (const each of group) {
+            if (each.settled || next >= jobs.length) continue;
+            each.resolve(jobs.slice(next, next + each.max));
+            next += each.max;
           }
-          // The waiter gave up while the store answered (a shared store is slower): the jobs
-          // never left this process, so they go back to their place in the queue, not counted as lost.
-          for (const job of jobs) await source.giveBack(waiter.workerId, job);
+          // Waiters that gave up while the store answered (a shared store is slower): their
+          // jobs never left this process, so they go back to their place in the queue, not counted as lost.
+          for (const job of jobs.slice(next)) await source.giveBack(waiter.workerId, job);
         }
       } while (this.#serveAgain && !source.stopped());
     };

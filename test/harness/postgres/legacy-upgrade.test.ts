@@ -43,13 +43,14 @@ async function schemaOf(sql: postgres.Sql): Promise<unknown> {
 const versionsOf = (sql: postgres.Sql) => sql<{ version: number; description: string; applied_at: Date }[]>`SELECT version, description, applied_at FROM sw_schema_version ORDER BY version`;
 
 describe('a database migrated by the TS-string migrations, opened by the .sql ones', () => {
-  it('runs nothing again, keeps the recorded versions, and the three stores work on it', async () => {
+  it('runs only the versions after the legacy ones, keeps the recorded versions, and the three stores work on it', async () => {
     const { database, sql } = await fresh();
     expect(await legacyMigrate(sql)).toEqual([1, 2, 3]);
     const recorded = await versionsOf(sql);
     const handle = await database.connect();
-    expect(handle.applied).toEqual([]);
-    expect(await versionsOf(sql)).toEqual(recorded);
+    // Version 4 (0004-vacuum-and-hot-updates.sql) came after the TS-string migrations.
+    expect(handle.applied).toEqual([4]);
+    expect((await versionsOf(sql)).slice(0, 3)).toEqual(recorded);
     const jobs = await PostgresJobStore.open(handle);
     const job = await jobs.submit('ep', request(), {}, T0);
     expect((await jobs.take('ep', 'w1', 1, T0)).map((taken) => taken.id)).toEqual([job.id]);
@@ -64,19 +65,21 @@ describe('a database migrated by the TS-string migrations, opened by the .sql on
   it('has the schema a fresh database gets from the .sql files', async () => {
     const legacy = await fresh();
     await legacyMigrate(legacy.sql);
+    // Then opened by the .sql files: the versions after the legacy ones.
+    expect((await legacy.database.connect()).applied).toEqual([4]);
     const current = await fresh();
-    expect((await current.database.connect()).applied).toEqual([1, 2, 3]);
+    expect((await current.database.connect()).applied).toEqual([1, 2, 3, 4]);
     expect(await schemaOf(current.sql)).toEqual(await schemaOf(legacy.sql));
   });
 
-  it('takes a database at version 2 to version 3, running only that', async () => {
+  it('takes a database at version 2 to the latest, running only the versions after 2', async () => {
     const { database, sql } = await fresh();
     await sql`CREATE TABLE sw_schema_version (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
     for (const migration of LEGACY_MIGRATIONS.filter((m) => m.version <= 2)) {
       await sql.unsafe(migration.statements);
       await sql`INSERT INTO sw_schema_version (version, description) VALUES (${migration.version}, ${migration.description})`;
     }
-    expect((await database.connect()).applied).toEqual([3]);
-    expect((await versionsOf(sql)).map((row) => row.version)).toEqual([1, 2, 3]);
+    expect((await database.connect()).applied).toEqual([3, 4]);
+    expect((await versionsOf(sql)).map((row) => row.version)).toEqual([1, 2, 3, 4]);
   });
 });

@@ -146,7 +146,16 @@ describe('a /runsync wait in one harness for a result applied by the other (Post
     const database = await createTestDatabase();
     opened.push(() => database.drop());
     const storeA = await PostgresJobStore.open(await database.connect(3));
+    await storeA.createEndpoint('ep');
     const storeB = await PostgresJobStore.open(await database.connect(3));
+    // Once A has answered B's hello (peers.ts: B reads again then): from here on A notifies B.
+    await new Promise<void>((resolve) => {
+      const unsubscribe = storeB.subscribe((event) => {
+        if (event.type !== 'resync') return;
+        unsubscribe();
+        resolve();
+      });
+    });
     let readsB = 0;
     const watchedB = new Proxy(storeB, {
       get(target, key) {

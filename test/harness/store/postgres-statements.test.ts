@@ -3,7 +3,8 @@
  * result, counted on the wire (test/postgres/statement-counter.ts). At most 4 a job;
  * a count, not a timing. The events to other processes go after each commit, in
  * notification-only statements (notification-outbox.ts), counted apart: at most one per
- * change, fewer when changes come together. Submissions made together go in one
+ * change, fewer when changes come together; none while no other harness listens
+ * (peers.ts: these tests open one). Submissions made together go in one
  * statement, and so do results. Through the harness, a /runsync waiter adds no read.
  */
 import { afterEach, expect, it } from 'vitest';
@@ -15,18 +16,37 @@ import { ResultWrites } from '../../../packages/platform/src/harness/store/postg
 import { completeChange } from '../../../src/harness/store/job-rules.js';
 import type { StoredJob } from '../../../src/harness/store/job-store.js';
 import { startStatementCounter, type StatementCounter } from '../../postgres/statement-counter.js';
+import { eventually } from '../../kit/index.js';
+import { sleep } from '../../../src/clock/index.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 
 const JOBS = 20;
+
+/**
+ * Another harness listening on the database (not counted): a store alone sends no event
+ * notifications (peers.ts). Resolves once the counted store has answered its hello.
+ */
+async function listeningPeer(url: string, counted: StatementCounter): Promise<void> {
+  const before = counted.notifications();
+  const peerHandle = await openHarnessDatabase(url, { poolSize: 1 });
+  peer = { handle: peerHandle, store: await PostgresJobStore.open(peerHandle) };
+  await eventually(() => expect(counted.notifications()).toBeGreaterThan(before));
+  // The peer's 'here' in answer makes the counted store read its endpoints (a resync): let it pass before counting.
+  await sleep(500);
+}
 const MAX_STATEMENTS_PER_JOB = 4;
 
 let database: TestDatabase | undefined;
 let counter: StatementCounter | undefined;
 let store: PostgresJobStore | undefined;
 let handle: PostgresDatabase | undefined;
+let peer: { store: PostgresJobStore; handle: PostgresDatabase } | undefined;
 afterEach(async () => {
   await store?.close();
   await handle?.close();
+  await peer?.store.close();
+  await peer?.handle.close();
+  peer = undefined;
   await counter?.close();
   await database?.drop();
 });
@@ -36,6 +56,7 @@ it(`runs a job (submit, take, result) in at most ${MAX_STATEMENTS_PER_JOB} state
   counter = await startStatementCounter(database.url);
   handle = await openHarnessDatabase(counter.url, { poolSize: 2 });
   store = await PostgresJobStore.open(handle);
+  await listeningPeer(database.url, counter);
   await store.createEndpoint('ep');
   const before = counter.count();
   const beforeNotifications = counter.notifications();
@@ -64,6 +85,7 @@ it('joins submissions made together in one statement, results too, and their eve
   counter = await startStatementCounter(database.url);
   handle = await openHarnessDatabase(counter.url, { poolSize: 2 });
   store = await PostgresJobStore.open(handle);
+  await listeningPeer(database.url, counter);
   await store.createEndpoint('ep');
   const open = store;
   const before = counter.count();

@@ -153,10 +153,18 @@ describe('two harnesses on one database: the take hint', () => {
   it('hands a job to the other process\'s waiting taker when the submitting process said it had one but did not take it', async () => {
     const database = await createTestDatabase();
     const storeA = await PostgresJobStore.open(await database.connect(2));
+    await storeA.createEndpoint('ep');
     const storeB = await PostgresJobStore.open(await database.connect(2));
+    // A answers B's hello (peers.ts), and B reads again: from then on A notifies B.
+    await new Promise<void>((resolve) => {
+      const unsubscribe = storeB.subscribe((event) => {
+        if (event.type !== 'resync') return;
+        unsubscribe();
+        resolve();
+      });
+    });
     const harnessB = new Harness({ store: storeB });
     try {
-      await storeA.createEndpoint('ep');
       const endpointB = harnessB.endpoint('ep');
       // B's worker waits (its first take finds the queue empty, then it parks).
       const taking = endpointB.take('wb', 1);

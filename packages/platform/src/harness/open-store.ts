@@ -13,6 +13,7 @@ import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/
 import type { PostgresDatabase } from './postgres/database.js';
 import type { JobStore } from 'serverless-worker/internal/harness/store/job-store.js';
 import { MemoryJobStore } from 'serverless-worker/internal/harness/store/memory-job-store.js';
+import { systemClock } from 'serverless-worker/internal/clock/index.js';
 
 /** The environment variable that names the store when `--store` does not. */
 export const STORE_ENV = 'SW_HARNESS_STORE';
@@ -44,6 +45,12 @@ export interface OpenStoreOptions {
   readonly onError?: (error: unknown) => void;
   /** Connections in the PostgreSQL pool of the process (LISTEN takes one more); default 10. Unused for memory. */
   readonly poolSize?: number;
+  /**
+   * The clock the harness runs on, measured against PostgreSQL's (a shared store refuses
+   * a clock more than 2 s off: deadlines are shared); default the system clock. Null: not
+   * measured (a harness on a clock of its own, tests). Unused for memory.
+   */
+  readonly clock?: { now(): number } | null;
 }
 
 export interface OpenedJobStore {
@@ -65,9 +72,12 @@ export async function openJobStore(spec: string, options: OpenStoreOptions = {})
   let database: PostgresDatabase | undefined;
   try {
     database = await openHarnessDatabase(valid, poolSize !== undefined ? { poolSize } : {});
-    return { store: await PostgresJobStore.open(database, options.onError ? { onError: options.onError } : {}), database };
+    const clock = options.clock === undefined ? systemClock : options.clock;
+    return { store: await PostgresJobStore.open(database, { ...(options.onError ? { onError: options.onError } : {}), ...(clock ? { clock } : {}) }), database };
   } catch (error) {
     await database?.close();
+    // A clock too far from the database's says so itself (one line: clock-skew.ts).
+    if (error instanceof ServerlessWorkerError) throw new ServerlessWorkerError(error.code, `Could not open the job store ${describeStoreSpec(valid)}: ${error.message}`, error.details);
     throw storeUnavailable(valid, error);
   }
 }

@@ -47,6 +47,8 @@ export async function harnessForServer(
   const logger = rest.logger;
   const { store: jobStore, database } = await openJobStore(spec, {
     ...(storePoolSize !== undefined ? { poolSize: storePoolSize } : {}),
+    // The system clock is measured against the database's; a harness on a clock of its own (tests) is not.
+    ...(harnessOptions.clock !== undefined ? { clock: null } : {}),
     ...(logger ? { onError: (error: unknown) => logger.warn({ err: error }, 'job store: background error (it goes on)') } : {}),
   });
   const owned = new Harness({ ...harnessOptions, store: jobStore });

@@ -3,20 +3,29 @@
  * The time rules as data: ttl (`expires_at`: the job is deleted in any state, a running
  * one's worker gets a stop 'expired'), execution timeout (`execution_deadline`:
  * TIMED_OUT, SW_EXECUTION_TIMEOUT, stop 'timeout') and retention (`delete_at`: deleted).
- * `applyDue` takes the due deadlines in due order, locks each job with
- * `FOR UPDATE SKIP LOCKED` and checks again that the deadline still holds on the locked
- * row: a job another process is handling right now is skipped (that process applies
- * it), so each rule is applied once across processes.
+ *
+ * Applied in short transactions, never one long one (issue 33: 50 000 deletions in one
+ * 34 s transaction held back vacuum and made timeouts wait behind the sweep):
+ * - timeouts first, apart from the sweep: batches of TIMEOUT_BATCH jobs locked with
+ *   `FOR UPDATE SKIP LOCKED` in one statement, each changed by the shared job rules
+ *   (job-rules.ts `timeoutChange`), saved together by one statement, their counters by
+ *   one per endpoint: one short transaction per batch;
+ * - then the sweep: ttl and retention deletions, set-based, SWEEP_BATCH rows a statement
+ *   (`DELETE … WHERE ctid = ANY(… FOR UPDATE SKIP LOCKED) RETURNING` what the events
+ *   need), each statement its own transaction.
+ * A row another process holds right now is skipped (that process, or the next pass,
+ * applies it): each rule is applied once across processes. A timeout whose job's ttl
+ * is earlier is left to the ttl (due order: the job is deleted, not TIMED_OUT first).
  */
 import type postgres from 'postgres';
-import * as z from 'zod';
 import { expiryStop, timeoutChange } from 'serverless-worker/internal/harness/store/job-rules.js';
-import { applyChange, deleteJob, lockJob, orderStop, saveJob, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { applyChange, changed, finishChanges, newChanges, orderStop, saveJobs, type Changes, type Tx, type TxJob } from './job-changes.js';
+import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
-/** Deadlines handled by one pass; applyDue repeats passes while they come back full. */
-const BATCH = 500;
-
-const Due = z.object({ endpoint_id: z.string(), id: z.string(), kind: z.enum(['ttl', 'execution', 'retention']), due: z.union([z.string(), z.number()]).transform(Number) });
+/** Jobs timed out in one transaction at most (locked by one statement, saved by one). */
+export const TIMEOUT_BATCH = 500;
+/** Jobs deleted by one sweep statement (one transaction) at most. */
+export const SWEEP_BATCH = 1_000;
 
 export async function nextDueAt(sql: postgres.Sql): Promise<number | undefined> {
   const rows = await sql`
@@ -28,49 +37,50 @@ export async function nextDueAt(sql: postgres.Sql): Promise<number | undefined> 
   return due === null || due === undefined ? undefined : Number(due);
 }
 
-function stillDue(job: TxJob, kind: z.infer<typeof Due>['kind'], now: number): boolean {
-  if (kind === 'ttl') return job.expiresAt <= now;
-  if (kind === 'execution') return job.status === 'IN_PROGRESS' && job.executionDeadline !== undefined && job.executionDeadline <= now;
-  return job.deleteAt !== undefined && job.deleteAt <= now;
+/**
+ * One batch of execution timeouts due at `now`, in one transaction (`tx`): their
+ * changes per endpoint (each endpoint's counters are its own). Answers how many rows
+ * the batch locked: a full batch means there may be more.
+ */
+export async function applyTimeouts(tx: Tx, now: number): Promise<{ readonly locked: number; readonly changes: Changes[] }> {
+  const rows = await tx`
+    SELECT ${tx.unsafe(JOB_COLUMNS)} FROM sw_jobs
+    WHERE execution_deadline <= ${now} AND execution_deadline <= expires_at AND status = 'IN_PROGRESS'
+    ORDER BY execution_deadline LIMIT ${TIMEOUT_BATCH} FOR UPDATE SKIP LOCKED`;
+  const byEndpoint = new Map<string, Changes>();
+  const timedOut: TxJob[] = [];
+  for (const row of rows) {
+    const job: TxJob = { ...toStoredJob(parseJobRow(row)) };
+    let changes = byEndpoint.get(job.endpointId);
+    if (!changes) byEndpoint.set(job.endpointId, (changes = newChanges()));
+    applyChange(job, timeoutChange(job, now), changes);
+    timedOut.push(job);
+  }
+  await saveJobs(tx, timedOut);
+  for (const changes of byEndpoint.values()) await finishChanges(tx, changes);
+  return { locked: rows.length, changes: [...byEndpoint.values()] };
 }
 
-/** Apply every deadline `<= now`, in due order, each once. */
-export async function applyDue(tx: Tx, now: number, changes: Changes): Promise<void> {
-  const skipped = new Set<string>();
-  for (;;) {
-    const rows = await tx`
-      SELECT endpoint_id, id, kind, due FROM (
-        (SELECT endpoint_id, id, 'ttl' AS kind, expires_at AS due FROM sw_jobs WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${BATCH})
-        UNION ALL
-        (SELECT endpoint_id, id, 'execution', execution_deadline FROM sw_jobs WHERE execution_deadline <= ${now} ORDER BY execution_deadline LIMIT ${BATCH})
-        UNION ALL
-        (SELECT endpoint_id, id, 'retention', delete_at FROM sw_jobs WHERE delete_at <= ${now} ORDER BY delete_at LIMIT ${BATCH})
-      ) due ORDER BY due, kind LIMIT ${BATCH}`;
-    let applied = 0;
-    for (const raw of rows) {
-      const entry = Due.parse(raw);
-      const key = `${entry.endpoint_id}\u0000${entry.id}`;
-      if (skipped.has(key)) continue;
-      const job = await lockJob(tx, entry.endpoint_id, entry.id, true);
-      if (!job || !stillDue(job, entry.kind, now)) {
-        // Locked by another process (which applies it), or already handled: not this pass's.
-        skipped.add(key);
-        continue;
-      }
-      applied++;
-      if (entry.kind === 'ttl') {
-        const stop = expiryStop(job);
-        if (stop !== undefined && job.workerId !== undefined) orderStop(changes, job, job.workerId, stop);
-        await deleteJob(tx, job, changes);
-        skipped.add(key);
-      } else if (entry.kind === 'execution') {
-        applyChange(job, timeoutChange(job, now), changes);
-        await saveJob(tx, job);
-      } else {
-        await deleteJob(tx, job, changes);
-        skipped.add(key);
-      }
-    }
-    if (rows.length < BATCH || applied === 0) return;
+/**
+ * One sweep statement: delete up to SWEEP_BATCH jobs whose ttl (`kind` 'ttl') or
+ * retention ('retention') is due at `now`, oldest deadline first, skipping rows other
+ * transactions hold; their events, stops and deleted records go to `changes`. Answers
+ * how many were deleted (a full batch means there may be more).
+ */
+export async function sweepDue(sql: postgres.Sql, kind: 'ttl' | 'retention', now: number, changes: Changes): Promise<number> {
+  const column = kind === 'ttl' ? 'expires_at' : 'delete_at';
+  const rows = await sql`
+    DELETE FROM sw_jobs WHERE ctid = ANY (ARRAY(
+      SELECT ctid FROM sw_jobs WHERE ${sql(column)} <= ${now} ORDER BY ${sql(column)} LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED
+    )) AND ${sql(column)} <= ${now}
+    RETURNING ${sql.unsafe(JOB_COLUMNS)}`;
+  const jobs = rows.map((row) => toStoredJob(parseJobRow(row))).sort((a, b) => (kind === 'ttl' ? a.expiresAt - b.expiresAt : (a.deleteAt ?? 0) - (b.deleteAt ?? 0)));
+  for (const job of jobs) {
+    const stop = kind === 'ttl' ? expiryStop(job) : undefined;
+    if (stop !== undefined && job.workerId !== undefined) orderStop(changes, job, job.workerId, stop);
+    if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: job.endpointId, workerId: job.workerId });
+    changes.deleted.push(job);
+    changed(changes, job);
   }
+  return rows.length;
 }

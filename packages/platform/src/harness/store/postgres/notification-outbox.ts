@@ -18,11 +18,14 @@
  * asks the store at least every second, a /runsync or /status-sync reads the job again at
  * the end of its wait, and a stop reaches its worker at its next heartbeat. Nothing the
  * store holds is lost. A notification that fails (the connection lost) is tried again.
+ * Events are dropped, not queued, while no other harness listens (peers.ts): a late
+ * joiner is told to read again instead.
  */
 import type postgres from 'postgres';
 import { sleep } from 'serverless-worker/internal/clock/index.js';
 import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
-import { CHANNEL, encodePayloads } from './notifications.js';
+import { CHANNEL, encodePayloads, peerPayload } from './notifications.js';
+import type { PeerMessage } from './peers.js';
 
 /** Tries of one batch before its events are given up (reported through onError). */
 const TRIES = 3;
@@ -35,19 +38,33 @@ export class NotificationOutbox {
   readonly #sql: postgres.Sql;
   readonly #origin: string;
   readonly #onError: (error: unknown) => void;
+  readonly #anyone: () => boolean;
   #pending: StoreEvent[] = [];
+  #controls: PeerMessage[] = [];
   #sending: Promise<void> | undefined;
 
-  constructor(sql: postgres.Sql, origin: string, onError: (error: unknown) => void) {
+  /** `anyone`: whether another process listens now (peers.ts); events are sent only then. */
+  constructor(sql: postgres.Sql, origin: string, onError: (error: unknown) => void, anyone: () => boolean) {
     this.#sql = sql;
+    this.#anyone = anyone;
     this.#origin = origin;
     this.#onError = onError;
   }
 
   /** Send `events` to the other processes (their change committed): once this turn of the event loop is over, or after the statement in flight. */
   send(events: readonly StoreEvent[]): void {
-    if (events.length === 0) return;
+    if (events.length === 0 || !this.#anyone()) return;
     this.#pending.push(...events);
+    this.#start();
+  }
+
+  /** Send a control message to the other processes (peers.ts), after the events queued before it. */
+  sendControl(message: PeerMessage): void {
+    this.#controls.push(message);
+    this.#start();
+  }
+
+  #start(): void {
     this.#sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
   }
 
@@ -58,7 +75,11 @@ export class NotificationOutbox {
 
   async #drain(): Promise<void> {
     try {
-      while (this.#pending.length > 0) {
+      while (this.#pending.length > 0 || this.#controls.length > 0) {
+        if (this.#pending.length === 0) {
+          await this.#notify(this.#controls.splice(0).map((message) => peerPayload(this.#origin, message)));
+          continue;
+        }
         const batch = this.#pending.splice(0, MAX_EVENTS_PER_STATEMENT);
         let payloads: string[];
         try {

@@ -10,12 +10,15 @@
  * a 'resync' event, so parked takers and job readers (/runsync, /status-sync, /stream)
  * read again. Stops missed meanwhile reach their worker through its next heartbeat
  * (the worker API stops a listed job that no longer runs with it).
+ * Events go out only while another harness listens (peers.ts: control payloads, with a
+ * `peer` field and no events, tell the stores of each other).
  */
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import * as z from 'zod';
 import { JOB_STATUSES } from 'serverless-worker/internal/job/index.js';
 import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { PeerMessage } from './peers.js';
 
 export const CHANNEL = 'sw_job_store';
 /** Bytes of one payload at most (PostgreSQL refuses 8000 and over). */
@@ -45,7 +48,12 @@ const EventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('stop'), endpointId: z.string(), workerId: z.string(), jobId: z.string(), reason: StopReasonSchema, attempt: z.number() }),
   z.object({ type: z.literal('worker'), endpointId: z.string(), workerId: z.string() }),
 ]);
-const PayloadSchema = z.object({ origin: z.string(), events: z.array(EventSchema) });
+const PayloadSchema = z.object({ origin: z.string(), events: z.array(EventSchema), peer: z.enum(['hello', 'here', 'beat', 'bye']).optional() });
+
+/** A control notification between harness processes (peers.ts): no events. */
+export function peerPayload(origin: string, message: PeerMessage): string {
+  return JSON.stringify({ origin, events: [], peer: message });
+}
 
 /** The payloads for `events`, each under the size limit. */
 export function encodePayloads(origin: string, events: readonly StoreEvent[]): string[] {
@@ -80,6 +88,12 @@ export class StoreEventHub {
   readonly #listeners = new Set<(event: StoreEvent) => void>();
   #listening: { unlisten(): Promise<void> } | undefined;
   #connects = 0;
+  #peers: { heard(origin: string, message: PeerMessage | undefined): void } | undefined;
+
+  /** Wake every waiter of every endpoint: each reads again (events may have been missed). */
+  resync(endpoints: () => Promise<string[]>, onError: (error: unknown) => void): void {
+    endpoints().then((ids) => this.emit(ids.map((endpointId) => ({ type: 'resync', endpointId }))), onError);
+  }
 
   subscribe(listener: (event: StoreEvent) => void): () => void {
     this.#listeners.add(listener);
@@ -103,12 +117,21 @@ export class StoreEventHub {
    * LISTEN on a connection of `sql` (the driver reconnects and listens again after a
    * loss); `endpoints` names every endpoint for the wake-up after a reconnect.
    */
-  async listen(sql: postgres.Sql, endpoints: () => Promise<string[]>, onError: (error: unknown) => void): Promise<void> {
+  async listen(
+    sql: postgres.Sql,
+    endpoints: () => Promise<string[]>,
+    onError: (error: unknown) => void,
+    peers: { listening(): void; heard(origin: string, message: PeerMessage | undefined): void },
+    reconnected: () => void = () => undefined,
+  ): Promise<void> {
+    this.#peers = peers;
     this.#listening = await sql.listen(
       CHANNEL,
       (payload) => this.#receive(payload, onError),
       () => {
+        peers.listening();
         if (this.#connects++ === 0) return;
+        reconnected();
         endpoints().then((ids) => this.emit(ids.map((endpointId) => ({ type: 'resync', endpointId }))), onError);
       },
     );
@@ -132,6 +155,8 @@ export class StoreEventHub {
       onError(new Error(`A job store notification on ${CHANNEL} is not one this harness sends: ${String(error)}`));
       return;
     }
-    if (parsed.origin !== this.origin) this.emit(parsed.events);
+    if (parsed.origin === this.origin) return;
+    this.#peers?.heard(parsed.origin, parsed.peer);
+    this.emit(parsed.events);
   }
 }

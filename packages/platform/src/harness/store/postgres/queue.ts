@@ -78,7 +78,14 @@ export const ClaimedRow = z.object({
 export type ClaimedRow = z.infer<typeof ClaimedRow>;
 
 /** Touch the worker and claim up to `max` queued jobs for it (in no particular order: sort by queue_seq). */
-export function claimJobs(sql: postgres.Sql, endpointId: string, workerId: string, max: number, now: number): postgres.PendingQuery<postgres.Row[]> {
+export function claimJobs(
+  sql: postgres.Sql,
+  endpointId: string,
+  workerId: string,
+  max: number,
+  now: number,
+  writes: { readonly endpoint: boolean; readonly worker: boolean } = { endpoint: true, worker: true },
+): postgres.PendingQuery<postgres.Row[]> {
   // One statement (the hot path; long polls call it on every 'queued' event): the
   // endpoint when missing, the worker's presence, and the claim of the oldest queued
   // jobs that no other transaction holds. The claimed rows are updated by their place
@@ -89,12 +96,18 @@ export function claimJobs(sql: postgres.Sql, endpointId: string, workerId: strin
   // 1 000 jobs, 2.1 ms after 4 000, in a loop of submit, take, result; now 0.33-0.40 ms
   // throughout).
   // The timeout: the job's policy, else the endpoint's default, else the platform's.
-  return sql`
-    WITH endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),
-    worker AS (
+  // `writes`: the endpoint's insert is left out when the store knows it exists, the
+  // worker's presence when this store wrote it less than a second ago (issue 33: each take
+  // rewrote both rows).
+  const endpoint = writes.endpoint ? sql`endpoint AS (INSERT INTO sw_endpoints (id) VALUES (${endpointId}) ON CONFLICT (id) DO NOTHING),` : sql``;
+  const worker = writes.worker
+    ? sql`worker AS (
       INSERT INTO sw_workers (endpoint_id, id, first_seen_at, last_seen_at) VALUES (${endpointId}, ${workerId}, ${now}, ${now})
       ON CONFLICT (endpoint_id, id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, initializing = false
-    ),
+    ),`
+    : sql``;
+  return sql`
+    WITH ${endpoint} ${worker}
     picked AS (
       SELECT ctid FROM sw_jobs WHERE endpoint_id = ${endpointId} AND status = 'IN_QUEUE'
       ORDER BY queue_seq LIMIT ${Math.max(0, max)} FOR UPDATE SKIP LOCKED
