@@ -3,6 +3,7 @@
 // Small display helpers shared by the views.
 import { h } from 'preact';
 import htm from 'htm';
+import { useState } from 'preact/hooks';
 
 /**
  * @typedef {import('./api-types.js').EndpointRow} EndpointRow
@@ -67,6 +68,24 @@ export function ErrorBox({ error }) {
       ? html`<ul class="issues" data-test="error-issues">${issues.map((i) => html`<li><code>${i.path}</code>: ${i.message}${i.received !== undefined ? html` <span class="muted">(got ${i.received})</span>` : null}</li>`)}</ul>`
       : null}
   </div>`;
+}
+
+/** A small button that copies `text` (an id, a curl command) to the clipboard, and says so. */
+/** @param {{ text: string, what: string, label?: string }} props */
+export function CopyButton({ text, what, label = 'copy' }) {
+  const [copied, setCopied] = useState(/** @type {string | undefined} */ (undefined));
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied('copied');
+    } catch {
+      // No clipboard (a page over plain http on another host): the text is selected for Ctrl+C instead.
+      window.prompt(`Copy the ${what}:`, text);
+      setCopied(undefined);
+    }
+    setTimeout(() => setCopied(undefined), 1500);
+  };
+  return html`<button type="button" class="small copy" title=${`copy the ${what}`} aria-label=${`copy the ${what}`} data-test="copy" data-copy=${text} onClick=${copy}>${copied ?? label}</button>`;
 }
 
 /** @param {{ notice: string | undefined }} props */
