@@ -6,6 +6,9 @@
 // chosen range; hovering a chart shows each line's value at that time in its legend.
 // Values and axes are in readable units (850 ms, 12.3 s, 2 min 5 s); a percentile line
 // runs on across intervals where no job ended (spanGaps) instead of breaking apart.
+// The time axis always spans the chosen range (a history of a few seconds reads as
+// the start of that range, not as an axis of milliseconds); with all endpoints chosen,
+// jobs per second and the queue depth are drawn per endpoint, several at once.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { duration, html } from './format.js';
@@ -22,6 +25,8 @@ const COLORS = ['#2f7ed8', '#e4572e', '#17a398', '#b07aa1', '#f2a541', '#6c8ea0'
 /** @type {Format} */
 const rate = (v) => `${v >= 10 ? Math.round(v) : Number(v.toFixed(2))}/s`;
 /** @type {Format} */
+const count = (v) => String(Math.round(v));
+/** @type {Format} */
 const percent = (v) => `${Math.round(v)} %`;
 /** @type {Format} */
 const gib = (v) => `${Number(v.toFixed(1))} GiB`;
@@ -35,14 +40,14 @@ const shown = (format) => (v) => (v === null || v === undefined ? '—' : format
  * value in its unit (legend and axis); `stepped` draws steps (counts).
  */
 /**
- * @param {{ title: string, unit: string, names: string[], columns: Array<Array<number | null>>, test: string, stepped?: boolean, format?: Format }} props
+ * @param {{ title: string, unit: string, names: string[], columns: Array<Array<number | null>>, test: string, stepped?: boolean, format?: Format, spanSeconds?: number }} props
  */
-export function Chart({ title, unit, names, columns, test, stepped = false, format = (v) => String(v) }) {
+export function Chart({ title, unit, names, columns, test, stepped = false, format = (v) => String(v), spanSeconds = 0 }) {
   const box = useRef(/** @type {HTMLDivElement | null} */ (null));
   const plot = useRef(/** @type {uPlot | null} */ (null));
   // uPlot's data: the times, then a column per name (nulls where there is no value).
   const data = /** @type {uPlot.AlignedData} */ (/** @type {unknown} */ (columns));
-  const key = `${names.join('|')}|${unit}`;
+  const key = `${names.join('|')}|${unit}|${spanSeconds}`;
   useEffect(() => {
     const width = Math.max(260, (box.current?.clientWidth ?? 400) - 8);
     const label = shown(format);
@@ -50,7 +55,8 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
     const options = {
       width,
       height: 190,
-      scales: { x: { time: true } },
+      // The axis spans the chosen range however short the history (a lone point: the range's end).
+      scales: { x: { time: true, range: (u, min, max) => [Math.min(min, max - spanSeconds), max] } },
       axes: [
         { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, space: 70 },
         // Room for the widest label ("12 min 30 s"), and labels far enough apart not to collide.
@@ -95,6 +101,21 @@ function figuresOf(point, endpointId) {
   return point.endpoints?.[endpointId] ?? { jobsPerSecond: 0, failedPerSecond: 0, delayP50: null, delayP95: null, delayP99: null, execP50: null, execP95: null, execP99: null };
 }
 
+/** Endpoints drawn at once on a per-endpoint chart (those with the most, when there are more). */
+const MAX_LINES = 6;
+
+/**
+ * Per endpoint, one column of `value(point, endpointId)`: the endpoints with the largest
+ * totals first, at most MAX_LINES. Answers their ids and columns.
+ * @param {readonly SeriesPoint[]} points @param {string[]} ids @param {(p: SeriesPoint, id: string) => number | null} value
+ * @returns {{ ids: string[], columns: Array<Array<number | null>> }}
+ */
+function perEndpoint(points, ids, value) {
+  const sum = (/** @type {string} */ id) => points.reduce((total, p) => total + (value(p, id) ?? 0), 0);
+  const chosen = [...ids].sort((a, b) => sum(b) - sum(a) || a.localeCompare(b)).slice(0, MAX_LINES).sort();
+  return { ids: chosen, columns: chosen.map((id) => points.map((p) => value(p, id))) };
+}
+
 /** The charts for `points` (SeriesPoint[], oldest first); `endpoints`: the overview's rows (the choice); `historyMinutes`: what the harness keeps. */
 /** @param {{ points: readonly SeriesPoint[] | undefined, endpoints?: EndpointRow[], historyMinutes?: number }} props */
 export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
@@ -113,6 +134,12 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
   const gpuCol = (index, figure) => inRange.map((p) => p.gpus.find((g) => g.index === index)?.[figure] ?? null);
   const gpuNames = [...cards.entries()].map(([index, name]) => `GPU ${index} ${name}`);
   const ranges = RANGES.filter((m) => m <= historyMinutes);
+  const span = minutes * 60;
+  const names = Object.fromEntries(endpoints.map((e) => [e.id, e.name ?? e.id]));
+  const ids = endpointId ? [endpointId] : endpoints.map((e) => e.id);
+  // Queue depth: known from the points the live page took (none on a rebuilt history).
+  const queues = perEndpoint(inRange, ids, (p, id) => (p.queued ? (p.queued[id] ?? 0) : null));
+  const rates = perEndpoint(inRange, ids, (p, id) => p.endpoints?.[id]?.jobsPerSecond ?? 0);
   return html`<div>
     <form class="filters" aria-label="Charts" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()}>
       <label>Endpoint <select id="chart-endpoint" value=${endpointId} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setEndpointId(e.currentTarget.value)}>
@@ -122,9 +149,11 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
       <span class="hint">hover a chart for the values at that time</span>
     </form>
     <div class="charts">
-      <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} format=${rate} test="chart-rate" />
-      <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" />
-      <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" />
+      <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} format=${rate} test="chart-rate" spanSeconds=${span} />
+      ${!endpointId && rates.ids.length > 1 ? html`<${Chart} title="Jobs ended per second, by endpoint" unit="jobs/s by endpoint" names=${rates.ids.map((id) => names[id] ?? id)} columns=${[t, ...rates.columns]} format=${rate} test="chart-rate-endpoints" spanSeconds=${span} />` : null}
+      <${Chart} title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`} unit="queued" names=${queues.ids.map((id) => names[id] ?? id)} columns=${[t, ...queues.columns]} format=${count} stepped=${true} test="chart-queue" spanSeconds=${span} />
+      <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" spanSeconds=${span} />
+      <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" spanSeconds=${span} />
       ${cards.size > 0
         ? html`<${Chart} title="GPU utilisation" unit="%" names=${gpuNames} columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]} format=${percent} test="chart-gpu-util" />
           <${Chart} title="GPU memory used" unit="GiB" names=${gpuNames}

@@ -11,7 +11,7 @@ import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { useNow } from './attempts-view.js';
 import { workerHref } from './worker-view.js';
-import { CopyButton, EndpointName, ErrorBox, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
+import { CopyButton, EndpointName, ErrorBox, When, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
 
 /**
  * @typedef {import('./api-types.js').OverviewView} OverviewView
@@ -299,7 +299,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
         <td><input type="checkbox" aria-label=${`select ${j.id}`} checked=${selected.has(refKey(j.endpointId, j.id))} onChange=${() => toggle(refKey(j.endpointId, j.id))} data-test="select-job" /></td>
         ${across ? html`<td data-test="row-endpoint"><${EndpointName} id=${j.endpointId} names=${names} /></td>` : null}
         <td class="nowrap"><a href=${jobHref(j.endpointId, j.id)}><code>${j.id}</code></a> <${CopyButton} text=${j.id} what="job id" /></td>
-        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td class="nowrap" data-test="submitted">${dateTime(j.submittedAt)}</td>
+        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td class="nowrap"><${When} iso=${j.submittedAt} now=${now} test="submitted" /></td>
         <td class="num">${queueTime(j, now)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>
         <td>${j.workerId ? html`<a href=${workerHref(j.endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td><${ErrorCell} job=${j} endpointId=${j.endpointId} /></tr>`)}</tbody>
     </table>

@@ -229,8 +229,10 @@ export class LiveHub {
   }
 
   async #tick(): Promise<void> {
-    const point = this.series.close(this.#now(), this.#settings.gpu?.latest());
-    const frame = sseFrame('tick', { ...(await this.snapshot()), point });
+    const snapshot = await this.snapshot();
+    const queued = Object.fromEntries(snapshot.endpoints.map((row) => [row.id, row.queueDepth]));
+    const point = this.series.close(this.#now(), this.#settings.gpu?.latest(), queued);
+    const frame = sseFrame('tick', { ...snapshot, point });
     for (const client of [...this.#clients]) this.#write(client, frame);
   }
 
