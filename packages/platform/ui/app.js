@@ -136,7 +136,6 @@ function App() {
   useEffect(() => {
     if (!overview) return undefined;
     const abort = new AbortController();
-    let hellos = 0;
     setLive(emptyLive());
     /** @param {LiveMessage} message */
     const onEvent = (message) => {
@@ -146,8 +145,9 @@ function App() {
         setOverview((o) => o && { ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) });
       } else if (event === 'hello') {
         setOverview((o) => o && { ...o, ...data });
-        // A reconnect: the chart points missed meanwhile come from the overview (the live stream carries no history).
-        if (hellos++ > 0) views.overview().then((fresh) => setOverview((o) => o && { ...o, series: fresh.series })).catch(() => {});
+        // The chart history comes from the overview (the live stream carries none): read again on each hello, for the
+        // points missed during a reconnect, and on the first, for the history the harness rebuilt when this page connected.
+        views.overview().then((fresh) => setOverview((o) => o && { ...o, series: fresh.series })).catch(() => {});
       } else if (event === 'job') {
         setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {
