@@ -6,8 +6,8 @@
 // chosen range; hovering a chart shows each line's value at that time in its legend.
 // Values and axes are in readable units (850 ms, 12.3 s, 2 min 5 s); a percentile line
 // runs on across intervals where no job ended (spanGaps) instead of breaking apart.
-// The time axis always spans the chosen range (a history of a few seconds reads as
-// the start of that range, not as an axis of milliseconds); with all endpoints chosen,
+// The time axis reads on a short history too: ticks on whole seconds (1, 2, 5, 10 s ...
+// apart, never fractions), each labelled with its clock time (14:03:05); with all endpoints chosen,
 // jobs per second and the queue depth are drawn per endpoint, several at once.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
@@ -40,14 +40,14 @@ const shown = (format) => (v) => (v === null || v === undefined ? '—' : format
  * value in its unit (legend and axis); `stepped` draws steps (counts).
  */
 /**
- * @param {{ title: string, unit: string, names: string[], columns: Array<Array<number | null>>, test: string, stepped?: boolean, format?: Format, spanSeconds?: number }} props
+ * @param {{ title: string, unit: string, names: string[], columns: Array<Array<number | null>>, test: string, stepped?: boolean, format?: Format}} props
  */
-export function Chart({ title, unit, names, columns, test, stepped = false, format = (v) => String(v), spanSeconds = 0 }) {
+export function Chart({ title, unit, names, columns, test, stepped = false, format = (v) => String(v) }) {
   const box = useRef(/** @type {HTMLDivElement | null} */ (null));
   const plot = useRef(/** @type {uPlot | null} */ (null));
   // uPlot's data: the times, then a column per name (nulls where there is no value).
   const data = /** @type {uPlot.AlignedData} */ (/** @type {unknown} */ (columns));
-  const key = `${names.join('|')}|${unit}|${spanSeconds}`;
+  const key = `${names.join('|')}|${unit}`;
   useEffect(() => {
     const width = Math.max(260, (box.current?.clientWidth ?? 400) - 8);
     const label = shown(format);
@@ -55,10 +55,10 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
     const options = {
       width,
       height: 190,
-      // The axis spans the chosen range however short the history (a lone point: the range's end).
-      scales: { x: { time: true, range: (u, min, max) => [Math.min(min, max - spanSeconds), max] } },
+      scales: { x: { time: true } },
       axes: [
-        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, space: 70 },
+        // Whole-second ticks, labelled with the clock time: a history of a few seconds reads as times, not as fractions.
+        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, space: 70, incrs: TIME_STEPS, values: (u, splits) => splits.map((v) => clockLabel(v)) },
         // Room for the widest label ("12 min 30 s"), and labels far enough apart not to collide.
         { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 76, space: 36, values: (u, splits) => splits.map((v) => label(v)) },
       ],
@@ -93,6 +93,12 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
 }
 
 const RANGES = [1, 5, 10, 30, 60, 120];
+
+/** The time axis's tick steps, in seconds: never under one second. */
+const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
+
+/** A tick's label: the clock time to the second, 24-hour (14:03:05). @param {number} seconds */
+const clockLabel = (seconds) => new Date(seconds * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 
 /** The job figures of `point` for the chosen endpoint ('' = all); an endpoint with no job ended then has none. */
 /** @param {SeriesPoint} point @param {string} endpointId @returns {JobFigures} */
@@ -134,7 +140,6 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
   const gpuCol = (index, figure) => inRange.map((p) => p.gpus.find((g) => g.index === index)?.[figure] ?? null);
   const gpuNames = [...cards.entries()].map(([index, name]) => `GPU ${index} ${name}`);
   const ranges = RANGES.filter((m) => m <= historyMinutes);
-  const span = minutes * 60;
   const names = Object.fromEntries(endpoints.map((e) => [e.id, e.name ?? e.id]));
   const ids = endpointId ? [endpointId] : endpoints.map((e) => e.id);
   // Queue depth: known from the points the live page took (none on a rebuilt history).
@@ -149,11 +154,11 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
       <span class="hint">hover a chart for the values at that time</span>
     </form>
     <div class="charts">
-      <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} format=${rate} test="chart-rate" spanSeconds=${span} />
-      ${!endpointId && rates.ids.length > 1 ? html`<${Chart} title="Jobs ended per second, by endpoint" unit="jobs/s by endpoint" names=${rates.ids.map((id) => names[id] ?? id)} columns=${[t, ...rates.columns]} format=${rate} test="chart-rate-endpoints" spanSeconds=${span} />` : null}
-      <${Chart} title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`} unit="queued" names=${queues.ids.map((id) => names[id] ?? id)} columns=${[t, ...queues.columns]} format=${count} stepped=${true} test="chart-queue" spanSeconds=${span} />
-      <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" spanSeconds=${span} />
-      <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" spanSeconds=${span} />
+      <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} format=${rate} test="chart-rate" />
+      ${!endpointId && rates.ids.length > 1 ? html`<${Chart} title="Jobs ended per second, by endpoint" unit="jobs/s by endpoint" names=${rates.ids.map((id) => names[id] ?? id)} columns=${[t, ...rates.columns]} format=${rate} test="chart-rate-endpoints" />` : null}
+      <${Chart} title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`} unit="queued" names=${queues.ids.map((id) => names[id] ?? id)} columns=${[t, ...queues.columns]} format=${count} stepped=${true} test="chart-queue" />
+      <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" />
+      <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" />
       ${cards.size > 0
         ? html`<${Chart} title="GPU utilisation" unit="%" names=${gpuNames} columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]} format=${percent} test="chart-gpu-util" />
           <${Chart} title="GPU memory used" unit="GiB" names=${gpuNames}

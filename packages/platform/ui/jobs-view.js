@@ -127,7 +127,7 @@ function ErrorCell({ job, endpointId }) {
 function bulkLine(outcome, verb) {
   const refused = outcome.refused.map((r) => `${r.id}: ${r.code} ${r.message}`);
   const shownRefused = refused.slice(0, 5).join('; ') + (refused.length > 5 ? `; and ${refused.length - 5} more` : '');
-  return `${verb} ${outcome.done} of ${outcome.asked}${refused.length > 0 ? `; refused ${refused.length}: ${shownRefused}` : ''}`;
+  return `${verb} ${outcome.done} of ${outcome.asked}${refused.length > 0 ? `; refused: ${shownRefused}` : ''}`;
 }
 
 /** A selected row's key (endpoint ids hold no space), and back. */

@@ -52,7 +52,8 @@ function before(a: StoredJob, b: StoredJob, order: ListQuery['order']): boolean 
     return order === 'oldest' ? a.submittedAt < b.submittedAt : a.submittedAt > b.submittedAt;
   }
   if (a.submittedAt !== b.submittedAt) return a.submittedAt > b.submittedAt;
-  return a.endpointId < b.endpointId;
+  // Same millisecond on two endpoints: by endpoint id, the other way round oldest first (so that it is newest first reversed).
+  return order === 'oldest' ? a.endpointId > b.endpointId : a.endpointId < b.endpointId;
 }
 
 /** Merge lists each in `order` into one in `order` (each list's own order kept). */
