@@ -66,7 +66,7 @@ describe('reading at a glance', () => {
     expect(JSON.parse((await items.nth(1).textContent()) ?? '')).toEqual({ token: 'b', n: 2 });
     expect(await page.locator('[data-test=stream-text]').count()).toBe(0);
     // Copies: the id, then /run of its input as curl (the key as a variable, never the key).
-    const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+    const clipboard = async (): Promise<string> => String(await page.evaluate('navigator.clipboard.readText()'));
     await page.locator('h1 [data-test=copy]').click();
     await expect.poll(clipboard, WAIT).toBe(id);
     await page.locator('[data-test=copy-run-curl]').click();
