@@ -21,4 +21,12 @@ describe('harness banner', () => {
     expect(text).toContain('dashboard:      http://127.0.0.1:8000/ui');
     expect(harnessBanner({ url: 'http://127.0.0.1:8000', authenticated: false }, [])).not.toContain('dashboard');
   });
+
+  it('asks to log in with the API key only when the harness has one (issue 35)', () => {
+    const ui = { url: 'http://127.0.0.1:8000', dashboardUrl: 'http://127.0.0.1:8000/ui' };
+    expect(harnessBanner({ ...ui, authenticated: true }, [])).toContain('log in with the API key');
+    const open = harnessBanner({ ...ui, authenticated: false }, []);
+    expect(open).not.toContain('log in with the API key');
+    expect(open).toContain('no login: this harness has no API key');
+  });
 });

@@ -41,7 +41,7 @@ export interface FixtureInput {
   chars?: number;
   /** `burst`: yield this many chunks ("c0 ", "c1 ", ...) without pausing. */
   count?: number;
-  tokens?: string[];
+  tokens?: Array<string | Record<string, unknown>>;
   /** `progress`: how many steps (each reported, then `delayMs`). */
   steps?: number;
   delayMs?: number;

@@ -49,6 +49,41 @@ describe('/docs in a browser', () => {
     await context.close();
   });
 
+  it('lists every route of each endpoint under its name, the /v1 routes, no Explore box, and links back to /ui (issue 35)', async () => {
+    const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+    const v1 = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+      const response = await fetch(`${fixture.server.url}/v1${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      expect(response.ok, `${method} /v1${path}: ${response.status}`).toBe(true);
+      return (response.status === 204 ? undefined : await response.json()) as T;
+    };
+    const template = await v1<{ id: string }>('POST', '/templates', { name: 'docs-names', imageName: 'docs/none:1', isServerless: true, category: 'CPU' });
+    const endpoint = await v1<{ id: string }>('POST', '/endpoints', { name: 'text-embedder', templateId: template.id, workersMin: 0, workersMax: 1 });
+    try {
+      const { context, page } = await browsers.open('docs-routes');
+      await logIn(page, fixture.uiUrl);
+      await page.goto(`${fixture.server.url}/docs`);
+      await page.locator('.swagger-ui .info').waitFor(WAIT);
+      // Every route of the queue API, for each endpoint.
+      for (const route of ['run', 'runsync', 'status/{jobId}', 'status-sync/{jobId}', 'stream/{jobId}', 'cancel/{jobId}', 'retry/{jobId}', 'purge-queue', 'requests', 'health']) {
+        expect(await page.locator(`[data-path="/v2/${ENDPOINT}/${route}"]`).count(), route).toBeGreaterThan(0);
+        expect(await page.locator(`[data-path="/v2/${endpoint.id}/${route}"]`).count(), `${endpoint.id} ${route}`).toBeGreaterThan(0);
+      }
+      // The endpoint under its name, with its id; the management API's routes.
+      await page.locator('.opblock-tag', { hasText: `text-embedder (${endpoint.id})` }).first().waitFor(WAIT);
+      for (const path of ['/v1/endpoints', '/v1/endpoints/{id}', '/v1/templates', '/v1/networkvolumes', '/v1/pods']) {
+        expect(await page.locator(`[data-path="${path}"]`).count(), path).toBeGreaterThan(0);
+      }
+      // No Swagger top bar with its Explore box; a way back to the dashboard.
+      expect(await page.locator('.topbar, .download-url-input').count()).toBe(0);
+      await page.locator('[data-test=back-to-ui]').click();
+      await page.locator('header nav').waitFor(WAIT);
+      expect(new URL(page.url()).pathname).toBe('/ui');
+      await context.close();
+    } finally {
+      await v1('DELETE', `/endpoints/${endpoint.id}`);
+    }
+  });
+
   it('is linked from the dashboard, and the key given there serves it', async () => {
     const { context, page } = await browsers.open('docs-link');
     await logIn(page, fixture.uiUrl);

@@ -118,6 +118,14 @@ describe('Series', () => {
     expect(series.close(T0 + 2_000, undefined).endpoints).toEqual({});
   });
 
+  it('keeps the queue depths it is given with the point, and none on points rebuilt from the jobs kept', () => {
+    const series = new Series(1_000, 10);
+    expect(series.close(T0 + 1_000, undefined, { e: 7, other: 0 }).queued).toEqual({ e: 7, other: 0 });
+    expect(series.close(T0 + 2_000, undefined)).not.toHaveProperty('queued');
+    series.rebuild([ended('COMPLETED', T0, 5, 5)], T0 + 3_000);
+    expect(series.points().every((point) => point.queued === undefined)).toBe(true);
+  });
+
   it('starts each interval empty: null percentiles and no GPU cards without a reading (or with a failed one)', () => {
     const series = new Series(1_000, 10);
     series.jobEnded(ended('COMPLETED', T0, 5, 5));

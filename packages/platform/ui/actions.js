@@ -11,6 +11,8 @@ import { ErrorBox, Notice, html, jobHref, pretty } from './format.js';
  * @typedef {import('./api-types.js').EndpointRow} EndpointRow
  * @typedef {import('./api-types.js').ShownError} ShownError
  * @typedef {import('./api-types.js').Navigate} Navigate
+ * @typedef {import('./api-types.js').JobRef} JobRef
+ * @typedef {import('./api-types.js').BulkOutcome} BulkOutcome
  * @typedef {{ id: string, status: string }} JobAnswer what /run, /cancel and /retry answer
  */
 
@@ -24,6 +26,8 @@ export const actions = {
   cancel: async (endpointId, jobId) => /** @type {JobAnswer} */ (await api('POST', `${base(endpointId)}/cancel/${encodeURIComponent(jobId)}`)),
   /** @param {string} endpointId @param {string} jobId @returns {Promise<JobAnswer>} */
   retry: async (endpointId, jobId) => /** @type {JobAnswer} */ (await api('POST', `${base(endpointId)}/retry/${encodeURIComponent(jobId)}`)),
+  /** Cancel or retry these jobs (any endpoints) in one call. @param {'cancel' | 'retry'} action @param {JobRef[]} jobs @returns {Promise<BulkOutcome>} */
+  bulk: async (action, jobs) => /** @type {BulkOutcome} */ (await api('POST', '/ui/api/jobs/bulk', { action, jobs })),
   /** @param {string} endpointId @returns {Promise<{ removed: number }>} */
   purge: async (endpointId) => /** @type {{ removed: number }} */ (await api('POST', `${base(endpointId)}/purge-queue`)),
 };

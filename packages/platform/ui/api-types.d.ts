@@ -3,7 +3,8 @@
 // declares them, for the JSDoc types of ui/*.js (`@typedef {import('./api-types.js').X} X`).
 // tsconfig.ui.json checks the page against them: a field renamed on the server fails
 // `npm run typecheck`.
-export type { EndpointRow, EndpointHealth, JobDetail, JobsPage, WorkerRow, GpuView } from '../src/harness/dashboard/views.js';
+export type { EndpointRow, EndpointHealth, JobDetail, JobsPage, ListedJob, WorkerRow, GpuView } from '../src/harness/dashboard/views.js';
+export type { AllJobsPage, MatchingJobs, BulkOutcome, JobRef } from '../src/harness/dashboard/all-jobs.js';
 export type { RequestSummary } from '../src/harness/queue-api/requests-route.js';
 export type { JobAttemptsView, AttemptView } from '../src/harness/dashboard/attempt-view.js';
 export type { ValuePreview, ChunkPreview } from '../src/harness/dashboard/value-preview.js';

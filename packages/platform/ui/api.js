@@ -1,7 +1,7 @@
 // @ts-check
 // @module ui/api
 // The dashboard's calls to the harness: every request carries the API key from
-// sessionStorage in the Authorization header (never in a URL). Errors come back as the
+// sessionStorage (or localStorage, remembered on this device) in the Authorization header (never in a URL). Errors come back as the
 // API gives them ({ error: { code, message } }). Live updates: one Server-Sent Events
 // stream, read with fetch (EventSource cannot send the header), reconnected on a drop.
 
@@ -9,6 +9,8 @@
  * @typedef {import('./api-types.js').LiveMessage} LiveMessage
  * @typedef {import('./api-types.js').OverviewView} OverviewView
  * @typedef {import('./api-types.js').JobsPage} JobsPage
+ * @typedef {import('./api-types.js').AllJobsPage} AllJobsPage
+ * @typedef {import('./api-types.js').MatchingJobs} MatchingJobs
  * @typedef {import('./api-types.js').JobDetail} JobDetail
  * @typedef {import('./api-types.js').JobAttemptsView} JobAttemptsView
  * @typedef {import('./api-types.js').LogsView} LogsView
@@ -21,11 +23,22 @@ const KEY_NAME = 'serverless-worker-api-key';
 /** @param {unknown} error */
 const messageOf = (error) => (error instanceof Error ? error.message : String(error));
 
+/**
+ * The API key: this tab's sessionStorage, or localStorage when the user asked to be
+ * remembered on this device (new tabs then need no login). Log out clears both.
+ */
 export const keyStore = {
-  get: () => sessionStorage.getItem(KEY_NAME) ?? '',
-  /** @param {string} key */
-  set: (key) => sessionStorage.setItem(KEY_NAME, key),
-  clear: () => sessionStorage.removeItem(KEY_NAME),
+  get: () => sessionStorage.getItem(KEY_NAME) ?? localStorage.getItem(KEY_NAME) ?? '',
+  /** @param {string} key @param {boolean} [remember] also keep it in localStorage */
+  set: (key, remember = false) => {
+    sessionStorage.setItem(KEY_NAME, key);
+    if (remember) localStorage.setItem(KEY_NAME, key);
+    else localStorage.removeItem(KEY_NAME);
+  },
+  clear: () => {
+    sessionStorage.removeItem(KEY_NAME);
+    localStorage.removeItem(KEY_NAME);
+  },
 };
 
 export class ApiError extends Error {
@@ -101,6 +114,20 @@ export const views = {
   overview: () => getView('/ui/api/overview'),
   /** @param {string} endpointId @param {string} query the list's query string @returns {Promise<JobsPage>} */
   jobs: (endpointId, query) => getView(`/ui/api/endpoints/${encodeURIComponent(endpointId)}/jobs?${query}`),
+  /** Every endpoint's jobs (or those the query's `endpoint` names) in one list. @param {string} query @returns {Promise<AllJobsPage>} */
+  allJobs: (query) => getView(`/ui/api/jobs?${query}`),
+  /**
+   * Every job the list's filter matches (its offset and limit ignored), for a bulk action.
+   * @param {string} query the list's query string @param {string | undefined} endpointId one endpoint's (else the query's `endpoint`, or all)
+   * @returns {Promise<MatchingJobs>}
+   */
+  matchingJobs: (query, endpointId) => {
+    const params = new URLSearchParams(query);
+    params.delete('offset');
+    params.delete('limit');
+    if (endpointId !== undefined) params.set('endpoint', endpointId);
+    return getView(`/ui/api/jobs/matching?${params}`);
+  },
   /** @param {string} endpointId @param {string} jobId @returns {Promise<JobDetail>} */
   job: (endpointId, jobId) => getView(jobPath(endpointId, jobId)),
   /** @param {string} endpointId @param {string} jobId @returns {Promise<JobAttemptsView>} */

@@ -1,7 +1,8 @@
 // @ts-check
 // @module ui/app
-// The dashboard page: login (the API key kept in sessionStorage, sent in the
-// Authorization header), hash routes (#/, #/endpoint/{id}, #/endpoint/{id}/job/{jobId},
+// The dashboard page: login (the API key kept in sessionStorage, or localStorage when
+// "remember on this device" is ticked; sent in the Authorization header), hash routes
+// (#/, #/jobs (all endpoints' jobs), #/endpoint/{id}, #/endpoint/{id}/job/{jobId},
 // #/endpoint/{id}/worker/{workerId}, #/workers), one live event stream for the page, light and dark schemes.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -20,7 +21,7 @@ import { WorkerView } from './worker-view.js';
  * @typedef {import('./api-types.js').ChunkPreview} ChunkPreview
  * @typedef {import('./api-types.js').SeriesPoint} SeriesPoint
  * @typedef {import('./api.js').ApiError} ApiError
- * @typedef {{ view: 'overview' | 'workers', endpointId?: undefined }
+ * @typedef {{ view: 'overview' | 'workers' | 'all-jobs', endpointId?: undefined }
  *   | { view: 'jobs', endpointId: string }
  *   | { view: 'job', endpointId: string, jobId: string }
  *   | { view: 'worker', endpointId: string, workerId: string }} Route
@@ -34,7 +35,21 @@ function parseRoute(hash) {
   if (parts[0] === 'endpoint' && parts[1] && parts[2] === 'worker' && parts[3]) return { view: 'worker', endpointId: parts[1], workerId: parts[3] };
   if (parts[0] === 'endpoint' && parts[1]) return { view: 'jobs', endpointId: parts[1] };
   if (parts[0] === 'workers') return { view: 'workers' };
+  if (parts[0] === 'jobs') return { view: 'all-jobs' };
   return { view: 'overview' };
+}
+
+/** The tab's title for a view: what it shows first (a job id, an endpoint's name), then the harness. */
+/** @param {Route} route @param {Readonly<Record<string, string>>} names */
+export function pageTitle(route, names) {
+  const endpoint = route.endpointId !== undefined ? (names[route.endpointId] ?? route.endpointId) : '';
+  const what =
+    route.view === 'job' ? `Job ${route.jobId} · ${endpoint}`
+      : route.view === 'worker' ? `Worker ${route.workerId} · ${endpoint}`
+        : route.view === 'jobs' ? `${endpoint} jobs`
+          : route.view === 'all-jobs' ? 'All jobs'
+            : route.view === 'workers' ? 'Workers' : 'Endpoints';
+  return `${what} · serverless-worker harness`;
 }
 
 function useRoute() {
@@ -59,13 +74,16 @@ function useScheme() {
   return [scheme, () => setScheme(SCHEMES[(SCHEMES.indexOf(scheme) + 1) % SCHEMES.length] ?? 'auto')];
 }
 
-/** @param {{ error: ApiError | undefined, onKey: (key: string) => void }} props */
+/** @param {{ error: ApiError | undefined, onKey: (key: string, remember: boolean) => void }} props */
 function Login({ error, onKey }) {
   const [key, setKey] = useState('');
-  return html`<form class="card login" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); onKey(key); }} aria-label="Log in">
+  const [remember, setRemember] = useState(false);
+  return html`<form class="card login" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); onKey(key, remember); }} aria-label="Log in">
     <h1>serverless-worker harness</h1>
-    <p>This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only.</p>
+    <p>This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only, unless you tick "remember on this device".</p>
     <label>API key <input id="api-key" type="password" autocomplete="current-password" value=${key} onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setKey(e.currentTarget.value)} required autofocus /></label>
+    <label class="inline"><input id="remember-key" type="checkbox" checked=${remember} onChange=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setRemember(e.currentTarget.checked)} data-test="remember" />
+      Remember on this device <span class="hint">(kept in this browser's local storage for new tabs, until Log out; leave it off on a shared computer)</span></label>
     <button type="submit" class="primary" data-test="login">Log in</button>
     <${ErrorBox} error=${error} />
   </form>`;
@@ -118,7 +136,6 @@ function App() {
   useEffect(() => {
     if (!overview) return undefined;
     const abort = new AbortController();
-    let hellos = 0;
     setLive(emptyLive());
     /** @param {LiveMessage} message */
     const onEvent = (message) => {
@@ -128,8 +145,9 @@ function App() {
         setOverview((o) => o && { ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) });
       } else if (event === 'hello') {
         setOverview((o) => o && { ...o, ...data });
-        // A reconnect: the chart points missed meanwhile come from the overview (the live stream carries no history).
-        if (hellos++ > 0) views.overview().then((fresh) => setOverview((o) => o && { ...o, series: fresh.series })).catch(() => {});
+        // The chart history comes from the overview (the live stream carries none): read again on each hello, for the
+        // points missed during a reconnect, and on the first, for the history the harness rebuilt when this page connected.
+        views.overview().then((fresh) => setOverview((o) => o && { ...o, series: fresh.series })).catch(() => {});
       } else if (event === 'job') {
         setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {
@@ -159,11 +177,13 @@ function App() {
     return () => abort.abort();
   }, [overview === undefined, watchKey]);
 
-  /** @param {string} key */
-  const logIn = (key) => { keyStore.set(key); setAttempt((n) => n + 1); };
+  /** @param {string} key @param {boolean} remember */
+  const logIn = (key, remember) => { keyStore.set(key, remember); setAttempt((n) => n + 1); };
   const logOut = () => { keyStore.clear(); setOverview(undefined); setNeedKey(true); setAuthError(undefined); };
   /** @param {string} href */
   const navigate = (href) => { location.hash = href; };
+
+  useEffect(() => { document.title = pageTitle(route, overview ? endpointNames(overview.endpoints) : {}); }, [route, overview?.endpoints]);
 
   if (needKey) return html`<main><${Login} error=${authError} onKey=${logIn} /></main>`;
   if (!overview) return html`<main>${authError ? html`<${ErrorBox} error=${authError} />` : html`<p class="muted">Loading…</p>`}</main>`;
@@ -174,6 +194,7 @@ function App() {
     <header>
       <a class="brand" href="#/">serverless-worker harness</a>
       <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
+        <a href="#/jobs" aria-current=${route.view === 'all-jobs' ? 'page' : undefined} data-test="all-jobs-link">All jobs</a>
         <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a>
         <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a></nav>
       <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
@@ -182,6 +203,7 @@ function App() {
     </header>
     <main class=${down ? 'stale' : ''}>
       ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} />` : null}
+      ${route.view === 'all-jobs' ? html`<${JobsView} endpointId=${undefined} row=${undefined} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'workers' ? html`<${WorkersView} overview=${overview} />` : null}

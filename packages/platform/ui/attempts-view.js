@@ -5,7 +5,7 @@
 // refused as stale). Read from /ui/api/.../attempts whenever the job's state moves.
 import { useEffect, useState } from 'preact/hooks';
 import { views } from './api.js';
-import { ErrorBox, clock, duration, html } from './format.js';
+import { ErrorBox, When, clock, duration, html } from './format.js';
 import { workerHref } from './worker-view.js';
 
 /**
@@ -67,7 +67,7 @@ export function Attempts({ endpointId, job }) {
           <th scope="col">Outcome</th><th scope="col">Why</th><th scope="col" class="num">Stale posts refused</th></tr></thead>
         <tbody>${view.attempts.map((a) => html`<tr data-test="attempt-row">
           <td class="num">${a.attempt ?? '—'}</td><td>${a.workerId ? html`<a href=${workerHref(endpointId, a.workerId)}><code>${a.workerId}</code></a>` : '—'}</td>
-          <td class="nowrap">${clock(a.startedAt)}</td><td class="nowrap">${clock(a.endedAt)}</td><td class="num" data-test="attempt-ran">${duration(a.outcome === 'running' && a.durationMs !== undefined ? a.durationMs + Math.max(0, now - view.readAt) : a.durationMs)}</td>
+          <td class="nowrap"><${When} iso=${a.startedAt} now=${now} /></td><td class="nowrap"><${When} iso=${a.endedAt} now=${now} /></td><td class="num" data-test="attempt-ran">${duration(a.outcome === 'running' && a.durationMs !== undefined ? a.durationMs + Math.max(0, now - view.readAt) : a.durationMs)}</td>
           <td><span class=${`badge ${OUTCOME_CLASS[a.outcome] ?? ''}`} data-test="attempt-outcome">${OUTCOME_TEXT[a.outcome] ?? a.outcome}</span></td>
           <td>${a.reason ?? ''}</td>
           <td class="num" title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${clock(a.lastStalePost.at)}` : undefined}>${a.stalePosts}</td></tr>`)}</tbody></table>`}

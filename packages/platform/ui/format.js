@@ -3,6 +3,7 @@
 // Small display helpers shared by the views.
 import { h } from 'preact';
 import htm from 'htm';
+import { useState } from 'preact/hooks';
 
 /**
  * @typedef {import('./api-types.js').EndpointRow} EndpointRow
@@ -24,6 +25,29 @@ export function duration(ms) {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** How long ago `ms` was, short: "12 s ago", "4 min ago", "3 h ago", "2 d ago" ("in 5 s" for a time ahead). */
+/** @param {number} ms @param {number} now */
+export function ago(ms, now) {
+  const d = now - ms;
+  const a = Math.abs(d);
+  const text = a < 60_000 ? `${Math.round(a / 1000)} s` : a < 3_600_000 ? `${Math.floor(a / 60_000)} min` : a < 86_400_000 ? `${Math.floor(a / 3_600_000)} h` : `${Math.floor(a / 86_400_000)} d`;
+  return d >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+/**
+ * A time as every view shows it, one format: date, clock time with its zone, and its age
+ * ("25 Nov 18:40:02 UTC · 3 min ago"); the ISO 8601 time (UTC) on hover.
+ */
+/** @param {{ iso: string | undefined, now: number, test?: string }} props */
+export function When({ iso, now, test }) {
+  if (!iso) return html`<span class="muted" data-test=${test}>—</span>`;
+  const d = new Date(iso);
+  const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  const day = d.toLocaleDateString(undefined, { day: 'numeric', month: 'short' });
+  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  return html`<time datetime=${iso} title=${iso} data-test=${test}>${day} ${time} ${zone} <span class="muted">· ${ago(d.getTime(), now)}</span></time>`;
 }
 
 /** An ISO time as the local clock time. */
@@ -67,6 +91,42 @@ export function ErrorBox({ error }) {
       ? html`<ul class="issues" data-test="error-issues">${issues.map((i) => html`<li><code>${i.path}</code>: ${i.message}${i.received !== undefined ? html` <span class="muted">(got ${i.received})</span>` : null}</li>`)}</ul>`
       : null}
   </div>`;
+}
+
+/** A small button that copies `text` (an id, a curl command) to the clipboard, and says so. */
+/** `text`: the text, or a function answering it (a value read from the harness on the click). */
+/** @param {{ text: string | (() => Promise<string>), what: string, label?: string, test?: string }} props */
+export function CopyButton({ text, what, label = 'copy', test = 'copy' }) {
+  const [copied, setCopied] = useState(/** @type {string | undefined} */ (undefined));
+  const copy = async () => {
+    let value = '';
+    try {
+      value = typeof text === 'string' ? text : await text();
+      await navigator.clipboard.writeText(value);
+      setCopied('copied');
+    } catch (error) {
+      // No clipboard (a page over plain http on another host): the text is offered for Ctrl+C instead.
+      if (value) window.prompt(`Copy the ${what}:`, value);
+      setCopied(value ? undefined : `not copied: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    setTimeout(() => setCopied(undefined), 1500);
+  };
+  return html`<button type="button" class="small copy" title=${`copy the ${what}`} aria-label=${`copy the ${what}`} data-test=${test} data-copy=${typeof text === 'string' ? text : undefined} onClick=${copy}>${copied ?? label}</button>`;
+}
+
+/** A shell word: the text in single quotes. @param {string} text */
+const shellQuoted = (text) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * A curl command for a queue API call: the key as $SERVERLESS_WORKER_API_KEY (never the key
+ * itself) when the harness asks for one, a JSON body when given.
+ * @param {{ method: 'GET' | 'POST', path: string, authenticated: boolean, body?: string }} call
+ */
+export function curlOf({ method, path, authenticated, body }) {
+  const parts = [`curl${method === 'POST' ? ' -X POST' : ''} ${shellQuoted(`${location.origin}${path}`)}`];
+  if (authenticated) parts.push('-H "Authorization: Bearer $SERVERLESS_WORKER_API_KEY"');
+  if (body !== undefined) parts.push(`-H 'Content-Type: application/json' -d ${shellQuoted(body)}`);
+  return parts.join(' \\\n  ');
 }
 
 /** @param {{ notice: string | undefined }} props */

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { Attempts } from './attempts-view.js';
-import { EndpointName, ErrorBox, StatusBadge, bytes, clock, duration, html, jobHref, pretty } from './format.js';
+import { CopyButton, EndpointName, ErrorBox, StatusBadge, When, bytes, clock, curlOf, duration, html, jobHref, pretty } from './format.js';
 import { Value, ValueActions } from './value-view.js';
 import { LogLines } from './logs-view.js';
 import { workerHref } from './worker-view.js';
@@ -66,13 +66,17 @@ function Chunks({ endpointId, live }) {
   const first = live.chunks[0]?.index ?? count;
   const notHeld = Math.max(0, first - live.job.chunkBase - live.missed);
   const listed = live.chunks.slice(-LISTED_CHUNKS);
+  const objects = live.chunks.some((c) => typeof c.output !== 'string');
   return html`<section class="card" aria-live="polite">
     <h2>Stream (<span data-test="chunk-count">${count}</span> chunks)</h2>
     ${live.missed > 0 ? html`<p class="muted">${live.missed} chunks were read by a /stream client before this page could see them.</p>` : null}
     ${first > 0 && live.chunks.length > 0 ? html`<p class="hint" data-test="chunks-window">Showing chunks ${first}–${live.chunks.at(-1)?.index} of ${count}${notHeld > 0 ? `; ${notHeld} earlier ones are not held by the page` : ''}.</p>` : null}
     ${notHeld > 0 || live.skipped > 0 ? html`<${ValueActions} endpointId=${endpointId} jobId=${live.job.id} part="chunks" what="unread chunks" onLoaded=${setLoaded} />` : null}
     ${loaded ? html`<${LoadedChunks} loaded=${loaded} />` : null}
-    <div class="stream-text" data-test="stream-text">${live.chunks.map(chunkText).join('')}</div>
+    ${objects
+      // Chunks that are objects (a handler yielding { token, ... }) read as a list, never run together as `}{`.
+      ? html`<ol class="stream-objects" data-test="stream-objects" start=${listed[0]?.index ?? 0}>${listed.map((c) => html`<li data-test="stream-object"><pre>${chunkText(c)}</pre></li>`)}</ol>`
+      : html`<div class="stream-text" data-test="stream-text">${live.chunks.map(chunkText).join('')}</div>`}
     <details><summary>Chunks one by one${listed.length < live.chunks.length ? ` (the last ${listed.length})` : ''}</summary><ol start=${listed[0]?.index ?? 0}>
       ${listed.map((c) => html`<li data-test="chunk"><code>${typeof c.output === 'string' ? JSON.stringify(c.output) : pretty(c.output)}</code>${c.clippedBytes ? html` <span class="hint">cut short: ${bytes(c.clippedBytes)}</span>` : null}</li>`)}</ol></details>
   </section>`;
@@ -199,7 +203,13 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
   const cancellable = job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS';
   const retryable = job.status === 'FAILED' || job.status === 'TIMED_OUT';
   return html`<div>
-    <h1>Job <code data-test="job-id">${job.id}</code> <${StatusBadge} status=${job.status} /></h1>
+    <h1>Job <code data-test="job-id">${job.id}</code> <${CopyButton} text=${job.id} what="job id" /> <${StatusBadge} status=${job.status} /></h1>
+    <p class="row">
+      <${CopyButton} label="copy /status as curl" what="/status call as curl" test="copy-status-curl"
+        text=${curlOf({ method: 'GET', path: `/v2/${encodeURIComponent(endpointId)}/status/${encodeURIComponent(job.id)}`, authenticated: overview.authenticated })} />
+      <${CopyButton} label="copy /run of this input as curl" what="/run of this job's input as curl" test="copy-run-curl"
+        text=${async () => curlOf({ method: 'POST', path: `/v2/${encodeURIComponent(endpointId)}/run`, authenticated: overview.authenticated, body: `{"input":${await views.valueText(endpointId, job.id, 'input')}}` })} />
+    </p>
     <div class="row">
       <${ActionButton} label="Cancel" test="cancel" disabled=${!cancellable} title="only IN_QUEUE or IN_PROGRESS jobs can be cancelled"
         run=${() => actions.cancel(endpointId, job.id)} describe=${(/** @type {JobAnswer} */ a) => `Cancel answered ${a.status}`} />
@@ -210,15 +220,15 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
     <dl class="facts">
       <dt>Endpoint</dt><dd><${EndpointName} id=${endpointId} names=${names} /></dd>
       <dt>Kind</dt><dd>${job.kind}${job.openaiRoute ? ` (OpenAI ${job.openaiRoute})` : ''}</dd>
-      <dt>Submitted</dt><dd>${clock(job.submittedAt)}</dd>
-      <dt>Started</dt><dd>${clock(job.startedAt)}</dd>
-      <dt>Ended</dt><dd>${clock(job.endedAt)}</dd>
+      <dt>Submitted</dt><dd><${When} iso=${job.submittedAt} now=${now} test="job-submitted" /></dd>
+      <dt>Started</dt><dd><${When} iso=${job.startedAt} now=${now} /></dd>
+      <dt>Ended</dt><dd><${When} iso=${job.endedAt} now=${now} /></dd>
       <dt>Queue wait (delayTime)</dt><dd data-test="delay-time">${duration(job.delayTime)}</dd>
       <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.status === 'IN_PROGRESS' && job.startedAt ? Math.max(job.executionTime ?? 0, now - Date.parse(job.startedAt)) : job.executionTime)}</dd>
       <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
-      <dt>Worker</dt><dd data-test="job-worker">${job.workerId ? html`<a href=${workerHref(endpointId, job.workerId)}><code>${job.workerId}</code></a>` : '—'}</dd>
+      <dt>Worker</dt><dd data-test="job-worker">${job.workerId ? html`<a href=${workerHref(endpointId, job.workerId)}><code>${job.workerId}</code></a> <${CopyButton} text=${job.workerId} what="worker id" />` : '—'}</dd>
       <dt>GPU</dt><${GpuFact} gpu=${job.gpu} />
-      <dt>Expires (ttl)</dt><dd>${new Date(job.expiresAt).toLocaleString()}</dd>
+      <dt>Expires (ttl)</dt><dd><${When} iso=${job.expiresAt} now=${now} /></dd>
     </dl>
     <section class="card"><h2>Input</h2><${Value} key=${`input-${job.input.bytes}`} endpointId=${endpointId} jobId=${job.id} part="input" preview=${job.input} test="job-input" />
       ${job.policy ? html`<details><summary>Policy</summary><pre>${pretty(job.policy)}</pre></details>` : null}</section>

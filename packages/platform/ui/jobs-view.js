@@ -1,16 +1,17 @@
 // @ts-check
 // @module ui/jobs-view
-// One endpoint's jobs: filter by state, worker, kind, error code, submission time,
+// One endpoint's jobs, or all endpoints' (#/jobs): filter by state, worker, kind, error code, submission time,
 // text in input or output, search by id, newest or oldest first, page through them
 // (the harness filters and cuts the page, in SQL on PostgreSQL; the page holds only
 // what it shows). Rows show the submission date and the queue age or wait; the error
-// opens in full. Selected rows can be cancelled or retried together.
+// opens in full. Selected rows, or every job the filter matches (not only the rows shown),
+// can be cancelled or retried together, after a confirm that says how many jobs it touches.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { useNow } from './attempts-view.js';
 import { workerHref } from './worker-view.js';
-import { EndpointName, ErrorBox, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
+import { CopyButton, EndpointName, ErrorBox, When, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
 
 /**
  * @typedef {import('./api-types.js').OverviewView} OverviewView
@@ -19,9 +20,12 @@ import { EndpointName, ErrorBox, HealthBadge, Notice, STATES, StatusBadge, durat
  * @typedef {import('./api-types.js').RequestSummary} RequestSummary
  * @typedef {import('./api-types.js').ShownError} ShownError
  * @typedef {import('./api-types.js').Navigate} Navigate
- * @typedef {import('./actions.js').JobAnswer} JobAnswer
+ * @typedef {import('./api-types.js').ListedJob} ListedJob
+ * @typedef {import('./api-types.js').JobRef} JobRef
+ * @typedef {import('./api-types.js').BulkOutcome} BulkOutcome
  * @typedef {'newest' | 'oldest' | 'slowest' | 'waited'} Order
- * @typedef {{ state: string, search: string, worker: string, kind: string, error: string, text: string, from: string, to: string, order: Order }} Filters
+ * @typedef {{ state: string, search: string, worker: string, kind: string, error: string, text: string, from: string, to: string, order: Order, endpoint: string }} Filters
+ * @typedef {{ key: string, total: number, offset: number, jobs: ListedJob[] }} ShownPage
  */
 
 const PAGE = 50;
@@ -33,11 +37,11 @@ const ORDER_TEXT = { newest: 'newest first', oldest: 'oldest first', slowest: 'l
 const PAGER_TEXT = { newest: ['Newer', 'Older'], oldest: ['Older', 'Newer'], slowest: ['Previous', 'Next'], waited: ['Previous', 'Next'] };
 
 /** @type {Filters} */
-const EMPTY_FILTERS = { state: '', search: '', worker: '', kind: '', error: '', text: '', from: '', to: '', order: 'newest' };
+const EMPTY_FILTERS = { state: '', search: '', worker: '', kind: '', error: '', text: '', from: '', to: '', order: 'newest', endpoint: '' };
 
 /** The filters' names in the page's URL (`#/endpoint/{id}?state=FAILED&error=SW_HANDLER`): a reload or a shared link keeps them. */
 /** @type {Array<[keyof Filters, string]>} */
-const URL_NAMES = [['state', 'state'], ['search', 'q'], ['text', 'text'], ['worker', 'worker'], ['kind', 'kind'], ['error', 'error'], ['from', 'from'], ['to', 'to'], ['order', 'order']];
+const URL_NAMES = [['endpoint', 'endpoint'], ['state', 'state'], ['search', 'q'], ['text', 'text'], ['worker', 'worker'], ['kind', 'kind'], ['error', 'error'], ['from', 'from'], ['to', 'to'], ['order', 'order']];
 const ORDERS = ['newest', 'oldest', 'slowest', 'waited'];
 
 /** The filters a URL's hash holds (any it does not: empty). */
@@ -56,13 +60,16 @@ export function filtersOfHash(hash) {
   return filters;
 }
 
-/** The jobs view's hash for `filters` (the empty ones left out). */
-/** @param {string} endpointId @param {Filters} filters */
+/** The jobs view's hash for `filters` (the empty ones left out); `endpointId` undefined: the list across endpoints (#/jobs). */
+/** @param {string | undefined} endpointId @param {Filters} filters */
 export function hashOfFilters(endpointId, filters) {
   const params = new URLSearchParams();
-  for (const [name, param] of URL_NAMES) if (filters[name] !== '' && !(name === 'order' && filters.order === 'newest')) params.set(param, filters[name]);
+  for (const [name, param] of URL_NAMES) {
+    if (name === 'endpoint' && endpointId !== undefined) continue;
+    if (filters[name] !== '' && !(name === 'order' && filters.order === 'newest')) params.set(param, filters[name]);
+  }
   const query = params.toString();
-  return `#/endpoint/${encodeURIComponent(endpointId)}${query ? `?${query}` : ''}`;
+  return `${endpointId === undefined ? '#/jobs' : `#/endpoint/${encodeURIComponent(endpointId)}`}${query ? `?${query}` : ''}`;
 }
 
 /** A datetime-local value (local time, no zone) as ISO 8601, or undefined. */
@@ -73,9 +80,9 @@ function isoOf(local) {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : undefined;
 }
 
-/** The list's query string for `filters` and `offset`. */
-/** @param {Filters} filters @param {number} offset */
-function queryOf(filters, offset) {
+/** The list's query string for `filters` and `offset` (`endpoint`: only for the list across endpoints). */
+/** @param {Filters} filters @param {number} offset @param {boolean} across */
+function queryOf(filters, offset, across) {
   const query = new URLSearchParams({ offset: String(offset), limit: String(PAGE) });
   /** @param {string} name @param {string | undefined} value */
   const put = (name, value) => { if (value !== undefined && String(value).trim() !== '') query.set(name, String(value).trim()); };
@@ -88,6 +95,7 @@ function queryOf(filters, offset) {
   put('from', isoOf(filters.from));
   put('to', isoOf(filters.to));
   if (filters.order !== 'newest') put('order', filters.order);
+  if (across) put('endpoint', filters.endpoint);
   return query;
 }
 
@@ -114,25 +122,31 @@ function ErrorCell({ job, endpointId }) {
     <p class="err-full">${job.errorMessage ?? ''}</p><a href=${jobHref(endpointId, job.id)}>the whole error, with its stack</a></details></td>`;
 }
 
-/** Run `action(endpointId, id)` on each selected job; answers a line saying what happened. */
-/**
- * @param {string} endpointId
- * @param {string[]} ids
- * @param {(endpointId: string, jobId: string) => Promise<JobAnswer>} action
- * @param {string} verb
- */
-async function bulk(endpointId, ids, action, verb) {
-  const results = await Promise.allSettled(ids.map((id) => action(endpointId, id)));
-  const refused = results.map((r, i) => (r.status === 'rejected' ? `${ids[i]}: ${r.reason?.code ?? ''} ${r.reason?.message ?? r.reason}` : undefined)).filter((line) => line !== undefined);
-  const done = results.length - refused.length;
-  return `${verb} ${done} of ${ids.length}${refused.length > 0 ? `; refused: ${refused.join('; ')}` : ''}`;
+/** A line saying what a bulk action did. */
+/** @param {BulkOutcome} outcome @param {string} verb */
+function bulkLine(outcome, verb) {
+  const refused = outcome.refused.map((r) => `${r.id}: ${r.code} ${r.message}`);
+  const shownRefused = refused.slice(0, 5).join('; ') + (refused.length > 5 ? `; and ${refused.length - 5} more` : '');
+  return `${verb} ${outcome.done} of ${outcome.asked}${refused.length > 0 ? `; refused: ${shownRefused}` : ''}`;
 }
 
-/** @param {{ endpointId: string, row: EndpointRow | undefined, overview: OverviewView, navigate: Navigate }} props */
+/** A selected row's key (endpoint ids hold no space), and back. */
+/** @param {string} endpointId @param {string} id */
+const refKey = (endpointId, id) => `${endpointId} ${id}`;
+/** @param {string} key @returns {JobRef} */
+const refOf = (key) => ({ endpointId: key.slice(0, key.indexOf(' ')), id: key.slice(key.indexOf(' ') + 1) });
+
+/** @type {Record<'cancel' | 'retry', [string, string]>} */
+const BULK_VERBS = { cancel: ['Cancel', 'Cancelled'], retry: ['Retry', 'Retried'] };
+
+/** `endpointId` undefined: every endpoint's jobs in one list (#/jobs). */
+/** @param {{ endpointId: string | undefined, row: EndpointRow | undefined, overview: OverviewView, navigate: Navigate }} props */
 export function JobsView({ endpointId, row, overview, navigate }) {
+  const across = endpointId === undefined;
+  const pageKey = endpointId ?? '*';
   const [filters, setFilters] = useState(() => filtersOfHash(location.hash));
   const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState(/** @type {JobsPage | undefined} */ (undefined));
+  const [page, setPage] = useState(/** @type {ShownPage | undefined} */ (undefined));
   const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
   const [selected, setSelected] = useState(/** @type {Set<string>} */ (new Set()));
   const [bulkNotice, setBulkNotice] = useState(/** @type {string | undefined} */ (undefined));
@@ -140,7 +154,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const searchBox = useRef(/** @type {HTMLInputElement | null} */ (null));
   const now = useNow(1000);
   // Refetch when the endpoint's counts move (a tick), the filter, or the page changes.
-  const revision = row ? JSON.stringify(row.jobs) : '';
+  const revision = across ? JSON.stringify(overview.endpoints.map((e) => e.jobs)) : row ? JSON.stringify(row.jobs) : '';
   /** @param {keyof Filters} name @param {string} value */
   const setFilter = (name, value) => { setFilters((f) => ({ ...f, [name]: value })); setOffset(0); };
 
@@ -168,16 +182,20 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     setBulkNotice(undefined);
   }, [endpointId]);
 
-  const query = queryOf(filters, offset).toString();
+  const query = queryOf(filters, offset, across).toString();
   useEffect(() => {
     let stale = false;
-    views.jobs(endpointId, query)
+    /** @type {Promise<ShownPage>} */
+    const asked = endpointId === undefined
+      ? views.allJobs(query).then((a) => ({ key: '*', total: a.total, offset: a.offset, jobs: a.jobs }))
+      : views.jobs(endpointId, query).then((a) => ({ key: a.endpointId, total: a.total, offset: a.offset, jobs: a.jobs }));
+    asked
       .then((answer) => { if (!stale) { setPage(answer); setError(undefined); } })
       .catch((e) => { if (!stale) setError(e); });
     return () => { stale = true; };
   }, [endpointId, query, revision, reloads]);
   // Rows are shown only under their own endpoint's title (a page answered for another is never shown).
-  const shown = page?.endpointId === endpointId ? page : undefined;
+  const shown = page?.key === pageKey ? page : undefined;
 
   useEffect(() => {
     /** @param {KeyboardEvent} e */
@@ -199,25 +217,52 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const last = Math.min(shownOffset + PAGE, total);
   const loading = shown === undefined || shown.offset !== offset;
   const jobs = shown?.jobs ?? [];
-  /** @param {string} id */
-  const toggle = (id) => setSelected((s) => { const next = new Set(s); if (next.has(id)) next.delete(id); else next.add(id); return next; });
-  const allShown = jobs.length > 0 && jobs.every((j) => selected.has(j.id));
+  /** @param {string} key */
+  const toggle = (key) => setSelected((s) => { const next = new Set(s); if (next.has(key)) next.delete(key); else next.add(key); return next; });
+  const allShown = jobs.length > 0 && jobs.every((j) => selected.has(refKey(j.endpointId, j.id)));
   const chosen = [...selected];
-  /** @param {(endpointId: string, jobId: string) => Promise<JobAnswer>} action @param {string} verb */
-  const runBulk = async (action, verb) => {
-    setBulkNotice(`${verb}…`);
-    setBulkNotice(await bulk(endpointId, chosen, action, verb));
-    setSelected(new Set());
+  /** Cancel or retry jobs, after a confirm that says how many. @param {'cancel' | 'retry'} action @param {JobRef[]} refs @param {string} what */
+  const runBulk = async (action, refs, what) => {
+    const [verb, done] = BULK_VERBS[action];
+    if (refs.length === 0) { setBulkNotice(`No jobs to ${action}`); return; }
+    if (!window.confirm(`${verb} ${refs.length} ${refs.length === 1 ? 'job' : 'jobs'} ${what}?`)) return;
+    setBulkNotice(`${done}…`);
+    try {
+      setBulkNotice(bulkLine(await actions.bulk(action, refs), done));
+      setSelected(new Set());
+    } catch (e) {
+      setBulkNotice(undefined);
+      setError(/** @type {ShownError} */ (e));
+    }
     setReloads((n) => n + 1);
+  };
+  /** Every job the filter matches (not only the page), then the confirm. @param {'cancel' | 'retry'} action */
+  const runOnMatching = async (action) => {
+    setBulkNotice('Counting the jobs the filter matches…');
+    try {
+      const matching = await views.matchingJobs(queryOf(filters, 0, across).toString(), endpointId);
+      setBulkNotice(undefined);
+      const over = matching.total > matching.jobs.length ? ` (the first ${matching.jobs.length} of ${matching.total}: at most ${matching.max} at once)` : '';
+      await runBulk(action, matching.jobs, `matching the filter${across ? ' across endpoints' : ` on ${endpointId}`}${over}`);
+    } catch (e) {
+      setBulkNotice(undefined);
+      setError(/** @type {ShownError} */ (e));
+    }
   };
   /** @param {'text' | 'worker' | 'error'} name @param {string} label @param {string} placeholder @param {Record<string, unknown>} [props] */
   const text = (name, label, placeholder, props = {}) => html`<label>${label} <input id=${`filter-${name}`} type="search" placeholder=${placeholder} value=${filters[name]}
     onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter(name, e.currentTarget.value)} ...${props} /></label>`;
+  const names = endpointNames(overview.endpoints);
   return html`<div>
-    <h1>Endpoint <${EndpointName} id=${endpointId} names=${endpointNames(overview.endpoints)} link=${false} /></h1>
-    ${row ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
-      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId}?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>` : null}
+    ${endpointId === undefined ? html`<h1>All jobs <span class="muted">(every endpoint)</span></h1>`
+      : html`<h1>Endpoint <${EndpointName} id=${endpointId} names=${names} link=${false} /> <${CopyButton} text=${endpointId} what="endpoint id" /></h1>`}
+    ${endpointId !== undefined && !row ? html`<p class="error" role="alert" data-test="unknown-endpoint">This harness has no endpoint <code>${endpointId}</code> (it was never used, or it was deleted).
+      Its endpoints: ${overview.endpoints.length > 0 ? overview.endpoints.map((e, i) => html`${i > 0 ? ', ' : ''}<a href=${`#/endpoint/${encodeURIComponent(e.id)}`}>${e.id}</a>`) : 'none yet'}.</p>` : null}
+    ${endpointId !== undefined && row ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
+      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId} (${row.queueDepth} now)?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>` : null}
     <form class="filters" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Filter jobs">
+      ${across ? html`<label>Endpoint <select id="filter-endpoint" value=${filters.endpoint} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('endpoint', e.currentTarget.value)}>
+        <option value="">all</option>${overview.endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}</select></label>` : null}
       <label>State <select id="state-filter" value=${filters.state} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('state', e.currentTarget.value)}>
         <option value="">all</option>${STATES.map((s) => html`<option value=${s}>${s}</option>`)}</select></label>
       <label>Job id <input id="job-search" ref=${searchBox} type="search" placeholder="search (press /)" value=${filters.search}
@@ -237,23 +282,26 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     <${ErrorBox} error=${error} />
     <div class="row bulk" aria-label="Selected jobs">
       <span data-test="selected-count">${chosen.length} selected</span>
-      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-cancel"
-        onClick=${() => window.confirm(`Cancel ${chosen.length} jobs?`) && runBulk(actions.cancel, 'Cancelled')}>Cancel selected</button>
-      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-retry" onClick=${() => runBulk(actions.retry, 'Retried')}>Retry selected</button>
+      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-cancel" onClick=${() => runBulk('cancel', chosen.map(refOf), 'selected')}>Cancel selected</button>
+      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-retry" onClick=${() => runBulk('retry', chosen.map(refOf), 'selected')}>Retry selected</button>
+      <span class="muted">or every job matching the filter (${total}):</span>
+      <button type="button" class="small" disabled=${total === 0} data-test="bulk-cancel-matching" onClick=${() => runOnMatching('cancel')}>Cancel all ${total}</button>
+      <button type="button" class="small" disabled=${total === 0} data-test="bulk-retry-matching" onClick=${() => runOnMatching('retry')}>Retry all ${total}</button>
       <${Notice} notice=${bulkNotice} />
     </div>
     <table class="grid" data-test="jobs">
       <caption>Jobs, ${ORDER_TEXT[filters.order]}</caption>
       <thead><tr><th scope="col"><input type="checkbox" aria-label="select every job shown" checked=${allShown} data-test="select-all"
-          onChange=${() => setSelected(allShown ? new Set() : new Set(jobs.map((j) => j.id)))} /></th>
-        <th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
+          onChange=${() => setSelected(allShown ? new Set() : new Set(jobs.map((j) => refKey(j.endpointId, j.id))))} /></th>
+        ${across ? html`<th scope="col">Endpoint</th>` : null}<th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
         <th scope="col" class="num">Queue age / wait</th><th scope="col" class="num">Execution</th><th scope="col" class="num">Retries</th><th scope="col">Worker</th><th scope="col">Error</th></tr></thead>
       <tbody>${jobs.map((j) => html`<tr data-test="jobs-row">
-        <td><input type="checkbox" aria-label=${`select ${j.id}`} checked=${selected.has(j.id)} onChange=${() => toggle(j.id)} data-test="select-job" /></td>
-        <td><a href=${jobHref(endpointId, j.id)}><code>${j.id}</code></a></td>
-        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td class="nowrap" data-test="submitted">${dateTime(j.submittedAt)}</td>
+        <td><input type="checkbox" aria-label=${`select ${j.id}`} checked=${selected.has(refKey(j.endpointId, j.id))} onChange=${() => toggle(refKey(j.endpointId, j.id))} data-test="select-job" /></td>
+        ${across ? html`<td data-test="row-endpoint"><${EndpointName} id=${j.endpointId} names=${names} /></td>` : null}
+        <td class="nowrap"><a href=${jobHref(j.endpointId, j.id)}><code>${j.id}</code></a> <${CopyButton} text=${j.id} what="job id" /></td>
+        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td class="nowrap"><${When} iso=${j.submittedAt} now=${now} test="submitted" /></td>
         <td class="num">${queueTime(j, now)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>
-        <td>${j.workerId ? html`<a href=${workerHref(endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td><${ErrorCell} job=${j} endpointId=${endpointId} /></tr>`)}</tbody>
+        <td>${j.workerId ? html`<a href=${workerHref(j.endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td><${ErrorCell} job=${j} endpointId=${j.endpointId} /></tr>`)}</tbody>
     </table>
     <nav class="pager" aria-label="Pages">
       <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← ${PAGER_TEXT[filters.order][0]}</button>

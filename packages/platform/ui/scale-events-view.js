@@ -8,7 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { views } from './api.js';
 import { Chart } from './charts.js';
-import { EndpointName, ErrorBox, endpointNames, html } from './format.js';
+import { EndpointName, ErrorBox, When, endpointNames, html } from './format.js';
 import { workerHref } from './worker-view.js';
 
 /**
@@ -76,7 +76,7 @@ export function ScaleEvents({ overview }) {
         <table class="grid" data-test="scale-events-table"><caption>Last ${Math.min(SHOWN, events.length)} of ${events.length} events, newest first (the launcher keeps the last 500 per endpoint)</caption>
           <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Event</th><th scope="col">Worker</th><th scope="col">What happened</th><th scope="col" class="num">Workers after</th></tr></thead>
           <tbody>${events.slice(-SHOWN).reverse().map((e) => html`<tr data-test="scale-event">
-            <td class="nowrap">${new Date(e.at).toLocaleTimeString()}</td><td><${EndpointName} id=${e.endpointId} names=${names} /></td>
+            <td class="nowrap"><${When} iso=${new Date(e.at).toISOString()} now=${overview.now ?? Date.now()} /></td><td><${EndpointName} id=${e.endpointId} names=${names} /></td>
             <td><span class=${`badge ${KIND_CLASS[e.kind] ?? ''}`} data-test="scale-event-kind">${e.kind}</span></td>
             <td class="nowrap">${e.workerId ? html`<a href=${workerHref(e.endpointId, e.workerId)}><code>${e.workerId}</code></a>` : '—'}</td>
             <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}

@@ -2,7 +2,7 @@
 // @module ui/workers-view
 // Workers the harness has seen: state, current jobs, last heartbeat; GPU readings
 // where the harness has a reading source; the launcher's scale events.
-import { EndpointName, bytes, duration, endpointNames, html, jobHref } from './format.js';
+import { EndpointName, When, bytes, duration, endpointNames, html, jobHref } from './format.js';
 import { ScaleEvents } from './scale-events-view.js';
 import { workerHref } from './worker-view.js';
 
@@ -41,7 +41,7 @@ export function WorkersView({ overview }) {
             ? html` <span class="badge w-foreign" data-test="not-launched" title="This harness's launcher did not start it: it joined by hand, belongs to another harness on the database, or was left by an earlier run of this harness">not launched here</span>`
             : ''}</td>
           <td>${w.jobs.map((id) => html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> `)}</td>
-          <td class="num">${duration(w.silentMs)} ago</td><td>${new Date(w.firstSeenAt).toLocaleTimeString()}</td></tr>`)}</tbody></table>`}
+          <td class="num">${duration(w.silentMs)} ago</td><td class="nowrap"><${When} iso=${w.firstSeenAt} now=${overview.now ?? Date.now()} /></td></tr>`)}</tbody></table>`}
     <${Gpus} gpu=${gpu} />
     <${ScaleEvents} overview=${overview} />
   </div>`;

@@ -10,7 +10,7 @@ import { requestJsonText } from '../../job/index.js';
 import type { ListQuery, StoredJob } from './store-types.js';
 
 /** The fields `matchesHistory` reads (a StoredJob, or the in-memory store's record). */
-export type HistoryJob = Pick<StoredJob, 'request' | 'sync' | 'submittedAt' | 'workerId' | 'resultFrom' | 'error' | 'output'>;
+export type HistoryJob = Pick<StoredJob, 'request' | 'sync' | 'submittedAt' | 'workerId' | 'resultFrom' | 'cancelledFrom' | 'error' | 'output'>;
 
 /** Whether `query` asks for any history filter or the oldest-first order (the slow path: every job kept is looked at). */
 export function hasHistoryFilter(query: ListQuery): boolean {
@@ -43,9 +43,9 @@ export function inOrder<T extends Pick<StoredJob, 'queuedAt' | 'startedAt' | 'en
   return newestFirst.sort((a, b) => figure(b) - figure(a));
 }
 
-/** The worker that ran the job: its holder while it runs, else the one whose result ended it, else the error's. */
+/** The worker that ran the job: its holder while it runs, else the one whose result ended it, else the one it was cancelled on, else the error's. */
 export function ranOn(job: HistoryJob): string | undefined {
-  return job.workerId ?? job.resultFrom?.workerId ?? (job.error?.worker_id || undefined);
+  return job.workerId ?? job.resultFrom?.workerId ?? job.cancelledFrom ?? (job.error?.worker_id || undefined);
 }
 
 /** Whether `job` passes the history filters of `query` (states and id search are the store's own). */

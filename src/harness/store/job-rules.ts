@@ -43,7 +43,7 @@ export type JobFacts = Pick<StoredJob, 'id' | 'endpointId' | 'status' | 'workerI
 
 /** Fields a change may write. */
 export type ChangedField =
-  | 'queuedAt' | 'startedAt' | 'endedAt' | 'workerId' | 'output' | 'error' | 'retries' | 'attempt' | 'lost' | 'resultFrom'
+  | 'queuedAt' | 'startedAt' | 'endedAt' | 'workerId' | 'output' | 'error' | 'retries' | 'attempt' | 'lost' | 'resultFrom' | 'cancelledFrom'
   | 'chunkCount' | 'executionDeadline' | 'executionTimeoutMs' | 'deleteAt' | 'reportedAt';
 
 /** What a change writes: the new status, and each field it sets (undefined: cleared). A field not named is kept. */
@@ -164,7 +164,10 @@ export function cancelChange(job: JobFacts, now: number): JobChange | Refused | 
     );
     return { kind: 'refused', error };
   }
-  return withStop(endChange(job, 'cancel', {}, now), 'cancelled');
+  const change = endChange(job, 'cancel', {}, now);
+  // A running job keeps the worker it ran on (the holder is cleared as for any end).
+  const held = job.status === 'IN_PROGRESS' && job.workerId !== undefined && change.kind === 'ended' ? { ...change, fields: { ...change.fields, cancelledFrom: job.workerId } } : change;
+  return withStop(held, 'cancelled');
 }
 
 /** A caller's retry: only a FAILED or TIMED_OUT job runs again (its lost count starts over). */

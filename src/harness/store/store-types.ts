@@ -39,6 +39,8 @@ export interface StoredJob {
   readonly lost: number;
   /** The worker and attempt whose result ended the job: a repeat of that post answers `repeated`. */
   readonly resultFrom?: { readonly workerId: string | undefined; readonly attempt: number };
+  /** The worker that held the job when a cancel ended it (a cancelled running job keeps who ran it; its stop and any later post are as before). */
+  readonly cancelledFrom?: string;
   /** Chunks posted during the current attempt, read or not. */
   readonly chunkCount: number;
   /** Chunks not yet handed out by `readStream`. */

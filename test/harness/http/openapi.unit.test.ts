@@ -95,6 +95,9 @@ describe('OpenAPI document and docs', () => {
     expect(runsync?.description).toContain('/runsync then answers 200 with status FAILED');
     expect(runsync?.responses['400']?.$ref).toBe('#/components/responses/BadRequest');
     expect(doc.paths['/runsync']).toBeUndefined();
+    // Every route of the queue API (issue 35), and the management API's.
+    for (const route of ['status-sync/{jobId}', 'retry/{jobId}', 'purge-queue', 'requests']) expect(doc.paths[`/v2/ep/${route}`], route).toBeDefined();
+    for (const path of ['/v1/endpoints', '/v1/endpoints/{id}', '/v1/templates/{id}/update', '/v1/pods']) expect(doc.paths[path], path).toBeDefined();
     const answer = await call('POST', `${server.url}/v2/ep/runsync`, { body: BAD });
     expect(answer.status).toBe(200);
     const record = answer.json as { status: string; error: string };

@@ -28,6 +28,14 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       expect(second.ended.map((job) => job.id)).toEqual([running.id]);
       expect(events).toContainEqual({ type: 'stop', endpointId: 'ep', workerId: 'w1', jobId: running.id, reason: 'cancelled', attempt: 1 });
       expect((await store.cancel('ep', running.id, T0 + 9)).ended).toEqual([]);
+      // The cancelled running job keeps the worker that held it (issue 35); the queued one never had one.
+      expect(second.job).toMatchObject({ cancelledFrom: 'w1' });
+      expect(second.job).not.toHaveProperty('workerId');
+      expect(await store.get('ep', running.id)).toMatchObject({ cancelledFrom: 'w1' });
+      expect(first.job).not.toHaveProperty('cancelledFrom');
+      expect((await store.list('ep', { workerId: 'w1', offset: 0, limit: 10 })).jobs.map((job) => job.id)).toEqual([running.id]);
+      // Its worker's late result is refused as before (already ended), not taken for a repeat.
+      expect((await store.complete('ep', running.id, 'w1', { kind: 'output', output: 1 }, 1, T0 + 10)).ack).toMatchObject({ applied: false, reason: 'already_ended' });
       const other = await store.submit('ep', request(), {}, T0);
       await store.take('ep', 'w1', 1, T0);
       await store.complete('ep', other.id, 'w1', { kind: 'output', output: 1 }, 1, T0);

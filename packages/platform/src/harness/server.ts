@@ -166,18 +166,20 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
   loadBalancing.start();
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
   await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
+  // Endpoint names (the /v1 endpoints') beside their ids on the dashboard and in /docs.
+  const endpointNames = managementStore ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name])) : undefined;
   await app.register(openApiRoutes, {
     harness,
     endpointInputs: config.endpointInputs,
     rootEndpoint: config.rootEndpoint,
     authenticated: config.apiKey !== undefined,
     ...(config.dashboard !== false && config.dashboard.testInput !== undefined ? { testInput: config.dashboard.testInput } : {}),
+    endpointNames,
+    management: config.management !== false && managementStore !== undefined,
   });
   if (config.dashboard !== false && webhookLog && attemptLog) {
     const { registerDashboard, builtInPanels } = await import('./dashboard/index.js');
     const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing, launchedWorkers), ...config.dashboard.panels] };
-    // Endpoint names (the /v1 endpoints') beside their ids on the dashboard.
-    const endpointNames = managementStore ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name])) : undefined;
     registerDashboard(app, {
       harness,
       settings,

@@ -64,7 +64,7 @@ export function harnessBanner(
     `  load-balancing: ${server.url}/lb/${example}/<path> (workers register with SERVERLESS_WORKER_HARNESS_URL=${server.url})`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,
-    ...(server.dashboardUrl !== undefined ? [`  dashboard:      ${server.dashboardUrl} (in a browser; log in with the API key)`] : []),
+    ...(server.dashboardUrl !== undefined ? [`  dashboard:      ${server.dashboardUrl} (in a browser${server.authenticated ? '; log in with the API key' : ', no login: this harness has no API key'})`] : []),
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
     `  workers join with (${server.authenticated ? 'also set RUNPOD_AI_API_KEY to the key' : 'no key needed'}):`,
     formatWorkerEnv(workerEnvFor(server.url, example, pingIntervalMs !== undefined ? { pingIntervalMs } : {}))

@@ -33,6 +33,7 @@ export interface JobAttemptFacts {
   readonly workerId?: string | undefined;
   readonly error?: JobErrorPayload | undefined;
   readonly resultFrom?: { readonly workerId: string | undefined; readonly attempt: number } | undefined;
+  readonly cancelledFrom?: string | undefined;
 }
 
 export const ATTEMPT_LOG_LIMITS = { maxJobs: 10_000, maxAttemptsPerJob: 16 } as const;
@@ -140,7 +141,7 @@ export class AttemptLog {
     let entry = record.attempts.find((e) => e.attempt === job.attempt && e.outcome === 'running');
     for (const other of record.attempts) if (other !== entry && other.outcome === 'running') this.#close(other, 'requeued', job.startedAt, 'requeued: its worker was lost');
     if (!entry) {
-      const workerId = job.resultFrom?.workerId ?? (job.error?.worker_id || undefined);
+      const workerId = job.resultFrom?.workerId ?? job.cancelledFrom ?? (job.error?.worker_id || undefined);
       entry = { attempt: job.attempt, ...(workerId !== undefined ? { workerId } : {}), startedAt: job.startedAt, outcome: 'running', stalePosts: 0 };
       this.#push(record, entry);
     }

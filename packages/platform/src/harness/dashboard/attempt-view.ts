@@ -91,7 +91,7 @@ export function jobAttemptsView(
   if (ended !== undefined && job.startedAt !== undefined && !entries.some((e) => e.attempt === job.attempt && e.outcome !== 'requeued')) {
     // The log keeps no record of a plain end: the job itself says who ran its last attempt and how it ended.
     const stale = entries.find((e) => e.attempt === job.attempt);
-    const workerId = job.resultFrom?.workerId ?? (job.error?.worker_id || undefined);
+    const workerId = job.resultFrom?.workerId ?? job.cancelledFrom ?? (job.error?.worker_id || undefined);
     const entry: AttemptEntry = {
       attempt: job.attempt,
       ...(workerId !== undefined ? { workerId } : {}),

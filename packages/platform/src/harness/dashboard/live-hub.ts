@@ -103,6 +103,8 @@ export class LiveHub {
   readonly series: Series;
   #timer: TimerHandle | undefined;
   #unbindEnded: (() => void) | undefined;
+  /** The chart history's rebuild when the first page connected: `hello` waits for it, so that the page's read of the history has it. */
+  #rebuilt: Promise<void> = Promise.resolve();
   #closed = false;
 
   constructor(options: LiveHubOptions) {
@@ -168,6 +170,7 @@ export class LiveHub {
     if (this.#clients.size === 0) this.#start();
     this.#clients.add(client);
     res.on('close', () => this.#drop(client));
+    await this.#rebuilt;
     // The chart history is not in it: with many endpoints and a long history it is megabytes, and a
     // live message stays small; the page reads it from /ui/api/overview (over HTTP) instead.
     this.#send(client, 'hello', { ...(await this.snapshot()), sampleIntervalMs: this.#settings.sampleIntervalMs, historyMinutes: this.#settings.historyMinutes });
@@ -184,7 +187,10 @@ export class LiveHub {
   }
 
   #start(): void {
-    void this.#allJobs().then((jobs) => this.series.rebuild(jobs, this.#now()));
+    this.#rebuilt = this.#allJobs().then(
+      (jobs) => this.series.rebuild(jobs, this.#now()),
+      () => {},
+    );
     const disposers: Array<() => void> = [];
     const stopWatching = this.#harness.onEndpoint((endpoint) => {
       disposers.push(endpoint.jobEnded.add((job) => this.series.jobEnded(job)));
@@ -229,8 +235,10 @@ export class LiveHub {
   }
 
   async #tick(): Promise<void> {
-    const point = this.series.close(this.#now(), this.#settings.gpu?.latest());
-    const frame = sseFrame('tick', { ...(await this.snapshot()), point });
+    const snapshot = await this.snapshot();
+    const queued = Object.fromEntries(snapshot.endpoints.map((row) => [row.id, row.queueDepth]));
+    const point = this.series.close(this.#now(), this.#settings.gpu?.latest(), queued);
+    const frame = sseFrame('tick', { ...snapshot, point });
     for (const client of [...this.#clients]) this.#write(client, frame);
   }
 

@@ -9,6 +9,9 @@
  * | `GET /ui`, `/ui/static/{file}`, `/ui/vendor/{file}` | the page, its modules and styles (public) |
  * | `GET /ui/api/overview` | endpoints, workers, GPU, panels, chart history, the submit form's example |
  * | `GET /ui/api/endpoints/{id}/jobs?state=&q=&worker=&kind=&error=&from=&to=&text=&order=&offset=&limit=` | a page of jobs, newest (or oldest) first, filtered |
+ * | `GET /ui/api/jobs?endpoint=&state=&…&offset=&limit=` | a page of jobs across endpoints (`endpoint`: comma-separated ids, default all), the same filters, each row with its endpoint (all-jobs.ts) |
+ * | `GET /ui/api/jobs/matching?endpoint=&state=&…` | every job the filter matches (at most 10 000): what a bulk action would touch |
+ * | `POST /ui/api/jobs/bulk` `{ action: "cancel" \| "retry", jobs: [{ endpointId, id }] }` | cancel or retry those jobs; answers done and refused (with code and message) |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}` | one job: its large values as previews with their size (value-preview.ts) |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/values/{part}?download=1` | one of its values whole: `input`, `output`, `error` (JSON; null when none), `chunks` (`{ from, outputs }`: the unread chunks); `download=1` answers it as a file |
  * | `GET /ui/api/endpoints/{id}/jobs/{jobId}/attempts` | the job's attempts: worker, times, how each ended |
@@ -18,7 +21,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import * as z from 'zod';
-import { JOB_STATUSES, ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { JOB_STATUSES, ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
@@ -27,7 +30,8 @@ import type { LiveHub } from './live-hub.js';
 import type { ChunkValues, LogLineView, LogsView, OverviewView, ScaleEventView, ScaleEventsView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
 import type { StaticFiles, StaticFile } from './static-files.js';
-import { jobDetail, jobsPage } from './views.js';
+import { jobDetail, jobsPage, type JobsQuery } from './views.js';
+import { BULK_MAX_JOBS, allJobsPage, applyBulk, matchingJobs } from './all-jobs.js';
 import type { WebhookLog } from './webhook-log.js';
 import type { AttemptLog } from './attempt-log.js';
 import type { GpuJobLog } from './gpu-job-log.js';
@@ -69,6 +73,39 @@ const JobsQuerySchema = z.object({
   offset: wholeText('offset', 0, 100_000_000).default(0),
   limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),
 });
+
+/** The endpoints a list across endpoints covers: comma-separated ids; default all. */
+const EndpointListSchema = z
+  .string()
+  .transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s.length > 0))
+  .pipe(z.array(EndpointParamsSchema.shape.endpointId).max(100, { error: 'endpoint must name at most 100 endpoints' }))
+  .optional();
+
+const AllJobsQuerySchema = JobsQuerySchema.extend({ endpoint: EndpointListSchema });
+
+const BulkBodySchema = z.object({
+  action: z.enum(['cancel', 'retry'], { error: 'action must be cancel or retry' }),
+  jobs: z
+    .array(z.object({ endpointId: EndpointParamsSchema.shape.endpointId, id: JobParamsSchema.shape.jobId }), { error: 'jobs must be a list of { endpointId, id }' })
+    .max(BULK_MAX_JOBS, { error: `jobs must list at most ${BULK_MAX_JOBS} jobs` }),
+});
+
+/** The store's list query for the jobs routes' query string. */
+function listQueryOf(query: z.infer<typeof JobsQuerySchema>): JobsQuery {
+  return {
+    states: query.state,
+    search: query.q,
+    workerId: query.worker,
+    kind: query.kind,
+    errorCode: query.error,
+    submittedFrom: query.from,
+    submittedTo: query.to,
+    text: query.text,
+    order: query.order,
+    offset: query.offset,
+    limit: query.limit,
+  };
+}
 
 const ValueParamsSchema = JobParamsSchema.extend({
   part: z.enum(['input', 'output', 'error', 'chunks'], { error: 'part must be one of input, output, error, chunks' }),
@@ -176,19 +213,22 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     const query = parseRequestPart(JobsQuerySchema, request.query, 'query string');
     const endpoint = harness.findEndpoint(endpointId);
     if (!endpoint) return { endpointId, total: 0, offset: query.offset, limit: query.limit, jobs: [] };
-    return jobsPage(endpoint, {
-      states: query.state,
-      search: query.q,
-      workerId: query.worker,
-      kind: query.kind,
-      errorCode: query.error,
-      submittedFrom: query.from,
-      submittedTo: query.to,
-      text: query.text,
-      order: query.order,
-      offset: query.offset,
-      limit: query.limit,
-    });
+    return jobsPage(endpoint, listQueryOf(query));
+  });
+
+  app.get('/ui/api/jobs', async (request) => {
+    const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
+    return allJobsPage(harness, query.endpoint, listQueryOf(query));
+  });
+
+  app.get('/ui/api/jobs/matching', async (request) => {
+    const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
+    return matchingJobs(harness, query.endpoint, listQueryOf(query));
+  });
+
+  app.post('/ui/api/jobs/bulk', async (request) => {
+    const body = parseOrThrow(BulkBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'body');
+    return applyBulk(harness, body.action, body.jobs);
   });
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId', async (request) => {

@@ -7,7 +7,8 @@
  * subscribes only while a page is open); when the first page opens, the history is
  * rebuilt from the jobs the harness still keeps (from the first interval in which one
  * ended), so the charts show the last minutes at once. A ring keeps `historyMinutes`
- * of points.
+ * of points. Each live point also carries every endpoint's queue depth at its time (a
+ * rebuilt point has none: the store keeps no past queue depths).
  */
 import type { GpuReadResult } from 'serverless-worker/internal/gpu/reading.js';
 import type { StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
@@ -39,6 +40,8 @@ export interface SeriesPoint extends JobFigures {
   /** Per endpoint with a job ended in the interval (the charts' endpoint choice); absent endpoints had none. */
   readonly endpoints: Readonly<Record<string, JobFigures>>;
   readonly gpus: readonly GpuPoint[];
+  /** Jobs IN_QUEUE per endpoint when the point was taken; absent on points rebuilt from the jobs kept. */
+  readonly queued?: Readonly<Record<string, number>>;
 }
 
 /** The `p` (0-1) percentile of sorted `values` (nearest rank), null when empty. */
@@ -154,9 +157,10 @@ export class Series {
     addJob(this.#current, job);
   }
 
-  /** Close the current interval at `now` with the latest GPU read; answers its point. */
-  close(now: number, gpu: GpuReadResult | undefined): SeriesPoint {
-    const point = toPoint(now, this.#intervalMs, this.#current, gpuPoints(gpu));
+  /** Close the current interval at `now` with the latest GPU read and the queue depths now (per endpoint); answers its point. */
+  close(now: number, gpu: GpuReadResult | undefined, queued?: Readonly<Record<string, number>>): SeriesPoint {
+    const figures = toPoint(now, this.#intervalMs, this.#current, gpuPoints(gpu));
+    const point = queued !== undefined ? { ...figures, queued } : figures;
     this.#current = emptyBucket();
     this.#points.push(point);
     if (this.#points.length > this.#capacity) this.#points.splice(0, this.#points.length - this.#capacity);

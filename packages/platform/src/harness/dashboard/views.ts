@@ -113,15 +113,18 @@ export interface JobsPage {
   total: number;
   offset: number;
   limit: number;
-  jobs: RequestSummary[];
+  jobs: ListedJob[];
 }
+
+/** A job in a list: its summary, with its endpoint (the list across endpoints mixes them). */
+export type ListedJob = RequestSummary & { endpointId: string };
 
 /** Characters of an error message a jobs list carries (the job page has it all). */
 const LIST_ERROR_CHARS = 300;
 
 /** A job in a list: its summary, the worker that ran it, its error message cut short. */
-function listedJob(job: StoredJob): RequestSummary {
-  const summary = { ...summarizeJob(job), ...workerOf(job) };
+export function listedJob(job: StoredJob): ListedJob {
+  const summary = { ...summarizeJob(job), ...workerOf(job), endpointId: job.endpointId };
   if (summary.errorMessage !== undefined && summary.errorMessage.length > LIST_ERROR_CHARS) summary.errorMessage = `${summary.errorMessage.slice(0, LIST_ERROR_CHARS)}…`;
   return summary;
 }

@@ -37,9 +37,9 @@ export const DOCS_HTML = `<!doctype html>
   <link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
 </head>
 <body>
+  <nav class="sw-nav" aria-label="serverless-worker"><a href="/ui" data-test="back-to-ui">&larr; Dashboard (/ui)</a> <a href="/openapi.json">openapi.json</a></nav>
   <div id="swagger-ui"><noscript>The API docs need JavaScript; the document itself is at /openapi.json.</noscript></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
-  <script src="/docs/swagger-ui-standalone-preset.js"></script>
   <script src="/docs/init.js"></script>
 </body>
 </html>
@@ -49,13 +49,15 @@ export const DOCS_HTML = `<!doctype html>
  * Starts Swagger UI on /openapi.json. The page is public (it holds no data); the
  * document and every "Try it out" need the API key: when /openapi.json answers 401 the
  * page asks for the key (kept in the tab's session storage, under the same name as the
- * dashboard's, so a key given on either page serves both), then loads the document with
- * it and adds it to each request (unless Swagger's own Authorize set one).
+ * dashboard's, so a key given on either page serves both; a key the dashboard remembered on
+ * this device, in local storage, serves too), then loads the document with it and adds it
+ * to each request (unless Swagger's own Authorize set one). Swagger's BaseLayout: no top
+ * bar with its Explore box (this page shows one document); a link back to the dashboard.
  */
 export const DOCS_INIT_JS = `(function () {
   var KEY = 'serverless-worker-api-key';
   var root = document.getElementById('swagger-ui');
-  function key() { return sessionStorage.getItem(KEY) || ''; }
+  function key() { return sessionStorage.getItem(KEY) || localStorage.getItem(KEY) || ''; }
   function el(tag, props, children) {
     var node = document.createElement(tag);
     Object.keys(props || {}).forEach(function (name) { node[name] = props[name]; });
@@ -97,8 +99,8 @@ export const DOCS_INIT_JS = `(function () {
           spec: body,
           dom_id: '#swagger-ui',
           deepLinking: true,
-          presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-          layout: 'StandaloneLayout',
+          presets: [SwaggerUIBundle.presets.apis],
+          layout: 'BaseLayout',
           requestInterceptor: function (request) {
             if (key() && !request.headers.Authorization && !request.headers.authorization) request.headers.Authorization = 'Bearer ' + key();
             return request;
@@ -117,6 +119,7 @@ export const DOCS_INIT_JS = `(function () {
 export const DOCS_LOGIN_CSS = `.sw-login { max-width: 32rem; margin: 3rem auto; font: 14px/1.5 sans-serif; padding: 1rem 1.4rem; border: 1px solid #d0d7de; border-radius: 8px; }
 .sw-login label { display: block; margin: .8rem 0; } .sw-login input { padding: .35rem .5rem; width: 16rem; }
 .sw-login .sw-error { color: #c62828; }
+.sw-nav { font: 14px/1.5 sans-serif; padding: .5rem 1.4rem; border-bottom: 1px solid #d0d7de; display: flex; gap: 1.2rem; }
 `;
 
 const cache = new Map<string, Buffer>();

@@ -31,6 +31,10 @@ export interface OpenApiRoutesOptions {
   readonly authenticated: boolean;
   /** The worker's test input (test_input.json): every endpoint's example request; default one made from its input schema. */
   readonly testInput?: unknown;
+  /** Endpoint names by id (the /v1 endpoints'), shown beside their ids; default none. */
+  readonly endpointNames?: (() => Promise<Readonly<Record<string, string>>>) | undefined;
+  /** Whether the server has the management API under /v1 (its routes are listed); default false. */
+  readonly management?: boolean | undefined;
 }
 
 /** The example request "Try it out" starts from: the test input, else one made from the input schema, never placeholders like "webhook": "string". */
@@ -41,12 +45,14 @@ function requestExample(testInput: unknown, spec: EndpointInputSpec | undefined)
 
 export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutesOptions): Promise<void> {
   app.get('/openapi.json', async () => {
+    const names = (await options.endpointNames?.()) ?? {};
     const ids = new Set<string>([...Object.keys(options.endpointInputs), ...[...options.harness.endpoints()].map((endpoint) => endpoint.id)]);
     if (options.rootEndpoint !== undefined) ids.add(options.rootEndpoint);
     const endpoints: OpenApiEndpoint[] = [...ids].sort().map((id) => {
       const spec = options.endpointInputs[id];
       return {
         id,
+        ...(names[id] !== undefined ? { name: names[id] } : {}),
         checksInput: spec?.check !== undefined,
         ...(spec?.jsonSchema ? { inputSchema: spec.jsonSchema } : {}),
         requestExample: requestExample(options.testInput, spec),
@@ -56,6 +62,7 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
       endpoints,
       authenticated: options.authenticated,
       version: RUNTIME_VERSION,
+      management: options.management === true,
       ...(options.rootEndpoint !== undefined ? { rootEndpoint: options.rootEndpoint } : {}),
     });
   });

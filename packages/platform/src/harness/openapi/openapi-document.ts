@@ -1,7 +1,9 @@
 /**
  * @module harness/openapi/openapi-document
  * The OpenAPI 3.1 document served at `/openapi.json`: the queue API of each endpoint
- * (run, runsync, status, stream, cancel, health), with the job input's JSON Schema
+ * (run, runsync, status, status-sync, stream, cancel, retry, purge-queue, requests,
+ * health), each endpoint under its name where it has one, the management API (/v1)
+ * when the server has it, with the job input's JSON Schema
  * where the endpoint's worker declared one (`--serve-api` passes the worker's zod
  * inputSchema through z.toJSONSchema), and a free-form object elsewhere.
  *
@@ -17,6 +19,8 @@ import { JOB_STATUSES, JobRequestSchema, RUNSYNC_WAIT_MS } from 'serverless-work
 /** What the document knows about one endpoint. */
 export interface OpenApiEndpoint {
   readonly id: string;
+  /** Its name (an endpoint made through /v1), shown beside its id. */
+  readonly name?: string | undefined;
   /** JSON Schema of `input` (draft 2020-12); default any JSON object. */
   readonly inputSchema?: Readonly<Record<string, unknown>>;
   /** True when the server refuses bad input at submission with 400 SW_INPUT_VALIDATION. */
@@ -33,6 +37,8 @@ export interface OpenApiOptions {
   readonly authenticated: boolean;
   /** The runtime version, as info.version. */
   readonly version: string;
+  /** Whether the server has the management API under /v1 (its routes are listed); default false. */
+  readonly management?: boolean;
 }
 
 type Schema = Record<string, unknown>;
@@ -80,6 +86,22 @@ const COMPONENTS = {
         stream: { type: 'array', items: { type: 'object', properties: { output: {} } }, description: 'Chunks since the previous call.' },
       },
     },
+    Requests: {
+      type: 'object',
+      required: ['requests'],
+      properties: {
+        requests: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'status'],
+            properties: { id: { type: 'string' }, status: { $ref: '#/components/schemas/JobStatus' }, submittedAt: { type: 'string', format: 'date-time' } },
+          },
+        },
+      },
+    },
+    Purged: { type: 'object', required: ['removed'], properties: { removed: { type: 'integer', description: 'Queued jobs removed.' }, status: { type: 'string' } } },
+    ManagementRecord: { type: 'object', description: 'A template, network volume, endpoint or pod record, as the platform REST API answers it.' },
     Health: {
       type: 'object',
       required: ['jobs', 'workers'],
@@ -207,6 +229,49 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
         },
       },
     },
+    [`${base}/status-sync/{jobId}`]: {
+      get: {
+        tags: [tag],
+        operationId: `status_sync_${key}`,
+        summary: 'A job\'s status, waiting up to ?wait= ms for it to end.',
+        parameters: [jobId, wait(`ms to wait, default ${RUNSYNC_WAIT_MS.default}`, RUNSYNC_WAIT_MS.max)],
+        responses: { '200': { description: 'The job record (its end, or its status when the wait elapsed).', content: json('#/components/schemas/JobRecord') }, '404': { $ref: '#/components/responses/NotFound' }, ...common },
+      },
+    },
+    [`${base}/retry/{jobId}`]: {
+      post: {
+        tags: [tag],
+        operationId: `retry_${key}`,
+        summary: 'Run a FAILED or TIMED_OUT job again with the same input (back at the end of the queue).',
+        parameters: [jobId],
+        responses: {
+          '200': { description: 'Queued again.', content: json('#/components/schemas/Submitted') },
+          '404': { $ref: '#/components/responses/NotFound' },
+          '409': { description: 'The job is not FAILED or TIMED_OUT: SW_RETRY_NOT_ALLOWED.', content: json('#/components/schemas/Error') },
+          ...common,
+        },
+      },
+    },
+    [`${base}/purge-queue`]: {
+      post: {
+        tags: [tag],
+        operationId: `purge_queue_${key}`,
+        summary: 'Remove every queued job (running ones go on).',
+        responses: { '200': { description: 'How many were removed.', content: json('#/components/schemas/Purged') }, ...common },
+      },
+    },
+    [`${base}/requests`]: {
+      get: {
+        tags: [tag],
+        operationId: `requests_${key}`,
+        summary: 'The jobs kept, newest first (?status= comma-separated states, ?limit=).',
+        parameters: [
+          { name: 'status', in: 'query', required: false, description: 'Comma-separated states, default all.', schema: { type: 'string' } },
+          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } },
+        ],
+        responses: { '200': { description: 'The jobs.', content: json('#/components/schemas/Requests') }, ...common },
+      },
+    },
     [`${base}/health`]: {
       get: {
         tags: [tag],
@@ -218,21 +283,63 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
   };
 }
 
+/** The management API's routes (/v1, as the platform's REST API): what each kind of record offers. */
+const MANAGEMENT_KINDS = [
+  { path: 'templates', what: 'template', update: true },
+  { path: 'networkvolumes', what: 'network volume', update: true },
+  { path: 'endpoints', what: 'endpoint', update: true },
+  { path: 'pods', what: 'pod (a launched worker, read only)', update: false },
+] as const;
+
+export const MANAGEMENT_TAG = 'management API (/v1)';
+
+function managementPaths(): Record<string, Schema> {
+  const paths: Record<string, Schema> = {};
+  const common = { '401': { $ref: '#/components/responses/Unauthorized' } };
+  const record = { '200': { description: 'The record.', content: json('#/components/schemas/ManagementRecord') } };
+  const notFound = { '404': { description: 'No such record.', content: json('#/components/schemas/Error') } };
+  const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const body = { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
+  for (const kind of MANAGEMENT_KINDS) {
+    const op = (verb: string, summary: string, extra: Schema) => ({ tags: [MANAGEMENT_TAG], operationId: `${verb}_${kind.path}`, summary, ...extra });
+    const list: Schema = { get: op('list', `Every ${kind.what}.`, { responses: { '200': { description: 'The records.', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/ManagementRecord' } } } } }, ...common } }) };
+    const one: Schema = { get: op('get', `One ${kind.what}.`, { parameters: [id], responses: { ...record, ...notFound, ...common } }) };
+    if (kind.update) {
+      list.post = op('create', `Create a ${kind.what}.`, { requestBody: body, responses: { ...record, '400': { $ref: '#/components/responses/BadRequest' }, ...common } });
+      one.patch = op('update', `Change a ${kind.what}'s fields.`, { parameters: [id], requestBody: body, responses: { ...record, ...notFound, ...common } });
+      one.delete = op('delete', `Delete a ${kind.what}.`, { parameters: [id], responses: { '204': { description: 'Deleted.' }, ...notFound, ...common } });
+      paths[`/v1/${kind.path}/{id}/update`] = { post: op('update_post', `Change a ${kind.what}'s fields (POST form of PATCH).`, { parameters: [id], requestBody: body, responses: { ...record, ...notFound, ...common } }) };
+    }
+    paths[`/v1/${kind.path}`] = list;
+    paths[`/v1/${kind.path}/{id}`] = one;
+  }
+  return paths;
+}
+
+/** An endpoint as the docs show it: its name and id, or its id. */
+function endpointLabel(endpoint: OpenApiEndpoint): string {
+  return endpoint.name !== undefined ? `${endpoint.name} (${endpoint.id})` : endpoint.id;
+}
+
 /** The whole document. */
 export function buildOpenApiDocument(options: OpenApiOptions): Schema {
   const paths: Record<string, Schema> = {};
   const schemas: Record<string, Schema> = { ...COMPONENTS.schemas };
   const tags: Schema[] = [];
   for (const endpoint of options.endpoints) {
-    const tag = `endpoint ${endpoint.id}`;
-    tags.push({ name: tag, description: `The queue API of endpoint ${endpoint.id} under /v2/${endpoint.id}.` });
+    const tag = `endpoint ${endpointLabel(endpoint)}`;
+    tags.push({ name: tag, description: `The queue API of endpoint ${endpointLabel(endpoint)} under /v2/${endpoint.id}.` });
     schemas[`JobRequest_${endpoint.id.replace(/[^A-Za-z0-9_]/g, '_')}`] = requestSchemaFor(endpoint);
     Object.assign(paths, operations(endpoint, `/v2/${endpoint.id}`, tag, ''));
     if (options.rootEndpoint === endpoint.id) {
-      const rootTag = `endpoint ${endpoint.id} at the root`;
+      const rootTag = `endpoint ${endpointLabel(endpoint)} at the root`;
       tags.push({ name: rootTag, description: `The same queue API of endpoint ${endpoint.id}, at the root (as the Python SDK's local API).` });
       Object.assign(paths, operations(endpoint, '', rootTag, '_root'));
     }
+  }
+  if (options.management === true) {
+    tags.push({ name: MANAGEMENT_TAG, description: 'Templates, network volumes, endpoints and pods, as the platform REST API (an endpoint made here serves its queue API under /v2/{its id}).' });
+    Object.assign(paths, managementPaths());
   }
   return {
     openapi: '3.1.0',
@@ -240,8 +347,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): Schema {
       title: 'serverless-worker queue API',
       version: options.version,
       description:
-        'The queue API of the endpoints this server knows (spec 4.2). Every endpoint has /run, /runsync, /status/{jobId}, /stream/{jobId}, /cancel/{jobId}, /health ' +
-        '(and /status-sync, /retry, /purge-queue, /requests, not listed here). Endpoints created later appear on the next request of this document.',
+        'The queue API of the endpoints this server knows (spec 4.2), each under its name where it has one: /run, /runsync, /status/{jobId}, /status-sync/{jobId}, /stream/{jobId}, ' +
+        '/cancel/{jobId}, /retry/{jobId}, /purge-queue, /requests, /health' +
+        (options.management === true ? '; and the management API under /v1.' : '.') +
+        ' Endpoints created later appear on the next request of this document. The dashboard is at /ui.',
     },
     servers: [{ url: '/' }],
     ...(options.authenticated ? { security: [{ apiKey: [] }] } : {}),

@@ -59,7 +59,7 @@ export async function saveJob(tx: Tx, job: TxJob): Promise<void> {
     UPDATE sw_jobs SET
       status = ${job.status}, queued_at = ${job.queuedAt}, started_at = ${job.startedAt ?? null}, ended_at = ${job.endedAt ?? null},
       worker_id = ${job.workerId ?? null}, output = ${jsonb(tx, job.output)}, error = ${jsonb(tx, job.error)},
-      retries = ${job.retries}, attempt = ${job.attempt}, lost = ${job.lost}, result_from = ${jsonb(tx, job.resultFrom)},
+      retries = ${job.retries}, attempt = ${job.attempt}, lost = ${job.lost}, result_from = ${jsonb(tx, job.resultFrom)}, cancelled_from = ${job.cancelledFrom ?? null},
       chunk_count = ${job.chunkCount}, unread_count = ${job.unreadChunkCount}, expires_at = ${job.expiresAt},
       execution_deadline = ${job.executionDeadline ?? null}, execution_timeout_ms = ${job.executionTimeoutMs ?? null},
       delete_at = ${job.deleteAt ?? null}, reported_at = ${job.reportedAt ?? null},

@@ -79,7 +79,7 @@ function historyFilter(sql: postgres.Sql, query: ListQuery): postgres.PendingQue
   const parts: Array<postgres.PendingQuery<postgres.Row[]>> = [];
   if (query.workerId !== undefined) {
     parts.push(
-      sql`AND (worker_id = ${query.workerId} OR (worker_id IS NULL AND (result_from->>'workerId' = ${query.workerId} OR (result_from IS NULL AND error::text ~ ${fieldPattern('worker_id', query.workerId)}))))`,
+      sql`AND (worker_id = ${query.workerId} OR (worker_id IS NULL AND (result_from->>'workerId' = ${query.workerId} OR (result_from IS NULL AND (cancelled_from = ${query.workerId} OR (cancelled_from IS NULL AND error::text ~ ${fieldPattern('worker_id', query.workerId)}))))))`,
     );
   }
   if (query.kind !== undefined) parts.push(sql`AND sync = ${query.kind === 'runsync'}`);

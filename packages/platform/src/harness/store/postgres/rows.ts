@@ -54,6 +54,7 @@ export const JobRow = z.object({
   attempt: int,
   lost: int,
   result_from: resultFromJson.nullable(),
+  cancelled_from: optionalText,
   chunk_count: int,
   unread_count: int,
   expires_at: int,
@@ -68,7 +69,7 @@ export type JobRow = z.infer<typeof JobRow>;
 /** Every column of sw_jobs that JobRow reads, for SELECT and RETURNING lists. */
 export const JOB_COLUMNS =
   `endpoint_id, id, ${REQUEST_COLUMN}, sync, status, submitted_at, queued_at, started_at, ended_at, worker_id, output, error, retries, attempt, lost, ` +
-  'result_from, chunk_count, unread_count, expires_at, execution_deadline, execution_timeout_ms, retention_ms, delete_at, reported_at, ' +
+  'result_from, cancelled_from, chunk_count, unread_count, expires_at, execution_deadline, execution_timeout_ms, retention_ms, delete_at, reported_at, ' +
   '(output IS NOT NULL) AS has_output';
 
 export function parseJobRow(row: unknown): JobRow {
@@ -101,6 +102,7 @@ export function toStoredJob(row: JobRow): StoredJob {
     attempt: row.attempt,
     lost: row.lost,
     resultFrom: row.result_from ? { workerId: row.result_from.workerId ?? undefined, attempt: row.result_from.attempt } : undefined,
+    cancelledFrom: row.cancelled_from,
     chunkCount: row.chunk_count,
     unreadChunkCount: row.unread_count,
     expiresAt: row.expires_at,
