@@ -69,7 +69,7 @@ describe('the dashboard from a bundled worker (--serve-api)', { timeout: 120_000
       const app = await fetch(`${dashboard}/static/app.js`);
       expect(app.status).toBe(200);
       expect(app.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-      expect(await app.text()).toBe(await readFile(join(REPO_ROOT, 'ui/app.js'), 'utf8'));
+      expect(await app.text()).toBe(await readFile(join(REPO_ROOT, 'packages/platform/ui/app.js'), 'utf8'));
 
       for (const [name, type] of [['preact.mjs', 'text/javascript; charset=utf-8'], ['uplot.mjs', 'text/javascript; charset=utf-8'], ['uplot.css', 'text/css; charset=utf-8']] as const) {
         const vendor = await fetch(`${dashboard}/vendor/${name}`);
