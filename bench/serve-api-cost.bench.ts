@@ -36,6 +36,13 @@ const CLIENTS = 8;
 const BURST = 1_900;
 const IDLE_MS = 11_000;
 
+/**
+ * How the worker runs: `compiled` (as an image runs it; BENCH_SERVE_API_RUNTIME=compiled)
+ * needs both packages built (`npm run build:all`: --serve-api loads the platform from
+ * packages/platform/dist); default tsx from the sources, whose per-job code is the same.
+ */
+const RUNTIME = process.env.BENCH_SERVE_API_RUNTIME === 'compiled' ? 'compiled' : 'tsx';
+
 type Channel = 'http' | 'ipc';
 const CHANNELS: readonly Channel[] = ['http', 'ipc'];
 
@@ -46,11 +53,12 @@ interface Server {
 }
 
 async function startServer(channel: Channel, countRequests: boolean): Promise<Server> {
-  const script = await childScript('bench/children/platform-worker.ts', 'compiled');
+  const script = await childScript('bench/children/platform-worker.ts', RUNTIME);
   const countDir = countRequests ? mkdtempSync(join(tmpdir(), 'serve-api-requests-')) : undefined;
-  const counter = countRequests ? ['--import', pathToFileURL(await childScript('bench/children/request-counter.ts', 'compiled')).href] : [];
+  // After tsx's own --import (childExecArgv), so that tsx loads it.
+  const counter = countRequests ? ['--import', pathToFileURL(await childScript('bench/children/request-counter.ts', RUNTIME)).href] : [];
   const child = track(
-    spawn(process.execPath, [...childExecArgv(script, counter), script, '--serve-api', '--port', '0', '--no-rate-limit'], {
+    spawn(process.execPath, [...childExecArgv(script), ...counter, script, '--serve-api', '--port', '0', '--no-rate-limit'], {
       cwd: REPO_ROOT,
       env: {
         ...process.env,

@@ -59,10 +59,18 @@ export class SupervisedTransport implements Transport {
     return this.#platform.jobWatch;
   }
 
+  /** The caller's take signal joined with closing, made once per caller signal (the runtime passes the same one every take). */
+  #takeSignal(callerSignal: AbortSignal): AbortSignal {
+    if (this.#joinedTake?.caller !== callerSignal) this.#joinedTake = { caller: callerSignal, joined: AbortSignal.any([callerSignal, this.#closing.signal]) };
+    return this.#joinedTake.joined;
+  }
+
+  #joinedTake: { readonly caller: AbortSignal; readonly joined: AbortSignal } | undefined;
+
   async take(request: TakeRequest): Promise<Job[]> {
     // Heartbeat and watchdog up before the first job, as the platform transport's take does.
     await this.#platform.startBackground();
-    const signal = AbortSignal.any([request.signal, this.#closing.signal]);
+    const signal = this.#takeSignal(request.signal);
     const max = Math.max(1, Math.floor(request.max));
     while (!signal.aborted) {
       const text = await this.#link.take(max, signal);
