@@ -107,7 +107,10 @@ async function exercise(base: string): Promise<void> {
   const text = 'x'.repeat(300_000);
   expect(await runsync(base, { tag: 'big', text })).toMatchObject({ status: 'COMPLETED', output: { echo: 'big', textLength: text.length } });
   const { id: streamId } = (await call('POST', `${base}/run`, { body: { input: { mode: 'stream', n: 20 } } })).json as { id: string };
-  expect(await readStream(base, streamId)).toEqual(Array.from({ length: 20 }, (_, i) => `chunk-${i}`));
+  // In order and whole; text yielded while a post is under way may be merged into one chunk (the runtime's chunker).
+  const streamed = await readStream(base, streamId);
+  expect(streamed.every((output) => typeof output === 'string')).toBe(true);
+  expect(streamed.join('')).toBe(Array.from({ length: 20 }, (_, i) => `chunk-${i}`).join(''));
   expect((await status(base, streamId)).status).toBe('COMPLETED');
   const { id: progressId } = (await call('POST', `${base}/run`, { body: { input: { mode: 'progress' } } })).json as { id: string };
   await waitFor(async () => {
@@ -134,10 +137,10 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
     expect(viaIpc['job-stream'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
     // The heartbeat still reaches the harness over HTTP.
     expect(viaIpc.ping ?? 0, JSON.stringify(viaIpc)).toBeGreaterThanOrEqual(1);
-    // The same jobs over HTTP: a take and a done per job at least, 20 chunk posts.
+    // The same jobs over HTTP: a take and a done per job at least, and chunk posts.
     expect((viaHttp['job-take'] ?? 0) + (viaHttp['job-take-batch'] ?? 0), JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
     expect(viaHttp['job-done'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
-    expect(viaHttp['job-stream'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(20);
+    expect(viaHttp['job-stream'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(1);
   });
 
   it('a child SIGKILLed while it runs a job: the job goes back to the queue and a new child completes it', { timeout: 120_000 }, async () => {
