@@ -128,7 +128,12 @@ const MODE_METRICS: Record<Mode, Record<string, MetricSpec>> = {
   latency: { 'median latency': { unit: 'ms', digits: 3 }, 'CPU/job, harness': { unit: 'µs' }, 'CPU/job, worker': { unit: 'µs' } },
   throughput: { 'requests/s': { unit: 'req/s' }, 'CPU/job, harness': { unit: 'µs' }, 'CPU/job, worker': { unit: 'µs' }, 'RSS after, both': { unit: 'MiB' } },
   requests: { 'HTTP requests/job': { unit: 'req', digits: 3 }, 'worker API requests/job': { unit: 'req', digits: 3 } },
-  burst: { 'burst after idle': { unit: 'req/s' }, 'burst warm': { unit: 'req/s' }, 'idle CPU, harness': { unit: 'ms/s', digits: 2 }, 'idle CPU, worker': { unit: 'ms/s', digits: 2 } },
+  burst: {
+    'burst after idle': { unit: 'req/s' },
+    'burst warm': { unit: 'req/s' },
+    'idle CPU, harness': { unit: 'ms/s', digits: 2 },
+    'idle CPU, worker': { unit: 'ms/s', digits: 2 },
+  },
   restart: { 'kill to answer': { unit: 'ms' } },
 };
 
@@ -141,7 +146,12 @@ const CASE_NAMES: Record<Mode, string> = {
 };
 
 /** `clients` closed loops of /runsync until `until` (or `jobs` in all); answers the calls and their latencies. */
-async function closedLoop(client: QueueClient, clients: number, until: number, jobs = Number.POSITIVE_INFINITY): Promise<{ calls: number; latencies: number[] }> {
+async function closedLoop(
+  client: QueueClient,
+  clients: number,
+  until: number,
+  jobs = Number.POSITIVE_INFINITY,
+): Promise<{ calls: number; latencies: number[] }> {
   const latencies: number[] = [];
   let started = 0;
   await Promise.all(

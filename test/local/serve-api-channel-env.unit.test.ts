@@ -12,7 +12,10 @@ describe('serveApiChannel', () => {
 
   it('refuses another value with SW_INVALID_ENV naming the variable and the values it takes', () => {
     expect(() => serveApiChannel({ [SERVE_API_CHANNEL_ENV]: 'socket' })).toThrow(
-      expect.objectContaining({ code: 'SW_INVALID_ENV', message: expect.stringContaining('SW_SERVE_API_CHANNEL must be "ipc" (the default) or "http", not "socket"') }),
+      expect.objectContaining({
+        code: 'SW_INVALID_ENV',
+        message: expect.stringContaining('SW_SERVE_API_CHANNEL must be "ipc" (the default) or "http", not "socket"'),
+      }),
     );
   });
 });

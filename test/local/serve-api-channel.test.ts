@@ -113,10 +113,15 @@ async function exercise(base: string): Promise<void> {
   expect(streamed.join('')).toBe(Array.from({ length: 20 }, (_, i) => `chunk-${i}`).join(''));
   expect((await status(base, streamId)).status).toBe('COMPLETED');
   const { id: progressId } = (await call('POST', `${base}/run`, { body: { input: { mode: 'progress' } } })).json as { id: string };
-  await waitFor(async () => {
-    const view = await status(base, progressId);
-    return view.status === 'IN_PROGRESS' && JSON.stringify(view.output) === '{"step":1}';
-  }, 'the progress value on /status', 20_000, 20);
+  await waitFor(
+    async () => {
+      const view = await status(base, progressId);
+      return view.status === 'IN_PROGRESS' && JSON.stringify(view.output) === '{"step":1}';
+    },
+    'the progress value on /status',
+    20_000,
+    20,
+  );
   await waitFor(async () => (await status(base, progressId)).status === 'COMPLETED', 'the progress job to complete', 20_000, 20);
   const failed = await runsync(base, { mode: 'fail' });
   expect(failed.status).toBe('FAILED');
@@ -124,24 +129,28 @@ async function exercise(base: string): Promise<void> {
 }
 
 describe('--serve-api: the supervised worker over its IPC channel', () => {
-  it('jobs, large inputs, stream chunks, progress and errors: no job-take, job-done or job-stream request over HTTP (over HTTP there are)', { timeout: 120_000 }, async () => {
-    const ipc = await start('ipc');
-    await exercise(ipc.base);
-    const viaIpc = { ...ipc.requests };
-    const http = await start('http');
-    await exercise(http.base);
-    const viaHttp = { ...http.requests };
-    expect(viaIpc['job-take'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
-    expect(viaIpc['job-take-batch'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
-    expect(viaIpc['job-done'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
-    expect(viaIpc['job-stream'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
-    // The heartbeat still reaches the harness over HTTP.
-    expect(viaIpc.ping ?? 0, JSON.stringify(viaIpc)).toBeGreaterThanOrEqual(1);
-    // The same jobs over HTTP: a take and a done per job at least, and chunk posts.
-    expect((viaHttp['job-take'] ?? 0) + (viaHttp['job-take-batch'] ?? 0), JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
-    expect(viaHttp['job-done'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
-    expect(viaHttp['job-stream'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(1);
-  });
+  it(
+    'jobs, large inputs, stream chunks, progress and errors: no job-take, job-done or job-stream request over HTTP (over HTTP there are)',
+    { timeout: 120_000 },
+    async () => {
+      const ipc = await start('ipc');
+      await exercise(ipc.base);
+      const viaIpc = { ...ipc.requests };
+      const http = await start('http');
+      await exercise(http.base);
+      const viaHttp = { ...http.requests };
+      expect(viaIpc['job-take'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(viaIpc['job-take-batch'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(viaIpc['job-done'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(viaIpc['job-stream'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      // The heartbeat still reaches the harness over HTTP.
+      expect(viaIpc.ping ?? 0, JSON.stringify(viaIpc)).toBeGreaterThanOrEqual(1);
+      // The same jobs over HTTP: a take and a done per job at least, and chunk posts.
+      expect((viaHttp['job-take'] ?? 0) + (viaHttp['job-take-batch'] ?? 0), JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
+      expect(viaHttp['job-done'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
+      expect(viaHttp['job-stream'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(1);
+    },
+  );
 
   it('a child SIGKILLed while it runs a job: the job goes back to the queue and a new child completes it', { timeout: 120_000 }, async () => {
     const { base, supervisor } = await start('ipc');
@@ -149,10 +158,15 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
     const { id } = (await call('POST', `${base}/run`, { body: { input: { mode: 'hold', ms: 2_000 } } })).json as { id: string };
     await waitFor(async () => (await status(base, id)).status === 'IN_PROGRESS', 'the held job to start', 20_000, 20);
     process.kill(pid, 'SIGKILL');
-    const done = await waitFor(async () => {
-      const view = await status(base, id);
-      return view.status === 'IN_QUEUE' || view.status === 'IN_PROGRESS' ? undefined : view;
-    }, 'the held job to end', 60_000, 50);
+    const done = await waitFor(
+      async () => {
+        const view = await status(base, id);
+        return view.status === 'IN_QUEUE' || view.status === 'IN_PROGRESS' ? undefined : view;
+      },
+      'the held job to end',
+      60_000,
+      50,
+    );
     expect(done).toMatchObject({ status: 'COMPLETED', output: { held: true } });
     expect((done.output as { pid: number }).pid).not.toBe(pid);
     expect(supervisor.generation).toBe(2);

@@ -87,7 +87,8 @@ export class SupervisedTransport implements Transport {
   }
 
   async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
-    const body = this.#platform.settings.chunkMetrics && chunk.metrics !== undefined ? { output: chunk.output, metrics: chunk.metrics } : { output: chunk.output };
+    const body =
+      this.#platform.settings.chunkMetrics && chunk.metrics !== undefined ? { output: chunk.output, metrics: chunk.metrics } : { output: chunk.output };
     await this.#post('stream', jobId, attempt, JSON.stringify(body), 'stream chunk');
   }
 
@@ -148,7 +149,8 @@ export class SupervisedTransport implements Transport {
       if (this.#posts.size === 0 || left <= 0) break;
       await Promise.race([Promise.allSettled([...this.#posts]), sleep(left)]);
     }
-    if (this.#posts.size > 0) this.#logger.error({ posts: this.#posts.size }, 'closing: posts to the supervisor still unanswered after the drain time are abandoned');
+    if (this.#posts.size > 0)
+      this.#logger.error({ posts: this.#posts.size }, 'closing: posts to the supervisor still unanswered after the drain time are abandoned');
     await this.#platform.close();
     this.#link.close();
   }
@@ -161,10 +163,14 @@ export class SupervisedTransport implements Transport {
       if (reply.ok) return reply.answer;
       if (reply.code === 'SW_STALE_ATTEMPT') {
         this.#logger.debug({ requestId: jobId, attempt }, `${what} of a stale attempt refused by the supervisor; dropped`);
-        throw new ServerlessWorkerError('SW_STALE_ATTEMPT', `The ${what} of job ${jobId} was refused: it belongs to an attempt of the job that is no longer current (${reply.message.slice(0, 200)})`, {
-          jobId,
-          what,
-        });
+        throw new ServerlessWorkerError(
+          'SW_STALE_ATTEMPT',
+          `The ${what} of job ${jobId} was refused: it belongs to an attempt of the job that is no longer current (${reply.message.slice(0, 200)})`,
+          {
+            jobId,
+            what,
+          },
+        );
       }
       throw new ServerlessWorkerError(
         'SW_RESULT_UNDELIVERED',
@@ -172,7 +178,8 @@ export class SupervisedTransport implements Transport {
         { jobId, what, attempts: 1, ...(reply.status > 0 ? { lastStatus: reply.status } : {}) },
       );
     } catch (error) {
-      if (!(error instanceof ServerlessWorkerError && error.code === 'SW_STALE_ATTEMPT')) this.#logger.error({ requestId: jobId, err: error }, `${what} could not be delivered`);
+      if (!(error instanceof ServerlessWorkerError && error.code === 'SW_STALE_ATTEMPT'))
+        this.#logger.error({ requestId: jobId, err: error }, `${what} could not be delivered`);
       throw error;
     } finally {
       this.#posts.delete(post);

@@ -24,7 +24,8 @@ export interface IpcPort {
   off(event: 'disconnect', listener: () => void): unknown;
 }
 
-type Waiting = { readonly kind: 'take'; readonly resolve: (text: string | undefined) => void } | { readonly kind: 'post'; readonly resolve: (reply: PostReply) => void };
+type Waiting =
+  { readonly kind: 'take'; readonly resolve: (text: string | undefined) => void } | { readonly kind: 'post'; readonly resolve: (reply: PostReply) => void };
 
 const CLOSED: PostReply = { ok: false, code: 'SW_CHANNEL_CLOSED', message: 'the IPC channel to the --serve-api process is closed', status: 0 };
 
@@ -127,7 +128,8 @@ export class SupervisorLink {
     for (const reply of parsed.data) {
       const waiting = this.#waiting.get(reply.id);
       if (waiting === undefined) {
-        if (reply.k === 'jobs' && reply.text !== '[]') this.#logger.warn({ id: reply.id }, 'jobs arrived for a take already given up; they go back to the queue with this worker');
+        if (reply.k === 'jobs' && reply.text !== '[]')
+          this.#logger.warn({ id: reply.id }, 'jobs arrived for a take already given up; they go back to the queue with this worker');
         continue;
       }
       this.#waiting.delete(reply.id);

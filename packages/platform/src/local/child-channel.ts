@@ -11,7 +11,12 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, requestJsonText } from 'serverless-worker/internal/job/index.js';
-import { ChildBatchSchema, MessageBatcher, type ChildMessage, type SupervisorMessage } from 'serverless-worker/internal/transports/supervised/channel-protocol.js';
+import {
+  ChildBatchSchema,
+  MessageBatcher,
+  type ChildMessage,
+  type SupervisorMessage,
+} from 'serverless-worker/internal/transports/supervised/channel-protocol.js';
 import type { WorkerApiCalls } from '../harness/worker-api/index.js';
 
 export interface ChildChannelOptions {
