@@ -1,39 +1,72 @@
 /**
  * @module bench/serve-api-cost
- * What the supervised worker of `--serve-api` costs per job (issue 24): the compiled
- * bench worker (no-op handler) run as `worker.js --serve-api --port 0 --no-rate-limit`,
- * its CPU and RSS summed over the process and every descendant (since issue 24 the
- * worker is a child process joined over the worker API; before, it ran in the same
- * process through the in-process transport). Cases:
+ * What the supervised worker of `--serve-api` costs per job (issues 24 and 34): the
+ * compiled bench worker (no-op handler) run as `worker.js --serve-api --port 0
+ * --no-rate-limit`, its CPU read apart for the harness process and its worker child
+ * (since issue 24 the worker is a child process). Every case starts two servers, one per
+ * way the child is joined (`SW_SERVE_API_CHANNEL`): `http`, the whole worker API over
+ * HTTP as a platform worker (the path before issue 34), and `ipc`, jobs and results over
+ * the child's IPC channel (issue 34); each run measures both, alternating which goes
+ * first, so that both see the same machine. Cases:
  * - `runsync, 1 client`: sequential POST /runsync on one keep-alive connection: median
- *   and 99th-percentile latency, CPU per job of every process;
- * - `runsync, 8 clients`: closed loop of 8 keep-alive clients: requests/s, CPU per job,
- *   RSS of every process at the end;
+ *   latency, CPU per job of each process;
+ * - `runsync, 8 clients`: closed loop of 8 keep-alive clients: requests/s, CPU per job
+ *   of each process, RSS of both at the end;
+ * - `HTTP requests per job`: the requests the harness process receives (counted by a
+ *   preloaded diagnostics-channel subscriber, children/request-counter.ts) per
+ *   sequential /runsync, the caller's included;
+ * - `burst after idle`: 1 900 /runsync from 8 clients after 11 s with none, then the
+ *   same burst again at once (warm);
  * - `worker restart`: SIGKILL the worker child, then time a /runsync from the kill to
- *   its answer (a new child started, ready, and ran it); NaN when there is no child.
- * Run it in two checkouts for a before/after (bench/README.md says how).
+ *   its answer (a new child started, ready, and ran it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT, childExecArgv, stopChild, track } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
 import { QueueClient, preciseNow, runOneJob } from './lib/http-client.js';
-import { processTree, readProcTree } from './lib/proc.js';
+import { processTree, readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark, Measurement, MetricSpec } from './lib/runner.js';
 
 const MB = 1024 * 1024;
 const CLIENTS = 8;
+const BURST = 1_900;
+const IDLE_MS = 11_000;
+
+/**
+ * How the worker runs: `compiled` (as an image runs it; BENCH_SERVE_API_RUNTIME=compiled)
+ * needs both packages built (`npm run build:all`: --serve-api loads the platform from
+ * packages/platform/dist); default tsx from the sources, whose per-job code is the same.
+ */
+const RUNTIME = process.env.BENCH_SERVE_API_RUNTIME === 'compiled' ? 'compiled' : 'tsx';
+
+type Channel = 'http' | 'ipc';
+const CHANNELS: readonly Channel[] = ['http', 'ipc'];
 
 interface Server {
   readonly child: ChildProcess;
   readonly origin: string;
+  readonly countDir: string | undefined;
 }
 
-async function startServer(): Promise<Server> {
-  const script = await childScript('bench/children/platform-worker.ts', 'compiled');
+async function startServer(channel: Channel, countRequests: boolean): Promise<Server> {
+  const script = await childScript('bench/children/platform-worker.ts', RUNTIME);
+  const countDir = countRequests ? mkdtempSync(join(tmpdir(), 'serve-api-requests-')) : undefined;
+  // After tsx's own --import (childExecArgv), so that tsx loads it.
+  const counter = countRequests ? ['--import', pathToFileURL(await childScript('bench/children/request-counter.ts', RUNTIME)).href] : [];
   const child = track(
-    spawn(process.execPath, [...childExecArgv(script), script, '--serve-api', '--port', '0', '--no-rate-limit'], {
+    spawn(process.execPath, [...childExecArgv(script), ...counter, script, '--serve-api', '--port', '0', '--no-rate-limit'], {
       cwd: REPO_ROOT,
-      env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS), LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        BENCH_CONCURRENCY: String(CLIENTS),
+        LOG_LEVEL: 'info',
+        SW_SERVE_API_CHANNEL: channel,
+        ...(countDir !== undefined ? { BENCH_REQUEST_COUNT_DIR: countDir } : {}),
+      },
       stdio: ['ignore', 'pipe', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
     }),
   );
@@ -51,7 +84,7 @@ async function startServer(): Promise<Server> {
     child.once('exit', (code) => reject(new Error(`--serve-api exited (${code}) before listening: ${out}`)));
   });
   child.stdout?.resume();
-  return { child, origin };
+  return { child, origin, countDir };
 }
 
 /** The worker process under `pid` (a node process, not the watchdog's), if any. */
@@ -59,76 +92,178 @@ function workerChild(pid: number): number | undefined {
   return processTree(pid).find((member) => member !== pid);
 }
 
+/** CPU of the harness process and of everything below it (the worker child), ms; RSS of all, bytes. */
+function split(pid: number): { harnessMs: number; workerMs: number; rssBytes: number } {
+  let harnessMs = Number.NaN;
+  let workerMs = 0;
+  let rssBytes = 0;
+  for (const member of processTree(pid)) {
+    const sample = readProc(member);
+    if (sample === undefined) continue;
+    rssBytes += sample.rssBytes;
+    if (member === pid) harnessMs = sample.cpuMs;
+    else workerMs += sample.cpuMs;
+  }
+  return { harnessMs, workerMs, rssBytes };
+}
+
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
 }
 
-type Mode = 'latency' | 'throughput' | 'restart';
+/** The harness process's request counts by route (children/request-counter.ts). */
+function readCounts(server: Server): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(join(server.countDir ?? '', `${server.child.pid ?? 0}.json`), 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+const total = (counts: Record<string, number>): number => Object.values(counts).reduce((sum, n) => sum + n, 0);
+
+type Mode = 'latency' | 'throughput' | 'requests' | 'burst' | 'restart';
+
+const MODE_METRICS: Record<Mode, Record<string, MetricSpec>> = {
+  latency: { 'median latency': { unit: 'ms', digits: 3 }, 'CPU/job, harness': { unit: 'µs' }, 'CPU/job, worker': { unit: 'µs' } },
+  throughput: { 'requests/s': { unit: 'req/s' }, 'CPU/job, harness': { unit: 'µs' }, 'CPU/job, worker': { unit: 'µs' }, 'RSS after, both': { unit: 'MiB' } },
+  requests: { 'HTTP requests/job': { unit: 'req', digits: 3 }, 'worker API requests/job': { unit: 'req', digits: 3 } },
+  burst: {
+    'burst after idle': { unit: 'req/s' },
+    'burst warm': { unit: 'req/s' },
+    'idle CPU, harness': { unit: 'ms/s', digits: 2 },
+    'idle CPU, worker': { unit: 'ms/s', digits: 2 },
+  },
+  restart: { 'kill to answer': { unit: 'ms' } },
+};
+
+const CASE_NAMES: Record<Mode, string> = {
+  latency: 'runsync, 1 client',
+  throughput: `runsync, ${CLIENTS} clients`,
+  requests: 'HTTP requests per job',
+  burst: `burst of ${BURST} after ${IDLE_MS / 1000} s idle`,
+  restart: 'worker restart',
+};
+
+/** `clients` closed loops of /runsync until `until` (or `jobs` in all); answers the calls and their latencies. */
+async function closedLoop(
+  client: QueueClient,
+  clients: number,
+  until: number,
+  jobs = Number.POSITIVE_INFINITY,
+): Promise<{ calls: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let started = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (preciseNow() < until && started < jobs) {
+        started++;
+        const sent = preciseNow();
+        await runOneJob(client, 'runsync');
+        latencies.push(preciseNow() - sent);
+      }
+    }),
+  );
+  return { calls: latencies.length, latencies };
+}
+
+async function measureOne(mode: Mode, server: Server, client: QueueClient, quick: boolean, warmup: boolean): Promise<Measurement> {
+  const pid = server.child.pid ?? 0;
+  if (mode === 'restart') {
+    const worker = workerChild(pid);
+    if (worker === undefined) return { 'kill to answer': Number.NaN };
+    const start = preciseNow();
+    process.kill(worker, 'SIGKILL');
+    await runOneJob(client, 'runsync');
+    return { 'kill to answer': preciseNow() - start };
+  }
+  if (mode === 'requests') {
+    const jobs = warmup ? 50 : quick ? 200 : 500;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const before = readCounts(server);
+    for (let i = 0; i < jobs; i++) await runOneJob(client, 'runsync');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const after = readCounts(server);
+    const all = total(after) - total(before);
+    const queue = (after.queue ?? 0) - (before.queue ?? 0);
+    return { 'HTTP requests/job': all / jobs, 'worker API requests/job': (all - queue) / jobs };
+  }
+  if (mode === 'burst') {
+    const idleBefore = split(pid);
+    await new Promise((resolve) => setTimeout(resolve, warmup ? 1_000 : IDLE_MS));
+    const idleAfter = split(pid);
+    const idleSeconds = (warmup ? 1_000 : IDLE_MS) / 1000;
+    const burst = async (): Promise<number> => {
+      const start = preciseNow();
+      const { calls } = await closedLoop(client, CLIENTS, Number.POSITIVE_INFINITY, BURST);
+      return (calls / (preciseNow() - start)) * 1000;
+    };
+    const cold = await burst();
+    const warm = await burst();
+    return {
+      'burst after idle': cold,
+      'burst warm': warm,
+      'idle CPU, harness': (idleAfter.harnessMs - idleBefore.harnessMs) / idleSeconds,
+      'idle CPU, worker': (idleAfter.workerMs - idleBefore.workerMs) / idleSeconds,
+    };
+  }
+  const clients = mode === 'throughput' ? CLIENTS : 1;
+  const durationMs = warmup ? 1_000 : quick ? 1_500 : 4_000;
+  const before = split(pid);
+  const start = preciseNow();
+  const { calls, latencies } = await closedLoop(client, clients, start + durationMs);
+  const elapsed = preciseNow() - start;
+  const after = split(pid);
+  const perJob = (ms: number): number => (ms / calls) * 1000;
+  const cpu = { 'CPU/job, harness': perJob(after.harnessMs - before.harnessMs), 'CPU/job, worker': perJob(after.workerMs - before.workerMs) };
+  if (mode === 'latency') {
+    latencies.sort((a, b) => a - b);
+    return { 'median latency': percentile(latencies, 0.5), ...cpu };
+  }
+  return { 'requests/s': (calls / elapsed) * 1000, ...cpu, 'RSS after, both': after.rssBytes / MB };
+}
 
 function serveApiCase(mode: Mode): BenchCase {
-  let server: Server | undefined;
-  let client: QueueClient | undefined;
-  const metrics: Record<string, MetricSpec> =
-    mode === 'latency'
-      ? { 'median latency': { unit: 'ms', digits: 3 }, 'p99 latency': { unit: 'ms', digits: 3 }, 'CPU/job, all processes': { unit: 'µs' } }
-      : mode === 'throughput'
-        ? { 'requests/s': { unit: 'req/s' }, 'CPU/job, all processes': { unit: 'µs' }, 'RSS after, all processes': { unit: 'MiB' } }
-        : { 'kill to answer': { unit: 'ms' } };
+  const servers = new Map<Channel, { server: Server; client: QueueClient }>();
+  const metrics: Record<string, MetricSpec> = {};
+  for (const channel of CHANNELS) for (const [name, spec] of Object.entries(MODE_METRICS[mode])) metrics[`${name}, ${channel}`] = spec;
   return {
-    name: mode === 'latency' ? 'runsync, 1 client' : mode === 'throughput' ? `runsync, ${CLIENTS} clients` : 'worker restart',
+    name: CASE_NAMES[mode],
     metrics,
     ...(mode === 'restart' ? { warmup: false } : {}),
     async setup() {
-      server = await startServer();
-      client = new QueueClient(server.origin, 'local', mode === 'throughput' ? CLIENTS : 1);
-      await runOneJob(client, 'runsync');
+      for (const channel of CHANNELS) {
+        const server = await startServer(channel, mode === 'requests');
+        const client = new QueueClient(server.origin, 'local', mode === 'throughput' || mode === 'burst' ? CLIENTS : 1);
+        servers.set(channel, { server, client });
+        await runOneJob(client, 'runsync');
+      }
     },
-    async measure({ quick, warmup }): Promise<Measurement> {
-      if (!client || !server) throw new Error('not set up');
-      const pid = server.child.pid ?? 0;
-      const c = client;
-      if (mode === 'restart') {
-        const worker = workerChild(pid);
-        if (worker === undefined) return { 'kill to answer': Number.NaN };
-        const start = preciseNow();
-        process.kill(worker, 'SIGKILL');
-        await runOneJob(c, 'runsync');
-        return { 'kill to answer': preciseNow() - start };
+    async measure({ index, quick, warmup }): Promise<Measurement> {
+      const result: Record<string, number> = {};
+      // Alternate which channel goes first, run to run.
+      const order = index % 2 === 0 ? CHANNELS : [...CHANNELS].reverse();
+      for (const channel of order) {
+        const entry = servers.get(channel);
+        if (!entry) throw new Error('not set up');
+        const measured = await measureOne(mode, entry.server, entry.client, quick, warmup);
+        for (const [name, value] of Object.entries(measured)) result[`${name}, ${channel}`] = value;
       }
-      const durationMs = warmup ? 1_000 : quick ? 1_500 : 4_000;
-      const before = readProcTree(pid) ?? { cpuMs: Number.NaN, rssBytes: Number.NaN };
-      const start = preciseNow();
-      const until = start + durationMs;
-      const latencies: number[] = [];
-      let calls = 0;
-      await Promise.all(
-        Array.from({ length: mode === 'throughput' ? CLIENTS : 1 }, async () => {
-          while (preciseNow() < until) {
-            const sent = preciseNow();
-            await runOneJob(c, 'runsync');
-            latencies.push(preciseNow() - sent);
-            calls++;
-          }
-        }),
-      );
-      const elapsed = preciseNow() - start;
-      const after = readProcTree(pid) ?? { cpuMs: Number.NaN, rssBytes: Number.NaN };
-      const cpuPerJob = ((after.cpuMs - before.cpuMs) / calls) * 1000;
-      if (mode === 'latency') {
-        latencies.sort((a, b) => a - b);
-        return { 'median latency': percentile(latencies, 0.5), 'p99 latency': percentile(latencies, 0.99), 'CPU/job, all processes': cpuPerJob };
-      }
-      return { 'requests/s': (calls / elapsed) * 1000, 'CPU/job, all processes': cpuPerJob, 'RSS after, all processes': after.rssBytes / MB };
+      return result;
     },
     async teardown() {
-      await client?.close();
-      if (server) await stopChild(server.child, 15_000);
+      for (const { server, client } of servers.values()) {
+        await client.close();
+        await stopChild(server.child, 15_000);
+      }
+      servers.clear();
     },
   };
 }
 
 export const serveApiCostBenchmark: Benchmark = {
   name: 'serve-api-cost',
-  title: '--serve-api --no-rate-limit (no-op handler): /runsync latency, CPU per job and RSS of every process, and the restart of a killed worker',
-  cases: () => [serveApiCase('latency'), serveApiCase('throughput'), serveApiCase('restart')],
+  title:
+    '--serve-api --no-rate-limit (no-op handler), its worker joined over HTTP (SW_SERVE_API_CHANNEL=http, before issue 34) and over its IPC channel (ipc, after), alternating: /runsync latency, rate, CPU per job of each process, HTTP requests per job, burst after idle, the restart of a killed worker',
+  cases: () => [serveApiCase('latency'), serveApiCase('throughput'), serveApiCase('requests'), serveApiCase('burst'), serveApiCase('restart')],
 };

@@ -9,7 +9,9 @@ import { writeSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { GPU_HEALTH_CHECK_NAME, checkGpuPresence, createGpuSampler } from './gpu/index.js';
 import { bindGpuMetrics, loadMetrics, startMetricsServer, type Metrics } from './metrics/index.js';
-import { createPlatformTransport, type PlatformTransportSettingsInput } from './transports/platform/index.js';
+import { createPlatformTransport, type PlatformTransport, type PlatformTransportSettingsInput } from './transports/platform/index.js';
+import type { Transport } from './transports/transport.js';
+import { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './transports/supervised/channel-protocol.js';
 import {
   WorkerRuntime,
   createJobTelemetry,
@@ -32,6 +34,12 @@ export interface PlatformWorkerExtras {
   readonly localInitFailure?: boolean;
 }
 
+/** The supervised child's transport over `platform`, loaded only in that child. */
+async function supervisedTransport(platform: PlatformTransport, logger: Logger): Promise<Transport & { readonly jobWatch: PlatformTransport['jobWatch'] }> {
+  const { SupervisedTransport, SupervisorLink } = await import('./transports/supervised/index.js');
+  return new SupervisedTransport({ platform, link: new SupervisorLink(process, logger), logger });
+}
+
 /**
  * Serve jobs from the platform until SIGTERM/SIGINT or an unresponsive handler stops
  * the worker; resolves with the exit code.
@@ -47,7 +55,7 @@ export async function runPlatformWorker(
   const settings = resolvePlatformExtras(config, env);
   // Without a port nothing reads the registry: skip its start-up and per-job cost.
   const metrics = extras.metrics ?? (settings.metricsPort !== undefined ? await loadMetrics() : undefined);
-  const transport = createPlatformTransport({
+  const platform = createPlatformTransport({
     ...config.platformTransport,
     ...extras.transport,
     logger,
@@ -65,6 +73,8 @@ export async function runPlatformWorker(
         }
       : {}),
   });
+  // The worker child of --serve-api, joined over its IPC channel: jobs and results there, the rest over HTTP.
+  const transport = env[SUPERVISED_CHANNEL_ENV] === SUPERVISED_CHANNEL_IPC && process.send !== undefined ? await supervisedTransport(platform, logger) : platform;
   if (settings.expectGpu !== undefined) {
     const presence = await checkGpuPresence(settings.expectGpu, { env });
     if (!presence.ok) {

@@ -257,6 +257,16 @@ export class PlatformTransport implements Transport {
     return readResultReceipt(answer.text);
   }
 
+  /**
+   * Start the heartbeat (and deadline watchdog) thread if it is not yet, and wait until it
+   * is up: what take does before its first poll. For a transport that takes jobs by
+   * another channel and keeps this one for the rest (the supervised child's, ../supervised/).
+   */
+  async startBackground(): Promise<void> {
+    this.#startBackground();
+    await this.#heartbeat?.ready;
+  }
+
   /** The deadline watchdog, when the transport was made with `watchdog` options (for the runtime's jobs). */
   get jobWatch(): JobWatch | undefined {
     return this.#watchesJobs ? this.#heartbeat : undefined;

@@ -23,6 +23,7 @@ import { createGpuSampler } from 'serverless-worker/internal/gpu/index.js';
 import { loadMetrics } from 'serverless-worker/internal/metrics/index.js';
 import { onShutdownSignals, resolveTestInput, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from 'serverless-worker/internal/worker/index.js';
 import { WorkerSupervisor } from './supervisor.js';
+import { WorkerApiDirect } from '../harness/worker-api/index.js';
 import { relayChildLog } from './child-log-lines.js';
 import { JobLogBuffer } from '../harness/dashboard/job-log-tap.js';
 import { jsonLineFormatter } from 'serverless-worker/internal/log/index.js';
@@ -116,6 +117,24 @@ function listenError(error: unknown, host: string, port: number): unknown {
   return error;
 }
 
+/** The variable that chooses how the supervised worker reaches the harness: `ipc` (default) or `http`. */
+export const SERVE_API_CHANNEL_ENV = 'SW_SERVE_API_CHANNEL';
+
+/**
+ * How the worker child is joined: `ipc` (its jobs and results over its IPC channel,
+ * heartbeat and stops over HTTP), or `http` (the whole worker API over HTTP, as a
+ * platform worker; for comparisons and as a way back).
+ * @throws ServerlessWorkerError SW_INVALID_ENV naming the variable and its values.
+ */
+export function serveApiChannel(env: NodeJS.ProcessEnv): 'ipc' | 'http' {
+  const value = env[SERVE_API_CHANNEL_ENV];
+  if (value === undefined || value === '' || value === 'ipc') return 'ipc';
+  if (value === 'http') return 'http';
+  throw new ServerlessWorkerError('SW_INVALID_ENV', `${SERVE_API_CHANNEL_ENV} must be "ipc" (the default) or "http", not ${JSON.stringify(value.slice(0, 40))}`, {
+    variable: SERVE_API_CHANNEL_ENV,
+  });
+}
+
 /** The worker's heartbeat interval under --serve-api (the platform's default), ms: the harness and the child agree on it. */
 export const SERVE_API_PING_MS = 10_000;
 /** Past the child's own drain (shutdownTimeoutMs, then timeoutGraceMs), how long it may take to exit before SIGKILL, ms. */
@@ -141,6 +160,9 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   // The server listens before the worker starts, so that a port in use or a refused
   // bind ends start-up with its one error and nothing else (no worker to stop).
   let app: ComposedHarness;
+  // The worker API's calls, for the child's IPC channel (SW_SERVE_API_CHANNEL=http keeps it on HTTP alone).
+  const direct = new WorkerApiDirect();
+  const channel = serveApiChannel(process.env);
   try {
     app = await composeHarness({
       // Jobs of a local API live in this process (SW_HARNESS_STORE is the harness command's).
@@ -157,7 +179,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
       metrics: await loadMetrics({ defaultMetrics: 'from-first-read' }),
       rootEndpoint: config.endpointId,
       endpointInputs: { [config.endpointId]: endpointInput(config) },
-      workerApi: { liveness: { pingIntervalMs: SERVE_API_PING_MS } },
+      workerApi: { liveness: { pingIntervalMs: SERVE_API_PING_MS }, direct },
       dashboard: { ...(example !== undefined ? { testInput: example } : {}), ...(sampler ? { gpu: sampler, localWorkers } : {}), jobLogs },
     });
   } catch (error) {
@@ -171,6 +193,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
     apiKey,
     pingIntervalMs: SERVE_API_PING_MS,
     workerId: config.workerId,
+    channel: channel === 'ipc' ? direct.calls : undefined,
     stopBoundMs: config.shutdownTimeoutMs + config.timeoutGraceMs + CHILD_EXIT_MARGIN_MS,
     logger,
     // The child logs JSON (it is a platform-mode worker); on a terminal its lines are shown as this process's are.

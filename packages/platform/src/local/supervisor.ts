@@ -9,6 +9,12 @@
  * (the runtime ends the process by design), blocks the loop past its deadline, or
  * calls process.exit() costs one restart, not the local API.
  *
+ * Given the worker API's calls (`channel`), the child is joined over an IPC channel
+ * instead (SW_SUPERVISOR_CHANNEL=ipc, child-channel.ts): its takes, results, progress and
+ * stream chunks are messages answered by those calls in this process, with no HTTP
+ * request per job; its heartbeat, job-stop poll and watchdog stay on the worker API over
+ * HTTP, so liveness, stops and the timing out of a blocked handler work as before.
+ *
  * The child gets its own process group (detached): Ctrl+C on a terminal reaches this
  * process only, which sends the child exactly one SIGTERM (two would make it exit at
  * once, undrained). It is told this process's pid (SW_SUPERVISOR_PID) and exits when
@@ -19,7 +25,9 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { sleep, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
 import type { EndpointJobs } from 'serverless-worker/internal/harness/index.js';
-import { workerEnvFor } from '../harness/worker-api/index.js';
+import { workerEnvFor, type WorkerApiCalls } from '../harness/worker-api/index.js';
+import { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from 'serverless-worker/internal/transports/supervised/channel-protocol.js';
+import { serveChildChannel } from './child-channel.js';
 
 /** The variable that tells a worker process it is supervised, with the supervisor's pid. */
 export const SUPERVISOR_PID_ENV = 'SW_SUPERVISOR_PID';
@@ -48,6 +56,8 @@ export interface SupervisorOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where the child's stderr lines go: default straight to this terminal; given, the lines are piped through it. */
   readonly onStderr?: (stream: Readable) => void;
+  /** The worker API's calls: given, the child's jobs and results go over its IPC channel (child-channel.ts); default HTTP alone. */
+  readonly channel?: WorkerApiCalls | undefined;
   /** Times the stop bound, the ready polls and the restart backoff; default the system clock. */
   readonly clock?: Clock;
 }
@@ -137,21 +147,31 @@ export class WorkerSupervisor {
     this.#workerId = this.#options.workerId ?? `local-${generation}`;
     const workerId = this.#workerId;
     this.#started.add(workerId);
-    const { url, endpoint, apiKey, pingIntervalMs, logger } = this.#options;
+    const { url, endpoint, apiKey, pingIntervalMs, logger, channel } = this.#options;
     const child = spawn(this.#command.file, this.#command.args, {
       env: {
         ...(this.#options.env ?? process.env),
         ...workerEnvFor(url, endpoint.id, { pingIntervalMs, ...(apiKey !== undefined ? { apiKey } : {}) }),
         RUNPOD_POD_ID: workerId,
         [SUPERVISOR_PID_ENV]: String(process.pid),
+        ...(channel ? { [SUPERVISED_CHANNEL_ENV]: SUPERVISED_CHANNEL_IPC } : {}),
       },
       // Logs to this terminal (stderr through onStderr when given); no stdin (the platform gives none either).
-      stdio: ['ignore', 'inherit', this.#options.onStderr ? 'pipe' : 'inherit'],
+      stdio: ['ignore', 'inherit', this.#options.onStderr ? 'pipe' : 'inherit', ...(channel ? (['ipc'] as const) : [])],
       detached: true,
     });
     this.#child = child;
     if (child.stderr) this.#options.onStderr?.(child.stderr);
-    logger.info({ workerId, pid: child.pid, generation }, generation === 1 ? 'worker process started' : 'worker process started again');
+    if (channel) {
+      serveChildChannel(child, {
+        calls: channel,
+        endpointId: endpoint.id,
+        workerId,
+        logger,
+        onJobsAfterExit: () => void endpoint.requeueWorkerJobs(workerId).catch(() => []),
+      });
+    }
+    logger.info({ workerId, pid: child.pid, generation, channel: channel ? 'ipc' : 'http' }, generation === 1 ? 'worker process started' : 'worker process started again');
     let ready = false;
     let exited = false;
     child.once('error', (error) => {

@@ -10,3 +10,4 @@ export { resolveWorkerApiSettings, type WorkerApiEvents, type WorkerApiOptions, 
 export { workerEnvFor, formatWorkerEnv, type WorkerEnv, type WorkerEnvOptions } from './worker-env.js';
 export { workerErrorPayload } from './bodies.js';
 export { WorkerLiveness, type GoneWorker } from './worker-liveness.js';
+export { WorkerApiDirect, type WorkerApiCalls, type DirectAnswer } from './direct-calls.js';

@@ -2,6 +2,7 @@
  * @module harness/worker-api/options
  * Options of the worker API plugin, validated once at registration and frozen.
  */
+import type { WorkerApiDirect } from './direct-calls.js';
 import * as z from 'zod';
 import { ServerlessWorkerError, parseOnceOrThrow, type StopReason } from 'serverless-worker/internal/job/index.js';
 import type { ResultAck } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
@@ -67,6 +68,8 @@ export interface WorkerApiOptions extends z.input<typeof WorkerApiSettingsSchema
   harness: Harness;
   /** Hooks; default none. */
   events?: WorkerApiEvents;
+  /** Filled with the routes' job-take, job-done and job-stream as calls (direct-calls.ts); default none. */
+  direct?: WorkerApiDirect;
 }
 
 /** Validate and freeze the settings; throws SW_INVALID_OPTIONS naming the bad one. */

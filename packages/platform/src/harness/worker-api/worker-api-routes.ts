@@ -24,7 +24,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { JobResult, StopReason } from 'serverless-worker/internal/job/index.js';
+import type { Job, JobResult, StopReason } from 'serverless-worker/internal/job/index.js';
 import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
@@ -44,6 +44,7 @@ import {
 import { holdRequest } from './long-poll.js';
 import { resolveWorkerApiSettings, type WorkerApiOptions } from './options.js';
 import { PendingStops } from './pending-stops.js';
+import type { DirectAnswer, WorkerApiLog } from './direct-calls.js';
 import { WorkerLiveness, type GoneWorker } from './worker-liveness.js';
 
 /** Register the worker API routes; the server mounts this under the prefix /v2. */
@@ -111,12 +112,18 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`).attempt;
 
   /** The store refused a post as from a stale attempt: answer SW_STALE_ATTEMPT (409) with the job's current attempt. */
-  const refuseStale = async (request: FastifyRequest, endpoint: EndpointJobs, jobId: string, attempt: number | undefined, what: string, workerId: string): Promise<void> => {
+  const refuseStale = async (log: WorkerApiLog, endpoint: EndpointJobs, jobId: string, attempt: number | undefined, what: string, workerId: string): Promise<void> => {
     const record = await endpoint.find(jobId);
     if (record === undefined || attempt === undefined) return;
-    request.log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
+    log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
     events.onStaleAttempt?.({ endpointId: endpoint.id, workerId, jobId, attempt, currentAttempt: record.attempt, what });
     throw staleAttemptError(record, attempt, what);
+  };
+
+  /** Jobs handed out: stops recorded for their earlier runs are forgotten, and the event told. */
+  const tookJobs = (endpointId: string, workerId: string, jobs: readonly Job[]): void => {
+    stops.forget(endpointId, workerId, jobs.map((job) => job.id));
+    events.onJobsTaken?.({ endpointId, workerId, jobs: jobs.map((job) => ({ id: job.id, attempt: job.attempt })) });
   };
 
   async function takeJobs(request: FastifyRequest, reply: FastifyReply, batch: boolean): Promise<FastifyReply> {
@@ -132,8 +139,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     try {
       const jobs = await endpoint.take(workerId, max, held.signal);
       if (jobs.length === 0) return reply.code(204).send();
-      stops.forget(endpointId, workerId, jobs.map((job) => job.id));
-      events.onJobsTaken?.({ endpointId, workerId, jobs: jobs.map((job) => ({ id: job.id, attempt: job.attempt })) });
+      tookJobs(endpointId, workerId, jobs);
       if (held.clientGone()) {
         // Rare: the socket closed between the hand-over and the answer. The worker never
         // lists these jobs in its heartbeat, so they go back to the queue (reconcile), or
@@ -149,23 +155,37 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     }
   }
 
+  /** job-take for a worker on another channel (direct-calls.ts): the caller's signal in place of the held request's. */
+  async function takeDirect(endpointId: string, workerId: string, max: number, signal: AbortSignal): Promise<Job[]> {
+    const endpoint = endpointOf(endpointId);
+    await liveness.seen(endpoint, workerId);
+    const whileAlive = liveness.holdTake(endpointId, workerId);
+    try {
+      const jobs = await endpoint.take(workerId, max, AbortSignal.any([closing.signal, whileAlive.signal, signal]));
+      if (jobs.length > 0) tookJobs(endpointId, workerId, jobs);
+      return jobs;
+    } finally {
+      whileAlive.release();
+    }
+  }
+
   app.get('/:endpointId/job-take/:workerId', (request, reply) => takeJobs(request, reply, false));
   app.get('/:endpointId/job-take-batch/:workerId', (request, reply) => takeJobs(request, reply, true));
 
-  app.post('/:endpointId/job-done/:workerId/:jobId', async (request, reply) => {
-    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+  /** job-done: a result or progress (its body as text); answers the reply body, throws what the route answers as an error. */
+  async function done(endpointId: string, workerId: string, jobId: string, text: unknown, attemptOf: (what: string) => number | undefined, log: WorkerApiLog): Promise<DirectAnswer> {
     // An empty body is refused (400, the job left running), as the platform answers 400 to a
     // job-done post it cannot read; the reference worker does not retry a 4xx. It used to
     // end the job COMPLETED with no output. `{}` (a handler that returned nothing) still does.
-    const body = parseJsonObject(DoneBodySchema, request.body, 'job-done', { emptyIs: 'refused' });
+    const body = parseJsonObject(DoneBodySchema, text, 'job-done', { emptyIs: 'refused' });
     const endpoint = endpointOf(endpointId);
     await liveness.seen(endpoint, workerId);
     const what = body.status === 'IN_PROGRESS' ? 'progress' : 'result';
-    const attempt = attemptOf(request, what);
+    const attempt = attemptOf(what);
     if (body.status === 'IN_PROGRESS') {
       const ack = await endpoint.postProgress(jobId, workerId, body.output, attempt);
-      if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, what, workerId);
-      return reply.send({ acknowledged: true, applied: ack.applied });
+      if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(log, endpoint, jobId, attempt, what, workerId);
+      return { acknowledged: true, applied: ack.applied };
     }
     let result: JobResult;
     if (body.error !== undefined && body.error !== null && body.error !== '') {
@@ -176,28 +196,44 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       result = { kind: 'output', output: body.output };
     }
     const ack = await endpoint.complete(jobId, workerId, result, attempt);
-    if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, what, workerId);
-    if (!ack.applied) request.log.info({ workerId, jobId, ...ack }, 'job-done acknowledged and ignored');
+    if (!ack.applied && ack.reason === 'stale_attempt') await refuseStale(log, endpoint, jobId, attempt, what, workerId);
+    if (!ack.applied) log.info({ workerId, jobId, ...ack }, 'job-done acknowledged and ignored');
     if (body.stopPod === true) {
-      request.log.info({ workerId, jobId }, 'worker asked to be recycled (stopPod); the harness does not stop processes');
+      log.info({ workerId, jobId }, 'worker asked to be recycled (stopPod); the harness does not stop processes');
       events.onStopPod?.({ endpointId, workerId, jobId });
     }
     events.onResult?.({ endpointId, workerId, jobId, ack });
-    return reply.send({ acknowledged: true, ...ack });
+    return { acknowledged: true, ...ack };
+  }
+
+  /** job-stream: one chunk (its body as text); answers the reply body, throws what the route answers as an error. */
+  async function stream(endpointId: string, workerId: string, jobId: string, text: unknown, attemptOf: () => number | undefined, log: WorkerApiLog): Promise<DirectAnswer> {
+    const body = parseJsonObject(StreamBodySchema, text, 'job-stream');
+    const endpoint = endpointOf(endpointId);
+    await liveness.seen(endpoint, workerId);
+    const attempt = attemptOf();
+    const chunk = body.metrics !== undefined ? { output: body.output, metrics: body.metrics } : { output: body.output };
+    // The store drops a chunk whose metrics.stream_index the job already has: a post retried after a lost answer.
+    const ack = await endpoint.postChunk(jobId, workerId, chunk, attempt);
+    if (ack.applied) return { acknowledged: true, applied: true };
+    if (ack.reason === 'stale_attempt') await refuseStale(log, endpoint, jobId, attempt, 'stream chunk', workerId);
+    return { acknowledged: true, applied: false, reason: ack.reason === 'duplicate' ? 'duplicate' : 'not_held_by_worker' };
+  }
+
+  options.direct?.bind({
+    take: takeDirect,
+    done: (endpointId, workerId, jobId, body, attempt, log) => done(endpointId, workerId, jobId, body, () => attempt, log),
+    stream: (endpointId, workerId, jobId, body, attempt, log) => stream(endpointId, workerId, jobId, body, () => attempt, log),
+  });
+
+  app.post('/:endpointId/job-done/:workerId/:jobId', async (request, reply) => {
+    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    return reply.send(await done(endpointId, workerId, jobId, request.body, (what) => attemptOf(request, what), request.log));
   });
 
   app.post('/:endpointId/job-stream/:workerId/:jobId', async (request, reply) => {
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
-    const body = parseJsonObject(StreamBodySchema, request.body, 'job-stream');
-    const endpoint = endpointOf(endpointId);
-    await liveness.seen(endpoint, workerId);
-    const attempt = attemptOf(request, 'stream chunk');
-    const chunk = body.metrics !== undefined ? { output: body.output, metrics: body.metrics } : { output: body.output };
-    // The store drops a chunk whose metrics.stream_index the job already has: a post retried after a lost answer.
-    const ack = await endpoint.postChunk(jobId, workerId, chunk, attempt);
-    if (ack.applied) return reply.send({ acknowledged: true, applied: true });
-    if (ack.reason === 'stale_attempt') await refuseStale(request, endpoint, jobId, attempt, 'stream chunk', workerId);
-    return reply.send({ acknowledged: true, applied: false, reason: ack.reason === 'duplicate' ? 'duplicate' : 'not_held_by_worker' });
+    return reply.send(await stream(endpointId, workerId, jobId, request.body, () => attemptOf(request, 'stream chunk'), request.log));
   });
 
   app.get('/:endpointId/job-stop/:workerId', async (request, reply) => {

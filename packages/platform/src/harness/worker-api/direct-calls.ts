@@ -1,0 +1,42 @@
+/**
+ * @module harness/worker-api/direct-calls
+ * The worker API's job-take, job-done and job-stream as calls, for a worker joined to
+ * this harness process by another channel than HTTP (the supervised child of
+ * `--serve-api`, over its IPC channel: local/child-channel.ts). The routes plugin fills
+ * it with the same functions its HTTP handlers run (liveness, attempts, stale posts,
+ * events, the body checks), so both channels behave alike; the heartbeat, job-stop and
+ * the watchdog's own result posts stay on HTTP.
+ */
+import type { Logger } from 'pino';
+import type { Job } from 'serverless-worker/internal/job/index.js';
+
+/** Where a call logs: a request's logger over HTTP, the supervisor's for the IPC channel. */
+export type WorkerApiLog = Pick<Logger, 'debug' | 'info'>;
+
+/** What a job-done or job-stream call answered: the JSON body an HTTP worker gets. */
+export type DirectAnswer = Readonly<Record<string, unknown>>;
+
+export interface WorkerApiCalls {
+  /** job-take(-batch): up to `max` jobs, waiting until one is queued, `signal` aborts or the worker is declared gone; [] then. */
+  take(endpointId: string, workerId: string, max: number, signal: AbortSignal): Promise<Job[]>;
+  /** job-done with its body as text (`{output}`, `{error}`, or `{status: "IN_PROGRESS", output}`); throws as the route answers an error. */
+  done(endpointId: string, workerId: string, jobId: string, body: string, attempt: number | undefined, log: WorkerApiLog): Promise<DirectAnswer>;
+  /** job-stream with its body as text (`{output, metrics?}`); throws as the route answers an error. */
+  stream(endpointId: string, workerId: string, jobId: string, body: string, attempt: number | undefined, log: WorkerApiLog): Promise<DirectAnswer>;
+}
+
+/** Filled by the worker API routes once registered (WorkerApiOptions.direct); read by the channel of a supervised child. */
+export class WorkerApiDirect {
+  #calls: WorkerApiCalls | undefined;
+
+  /** Called by the routes plugin. */
+  bind(calls: WorkerApiCalls): void {
+    this.#calls = calls;
+  }
+
+  /** The calls; throws when the worker API was never registered with this object. */
+  get calls(): WorkerApiCalls {
+    if (this.#calls === undefined) throw new Error('the worker API was not registered with this WorkerApiDirect (pass it as workerApi.direct)');
+    return this.#calls;
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * @module transports/supervised/supervised-transport
+ * The transport of the worker child of `--serve-api` (SW_SUPERVISOR_CHANNEL=ipc): its
+ * jobs, results, progress and stream chunks go over the child's IPC channel to the
+ * supervisor, which runs the worker API's own calls on them in its process
+ * (channel-protocol.ts). No HTTP request per job: a take waits in the supervisor and its
+ * jobs come back as one message, a result is one message back.
+ *
+ * Everything else is the platform transport's, unchanged, over HTTP to the same
+ * harness: the heartbeat and deadline watchdog thread (which, when a handler blocks the
+ * event loop past its deadline, posts the job's result over HTTP itself and ends the
+ * process), the job-stop poll, the unhealthy report. A real platform worker never uses
+ * this transport: only a child whose supervisor set the variable and opened the channel.
+ */
+import type { Logger } from 'pino';
+import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
+import { sleep } from '../../clock/index.js';
+import { assertResultFits } from '../result-limits.js';
+import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
+import type { JobWatch } from '../watchdog/index.js';
+import type { PlatformTransport } from '../platform/platform-transport.js';
+import { ProgressLanes } from '../platform/progress-lanes.js';
+import { readTakeAnswer } from '../platform/take-answer.js';
+import type { SupervisorLink } from './supervisor-link.js';
+
+export interface SupervisedTransportOptions {
+  /** The platform transport from the same variables: heartbeat, watchdog, job-stop, unhealthy report. */
+  readonly platform: PlatformTransport;
+  readonly link: SupervisorLink;
+  readonly logger: Logger;
+}
+
+export class SupervisedTransport implements Transport {
+  readonly kind = 'supervised';
+  readonly #platform: PlatformTransport;
+  readonly #link: SupervisorLink;
+  readonly #logger: Logger;
+  readonly #closing = new AbortController();
+  readonly #posts = new Set<Promise<unknown>>();
+  readonly #progress = new ProgressLanes();
+  #closed: Promise<void> | undefined;
+
+  constructor(options: SupervisedTransportOptions) {
+    this.#platform = options.platform;
+    this.#link = options.link;
+    this.#logger = options.logger;
+  }
+
+  get workerId(): string {
+    return this.#platform.workerId;
+  }
+
+  get maxResultBytes(): number {
+    return this.#platform.maxResultBytes;
+  }
+
+  /** The platform transport's deadline watchdog (its thread posts a blocked job's result over HTTP). */
+  get jobWatch(): JobWatch | undefined {
+    return this.#platform.jobWatch;
+  }
+
+  /** The caller's take signal joined with closing, made once per caller signal (the runtime passes the same one every take). */
+  #takeSignal(callerSignal: AbortSignal): AbortSignal {
+    if (this.#joinedTake?.caller !== callerSignal) this.#joinedTake = { caller: callerSignal, joined: AbortSignal.any([callerSignal, this.#closing.signal]) };
+    return this.#joinedTake.joined;
+  }
+
+  #joinedTake: { readonly caller: AbortSignal; readonly joined: AbortSignal } | undefined;
+
+  async take(request: TakeRequest): Promise<Job[]> {
+    // Heartbeat and watchdog up before the first job, as the platform transport's take does.
+    await this.#platform.startBackground();
+    const signal = this.#takeSignal(request.signal);
+    const max = Math.max(1, Math.floor(request.max));
+    while (!signal.aborted) {
+      const text = await this.#link.take(max, signal);
+      if (text === undefined) break;
+      const outcome = readTakeAnswer({ status: 200, contentType: 'application/json', text });
+      if (outcome.kind === 'jobs') {
+        if (outcome.invalid > 0) this.#logger.error({ skipped: outcome.invalid }, 'the supervisor handed job(s) without id or input; skipped');
+        if (outcome.jobs.length > 0) return outcome.jobs;
+      }
+      // None (the supervisor closing, this worker declared gone): ask again, as after a 204.
+      await sleep(this.#platform.settings.emptyPollGapMs, signal);
+    }
+    return [];
+  }
+
+  async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
+    const body =
+      this.#platform.settings.chunkMetrics && chunk.metrics !== undefined ? { output: chunk.output, metrics: chunk.metrics } : { output: chunk.output };
+    await this.#post('stream', jobId, attempt, JSON.stringify(body), 'stream chunk');
+  }
+
+  /** Best effort: one post in flight per run, the latest value winning (as the platform transport's). */
+  postProgress(jobId: string, output: unknown, attempt?: number): Promise<void> {
+    let body: string;
+    try {
+      body = JSON.stringify({ status: 'IN_PROGRESS', output });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#progress.post(runKey(jobId, attempt), async () => {
+      try {
+        await this.#post('done', jobId, attempt, body, 'progress');
+      } catch (error) {
+        if (error instanceof ServerlessWorkerError && error.code === 'SW_STALE_ATTEMPT') return;
+        throw error;
+      }
+    });
+  }
+
+  async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt> {
+    this.#progress.drop(runKey(jobId, options.attempt));
+    const body: Record<string, unknown> = result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
+    if (options.stopPod) body.stopPod = true;
+    const text = JSON.stringify(body);
+    assertResultFits(jobId, text, this.maxResultBytes, options.isStream);
+    const answer = await this.#post('done', jobId, options.attempt, text, 'result');
+    return answer.applied === false ? { applied: false, ...(typeof answer.reason === 'string' ? { reason: answer.reason } : {}) } : { applied: true };
+  }
+
+  setJobsInProgress(jobIds: readonly string[]): void {
+    this.#platform.setJobsInProgress(jobIds);
+  }
+
+  onStop(listener: StopListener): () => void {
+    return this.#platform.onStop(listener);
+  }
+
+  reportUnhealthy(check: string, reason: string): Promise<void> {
+    return this.#platform.reportUnhealthy(check, reason);
+  }
+
+  /** Stop taking, give posts under way the platform transport's close drain time, then close it (heartbeat last) and the link. */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing.abort();
+    this.#progress.close();
+    const deadline = Date.now() + this.#platform.settings.closeDrainMs;
+    for (;;) {
+      // A run goes from its last chunk to its result within a turn: look again after one.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const left = deadline - Date.now();
+      if (this.#posts.size === 0 || left <= 0) break;
+      await Promise.race([Promise.allSettled([...this.#posts]), sleep(left)]);
+    }
+    if (this.#posts.size > 0)
+      this.#logger.error({ posts: this.#posts.size }, 'closing: posts to the supervisor still unanswered after the drain time are abandoned');
+    await this.#platform.close();
+    this.#link.close();
+  }
+
+  async #post(kind: 'done' | 'stream', jobId: string, attempt: number | undefined, body: string, what: string): Promise<Readonly<Record<string, unknown>>> {
+    const post = this.#link.post(kind, jobId, attempt, body);
+    this.#posts.add(post);
+    try {
+      const reply = await post;
+      if (reply.ok) return reply.answer;
+      if (reply.code === 'SW_STALE_ATTEMPT') {
+        this.#logger.debug({ requestId: jobId, attempt }, `${what} of a stale attempt refused by the supervisor; dropped`);
+        throw new ServerlessWorkerError(
+          'SW_STALE_ATTEMPT',
+          `The ${what} of job ${jobId} was refused: it belongs to an attempt of the job that is no longer current (${reply.message.slice(0, 200)})`,
+          {
+            jobId,
+            what,
+          },
+        );
+      }
+      throw new ServerlessWorkerError(
+        'SW_RESULT_UNDELIVERED',
+        `The ${what} of job ${jobId} could not be posted to the --serve-api process: ${reply.status > 0 ? `it refused it with HTTP ${reply.status} ${reply.code}` : 'the channel to it is closed'} (${reply.message.slice(0, 500)})`,
+        { jobId, what, attempts: 1, ...(reply.status > 0 ? { lastStatus: reply.status } : {}) },
+      );
+    } catch (error) {
+      if (!(error instanceof ServerlessWorkerError && error.code === 'SW_STALE_ATTEMPT'))
+        this.#logger.error({ requestId: jobId, err: error }, `${what} could not be delivered`);
+      throw error;
+    } finally {
+      this.#posts.delete(post);
+    }
+  }
+}

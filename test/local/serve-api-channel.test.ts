@@ -1,0 +1,176 @@
+/**
+ * The supervised worker of `--serve-api` joined over its IPC channel (issue 34): a real
+ * harness server in this process, a real child worker process (tsx) started by the
+ * WorkerSupervisor, the HTTP requests the server receives counted by Node's
+ * `http.server.request.start` diagnostics channel. Over the channel the child sends no
+ * job-take, job-done or job-stream request (over HTTP it does, which the same test shows
+ * can be seen), and jobs, large inputs, stream chunks in order, progress and errors arrive
+ * as over HTTP; a child SIGKILLed mid-job has its job requeued and completed by the next.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../child-process.js';
+import { call, waitFor } from '../kit/index.js';
+import { composeHarness, type ComposedHarness } from '../../packages/platform/src/harness/compose.js';
+import { WorkerApiDirect } from '../../packages/platform/src/harness/worker-api/index.js';
+import { WorkerSupervisor } from '../../packages/platform/src/local/supervisor.js';
+
+const FIXTURE = join(REPO_ROOT, 'test/local/fixtures/channel-worker.ts');
+const TSX_LOADER = import.meta.resolve('tsx');
+const PING_MS = 10_000;
+
+interface JobAnswer {
+  id: string;
+  status: string;
+  output?: unknown;
+  error?: unknown;
+}
+
+interface Setup {
+  readonly app: ComposedHarness;
+  readonly supervisor: WorkerSupervisor;
+  readonly base: string;
+  /** Requests the server received since the start, by worker API route (`queue` for the rest). */
+  readonly requests: Record<string, number>;
+}
+
+const running: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of running.splice(0)) await close();
+});
+
+async function start(channel: 'ipc' | 'http'): Promise<Setup> {
+  const requests: Record<string, number> = {};
+  const direct = new WorkerApiDirect();
+  const app = await composeHarness({
+    store: 'memory',
+    harnessOptions: { endpoints: ['local'] },
+    port: 0,
+    rateLimits: false,
+    dashboard: false,
+    workerApi: { liveness: { pingIntervalMs: PING_MS }, direct },
+  });
+  const port = app.server.port;
+  const onRequest = (message: unknown): void => {
+    const request = (message as { request?: IncomingMessage }).request;
+    // Only this server's requests (other tests' servers may share this process).
+    if (request?.socket.localPort !== port) return;
+    const route = /\/(job-take-batch|job-take|job-done|job-stream|job-stop|ping)\//.exec(request.url ?? '')?.[1] ?? 'queue';
+    requests[route] = (requests[route] ?? 0) + 1;
+  };
+  subscribe('http.server.request.start', onRequest);
+  const supervisor = new WorkerSupervisor({
+    endpoint: app.harness.endpoint('local'),
+    url: app.server.url,
+    pingIntervalMs: PING_MS,
+    stopBoundMs: 15_000,
+    logger: pino({ level: 'silent' }),
+    command: { file: process.execPath, args: ['--import', TSX_LOADER, FIXTURE] },
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    channel: channel === 'ipc' ? direct.calls : undefined,
+  });
+  supervisor.start();
+  running.push(async () => {
+    await supervisor.stop();
+    unsubscribe('http.server.request.start', onRequest);
+    await app.close();
+  });
+  const first = await supervisor.firstStart;
+  expect(first).toEqual({ ready: true });
+  return { app, supervisor, base: `${app.server.url}/v2/local`, requests };
+}
+
+const runsync = async (base: string, input: Record<string, unknown>): Promise<JobAnswer> =>
+  (await call('POST', `${base}/runsync?wait=60000`, { body: { input } })).json as JobAnswer;
+
+const status = async (base: string, id: string): Promise<JobAnswer> => (await call('GET', `${base}/status/${id}`)).json as JobAnswer;
+
+/** Every chunk of a streaming job, read from /stream until it ends. */
+async function readStream(base: string, id: string): Promise<unknown[]> {
+  const outputs: unknown[] = [];
+  for (let i = 0; i < 200; i++) {
+    const answer = (await call('GET', `${base}/stream/${id}`)).json as { status: string; stream?: Array<{ output: unknown }> };
+    for (const item of answer.stream ?? []) outputs.push(item.output);
+    if (answer.status !== 'IN_QUEUE' && answer.status !== 'IN_PROGRESS') return outputs;
+  }
+  throw new Error(`job ${id} did not end`);
+}
+
+/** Jobs of every kind; answers nothing, fails on a wrong answer. */
+async function exercise(base: string): Promise<void> {
+  const echo = await runsync(base, { tag: 'a' });
+  expect(echo).toMatchObject({ status: 'COMPLETED', output: { echo: 'a' } });
+  // A large input (kept as its text by the harness) reaches the handler whole.
+  const text = 'x'.repeat(300_000);
+  expect(await runsync(base, { tag: 'big', text })).toMatchObject({ status: 'COMPLETED', output: { echo: 'big', textLength: text.length } });
+  const { id: streamId } = (await call('POST', `${base}/run`, { body: { input: { mode: 'stream', n: 20 } } })).json as { id: string };
+  // In order and whole; text yielded while a post is under way may be merged into one chunk (the runtime's chunker).
+  const streamed = await readStream(base, streamId);
+  expect(streamed.every((output) => typeof output === 'string')).toBe(true);
+  expect(streamed.join('')).toBe(Array.from({ length: 20 }, (_, i) => `chunk-${i}`).join(''));
+  expect((await status(base, streamId)).status).toBe('COMPLETED');
+  const { id: progressId } = (await call('POST', `${base}/run`, { body: { input: { mode: 'progress' } } })).json as { id: string };
+  await waitFor(
+    async () => {
+      const view = await status(base, progressId);
+      return view.status === 'IN_PROGRESS' && JSON.stringify(view.output) === '{"step":1}';
+    },
+    'the progress value on /status',
+    20_000,
+    20,
+  );
+  await waitFor(async () => (await status(base, progressId)).status === 'COMPLETED', 'the progress job to complete', 20_000, 20);
+  const failed = await runsync(base, { mode: 'fail' });
+  expect(failed.status).toBe('FAILED');
+  expect(JSON.stringify(failed.error)).toContain('boom from the channel worker');
+}
+
+describe('--serve-api: the supervised worker over its IPC channel', () => {
+  it(
+    'jobs, large inputs, stream chunks, progress and errors: no job-take, job-done or job-stream request over HTTP (over HTTP there are)',
+    { timeout: 120_000 },
+    async () => {
+      const ipc = await start('ipc');
+      await exercise(ipc.base);
+      const viaIpc = { ...ipc.requests };
+      const http = await start('http');
+      await exercise(http.base);
+      const viaHttp = { ...http.requests };
+      expect(viaIpc['job-take'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(viaIpc['job-take-batch'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(viaIpc['job-done'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(viaIpc['job-stream'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      // The heartbeat still reaches the harness over HTTP.
+      expect(viaIpc.ping ?? 0, JSON.stringify(viaIpc)).toBeGreaterThanOrEqual(1);
+      // The same jobs over HTTP: a take and a done per job at least, and chunk posts.
+      expect((viaHttp['job-take'] ?? 0) + (viaHttp['job-take-batch'] ?? 0), JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
+      expect(viaHttp['job-done'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
+      expect(viaHttp['job-stream'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(1);
+    },
+  );
+
+  it('a child SIGKILLed while it runs a job: the job goes back to the queue and a new child completes it', { timeout: 120_000 }, async () => {
+    const { base, supervisor } = await start('ipc');
+    const pid = ((await runsync(base, { tag: 'first' })).output as { pid: number }).pid;
+    const { id } = (await call('POST', `${base}/run`, { body: { input: { mode: 'hold', ms: 2_000 } } })).json as { id: string };
+    await waitFor(async () => (await status(base, id)).status === 'IN_PROGRESS', 'the held job to start', 20_000, 20);
+    process.kill(pid, 'SIGKILL');
+    const done = await waitFor(
+      async () => {
+        const view = await status(base, id);
+        return view.status === 'IN_QUEUE' || view.status === 'IN_PROGRESS' ? undefined : view;
+      },
+      'the held job to end',
+      60_000,
+      50,
+    );
+    expect(done).toMatchObject({ status: 'COMPLETED', output: { held: true } });
+    expect((done.output as { pid: number }).pid).not.toBe(pid);
+    expect(supervisor.generation).toBe(2);
+    const next = await runsync(base, { tag: 'after' });
+    expect(next).toMatchObject({ status: 'COMPLETED', output: { echo: 'after' } });
+  });
+});
