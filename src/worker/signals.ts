@@ -5,6 +5,7 @@
  * BEFORE_EXIT_BOUND_MS; a third signal meanwhile exits without waiting).
  */
 import type { Logger } from 'pino';
+import { systemClock } from '../clock/index.js';
 
 /** How long a second signal waits for `beforeExit` before the process exits anyway, ms. */
 export const BEFORE_EXIT_BOUND_MS = 5_000;
@@ -29,7 +30,7 @@ export function onShutdownSignals(
         logger.flush();
         process.exit(code);
       };
-      setTimeout(exit, BEFORE_EXIT_BOUND_MS).unref();
+      systemClock.setTimer(BEFORE_EXIT_BOUND_MS, exit);
       void beforeExit(signal)
         .catch((error: unknown) => logger.error({ err: error }, 'could not stop everything before exiting'))
         .finally(exit);

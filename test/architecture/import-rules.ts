@@ -76,8 +76,8 @@ export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // Above both sides: a worker and a harness in one process, the bundler, the CLI, the entry points.
   local: [...BASE, 'transports', 'worker', 'load-balancing', ...HARNESS],
   testing: [...BASE, 'transports', 'worker', 'local', ...HARNESS],
-  // transports: the SDK's watchdog thread, an entry point of every bundle.
-  build: [...BASE, 'transports', 'harness/postgres', 'harness/dashboard', 'harness/openapi'],
+  // transports: the SDK's watchdog thread, an entry point of every bundle; s3: its optional peers, external where missing.
+  build: [...BASE, 's3', 'transports', 'harness/postgres', 'harness/dashboard', 'harness/openapi'],
   cli: [...BASE, 'scaffold', 'build', 'transports', 'worker', 'load-balancing', 'local', ...HARNESS, 'entry'],
   exports: [...BASE, 's3', 'transports', 'worker', 'load-balancing', 'local', ...HARNESS, 'entry'],
   entry: [...BASE, 's3', 'transports', 'worker', 'load-balancing', 'local', ...HARNESS],

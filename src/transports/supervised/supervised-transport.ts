@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
-import { sleep } from '../../clock/index.js';
+import { sleep, systemClock } from '../../clock/index.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 import type { JobWatch } from '../watchdog/index.js';
@@ -141,11 +141,11 @@ export class SupervisedTransport implements Transport {
   async #close(): Promise<void> {
     this.#closing.abort();
     this.#progress.close();
-    const deadline = Date.now() + this.#platform.settings.closeDrainMs;
+    const deadline = systemClock.now() + this.#platform.settings.closeDrainMs;
     for (;;) {
       // A run goes from its last chunk to its result within a turn: look again after one.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      const left = deadline - Date.now();
+      const left = deadline - systemClock.now();
       if (this.#posts.size === 0 || left <= 0) break;
       await Promise.race([Promise.allSettled([...this.#posts]), sleep(left)]);
     }

@@ -10,6 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
@@ -20,6 +21,7 @@ import { sqlMigrationsPlugin } from './sql-migrations-plugin.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
 import { SDK_SOURCE_ROOT } from 'serverless-worker/internal/transports/watchdog/thread-file.js';
+import { S3_CLIENT_PACKAGES } from 'serverless-worker/internal/s3/index.js';
 
 /**
  * CommonJS dependencies inside an ESM bundle call `require` for Node's built-ins;
@@ -78,6 +80,24 @@ export function extraEntryPoints(root: string = SDK_SOURCE_ROOT): { in: string; 
   return entries;
 }
 
+/**
+ * The SDK's optional peer dependencies (the AWS SDK of the S3 helpers) that the worker's
+ * project does not install: left out of the bundle (external), where the helpers' first call
+ * answers SW_S3_CLIENT_MISSING naming what to install, as without a bundle. Installed, they
+ * are bundled like any dependency.
+ */
+export function missingOptionalPeers(entry: string): string[] {
+  const require = createRequire(entry);
+  return S3_CLIENT_PACKAGES.filter((name) => {
+    try {
+      require.resolve(name);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
 /** Bundle the worker at `options.entry`; throws SW_BUILD_FAILED with esbuild's messages. */
 export async function bundleWorker(options: BundleOptions): Promise<BundleOutput> {
   const cwd = options.cwd ?? process.cwd();
@@ -104,6 +124,7 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
     result = await esbuild.build({
       absWorkingDir: cwd,
       entryPoints: [{ in: entry, out: name }, ...extras],
+      external: missingOptionalPeers(entry),
       outdir,
       bundle: true,
       platform: 'node',

@@ -9,6 +9,7 @@
  * until interrupted (Ctrl+C).
  */
 import type { Command } from 'commander';
+import { sleep } from 'serverless-worker/internal/clock/index.js';
 import { managementClientFromEnv } from '../../harness/management/management-client.js';
 import { HarnessReads, type LogLineReply } from './harness-reads.js';
 import { integerFlag } from './management-flags.js';
@@ -106,7 +107,7 @@ export function registerLogsCommand(program: Command): void {
     print(newLines.take(first.lines));
     if (!flags.follow) return;
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, interval));
+      await sleep(interval);
       print(newLines.take((await reads.logs(query(MAX_LINES))).lines));
     }
   });

@@ -20,6 +20,7 @@
  * the sender knows the joiner, so every change whose notification was skipped committed
  * before it, and the joiner reads them when it wakes.
  */
+import { repeatEvery, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
 
 export type PeerMessage = 'hello' | 'here' | 'beat' | 'bye';
 
@@ -38,11 +39,13 @@ export class Peers {
   readonly #resync: () => void;
   /** Peers by origin: when last heard from (this process's monotonic time, ms). */
   readonly #heard = new Map<string, number>();
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
+  readonly #clock: Clock;
 
   /** `send`: a control notification to every peer; `resync`: wake every waiter of this process. */
-  constructor(times: PeerTimes, send: (message: PeerMessage) => void, resync: () => void) {
+  constructor(times: PeerTimes, send: (message: PeerMessage) => void, resync: () => void, clock: Clock = systemClock) {
     this.#times = times;
+    this.#clock = clock;
     this.#send = send;
     this.#resync = resync;
   }
@@ -50,14 +53,14 @@ export class Peers {
   /** Listening (first time, or again after a lost connection): say hello, and beat while peers are known. */
   listening(): void {
     this.#send('hello');
-    this.#timer ??= setInterval(() => {
+    this.#timer ??= repeatEvery(this.#clock, this.#times.beatMs, () => {
       if (this.any()) this.#send('beat');
-    }, this.#times.beatMs).unref();
+    });
   }
 
   /** Whether any peer listens now (events are sent only then). */
   any(): boolean {
-    const now = performance.now();
+    const now = this.#clock.now();
     for (const [origin, at] of this.#heard) if (now - at > this.#times.silentMs) this.#heard.delete(origin);
     return this.#heard.size > 0;
   }
@@ -69,14 +72,14 @@ export class Peers {
       return;
     }
     const known = this.any() && this.#heard.has(origin);
-    this.#heard.set(origin, performance.now());
+    this.#heard.set(origin, this.#clock.now());
     if (message === 'here') this.#resync();
     if (message === 'hello' || !known) this.#send('here');
   }
 
   /** Closing: stop beating, tell the peers. */
   close(): void {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     if (this.#heard.size > 0) this.#send('bye');
     this.#heard.clear();

@@ -11,7 +11,7 @@
  * database handle (harness/postgres/database.ts), which its opener closes.
  */
 import { newJobId } from 'serverless-worker/internal/harness/store/job-id.js';
-import { systemClock, withinTime } from 'serverless-worker/internal/clock/index.js';
+import { systemClock, withinTime, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
 import postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
 import { requestJsonText, type Job, type JobRequest, type JobResult, type StreamChunk } from 'serverless-worker/internal/job/index.js';
@@ -94,7 +94,7 @@ export class PostgresJobStore implements JobStore {
   #closed = false;
   /** Set while this process's clock is too far from the database's (clock-skew.ts). */
   #refused: Error | undefined;
-  #recheck: NodeJS.Timeout | undefined;
+  #recheck: TimerHandle | undefined;
 
   private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes) {
     this.#sql = sql;
@@ -464,7 +464,7 @@ export class PostgresJobStore implements JobStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#recheck) clearTimeout(this.#recheck);
+    this.#recheck?.cancel();
     this.#peers.close();
     // The connections are the database handle's: its opener closes it.
     // The events still held go out first, unless the database does not answer.
@@ -486,10 +486,10 @@ export class PostgresJobStore implements JobStore {
         this.#refused = skewRefusal(skew, maxSkewMs);
         if (this.#refused) onError(this.#refused);
         if (this.#refused && !this.#closed) {
-          this.#recheck ??= setTimeout(() => {
+          this.#recheck ??= systemClock.setTimer(SKEW_RECHECK_MS, () => {
             this.#recheck = undefined;
             this.#checkClock(clock, maxSkewMs, onError);
-          }, SKEW_RECHECK_MS).unref();
+          });
         }
       },
       onError,
