@@ -8,7 +8,18 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'packages/platform/vendor/**', 'coverage/**', 'test-artifacts/**', '.docs-snippets-*/**', 'templates/**', 'packages/platform/ui/*.d.ts'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'packages/platform/vendor/**',
+      'coverage/**',
+      'test-artifacts/**',
+      '.docs-snippets-*/**',
+      'templates/**',
+      'packages/platform/ui/*.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

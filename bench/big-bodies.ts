@@ -28,7 +28,10 @@ function bigBody(): Buffer {
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 
 async function startHarness(env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+  });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async (): Promise<Record<string, number | string>> => JSON.parse(String((await lines.next()).value)) as Record<string, number | string>;
   const { url } = (await next()) as { url: string };
@@ -36,7 +39,14 @@ async function startHarness(env: Record<string, string> = {}) {
     child.stdin.write(`${command}\n`);
     return next();
   };
-  return { url: `${url}/v2/bench`, ask, stop: async () => { await ask('exit').catch(() => undefined); child.kill('SIGKILL'); } };
+  return {
+    url: `${url}/v2/bench`,
+    ask,
+    stop: async () => {
+      await ask('exit').catch(() => undefined);
+      child.kill('SIGKILL');
+    },
+  };
 }
 
 async function post(url: string, body: Buffer): Promise<number> {
@@ -79,11 +89,17 @@ async function main(): Promise<void> {
     await poller;
     healthWorst.push(worst);
     await harness.stop();
-    console.log(`run ${run + 1}: loop delay ${delays.at(-1)?.toFixed(0)} ms, heap/queued job ${(perJob.at(-1)! / 1e6).toFixed(1)} MB, /health worst ${worst.toFixed(0)} ms`);
+    console.log(
+      `run ${run + 1}: loop delay ${delays.at(-1)?.toFixed(0)} ms, heap/queued job ${(perJob.at(-1)! / 1e6).toFixed(1)} MB, /health worst ${worst.toFixed(0)} ms`,
+    );
   }
-  console.log(`median: event-loop delay while one body is taken ${median(delays).toFixed(0)} ms (min ${Math.min(...delays).toFixed(0)}, max ${Math.max(...delays).toFixed(0)})`);
+  console.log(
+    `median: event-loop delay while one body is taken ${median(delays).toFixed(0)} ms (min ${Math.min(...delays).toFixed(0)}, max ${Math.max(...delays).toFixed(0)})`,
+  );
   console.log(`median: heap held per queued job ${(median(perJob) / 1e6).toFixed(1)} MB`);
-  console.log(`median: /health worst latency with 4 bodies at once ${median(healthWorst).toFixed(0)} ms (min ${Math.min(...healthWorst).toFixed(0)}, max ${Math.max(...healthWorst).toFixed(0)})`);
+  console.log(
+    `median: /health worst latency with 4 bodies at once ${median(healthWorst).toFixed(0)} ms (min ${Math.min(...healthWorst).toFixed(0)}, max ${Math.max(...healthWorst).toFixed(0)})`,
+  );
 
   // The default cap: how many queue before 503.
   const capped = await startHarness();
@@ -109,7 +125,9 @@ async function main(): Promise<void> {
     if (status === 200) smallAccepted++;
   }
   const smallHeap = Number((await cappedSmall.ask('stats')).heapUsed);
-  console.log(`default --max-queued-bytes: ${smallAccepted} bodies of ${(small.length / 1e3).toFixed(0)} kB (5 000 keys, parsed) queued, then ${status}; heap ${(smallHeap / 1e6).toFixed(0)} MB`);
+  console.log(
+    `default --max-queued-bytes: ${smallAccepted} bodies of ${(small.length / 1e3).toFixed(0)} kB (5 000 keys, parsed) queued, then ${status}; heap ${(smallHeap / 1e6).toFixed(0)} MB`,
+  );
   await cappedSmall.stop();
   await agent.close();
 }

@@ -31,7 +31,11 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function main(): Promise<void> {
   const body = bigBody();
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'silent' } });
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+  });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const { url } = JSON.parse(String((await lines.next()).value)) as { url: string };
   const base = `${url}/v2/bench`;

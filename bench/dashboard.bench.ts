@@ -151,7 +151,11 @@ function attemptLogCase(): BenchCase {
         endedAt: i + 1,
         resultFrom: { workerId: 'worker-1', attempt: 1 },
       }));
-      const failed: JobAttemptFacts[] = jobs.map((job) => ({ ...job, status: 'FAILED', error: { error_type: 'Error', error_message: 'boom', hostname: 'h', worker_id: 'w', runtime_version: '1' } }));
+      const failed: JobAttemptFacts[] = jobs.map((job) => ({
+        ...job,
+        status: 'FAILED',
+        error: { error_type: 'Error', error_message: 'boom', hostname: 'h', worker_id: 'w', runtime_version: '1' },
+      }));
       // CPU time, not wall time: on a shared machine the wall clock counts other processes' turns.
       const timed = (work: (log: AttemptLog, job: JobAttemptFacts) => void, list = jobs): number => {
         const log = new AttemptLog();

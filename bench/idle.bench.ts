@@ -53,7 +53,9 @@ async function launcherEndpoint(url: string): Promise<void> {
 async function start(kind: Kind): Promise<ChildProcess> {
   const script = kind === 'serve-api' ? await childScript('bench/children/platform-worker.ts', 'compiled') : await childScript('src/cli/main.ts', 'compiled');
   const args =
-    kind === 'serve-api' ? ['--serve-api', '--port', '0'] : ['harness', '--port', '0', ...(kind === 'harness-launcher' ? ['--gpus', 'none', '--image', `${LAUNCHER_IMAGE}=node -e 0`] : [])];
+    kind === 'serve-api'
+      ? ['--serve-api', '--port', '0']
+      : ['harness', '--port', '0', ...(kind === 'harness-launcher' ? ['--gpus', 'none', '--image', `${LAUNCHER_IMAGE}=node -e 0`] : [])];
   const child = track(
     spawn(process.execPath, [...childExecArgv(script), script, ...args], {
       cwd: REPO_ROOT,

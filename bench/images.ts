@@ -32,7 +32,13 @@ const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' }
 const RUNS = Number(values.runs);
 
 const engine: DockerEngine = values['docker-host']
-  ? { socketPath: values['docker-host'].replace(/^unix:\/\//, ''), host: values['docker-host'], dir: '', env: { DOCKER_HOST: values['docker-host'] }, stop: () => Promise.resolve() }
+  ? {
+      socketPath: values['docker-host'].replace(/^unix:\/\//, ''),
+      host: values['docker-host'],
+      dir: '',
+      env: { DOCKER_HOST: values['docker-host'] },
+      stop: () => Promise.resolve(),
+    }
   : await startDockerEngine();
 const docker = (args: readonly string[]) => execa('docker', args, { env: { ...engine.env, DOCKER_BUILDKIT: '0' } });
 
@@ -82,12 +88,17 @@ try {
   }
   console.log('\n| image | size |\n|---|---|');
   const listed = await docker(['image', 'ls', '--format', '{{.Repository}}:{{.Tag}} {{.Size}}']);
-  for (const line of String(listed.stdout).split('\n').filter((entry) => /^sw-(bench|standin)\//.test(entry)).sort()) {
+  for (const line of String(listed.stdout)
+    .split('\n')
+    .filter((entry) => /^sw-(bench|standin)\//.test(entry))
+    .sort()) {
     const [name, size] = line.split(' ');
     console.log(`| ${name} | ${size} |`);
   }
 
-  console.log(`\nNode ${String((await docker(['run', '--rm', '--entrypoint', 'node', images.cpu, '--version'])).stdout).trim()} in the images, ${RUNS} runs, medians (min-max)\n\n| variant | time |\n|---|---|`);
+  console.log(
+    `\nNode ${String((await docker(['run', '--rm', '--entrypoint', 'node', images.cpu, '--version'])).stdout).trim()} in the images, ${RUNS} runs, medians (min-max)\n\n| variant | time |\n|---|---|`,
+  );
   for (const [kind, tag] of Object.entries(images)) {
     await measure(`${kind}: dry run, docker run --rm spawned to exit`, async () => {
       const started = performance.now();
@@ -102,10 +113,16 @@ try {
   }
   const platform = await fakePlatform();
   const env = (pod: string) => [
-    '-e', `RUNPOD_WEBHOOK_GET_JOB=${platform.url}/v2/bench/job-take/$ID?`,
-    '-e', `RUNPOD_WEBHOOK_POST_OUTPUT=${platform.url}/v2/bench/job-done/$RUNPOD_POD_ID/$ID?`,
-    '-e', `RUNPOD_WEBHOOK_PING=${platform.url}/v2/bench/ping/$RUNPOD_POD_ID`,
-    '-e', 'RUNPOD_ENDPOINT_ID=bench', '-e', `RUNPOD_POD_ID=${pod}`,
+    '-e',
+    `RUNPOD_WEBHOOK_GET_JOB=${platform.url}/v2/bench/job-take/$ID?`,
+    '-e',
+    `RUNPOD_WEBHOOK_POST_OUTPUT=${platform.url}/v2/bench/job-done/$RUNPOD_POD_ID/$ID?`,
+    '-e',
+    `RUNPOD_WEBHOOK_PING=${platform.url}/v2/bench/ping/$RUNPOD_POD_ID`,
+    '-e',
+    'RUNPOD_ENDPOINT_ID=bench',
+    '-e',
+    `RUNPOD_POD_ID=${pod}`,
   ];
   for (const [kind, tag] of Object.entries(images)) {
     let run = 0;
@@ -120,7 +137,17 @@ try {
     await measure(`${kind}: bare \`node\` sending one GET, docker run -d to the request (floor)`, async () => {
       const take = platform.nextTake();
       const started = performance.now();
-      const { stdout } = await docker(['run', '-d', '--network', 'host', '--entrypoint', 'node', tag, '-e', `fetch('${platform.url}/v2/bench/job-take/x').catch(()=>{})`]);
+      const { stdout } = await docker([
+        'run',
+        '-d',
+        '--network',
+        'host',
+        '--entrypoint',
+        'node',
+        tag,
+        '-e',
+        `fetch('${platform.url}/v2/bench/job-take/x').catch(()=>{})`,
+      ]);
       const at = await take;
       await docker(['rm', '-f', String(stdout).trim()]);
       return at - started;

@@ -50,7 +50,8 @@ function pgClient(url: string): Client {
     // Named queries: prepared once per connection, as the store does.
     submit: async (id, request) => void (await pool.query({ name: 'submit', text: SUBMIT, values: [id, JSON.stringify(request)] })),
     take: async (workerId) => (await pool.query<{ id: string; attempt: number }>({ name: 'take', text: TAKE, values: [workerId, Date.now()] })).rows[0],
-    complete: async (id, attempt, output) => void (await pool.query({ name: 'complete', text: COMPLETE, values: [JSON.stringify(output), Date.now(), id, attempt] })),
+    complete: async (id, attempt, output) =>
+      void (await pool.query({ name: 'complete', text: COMPLETE, values: [JSON.stringify(output), Date.now(), id, attempt] })),
     reset: async () => void (await pool.query(SCHEMA)),
     end: () => pool.end(),
   };
@@ -71,7 +72,12 @@ function postgresClient(url: string): Client {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-interface RunFigures { submitP50: number; takeP50: number; completeP50: number; concurrentPerS: number }
+interface RunFigures {
+  submitP50: number;
+  takeP50: number;
+  completeP50: number;
+  concurrentPerS: number;
+}
 
 async function oneRun(client: Client, run: number): Promise<RunFigures> {
   await client.reset();
@@ -111,7 +117,9 @@ async function oneRun(client: Client, run: number): Promise<RunFigures> {
 async function main(): Promise<void> {
   const machine = machineInfo();
   const server = await startEmbeddedServer();
-  console.log(`embedded PostgreSQL started in ${server.startMs} ms; ${JOBS} jobs a run, ${RUNS} runs; ${machine.cpuModel} x${machine.nproc}, node ${machine.node}`);
+  console.log(
+    `embedded PostgreSQL started in ${server.startMs} ms; ${JOBS} jobs a run, ${RUNS} runs; ${machine.cpuModel} x${machine.nproc}, node ${machine.node}`,
+  );
   try {
     for (const make of [pgClient, postgresClient]) {
       const client = make(server.url);

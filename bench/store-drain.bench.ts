@@ -24,7 +24,12 @@ import { loadAverage } from './lib/machine.js';
 import { median } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { jobs: { type: 'string', default: '3000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, 'fsync-off': { type: 'boolean', default: false } },
+  options: {
+    jobs: { type: 'string', default: '3000' },
+    concurrency: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '3' },
+    'fsync-off': { type: 'boolean', default: false },
+  },
 });
 const JOBS = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
@@ -60,7 +65,9 @@ const memory: number[] = [];
 const pg: number[] = [];
 const perJob: number[] = [];
 try {
-  console.log(`${JOBS} queued jobs drained by 1 worker of concurrency ${CONCURRENCY}, ${ROUNDS} rounds (median); PostgreSQL fsync ${values['fsync-off'] ? 'off' : 'on'}; load ${loadAverage()}`);
+  console.log(
+    `${JOBS} queued jobs drained by 1 worker of concurrency ${CONCURRENCY}, ${ROUNDS} rounds (median); PostgreSQL fsync ${values['fsync-off'] ? 'off' : 'on'}; load ${loadAverage()}`,
+  );
   for (let round = 0; round < ROUNDS; round++) {
     memory.push(await drain(new MemoryJobStore()));
     const name = `drain_${round}_${Date.now()}`;
@@ -81,7 +88,9 @@ try {
   const m = median(memory);
   const p = median(pg);
   console.log(`memory      ${m.toFixed(0)} jobs/s (rounds: ${memory.map((v) => v.toFixed(0)).join(', ')})`);
-  console.log(`postgres    ${p.toFixed(0)} jobs/s (rounds: ${pg.map((v) => v.toFixed(0)).join(', ')}) | ${median(perJob).toFixed(2)} statements/job (submissions, notifications included) | ${(p / m).toFixed(2)}x memory | load ${loadAverage()}`);
+  console.log(
+    `postgres    ${p.toFixed(0)} jobs/s (rounds: ${pg.map((v) => v.toFixed(0)).join(', ')}) | ${median(perJob).toFixed(2)} statements/job (submissions, notifications included) | ${(p / m).toFixed(2)}x memory | load ${loadAverage()}`,
+  );
 } finally {
   await admin.end();
   await server.stop();

@@ -44,10 +44,13 @@ try {
     ['health', () => store.health('ep')],
     ['get', () => store.get('ep', some?.id ?? '')],
     ['nextDueAt', () => store.nextDueAt()],
-    ['take 1 (and give it back)', async () => {
-      const [job] = await store.take('ep', 'bench', 1, NOW);
-      if (job) await sql`UPDATE sw_jobs SET status = 'IN_QUEUE', worker_id = NULL WHERE endpoint_id = 'ep' AND id = ${job.id}`;
-    }],
+    [
+      'take 1 (and give it back)',
+      async () => {
+        const [job] = await store.take('ep', 'bench', 1, NOW);
+        if (job) await sql`UPDATE sw_jobs SET status = 'IN_QUEUE', worker_id = NULL WHERE endpoint_id = 'ep' AND id = ${job.id}`;
+      },
+    ],
   ];
   for (const [name, call] of cases) {
     const times: number[] = [];

@@ -26,7 +26,13 @@ import { processTree, readProc } from './lib/proc.js';
 import { median, percentile } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { jobs: { type: 'string', default: '400' }, clients: { type: 'string', default: '16' }, runs: { type: 'string', default: '3' }, 'fsync-off': { type: 'boolean', default: false }, 'pg-pool-size': { type: 'string' } },
+  options: {
+    jobs: { type: 'string', default: '400' },
+    clients: { type: 'string', default: '16' },
+    runs: { type: 'string', default: '3' },
+    'fsync-off': { type: 'boolean', default: false },
+    'pg-pool-size': { type: 'string' },
+  },
 });
 const JOBS = Number(values.jobs);
 const CLIENTS = Number(values.clients);
@@ -38,7 +44,11 @@ process.once('exit', () => {
 });
 
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [...childExecArgv(script), script, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [...childExecArgv(script), script, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
@@ -54,7 +64,19 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** A harness process; resolves with its URL and the worker variables it printed. */
 async function startHarness(store: string): Promise<{ child: ChildProcess; url: string; env: Record<string, string> }> {
-  const child = start(`${REPO_ROOT}src/cli/main.ts`, ['harness', '--store', store, '--port', '0', '--no-rate-limit', ...(store.startsWith('postgres') && values['pg-pool-size'] !== undefined ? ['--pg-pool-size', values['pg-pool-size']] : [])], { LOG_LEVEL: 'warn' });
+  const child = start(
+    `${REPO_ROOT}src/cli/main.ts`,
+    [
+      'harness',
+      '--store',
+      store,
+      '--port',
+      '0',
+      '--no-rate-limit',
+      ...(store.startsWith('postgres') && values['pg-pool-size'] !== undefined ? ['--pg-pool-size', values['pg-pool-size']] : []),
+    ],
+    { LOG_LEVEL: 'warn' },
+  );
   let banner = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on('data', (data: Buffer) => {
@@ -65,11 +87,17 @@ async function startHarness(store: string): Promise<{ child: ChildProcess; url: 
   });
   const url = /harness listening on (http:\/\/[\d.:]+)/.exec(banner)?.[1];
   if (!url) throw new Error(`no URL in the banner: ${banner}`);
-  const env = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((m) => [m[1] as string, (m[2] as string).replaceAll('/v2/local/', '/v2/bench/')]));
+  const env = Object.fromEntries(
+    [...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((m) => [m[1] as string, (m[2] as string).replaceAll('/v2/local/', '/v2/bench/')]),
+  );
   return { child, url, env };
 }
 
-interface Figures { jobsPerS: number; p50Ms: number; p95Ms: number }
+interface Figures {
+  jobsPerS: number;
+  p50Ms: number;
+  p95Ms: number;
+}
 
 async function batch(pools: Pool[], jobs: number): Promise<Figures> {
   const latencies: number[] = [];
@@ -81,7 +109,12 @@ async function batch(pools: Pool[], jobs: number): Promise<Figures> {
         const n = next++;
         const pool = pools[(client + n) % pools.length] as Pool;
         const t = performance.now();
-        const answer = await pool.request({ method: 'POST', path: '/v2/bench/runsync', body: JSON.stringify({ input: {} }), headers: { 'content-type': 'application/json' } });
+        const answer = await pool.request({
+          method: 'POST',
+          path: '/v2/bench/runsync',
+          body: JSON.stringify({ input: {} }),
+          headers: { 'content-type': 'application/json' },
+        });
         const body = (await answer.body.json()) as { status?: string };
         if (body.status !== 'COMPLETED') throw new Error(`runsync answered ${answer.statusCode} ${JSON.stringify(body)}`);
         latencies.push(performance.now() - t);
@@ -115,7 +148,12 @@ async function measure(name: string, stores: string[], database?: string): Promi
   const harnesses = await Promise.all(stores.map(startHarness));
   const workers = [0, 1].map((i) => {
     const harness = harnesses[i % harnesses.length] as (typeof harnesses)[number];
-    return start(`${REPO_ROOT}bench/children/platform-worker.ts`, [], { ...harness.env, RUNPOD_POD_ID: `bench-worker-${i}`, BENCH_CONCURRENCY: '8', LOG_LEVEL: 'warn' });
+    return start(`${REPO_ROOT}bench/children/platform-worker.ts`, [], {
+      ...harness.env,
+      RUNPOD_POD_ID: `bench-worker-${i}`,
+      BENCH_CONCURRENCY: '8',
+      LOG_LEVEL: 'warn',
+    });
   });
   const pools = harnesses.map((harness) => new Pool(harness.url, { connections: CLIENTS, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 }));
   try {
@@ -133,7 +171,9 @@ async function measure(name: string, stores: string[], database?: string): Promi
     const cpuText = ` | CPU/job: harness ${cpu.harness.toFixed(2)} ms${database === undefined ? '' : `, PostgreSQL ${cpu.server.toFixed(2)} ms`}`;
     const perJob = (before !== undefined && after !== undefined ? ` | ${((after - before) / (JOBS * RUNS)).toFixed(1)} transactions/job` : '') + cpuText;
     const pick = (key: keyof Figures): string => median(runs.map((r) => r[key])).toFixed(key === 'jobsPerS' ? 0 : 1);
-    console.log(`${name.padEnd(28)} ${pick('jobsPerS').padStart(6)} jobs/s | p50 ${pick('p50Ms')} ms | p95 ${pick('p95Ms')} ms | load ${loadAverage()}${perJob}`);
+    console.log(
+      `${name.padEnd(28)} ${pick('jobsPerS').padStart(6)} jobs/s | p50 ${pick('p50Ms')} ms | p95 ${pick('p95Ms')} ms | load ${loadAverage()}${perJob}`,
+    );
   } finally {
     for (const pool of pools) await pool.close();
     for (const child of [...workers, ...harnesses.map((h) => h.child)]) await stop(child);

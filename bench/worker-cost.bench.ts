@@ -44,9 +44,17 @@ export interface WorkerVariant {
 
 const COMPILED: WorkerVariant = { label: '', runtime: 'compiled', nodeArgs: [] };
 const IMAGE: WorkerVariant = { label: ', image command', runtime: 'bundle', nodeArgs: ['--enable-source-maps'] };
-const IMAGE_SEMI_SPACE: WorkerVariant = { label: ', image command, --max-semi-space-size=2', runtime: 'bundle', nodeArgs: ['--max-semi-space-size=2', '--enable-source-maps'] };
+const IMAGE_SEMI_SPACE: WorkerVariant = {
+  label: ', image command, --max-semi-space-size=2',
+  runtime: 'bundle',
+  nodeArgs: ['--max-semi-space-size=2', '--enable-source-maps'],
+};
 /** The images' command on a `build --splitting` bundle (chunks loaded on demand), young generation capped as the images set it. */
-const IMAGE_SPLIT: WorkerVariant = { label: ', image command, split, --max-semi-space-size=2', runtime: 'bundle-split', nodeArgs: ['--max-semi-space-size=2', '--enable-source-maps'] };
+const IMAGE_SPLIT: WorkerVariant = {
+  label: ', image command, split, --max-semi-space-size=2',
+  runtime: 'bundle-split',
+  nodeArgs: ['--max-semi-space-size=2', '--enable-source-maps'],
+};
 const IMAGE_FULL_MAP: WorkerVariant = { label: ', image command, full source map', runtime: 'bundle-full-map', nodeArgs: ['--enable-source-maps'] };
 const BUNDLE_NO_MAPS: WorkerVariant = { label: ', bundle without --enable-source-maps', runtime: 'bundle', nodeArgs: [] };
 

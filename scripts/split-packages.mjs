@@ -50,7 +50,7 @@ function movedPathOf(path) {
     const source = platformPathOf(`${path.slice(0, -3)}.ts`);
     return source ? `${source.slice(0, -3)}.js` : path;
   }
-  return platformPathOf(path) ?? (path.endsWith('/') ? path : platformPathOf(`${path}/`)?.slice(0, -1) ?? path);
+  return platformPathOf(path) ?? (path.endsWith('/') ? path : (platformPathOf(`${path}/`)?.slice(0, -1) ?? path));
 }
 
 /** Where a path of today's tree was before the split (the inverse of platformPathOf). */
@@ -100,7 +100,11 @@ const existing = (path) => existsSync(join(ROOT, path));
 function resolveTarget(fromDir, specifier) {
   const path = posix.normalize(posix.join(fromDir, specifier));
   if (existing(path)) return path;
-  for (const [from, to] of [['.js', '.ts'], ['.js', '.d.ts'], ['.mjs', '.mts']]) {
+  for (const [from, to] of [
+    ['.js', '.ts'],
+    ['.js', '.d.ts'],
+    ['.mjs', '.mts'],
+  ]) {
     if (path.endsWith(from) && existing(path.slice(0, -from.length) + to)) return path;
   }
   return undefined;
@@ -151,7 +155,10 @@ for (const file of ['src', PLATFORM, 'test', 'bench', 'scripts', 'examples', 'te
 }
 
 const say = (title, lines) => lines.length && console.log(`${title} (${lines.length}):\n  ${lines.join('\n  ')}`);
-say(check ? 'would move' : 'moved', moved.map(([from, to]) => `${from} -> ${to}`));
+say(
+  check ? 'would move' : 'moved',
+  moved.map(([from, to]) => `${from} -> ${to}`),
+);
 say(check ? 'would fix imports in' : 'fixed imports in', changedFiles);
 say('SDK files importing the platform (the SDK must reach it only through a dynamic import by package name)', sdkImportsPlatform);
 say('relative imports that resolve nowhere', unresolved);

@@ -14,13 +14,7 @@ export type { ServeOptions, ConcurrencyFunction, ConcurrencyState } from './work
 export { withMetrics } from './worker/stream-metrics.js';
 export { waitForUrl, type WaitForUrlOptions, type WaitForUrlResult } from './worker/wait-for-url.js';
 export type { InitContext, InitFunction } from './worker/init/init-types.js';
-export {
-  serveLoadBalancing,
-  startLoadBalancingWorker,
-  type HttpApp,
-  type LoadBalancingOptions,
-  type LoadBalancingWorker,
-} from './load-balancing/index.js';
+export { serveLoadBalancing, startLoadBalancingWorker, type HttpApp, type LoadBalancingOptions, type LoadBalancingWorker } from './load-balancing/index.js';
 export { splitYield, joinChunks } from './worker/stream-chunker.js';
 export { lastAttemptChunks } from './worker/join-chunks.js';
 export {

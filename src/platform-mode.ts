@@ -74,7 +74,8 @@ export async function runPlatformWorker(
       : {}),
   });
   // The worker child of --serve-api, joined over its IPC channel: jobs and results there, the rest over HTTP.
-  const transport = env[SUPERVISED_CHANNEL_ENV] === SUPERVISED_CHANNEL_IPC && process.send !== undefined ? await supervisedTransport(platform, logger) : platform;
+  const transport =
+    env[SUPERVISED_CHANNEL_ENV] === SUPERVISED_CHANNEL_IPC && process.send !== undefined ? await supervisedTransport(platform, logger) : platform;
   if (settings.expectGpu !== undefined) {
     const presence = await checkGpuPresence(settings.expectGpu, { env });
     if (!presence.ok) {
@@ -103,7 +104,14 @@ export async function runPlatformWorker(
   // The runtime exists from the start (state initializing while init runs); jobs reach
   // the handler bound to init's state once init has succeeded.
   let active = handler as Handler<unknown>;
-  const runtime = new WorkerRuntime((job, ctx) => active(job, ctx), config, transport, logger, telemetry, transport.jobWatch ? { jobWatch: transport.jobWatch } : {});
+  const runtime = new WorkerRuntime(
+    (job, ctx) => active(job, ctx),
+    config,
+    transport,
+    logger,
+    telemetry,
+    transport.jobWatch ? { jobWatch: transport.jobWatch } : {},
+  );
   if (config.init !== undefined) runtime.beginInitializing();
   // The heartbeat starts now, so that the platform (and a harness's /health, as
   // initializing) hears from the worker during init; init failing is reported once.
@@ -130,14 +138,20 @@ export async function runPlatformWorker(
     const jobs = runtime.runningJobIds;
     if (jobs.length === 0) return;
     try {
-      writeSync(2, `serverless-worker: the process exited (code ${code}) with jobs running: ${jobs.join(', ')}; a job whose result was not posted goes back to the queue once this worker's heartbeat stops\n`);
+      writeSync(
+        2,
+        `serverless-worker: the process exited (code ${code}) with jobs running: ${jobs.join(', ')}; a job whose result was not posted goes back to the queue once this worker's heartbeat stops\n`,
+      );
     } catch {
       // stderr closed.
     }
     if (code === 0) process.exitCode = 1;
   };
   process.on('exit', onExit);
-  logger.info({ workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' }, 'worker serving the platform');
+  logger.info(
+    { workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' },
+    'worker serving the platform',
+  );
   try {
     const exit = await runtime.start();
     logger.info({ reason: exit.reason, exitCode: exit.exitCode }, 'worker stopped');

@@ -43,7 +43,10 @@ describe.each(DOCKERFILES)('%s', (file) => {
     expect(build.base).toMatch(/^node:24[.-]/);
     const script = runs(build).join('\n');
     expect(script).toMatch(/\bnpm ci\b(?![^\n]*--omit=dev)/);
-    const raw = build.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.raw).join('\n');
+    const raw = build.instructions
+      .filter((i) => i.keyword === 'RUN')
+      .map((i) => i.raw)
+      .join('\n');
     expect(raw).toContain('node bin/serverless-worker.js build "${WORKER}/worker.ts"');
     const defaultWorker = stageArg(build, 'WORKER') ?? '';
     expect(existsSync(`${ROOT}${defaultWorker}/worker.ts`), `${defaultWorker}/worker.ts`).toBe(true);

@@ -28,7 +28,13 @@ const COMPILED_PACKAGES = [
   {
     name: 'serverless-worker',
     target: 'src',
-    exports: { '.': './src/index.js', './testing': './src/testing/index.js', './harness': './src/exports/harness.js', './runtime': './src/exports/runtime.js', './internal/*.js': './src/*.js' },
+    exports: {
+      '.': './src/index.js',
+      './testing': './src/testing/index.js',
+      './harness': './src/exports/harness.js',
+      './runtime': './src/exports/runtime.js',
+      './internal/*.js': './src/*.js',
+    },
   },
   {
     name: 'serverless-worker-platform',

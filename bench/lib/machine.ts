@@ -31,7 +31,9 @@ export function loadAverage(): string {
   try {
     return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   } catch {
-    return loadavg().map((l) => l.toFixed(2)).join(' ');
+    return loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
   }
 }
 

@@ -20,10 +20,14 @@ export async function loadModel(ms: number, signal: AbortSignal): Promise<Model>
   const startedAt = Date.now();
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
   return {
     id: MODEL_ID,

@@ -28,7 +28,10 @@ function listener(request: IncomingMessage, response: ServerResponse): void {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ workerId }));
   } else if (url.pathname === '/echo' && request.method === 'POST') {
-    response.writeHead(200, { 'content-type': request.headers['content-type'] ?? 'application/octet-stream', 'x-seen-authorization': String(request.headers.authorization ?? '') });
+    response.writeHead(200, {
+      'content-type': request.headers['content-type'] ?? 'application/octet-stream',
+      'x-seen-authorization': String(request.headers.authorization ?? ''),
+    });
     request.pipe(response);
   } else if (url.pathname === '/slow') {
     // Headers at once (a caller knows the request arrived), the body after the pause;

@@ -101,10 +101,22 @@ async function* streamCompletion(id: string, body: Completion, signal: AbortSign
   for (const [index, prompt] of prompts.entries()) {
     for (const token of generate(prompt, body.max_tokens)) {
       if (signal.aborted) return;
-      const chunk = { id: answer.id, object: 'text_completion', created: answer.created, model: answer.model, choices: [{ index, text: token, logprobs: null, finish_reason: null }] };
+      const chunk = {
+        id: answer.id,
+        object: 'text_completion',
+        created: answer.created,
+        model: answer.model,
+        choices: [{ index, text: token, logprobs: null, finish_reason: null }],
+      };
       yield `data: ${JSON.stringify(chunk)}\n\n`;
     }
-    const last = { id: answer.id, object: 'text_completion', created: answer.created, model: answer.model, choices: [{ index, text: '', logprobs: null, finish_reason: answer.choices[index]!.finish_reason }] };
+    const last = {
+      id: answer.id,
+      object: 'text_completion',
+      created: answer.created,
+      model: answer.model,
+      choices: [{ index, text: '', logprobs: null, finish_reason: answer.choices[index]!.finish_reason }],
+    };
     yield `data: ${JSON.stringify(last)}\n\n`;
   }
   yield 'data: [DONE]\n\n';
@@ -133,6 +145,9 @@ export const openAiHandler: Handler<OpenAiJobInputType> = (job, ctx) => {
     case '/v1/models':
       return Promise.resolve(models());
     default:
-      throw new ServerlessWorkerError('SW_INPUT_VALIDATION', `This worker does not serve ${route}; it serves /v1/chat/completions, /v1/completions and /v1/models`);
+      throw new ServerlessWorkerError(
+        'SW_INPUT_VALIDATION',
+        `This worker does not serve ${route}; it serves /v1/chat/completions, /v1/completions and /v1/models`,
+      );
   }
 };

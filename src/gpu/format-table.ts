@@ -7,8 +7,7 @@ import type { GpuReading, GpuReadResult } from './reading.js';
 const MIB = 1024 * 1024;
 const NONE = '-';
 
-const fixed = (value: number | null, digits = 0, unit = ''): string =>
-  value === null ? NONE : `${value.toFixed(digits)}${unit}`;
+const fixed = (value: number | null, digits = 0, unit = ''): string => (value === null ? NONE : `${value.toFixed(digits)}${unit}`);
 
 const pair = (a: number | null, b: number | null, scale = 1, digits = 0): string =>
   a === null && b === null ? NONE : `${fixed(a === null ? null : a / scale, digits)} / ${fixed(b === null ? null : b / scale, digits)}`;
@@ -50,5 +49,8 @@ export function formatGpuTable(result: GpuReadResult): string {
   const showMig = result.gpus.some((g) => g.migInstances);
   const columns = showMig ? COLUMNS : COLUMNS.filter((c) => c.title !== 'MIG');
   const rows = [columns.map((c) => c.title), ...result.gpus.map((g) => columns.map((c) => c.cell(g)))];
-  return `${header}\n${alignColumns(rows, columns.map((c) => c.right ?? false)).join('\n')}\n`;
+  return `${header}\n${alignColumns(
+    rows,
+    columns.map((c) => c.right ?? false),
+  ).join('\n')}\n`;
 }

@@ -23,10 +23,7 @@ export const NVIDIA_QUERY_FIELDS = [
 ] as const;
 
 /** Arguments for one reading: CSV without header or units (MiB, W, C, %). */
-export const NVIDIA_SMI_ARGS: readonly string[] = [
-  `--query-gpu=${NVIDIA_QUERY_FIELDS.join(',')}`,
-  '--format=csv,noheader,nounits',
-];
+export const NVIDIA_SMI_ARGS: readonly string[] = [`--query-gpu=${NVIDIA_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'];
 
 type Field = (typeof NVIDIA_QUERY_FIELDS)[number];
 

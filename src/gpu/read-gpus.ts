@@ -69,7 +69,12 @@ async function readInOrder(
  * tool), env (default process.env, PATH and the visible-devices variables), signal.
  */
 export function readGpus(options: ReadGpusOptions = {}): Promise<GpuReadResult> {
-  return readInOrder(options.vendors ?? ['nvidia', 'amd'], options, () => undefined, () => undefined);
+  return readInOrder(
+    options.vendors ?? ['nvidia', 'amd'],
+    options,
+    () => undefined,
+    () => undefined,
+  );
 }
 
 /**

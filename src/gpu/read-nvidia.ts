@@ -24,8 +24,5 @@ async function nvidiaMigParents(options: RunToolOptions): Promise<Map<string, st
  * `{ ok: false, reason }`. Options: timeoutMs (default 3000), env (default process.env).
  */
 export function readNvidiaGpus(options: RunToolOptions = {}): Promise<GpuReadResult> {
-  return readVendorGpus(
-    { vendor: 'nvidia', args: NVIDIA_SMI_ARGS, parse: parseNvidiaSmiCsv, migParents: nvidiaMigParents },
-    options,
-  );
+  return readVendorGpus({ vendor: 'nvidia', args: NVIDIA_SMI_ARGS, parse: parseNvidiaSmiCsv, migParents: nvidiaMigParents }, options);
 }

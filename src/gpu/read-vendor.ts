@@ -49,9 +49,7 @@ export async function readVendorGpus(parts: VendorParts, options: RunToolOptions
       return noGpuFromAttempt(attempt(vendor, 'no-devices', 'ran but listed no GPU'));
     }
     const why = parsed.skipped[0] ? `${parsed.skipped[0].where}: ${parsed.skipped[0].reason}` : 'no GPU entries';
-    return noGpuFromAttempt(
-      attempt(vendor, 'unparseable', `printed nothing readable (${why}; output starts ${JSON.stringify(clip(run.stdout, 40))})`),
-    );
+    return noGpuFromAttempt(attempt(vendor, 'unparseable', `printed nothing readable (${why}; output starts ${JSON.stringify(clip(run.stdout, 40))})`));
   }
   const variable = VISIBLE_DEVICES_VARIABLE[vendor];
   const env = options.env ?? process.env;
@@ -62,9 +60,7 @@ export async function readVendorGpus(parts: VendorParts, options: RunToolOptions
   const [first, ...rest] = visible;
   if (!first) {
     const count = `${parsed.gpus.length} GPU${parsed.gpus.length === 1 ? '' : 's'}`;
-    return noGpuFromAttempt(
-      attempt(vendor, 'none-visible', `lists ${count} but ${variable}=${JSON.stringify(env[variable])} hides them all`),
-    );
+    return noGpuFromAttempt(attempt(vendor, 'none-visible', `lists ${count} but ${variable}=${JSON.stringify(env[variable])} hides them all`));
   }
   return { ok: true, vendor, tool, gpus: [first, ...rest], hidden, readAt: systemClock.now() };
 }

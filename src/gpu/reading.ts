@@ -47,15 +47,7 @@ export type GpuReading = z.infer<typeof GpuReadingSchema>;
  * it ran and listed no GPU; `none-visible`: GPUs exist but CUDA_VISIBLE_DEVICES /
  * HIP_VISIBLE_DEVICES hides them all; `cancelled`: the caller aborted the read.
  */
-export const NoGpuReasonSchema = z.enum([
-  'not-installed',
-  'failed',
-  'timed-out',
-  'unparseable',
-  'no-devices',
-  'none-visible',
-  'cancelled',
-]);
+export const NoGpuReasonSchema = z.enum(['not-installed', 'failed', 'timed-out', 'unparseable', 'no-devices', 'none-visible', 'cancelled']);
 export type NoGpuReason = z.infer<typeof NoGpuReasonSchema>;
 
 /** One tool's failed attempt, kept so that a combined "no GPU" says what each tool did. */

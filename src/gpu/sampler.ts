@@ -67,8 +67,7 @@ export interface GpuSampler {
 /** A sampler; validates options (SW_INVALID_OPTIONS). Defaults: intervalMs 5000, timeoutMs 3000. */
 export function createGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
   const config = parseOrThrow(SamplerOptionsSchema, options, 'SW_INVALID_OPTIONS', 'GPU sampler options');
-  const reader =
-    config.reader ?? createGpuReader({ timeoutMs: config.timeoutMs, ...(options.env ? { env: options.env } : {}) });
+  const reader = config.reader ?? createGpuReader({ timeoutMs: config.timeoutMs, ...(options.env ? { env: options.env } : {}) });
   const windows = new Set<ReturnType<typeof createWindowAccumulator>>();
   const listeners = new Set<(result: GpuReadResult) => void>();
   const cancel = new AbortController();

@@ -48,12 +48,14 @@ export const ERROR_CODES = {
   },
   SW_REQUEUE_LIMIT: {
     status: 500,
-    meaning: 'The job was lost more often than the harness requeues a job (its worker died or went silent, or the job-take answer never reached it); it ended FAILED.',
+    meaning:
+      'The job was lost more often than the harness requeues a job (its worker died or went silent, or the job-take answer never reached it); it ended FAILED.',
     fix: 'Read the worker logs: a handler that crashes or hangs its worker on this input must be fixed. Raise maxRequeues (--max-requeues) if workers die for other reasons; /retry runs the job again.',
   },
   SW_STALE_ATTEMPT: {
     status: 409,
-    meaning: 'A worker posted progress, a stream chunk or a result for an attempt of the job that is no longer the current one (the job was cancelled, timed out or lost, then run again).',
+    meaning:
+      'A worker posted progress, a stream chunk or a result for an attempt of the job that is no longer the current one (the job was cancelled, timed out or lost, then run again).',
     fix: 'Nothing to fix: the current attempt decides the outcome. The worker logs the refusal at debug and drops the post.',
   },
   // ---- handler outcomes (carried in a failed job's error) ----
@@ -74,7 +76,8 @@ export const ERROR_CODES = {
   },
   SW_OUTPUT_TOO_DEEP: {
     status: 500,
-    meaning: 'The handler returned, yielded or reported as progress a value nested deeper than 1000 levels of arrays and objects (MAX_JSON_DEPTH); the job is FAILED and the message names the path.',
+    meaning:
+      'The handler returned, yielded or reported as progress a value nested deeper than 1000 levels of arrays and objects (MAX_JSON_DEPTH); the job is FAILED and the message names the path.',
     fix: 'Flatten the value, or send the deep part as a JSON string.',
   },
   SW_EXECUTION_TIMEOUT: {
@@ -94,7 +97,8 @@ export const ERROR_CODES = {
   },
   SW_JOB_EXPIRED: {
     status: 410,
-    meaning: "The job reached the end of its ttl (policy.ttl) while it ran: the platform deleted it (its status answers 404) and the signal aborted with this reason.",
+    meaning:
+      'The job reached the end of its ttl (policy.ttl) while it ran: the platform deleted it (its status answers 404) and the signal aborted with this reason.',
     fix: 'Raise policy.ttl (10 s to 7 days; it covers queue time and execution) or make the job shorter. Handlers should stop when ctx.signal aborts.',
   },
   SW_WORKER_SHUTDOWN: {
@@ -104,7 +108,8 @@ export const ERROR_CODES = {
   },
   SW_RESULT_TOO_LARGE: {
     status: 413,
-    meaning: "The job's serialized result is larger than the platform accepts for a result (20 MB on the worker API); the worker did not post it and failed the job.",
+    meaning:
+      "The job's serialized result is larger than the platform accepts for a result (20 MB on the worker API); the worker did not post it and failed the job.",
     fix: "Stream the output (yield it in parts), or upload it to the job's s3Config bucket and return the URL; for a stream aggregated into its result (aggregateStream), turn aggregateStream off. The message gives the size and the limit (maxResultBytes).",
   },
   SW_INIT_FAILED: {
@@ -145,18 +150,21 @@ export const ERROR_CODES = {
   },
   SW_BUILD_FAILED: {
     status: 500,
-    meaning: '`serverless-worker build` could not bundle the worker: the entry file is missing, or esbuild reported errors (a syntax error, an import it cannot resolve).',
+    meaning:
+      '`serverless-worker build` could not bundle the worker: the entry file is missing, or esbuild reported errors (a syntax error, an import it cannot resolve).',
     fix: 'The message names the file and line esbuild stopped at; run `npm install` when it names a package, and pass the file that calls serve() as the entry.',
   },
   SW_PLATFORM_MISSING: {
     status: 500,
-    meaning: 'A command or mode needs the local platform package (serverless-worker-platform: the harness server, --serve-api, build, the management CLI), which is not installed beside the SDK.',
-    fix: 'Install it as a dev dependency, at the SDK\'s version: npm install --save-dev serverless-worker-platform@<the SDK\'s version>. A worker image needs only the SDK.',
+    meaning:
+      'A command or mode needs the local platform package (serverless-worker-platform: the harness server, --serve-api, build, the management CLI), which is not installed beside the SDK.',
+    fix: "Install it as a dev dependency, at the SDK's version: npm install --save-dev serverless-worker-platform@<the SDK's version>. A worker image needs only the SDK.",
   },
   SW_S3_CLIENT_MISSING: {
     status: 500,
-    meaning: 'An S3 upload helper (uploadFile, uploadBuffer, uploadStream) was called where the AWS SDK, an optional peer dependency of the SDK, is not installed.',
-    fix: 'npm install @aws-sdk/client-s3 @aws-sdk/lib-storage @aws-sdk/s3-request-presigner in the worker\'s project (the image installs them with the rest).',
+    meaning:
+      'An S3 upload helper (uploadFile, uploadBuffer, uploadStream) was called where the AWS SDK, an optional peer dependency of the SDK, is not installed.',
+    fix: "npm install @aws-sdk/client-s3 @aws-sdk/lib-storage @aws-sdk/s3-request-presigner in the worker's project (the image installs them with the rest).",
   },
   SW_INIT_TARGET_NOT_EMPTY: {
     status: 500,
@@ -206,12 +214,14 @@ export const ERROR_CODES = {
   },
   SW_DASHBOARD_UNAVAILABLE: {
     status: 503,
-    meaning: "The dashboard at /ui cannot find its files: a bundle was copied without the sw-dashboard/ folder that serverless-worker build writes beside it, or the package's ui/ folder is missing.",
+    meaning:
+      "The dashboard at /ui cannot find its files: a bundle was copied without the sw-dashboard/ folder that serverless-worker build writes beside it, or the package's ui/ folder is missing.",
     fix: 'Copy the whole outdir of serverless-worker build (the bundle and its sw-dashboard/ folder) or reinstall the package; the message lists the folders looked in. The queue API works without it.',
   },
   SW_DOCS_UNAVAILABLE: {
     status: 503,
-    meaning: "/docs cannot find Swagger UI's files: a bundle was copied without the sw-dashboard/swagger/ folder that serverless-worker build writes beside it, and swagger-ui-dist is not installed.",
+    meaning:
+      "/docs cannot find Swagger UI's files: a bundle was copied without the sw-dashboard/swagger/ folder that serverless-worker build writes beside it, and swagger-ui-dist is not installed.",
     fix: 'Copy the whole outdir of serverless-worker build (the bundle and its sw-dashboard/ folder), or install swagger-ui-dist; the message lists the folders looked in. /openapi.json and the queue API work without it.',
   },
   SW_METHOD_NOT_ALLOWED: {
@@ -232,13 +242,14 @@ export const ERROR_CODES = {
   },
   SW_LB_REQUEST_TIMEOUT: {
     status: 524,
-    meaning: 'A request to a load-balancing endpoint ran past the request time limit (default 330 000 ms, like the platform\'s about 5.5 minutes).',
+    meaning: "A request to a load-balancing endpoint ran past the request time limit (default 330 000 ms, like the platform's about 5.5 minutes).",
     fix: 'Answer sooner (stream the answer), or raise the limit (--lb-request-timeout-ms, loadBalancing.requestTimeoutMs) locally; on the platform use a queue endpoint for long work.',
   },
   SW_WORKER_UNREACHABLE: {
     status: 502,
-    meaning: 'A load-balancing worker chosen for a request could not be reached or dropped the connection before answering; when no connection could be made at all (ECONNREFUSED, ETIMEDOUT, ...) it is taken out of the pool until its /ping answers 200 again, a dropped request leaves it to its /ping.',
-    fix: 'Look at that worker\'s logs (did it crash?); the request was not retried on another worker, as on the platform: send it again.',
+    meaning:
+      'A load-balancing worker chosen for a request could not be reached or dropped the connection before answering; when no connection could be made at all (ECONNREFUSED, ETIMEDOUT, ...) it is taken out of the pool until its /ping answers 200 again, a dropped request leaves it to its /ping.',
+    fix: "Look at that worker's logs (did it crash?); the request was not retried on another worker, as on the platform: send it again.",
   },
   // ---- management API ----
   SW_INVALID_TEMPLATE: {
@@ -315,12 +326,14 @@ export const ERROR_CODES = {
   },
   SW_CLOCK_SKEW: {
     status: 503,
-    meaning: "This machine's clock is further from PostgreSQL's than the bound (2 s): job deadlines (ttl, timeouts, retention, liveness) are shared through the database, so the harness refuses to open the store, or, after a reconnect, refuses job changes while reads still answer.",
+    meaning:
+      "This machine's clock is further from PostgreSQL's than the bound (2 s): job deadlines (ttl, timeouts, retention, liveness) are shared through the database, so the harness refuses to open the store, or, after a reconnect, refuses job changes while reads still answer.",
     fix: "Sync this machine's clock (NTP) and start the harness again; the message gives the measured offset and its direction.",
   },
   SW_TARGET_REFUSED: {
     status: 403,
-    meaning: 'A URL the harness was asked to reach for a caller (a job webhook, a load-balancing worker) is the harness itself, a link-local or cloud metadata address, or an address its policy does not allow.',
+    meaning:
+      'A URL the harness was asked to reach for a caller (a job webhook, a load-balancing worker) is the harness itself, a link-local or cloud metadata address, or an address its policy does not allow.',
     fix: 'Point it at another host; to reach a refused range on purpose, widen the policy: --webhook-allow / webhook.allow for webhooks, --lb-allow / loadBalancing.allow for load-balancing workers (CIDR ranges, addresses, loopback, link-local, metadata).',
   },
   SW_INSECURE_BIND: {
@@ -335,7 +348,8 @@ export const ERROR_CODES = {
   },
   SW_OPENAI_JOB_TIMED_OUT: {
     status: 504,
-    meaning: 'The job behind an OpenAI-compatible request ran past its execution timeout, or did not end within the harness\'s OpenAI wait (then it was cancelled).',
+    meaning:
+      "The job behind an OpenAI-compatible request ran past its execution timeout, or did not end within the harness's OpenAI wait (then it was cancelled).",
     fix: 'Make the worker faster, make sure a worker is running for the endpoint, or raise the OpenAI wait (openaiTimeoutMs, --openai-timeout-ms).',
   },
   SW_HARNESS_CLOSING: {
@@ -346,12 +360,14 @@ export const ERROR_CODES = {
   // ---- platform transport ----
   SW_RESULT_UNDELIVERED: {
     status: 503,
-    meaning: "A job's result (or one of its stream chunks) could not be posted to the platform before the delivery deadline, after retrying network errors, 5xx and 429 answers, or the platform refused it with another 4xx.",
+    meaning:
+      "A job's result (or one of its stream chunks) could not be posted to the platform before the delivery deadline, after retrying network errors, 5xx and 429 answers, or the platform refused it with another 4xx.",
     fix: 'Check that the worker reaches the RUNPOD_WEBHOOK_POST_OUTPUT / _POST_STREAM host and that RUNPOD_AI_API_KEY is right; the log line names the job, the attempts and the last answer. Raise resultDeadlineMs for long outages.',
   },
   SW_RESULT_REFUSED: {
     status: 502,
-    meaning: "The platform refused the job's result with a 4xx that retrying cannot fix (413 too large, 400); the worker posted this error in its place, so the job ended FAILED.",
+    meaning:
+      "The platform refused the job's result with a 4xx that retrying cannot fix (413 too large, 400); the worker posted this error in its place, so the job ended FAILED.",
     fix: 'Read the status and answer in the message: for 413 make the result smaller (stream it or upload it to s3Config); for 400 check that the output is plain JSON.',
   },
   // ---- stream chunks ----
@@ -368,8 +384,8 @@ export const ERROR_CODES = {
   },
   SW_S3_UPLOAD_FAILED: {
     status: 502,
-    meaning: "The S3-compatible service refused or failed an upload (or a presign): bad credentials, a missing bucket, an unreachable endpoint.",
-    fix: 'Read the message: it names the bucket, the endpoint and the service\'s error code (AccessDenied, NoSuchBucket, ...); check s3Config against the service.',
+    meaning: 'The S3-compatible service refused or failed an upload (or a presign): bad credentials, a missing bucket, an unreachable endpoint.',
+    fix: "Read the message: it names the bucket, the endpoint and the service's error code (AccessDenied, NoSuchBucket, ...); check s3Config against the service.",
   },
 } as const satisfies Record<string, ErrorCodeEntry>;
 

@@ -63,7 +63,13 @@ export function parseOnceOrThrow<S extends z.ZodType>(schema: S, value: unknown,
 const REPEATED_PARSE = { reportInput: true } as const;
 const ONCE_PARSE = { reportInput: true, jitless: true } as const;
 
-function parseWith<S extends z.ZodType>(schema: S, value: unknown, code: ErrorCode, what: string, params: typeof REPEATED_PARSE | typeof ONCE_PARSE): z.infer<S> {
+function parseWith<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  code: ErrorCode,
+  what: string,
+  params: typeof REPEATED_PARSE | typeof ONCE_PARSE,
+): z.infer<S> {
   const result = schema.safeParse(value, params);
   if (result.success) return result.data;
   const issues = summarizeIssues(result.error);
@@ -73,10 +79,7 @@ function parseWith<S extends z.ZodType>(schema: S, value: unknown, code: ErrorCo
 /** Validate a `/run` or `/runsync` body; throws SW_INVALID_JOB_REQUEST. */
 export function parseJobRequest(body: unknown): JobRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ServerlessWorkerError(
-      'SW_INVALID_JOB_REQUEST',
-      `Invalid job request: expected a JSON object like {"input": {...}}, got ${previewValue(body)}`,
-    );
+    throw new ServerlessWorkerError('SW_INVALID_JOB_REQUEST', `Invalid job request: expected a JSON object like {"input": {...}}, got ${previewValue(body)}`);
   }
   return parseOrThrow(JobRequestSchema, body, 'SW_INVALID_JOB_REQUEST', 'job request');
 }

@@ -15,19 +15,17 @@ function msRange(field: string, range: { min: number; max: number }) {
 }
 
 /** An http(s) URL; other schemes (file:, javascript:, ...) are refused. */
-export const HttpUrlSchema = z
-  .string({ error: 'must be a URL string' })
-  .refine(
-    (value) => {
-      try {
-        const url = new URL(value);
-        return url.protocol === 'http:' || url.protocol === 'https:';
-      } catch {
-        return false;
-      }
-    },
-    { error: 'must be an absolute http:// or https:// URL' },
-  );
+export const HttpUrlSchema = z.string({ error: 'must be a URL string' }).refine(
+  (value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  },
+  { error: 'must be an absolute http:// or https:// URL' },
+);
 
 /**
  * A job's policy as the caller sent it: every field optional. The harness resolves

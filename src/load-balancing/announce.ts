@@ -104,7 +104,10 @@ export class HarnessRegistration {
       });
     } catch (error) {
       // Never accepted: most likely there is no harness at all; nothing to warn about.
-      this.#logger[this.#accepted ? 'warn' : 'debug']({ harness: urlForLog(this.#announcement.harnessUrl), err: error }, 'could not unregister from the harness');
+      this.#logger[this.#accepted ? 'warn' : 'debug'](
+        { harness: urlForLog(this.#announcement.harnessUrl), err: error },
+        'could not unregister from the harness',
+      );
     }
   }
 
@@ -133,7 +136,10 @@ export class HarnessRegistration {
       failures++;
       // One line per kind of trouble, not one per attempt.
       if (attempt.problem !== lastProblem) {
-        this.#logger.warn({ harness, endpointId, workerId, problem: attempt.problem }, `could not register with the harness (${attempt.problem}); trying again with backoff`);
+        this.#logger.warn(
+          { harness, endpointId, workerId, problem: attempt.problem },
+          `could not register with the harness (${attempt.problem}); trying again with backoff`,
+        );
       }
       lastProblem = attempt.problem;
       await sleep(backoffDelay(failures, { minMs: this.#settings.retryMinMs, maxMs: this.#settings.retryMaxMs }), this.#stop.signal, this.#clock);

@@ -87,7 +87,10 @@ function closeServer(server: Server | undefined, fresh: FreshConnections | undef
 }
 
 /** Start a load-balancing worker; answers once it listens (init runs on in the background). */
-export async function startLoadBalancingWorker<State>(options: LoadBalancingOptions<State>, extras: LoadBalancingWorkerExtras = {}): Promise<LoadBalancingWorker> {
+export async function startLoadBalancingWorker<State>(
+  options: LoadBalancingOptions<State>,
+  extras: LoadBalancingWorkerExtras = {},
+): Promise<LoadBalancingWorker> {
   const config: LoadBalancingConfig = resolveLbOptions(options);
   if (!config.logger) await loadPrettyLogs();
   const logger: Logger = config.logger ?? createLogger();
@@ -114,7 +117,12 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
         response,
         draining
           ? new ServerlessWorkerError('SW_WORKER_SHUTDOWN', 'This worker is shutting down and takes no new request')
-          : new ServerlessWorkerError('SW_WORKER_NOT_READY', failure !== undefined ? 'This worker failed its start-up and takes no request' : 'This worker is still starting (init runs); /ping answers 204 until it is ready'),
+          : new ServerlessWorkerError(
+              'SW_WORKER_NOT_READY',
+              failure !== undefined
+                ? 'This worker failed its start-up and takes no request'
+                : 'This worker is still starting (init runs); /ping answers 204 until it is ready',
+            ),
       );
       return;
     }
@@ -183,7 +191,11 @@ export async function startLoadBalancingWorker<State>(options: LoadBalancingOpti
       if (duringStartUp) await waitForStartUp();
       await withdrawing;
       const drained = await gate.waitIdle(config.shutdownTimeoutMs);
-      if (!drained) logger.warn({ inFlight: gate.inFlight, shutdownTimeoutMs: config.shutdownTimeoutMs }, 'drain deadline passed: closing the connections of requests still in flight');
+      if (!drained)
+        logger.warn(
+          { inFlight: gate.inFlight, shutdownTimeoutMs: config.shutdownTimeoutMs },
+          'drain deadline passed: closing the connections of requests still in flight',
+        );
       const closing = Promise.all([closeServer(appServer, appFresh), closeServer(healthServer, healthFresh), metricsServer?.close()]);
       if (!drained) appServer.closeAllConnections();
       await closing;

@@ -85,11 +85,7 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
   for (const [key, def] of Object.entries(METRICS)) {
     const common = { name: def.name, help: def.help, labelNames: [...def.labels], registers: [registry] };
     built[key] =
-      def.type === 'counter'
-        ? new Counter(common)
-        : def.type === 'gauge'
-          ? new Gauge(common)
-          : new Histogram({ ...common, buckets: [...def.buckets] });
+      def.type === 'counter' ? new Counter(common) : def.type === 'gauge' ? new Gauge(common) : new Histogram({ ...common, buckets: [...def.buckets] });
   }
   return {
     ...(built as unknown as MetricSet),

@@ -18,15 +18,15 @@ export interface MetricsServer {
 export async function startMetricsServer(metrics: Metrics, port: number, host = '0.0.0.0'): Promise<MetricsServer> {
   const server: Server = createServer((request, response) => {
     if (request.url?.split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ error: { code: 'SW_ROUTE_NOT_FOUND', message: 'Only GET /metrics is served here' } }),
-      );
+      response
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'SW_ROUTE_NOT_FOUND', message: 'Only GET /metrics is served here' } }));
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'application/json' }).end(
-        JSON.stringify({ error: { code: 'SW_METHOD_NOT_ALLOWED', message: '/metrics answers GET only' } }),
-      );
+      response
+        .writeHead(405, { allow: 'GET, HEAD', 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'SW_METHOD_NOT_ALLOWED', message: '/metrics answers GET only' } }));
       return;
     }
     metrics.registry.metrics().then(

@@ -35,7 +35,14 @@ export interface TargetPolicyOptions {
 }
 
 /** Names of metadata services, refused before any lookup. */
-const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+const METADATA_NAMES = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.internal',
+]);
 
 function blockOf(entries: ReadonlyArray<readonly [string, number, 'ipv4' | 'ipv6']>): BlockList {
   const list = new BlockList();
@@ -64,7 +71,10 @@ const LOOPBACK = blockOf([
 
 /** The address without brackets, IPv4-mapped IPv6 as IPv4 (`::ffff:127.0.0.1`, and `::ffff:7f00:1` as the URL parser writes it), lower case. */
 export function bareAddress(host: string): string {
-  const bare = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const bare = host
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
   const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
   if (dotted?.[1] !== undefined) return dotted[1];
   const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(bare);
@@ -203,7 +213,11 @@ export class TargetPolicy {
    * checked). Addresses written as such are not looked up: check them with refuseName.
    */
   lookupFor(port: number): LookupFunction {
-    const lookup = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void => {
+    const lookup = (
+      hostname: string,
+      options: LookupOptions,
+      callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+    ): void => {
       nodeLookup(hostname, { ...options, all: true }, (error, addresses) => {
         if (error !== null) {
           callback(error, []);

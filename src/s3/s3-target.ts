@@ -31,7 +31,12 @@ export const S3UploadOptionsSchema = z.strictObject({
   /** Region to sign for; default s3Config.region, else us-east-1 (what most S3-compatible services accept). */
   region: z.string().min(1).optional(),
   /** Bytes per part of a multipart upload (used above one part); default 8 MiB, at least 5 MiB. */
-  partSize: z.number().int().min(MIN_PART_BYTES).max(5 * 1024 ** 3).default(8 * 1024 * 1024),
+  partSize: z
+    .number()
+    .int()
+    .min(MIN_PART_BYTES)
+    .max(5 * 1024 ** 3)
+    .default(8 * 1024 * 1024),
   /** Parts uploaded at once; default 4. */
   concurrency: z.number().int().min(1).max(64).default(4),
   /** Path-style URLs (`<endpoint>/<bucket>/<key>`), which every S3-compatible service answers; default true. */

@@ -47,7 +47,8 @@ function failed(target: S3Target, what: string, error: unknown): ServerlessWorke
 function toNodeBody(body: S3Body): Uint8Array | Readable {
   if (typeof body === 'string') return Buffer.from(body, 'utf8');
   if (body instanceof Uint8Array || body instanceof Readable) return body;
-  if (typeof (body as ReadableStream<Uint8Array>).getReader === 'function') return Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
+  if (typeof (body as ReadableStream<Uint8Array>).getReader === 'function')
+    return Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
   return Readable.from(body as AsyncIterable<Uint8Array>);
 }
 
@@ -96,7 +97,9 @@ export async function uploadPath(target: S3Target, path: string): Promise<S3Uplo
     const info = await stat(path);
     if (!info.isFile()) throw new Error('not a regular file');
   } catch (error) {
-    throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Cannot upload ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { path });
+    throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Cannot upload ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      path,
+    });
   }
   return uploadBody(target, createReadStream(path));
 }

@@ -85,7 +85,8 @@ export function optionsTable(shape: Readonly<Record<string, z.ZodType>>, prefix 
     if (doc === undefined) throw new Error(`option ${prefix}${name} has no .meta({ description }) declaration`);
     const fallback = schemaDefault(schema);
     // A duration's default in words beside it: `600000` (10 min).
-    const durationDefault = typeof fallback === 'number' && name.endsWith('Ms') && fallback >= 1_000 ? `${code(String(fallback))} (${durationText(fallback)})` : undefined;
+    const durationDefault =
+      typeof fallback === 'number' && name.endsWith('Ms') && fallback >= 1_000 ? `${code(String(fallback))} (${durationText(fallback)})` : undefined;
     const defaults = defaultCell({ default: fallback, defaultText: doc.defaultText ?? durationDefault, env: doc.env });
     return `| ${code(`${prefix}${name}`)} | ${defaults} | ${cell(valuesText(name, schema, doc))} | ${cell(doc.description)} |`;
   });

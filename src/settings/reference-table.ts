@@ -16,13 +16,20 @@ export const code = (text: string): string => `\`${cell(text)}\``;
 export function defaultCell(setting: Pick<Setting, 'default' | 'defaultText' | 'env'>): string {
   const plain =
     setting.defaultText ??
-    (setting.default === undefined ? 'none' : typeof setting.default === 'string' || typeof setting.default === 'number' ? code(String(setting.default)) : code(JSON.stringify(setting.default)));
+    (setting.default === undefined
+      ? 'none'
+      : typeof setting.default === 'string' || typeof setting.default === 'number'
+        ? code(String(setting.default))
+        : code(JSON.stringify(setting.default)));
   if (setting.env === undefined) return cell(plain);
   return plain === 'none' ? code(`$${setting.env}`) : `${code(`$${setting.env}`)}, else ${cell(plain)}`;
 }
 
 /** `| flag | default | meaning |` for a group of settings, in its order. */
-export function settingsTable<Entry extends Setting>(group: Readonly<Record<string, Entry>>, flagCell: (setting: Entry) => string = (setting) => code(setting.flag)): string {
+export function settingsTable<Entry extends Setting>(
+  group: Readonly<Record<string, Entry>>,
+  flagCell: (setting: Entry) => string = (setting) => code(setting.flag),
+): string {
   const rows = Object.values(group).map((setting) => {
     const meaning = setting.details !== undefined ? `${setting.description}. ${setting.details}` : setting.description;
     return `| ${flagCell(setting)} | ${defaultCell(setting)} | ${cell(meaning)} |`;

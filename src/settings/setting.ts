@@ -73,7 +73,10 @@ export function wholeNumberSetting<Schema extends z.ZodType<number | undefined>>
 }
 
 /** A text setting: `--host <address>`; its default is the schema's. */
-export function textSetting<Schema extends z.ZodType<string | undefined>>(schema: Schema, entry: Omit<Setting, 'schema' | 'default' | 'parseArgument'>): Setting<Schema> {
+export function textSetting<Schema extends z.ZodType<string | undefined>>(
+  schema: Schema,
+  entry: Omit<Setting, 'schema' | 'default' | 'parseArgument'>,
+): Setting<Schema> {
   const fallback = schemaDefault(schema);
   return { ...entry, schema, ...(fallback !== undefined ? { default: fallback } : {}) };
 }
@@ -81,11 +84,20 @@ export function textSetting<Schema extends z.ZodType<string | undefined>>(schema
 /** A comma-separated list, added to the values of earlier uses of the flag. */
 export function parseCommaList(value: string, previous?: unknown): string[] {
   const earlier = Array.isArray(previous) ? previous.filter((item): item is string => typeof item === 'string') : [];
-  return [...earlier, ...value.split(',').map((part) => part.trim()).filter((part) => part !== '')];
+  return [
+    ...earlier,
+    ...value
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part !== ''),
+  ];
 }
 
 /** `--webhook-allow a,b --webhook-allow c`: a repeatable comma-separated list; default empty. */
-export function commaListSetting<Schema extends z.ZodType<string[]>>(schema: Schema, entry: Omit<Setting, 'schema' | 'default' | 'parseArgument'>): Setting<Schema> {
+export function commaListSetting<Schema extends z.ZodType<string[]>>(
+  schema: Schema,
+  entry: Omit<Setting, 'schema' | 'default' | 'parseArgument'>,
+): Setting<Schema> {
   return { defaultText: 'none', ...entry, schema, default: [], parseArgument: parseCommaList };
 }
 

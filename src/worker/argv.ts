@@ -40,7 +40,10 @@ function spellings(flag: WorkerFlag): string[] {
 
 const OPTIONS: ParseOptions = Object.fromEntries(
   Object.values(WORKER_FLAG_SETTINGS).flatMap((flag: WorkerFlag) =>
-    spellings(flag).map((name, index) => [name, { type: flag.flag.includes('<') ? 'string' : 'boolean', ...(index === 0 && flag.short !== undefined ? { short: flag.short } : {}) }] as const),
+    spellings(flag).map(
+      (name, index) =>
+        [name, { type: flag.flag.includes('<') ? 'string' : 'boolean', ...(index === 0 && flag.short !== undefined ? { short: flag.short } : {}) }] as const,
+    ),
   ),
 );
 

@@ -35,10 +35,7 @@ export type HandlerJob<Input> = Job<Input>;
  * A handler: an async or plain function returning the job's output, or an async or
  * plain generator whose every yielded value becomes one or more stream chunks.
  */
-export type Handler<Input = Record<string, unknown>, State = undefined> = (
-  job: HandlerJob<Input>,
-  ctx: JobContext<State>,
-) => unknown;
+export type Handler<Input = Record<string, unknown>, State = undefined> = (job: HandlerJob<Input>, ctx: JobContext<State>) => unknown;
 
 /** A generator object (sync or async) or any async iterable: the handler streams. */
 export function isStreamingValue(value: unknown): value is AsyncIterable<unknown> | Iterable<unknown> {

@@ -12,15 +12,7 @@
  */
 import type { Logger } from 'pino';
 import { withinTime, type Clock } from '../clock/index.js';
-import {
-  ServerlessWorkerError,
-  formatIssues,
-  summarizeIssues,
-  type Job,
-  type JobResult,
-  type StopReason,
-  type StreamChunk,
-} from '../job/index.js';
+import { ServerlessWorkerError, formatIssues, summarizeIssues, type Job, type JobResult, type StopReason, type StreamChunk } from '../job/index.js';
 import type { ResultReceipt, Transport } from '../transports/index.js';
 import { ChunkPoster } from './chunk-poster.js';
 import { toErrorPayload, type ErrorOrigin } from './error-payload.js';
@@ -157,7 +149,13 @@ export class JobRun {
     if (result === undefined || this.#abortReason !== undefined) {
       // The grace is the handler's to stop in: chunks it already made are still posted
       // after it (a slow platform is not an unresponsive handler), and before the result.
-      const settled = await withinTime(this.#handlerStopped(work).then(() => HANDLER_STOPPED), this.#deps.config.timeoutGraceMs, GRACE_EXPIRED, clock, false);
+      const settled = await withinTime(
+        this.#handlerStopped(work).then(() => HANDLER_STOPPED),
+        this.#deps.config.timeoutGraceMs,
+        GRACE_EXPIRED,
+        clock,
+        false,
+      );
       unresponsive = settled === GRACE_EXPIRED;
       if (unresponsive) await this.#poster?.flush().catch(() => undefined);
       else await work;
@@ -243,8 +241,7 @@ export class JobRun {
       config.coalesceStreamChunks ? { joinUpToBytes: config.maxChunkBytes } : {},
     );
     this.#poster = poster;
-    const iterator: AsyncIterator<unknown> | Iterator<unknown> =
-      Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+    const iterator: AsyncIterator<unknown> | Iterator<unknown> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
     const aggregate: unknown[] | undefined = config.aggregateStream ? [] : undefined;
     let failure: unknown;
     try {
@@ -322,7 +319,11 @@ export class JobRun {
    */
   async #post(result: JobResult, unresponsive: boolean): Promise<{ end: RunEnd; result: JobResult } | undefined> {
     const { transport, config } = this.#deps;
-    const options = { isStream: this.#chunks > 0, stopPod: config.refreshWorker || unresponsive, ...(this.job.attempt !== undefined ? { attempt: this.job.attempt } : {}) };
+    const options = {
+      isStream: this.#chunks > 0,
+      stopPod: config.refreshWorker || unresponsive,
+      ...(this.job.attempt !== undefined ? { attempt: this.job.attempt } : {}),
+    };
     let replacement: JobResult | undefined;
     try {
       return this.#taken(await transport.postResult(this.job.id, result, options), result);
@@ -330,7 +331,10 @@ export class JobRun {
       replacement = this.#replacementFor(error);
       if (replacement === undefined) return this.#notTaken(error, result);
     }
-    this.#log.warn({ error: replacement.kind === 'error' ? replacement.error.error_message : undefined }, 'result not posted as it was: posting an error in its place');
+    this.#log.warn(
+      { error: replacement.kind === 'error' ? replacement.error.error_message : undefined },
+      'result not posted as it was: posting an error in its place',
+    );
     try {
       return this.#taken(await transport.postResult(this.job.id, replacement, options), replacement) ?? { end: 'failed', result: replacement };
     } catch (error) {
@@ -351,7 +355,10 @@ export class JobRun {
     }
     const refused = refusedStatus(error) !== undefined;
     // The transport already retried until its deadline: log loudly, it is counted there.
-    this.#log.error({ err: error }, refused ? 'the platform refused the result' : 'result could not be delivered; the platform will see the job fail or time out');
+    this.#log.error(
+      { err: error },
+      refused ? 'the platform refused the result' : 'result could not be delivered; the platform will see the job fail or time out',
+    );
     return { end: refused ? 'refused' : 'undelivered', result };
   }
 

@@ -63,7 +63,12 @@ export function createJobTelemetry(options: JobTelemetryOptions): JobTelemetry {
   const { logger, metrics, sampler } = options;
   // By run (job id and attempt): two attempts of one job may run side by side on this worker.
   const windows = new Map<string, { end(): GpuWindowSummary | undefined }>();
-  const summary = options.logEveryJob ? undefined : new JobLogSummary(logger, { ...(options.summaryIntervalMs !== undefined ? { intervalMs: options.summaryIntervalMs } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  const summary = options.logEveryJob
+    ? undefined
+    : new JobLogSummary(logger, {
+        ...(options.summaryIntervalMs !== undefined ? { intervalMs: options.summaryIntervalMs } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
   return {
     flush() {
       summary?.flush();

@@ -28,17 +28,20 @@ const isFunction = (value: unknown): boolean => typeof value === 'function';
 export const ServeOptionsSchema = z.strictObject({
   /** Jobs at once: a number (default 1) or a function of the current load. */
   concurrency: z
-    .union([
-      z.number().int().min(1).max(10_000),
-      z.custom<ConcurrencyFunction>(isFunction, { error: 'must be a whole number from 1 to 10000 or a function' }),
-    ], { error: 'concurrency must be a whole number from 1 to 10000 or a function' })
+    .union(
+      [z.number().int().min(1).max(10_000), z.custom<ConcurrencyFunction>(isFunction, { error: 'must be a whole number from 1 to 10000 or a function' })],
+      { error: 'concurrency must be a whole number from 1 to 10000 or a function' },
+    )
     .default(1)
     .meta({
       values: '1 to 10000, or a function `({ running, current }) => number`',
       description: 'Jobs at once: a number, or a function of the current load re-evaluated each time a job ends. Never more jobs run at once than it allows.',
     }),
   /** A streamed job's final output is the list of its yielded values (true) or empty (false, default). */
-  aggregateStream: z.boolean().default(false).meta({ description: 'A streamed job\'s final output is the list of its yielded values (`true`) or empty (`false`).' }),
+  aggregateStream: z
+    .boolean()
+    .default(false)
+    .meta({ description: "A streamed job's final output is the list of its yielded values (`true`) or empty (`false`)." }),
   /** Execution timeout when the job's policy has none, ms; default 600 000. */
   defaultExecutionTimeoutMs: z
     .number()
@@ -78,7 +81,11 @@ export const ServeOptionsSchema = z.strictObject({
       error: 'must be a pino logger',
     })
     .optional()
-    .meta({ defaultText: "the package's pino logger (JSON on the platform or off a TTY)", values: 'a pino logger', description: 'The logger the worker and its jobs log to.' }),
+    .meta({
+      defaultText: "the package's pino logger (JSON on the platform or off a TTY)",
+      values: 'a pino logger',
+      description: 'The logger the worker and its jobs log to.',
+    }),
   /** Worker id; default RUNPOD_POD_ID, else a random id. */
   workerId: z.string().min(1).optional().meta({ defaultText: '`RUNPOD_POD_ID`, else random', description: "This worker's id." }),
   /** Endpoint id used locally (dry run, --serve-api); default `local`. */
@@ -91,7 +98,10 @@ export const ServeOptionsSchema = z.strictObject({
   gpuSampling: z
     .boolean()
     .default(true)
-    .meta({ description: 'Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics. Costs nothing once no GPU tool is found.' }),
+    .meta({
+      description:
+        'Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics. Costs nothing once no GPU tool is found.',
+    }),
   /** Time between GPU reads while jobs run, ms; default 5 000. */
   gpuSampleIntervalMs: z.number().int().min(100).max(600_000).default(5_000).meta({ description: 'Time between GPU reads while jobs run, ms.' }),
   expectGpu: z
@@ -109,17 +119,25 @@ export const ServeOptionsSchema = z.strictObject({
     .min(0)
     .max(65_535)
     .optional()
-    .meta({ env: WORKER_ENV.metricsPort.name, defaultText: 'off', description: 'On the platform, serve Prometheus `/metrics` on this port. The variable overrides the option.' }),
+    .meta({
+      env: WORKER_ENV.metricsPort.name,
+      defaultText: 'off',
+      description: 'On the platform, serve Prometheus `/metrics` on this port. The variable overrides the option.',
+    }),
   /** Address for metricsPort; default 0.0.0.0 (scrapable from outside the container). */
   metricsHost: z
     .string()
     .min(1)
     .default('0.0.0.0')
-    .meta({ env: WORKER_ENV.metricsHost.name, description: 'Address for `metricsPort` (`0.0.0.0`: scrapable from outside the container). The variable overrides the option.' }),
+    .meta({
+      env: WORKER_ENV.metricsHost.name,
+      description: 'Address for `metricsPort` (`0.0.0.0`: scrapable from outside the container). The variable overrides the option.',
+    }),
   platformTransport: PlatformTransportSettingsSchema.optional().meta({
     defaultText: "the transport's defaults",
     values: 'an object of the settings below',
-    description: 'Settings of the platform transport (on the platform only): polls, posts and their retries, the heartbeat. Each is in the table below; an unknown one is refused.',
+    description:
+      'Settings of the platform transport (on the platform only): polls, posts and their retries, the heartbeat. Each is in the table below; an unknown one is refused.',
   }),
   /** Largest serialized output of one stream chunk, bytes; default 1 MiB (lower only to test). */
   maxChunkBytes: z
@@ -129,21 +147,15 @@ export const ServeOptionsSchema = z.strictObject({
     .max(MAX_CHUNK_BYTES)
     .default(MAX_CHUNK_BYTES)
     .meta({ description: 'Largest serialized output of one stream chunk, bytes (lower it only to test splitting).' }),
-  coalesceStreamChunks: z
-    .boolean()
-    .default(true)
-    .meta({
-      description:
-        'While a stream chunk is being posted, join the plain string yields that follow into one chunk (up to `maxChunkBytes`) instead of posting one chunk per yield. Text is never held back to be joined: a yield that finds no post in flight is posted at once, so a slow generator still gets one chunk per yield; a fast one gets fewer, larger chunks (1 000 yields of 1 KiB: 7 posts instead of 1 000, 4.9x the yields/s of one chunk per yield in the same run, see `bench/README.md`). The order and the concatenated text are exact; chunk boundaries are not (a chunk may hold several yields). Yields of other values, and those wrapped by `withMetrics`, keep their own chunks. `false`: one chunk per yield (the default before; for a consumer that needs a yield\'s boundaries).',
-    }),
+  coalesceStreamChunks: z.boolean().default(true).meta({
+    description:
+      "While a stream chunk is being posted, join the plain string yields that follow into one chunk (up to `maxChunkBytes`) instead of posting one chunk per yield. Text is never held back to be joined: a yield that finds no post in flight is posted at once, so a slow generator still gets one chunk per yield; a fast one gets fewer, larger chunks (1 000 yields of 1 KiB: 7 posts instead of 1 000, 4.9x the yields/s of one chunk per yield in the same run, see `bench/README.md`). The order and the concatenated text are exact; chunk boundaries are not (a chunk may hold several yields). Yields of other values, and those wrapped by `withMetrics`, keep their own chunks. `false`: one chunk per yield (the default before; for a consumer that needs a yield's boundaries).",
+  }),
   /** The start-up phase; what it returns is `ctx.state` of every job. */
-  init: z
-    .custom<InitFunction<unknown>>(isFunction, { error: 'init must be a function' })
-    .optional()
-    .meta({
-      values: 'a function `async ({ signal, deadline, log, workerId }) => state`',
-      description: 'The start-up phase: run once before the first job is taken; its value is every job\'s `ctx.state`. See "Start-up phase" above.',
-    }),
+  init: z.custom<InitFunction<unknown>>(isFunction, { error: 'init must be a function' }).optional().meta({
+    values: 'a function `async ({ signal, deadline, log, workerId }) => state`',
+    description: 'The start-up phase: run once before the first job is taken; its value is every job\'s `ctx.state`. See "Start-up phase" above.',
+  }),
   /** Bound of `init`, ms; past it the worker reports itself unhealthy and exits 1. Default 600 000. */
   initTimeoutMs: z
     .number()
@@ -152,30 +164,19 @@ export const ServeOptionsSchema = z.strictObject({
     .max(3_600_000)
     .default(DEFAULT_INIT_TIMEOUT_MS)
     .meta({ description: 'Bound of `init`, ms; past it the worker reports itself unhealthy (`check=init`) and exits 1.' }),
-  deadlineWatchdog: z
-    .boolean()
-    .default(true)
-    .meta({
-      description:
-        'A watchdog thread times out a job whose handler blocks the event loop past its execution timeout plus `timeoutGraceMs`: it reports the job `TIMED_OUT` (the other running jobs `FAILED` `SW_WORKER_SHUTDOWN`) and ends the process with exit code 1, so that the worker is replaced (see "Timeouts that really stop work").',
-    }),
-  eventLoopBlockedMs: z
-    .number()
-    .int()
-    .min(100)
-    .max(86_400_000)
-    .optional()
-    .meta({
-      defaultText: '3 ping intervals (30 s at the platform\'s 10 s), at least 10 s',
-      description: 'On the platform, while the event loop has been blocked longer than this, ms, the heartbeat stops listing the worker\'s jobs, so that the platform requeues them.',
-    }),
-  logEveryJob: z
-    .boolean()
-    .default(false)
-    .meta({
-      description:
-        'One info log line per finished job (`job finished`, with `requestId` and `durationMs`). Off: that line is at debug (`LOG_LEVEL=debug` shows it) and one info line per `jobSummaryIntervalMs` sums up the jobs that ended (count by end, jobs/s, mean and longest duration). A failed or timed-out job is a warning line with its `requestId` either way; the dry run always logs its job.',
-    }),
+  deadlineWatchdog: z.boolean().default(true).meta({
+    description:
+      'A watchdog thread times out a job whose handler blocks the event loop past its execution timeout plus `timeoutGraceMs`: it reports the job `TIMED_OUT` (the other running jobs `FAILED` `SW_WORKER_SHUTDOWN`) and ends the process with exit code 1, so that the worker is replaced (see "Timeouts that really stop work").',
+  }),
+  eventLoopBlockedMs: z.number().int().min(100).max(86_400_000).optional().meta({
+    defaultText: "3 ping intervals (30 s at the platform's 10 s), at least 10 s",
+    description:
+      "On the platform, while the event loop has been blocked longer than this, ms, the heartbeat stops listing the worker's jobs, so that the platform requeues them.",
+  }),
+  logEveryJob: z.boolean().default(false).meta({
+    description:
+      'One info log line per finished job (`job finished`, with `requestId` and `durationMs`). Off: that line is at debug (`LOG_LEVEL=debug` shows it) and one info line per `jobSummaryIntervalMs` sums up the jobs that ended (count by end, jobs/s, mean and longest duration). A failed or timed-out job is a warning line with its `requestId` either way; the dry run always logs its job.',
+  }),
   /** Time between two job summary lines (when logEveryJob is off), ms; default 60 000. */
   jobSummaryIntervalMs: z
     .number()

@@ -21,7 +21,7 @@ export function shortPath(path: string): string {
   const steps = path.slice(first).match(STEP) ?? [];
   if (steps.join('').length !== path.length - first) return clip(path);
   let text = root;
-  for (let i = 0; i < steps.length; ) {
+  for (let i = 0; i < steps.length;) {
     let run = 1;
     while (i + run < steps.length && steps[i + run] === steps[i]) run++;
     text += run >= RUN_MIN ? `${steps[i]}×${run}` : steps.slice(i, i + run).join('');

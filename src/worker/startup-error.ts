@@ -30,7 +30,7 @@ export function formatStartupError(error: unknown, withStack: boolean): string {
   } else {
     const name = error instanceof Error ? error.name : 'Error';
     lines.push(`serverless-worker: the worker failed to start: ${name}: ${oneLine(message)}`);
-    lines.push('  fix: this error is not one of serverless-worker\'s codes; it came from the worker\'s code or a library it calls');
+    lines.push("  fix: this error is not one of serverless-worker's codes; it came from the worker's code or a library it calls");
   }
   const stack = error instanceof Error ? error.stack : undefined;
   // The cause's stack is the one that names the worker's own lines (init's error, say).

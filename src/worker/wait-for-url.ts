@@ -110,9 +110,10 @@ export async function waitForUrl(url: string | URL, options: WaitForUrlOptions =
     const reason: unknown = options.signal.reason;
     throw reason instanceof Error ? reason : new ServerlessWorkerError('SW_URL_NOT_READY', `waiting for ${named} was aborted`);
   }
-  throw new ServerlessWorkerError(
-    'SW_URL_NOT_READY',
-    `${named} did not answer ready within ${timeoutMs} ms (${attempts} attempts); last: ${last}`,
-    { url: named, timeoutMs, attempts, last },
-  );
+  throw new ServerlessWorkerError('SW_URL_NOT_READY', `${named} did not answer ready within ${timeoutMs} ms (${attempts} attempts); last: ${last}`, {
+    url: named,
+    timeoutMs,
+    attempts,
+    last,
+  });
 }

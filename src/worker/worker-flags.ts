@@ -106,7 +106,14 @@ export function workerFlagText(flag: WorkerFlag): string {
 function spokenDefault(flag: WorkerFlag): string {
   // A switch needs no default said: off unless given (`--no-x`: on unless given).
   if (!flag.flag.includes('<')) return '';
-  const parts = [...(flag.env !== undefined ? [flag.env] : []), ...(flag.default !== undefined ? [String(flag.default)] : flag.defaultText !== undefined && flag.defaultText !== 'off' ? [flag.defaultText.replaceAll('`', '')] : [])];
+  const parts = [
+    ...(flag.env !== undefined ? [flag.env] : []),
+    ...(flag.default !== undefined
+      ? [String(flag.default)]
+      : flag.defaultText !== undefined && flag.defaultText !== 'off'
+        ? [flag.defaultText.replaceAll('`', '')]
+        : []),
+  ];
   return parts.length > 0 ? ` (default ${parts.join(', else ')})` : '';
 }
 

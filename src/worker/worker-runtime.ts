@@ -260,7 +260,14 @@ export class WorkerRuntime {
 
   #startRun(job: Job): void {
     const startedAt = this.#clock.now();
-    this.#runDeps ??= { handler: this.#handler, config: this.#config, transport: this.#transport, logger: this.#logger, origin: this.#origin, clock: this.#clock };
+    this.#runDeps ??= {
+      handler: this.#handler,
+      config: this.#config,
+      transport: this.#transport,
+      logger: this.#logger,
+      origin: this.#origin,
+      clock: this.#clock,
+    };
     const run = new JobRun(job, this.#runDeps);
     this.#runs.set(runKey(job.id, job.attempt), run);
     this.#reportHeldJobs();

@@ -54,7 +54,10 @@ function fileImports(): FileImport[] {
     const { importedFiles } = ts.preProcessFile(readFileSync(join(REPO_ROOT, from), 'utf8'), true, true);
     for (const { fileName: specifier } of importedFiles) {
       let to: string | undefined;
-      if (specifier.startsWith('.')) to = relative(REPO_ROOT, join(REPO_ROOT, dirname(from), specifier)).split(sep).join('/');
+      if (specifier.startsWith('.'))
+        to = relative(REPO_ROOT, join(REPO_ROOT, dirname(from), specifier))
+          .split(sep)
+          .join('/');
       else if (specifier.startsWith(SDK_INTERNAL)) to = `src/${specifier.slice(SDK_INTERNAL.length)}`;
       else if (specifier.startsWith('serverless-worker-platform')) to = PLATFORM;
       if (to !== undefined) found.push({ from, to: to.replace(/\.js$/, '.ts'), specifier });

@@ -31,7 +31,13 @@ describe.each([false, true])('a bundle (splitting: %s) that opens the PostgreSQL
     const database = await createTestDatabase();
     const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
     try {
-      const run = await execa(process.execPath, [bundle], { cwd: outdir, env: { SW_HARNESS_STORE: database.url, LOG_LEVEL: 'warn' }, reject: false, all: true, timeout: 60_000 });
+      const run = await execa(process.execPath, [bundle], {
+        cwd: outdir,
+        env: { SW_HARNESS_STORE: database.url, LOG_LEVEL: 'warn' },
+        reject: false,
+        all: true,
+        timeout: 60_000,
+      });
       expect(run.exitCode, run.all).toBe(0);
       expect(jsonLines(run.stdout).at(-1)).toEqual({ store: 'postgres', status: 200 });
       const versions = await sql<{ version: number }[]>`SELECT version FROM sw_schema_version ORDER BY version`;

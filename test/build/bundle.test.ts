@@ -78,7 +78,12 @@ describe('serverless-worker build', { timeout: 180_000 }, () => {
 
   it("names the worker's .ts line in a job's traceback when Node runs with --enable-source-maps", async () => {
     const input = JSON.stringify({ input: { fail: true } });
-    const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js', '--test-input', input], { cwd: out, env: noPlatformEnv(), reject: false, timeout: 60_000 });
+    const run = await execa(process.execPath, ['--enable-source-maps', 'dist/worker.js', '--test-input', input], {
+      cwd: out,
+      env: noPlatformEnv(),
+      reject: false,
+      timeout: 60_000,
+    });
     expect(run.exitCode).toBe(1);
     const record = jsonLines(run.stdout).at(-1) as { status: string; error: { error_type: string; error_traceback: string } };
     expect(record.status).toBe('FAILED');
@@ -151,7 +156,11 @@ describe('serverless-worker build', { timeout: 180_000 }, () => {
       const job = await endpoint.submit(parseJobRequest({ input: {} }));
       expect(await endpoint.waitForEnd(job.id, 60_000), stderr.slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { ok: true } });
       // Heartbeats come only from the watchdog thread.
-      await waitFor(() => server.seen.pings.find((ping) => ping.workerId === 'split-1'), `a heartbeat from the split bundle (stderr: ${stderr.slice(-2_000)})`, 30_000);
+      await waitFor(
+        () => server.seen.pings.find((ping) => ping.workerId === 'split-1'),
+        `a heartbeat from the split bundle (stderr: ${stderr.slice(-2_000)})`,
+        30_000,
+      );
       expect(stderr).not.toContain('not beside the package code');
     } finally {
       child.kill('SIGTERM');

@@ -22,11 +22,13 @@ const PACKAGES: Record<string, Record<string, string>> = {
   'cjs-reexport': {
     'package.json': '{"name":"cjs-reexport","main":"index.js"}',
     'index.js': "module.exports = require('./lib/impl.js');",
-    'lib/impl.js': "class Counter { constructor(n) { this.n = n; } }\nexports.Counter = Counter;\nexports.greet = (who) => `hello ${who}`;\nmodule.exports.version = 3;",
+    'lib/impl.js':
+      'class Counter { constructor(n) { this.n = n; } }\nexports.Counter = Counter;\nexports.greet = (who) => `hello ${who}`;\nmodule.exports.version = 3;',
   },
   'cjs-transpiled': {
     'package.json': '{"name":"cjs-transpiled","main":"index.js"}',
-    'index.js': 'Object.defineProperty(exports, "__esModule", { value: true });\nexports.default = function main() { return "main"; };\nexports.named = "named";',
+    'index.js':
+      'Object.defineProperty(exports, "__esModule", { value: true });\nexports.default = function main() { return "main"; };\nexports.named = "named";',
   },
   'cjs-ext': {
     'package.json': '{"name":"cjs-ext","type":"module","exports":"./index.cjs"}',

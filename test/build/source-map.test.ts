@@ -47,7 +47,13 @@ describe('keepSources', () => {
   it('keeps everything (same lookups) when every source is kept, and refuses what is not a version 3 map', () => {
     const all = keepSources(MAP, () => true);
     expect(all.sources).toEqual(MAP.sources);
-    for (const [line, column] of [[0, 5], [0, 15], [0, 25], [1, 3]] as const) expect(lookup(all, line, column)).toEqual(lookup(MAP, line, column));
+    for (const [line, column] of [
+      [0, 5],
+      [0, 15],
+      [0, 25],
+      [1, 3],
+    ] as const)
+      expect(lookup(all, line, column)).toEqual(lookup(MAP, line, column));
     expect(() => keepSources({ version: 2, sources: [], names: [], mappings: '' })).toThrow();
     expect(() => keepSources({ ...MAP, mappings: 'A!' })).toThrow(/invalid base-64 VLQ character/);
   });

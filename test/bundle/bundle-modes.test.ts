@@ -151,7 +151,11 @@ describe.each(MODES)('a bundle built as $mode', { timeout: 180_000 }, ({ splitti
     const worker = runBundle(bundle('echo'), ['--serve-api', '--port', '0']);
     try {
       const base = await worker.find(/(http:\/\/127\.0\.0\.1:\d+)\/v2\/local/, 'the serve-api banner');
-      const answer = await fetch(`${base}/v2/local/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { message: 'api' } }) });
+      const answer = await fetch(`${base}/v2/local/runsync`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input: { message: 'api' } }),
+      });
       expect(await answer.json()).toMatchObject({ status: 'COMPLETED', output: { echo: 'api' } });
       const run = await fetch(`${base}/v2/local/run`, {
         method: 'POST',
@@ -159,7 +163,11 @@ describe.each(MODES)('a bundle built as $mode', { timeout: 180_000 }, ({ splitti
         body: JSON.stringify({ input: { message: 'hooked' }, webhook: receiver.url }),
       });
       const { id } = (await run.json()) as { id: string };
-      await waitFor(() => (alive(worker, 'the webhook'), receiver.bodies.length > 0), `the webhook of job ${id} (output: ${worker.output().slice(-2_000)})`, 30_000);
+      await waitFor(
+        () => (alive(worker, 'the webhook'), receiver.bodies.length > 0),
+        `the webhook of job ${id} (output: ${worker.output().slice(-2_000)})`,
+        30_000,
+      );
       expect(receiver.bodies[0]).toMatchObject({ id, status: 'COMPLETED', output: { echo: 'hooked' } });
       const ui = await fetch(`${base}/ui`);
       expect(ui.status).toBe(200);
@@ -177,11 +185,20 @@ describe.each(MODES)('a bundle built as $mode', { timeout: 180_000 }, ({ splitti
 
   it('works a job on the platform with SERVERLESS_WORKER_METRICS_PORT set: /metrics counts it', async () => {
     const server = await startWorkerApiServer({ liveness: { pingIntervalMs: 500, missedPings: 10 }, longPollMs: 5_000 });
-    const worker = runBundle(bundle('echo'), [], { ...server.envFor('metrics', 500), RUNPOD_POD_ID: 'metrics-1', SERVERLESS_WORKER_METRICS_PORT: '0', SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1' });
+    const worker = runBundle(bundle('echo'), [], {
+      ...server.envFor('metrics', 500),
+      RUNPOD_POD_ID: 'metrics-1',
+      SERVERLESS_WORKER_METRICS_PORT: '0',
+      SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1',
+    });
     try {
       const endpoint = server.harness.endpoint('metrics');
       const job = await endpoint.submit(parseJobRequest({ input: { message: 'counted' } }));
-      const ended = await waitFor(() => (alive(worker, `job ${job.id} ended`), endpoint.waitForEnd(job.id, 500).then((view) => (isTerminal(view.status) ? view : undefined))), `job ${job.id} to end`, 60_000);
+      const ended = await waitFor(
+        () => (alive(worker, `job ${job.id} ended`), endpoint.waitForEnd(job.id, 500).then((view) => (isTerminal(view.status) ? view : undefined))),
+        `job ${job.id} to end`,
+        60_000,
+      );
       expect(ended, worker.output().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { echo: 'counted', workerId: 'metrics-1' } });
       const url = await worker.find(/metrics served at (http:\/\/[^"\s]+)/, 'the metrics URL in the log');
       expect(await (await fetch(url)).text()).toMatch(/serverless_worker_jobs_total\{[^}]*status="COMPLETED"[^}]*\} 1/);
@@ -204,8 +221,17 @@ describe.each(MODES)('a bundle built as $mode', { timeout: 180_000 }, ({ splitti
     });
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitFor(async () => (alive(worker, '/ping answered 200'), (await statusOf(`${base}/ping`)) === 200), `/ping to answer 200 (output: ${worker.output().slice(-2_000)})`, 30_000, 50);
-      const chat = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) });
+      await waitFor(
+        async () => (alive(worker, '/ping answered 200'), (await statusOf(`${base}/ping`)) === 200),
+        `/ping to answer 200 (output: ${worker.output().slice(-2_000)})`,
+        30_000,
+        50,
+      );
+      const chat = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+      });
       expect(chat.status).toBe(200);
       expect(await chat.json()).toMatchObject({ object: 'chat.completion' });
       const url = await worker.find(/metrics served at (http:\/\/[^"\s]+)/, 'the metrics URL in the log');
@@ -239,7 +265,10 @@ describe.each(MODES)('a bundle built as $mode', { timeout: 180_000 }, ({ splitti
   });
 
   it('uploads a job output to S3 (s3rver) and answers a presigned URL that reads it back', async () => {
-    const request = { input: { text: 'from a bundle' }, s3Config: { accessId: 'S3RVER', accessSecret: 'S3RVER', bucketName: BUCKET, endpointUrl: s3Endpoint, objectPath: 'jobs' } };
+    const request = {
+      input: { text: 'from a bundle' },
+      s3Config: { accessId: 'S3RVER', accessSecret: 'S3RVER', bucketName: BUCKET, endpointUrl: s3Endpoint, objectPath: 'jobs' },
+    };
     const run = await runBundle(bundle('s3'), ['--test-input', JSON.stringify(request)]).child;
     expect(run.exitCode, run.all).toBe(0);
     const record = jsonLines(run.stdout).at(-1) as { status: string; output: { url: string } };

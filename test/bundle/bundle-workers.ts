@@ -20,8 +20,7 @@ import { EXTRA_ENTRY_POINTS } from '../../packages/platform/src/build/extra-entr
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The banner esbuild users add for CommonJS dependencies in an ESM bundle. */
-export const CREATE_REQUIRE_BANNER =
-  "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);";
+export const CREATE_REQUIRE_BANNER = "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);";
 
 /** The src/ files the package starts at run time beside its own module, with their output names. */
 export function runtimeModuleFiles(): Array<{ in: string; out: string }> {

@@ -67,31 +67,39 @@ describe('a bundled worker', () => {
     expect((await within(worker.exited, 'the bundled worker to exit', 20_000)).code).toBe(0);
   });
 
-  it('a job waiting before the worker starts and blocking the loop at once is watched all the same: pinged while blocked, TIMED_OUT by the watchdog thread, exit 1', { timeout: 120_000 }, async () => {
-    // A compiled thread's first take does not wait for the thread to boot (watchdog.ts `ready`): the
-    // thread must come up and do its work on its own thread while the main one is already blocked.
-    const reliability = await startReliabilityServer({ workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: 500, missedPings: 30 } } });
-    try {
-      const endpoint = reliability.harness.endpoint('blocked-at-once');
-      const job = await endpoint.submit(parseJobRequest({ input: { mode: 'busy', ms: 30_000 } }));
-      const worker = startWorkerProcess('bundled-blocked', {
-        ...reliability.envFor('blocked-at-once', 500),
-        LOG_LEVEL: 'warn',
-        DEFAULT_EXECUTION_TIMEOUT_MS: '3000',
-        TIMEOUT_GRACE_MS: '1000',
-        EVENT_LOOP_BLOCKED_MS: '60000',
-      }, RELIABILITY_WORKER);
-      const view = await endpoint.waitForEnd(job.id, 60_000);
-      expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'TIMED_OUT' });
-      expect((await within(worker.exited, 'the blocked bundled worker to exit', 20_000)).code).toBe(1);
-      // The thread's heartbeat listed the job: it ran while the loop was blocked, from the first job on.
-      expect(reliability.seen.pingedJobs).toContainEqual({ workerId: 'bundled-blocked', jobId: job.id });
-      expect(reliability.seen.results.filter((result) => result.jobId === job.id).map((result) => result.ack.applied)).toEqual([true]);
-      await worker.waitForStderr('"component":"watchdog"');
-    } finally {
-      await reliability.close();
-    }
-  });
+  it(
+    'a job waiting before the worker starts and blocking the loop at once is watched all the same: pinged while blocked, TIMED_OUT by the watchdog thread, exit 1',
+    { timeout: 120_000 },
+    async () => {
+      // A compiled thread's first take does not wait for the thread to boot (watchdog.ts `ready`): the
+      // thread must come up and do its work on its own thread while the main one is already blocked.
+      const reliability = await startReliabilityServer({ workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: 500, missedPings: 30 } } });
+      try {
+        const endpoint = reliability.harness.endpoint('blocked-at-once');
+        const job = await endpoint.submit(parseJobRequest({ input: { mode: 'busy', ms: 30_000 } }));
+        const worker = startWorkerProcess(
+          'bundled-blocked',
+          {
+            ...reliability.envFor('blocked-at-once', 500),
+            LOG_LEVEL: 'warn',
+            DEFAULT_EXECUTION_TIMEOUT_MS: '3000',
+            TIMEOUT_GRACE_MS: '1000',
+            EVENT_LOOP_BLOCKED_MS: '60000',
+          },
+          RELIABILITY_WORKER,
+        );
+        const view = await endpoint.waitForEnd(job.id, 60_000);
+        expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'TIMED_OUT' });
+        expect((await within(worker.exited, 'the blocked bundled worker to exit', 20_000)).code).toBe(1);
+        // The thread's heartbeat listed the job: it ran while the loop was blocked, from the first job on.
+        expect(reliability.seen.pingedJobs).toContainEqual({ workerId: 'bundled-blocked', jobId: job.id });
+        expect(reliability.seen.results.filter((result) => result.jobId === job.id).map((result) => result.ack.applied)).toEqual([true]);
+        await worker.waitForStderr('"component":"watchdog"');
+      } finally {
+        await reliability.close();
+      }
+    },
+  );
 
   it('serves /metrics from the bundle when SERVERLESS_WORKER_METRICS_PORT is set (prom-client is inside it)', { timeout: 90_000 }, async () => {
     server ??= await startWorkerApiServer({ liveness: { pingIntervalMs: 500, missedPings: 6 }, longPollMs: 5_000 });
@@ -99,7 +107,11 @@ describe('a bundled worker', () => {
     const endpoint = server.harness.endpoint('bundled-metrics');
     const job = await endpoint.submit(parseJobRequest({ input: { tag: 'counted' } }));
     expect(await endpoint.waitForEnd(job.id, 60_000), worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED' });
-    const url = await waitFor(() => /metrics served at (http:\/\/[^"\s]+)/.exec(worker.stderr())?.[1], `the metrics URL in the log (stderr: ${worker.stderr().slice(-2_000)})`, 30_000);
+    const url = await waitFor(
+      () => /metrics served at (http:\/\/[^"\s]+)/.exec(worker.stderr())?.[1],
+      `the metrics URL in the log (stderr: ${worker.stderr().slice(-2_000)})`,
+      30_000,
+    );
     const text = await (await fetch(url)).text();
     expect(text).toMatch(/serverless_worker_jobs_total\{[^}]*status="COMPLETED"[^}]*\} 1/);
     expect(worker.stderr()).not.toContain('Cannot find module');

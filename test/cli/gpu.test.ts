@@ -54,7 +54,11 @@ describe('serverless-worker gpu', () => {
   });
 
   it('--json prints the readings for scripts', async () => {
-    const result = await runGpuCommand(['--json', '--timeout', ANSWER_TIMEOUT], { FAKE_NVIDIA_SMI_MODE: 'fail', FAKE_ROCM_SMI_FIXTURE: ROCM_2X_MI300X, HIP_VISIBLE_DEVICES: '1' });
+    const result = await runGpuCommand(['--json', '--timeout', ANSWER_TIMEOUT], {
+      FAKE_NVIDIA_SMI_MODE: 'fail',
+      FAKE_ROCM_SMI_FIXTURE: ROCM_2X_MI300X,
+      HIP_VISIBLE_DEVICES: '1',
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     const parsed = GpuReadResultSchema.parse(JSON.parse(result.stdout));
     expect(parsed).toMatchObject({ ok: true, vendor: 'amd', tool: 'rocm-smi', hidden: 1 });
@@ -77,7 +81,9 @@ describe('serverless-worker gpu', () => {
     });
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toMatch(/^rocm-smi: 2 GPUs/);
-    expect(result.stderr).toContain('serverless-worker gpu: Expected an NVIDIA GPU (nvidia-smi) but found 2 AMD GPUs (AMD Instinct MI300X); nvidia-smi: exited with code 9');
+    expect(result.stderr).toContain(
+      'serverless-worker gpu: Expected an NVIDIA GPU (nvidia-smi) but found 2 AMD GPUs (AMD Instinct MI300X); nvidia-smi: exited with code 9',
+    );
   });
 
   it('a hanging tool is cut off at --timeout and the command still exits 0', async () => {

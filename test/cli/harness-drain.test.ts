@@ -39,39 +39,53 @@ describe('serverless-worker harness: liveness flags and drain', () => {
     expect(help).toContain('(default: 30000)');
   });
 
-  it('--ping-interval-ms and --missed-pings: printed for workers, and a killed worker\'s job is requeued within about interval x missed + 1 s', { timeout: 120_000 }, async () => {
-    const { url, env } = await startHarness(['--ping-interval-ms', '500', '--missed-pings', '2']);
-    expect(env.RUNPOD_PING_INTERVAL).toBe('500');
-    const worker = startWorker(env, 'doomed');
-    const { id } = (await call('POST', `${url}/v2/drain/run`, { body: { input: { mode: 'sleep', ms: 60_000 } } })).json as { id: string };
-    await waitFor(async () => (await statusOf(url, id)).status === 'IN_PROGRESS', 'the job to start', 60_000);
-    const killedAt = Date.now();
-    worker.kill('SIGKILL');
-    await waitFor(async () => (await statusOf(url, id)).status === 'IN_QUEUE', 'the job back in the queue', 20_000);
-    const requeuedMs = Date.now() - killedAt;
-    expect((await statusOf(url, id)).retries).toBe(1);
-    // Expected about 500 x 2 + 1 000 = 2 000 ms; the bound leaves room for a loaded machine.
-    expect(requeuedMs).toBeLessThan(15_000);
-    console.log(`[harness-drain] killed worker's job requeued ${requeuedMs} ms after SIGKILL (ping 500 ms x 2 missed + sweep: about 2 000 ms expected)`);
-  });
+  it(
+    "--ping-interval-ms and --missed-pings: printed for workers, and a killed worker's job is requeued within about interval x missed + 1 s",
+    { timeout: 120_000 },
+    async () => {
+      const { url, env } = await startHarness(['--ping-interval-ms', '500', '--missed-pings', '2']);
+      expect(env.RUNPOD_PING_INTERVAL).toBe('500');
+      const worker = startWorker(env, 'doomed');
+      const { id } = (await call('POST', `${url}/v2/drain/run`, { body: { input: { mode: 'sleep', ms: 60_000 } } })).json as { id: string };
+      await waitFor(async () => (await statusOf(url, id)).status === 'IN_PROGRESS', 'the job to start', 60_000);
+      const killedAt = Date.now();
+      worker.kill('SIGKILL');
+      await waitFor(async () => (await statusOf(url, id)).status === 'IN_QUEUE', 'the job back in the queue', 20_000);
+      const requeuedMs = Date.now() - killedAt;
+      expect((await statusOf(url, id)).retries).toBe(1);
+      // Expected about 500 x 2 + 1 000 = 2 000 ms; the bound leaves room for a loaded machine.
+      expect(requeuedMs).toBeLessThan(15_000);
+      console.log(`[harness-drain] killed worker's job requeued ${requeuedMs} ms after SIGKILL (ping 500 ms x 2 missed + sweep: about 2 000 ms expected)`);
+    },
+  );
 
-  it('SIGTERM drains: no new job is handed out, the running job finishes and its /runsync is answered, the queued one is reported lost', { timeout: 120_000 }, async () => {
-    const { child, url, env, stderr } = await startHarness(['--drain-timeout-ms', '30000', '--ping-interval-ms', '500']);
-    void startWorker(env, 'drainer');
-    const runsync = call('POST', `${url}/v2/drain/runsync`, { body: { input: { mode: 'sleep', ms: 3_000, tag: 'running' } } });
-    await waitFor(async () => ((await call('GET', `${url}/v2/drain/health`)).json as { jobs: { inProgress: number } }).jobs.inProgress === 1, 'the job to run', 60_000);
-    // A second job waits behind it (the worker takes one at a time).
-    const queued = (await call('POST', `${url}/v2/drain/run`, { body: { input: { mode: 'echo', tag: 'queued' } } })).json as { id: string };
-    const signalledAt = Date.now();
-    child.kill('SIGTERM');
-    const answer = await runsync;
-    expect(answer.json).toMatchObject({ status: 'COMPLETED', output: { workerId: 'drainer', tag: 'running' } });
-    const result = await child;
-    expect(result.exitCode).toBe(0);
-    const logs = stderr();
-    expect(logs).toContain('harness draining');
-    expect(logs).toContain('the job store is in memory, so 0 running and 1 queued job(s) are lost');
-    expect(queued.id).toBeTruthy();
-    console.log(`[harness-drain] SIGTERM with one running and one queued job: drained and exited ${Date.now() - signalledAt} ms later; the running job's /runsync answered COMPLETED`);
-  });
+  it(
+    'SIGTERM drains: no new job is handed out, the running job finishes and its /runsync is answered, the queued one is reported lost',
+    { timeout: 120_000 },
+    async () => {
+      const { child, url, env, stderr } = await startHarness(['--drain-timeout-ms', '30000', '--ping-interval-ms', '500']);
+      void startWorker(env, 'drainer');
+      const runsync = call('POST', `${url}/v2/drain/runsync`, { body: { input: { mode: 'sleep', ms: 3_000, tag: 'running' } } });
+      await waitFor(
+        async () => ((await call('GET', `${url}/v2/drain/health`)).json as { jobs: { inProgress: number } }).jobs.inProgress === 1,
+        'the job to run',
+        60_000,
+      );
+      // A second job waits behind it (the worker takes one at a time).
+      const queued = (await call('POST', `${url}/v2/drain/run`, { body: { input: { mode: 'echo', tag: 'queued' } } })).json as { id: string };
+      const signalledAt = Date.now();
+      child.kill('SIGTERM');
+      const answer = await runsync;
+      expect(answer.json).toMatchObject({ status: 'COMPLETED', output: { workerId: 'drainer', tag: 'running' } });
+      const result = await child;
+      expect(result.exitCode).toBe(0);
+      const logs = stderr();
+      expect(logs).toContain('harness draining');
+      expect(logs).toContain('the job store is in memory, so 0 running and 1 queued job(s) are lost');
+      expect(queued.id).toBeTruthy();
+      console.log(
+        `[harness-drain] SIGTERM with one running and one queued job: drained and exited ${Date.now() - signalledAt} ms later; the running job's /runsync answered COMPLETED`,
+      );
+    },
+  );
 });

@@ -30,7 +30,6 @@ afterEach(async () => {
   }
 });
 
-
 interface LogLine {
   workerId: string;
   stream: string;
@@ -38,7 +37,12 @@ interface LogLine {
 }
 
 async function endpointOn(harness: HarnessProcess, imageName: string, endpoint: Record<string, unknown>, env: Record<string, string> = {}): Promise<string> {
-  const template = await fetchOkJson<{ id: string }>(`${harness.url}/v1/templates`, 'POST', { name: `t-${imageName}`, imageName, category: 'CPU', env: { LOG_LEVEL: 'warn', ...env } });
+  const template = await fetchOkJson<{ id: string }>(`${harness.url}/v1/templates`, 'POST', {
+    name: `t-${imageName}`,
+    imageName,
+    category: 'CPU',
+    env: { LOG_LEVEL: 'warn', ...env },
+  });
   return (await fetchOkJson<{ id: string }>(`${harness.url}/v1/endpoints`, 'POST', { templateId: template.id, ...endpoint })).id;
 }
 
@@ -63,7 +67,9 @@ async function initEvent(harness: HarnessProcess, endpointId: string): Promise<{
   return waitFor(
     async () => {
       const { lines } = await fetchOkJson<{ lines: LogLine[] }>(`${harness.url}/v2/${endpointId}/logs`);
-      const init = lines.filter((entry) => entry.stream === 'stdout' && entry.line.includes('"event":"init"')).map((entry) => JSON.parse(entry.line) as { pid: number });
+      const init = lines
+        .filter((entry) => entry.stream === 'stdout' && entry.line.includes('"event":"init"'))
+        .map((entry) => JSON.parse(entry.line) as { pid: number });
       return init[0];
     },
     `the init event of ${endpointId}'s worker`,
@@ -74,9 +80,13 @@ async function initEvent(harness: HarnessProcess, endpointId: string): Promise<{
 
 describe('the workers a harness launches', () => {
   it('get its --ping-interval-ms: a job longer than three default intervals of silence completes on them', async () => {
-    const harness = await startHarnessProcess(children, ['--gpus', 'none', '--data-dir', tempDir(), '--ping-interval-ms', '1000', '--image', `test/worker:1=${LAUNCHER_WORKER_COMMAND}`], {
-      timeoutMs: 180_000,
-    });
+    const harness = await startHarnessProcess(
+      children,
+      ['--gpus', 'none', '--data-dir', tempDir(), '--ping-interval-ms', '1000', '--image', `test/worker:1=${LAUNCHER_WORKER_COMMAND}`],
+      {
+        timeoutMs: 180_000,
+      },
+    );
     const endpointId = await endpointOn(harness, 'test/worker:1', { workersMin: 1, workersMax: 1 });
     // With the platform's 10 s heartbeat, the harness (1 s x 3 missed) declares the worker gone within this job.
     const job = await fetchOkJson<{ id: string }>(`${harness.url}/v2/${endpointId}/run`, 'POST', { input: { ms: 6_000 } });
@@ -97,7 +107,18 @@ describe('the workers a harness launches', () => {
 
   it('SIGKILL of the harness: its SDK worker exits by itself, another command is stopped by the next harness on the data folder', async () => {
     const dataDir = tempDir();
-    const args = ['--gpus', 'none', '--data-dir', dataDir, '--ping-interval-ms', '1000', '--image', `test/worker:1=${LAUNCHER_WORKER_COMMAND}`, '--image', 'test/sleeper:1=sleep 600'];
+    const args = [
+      '--gpus',
+      'none',
+      '--data-dir',
+      dataDir,
+      '--ping-interval-ms',
+      '1000',
+      '--image',
+      `test/worker:1=${LAUNCHER_WORKER_COMMAND}`,
+      '--image',
+      'test/sleeper:1=sleep 600',
+    ];
     const first = await startHarnessProcess(children, args, { timeoutMs: 180_000 });
     const sdkEndpoint = await endpointOn(first, 'test/worker:1', { workersMin: 1, workersMax: 1 });
     const otherEndpoint = await endpointOn(first, 'test/sleeper:1', { workersMin: 1, workersMax: 1 });
@@ -115,7 +136,12 @@ describe('the workers a harness launches', () => {
     const killedAt = performance.now();
     // The SDK worker watches the harness's pid (checked every second): gone well within its 3 s silence window, counted loosely on a loaded machine.
     // By pid and start time: pids wrap fast on a busy machine, and a new process may get the worker's.
-    await waitFor(() => !processRuns(sdk.pid, sdkStart) && !processRuns(sdkGroup, shellStart), 'the SDK worker exited after its harness was SIGKILLed', 30_000, 100);
+    await waitFor(
+      () => !processRuns(sdk.pid, sdkStart) && !processRuns(sdkGroup, shellStart),
+      'the SDK worker exited after its harness was SIGKILLed',
+      30_000,
+      100,
+    );
     const sdkExitMs = since(killedAt);
     // `sleep` knows nothing of the harness: it runs on, until a harness on the same data folder starts.
     expect(processRuns(otherGroup, otherStart)).toBe(true);
@@ -124,8 +150,14 @@ describe('the workers a harness launches', () => {
     const second = await startHarnessProcess(children, args, { timeoutMs: 180_000 });
     const restartMs = since(restartedAt);
     expect(processRuns(otherGroup, otherStart)).toBe(false);
-    printFigures('launched workers after a harness SIGKILL', { sdkWorkerExitMs: sdkExitMs, leftoverCommandsStoppedByNextHarness: 1, nextHarnessReadyMs: restartMs });
-    expect(second.stderr()).toMatch(new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`));
+    printFigures('launched workers after a harness SIGKILL', {
+      sdkWorkerExitMs: sdkExitMs,
+      leftoverCommandsStoppedByNextHarness: 1,
+      nextHarnessReadyMs: restartMs,
+    });
+    expect(second.stderr()).toMatch(
+      new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`),
+    );
     second.child.kill('SIGTERM');
     expect((await second.child).exitCode).toBe(0);
   }, 240_000);
@@ -167,7 +199,8 @@ describe('the workers a harness launches', () => {
     worker.stdout?.on('data', (data: Buffer) => (stdout += data.toString('utf8')));
     await waitFor(() => stdout.includes('"event":"init"'), 'the worker started', 60_000, 50);
     await waitFor(
-      async () => (await fetchOkJson<{ workers: Array<{ id: string }> }>(`${harness.url}/ui/api/overview`)).workers.some((row) => row.id === 'container-like-1'),
+      async () =>
+        (await fetchOkJson<{ workers: Array<{ id: string }> }>(`${harness.url}/ui/api/overview`)).workers.some((row) => row.id === 'container-like-1'),
       'the harness heard from the worker',
       60_000,
       100,

@@ -71,7 +71,12 @@ describe('serverless-worker harness --image', () => {
     const child = runTs(CLI, ['harness', '--port', '0', '--launcher-config', config], { env: { LOG_LEVEL: 'info' }, timeout: 180_000 });
     children.push(child);
     const { url } = await harnessListening(child, 'auth:');
-    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'from-config', imageName: 'test/from-config:1', category: 'CPU', env: { LOG_LEVEL: 'warn' } });
+    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', {
+      name: 'from-config',
+      imageName: 'test/from-config:1',
+      category: 'CPU',
+      env: { LOG_LEVEL: 'warn' },
+    });
     const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 0, workersMax: 1 });
     const job = await fetchOkJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'via-config' } });
     const done = await waitFor(

@@ -43,7 +43,10 @@ describe('serverless-worker harness: reach flags', () => {
   it('names the store and hides the password when PostgreSQL cannot be reached, from --store or SW_HARNESS_STORE', { timeout: 60_000 }, async () => {
     const port = await closedPort();
     const spec = `postgres://sw:${SECRET}@127.0.0.1:${port}/jobs`;
-    for (const result of [await runTs(CLI, ['harness', '--port', '0', '--store', spec]), await runTs(CLI, ['harness', '--port', '0'], { env: { SW_HARNESS_STORE: spec } })]) {
+    for (const result of [
+      await runTs(CLI, ['harness', '--port', '0', '--store', spec]),
+      await runTs(CLI, ['harness', '--port', '0'], { env: { SW_HARNESS_STORE: spec } }),
+    ]) {
       expect(result.exitCode).toBe(1);
       const output = `${String(result.stdout)}${String(result.stderr)}`;
       expect(output).toContain('Could not open the job store');

@@ -43,7 +43,10 @@ describe('serverless-worker logs and jobs', () => {
     expect(printed.map((line) => /alpha \w+/.exec(line)?.[0])).toEqual(['alpha one', 'alpha two', 'alpha three']);
     expect(printed[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z in-process info alpha one/);
     const json = await runCli(['logs', ENDPOINT, '--job', id, '--json'], env);
-    const objects = json.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { workerId: string; stream: string; line: string });
+    const objects = json.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { workerId: string; stream: string; line: string });
     expect(objects.map((o) => o.stream)).toEqual(['info', 'info', 'info']);
   });
 
@@ -100,6 +103,8 @@ describe('serverless-worker logs and jobs', () => {
   it('says to add /v1 when the base URL lacks it and the server answers 404', async () => {
     const run = await runCli(['endpoint', 'list'], { ...env, SERVERLESS_WORKER_API_URL: fixture.server.url });
     expect(run.code).toBe(1);
-    expect(failureLine(run)).toContain(`does not end in /v1, where the management API is: set SERVERLESS_WORKER_API_URL (or --base-url) to ${fixture.server.url}/v1`);
+    expect(failureLine(run)).toContain(
+      `does not end in /v1, where the management API is: set SERVERLESS_WORKER_API_URL (or --base-url) to ${fixture.server.url}/v1`,
+    );
   });
 });

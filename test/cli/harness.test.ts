@@ -58,9 +58,7 @@ describe('serverless-worker harness', () => {
 
   it('a worker process joins over the worker API with the variables it printed, and runs jobs', async () => {
     const { url, banner } = await startHarness(['--endpoint', 'e2e']);
-    const env = Object.fromEntries(
-      [...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1]!, match[2]!] as const),
-    );
+    const env = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1]!, match[2]!] as const));
     expect(env.RUNPOD_WEBHOOK_GET_JOB).toBe(`${url}/v2/e2e/job-take/$ID?`);
     const worker = runTs(join(REPO_ROOT, 'examples/echo/worker.ts'), [], { env: { ...env, RUNPOD_POD_ID: 'worker-e2e' } });
     children.push(worker);

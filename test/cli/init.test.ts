@@ -86,7 +86,7 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
     expect(dockerfile.comments).toContain('BASE_IMAGE=node:24');
   });
 
-  it("writes a Dockerfile that copies Node only onto a base without one, and says what .dockerignore leaves out and how long docker stop must wait", async () => {
+  it('writes a Dockerfile that copies Node only onto a base without one, and says what .dockerignore leaves out and how long docker stop must wait', async () => {
     const dir = join(scratch, 'docker-node');
     expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);
     const dockerfile = readDockerfile(join(dir, 'Dockerfile'));

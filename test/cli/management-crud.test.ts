@@ -167,9 +167,13 @@ describe('from image to endpoint with the CLI', { timeout: 180_000 }, () => {
     const endpointLines = endpointTable.stdout.trimEnd().split('\n');
     expect(endpointLines[0]).toMatch(/^ID\s+NAME\s+COMPUTE\s+WORKERS\s+VERSION\s+TEMPLATE\s+TYPES$/);
     expect(endpointLines).toHaveLength(server.store.listEndpoints().length + 1);
-    expect(endpointLines).toContainEqual(expect.stringMatching(new RegExp(`^${cpu?.id}\\s+crud-cpu\\s+CPU\\s+0/1-2\\s+1\\s+${cpu?.templateId}\\s+cpu3c-4-8,cpu5g-4-16$`)));
     expect(endpointLines).toContainEqual(
-      expect.stringMatching(new RegExp(`^${endpoint.id}\\s+crud-gpu-template\\s+GPU\\s+0/0-3\\s+1\\s+${template.id}\\s+NVIDIA H100 80GB HBM3,NVIDIA A100 80GB PCIe$`)),
+      expect.stringMatching(new RegExp(`^${cpu?.id}\\s+crud-cpu\\s+CPU\\s+0/1-2\\s+1\\s+${cpu?.templateId}\\s+cpu3c-4-8,cpu5g-4-16$`)),
+    );
+    expect(endpointLines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^${endpoint.id}\\s+crud-gpu-template\\s+GPU\\s+0/0-3\\s+1\\s+${template.id}\\s+NVIDIA H100 80GB HBM3,NVIDIA A100 80GB PCIe$`),
+      ),
     );
     expect(templateTable.code, templateTable.stderr).toBe(0);
     expect(templateTable.stdout).toMatch(new RegExp(`^${template.id}\\s+crud-gpu-template\\s+NVIDIA\\s+serverless\\s+img$`, 'm'));
@@ -216,11 +220,15 @@ describe('from image to endpoint with the CLI', { timeout: 180_000 }, () => {
   });
 
   it('--no-serverless makes a Pod template with the service defaults; an endpoint on it is refused with the server message', async () => {
-    const pod = okJson<Template>(await runCli(['template', 'create', '--name', 'crud-pod', '--image-name', 'img', '--no-serverless', '--category', 'CPU'], env));
+    const pod = okJson<Template>(
+      await runCli(['template', 'create', '--name', 'crud-pod', '--image-name', 'img', '--no-serverless', '--category', 'CPU'], env),
+    );
     expect(pod).toMatchObject({ isServerless: false, category: 'CPU', ports: ['8888/http', '22/tcp'] });
     const refused = await runCli(['endpoint', 'create', '--template-id', pod.id], env);
     expect(refused.code).toBe(1);
-    expect(failureLine(refused)).toContain('is a Pod template (isServerless false); endpoints need a template created with isServerless true (SW_INVALID_ENDPOINT; HTTP 400');
+    expect(failureLine(refused)).toContain(
+      'is a Pod template (isServerless false); endpoints need a template created with isServerless true (SW_INVALID_ENDPOINT; HTTP 400',
+    );
     expect(refused.stdout).toBe('');
   });
 });

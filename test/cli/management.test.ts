@@ -77,10 +77,7 @@ describe('template push', () => {
 
     // The file changes its env and (not allowed on update) its category; --image overrides the tag.
     await writeFile(file, JSON.stringify({ ...original, name: 'cli-pushed', category: 'AMD', env: { LOG_LEVEL: 'debug' } }));
-    const updated = await runCli(
-      ['template', 'push', file, '--image', 'ghcr.io/org/worker:sha-123'],
-      { ...keyEnv, SERVERLESS_WORKER_API_URL: server.baseUrl },
-    );
+    const updated = await runCli(['template', 'push', file, '--image', 'ghcr.io/org/worker:sha-123'], { ...keyEnv, SERVERLESS_WORKER_API_URL: server.baseUrl });
     expect(updated.code, updated.stderr).toBe(0);
     const updatedRecord = JSON.parse(updated.stdout) as Template;
     expect(updatedRecord).toMatchObject({
@@ -110,7 +107,10 @@ describe('template push', () => {
     await writeFile(file, JSON.stringify({ name: 'cli-flag-key', imageName: 'img', isServerless: true }));
     const run = await runCli(['template', 'push', file, '--base-url', server.baseUrl, '--api-key', API_KEY], { RUNPOD_API_KEY: 'wrong-key' });
     expect(run.code, run.stderr).toBe(0);
-    const wrong = await runCli(['volume', 'create', '--name', 'v', '--data-center-id', 'EU-RO-1', '--size', '10', '--base-url', server.baseUrl, '--api-key', 'wrong'], keyEnv);
+    const wrong = await runCli(
+      ['volume', 'create', '--name', 'v', '--data-center-id', 'EU-RO-1', '--size', '10', '--base-url', server.baseUrl, '--api-key', 'wrong'],
+      keyEnv,
+    );
     expect(wrong.code).toBe(1);
     expect(failureLine(wrong)).toContain('SW_UNAUTHORIZED; HTTP 401');
   });
@@ -215,12 +215,11 @@ describe('volume create and resize', () => {
 
     const shrink = await runCli(['volume', 'resize', volume.id, '--size', '50', '--base-url', server.baseUrl], keyEnv);
     expect(shrink.code).toBe(1);
-    expect(failureLine(shrink)).toContain('size must be greater than the current size of 150 GB (volumes only grow; got 50) (SW_NETWORK_VOLUME_SIZE_NOT_GREATER; HTTP 400');
-
-    const tooBig = await runCli(
-      ['volume', 'create', '--base-url', server.baseUrl, '--name', 'big', '--data-center-id', 'EU', '--size', '4001'],
-      keyEnv,
+    expect(failureLine(shrink)).toContain(
+      'size must be greater than the current size of 150 GB (volumes only grow; got 50) (SW_NETWORK_VOLUME_SIZE_NOT_GREATER; HTTP 400',
     );
+
+    const tooBig = await runCli(['volume', 'create', '--base-url', server.baseUrl, '--name', 'big', '--data-center-id', 'EU', '--size', '4001'], keyEnv);
     expect(tooBig.code).toBe(1);
     expect(failureLine(tooBig)).toContain('size must be an integer from 0 to 4000 GB (got 4001) (SW_INVALID_NETWORK_VOLUME; HTTP 400');
 

@@ -56,7 +56,8 @@ export async function untilAnswers(engine: TestDockerEngine, id: string, url: st
   await waitFor(
     async () => {
       const state = await containerState(engine, id);
-      if (!state.running) throw new Error(`the container stopped (exit code ${state.exitCode}) before ${url} answered; its output:\n${await logsOf(engine, id)}`);
+      if (!state.running)
+        throw new Error(`the container stopped (exit code ${state.exitCode}) before ${url} answered; its output:\n${await logsOf(engine, id)}`);
       return fetch(url).then(
         (answer) => answer.status > 0,
         () => false,

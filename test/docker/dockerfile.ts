@@ -138,7 +138,14 @@ export function dockerignoreFilter(text: string): (path: string) => boolean {
       const pattern = (negated ? line.slice(1) : line).replace(/^\/+/, '');
       const source = pattern
         .split('/')
-        .map((segment) => (segment === '**' ? '\u0000' : segment.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')))
+        .map((segment) =>
+          segment === '**'
+            ? '\u0000'
+            : segment
+                .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+                .replace(/\*/g, '[^/]*')
+                .replace(/\?/g, '[^/]'),
+        )
         .join('/')
         .replace(/\u0000\//g, '(?:.*/)?')
         .replace(/\/\u0000/g, '(?:/.*)?')

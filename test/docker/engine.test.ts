@@ -27,7 +27,13 @@ describe('the test Docker engine', () => {
     const engine = await useDockerEngine();
     const tag = await standInBase('node', 24);
     const { stdout } = await engine.docker([
-      'run', '--rm', '--network', 'host', tag, 'sh', '-c',
+      'run',
+      '--rm',
+      '--network',
+      'host',
+      tag,
+      'sh',
+      '-c',
       'node -p process.versions.node; npm --version; id -u node; command -v node; echo "$NODE_EXTRA_CA_CERTS"',
     ]);
     const [node, npm, uid, path, ca] = String(stdout).trim().split('\n');
@@ -43,7 +49,11 @@ describe('the test Docker engine', () => {
     for (const kind of ['cuda', 'rocm'] as const) {
       const tag = await standInBase(kind);
       const { stdout } = await engine.docker([
-        'run', '--rm', tag, 'sh', '-c',
+        'run',
+        '--rm',
+        tag,
+        'sh',
+        '-c',
         'command -v node || echo no-node; id -u; command -v useradd; getent group video render | cut -d: -f1 | tr "\\n" " "',
       ]);
       const [node, uid, useradd, groups] = String(stdout).trim().split('\n');

@@ -56,7 +56,9 @@ beforeAll(async () => {
     buildSeconds[name] = Math.round((performance.now() - started) / 100) / 10;
   };
   await timed('cpu', () => engine.build('Dockerfile.cpu', REPO_ROOT, { tag: IMAGES.cpu, args: { NODE_IMAGE: node, WORKER: 'examples/probe' } }));
-  await timed('gpu', () => engine.build('Dockerfile.gpu', REPO_ROOT, { tag: IMAGES.gpu, args: { NODE_IMAGE: node, BASE_IMAGE: cuda, WORKER: 'examples/probe' } }));
+  await timed('gpu', () =>
+    engine.build('Dockerfile.gpu', REPO_ROOT, { tag: IMAGES.gpu, args: { NODE_IMAGE: node, BASE_IMAGE: cuda, WORKER: 'examples/probe' } }),
+  );
   await timed('lb', () => engine.build('Dockerfile.cpu', REPO_ROOT, { tag: IMAGES.lb, args: { NODE_IMAGE: node, WORKER: 'examples/load-balancing' } }));
   console.log(`[images] build seconds: ${JSON.stringify(buildSeconds)}`);
   harness = await startHarness(children, ['cpu', 'gpu', 'stop', 'lb']);
@@ -111,7 +113,12 @@ describe.each(['cpu', 'gpu'] as const)('the %s image', (kind) => {
     beforeAll(async () => {
       metricsPort = await freePort();
       id = await containers.start([
-        ...envArgs({ ...harness.workerEnv(kind), RUNPOD_POD_ID: `image-${kind}`, SERVERLESS_WORKER_METRICS_PORT: String(metricsPort), SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1' }),
+        ...envArgs({
+          ...harness.workerEnv(kind),
+          RUNPOD_POD_ID: `image-${kind}`,
+          SERVERLESS_WORKER_METRICS_PORT: String(metricsPort),
+          SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1',
+        }),
         tag,
       ]);
       await untilAnswers(engine, id, `http://127.0.0.1:${metricsPort}/metrics`);
@@ -143,11 +150,18 @@ describe.each(['cpu', 'gpu'] as const)('the %s image', (kind) => {
 
     it('cancels a running job', async () => {
       const jobId = await submit(endpoint(), { input: { mode: 'wait', ms: 60_000 } });
-      await waitFor(async () => ((await call('GET', `${endpoint()}/status/${jobId}`)).json as { status: string }).status === 'IN_PROGRESS', 'the job to start', 30_000, 50);
+      await waitFor(
+        async () => ((await call('GET', `${endpoint()}/status/${jobId}`)).json as { status: string }).status === 'IN_PROGRESS',
+        'the job to start',
+        30_000,
+        50,
+      );
       await call('POST', `${endpoint()}/cancel/${jobId}`);
       expect(await finalStatus(endpoint(), jobId)).toMatchObject({ status: 'CANCELLED' });
       // The worker is free again: the next job completes.
-      expect((await call('POST', `${endpoint()}/runsync`, { body: { input: { mode: 'echo', message: 'after' } } })).json).toMatchObject({ status: 'COMPLETED' });
+      expect((await call('POST', `${endpoint()}/runsync`, { body: { input: { mode: 'echo', message: 'after' } } })).json).toMatchObject({
+        status: 'COMPLETED',
+      });
     });
 
     it('a job that blocks the event loop past its deadline ends TIMED_OUT by the watchdog; the container exits 1', { timeout: 90_000 }, async () => {
@@ -166,7 +180,12 @@ describe('docker stop', () => {
     const id = await containers.start([...envArgs({ ...harness.workerEnv('stop'), RUNPOD_POD_ID: 'image-stop' }), IMAGES.cpu]);
     const endpoint = `${harness.url}/v2/stop`;
     const jobId = await submit(endpoint, { input: { mode: 'wait', ms: 1_500 } });
-    await waitFor(async () => ((await call('GET', `${endpoint}/status/${jobId}`)).json as { status: string }).status === 'IN_PROGRESS', 'the job to start', 30_000, 50);
+    await waitFor(
+      async () => ((await call('GET', `${endpoint}/status/${jobId}`)).json as { status: string }).status === 'IN_PROGRESS',
+      'the job to start',
+      30_000,
+      50,
+    );
     // 20 s to stop; a SIGKILL at its end would give exit code 137.
     await engine.docker(['stop', '-t', '20', id]);
     expect(await containerState(engine, id)).toEqual({ running: false, exitCode: 0 });
@@ -180,7 +199,9 @@ describe('docker stop', () => {
     const id = await containers.start(['--entrypoint', 'node', IMAGES.cpu, 'dist/worker.js', '--serve-api', '--port', String(port)]);
     await untilAnswers(engine, id, `http://127.0.0.1:${port}/health`);
     // The supervised worker up and serving (a job done) before the stop.
-    expect((await call('POST', `http://127.0.0.1:${port}/runsync`, { body: { input: { mode: 'echo', message: 'pid 1' } } })).json).toMatchObject({ status: 'COMPLETED' });
+    expect((await call('POST', `http://127.0.0.1:${port}/runsync`, { body: { input: { mode: 'echo', message: 'pid 1' } } })).json).toMatchObject({
+      status: 'COMPLETED',
+    });
     await engine.docker(['stop', '-t', '20', id]);
     expect(await containerState(engine, id)).toEqual({ running: false, exitCode: 0 });
   });

@@ -60,7 +60,10 @@ beforeAll(async () => {
   const bases: Record<Base, string> = { nvidia: await standInBase('cuda'), amd: await standInBase('rocm'), cpu: node };
   // One after the other: the build stage (npm ci, npm run build) is built once, then cached.
   for (const base of BASES) {
-    tags[base] = await engine.build(join(project, 'Dockerfile'), project, { tag: `sw-test/scaffold:${base}`, args: { BASE_IMAGE: bases[base], NODE_IMAGE: node } });
+    tags[base] = await engine.build(join(project, 'Dockerfile'), project, {
+      tag: `sw-test/scaffold:${base}`,
+      args: { BASE_IMAGE: bases[base], NODE_IMAGE: node },
+    });
   }
   harness = await startHarness(children, BASES);
 }, 900_000);
@@ -96,13 +99,21 @@ describe.each(BASES)('the scaffold image on the %s base', (base) => {
   });
 
   it('--serve-api answers /runsync, /ui and /docs', { timeout: 120_000 }, async () => {
-    expect(await checkServeApi(containers, tags[base] as string, { prompt: 'served', times: 1 })).toMatchObject({ status: 'COMPLETED', output: { text: 'served' } });
+    expect(await checkServeApi(containers, tags[base] as string, { prompt: 'served', times: 1 })).toMatchObject({
+      status: 'COMPLETED',
+      output: { text: 'served' },
+    });
   });
 
   it('as a platform worker joined to a harness: /metrics answers and a job completes; docker stop exits 0', { timeout: 120_000 }, async () => {
     const metricsPort = await freePort();
     const id = await containers.start([
-      ...envArgs({ ...harness.workerEnv(base), RUNPOD_POD_ID: `scaffold-${base}`, SERVERLESS_WORKER_METRICS_PORT: String(metricsPort), SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1' }),
+      ...envArgs({
+        ...harness.workerEnv(base),
+        RUNPOD_POD_ID: `scaffold-${base}`,
+        SERVERLESS_WORKER_METRICS_PORT: String(metricsPort),
+        SERVERLESS_WORKER_METRICS_HOST: '127.0.0.1',
+      }),
       tags[base] as string,
     ]);
     await untilAnswers(engine, id, `http://127.0.0.1:${metricsPort}/metrics`);

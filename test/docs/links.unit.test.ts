@@ -50,13 +50,13 @@ describe('links in the docs', () => {
     });
   }
 
-  it("README.md links into the repository absolutely (npm shows the packed README, where a relative link leads nowhere)", () => {
+  it('README.md links into the repository absolutely (npm shows the packed README, where a relative link leads nowhere)', () => {
     const relative = links(readRepoFile('README.md')).filter((link) => !/^[a-z][a-z0-9+.-]*:/i.test(link.target) && !link.target.startsWith('#'));
     expect(relative.map((link) => `README.md:${link.line} ${link.target}`)).toEqual([]);
   });
 
   it("anchors follow GitHub's rules", () => {
-    expect(githubSlug("Run the images themselves: `--launcher docker`")).toBe('run-the-images-themselves---launcher-docker');
+    expect(githubSlug('Run the images themselves: `--launcher docker`')).toBe('run-the-images-themselves---launcher-docker');
     expect(githubSlug("This repository's images (`Dockerfile.gpu`, `Dockerfile.cpu`)")).toBe('this-repositorys-images-dockerfilegpu-dockerfilecpu');
     expect([...anchors('# A\n\n## A\n\n```\n# not a heading\n```\n<a id="x"></a>\n')].sort()).toEqual(['a', 'a-1', 'x']);
   });

@@ -72,8 +72,10 @@ describe('TypeScript snippets in the docs', () => {
 
   it('would fail on a snippet that does not type-check', () => {
     const path = join(folder, 'broken.ts');
-    writeFileSync(path, "export const answer = 42;\nexport const text: string = answer;\n");
+    writeFileSync(path, 'export const answer = 42;\nexport const text: string = answer;\n');
     // The fence on line 10, the block's second line on 12.
-    expect(typeErrors([{ source: 'broken.md', line: 10, path }])).toEqual([expect.stringMatching(/^broken\.md:12: Type 'number' is not assignable to type 'string'/)]);
+    expect(typeErrors([{ source: 'broken.md', line: 10, path }])).toEqual([
+      expect.stringMatching(/^broken\.md:12: Type 'number' is not assignable to type 'string'/),
+    ]);
   }, 300_000);
 });

@@ -68,13 +68,21 @@ describe('a worker project from the packed package', () => {
     // `npm install <tarball>` records it as file:../pack/<tarball>, relative to the project; both
     // in one command, as neither is on the registry (the platform stays a dev dependency).
     await step('npm install', 'npm', ['install', `../pack/${tarball}`, `../pack/${platformTarball}`], { cwd: project });
-    const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
     expect(manifest.dependencies['serverless-worker']).toBe(`file:../pack/${tarball}`);
     expect(manifest.devDependencies['serverless-worker-platform']).toBe(`file:../pack/${platformTarball}`);
     const installed = JSON.parse(await readFile(join(project, 'node_modules/serverless-worker/package.json'), 'utf8')) as { version: string };
     expect(existsSync(join(project, 'node_modules/serverless-worker/src'))).toBe(false);
     // Each entry point resolves through the installed package's exports map, with exactly its names.
-    const entries = await step('import the entry points', process.execPath, ['--input-type=module', '-e', exportKeysScript(ENTRY_POINTS.map((entry) => entry.specifier))], { cwd: project });
+    const entries = await step(
+      'import the entry points',
+      process.execPath,
+      ['--input-type=module', '-e', exportKeysScript(ENTRY_POINTS.map((entry) => entry.specifier))],
+      { cwd: project },
+    );
     expect(JSON.parse(String(entries.stdout))).toEqual(Object.fromEntries(ENTRY_POINTS.map((entry) => [entry.specifier, [...entry.values].sort()])));
 
     // The installed command (dist/, from the tarball) writes the same scaffold from its shipped templates.
@@ -87,7 +95,12 @@ describe('a worker project from the packed package', () => {
     await step('npm install (stream project)', 'npm', ['install', `../pack/${tarball}`, `../pack/${platformTarball}`], { cwd: streamProject });
     const streamDryRun = await step('npm run dry-run (stream project)', 'npm', ['run', '--silent', 'dry-run'], { cwd: streamProject });
     const streamLines = jsonLines(streamDryRun.stdout as string) as Array<Record<string, unknown>>;
-    expect(streamLines.filter((line) => 'stream' in line).map((line) => (line.stream as { output: unknown }).output).join('')).toBe('one two three ');
+    expect(
+      streamLines
+        .filter((line) => 'stream' in line)
+        .map((line) => (line.stream as { output: unknown }).output)
+        .join(''),
+    ).toBe('one two three ');
     expect(streamLines.at(-1)).toMatchObject({ status: 'COMPLETED', output: ['one ', 'two ', 'three '] });
     const streamTest = await step('npm test (stream project)', 'npm', ['test'], { cwd: streamProject });
     expect(String(streamTest.all)).toMatch(/# pass 3\b/);
@@ -110,12 +123,23 @@ describe('a worker project from the packed package', () => {
 
     // npm run dev: the local API (tsx watch). Its own process group, so that the watcher and
     // the worker it started stop with it.
-    const dev = execa('npm', ['run', 'dev', '--', '--port', '0'], { cwd: project, env: authorEnv(), detached: true, reject: false, timeout: 120_000, all: true });
+    const dev = execa('npm', ['run', 'dev', '--', '--port', '0'], {
+      cwd: project,
+      env: authorEnv(),
+      detached: true,
+      reject: false,
+      timeout: 120_000,
+      all: true,
+    });
     let devOutput = '';
     dev.all?.on('data', (data: Buffer) => (devOutput += data.toString()));
     try {
       const base = await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\/v2\/local/.exec(devOutput)?.[0], 'the npm run dev banner', 60_000);
-      const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: await readFile(join(project, 'test_input.json'), 'utf8') });
+      const answer = await fetch(`${base}/runsync`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: await readFile(join(project, 'test_input.json'), 'utf8'),
+      });
       expect(await answer.json()).toMatchObject({ status: 'COMPLETED', output: { text: 'hello hello' } });
     } finally {
       if (dev.pid !== undefined) process.kill(-dev.pid, 'SIGTERM');

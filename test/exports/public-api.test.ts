@@ -67,7 +67,9 @@ describe('the package entry points', () => {
 
   it('keeps every harness and runtime name out of the index', () => {
     const index = ENTRY_POINTS.find((entry) => entry.specifier === 'serverless-worker');
-    const toolNames = ENTRY_POINTS.filter((entry) => entry.subpath === './harness' || entry.subpath === './runtime' || entry.packageDir !== '').flatMap((entry) => [...entry.values, ...entry.types]);
+    const toolNames = ENTRY_POINTS.filter((entry) => entry.subpath === './harness' || entry.subpath === './runtime' || entry.packageDir !== '').flatMap(
+      (entry) => [...entry.values, ...entry.types],
+    );
     expect(toolNames.length).toBeGreaterThan(0);
     expect([...(index?.values ?? []), ...(index?.types ?? [])].filter((name) => toolNames.includes(name))).toEqual([]);
   });
@@ -88,7 +90,9 @@ describe('the package entry points', () => {
         expect(resolved[at]).toBe(pathToFileURL(join(root, 'dist', `${entry.source}.js`)).href);
         expect(pkg.exports[entry.subpath]).toEqual({ types: `./dist/${entry.source}.d.ts`, import: `./dist/${entry.source}.js` });
         if (entry.specifier !== 'serverless-worker') {
-          expect(tsconfig.compilerOptions.paths[entry.specifier], `tsconfig.json paths of ${entry.specifier}`).toEqual([`./${join(packageDir, 'src', `${entry.source}.ts`)}`]);
+          expect(tsconfig.compilerOptions.paths[entry.specifier], `tsconfig.json paths of ${entry.specifier}`).toEqual([
+            `./${join(packageDir, 'src', `${entry.source}.ts`)}`,
+          ]);
         }
       });
       // Nothing else is exported but package.json and, for the SDK, the platform's internal entry.
@@ -103,11 +107,15 @@ describe('the package entry points', () => {
       const file = join(dir, 'modules.txt');
       const hook = new URL('./fixtures/record-modules.mjs', import.meta.url).href;
       const index = pathToFileURL(join(REPO_ROOT, 'src/index.ts')).href;
-      const run = await execa(process.execPath, ['--import', import.meta.resolve('tsx'), '--import', hook, '--input-type=module', '-e', `await import(${JSON.stringify(index)});`], {
-        cwd: REPO_ROOT,
-        reject: false,
-        env: { SW_TEST_MODULES_FILE: file, TSX_TSCONFIG_PATH: join(REPO_ROOT, 'tsconfig.json') },
-      });
+      const run = await execa(
+        process.execPath,
+        ['--import', import.meta.resolve('tsx'), '--import', hook, '--input-type=module', '-e', `await import(${JSON.stringify(index)});`],
+        {
+          cwd: REPO_ROOT,
+          reject: false,
+          env: { SW_TEST_MODULES_FILE: file, TSX_TSCONFIG_PATH: join(REPO_ROOT, 'tsconfig.json') },
+        },
+      );
       expect(run.exitCode, run.stderr).toBe(0);
       const own = [...new Set((await readFile(file, 'utf8')).split('\n'))]
         .filter((url) => url.startsWith(pathToFileURL(join(REPO_ROOT, 'src')).href))

@@ -13,7 +13,9 @@ function readingsOf(text: string): GpuReadResult {
 
 describe('formatGpuTable', () => {
   it('prints an aligned table with a header line', () => {
-    const lines = formatGpuTable(readingsOf(fixture(NVIDIA_2X_H100))).trimEnd().split('\n');
+    const lines = formatGpuTable(readingsOf(fixture(NVIDIA_2X_H100)))
+      .trimEnd()
+      .split('\n');
     expect(lines[0]).toBe('nvidia-smi: 2 GPUs, driver 550.54.15');
     expect(lines[1]).toMatch(/^IDX {2}NAME +UUID +UTIL {2}MEM ACT {2}MEMORY MiB \(used \/ total\) {2}TEMP {2}POWER W \(draw \/ limit\)$/);
     expect(lines[2]).toContain('NVIDIA H100 80GB HBM3');

@@ -8,11 +8,7 @@ describe('parseNvidiaSmiList', () => {
       {
         index: 0,
         uuid: 'GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77',
-        migUuids: [
-          'MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f',
-          'MIG-8d2e7a10-3b5c-5f9e-a4d1-6c0b9e8f7a21',
-          'MIG-1f0e2d3c-4b5a-5968-8776-a5b4c3d2e1f0',
-        ],
+        migUuids: ['MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f', 'MIG-8d2e7a10-3b5c-5f9e-a4d1-6c0b9e8f7a21', 'MIG-1f0e2d3c-4b5a-5968-8776-a5b4c3d2e1f0'],
       },
       { index: 1, uuid: 'GPU-9e8d7c6b-5a49-3827-1605-f4e3d2c1b0a9', migUuids: [] },
     ]);

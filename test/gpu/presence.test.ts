@@ -20,8 +20,7 @@ describe('checkGpuPresence', () => {
       ok: false,
       expected: 'nvidia',
       found: 'no GPU (nvidia-smi: not found on PATH; rocm-smi: not found on PATH)',
-      message:
-        'Expected an NVIDIA GPU (nvidia-smi) but found no GPU (nvidia-smi: not found on PATH; rocm-smi: not found on PATH)',
+      message: 'Expected an NVIDIA GPU (nvidia-smi) but found no GPU (nvidia-smi: not found on PATH; rocm-smi: not found on PATH)',
     });
   });
 

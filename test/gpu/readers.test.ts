@@ -4,16 +4,7 @@ import { createGpuReader, readGpus } from '../../src/gpu/read-gpus.js';
 import { readNvidiaGpus } from '../../src/gpu/read-nvidia.js';
 import { runGpuTool } from '../../src/gpu/run-tool.js';
 import { GpuReadResultSchema, type GpuReadResult } from '../../src/gpu/reading.js';
-import {
-  callLog,
-  fakeToolEnv,
-  noToolEnv,
-  NVIDIA_2X_H100,
-  NVIDIA_MIG_A100,
-  NVIDIA_MIG_A100_LIST,
-  ROCM_2X_MI300X,
-  ANSWER_TIMEOUT_MS,
-} from './fake-tools.js';
+import { callLog, fakeToolEnv, noToolEnv, NVIDIA_2X_H100, NVIDIA_MIG_A100, NVIDIA_MIG_A100_LIST, ROCM_2X_MI300X, ANSWER_TIMEOUT_MS } from './fake-tools.js';
 
 const timeoutMs = ANSWER_TIMEOUT_MS;
 
@@ -30,8 +21,7 @@ function readings(result: GpuReadResult) {
   return result;
 }
 
-const nvidia = (vars: Record<string, string> = {}) =>
-  fakeToolEnv({ FAKE_NVIDIA_SMI_FIXTURE: NVIDIA_2X_H100, ...vars });
+const nvidia = (vars: Record<string, string> = {}) => fakeToolEnv({ FAKE_NVIDIA_SMI_FIXTURE: NVIDIA_2X_H100, ...vars });
 
 describe('readNvidiaGpus with a fake nvidia-smi', () => {
   it('reads the GPUs', async () => {
@@ -86,9 +76,7 @@ describe('readNvidiaGpus with a fake nvidia-smi', () => {
     const one = readings(await readNvidiaGpus({ timeoutMs, env: nvidia({ CUDA_VISIBLE_DEVICES: '1' }) }));
     expect(one.gpus.map((g) => g.index)).toEqual([1]);
     expect(one.hidden).toBe(1);
-    const byUuid = readings(
-      await readNvidiaGpus({ timeoutMs, env: nvidia({ CUDA_VISIBLE_DEVICES: 'GPU-6f3c2b1a-9d8e-4f70-a1b2-c3d4e5f60718' }) }),
-    );
+    const byUuid = readings(await readNvidiaGpus({ timeoutMs, env: nvidia({ CUDA_VISIBLE_DEVICES: 'GPU-6f3c2b1a-9d8e-4f70-a1b2-c3d4e5f60718' }) }));
     expect(byUuid.gpus.map((g) => g.index)).toEqual([0]);
   });
 
@@ -143,9 +131,7 @@ describe('readAmdGpus with a fake rocm-smi', () => {
       message: 'rocm-smi: exited with code 1: ERROR:root:Driver not initialized (amdgpu not found in modules)',
     });
     expect(noReadings(await readAmdGpus({ timeoutMs, env: amd({ FAKE_ROCM_SMI_MODE: 'garbage' }) })).reason).toBe('unparseable');
-    expect(noReadings(await readAmdGpus({ env: amd({ FAKE_ROCM_SMI_MODE: 'hang' }), timeoutMs: 300 })).reason).toBe(
-      'timed-out',
-    );
+    expect(noReadings(await readAmdGpus({ env: amd({ FAKE_ROCM_SMI_MODE: 'hang' }), timeoutMs: 300 })).reason).toBe('timed-out');
     expect(noReadings(await readAmdGpus({ timeoutMs, env: noToolEnv() })).reason).toBe('not-installed');
   });
 });

@@ -74,9 +74,7 @@ describe('GPU sampler with a fake nvidia-smi', () => {
   });
 
   it('a tool hanging past its timeout gives "timed-out" readings and the sampler keeps going', async () => {
-    const sampler = track(
-      createGpuSampler({ intervalMs: 20, timeoutMs: 200, env: fakeToolEnv({ FAKE_NVIDIA_SMI_MODE: 'hang', FAKE_ROCM_SMI_MODE: 'hang' }) }),
-    );
+    const sampler = track(createGpuSampler({ intervalMs: 20, timeoutMs: 200, env: fakeToolEnv({ FAKE_NVIDIA_SMI_MODE: 'hang', FAKE_ROCM_SMI_MODE: 'hang' }) }));
     const window = sampler.beginWindow();
     await vi.waitFor(() => expect(sampler.latest()).toMatchObject({ ok: false, reason: 'timed-out' }), WAIT);
     expect(sampler.latest()).toMatchObject({

@@ -6,8 +6,7 @@ import { fixture, NVIDIA_2X_H100, NVIDIA_MIG_A100, ROCM_2X_MI300X } from './fake
 
 const h100 = parseNvidiaSmiCsv(fixture(NVIDIA_2X_H100)).gpus;
 const mi300x = parseRocmSmiJson(fixture(ROCM_2X_MI300X)).gpus;
-const visible = (value: string | undefined, gpus = h100) =>
-  filterVisibleGpus(gpus, parseVisibleDevices(value)).visible.map((g) => g.index);
+const visible = (value: string | undefined, gpus = h100) => filterVisibleGpus(gpus, parseVisibleDevices(value)).visible.map((g) => g.index);
 
 describe('visible devices', () => {
   it('unset shows all, empty shows none', () => {

@@ -7,10 +7,20 @@ import { describe, expect, it } from 'vitest';
 import { AttemptLog, type JobAttemptFacts } from '../../packages/platform/src/harness/dashboard/attempt-log.js';
 import { jobAttemptsView } from '../../packages/platform/src/harness/dashboard/attempt-view.js';
 
-const failedTwice = (id: string): JobAttemptFacts => ({ id, endpointId: 'ep', status: 'FAILED', attempt: 2, retries: 1, lost: 1, startedAt: 10, endedAt: 20, workerId: 'w2' });
+const failedTwice = (id: string): JobAttemptFacts => ({
+  id,
+  endpointId: 'ep',
+  status: 'FAILED',
+  attempt: 2,
+  retries: 1,
+  lost: 1,
+  startedAt: 10,
+  endedAt: 20,
+  workerId: 'w2',
+});
 
 describe('attempt history past maxJobs', () => {
-  it('counts the jobs it dropped, and the page says a job\'s earlier attempts are gone', () => {
+  it("counts the jobs it dropped, and the page says a job's earlier attempts are gone", () => {
     const log = new AttemptLog({ maxJobs: 3 }, () => 0);
     for (let i = 0; i < 5; i++) {
       log.taken('ep', 'w1', [{ id: `job-${i}`, attempt: 1 }]);

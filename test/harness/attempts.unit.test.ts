@@ -96,7 +96,8 @@ describe('attempts', () => {
         for (const post of order) {
           if (post === 'chunk1') expect(await endpoint.pushChunk(id, 'w1', { output: 'a1' }, 1)).toBe(false);
           if (post === 'progress1') expect(await endpoint.progress(id, 'w1', 'p1', 1)).toBe(false);
-          if (post === 'result1') expect(await endpoint.complete(id, 'w1', { kind: 'output', output: 'from 1' }, 1)).toMatchObject({ applied: false, reason: 'stale_attempt' });
+          if (post === 'result1')
+            expect(await endpoint.complete(id, 'w1', { kind: 'output', output: 'from 1' }, 1)).toMatchObject({ applied: false, reason: 'stale_attempt' });
           if (post === 'chunk2') await endpoint.pushChunk(id, 'w1', { output: 'a2' }, 2);
           if (post === 'result2') expect((await endpoint.complete(id, 'w1', { kind: 'output', output: 'from 2' }, 2)).applied).toBe(true);
         }

@@ -82,7 +82,11 @@ describe('pending stops', () => {
   it('ask for pruning only once a stop is recorded, and hold nothing once pruned or after an empty poll', async () => {
     let now = 1_000;
     let asked = 0;
-    const stops = new PendingStops(100, () => now, () => asked++);
+    const stops = new PendingStops(
+      100,
+      () => now,
+      () => asked++,
+    );
     expect(stops.holdsStops).toBe(false);
 
     // A job-stop poll that ends with nothing leaves nothing behind.

@@ -40,7 +40,7 @@ describe('WorkerLiveness on a ManualClock', () => {
     await harness.close();
   });
 
-  it('sweeps a worker first seen after the start once it is silent for the window, on the scheduler\'s clock', async () => {
+  it("sweeps a worker first seen after the start once it is silent for the window, on the scheduler's clock", async () => {
     const clock = new ManualClock();
     const harness = new Harness({ clock });
     const endpoint = harness.endpoint('ep');

@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 describe('WebhookSender on a ManualClock', () => {
-  it('retries a failed delivery after the spec\'s 10 s of the clock, twice at most, and stops at the first 200', async () => {
+  it("retries a failed delivery after the spec's 10 s of the clock, twice at most, and stops at the first 200", async () => {
     const receiver = await startReceiver((attempt) => (attempt <= 2 ? 500 : 200));
     receivers.push(receiver);
     const clock = new ManualClock();

@@ -29,7 +29,11 @@ describe('Scheduler on a ManualClock', () => {
     await endpoint.tryTake('w1', 1);
     // 5 s to the timeout, then 30 min of retention: one advance crosses both.
     clock.advance(5_000 + 30 * 60_000 - 1);
-    expect(await endpoint.find(id)).toMatchObject({ status: 'TIMED_OUT', startedAt: clock.now() - 30 * 60_000 - 4_999, endedAt: clock.now() - 30 * 60_000 + 1 });
+    expect(await endpoint.find(id)).toMatchObject({
+      status: 'TIMED_OUT',
+      startedAt: clock.now() - 30 * 60_000 - 4_999,
+      endedAt: clock.now() - 30 * 60_000 + 1,
+    });
     clock.advance(1);
     expect(await endpoint.find(id)).toBeUndefined();
     expect(clock.pendingTimers).toBe(0);
@@ -39,7 +43,13 @@ describe('Scheduler on a ManualClock', () => {
     const clock = new ManualClock();
     const store = withoutPeek(new MemoryJobStore());
     const outcomes: DueOutcome[] = [];
-    const scheduler = new Scheduler(store, clock, { onDue: (outcome) => outcomes.push(outcome), onError: (error) => { throw error; }, pollMs: 60_000 });
+    const scheduler = new Scheduler(store, clock, {
+      onDue: (outcome) => outcomes.push(outcome),
+      onError: (error) => {
+        throw error;
+      },
+      pollMs: 60_000,
+    });
     const job = await store.submit('ep', request({ ttl: 10_000 }), {}, clock.now());
     await settle();
     clock.advance(9_999);
@@ -72,7 +82,13 @@ describe('Scheduler on a ManualClock', () => {
         return Promise.resolve({ ended: [], stops: [], deleted: [] });
       },
     } as unknown as JobStore;
-    const scheduler = new Scheduler(store, clock, { onDue: () => {}, onError: (error) => { throw error; }, pollMs: 60_000 });
+    const scheduler = new Scheduler(store, clock, {
+      onDue: () => {},
+      onError: (error) => {
+        throw error;
+      },
+      pollMs: 60_000,
+    });
     await settle();
     expect(asked).toBe(1);
     listener?.({ type: 'changed', endpointId: 'ep', jobId: 'j', status: 'IN_PROGRESS', due: clock.now() + 5_000 });
@@ -136,7 +152,10 @@ describe('two harnesses on one store (as two processes on one database)', () => 
     const { a, b } = pair();
     const stops: string[] = [];
     const ended: string[] = [];
-    for (const [name, harness] of [['a', a], ['b', b]] as const) {
+    for (const [name, harness] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       harness.endpoint('ep').stopRequested.add((workerId, jobId, reason) => stops.push(`${name}:${workerId}:${reason}`));
       harness.endpoint('ep').jobEnded.add((job) => ended.push(`${name}:${job.status}`));
     }

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  JOB_STATUSES,
-  TRANSITIONS,
-  ServerlessWorkerError,
-  lookupTransition,
-  nextState,
-  type JobStatus,
-  type JobTrigger,
-} from '../../src/job/index.js';
+import { JOB_STATUSES, TRANSITIONS, ServerlessWorkerError, lookupTransition, nextState, type JobStatus, type JobTrigger } from '../../src/job/index.js';
 
 const TRIGGERS: JobTrigger[] = ['take', 'complete', 'fail', 'timeout', 'cancel', 'retry', 'requeue'];
 

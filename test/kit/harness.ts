@@ -38,10 +38,7 @@ export interface TestServer {
 }
 
 /** A harness (with `harnessOptions`) and its server on port 0; see startHarnessServer. */
-export async function startTestServer(
-  options: Partial<Omit<HarnessServerOptions, 'harness'>> = {},
-  harnessOptions: HarnessOptions = {},
-): Promise<TestServer> {
+export async function startTestServer(options: Partial<Omit<HarnessServerOptions, 'harness'>> = {}, harnessOptions: HarnessOptions = {}): Promise<TestServer> {
   const harness = new Harness(harnessOptions);
   const server = await startHarnessServer({ ...options, harness, port: 0 });
   return {
@@ -108,6 +105,8 @@ export async function startHarnessProcess(children: ChildList, args: readonly st
   let stderr = '';
   child.stderr?.on('data', (data: Buffer) => (stderr += data.toString('utf8')));
   const { url, banner } = await harnessListening(child, options.readyText ?? 'RUNPOD_WEBHOOK_PING');
-  const workerEnv = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1] as string, match[2] as string] as const));
+  const workerEnv = Object.fromEntries(
+    [...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1] as string, match[2] as string] as const),
+  );
   return { child, url, banner, workerEnv, stderr: () => stderr };
 }

@@ -47,7 +47,12 @@ describe('startLoadBalancingWorker', () => {
 
   it('stop() after a failed start-up answers exit code 1', { timeout: 30_000 }, async () => {
     const worker = await startLoadBalancingWorker(
-      { init: () => Promise.reject(new Error('no weights')), app: () => (_request, response) => response.end('never'), failureExitDelayMs: 600_000, logger: silent },
+      {
+        init: () => Promise.reject(new Error('no weights')),
+        app: () => (_request, response) => response.end('never'),
+        failureExitDelayMs: 600_000,
+        logger: silent,
+      },
       { processEnv: env, signals: false },
     );
     await waitFor(async () => (await statusOf(`${worker.healthUrl}/ping`)) === 503 || undefined, '/ping 503 after the failed init', 10_000, 20);
@@ -73,7 +78,10 @@ describe('startLoadBalancingWorker', () => {
   });
 
   it('PORT=0 with PORT_HEALTH unset: one server answers /ping and the app', { timeout: 30_000 }, async () => {
-    const worker = await startLoadBalancingWorker({ app: () => (_request, response) => response.end('app'), logger: silent }, { processEnv: env, signals: false });
+    const worker = await startLoadBalancingWorker(
+      { app: () => (_request, response) => response.end('app'), logger: silent },
+      { processEnv: env, signals: false },
+    );
     try {
       expect(worker.healthUrl).toBe(worker.url);
       await waitFor(async () => (await statusOf(`${worker.url}/ping`)) === 200 || undefined, '/ping 200', 10_000, 20);

@@ -18,7 +18,11 @@ const METRICS_ENV = { SERVERLESS_WORKER_METRICS_PORT: '0', SERVERLESS_WORKER_MET
 
 /** The /metrics URL the worker logged (needs LOG_LEVEL info). */
 function metricsUrl(worker: WorkerProcess): Promise<string> {
-  return waitFor(() => /metrics served at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(worker.stderr())?.[1], `the metrics URL in the log (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
+  return waitFor(
+    () => /metrics served at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(worker.stderr())?.[1],
+    `the metrics URL in the log (stderr: ${worker.stderr().slice(-1_000)})`,
+    START_BOUND_MS,
+  );
 }
 
 /** The value of one sample line (`name{labels} value`) of a Prometheus text, or undefined. */
@@ -53,7 +57,12 @@ describe('load-balancing worker process', () => {
     const port = await freePort();
     const worker = startLbWorker('lb-fail', { PORT: String(port), INIT_MODE: 'fail', INIT_DELAY_MS: '200', FAILURE_EXIT_DELAY_MS: '3000', LOG_LEVEL: 'info' });
     const ping = `http://127.0.0.1:${port}/ping`;
-    await waitFor(async () => (await statusOf(ping)) === 503, `/ping to answer 503 after the failed init (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    await waitFor(
+      async () => (await statusOf(ping)) === 503,
+      `/ping to answer 503 after the failed init (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+      50,
+    );
     const exit = await within(worker.exited, 'the worker to exit', 20_000);
     expect(exit.code).toBe(1);
     expect(worker.stderr()).toContain('start-up failed: init failed: weights not found');
@@ -63,7 +72,12 @@ describe('load-balancing worker process', () => {
     const port = await freePort();
     const worker = startLbWorker('lb-drain', { PORT: String(port), INIT_DELAY_MS: '300', ...METRICS_ENV });
     const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => (await statusOf(`${base}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    await waitFor(
+      async () => (await statusOf(`${base}/ping`)) === 200,
+      `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+      50,
+    );
     const metrics = await metricsUrl(worker);
     for (let i = 0; i < 3; i++) expect(await statusOf(`${base}/whoami`)).toBe(200);
     expect(await statusOf(`${base}/nothing-here`)).toBe(404);
@@ -87,34 +101,59 @@ describe('load-balancing worker process', () => {
     expect((await within(worker.exited, 'the worker to exit', 20_000)).code).toBe(0);
   });
 
-  it('SIGTERM with connections open that never sent a request (a load balancer\'s preconnect) on PORT, PORT_HEALTH and the metrics port: exit 0 at once, not after Node\'s 60 s headers timeout', { timeout: 60_000 }, async () => {
-    const port = await freePort();
-    const healthPort = await freePort();
-    const worker = startLbWorker('lb-preconnect', { PORT: String(port), PORT_HEALTH: String(healthPort), INIT_DELAY_MS: '100', ...METRICS_ENV });
-    await waitFor(async () => (await statusOf(`http://127.0.0.1:${healthPort}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
-    const metricsPort = Number(new URL(await metricsUrl(worker)).port);
-    const sockets = await Promise.all(
-      [port, healthPort, metricsPort].map(
-        (target) =>
-          new Promise<Socket>((resolve, reject) => {
-            const socket = connect(target, '127.0.0.1');
-            socket.once('connect', () => resolve(socket)).once('error', reject);
-          }),
-      ),
-    );
-    const closed = sockets.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
-    worker.signal('SIGTERM');
-    // Well under the 60 s Node would hold each server's close for these sockets.
-    expect((await within(worker.exited, 'the worker to exit with idle preconnected sockets open', 20_000)).code).toBe(0);
-    await Promise.all(closed);
-  });
+  it(
+    "SIGTERM with connections open that never sent a request (a load balancer's preconnect) on PORT, PORT_HEALTH and the metrics port: exit 0 at once, not after Node's 60 s headers timeout",
+    { timeout: 60_000 },
+    async () => {
+      const port = await freePort();
+      const healthPort = await freePort();
+      const worker = startLbWorker('lb-preconnect', { PORT: String(port), PORT_HEALTH: String(healthPort), INIT_DELAY_MS: '100', ...METRICS_ENV });
+      await waitFor(
+        async () => (await statusOf(`http://127.0.0.1:${healthPort}/ping`)) === 200,
+        `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`,
+        START_BOUND_MS,
+        50,
+      );
+      const metricsPort = Number(new URL(await metricsUrl(worker)).port);
+      const sockets = await Promise.all(
+        [port, healthPort, metricsPort].map(
+          (target) =>
+            new Promise<Socket>((resolve, reject) => {
+              const socket = connect(target, '127.0.0.1');
+              socket.once('connect', () => resolve(socket)).once('error', reject);
+            }),
+        ),
+      );
+      const closed = sockets.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
+      worker.signal('SIGTERM');
+      // Well under the 60 s Node would hold each server's close for these sockets.
+      expect((await within(worker.exited, 'the worker to exit with idle preconnected sockets open', 20_000)).code).toBe(0);
+      await Promise.all(closed);
+    },
+  );
 
   it('SIGTERM during init aborts its signal and waits for its clean-up before exiting 0', { timeout: 60_000 }, async () => {
     const port = await freePort();
-    const worker = startLbWorker('lb-init-term', { PORT: String(port), INIT_DELAY_MS: '600000', INIT_CLEANUP_MS: '1000', TIMEOUT_GRACE_MS: '10000', LOG_LEVEL: 'info' });
-    await waitFor(async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 204, `/ping to answer 204 (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    const worker = startLbWorker('lb-init-term', {
+      PORT: String(port),
+      INIT_DELAY_MS: '600000',
+      INIT_CLEANUP_MS: '1000',
+      TIMEOUT_GRACE_MS: '10000',
+      LOG_LEVEL: 'info',
+    });
+    await waitFor(
+      async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 204,
+      `/ping to answer 204 (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+      50,
+    );
     // /ping answers 204 from the start; the signal must come once init itself runs.
-    await waitFor(() => worker.stderr().includes('start-up phase running') || undefined, `init to start (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 20);
+    await waitFor(
+      () => worker.stderr().includes('start-up phase running') || undefined,
+      `init to start (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+      20,
+    );
     worker.signal('SIGTERM');
     const exit = await within(worker.exited, 'the worker to exit', 30_000);
     expect(exit.code).toBe(0);
@@ -133,8 +172,19 @@ describe('load-balancing worker process', () => {
 
   it('exits 1 when SIGTERM ends the wait after a failed init; meanwhile /ping gives the reason and /metrics the failed init', { timeout: 60_000 }, async () => {
     const port = await freePort();
-    const worker = startLbWorker('lb-fail-term', { PORT: String(port), INIT_MODE: 'fail', INIT_DELAY_MS: '200', FAILURE_EXIT_DELAY_MS: '120000', ...METRICS_ENV });
-    await waitFor(async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 503, `/ping to answer 503 after the failed init (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    const worker = startLbWorker('lb-fail-term', {
+      PORT: String(port),
+      INIT_MODE: 'fail',
+      INIT_DELAY_MS: '200',
+      FAILURE_EXIT_DELAY_MS: '120000',
+      ...METRICS_ENV,
+    });
+    await waitFor(
+      async () => (await statusOf(`http://127.0.0.1:${port}/ping`)) === 503,
+      `/ping to answer 503 after the failed init (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+      50,
+    );
     // /ping says why (the platform only reads the status; the harness shows the reason).
     expect(await (await fetch(`http://127.0.0.1:${port}/ping`)).json()).toEqual({ status: 'unhealthy', reason: 'init failed: weights not found' });
     const scraped = await (await fetch(await metricsUrl(worker))).text();

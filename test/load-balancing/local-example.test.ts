@@ -34,13 +34,22 @@ describe('examples/load-balancing/local.ts', () => {
     launcher = child;
     let stdout = '';
     child.stdout?.on('data', (data: Buffer) => (stdout += data.toString('utf8')));
-    const base = await waitFor(() => /openai client base URL: (http:\/\/127\.0\.0\.1:\d+\/lb\/local\/v1)/.exec(stdout)?.[1], `the launcher's banner (stdout: ${stdout.slice(-1_000)})`, 40_000);
+    const base = await waitFor(
+      () => /openai client base URL: (http:\/\/127\.0\.0\.1:\d+\/lb\/local\/v1)/.exec(stdout)?.[1],
+      `the launcher's banner (stdout: ${stdout.slice(-1_000)})`,
+      40_000,
+    );
     const harness = base.replace(/\/lb\/local\/v1$/, '');
     expect(stdout).toContain(`load-balancing endpoint "local": ${harness}/lb/local/<path>`);
-    await waitFor(async () => {
-      const health = (await (await fetch(`${harness}/v2/local/health`)).json()) as { workers: { idle: number } };
-      return health.workers.idle === 1 || undefined;
-    }, `the example worker to be healthy in the harness (stdout: ${stdout.slice(-1_000)})`, 40_000, 100);
+    await waitFor(
+      async () => {
+        const health = (await (await fetch(`${harness}/v2/local/health`)).json()) as { workers: { idle: number } };
+        return health.workers.idle === 1 || undefined;
+      },
+      `the example worker to be healthy in the harness (stdout: ${stdout.slice(-1_000)})`,
+      40_000,
+      100,
+    );
     const answer = await fetch(`${base}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -11,7 +11,16 @@ import { jsonLineFormatter } from '../../src/log/index.js';
 
 describe('child log lines', () => {
   it('reads a job line: level name, message, its own fields; the base fields left out', () => {
-    const line = JSON.stringify({ level: 40, time: '2026-11-25T10:00:00.000Z', pid: 7, hostname: 'h', name: 'serverless-worker', requestId: 'job-1', msg: 'slow', ms: 12 });
+    const line = JSON.stringify({
+      level: 40,
+      time: '2026-11-25T10:00:00.000Z',
+      pid: 7,
+      hostname: 'h',
+      name: 'serverless-worker',
+      requestId: 'job-1',
+      msg: 'slow',
+      ms: 12,
+    });
     expect(jobLineOf(line)).toEqual({ jobId: 'job-1', at: Date.parse('2026-11-25T10:00:00.000Z'), level: 'warn', line: 'slow {"ms":12}' });
   });
 
@@ -33,7 +42,7 @@ describe('child log lines', () => {
     expect(buffer.forJob('job-2')).toEqual([{ at: 5, level: 'info', line: 'echoing' }]);
   });
 
-  it('renders the child\'s JSON lines as this process\'s pretty logger would, on a terminal; none where it logs JSON', () => {
+  it("renders the child's JSON lines as this process's pretty logger would, on a terminal; none where it logs JSON", () => {
     expect(jsonLineFormatter({ format: 'json' })).toBeUndefined();
     const format = jsonLineFormatter({ format: 'pretty' });
     expect(format).toBeDefined();

@@ -114,26 +114,33 @@ describe('platform mode (a worker process joined to a harness)', () => {
     expect(running.seen.gone).toEqual([]);
   });
 
-  it('process.exit(0) in the handler: the worker exits 1, the job goes back to the queue, and past maxRequeues it ends FAILED SW_REQUEUE_LIMIT; another worker serves on', { timeout: 120_000 }, async () => {
-    running = await startReliabilityServer({ harness: new Harness({ maxRequeues: 1 }), workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: PING_MS, missedPings: 5 } } });
-    const queue = new QueueCaller(client, `${running.origin}/v2/${ENDPOINT}`);
-    const env = { ...running.envFor(ENDPOINT, PING_MS), LOG_LEVEL: 'info' };
-    const id = await queue.run({ input: { mode: 'exit', code: 0 } });
-    const first = startWorkerProcess('exit-1', env, WORKER);
-    const firstExit = await within(first.exited, 'the first worker to exit', 60_000);
-    expect(firstExit.code).toBe(1);
-    expect(first.stderr()).toContain(`exited (code 0) with jobs running: ${id}`);
-    // Requeued once the worker is gone (retries 1), taken by the next worker, lost again: FAILED.
-    await waitFor(async () => (await running?.harness.endpoint(ENDPOINT).status(id))?.retries === 1, 'the job to be requeued', 30_000, 50);
-    const second = startWorkerProcess('exit-2', env, WORKER);
-    expect((await within(second.exited, 'the second worker to exit', 60_000)).code).toBe(1);
-    const view = await queue.ended(id, 60_000);
-    expect(view.status).toBe('FAILED');
-    expect(errorOf(view)).toMatchObject({ error_code: 'SW_REQUEUE_LIMIT' });
-    const third = startWorkerProcess('after', env, WORKER);
-    const next = await queue.ended(await queue.run({ input: { tag: 'next' } }), 60_000);
-    expect(next, third.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { echo: 'next' } });
-  });
+  it(
+    'process.exit(0) in the handler: the worker exits 1, the job goes back to the queue, and past maxRequeues it ends FAILED SW_REQUEUE_LIMIT; another worker serves on',
+    { timeout: 120_000 },
+    async () => {
+      running = await startReliabilityServer({
+        harness: new Harness({ maxRequeues: 1 }),
+        workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: PING_MS, missedPings: 5 } },
+      });
+      const queue = new QueueCaller(client, `${running.origin}/v2/${ENDPOINT}`);
+      const env = { ...running.envFor(ENDPOINT, PING_MS), LOG_LEVEL: 'info' };
+      const id = await queue.run({ input: { mode: 'exit', code: 0 } });
+      const first = startWorkerProcess('exit-1', env, WORKER);
+      const firstExit = await within(first.exited, 'the first worker to exit', 60_000);
+      expect(firstExit.code).toBe(1);
+      expect(first.stderr()).toContain(`exited (code 0) with jobs running: ${id}`);
+      // Requeued once the worker is gone (retries 1), taken by the next worker, lost again: FAILED.
+      await waitFor(async () => (await running?.harness.endpoint(ENDPOINT).status(id))?.retries === 1, 'the job to be requeued', 30_000, 50);
+      const second = startWorkerProcess('exit-2', env, WORKER);
+      expect((await within(second.exited, 'the second worker to exit', 60_000)).code).toBe(1);
+      const view = await queue.ended(id, 60_000);
+      expect(view.status).toBe('FAILED');
+      expect(errorOf(view)).toMatchObject({ error_code: 'SW_REQUEUE_LIMIT' });
+      const third = startWorkerProcess('after', env, WORKER);
+      const next = await queue.ended(await queue.run({ input: { tag: 'next' } }), 60_000);
+      expect(next, third.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { echo: 'next' } });
+    },
+  );
 });
 
 describe('load-balancing mode', () => {
@@ -145,7 +152,12 @@ describe('load-balancing mode', () => {
       const response = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(5_000) });
       return { status: response.status, body: (await response.json()) as { pid?: number } };
     };
-    await waitFor(async () => (await get('/ok').catch(() => undefined))?.status === 200, `the app to answer (stderr: ${worker.stderr().slice(-1_000)})`, 30_000, 50);
+    await waitFor(
+      async () => (await get('/ok').catch(() => undefined))?.status === 200,
+      `the app to answer (stderr: ${worker.stderr().slice(-1_000)})`,
+      30_000,
+      50,
+    );
     const { body } = await get('/stray-rejection');
     await worker.waitForStderr('stray rejection from the app');
     await get('/stray-throw');

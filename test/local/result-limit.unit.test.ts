@@ -40,7 +40,7 @@ describe('result limit in local runs', () => {
     const large = await runJob(() => 'y'.repeat(5_000), { input: {} }, { options });
     expect(large.status).toBe('FAILED');
     expect(large.error as ErrorRecord).toMatchObject({ error_code: 'SW_RESULT_TOO_LARGE' });
-    expect((large.error as ErrorRecord).error_message).toContain('is 5013 bytes as JSON, over the platform\'s limit of 2048 bytes');
+    expect((large.error as ErrorRecord).error_message).toContain("is 5013 bytes as JSON, over the platform's limit of 2048 bytes");
   });
 
   it('a stream aggregated past the limit: its chunks were delivered, and the error says to turn aggregateStream off', async () => {

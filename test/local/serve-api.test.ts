@@ -24,7 +24,9 @@ describe('--serve-api (real child processes)', () => {
   it('serves the queue API with the worker in a child process, prints a curl example, and exits 0 on SIGTERM', async () => {
     const { child, url, banner } = await startServeApi(ECHO, ['--serve-api', '--port', '0']);
     // The curl example carries the test_input.json found beside the worker.
-    expect(banner).toContain(`curl -X POST ${url}/v2/local/runsync -H 'content-type: application/json' -d '{"input":{"message":"hello from the dry run","shout":false}}'`);
+    expect(banner).toContain(
+      `curl -X POST ${url}/v2/local/runsync -H 'content-type: application/json' -d '{"input":{"message":"hello from the dry run","shout":false}}'`,
+    );
     expect(banner).toContain('no API key: loopback only');
     expect(banner).toContain('rate limits (spec 8.2, 429 past them; --no-rate-limit turns them off): /runsync 2000 per 10 s (400 at once), /run 1000 per 10 s');
     // The dashboard: its URL in the banner, its submit form prefilled with the same test input.

@@ -11,7 +11,10 @@ const SECRETS = join(REPO_ROOT, 'test/fixtures/workers/secrets.ts');
 const INIT_WORKER = join(REPO_ROOT, 'test/fixtures/workers/init-worker.ts');
 
 function stderrLines(stderr: unknown): string[] {
-  return String(stderr).trimEnd().split('\n').filter((line) => line !== '');
+  return String(stderr)
+    .trimEnd()
+    .split('\n')
+    .filter((line) => line !== '');
 }
 
 /** A bad start: exit code != 0, at most three lines on stderr, the first naming the code and the problem. */
@@ -85,24 +88,27 @@ describe('start-up errors: one clean line each (real child processes)', CHILD_BO
     }
   });
 
-  it.each([[[] as string[]], [['--serve-api', '--port', '0']]])('a failed init (%j): its code and reason once, the fix, no stack; --verbose adds init’s own stack', async (mode) => {
-    const result = await runTs(INIT_WORKER, [...mode, '--test-input', '{"input":{}}'], { env: { INIT_MODE: 'fail' } });
-    expect(result.exitCode).toBe(1);
-    const lines = stderrLines(result.stderr);
-    // The three lines together, once (the run's log lines, written by an asynchronous
-    // stream, may come before or after them).
-    const first = lines.indexOf('serverless-worker: SW_INIT_FAILED: init failed: model file missing: /models/tiny.bin');
-    expect(first, lines.join('\n')).toBeGreaterThanOrEqual(0);
-    expect(lines.filter((line) => line.startsWith('serverless-worker: SW_INIT_FAILED'))).toHaveLength(1);
-    expect(lines[first + 1]).toMatch(/^ {2}fix: /);
-    expect(lines[first + 2]).toContain('--verbose');
-    // No stack frame anywhere, and the reason not doubled by the log's cause handling.
-    expect(String(result.stderr)).not.toMatch(/^\s+at /m);
-    expect(String(result.stderr)).not.toContain('tiny.bin: model file missing');
-    const verbose = await runTs(INIT_WORKER, [...mode, '--test-input', '{"input":{}}', '--verbose'], { env: { INIT_MODE: 'fail' } });
-    expect(verbose.exitCode).toBe(1);
-    expect(String(verbose.stderr)).toMatch(/caused by: Error: model file missing[^\n]*\n\s+at init \(.*init-worker\.ts:\d+/);
-  });
+  it.each([[[] as string[]], [['--serve-api', '--port', '0']]])(
+    'a failed init (%j): its code and reason once, the fix, no stack; --verbose adds init’s own stack',
+    async (mode) => {
+      const result = await runTs(INIT_WORKER, [...mode, '--test-input', '{"input":{}}'], { env: { INIT_MODE: 'fail' } });
+      expect(result.exitCode).toBe(1);
+      const lines = stderrLines(result.stderr);
+      // The three lines together, once (the run's log lines, written by an asynchronous
+      // stream, may come before or after them).
+      const first = lines.indexOf('serverless-worker: SW_INIT_FAILED: init failed: model file missing: /models/tiny.bin');
+      expect(first, lines.join('\n')).toBeGreaterThanOrEqual(0);
+      expect(lines.filter((line) => line.startsWith('serverless-worker: SW_INIT_FAILED'))).toHaveLength(1);
+      expect(lines[first + 1]).toMatch(/^ {2}fix: /);
+      expect(lines[first + 2]).toContain('--verbose');
+      // No stack frame anywhere, and the reason not doubled by the log's cause handling.
+      expect(String(result.stderr)).not.toMatch(/^\s+at /m);
+      expect(String(result.stderr)).not.toContain('tiny.bin: model file missing');
+      const verbose = await runTs(INIT_WORKER, [...mode, '--test-input', '{"input":{}}', '--verbose'], { env: { INIT_MODE: 'fail' } });
+      expect(verbose.exitCode).toBe(1);
+      expect(String(verbose.stderr)).toMatch(/caused by: Error: model file missing[^\n]*\n\s+at init \(.*init-worker\.ts:\d+/);
+    },
+  );
 
   it('--verbose (or SW_LOG_LEVEL=debug) adds the stack', async () => {
     for (const [args, env] of [

@@ -4,14 +4,7 @@ import type { GpuReader } from '../../src/gpu/reading.js';
 import { createGpuSampler, type GpuSampler } from '../../src/gpu/sampler.js';
 import { bindGpuMetrics } from '../../src/metrics/bind-gpu.js';
 import { createMetrics } from '../../src/metrics/create-metrics.js';
-import {
-  ANSWER_TIMEOUT_MS,
-  fakeToolEnv,
-  noToolEnv,
-  NVIDIA_2X_H100,
-  NVIDIA_MIG_A100,
-  ROCM_2X_MI300X,
-} from '../gpu/fake-tools.js';
+import { ANSWER_TIMEOUT_MS, fakeToolEnv, noToolEnv, NVIDIA_2X_H100, NVIDIA_MIG_A100, ROCM_2X_MI300X } from '../gpu/fake-tools.js';
 
 const MIB = 1024 * 1024;
 const H100_0 = 'index="0",uuid="GPU-6f3c2b1a-9d8e-4f70-a1b2-c3d4e5f60718",name="NVIDIA H100 80GB HBM3"';
@@ -63,12 +56,12 @@ describe('bindGpuMetrics', () => {
 
   it('reads AMD GPUs the same way', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
-    const s = sampler(createGpuReader({ timeoutMs: ANSWER_TIMEOUT_MS, env: fakeToolEnv({ FAKE_NVIDIA_SMI_MODE: 'fail', FAKE_ROCM_SMI_FIXTURE: ROCM_2X_MI300X }) }));
+    const s = sampler(
+      createGpuReader({ timeoutMs: ANSWER_TIMEOUT_MS, env: fakeToolEnv({ FAKE_NVIDIA_SMI_MODE: 'fail', FAKE_ROCM_SMI_FIXTURE: ROCM_2X_MI300X }) }),
+    );
     bindGpuMetrics(metrics, s);
     await s.sample();
-    expect(await metrics.text()).toContain(
-      'serverless_worker_gpu_utilization_ratio{index="0",uuid="0x18f68e602b8a790f",name="AMD Instinct MI300X"} 0.92',
-    );
+    expect(await metrics.text()).toContain('serverless_worker_gpu_utilization_ratio{index="0",uuid="0x18f68e602b8a790f",name="AMD Instinct MI300X"} 0.92');
   });
 
   it('clears the gauges and counts the failure when readings stop; unbinding stops updates', async () => {

@@ -41,9 +41,16 @@ async function linkNodeModules(source: string): Promise<void> {
 async function packOne(folder: string, destination: string, env: NodeJS.ProcessEnv): Promise<{ tarball: string; output: string }> {
   const before = new Set(await readdir(destination));
   // Built once beforehand (build:all), so each pack skips its prepack.
-  const packed = await execa('npm', ['pack', '--ignore-scripts', '--pack-destination', destination, '--silent'], { cwd: folder, env, reject: false, all: true, timeout: 300_000 });
+  const packed = await execa('npm', ['pack', '--ignore-scripts', '--pack-destination', destination, '--silent'], {
+    cwd: folder,
+    env,
+    reject: false,
+    all: true,
+    timeout: 300_000,
+  });
   const name = (await readdir(destination)).find((file) => file.endsWith('.tgz') && !before.has(file));
-  if (packed.exitCode !== 0 || name === undefined) throw new Error(`npm pack in ${folder} failed (exit ${String(packed.exitCode)}):\n${String(packed.all).slice(-4_000)}`);
+  if (packed.exitCode !== 0 || name === undefined)
+    throw new Error(`npm pack in ${folder} failed (exit ${String(packed.exitCode)}):\n${String(packed.all).slice(-4_000)}`);
   return { tarball: join(destination, name), output: String(packed.all) };
 }
 

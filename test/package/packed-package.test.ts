@@ -80,7 +80,11 @@ async function stop(child: ResultPromise): Promise<number | undefined> {
 }
 
 async function runsync(base: string, message: string): Promise<unknown> {
-  const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { message } }) });
+  const answer = await fetch(`${base}/runsync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: { message } }),
+  });
   return answer.json();
 }
 
@@ -115,7 +119,13 @@ describe('the SDK alone (what a worker image installs)', { timeout: 300_000 }, (
 
   it('installs with zod alone in at most 25 MB, with no server, database driver, bundler, AWS SDK or install script in its tree', async () => {
     const install = await timed('SDK alone: npm install', () =>
-      execa('npm', ['install', tarball, 'zod@4'], { cwd: project, env: { ...env, npm_config_prefer_offline: 'true' }, reject: false, all: true, timeout: 240_000 }),
+      execa('npm', ['install', tarball, 'zod@4'], {
+        cwd: project,
+        env: { ...env, npm_config_prefer_offline: 'true' },
+        reject: false,
+        all: true,
+        timeout: 240_000,
+      }),
     );
     expect(install.exitCode, install.all).toBe(0);
     const installed = await readdir(join(project, 'node_modules'));
@@ -124,11 +134,21 @@ describe('the SDK alone (what a worker image installs)', { timeout: 300_000 }, (
     timings.push(`SDK alone: node_modules ${(bytes / 1_000_000).toFixed(1)} MB, ${installed.length} entries`);
     expect(bytes).toBeLessThanOrEqual(25_000_000);
     const lock = JSON.parse(await readFile(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
-    expect(Object.entries(lock.packages).filter(([, entry]) => entry.hasInstallScript === true).map(([path]) => path)).toEqual([]);
+    expect(
+      Object.entries(lock.packages)
+        .filter(([, entry]) => entry.hasInstallScript === true)
+        .map(([path]) => path),
+    ).toEqual([]);
   });
 
   it('runs a dry run', async () => {
-    const run = await execa(node, ['worker.js', '--test-input', JSON.stringify({ input: { message: 'alone' } })], { cwd: project, env, reject: false, all: true, timeout: 60_000 });
+    const run = await execa(node, ['worker.js', '--test-input', JSON.stringify({ input: { message: 'alone' } })], {
+      cwd: project,
+      env,
+      reject: false,
+      all: true,
+      timeout: 60_000,
+    });
     expect(run.exitCode, run.all).toBe(0);
     expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED', output: { echo: 'alone' } });
   });
@@ -139,11 +159,23 @@ describe('the SDK alone (what a worker image installs)', { timeout: 300_000 }, (
     expect(api.stderr).toContain('SW_PLATFORM_MISSING');
     expect(api.stderr).toContain('npm install --save-dev serverless-worker-platform@');
     for (const command of ['harness', 'build', 'endpoint']) {
-      const run = await execa(join(project, 'node_modules/.bin/serverless-worker'), [command, '--help'], { cwd: project, env, reject: false, all: true, timeout: 60_000 });
+      const run = await execa(join(project, 'node_modules/.bin/serverless-worker'), [command, '--help'], {
+        cwd: project,
+        env,
+        reject: false,
+        all: true,
+        timeout: 60_000,
+      });
       expect(run.exitCode, run.all).toBe(1);
       expect(run.stderr.trim().split('\n')).toEqual([expect.stringContaining('npm install --save-dev serverless-worker-platform@')]);
     }
-    const gpu = await execa(join(project, 'node_modules/.bin/serverless-worker'), ['gpu'], { cwd: project, env: { ...env, PATH: `${join(node, '..')}` }, reject: false, all: true, timeout: 60_000 });
+    const gpu = await execa(join(project, 'node_modules/.bin/serverless-worker'), ['gpu'], {
+      cwd: project,
+      env: { ...env, PATH: `${join(node, '..')}` },
+      reject: false,
+      all: true,
+      timeout: 60_000,
+    });
     expect(gpu.exitCode, gpu.all).toBe(0);
   });
 });
@@ -166,7 +198,13 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
   it('installs from the tarball with npm on that Node, with no EBADENGINE warning', async () => {
     expect((await execa(node, ['--version'])).stdout).toMatch(version);
     const install = await timed(`Node ${major}: npm install`, () =>
-      execa('npm', ['install', tarball, platformTarball, 'zod@4'], { cwd: project, env: { ...env, npm_config_prefer_offline: 'true' }, reject: false, all: true, timeout: 240_000 }),
+      execa('npm', ['install', tarball, platformTarball, 'zod@4'], {
+        cwd: project,
+        env: { ...env, npm_config_prefer_offline: 'true' },
+        reject: false,
+        all: true,
+        timeout: 240_000,
+      }),
     );
     expect(install.exitCode, install.all).toBe(0);
     expect(install.all).not.toContain('EBADENGINE');
@@ -177,7 +215,13 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
 
   it('runs a dry run', async () => {
     const run = await timed(`Node ${major}: dry run`, () =>
-      execa(node, ['worker.js', '--test-input', JSON.stringify({ input: { message: 'dry' } })], { cwd: project, env, reject: false, all: true, timeout: 60_000 }),
+      execa(node, ['worker.js', '--test-input', JSON.stringify({ input: { message: 'dry' } })], {
+        cwd: project,
+        env,
+        reject: false,
+        all: true,
+        timeout: 60_000,
+      }),
     );
     expect(run.exitCode, run.all).toBe(0);
     expect(jsonLines(run.stdout).at(-1)).toMatchObject({ status: 'COMPLETED', output: { echo: 'dry', node: expect.stringMatching(version) } });
@@ -197,7 +241,12 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
   });
 
   it('works a job as a platform worker joined to the installed harness', async () => {
-    const harness = start(join(project, 'node_modules/.bin/serverless-worker'), ['harness', '--port', '0', '--endpoint', 'smoke', '--ping-interval-ms', '1000'], project, env);
+    const harness = start(
+      join(project, 'node_modules/.bin/serverless-worker'),
+      ['harness', '--port', '0', '--endpoint', 'smoke', '--ping-interval-ms', '1000'],
+      project,
+      env,
+    );
     let worker: ReturnType<typeof start> | undefined;
     try {
       await timed(`Node ${major}: harness and platform worker, one job`, async () => {
@@ -206,7 +255,10 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
         const joined = Object.fromEntries([...harness.output().matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1], match[2]]));
         expect(joined).toMatchObject({ RUNPOD_ENDPOINT_ID: 'smoke' });
         worker = start(node, ['worker.js'], project, { ...env, ...joined, RUNPOD_POD_ID: `smoke-${major}` });
-        expect(await runsync(`${url}/v2/smoke`, 'platform')).toMatchObject({ status: 'COMPLETED', output: { echo: 'platform', workerId: `smoke-${major}`, node: expect.stringMatching(version) } });
+        expect(await runsync(`${url}/v2/smoke`, 'platform')).toMatchObject({
+          status: 'COMPLETED',
+          output: { echo: 'platform', workerId: `smoke-${major}`, node: expect.stringMatching(version) },
+        });
       });
       expect(await stop(worker!.child), worker!.output().slice(-2_000)).toBe(0);
       expect(await stop(harness.child)).toBe(0);
@@ -218,10 +270,17 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
 
   it('the installed harness creates its PostgreSQL tables from the .sql files the package ships', async () => {
     const database = await createTestDatabase();
-    const harness = start(join(project, 'node_modules/.bin/serverless-worker'), ['harness', '--port', '0', '--store', database.url, '--pg-pool-size', '2'], project, env);
+    const harness = start(
+      join(project, 'node_modules/.bin/serverless-worker'),
+      ['harness', '--port', '0', '--store', database.url, '--pg-pool-size', '2'],
+      project,
+      env,
+    );
     const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
     try {
-      await timed(`Node ${major}: harness on a fresh PostgreSQL database`, () => harness.find(/harness listening on (http:\/\/127\.0\.0\.1:\d+)/, 'the harness banner'));
+      await timed(`Node ${major}: harness on a fresh PostgreSQL database`, () =>
+        harness.find(/harness listening on (http:\/\/127\.0\.0\.1:\d+)/, 'the harness banner'),
+      );
       const versions = await sql<{ version: number }[]>`SELECT version FROM sw_schema_version ORDER BY version`;
       expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
       expect(await stop(harness.child)).toBe(0);
@@ -234,13 +293,22 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
 
   it('builds a split bundle with the installed command, which serves /runsync and /metrics', async () => {
     const build = await timed(`Node ${major}: serverless-worker build --splitting`, () =>
-      execa(join(project, 'node_modules/.bin/serverless-worker'), ['build', 'worker.js', '--outdir', 'dist', '--splitting'], { cwd: project, env, reject: false, all: true, timeout: 120_000 }),
+      execa(join(project, 'node_modules/.bin/serverless-worker'), ['build', 'worker.js', '--outdir', 'dist', '--splitting'], {
+        cwd: project,
+        env,
+        reject: false,
+        all: true,
+        timeout: 120_000,
+      }),
     );
     expect(build.exitCode, build.all).toBe(0);
     const bundle = start(node, ['--enable-source-maps', 'dist/worker.js', '--serve-api', '--port', '0'], project, env);
     try {
       const base = await bundle.find(/(http:\/\/127\.0\.0\.1:\d+)\/v2\/local/, 'the serve-api banner');
-      expect(await runsync(`${base}/v2/local`, 'bundled')).toMatchObject({ status: 'COMPLETED', output: { echo: 'bundled', node: expect.stringMatching(version) } });
+      expect(await runsync(`${base}/v2/local`, 'bundled')).toMatchObject({
+        status: 'COMPLETED',
+        output: { echo: 'bundled', node: expect.stringMatching(version) },
+      });
       expect(await (await fetch(`${base}/metrics`)).text()).toContain('serverless_worker_jobs_total');
       expect(await stop(bundle.child)).toBe(0);
     } finally {

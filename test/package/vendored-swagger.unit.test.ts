@@ -18,7 +18,11 @@ describe('the vendored Swagger UI', () => {
   });
 
   it('is what users install instead of swagger-ui-dist: a dev dependency only', () => {
-    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'packages/platform/package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; files: string[] };
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'packages/platform/package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+      files: string[];
+    };
     expect(Object.keys(manifest.dependencies)).not.toContain('swagger-ui-dist');
     expect(Object.keys(manifest.devDependencies)).toContain('swagger-ui-dist');
     expect(manifest.files).toContain('vendor');

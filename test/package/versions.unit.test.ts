@@ -47,7 +47,10 @@ describe('one version for both packages', () => {
   });
 
   it('the lockfile records the workspace at that version', () => {
-    const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { version: string; packages: Record<string, { version?: string; name?: string }> };
+    const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+      version: string;
+      packages: Record<string, { version?: string; name?: string }>;
+    };
     expect(lock.version).toBe(sdk.version);
     expect(lock.packages['packages/platform']).toMatchObject({ name: 'serverless-worker-platform', version: sdk.version });
   });

@@ -48,11 +48,16 @@ function startWorker(running: RunningWorkerApi, workerId: string, extra: Record<
 
 async function joined(running: RunningWorkerApi, ...workers: WorkerProcess[]): Promise<void> {
   for (const worker of workers) {
-    await waitFor(() => running.seen.pings.some((ping) => ping.workerId === worker.workerId), `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
+    await waitFor(
+      () => running.seen.pings.some((ping) => ping.workerId === worker.workerId),
+      `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+    );
   }
 }
 
-const submit = async (running: RunningWorkerApi, request: JobRequestInput): Promise<string> => (await running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request))).id;
+const submit = async (running: RunningWorkerApi, request: JobRequestInput): Promise<string> =>
+  (await running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request))).id;
 
 /** The worker's per-job end lines for `jobId` (JSON logs on stderr). */
 function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; msg: string; attempt?: number }> {
@@ -69,8 +74,14 @@ function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; ms
  * with attempt 2's output, and the end lines say stale_attempt, then completed.
  */
 async function expectLateAttemptRefused(worker: WorkerProcess, endpoint: ReturnType<Harness['endpoint']>, id: string): Promise<void> {
-  await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2, 'attempt 2 on the same worker');
-  await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id && (event as { attempt?: number }).attempt === 1, 'attempt 1 to finish late');
+  await worker.waitForEvent(
+    (event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2,
+    'attempt 2 on the same worker',
+  );
+  await worker.waitForEvent(
+    (event) => event.event === 'finished' && event.jobId === id && (event as { attempt?: number }).attempt === 1,
+    'attempt 1 to finish late',
+  );
   await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
   expect((await endpoint.status(id)).status).toBe('IN_PROGRESS');
   const view = await endpoint.waitForEnd(id, 30_000);
@@ -89,28 +100,34 @@ describe('exactly once, with worker processes on the worker API', () => {
     { what: 'a 21 MB result', bytes: 21_000_000, char: 'x', json: 21_000_013 },
     // Under 20 MB as a string, over it once JSON quoting doubles every character.
     { what: 'an 11 MB string of quotes', bytes: 11_000_000, char: '"', json: 22_000_013 },
-  ])('$what: FAILED at once with its serialized size, the handler ran once, never logged completed', { timeout: 150_000 }, async ({ what, bytes, char, json: jsonBytes }) => {
-    const running = await startServer();
-    const worker = startWorker(running, 'big-worker');
-    await joined(running, worker);
-    const endpoint = running.harness.endpoint(ENDPOINT);
-    const submittedAt = Date.now();
-    const id = await submit(running, { input: { mode: 'big', bytes, char } });
-    const view = await endpoint.waitForEnd(id, 30_000);
-    const endedMs = Date.now() - submittedAt;
-    expect(view.status).toBe('FAILED');
-    const error = JSON.parse(view.error as string) as JobErrorPayload;
-    expect(error.error_code).toBe('SW_RESULT_TOO_LARGE');
-    expect(error.error_message).toContain(`is ${jsonBytes} bytes as JSON`);
-    expect(error.error_message).toContain('20000000 bytes');
-    // Long enough for a lost-answer requeue (silence 2 s) to have run it again, had the result been lost.
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-    expect(starts(worker, id)).toHaveLength(1);
-    expect((await endpoint.status(id)).retries).toBeUndefined();
-    await waitFor(() => endLines(worker, id).length > 0, 'the end line', 10_000);
-    expect(endLines(worker, id).map((line) => line.end)).toEqual(['failed']);
-    console.log(`[exactly-once] ${what}: FAILED ${endedMs} ms after submission, handler ran ${starts(worker, id).length} time(s) in ${Date.now() - submittedAt} ms`);
-  });
+  ])(
+    '$what: FAILED at once with its serialized size, the handler ran once, never logged completed',
+    { timeout: 150_000 },
+    async ({ what, bytes, char, json: jsonBytes }) => {
+      const running = await startServer();
+      const worker = startWorker(running, 'big-worker');
+      await joined(running, worker);
+      const endpoint = running.harness.endpoint(ENDPOINT);
+      const submittedAt = Date.now();
+      const id = await submit(running, { input: { mode: 'big', bytes, char } });
+      const view = await endpoint.waitForEnd(id, 30_000);
+      const endedMs = Date.now() - submittedAt;
+      expect(view.status).toBe('FAILED');
+      const error = JSON.parse(view.error as string) as JobErrorPayload;
+      expect(error.error_code).toBe('SW_RESULT_TOO_LARGE');
+      expect(error.error_message).toContain(`is ${jsonBytes} bytes as JSON`);
+      expect(error.error_message).toContain('20000000 bytes');
+      // Long enough for a lost-answer requeue (silence 2 s) to have run it again, had the result been lost.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(starts(worker, id)).toHaveLength(1);
+      expect((await endpoint.status(id)).retries).toBeUndefined();
+      await waitFor(() => endLines(worker, id).length > 0, 'the end line', 10_000);
+      expect(endLines(worker, id).map((line) => line.end)).toEqual(['failed']);
+      console.log(
+        `[exactly-once] ${what}: FAILED ${endedMs} ms after submission, handler ran ${starts(worker, id).length} time(s) in ${Date.now() - submittedAt} ms`,
+      );
+    },
+  );
 
   it('a handler that kills its worker: requeued maxRequeues times, then FAILED with the count', { timeout: 150_000 }, async () => {
     const running = await startServer({ harness: new Harness({ maxRequeues: 2 }) });
@@ -130,59 +147,71 @@ describe('exactly once, with worker processes on the worker API', () => {
     console.log(`[exactly-once] requeue cap 2: ${runs} runs, each killing its worker, then FAILED SW_REQUEUE_LIMIT after ${Date.now() - startedAt} ms`);
   });
 
-  it('a stale attempt: attempt 1 ignores its timeout, attempt 2 runs beside it on the same worker; attempt 1\'s late result is refused', { timeout: 150_000 }, async () => {
-    const running = await startServer();
-    // At debug: a completed job's end line is a debug line (logEveryJob is off by default).
-    const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
-    await joined(running, worker);
-    const endpoint = running.harness.endpoint(ENDPOINT);
-    // Attempt 1 sleeps 7 s ignoring its abort (timeout at 5 s); attempt 2, started after 5 s, sleeps 3 s.
-    const id = await submit(running, { input: { mode: 'late', ms: [7_000, 3_000] }, policy: { executionTimeout: 5_000 } });
-    await waitFor(async () => (await endpoint.status(id)).status === 'TIMED_OUT', 'the harness to time attempt 1 out', 30_000);
-    await endpoint.retry(id);
-    // Attempt 1 finishes first, while attempt 2 still runs: its result must not end the job.
-    await expectLateAttemptRefused(worker, endpoint, id);
-    expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
-  });
+  it(
+    "a stale attempt: attempt 1 ignores its timeout, attempt 2 runs beside it on the same worker; attempt 1's late result is refused",
+    { timeout: 150_000 },
+    async () => {
+      const running = await startServer();
+      // At debug: a completed job's end line is a debug line (logEveryJob is off by default).
+      const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
+      await joined(running, worker);
+      const endpoint = running.harness.endpoint(ENDPOINT);
+      // Attempt 1 sleeps 7 s ignoring its abort (timeout at 5 s); attempt 2, started after 5 s, sleeps 3 s.
+      const id = await submit(running, { input: { mode: 'late', ms: [7_000, 3_000] }, policy: { executionTimeout: 5_000 } });
+      await waitFor(async () => (await endpoint.status(id)).status === 'TIMED_OUT', 'the harness to time attempt 1 out', 30_000);
+      await endpoint.retry(id);
+      // Attempt 1 finishes first, while attempt 2 still runs: its result must not end the job.
+      await expectLateAttemptRefused(worker, endpoint, id);
+      expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
+    },
+  );
 
-  it('a stale attempt never told: taken back as a lost take answer while it runs, attempt 2 on the same worker; attempt 1\'s late result is refused', { timeout: 150_000 }, async () => {
-    const running = await startServer();
-    const worker = startWorker(running, 'taken-back', { TEST_CONCURRENCY: '2', LOG_LEVEL: 'debug' });
-    await joined(running, worker);
-    const endpoint = running.harness.endpoint(ENDPOINT);
-    // Attempt 1 sleeps 3 s, attempt 2 (taken at once by the free slot) 5 s: attempt 1 posts first.
-    const id = await submit(running, { input: { mode: 'late', ms: [3_000, 5_000] } });
-    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
-    // What the harness does when it takes a take answer for lost; no stop goes to the worker, which runs on.
-    expect(await endpoint.requeueJob(id, worker.workerId)).toBe(true);
-    await expectLateAttemptRefused(worker, endpoint, id);
-    // One result applied, attempt 2's; attempt 1's was answered 409 and never reached the job.
-    expect(running.seen.results.filter((result) => result.jobId === id && result.ack.applied)).toHaveLength(1);
-    expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
-  });
+  it(
+    "a stale attempt never told: taken back as a lost take answer while it runs, attempt 2 on the same worker; attempt 1's late result is refused",
+    { timeout: 150_000 },
+    async () => {
+      const running = await startServer();
+      const worker = startWorker(running, 'taken-back', { TEST_CONCURRENCY: '2', LOG_LEVEL: 'debug' });
+      await joined(running, worker);
+      const endpoint = running.harness.endpoint(ENDPOINT);
+      // Attempt 1 sleeps 3 s, attempt 2 (taken at once by the free slot) 5 s: attempt 1 posts first.
+      const id = await submit(running, { input: { mode: 'late', ms: [3_000, 5_000] } });
+      await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
+      // What the harness does when it takes a take answer for lost; no stop goes to the worker, which runs on.
+      expect(await endpoint.requeueJob(id, worker.workerId)).toBe(true);
+      await expectLateAttemptRefused(worker, endpoint, id);
+      // One result applied, attempt 2's; attempt 1's was answered 409 and never reached the job.
+      expect(running.seen.results.filter((result) => result.jobId === id && result.ack.applied)).toHaveLength(1);
+      expect(worker.stderr()).not.toMatch(/"level":(40|50)[^\n]*stale/);
+    },
+  );
 
-  it('a cancelled attempt that ignores its signal: no retry, nothing posted, the worker serves beside it; its end line says cancelled', { timeout: 150_000 }, async () => {
-    const running = await startServer();
-    const worker = startWorker(running, 'cancel-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
-    await joined(running, worker);
-    const endpoint = running.harness.endpoint(ENDPOINT);
-    const id = await submit(running, { input: { mode: 'late', ms: [3_000] } });
-    await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
-    await endpoint.cancel(id);
-    // The platform's rule: /retry takes only FAILED or TIMED_OUT jobs, so a cancelled attempt is never followed by another.
-    await expect(endpoint.retry(id)).rejects.toMatchObject({ code: 'SW_RETRY_NOT_ALLOWED' });
-    // The other slot serves a new job while the cancelled handler still sleeps.
-    const other = await submit(running, { input: { mode: 'late', ms: [200] } });
-    expect(await endpoint.waitForEnd(other, 30_000)).toMatchObject({ status: 'COMPLETED', output: { attempt: 1 } });
-    await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id, 'the cancelled handler to finish late');
-    await waitFor(() => endLines(worker, id).length > 0, 'its end line', 10_000);
-    expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([[1, 'cancelled']]);
-    expect(running.seen.results.filter((result) => result.jobId === id)).toEqual([]);
-    expect(await endpoint.status(id)).toMatchObject({ status: 'CANCELLED' });
-    expect(starts(worker, id)).toHaveLength(1);
-  });
+  it(
+    'a cancelled attempt that ignores its signal: no retry, nothing posted, the worker serves beside it; its end line says cancelled',
+    { timeout: 150_000 },
+    async () => {
+      const running = await startServer();
+      const worker = startWorker(running, 'cancel-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
+      await joined(running, worker);
+      const endpoint = running.harness.endpoint(ENDPOINT);
+      const id = await submit(running, { input: { mode: 'late', ms: [3_000] } });
+      await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
+      await endpoint.cancel(id);
+      // The platform's rule: /retry takes only FAILED or TIMED_OUT jobs, so a cancelled attempt is never followed by another.
+      await expect(endpoint.retry(id)).rejects.toMatchObject({ code: 'SW_RETRY_NOT_ALLOWED' });
+      // The other slot serves a new job while the cancelled handler still sleeps.
+      const other = await submit(running, { input: { mode: 'late', ms: [200] } });
+      expect(await endpoint.waitForEnd(other, 30_000)).toMatchObject({ status: 'COMPLETED', output: { attempt: 1 } });
+      await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id, 'the cancelled handler to finish late');
+      await waitFor(() => endLines(worker, id).length > 0, 'its end line', 10_000);
+      expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([[1, 'cancelled']]);
+      expect(running.seen.results.filter((result) => result.jobId === id)).toEqual([]);
+      expect(await endpoint.status(id)).toMatchObject({ status: 'CANCELLED' });
+      expect(starts(worker, id)).toHaveLength(1);
+    },
+  );
 
-  it('a stream restarted after SIGKILL: a reader rebuilds exactly the final attempt\'s items', { timeout: 150_000 }, async () => {
+  it("a stream restarted after SIGKILL: a reader rebuilds exactly the final attempt's items", { timeout: 150_000 }, async () => {
     // A wider silence window than the other tests: a worker slow to list a fresh job in its heartbeat on a loaded machine is not taken for one whose take answer was lost.
     const running = await startServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 10 } });
     const first = startWorker(running, 'stream-a');
@@ -194,7 +223,7 @@ describe('exactly once, with worker processes on the worker API', () => {
     const attemptsSeen = new Set<number>();
     // Polls until a read says the job has ended (that read holds the last chunks), at most 60 s.
     const reader = (async () => {
-      for (const until = Date.now() + 60_000; Date.now() < until; ) {
+      for (const until = Date.now() + 60_000; Date.now() < until;) {
         const got = await endpoint.readStream(id);
         read.push(...got.stream);
         attemptsSeen.add(got.attempt);
@@ -225,45 +254,53 @@ describe('exactly once, with worker processes on the worker API', () => {
     expect(read.filter((chunk) => chunk.metrics?.attempt === final)).toHaveLength(n);
     expect([...attemptsSeen]).toContain(final);
     expect(joinChunks(read)).toEqual(expected);
-    console.log(`[exactly-once] restarted stream: killed after ${k}+ chunks, requeued ${requeuedMs} ms later; the reader got ${read.length} chunks (${fromFirst} of the killed attempt), joinChunks kept the ${n} of attempt ${final}`);
+    console.log(
+      `[exactly-once] restarted stream: killed after ${k}+ chunks, requeued ${requeuedMs} ms later; the reader got ${read.length} chunks (${fromFirst} of the killed attempt), joinChunks kept the ${n} of attempt ${final}`,
+    );
   });
 });
 
 describe('a worker process against a scripted platform that refuses its result', () => {
-  it.each([413, 400])('job-done answered %i: the handler runs once, an error is posted in its place, the end line is not completed', { timeout: 150_000 }, async (status) => {
-    // A strict platform: it hands job j1 out on every take until a result for it is accepted.
-    let accepted = false;
-    let handedOut = 0;
-    scripted = await startScriptedServer((request) => {
-      if (request.path.includes('/job-take/')) {
-        if (accepted) return { status: 204, delayMs: 500 };
-        handedOut++;
-        return json({ id: 'j1', input: { mode: 'big', bytes: 1_000 } });
-      }
-      if (request.path.includes('/job-done/')) {
-        if (request.body.includes('"output"')) return json({ error: { code: 'SW_PAYLOAD_TOO_LARGE', message: `refused with ${status}` } }, status);
-        accepted = true;
-        return json({});
-      }
-      if (request.path.includes('/job-stop/')) return { status: 204, delayMs: 500 };
-      return { status: 200 };
-    });
-    const worker = startWorkerProcess(`refused-${status}`, { ...workerEnvFor(scripted.origin, 'ep', { pingIntervalMs: 500 }), LOG_LEVEL: 'debug' }, FIXTURE);
-    const startedAt = Date.now();
-    await waitFor(() => accepted, `an error result in place of the refused one (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
-    const postedMs = Date.now() - startedAt;
-    // A few seconds more: a worker that had dropped the job would have taken it again by now.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    expect(starts(worker, 'j1')).toHaveLength(1);
-    expect(handedOut).toBe(1);
-    const done = (scripted as ScriptedServer).to('/job-done/').map((request) => JSON.parse(request.body) as { output?: unknown; error?: string });
-    expect(done).toHaveLength(2);
-    expect(done[0]?.output).toBe('x'.repeat(1_000));
-    const error = JSON.parse(done[1]?.error ?? '{}') as JobErrorPayload;
-    expect(error.error_code).toBe('SW_RESULT_REFUSED');
-    expect(error.error_message).toContain(`with HTTP ${status}`);
-    await waitFor(() => endLines(worker, 'j1').length > 0, 'the end line', 10_000);
-    expect(endLines(worker, 'j1').map((line) => line.end)).toEqual(['failed']);
-    console.log(`[exactly-once] job-done answered ${status}: error posted in its place ${postedMs} ms after the worker started; the handler ran once in ${Date.now() - startedAt} ms`);
-  });
+  it.each([413, 400])(
+    'job-done answered %i: the handler runs once, an error is posted in its place, the end line is not completed',
+    { timeout: 150_000 },
+    async (status) => {
+      // A strict platform: it hands job j1 out on every take until a result for it is accepted.
+      let accepted = false;
+      let handedOut = 0;
+      scripted = await startScriptedServer((request) => {
+        if (request.path.includes('/job-take/')) {
+          if (accepted) return { status: 204, delayMs: 500 };
+          handedOut++;
+          return json({ id: 'j1', input: { mode: 'big', bytes: 1_000 } });
+        }
+        if (request.path.includes('/job-done/')) {
+          if (request.body.includes('"output"')) return json({ error: { code: 'SW_PAYLOAD_TOO_LARGE', message: `refused with ${status}` } }, status);
+          accepted = true;
+          return json({});
+        }
+        if (request.path.includes('/job-stop/')) return { status: 204, delayMs: 500 };
+        return { status: 200 };
+      });
+      const worker = startWorkerProcess(`refused-${status}`, { ...workerEnvFor(scripted.origin, 'ep', { pingIntervalMs: 500 }), LOG_LEVEL: 'debug' }, FIXTURE);
+      const startedAt = Date.now();
+      await waitFor(() => accepted, `an error result in place of the refused one (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
+      const postedMs = Date.now() - startedAt;
+      // A few seconds more: a worker that had dropped the job would have taken it again by now.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(starts(worker, 'j1')).toHaveLength(1);
+      expect(handedOut).toBe(1);
+      const done = (scripted as ScriptedServer).to('/job-done/').map((request) => JSON.parse(request.body) as { output?: unknown; error?: string });
+      expect(done).toHaveLength(2);
+      expect(done[0]?.output).toBe('x'.repeat(1_000));
+      const error = JSON.parse(done[1]?.error ?? '{}') as JobErrorPayload;
+      expect(error.error_code).toBe('SW_RESULT_REFUSED');
+      expect(error.error_message).toContain(`with HTTP ${status}`);
+      await waitFor(() => endLines(worker, 'j1').length > 0, 'the end line', 10_000);
+      expect(endLines(worker, 'j1').map((line) => line.end)).toEqual(['failed']);
+      console.log(
+        `[exactly-once] job-done answered ${status}: error posted in its place ${postedMs} ms after the worker started; the handler ran once in ${Date.now() - startedAt} ms`,
+      );
+    },
+  );
 });

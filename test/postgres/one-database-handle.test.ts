@@ -41,7 +41,9 @@ async function connections(sql: postgres.Sql): Promise<string[]> {
 async function useEveryStore(url: string, name: string): Promise<string> {
   const run = await call('POST', `${url}/v2/ep/run`, { body: { input: { n: 1 } } });
   expect(run.status).toBe(200);
-  const template = (await call('POST', `${url}/v1/templates`, { body: { name, imageName: 'test/idle:1', isServerless: true, category: 'CPU' } })).json as { id: string };
+  const template = (await call('POST', `${url}/v1/templates`, { body: { name, imageName: 'test/idle:1', isServerless: true, category: 'CPU' } })).json as {
+    id: string;
+  };
   expect((await call('POST', `${url}/v1/endpoints`, { body: { templateId: template.id, workersMax: 0 } })).status).toBe(200);
   return (run.json as { id: string }).id;
 }
@@ -71,7 +73,11 @@ describe('serverless-worker harness --store postgres://: one database handle per
     const versions = await admin<{ version: number }[]>`SELECT version FROM sw_schema_version ORDER BY version`;
     expect(versions.map((row) => row.version)).toEqual(known);
     // Each process: at most its pool of 2 and its LISTEN connection.
-    await waitFor(async () => ((await connections(admin as postgres.Sql)).length >= 4 ? true : undefined), 'both LISTEN connections and a pool connection each', 10_000);
+    await waitFor(
+      async () => ((await connections(admin as postgres.Sql)).length >= 4 ? true : undefined),
+      'both LISTEN connections and a pool connection each',
+      10_000,
+    );
     const open = await connections(admin);
     expect(open.length).toBeLessThanOrEqual(6);
     expect(new Set(open)).toEqual(new Set(['serverless-worker harness']));

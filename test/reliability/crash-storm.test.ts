@@ -40,112 +40,136 @@ afterAll(async () => {
 });
 
 describe('crash storm', () => {
-  it('plain and streaming jobs on concurrency-2 workers, busy workers SIGKILLed: every job ends once with its final attempt\'s output', { timeout: 240_000 }, async () => {
-    const random = seededRandom(SEED);
-    // The requeue cap is tested on its own; here a job may be hit more than 3 times.
-    const server = await startReliabilityServer({
-      harness: new Harness({ maxRequeues: 50 }),
-      workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: PING_MS, missedPings: 5 } },
-    });
-    running = server;
-    const endpoint = server.harness.endpoint(ENDPOINT);
-    const ends = new Map<string, number>();
-    endpoint.jobEnded.add((job) => void ends.set(job.id, (ends.get(job.id) ?? 0) + 1));
-    const all: WorkerProcess[] = [];
-    let next = 0;
-    const spawn = (): WorkerProcess => {
-      const worker = startWorkerProcess(`storm-${next++}`, { ...server.envFor(ENDPOINT, PING_MS), TEST_CONCURRENCY: '2', LOG_LEVEL: 'info' });
-      all.push(worker);
-      return worker;
-    };
-    let live = Array.from({ length: WORKERS }, spawn);
-    await waitFor(async () => (await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)))).every((presence) => presence !== undefined), 'the workers to join', 60_000, 20);
+  it(
+    "plain and streaming jobs on concurrency-2 workers, busy workers SIGKILLed: every job ends once with its final attempt's output",
+    { timeout: 240_000 },
+    async () => {
+      const random = seededRandom(SEED);
+      // The requeue cap is tested on its own; here a job may be hit more than 3 times.
+      const server = await startReliabilityServer({
+        harness: new Harness({ maxRequeues: 50 }),
+        workerApi: { longPollMs: 2_000, liveness: { pingIntervalMs: PING_MS, missedPings: 5 } },
+      });
+      running = server;
+      const endpoint = server.harness.endpoint(ENDPOINT);
+      const ends = new Map<string, number>();
+      endpoint.jobEnded.add((job) => void ends.set(job.id, (ends.get(job.id) ?? 0) + 1));
+      const all: WorkerProcess[] = [];
+      let next = 0;
+      const spawn = (): WorkerProcess => {
+        const worker = startWorkerProcess(`storm-${next++}`, { ...server.envFor(ENDPOINT, PING_MS), TEST_CONCURRENCY: '2', LOG_LEVEL: 'info' });
+        all.push(worker);
+        return worker;
+      };
+      let live = Array.from({ length: WORKERS }, spawn);
+      await waitFor(
+        async () => (await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)))).every((presence) => presence !== undefined),
+        'the workers to join',
+        60_000,
+        20,
+      );
 
-    const started = performance.now();
-    const plain = await Promise.all(Array.from({ length: PLAIN_JOBS }, async (_, tag) => (await endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 400, tag } }))).id));
-    const streams = await Promise.all(Array.from({ length: STREAM_JOBS }, async () => (await endpoint.submit(parseJobRequest({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 60, markAttempt: true } }))).id));
-    const ids = [...plain, ...streams];
-    const ended = (): boolean => ids.every((id) => ends.has(id));
+      const started = performance.now();
+      const plain = await Promise.all(
+        Array.from({ length: PLAIN_JOBS }, async (_, tag) => (await endpoint.submit(parseJobRequest({ input: { mode: 'sleep', ms: 400, tag } }))).id),
+      );
+      const streams = await Promise.all(
+        Array.from(
+          { length: STREAM_JOBS },
+          async () => (await endpoint.submit(parseJobRequest({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 60, markAttempt: true } }))).id,
+        ),
+      );
+      const ids = [...plain, ...streams];
+      const ended = (): boolean => ids.every((id) => ends.has(id));
 
-    // A reader per stream, polling /stream's store until the job ends.
-    const read = new Map<string, StreamChunk[]>(streams.map((id) => [id, []]));
-    const readers = streams.map(async (id) => {
-      for (const until = Date.now() + 200_000; Date.now() < until; ) {
-        const got = await endpoint.readStream(id);
-        read.get(id)?.push(...got.stream);
-        if (got.status !== 'IN_PROGRESS' && got.status !== 'IN_QUEUE') return;
-        await new Promise((resolve) => setTimeout(resolve, 25));
+      // A reader per stream, polling /stream's store until the job ends.
+      const read = new Map<string, StreamChunk[]>(streams.map((id) => [id, []]));
+      const readers = streams.map(async (id) => {
+        for (const until = Date.now() + 200_000; Date.now() < until;) {
+          const got = await endpoint.readStream(id);
+          read.get(id)?.push(...got.stream);
+          if (got.status !== 'IN_PROGRESS' && got.status !== 'IN_QUEUE') return;
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+      });
+
+      let kills = 0;
+      while (kills < KILLS && !ended()) {
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        const presences = await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)));
+        const busy = live.filter((_worker, i) => (presences[i]?.jobIds.length ?? 0) > 0);
+        if (busy.length === 0) continue;
+        const victim = random.pick(busy);
+        victim.signal('SIGKILL');
+        kills++;
+        live = [...live.filter((worker) => worker !== victim), spawn()];
       }
-    });
+      await waitFor(ended, 'every job to end', 200_000, 50);
+      await Promise.all(readers);
+      const elapsed = since(started);
 
-    let kills = 0;
-    while (kills < KILLS && !ended()) {
-      await new Promise((resolve) => setTimeout(resolve, 1_200));
-      const presences = await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)));
-      const busy = live.filter((_worker, i) => (presences[i]?.jobIds.length ?? 0) > 0);
-      if (busy.length === 0) continue;
-      const victim = random.pick(busy);
-      victim.signal('SIGKILL');
-      kills++;
-      live = [...live.filter((worker) => worker !== victim), spawn()];
-    }
-    await waitFor(ended, 'every job to end', 200_000, 50);
-    await Promise.all(readers);
-    const elapsed = since(started);
-
-    const duplicated = [...ends.values()].filter((count) => count > 1).length;
-    const lost = ids.filter((id) => !ends.has(id)).length;
-    expect({ duplicated, lost }).toEqual({ duplicated: 0, lost: 0 });
-    // The output is the final attempt's: a stale attempt's result accepted would name an older one.
-    for (const [tag, id] of plain.entries()) {
-      const attempt = (await endpoint.find(id))?.attempt;
-      expect(attempt).toBeGreaterThanOrEqual(1);
-      expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { tag, attempt } });
-    }
-    let restartedStreams = 0;
-    for (const id of streams) {
-      const job = await endpoint.find(id);
-      expect(job?.attempt).toBeGreaterThanOrEqual(1);
-      const expected = Array.from({ length: CHUNKS }, (_, i) => `chunk-${i}@${job?.attempt}`);
-      expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: expected });
-      const chunks = read.get(id) ?? [];
-      if (chunks.some((chunk) => chunk.metrics?.attempt !== job?.attempt)) restartedStreams++;
-      expect(chunks.filter((chunk) => chunk.metrics?.attempt === job?.attempt).map((chunk) => chunk.output)).toEqual(expected);
-      expect(joinChunks(chunks)).toEqual(expected);
-    }
-    const endLines = all.flatMap((worker) => worker.stderr().split('\n').filter((line) => line.includes('"end":"')));
-    const runEnds: Record<string, number> = {};
-    for (const line of endLines) {
-      const end = /"end":"(\w+)"/.exec(line)?.[1] ?? '?';
-      runEnds[end] = (runEnds[end] ?? 0) + 1;
-    }
-    const notApplied: Record<string, number> = {};
-    for (const worker of all) {
-      for (const line of worker.stderr().split('\n').filter((l) => l.includes('did not apply it'))) {
-        const reason = /"reason":"(\w+)"/.exec(line)?.[1] ?? '?';
-        notApplied[reason] = (notApplied[reason] ?? 0) + 1;
+      const duplicated = [...ends.values()].filter((count) => count > 1).length;
+      const lost = ids.filter((id) => !ends.has(id)).length;
+      expect({ duplicated, lost }).toEqual({ duplicated: 0, lost: 0 });
+      // The output is the final attempt's: a stale attempt's result accepted would name an older one.
+      for (const [tag, id] of plain.entries()) {
+        const attempt = (await endpoint.find(id))?.attempt;
+        expect(attempt).toBeGreaterThanOrEqual(1);
+        expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: { tag, attempt } });
       }
-    }
-    const staleRefused = runEnds.stale_attempt ?? 0;
-    // Every result a live worker posted was accepted, or refused as a stale attempt's: none refused otherwise, none lost on the way.
-    expect({ refused: runEnds.refused ?? 0, undelivered: runEnds.undelivered ?? 0 }).toEqual({ refused: 0, undelivered: 0 });
-    const health = await endpoint.health();
-    expect(health.jobs).toMatchObject({ completed: ids.length, failed: 0, inQueue: 0, inProgress: 0 });
-    printFigures('crash storm', {
-      seed: SEED,
-      jobs: ids.length,
-      streams: STREAM_JOBS,
-      workers: `${WORKERS}x2`,
-      kills,
-      requeued: health.jobs.retried,
-      restartedStreams,
-      lost,
-      duplicated,
-      staleResultsRefused: staleRefused,
-      runEnds,
-      notApplied,
-      repeatedResults: server.seen.results.filter((result) => result.ack.applied && result.ack.repeated === true).length,
-      ms: elapsed,
-    });
-  });
+      let restartedStreams = 0;
+      for (const id of streams) {
+        const job = await endpoint.find(id);
+        expect(job?.attempt).toBeGreaterThanOrEqual(1);
+        const expected = Array.from({ length: CHUNKS }, (_, i) => `chunk-${i}@${job?.attempt}`);
+        expect(await endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: expected });
+        const chunks = read.get(id) ?? [];
+        if (chunks.some((chunk) => chunk.metrics?.attempt !== job?.attempt)) restartedStreams++;
+        expect(chunks.filter((chunk) => chunk.metrics?.attempt === job?.attempt).map((chunk) => chunk.output)).toEqual(expected);
+        expect(joinChunks(chunks)).toEqual(expected);
+      }
+      const endLines = all.flatMap((worker) =>
+        worker
+          .stderr()
+          .split('\n')
+          .filter((line) => line.includes('"end":"')),
+      );
+      const runEnds: Record<string, number> = {};
+      for (const line of endLines) {
+        const end = /"end":"(\w+)"/.exec(line)?.[1] ?? '?';
+        runEnds[end] = (runEnds[end] ?? 0) + 1;
+      }
+      const notApplied: Record<string, number> = {};
+      for (const worker of all) {
+        for (const line of worker
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('did not apply it'))) {
+          const reason = /"reason":"(\w+)"/.exec(line)?.[1] ?? '?';
+          notApplied[reason] = (notApplied[reason] ?? 0) + 1;
+        }
+      }
+      const staleRefused = runEnds.stale_attempt ?? 0;
+      // Every result a live worker posted was accepted, or refused as a stale attempt's: none refused otherwise, none lost on the way.
+      expect({ refused: runEnds.refused ?? 0, undelivered: runEnds.undelivered ?? 0 }).toEqual({ refused: 0, undelivered: 0 });
+      const health = await endpoint.health();
+      expect(health.jobs).toMatchObject({ completed: ids.length, failed: 0, inQueue: 0, inProgress: 0 });
+      printFigures('crash storm', {
+        seed: SEED,
+        jobs: ids.length,
+        streams: STREAM_JOBS,
+        workers: `${WORKERS}x2`,
+        kills,
+        requeued: health.jobs.retried,
+        restartedStreams,
+        lost,
+        duplicated,
+        staleResultsRefused: staleRefused,
+        runEnds,
+        notApplied,
+        repeatedResults: server.seen.results.filter((result) => result.ack.applied && result.ack.repeated === true).length,
+        ms: elapsed,
+      });
+    },
+  );
 });

@@ -44,7 +44,12 @@ function startWorker(server: ReliabilityServer, workerId: string, extra: Record<
 }
 
 async function joined(server: ReliabilityServer, worker: WorkerProcess): Promise<void> {
-  await waitFor(() => server.harness.endpoint(ENDPOINT).workers.get(worker.workerId), `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 20);
+  await waitFor(
+    () => server.harness.endpoint(ENDPOINT).workers.get(worker.workerId),
+    `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`,
+    START_BOUND_MS,
+    20,
+  );
 }
 
 function expectWholeStream(chunks: readonly StreamChunk[], count: number): void {
@@ -127,41 +132,54 @@ describe('a worker SIGTERMed mid-stream', () => {
     printFigures('sigterm-drain', { chunks: CHUNKS, chunksBeforeSigterm: chunksBefore, drainMs, exitCode: exit.code ?? -1 });
   });
 
-  it('with a drain window shorter than the stream: stops it cleanly, ends it retryable, and /retry hands it to another worker', { timeout: 120_000 }, async () => {
-    const { server, queue, ends } = await setUp();
-    const worker = startWorker(server, 'short-drain', { SHUTDOWN_TIMEOUT_MS: '300' });
-    await joined(server, worker);
-    const CHUNKS = 40;
-    const id = await queue.run({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 100 } });
-    const reading = queue.stream(id, 60_000);
-    await worker.waitForEvent((event) => event.event === 'chunk' && event.jobId === id && (event.index ?? 0) >= 5, 'a few chunks');
-    worker.signal('SIGTERM');
-    const exit = await within(worker.exited, 'the stopped worker', 40_000);
-    const first = await reading.catch(async (error: unknown) => {
-      throw new Error(`${String(error)}; job: ${JSON.stringify((await server.harness.endpoint(ENDPOINT).find(id))?.status)}; worker stderr: ${worker.stderr().slice(-3_000)}; events: ${JSON.stringify(worker.events.slice(-5))}`);
-    });
+  it(
+    'with a drain window shorter than the stream: stops it cleanly, ends it retryable, and /retry hands it to another worker',
+    { timeout: 120_000 },
+    async () => {
+      const { server, queue, ends } = await setUp();
+      const worker = startWorker(server, 'short-drain', { SHUTDOWN_TIMEOUT_MS: '300' });
+      await joined(server, worker);
+      const CHUNKS = 40;
+      const id = await queue.run({ input: { mode: 'stream', chunks: CHUNKS, everyMs: 100 } });
+      const reading = queue.stream(id, 60_000);
+      await worker.waitForEvent((event) => event.event === 'chunk' && event.jobId === id && (event.index ?? 0) >= 5, 'a few chunks');
+      worker.signal('SIGTERM');
+      const exit = await within(worker.exited, 'the stopped worker', 40_000);
+      const first = await reading.catch(async (error: unknown) => {
+        throw new Error(
+          `${String(error)}; job: ${JSON.stringify((await server.harness.endpoint(ENDPOINT).find(id))?.status)}; worker stderr: ${worker.stderr().slice(-3_000)}; events: ${JSON.stringify(worker.events.slice(-5))}`,
+        );
+      });
 
-    expect(exit.code).toBe(0);
-    expect(first.status).toBe('FAILED');
-    const streamed = first.chunks.length;
-    expect(streamed).toBeGreaterThan(0);
-    expect(streamed).toBeLessThan(CHUNKS);
-    expectWholeStream(first.chunks, streamed);
-    expect(errorOf(await queue.ended(id))).toMatchObject({ error_code: 'SW_WORKER_SHUTDOWN' });
-    // The runtime stopped pulling the generator and closed it (its finally ran) before all chunks.
-    const closed = worker.events.find((event) => event.event === 'stream-closed' && event.jobId === id);
-    expect(closed?.index).toBeLessThan(CHUNKS);
+      expect(exit.code).toBe(0);
+      expect(first.status).toBe('FAILED');
+      const streamed = first.chunks.length;
+      expect(streamed).toBeGreaterThan(0);
+      expect(streamed).toBeLessThan(CHUNKS);
+      expectWholeStream(first.chunks, streamed);
+      expect(errorOf(await queue.ended(id))).toMatchObject({ error_code: 'SW_WORKER_SHUTDOWN' });
+      // The runtime stopped pulling the generator and closed it (its finally ran) before all chunks.
+      const closed = worker.events.find((event) => event.event === 'stream-closed' && event.jobId === id);
+      expect(closed?.index).toBeLessThan(CHUNKS);
 
-    await queue.retry(id);
-    const next = startWorker(server, 'takes-over');
-    const second = await queue.stream(id, 60_000).catch(async (error: unknown) => {
-      throw new Error(`${String(error)}; job: ${JSON.stringify((await server.harness.endpoint(ENDPOINT).find(id))?.status)}; worker stderr: ${next.stderr().slice(-3_000)}`);
-    });
-    expect(second.status).toBe('COMPLETED');
-    expectWholeStream(second.chunks, CHUNKS);
-    expect(next.events.some((event) => event.event === 'started' && event.jobId === id)).toBe(true);
-    // Ended twice in all: FAILED (shutdown), then COMPLETED after the retry.
-    expect(ends.get(id)).toBe(2);
-    printFigures('sigterm-short-drain', { drainWindowMs: 300, chunksBeforeStop: streamed, chunksAfterRetry: second.chunks.length, exitCode: exit.code ?? -1 });
-  });
+      await queue.retry(id);
+      const next = startWorker(server, 'takes-over');
+      const second = await queue.stream(id, 60_000).catch(async (error: unknown) => {
+        throw new Error(
+          `${String(error)}; job: ${JSON.stringify((await server.harness.endpoint(ENDPOINT).find(id))?.status)}; worker stderr: ${next.stderr().slice(-3_000)}`,
+        );
+      });
+      expect(second.status).toBe('COMPLETED');
+      expectWholeStream(second.chunks, CHUNKS);
+      expect(next.events.some((event) => event.event === 'started' && event.jobId === id)).toBe(true);
+      // Ended twice in all: FAILED (shutdown), then COMPLETED after the retry.
+      expect(ends.get(id)).toBe(2);
+      printFigures('sigterm-short-drain', {
+        drainWindowMs: 300,
+        chunksBeforeStop: streamed,
+        chunksAfterRetry: second.chunks.length,
+        exitCode: exit.code ?? -1,
+      });
+    },
+  );
 });

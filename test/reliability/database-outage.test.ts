@@ -40,46 +40,54 @@ afterAll(async () => {
 }, 60_000);
 
 describe('PostgreSQL stopped under a running harness', () => {
-  it('answers 503 SW_STORE_UNAVAILABLE with Retry-After while it is down, logs what is down, and works again once it is back', { timeout: 120_000 }, async () => {
-    if (!server || !postgresServer) throw new Error('not started');
-    const url = server.endpointUrl();
-    const before = await call('POST', `${url}/run`, { body: '{"input":{"n":1}}' });
-    expect(before.status).toBe(200);
-    const { id } = before.json as { id: string };
+  it(
+    'answers 503 SW_STORE_UNAVAILABLE with Retry-After while it is down, logs what is down, and works again once it is back',
+    { timeout: 120_000 },
+    async () => {
+      if (!server || !postgresServer) throw new Error('not started');
+      const url = server.endpointUrl();
+      const before = await call('POST', `${url}/run`, { body: '{"input":{"n":1}}' });
+      expect(before.status).toBe(200);
+      const { id } = before.json as { id: string };
 
-    await postgresServer.pause();
-    const requests = [
-      ['POST', `${url}/run`, '{"input":{"n":2}}'],
-      ['POST', `${url}/runsync?wait=1000`, '{"input":{"n":3}}'],
-      ['GET', `${url}/status/${id}`, undefined],
-      ['POST', `${url}/cancel/${id}`, undefined],
-      ['GET', `${url}/health`, undefined],
-      ['GET', `${url}/job-take/outage-worker`, undefined],
-    ] as const;
-    const tally: Record<string, number> = {};
-    for (const [method, target, body] of requests) {
-      const answer = await call(method, target, body !== undefined ? { body } : {});
-      const key = `${answer.status} ${errorCode(answer) ?? ''} retry-after=${answer.headers.get('retry-after') ?? '-'}`;
-      tally[key] = (tally[key] ?? 0) + 1;
-    }
-    expect(tally).toEqual({ '503 SW_STORE_UNAVAILABLE retry-after=5': requests.length });
-    const warning = logLines.find((line) => line.msg.startsWith('job store unavailable: PostgreSQL'));
-    expect(warning, JSON.stringify(logLines.map((line) => line.msg))).toBeDefined();
-    expect(logLines.filter((line) => line.msg === 'internal error')).toEqual([]);
+      await postgresServer.pause();
+      const requests = [
+        ['POST', `${url}/run`, '{"input":{"n":2}}'],
+        ['POST', `${url}/runsync?wait=1000`, '{"input":{"n":3}}'],
+        ['GET', `${url}/status/${id}`, undefined],
+        ['POST', `${url}/cancel/${id}`, undefined],
+        ['GET', `${url}/health`, undefined],
+        ['GET', `${url}/job-take/outage-worker`, undefined],
+      ] as const;
+      const tally: Record<string, number> = {};
+      for (const [method, target, body] of requests) {
+        const answer = await call(method, target, body !== undefined ? { body } : {});
+        const key = `${answer.status} ${errorCode(answer) ?? ''} retry-after=${answer.headers.get('retry-after') ?? '-'}`;
+        tally[key] = (tally[key] ?? 0) + 1;
+      }
+      expect(tally).toEqual({ '503 SW_STORE_UNAVAILABLE retry-after=5': requests.length });
+      const warning = logLines.find((line) => line.msg.startsWith('job store unavailable: PostgreSQL'));
+      expect(warning, JSON.stringify(logLines.map((line) => line.msg))).toBeDefined();
+      expect(logLines.filter((line) => line.msg === 'internal error')).toEqual([]);
 
-    await postgresServer.resume();
-    // The pool reconnects on its own: the job queued before the outage is still queued, and runs.
-    let status: unknown;
-    await eventually(async () => {
-      const answer = await call('GET', `${url}/status/${id}`);
-      expect(answer.status).toBe(200);
-      status = answer.json;
-    }, 30_000, 200);
-    expect(status).toMatchObject({ status: 'IN_QUEUE' });
-    const taken = await call('GET', `${url}/job-take/outage-worker`);
-    expect(taken.status).toBe(200);
-    expect((taken.json as { id: string }).id).toBe(id);
-    expect((await call('POST', `${url}/job-done/outage-worker/${id}`, { body: '{"output":{"ok":true}}' })).status).toBe(200);
-    expect(((await call('GET', `${url}/status/${id}`)).json as { status: string }).status).toBe('COMPLETED');
-  });
+      await postgresServer.resume();
+      // The pool reconnects on its own: the job queued before the outage is still queued, and runs.
+      let status: unknown;
+      await eventually(
+        async () => {
+          const answer = await call('GET', `${url}/status/${id}`);
+          expect(answer.status).toBe(200);
+          status = answer.json;
+        },
+        30_000,
+        200,
+      );
+      expect(status).toMatchObject({ status: 'IN_QUEUE' });
+      const taken = await call('GET', `${url}/job-take/outage-worker`);
+      expect(taken.status).toBe(200);
+      expect((taken.json as { id: string }).id).toBe(id);
+      expect((await call('POST', `${url}/job-done/outage-worker/${id}`, { body: '{"output":{"ok":true}}' })).status).toBe(200);
+      expect(((await call('GET', `${url}/status/${id}`)).json as { status: string }).status).toBe('COMPLETED');
+    },
+  );
 });

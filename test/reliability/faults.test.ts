@@ -94,139 +94,166 @@ async function stuckJobs(server: ReliabilityServer, ids: readonly string[], ends
 }
 
 describe('faults between workers and the harness', () => {
-  it(`${PLAIN_JOBS + STREAM_JOBS} jobs end exactly once with the right output, and no chunk is lost or duplicated`, { timeout: RUN_BOUND_MS + 30_000 }, async () => {
-    const startedAt = performance.now();
-    const server = await startReliabilityServer({
-      workerApi: { longPollMs: 1_000, liveness: { pingIntervalMs: PING_MS, missedPings: MISSED_PINGS } },
-    });
-    cleanups.push(() => server.close());
-    const proxy: FaultProxy = await startFaultProxy(server.origin, {
-      seed: SEED,
-      rates: { 'job-take': 0.1, 'job-done': 0.15, 'job-stream': 0.1, 'job-stop': 0.1, ping: 0.2 },
-      delayMs: { min: 20, max: 300 },
-      dropHoldMs: 5_000,
-    });
-    cleanups.push(() => proxy.close());
-    const endpoint = server.harness.endpoint(ENDPOINT);
-    const ends = new Map<string, number>();
-    endpoint.jobEnded.add((job) => void ends.set(job.id, (ends.get(job.id) ?? 0) + 1));
+  it(
+    `${PLAIN_JOBS + STREAM_JOBS} jobs end exactly once with the right output, and no chunk is lost or duplicated`,
+    { timeout: RUN_BOUND_MS + 30_000 },
+    async () => {
+      const startedAt = performance.now();
+      const server = await startReliabilityServer({
+        workerApi: { longPollMs: 1_000, liveness: { pingIntervalMs: PING_MS, missedPings: MISSED_PINGS } },
+      });
+      cleanups.push(() => server.close());
+      const proxy: FaultProxy = await startFaultProxy(server.origin, {
+        seed: SEED,
+        rates: { 'job-take': 0.1, 'job-done': 0.15, 'job-stream': 0.1, 'job-stop': 0.1, ping: 0.2 },
+        delayMs: { min: 20, max: 300 },
+        dropHoldMs: 5_000,
+      });
+      cleanups.push(() => proxy.close());
+      const endpoint = server.harness.endpoint(ENDPOINT);
+      const ends = new Map<string, number>();
+      endpoint.jobEnded.add((job) => void ends.set(job.id, (ends.get(job.id) ?? 0) + 1));
 
-    const env = server.envFor(ENDPOINT, PING_MS, proxy.origin);
-    const workers: InProcessWorker[] = Array.from({ length: WORKERS }, (_, i) =>
-      startInProcessWorker({ env, workerId: `faulty-worker-${i}`, handler, serve: { concurrency: CONCURRENCY, aggregateStream: true } }),
-    );
-    cleanups.push(() => Promise.all(workers.map((worker) => worker.stop())));
+      const env = server.envFor(ENDPOINT, PING_MS, proxy.origin);
+      const workers: InProcessWorker[] = Array.from({ length: WORKERS }, (_, i) =>
+        startInProcessWorker({ env, workerId: `faulty-worker-${i}`, handler, serve: { concurrency: CONCURRENCY, aggregateStream: true } }),
+      );
+      cleanups.push(() => Promise.all(workers.map((worker) => worker.stop())));
 
-    // Plain and streaming jobs, interleaved in a seeded order.
-    const random = seededRandom(SEED);
-    const inputs: Input[] = [
-      ...Array.from({ length: PLAIN_JOBS }, (_, n) => ({ n })),
-      ...Array.from({ length: STREAM_JOBS }, (_, i) => ({ n: PLAIN_JOBS + i, stream: true })),
-    ];
-    for (let i = inputs.length - 1; i > 0; i--) {
-      const j = random.int(0, i);
-      [inputs[i], inputs[j]] = [inputs[j] as Input, inputs[i] as Input];
-    }
-    const base = `${server.origin}/v2/${ENDPOINT}`;
-    const deadline = Date.now() + RUN_BOUND_MS;
-    const reads: Array<Promise<{ id: string; n: number; chunks: StreamChunk[]; error?: string }>> = [];
-    const ids = await mapLimit(inputs, 32, async (input) => {
-      const answer = await client.call('POST', `${base}/run`, { body: { input } });
-      expect(answer.status).toBe(200);
-      const id = (answer.json as { id: string }).id;
-      if (input.stream === true) {
-        reads.push(
-          readStream(base, id, deadline).then(
-            (chunks) => ({ id, n: input.n, chunks }),
-            (error: unknown) => ({ id, n: input.n, chunks: [], error: String(error) }),
-          ),
-        );
+      // Plain and streaming jobs, interleaved in a seeded order.
+      const random = seededRandom(SEED);
+      const inputs: Input[] = [
+        ...Array.from({ length: PLAIN_JOBS }, (_, n) => ({ n })),
+        ...Array.from({ length: STREAM_JOBS }, (_, i) => ({ n: PLAIN_JOBS + i, stream: true })),
+      ];
+      for (let i = inputs.length - 1; i > 0; i--) {
+        const j = random.int(0, i);
+        [inputs[i], inputs[j]] = [inputs[j] as Input, inputs[i] as Input];
       }
-      return id;
-    });
+      const base = `${server.origin}/v2/${ENDPOINT}`;
+      const deadline = Date.now() + RUN_BOUND_MS;
+      const reads: Array<Promise<{ id: string; n: number; chunks: StreamChunk[]; error?: string }>> = [];
+      const ids = await mapLimit(inputs, 32, async (input) => {
+        const answer = await client.call('POST', `${base}/run`, { body: { input } });
+        expect(answer.status).toBe(200);
+        const id = (answer.json as { id: string }).id;
+        if (input.stream === true) {
+          reads.push(
+            readStream(base, id, deadline).then(
+              (chunks) => ({ id, n: input.n, chunks }),
+              (error: unknown) => ({ id, n: input.n, chunks: [], error: String(error) }),
+            ),
+          );
+        }
+        return id;
+      });
 
-    while (ends.size < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(ends.size, `jobs not ended in time: ${await stuckJobs(server, ids, ends)}`).toBe(ids.length);
-    const streams = await Promise.all(reads);
-    const durationMs = since(startedAt);
+      while (ends.size < ids.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(ends.size, `jobs not ended in time: ${await stuckJobs(server, ids, ends)}`).toBe(ids.length);
+      const streams = await Promise.all(reads);
+      const durationMs = since(startedAt);
 
-    // Each job ended once, COMPLETED, with its right output.
-    for (const [index, id] of ids.entries()) {
-      const input = inputs[index] as Input;
-      expect(ends.get(id), `job ${id} ended more than once`).toBe(1);
-      const view = await endpoint.status(id);
-      expect(view.status).toBe('COMPLETED');
-      expect(view.output).toEqual(input.stream === true ? streamTexts(input.n) : plainOutput(input.n));
-    }
-    // One applied result per job; every other job-done was a repeat, recognised as the same result (repeated) or acknowledged and ignored.
-    const applied = server.seen.results.filter((result) => result.ack.applied && result.ack.repeated !== true);
-    expect(applied.length).toBe(ids.length);
-    expect(new Set(applied.map((result) => result.jobId)).size).toBe(ids.length);
-    // Every stream: each chunk once, in order, with its content.
-    for (const { id, n, chunks, error } of streams) {
-      expect(error).toBeUndefined();
-      expect(chunks.map((chunk) => chunk.metrics?.stream_index), `stream indexes of ${id}`).toEqual([...Array(CHUNKS).keys()]);
-      expect(chunks.map((chunk) => chunk.output), `stream content of ${id}`).toEqual(streamTexts(n));
-      expect((await endpoint.find(id))?.chunkCount).toBe(CHUNKS);
-    }
-    expect((await endpoint.health()).jobs).toMatchObject({ completed: ids.length, failed: 0, inProgress: 0, inQueue: 0 });
-    // Every faulted route got faults of every kind.
-    for (const route of WORKER_ROUTES) expect(Object.values(proxy.stats.faults[route]).reduce((a, b) => a + b, 0), route).toBeGreaterThan(0);
-    for (const [kind, count] of Object.entries(proxy.faultsByKind())) expect(count, kind).toBeGreaterThan(0);
+      // Each job ended once, COMPLETED, with its right output.
+      for (const [index, id] of ids.entries()) {
+        const input = inputs[index] as Input;
+        expect(ends.get(id), `job ${id} ended more than once`).toBe(1);
+        const view = await endpoint.status(id);
+        expect(view.status).toBe('COMPLETED');
+        expect(view.output).toEqual(input.stream === true ? streamTexts(input.n) : plainOutput(input.n));
+      }
+      // One applied result per job; every other job-done was a repeat, recognised as the same result (repeated) or acknowledged and ignored.
+      const applied = server.seen.results.filter((result) => result.ack.applied && result.ack.repeated !== true);
+      expect(applied.length).toBe(ids.length);
+      expect(new Set(applied.map((result) => result.jobId)).size).toBe(ids.length);
+      // Every stream: each chunk once, in order, with its content.
+      for (const { id, n, chunks, error } of streams) {
+        expect(error).toBeUndefined();
+        expect(
+          chunks.map((chunk) => chunk.metrics?.stream_index),
+          `stream indexes of ${id}`,
+        ).toEqual([...Array(CHUNKS).keys()]);
+        expect(
+          chunks.map((chunk) => chunk.output),
+          `stream content of ${id}`,
+        ).toEqual(streamTexts(n));
+        expect((await endpoint.find(id))?.chunkCount).toBe(CHUNKS);
+      }
+      expect((await endpoint.health()).jobs).toMatchObject({ completed: ids.length, failed: 0, inProgress: 0, inQueue: 0 });
+      // Every faulted route got faults of every kind.
+      for (const route of WORKER_ROUTES)
+        expect(
+          Object.values(proxy.stats.faults[route]).reduce((a, b) => a + b, 0),
+          route,
+        ).toBeGreaterThan(0);
+      for (const [kind, count] of Object.entries(proxy.faultsByKind())) expect(count, kind).toBeGreaterThan(0);
 
-    const records = await Promise.all(ids.map((id) => endpoint.find(id)));
-    const requeued = records.reduce((sum, record) => sum + (record?.retries ?? 0), 0);
-    printFigures('faults', {
-      seed: SEED,
-      jobs: ids.length,
-      streamJobs: STREAM_JOBS,
-      chunks: STREAM_JOBS * CHUNKS,
-      workers: `${WORKERS}x${CONCURRENCY}`,
-      calls: proxy.stats.calls,
-      faults: proxy.totalFaults(),
-      byKind: proxy.faultsByKind(),
-      requeuedLostJobs: requeued,
-      lostHandOvers: server.seen.lost.reduce((sum, lost) => sum + lost.requeued.length, 0),
-      workersDeclaredGone: server.seen.gone.length,
-      repeatedResultsIgnored: server.seen.results.length - applied.length,
-      postRetries: workers.reduce((sum, worker) => sum + worker.metrics.resultPostRetriesTotal.value, 0),
-      postGiveUps: workers.reduce((sum, worker) => sum + worker.metrics.resultPostGiveUpsTotal.value, 0),
-      heartbeatFailures: workers.reduce((sum, worker) => sum + worker.metrics.heartbeatFailuresTotal.value, 0),
-      durationMs,
-    });
-  });
+      const records = await Promise.all(ids.map((id) => endpoint.find(id)));
+      const requeued = records.reduce((sum, record) => sum + (record?.retries ?? 0), 0);
+      printFigures('faults', {
+        seed: SEED,
+        jobs: ids.length,
+        streamJobs: STREAM_JOBS,
+        chunks: STREAM_JOBS * CHUNKS,
+        workers: `${WORKERS}x${CONCURRENCY}`,
+        calls: proxy.stats.calls,
+        faults: proxy.totalFaults(),
+        byKind: proxy.faultsByKind(),
+        requeuedLostJobs: requeued,
+        lostHandOvers: server.seen.lost.reduce((sum, lost) => sum + lost.requeued.length, 0),
+        workersDeclaredGone: server.seen.gone.length,
+        repeatedResultsIgnored: server.seen.results.length - applied.length,
+        postRetries: workers.reduce((sum, worker) => sum + worker.metrics.resultPostRetriesTotal.value, 0),
+        postGiveUps: workers.reduce((sum, worker) => sum + worker.metrics.resultPostGiveUpsTotal.value, 0),
+        heartbeatFailures: workers.reduce((sum, worker) => sum + worker.metrics.heartbeatFailuresTotal.value, 0),
+        durationMs,
+      });
+    },
+  );
 
-  it('a job-take answer lost on the way: the job goes back to the queue once the live worker leaves it out of its heartbeat, and is done once', { timeout: 60_000 }, async () => {
-    const server = await startReliabilityServer({
-      workerApi: { longPollMs: 1_000, liveness: { pingIntervalMs: PING_MS, missedPings: MISSED_PINGS } },
-    });
-    cleanups.push(() => server.close());
-    // Every job-take answer is lost until the test lets them through.
-    const proxy = await startFaultProxy(server.origin, { seed: SEED, rates: { 'job-take': 1 }, faults: ['lose-answer'] });
-    cleanups.push(() => proxy.close());
-    const endpoint = server.harness.endpoint(ENDPOINT);
-    const worker = startInProcessWorker({ env: server.envFor(ENDPOINT, PING_MS, proxy.origin), workerId: 'lost-answer-worker', handler });
-    cleanups.push(() => worker.stop());
-    const id = (await endpoint.submit({ input: { n: 7 } })).id;
-    const handedOutAt = await waitFor(async () => (await endpoint.find(id))?.startedAt, 'the job to be handed out', 20_000);
-    proxy.setRates({});
-    const view = await endpoint.waitForEnd(id, 30_000);
-    const lost = server.seen.lost.find((event) => event.requeued.includes(id));
+  it(
+    'a job-take answer lost on the way: the job goes back to the queue once the live worker leaves it out of its heartbeat, and is done once',
+    { timeout: 60_000 },
+    async () => {
+      const server = await startReliabilityServer({
+        workerApi: { longPollMs: 1_000, liveness: { pingIntervalMs: PING_MS, missedPings: MISSED_PINGS } },
+      });
+      cleanups.push(() => server.close());
+      // Every job-take answer is lost until the test lets them through.
+      const proxy = await startFaultProxy(server.origin, { seed: SEED, rates: { 'job-take': 1 }, faults: ['lose-answer'] });
+      cleanups.push(() => proxy.close());
+      const endpoint = server.harness.endpoint(ENDPOINT);
+      const worker = startInProcessWorker({ env: server.envFor(ENDPOINT, PING_MS, proxy.origin), workerId: 'lost-answer-worker', handler });
+      cleanups.push(() => worker.stop());
+      const id = (await endpoint.submit({ input: { n: 7 } })).id;
+      const handedOutAt = await waitFor(async () => (await endpoint.find(id))?.startedAt, 'the job to be handed out', 20_000);
+      proxy.setRates({});
+      const view = await endpoint.waitForEnd(id, 30_000);
+      const lost = server.seen.lost.find((event) => event.requeued.includes(id));
 
-    expect(view).toMatchObject({ status: 'COMPLETED', output: plainOutput(7), retries: 1 });
-    expect(lost?.workerId).toBe('lost-answer-worker');
-    // Not before the silence window: a ping sent just before the worker got a job must not requeue it.
-    const requeuedAfterMs = (lost?.epochMs ?? 0) - handedOutAt;
-    expect(requeuedAfterMs).toBeGreaterThanOrEqual(PING_MS * MISSED_PINGS);
-    expect(server.seen.results.filter((result) => result.jobId === id && result.ack.applied && result.ack.repeated !== true)).toHaveLength(1);
-    printFigures('lost-take-answer', { silenceWindowMs: PING_MS * MISSED_PINGS, requeuedAfterHandOutMs: Math.round(requeuedAfterMs), takeAnswersLost: proxy.totalFaults() });
-  });
+      expect(view).toMatchObject({ status: 'COMPLETED', output: plainOutput(7), retries: 1 });
+      expect(lost?.workerId).toBe('lost-answer-worker');
+      // Not before the silence window: a ping sent just before the worker got a job must not requeue it.
+      const requeuedAfterMs = (lost?.epochMs ?? 0) - handedOutAt;
+      expect(requeuedAfterMs).toBeGreaterThanOrEqual(PING_MS * MISSED_PINGS);
+      expect(server.seen.results.filter((result) => result.jobId === id && result.ack.applied && result.ack.repeated !== true)).toHaveLength(1);
+      printFigures('lost-take-answer', {
+        silenceWindowMs: PING_MS * MISSED_PINGS,
+        requeuedAfterHandOutMs: Math.round(requeuedAfterMs),
+        takeAnswersLost: proxy.totalFaults(),
+      });
+    },
+  );
 
   it('a worker stopped while its chunk posts are slow still lands every chunk and then its result', { timeout: 60_000 }, async () => {
     const server = await startReliabilityServer({ workerApi: { longPollMs: 1_000, liveness: { pingIntervalMs: PING_MS, missedPings: MISSED_PINGS } } });
     cleanups.push(() => server.close());
     // Every chunk post is answered 1.5 s late: longer than the worker's abort grace (200 ms) plus its 1 s slack.
-    const proxy = await startFaultProxy(server.origin, { seed: SEED, rates: { 'job-stream': 1 }, faults: ['delay-answer'], delayMs: { min: 1_500, max: 1_500 } });
+    const proxy = await startFaultProxy(server.origin, {
+      seed: SEED,
+      rates: { 'job-stream': 1 },
+      faults: ['delay-answer'],
+      delayMs: { min: 1_500, max: 1_500 },
+    });
     cleanups.push(() => proxy.close());
     const endpoint = server.harness.endpoint(ENDPOINT);
     const streaming = async function* (_job: Job, ctx: { signal: AbortSignal }): AsyncGenerator<string> {

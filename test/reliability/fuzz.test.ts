@@ -52,7 +52,9 @@ function send(origin: string, fuzz: FuzzRequest): Promise<RawAnswer> {
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (part: Buffer) => parts.push(part));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(parts).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(parts).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );
@@ -81,7 +83,9 @@ const queryKey = fc.oneof(
   fc.constantFrom('wait', 'ttl', 'limit', 'status', 'batch_size', 'job_in_progress', 'job_id', 'runpod_version', 'check', 'reason', 'isStream', 'gpu'),
   fc.stringMatching(/^[a-z_]{1,12}$/),
 );
-const query = fc.array(fc.tuple(queryKey, queryValue), { maxLength: 4 }).map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`));
+const query = fc
+  .array(fc.tuple(queryKey, queryValue), { maxLength: 4 })
+  .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`));
 
 const contentType = fc.constantFrom(
   undefined,
@@ -108,7 +112,16 @@ const headers = fc.record(
 
 const weirdNumber = fc.oneof(fc.integer({ min: -1_000, max: 1_000_000_000 }), fc.double(), fc.constantFrom(5_000, 10_000, 604_800_000, 604_800_001, -0));
 const webhook = fc.oneof(
-  fc.constantFrom('file:///etc/passwd', 'ftp://127.0.0.1/x', 'javascript:alert(1)', 'data:text/plain,hi', 'ws://127.0.0.1:9/x', 'gopher://127.0.0.1:9/', '', CLOSED_LOCAL_URL),
+  fc.constantFrom(
+    'file:///etc/passwd',
+    'ftp://127.0.0.1/x',
+    'javascript:alert(1)',
+    'data:text/plain,hi',
+    'ws://127.0.0.1:9/x',
+    'gopher://127.0.0.1:9/',
+    '',
+    CLOSED_LOCAL_URL,
+  ),
   fc.string({ maxLength: 30 }),
 );
 const jobLike = fc.record(
@@ -116,8 +129,17 @@ const jobLike = fc.record(
     input: fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })),
     webhook,
     webhookV2: webhook,
-    policy: fc.oneof(fc.jsonValue({ maxDepth: 1 }), fc.record({ executionTimeout: weirdNumber, ttl: weirdNumber, lowPriority: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] })),
-    s3Config: fc.oneof(fc.jsonValue({ maxDepth: 1 }), fc.record({ accessId: fc.string(), accessSecret: fc.string(), bucketName: fc.jsonValue({ maxDepth: 1 }), endpointUrl: fc.string() }, { requiredKeys: [] })),
+    policy: fc.oneof(
+      fc.jsonValue({ maxDepth: 1 }),
+      fc.record({ executionTimeout: weirdNumber, ttl: weirdNumber, lowPriority: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }),
+    ),
+    s3Config: fc.oneof(
+      fc.jsonValue({ maxDepth: 1 }),
+      fc.record(
+        { accessId: fc.string(), accessSecret: fc.string(), bucketName: fc.jsonValue({ maxDepth: 1 }), endpointUrl: fc.string() },
+        { requiredKeys: [] },
+      ),
+    ),
     messages: fc.array(fc.record({ role: fc.string({ maxLength: 10 }), content: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }), { maxLength: 3 }),
     stream: fc.jsonValue({ maxDepth: 0 }),
   },
@@ -160,7 +182,20 @@ const body = fc.oneof(
   { weight: 2, arbitrary: workerLike.map((value) => JSON.stringify(value)) },
   { weight: 2, arbitrary: managementLike.map((value) => JSON.stringify(value)) },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)) },
-  { weight: 1, arbitrary: fc.constantFrom('{"input": ', '{"__proto__": {"x": 1}, "input": {}}', '{"constructor": {"prototype": {}}}', 'null', '[]', '"text"', '\u0000\u0001', 'input=1&x=2', ' ') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{"input": ',
+      '{"__proto__": {"x": 1}, "input": {}}',
+      '{"constructor": {"prototype": {}}}',
+      'null',
+      '[]',
+      '"text"',
+      '\u0000\u0001',
+      'input=1&x=2',
+      ' ',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
   { weight: 1, arbitrary: fc.constant(OVERSIZED) },
 );
@@ -201,7 +236,10 @@ function requestFor(spec: RouteSpec, known: { jobIds: string[] }) {
       jobId: fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...known.jobIds) }, { weight: 1, arbitrary: segment }),
       workerId: fc.oneof(fc.constantFrom('fuzz-worker', 'w1'), segment),
       id: segment,
-      rest: fc.oneof(fc.constantFrom('chat/completions', 'completions', 'models', 'embeddings', '../x', 'a/../../b'), fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => parts.join('/'))),
+      rest: fc.oneof(
+        fc.constantFrom('chat/completions', 'completions', 'models', 'embeddings', '../x', 'a/../../b'),
+        fc.array(segment, { minLength: 1, maxLength: 3 }).map((parts) => parts.join('/')),
+      ),
       query,
       trailingSlash: fc.boolean(),
       headers,
@@ -283,14 +321,18 @@ describe('fuzz of every harness route: no 5xx, every error JSON with a stable co
     expect(registeredRouteCount(running.server.app)).toBe(HARNESS_ROUTES.length + STREAMING_ROUTES.length);
   });
 
-  it.each(HARNESS_ROUTES.map((spec) => [`${spec.method} ${spec.path}`, spec] as const))('%s', { timeout: ROUTE_TIME_LIMIT_MS + 20_000 }, async (_name, spec) => {
-    await fc.assert(
-      fc.asyncProperty(requestFor(spec, known), async (fuzz) => {
-        check(fuzz, await send(running.origin, fuzz));
-      }),
-      { numRuns: RUNS_PER_ROUTE, seed: SEED, interruptAfterTimeLimit: ROUTE_TIME_LIMIT_MS },
-    );
-  });
+  it.each(HARNESS_ROUTES.map((spec) => [`${spec.method} ${spec.path}`, spec] as const))(
+    '%s',
+    { timeout: ROUTE_TIME_LIMIT_MS + 20_000 },
+    async (_name, spec) => {
+      await fc.assert(
+        fc.asyncProperty(requestFor(spec, known), async (fuzz) => {
+          check(fuzz, await send(running.origin, fuzz));
+        }),
+        { numRuns: RUNS_PER_ROUTE, seed: SEED, interruptAfterTimeLimit: ROUTE_TIME_LIMIT_MS },
+      );
+    },
+  );
 
   it('random paths and methods', { timeout: ROUTE_TIME_LIMIT_MS + 20_000 }, async () => {
     const anyPath = fc.record({

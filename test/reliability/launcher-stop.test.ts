@@ -33,7 +33,6 @@ afterEach(async () => {
   for (const database of databases.splice(0)) await database.drop();
 });
 
-
 const TRIES = 3;
 
 describe('SIGTERM while the launcher scales up (PostgreSQL store)', () => {
@@ -47,10 +46,26 @@ describe('SIGTERM while the launcher scales up (PostgreSQL store)', () => {
       databases.push(database);
       const harness = await startHarnessProcess(
         children,
-        ['--store', database.url, '--gpus', 'none', '--data-dir', tempDir(), '--ping-interval-ms', '1000', '--image', `test/worker:1=${LAUNCHER_WORKER_COMMAND}`],
+        [
+          '--store',
+          database.url,
+          '--gpus',
+          'none',
+          '--data-dir',
+          tempDir(),
+          '--ping-interval-ms',
+          '1000',
+          '--image',
+          `test/worker:1=${LAUNCHER_WORKER_COMMAND}`,
+        ],
         { timeoutMs: 180_000, env: { LOG_LEVEL: 'info' } },
       );
-      const template = await fetchOkJson<{ id: string }>(`${harness.url}/v1/templates`, 'POST', { name: 'stop-during-scale-up', imageName: 'test/worker:1', category: 'CPU', env: { LOG_LEVEL: 'warn', TEST_INIT_MS: '2000' } });
+      const template = await fetchOkJson<{ id: string }>(`${harness.url}/v1/templates`, 'POST', {
+        name: 'stop-during-scale-up',
+        imageName: 'test/worker:1',
+        category: 'CPU',
+        env: { LOG_LEVEL: 'warn', TEST_INIT_MS: '2000' },
+      });
       await fetchOkJson(`${harness.url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 2, workersMax: 2 });
       await waitFor(() => harness.stderr().includes('scale up: started worker'), 'the scale-up began', 60_000, 5);
       const signalledAt = performance.now();
@@ -59,7 +74,11 @@ describe('SIGTERM while the launcher scales up (PostgreSQL store)', () => {
       exitMs.push(since(signalledAt));
       expect(result.exitCode, harness.stderr().slice(-2_000)).toBe(0);
 
-      const lines = harness.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg?: string; as?: string });
+      const lines = harness
+        .stderr()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; as?: string });
       const signal = lines.findIndex((line) => String(line.msg).startsWith('shutdown signal received'));
       const launches = lines.map((line, index) => ({ line, index })).filter(({ line }) => String(line.msg).startsWith('scale up: started worker'));
       started += launches.length;
@@ -71,7 +90,14 @@ describe('SIGTERM while the launcher scales up (PostgreSQL store)', () => {
         if (groupRuns(pid)) left++;
       }
     }
-    printFigures('launcher stop during scale-up (postgres)', { tries: TRIES, workersStarted: started, launchedAfterSignal, workersLeft: left, exitMsMax: Math.max(...exitMs), exitMsMin: Math.min(...exitMs) });
+    printFigures('launcher stop during scale-up (postgres)', {
+      tries: TRIES,
+      workersStarted: started,
+      launchedAfterSignal,
+      workersLeft: left,
+      exitMsMax: Math.max(...exitMs),
+      exitMsMin: Math.min(...exitMs),
+    });
     expect(launchedAfterSignal).toBe(0);
     expect(left).toBe(0);
   }, 600_000);

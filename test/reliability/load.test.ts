@@ -79,115 +79,135 @@ function refusal(answer: JsonAnswer): Refusal {
 }
 
 describe('load at the rate limits', () => {
-  it(`${WINDOWS} windows of ${RUNSYNC_SENT} concurrent /runsync and ${RUN_SENT} /run: every request answered, 429 only past the limits, memory back afterwards`, { timeout: 180_000 }, async () => {
-    const startedAt = performance.now();
-    const clock = new ManualClock(Date.now());
-    const harness = new Harness({ clock });
-    const server = await startReliabilityServer({
-      harness,
-      rateLimits: { windowMs: WINDOW_MS, requestsPerWorker: 0, now: () => clock.now() },
-    });
-    cleanups.push(() => server.close());
-    const base = `${server.origin}/v2/${ENDPOINT}`;
-    let gate: Promise<void> = Promise.resolve();
-    const silent = pino({ level: 'silent' });
-    const worker = startLocalWorker(
-      async (job) => {
-        const input = job.input as { gate?: boolean; n: number };
-        if (input.gate === true) await gate;
-        return { n: input.n, doubled: input.n * 2 };
-      },
-      resolveOptions({ endpointId: ENDPOINT, concurrency: 64, gpuSampling: false, logger: silent }),
-      silent,
-      harness,
-    );
-    cleanups.push(() => worker.stop());
-    const endpoint = harness.endpoint(ENDPOINT);
-
-    // Warm up (compiled code), then take the starting heap with no connection open.
-    const warmUp = new TestClient();
-    await mapLimit(Array.from({ length: 50 }, (_, n) => n), 25, (n) => warmUp.call('POST', `${base}/runsync`, { body: { input: { n } } }));
-    await warmUp.close();
-    clock.advance(RETENTION_MS.syncMax + 1);
-    await settleSockets(server.server.app.server);
-    const heapStart = heapMiB();
-
-    const windows: Array<Record<string, number>> = [];
-    let unanswered = 0;
-    for (let w = 0; w < WINDOWS; w++) {
-      const windowStart = clock.now();
-      let openGate!: () => void;
-      gate = new Promise<void>((resolve) => (openGate = resolve));
-      let syncRefused = 0;
-      const syncAnswers = Array.from({ length: RUNSYNC_SENT }, (_, i) =>
-        client.call('POST', `${base}/runsync?wait=120000`, { body: { input: { gate: true, n: w * 10_000 + i } }, timeoutMs: 150_000 }).then((answer) => {
-          if (answer.status === 429) syncRefused++;
-          return answer;
-        }),
+  it(
+    `${WINDOWS} windows of ${RUNSYNC_SENT} concurrent /runsync and ${RUN_SENT} /run: every request answered, 429 only past the limits, memory back afterwards`,
+    { timeout: 180_000 },
+    async () => {
+      const startedAt = performance.now();
+      const clock = new ManualClock(Date.now());
+      const harness = new Harness({ clock });
+      const server = await startReliabilityServer({
+        harness,
+        rateLimits: { windowMs: WINDOW_MS, requestsPerWorker: 0, now: () => clock.now() },
+      });
+      cleanups.push(() => server.close());
+      const base = `${server.origin}/v2/${ENDPOINT}`;
+      let gate: Promise<void> = Promise.resolve();
+      const silent = pino({ level: 'silent' });
+      const worker = startLocalWorker(
+        async (job) => {
+          const input = job.input as { gate?: boolean; n: number };
+          if (input.gate === true) await gate;
+          return { n: input.n, doubled: input.n * 2 };
+        },
+        resolveOptions({ endpointId: ENDPOINT, concurrency: 64, gpuSampling: false, logger: silent }),
+        silent,
+        harness,
       );
-      // 400 accepted and waiting on their jobs, the other 20 refused for concurrency.
-      const syncSubmitted = async (): Promise<number> => (await endpoint.jobs()).filter((job) => job.sync && job.submittedAt === windowStart).length;
-      await waitFor(async () => syncRefused === RUNSYNC_SENT - RUNSYNC_LIMIT && (await syncSubmitted()) === RUNSYNC_LIMIT, 'the /runsync limit to fill', 60_000, 20);
+      cleanups.push(() => worker.stop());
+      const endpoint = harness.endpoint(ENDPOINT);
 
-      const runAnswers = await mapLimit(Array.from({ length: RUN_SENT }, (_, i) => i), RUN_PARALLEL, (i) =>
-        client.call('POST', `${base}/run`, { body: { input: { n: w * 10_000 + i } } }),
+      // Warm up (compiled code), then take the starting heap with no connection open.
+      const warmUp = new TestClient();
+      await mapLimit(
+        Array.from({ length: 50 }, (_, n) => n),
+        25,
+        (n) => warmUp.call('POST', `${base}/runsync`, { body: { input: { n } } }),
       );
-      openGate();
-      const settled = await Promise.allSettled(syncAnswers);
-      unanswered += settled.filter((result) => result.status === 'rejected').length;
-      const sync = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      await warmUp.close();
+      clock.advance(RETENTION_MS.syncMax + 1);
+      await settleSockets(server.server.app.server);
+      const heapStart = heapMiB();
 
-      const syncOk = sync.filter((answer) => answer.status === 200);
-      const syncRefusals = sync.filter((answer) => answer.status === 429).map(refusal);
-      const runOk = runAnswers.filter((answer) => answer.status === 200);
-      const runRefusals = runAnswers.filter((answer) => answer.status === 429).map(refusal);
-      expect(sync.length + runAnswers.length).toBe(RUNSYNC_SENT + RUN_SENT);
-      expect(syncOk.length + syncRefusals.length, 'only 200 or 429 from /runsync').toBe(RUNSYNC_SENT);
-      expect(runOk.length + runRefusals.length, 'only 200 or 429 from /run').toBe(RUN_SENT);
-      expect(syncOk.length).toBe(RUNSYNC_LIMIT);
-      expect(runOk.length).toBe(RUN_LIMIT);
-      for (const answer of syncOk) expect((answer.json as JobView).status).toBe('COMPLETED');
-      for (const r of syncRefusals) expect(r).toMatchObject({ code: 'SW_RATE_LIMITED', reason: 'concurrency' });
-      for (const r of runRefusals) expect(r).toMatchObject({ code: 'SW_RATE_LIMITED', reason: 'rate' });
-      for (const r of [...syncRefusals, ...runRefusals]) expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
+      const windows: Array<Record<string, number>> = [];
+      let unanswered = 0;
+      for (let w = 0; w < WINDOWS; w++) {
+        const windowStart = clock.now();
+        let openGate!: () => void;
+        gate = new Promise<void>((resolve) => (openGate = resolve));
+        let syncRefused = 0;
+        const syncAnswers = Array.from({ length: RUNSYNC_SENT }, (_, i) =>
+          client.call('POST', `${base}/runsync?wait=120000`, { body: { input: { gate: true, n: w * 10_000 + i } }, timeoutMs: 150_000 }).then((answer) => {
+            if (answer.status === 429) syncRefused++;
+            return answer;
+          }),
+        );
+        // 400 accepted and waiting on their jobs, the other 20 refused for concurrency.
+        const syncSubmitted = async (): Promise<number> => (await endpoint.jobs()).filter((job) => job.sync && job.submittedAt === windowStart).length;
+        await waitFor(
+          async () => syncRefused === RUNSYNC_SENT - RUNSYNC_LIMIT && (await syncSubmitted()) === RUNSYNC_LIMIT,
+          'the /runsync limit to fill',
+          60_000,
+          20,
+        );
 
-      // Every accepted /run job completes.
-      await waitFor(async () => {
-        const { jobs } = await endpoint.health();
-        return jobs.inQueue === 0 && jobs.inProgress === 0;
-      }, 'the queue to empty', 60_000, 20);
-      const runIds = runOk.map((answer) => (answer.json as { id: string }).id);
-      for (const id of runIds) expect((await endpoint.status(id)).status).toBe('COMPLETED');
-      windows.push({ syncOk: syncOk.length, sync429: syncRefusals.length, runOk: runOk.length, run429: runRefusals.length });
-      clock.advance(WINDOW_MS);
-    }
-    expect(unanswered).toBe(0);
-    // The callers go away: what is left is the jobs the harness keeps for their retention.
-    await client.close();
-    await settleSockets(server.server.app.server);
-    const heapLoaded = heapMiB();
-    const jobsKept = (await endpoint.jobs()).length;
+        const runAnswers = await mapLimit(
+          Array.from({ length: RUN_SENT }, (_, i) => i),
+          RUN_PARALLEL,
+          (i) => client.call('POST', `${base}/run`, { body: { input: { n: w * 10_000 + i } } }),
+        );
+        openGate();
+        const settled = await Promise.allSettled(syncAnswers);
+        unanswered += settled.filter((result) => result.status === 'rejected').length;
+        const sync = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
 
-    // The results retention passes: every finished job is dropped, and the heap comes back.
-    clock.advance(RETENTION_MS.async + 1);
-    expect(await endpoint.jobs()).toHaveLength(0);
-    const heapEnd = heapMiB();
-    expect(heapEnd).toBeLessThan(heapLoaded);
-    expect(heapEnd).toBeLessThan(heapStart + HEAP_BOUND_MIB);
+        const syncOk = sync.filter((answer) => answer.status === 200);
+        const syncRefusals = sync.filter((answer) => answer.status === 429).map(refusal);
+        const runOk = runAnswers.filter((answer) => answer.status === 200);
+        const runRefusals = runAnswers.filter((answer) => answer.status === 429).map(refusal);
+        expect(sync.length + runAnswers.length).toBe(RUNSYNC_SENT + RUN_SENT);
+        expect(syncOk.length + syncRefusals.length, 'only 200 or 429 from /runsync').toBe(RUNSYNC_SENT);
+        expect(runOk.length + runRefusals.length, 'only 200 or 429 from /run').toBe(RUN_SENT);
+        expect(syncOk.length).toBe(RUNSYNC_LIMIT);
+        expect(runOk.length).toBe(RUN_LIMIT);
+        for (const answer of syncOk) expect((answer.json as JobView).status).toBe('COMPLETED');
+        for (const r of syncRefusals) expect(r).toMatchObject({ code: 'SW_RATE_LIMITED', reason: 'concurrency' });
+        for (const r of runRefusals) expect(r).toMatchObject({ code: 'SW_RATE_LIMITED', reason: 'rate' });
+        for (const r of [...syncRefusals, ...runRefusals]) expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
 
-    printFigures('load', {
-      windows: WINDOWS,
-      windowMs: WINDOW_MS,
-      runsyncPerWindow: `${RUNSYNC_SENT} sent/${RUNSYNC_LIMIT} ok/${RUNSYNC_SENT - RUNSYNC_LIMIT} 429`,
-      runPerWindow: `${RUN_SENT} sent/${RUN_LIMIT} ok/${RUN_SENT - RUN_LIMIT} 429`,
-      requests: WINDOWS * (RUNSYNC_SENT + RUN_SENT),
-      unanswered,
-      jobsKeptBeforeRetention: jobsKept,
-      heapStartMiB: heapStart,
-      heapLoadedMiB: heapLoaded,
-      heapAfterRetentionMiB: heapEnd,
-      rssMiB: Math.round(process.memoryUsage().rss / 1_048_576),
-      durationMs: since(startedAt),
-    });
-  });
+        // Every accepted /run job completes.
+        await waitFor(
+          async () => {
+            const { jobs } = await endpoint.health();
+            return jobs.inQueue === 0 && jobs.inProgress === 0;
+          },
+          'the queue to empty',
+          60_000,
+          20,
+        );
+        const runIds = runOk.map((answer) => (answer.json as { id: string }).id);
+        for (const id of runIds) expect((await endpoint.status(id)).status).toBe('COMPLETED');
+        windows.push({ syncOk: syncOk.length, sync429: syncRefusals.length, runOk: runOk.length, run429: runRefusals.length });
+        clock.advance(WINDOW_MS);
+      }
+      expect(unanswered).toBe(0);
+      // The callers go away: what is left is the jobs the harness keeps for their retention.
+      await client.close();
+      await settleSockets(server.server.app.server);
+      const heapLoaded = heapMiB();
+      const jobsKept = (await endpoint.jobs()).length;
+
+      // The results retention passes: every finished job is dropped, and the heap comes back.
+      clock.advance(RETENTION_MS.async + 1);
+      expect(await endpoint.jobs()).toHaveLength(0);
+      const heapEnd = heapMiB();
+      expect(heapEnd).toBeLessThan(heapLoaded);
+      expect(heapEnd).toBeLessThan(heapStart + HEAP_BOUND_MIB);
+
+      printFigures('load', {
+        windows: WINDOWS,
+        windowMs: WINDOW_MS,
+        runsyncPerWindow: `${RUNSYNC_SENT} sent/${RUNSYNC_LIMIT} ok/${RUNSYNC_SENT - RUNSYNC_LIMIT} 429`,
+        runPerWindow: `${RUN_SENT} sent/${RUN_LIMIT} ok/${RUN_SENT - RUN_LIMIT} 429`,
+        requests: WINDOWS * (RUNSYNC_SENT + RUN_SENT),
+        unanswered,
+        jobsKeptBeforeRetention: jobsKept,
+        heapStartMiB: heapStart,
+        heapLoadedMiB: heapLoaded,
+        heapAfterRetentionMiB: heapEnd,
+        rssMiB: Math.round(process.memoryUsage().rss / 1_048_576),
+        durationMs: since(startedAt),
+      });
+    },
+  );
 });

@@ -24,7 +24,10 @@ afterEach(async () => {
   database = undefined;
 });
 
-interface StatusAnswer { status?: string; output?: unknown }
+interface StatusAnswer {
+  status?: string;
+  output?: unknown;
+}
 
 async function statusOf(url: string, jobId: string): Promise<StatusAnswer> {
   return (await call('GET', `${url}/v2/ep/status/${jobId}`)).json as StatusAnswer;
@@ -99,7 +102,6 @@ describe('two harness processes on one PostgreSQL database', () => {
     console.log(`[reliability] stream through the other harness: reads ${reads.join(' ')}`);
     expect(chunks).toHaveLength(3);
 
-
     const sleeper = await submit(b.url, { mode: 'sleep', ms: 60_000 });
     await waitFor(async () => (await statusOf(a.url, sleeper)).status === 'IN_PROGRESS', 'the sleeper runs', 30_000, 50);
     const cancel = await call('POST', `${a.url}/v2/ep/cancel/${sleeper}`);
@@ -118,7 +120,8 @@ describe('two harness processes on one PostgreSQL database', () => {
     const streamed = await submit(first.url, { mode: 'stream', chunks: 3, everyMs: 10 });
     const finished = await submit(first.url, { mode: 'echo', tag: 'finished' });
     // Bounds for a busy machine (the suite beside a CPU hog took over 12 s here: two tsx workers starting): deadlines, not timings.
-    for (const id of [streamed, finished]) await waitFor(async () => (await statusOf(first.url, id)).status === 'COMPLETED', `job ${id} completes before the kill`, 60_000, 20);
+    for (const id of [streamed, finished])
+      await waitFor(async () => (await statusOf(first.url, id)).status === 'COMPLETED', `job ${id} completes before the kill`, 60_000, 20);
     const JOBS = 40;
     const began = performance.now();
     const ids: string[] = [];
@@ -129,14 +132,18 @@ describe('two harness processes on one PostgreSQL database', () => {
     await first.child;
     // With its harness dead, nothing changes the jobs of the worker connected to it: those IN_PROGRESS now ran at the kill.
     const store = await PostgresJobStore.open(await database.connect(1));
-    const heldByKilled = (await store.list('ep', { states: ['IN_PROGRESS'], offset: 0, limit: JOBS })).jobs.filter((job) => job.workerId === 'w-first').map((job) => job.id);
+    const heldByKilled = (await store.list('ep', { states: ['IN_PROGRESS'], offset: 0, limit: JOBS })).jobs
+      .filter((job) => job.workerId === 'w-first')
+      .map((job) => job.id);
     await store.close();
     const again = await startHarness(children, database.url, port);
     // Those the worker said it started (a job claimed for a take whose answer the kill cut never reached it: it is requeued).
     const runningOnKilled = heldByKilled.filter((id) => (said[0] ?? []).some((event) => event.event === 'started' && event.jobId === id));
     expect(runningOnKilled.length).toBeGreaterThan(0);
     expect((await statusOf(again.url, finished)).output).toMatchObject({ tag: 'finished' });
-    expect(((await call('GET', `${again.url}/v2/ep/stream/${streamed}`)).json as { stream: Array<{ output: unknown }> }).stream.map((chunk) => chunk.output)).toEqual(['chunk-0', 'chunk-1', 'chunk-2']);
+    expect(
+      ((await call('GET', `${again.url}/v2/ep/stream/${streamed}`)).json as { stream: Array<{ output: unknown }> }).stream.map((chunk) => chunk.output),
+    ).toEqual(['chunk-0', 'chunk-1', 'chunk-2']);
     for (const id of ids) {
       await waitFor(async () => (await statusOf(again.url, id)).status === 'COMPLETED', `job ${id} completes`, 60_000, 50).catch(async (error: unknown) => {
         throw new Error(`${String(error)}; status ${JSON.stringify(await statusOf(again.url, id))}`);
@@ -144,7 +151,10 @@ describe('two harness processes on one PostgreSQL database', () => {
     }
     // The jobs running on the killed harness's worker finished there, on their first attempt: their results were accepted after the restart.
     for (const id of runningOnKilled) expect((await statusOf(again.url, id)).output).toMatchObject({ workerId: 'w-first', attempt: 1 });
-    const started = said.flat().filter((event) => event.event === 'started' && ids.includes(event.jobId ?? '')).map((event) => event.jobId);
+    const started = said
+      .flat()
+      .filter((event) => event.event === 'started' && ids.includes(event.jobId ?? ''))
+      .map((event) => event.jobId);
     const runs = new Map<string, number>();
     for (const id of started) runs.set(id ?? '', (runs.get(id ?? '') ?? 0) + 1);
     printFigures('two harnesses on PostgreSQL, one SIGKILLed under load', {

@@ -57,7 +57,12 @@ describe('API key', () => {
         continue;
       }
       const body = route.method === 'GET' ? undefined : { input: {} };
-      const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-key' }, { authorization: 'wrong-key' }, { authorization: `Bearer ${API_KEY}x` }];
+      const attempts: Array<Record<string, string>> = [
+        {},
+        { authorization: 'Bearer wrong-key' },
+        { authorization: 'wrong-key' },
+        { authorization: `Bearer ${API_KEY}x` },
+      ];
       for (const headers of attempts) {
         const answer = await client.call(route.method, url, { headers, ...(body ? { body } : {}) });
         expect(answer.status, `${route.method} ${route.path} ${JSON.stringify(headers)}`).toBe(401);
@@ -89,7 +94,11 @@ describe('secrets in logs', () => {
     });
     cleanups.push(() => server.close());
     // Faults between worker and harness, so that the retry and failure paths log too.
-    const proxy = await startFaultProxy(server.origin, { seed: 7, rates: { 'job-done': 0.5, 'job-take': 0.2, ping: 0.3 }, faults: ['5xx', 'reset', 'lose-answer', '5xx-after'] });
+    const proxy = await startFaultProxy(server.origin, {
+      seed: 7,
+      rates: { 'job-done': 0.5, 'job-take': 0.2, ping: 0.3 },
+      faults: ['5xx', 'reset', 'lose-answer', '5xx-after'],
+    });
     cleanups.push(() => proxy.close());
     const worker = startWorkerProcess('secret-keeper', { ...server.envFor('ep', 200, proxy.origin), LOG_LEVEL: 'trace' });
     const queue = new QueueCaller(client, `${server.origin}/v2/ep`, API_KEY);
@@ -102,7 +111,10 @@ describe('secrets in logs', () => {
     for (const id of ids) views.push(await queue.ended(id, 60_000));
     expect(views.map((view) => view.status)).toEqual(['COMPLETED', 'FAILED', 'COMPLETED']);
     // Refused calls: wrong keys, and a malformed request that carries the secrets.
-    await client.call('POST', `${server.origin}/v2/ep/run`, { headers: { authorization: `Bearer ${API_KEY.slice(0, -1)}` }, body: { input: {}, s3Config: S3 } });
+    await client.call('POST', `${server.origin}/v2/ep/run`, {
+      headers: { authorization: `Bearer ${API_KEY.slice(0, -1)}` },
+      body: { input: {}, s3Config: S3 },
+    });
     await client.call('POST', `${server.origin}/v2/ep/run`, { headers: { authorization: `Bearer ${API_KEY}` }, body: { input: 'no', s3Config: S3 } });
     await waitFor(() => harnessLogs.find('webhook given up').length === 1, 'the webhook give-up', 20_000);
     worker.signal('SIGTERM');
@@ -152,7 +164,8 @@ describe('binding to a non-loopback address', () => {
       // The explicit opt-out lifts the refusal (checked without listening unauthenticated on the network).
       expect(() => checkBindAddress(host, false, true), host).not.toThrow();
     }
-    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1']) expect(() => checkBindAddress(host, false, false), host).not.toThrow();
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1'])
+      expect(() => checkBindAddress(host, false, false), host).not.toThrow();
 
     // With a key it listens on every interface; only 127.0.0.1 is called, and only with the key.
     const keyed = await createHarnessServer({ harness: new Harness(), host: '0.0.0.0', port: 0, apiKey: API_KEY, rateLimits: false });
@@ -172,7 +185,10 @@ describe('binding to a non-loopback address', () => {
       runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['harness', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
       runTs(join(REPO_ROOT, 'examples/echo/worker.ts'), ['--serve-api', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
     ]);
-    for (const [name, result] of [['harness', cli], ['--serve-api', serveApi]] as const) {
+    for (const [name, result] of [
+      ['harness', cli],
+      ['--serve-api', serveApi],
+    ] as const) {
       expect(result.exitCode, `${name}: ${String(result.stderr)}`).toBe(1);
       expect(String(result.stderr), name).toContain('Refusing to listen on 0.0.0.0 without an API key');
       expect(String(result.stderr), name).toContain('--insecure-no-auth');
@@ -185,7 +201,19 @@ describe('webhook URLs', () => {
   it('a webhook that is not http(s) is refused with 400 and no job is made', { timeout: 30_000 }, async () => {
     const server = await startReliabilityServer();
     cleanups.push(() => server.close());
-    const schemes = ['file:///etc/passwd', 'ftp://127.0.0.1/x', 'javascript:alert(1)', 'data:text/plain,hi', 'ws://127.0.0.1:9/', 'gopher://127.0.0.1:9/_', 'mailto:a@b.c', '//127.0.0.1:9/no-scheme', '127.0.0.1:9/hook', 'http//127.0.0.1', ''];
+    const schemes = [
+      'file:///etc/passwd',
+      'ftp://127.0.0.1/x',
+      'javascript:alert(1)',
+      'data:text/plain,hi',
+      'ws://127.0.0.1:9/',
+      'gopher://127.0.0.1:9/_',
+      'mailto:a@b.c',
+      '//127.0.0.1:9/no-scheme',
+      '127.0.0.1:9/hook',
+      'http//127.0.0.1',
+      '',
+    ];
     let refused = 0;
     for (const route of ['run', 'runsync']) {
       for (const field of ['webhook', 'webhookV2']) {
@@ -197,7 +225,7 @@ describe('webhook URLs', () => {
         }
       }
     }
-    expect(await server.harness.findEndpoint('ep')?.jobs() ?? []).toHaveLength(0);
+    expect((await server.harness.findEndpoint('ep')?.jobs()) ?? []).toHaveLength(0);
     // An http URL is accepted.
     const accepted = await client.call('POST', `${server.origin}/v2/ep/run`, { body: { input: {}, webhook: 'http://127.0.0.1:9/hook' } });
     expect(accepted.status).toBe(200);

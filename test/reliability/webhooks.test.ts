@@ -32,7 +32,9 @@ afterEach(async () => {
 });
 afterAll(() => client.close());
 
-async function setUp(webhookTimeoutMs = 2_000): Promise<{ server: ReliabilityServer; queue: QueueCaller; logs: ReturnType<typeof captureLogs>; worker: LocalWorker }> {
+async function setUp(
+  webhookTimeoutMs = 2_000,
+): Promise<{ server: ReliabilityServer; queue: QueueCaller; logs: ReturnType<typeof captureLogs>; worker: LocalWorker }> {
   const logs = captureLogs('info');
   const server = await startReliabilityServer({ logger: logs.logger, webhook: { retryDelayMs: RETRY_DELAY_MS, timeoutMs: webhookTimeoutMs } });
   cleanups.push(() => server.close());
@@ -100,8 +102,16 @@ describe('webhooks', () => {
     const receiver = await startReceiver(() => 'hang');
     cleanups.push(() => receiver.close());
     const startedAt = performance.now();
-    const ids = await mapLimit(Array.from({ length: JOBS }, (_, n) => n), 20, (n) => queue.run({ input: { n }, webhook: receiver.url }));
-    const plain = await mapLimit(Array.from({ length: JOBS }, (_, n) => n), 20, (n) => queue.run({ input: { n, plain: true } }));
+    const ids = await mapLimit(
+      Array.from({ length: JOBS }, (_, n) => n),
+      20,
+      (n) => queue.run({ input: { n }, webhook: receiver.url }),
+    );
+    const plain = await mapLimit(
+      Array.from({ length: JOBS }, (_, n) => n),
+      20,
+      (n) => queue.run({ input: { n, plain: true } }),
+    );
     const views = await mapLimit([...ids, ...plain], 20, (id) => queue.ended(id));
     const allDoneMs = since(startedAt);
     await waitFor(() => receiver.received.length === JOBS, 'a first attempt per job at the receiver', 20_000);

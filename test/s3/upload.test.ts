@@ -41,7 +41,13 @@ afterAll(async () => {
 
 async function fetchBytes(url: string): Promise<Buffer> {
   const response = await fetch(url);
-  expect(response.status, await response.clone().text().catch(() => '')).toBe(200);
+  expect(
+    response.status,
+    await response
+      .clone()
+      .text()
+      .catch(() => ''),
+  ).toBe(200);
   return Buffer.from(await response.arrayBuffer());
 }
 

@@ -46,7 +46,11 @@ describe('settings declared once', () => {
   });
 
   it('every library option has its declaration, and the reference pages a table for each schema', () => {
-    const schemas = { 'serve-options': ServeOptionsSchema, 'serve-platform-transport': PlatformTransportSettingsSchema, 'lb-options': LoadBalancingOptionsSchema };
+    const schemas = {
+      'serve-options': ServeOptionsSchema,
+      'serve-platform-transport': PlatformTransportSettingsSchema,
+      'lb-options': LoadBalancingOptionsSchema,
+    };
     const tables = settingsReferenceTables();
     for (const [name, schema] of Object.entries(schemas)) {
       expect(undeclaredOptions(schema.shape), `options of ${name} without .meta({ description })`).toEqual([]);
@@ -60,7 +64,9 @@ describe('settings declared once', () => {
   it("shows each library option's default and range as its schema has them", () => {
     const table = settingsReferenceTables()['serve-options'] ?? '';
     const row = (option: string): string => table.split('\n').find((line) => line.startsWith(`| \`${option}\` |`)) ?? '';
-    expect(row('defaultExecutionTimeoutMs')).toContain(`| \`${ServeOptionsSchema.shape.defaultExecutionTimeoutMs.parse(undefined)}\` (10 min) | 100 ms to 7 days |`);
+    expect(row('defaultExecutionTimeoutMs')).toContain(
+      `| \`${ServeOptionsSchema.shape.defaultExecutionTimeoutMs.parse(undefined)}\` (10 min) | 100 ms to 7 days |`,
+    );
     expect(row('maxChunkBytes')).toContain(`| \`${ServeOptionsSchema.shape.maxChunkBytes.parse(undefined)}\` | 64 to 1048576 bytes |`);
     expect(row('expectGpu')).toContain('| `$SERVERLESS_WORKER_EXPECT_GPU`, else `auto` | `auto`, `nvidia`, `amd`, `any`, `none` |');
     expect(optionDoc(ServeOptionsSchema.shape.expectGpu)?.env).toBe(WORKER_ENV.expectGpu.name);

@@ -131,7 +131,9 @@ function bundledBinDir(): string {
   try {
     entry = createRequire(import.meta.url).resolve('@sparticuz/chromium');
   } catch (error) {
-    throw new Error(`The bundled browser package @sparticuz/chromium is not installed (run \`npm ci\`), or set CHROMIUM_PATH: ${String(error)}`, { cause: error });
+    throw new Error(`The bundled browser package @sparticuz/chromium is not installed (run \`npm ci\`), or set CHROMIUM_PATH: ${String(error)}`, {
+      cause: error,
+    });
   }
   return join(dirname(entry), '..', 'bin');
 }

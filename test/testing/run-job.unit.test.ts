@@ -43,18 +43,25 @@ describe('runJob', () => {
 
   it('validates input with the options inputSchema: the handler does not run', async () => {
     const handler = vi.fn(async (job: { input: { prompt: string } }) => job.input.prompt);
-    const result = await runJob(handler as Handler<{ prompt: string }>, { input: { prompt: 42 } }, {
-      options: { inputSchema: z.object({ prompt: z.string() }) },
-    });
+    const result = await runJob(
+      handler as Handler<{ prompt: string }>,
+      { input: { prompt: 42 } },
+      {
+        options: { inputSchema: z.object({ prompt: z.string() }) },
+      },
+    );
     expect(result.status).toBe('FAILED');
     expect(result.error).toMatchObject({ error_code: 'SW_INPUT_VALIDATION' });
     expect(handler).not.toHaveBeenCalled();
   });
 
   it('reports a thrown error as the job error, with the test file in the traceback', async () => {
-    const result = await runJob(async () => {
-      throw new TypeError('bad prompt');
-    }, { input: {} });
+    const result = await runJob(
+      async () => {
+        throw new TypeError('bad prompt');
+      },
+      { input: {} },
+    );
     expect(result.status).toBe('FAILED');
     expect(result.error).toMatchObject({ error_type: 'TypeError', error_message: 'bad prompt', error_code: 'SW_HANDLER_ERROR' });
     expect(String((result.error as { error_traceback?: string }).error_traceback)).toContain('run-job.unit.test.ts');
@@ -116,15 +123,19 @@ describe('runJob with state (options.init, settings.state)', () => {
     expect(init).not.toHaveBeenCalled();
   });
 
-  it('a failing init rejects with SW_INIT_FAILED (init\'s error as cause) and the handler never runs', async () => {
+  it("a failing init rejects with SW_INIT_FAILED (init's error as cause) and the handler never runs", async () => {
     const handler = vi.fn(() => 'never');
-    const failing = runJob(handler, { input: {} }, {
-      options: {
-        init: () => {
-          throw new Error('weights not found at /models/x');
+    const failing = runJob(
+      handler,
+      { input: {} },
+      {
+        options: {
+          init: () => {
+            throw new Error('weights not found at /models/x');
+          },
         },
       },
-    });
+    );
     await expect(failing).rejects.toMatchObject({ code: 'SW_INIT_FAILED', message: expect.stringContaining('weights not found at /models/x') });
     await expect(failing).rejects.toHaveProperty('cause.message', 'weights not found at /models/x');
     expect(handler).not.toHaveBeenCalled();
@@ -134,16 +145,20 @@ describe('runJob with state (options.init, settings.state)', () => {
     const clock = new ManualClock();
     let initStarted!: () => void;
     const started = new Promise<void>((resolve) => (initStarted = resolve));
-    const slow = runJob(() => 'never', { input: {} }, {
-      clock,
-      options: {
-        initTimeoutMs: 1_000,
-        init: ({ signal }) => {
-          initStarted();
-          return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    const slow = runJob(
+      () => 'never',
+      { input: {} },
+      {
+        clock,
+        options: {
+          initTimeoutMs: 1_000,
+          init: ({ signal }) => {
+            initStarted();
+            return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+          },
         },
       },
-    });
+    );
     await started;
     clock.advance(1_000);
     await expect(slow).rejects.toMatchObject({ code: 'SW_INIT_TIMEOUT' });
@@ -154,11 +169,14 @@ describe('streamJob', () => {
   it('gives each chunk while the handler is still running', async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const stream = streamJob(async function* () {
-      yield 'first';
-      await gate;
-      yield 'second';
-    }, { input: {} });
+    const stream = streamJob(
+      async function* () {
+        yield 'first';
+        await gate;
+        yield 'second';
+      },
+      { input: {} },
+    );
     const seen: unknown[] = [];
     for await (const chunk of stream) {
       seen.push(chunk.output);
@@ -173,19 +191,22 @@ describe('streamJob', () => {
 describe('with fake timers', () => {
   it('a job that waits a minute completes without waiting, and an execution timeout fires when time is moved', async () => {
     vi.useFakeTimers();
-    const waiting = runJob(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 60_000));
-      return 'done';
-    }, { input: {} });
+    const waiting = runJob(
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+        return 'done';
+      },
+      { input: {} },
+    );
     await vi.advanceTimersByTimeAsync(60_000);
     const done = await waiting;
     expect(done).toMatchObject({ status: 'COMPLETED', output: 'done' });
     expect(done.record.executionTime).toBeGreaterThanOrEqual(60_000);
 
-    const stuck = runJob(
-      async (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
-      { input: {}, policy: { executionTimeout: 5_000 } },
-    );
+    const stuck = runJob(async (_job, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))), {
+      input: {},
+      policy: { executionTimeout: 5_000 },
+    });
     await vi.advanceTimersByTimeAsync(5_000);
     const timedOut = await stuck;
     expect(timedOut.status).toBe('TIMED_OUT');

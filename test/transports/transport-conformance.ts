@@ -224,18 +224,24 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         expect((await subject.endpoint.status(id)).status).toBe('IN_PROGRESS');
         // Just under the limit lands.
         const fits = 'x'.repeat(CONFORMANCE_MAX_RESULT_BYTES - '{"output":""}'.length);
-        expect(await subject.transport.postResult(id, { kind: 'output', output: fits }, { isStream: false, stopPod: false, attempt: 1 })).toEqual({ applied: true });
+        expect(await subject.transport.postResult(id, { kind: 'output', output: fits }, { isStream: false, stopPod: false, attempt: 1 })).toEqual({
+          applied: true,
+        });
       });
     });
 
     describe('attempts', () => {
-      it('carries the attempt back: an older attempt\'s chunk and result are refused with SW_STALE_ATTEMPT, its progress dropped', async () => {
+      it("carries the attempt back: an older attempt's chunk and result are refused with SW_STALE_ATTEMPT, its progress dropped", async () => {
         const id = await holdOne({ input: { n: 1 }, policy: { executionTimeout: 5_000 } });
         subject.clock.advance(5_000); // the platform times attempt 1 out
         await subject.endpoint.retry(id);
         const jobs = await within(take().jobs, 'take of attempt 2', BOUND_MS);
         expect(jobs).toEqual([{ id, input: { n: 1 }, policy: { executionTimeout: 5_000 }, attempt: 2 }]);
-        const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: unknown) => (error as { code?: string }).code);
+        const code = (promise: Promise<unknown>) =>
+          promise.then(
+            () => 'resolved',
+            (error: unknown) => (error as { code?: string }).code,
+          );
         expect(await code(subject.transport.postChunk(id, { output: 'old', metrics: { stream_index: 0 } }, 1))).toBe('SW_STALE_ATTEMPT');
         expect(await code(subject.transport.postResult(id, { kind: 'output', output: 'old' }, { isStream: false, stopPod: false, attempt: 1 }))).toBe(
           'SW_STALE_ATTEMPT',
@@ -244,7 +250,9 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         expect(await subject.endpoint.status(id)).toMatchObject({ status: 'IN_PROGRESS' });
         expect((await subject.endpoint.status(id)).output).toBeUndefined();
         await subject.transport.postChunk(id, { output: 'new', metrics: { stream_index: 0 } }, 2);
-        expect(await subject.transport.postResult(id, { kind: 'output', output: 'new' }, { isStream: true, stopPod: false, attempt: 2 })).toEqual({ applied: true });
+        expect(await subject.transport.postResult(id, { kind: 'output', output: 'new' }, { isStream: true, stopPod: false, attempt: 2 })).toEqual({
+          applied: true,
+        });
         expect(await subject.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'new', retries: 1 });
         expect((await subject.endpoint.readStream(id)).stream).toEqual([{ output: 'new', metrics: { stream_index: 0, attempt: 2 } }]);
       });
@@ -260,7 +268,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
     });
 
     describe('progress', () => {
-      it('shows a running job\'s progress as its output', async () => {
+      it("shows a running job's progress as its output", async () => {
         const id = await holdOne();
         await subject.transport.postProgress(id, { step: 1 });
         await subject.transport.postProgress(id, { step: 2 });
@@ -307,7 +315,7 @@ export function describeTransportConformance(name: string, setup: TransportSetup
         expect(dropped).toEqual([]);
       });
 
-      it('delivers stops only for this worker\'s jobs', async () => {
+      it("delivers stops only for this worker's jobs", async () => {
         const seen = stops();
         const other = await submit();
         await subject.endpoint.tryTake('some-other-worker', 1);

@@ -42,7 +42,11 @@ async function withServedBundle(check: (dashboard: string) => Promise<void>): Pr
   let stdout = '';
   child.stdout?.on('data', (data: Buffer) => (stdout += data.toString()));
   try {
-    const dashboard = await waitFor(() => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/ui)/.exec(stdout)?.[1], 'the serve-api banner with the dashboard URL', 30_000);
+    const dashboard = await waitFor(
+      () => /dashboard: (http:\/\/127\.0\.0\.1:\d+\/ui)/.exec(stdout)?.[1],
+      'the serve-api banner with the dashboard URL',
+      30_000,
+    );
     await check(dashboard);
   } finally {
     child.kill('SIGTERM');
@@ -71,7 +75,11 @@ describe('the dashboard from a bundled worker (--serve-api)', { timeout: 120_000
       expect(app.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
       expect(await app.text()).toBe(await readFile(join(REPO_ROOT, 'packages/platform/ui/app.js'), 'utf8'));
 
-      for (const [name, type] of [['preact.mjs', 'text/javascript; charset=utf-8'], ['uplot.mjs', 'text/javascript; charset=utf-8'], ['uplot.css', 'text/css; charset=utf-8']] as const) {
+      for (const [name, type] of [
+        ['preact.mjs', 'text/javascript; charset=utf-8'],
+        ['uplot.mjs', 'text/javascript; charset=utf-8'],
+        ['uplot.css', 'text/css; charset=utf-8'],
+      ] as const) {
         const vendor = await fetch(`${dashboard}/vendor/${name}`);
         expect(vendor.status, name).toBe(200);
         expect(vendor.headers.get('content-type'), name).toBe(type);
@@ -82,7 +90,10 @@ describe('the dashboard from a bundled worker (--serve-api)', { timeout: 120_000
 
       // /docs: Swagger UI's files from the bundle's sw-dashboard/swagger/ (no node_modules here).
       const root = dashboard.replace(/\/ui$/, '');
-      for (const [name, type] of [['swagger-ui.css', 'text/css; charset=utf-8'], ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8']] as const) {
+      for (const [name, type] of [
+        ['swagger-ui.css', 'text/css; charset=utf-8'],
+        ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+      ] as const) {
         const docs = await fetch(`${root}/docs/${name}`);
         expect(docs.status, name).toBe(200);
         expect(docs.headers.get('content-type'), name).toBe(type);

@@ -200,6 +200,8 @@ export async function launchChromium(): Promise<Browser> {
       args: ['--no-sandbox', '--disable-dev-shm-usage'],
     });
   } catch (error) {
-    throw new Error(`Chromium (${source}, ${executablePath}) did not start; set CHROMIUM_PATH to another Chromium or Chrome: ${String(error)}`, { cause: error });
+    throw new Error(`Chromium (${source}, ${executablePath}) did not start; set CHROMIUM_PATH to another Chromium or Chrome: ${String(error)}`, {
+      cause: error,
+    });
   }
 }

@@ -71,7 +71,7 @@ describe('history and bulk work on the dashboard', () => {
     }
   });
 
-  it("filters by the worker that ran a job, once it ended", async () => {
+  it('filters by the worker that ran a job, once it ended', async () => {
     const endpoint = fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'echo', marker: 'by-worker' } });
     const ended = await endpoint.waitForEnd(id, 20_000);
@@ -111,7 +111,7 @@ describe('history and bulk work on the dashboard', () => {
     await context.close();
   });
 
-  it("reruns a job with edited input, and opens an error cut in the list in full", async () => {
+  it('reruns a job with edited input, and opens an error cut in the list in full', async () => {
     const endpoint = fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'echo', note: 'original' } });
     await endpoint.waitForEnd(id, 20_000);

@@ -68,7 +68,9 @@ describe('large values on the dashboard', () => {
     const endpoint = fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'burst', count } });
     await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
-    const events = readEvents(fixture.server.url, `endpoint=${ENDPOINT}&job=${id}`, (f) => f.some((x) => x.event === 'job' && (x.data as { status: string }).status === 'COMPLETED'));
+    const events = readEvents(fixture.server.url, `endpoint=${ENDPOINT}&job=${id}`, (f) =>
+      f.some((x) => x.event === 'job' && (x.data as { status: string }).status === 'COMPLETED'),
+    );
     await jobStatus(page).filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
     await expect.poll(() => page.locator('[data-test=chunk-count]').textContent(), WAIT).toBe(String(count));
     await expect.poll(async () => ((await page.locator('[data-test=stream-text]').textContent()) ?? '').endsWith(`c${count - 1} `), WAIT).toBe(true);

@@ -155,7 +155,11 @@ describe('dashboard in Chromium', () => {
     const full = tokens.join('');
     const started = Date.now();
     for (;;) {
-      const text = (await page.locator('[data-test=stream-text]').textContent().catch(() => null)) ?? '';
+      const text =
+        (await page
+          .locator('[data-test=stream-text]')
+          .textContent()
+          .catch(() => null)) ?? '';
       const status = (await jobStatus(page).textContent()) ?? '';
       if (seen.at(-1)?.text !== text) seen.push({ text, status });
       if (status === 'COMPLETED' && text === full) break;
@@ -194,7 +198,10 @@ describe('dashboard in Chromium', () => {
       for (;;) {
         const status = (await jobStatus(page).textContent()) ?? '';
         if (status !== 'IN_PROGRESS' && status !== 'IN_QUEUE') break;
-        const text = await page.locator('[data-test=job-output]').textContent({ timeout: 100 }).catch(() => null);
+        const text = await page
+          .locator('[data-test=job-output]')
+          .textContent({ timeout: 100 })
+          .catch(() => null);
         if (text && status === 'IN_PROGRESS') seen.add((JSON.parse(text) as { step: number }).step);
         if (Date.now() - started > 30_000) throw new Error(`the job did not end: ${[...seen].join(', ')}`);
         await page.waitForTimeout(50);
@@ -231,7 +238,22 @@ describe('dashboard in Chromium', () => {
           tool: 'nvidia-smi',
           hidden: 0,
           readAt: Date.now(),
-          gpus: [{ vendor: 'nvidia', index: 0, uuid: 'GPU-test', name: 'Scripted card', utilizationPercent: percent, memoryUtilizationPercent: null, memoryUsedBytes: percent * 2 ** 30, memoryTotalBytes: 80 * 2 ** 30, temperatureCelsius: null, powerDrawWatts: null, powerLimitWatts: null, driverVersion: null }],
+          gpus: [
+            {
+              vendor: 'nvidia',
+              index: 0,
+              uuid: 'GPU-test',
+              name: 'Scripted card',
+              utilizationPercent: percent,
+              memoryUtilizationPercent: null,
+              memoryUsedBytes: percent * 2 ** 30,
+              memoryTotalBytes: 80 * 2 ** 30,
+              temperatureCelsius: null,
+              powerDrawWatts: null,
+              powerLimitWatts: null,
+              driverVersion: null,
+            },
+          ],
         };
       },
     });
@@ -287,7 +309,8 @@ describe('dashboard in Chromium', () => {
   it('shows the attempts of a job whose worker was lost: both workers, the requeue and the refused stale result', async () => {
     const base = `${fixture.server.url}/v2/http-workers`;
     const auth = { authorization: `Bearer ${API_KEY}` };
-    const post = (path: string, body: unknown) => fetch(`${base}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const jobId = ((await (await post('/run', { input: { n: 1 } })).json()) as { id: string }).id;
     expect(((await (await fetch(`${base}/job-take/worker-a`, { headers: auth })).json()) as { attempt: number }).attempt).toBe(1);
     const { context, page } = await openPage('attempts');
@@ -357,7 +380,9 @@ describe('dashboard in Chromium', () => {
     const panel = page.locator('[data-test=panel-load-balancing]');
     const row = panel.locator('[data-test=lb-worker]', { hasText: 'lb-dash-1' });
     await row.waitFor(WAIT);
-    expect(await panel.locator('[data-test=lb-pool] caption').first().textContent()).toMatch(/^lb-dash: \d+ idle, \d+ running, \d+ initializing, \d+ unhealthy$/);
+    expect(await panel.locator('[data-test=lb-pool] caption').first().textContent()).toMatch(
+      /^lb-dash: \d+ idle, \d+ running, \d+ initializing, \d+ unhealthy$/,
+    );
     expect(await row.locator('.badge').textContent()).toMatch(/^(initializing|unhealthy)$/);
     expect(await row.textContent()).toContain('http://127.0.0.1:9');
     expect(await panel.locator('pre').count()).toBe(0);

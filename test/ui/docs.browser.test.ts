@@ -64,12 +64,26 @@ describe('/docs in a browser', () => {
       await page.goto(`${fixture.server.url}/docs`);
       await page.locator('.swagger-ui .info').waitFor(WAIT);
       // Every route of the queue API, for each endpoint.
-      for (const route of ['run', 'runsync', 'status/{jobId}', 'status-sync/{jobId}', 'stream/{jobId}', 'cancel/{jobId}', 'retry/{jobId}', 'purge-queue', 'requests', 'health']) {
+      for (const route of [
+        'run',
+        'runsync',
+        'status/{jobId}',
+        'status-sync/{jobId}',
+        'stream/{jobId}',
+        'cancel/{jobId}',
+        'retry/{jobId}',
+        'purge-queue',
+        'requests',
+        'health',
+      ]) {
         expect(await page.locator(`[data-path="/v2/${ENDPOINT}/${route}"]`).count(), route).toBeGreaterThan(0);
         expect(await page.locator(`[data-path="/v2/${endpoint.id}/${route}"]`).count(), `${endpoint.id} ${route}`).toBeGreaterThan(0);
       }
       // The endpoint under its name, with its id; the management API's routes.
-      await page.locator('.opblock-tag', { hasText: `text-embedder (${endpoint.id})` }).first().waitFor(WAIT);
+      await page
+        .locator('.opblock-tag', { hasText: `text-embedder (${endpoint.id})` })
+        .first()
+        .waitFor(WAIT);
       for (const path of ['/v1/endpoints', '/v1/endpoints/{id}', '/v1/templates', '/v1/networkvolumes', '/v1/pods']) {
         expect(await page.locator(`[data-path="${path}"]`).count(), path).toBeGreaterThan(0);
       }

@@ -18,7 +18,10 @@ describe('endpointHealth', () => {
 
   it('warns of queued jobs with no worker, or with workers throttled', () => {
     expect(endpointHealth(5, { idle: 0, running: 0 }, undefined)).toMatchObject({ state: 'warning', reason: expect.stringContaining('5 queued, no worker') });
-    expect(endpointHealth(2, { idle: 0, running: 0 }, { ...launched, throttled: 1 })).toMatchObject({ state: 'warning', reason: expect.stringContaining('throttled') });
+    expect(endpointHealth(2, { idle: 0, running: 0 }, { ...launched, throttled: 1 })).toMatchObject({
+      state: 'warning',
+      reason: expect.stringContaining('throttled'),
+    });
   });
 
   it("states the launcher's real reason when it starts no worker of the endpoint here", () => {
@@ -29,7 +32,10 @@ describe('endpointHealth', () => {
   });
 
   it('is ok while workers start, serve, or nothing is queued', () => {
-    expect(endpointHealth(2, { idle: 0, running: 0 }, { ...launched, initializing: 1 })).toMatchObject({ state: 'ok', reason: expect.stringContaining('starting') });
+    expect(endpointHealth(2, { idle: 0, running: 0 }, { ...launched, initializing: 1 })).toMatchObject({
+      state: 'ok',
+      reason: expect.stringContaining('starting'),
+    });
     expect(endpointHealth(4, { idle: 1, running: 2 }, undefined)).toEqual({ state: 'ok', reason: '1 idle, 2 running' });
     expect(endpointHealth(0, { idle: 0, running: 0 }, undefined)).toMatchObject({ state: 'ok' });
   });

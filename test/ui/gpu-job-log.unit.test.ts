@@ -55,14 +55,16 @@ async function jobGpu(endpointId: string, jobId: string): Promise<JobGpuView> {
 /** Read once and wait until the listener's fold has landed (it lists the workers first). */
 async function readAndFold(endpointId: string, jobId: string, samples: number): Promise<void> {
   await sampler!.sample();
-  await expect.poll(async () => {
-    const gpu = await jobGpu(endpointId, jobId);
-    return gpu.available ? gpu.summary.samples : 0;
-  }).toBe(samples);
+  await expect
+    .poll(async () => {
+      const gpu = await jobGpu(endpointId, jobId);
+      return gpu.available ? gpu.summary.samples : 0;
+    })
+    .toBe(samples);
 }
 
 describe("the job page's GPU summary", () => {
-  it('folds readings into the jobs in-process workers hold, not into a remote worker\'s, and stops at the job\'s end', async () => {
+  it("folds readings into the jobs in-process workers hold, not into a remote worker's, and stops at the job's end", async () => {
     // An hour between polls: only the explicit reads below happen.
     sampler = createGpuSampler({ intervalMs: 3_600_000, reader: scripted([20, 60, 40, 90]) });
     server = await startTestServer({ dashboard: { gpu: sampler } });

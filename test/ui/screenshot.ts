@@ -32,8 +32,15 @@ try {
   const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
   const v1 = (method: string, path: string, body?: unknown): Promise<{ id: string }> => fetchOkJson(`${fixture.server.url}/v1${path}`, method, body, auth);
   const lbUrl = `http://127.0.0.1:${(lbWorker.address() as AddressInfo).port}`;
-  for (const [workerId, url] of [['lb-worker-1', lbUrl], ['lb-worker-2', 'http://127.0.0.1:9']] as const) {
-    const registered = await fetch(`${fixture.server.url}/v2/chat/load-balancing/workers`, { method: 'POST', headers: auth, body: JSON.stringify({ url, workerId, concurrency: 8 }) });
+  for (const [workerId, url] of [
+    ['lb-worker-1', lbUrl],
+    ['lb-worker-2', 'http://127.0.0.1:9'],
+  ] as const) {
+    const registered = await fetch(`${fixture.server.url}/v2/chat/load-balancing/workers`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url, workerId, concurrency: 8 }),
+    });
     if (!registered.ok) throw new Error(`registering ${workerId}: ${registered.status} ${await registered.text()}`);
   }
   // The launcher's scale events: an endpoint whose worker command fails at once on a missing library (its stderr shows with each crash).
@@ -50,7 +57,9 @@ try {
   for (let second = 0; second < 15; second++) {
     const batch = 20 + Math.round(15 * Math.sin(second / 2));
     for (let i = 0; i < batch; i++) await endpoint.submit({ input: { mode: i % 17 === 0 ? 'fail-once' : 'sleep', ms: 20 + ((i * 37) % 180) } });
-    await fetch(`${fixture.server.url}/lb/chat/generate`, { method: 'POST', headers: auth, body: '{}' }).then((answer) => answer.text()).catch(() => '');
+    await fetch(`${fixture.server.url}/lb/chat/generate`, { method: 'POST', headers: auth, body: '{}' })
+      .then((answer) => answer.text())
+      .catch(() => '');
     await sleep(1_000);
   }
   for (let i = 0; i < 6; i++) await endpoint.submit({ input: { mode: 'sleep', ms: 60_000 } });

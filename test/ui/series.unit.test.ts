@@ -107,7 +107,7 @@ describe('Series', () => {
     expect(series.points()).toEqual([point]);
   });
 
-  it('keeps each endpoint\'s figures apart: only endpoints with a job ended in the interval are listed', () => {
+  it("keeps each endpoint's figures apart: only endpoints with a job ended in the interval are listed", () => {
     const series = new Series(1_000, 10);
     series.jobEnded(ended('COMPLETED', T0, 10, 100));
     series.jobEnded({ ...ended('FAILED', T0, 50, 500), endpointId: 'other' });

@@ -112,7 +112,10 @@ describe('coalesceStreamChunks through the runtime', () => {
   });
 
   /** `coalesce` undefined: the default options. */
-  async function streamOnce(coalesce: boolean | undefined, handler: Handler<unknown> = tokens): Promise<{ chunks: StreamChunk[]; output: unknown; status: string }> {
+  async function streamOnce(
+    coalesce: boolean | undefined,
+    handler: Handler<unknown> = tokens,
+  ): Promise<{ chunks: StreamChunk[]; output: unknown; status: string }> {
     const harness = new Harness();
     const endpoint = harness.endpoint('coalesce');
     const transport = new SlowChunkTransport({ endpoint });

@@ -52,7 +52,13 @@ describe('worker metrics', () => {
 describe('two attempts of one job on one worker', () => {
   it('each run gets its own GPU window, and its end line names its attempt', () => {
     const logs = captureLogs('info');
-    const summaries = [1, 2].map((samples): GpuWindowSummary => ({ samples, peakUtilizationPercent: samples * 10, meanUtilizationPercent: samples * 5, peakMemoryUsedBytes: samples * 1_000, perGpu: [] }));
+    const summaries = [1, 2].map((samples): GpuWindowSummary => ({
+      samples,
+      peakUtilizationPercent: samples * 10,
+      meanUtilizationPercent: samples * 5,
+      peakMemoryUsedBytes: samples * 1_000,
+      perGpu: [],
+    }));
     let opened = 0;
     const sampler = {
       beginWindow: () => {

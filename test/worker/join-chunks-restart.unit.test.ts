@@ -7,7 +7,8 @@ import { joinChunks, lastAttemptChunks } from '../../src/worker/join-chunks.js';
 import { splitYield } from '../../src/worker/stream-chunker.js';
 import type { StreamChunk } from '../../src/job/index.js';
 
-const stamped = (chunks: readonly StreamChunk[], attempt: number): StreamChunk[] => chunks.map((c) => ({ output: c.output, metrics: { ...c.metrics, attempt } }));
+const stamped = (chunks: readonly StreamChunk[], attempt: number): StreamChunk[] =>
+  chunks.map((c) => ({ output: c.output, metrics: { ...c.metrics, attempt } }));
 
 describe('joinChunks across attempts', () => {
   it('keeps only the highest attempt, wherever its chunks are', () => {

@@ -255,7 +255,13 @@ describe('splitYield: values that cannot be serialized', () => {
 
 describe('property: split then join gives the yields back, every chunk fits', () => {
   // Any UTF-16 unit, lone surrogates included, plus real emoji.
-  const anyText = fc.string({ unit: fc.oneof(fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)), fc.constantFrom('😀', '🎉', 'é', '"', '\n')), maxLength: 80 });
+  const anyText = fc.string({
+    unit: fc.oneof(
+      fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)),
+      fc.constantFrom('😀', '🎉', 'é', '"', '\n'),
+    ),
+    maxLength: 80,
+  });
   const value = fc.oneof(
     anyText,
     fc.uint8Array({ maxLength: 60 }),

@@ -96,13 +96,46 @@ describe('handler kinds', () => {
 
 describe('handler failures end the job FAILED and the worker keeps serving', () => {
   const cases: Array<[string, Handler<unknown>, Record<string, unknown>]> = [
-    ['a thrown Error', () => { throw new TypeError('bad thing'); }, { error_type: 'TypeError', error_message: 'bad thing' }],
-    ['a thrown string', () => { throw 'just text'; }, { error_type: 'string', error_message: 'Handler threw a non-Error value: "just text"' }],
+    [
+      'a thrown Error',
+      () => {
+        throw new TypeError('bad thing');
+      },
+      { error_type: 'TypeError', error_message: 'bad thing' },
+    ],
+    [
+      'a thrown string',
+      () => {
+        throw 'just text';
+      },
+      { error_type: 'string', error_message: 'Handler threw a non-Error value: "just text"' },
+    ],
     ['a rejected non-Error', () => Promise.reject(42), { error_type: 'number', error_message: 'Handler threw a non-Error value: 42' }],
     ['a BigInt output', async () => ({ n: 10n }), { error_code: 'SW_OUTPUT_NOT_SERIALIZABLE' }],
-    ['a cyclic output', async () => { const a: Record<string, unknown> = {}; a.self = a; return a; }, { error_code: 'SW_OUTPUT_NOT_SERIALIZABLE' }],
-    ['a BigInt yield', async function* () { yield 1n; }, { error_code: 'SW_OUTPUT_NOT_SERIALIZABLE' }],
-    ['a generator that throws midway', async function* () { yield 'ok'; throw new RangeError('midway'); }, { error_type: 'RangeError' }],
+    [
+      'a cyclic output',
+      async () => {
+        const a: Record<string, unknown> = {};
+        a.self = a;
+        return a;
+      },
+      { error_code: 'SW_OUTPUT_NOT_SERIALIZABLE' },
+    ],
+    [
+      'a BigInt yield',
+      async function* () {
+        yield 1n;
+      },
+      { error_code: 'SW_OUTPUT_NOT_SERIALIZABLE' },
+    ],
+    [
+      'a generator that throws midway',
+      async function* () {
+        yield 'ok';
+        throw new RangeError('midway');
+      },
+      { error_type: 'RangeError' },
+    ],
   ];
 
   it.each(cases)('%s', async (_name, handler, expected) => {
@@ -139,10 +172,7 @@ describe('input validation', () => {
     expect(view.status).toBe('FAILED');
     const error = errorOf(view);
     expect(error.error_code).toBe('SW_INPUT_VALIDATION');
-    expect(error.issues).toEqual([
-      expect.objectContaining({ path: 'prompt' }),
-      expect.objectContaining({ path: 'n', received: '9' }),
-    ]);
+    expect(error.issues).toEqual([expect.objectContaining({ path: 'prompt' }), expect.objectContaining({ path: 'n', received: '9' })]);
     expect(called).toBe(false);
     expect(await runOne(local, { prompt: 'p', n: 1 })).toMatchObject({ status: 'COMPLETED', output: 'ran' });
   });

@@ -7,7 +7,16 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const FILES = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png', 'LICENSE', 'NOTICE', 'swagger-ui-bundle.js.LICENSE.txt', 'swagger-ui-standalone-preset.js.LICENSE.txt'];
+const FILES = [
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'favicon-32x32.png',
+  'LICENSE',
+  'NOTICE',
+  'swagger-ui-bundle.js.LICENSE.txt',
+  'swagger-ui-standalone-preset.js.LICENSE.txt',
+];
 const source = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const target = fileURLToPath(new URL('../vendor/swagger-ui/', import.meta.url));
 await mkdir(target, { recursive: true });

@@ -153,8 +153,17 @@ export const views = {
     if (!response.ok) {
       /** @type {any} */
       let body;
-      try { body = JSON.parse(text); } catch { body = undefined; }
-      throw new ApiError(response.status, body?.error?.code ?? `HTTP_${response.status}`, body?.error?.message ?? (text || response.statusText), body?.error?.details);
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      throw new ApiError(
+        response.status,
+        body?.error?.code ?? `HTTP_${response.status}`,
+        body?.error?.message ?? (text || response.statusText),
+        body?.error?.details,
+      );
     }
     return text;
   },

@@ -44,11 +44,17 @@ function parseRoute(hash) {
 export function pageTitle(route, names) {
   const endpoint = route.endpointId !== undefined ? (names[route.endpointId] ?? route.endpointId) : '';
   const what =
-    route.view === 'job' ? `Job ${route.jobId} · ${endpoint}`
-      : route.view === 'worker' ? `Worker ${route.workerId} · ${endpoint}`
-        : route.view === 'jobs' ? `${endpoint} jobs`
-          : route.view === 'all-jobs' ? 'All jobs'
-            : route.view === 'workers' ? 'Workers' : 'Endpoints';
+    route.view === 'job'
+      ? `Job ${route.jobId} · ${endpoint}`
+      : route.view === 'worker'
+        ? `Worker ${route.workerId} · ${endpoint}`
+        : route.view === 'jobs'
+          ? `${endpoint} jobs`
+          : route.view === 'all-jobs'
+            ? 'All jobs'
+            : route.view === 'workers'
+              ? 'Workers'
+              : 'Endpoints';
   return `${what} · serverless-worker harness`;
 }
 
@@ -78,12 +84,41 @@ function useScheme() {
 function Login({ error, onKey }) {
   const [key, setKey] = useState('');
   const [remember, setRemember] = useState(false);
-  return html`<form class="card login" onSubmit=${(/** @type {Event} */ e) => { e.preventDefault(); onKey(key, remember); }} aria-label="Log in">
+  return html`<form
+    class="card login"
+    onSubmit=${(/** @type {Event} */ e) => {
+      e.preventDefault();
+      onKey(key, remember);
+    }}
+    aria-label="Log in"
+  >
     <h1>serverless-worker harness</h1>
-    <p>This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only, unless you tick "remember on this device".</p>
-    <label>API key <input id="api-key" type="password" autocomplete="current-password" value=${key} onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setKey(e.currentTarget.value)} required autofocus /></label>
-    <label class="inline"><input id="remember-key" type="checkbox" checked=${remember} onChange=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setRemember(e.currentTarget.checked)} data-test="remember" />
-      Remember on this device <span class="hint">(kept in this browser's local storage for new tabs, until Log out; leave it off on a shared computer)</span></label>
+    <p>
+      This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only, unless you tick
+      "remember on this device".
+    </p>
+    <label
+      >API key
+      <input
+        id="api-key"
+        type="password"
+        autocomplete="current-password"
+        value=${key}
+        onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setKey(e.currentTarget.value)}
+        required
+        autofocus
+    /></label>
+    <label class="inline"
+      ><input
+        id="remember-key"
+        type="checkbox"
+        checked=${remember}
+        onChange=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setRemember(e.currentTarget.checked)}
+        data-test="remember"
+      />
+      Remember on this device
+      <span class="hint">(kept in this browser's local storage for new tabs, until Log out; leave it off on a shared computer)</span></label
+    >
     <button type="submit" class="primary" data-test="login">Log in</button>
     <${ErrorBox} error=${error} />
   </form>`;
@@ -123,10 +158,18 @@ function App() {
 
   // Load the overview; a 401 shows the login form with the API's message.
   useEffect(() => {
-    views.overview()
-      .then((o) => { setOverview(o); setNeedKey(false); setAuthError(undefined); })
+    views
+      .overview()
+      .then((o) => {
+        setOverview(o);
+        setNeedKey(false);
+        setAuthError(undefined);
+      })
       .catch((e) => {
-        if (e.status === 401) { setNeedKey(true); setAuthError(keyStore.get() ? e : undefined); } else setAuthError(e);
+        if (e.status === 401) {
+          setNeedKey(true);
+          setAuthError(keyStore.get() ? e : undefined);
+        } else setAuthError(e);
       });
   }, [attempt]);
 
@@ -142,12 +185,26 @@ function App() {
       const { event, data } = message;
       // The page listens only while it has an overview (the effect's condition); a logout drops it and the stream with it.
       if (event === 'tick') {
-        setOverview((o) => o && { ...o, now: data.now, endpoints: data.endpoints, workers: data.workers, gpu: data.gpu, panels: data.panels, series: keepPoints([...o.series, data.point], o) });
+        setOverview(
+          (o) =>
+            o && {
+              ...o,
+              now: data.now,
+              endpoints: data.endpoints,
+              workers: data.workers,
+              gpu: data.gpu,
+              panels: data.panels,
+              series: keepPoints([...o.series, data.point], o),
+            },
+        );
       } else if (event === 'hello') {
         setOverview((o) => o && { ...o, ...data });
         // The chart history comes from the overview (the live stream carries none): read again on each hello, for the
         // points missed during a reconnect, and on the first, for the history the harness rebuilt when this page connected.
-        views.overview().then((fresh) => setOverview((o) => o && { ...o, series: fresh.series })).catch(() => {});
+        views
+          .overview()
+          .then((fresh) => setOverview((o) => o && { ...o, series: fresh.series }))
+          .catch(() => {});
       } else if (event === 'job') {
         setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {
@@ -166,7 +223,10 @@ function App() {
     const onState = (state) => {
       if (typeof state !== 'string') {
         setLink(`error: ${state.message}`);
-        if (state.status === 401) { setNeedKey(true); setOverview(undefined); }
+        if (state.status === 401) {
+          setNeedKey(true);
+          setOverview(undefined);
+        }
         if (state.status === 0 || state.status >= 500) setDown((d) => d ?? { since: Date.now(), error: state });
       } else {
         setLink(state);
@@ -178,25 +238,47 @@ function App() {
   }, [overview === undefined, watchKey]);
 
   /** @param {string} key @param {boolean} remember */
-  const logIn = (key, remember) => { keyStore.set(key, remember); setAttempt((n) => n + 1); };
-  const logOut = () => { keyStore.clear(); setOverview(undefined); setNeedKey(true); setAuthError(undefined); };
+  const logIn = (key, remember) => {
+    keyStore.set(key, remember);
+    setAttempt((n) => n + 1);
+  };
+  const logOut = () => {
+    keyStore.clear();
+    setOverview(undefined);
+    setNeedKey(true);
+    setAuthError(undefined);
+  };
   /** @param {string} href */
-  const navigate = (href) => { location.hash = href; };
+  const navigate = (href) => {
+    location.hash = href;
+  };
 
-  useEffect(() => { document.title = pageTitle(route, overview ? endpointNames(overview.endpoints) : {}); }, [route, overview?.endpoints]);
+  useEffect(() => {
+    document.title = pageTitle(route, overview ? endpointNames(overview.endpoints) : {});
+  }, [route, overview?.endpoints]);
 
   if (needKey) return html`<main><${Login} error=${authError} onKey=${logIn} /></main>`;
   if (!overview) return html`<main>${authError ? html`<${ErrorBox} error=${authError} />` : html`<p class="muted">Loading…</p>`}</main>`;
   const row = route.endpointId ? overview.endpoints.find((e) => e.id === route.endpointId) : undefined;
-  return html`${down ? html`<div class="banner" role="alert" data-test="unreachable">
-      The harness is not answering since ${new Date(down.since).toLocaleTimeString()}: ${down.error.message}.
-      <span class="hint">What this page shows is from ${overview.now ? new Date(overview.now).toLocaleTimeString() : 'before'}; it reconnects by itself (every second).</span></div>` : null}
+  return html`${
+      down
+        ? html`<div class="banner" role="alert" data-test="unreachable">
+            The harness is not answering since ${new Date(down.since).toLocaleTimeString()}: ${down.error.message}.
+            <span class="hint"
+              >What this page shows is from ${overview.now ? new Date(overview.now).toLocaleTimeString() : 'before'}; it reconnects by itself (every
+              second).</span
+            >
+          </div>`
+        : null
+    }
     <header>
       <a class="brand" href="#/">serverless-worker harness</a>
-      <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
+      <nav aria-label="Views">
+        <a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
         <a href="#/jobs" aria-current=${route.view === 'all-jobs' ? 'page' : undefined} data-test="all-jobs-link">All jobs</a>
         <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a>
-        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a></nav>
+        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a>
+      </nav>
       <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
       <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
       ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}

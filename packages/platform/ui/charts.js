@@ -58,20 +58,29 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
       scales: { x: { time: true } },
       axes: [
         // Whole-second ticks, labelled with the clock time: a history of a few seconds reads as times, not as fractions.
-        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, space: 70, incrs: TIME_STEPS, values: (u, splits) => splits.map((v) => clockLabel(v)) },
+        {
+          stroke: 'currentColor',
+          grid: { stroke: 'rgba(128,128,128,0.2)' },
+          space: 70,
+          incrs: TIME_STEPS,
+          values: (u, splits) => splits.map((v) => clockLabel(v)),
+        },
         // Room for the widest label ("12 min 30 s"), and labels far enough apart not to collide.
         { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 76, space: 36, values: (u, splits) => splits.map((v) => label(v)) },
       ],
       series: [
         { value: (u, v) => (v === null || v === undefined ? '—' : new Date(v * 1000).toLocaleTimeString()) },
-        ...names.map((name, i) => /** @type {uPlot.Series} */ ({
-          label: name,
-          stroke: COLORS[i % COLORS.length],
-          width: 1.5,
-          spanGaps: true,
-          value: (u, v) => label(v),
-          ...(stepped && uPlot.paths.stepped ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}),
-        })),
+        ...names.map(
+          (name, i) =>
+            /** @type {uPlot.Series} */ ({
+              label: name,
+              stroke: COLORS[i % COLORS.length],
+              width: 1.5,
+              spanGaps: true,
+              value: (u, v) => label(v),
+              ...(stepped && uPlot.paths.stepped ? { paths: uPlot.paths.stepped({ align: 1 }) } : {}),
+            }),
+        ),
       ],
       legend: { live: true },
       cursor: { points: { size: 6 } },
@@ -89,7 +98,10 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
   useEffect(() => {
     plot.current?.setData(data);
   }, [columns]);
-  return html`<figure class="chart card" data-test=${test}><figcaption>${title}</figcaption><div ref=${box}></div></figure>`;
+  return html`<figure class="chart card" data-test=${test}>
+    <figcaption>${title}</figcaption>
+    <div ref=${box}></div>
+  </figure>`;
 }
 
 const RANGES = [1, 5, 10, 30, 60, 120];
@@ -98,13 +110,25 @@ const RANGES = [1, 5, 10, 30, 60, 120];
 const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
 
 /** A tick's label: the clock time to the second, 24-hour (14:03:05). @param {number} seconds */
-const clockLabel = (seconds) => new Date(seconds * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+const clockLabel = (seconds) =>
+  new Date(seconds * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 
 /** The job figures of `point` for the chosen endpoint ('' = all); an endpoint with no job ended then has none. */
 /** @param {SeriesPoint} point @param {string} endpointId @returns {JobFigures} */
 function figuresOf(point, endpointId) {
   if (!endpointId) return point;
-  return point.endpoints?.[endpointId] ?? { jobsPerSecond: 0, failedPerSecond: 0, delayP50: null, delayP95: null, delayP99: null, execP50: null, execP95: null, execP99: null };
+  return (
+    point.endpoints?.[endpointId] ?? {
+      jobsPerSecond: 0,
+      failedPerSecond: 0,
+      delayP50: null,
+      delayP95: null,
+      delayP99: null,
+      execP50: null,
+      execP95: null,
+      execP99: null,
+    }
+  );
 }
 
 /** Endpoints drawn at once on a per-endpoint chart (those with the most, when there are more). */
@@ -118,7 +142,10 @@ const MAX_LINES = 6;
  */
 function perEndpoint(points, ids, value) {
   const sum = (/** @type {string} */ id) => points.reduce((total, p) => total + (value(p, id) ?? 0), 0);
-  const chosen = [...ids].sort((a, b) => sum(b) - sum(a) || a.localeCompare(b)).slice(0, MAX_LINES).sort();
+  const chosen = [...ids]
+    .sort((a, b) => sum(b) - sum(a) || a.localeCompare(b))
+    .slice(0, MAX_LINES)
+    .sort();
   return { ids: chosen, columns: chosen.map((id) => points.map((p) => value(p, id))) };
 }
 
@@ -147,23 +174,87 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
   const rates = perEndpoint(inRange, ids, (p, id) => p.endpoints?.[id]?.jobsPerSecond ?? 0);
   return html`<div>
     <form class="filters" aria-label="Charts" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()}>
-      <label>Endpoint <select id="chart-endpoint" value=${endpointId} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setEndpointId(e.currentTarget.value)}>
-        <option value="">all endpoints</option>${endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}</select></label>
-      <label>Range <select id="chart-range" value=${String(minutes)} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setMinutes(Number(e.currentTarget.value))}>
-        ${ranges.map((m) => html`<option value=${String(m)}>last ${m} min</option>`)}</select></label>
+      <label
+        >Endpoint
+        <select
+          id="chart-endpoint"
+          value=${endpointId}
+          onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setEndpointId(e.currentTarget.value)}
+        >
+          <option value="">all endpoints</option>
+          ${endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}
+        </select></label
+      >
+      <label
+        >Range
+        <select
+          id="chart-range"
+          value=${String(minutes)}
+          onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setMinutes(Number(e.currentTarget.value))}
+        >
+          ${ranges.map((m) => html`<option value=${String(m)}>last ${m} min</option>`)}
+        </select></label
+      >
       <span class="hint">hover a chart for the values at that time</span>
     </form>
     <div class="charts">
-      <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} format=${rate} test="chart-rate" />
+      <${Chart}
+        title="Jobs ended per second"
+        unit="jobs/s"
+        names=${['ended', 'failed']}
+        columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]}
+        format=${rate}
+        test="chart-rate"
+      />
       ${!endpointId && rates.ids.length > 1 ? html`<${Chart} title="Jobs ended per second, by endpoint" unit="jobs/s by endpoint" names=${rates.ids.map((id) => names[id] ?? id)} columns=${[t, ...rates.columns]} format=${rate} test="chart-rate-endpoints" />` : null}
-      <${Chart} title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`} unit="queued" names=${queues.ids.map((id) => names[id] ?? id)} columns=${[t, ...queues.columns]} format=${count} stepped=${true} test="chart-queue" />
-      <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" />
-      <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" />
-      ${cards.size > 0
-        ? html`<${Chart} title="GPU utilisation" unit="%" names=${gpuNames} columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]} format=${percent} test="chart-gpu-util" />
-          <${Chart} title="GPU memory used" unit="GiB" names=${gpuNames}
-            columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'memoryUsedBytes').map((b) => (b === null ? null : b / 2 ** 30)))]} format=${gib} test="chart-gpu-mem" />`
-        : html`<p class="muted chart-note">No GPU readings: GPU charts appear when the harness has a GPU reading source (an in-process worker with GPU sampling, e.g. --serve-api on a GPU machine).</p>`}
+      <${Chart}
+        title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`}
+        unit="queued"
+        names=${queues.ids.map((id) => names[id] ?? id)}
+        columns=${[t, ...queues.columns]}
+        format=${count}
+        stepped=${true}
+        test="chart-queue"
+      />
+      <${Chart}
+        title="Queue wait (delayTime)"
+        unit="wait"
+        names=${['p50', 'p95', 'p99']}
+        columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]}
+        format=${duration}
+        test="chart-wait"
+      />
+      <${Chart}
+        title="Execution time"
+        unit="execution"
+        names=${['p50', 'p95', 'p99']}
+        columns=${[t, col('execP50'), col('execP95'), col('execP99')]}
+        format=${duration}
+        test="chart-exec"
+      />
+      ${
+        cards.size > 0
+          ? html`<${Chart}
+                title="GPU utilisation"
+                unit="%"
+                names=${gpuNames}
+                columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]}
+                format=${percent}
+                test="chart-gpu-util"
+              />
+              <${Chart}
+                title="GPU memory used"
+                unit="GiB"
+                names=${gpuNames}
+                columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'memoryUsedBytes').map((b) => (b === null ? null : b / 2 ** 30)))]}
+                format=${gib}
+                test="chart-gpu-mem"
+              />`
+          : html`<p class="muted chart-note">
+              No GPU readings: GPU charts appear when the harness has a GPU reading source (an in-process worker with GPU sampling, e.g. --serve-api on a GPU
+              machine).
+            </p>`
+      }
     </div>
   </div>`;
 }

@@ -32,7 +32,14 @@ export function duration(ms) {
 export function ago(ms, now) {
   const d = now - ms;
   const a = Math.abs(d);
-  const text = a < 60_000 ? `${Math.round(a / 1000)} s` : a < 3_600_000 ? `${Math.floor(a / 60_000)} min` : a < 86_400_000 ? `${Math.floor(a / 3_600_000)} h` : `${Math.floor(a / 86_400_000)} d`;
+  const text =
+    a < 60_000
+      ? `${Math.round(a / 1000)} s`
+      : a < 3_600_000
+        ? `${Math.floor(a / 60_000)} min`
+        : a < 86_400_000
+          ? `${Math.floor(a / 3_600_000)} h`
+          : `${Math.floor(a / 86_400_000)} d`;
   return d >= 0 ? `${text} ago` : `in ${text}`;
 }
 
@@ -87,9 +94,13 @@ export function ErrorBox({ error }) {
   const issues = Array.isArray(details?.issues) ? details.issues : [];
   return html`<div class="error" role="alert" data-test="error">
     <strong>${error.code ?? 'Error'}</strong>${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}
-    ${issues.length > 0
-      ? html`<ul class="issues" data-test="error-issues">${issues.map((i) => html`<li><code>${i.path}</code>: ${i.message}${i.received !== undefined ? html` <span class="muted">(got ${i.received})</span>` : null}</li>`)}</ul>`
-      : null}
+    ${
+      issues.length > 0
+        ? html`<ul class="issues" data-test="error-issues">
+            ${issues.map((i) => html`<li><code>${i.path}</code>: ${i.message}${i.received !== undefined ? html` <span class="muted">(got ${i.received})</span>` : null}</li>`)}
+          </ul>`
+        : null
+    }
   </div>`;
 }
 
@@ -111,7 +122,17 @@ export function CopyButton({ text, what, label = 'copy', test = 'copy' }) {
     }
     setTimeout(() => setCopied(undefined), 1500);
   };
-  return html`<button type="button" class="small copy" title=${`copy the ${what}`} aria-label=${`copy the ${what}`} data-test=${test} data-copy=${typeof text === 'string' ? text : undefined} onClick=${copy}>${copied ?? label}</button>`;
+  return html`<button
+    type="button"
+    class="small copy"
+    title=${`copy the ${what}`}
+    aria-label=${`copy the ${what}`}
+    data-test=${test}
+    data-copy=${typeof text === 'string' ? text : undefined}
+    onClick=${copy}
+  >
+    ${copied ?? label}
+  </button>`;
 }
 
 /** A shell word: the text in single quotes. @param {string} text */
@@ -150,7 +171,9 @@ export function endpointHref(endpointId) {
 export function EndpointName({ id, names, link = true }) {
   const name = names?.[id];
   const label = name ?? id;
-  return html`<span class="endpoint-name">${link ? html`<a href=${endpointHref(id)}>${label}</a>` : label}${name ? html` <code class="muted" data-test="endpoint-id">${id}</code>` : null}</span>`;
+  return html`<span class="endpoint-name"
+    >${link ? html`<a href=${endpointHref(id)}>${label}</a>` : label}${name ? html` <code class="muted" data-test="endpoint-id">${id}</code>` : null}</span
+  >`;
 }
 
 /** Endpoint names by id, from the overview's rows. */
@@ -163,5 +186,8 @@ export function endpointNames(endpoints) {
 /** @param {{ health: EndpointHealth | undefined, short?: boolean }} props */
 export function HealthBadge({ health, short = false }) {
   if (!health) return null;
-  return html`<span class="health" data-test="health"><span class=${`badge h-${health.state}`} title=${health.reason}>${health.state}</span>${short ? null : html` <span class="hint" data-test="health-reason">${health.reason}</span>`}</span>`;
+  return html`<span class="health" data-test="health"
+    ><span class=${`badge h-${health.state}`} title=${health.reason}>${health.state}</span
+    >${short ? null : html` <span class="hint" data-test="health-reason">${health.reason}</span>`}</span
+  >`;
 }

@@ -29,10 +29,20 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
   const search = new URLSearchParams(Object.entries({ max: '500', ...query }).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))).toString();
   useEffect(() => {
     let stale = false;
-    views.logs(search)
-      .then((a) => { if (!stale) { setAnswer(a); setError(undefined); } })
-      .catch((e) => { if (!stale) setError(e); });
-    return () => { stale = true; };
+    views
+      .logs(search)
+      .then((a) => {
+        if (!stale) {
+          setAnswer(a);
+          setError(undefined);
+        }
+      })
+      .catch((e) => {
+        if (!stale) setError(e);
+      });
+    return () => {
+      stale = true;
+    };
   }, [search, tick, follow]);
   useEffect(() => {
     if (!follow) return undefined;
@@ -53,8 +63,6 @@ export function LogLines({ query, follow, title, empty, test = 'log-lines' }) {
     ${answer && !answer.launcher && !answer.inProcess ? html`<p class="muted">No log source: lines come from the workers the launcher runs (serverless-worker harness --image) and from an in-process worker (--serve-api).</p>` : null}
     ${(answer?.launcher || answer?.inProcess) && lines.length === 0 && !answer?.dropped ? html`<p class="muted">${empty}</p>` : null}
     ${answer?.dropped ? html`<p class="muted" data-test="log-dropped">Not every line of this job is kept: ${answer.dropped}.</p>` : null}
-    ${lines.length > 0
-      ? html`<div class="log" ref=${box} data-test="log-box">${lines.map((l) => html`<${LogLine} line=${l} />`)}</div>`
-      : null}
+    ${lines.length > 0 ? html`<div class="log" ref=${box} data-test="log-box">${lines.map((l) => html`<${LogLine} line=${l} />`)}</div>` : null}
   </section>`;
 }

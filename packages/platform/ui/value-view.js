@@ -17,13 +17,14 @@ import { ErrorBox, bytes, html, pretty } from './format.js';
 
 export const LOAD_LIMIT = 2 * 1024 * 1024;
 
-
 /** Load or download one of a job's values (`size`: its bytes, when known); `onLoaded(value)` gets it when loaded. */
 /** @param {{ endpointId: string, jobId: string, part: ValuePart, size?: number, onLoaded?: (value: any) => void, what?: string }} props */
 export function ValueActions({ endpointId, jobId, part, size, onLoaded, what = part }) {
   const sized = size === undefined ? '' : ` (${bytes(size)})`;
   const loadable = onLoaded && (size === undefined || size <= LOAD_LIMIT);
-  const [state, setState] = useState(/** @type {{ busy: 'load' | 'download' | undefined, error: ShownError | undefined }} */ ({ busy: undefined, error: undefined }));
+  const [state, setState] = useState(
+    /** @type {{ busy: 'load' | 'download' | undefined, error: ShownError | undefined }} */ ({ busy: undefined, error: undefined }),
+  );
   /** @param {'load' | 'download'} busy @param {() => Promise<void>} action */
   const run = async (busy, action) => {
     setState({ busy, error: undefined });
@@ -36,12 +37,28 @@ export function ValueActions({ endpointId, jobId, part, size, onLoaded, what = p
   };
   const path = views.valuePath(endpointId, jobId, part);
   return html`<div class="row value-actions">
-    ${loadable
-      ? html`<button type="button" class="small" disabled=${state.busy !== undefined} data-test=${`load-${part}`}
-          onClick=${() => run('load', async () => onLoaded?.(await views.value(endpointId, jobId, part)))}>Show all of the ${what}${sized}</button>`
-      : null}
-    <button type="button" class="small" disabled=${state.busy !== undefined} data-test=${`download-${part}`}
-      onClick=${() => run('download', () => download(`${path}?download=1`, `${jobId}-${part}.json`))}>Download the ${what}${sized}</button>
+    ${
+      loadable
+        ? html`<button
+            type="button"
+            class="small"
+            disabled=${state.busy !== undefined}
+            data-test=${`load-${part}`}
+            onClick=${() => run('load', async () => onLoaded?.(await views.value(endpointId, jobId, part)))}
+          >
+            Show all of the ${what}${sized}
+          </button>`
+        : null
+    }
+    <button
+      type="button"
+      class="small"
+      disabled=${state.busy !== undefined}
+      data-test=${`download-${part}`}
+      onClick=${() => run('download', () => download(`${path}?download=1`, `${jobId}-${part}.json`))}
+    >
+      Download the ${what}${sized}
+    </button>
     ${state.busy ? html`<span class="hint" role="status" data-test=${`busy-${part}`}>${state.busy === 'load' ? 'Loading' : 'Downloading'}${sized}…</span>` : null}
     ${onLoaded && !loadable ? html`<span class="hint">over ${bytes(LOAD_LIMIT)}: too large to show here, download it</span>` : null}
     <${ErrorBox} error=${state.error} />
@@ -63,5 +80,11 @@ export function Value({ endpointId, jobId, part, preview, test }) {
   }
   return html`<p class="hint" data-test=${`${test}-size`}>${bytes(preview.bytes)} in all; the first ${bytes(preview.preview.length)} shown.</p>
     <pre class="preview" data-test=${`${test}-preview`}>${preview.preview}…</pre>
-    <${ValueActions} endpointId=${endpointId} jobId=${jobId} part=${part} size=${preview.bytes} onLoaded=${(/** @type {unknown} */ value) => setLoaded({ value })} />`;
+    <${ValueActions}
+      endpointId=${endpointId}
+      jobId=${jobId}
+      part=${part}
+      size=${preview.bytes}
+      onLoaded=${(/** @type {unknown} */ value) => setLoaded({ value })}
+    />`;
 }

@@ -51,9 +51,7 @@ export function registerGpuCommand(program: Command): void {
         .argParser(parseTimeout)
         .default(DEFAULT_GPU_TOOL_TIMEOUT_MS),
     )
-    .addOption(
-      new Option('--expect <vendor>', 'exit 1 unless a GPU of this vendor answers').choices(['nvidia', 'amd', 'any']),
-    )
+    .addOption(new Option('--expect <vendor>', 'exit 1 unless a GPU of this vendor answers').choices(['nvidia', 'amd', 'any']))
     .addHelpText('after', HELP_AFTER)
     .action(async (raw: unknown) => {
       const options = parseOrThrow(GpuCommandOptionsSchema, raw, 'SW_INVALID_OPTIONS', 'gpu options');

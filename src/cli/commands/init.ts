@@ -11,7 +11,11 @@ import { parseOrThrow } from '../../job/parse.js';
 const InitOptionsSchema = z.object({
   stream: z.boolean().default(false),
   force: z.boolean().default(false),
-  name: z.string().regex(/^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/, { error: 'must be a valid npm package name (lower case)' }).max(214).optional(),
+  name: z
+    .string()
+    .regex(/^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/, { error: 'must be a valid npm package name (lower case)' })
+    .max(214)
+    .optional(),
 });
 
 const HELP_AFTER = `

@@ -11,15 +11,7 @@
  * fires once even when several harness processes share a store). Every time is read on
  * the harness's clock.
  */
-import {
-  ServerlessWorkerError,
-  type Job,
-  type JobRequest,
-  type JobResult,
-  type JobView,
-  type StopReason,
-  type StreamChunk,
-} from '../../job/index.js';
+import { ServerlessWorkerError, type Job, type JobRequest, type JobResult, type JobView, type StopReason, type StreamChunk } from '../../job/index.js';
 import { DEFAULT_MAX_REQUEUES, isStaleAttempt, staleAttemptError } from '../store/attempts.js';
 import type { Clock } from '../../clock/index.js';
 import type { EndpointJobsOptions } from './endpoint-types.js';

@@ -23,6 +23,12 @@ export function checkQueueRoom(store: Pick<JobStore, 'queuedBytes'>, max: number
   throw new ServerlessWorkerError(
     'SW_QUEUE_FULL',
     `The harness's queue is full: queued requests hold ${queued} bytes${arriving} and this one has ${bytes}, past the limit of ${max} (maxQueuedBytes, --max-queued-bytes); retry after ${QUEUE_FULL_RETRY_AFTER_S} s`,
-    { queuedBytes: queued, ...(inFlightBytes > 0 ? { inFlightBytes } : {}), requestBytes: bytes, maxQueuedBytes: max, retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_S },
+    {
+      queuedBytes: queued,
+      ...(inFlightBytes > 0 ? { inFlightBytes } : {}),
+      requestBytes: bytes,
+      maxQueuedBytes: max,
+      retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_S,
+    },
   );
 }

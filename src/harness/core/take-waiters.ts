@@ -107,7 +107,10 @@ export class TakeWaiters {
           // The waiters of one worker next in line (a worker of concurrency n polls n times)
           // are served by one take: one store statement for their jobs, not one each.
           const group = this.#sameWorkerRun(waiter);
-          const jobs = await source.take(waiter.workerId, group.reduce((sum, each) => sum + each.max, 0));
+          const jobs = await source.take(
+            waiter.workerId,
+            group.reduce((sum, each) => sum + each.max, 0),
+          );
           if (jobs.length === 0) break;
           let next = 0;
           for (const each of group) {

@@ -10,7 +10,16 @@
  * `changeEvents` names the events a change emits, in the order both stores send them.
  */
 import {
-  RETENTION_MS, ServerlessWorkerError, isTerminal, nextState, resolvePolicy, type JobErrorPayload, type JobRequest, type JobResult, type JobStatus, type JobTrigger,
+  RETENTION_MS,
+  ServerlessWorkerError,
+  isTerminal,
+  nextState,
+  resolvePolicy,
+  type JobErrorPayload,
+  type JobRequest,
+  type JobResult,
+  type JobStatus,
+  type JobTrigger,
   type StopReason,
 } from '../../job/index.js';
 import { requeueLimitPayload } from './attempts.js';
@@ -32,19 +41,47 @@ export interface Submission {
 export function queuedJob(submission: Submission, now: number): StoredJob {
   const { id, endpointId, request, sync, waitMs } = submission;
   return {
-    id, endpointId, request, sync, status: 'IN_QUEUE', submittedAt: now, queuedAt: now, retries: 0, attempt: 0, lost: 0, chunkCount: 0, unreadChunkCount: 0,
+    id,
+    endpointId,
+    request,
+    sync,
+    status: 'IN_QUEUE',
+    submittedAt: now,
+    queuedAt: now,
+    retries: 0,
+    attempt: 0,
+    lost: 0,
+    chunkCount: 0,
+    unreadChunkCount: 0,
     expiresAt: now + resolvePolicy(request.policy).ttl,
     retentionMs: sync ? syncRetentionMs(waitMs) : RETENTION_MS.async,
   };
 }
 
 /** The fields of a job the rules read. */
-export type JobFacts = Pick<StoredJob, 'id' | 'endpointId' | 'status' | 'workerId' | 'startedAt' | 'attempt' | 'lost' | 'retries' | 'retentionMs' | 'executionTimeoutMs'>;
+export type JobFacts = Pick<
+  StoredJob,
+  'id' | 'endpointId' | 'status' | 'workerId' | 'startedAt' | 'attempt' | 'lost' | 'retries' | 'retentionMs' | 'executionTimeoutMs'
+>;
 
 /** Fields a change may write. */
 export type ChangedField =
-  | 'queuedAt' | 'startedAt' | 'endedAt' | 'workerId' | 'output' | 'error' | 'retries' | 'attempt' | 'lost' | 'resultFrom' | 'cancelledFrom'
-  | 'chunkCount' | 'executionDeadline' | 'executionTimeoutMs' | 'deleteAt' | 'reportedAt';
+  | 'queuedAt'
+  | 'startedAt'
+  | 'endedAt'
+  | 'workerId'
+  | 'output'
+  | 'error'
+  | 'retries'
+  | 'attempt'
+  | 'lost'
+  | 'resultFrom'
+  | 'cancelledFrom'
+  | 'chunkCount'
+  | 'executionDeadline'
+  | 'executionTimeoutMs'
+  | 'deleteAt'
+  | 'reportedAt';
 
 /** What a change writes: the new status, and each field it sets (undefined: cleared). A field not named is kept. */
 export type JobPatch = { readonly status: JobStatus } & { readonly [K in ChangedField]?: StoredJob[K] | undefined };
@@ -77,7 +114,12 @@ export interface Unchanged {
 /** The job reaches a terminal status by `trigger`: released, its deadline cleared, kept for its retention. */
 export function endChange(job: JobFacts, trigger: JobTrigger, result: { output?: unknown; error?: JobErrorPayload }, now: number): JobChange {
   const status = nextState(job.status, trigger, job.id);
-  const fields: { -readonly [K in keyof JobPatch]: JobPatch[K] } = { status, workerId: undefined, executionDeadline: undefined, deleteAt: now + job.retentionMs };
+  const fields: { -readonly [K in keyof JobPatch]: JobPatch[K] } = {
+    status,
+    workerId: undefined,
+    executionDeadline: undefined,
+    deleteAt: now + job.retentionMs,
+  };
   if (job.startedAt !== undefined) fields.endedAt = now;
   let counted: JobChange['counted'];
   if (status === 'COMPLETED') {
@@ -166,7 +208,10 @@ export function cancelChange(job: JobFacts, now: number): JobChange | Refused | 
   }
   const change = endChange(job, 'cancel', {}, now);
   // A running job keeps the worker it ran on (the holder is cleared as for any end).
-  const held = job.status === 'IN_PROGRESS' && job.workerId !== undefined && change.kind === 'ended' ? { ...change, fields: { ...change.fields, cancelledFrom: job.workerId } } : change;
+  const held =
+    job.status === 'IN_PROGRESS' && job.workerId !== undefined && change.kind === 'ended'
+      ? { ...change, fields: { ...change.fields, cancelledFrom: job.workerId } }
+      : change;
   return withStop(held, 'cancelled');
 }
 

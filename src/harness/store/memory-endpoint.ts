@@ -129,7 +129,7 @@ export class MemoryEndpoint {
     const wanted = query.states && query.states.length > 0 ? new Set(query.states) : undefined;
     const typed = query.search?.trim();
     const search = typed ? typed.toLowerCase() : undefined;
-    const exact = typed ? this.jobs.get(typed) ?? this.jobs.get(search ?? '') : undefined;
+    const exact = typed ? (this.jobs.get(typed) ?? this.jobs.get(search ?? '')) : undefined;
     const page: StoredJob[] = [];
     const history = hasHistoryFilter(query);
     if (exact) {

@@ -11,8 +11,24 @@ import { resolvePolicy, type Job, type JobRequest, type JobResult, type StreamCh
 import { stampAttempt } from './attempts.js';
 import { toDelivery } from './job-record.js';
 import type {
-  ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules,
-  ResultAck, StateCounts, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
+  ChangeOutcome,
+  DueOutcome,
+  EndpointSettings,
+  GoneWorker,
+  HealthCounts,
+  JobStore,
+  ListPage,
+  ListQuery,
+  PostAck,
+  RequeueRules,
+  ResultAck,
+  StateCounts,
+  StoreEvent,
+  StoredJob,
+  StoredWorker,
+  StreamRead,
+  SubmitOptions,
+  TouchWorker,
 } from './job-store.js';
 import { MemoryEndpoint } from './memory-endpoint.js';
 import { owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
@@ -62,7 +78,10 @@ export class MemoryJobStore implements JobStore {
     this.#open();
     const endpoint = this.#state.endpointOrCreate(endpointId);
     const sync = options.sync ?? false;
-    const { unreadChunkCount: _none, ...queued } = queuedJob({ id: options.id ?? newJobId(sync), endpointId, request: ownedRequest(request), sync, waitMs: options.waitMs }, now);
+    const { unreadChunkCount: _none, ...queued } = queuedJob(
+      { id: options.id ?? newJobId(sync), endpointId, request: ownedRequest(request), sync, waitMs: options.waitMs },
+      now,
+    );
     const job: MemoryJob = { ...queued, unread: [], requestBytes: options.bytes ?? 0 };
     endpoint.add(job);
     endpoint.queue.set(job.id, job);
@@ -213,11 +232,18 @@ export class MemoryJobStore implements JobStore {
 
   // -------------------------------------------------------------- lost jobs and workers
 
-  async requeueJob(endpointId: string, jobId: string, workerId: string, rules: RequeueRules, now: number): Promise<{ readonly requeued: boolean } & ChangeOutcome> {
+  async requeueJob(
+    endpointId: string,
+    jobId: string,
+    workerId: string,
+    rules: RequeueRules,
+    now: number,
+  ): Promise<{ readonly requeued: boolean } & ChangeOutcome> {
     this.#open();
     const changes = newChanges();
     const job = this.#state.job(endpointId, jobId);
-    const requeued = job !== undefined && job.status === 'IN_PROGRESS' && job.workerId === workerId && this.#state.requeue(job, rules.maxRequeues, now, changes);
+    const requeued =
+      job !== undefined && job.status === 'IN_PROGRESS' && job.workerId === workerId && this.#state.requeue(job, rules.maxRequeues, now, changes);
     return this.#finish(changes, { requeued, ended: changes.ended, stops: changes.stops });
   }
 

@@ -156,4 +156,3 @@ export class MemoryState {
     this.changed(job, changes);
   }
 }
-

@@ -30,12 +30,7 @@ export function refusedProgress(job: PostFacts | undefined, workerId: string | u
  * Why a stream chunk does not apply, or undefined when it does. Chunks of one job come in
  * order; an index the job already has is a post retried after a lost answer (`duplicate`).
  */
-export function refusedChunk(
-  job: PostFacts | undefined,
-  workerId: string | undefined,
-  chunk: StreamChunk,
-  attempt: number | undefined,
-): PostAck | undefined {
+export function refusedChunk(job: PostFacts | undefined, workerId: string | undefined, chunk: StreamChunk, attempt: number | undefined): PostAck | undefined {
   if (!job) return { applied: false, reason: 'not_found' };
   if (isStaleAttempt(job, attempt)) return { applied: false, reason: 'stale_attempt', status: job.status };
   const index = chunk.metrics?.stream_index;

@@ -227,11 +227,15 @@ export class PlatformHttp {
       const send = https ? httpsRequest : httpRequest;
       const request = send({ ...target.origin, path: target.path, method, headers, agent: this.#agent(https) }, onResponse);
       // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
-      const timer = this.#clock.setTimer(options.timeoutMs, () => {
-        const timeout = new RequestTimeoutError(options.timeoutMs);
-        settle(timeout);
-        request.destroy(timeout);
-      }, { keepAlive: true });
+      const timer = this.#clock.setTimer(
+        options.timeoutMs,
+        () => {
+          const timeout = new RequestTimeoutError(options.timeoutMs);
+          settle(timeout);
+          request.destroy(timeout);
+        },
+        { keepAlive: true },
+      );
       function onAbort(): void {
         settle(signal?.reason);
         request.destroy();

@@ -25,11 +25,14 @@ export const PlatformTransportSettingsSchema = z
     /** Bound of one job-take or job-stop long poll, ms; default 90 000 (as the reference worker). */
     pollTimeoutMs: ms('pollTimeoutMs', 1_000, 3_600_000)
       .default(90_000)
-      .meta({ description: 'Bound of one job-take or job-stop long poll, ms (the default is the reference worker\'s).' }),
+      .meta({ description: "Bound of one job-take or job-stop long poll, ms (the default is the reference worker's)." }),
     /** Least time between the starts of two take polls that came back empty at once, ms; default 1 000 (a platform that does not hold polls is not hammered). */
     emptyPollGapMs: ms('emptyPollGapMs', 0, 60_000)
       .default(1_000)
-      .meta({ description: 'Least time between the starts of two take polls that came back empty at once, ms, so that a platform that does not hold polls is not hammered.' }),
+      .meta({
+        description:
+          'Least time between the starts of two take polls that came back empty at once, ms, so that a platform that does not hold polls is not hammered.',
+      }),
     /** First wait after a failed take or stop poll, or a 429, ms; default 1 000. */
     pollBackoffMinMs: ms('pollBackoffMinMs', 1, 600_000)
       .default(1_000)
@@ -43,7 +46,10 @@ export const PlatformTransportSettingsSchema = z
     /** A result or chunk post is retried until it lands or this long has passed since its first attempt, ms; default 300 000 (5 min). */
     resultDeadlineMs: ms('resultDeadlineMs', 0, 86_400_000)
       .default(300_000)
-      .meta({ description: 'A result or chunk post is retried until it lands or this long has passed since its first attempt, ms (never drop a result: retried for minutes, not twice).' }),
+      .meta({
+        description:
+          'A result or chunk post is retried until it lands or this long has passed since its first attempt, ms (never drop a result: retried for minutes, not twice).',
+      }),
     /** Wait before the first retry of a post, ms; doubles each retry, times a random 1-2; default 250. */
     retryMinDelayMs: ms('retryMinDelayMs', 0, 600_000)
       .default(250)
@@ -67,7 +73,7 @@ export const PlatformTransportSettingsSchema = z
       .default(DEFAULT_MAX_RESULT_BYTES)
       .meta({
         description:
-          'Largest result the platform accepts in one job-done body, bytes (the default is the worker API\'s limit; the platform sets no variable for it). A larger result is not posted: the job fails at once with `SW_RESULT_TOO_LARGE`; the same limit applies in the dry run, `--serve-api` and `runJob`.',
+          "Largest result the platform accepts in one job-done body, bytes (the default is the worker API's limit; the platform sets no variable for it). A larger result is not posted: the job fails at once with `SW_RESULT_TOO_LARGE`; the same limit applies in the dry run, `--serve-api` and `runJob`.",
       }),
     /** Run the heartbeat (when RUNPOD_WEBHOOK_PING is set); default true. */
     heartbeat: z

@@ -248,8 +248,7 @@ export class PlatformTransport implements Transport {
   async postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt> {
     // This run's waiting progress value must not land after its result; other attempts' lanes stay.
     this.#progress.drop(runKey(jobId, options.attempt));
-    const body: Record<string, unknown> =
-      result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
+    const body: Record<string, unknown> = result.kind === 'output' ? { output: result.output } : { error: JSON.stringify(result.error) };
     if (options.stopPod) body.stopPod = true;
     const text = JSON.stringify(body);
     assertResultFits(jobId, text, this.maxResultBytes, options.isStream);
@@ -285,7 +284,11 @@ export class PlatformTransport implements Transport {
 
   /** `GET <ping>?status=unhealthy&check=<check>&reason=<at most 256 chars>`, tried a few times; never rejects. */
   reportUnhealthy(check: string, reason: string): Promise<void> {
-    return sendUnhealthyReport({ http: this.#http, ping: this.#urls.ping, timeoutMs: this.settings.requestTimeoutMs, logger: this.#logger, clock: this.#clock }, check, reason);
+    return sendUnhealthyReport(
+      { http: this.#http, ping: this.#urls.ping, timeoutMs: this.settings.requestTimeoutMs, logger: this.#logger, clock: this.#clock },
+      check,
+      reason,
+    );
   }
 
   /**

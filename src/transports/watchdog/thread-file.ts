@@ -78,7 +78,9 @@ function threadFileBeside(base: string | URL): ThreadFile | undefined {
     if (extension !== '.ts') return { url };
     // TypeScript: tsx is there wherever the sources run (a dev dependency).
     try {
-      const api = createRequire(base).resolve('tsx/package.json').replace(/package\.json$/, 'dist/esm/api/index.mjs');
+      const api = createRequire(base)
+        .resolve('tsx/package.json')
+        .replace(/package\.json$/, 'dist/esm/api/index.mjs');
       if (!existsSync(api)) return undefined;
       const bootstrap = `import(${JSON.stringify(pathToFileURL(api).href)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
       return { url, bootstrap };

@@ -51,11 +51,16 @@ export async function postVerdicts(verdictList: readonly Verdict[], data: Watchd
       const url = verdictUrl(fire.doneUrl, job);
       const outcome = await http.postUntilLanded(url, JSON.stringify({ error: JSON.stringify(error), stopPod: true }), fire.retry);
       if (!outcome.delivered) {
-        logLine(data, 'error', `the ${error.error_code} result of job ${jobName(job)} could not be posted after ${outcome.attempts} attempt(s) (last: ${outcome.last})`, {
-          requestId: job.id,
-          ...(job.attempt !== undefined ? { attempt: job.attempt } : {}),
-          code: 'SW_RESULT_UNDELIVERED',
-        });
+        logLine(
+          data,
+          'error',
+          `the ${error.error_code} result of job ${jobName(job)} could not be posted after ${outcome.attempts} attempt(s) (last: ${outcome.last})`,
+          {
+            requestId: job.id,
+            ...(job.attempt !== undefined ? { attempt: job.attempt } : {}),
+            code: 'SW_RESULT_UNDELIVERED',
+          },
+        );
       }
     }),
   );

@@ -40,8 +40,12 @@ function claimJobs(): boolean {
 
 const heartbeat =
   data.heartbeat && pingHttp
-    ? new ThreadHeartbeat(data.heartbeat, pingHttp, (message: FromThreadMessage) => port?.postMessage(message), claimJobs, () =>
-        board.jobs().map((job) => job.id),
+    ? new ThreadHeartbeat(
+        data.heartbeat,
+        pingHttp,
+        (message: FromThreadMessage) => port?.postMessage(message),
+        claimJobs,
+        () => board.jobs().map((job) => job.id),
       )
     : undefined;
 

@@ -160,13 +160,14 @@ export class Watchdog implements JobWatch {
     // The thread must never keep a finished worker process alive.
     thread.unref();
     let up: () => void = () => {};
-    if (file.bootstrap !== undefined) this.#ready = new Promise<void>((resolve) => {
-      const timer = this.#clock.setTimer(READY_WAIT_MS, resolve);
-      up = () => {
-        timer.cancel();
-        resolve();
-      };
-    });
+    if (file.bootstrap !== undefined)
+      this.#ready = new Promise<void>((resolve) => {
+        const timer = this.#clock.setTimer(READY_WAIT_MS, resolve);
+        up = () => {
+          timer.cancel();
+          resolve();
+        };
+      });
     thread.on('message', (message: FromThreadMessage) => {
       if (message.type === 'failure') this.#options.onPingFailure?.(message);
       else if (message.type === 'ready') up();

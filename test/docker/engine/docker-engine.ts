@@ -116,13 +116,21 @@ export async function startDockerEngine(): Promise<DockerEngine> {
   // An empty config file: /etc/docker/daemon.json of the machine must not apply.
   await writeFile(join(dir, 'daemon.json'), '{}\n');
   const args = [
-    '--config-file', join(dir, 'daemon.json'),
-    '--storage-driver', 'overlay2',
-    '--bridge=none', '--iptables=false', '--ip6tables=false',
-    '--data-root', join(dir, 'data'),
-    '--exec-root', join(dir, 'exec'),
-    '--pidfile', join(dir, 'dockerd.pid'),
-    '-H', `unix://${socketPath}`,
+    '--config-file',
+    join(dir, 'daemon.json'),
+    '--storage-driver',
+    'overlay2',
+    '--bridge=none',
+    '--iptables=false',
+    '--ip6tables=false',
+    '--data-root',
+    join(dir, 'data'),
+    '--exec-root',
+    join(dir, 'exec'),
+    '--pidfile',
+    join(dir, 'dockerd.pid'),
+    '-H',
+    `unix://${socketPath}`,
   ];
   const log = openSync(join(dir, 'dockerd.log'), 'a');
   const child = spawn('dockerd', args, {
@@ -130,7 +138,11 @@ export async function startDockerEngine(): Promise<DockerEngine> {
     env: { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin:/usr/bin` },
   });
   closeSync(log);
-  const readLog = () => readFile(join(dir, 'dockerd.log'), 'utf8').then((text) => text.split('\n').slice(-15).join('\n'), () => '');
+  const readLog = () =>
+    readFile(join(dir, 'dockerd.log'), 'utf8').then(
+      (text) => text.split('\n').slice(-15).join('\n'),
+      () => '',
+    );
   const deadline = Date.now() + START_LIMIT_MS;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {

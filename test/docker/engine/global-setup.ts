@@ -56,7 +56,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const broker = createServer((request, reply) => {
     answer(new URL(request.url ?? '/', 'http://broker')).then(
       (body) => reply.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
-      (error: unknown) => reply.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: error instanceof Error ? error.message : String(error) })),
+      (error: unknown) =>
+        reply.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: error instanceof Error ? error.message : String(error) })),
     );
     request.resume();
   });

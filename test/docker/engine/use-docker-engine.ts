@@ -58,7 +58,9 @@ export function useDockerEngine(): Promise<TestDockerEngine> {
       const buildArgs = Object.entries(options.args ?? {}).flatMap(([key, value]) => ['--build-arg', `${key}=${value}`]);
       const result = await docker(['build', '--network', 'host', '-f', dockerfile, '-t', options.tag, ...buildArgs, context], { reject: false });
       if (result.exitCode !== 0) {
-        throw new Error(`docker build -f ${dockerfile} (${options.tag}) failed with exit code ${result.exitCode}:\n${String(result.stdout).slice(-4_000)}\n${String(result.stderr).slice(-4_000)}`);
+        throw new Error(
+          `docker build -f ${dockerfile} (${options.tag}) failed with exit code ${result.exitCode}:\n${String(result.stdout).slice(-4_000)}\n${String(result.stderr).slice(-4_000)}`,
+        );
       }
       return options.tag;
     };

@@ -43,7 +43,12 @@ describe('with an API key', () => {
   it('401 SW_UNAUTHORIZED on every route without the key, or with a wrong one', async () => {
     running = await startTestServer({ apiKey: KEY }, { clock: new ManualClock() });
     for (const [method, path] of ROUTES) {
-      const variants: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-key' }, { authorization: `Bearer ${KEY}x` }, { authorization: KEY.slice(1) }];
+      const variants: Array<Record<string, string>> = [
+        {},
+        { authorization: 'Bearer wrong-key' },
+        { authorization: `Bearer ${KEY}x` },
+        { authorization: KEY.slice(1) },
+      ];
       for (const headers of variants) {
         const answer = await call(method, `${running.url}${path}`, { headers, ...(method === 'POST' ? { body: { input: {} } } : {}) });
         expect(answer.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401);

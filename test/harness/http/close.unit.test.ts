@@ -32,7 +32,10 @@ describe('close()', () => {
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     // A bound far below Node's headers timeout: before the fix close waited the whole 60 s.
-    const closed = await Promise.race([running.server.close().then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 15_000).unref())]);
+    const closed = await Promise.race([
+      running.server.close().then(() => 'closed'),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 15_000).unref()),
+    ]);
     expect(closed).toBe('closed');
     await socketClosed;
     expect(socket.destroyed).toBe(true);

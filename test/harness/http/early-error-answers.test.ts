@@ -50,7 +50,12 @@ async function withFetch(url: string, body: Buffer, headers: Record<string, stri
   const tally = newTally();
   for (let i = 0; i < posts; i++) {
     try {
-      const response = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, signal: AbortSignal.timeout(30_000) });
+      const response = await fetch(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+        signal: AbortSignal.timeout(30_000),
+      });
       count(tally, response.status, await response.text());
     } catch (error) {
       tally.errors.push(String((error as Error & { cause?: Error }).cause?.message ?? error));
@@ -87,7 +92,9 @@ async function withCurl(url: string, file: string, headers: Record<string, strin
   const tally = newTally();
   const headerArgs = Object.entries({ 'content-type': 'application/json', ...headers }).flatMap(([key, value]) => ['-H', `${key}: ${value}`]);
   for (let i = 0; i < posts; i++) {
-    const run = await execa('curl', ['-sS', '-o', out, '-w', '%{http_code}', '--max-time', '30', ...headerArgs, '--data-binary', `@${file}`, url], { reject: false });
+    const run = await execa('curl', ['-sS', '-o', out, '-w', '%{http_code}', '--max-time', '30', ...headerArgs, '--data-binary', `@${file}`, url], {
+      reject: false,
+    });
     if (run.exitCode !== 0) {
       tally.errors.push(`curl exit ${run.exitCode}: ${run.stderr}`);
       continue;
@@ -111,38 +118,54 @@ beforeAll(async () => {
 });
 
 describe('early error answers reach the client', () => {
-  it.each(ROUTES)(`over-limit /%s bodies: ${POSTS} posts each through fetch, undici and curl, all answered 413 SW_PAYLOAD_TOO_LARGE`, { timeout: 300_000 }, async (route, limit) => {
-    const body = bodyOver(limit);
-    const file = join(scratch, `${route}.json`);
-    writeFileSync(file, body);
-    const url = `${open.endpointUrl()}/${route}`;
-    const startedAt = performance.now();
-    const [viaFetch, viaUndici, viaCurl] = await Promise.all([withFetch(url, body, {}), withUndici(url, body, {}), withCurl(url, file, {}, join(scratch, `${route}.out`))]);
-    console.log(`[early answers] 413 /${route} (${body.length} bytes): fetch ${JSON.stringify(viaFetch)} undici ${JSON.stringify(viaUndici)} curl ${JSON.stringify(viaCurl)} in ${Math.round(performance.now() - startedAt)} ms`);
-    for (const tally of [viaFetch, viaUndici, viaCurl]) {
-      expect(tally.errors).toEqual([]);
-      expect(tally.statuses).toEqual({ 413: POSTS });
-      expect(tally.codes).toEqual({ SW_PAYLOAD_TOO_LARGE: POSTS });
-    }
-  });
+  it.each(ROUTES)(
+    `over-limit /%s bodies: ${POSTS} posts each through fetch, undici and curl, all answered 413 SW_PAYLOAD_TOO_LARGE`,
+    { timeout: 300_000 },
+    async (route, limit) => {
+      const body = bodyOver(limit);
+      const file = join(scratch, `${route}.json`);
+      writeFileSync(file, body);
+      const url = `${open.endpointUrl()}/${route}`;
+      const startedAt = performance.now();
+      const [viaFetch, viaUndici, viaCurl] = await Promise.all([
+        withFetch(url, body, {}),
+        withUndici(url, body, {}),
+        withCurl(url, file, {}, join(scratch, `${route}.out`)),
+      ]);
+      console.log(
+        `[early answers] 413 /${route} (${body.length} bytes): fetch ${JSON.stringify(viaFetch)} undici ${JSON.stringify(viaUndici)} curl ${JSON.stringify(viaCurl)} in ${Math.round(performance.now() - startedAt)} ms`,
+      );
+      for (const tally of [viaFetch, viaUndici, viaCurl]) {
+        expect(tally.errors).toEqual([]);
+        expect(tally.statuses).toEqual({ 413: POSTS });
+        expect(tally.codes).toEqual({ SW_PAYLOAD_TOO_LARGE: POSTS });
+      }
+    },
+  );
 
-  it.each(ROUTES)(`401 before the body is read on /%s: ${POSTS} posts each through fetch, undici and curl with a wrong key, all answered 401 SW_UNAUTHORIZED`, { timeout: 300_000 }, async (route) => {
-    const body = bodyOver(2 * 1024 * 1024, 0);
-    const file = join(scratch, `unauthorized-${route}.json`);
-    writeFileSync(file, body);
-    const url = `${keyed.endpointUrl()}/${route}`;
-    const headers = { authorization: 'Bearer wrong-key' };
-    const startedAt = performance.now();
-    const [viaFetch, viaUndici, viaCurl] = await Promise.all([
-      withFetch(url, body, headers),
-      withUndici(url, body, headers),
-      withCurl(url, file, headers, join(scratch, `unauthorized-${route}.out`)),
-    ]);
-    console.log(`[early answers] 401 /${route} (${body.length} bytes): fetch ${JSON.stringify(viaFetch)} undici ${JSON.stringify(viaUndici)} curl ${JSON.stringify(viaCurl)} in ${Math.round(performance.now() - startedAt)} ms`);
-    for (const tally of [viaFetch, viaUndici, viaCurl]) {
-      expect(tally.errors).toEqual([]);
-      expect(tally.statuses).toEqual({ 401: POSTS });
-      expect(tally.codes).toEqual({ SW_UNAUTHORIZED: POSTS });
-    }
-  });
+  it.each(ROUTES)(
+    `401 before the body is read on /%s: ${POSTS} posts each through fetch, undici and curl with a wrong key, all answered 401 SW_UNAUTHORIZED`,
+    { timeout: 300_000 },
+    async (route) => {
+      const body = bodyOver(2 * 1024 * 1024, 0);
+      const file = join(scratch, `unauthorized-${route}.json`);
+      writeFileSync(file, body);
+      const url = `${keyed.endpointUrl()}/${route}`;
+      const headers = { authorization: 'Bearer wrong-key' };
+      const startedAt = performance.now();
+      const [viaFetch, viaUndici, viaCurl] = await Promise.all([
+        withFetch(url, body, headers),
+        withUndici(url, body, headers),
+        withCurl(url, file, headers, join(scratch, `unauthorized-${route}.out`)),
+      ]);
+      console.log(
+        `[early answers] 401 /${route} (${body.length} bytes): fetch ${JSON.stringify(viaFetch)} undici ${JSON.stringify(viaUndici)} curl ${JSON.stringify(viaCurl)} in ${Math.round(performance.now() - startedAt)} ms`,
+      );
+      for (const tally of [viaFetch, viaUndici, viaCurl]) {
+        expect(tally.errors).toEqual([]);
+        expect(tally.statuses).toEqual({ 401: POSTS });
+        expect(tally.codes).toEqual({ SW_UNAUTHORIZED: POSTS });
+      }
+    },
+  );
 });

@@ -13,11 +13,7 @@ import { call } from '../../kit/index.js';
 export const silent = pino({ level: 'silent' });
 
 /** An in-process worker on `endpointId` of `harness`. */
-export function startTestWorker(
-  harness: Harness,
-  handler: Handler<never>,
-  options: ServeOptions = {},
-): LocalWorker & { stop(): Promise<void> } {
+export function startTestWorker(harness: Harness, handler: Handler<never>, options: ServeOptions = {}): LocalWorker & { stop(): Promise<void> } {
   const config = resolveOptions({ endpointId: 'ep', shutdownTimeoutMs: 1_000, timeoutGraceMs: 500, ...options, logger: silent });
   const local = startLocalWorker(handler as Handler<unknown>, config, silent, harness);
   return Object.assign(local, { stop: async () => void (await local.runtime.stop()) });

@@ -50,7 +50,7 @@ describe('GET /status/{id}', () => {
     expect(errorCode(gone)).toBe('SW_JOB_NOT_FOUND');
   });
 
-  it("policy.ttl deletes a running job when it elapses (404)", async () => {
+  it('policy.ttl deletes a running job when it elapses (404)', async () => {
     const clock = new ManualClock();
     running = await startTestServer({}, { clock });
     const id = await submit(running.endpointUrl(), { input: {}, policy: { ttl: 10_000 } });

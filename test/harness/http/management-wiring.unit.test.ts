@@ -20,9 +20,11 @@ afterEach(async () => {
 describe('management API wiring', () => {
   it('endpoints created and deleted through /v1 appear and disappear under /v2', async () => {
     running = await startTestServer({}, { autoCreateEndpoints: false });
-    const template = (await call('POST', `${running.url}/v1/templates`, {
-      body: { name: 'wiring', imageName: 'example/worker:1', isServerless: true, category: 'CPU' },
-    })).json as { id: string };
+    const template = (
+      await call('POST', `${running.url}/v1/templates`, {
+        body: { name: 'wiring', imageName: 'example/worker:1', isServerless: true, category: 'CPU' },
+      })
+    ).json as { id: string };
     const created = await call('POST', `${running.url}/v1/endpoints`, {
       body: { name: 'wired', templateId: template.id, workersMin: 0, workersMax: 1 },
     });

@@ -65,7 +65,7 @@ describe('the official openai client against the harness', () => {
     expect(usage).toEqual({ prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
   });
 
-  it('completions, plain and streamed as the worker\'s own SSE lines', async () => {
+  it("completions, plain and streamed as the worker's own SSE lines", async () => {
     const client = await withExampleWorker();
     const plain = await client.completions.create({ model: 'reverse-words-1', prompt: 'a b c', max_tokens: 2 });
     expect(plain.choices[0]).toMatchObject({ text: 'c b', finish_reason: 'length' });
@@ -104,11 +104,15 @@ describe('the OpenAI adapter', () => {
     expect(jobId).toMatch(/^sync-/);
   });
 
-  it('answers a generator handler\'s aggregated [answer] as the answer itself', async () => {
+  it("answers a generator handler's aggregated [answer] as the answer itself", async () => {
     running = await startTestServer();
-    stopWorker = startTestWorker(running.harness, async function* () {
-      yield { object: 'chat.completion' };
-    }, { aggregateStream: true }).stop;
+    stopWorker = startTestWorker(
+      running.harness,
+      async function* () {
+        yield { object: 'chat.completion' };
+      },
+      { aggregateStream: true },
+    ).stop;
     const answer = await call('POST', `${running.endpointUrl()}/openai/v1/chat/completions`, { body: { messages: [] } });
     expect(answer.json).toEqual({ object: 'chat.completion' });
   });
@@ -147,7 +151,7 @@ describe('the OpenAI adapter', () => {
     expect(errorCode(timedOut)).toBe('SW_OPENAI_JOB_TIMED_OUT');
   });
 
-  it('the harness\'s OpenAI wait elapsing cancels the job and answers 504', async () => {
+  it("the harness's OpenAI wait elapsing cancels the job and answers 504", async () => {
     const clock = new ManualClock();
     running = await startTestServer({ openaiTimeoutMs: 5_000 }, { clock });
     const endpoint = running.harness.endpoint('ep');
@@ -183,7 +187,9 @@ describe('the OpenAI adapter', () => {
     expect(answer.status).toBe(200);
     const events = answer.text.split('\n\n').filter((event) => event.length > 0);
     expect(events[0]).toBe('data: {"n":1}');
-    expect(JSON.parse(events[1]!.slice('data: '.length))).toMatchObject({ error: { code: 'SW_OPENAI_JOB_FAILED', message: expect.stringContaining('mid-stream') } });
+    expect(JSON.parse(events[1]!.slice('data: '.length))).toMatchObject({
+      error: { code: 'SW_OPENAI_JOB_FAILED', message: expect.stringContaining('mid-stream') },
+    });
     expect(answer.text).not.toContain('[DONE]');
   });
 

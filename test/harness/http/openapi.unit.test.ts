@@ -25,13 +25,16 @@ afterEach(async () => {
   server = undefined;
 });
 
-type Doc = { paths: Record<string, Record<string, { description?: string; responses: Record<string, { description?: string; $ref?: string }> }>>; components: { schemas: Record<string, object> } };
+type Doc = {
+  paths: Record<string, Record<string, { description?: string; responses: Record<string, { description?: string; $ref?: string }> }>>;
+  components: { schemas: Record<string, object> };
+};
 
 async function validDocument(url: string): Promise<Doc> {
   const answer = await call('GET', `${url}/openapi.json`);
   expect(answer.status).toBe(200);
   const validator = new Validator();
-  const result = await validator.validate(answer.json as Parameters<Validator["validate"]>[0]);
+  const result = await validator.validate(answer.json as Parameters<Validator['validate']>[0]);
   expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
   expect(result.valid).toBe(true);
   return answer.json as Doc;
@@ -39,7 +42,10 @@ async function validDocument(url: string): Promise<Doc> {
 
 function startEcho(harness: TestServer['harness']): void {
   workers.push(
-    startTestWorker(harness, (async (job: { input: z.infer<typeof Input> }) => ({ echo: job.input.message })) as never, { inputSchema: Input, gpuSampling: false }),
+    startTestWorker(harness, (async (job: { input: z.infer<typeof Input> }) => ({ echo: job.input.message })) as never, {
+      inputSchema: Input,
+      gpuSampling: false,
+    }),
   );
 }
 

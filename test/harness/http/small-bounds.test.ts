@@ -44,7 +44,10 @@ describe('job-done bodies', () => {
     for (const body of ['', '   ']) {
       const empty = await fetch(`${url}/job-done/w1/${id}?isStream=false`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
       expect(empty.status).toBe(400);
-      expect(((await empty.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'SW_INVALID_REQUEST', message: expect.stringContaining('job-done body is empty') });
+      expect(((await empty.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'SW_INVALID_REQUEST',
+        message: expect.stringContaining('job-done body is empty'),
+      });
     }
     expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'IN_PROGRESS' });
     const done = await call('POST', `${url}/job-done/w1/${id}`, { body: { output: { ok: true } } });

@@ -83,7 +83,10 @@ describe('dashboard attempts', () => {
       apiKey: KEY,
       endpointInputs: { gen: { jsonSchema: toDocumentSchema(schema), check: (input) => validateInput(schema, input) } },
     });
-    const overview = (await call('GET', `${server.url}/ui/api/overview`, { headers: auth })).json as { testInputGiven: boolean; inputExamples: Record<string, { input: unknown }> };
+    const overview = (await call('GET', `${server.url}/ui/api/overview`, { headers: auth })).json as {
+      testInputGiven: boolean;
+      inputExamples: Record<string, { input: unknown }>;
+    };
     expect(overview.testInputGiven).toBe(false);
     expect(overview.inputExamples).toEqual({ gen: { input: { prompt: 'example prompt', steps: 4 } } });
     const accepted = await call('POST', `${server.endpointUrl('gen')}/run`, { headers: auth, body: overview.inputExamples.gen });

@@ -12,7 +12,13 @@ import { AttemptLog, inputExample, jobAttemptsView, type JobAttemptFacts } from 
 import { ScaleEvents } from '../../../packages/platform/src/harness/launcher/index.js';
 
 /** A job as the log reads it. */
-const facts = (fields: Partial<JobAttemptFacts> & Pick<JobAttemptFacts, 'id' | 'status'>): JobAttemptFacts => ({ endpointId: 'ep', attempt: 1, retries: 0, lost: 0, ...fields });
+const facts = (fields: Partial<JobAttemptFacts> & Pick<JobAttemptFacts, 'id' | 'status'>): JobAttemptFacts => ({
+  endpointId: 'ep',
+  attempt: 1,
+  retries: 0,
+  lost: 0,
+  ...fields,
+});
 
 describe('attempt log', () => {
   it('records takes, a requeue with its reason, a stale post, a retake and the end', () => {
@@ -25,9 +31,20 @@ describe('attempt log', () => {
     log.taken('ep', 'w-b', [{ id: 'j1', attempt: 2 }]);
     now = 3_500;
     log.stalePost('ep', 'w-a', 'j1', 1, 'result');
-    log.ended(facts({ id: 'j1', status: 'COMPLETED', attempt: 2, retries: 1, lost: 1, startedAt: 3_000, endedAt: 4_000, resultFrom: { workerId: 'w-b', attempt: 2 } }));
+    log.ended(
+      facts({ id: 'j1', status: 'COMPLETED', attempt: 2, retries: 1, lost: 1, startedAt: 3_000, endedAt: 4_000, resultFrom: { workerId: 'w-b', attempt: 2 } }),
+    );
     expect(log.forJob('ep', 'j1')?.attempts).toEqual([
-      { attempt: 1, workerId: 'w-a', startedAt: 1_000, endedAt: 2_000, outcome: 'requeued', reason: 'requeued: its worker was declared gone (no heartbeat)', stalePosts: 1, lastStalePost: { at: 3_500, what: 'result', workerId: 'w-a' } },
+      {
+        attempt: 1,
+        workerId: 'w-a',
+        startedAt: 1_000,
+        endedAt: 2_000,
+        outcome: 'requeued',
+        reason: 'requeued: its worker was declared gone (no heartbeat)',
+        stalePosts: 1,
+        lastStalePost: { at: 3_500, what: 'result', workerId: 'w-a' },
+      },
       { attempt: 2, workerId: 'w-b', startedAt: 3_000, endedAt: 4_000, outcome: 'COMPLETED', stalePosts: 0 },
     ]);
   });
@@ -67,7 +84,15 @@ describe('attempt log', () => {
     if (!job) throw new Error('job gone');
     const view = jobAttemptsView(job, log.forJob('ep', id), [], clock.now());
     expect(view.attempts).toEqual([
-      { attempt: 1, workerId: 'w-a', startedAt: new Date(1_000).toISOString(), endedAt: new Date(1_040).toISOString(), durationMs: 40, outcome: 'COMPLETED', stalePosts: 0 },
+      {
+        attempt: 1,
+        workerId: 'w-a',
+        startedAt: new Date(1_000).toISOString(),
+        endedAt: new Date(1_040).toISOString(),
+        durationMs: 40,
+        outcome: 'COMPLETED',
+        stalePosts: 0,
+      },
     ]);
     await harness.close();
   });
@@ -99,7 +124,15 @@ describe('attempt view', () => {
     await endpoint.tryTake('in-process', 1);
     clock.advance(250);
     const events = new ScaleEvents();
-    events.add({ at: 10_100, endpointId: 'ep', kind: 'crash', workerId: 'ep-1', message: 'crashed while running (code 1, signal null)', workers: 0, requeued: [id] });
+    events.add({
+      at: 10_100,
+      endpointId: 'ep',
+      kind: 'crash',
+      workerId: 'ep-1',
+      message: 'crashed while running (code 1, signal null)',
+      workers: 0,
+      requeued: [id],
+    });
     const job = await endpoint.find(id);
     if (!job) throw new Error('job gone');
     const view = jobAttemptsView(job, log.forJob('ep', id), events.read('ep'), clock.now(), log.limits);
@@ -130,7 +163,9 @@ describe('scale events', () => {
     expect(ring.read('a').map((e) => e.workerId)).toEqual(['a-1', 'a-2']);
     expect(ring.read(undefined, 10).map((e) => e.seq)).toEqual([2, 3, 4]);
     expect(ring.read().map((e) => e.seq)).toEqual([3, 4]);
-    expect(ring.read(undefined, 1)).toEqual([{ seq: 4, at: 9, endpointId: 'b', kind: 'crash', workerId: 'b-1', message: 'crashed', workers: 0, nextStartInMs: 1_000 }]);
+    expect(ring.read(undefined, 1)).toEqual([
+      { seq: 4, at: 9, endpointId: 'b', kind: 'crash', workerId: 'b-1', message: 'crashed', workers: 0, nextStartInMs: 1_000 },
+    ]);
     expect(ring.read('none')).toEqual([]);
   });
 });
@@ -153,13 +188,22 @@ describe('input examples', () => {
     });
     const example = inputExample(toDocumentSchema(schema));
     expect(schema.safeParse(example).success).toBe(true);
-    expect(example).toMatchObject({ prompt: 'example prompt', steps: 20, mode: 'fast', email: 'user@example.com', tags: ['example text', 'example text'], start: { x: -5, y: 0 } });
+    expect(example).toMatchObject({
+      prompt: 'example prompt',
+      steps: 20,
+      mode: 'fast',
+      email: 'user@example.com',
+      tags: ['example text', 'example text'],
+      start: { x: -5, y: 0 },
+    });
     expect(example).not.toHaveProperty('seed');
   });
 
   it('takes examples[0] first, follows $ref into $defs, and stops at a depth of 8', () => {
     expect(inputExample({ type: 'object', properties: { a: { type: 'string', examples: ['hi'] } } })).toEqual({ a: 'hi' });
-    expect(inputExample({ $defs: { N: { type: 'integer', minimum: 3 } }, type: 'object', required: ['n'], properties: { n: { $ref: '#/$defs/N' } } })).toEqual({ n: 3 });
+    expect(inputExample({ $defs: { N: { type: 'integer', minimum: 3 } }, type: 'object', required: ['n'], properties: { n: { $ref: '#/$defs/N' } } })).toEqual({
+      n: 3,
+    });
     const loop = { $defs: { Node: { type: 'object', required: ['next'], properties: { next: { $ref: '#/$defs/Node' } } } }, $ref: '#/$defs/Node' };
     let depth = 0;
     let node: unknown = inputExample(loop);

@@ -59,7 +59,15 @@ describe('dashboard routes', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(page.text).toContain('/ui/static/app.js');
-    for (const file of ['/ui/static/app.js', '/ui/static/style.css', '/ui/vendor/preact.mjs', '/ui/vendor/hooks.mjs', '/ui/vendor/htm.mjs', '/ui/vendor/uplot.mjs', '/ui/vendor/uplot.css']) {
+    for (const file of [
+      '/ui/static/app.js',
+      '/ui/static/style.css',
+      '/ui/vendor/preact.mjs',
+      '/ui/vendor/hooks.mjs',
+      '/ui/vendor/htm.mjs',
+      '/ui/vendor/uplot.mjs',
+      '/ui/vendor/uplot.css',
+    ]) {
       const answer = await call('GET', `${server.url}${file}`);
       expect(answer.status, file).toBe(200);
       expect(answer.text.length, file).toBeGreaterThan(100);
@@ -78,7 +86,14 @@ describe('dashboard routes', () => {
     expect(overview.status).toBe(200);
     expect(overview.json).toMatchObject({ authenticated: true, testInput: { input: {} }, endpoints: [{ id: 'ep', queueDepth: 1 }] });
     const job = await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${jobId}`, { headers: auth });
-    expect(job.json).toMatchObject({ id: jobId, status: 'IN_QUEUE', input: { complete: true, bytes: 2, value: {} }, recentChunks: [], chunkBase: 0, terminal: false });
+    expect(job.json).toMatchObject({
+      id: jobId,
+      status: 'IN_QUEUE',
+      input: { complete: true, bytes: 2, value: {} },
+      recentChunks: [],
+      chunkBase: 0,
+      terminal: false,
+    });
     expect(errorCode(await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/nope`, { headers: auth }))).toBe('SW_JOB_NOT_FOUND');
     expect(server.server.dashboardUrl).toBe(`${server.url}/ui`);
   });
@@ -90,7 +105,8 @@ describe('dashboard routes', () => {
     try {
       const submitted = await call('POST', `${server.endpointUrl()}/run`, { body: { input: {}, webhook: `${receiver.url}?token=secret` } });
       const { id } = submitted.json as { id: string };
-      const detail = async () => (await call('GET', `${server!.url}/ui/api/endpoints/ep/jobs/${id}`)).json as { webhook: boolean; webhookDeliveries: unknown[] };
+      const detail = async () =>
+        (await call('GET', `${server!.url}/ui/api/endpoints/ep/jobs/${id}`)).json as { webhook: boolean; webhookDeliveries: unknown[] };
       await waitFor(async () => (await detail()).webhookDeliveries.length > 0, 'the delivery to end', 20_000, 20);
       const job = await detail();
       expect(job.webhook).toBe(true);
@@ -212,7 +228,11 @@ describe('dashboard routes', () => {
       { index: 3, output: 'd' },
     ]);
     // The last job frame (an overview tick every 100 ms may come after it in the same read).
-    expect(frames.filter((f) => f.event === 'job').at(-1)?.data).toMatchObject({ status: 'COMPLETED', output: { complete: true, value: 'abcd' }, terminal: true });
+    expect(frames.filter((f) => f.event === 'job').at(-1)?.data).toMatchObject({
+      status: 'COMPLETED',
+      output: { complete: true, value: 'abcd' },
+      terminal: true,
+    });
     // The page's data routes and the stream need the key.
     const refused = await fetch(url);
     expect(refused.status).toBe(401);
@@ -250,7 +270,11 @@ describe('dashboard routes', () => {
     const before = (await call('GET', `${server.url}/ui/api/overview`)).json as { gpu: { available: boolean; reason?: string } };
     expect(before.gpu).toMatchObject({ available: false, reason: expect.stringContaining('no reading yet') });
     expect(gpu.state).toBe('idle');
-    const frames = await readEvents(`${server.url}/ui/api/events`, (f) => f.some((x) => x.event === 'tick' && (x.data as { point: { gpus: unknown[] } }).point.gpus.length > 0), {});
+    const frames = await readEvents(
+      `${server.url}/ui/api/events`,
+      (f) => f.some((x) => x.event === 'tick' && (x.data as { point: { gpus: unknown[] } }).point.gpus.length > 0),
+      {},
+    );
     const tick = frames.findLast((x) => x.event === 'tick')!.data as { gpu: { available: boolean; gpus: unknown[] }; point: { gpus: unknown[] } };
     expect(tick.gpu).toMatchObject({ available: true, gpus: [{ name: 'Test Card', utilizationPercent: 42 }] });
     expect(tick.point.gpus).toEqual([{ index: 0, name: 'Test Card', utilizationPercent: 42, memoryUsedBytes: 2 ** 30, memoryTotalBytes: 2 ** 34 }]);

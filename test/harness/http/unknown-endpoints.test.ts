@@ -42,7 +42,10 @@ describe('reads of an unknown endpoint id', () => {
     const typo = server.endpointUrl('my-endpiont');
     const health = await call('GET', `${typo}/health`);
     expect(health.status).toBe(200);
-    expect(health.json).toMatchObject({ jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 }, workers: { idle: 0, running: 0, initializing: 0 } });
+    expect(health.json).toMatchObject({
+      jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
+      workers: { idle: 0, running: 0, initializing: 0 },
+    });
     for (const [method, path] of [
       ['GET', '/status/job-1'],
       ['GET', '/status-sync/job-1?wait=10'],
@@ -63,7 +66,7 @@ describe('reads of an unknown endpoint id', () => {
     expect(JSON.stringify(overview)).not.toContain('my-endpiont');
   });
 
-  it('still reads an endpoint that exists: its job\'s status after a /run', async () => {
+  it("still reads an endpoint that exists: its job's status after a /run", async () => {
     running = await startTestServer();
     const { id } = (await call('POST', `${running.endpointUrl('real')}/run`, { body: { input: {} } })).json as { id: string };
     expect((await call('GET', `${running.endpointUrl('real')}/status/${id}`)).json).toMatchObject({ id, status: 'IN_QUEUE' });
@@ -93,7 +96,9 @@ describe('a job sent to a new endpoint id', () => {
   it('once endpoints exist in /v1: answers 404 SW_ENDPOINT_NOT_FOUND naming them, creates nothing, and serves the /v1 endpoint', async () => {
     running = await startTestServer();
     const server = running;
-    const template = (await call('POST', `${server.url}/v1/templates`, { body: { name: 'known', imageName: 'example/worker:1', isServerless: true, category: 'CPU' } })).json as { id: string };
+    const template = (
+      await call('POST', `${server.url}/v1/templates`, { body: { name: 'known', imageName: 'example/worker:1', isServerless: true, category: 'CPU' } })
+    ).json as { id: string };
     const created = await call('POST', `${server.url}/v1/endpoints`, { body: { name: 'known', templateId: template.id, workersMin: 0, workersMax: 1 } });
     expect(created.status).toBe(200);
     const { id } = created.json as { id: string };
@@ -109,8 +114,11 @@ describe('a job sent to a new endpoint id', () => {
   it('after the last /v1 endpoint is deleted, its id answers 404 SW_ENDPOINT_NOT_FOUND (it accepted jobs no worker took)', async () => {
     running = await startTestServer();
     const server = running;
-    const template = (await call('POST', `${server.url}/v1/templates`, { body: { name: 'gone', imageName: 'example/worker:1', isServerless: true, category: 'CPU' } })).json as { id: string };
-    const { id } = (await call('POST', `${server.url}/v1/endpoints`, { body: { name: 'gone', templateId: template.id, workersMin: 0, workersMax: 1 } })).json as { id: string };
+    const template = (
+      await call('POST', `${server.url}/v1/templates`, { body: { name: 'gone', imageName: 'example/worker:1', isServerless: true, category: 'CPU' } })
+    ).json as { id: string };
+    const { id } = (await call('POST', `${server.url}/v1/endpoints`, { body: { name: 'gone', templateId: template.id, workersMin: 0, workersMax: 1 } }))
+      .json as { id: string };
     expect((await call('POST', `${server.endpointUrl(id)}/run`, { body: { input: {} } })).status).toBe(200);
     expect((await call('DELETE', `${server.url}/v1/endpoints/${id}`)).status).toBeLessThan(300);
     for (const path of ['/run', '/runsync?wait=1000']) {

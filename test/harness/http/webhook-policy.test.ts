@@ -27,7 +27,10 @@ afterEach(async () => {
 });
 
 async function counter(server: TestServer, name: string): Promise<string> {
-  return (await server.server.metrics.text()).split('\n').filter((line) => line.startsWith(name)).join('\n');
+  return (await server.server.metrics.text())
+    .split('\n')
+    .filter((line) => line.startsWith(name))
+    .join('\n');
 }
 
 interface JobPage {
@@ -35,7 +38,7 @@ interface JobPage {
 }
 
 describe('webhook target policy on the harness server', () => {
-  it('never reaches the harness itself: a webhook at its own /purge-queue leaves the other endpoint\'s queue alone, and the refusal is logged and shows on the job page', async () => {
+  it("never reaches the harness itself: a webhook at its own /purge-queue leaves the other endpoint's queue alone, and the refusal is logged and shows on the job page", async () => {
     const logged: Array<{ level: number; msg: string; reason?: string }> = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -49,21 +52,30 @@ describe('webhook target policy on the harness server', () => {
     for (let i = 0; i < 3; i++) expect((await call('POST', `${server.endpointUrl('victim')}/run`, { body: { input: { i } } })).status).toBe(200);
     stopWorker = startTestWorker(server.harness, async () => 'done').stop;
     const port = new URL(server.url).port;
-    const targets = [`http://127.0.0.1:${port}/v2/victim/purge-queue`, `http://localhost:${port}/v2/victim/purge-queue`, `http://[::ffff:127.0.0.1]:${port}/v2/victim/purge-queue`];
+    const targets = [
+      `http://127.0.0.1:${port}/v2/victim/purge-queue`,
+      `http://localhost:${port}/v2/victim/purge-queue`,
+      `http://[::ffff:127.0.0.1]:${port}/v2/victim/purge-queue`,
+    ];
     const ids: string[] = [];
     for (const webhook of targets) {
       const answer = await call('POST', `${server.endpointUrl()}/runsync`, { body: { input: {}, webhook } });
       expect(answer.json).toMatchObject({ status: 'COMPLETED' });
       ids.push((answer.json as { id: string }).id);
     }
-    await waitFor(async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === 'serverless_worker_webhook_give_ups_total 3', 'three refused deliveries');
+    await waitFor(
+      async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === 'serverless_worker_webhook_give_ups_total 3',
+      'three refused deliveries',
+    );
     expect(((await call('GET', `${server.endpointUrl('victim')}/health`)).json as { jobs: { inQueue: number } }).jobs.inQueue).toBe(3);
     const refusals = logged.filter((line) => line.level === 40 && line.msg.startsWith('webhook refused by the target policy'));
     expect(refusals).toHaveLength(3);
     expect(refusals.every((line) => line.reason?.endsWith('is the harness itself'))).toBe(true);
     for (const id of ids) {
       const page = (await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${id}`)).json as JobPage;
-      expect(page.webhookDeliveries).toEqual([expect.objectContaining({ delivered: false, attempts: 1, last: expect.stringMatching(/^refused: .*is the harness itself$/) })]);
+      expect(page.webhookDeliveries).toEqual([
+        expect.objectContaining({ delivered: false, attempts: 1, last: expect.stringMatching(/^refused: .*is the harness itself$/) }),
+      ]);
     }
   });
 
@@ -73,14 +85,27 @@ describe('webhook target policy on the harness server', () => {
     running = await startTestServer({ webhook: { retryDelayMs: 10 } });
     const server = running;
     stopWorker = startTestWorker(server.harness, async () => 'done').stop;
-    const refused = ['http://169.254.169.254/latest/meta-data/', 'http://metadata.google.internal/computeMetadata/v1/', 'http://[fd00:ec2::254]/latest', 'http://[fe80::1]:8080/x', 'http://0.0.0.0:9/x'];
+    const refused = [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'http://[fd00:ec2::254]/latest',
+      'http://[fe80::1]:8080/x',
+      'http://0.0.0.0:9/x',
+    ];
     const ids: string[] = [];
     for (const webhook of [...refused, hook.url]) {
       ids.push(((await call('POST', `${server.endpointUrl()}/runsync`, { body: { input: {}, webhook } })).json as { id: string }).id);
     }
     await waitFor(() => hook.received.length === 1, 'the loopback receiver');
-    await waitFor(async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === `serverless_worker_webhook_give_ups_total ${refused.length}`, 'the refusals');
-    const reasons = await Promise.all(ids.slice(0, refused.length).map(async (id) => ((await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${id}`)).json as JobPage).webhookDeliveries?.[0]?.last));
+    await waitFor(
+      async () => (await counter(server, 'serverless_worker_webhook_give_ups_total')) === `serverless_worker_webhook_give_ups_total ${refused.length}`,
+      'the refusals',
+    );
+    const reasons = await Promise.all(
+      ids
+        .slice(0, refused.length)
+        .map(async (id) => ((await call('GET', `${server.url}/ui/api/endpoints/ep/jobs/${id}`)).json as JobPage).webhookDeliveries?.[0]?.last),
+    );
     expect(reasons).toEqual([
       'refused: 169.254.169.254 is a cloud metadata address',
       'refused: metadata.google.internal is a cloud metadata service',
@@ -91,7 +116,10 @@ describe('webhook target policy on the harness server', () => {
   });
 
   it('refuses an invalid allow entry with SW_INVALID_OPTIONS naming it', async () => {
-    await expect(startTestServer({ webhook: { allow: ['10.0.0.0/33'] } })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringContaining('10.0.0.0/33') });
+    await expect(startTestServer({ webhook: { allow: ['10.0.0.0/33'] } })).rejects.toMatchObject({
+      code: 'SW_INVALID_OPTIONS',
+      message: expect.stringContaining('10.0.0.0/33'),
+    });
   });
 });
 
@@ -120,11 +148,14 @@ describe('WebhookSender with a TargetPolicy', () => {
     expect(hook.received).toHaveLength(2);
   });
 
-  it('never reaches the harness\'s own port, whatever the allow list', async () => {
+  it("never reaches the harness's own port, whatever the allow list", async () => {
     const hook = await startReceiver(() => 200);
     receivers.push(hook);
     const port = Number(new URL(hook.url).port);
-    const outcome = await deliverOnce(new TargetPolicy({ selfPort: () => port, allow: ['loopback', '127.0.0.0/8'] }), hook.url.replace('127.0.0.1', 'localhost'));
+    const outcome = await deliverOnce(
+      new TargetPolicy({ selfPort: () => port, allow: ['loopback', '127.0.0.0/8'] }),
+      hook.url.replace('127.0.0.1', 'localhost'),
+    );
     expect(outcome).toMatchObject({ delivered: false, refused: `127.0.0.1:${port} is the harness itself` });
     expect(hook.received).toHaveLength(0);
   });

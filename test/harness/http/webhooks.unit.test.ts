@@ -29,7 +29,10 @@ async function receiver(answer: (attempt: number) => number | 'hang'): Promise<W
 
 async function counter(server: TestServer, name: string): Promise<string> {
   const text = await server.server.metrics.text();
-  return text.split('\n').filter((line) => line.startsWith(name)).join('\n');
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(name))
+    .join('\n');
 }
 
 describe('webhooks', () => {
@@ -128,9 +131,7 @@ describe('WebhookSender', () => {
 describe('webhook URLs in logs', () => {
   it('hide the query, fragment and credentials where tokens ride', async () => {
     const { urlForLog } = await import('../../../packages/platform/src/harness/webhooks/webhook-sender.js');
-    expect(urlForLog('https://user:pw@hooks.example.test/cb?token=s3cret#x')).toBe(
-      'https://hooks.example.test/cb (query, fragment and credentials hidden)',
-    );
+    expect(urlForLog('https://user:pw@hooks.example.test/cb?token=s3cret#x')).toBe('https://hooks.example.test/cb (query, fragment and credentials hidden)');
     expect(urlForLog('http://127.0.0.1:9000/hook')).toBe('http://127.0.0.1:9000/hook');
     expect(urlForLog('not a url')).toBe('[unparseable URL]');
   });

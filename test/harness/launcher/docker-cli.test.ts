@@ -37,8 +37,18 @@ describe('serverless-worker harness --launcher docker', () => {
     });
     children.push(child);
     const { url } = await harnessListening(child, 'auth:');
-    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'docker-cli', imageName: WORKER_IMAGE, category: 'CPU', env: { LOG_LEVEL: 'warn' } });
-    const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 0, workersMax: 1, idleTimeout: 60 });
+    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', {
+      name: 'docker-cli',
+      imageName: WORKER_IMAGE,
+      category: 'CPU',
+      env: { LOG_LEVEL: 'warn' },
+    });
+    const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', {
+      templateId: template.id,
+      workersMin: 0,
+      workersMax: 1,
+      idleTimeout: 60,
+    });
     const job = await fetchOkJson<{ id: string }>(`${url}/v2/${endpoint.id}/run`, 'POST', { input: { tag: 'in-a-container' } });
     const done = await waitFor(
       async () => {
@@ -56,7 +66,7 @@ describe('serverless-worker harness --launcher docker', () => {
         const logs = await fetchOkJson<{ lines: Array<{ workerId: string; stream: string; line: string }> }>(`${url}/v2/${endpoint.id}/logs`);
         return logs.lines.some((entry) => entry.workerId === `${endpoint.id}-1` && entry.stream === 'stdout' && entry.line.includes(`"jobId":"${job.id}"`));
       },
-      'the job\'s log line from the container',
+      "the job's log line from the container",
       15_000,
       100,
     );
@@ -85,19 +95,45 @@ describe('serverless-worker harness --launcher docker', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'sw-launcher-cli-'));
     const child = runTs(
       CLI,
-      ['harness', '--port', '0', '--gpus', 'none', '--launcher', 'docker', '--docker-host', engine.host, '--data-dir', dataDir, '--ping-interval-ms', '1000', '--missed-pings', '3'],
+      [
+        'harness',
+        '--port',
+        '0',
+        '--gpus',
+        'none',
+        '--launcher',
+        'docker',
+        '--docker-host',
+        engine.host,
+        '--data-dir',
+        dataDir,
+        '--ping-interval-ms',
+        '1000',
+        '--missed-pings',
+        '3',
+      ],
       { env: { LOG_LEVEL: 'info' }, timeout: 240_000 },
     );
     children.push(child);
     const { url } = await harnessListening(child, 'auth:');
-    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', { name: 'docker-cli-orphan', imageName: WORKER_IMAGE, category: 'CPU', env: { LOG_LEVEL: 'info' } });
+    const template = await fetchOkJson<{ id: string }>(`${url}/v1/templates`, 'POST', {
+      name: 'docker-cli-orphan',
+      imageName: WORKER_IMAGE,
+      category: 'CPU',
+      env: { LOG_LEVEL: 'info' },
+    });
     const endpoint = await fetchOkJson<{ id: string }>(`${url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 1, workersMax: 1 });
     const client = new DockerEngine(parseDockerHost(engine.host));
     try {
-      const [container] = await waitFor(async () => {
-        const list = await client.listByLabels([`${LABELS.pid}=${String(child.pid)}`]);
-        return list.length > 0 ? list : undefined;
-      }, 'the container was created', 120_000, 200);
+      const [container] = await waitFor(
+        async () => {
+          const list = await client.listByLabels([`${LABELS.pid}=${String(child.pid)}`]);
+          return list.length > 0 ? list : undefined;
+        },
+        'the container was created',
+        120_000,
+        200,
+      );
       const id = container?.Id ?? '';
       const inspected = (await client.inspect(id)) as { Config?: { Env?: string[] } };
       expect(inspected.Config?.Env).toEqual(expect.arrayContaining(['RUNPOD_PING_INTERVAL=1000', 'SW_HARNESS_GONE_AFTER_MS=3000']));
@@ -112,7 +148,9 @@ describe('serverless-worker harness --launcher docker', () => {
       await child;
       const killedAt = performance.now();
       await waitFor(async () => (await client.inspect(id)).State.Status === 'exited', 'the orphaned container exited by itself', 60_000, 100);
-      console.log(`[reliability] docker orphan: container exited ${Math.round(performance.now() - killedAt)} ms after its harness's SIGKILL (silence window 3000 ms)`);
+      console.log(
+        `[reliability] docker orphan: container exited ${Math.round(performance.now() - killedAt)} ms after its harness's SIGKILL (silence window 3000 ms)`,
+      );
       await client.remove(id);
     } finally {
       await client.close();
@@ -122,7 +160,9 @@ describe('serverless-worker harness --launcher docker', () => {
   it('a --docker-host of another scheme, or where no engine answers, fails at start naming it', async () => {
     const ssh = await runTs(CLI, ['harness', '--port', '0', '--gpus', 'none', '--launcher', 'docker', '--docker-host', 'ssh://me@box']);
     expect(ssh.exitCode).not.toBe(0);
-    expect(String(ssh.stderr)).toContain('--docker-host (or DOCKER_HOST) expects unix:///path/to/docker.sock or tcp://host:port (plain HTTP); got "ssh://me@box"');
+    expect(String(ssh.stderr)).toContain(
+      '--docker-host (or DOCKER_HOST) expects unix:///path/to/docker.sock or tcp://host:port (plain HTTP); got "ssh://me@box"',
+    );
     const absent = join(tmpdir(), `no-engine-${process.pid}.sock`);
     const none = await runTs(CLI, ['harness', '--port', '0', '--gpus', 'none', '--launcher', 'docker'], { env: { DOCKER_HOST: `unix://${absent}` } });
     expect(none.exitCode).not.toBe(0);

@@ -63,7 +63,10 @@ describe('harness launcher, docker mode', () => {
     const volume = await h.json<{ id: string }>('POST', '/v1/networkvolumes', { name: 'models', size: 10, dataCenterId: 'EU-RO-1' });
     const endpoint = await h.createEndpoint(
       { workersMin: 0, workersMax: 2, idleTimeout: 1, scalerType: 'REQUEST_COUNT', scalerValue: 1, networkVolumeId: volume.id },
-      { imageName: WORKER_IMAGE, dockerStartCmd: ['sh', '-c', 'echo "from $RUNPOD_POD_ID" > "/runpod-volume/$RUNPOD_POD_ID.txt" && exec node dist/platform-worker.js'] },
+      {
+        imageName: WORKER_IMAGE,
+        dockerStartCmd: ['sh', '-c', 'echo "from $RUNPOD_POD_ID" > "/runpod-volume/$RUNPOD_POD_ID.txt" && exec node dist/platform-worker.js'],
+      },
     );
     const ours = () => backend.engine.listByLabels([`${LABELS.run}=${backend.runId}`]);
     let most = 0;
@@ -136,7 +139,9 @@ describe('harness launcher, docker mode', () => {
     const logs = await h.logs(endpoint.id);
     for (const id of workers) {
       expect(logs.some((entry) => entry.workerId === id && entry.stream === 'stdout' && entry.line.includes('"event":"started"'))).toBe(true);
-      expect(logs.some((entry) => entry.workerId === id && entry.stream === 'launcher' && entry.line.startsWith(`started (container serverless-worker-${id}-`))).toBe(true);
+      expect(
+        logs.some((entry) => entry.workerId === id && entry.stream === 'launcher' && entry.line.startsWith(`started (container serverless-worker-${id}-`)),
+      ).toBe(true);
       expect(logs.some((entry) => entry.workerId === id && entry.stream === 'launcher' && entry.line.startsWith('exited (code'))).toBe(true);
     }
     const downs = h.launcher.scaleEvents(endpoint.id).filter((event) => event.kind === 'scale-down');
@@ -152,11 +157,18 @@ describe('harness launcher, docker mode', () => {
     const { h, backend } = await harnessOnDocker();
     const missing = `sw-test/not-built-${process.pid}:1`;
     const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 1 }, { imageName: missing });
-    const health = await waitFor(async () => {
-      const now = await h.health(endpoint.id);
-      return now.healthy === false ? now : undefined;
-    }, 'the endpoint unhealthy', 60_000, 100);
-    expect(health.unhealthyReason).toBe(`image "${missing}" is not on the Docker engine at ${engine.host}: build it there (docker build -t ${missing} .) or pull it; the harness does not pull images`);
+    const health = await waitFor(
+      async () => {
+        const now = await h.health(endpoint.id);
+        return now.healthy === false ? now : undefined;
+      },
+      'the endpoint unhealthy',
+      60_000,
+      100,
+    );
+    expect(health.unhealthyReason).toBe(
+      `image "${missing}" is not on the Docker engine at ${engine.host}: build it there (docker build -t ${missing} .) or pull it; the harness does not pull images`,
+    );
     // About 10 more ticks (every 100 ms): the reason was said once, nothing was started or logged again.
     const linesBefore = h.logLines.length;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -165,27 +177,49 @@ describe('harness launcher, docker mode', () => {
     expect(h.logLines.slice(linesBefore).filter((line) => line.endpointId === endpoint.id)).toEqual([]);
 
     await engine.docker(['tag', WORKER_IMAGE, missing]);
-    await waitFor(async () => {
-      const now = await h.health(endpoint.id);
-      return now.healthy === true && now.workers.idle === 1;
-    }, 'a worker of the now present image idle, the endpoint healthy', 120_000, 100);
+    await waitFor(
+      async () => {
+        const now = await h.health(endpoint.id);
+        return now.healthy === true && now.workers.idle === 1;
+      },
+      'a worker of the now present image idle, the endpoint healthy',
+      120_000,
+      100,
+    );
     await engine.docker(['rmi', missing]);
   }, 300_000);
 
   it('a container that exits at once: backoff, then unhealthy; one that ignores SIGTERM: SIGKILL after the deadline, removed', async () => {
     const { h, backend } = await harnessOnDocker({ shutdownDeadlineMs: 1_500, backoff: { baseMs: 200, maxMs: 1_000, unhealthyAfter: 2 } });
-    const crashing = await h.createEndpoint({ workersMin: 1, workersMax: 1 }, { imageName: WORKER_IMAGE, dockerStartCmd: ['sh', '-c', 'echo boom >&2; exit 3'] });
-    const health = await waitFor(async () => {
-      const now = await h.health(crashing.id);
-      return now.healthy === false ? now : undefined;
-    }, 'the crashing endpoint unhealthy', 120_000, 100);
+    const crashing = await h.createEndpoint(
+      { workersMin: 1, workersMax: 1 },
+      { imageName: WORKER_IMAGE, dockerStartCmd: ['sh', '-c', 'echo boom >&2; exit 3'] },
+    );
+    const health = await waitFor(
+      async () => {
+        const now = await h.health(crashing.id);
+        return now.healthy === false ? now : undefined;
+      },
+      'the crashing endpoint unhealthy',
+      120_000,
+      100,
+    );
     expect(health.unhealthyReason).toContain('exited during start-up 2 times in a row (last: code 3, signal null)');
     const crashLogs = await h.logs(crashing.id);
     expect(crashLogs.some((entry) => entry.stream === 'stderr' && entry.line === 'boom')).toBe(true);
-    expect(h.launcher.scaleEvents(crashing.id).filter((event) => event.kind === 'crash').map((event) => event.nextStartInMs).slice(0, 2)).toEqual([200, 400]);
+    expect(
+      h.launcher
+        .scaleEvents(crashing.id)
+        .filter((event) => event.kind === 'crash')
+        .map((event) => event.nextStartInMs)
+        .slice(0, 2),
+    ).toEqual([200, 400]);
 
     // sleep as the container's PID 1 has no SIGTERM handler: the kernel drops the signal.
-    const stuck = await h.createEndpoint({ workersMin: 1, workersMax: 1 }, { imageName: WORKER_IMAGE, dockerStartCmd: ['sh', '-c', 'echo up; exec sleep 300'] });
+    const stuck = await h.createEndpoint(
+      { workersMin: 1, workersMax: 1 },
+      { imageName: WORKER_IMAGE, dockerStartCmd: ['sh', '-c', 'echo up; exec sleep 300'] },
+    );
     await waitFor(async () => (await h.logs(stuck.id)).some((entry) => entry.line === 'up'), 'the stuck container up', 120_000, 100);
     await h.close();
     running = undefined;
@@ -197,9 +231,23 @@ describe('harness launcher, docker mode', () => {
   it('GPU containers: the create body the engine records holds the NVIDIA device request, or the AMD devices and groups', async () => {
     const backend = await openBackend(engine, dataDir);
     backends.push(backend);
-    const common = { image: WORKER_IMAGE, entrypoint: [], cmd: [], env: { CUDA_VISIBLE_DEVICES: '1,2' }, ports: [], labels: { [LABELS.run]: backend.runId }, stopTimeoutSeconds: 10 };
-    const nvidia = await backend.engine.createContainer(`sw-test-gpu-nvidia-${process.pid}`, containerSpec({ ...common, gpus: ['1', '2'], vendor: 'nvidia', gpuGroups: [] }));
-    const amd = await backend.engine.createContainer(`sw-test-gpu-amd-${process.pid}`, containerSpec({ ...common, gpus: ['1'], vendor: 'amd', gpuGroups: ['44', '105'] }));
+    const common = {
+      image: WORKER_IMAGE,
+      entrypoint: [],
+      cmd: [],
+      env: { CUDA_VISIBLE_DEVICES: '1,2' },
+      ports: [],
+      labels: { [LABELS.run]: backend.runId },
+      stopTimeoutSeconds: 10,
+    };
+    const nvidia = await backend.engine.createContainer(
+      `sw-test-gpu-nvidia-${process.pid}`,
+      containerSpec({ ...common, gpus: ['1', '2'], vendor: 'nvidia', gpuGroups: [] }),
+    );
+    const amd = await backend.engine.createContainer(
+      `sw-test-gpu-amd-${process.pid}`,
+      containerSpec({ ...common, gpus: ['1'], vendor: 'amd', gpuGroups: ['44', '105'] }),
+    );
     try {
       const n = (await backend.engine.inspect(nvidia)) as unknown as { HostConfig: { DeviceRequests: unknown[] }; Config: { Env: string[] } };
       expect(n.HostConfig.DeviceRequests).toEqual([{ Driver: '', Count: 0, DeviceIDs: ['1', '2'], Capabilities: [['gpu']], Options: null }]);
@@ -220,10 +268,15 @@ describe('harness launcher, docker mode', () => {
   it('a GPU endpoint on an engine without the NVIDIA runtime: the device request reaches the engine, which refuses it; the endpoint says why', async () => {
     const { h } = await harnessOnDocker({ gpus: { vendor: 'nvidia', devices: ['0', '1'] }, backoff: { baseMs: 200, maxMs: 1_000, unhealthyAfter: 2 } });
     const endpoint = await h.createEndpoint({ computeType: 'GPU', gpuCount: 1, workersMin: 1, workersMax: 1 }, { imageName: WORKER_IMAGE, category: 'NVIDIA' });
-    const health = await waitFor(async () => {
-      const now = await h.health(endpoint.id);
-      return now.healthy === false ? now : undefined;
-    }, 'the GPU endpoint unhealthy', 120_000, 100);
+    const health = await waitFor(
+      async () => {
+        const now = await h.health(endpoint.id);
+        return now.healthy === false ? now : undefined;
+      },
+      'the GPU endpoint unhealthy',
+      120_000,
+      100,
+    );
     // The engine's own words for a GPU device request it has no driver for.
     expect(health.unhealthyReason).toMatch(/last: could not start the container: .*could not select device driver "" with capabilities: \[\[gpu\]\]/);
     // The GPU went back to the pool at each failed start: the next worker got device 0 again.

@@ -8,7 +8,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { DockerBackend, LogFrames, containerSpec, gpuGroups, parseDockerHost, type ContainerSpecInput } from '../../../packages/platform/src/harness/launcher/docker/index.js';
+import {
+  DockerBackend,
+  LogFrames,
+  containerSpec,
+  gpuGroups,
+  parseDockerHost,
+  type ContainerSpecInput,
+} from '../../../packages/platform/src/harness/launcher/docker/index.js';
 import type { Template } from '../../../packages/platform/src/harness/management/index.js';
 
 const base: ContainerSpecInput = {
@@ -42,7 +49,11 @@ describe('containerSpec', () => {
 
   it('dockerEntrypoint and dockerStartCmd override; a network volume is bound at /runpod-volume', () => {
     const spec = containerSpec({ ...base, entrypoint: ['/bin/sh', '-c'], cmd: ['node dist/worker.js'], volumePath: '/data/volumes/vol1' });
-    expect(spec).toMatchObject({ Entrypoint: ['/bin/sh', '-c'], Cmd: ['node dist/worker.js'], HostConfig: { NetworkMode: 'host', Binds: ['/data/volumes/vol1:/runpod-volume'] } });
+    expect(spec).toMatchObject({
+      Entrypoint: ['/bin/sh', '-c'],
+      Cmd: ['node dist/worker.js'],
+      HostConfig: { NetworkMode: 'host', Binds: ['/data/volumes/vol1:/runpod-volume'] },
+    });
   });
 
   it('NVIDIA: a device request for exactly its GPUs (--gpus device=2,3), and no host indexes in CUDA_VISIBLE_DEVICES', () => {
@@ -114,12 +125,19 @@ describe('gpuGroups', () => {
 
 describe('DockerBackend.startProblem', () => {
   it('an imageName that is no Docker image reference is the reason, without asking the engine (none listens here)', async () => {
-    const backend = new DockerBackend({ host: parseDockerHost('unix:///nonexistent/docker.sock'), dataDir: '/nonexistent', machineId: 'm', logger: pino({ level: 'silent' }) });
+    const backend = new DockerBackend({
+      host: parseDockerHost('unix:///nonexistent/docker.sock'),
+      dataDir: '/nonexistent',
+      machineId: 'm',
+      logger: pino({ level: 'silent' }),
+    });
     try {
       expect(await backend.startProblem({ imageName: 'My/Worker:1' } as Template)).toBe(
         'imageName "My/Worker:1" is not a Docker image reference (like "me/worker:1" or "ghcr.io/org/worker:1.0")',
       );
-      await expect(backend.startProblem({ imageName: 'me/worker:1' } as Template)).rejects.toThrow('cannot reach the Docker engine at unix:///nonexistent/docker.sock');
+      await expect(backend.startProblem({ imageName: 'me/worker:1' } as Template)).rejects.toThrow(
+        'cannot reach the Docker engine at unix:///nonexistent/docker.sock',
+      );
     } finally {
       await backend.close();
     }

@@ -23,7 +23,7 @@ describe("a job's lines past the endpoint's ring", () => {
     const first = await h.run(endpoint.id, { ms: 0 });
     await waitFor(async () => (await h.status(endpoint.id, first)).status === 'COMPLETED', 'the first job COMPLETED', 120_000, 50);
     const ownLines = async () =>
-      ((await h.json<{ lines: Array<{ line: string }>; dropped?: string }>('GET', `/ui/api/logs?endpoint=${endpoint.id}&job=${first}&max=500`)).lines);
+      (await h.json<{ lines: Array<{ line: string }>; dropped?: string }>('GET', `/ui/api/logs?endpoint=${endpoint.id}&job=${first}&max=500`)).lines;
     await waitFor(async () => (await ownLines()).length > 0, "the first job's lines on its page", 30_000, 50);
     const before = (await ownLines()).length;
     // Later jobs, until none of the first job's lines is among the endpoint's last 20.

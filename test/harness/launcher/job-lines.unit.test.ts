@@ -8,7 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { JOB_LINES_LIMITS, JobLines, jobIdOfLine } from '../../../packages/platform/src/harness/launcher/job-lines.js';
 import { WorkerLogs, type WorkerLogLine } from '../../../packages/platform/src/harness/launcher/worker-logs.js';
 
-const line = (at: number, jobId: string, text = 'x'.repeat(100)): WorkerLogLine => ({ at, workerId: 'w1', stream: 'stdout', line: `{"level":30,"requestId":"${jobId}","msg":"${text}"}` });
+const line = (at: number, jobId: string, text = 'x'.repeat(100)): WorkerLogLine => ({
+  at,
+  workerId: 'w1',
+  stream: 'stdout',
+  line: `{"level":30,"requestId":"${jobId}","msg":"${text}"}`,
+});
 
 describe('JobLines', () => {
   it('finds the job a JSON log line names', () => {
@@ -59,7 +64,7 @@ describe('JobLines', () => {
     for (let job = 0; job < 100; job++) for (let i = 0; i < 3; i++) lines.add('ep', `job-${job}`, line(job * 10 + i, `job-${job}`));
     expect(lines.bytes).toBeLessThanOrEqual(5_000);
     expect(lines.read('ep', 'job-99', 1_000)?.lines).toHaveLength(3);
-    expect(lines.read('ep', 'job-0', 1_000)?.dropped).toContain('every job\'s lines together passed');
+    expect(lines.read('ep', 'job-0', 1_000)?.dropped).toContain("every job's lines together passed");
   });
 
   it('has documented defaults', () => {

@@ -25,7 +25,10 @@ afterEach(async () => {
 
 /** One short job every 150 ms for 5 s on an endpoint of at most one worker with idleTimeout 1 s. */
 async function steadyShortJobs(h: LauncherHarness, label: string): Promise<void> {
-  const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 1, idleTimeout: 1, scalerType: 'REQUEST_COUNT', scalerValue: 1 }, { imageName: 'test/activity:1' });
+  const endpoint = await h.createEndpoint(
+    { workersMin: 0, workersMax: 1, idleTimeout: 1, scalerType: 'REQUEST_COUNT', scalerValue: 1 },
+    { imageName: 'test/activity:1' },
+  );
 
   // The first job starts the worker; wait until it is done, then keep jobs coming for 5 idleTimeouts.
   const first = await h.run(endpoint.id, { ms: 0 });
@@ -74,7 +77,10 @@ describe('idle time from job activity', () => {
 
   it('the same on the PostgreSQL job store (events by notification)', async () => {
     database = await createTestDatabase();
-    running = await startLauncherHarness({ images: { 'test/activity:1': { command: LAUNCHER_WORKER_COMMAND } } }, await PostgresJobStore.open(await database.connect()));
+    running = await startLauncherHarness(
+      { images: { 'test/activity:1': { command: LAUNCHER_WORKER_COMMAND } } },
+      await PostgresJobStore.open(await database.connect()),
+    );
     await steadyShortJobs(running, 'PostgreSQL store');
   }, 200_000);
 });
@@ -86,7 +92,10 @@ describe('start-up', () => {
       backoff: { baseMs: 200, maxMs: 1_600, unhealthyAfter: 3 },
     });
     running = h;
-    const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 1 }, { imageName: 'test/init-fails:1', env: { LOG_LEVEL: 'warn', TEST_INIT_MS: '1500', TEST_INIT_THROWS: '1' } });
+    const endpoint = await h.createEndpoint(
+      { workersMin: 1, workersMax: 1 },
+      { imageName: 'test/init-fails:1', env: { LOG_LEVEL: 'warn', TEST_INIT_MS: '1500', TEST_INIT_THROWS: '1' } },
+    );
 
     // Sample /health while the endpoint goes unhealthy.
     const seen = { initializing: 0, idle: 0, heard: 0 };
@@ -119,7 +128,9 @@ describe('start-up', () => {
     const metrics = await h.server.metrics.text();
     expect(metrics).not.toContain(`serverless_worker_harness_worker_cold_start_seconds_count{endpoint="${endpoint.id}"}`);
     expect(metrics).toContain(`serverless_worker_harness_worker_crashes_total{endpoint="${endpoint.id}",phase="startup"}`);
-    console.log(`[launcher init fails] ${crashes.length} start-up crashes, backoff ${crashes.map((event) => event.nextStartInMs).join(', ')} ms; /health samples: ${seen.initializing} initializing, ${seen.idle} idle`);
+    console.log(
+      `[launcher init fails] ${crashes.length} start-up crashes, backoff ${crashes.map((event) => event.nextStartInMs).join(', ')} ms; /health samples: ${seen.initializing} initializing, ${seen.idle} idle`,
+    );
   }, 200_000);
 });
 
@@ -127,7 +138,10 @@ describe('scale-down of a worker that ignores SIGTERM', () => {
   it('is SIGKILLed after the shutdown deadline', async () => {
     const h = await startLauncherHarness({ images: { 'test/stuck:1': { command: LAUNCHER_WORKER_COMMAND } }, shutdownDeadlineMs: 1_500 });
     running = h;
-    const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 1, idleTimeout: 1 }, { imageName: 'test/stuck:1', env: { LOG_LEVEL: 'warn', TEST_IGNORE_SIGTERM: '1' } });
+    const endpoint = await h.createEndpoint(
+      { workersMin: 0, workersMax: 1, idleTimeout: 1 },
+      { imageName: 'test/stuck:1', env: { LOG_LEVEL: 'warn', TEST_IGNORE_SIGTERM: '1' } },
+    );
     const job = await h.run(endpoint.id, { ms: 0 });
     await waitFor(async () => (await h.status(endpoint.id, job)).status === 'COMPLETED', 'the job COMPLETED', 120_000, 50);
     const exit = await waitFor(() => h.launcher.scaleEvents(endpoint.id).find((event) => event.kind === 'exit'), 'the worker exited', 60_000, 50);
@@ -143,13 +157,16 @@ describe('scale-down of a worker that ignores SIGTERM', () => {
   }, 200_000);
 });
 
-describe('scale-down of a worker with a job longer than docker stop\'s default 10 s', () => {
+describe("scale-down of a worker with a job longer than docker stop's default 10 s", () => {
   it('with the default deadlines (worker 30 s drain, launcher 40 s), the 12 s job finishes and the worker exits on SIGTERM, not SIGKILL', async () => {
     // The launcher's default deadline (no shutdownDeadlineMs here); the worker's default drain.
     const h = await startLauncherHarness({ shutdownDeadlineMs: undefined });
     running = h;
     expect(h.launcher.settings.shutdownDeadlineMs).toBe(40_000);
-    const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 1, idleTimeout: 60 }, { env: { LOG_LEVEL: 'warn', TEST_SHUTDOWN_TIMEOUT_MS: 'default' } });
+    const endpoint = await h.createEndpoint(
+      { workersMin: 0, workersMax: 1, idleTimeout: 60 },
+      { env: { LOG_LEVEL: 'warn', TEST_SHUTDOWN_TIMEOUT_MS: 'default' } },
+    );
     const job = await h.run(endpoint.id, { mode: 'sleep', ms: 12_000 });
     await waitFor(() => h.events(endpoint.id).some((event) => event.event === 'started' && event.jobId === job), 'the job started', 120_000, 50);
     const stoppedAt = Date.now();

@@ -162,7 +162,11 @@ describe('launcher burst', () => {
     await waitFor(async () => (await h.health(endpoint.id)).workers.idle === 1, 'the warm worker idle', 120_000, 100);
     const first = (await h.launcher.pods())[0]?.id;
     const patch = async (body: Record<string, unknown>): Promise<void> => {
-      const response = await fetch(`${h.server.url}/v1/endpoints/${endpoint.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${h.server.url}/v1/endpoints/${endpoint.id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       expect(response.status).toBe(200);
     };
     await patch({ idleTimeout: 30 });

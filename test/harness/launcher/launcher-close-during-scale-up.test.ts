@@ -49,12 +49,25 @@ describe('Launcher.close during a scale-up', () => {
     const harness = new Harness({ autoCreateEndpoints: false });
     const store = new InMemoryManagementStore();
     const slots = new GatedClaims();
-    const launcher = new Launcher({ images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 50, shutdownDeadlineMs: 5_000 }, { harness, store, logger, slots });
+    const launcher = new Launcher(
+      { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 50, shutdownDeadlineMs: 5_000 },
+      { harness, store, logger, slots },
+    );
     const server = await startHarnessServer({ harness, management: { store }, logger, launchedWorkers: launcher });
-    closers.push(() => harness.close(), () => server.close(), () => launcher.close());
+    closers.push(
+      () => harness.close(),
+      () => server.close(),
+      () => launcher.close(),
+    );
     launcher.start({ url: server.url, pingIntervalMs: 1_000 });
 
-    const template = await fetchOkJson<{ id: string }>(`${server.url}/v1/templates`, 'POST', { name: 'gated', imageName: TEST_IMAGE, isServerless: true, category: 'CPU', env: { LOG_LEVEL: 'warn' } });
+    const template = await fetchOkJson<{ id: string }>(`${server.url}/v1/templates`, 'POST', {
+      name: 'gated',
+      imageName: TEST_IMAGE,
+      isServerless: true,
+      category: 'CPU',
+      env: { LOG_LEVEL: 'warn' },
+    });
     await fetchOkJson(`${server.url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 2, workersMax: 2 });
     // The round asks for the first slot and waits: the drain begins now.
     await waitFor(() => slots.waiting.length > 0, 'the scale-up asked for a slot', 30_000);

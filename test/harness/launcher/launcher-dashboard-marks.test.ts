@@ -25,7 +25,12 @@ describe('the dashboard marks workers this harness did not launch', () => {
     h = await startLauncherHarness();
     const endpoint = await h.createEndpoint({ workersMin: 1, workersMax: 1 });
     const own = `${endpoint.id}-1`;
-    await waitFor(async () => (await h?.launcher.pods())?.some((pod) => pod.id === own && pod.desiredStatus === 'RUNNING'), 'the launched worker runs', 60_000, 100);
+    await waitFor(
+      async () => (await h?.launcher.pods())?.some((pod) => pod.id === own && pod.desiredStatus === 'RUNNING'),
+      'the launched worker runs',
+      60_000,
+      100,
+    );
     // A stranger's heartbeat: the job store now knows a worker no launcher here started.
     const ping = await fetch(`${h.server.url}/v2/${endpoint.id}/ping/stranger-1`);
     expect(ping.status).toBeLessThan(300);

@@ -131,7 +131,7 @@ describe('ScalingLoop', () => {
     expect(rounds).toBe(3);
     release(true);
     await waitFor(() => clock.pendingTimers === 1 || undefined, 'the next round armed while there is work');
-    loop.close();
+    await loop.close();
     clock.advance(1_000);
     expect(rounds).toBe(3);
   });

@@ -7,7 +7,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseGpuList } from '../../../packages/platform/src/cli/harness-launcher.js';
-import { CrashBackoff, GpuPool, WorkerLogs, launchEnv, launchKey, parseImageFlag, queueSnapshot, readQueue, sampleSize } from '../../../packages/platform/src/harness/launcher/index.js';
+import {
+  CrashBackoff,
+  GpuPool,
+  WorkerLogs,
+  launchEnv,
+  launchKey,
+  parseImageFlag,
+  queueSnapshot,
+  readQueue,
+  sampleSize,
+} from '../../../packages/platform/src/harness/launcher/index.js';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
 import { JobActivity } from '../../../packages/platform/src/harness/launcher/job-activity.js';
 import type { LaunchedWorker } from '../../../packages/platform/src/harness/launcher/launched-worker.js';
@@ -140,7 +150,8 @@ describe('the scaler queue read', () => {
   });
 
   it('counts jobs beyond the sample as normal and as old as the oldest read; lowPriority running jobs left out', () => {
-    const job = (queuedAt: number, lowPriority = false): StoredJob => ({ queuedAt, request: { input: {}, ...(lowPriority ? { policy: { lowPriority } } : {}) } }) as unknown as StoredJob;
+    const job = (queuedAt: number, lowPriority = false): StoredJob =>
+      ({ queuedAt, request: { input: {}, ...(lowPriority ? { policy: { lowPriority } } : {}) } }) as unknown as StoredJob;
     const snapshot = queueSnapshot(5, [job(300, true), job(200)], 3, [job(50, true), job(60)]);
     expect(snapshot.queued).toEqual([
       { queuedAt: 300, lowPriority: true },

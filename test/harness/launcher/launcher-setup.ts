@@ -50,7 +50,11 @@ let templates = 0;
  * `jobStore`: the harness's job store (a PostgresJobStore); default in memory.
  * `containers`: a container backend (DockerBackend); the fixture command then runs only if `options.images` names it.
  */
-export async function startLauncherHarness(options: Partial<LauncherOptionsInput> = {}, jobStore?: JobStore, containers?: LaunchBackend): Promise<LauncherHarness> {
+export async function startLauncherHarness(
+  options: Partial<LauncherOptionsInput> = {},
+  jobStore?: JobStore,
+  containers?: LaunchBackend,
+): Promise<LauncherHarness> {
   const logLines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {

@@ -43,7 +43,12 @@ async function startMachine(url: string, id: string, gpus?: string[] | 'none'): 
   const harness = new Harness({ store: await PostgresJobStore.open(database), autoCreateEndpoints: false });
   const slots = new PostgresSlotClaims(database, { machineId: id, leaseMs: 3_000 });
   const launcher = new Launcher(
-    { images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } }, tickMs: 100, shutdownDeadlineMs: 5_000, ...(gpus === 'none' ? { gpus } : gpus ? { gpus: { vendor: 'nvidia' as const, devices: gpus } } : {}) },
+    {
+      images: { [TEST_IMAGE]: { command: FIXTURE_COMMAND, cwd: REPO_ROOT } },
+      tickMs: 100,
+      shutdownDeadlineMs: 5_000,
+      ...(gpus === 'none' ? { gpus } : gpus ? { gpus: { vendor: 'nvidia' as const, devices: gpus } } : {}),
+    },
     { harness, store: management, logger, slots },
   );
   const server = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management }, logger, launchedWorkers: launcher });
@@ -92,11 +97,27 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
     machines.push(a);
     const b = await startMachine(database.url, 'machine-b');
     machines.push(b);
-    const template = await post<Template>(`${a.server.url}/v1/templates`, { name: 'shared-worker', imageName: TEST_IMAGE, isServerless: true, category: 'CPU', env: { LOG_LEVEL: 'warn' } });
-    const endpoint = await post<Endpoint>(`${a.server.url}/v1/endpoints`, { templateId: template.id, workersMin: 0, workersMax: 2, idleTimeout: 2, scalerType: 'REQUEST_COUNT', scalerValue: 1 });
+    const template = await post<Template>(`${a.server.url}/v1/templates`, {
+      name: 'shared-worker',
+      imageName: TEST_IMAGE,
+      isServerless: true,
+      category: 'CPU',
+      env: { LOG_LEVEL: 'warn' },
+    });
+    const endpoint = await post<Endpoint>(`${a.server.url}/v1/endpoints`, {
+      templateId: template.id,
+      workersMin: 0,
+      workersMax: 2,
+      idleTimeout: 2,
+      scalerType: 'REQUEST_COUNT',
+      scalerValue: 1,
+    });
 
     let most = 0;
-    const perMachine = new Map<string, Set<string>>([[a.id, new Set()], [b.id, new Set()]]);
+    const perMachine = new Map<string, Set<string>>([
+      [a.id, new Set()],
+      [b.id, new Set()],
+    ]);
     const sampler = setInterval(() => {
       void Promise.all([a.launcher.pods(), b.launcher.pods()]).then(([onA, onB]) => {
         most = Math.max(most, onA.length + onB.length);
@@ -107,12 +128,16 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
     try {
       const started = Date.now();
       const ids = await Promise.all(
-        Array.from({ length: 12 }, (_, index) => post<{ id: string }>(`${(index % 2 === 0 ? a : b).server.url}/v2/${endpoint.id}/run`, { input: { mode: 'sleep', ms: 500, tag: index } })),
+        Array.from({ length: 12 }, (_, index) =>
+          post<{ id: string }>(`${(index % 2 === 0 ? a : b).server.url}/v2/${endpoint.id}/run`, { input: { mode: 'sleep', ms: 500, tag: index } }),
+        ),
       );
       const jobIds = ids.map((answer) => answer.id);
       await waitFor(
         async () => {
-          const statuses = await Promise.all(jobIds.map(async (id) => ((await (await fetch(`${b.server.url}/v2/${endpoint.id}/status/${id}`)).json()) as { status: string }).status));
+          const statuses = await Promise.all(
+            jobIds.map(async (id) => ((await (await fetch(`${b.server.url}/v2/${endpoint.id}/status/${id}`)).json()) as { status: string }).status),
+          );
           return statuses.every((status) => status === 'COMPLETED');
         },
         'all 12 jobs COMPLETED',
@@ -163,17 +188,33 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
     database = await createTestDatabase();
     const cpuOnly = await startMachine(database.url, 'cpu-only');
     machines.push(cpuOnly);
-    const template = await post<Template>(`${cpuOnly.server.url}/v1/templates`, { name: 'gpu-worker', imageName: TEST_IMAGE, isServerless: true, env: { LOG_LEVEL: 'warn' } });
-    const endpoint = await post<Endpoint>(`${cpuOnly.server.url}/v1/endpoints`, { templateId: template.id, gpuTypeIds: ['NVIDIA GeForce RTX 4090'], gpuCount: 1, workersMin: 1, workersMax: 1 });
+    const template = await post<Template>(`${cpuOnly.server.url}/v1/templates`, {
+      name: 'gpu-worker',
+      imageName: TEST_IMAGE,
+      isServerless: true,
+      env: { LOG_LEVEL: 'warn' },
+    });
+    const endpoint = await post<Endpoint>(`${cpuOnly.server.url}/v1/endpoints`, {
+      templateId: template.id,
+      gpuTypeIds: ['NVIDIA GeForce RTX 4090'],
+      gpuCount: 1,
+      workersMin: 1,
+      workersMax: 1,
+    });
     // Many ticks (every 100 ms) with workersMin 1: the machine without GPUs starts nothing.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await cpuOnly.launcher.pods()).toEqual([]);
     const gpuBox = await startMachine(database.url, 'gpu-box', ['7']);
     machines.push(gpuBox);
-    const pods = await waitFor(async () => {
-      const list = await gpuBox.launcher.pods();
-      return list.length > 0 ? list : undefined;
-    }, 'the GPU machine starts the warm worker', 60_000, 50);
+    const pods = await waitFor(
+      async () => {
+        const list = await gpuBox.launcher.pods();
+        return list.length > 0 ? list : undefined;
+      },
+      'the GPU machine starts the warm worker',
+      60_000,
+      50,
+    );
     expect(pods.map((pod) => pod.gpu?.count)).toEqual([1]);
     expect(pods[0]?.id).toContain('gpu-box');
     expect(await cpuOnly.launcher.pods()).toEqual([]);
@@ -218,7 +259,9 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
     const waiting = await post<{ id: string }>(`${noneKnown.server.url}/v2/${endpoint.id}/run`, { input: { tag: 'waits' } });
     const reason = await waitFor(
       async () => {
-        const overview = (await (await fetch(`${noneKnown.server.url}/ui/api/overview`)).json()) as { endpoints: Array<{ id: string; health: { reason: string } }> };
+        const overview = (await (await fetch(`${noneKnown.server.url}/ui/api/overview`)).json()) as {
+          endpoints: Array<{ id: string; health: { reason: string } }>;
+        };
         const row = overview.endpoints.find((candidate) => candidate.id === endpoint.id);
         return row?.health.reason.includes('no worker:') ? row.health.reason : undefined;
       },

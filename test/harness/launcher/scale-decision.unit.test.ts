@@ -21,8 +21,7 @@ function input(extra: Partial<ScaleInput> = {}, settings: Partial<ScaleInput['se
   };
 }
 
-const queued = (count: number, waitedMs = 0, lowPriority = false) =>
-  Array.from({ length: count }, () => ({ queuedAt: NOW - waitedMs, lowPriority }));
+const queued = (count: number, waitedMs = 0, lowPriority = false) => Array.from({ length: count }, () => ({ queuedAt: NOW - waitedMs, lowPriority }));
 const idle = (id: string, idleForMs: number): WorkerSnapshot => ({ id, state: 'idle', idleSince: NOW - idleForMs });
 
 describe('decideScaling', () => {

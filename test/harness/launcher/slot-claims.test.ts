@@ -44,9 +44,7 @@ describe('PostgresSlotClaims', () => {
   it('two machines claiming at once get distinct slots, max in all; release frees one', async () => {
     const a = await machine('host-a-1');
     const b = await machine('host-b-2');
-    const claims = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claim('ep', 3, `ep-${i % 2 === 0 ? 'a' : 'b'}-${i}`, T0)),
-    );
+    const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claim('ep', 3, `ep-${i % 2 === 0 ? 'a' : 'b'}-${i}`, T0)));
     const won = claims.filter((slot) => slot !== undefined);
     expect(won.sort()).toEqual([0, 1, 2]);
     const heldByB = await a.heldElsewhere('ep', T0);

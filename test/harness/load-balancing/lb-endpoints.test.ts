@@ -55,11 +55,16 @@ async function health(running: HarnessServer): Promise<Health> {
 }
 
 async function healthyCount(running: HarnessServer, count: number, workers: WorkerProcess[]): Promise<Health> {
-  return waitFor(async () => {
-    // A connection kept alive to a harness that since restarted on the same port fails once: ask again.
-    const body = await health(running).catch(() => undefined);
-    return body && body.workers.idle + body.workers.running === count ? body : undefined;
-  }, `${count} healthy load-balancing workers (stderr: ${workers.map((worker) => worker.stderr().slice(-600)).join(' | ')})`, START_BOUND_MS, 50);
+  return waitFor(
+    async () => {
+      // A connection kept alive to a harness that since restarted on the same port fails once: ask again.
+      const body = await health(running).catch(() => undefined);
+      return body && body.workers.idle + body.workers.running === count ? body : undefined;
+    },
+    `${count} healthy load-balancing workers (stderr: ${workers.map((worker) => worker.stderr().slice(-600)).join(' | ')})`,
+    START_BOUND_MS,
+    50,
+  );
 }
 
 const lbUrl = (running: HarnessServer, path: string): string => `${running.url}/lb/${ENDPOINT}${path}`;
@@ -85,15 +90,22 @@ describe('harness load-balancing endpoints', () => {
     const a = joinHarness(running, 'lb-a', { INIT_DELAY_MS: '1500' });
     const b = joinHarness(running, 'lb-b', { INIT_DELAY_MS: '1500' });
     // Registered before init: the harness shows them initializing (its /ping got 204).
-    const initializing = await waitFor(async () => {
-      const body = await health(running);
-      return body.workers.initializing > 0 ? body : undefined;
-    }, 'a worker shown initializing', START_BOUND_MS, 20);
+    const initializing = await waitFor(
+      async () => {
+        const body = await health(running);
+        return body.workers.initializing > 0 ? body : undefined;
+      },
+      'a worker shown initializing',
+      START_BOUND_MS,
+      20,
+    );
     expect(initializing.workers.initializing).toBeGreaterThan(0);
     const ready = await healthyCount(running, 2, [a, b]);
     expect(ready.loadBalancing?.workers.map((worker) => worker.state).sort()).toEqual(['healthy', 'healthy']);
     expect(ready.loadBalancing?.workers.every((worker) => typeof worker.coldStartMs === 'number')).toBe(true);
-    console.log(`cold starts measured by the harness (first 204 to first 200): ${ready.loadBalancing?.workers.map((worker) => `${worker.id} ${worker.coldStartMs} ms`).join(', ')}`);
+    console.log(
+      `cold starts measured by the harness (first 204 to first 200): ${ready.loadBalancing?.workers.map((worker) => `${worker.id} ${worker.coldStartMs} ms`).join(', ')}`,
+    );
 
     const who = async (): Promise<string> => ((await (await fetch(lbUrl(running, '/whoami'), { headers: auth })).json()) as { workerId: string }).workerId;
     const first = [];
@@ -127,7 +139,9 @@ describe('harness load-balancing endpoints', () => {
     expect(after.every((outcome) => outcome.status === 200 && outcome.workerId === 'lb-a')).toBe(true);
     expect(pool.get('lb-b')?.requests ?? requestsToB).toBe(requestsToB);
     const failed = outcomes.filter((outcome) => outcome.status !== 200);
-    console.log(`traffic: ${outcomes.length} requests, ${failed.length} failed around the kill (${[...new Set(failed.map((f) => f.status))].join(', ') || 'none'})`);
+    console.log(
+      `traffic: ${outcomes.length} requests, ${failed.length} failed around the kill (${[...new Set(failed.map((f) => f.status))].join(', ') || 'none'})`,
+    );
     const view = await health(running);
     expect(view.workers).toMatchObject({ idle: 1, unhealthy: 1 });
   });
@@ -136,9 +150,20 @@ describe('harness load-balancing endpoints', () => {
     const harnessPort = await freePort();
     const workerPort = await freePort();
     const harnessUrl = `http://127.0.0.1:${harnessPort}`;
-    const worker = startLbWorker('lb-early', { PORT: String(workerPort), SERVERLESS_WORKER_HARNESS_URL: harnessUrl, RUNPOD_ENDPOINT_ID: ENDPOINT, RUNPOD_AI_API_KEY: KEY, LOG_LEVEL: 'info' });
+    const worker = startLbWorker('lb-early', {
+      PORT: String(workerPort),
+      SERVERLESS_WORKER_HARNESS_URL: harnessUrl,
+      RUNPOD_ENDPOINT_ID: ENDPOINT,
+      RUNPOD_AI_API_KEY: KEY,
+      LOG_LEVEL: 'info',
+    });
     // Ready on its own, with no harness to register with yet.
-    await waitFor(async () => (await statusOf(`http://127.0.0.1:${workerPort}/ping`)) === 200, `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 50);
+    await waitFor(
+      async () => (await statusOf(`http://127.0.0.1:${workerPort}/ping`)) === 200,
+      `the worker to be ready (stderr: ${worker.stderr().slice(-1_000)})`,
+      START_BOUND_MS,
+      50,
+    );
     await worker.waitForStderr('could not register with the harness');
     const first = await startHarness({}, harnessPort);
     await healthyCount(first, 1, [worker]);
@@ -174,53 +199,64 @@ describe('harness load-balancing endpoints', () => {
   it('shows why a worker is unhealthy: the reason its /ping gives after a failed start-up', { timeout: 60_000 }, async () => {
     const running = await startHarness();
     const worker = joinHarness(running, 'lb-broken', { INIT_MODE: 'fail', FAILURE_EXIT_DELAY_MS: '60000' });
-    const seen = await waitFor(async () => {
-      const body = await health(running);
-      return body.workers.unhealthy === 1 ? body : undefined;
-    }, `the failed worker shown unhealthy (stderr: ${worker.stderr().slice(-600)})`, START_BOUND_MS, 50);
-    expect(seen.loadBalancing?.workers).toEqual([expect.objectContaining({ id: 'lb-broken', state: 'unhealthy', lastError: '/ping answered HTTP 503: init failed: weights not found' })]);
+    const seen = await waitFor(
+      async () => {
+        const body = await health(running);
+        return body.workers.unhealthy === 1 ? body : undefined;
+      },
+      `the failed worker shown unhealthy (stderr: ${worker.stderr().slice(-600)})`,
+      START_BOUND_MS,
+      50,
+    );
+    expect(seen.loadBalancing?.workers).toEqual([
+      expect.objectContaining({ id: 'lb-broken', state: 'unhealthy', lastError: '/ping answered HTTP 503: init failed: weights not found' }),
+    ]);
     const refused = await fetch(lbUrl(running, '/whoami'), { headers: auth });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('no healthy worker: 0 initializing, 1 unhealthy');
   });
 
-  it('keeps every path on the chosen worker ("//host/..." and ".." are paths there), and such requests take no worker out of the pool', { timeout: 90_000 }, async () => {
-    const running = await startHarness();
-    const worker = joinHarness(running, 'lb-paths');
-    await healthyCount(running, 1, [worker]);
-    // Another local server, which a path must never reach through the harness.
-    let otherHits = 0;
-    const other = createServer((_request, response) => {
-      otherHits++;
-      response.end('secret');
-    });
-    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
-    const otherPort = (other.address() as AddressInfo).port;
-    try {
-      const toOther = await rawGet(running, `/lb/${ENDPOINT}//127.0.0.1:${otherPort}/secret?x=1`);
-      expect(toOther.status).toBe(404);
-      expect(JSON.parse(toOther.body)).toMatchObject({ workerId: 'lb-paths', path: `//127.0.0.1:${otherPort}/secret?x=1` });
-      expect(otherHits).toBe(0);
-      // A host that does not exist: before the fix a 502 that took the healthy worker out of the pool.
-      const toNowhere = await rawGet(running, `/lb/${ENDPOINT}//foo/bar`);
-      expect(toNowhere.status).toBe(404);
-      expect(JSON.parse(toNowhere.body)).toMatchObject({ workerId: 'lb-paths', path: '//foo/bar' });
-      // Dot segments are sent as they came; the worker resolves them on its own side.
-      const dots = await rawGet(running, `/lb/${ENDPOINT}/../../whoami?y=2`);
-      expect(dots.status).toBe(200);
-      expect(JSON.parse(dots.body)).toEqual({ workerId: 'lb-paths' });
-      const dotsMissing = await rawGet(running, `/lb/${ENDPOINT}/a/../../v2/${ENDPOINT}/health`);
-      expect(JSON.parse(dotsMissing.body)).toMatchObject({ workerId: 'lb-paths', path: `/a/../../v2/${ENDPOINT}/health` });
-      // The endpoint id percent-encoded: only the path after it reaches the worker.
-      const encodedId = await rawGet(running, `/lb/${ENDPOINT.replace('-', '%2D')}/nothing?z=3`);
-      expect(JSON.parse(encodedId.body)).toMatchObject({ workerId: 'lb-paths', path: '/nothing?z=3' });
-      expect(running.loadBalancing.pool(ENDPOINT)?.get('lb-paths')?.state).toBe('healthy');
-      expect((await health(running)).workers).toMatchObject({ idle: 1, unhealthy: 0 });
-      expect(await statusOf(lbUrl(running, '/whoami'), { headers: auth })).toBe(200);
-    } finally {
-      await new Promise<void>((resolve) => other.close(() => resolve()));
-    }
-  });
+  it(
+    'keeps every path on the chosen worker ("//host/..." and ".." are paths there), and such requests take no worker out of the pool',
+    { timeout: 90_000 },
+    async () => {
+      const running = await startHarness();
+      const worker = joinHarness(running, 'lb-paths');
+      await healthyCount(running, 1, [worker]);
+      // Another local server, which a path must never reach through the harness.
+      let otherHits = 0;
+      const other = createServer((_request, response) => {
+        otherHits++;
+        response.end('secret');
+      });
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      const otherPort = (other.address() as AddressInfo).port;
+      try {
+        const toOther = await rawGet(running, `/lb/${ENDPOINT}//127.0.0.1:${otherPort}/secret?x=1`);
+        expect(toOther.status).toBe(404);
+        expect(JSON.parse(toOther.body)).toMatchObject({ workerId: 'lb-paths', path: `//127.0.0.1:${otherPort}/secret?x=1` });
+        expect(otherHits).toBe(0);
+        // A host that does not exist: before the fix a 502 that took the healthy worker out of the pool.
+        const toNowhere = await rawGet(running, `/lb/${ENDPOINT}//foo/bar`);
+        expect(toNowhere.status).toBe(404);
+        expect(JSON.parse(toNowhere.body)).toMatchObject({ workerId: 'lb-paths', path: '//foo/bar' });
+        // Dot segments are sent as they came; the worker resolves them on its own side.
+        const dots = await rawGet(running, `/lb/${ENDPOINT}/../../whoami?y=2`);
+        expect(dots.status).toBe(200);
+        expect(JSON.parse(dots.body)).toEqual({ workerId: 'lb-paths' });
+        const dotsMissing = await rawGet(running, `/lb/${ENDPOINT}/a/../../v2/${ENDPOINT}/health`);
+        expect(JSON.parse(dotsMissing.body)).toMatchObject({ workerId: 'lb-paths', path: `/a/../../v2/${ENDPOINT}/health` });
+        // The endpoint id percent-encoded: only the path after it reaches the worker.
+        const encodedId = await rawGet(running, `/lb/${ENDPOINT.replace('-', '%2D')}/nothing?z=3`);
+        expect(JSON.parse(encodedId.body)).toMatchObject({ workerId: 'lb-paths', path: '/nothing?z=3' });
+        expect(running.loadBalancing.pool(ENDPOINT)?.get('lb-paths')?.state).toBe('healthy');
+        expect((await health(running)).workers).toMatchObject({ idle: 1, unhealthy: 0 });
+        expect(await statusOf(lbUrl(running, '/whoami'), { headers: auth })).toBe(200);
+      } finally {
+        await new Promise<void>((resolve) => other.close(() => resolve()));
+      }
+    },
+  );
 
   it('passes bodies and SSE untouched, keeps the key at the harness, answers 401 without it, 400 when no worker has room', { timeout: 90_000 }, async () => {
     // The default request time limit (330 s): the held stream below stays open as long as the test needs.
@@ -297,7 +333,11 @@ describe('harness load-balancing endpoints', () => {
     console.log(`SSE tokens arrived over ${arrivals[arrivals.length - 1]! - arrivals[0]!} ms`);
 
     // Graceful SIGTERM through the harness: the stream in flight completes.
-    const inFlight = await client.chat.completions.create({ model: 'upper-words-1', messages: [{ role: 'user', content: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') }], stream: true });
+    const inFlight = await client.chat.completions.create({
+      model: 'upper-words-1',
+      messages: [{ role: 'user', content: Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') }],
+      stream: true,
+    });
     const iterator = inFlight[Symbol.asyncIterator]();
     await iterator.next();
     worker.signal('SIGTERM');

@@ -51,7 +51,11 @@ async function startApp(): Promise<string> {
   return `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
 }
 
-async function register(running: HarnessServer, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: { error?: { code: string; message: string } } & Record<string, unknown> }> {
+async function register(
+  running: HarnessServer,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: { error?: { code: string; message: string } } & Record<string, unknown> }> {
   const response = await fetch(`${running.url}/v2/${ENDPOINT}/load-balancing/workers`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -137,10 +141,13 @@ describe('load-balancing worker registration', () => {
   });
 
   it('refuses a loadBalancing.allow entry that is not a range, an address or a word, naming it', async () => {
-    await expect(startHarness({ loadBalancing: { allow: ['everything'] } })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringContaining('everything') });
+    await expect(startHarness({ loadBalancing: { allow: ['everything'] } })).rejects.toMatchObject({
+      code: 'SW_INVALID_OPTIONS',
+      message: expect.stringContaining('everything'),
+    });
   });
 
-  it('checks a name again on every connection: the policy\'s lookup refuses a name that resolves to a refused address', async () => {
+  it("checks a name again on every connection: the policy's lookup refuses a name that resolves to a refused address", async () => {
     const appUrl = await startApp();
     const port = Number(new URL(appUrl).port);
     const get = (policy: TargetPolicy): Promise<number | Error> =>

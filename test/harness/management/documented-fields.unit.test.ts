@@ -131,8 +131,7 @@ describe('what a real deploy client sends', () => {
 
   it('a CPU endpoint: computeType CPU from the template, cpuFlavorIds and vcpuCount give instanceIds', async () => {
     const cpu = await template({ isServerless: true, category: 'CPU' });
-    const created = (await call<Endpoint>('POST', '/endpoints', { templateId: cpu.id, cpuFlavorIds: ['cpu3c', 'cpu5g'], vcpuCount: 4 }))
-      .body;
+    const created = (await call<Endpoint>('POST', '/endpoints', { templateId: cpu.id, cpuFlavorIds: ['cpu3c', 'cpu5g'], vcpuCount: 4 })).body;
     expect(created).toMatchObject({ computeType: 'CPU', cpuFlavorIds: ['cpu3c', 'cpu5g'], vcpuCount: 4, instanceIds: ['cpu3c-4-8', 'cpu5g-4-16'] });
   });
 

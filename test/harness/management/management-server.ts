@@ -5,11 +5,7 @@
  */
 import Fastify from 'fastify';
 import { installErrorHandler } from '../../../packages/platform/src/harness/http/error-reply.js';
-import {
-  InMemoryManagementStore,
-  managementApi,
-  type ManagementApiOptions,
-} from '../../../packages/platform/src/harness/management/index.js';
+import { InMemoryManagementStore, managementApi, type ManagementApiOptions } from '../../../packages/platform/src/harness/management/index.js';
 
 export interface RunningManagementServer {
   /** `http://127.0.0.1:<port>/v1` */

@@ -71,8 +71,14 @@ export function describeManagementStore(name: string, open: () => Promise<Opened
       const { store } = await fresh();
       const a = await store.createTemplate(template({ name: 'taken' }));
       const b = await store.createTemplate(template({ name: 'other' }));
-      expect(await failure(() => store.createTemplate(template({ name: 'taken' })))).toMatchObject({ code: 'SW_TEMPLATE_NAME_TAKEN', details: { field: 'name', templateId: a.id } });
-      expect(await failure(() => store.updateTemplate(b.id, { name: 'taken' }))).toMatchObject({ code: 'SW_TEMPLATE_NAME_TAKEN', details: { templateId: a.id } });
+      expect(await failure(() => store.createTemplate(template({ name: 'taken' })))).toMatchObject({
+        code: 'SW_TEMPLATE_NAME_TAKEN',
+        details: { field: 'name', templateId: a.id },
+      });
+      expect(await failure(() => store.updateTemplate(b.id, { name: 'taken' }))).toMatchObject({
+        code: 'SW_TEMPLATE_NAME_TAKEN',
+        details: { templateId: a.id },
+      });
       // Keeping its own name is no conflict; a freed name can be taken again.
       expect((await store.updateTemplate(a.id, { name: 'taken' })).name).toBe('taken');
       await store.updateTemplate(a.id, { name: 'renamed' });
@@ -90,7 +96,10 @@ export function describeManagementStore(name: string, open: () => Promise<Opened
       const t = await store.createTemplate(template());
       const e = await store.createEndpoint(endpoint(t.id, { networkVolumeId: volume.id }));
       expect(await failure(() => store.deleteNetworkVolume(volume.id))).toMatchObject({ code: 'SW_NETWORK_VOLUME_IN_USE', details: { endpointIds: [e.id] } });
-      expect(await failure(() => store.createEndpoint(endpoint(t.id, { networkVolumeId: 'nope' })))).toMatchObject({ code: 'SW_NETWORK_VOLUME_NOT_FOUND', details: { field: 'networkVolumeId' } });
+      expect(await failure(() => store.createEndpoint(endpoint(t.id, { networkVolumeId: 'nope' })))).toMatchObject({
+        code: 'SW_NETWORK_VOLUME_NOT_FOUND',
+        details: { field: 'networkVolumeId' },
+      });
       await store.deleteEndpoint(e.id);
       await store.deleteNetworkVolume(volume.id);
       expect(await store.listNetworkVolumes()).toEqual([]);
@@ -109,7 +118,10 @@ export function describeManagementStore(name: string, open: () => Promise<Opened
       expect(await store.hasEndpoint('nope')).toBe(false);
       const updated = await store.updateEndpoint(e.id, { workersMax: 2, idleTimeout: 30 });
       expect(updated).toEqual({ ...e, workersMax: 2, idleTimeout: 30 });
-      expect(await failure(() => store.updateEndpoint(e.id, { workersMin: 3 }))).toMatchObject({ code: 'SW_INVALID_ENDPOINT', details: { field: 'workersMin' } });
+      expect(await failure(() => store.updateEndpoint(e.id, { workersMin: 3 }))).toMatchObject({
+        code: 'SW_INVALID_ENDPOINT',
+        details: { field: 'workersMin' },
+      });
       expect(await failure(() => store.deleteTemplate(t.id))).toMatchObject({ code: 'SW_TEMPLATE_IN_USE', details: { endpointIds: [e.id] } });
       expect((await store.listEndpoints()).map((x) => x.id)).toEqual([e.id]);
       await store.deleteEndpoint(e.id);
@@ -131,7 +143,10 @@ export function describeManagementStore(name: string, open: () => Promise<Opened
       expect((await store.createEndpoint(endpoint(unset.id))).templateId).toBe(unset.id);
       const cpu = await store.createTemplate(template({ name: 'cpu', category: 'CPU' }));
       expect(await failure(() => store.createEndpoint(endpoint(cpu.id)))).toMatchObject({ code: 'SW_INVALID_ENDPOINT', details: { field: 'gpuTypeIds' } });
-      expect(await store.createEndpoint(endpoint(cpu.id, { gpuTypeIds: [], cpuFlavorIds: ['cpu3c'], vcpuCount: 2 }))).toMatchObject({ computeType: 'CPU', instanceIds: ['cpu3c-2-4'] });
+      expect(await store.createEndpoint(endpoint(cpu.id, { gpuTypeIds: [], cpuFlavorIds: ['cpu3c'], vcpuCount: 2 }))).toMatchObject({
+        computeType: 'CPU',
+        instanceIds: ['cpu3c-2-4'],
+      });
     });
 
     it('rolling releases: a template update releases every endpoint on it, a template change releases the endpoint', async () => {

@@ -49,9 +49,16 @@ describe('the management API on PostgreSQL (createHarnessServer({ store }))', ()
     let server: HarnessServer | undefined;
     try {
       server = await harnessOn(database.url);
-      const template = (await json<Template>('POST', `${server.url}/v1/templates`, { name: 'kept', imageName: 'me/worker:1', isServerless: true, category: 'CPU' })).body;
+      const template = (
+        await json<Template>('POST', `${server.url}/v1/templates`, { name: 'kept', imageName: 'me/worker:1', isServerless: true, category: 'CPU' })
+      ).body;
       const volume = (await json<{ id: string }>('POST', `${server.url}/v1/networkvolumes`, { name: 'models', size: 10, dataCenterId: 'EU-RO-1' })).body;
-      const created = await json<Endpoint>('POST', `${server.url}/v1/endpoints`, { templateId: template.id, workersMax: 2, executionTimeoutMs: 60_000, networkVolumeId: volume.id });
+      const created = await json<Endpoint>('POST', `${server.url}/v1/endpoints`, {
+        templateId: template.id,
+        workersMax: 2,
+        executionTimeoutMs: 60_000,
+        networkVolumeId: volume.id,
+      });
       expect(created.status).toBe(200);
       await server.close();
       server = undefined;
@@ -62,7 +69,11 @@ describe('the management API on PostgreSQL (createHarnessServer({ store }))', ()
       const after = await json<Endpoint>('GET', `${server.url}/v1/endpoints/${created.body.id}`);
       expect(after.body).toEqual(created.body);
       // The same name is still taken after the restart.
-      const again = await json<{ error: { code: string } }>('POST', `${server.url}/v1/templates`, { name: 'kept', imageName: 'me/worker:2', isServerless: true });
+      const again = await json<{ error: { code: string } }>('POST', `${server.url}/v1/templates`, {
+        name: 'kept',
+        imageName: 'me/worker:2',
+        isServerless: true,
+      });
       expect(again.body.error.code).toBe('SW_TEMPLATE_NAME_TAKEN');
       const health = await call('GET', `${server.url}/v2/${created.body.id}/health`);
       expect(health.status).toBe(200);
@@ -86,7 +97,8 @@ describe('the management API on PostgreSQL (createHarnessServer({ store }))', ()
       const harness = new Harness({ store: await PostgresJobStore.open(handle), autoCreateEndpoints: false });
       const b = await createHarnessServer({ harness, port: 0, rateLimits: false, management: { store: management } });
       servers.push(b);
-      const template = (await json<Template>('POST', `${a.url}/v1/templates`, { name: 'on-a', imageName: 'me/worker:1', isServerless: true, category: 'CPU' })).body;
+      const template = (await json<Template>('POST', `${a.url}/v1/templates`, { name: 'on-a', imageName: 'me/worker:1', isServerless: true, category: 'CPU' }))
+        .body;
       const endpoint = (await json<Endpoint>('POST', `${a.url}/v1/endpoints`, { templateId: template.id })).body;
       const run = await call('POST', `${b.url}/v2/${endpoint.id}/run`, { body: { input: { n: 1 } } });
       expect(run.status).toBe(200);

@@ -5,7 +5,12 @@
  */
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { EndpointCreateInputSchema, InMemoryManagementStore, TemplateCreateInputSchema, managementApi } from '../../../packages/platform/src/harness/management/index.js';
+import {
+  EndpointCreateInputSchema,
+  InMemoryManagementStore,
+  TemplateCreateInputSchema,
+  managementApi,
+} from '../../../packages/platform/src/harness/management/index.js';
 import type { ManagementApiOptions } from '../../../packages/platform/src/harness/management/index.js';
 
 describe('InMemoryManagementStore', () => {
@@ -22,13 +27,12 @@ describe('InMemoryManagementStore', () => {
     let now = Date.UTC(2030, 0, 1);
     const store = new InMemoryManagementStore({ now: () => now });
     const template = store.createTemplate(TemplateCreateInputSchema.parse({ name: 'n', imageName: 'i', isServerless: true, category: 'CPU' }));
-    const endpoint = store.createEndpoint(EndpointCreateInputSchema.parse({ templateId: template.id, gpuTypeIds: [], workersMin: 0, workersMax: 1, idleTimeout: 5 }));
+    const endpoint = store.createEndpoint(
+      EndpointCreateInputSchema.parse({ templateId: template.id, gpuTypeIds: [], workersMin: 0, workersMax: 1, idleTimeout: 5 }),
+    );
     now += 60_000;
     store.updateTemplate(template.id, { imageName: 'j' });
-    expect(store.getEndpoint(endpoint.id).releases.map((release) => release.createdAt)).toEqual([
-      '2030-01-01T00:00:00.000Z',
-      '2030-01-01T00:01:00.000Z',
-    ]);
+    expect(store.getEndpoint(endpoint.id).releases.map((release) => release.createdAt)).toEqual(['2030-01-01T00:00:00.000Z', '2030-01-01T00:01:00.000Z']);
   });
 });
 

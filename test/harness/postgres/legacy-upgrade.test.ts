@@ -40,7 +40,8 @@ async function schemaOf(sql: postgres.Sql): Promise<unknown> {
   };
 }
 
-const versionsOf = (sql: postgres.Sql) => sql<{ version: number; description: string; applied_at: Date }[]>`SELECT version, description, applied_at FROM sw_schema_version ORDER BY version`;
+const versionsOf = (sql: postgres.Sql) =>
+  sql<{ version: number; description: string; applied_at: Date }[]>`SELECT version, description, applied_at FROM sw_schema_version ORDER BY version`;
 
 describe('a database migrated by the TS-string migrations, opened by the .sql ones', () => {
   it('runs only the versions after the legacy ones, keeps the recorded versions, and the three stores work on it', async () => {

@@ -29,7 +29,10 @@ it('joins the calls of one turn, and those made while a statement is in flight, 
   expect(statement.batches).toEqual([[1, 2, 3]]);
   const meanwhile = [4, 5].map((item) => coalescer.add(item, 1));
   expect(await Promise.all([...firstTurn, ...meanwhile])).toEqual([2, 4, 6, 8, 10]);
-  expect(statement.batches).toEqual([[1, 2, 3], [4, 5]]);
+  expect(statement.batches).toEqual([
+    [1, 2, 3],
+    [4, 5],
+  ]);
   // Idle again: the next call goes alone.
   expect(await coalescer.add(6, 1)).toBe(12);
   expect(statement.batches.at(-1)).toEqual([6]);
@@ -39,8 +42,13 @@ it('keeps each statement within its count and size, a single larger call going a
   const statement = recorder();
   const coalescer = new Coalescer(statement.run, { maxItems: 3, maxSize: 10 });
   const calls = [
-    [1, 1], [2, 1], [3, 1], [4, 1], [5, 1], // count: at most 3 together
-    [6, 8], [7, 8], // size: 8 + 8 > 10
+    [1, 1],
+    [2, 1],
+    [3, 1],
+    [4, 1],
+    [5, 1], // count: at most 3 together
+    [6, 8],
+    [7, 8], // size: 8 + 8 > 10
     [8, 50], // larger than maxSize: alone
     [9, 1],
   ] as const;
@@ -59,11 +67,14 @@ it('runs a failed joint statement again one call at a time: only the bad call fa
 
 it('never runs again a statement that committed but answered the wrong number of rows: every call of it fails', async () => {
   const batches: number[][] = [];
-  const coalescer = new Coalescer<number, number>(async (items) => {
-    batches.push([...items]);
-    await new Promise((resolve) => setImmediate(resolve));
-    return items.length > 1 ? [1] : [items[0] ?? 0];
-  }, { maxItems: 100, maxSize: 1_000 });
+  const coalescer = new Coalescer<number, number>(
+    async (items) => {
+      batches.push([...items]);
+      await new Promise((resolve) => setImmediate(resolve));
+      return items.length > 1 ? [1] : [items[0] ?? 0];
+    },
+    { maxItems: 100, maxSize: 1_000 },
+  );
   const settled = await Promise.allSettled([1, 2, 3].map((item) => coalescer.add(item, 1)));
   expect(settled.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
   expect(String((settled[1] as PromiseRejectedResult).reason)).toContain('answered 1 rows for 3 calls');

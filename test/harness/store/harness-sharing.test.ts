@@ -85,10 +85,12 @@ describe.each(['memory', 'postgres'])('two harnesses on one %s store', (kind) =>
     await sleep(300);
     expect(receiver.received.map((hook) => hook.body)).toEqual([expect.objectContaining({ id, status: 'TIMED_OUT' })]);
     expect(sent).toEqual({ a: 0, b: 1 });
-    console.log(`[harness-sharing ${kind}] timeout applied by the harness that never served the endpoint: ${receiver.received.length} webhook(s), jobEnded A ${sent.a}, B ${sent.b}`);
+    console.log(
+      `[harness-sharing ${kind}] timeout applied by the harness that never served the endpoint: ${receiver.received.length} webhook(s), jobEnded A ${sent.a}, B ${sent.b}`,
+    );
   });
 
-  it('a drain waits for the jobs of workers that took them through this harness, not for the other\'s', async () => {
+  it("a drain waits for the jobs of workers that took them through this harness, not for the other's", async () => {
     const { a, b } = await pair(kind);
     const here = a.endpoint('ep');
     const there = b.endpoint('ep');
@@ -114,10 +116,11 @@ describe('a job taken for a long poll that gave up meanwhile', () => {
     // The store answers a take only once the test opens the gate (a shared store is slower).
     const slow = new Proxy(store, {
       get(target, key, receiver) {
-        if (key === 'take') return async (...args: Parameters<JobStore['take']>) => {
-          await gate;
-          return target.take(...args);
-        };
+        if (key === 'take')
+          return async (...args: Parameters<JobStore['take']>) => {
+            await gate;
+            return target.take(...args);
+          };
         const value: unknown = Reflect.get(target, key, receiver);
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
@@ -170,7 +173,10 @@ describe('a /runsync wait in one harness for a result applied by the other (Post
       await a.close();
       await b.close();
     });
-    for (const [n, output] of [[1, { small: 'x'.repeat(100) }], [2, { large: 'x'.repeat(10_000) }]] as const) {
+    for (const [n, output] of [
+      [1, { small: 'x'.repeat(100) }],
+      [2, { large: 'x'.repeat(10_000) }],
+    ] as const) {
       const waiting = b.endpoint('ep').submitAndWait(parseJobRequest({ input: { n } }), { sync: true }, 60_000);
       const taken = await waitFor(async () => (await a.endpoint('ep').tryTake('w-a', 1))[0], 'the job queued through B, taken through A');
       expect(await a.endpoint('ep').complete(taken.id, 'w-a', { kind: 'output', output }, taken.attempt)).toEqual({ applied: true, status: 'COMPLETED' });

@@ -4,11 +4,29 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  cancelChange, changeEvents, completeChange, endChange, expiryStop, giveBackChange, requeueChange, retryChange, timeoutChange, type JobFacts,
+  cancelChange,
+  changeEvents,
+  completeChange,
+  endChange,
+  expiryStop,
+  giveBackChange,
+  requeueChange,
+  retryChange,
+  timeoutChange,
+  type JobFacts,
 } from '../../../src/harness/store/job-rules.js';
 
 const running: JobFacts = {
-  id: 'job-1', endpointId: 'ep', status: 'IN_PROGRESS', workerId: 'w1', startedAt: 100, attempt: 2, lost: 1, retries: 1, retentionMs: 1_000, executionTimeoutMs: 500,
+  id: 'job-1',
+  endpointId: 'ep',
+  status: 'IN_PROGRESS',
+  workerId: 'w1',
+  startedAt: 100,
+  attempt: 2,
+  lost: 1,
+  retries: 1,
+  retentionMs: 1_000,
+  executionTimeoutMs: 500,
 };
 const queued: JobFacts = { id: 'job-2', endpointId: 'ep', status: 'IN_QUEUE', attempt: 0, lost: 0, retries: 0, retentionMs: 1_000 };
 
@@ -20,7 +38,15 @@ describe('job rules', () => {
       counted: 'completed',
       releasedFrom: 'w1',
       dropsChunks: false,
-      fields: { status: 'COMPLETED', output: { n: 1 }, endedAt: 200, deleteAt: 1_200, workerId: undefined, executionDeadline: undefined, resultFrom: { workerId: 'w1', attempt: 2 } },
+      fields: {
+        status: 'COMPLETED',
+        output: { n: 1 },
+        endedAt: 200,
+        deleteAt: 1_200,
+        workerId: undefined,
+        executionDeadline: undefined,
+        resultFrom: { workerId: 'w1', attempt: 2 },
+      },
     });
     expect(changeEvents(running, change)).toEqual([
       { type: 'worker', endpointId: 'ep', workerId: 'w1' },
@@ -42,7 +68,14 @@ describe('job rules', () => {
     const inProgress = cancelChange(running, 300);
     expect(inProgress).toMatchObject({ kind: 'ended', stop: 'cancelled', releasedFrom: 'w1', fields: { status: 'CANCELLED', endedAt: 300 } });
     if (inProgress.kind !== 'ended') throw new Error('not ended');
-    expect(changeEvents(running, inProgress).at(-1)).toEqual({ type: 'stop', endpointId: 'ep', workerId: 'w1', jobId: 'job-1', reason: 'cancelled', attempt: 2 });
+    expect(changeEvents(running, inProgress).at(-1)).toEqual({
+      type: 'stop',
+      endpointId: 'ep',
+      workerId: 'w1',
+      jobId: 'job-1',
+      reason: 'cancelled',
+      attempt: 2,
+    });
   });
 
   it('refuses to cancel an ended job, and leaves a cancelled one as it is', () => {
@@ -59,8 +92,20 @@ describe('job rules', () => {
       releasedFrom: 'w1',
       dropsChunks: true,
       fields: {
-        status: 'IN_QUEUE', lost: 2, retries: 2, queuedAt: 400, chunkCount: 0, workerId: undefined, output: undefined, error: undefined, startedAt: undefined,
-        endedAt: undefined, resultFrom: undefined, executionDeadline: undefined, deleteAt: undefined, reportedAt: undefined,
+        status: 'IN_QUEUE',
+        lost: 2,
+        retries: 2,
+        queuedAt: 400,
+        chunkCount: 0,
+        workerId: undefined,
+        output: undefined,
+        error: undefined,
+        startedAt: undefined,
+        endedAt: undefined,
+        resultFrom: undefined,
+        executionDeadline: undefined,
+        deleteAt: undefined,
+        reportedAt: undefined,
       },
     });
     expect(changeEvents(running, change).map((event) => event.type)).toEqual(['worker', 'changed', 'queued']);
@@ -68,11 +113,18 @@ describe('job rules', () => {
 
   it('ends a job lost more than maxRequeues times FAILED with SW_REQUEUE_LIMIT, its lost count kept', () => {
     const change = requeueChange(running, 'requeue', 1, 400);
-    expect(change).toMatchObject({ kind: 'ended', counted: 'failed', fields: { status: 'FAILED', lost: 2, endedAt: 400, error: { error_code: 'SW_REQUEUE_LIMIT', worker_id: 'w1' } } });
+    expect(change).toMatchObject({
+      kind: 'ended',
+      counted: 'failed',
+      fields: { status: 'FAILED', lost: 2, endedAt: 400, error: { error_code: 'SW_REQUEUE_LIMIT', worker_id: 'w1' } },
+    });
   });
 
   it('retries only a FAILED or TIMED_OUT job, its lost count starting over', () => {
-    expect(retryChange({ ...running, status: 'FAILED', workerId: undefined }, 10)).toMatchObject({ kind: 'requeued', fields: { status: 'IN_QUEUE', lost: 0, retries: 2 } });
+    expect(retryChange({ ...running, status: 'FAILED', workerId: undefined }, 10)).toMatchObject({
+      kind: 'requeued',
+      fields: { status: 'IN_QUEUE', lost: 0, retries: 2 },
+    });
     expect(retryChange({ ...running, status: 'TIMED_OUT', workerId: undefined }, 10).kind).toBe('requeued');
     const refused = retryChange(running, 10);
     expect(refused.kind === 'refused' && refused.error.code).toBe('SW_RETRY_NOT_ALLOWED');
@@ -83,12 +135,24 @@ describe('job rules', () => {
       kind: 'returned',
       releasedFrom: 'w1',
       dropsChunks: false,
-      fields: { status: 'IN_QUEUE', attempt: 1, workerId: undefined, startedAt: undefined, executionDeadline: undefined, executionTimeoutMs: undefined, reportedAt: undefined },
+      fields: {
+        status: 'IN_QUEUE',
+        attempt: 1,
+        workerId: undefined,
+        startedAt: undefined,
+        executionDeadline: undefined,
+        executionTimeoutMs: undefined,
+        reportedAt: undefined,
+      },
     });
   });
 
   it('times a running job out with SW_EXECUTION_TIMEOUT and a stop; a ttl stops only a running job', () => {
-    expect(timeoutChange(running, 600)).toMatchObject({ stop: 'timeout', counted: 'failed', fields: { status: 'TIMED_OUT', error: { error_code: 'SW_EXECUTION_TIMEOUT' } } });
+    expect(timeoutChange(running, 600)).toMatchObject({
+      stop: 'timeout',
+      counted: 'failed',
+      fields: { status: 'TIMED_OUT', error: { error_code: 'SW_EXECUTION_TIMEOUT' } },
+    });
     expect(expiryStop(running)).toBe('expired');
     expect(expiryStop(queued)).toBeUndefined();
   });

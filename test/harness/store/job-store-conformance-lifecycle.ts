@@ -12,7 +12,7 @@ const MINUTE = 60_000;
 
 export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore> }): void {
   describe('caller operations', () => {
-    it('cancels queued and running jobs (the running one\'s worker gets a stop), and refuses ended ones', async () => {
+    it("cancels queued and running jobs (the running one's worker gets a stop), and refuses ended ones", async () => {
       const { store } = await fixture.current();
       const events = collect(store);
       const running = await store.submit('ep', request(), {}, T0);
@@ -35,7 +35,10 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       expect(first.job).not.toHaveProperty('cancelledFrom');
       expect((await store.list('ep', { workerId: 'w1', offset: 0, limit: 10 })).jobs.map((job) => job.id)).toEqual([running.id]);
       // Its worker's late result is refused as before (already ended), not taken for a repeat.
-      expect((await store.complete('ep', running.id, 'w1', { kind: 'output', output: 1 }, 1, T0 + 10)).ack).toMatchObject({ applied: false, reason: 'already_ended' });
+      expect((await store.complete('ep', running.id, 'w1', { kind: 'output', output: 1 }, 1, T0 + 10)).ack).toMatchObject({
+        applied: false,
+        reason: 'already_ended',
+      });
       const other = await store.submit('ep', request(), {}, T0);
       await store.take('ep', 'w1', 1, T0);
       await store.complete('ep', other.id, 'w1', { kind: 'output', output: 1 }, 1, T0);
@@ -216,7 +219,10 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
       for (let i = 0; i < 7; i++) ids.push((await store.submit('ep', request(), {}, T0 + i)).id);
       await store.take('ep', 'w1', 2, T0 + 10);
       const newest = [...ids].reverse();
-      expect(await store.list('ep', { offset: 0, limit: 3 })).toEqual({ total: 7, jobs: await Promise.all(newest.slice(0, 3).map(async (id) => store.get('ep', id))) });
+      expect(await store.list('ep', { offset: 0, limit: 3 })).toEqual({
+        total: 7,
+        jobs: await Promise.all(newest.slice(0, 3).map(async (id) => store.get('ep', id))),
+      });
       expect((await store.list('ep', { offset: 3, limit: 3 })).jobs.map((job) => job.id)).toEqual(newest.slice(3, 6));
       const running = await store.list('ep', { states: ['IN_PROGRESS'], offset: 0, limit: 10 });
       expect(running.total).toBe(2);
@@ -302,9 +308,10 @@ export function describeStoreLifecycle(fixture: { current(): Promise<OpenedStore
         { type: 'stop', endpointId: 'ep', workerId: 'w1', jobId: job.id, reason: 'cancelled', attempt: 1 },
       ];
       for (const event of expected) expect(events).toContainEqual(event);
-      if (peerEvents) await eventually(() => {
-        for (const event of expected) expect(peerEvents).toContainEqual(event);
-      });
+      if (peerEvents)
+        await eventually(() => {
+          for (const event of expected) expect(peerEvents).toContainEqual(event);
+        });
       const unsubscribe = store.subscribe(() => {
         throw new Error('a listener that throws changes nothing');
       });

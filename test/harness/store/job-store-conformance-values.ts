@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, RawJson, inputValue, parseJobRequest, requestJsonText } from '../../../src/job/index.js';
 import { T0, failure, type OpenedStore } from './job-store-conformance.js';
-import type {  } from '../../kit/index.js';
+import type {} from '../../kit/index.js';
 
 /** An array nested `depth` levels deep (the outermost counts), holding `leaf`. */
 export function nested(depth: number, leaf: unknown = 'bottom'): unknown {
@@ -89,7 +89,14 @@ export function describeStoreValues(fixture: { current(): Promise<OpenedStore> }
       expect(await ids('output')).toEqual([done.id]);
       expect(await ids('nowhere')).toEqual([]);
       // The other filters read the same rows (an error and a result with NUL in them).
-      await store.complete('ep', odd.id, 'w1', { kind: 'error', error: { ...failure, worker_id: 'w1', error_code: 'SW_ODD', error_message: `broke on ${ODD_TEXT.nul}` } }, 1, T0 + 5);
+      await store.complete(
+        'ep',
+        odd.id,
+        'w1',
+        { kind: 'error', error: { ...failure, worker_id: 'w1', error_code: 'SW_ODD', error_message: `broke on ${ODD_TEXT.nul}` } },
+        1,
+        T0 + 5,
+      );
       expect((await store.list('ep', { offset: 0, limit: 10, errorCode: 'SW_ODD' })).jobs.map((job) => job.id)).toEqual([odd.id]);
       expect((await store.list('ep', { offset: 0, limit: 10, workerId: 'w1', order: 'oldest' })).jobs.map((job) => job.id)).toEqual([odd.id, raw.id, done.id]);
     });

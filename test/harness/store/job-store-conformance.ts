@@ -57,7 +57,17 @@ export function describeJobStore(name: string, open: OpenStore): void {
         const { store } = await fixture.current();
         const body = request({ policy: { ttl: 60_000 } });
         const job = await store.submit('ep', body, {}, T0);
-        expect(job).toMatchObject({ endpointId: 'ep', status: 'IN_QUEUE', attempt: 0, retries: 0, lost: 0, submittedAt: T0, queuedAt: T0, expiresAt: T0 + 60_000, retentionMs: 30 * 60_000 });
+        expect(job).toMatchObject({
+          endpointId: 'ep',
+          status: 'IN_QUEUE',
+          attempt: 0,
+          retries: 0,
+          lost: 0,
+          submittedAt: T0,
+          queuedAt: T0,
+          expiresAt: T0 + 60_000,
+          retentionMs: 30 * 60_000,
+        });
         expect(job.id).toMatch(/^[0-9a-f-]{36}$/);
         (body.input as Record<string, unknown>).n = 99;
         const again = await store.get('ep', job.id);
@@ -82,12 +92,21 @@ export function describeJobStore(name: string, open: OpenStore): void {
           { id: a.id, input: { n: 1 }, attempt: 1 },
           { id: b.id, input: { n: 1 }, attempt: 1, policy: { executionTimeout: 7_000 } },
         ]);
-        expect(await store.get('ep', a.id)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w1', startedAt: T0 + 10, executionDeadline: T0 + 30_010, executionTimeoutMs: 30_000 });
+        expect(await store.get('ep', a.id)).toMatchObject({
+          status: 'IN_PROGRESS',
+          workerId: 'w1',
+          startedAt: T0 + 10,
+          executionDeadline: T0 + 30_010,
+          executionTimeoutMs: 30_000,
+        });
         expect(await store.get('ep', b.id)).toMatchObject({ executionDeadline: T0 + 7_010 });
         expect((await store.take('ep', 'w2', 5, T0 + 20)).map((job) => job.id)).toEqual([c.id]);
         expect(await store.take('ep', 'w2', 5, T0 + 20)).toEqual([]);
         expect((await store.getWorker('ep', 'w1'))?.jobIds).toEqual([a.id, b.id]);
-        expect(await store.health('ep')).toEqual({ jobs: { completed: 0, failed: 0, retried: 0, inProgress: 3, inQueue: 0 }, workers: { idle: 0, running: 2 } });
+        expect(await store.health('ep')).toEqual({
+          jobs: { completed: 0, failed: 0, retried: 0, inProgress: 3, inQueue: 0 },
+          workers: { idle: 0, running: 2 },
+        });
       });
 
       it('gives each job to exactly one of many concurrent takers', async () => {
@@ -115,10 +134,17 @@ export function describeJobStore(name: string, open: OpenStore): void {
       it('stamps chunks with the attempt, hands them out once, and refuses stale, foreign and repeated posts', async () => {
         const { store } = await fixture.current();
         const { id } = await store.submit('ep', request(), {}, T0);
-        expect(await store.pushChunk('ep', id, 'w1', { output: 'early' }, undefined, T0)).toEqual({ applied: false, reason: 'not_held_by_worker', status: 'IN_QUEUE' });
+        expect(await store.pushChunk('ep', id, 'w1', { output: 'early' }, undefined, T0)).toEqual({
+          applied: false,
+          reason: 'not_held_by_worker',
+          status: 'IN_QUEUE',
+        });
         await store.take('ep', 'w1', 1, T0);
         expect(await store.pushChunk('ep', id, 'w1', { output: 'a', metrics: { stream_index: 0 } }, 1, T0)).toEqual({ applied: true });
-        expect(await store.pushChunk('ep', id, 'w1', { output: 'a', metrics: { stream_index: 0 } }, 1, T0)).toMatchObject({ applied: false, reason: 'duplicate' });
+        expect(await store.pushChunk('ep', id, 'w1', { output: 'a', metrics: { stream_index: 0 } }, 1, T0)).toMatchObject({
+          applied: false,
+          reason: 'duplicate',
+        });
         expect(await store.pushChunk('ep', id, 'w1', { output: 'b', metrics: { stream_index: 1 } }, undefined, T0)).toEqual({ applied: true });
         expect(await store.pushChunk('ep', id, 'w1', { output: 'x' }, 7, T0)).toMatchObject({ applied: false, reason: 'stale_attempt' });
         expect(await store.pushChunk('ep', id, 'w2', { output: 'x' }, 1, T0)).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
@@ -191,13 +217,27 @@ export function describeJobStore(name: string, open: OpenStore): void {
         expect(done.ended).toHaveLength(1);
         expect(done.ended[0]).toMatchObject({ id: ok.id, status: 'COMPLETED', output: null, endedAt: T0 + 1_100, deleteAt: T0 + 1_100 + 30 * 60_000 });
         expect(done.ended[0]).not.toHaveProperty('executionDeadline');
-        expect((await store.complete('ep', ok.id, 'w1', { kind: 'output', output: 1 }, 1, T0 + 1_200)).ack).toEqual({ applied: true, status: 'COMPLETED', repeated: true });
-        expect((await store.complete('ep', ok.id, 'w2', { kind: 'output', output: 1 }, undefined, T0)).ack).toEqual({ applied: false, reason: 'already_ended', status: 'COMPLETED' });
+        expect((await store.complete('ep', ok.id, 'w1', { kind: 'output', output: 1 }, 1, T0 + 1_200)).ack).toEqual({
+          applied: true,
+          status: 'COMPLETED',
+          repeated: true,
+        });
+        expect((await store.complete('ep', ok.id, 'w2', { kind: 'output', output: 1 }, undefined, T0)).ack).toEqual({
+          applied: false,
+          reason: 'already_ended',
+          status: 'COMPLETED',
+        });
         expect((await store.complete('ep', ok.id, 'w1', { kind: 'output', output: 1 }, 3, T0)).ack).toMatchObject({ applied: false, reason: 'stale_attempt' });
-        expect((await store.complete('ep', bad.id, 'w9', { kind: 'error', error: failure }, undefined, T0)).ack).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
+        expect((await store.complete('ep', bad.id, 'w9', { kind: 'error', error: failure }, undefined, T0)).ack).toMatchObject({
+          applied: false,
+          reason: 'not_held_by_worker',
+        });
         expect((await store.complete('ep', bad.id, 'w1', { kind: 'error', error: failure }, 1, T0 + 500)).ack).toEqual({ applied: true, status: 'FAILED' });
         expect((await store.get('ep', bad.id))?.error).toEqual(failure);
-        expect((await store.complete('ep', late.id, undefined, { kind: 'error', error: failure, timedOut: true }, undefined, T0)).ack).toEqual({ applied: true, status: 'TIMED_OUT' });
+        expect((await store.complete('ep', late.id, undefined, { kind: 'error', error: failure, timedOut: true }, undefined, T0)).ack).toEqual({
+          applied: true,
+          status: 'TIMED_OUT',
+        });
         expect((await store.complete('ep', 'nope', 'w1', { kind: 'output', output: 1 }, 1, T0)).ack).toEqual({ applied: false, reason: 'not_found' });
         expect((await store.health('ep')).jobs).toEqual({ completed: 1, failed: 2, retried: 0, inProgress: 0, inQueue: 0 });
         expect((await store.getWorker('ep', 'w1'))?.jobIds).toEqual([]);

@@ -30,7 +30,9 @@ describe('openJobStore on a PostgreSQL server it cannot use', () => {
     expect(error).toMatchObject({ code: 'SW_STORE_UNAVAILABLE' });
     expect(error.message).toContain(`postgres 127.0.0.1:${port}/jobs`);
     expect(error.message).toMatch(/ECONNREFUSED/);
-    expect(JSON.stringify({ message: error.message, stack: error.stack, details: error.details, cause: String((error as { cause?: unknown }).cause) })).not.toContain(SECRET);
+    expect(
+      JSON.stringify({ message: error.message, stack: error.stack, details: error.details, cause: String((error as { cause?: unknown }).cause) }),
+    ).not.toContain(SECRET);
   });
 
   it('names the store and hides the password when the login is refused (embedded PostgreSQL, wrong password)', { timeout: 60_000 }, async () => {
@@ -41,6 +43,8 @@ describe('openJobStore on a PostgreSQL server it cannot use', () => {
     expect(error).toMatchObject({ code: 'SW_STORE_UNAVAILABLE' });
     expect(error.message).toContain(`postgres ${server.host}${server.pathname}`);
     expect(error.message).toMatch(/sw_nobody/);
-    expect(JSON.stringify({ message: error.message, stack: error.stack, details: error.details, cause: String((error as { cause?: unknown }).cause) })).not.toContain(SECRET);
+    expect(
+      JSON.stringify({ message: error.message, stack: error.stack, details: error.details, cause: String((error as { cause?: unknown }).cause) }),
+    ).not.toContain(SECRET);
   });
 });

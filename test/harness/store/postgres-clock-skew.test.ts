@@ -20,10 +20,13 @@ afterEach(async () => {
 
 const offsetClock = (offsetMs: () => number) => ({ now: () => Date.now() + offsetMs() });
 
-it('refuses to open on a clock 30 s ahead of or behind the database\'s, in one line, and opens on one within the bound', async () => {
+it("refuses to open on a clock 30 s ahead of or behind the database's, in one line, and opens on one within the bound", async () => {
   database = await createTestDatabase();
   const handle = await database.connect(2);
-  for (const [offset, word] of [[30_000, 'ahead of'], [-30_000, 'behind']] as const) {
+  for (const [offset, word] of [
+    [30_000, 'ahead of'],
+    [-30_000, 'behind'],
+  ] as const) {
     const refused = await PostgresJobStore.open(handle, { clock: offsetClock(() => offset) }).then(
       () => undefined,
       (error: unknown) => error as { code?: string; message: string },
@@ -34,7 +37,10 @@ it('refuses to open on a clock 30 s ahead of or behind the database\'s, in one l
   }
   // Through the harness's opener (the CLI's --store): the store named, one line.
   const opened = openJobStore(database.url, { clock: offsetClock(() => 30_000) });
-  await expect(opened).rejects.toMatchObject({ code: 'SW_CLOCK_SKEW', message: expect.stringMatching(/^Could not open the job store postgres .*: This machine's clock is 30\.\d s ahead of PostgreSQL's[^\n]*$/) });
+  await expect(opened).rejects.toMatchObject({
+    code: 'SW_CLOCK_SKEW',
+    message: expect.stringMatching(/^Could not open the job store postgres .*: This machine's clock is 30\.\d s ahead of PostgreSQL's[^\n]*$/),
+  });
   const store = await PostgresJobStore.open(handle, { clock: offsetClock(() => 500), maxClockSkewMs: 2_000 });
   expect(await store.submit('ep', request(), {}, Date.now())).toMatchObject({ status: 'IN_QUEUE' });
   await store.close();
@@ -54,7 +60,9 @@ it('refuses changes once its LISTEN connection comes back with the clock gone be
     offset = 30_000;
     await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
       WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`;
-    await eventually(() => expect(errors).toContainEqual(expect.objectContaining({ code: 'SW_CLOCK_SKEW', message: expect.stringMatching(/30\.\d s ahead of PostgreSQL's/) })));
+    await eventually(() =>
+      expect(errors).toContainEqual(expect.objectContaining({ code: 'SW_CLOCK_SKEW', message: expect.stringMatching(/30\.\d s ahead of PostgreSQL's/) })),
+    );
     await expect(store.submit('ep', request(), {}, Date.now())).rejects.toMatchObject({ code: 'SW_CLOCK_SKEW' });
     // Reads still answer (nothing is changed on this clock's word).
     expect((await store.health('ep')).jobs.inQueue).toBe(1);

@@ -59,7 +59,9 @@ it(`drains ${JOBS} queued jobs with ${CONCURRENCY} takers of one worker in under
     );
     const statements = counter.count() - counter.notifications() - before;
     const perJob = statements / (JOBS - 1);
-    console.log(`drain: ${JOBS - 1} jobs, ${takes} takes, ${statements} statements (${perJob.toFixed(2)} a job, notifications apart: ${counter.notifications()})`);
+    console.log(
+      `drain: ${JOBS - 1} jobs, ${takes} takes, ${statements} statements (${perJob.toFixed(2)} a job, notifications apart: ${counter.notifications()})`,
+    );
     expect((await store.health('ep')).jobs).toMatchObject({ completed: JOBS, inQueue: 0, inProgress: 0 });
     // 1.21 a job before (one take statement a job; results were joined already): takes made together now share theirs too.
     expect(perJob).toBeLessThan(0.6);

@@ -38,11 +38,17 @@ it(`expires ${EXPIRING} jobs in transactions of at most ${SWEEP_BATCH} rows, tim
     const base = Date.now() + 3 * 86_400_000;
     // Running jobs whose execution timeout will be due, ttl not: TIMED_OUT by the timeout batches.
     for (let n = 0; n < RUNNING; n += 100) {
-      await Promise.all(Array.from({ length: Math.min(100, RUNNING - n) }, () => store.submit('ep', parseJobRequest({ input: {}, policy: { executionTimeout: 5_000, ttl: 7 * 86_400_000 } }), {}, base)));
+      await Promise.all(
+        Array.from({ length: Math.min(100, RUNNING - n) }, () =>
+          store.submit('ep', parseJobRequest({ input: {}, policy: { executionTimeout: 5_000, ttl: 7 * 86_400_000 } }), {}, base),
+        ),
+      );
     }
     expect(await store.take('ep', 'w1', RUNNING, base)).toHaveLength(RUNNING);
     for (let n = 0; n < EXPIRING; n += 1_000) {
-      await Promise.all(Array.from({ length: 1_000 }, (_, i) => store.submit('ep', parseJobRequest({ input: { n: n + i }, policy: { ttl: 10_000 } }), {}, base)));
+      await Promise.all(
+        Array.from({ length: 1_000 }, (_, i) => store.submit('ep', parseJobRequest({ input: { n: n + i }, policy: { ttl: 10_000 } }), {}, base)),
+      );
     }
     // The sampler: the oldest transaction open in the database (not its own), as PostgreSQL sees it.
     let sweeping = true;
@@ -85,7 +91,9 @@ it(`expires ${EXPIRING} jobs in transactions of at most ${SWEEP_BATCH} rows, tim
     expect(busySamples).toBeGreaterThan(0);
     expect(oldestMs, `the oldest transaction: ${oldestQuery}`).toBeLessThan(MAX_TRANSACTION_MS);
     expect(healthAnswers).toBeGreaterThan(1);
-    console.log(`sweep of ${EXPIRING} expired + ${RUNNING} timed out: oldest transaction seen ${oldestMs.toFixed(0)} ms (${oldestQuery.replace(/\s+/g, ' ')}) over ${busySamples} busy samples; /health answered ${healthAnswers} times`);
+    console.log(
+      `sweep of ${EXPIRING} expired + ${RUNNING} timed out: oldest transaction seen ${oldestMs.toFixed(0)} ms (${oldestQuery.replace(/\s+/g, ' ')}) over ${busySamples} busy samples; /health answered ${healthAnswers} times`,
+    );
   } finally {
     await sampler.end();
     await server.close();

@@ -59,7 +59,7 @@ it('sends no event notifications while alone, and every change to a second store
   await eventually(() => expect(heard).toContainEqual(expect.objectContaining({ type: 'changed', endpointId: 'ep', jobId: job.id })));
 });
 
-it('wakes the other store\'s waiting taker when it hears from a store it did not know of (its changes were not notified)', async () => {
+it("wakes the other store's waiting taker when it hears from a store it did not know of (its changes were not notified)", async () => {
   database = await createTestDatabase();
   // A forgets a peer at once (silent 1 ms): it never notifies B's takers of its jobs, and answers each of B's beats with 'here'.
   const a = await PostgresJobStore.open(await handleOn(database.url), { peerTimes: { beatMs: 60_000, silentMs: 1 } });

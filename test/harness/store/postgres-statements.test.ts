@@ -112,7 +112,7 @@ it('joins submissions made together in one statement, results too, and their eve
   expect((await store.health('ep')).jobs.completed).toBe(JOBS);
 });
 
-it('waits for a /runsync job\'s end without reading it: from the submit to the result applied in the same process', async () => {
+it("waits for a /runsync job's end without reading it: from the submit to the result applied in the same process", async () => {
   database = await createTestDatabase();
   counter = await startStatementCounter(database.url);
   // One connection: a second one opening while statements are counted would add its own start-up queries.
@@ -177,7 +177,10 @@ it('writes a job named twice in one joint statement once: the second post is jud
     answers.push([...posts.map((post) => post.ack), (await tried.get('ep', first.id))?.output, (await tried.health('ep')).jobs.completed]);
   }
   expect(answers[0]).toEqual(answers[1]);
-  expect(answers[0]?.slice(0, 2)).toEqual([{ applied: true, status: 'COMPLETED' }, { applied: true, status: 'COMPLETED' }]);
+  expect(answers[0]?.slice(0, 2)).toEqual([
+    { applied: true, status: 'COMPLETED' },
+    { applied: true, status: 'COMPLETED' },
+  ]);
   expect(answers[0]?.slice(3)).toEqual(['a', 2]);
   await memory.close();
 });

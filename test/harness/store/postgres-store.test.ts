@@ -124,7 +124,7 @@ describe('PostgresJobStore: schema, durability, notifications', () => {
 });
 
 describe('PostgresJobStore: the LISTEN connection', () => {
-  it('listens again after its connection is cut, and wakes every endpoint\'s takers then', async () => {
+  it("listens again after its connection is cut, and wakes every endpoint's takers then", async () => {
     const database = await createTestDatabase();
     const store = await PostgresJobStore.open(await database.connect());
     const peer = await PostgresJobStore.open(await database.connect());
@@ -139,7 +139,9 @@ describe('PostgresJobStore: the LISTEN connection', () => {
       await eventually(() => expect(events).toContainEqual({ type: 'resync', endpointId: 'ep' }));
       const job = await store.submit('ep', request(), {}, T0);
       await store.take('ep', 'w1', 1, T0);
-      await eventually(() => expect(events).toContainEqual(expect.objectContaining({ type: 'changed', endpointId: 'ep', jobId: job.id, status: 'IN_PROGRESS' })));
+      await eventually(() =>
+        expect(events).toContainEqual(expect.objectContaining({ type: 'changed', endpointId: 'ep', jobId: job.id, status: 'IN_PROGRESS' })),
+      );
     } finally {
       await admin.end();
       await store.close();
@@ -150,7 +152,7 @@ describe('PostgresJobStore: the LISTEN connection', () => {
 });
 
 describe('two harnesses on one database: the take hint', () => {
-  it('hands a job to the other process\'s waiting taker when the submitting process said it had one but did not take it', async () => {
+  it("hands a job to the other process's waiting taker when the submitting process said it had one but did not take it", async () => {
     const database = await createTestDatabase();
     const storeA = await PostgresJobStore.open(await database.connect(2));
     await storeA.createEndpoint('ep');
@@ -202,10 +204,12 @@ describe('PostgresJobStore: events missed while the LISTEN connection was down',
   };
 
   const cutListen = async (sql: postgres.Sql): Promise<number> =>
-    (await sql`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
-      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`).length;
+    (
+      await sql`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`
+    ).length;
 
-  it('wakes a reader waiting for a job\'s end when it listens again, so it reads the end it was not told of', async () => {
+  it("wakes a reader waiting for a job's end when it listens again, so it reads the end it was not told of", async () => {
     database = await createTestDatabase();
     admin = postgres(database.url, { max: 1, onnotice: () => undefined });
     const harness = new Harness({ store: await PostgresJobStore.open(await database.connect()) });
@@ -227,7 +231,7 @@ describe('PostgresJobStore: events missed while the LISTEN connection was down',
     }
   });
 
-  it('sends a stop for a job the worker\'s heartbeat lists that no longer runs with it (a cancel whose stop this harness missed)', async () => {
+  it("sends a stop for a job the worker's heartbeat lists that no longer runs with it (a cancel whose stop this harness missed)", async () => {
     database = await createTestDatabase();
     admin = postgres(database.url, { max: 1, onnotice: () => undefined });
     const server = await createHarnessServer({ store: database.url, port: 0, rateLimits: false, workerApi: { longPollMs: 2_000 } });
@@ -267,9 +271,15 @@ describe('createHarnessServer({ store })', () => {
   });
 
   it('refuses a store that is neither memory nor a PostgreSQL connection string, and a harness with a store', async () => {
-    await expect(createHarnessServer({ store: 'mysql://db/x', port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringMatching(/"memory" or a PostgreSQL connection string/) });
+    await expect(createHarnessServer({ store: 'mysql://db/x', port: 0 })).rejects.toMatchObject({
+      code: 'SW_INVALID_OPTIONS',
+      message: expect.stringMatching(/"memory" or a PostgreSQL connection string/),
+    });
     // The pool size is checked before anything connects.
-    await expect(createHarnessServer({ store: 'postgres://127.0.0.1:1/x', storePoolSize: 0, port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS', message: expect.stringMatching(/pool size/) });
+    await expect(createHarnessServer({ store: 'postgres://127.0.0.1:1/x', storePoolSize: 0, port: 0 })).rejects.toMatchObject({
+      code: 'SW_INVALID_OPTIONS',
+      message: expect.stringMatching(/pool size/),
+    });
     const harness = new Harness();
     // @ts-expect-error the type refuses both too; JavaScript callers get the error
     await expect(createHarnessServer({ harness, store: 'memory', port: 0 })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS' });

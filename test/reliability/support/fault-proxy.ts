@@ -18,7 +18,15 @@
  * A call whose worker went away while it was held or delayed is not forwarded (or its
  * upstream request is cut), as a real proxy does.
  */
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { seededRandom } from './random.js';
 
@@ -126,15 +134,12 @@ export async function startFaultProxy(target: string, plan: FaultPlan): Promise<
       const headers = endToEnd(req.headers);
       headers.host = upstreamUrl.host;
       if (body.length > 0) headers['content-length'] = String(body.length);
-      const upstream = httpRequest(
-        { host: upstreamUrl.hostname, port: upstreamUrl.port, method: req.method, path: req.url, headers, agent },
-        (answer) => {
-          const parts: Buffer[] = [];
-          answer.on('data', (part: Buffer) => parts.push(part));
-          answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(parts) }));
-          answer.on('error', reject);
-        },
-      );
+      const upstream = httpRequest({ host: upstreamUrl.hostname, port: upstreamUrl.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (part: Buffer) => parts.push(part));
+        answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(parts) }));
+        answer.on('error', reject);
+      });
       upstream.on('error', reject);
       // The worker went away: cut the upstream call, so that a held long poll ends on the harness too.
       const onGone = (): void => void upstream.destroy(new Error('client gone'));

@@ -9,10 +9,12 @@ export type Figure = string | number | boolean | Record<string, number>;
 function show(value: Figure): string {
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toFixed(1);
   if (typeof value === 'object') {
-    return Object.entries(value)
-      .filter(([, n]) => n !== 0)
-      .map(([key, n]) => `${key}:${n}`)
-      .join(',') || '0';
+    return (
+      Object.entries(value)
+        .filter(([, n]) => n !== 0)
+        .map(([key, n]) => `${key}:${n}`)
+        .join(',') || '0'
+    );
   }
   return String(value);
 }
@@ -28,4 +30,3 @@ export function printFigures(test: string, figures: Readonly<Record<string, Figu
 export function since(start: number): number {
   return Math.round(performance.now() - start);
 }
-

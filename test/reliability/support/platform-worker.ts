@@ -55,7 +55,14 @@ export function startInProcessWorker(options: InProcessWorkerOptions): InProcess
   });
   // One chunk per yield (coalescing, the default, is off here): these tests follow the fate of
   // each chunk post under faults. Coalescing under faults: test/transports/platform/result-delivery.unit.test.ts.
-  const config = resolveOptions({ gpuSampling: false, timeoutGraceMs: 1_000, shutdownTimeoutMs: 10_000, coalesceStreamChunks: false, ...options.serve, logger });
+  const config = resolveOptions({
+    gpuSampling: false,
+    timeoutGraceMs: 1_000,
+    shutdownTimeoutMs: 10_000,
+    coalesceStreamChunks: false,
+    ...options.serve,
+    logger,
+  });
   const runtime = new WorkerRuntime(options.handler as Handler<unknown>, config, transport, logger);
   const exited = runtime.start();
   return { workerId: options.workerId, runtime, transport, metrics, exited, stop: () => runtime.stop() };

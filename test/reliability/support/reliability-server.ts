@@ -6,7 +6,12 @@
  */
 import pino from 'pino';
 import { Harness, type ResultAck } from '../../../src/harness/index.js';
-import { createHarnessServer, type HarnessServer, type HarnessServerOptions, type WorkerApiPassThrough } from '../../../packages/platform/src/harness/server-api.js';
+import {
+  createHarnessServer,
+  type HarnessServer,
+  type HarnessServerOptions,
+  type WorkerApiPassThrough,
+} from '../../../packages/platform/src/harness/server-api.js';
 import { workerEnvFor, type WorkerEnv } from '../../../packages/platform/src/harness/worker-api/index.js';
 import { createMetrics } from '../../../src/metrics/index.js';
 

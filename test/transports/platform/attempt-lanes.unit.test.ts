@@ -102,7 +102,11 @@ describe('ProgressLanes', () => {
   it('keeps nothing once a lane is idle, so runs that end without a result leave no lane behind', async () => {
     const lanes = new ProgressLanes();
     const sent: string[] = [];
-    await Promise.all([lanes.post('a', async () => void sent.push('a1')), lanes.post('b', async () => void sent.push('b1')), lanes.post('a', async () => void sent.push('a2'))]);
+    await Promise.all([
+      lanes.post('a', async () => void sent.push('a1')),
+      lanes.post('b', async () => void sent.push('b1')),
+      lanes.post('a', async () => void sent.push('a2')),
+    ]);
     // a2 came before a1 had started: it replaced it; lane b is its own.
     expect(sent).toEqual(['b1', 'a2']);
     await waitFor(() => lanes.size === 0, 'the idle lanes to go');

@@ -109,7 +109,10 @@ describe('buildPlatformUrls', () => {
   });
 
   it('keeps a query the platform put in the template', () => {
-    const withGpu = buildPlatformUrls(parsePlatformEnv({ ...BASE, RUNPOD_WEBHOOK_POST_OUTPUT: 'https://api.example/v2/ep1/job-done/$RUNPOD_POD_ID/$ID?gpu=NVIDIA+RTX+A5000' }), 'p');
+    const withGpu = buildPlatformUrls(
+      parsePlatformEnv({ ...BASE, RUNPOD_WEBHOOK_POST_OUTPUT: 'https://api.example/v2/ep1/job-done/$RUNPOD_POD_ID/$ID?gpu=NVIDIA+RTX+A5000' }),
+      'p',
+    );
     expect(withGpu.done('j', false)).toBe('https://api.example/v2/ep1/job-done/p/j?gpu=NVIDIA+RTX+A5000&isStream=false');
   });
 

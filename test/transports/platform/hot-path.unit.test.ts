@@ -81,7 +81,14 @@ describe('PlatformHttp targets', () => {
     await client.get(origin, { timeoutMs: 5_000 });
     await client.get(`${origin}?only=query`, { timeoutMs: 5_000 });
     await client.get(`${origin}/frag?x=1#part`, { timeoutMs: 5_000 });
-    expect(server.requests.map((request) => request.url)).toEqual(['/a/b?x=1&y=%2F', '/with%20space/j?isStream=false', '/auth', '/', '/?only=query', '/frag?x=1']);
+    expect(server.requests.map((request) => request.url)).toEqual([
+      '/a/b?x=1&y=%2F',
+      '/with%20space/j?isStream=false',
+      '/auth',
+      '/',
+      '/?only=query',
+      '/frag?x=1',
+    ]);
     expect(server.requests[2]?.headers.authorization).toBe(`Basic ${Buffer.from('user:pw').toString('base64')}`);
   });
 

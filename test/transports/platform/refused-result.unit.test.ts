@@ -24,7 +24,12 @@ afterEach(async () => {
 });
 
 /** One job `j1` handed out once; job-done answered by `done`. Resolves with the run's outcome and the job-done posts. */
-async function runOnce(handler: Handler<unknown>, done: (request: SeenRequest) => ScriptedAnswer, settings: { maxResultBytes?: number } = {}, serve: Record<string, unknown> = {}) {
+async function runOnce(
+  handler: Handler<unknown>,
+  done: (request: SeenRequest) => ScriptedAnswer,
+  settings: { maxResultBytes?: number } = {},
+  serve: Record<string, unknown> = {},
+) {
   let handedOut = false;
   server = await startScriptedServer((request) => {
     if (request.path.includes('/job-take/')) {
@@ -60,7 +65,9 @@ async function runOnce(handler: Handler<unknown>, done: (request: SeenRequest) =
   });
   void runtime.start();
   const result = await within(outcome, 'the run to end', 20_000);
-  const posts = (server as ScriptedServer).to('/job-done/').map((request) => ({ query: request.query, body: JSON.parse(request.body) as Record<string, unknown> }));
+  const posts = (server as ScriptedServer)
+    .to('/job-done/')
+    .map((request) => ({ query: request.query, body: JSON.parse(request.body) as Record<string, unknown> }));
   const chunks = (server as ScriptedServer).to('/job-stream/').map((request) => JSON.parse(request.body) as { output: unknown });
   return { outcome: result, posts, chunks, logs };
 }
@@ -69,19 +76,27 @@ const errorOf = (body: Record<string, unknown>): Record<string, unknown> => JSON
 
 describe('a result the platform would refuse', () => {
   it('over maxResultBytes: never posted; the job fails with SW_RESULT_TOO_LARGE, the size and the limit', async () => {
-    const { outcome, posts } = await runOnce(async () => 'x'.repeat(5_000), () => json({ acknowledged: true, applied: true }), { maxResultBytes: 2_048 });
+    const { outcome, posts } = await runOnce(
+      async () => 'x'.repeat(5_000),
+      () => json({ acknowledged: true, applied: true }),
+      { maxResultBytes: 2_048 },
+    );
     expect(posts).toHaveLength(1);
     expect(posts[0]?.query.get('attempt')).toBe('1');
     const error = errorOf(posts[0]?.body ?? {});
     expect(error).toMatchObject({ error_code: 'SW_RESULT_TOO_LARGE' });
-    expect(error.error_message).toContain('is 5013 bytes as JSON, over the platform\'s limit of 2048 bytes');
+    expect(error.error_message).toContain("is 5013 bytes as JSON, over the platform's limit of 2048 bytes");
     expect(error.error_message).toContain('s3Config');
     expect(outcome.end).toBe('failed');
   });
 
   it('under the limit raw, over it once JSON escapes it: the serialized size counts', async () => {
     // 1 500 quote characters are 3 000 bytes as JSON (each one \").
-    const { outcome, posts } = await runOnce(async () => '"'.repeat(1_500), () => json({ acknowledged: true, applied: true }), { maxResultBytes: 2_048 });
+    const { outcome, posts } = await runOnce(
+      async () => '"'.repeat(1_500),
+      () => json({ acknowledged: true, applied: true }),
+      { maxResultBytes: 2_048 },
+    );
     expect(posts).toHaveLength(1);
     const error = errorOf(posts[0]?.body ?? {});
     expect(error).toMatchObject({ error_code: 'SW_RESULT_TOO_LARGE' });
@@ -109,8 +124,12 @@ describe('a result the platform would refuse', () => {
   });
 
   it.each([413, 400])('refused with %i: a small error is posted in its place, and the job ends failed, not completed', async (status) => {
-    const { outcome, posts, logs } = await runOnce(async () => ({ big: 'y'.repeat(1_000) }), (request) =>
-      request.body.includes('"output"') ? json({ error: { code: 'SW_PAYLOAD_TOO_LARGE', message: 'too large' } }, status) : json({ acknowledged: true, applied: true }),
+    const { outcome, posts, logs } = await runOnce(
+      async () => ({ big: 'y'.repeat(1_000) }),
+      (request) =>
+        request.body.includes('"output"')
+          ? json({ error: { code: 'SW_PAYLOAD_TOO_LARGE', message: 'too large' } }, status)
+          : json({ acknowledged: true, applied: true }),
     );
     // One attempt of the refused post (a 4xx is not retried), then the error.
     expect(posts).toHaveLength(2);
@@ -124,21 +143,28 @@ describe('a result the platform would refuse', () => {
   });
 
   it('refused again (the error too): the end says refused, never completed', async () => {
-    const { outcome, posts, logs } = await runOnce(async () => 'fine', () => json({ error: { message: 'no' } }, 400));
+    const { outcome, posts, logs } = await runOnce(
+      async () => 'fine',
+      () => json({ error: { message: 'no' } }, 400),
+    );
     expect(posts).toHaveLength(2);
     expect(outcome.end).toBe('refused');
     expect(logs.find('the platform refused the result', 50)).toHaveLength(1);
   });
 
   it('acknowledged but not applied (the job had already ended another way): the end says refused', async () => {
-    const { outcome, posts } = await runOnce(async () => 'late', () => json({ acknowledged: true, applied: false, reason: 'already_ended', status: 'TIMED_OUT' }));
+    const { outcome, posts } = await runOnce(
+      async () => 'late',
+      () => json({ acknowledged: true, applied: false, reason: 'already_ended', status: 'TIMED_OUT' }),
+    );
     expect(posts).toHaveLength(1);
     expect(outcome.end).toBe('refused');
   });
 
   it('a 409 SW_STALE_ATTEMPT: the end says stale_attempt, logged at debug only', async () => {
-    const { outcome, posts, logs } = await runOnce(async () => 'old', () =>
-      json({ error: { code: 'SW_STALE_ATTEMPT', message: 'attempt 1 is not current' } }, 409),
+    const { outcome, posts, logs } = await runOnce(
+      async () => 'old',
+      () => json({ error: { code: 'SW_STALE_ATTEMPT', message: 'attempt 1 is not current' } }, 409),
     );
     expect(posts).toHaveLength(1);
     expect(outcome.end).toBe('stale_attempt');

@@ -31,7 +31,8 @@ function injectFaults(app: FastifyInstance, faults: readonly Fault[] = FAULTS): 
   app.addHook('preHandler', async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     if (!path.includes('/job-done/') && !path.includes('/job-stream/')) return;
-    const body = typeof request.body === 'string' && request.body !== '' ? (JSON.parse(request.body) as { status?: string; metrics?: { stream_index?: number } }) : {};
+    const body =
+      typeof request.body === 'string' && request.body !== '' ? (JSON.parse(request.body) as { status?: string; metrics?: { stream_index?: number } }) : {};
     if (body.status === 'IN_PROGRESS') return;
     // One key per post: a job's result, or one chunk of its stream.
     const key = `${path}#${body.metrics?.stream_index ?? ''}`;
@@ -97,7 +98,9 @@ describe('result delivery through a flaky harness', () => {
     for (const id of ids) {
       const posts = server.seen.results.filter((result) => result.jobId === id);
       expect(posts.filter((result) => result.ack.applied && result.ack.repeated !== true)).toHaveLength(1);
-      expect(posts.filter((result) => result.ack.applied && result.ack.repeated === true).map((result) => result.ack)).toEqual([{ applied: true, repeated: true, status: 'COMPLETED' }]);
+      expect(posts.filter((result) => result.ack.applied && result.ack.repeated === true).map((result) => result.ack)).toEqual([
+        { applied: true, repeated: true, status: 'COMPLETED' },
+      ]);
     }
     expect(faults?.injected).toEqual({ '503': 6, '429': 6, 'reset-before': 6, 'reset-after': 6 });
     await waitFor(() => logs.find('delivered after retries').length === 6, 'six "delivered after retries" lines', 5_000);

@@ -18,7 +18,12 @@ describe('the job board shared with the watchdog thread', () => {
     expect(reader.jobs()).toEqual([{ slot: b, id: 'jöb-b ✓', deadlineAt: 20_000, startedAt: 6_000 }]);
     // The freed slot is reused, and shows the new job only.
     const c = board.claim('c', 30_000, 7_000);
-    expect(reader.jobs().map((job) => job.id).sort()).toEqual(['c', 'jöb-b ✓']);
+    expect(
+      reader
+        .jobs()
+        .map((job) => job.id)
+        .sort(),
+    ).toEqual(['c', 'jöb-b ✓']);
     board.release(b);
     board.release(c);
     expect(reader.jobs()).toEqual([]);
@@ -33,7 +38,12 @@ describe('the job board shared with the watchdog thread', () => {
     board.release(first);
     expect(board.claim('x'.repeat(JOB_ID_MAX_BYTES + 1), 4, 0)).toBe(-1);
     expect(board.claim('x'.repeat(JOB_ID_MAX_BYTES), 5, 0)).toBeGreaterThanOrEqual(0);
-    expect(reader.jobs().map((job) => job.deadlineAt).sort()).toEqual([2, 5]);
+    expect(
+      reader
+        .jobs()
+        .map((job) => job.deadlineAt)
+        .sort(),
+    ).toEqual([2, 5]);
   });
 
   it('keeps two attempts of one job apart: each its own slot, with its attempt', () => {

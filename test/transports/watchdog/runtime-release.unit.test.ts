@@ -12,7 +12,10 @@ import type { JobWatch } from '../../../src/transports/watchdog/index.js';
 import { WorkerRuntime, resolveOptions } from '../../../src/worker/index.js';
 
 /** What happened, in order. */
-type Step = { kind: 'watch'; jobId: string; attempt: number | undefined; handle: number } | { kind: 'unwatch'; handle: number } | { kind: 'post-start' | 'post-end'; jobId: string };
+type Step =
+  | { kind: 'watch'; jobId: string; attempt: number | undefined; handle: number }
+  | { kind: 'unwatch'; handle: number }
+  | { kind: 'post-start' | 'post-end'; jobId: string };
 
 class RecordingWatch implements JobWatch {
   readonly steps: Step[];
@@ -83,7 +86,14 @@ describe('the deadline watchdog and a finished job', () => {
     const steps: Step[] = [];
     const transport = new SlowPostTransport(steps);
     const watch = new RecordingWatch(steps);
-    runtime = new WorkerRuntime(async () => 'done', resolveOptions({ concurrency: 1, gpuSampling: false }), transport, createLogger({ level: 'silent' }), {}, { jobWatch: watch });
+    runtime = new WorkerRuntime(
+      async () => 'done',
+      resolveOptions({ concurrency: 1, gpuSampling: false }),
+      transport,
+      createLogger({ level: 'silent' }),
+      {},
+      { jobWatch: watch },
+    );
     void runtime.start();
     await transport.posting;
     // The post is in flight and has not landed: the job must already be off the board.

@@ -125,7 +125,11 @@ describe('the watchdog thread posts', () => {
 describe('the verdict URL', () => {
   it('is the job-done URL the transport itself posts the same attempt to', () => {
     const urls = buildPlatformUrls(
-      { getJobUrl: 'https://api.example/v2/ep/job-take/$ID?gpu=a100', postOutputUrl: 'https://api.example/v2/ep/job-done/$RUNPOD_POD_ID/$ID?', pingIntervalMs: 10_000 },
+      {
+        getJobUrl: 'https://api.example/v2/ep/job-take/$ID?gpu=a100',
+        postOutputUrl: 'https://api.example/v2/ep/job-done/$RUNPOD_POD_ID/$ID?',
+        pingIntervalMs: 10_000,
+      },
       'w-9',
     );
     const doneUrl = urls.done(JOB_ID_PLACEHOLDER, false);

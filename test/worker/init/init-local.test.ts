@@ -24,7 +24,10 @@ describe('init in the dry run and --serve-api', () => {
     const result = await runTs(FIXTURE, ['--test-input', '{"input":{}}'], { env: { INIT_MODE: 'fail' } });
     expect(result.exitCode).toBe(1);
     const lines = jsonLines(String(result.stdout)) as Array<Record<string, unknown>>;
-    expect(lines[lines.length - 1]).toMatchObject({ status: 'FAILED', error: { code: 'SW_INIT_FAILED', message: 'init failed: model file missing: /models/tiny.bin' } });
+    expect(lines[lines.length - 1]).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'SW_INIT_FAILED', message: 'init failed: model file missing: /models/tiny.bin' },
+    });
     expect(String(result.stderr)).toContain('start-up failed: init failed: model file missing');
   });
 
@@ -40,7 +43,11 @@ describe('init in the dry run and --serve-api', () => {
       void child.then(() => reject(new Error(`exited before listening: ${stdout}`)));
     });
     try {
-      const response = await fetch(`${url}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { n: 1 } }) });
+      const response = await fetch(`${url}/runsync`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input: { n: 1 } }),
+      });
       expect(await response.json()).toMatchObject({ status: 'COMPLETED', output: { state: { model: 'tiny' }, input: { n: 1 } } });
       // init-started was printed before the banner.
       expect(stdout.indexOf('init-started')).toBeLessThan(stdout.indexOf('listening on'));

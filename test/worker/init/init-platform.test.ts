@@ -56,15 +56,23 @@ describe('serve(handler, { init }) on the platform transport', () => {
       FIXTURE,
     );
     await worker.waitForEvent((event) => event.event === 'init-started', 'init to start', START_BOUND_MS);
-    const during = await waitFor(async () => {
-      const body = await health(server!.url);
-      return body.workers.initializing === 1 ? body : undefined;
-    }, `/health to show the worker initializing (stderr: ${worker.stderr().slice(-1_000)})`, 10_000);
+    const during = await waitFor(
+      async () => {
+        const body = await health(server!.url);
+        return body.workers.initializing === 1 ? body : undefined;
+      },
+      `/health to show the worker initializing (stderr: ${worker.stderr().slice(-1_000)})`,
+      10_000,
+    );
     expect(during.workers).toMatchObject({ initializing: 1, idle: 0, running: 0, ready: 0 });
-    const after = await waitFor(async () => {
-      const body = await health(server!.url);
-      return body.workers.idle === 1 ? body : undefined;
-    }, 'the worker to become idle after init', 30_000);
+    const after = await waitFor(
+      async () => {
+        const body = await health(server!.url);
+        return body.workers.idle === 1 ? body : undefined;
+      },
+      'the worker to become idle after init',
+      30_000,
+    );
     expect(after.workers).toMatchObject({ initializing: 0, idle: 1, ready: 1 });
     const endpoint = server.config.harness.endpoint(ENDPOINT);
     for (const tag of [1, 2]) {
@@ -78,7 +86,11 @@ describe('serve(handler, { init }) on the platform transport', () => {
     console.log(`init of the fixture (a 3000 ms wait) measured ${measured} ms`);
     expect(measured).toBeGreaterThanOrEqual(2_900);
     // The same duration in /metrics, labelled by outcome.
-    const metricsUrl = await waitFor(() => /metrics served at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(worker.stderr())?.[1], 'the metrics URL in the log', 10_000);
+    const metricsUrl = await waitFor(
+      () => /metrics served at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(worker.stderr())?.[1],
+      'the metrics URL in the log',
+      10_000,
+    );
     const scraped = await (await fetch(metricsUrl)).text();
     const seconds = Number(/^serverless_worker_init_duration_seconds\{outcome="ok"\} (\S+)$/m.exec(scraped)?.[1]);
     console.log(`init duration in /metrics: ${seconds} s`);
@@ -92,7 +104,11 @@ describe('serve(handler, { init }) on the platform transport', () => {
     workerApi = await startWorkerApiServer({ liveness: { pingIntervalMs: PING_MS, missedPings: 3 } });
     const endpoint = workerApi.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { never: 'taken' } });
-    const worker = startWorkerProcess('init-fail', { ...workerApi.envFor(ENDPOINT, PING_MS), INIT_MODE: 'fail', INIT_DELAY_MS: '200', LOG_LEVEL: 'info' }, FIXTURE);
+    const worker = startWorkerProcess(
+      'init-fail',
+      { ...workerApi.envFor(ENDPOINT, PING_MS), INIT_MODE: 'fail', INIT_DELAY_MS: '200', LOG_LEVEL: 'info' },
+      FIXTURE,
+    );
     const exit = await within(worker.exited, 'the worker to exit', START_BOUND_MS);
     expect(exit.code).toBe(1);
     expect(workerApi.seen.unhealthy).toHaveLength(1);
@@ -109,7 +125,9 @@ describe('serve(handler, { init }) on the platform transport', () => {
     const exit = await within(worker.exited, 'the worker to exit', START_BOUND_MS);
     expect(exit.code).toBe(1);
     expect(worker.events.find((event) => event.event === 'init-aborted')?.reason).toBe('SW_INIT_TIMEOUT');
-    expect(workerApi.seen.unhealthy).toEqual([{ endpointId: ENDPOINT, workerId: 'init-slow', check: 'init', reason: 'init did not finish within initTimeoutMs (800 ms)' }]);
+    expect(workerApi.seen.unhealthy).toEqual([
+      { endpointId: ENDPOINT, workerId: 'init-slow', check: 'init', reason: 'init did not finish within initTimeoutMs (800 ms)' },
+    ]);
     expect(workerApi.seen.results).toEqual([]);
   });
 

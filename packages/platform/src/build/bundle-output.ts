@@ -52,7 +52,10 @@ export async function reduceSourceMaps(files: WrittenFile[], packageFolders: rea
       const code = files.find((other) => other.path === file.path.slice(0, -'.map'.length));
       if (code) code.bytes = await dropSourceMapComment(code.path, basename(file.path));
     } catch (error) {
-      throw new ServerlessWorkerError('SW_BUILD_FAILED', `Could not reduce the source map ${file.path} to the worker's own sources: ${(error as Error).message}; --full-source-map keeps esbuild's map as it is`);
+      throw new ServerlessWorkerError(
+        'SW_BUILD_FAILED',
+        `Could not reduce the source map ${file.path} to the worker's own sources: ${(error as Error).message}; --full-source-map keeps esbuild's map as it is`,
+      );
     }
   }
 }
@@ -83,7 +86,10 @@ export async function writeModulePackageJson(outdir: string): Promise<WrittenFil
     try {
       type = (JSON.parse(await readFile(path, 'utf8')) as { type?: unknown }).type;
     } catch (error) {
-      throw new ServerlessWorkerError('SW_BUILD_FAILED', `${path} is not JSON (${(error as Error).message}); expected {"type":"module"} beside the bundle, or an outdir without a package.json`);
+      throw new ServerlessWorkerError(
+        'SW_BUILD_FAILED',
+        `${path} is not JSON (${(error as Error).message}); expected {"type":"module"} beside the bundle, or an outdir without a package.json`,
+      );
     }
     if (type === 'module') return undefined;
     throw new ServerlessWorkerError(

@@ -27,8 +27,7 @@ import { S3_CLIENT_PACKAGES } from 'serverless-worker/internal/s3/index.js';
  * CommonJS dependencies inside an ESM bundle call `require` for Node's built-ins;
  * ESM has none, so the bundle defines one first (esbuild's documented recipe).
  */
-export const CREATE_REQUIRE_BANNER =
-  "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);";
+export const CREATE_REQUIRE_BANNER = "import { createRequire as __swCreateRequire } from 'node:module'; const require = __swCreateRequire(import.meta.url);";
 
 /** Node version the bundle's syntax targets (the package's `engines`). */
 export const BUNDLE_TARGET = 'node22.12';
@@ -103,14 +102,20 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
   const cwd = options.cwd ?? process.cwd();
   const entry = resolve(cwd, options.entry);
   if (!existsSync(entry)) {
-    throw new ServerlessWorkerError('SW_BUILD_FAILED', `Entry file ${options.entry} does not exist (looked in ${cwd}); expected the worker file that calls serve(), e.g. src/worker.ts`);
+    throw new ServerlessWorkerError(
+      'SW_BUILD_FAILED',
+      `Entry file ${options.entry} does not exist (looked in ${cwd}); expected the worker file that calls serve(), e.g. src/worker.ts`,
+    );
   }
   const outdir = resolve(cwd, options.outdir ?? 'dist');
   const name = basename(entry, extname(entry));
   const extras = extraEntryPoints();
   const clash = extras.find((extra) => extra.out === name);
   if (clash) {
-    throw new ServerlessWorkerError('SW_BUILD_FAILED', `Entry file ${options.entry} would be written over the runtime's own ${clash.out}.js; rename the entry file`);
+    throw new ServerlessWorkerError(
+      'SW_BUILD_FAILED',
+      `Entry file ${options.entry} would be written over the runtime's own ${clash.out}.js; rename the entry file`,
+    );
   }
   // First, so that a package.json of another type stops the build before anything is written.
   await mkdir(outdir, { recursive: true });
@@ -156,7 +161,11 @@ export async function bundleWorker(options: BundleOptions): Promise<BundleOutput
     throw new ServerlessWorkerError('SW_BUILD_FAILED', `esbuild could not bundle ${options.entry}: ${messages.join('; ') || (error as Error).message}`);
   }
   const files = Object.entries(result.metafile.outputs).map(([path, output]) => ({ path: resolve(cwd, path), bytes: output.bytes }));
-  if (sourcemap && !options.fullSourceMap) await reduceSourceMaps(files, [SDK_SOURCE_ROOT, PACKAGE_SOURCE_ROOT].flatMap((root) => ['src', 'dist'].map((folder) => join(root, '..', folder))));
+  if (sourcemap && !options.fullSourceMap)
+    await reduceSourceMaps(
+      files,
+      [SDK_SOURCE_ROOT, PACKAGE_SOURCE_ROOT].flatMap((root) => ['src', 'dist'].map((folder) => join(root, '..', folder))),
+    );
   if (packageJson) files.push(packageJson);
   // The dashboard's page and vendor files, for --serve-api's /ui (build/dashboard-assets.ts).
   try {

@@ -41,7 +41,10 @@ export function parseGpuList(value: string): GpuList | null {
   const trimmed = value.trim();
   if (trimmed === 'none') return null;
   const match = /^(?:(nvidia|amd):)?(.+)$/.exec(trimmed);
-  const devices = (match?.[2] ?? '').split(',').map((device) => device.trim()).filter(Boolean);
+  const devices = (match?.[2] ?? '')
+    .split(',')
+    .map((device) => device.trim())
+    .filter(Boolean);
   if (devices.length === 0) {
     throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `--gpus expects a list like "0,1,2,3" or "amd:0,1" (or "none"); got ${JSON.stringify(value)}`);
   }

@@ -9,7 +9,10 @@ import { SettingArgumentError, type Setting } from 'serverless-worker/internal/s
 /** The commander option of one setting; a refused argument makes commander exit 2 with the usage. */
 export function settingOption(setting: Setting): Option {
   // A default the flag cannot hold as a value (`<hostname>-<pid>`, read from the engine) is said in words.
-  const spokenDefault = setting.default === undefined && setting.defaultText !== undefined && setting.defaultText !== 'none' ? ` (default ${setting.defaultText.replaceAll('`', '')})` : '';
+  const spokenDefault =
+    setting.default === undefined && setting.defaultText !== undefined && setting.defaultText !== 'none'
+      ? ` (default ${setting.defaultText.replaceAll('`', '')})`
+      : '';
   const option = new Option(setting.flag, `${setting.description}${spokenDefault}`);
   const parse = setting.parseArgument;
   if (parse) {

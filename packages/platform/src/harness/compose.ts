@@ -117,7 +117,12 @@ async function openLauncher(
     if (plan.kind === 'docker') {
       // The engine is asked at start, so a wrong --docker-host fails here, not at the first job.
       const { DockerBackend, parseDockerHost } = await import('./launcher/docker/index.js');
-      containers = await DockerBackend.open({ host: parseDockerHost(plan.dockerHost), dataDir: plan.dataDir ?? defaultHarnessDataDir(), machineId: slots.machineId, logger: parts.logger });
+      containers = await DockerBackend.open({
+        host: parseDockerHost(plan.dockerHost),
+        dataDir: plan.dataDir ?? defaultHarnessDataDir(),
+        machineId: slots.machineId,
+        logger: parts.logger,
+      });
     }
     const launcher = new Launcher(plan.options, {
       harness: parts.harness,
@@ -156,8 +161,15 @@ export async function composeHarness(options: ComposeHarnessOptions): Promise<Co
     // The launcher and the /v1 routes share one management store.
     if (withHarness.management !== false) managementStore = withHarness.management?.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() });
     if (plan) {
-      if (managementStore === undefined) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'A launcher needs the management API (/v1): leave management on');
-      launched = await openLauncher(plan, { harness, store: managementStore, database: ownedDatabase, logger: logger ?? (await import('pino')).pino({ level: 'silent' }), metrics: withHarness.metrics });
+      if (managementStore === undefined)
+        throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'A launcher needs the management API (/v1): leave management on');
+      launched = await openLauncher(plan, {
+        harness,
+        store: managementStore,
+        database: ownedDatabase,
+        logger: logger ?? (await import('pino')).pino({ level: 'silent' }),
+        metrics: withHarness.metrics,
+      });
     }
   } catch (error) {
     await closeOwned();

@@ -68,16 +68,23 @@ export async function openJobStore(spec: string, options: OpenStoreOptions = {})
   const poolSize = options.poolSize === undefined ? undefined : parseOrThrow(PoolSizeSchema, options.poolSize, 'SW_INVALID_OPTIONS', 'PostgreSQL pool size');
   if (valid === 'memory') return { store: new MemoryJobStore(), database: undefined };
   // Loaded only when asked for: a harness on the in-memory store never loads the driver.
-  const [{ openHarnessDatabase }, { PostgresJobStore }] = await Promise.all([import('./harness-database.js'), import('./store/postgres/postgres-job-store.js')]);
+  const [{ openHarnessDatabase }, { PostgresJobStore }] = await Promise.all([
+    import('./harness-database.js'),
+    import('./store/postgres/postgres-job-store.js'),
+  ]);
   let database: PostgresDatabase | undefined;
   try {
     database = await openHarnessDatabase(valid, poolSize !== undefined ? { poolSize } : {});
     const clock = options.clock === undefined ? systemClock : options.clock;
-    return { store: await PostgresJobStore.open(database, { ...(options.onError ? { onError: options.onError } : {}), ...(clock ? { clock } : {}) }), database };
+    return {
+      store: await PostgresJobStore.open(database, { ...(options.onError ? { onError: options.onError } : {}), ...(clock ? { clock } : {}) }),
+      database,
+    };
   } catch (error) {
     await database?.close();
     // A clock too far from the database's says so itself (one line: clock-skew.ts).
-    if (error instanceof ServerlessWorkerError) throw new ServerlessWorkerError(error.code, `Could not open the job store ${describeStoreSpec(valid)}: ${error.message}`, error.details);
+    if (error instanceof ServerlessWorkerError)
+      throw new ServerlessWorkerError(error.code, `Could not open the job store ${describeStoreSpec(valid)}: ${error.message}`, error.details);
     throw storeUnavailable(valid, error);
   }
 }

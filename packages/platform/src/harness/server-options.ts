@@ -30,9 +30,13 @@ import type { EndpointInputSpec } from './openapi/index.js';
 export type WorkerApiPassThrough = Omit<WorkerApiOptions, 'harness' | 'apiKey'>;
 
 const positiveInt = (name: string, max: number) =>
-  z.number({ error: `${name} must be a whole number` }).int({ error: `${name} must be a whole number` }).min(1, {
-    error: `${name} must be from 1 to ${max}`,
-  }).max(max, { error: `${name} must be from 1 to ${max}` });
+  z
+    .number({ error: `${name} must be a whole number` })
+    .int({ error: `${name} must be a whole number` })
+    .min(1, {
+      error: `${name} must be from 1 to ${max}`,
+    })
+    .max(max, { error: `${name} must be from 1 to ${max}` });
 
 const OperationLimitSchema = z.object({
   perWindow: positiveInt('perWindow', 1_000_000).optional(),
@@ -68,13 +72,17 @@ export const WebhookSettingsSchema = z.object({
 
 const ManagementSettingsSchema = z.object({
   /** Default a fresh InMemoryManagementStore. */
-  store: z.custom<ManagementStore>((value) => typeof (value as { createTemplate?: unknown } | null)?.createTemplate === 'function', {
-    error: 'must be a ManagementStore',
-  }).optional(),
+  store: z
+    .custom<ManagementStore>((value) => typeof (value as { createTemplate?: unknown } | null)?.createTemplate === 'function', {
+      error: 'must be a ManagementStore',
+    })
+    .optional(),
   /** Default: the workers the job harness has seen, as pods. */
-  podsView: z.custom<PodsView>((value) => typeof (value as { listPods?: unknown } | null)?.listPods === 'function', {
-    error: 'must be a PodsView',
-  }).optional(),
+  podsView: z
+    .custom<PodsView>((value) => typeof (value as { listPods?: unknown } | null)?.listPods === 'function', {
+      error: 'must be a PodsView',
+    })
+    .optional(),
 });
 
 export const HarnessServerOptionsSchema = z.object({
@@ -122,22 +130,30 @@ export const HarnessServerOptionsSchema = z.object({
   /** The web dashboard at /ui (ui/settings.ts); default on; `false` leaves it out. */
   dashboard: z.union([z.literal(false), DashboardSettingsSchema]).default(() => DashboardSettingsSchema.parse({})),
   /** Logger for the server and its requests; default silent. */
-  logger: z.custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
-    error: 'must be a pino logger',
-  }).optional(),
+  logger: z
+    .custom<Logger>((value) => typeof (value as { child?: unknown } | null)?.child === 'function', {
+      error: 'must be a pino logger',
+    })
+    .optional(),
   /**
    * Serve this endpoint's queue API at the root too (`/run`, `/runsync`, `/status/:id`,
    * `/stream/:id`, `/cancel/:id`, `/health`, ...), as well as under /v2/<id>; default
    * none (`--serve-api` sets its endpoint).
    */
-  rootEndpoint: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'must be an endpoint id' }).optional(),
+  rootEndpoint: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'must be an endpoint id' })
+    .optional(),
   /**
    * Per endpoint id: `jsonSchema` of job input for /openapi.json, and `check`, run on
    * /run and /runsync input, throwing SW_INPUT_VALIDATION (400) for input it refuses.
    * Default none: any input is accepted (as on the platform) and documented as any object.
    */
   endpointInputs: z
-    .record(z.string(), z.custom<EndpointInputSpec>((value) => typeof value === 'object' && value !== null, { error: 'must be { jsonSchema?, check? }' }))
+    .record(
+      z.string(),
+      z.custom<EndpointInputSpec>((value) => typeof value === 'object' && value !== null, { error: 'must be { jsonSchema?, check? }' }),
+    )
     .default({}),
   /**
    * Workers the harness runs itself (a Launcher, harness/launcher): /health counts,
@@ -145,12 +161,16 @@ export const HarnessServerOptionsSchema = z.object({
    * joined over the worker API.
    */
   launchedWorkers: z
-    .custom<LaunchedWorkersView>((value) => typeof (value as { pods?: unknown } | null)?.pods === 'function', { error: 'must be a LaunchedWorkersView (a Launcher)' })
+    .custom<LaunchedWorkersView>((value) => typeof (value as { pods?: unknown } | null)?.pods === 'function', {
+      error: 'must be a LaunchedWorkersView (a Launcher)',
+    })
     .optional(),
   /** Registry served at /metrics and counted into; default a fresh createMetrics(). */
-  metrics: z.custom<Metrics>((value) => typeof (value as { text?: unknown } | null)?.text === 'function', {
-    error: 'must come from createMetrics()',
-  }).optional(),
+  metrics: z
+    .custom<Metrics>((value) => typeof (value as { text?: unknown } | null)?.text === 'function', {
+      error: 'must come from createMetrics()',
+    })
+    .optional(),
 });
 
 /** Options as a caller writes them. */

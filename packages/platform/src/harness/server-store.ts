@@ -56,5 +56,11 @@ export async function harnessForServer(
   if (rest.management === false || rest.management?.store !== undefined) return { options: { ...rest, harness: owned }, owned, ownedDatabase: database, spec };
   const { PostgresManagementStore } = await import('./management/store/postgres-management-store.js');
   const ownedManagement = new PostgresManagementStore(database, { now: () => owned.clock.now() });
-  return { options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } }, owned, ownedManagement, ownedDatabase: database, spec };
+  return {
+    options: { ...rest, harness: owned, management: { ...rest.management, store: ownedManagement } },
+    owned,
+    ownedManagement,
+    ownedDatabase: database,
+    spec,
+  };
 }

@@ -121,7 +121,8 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     const limiter = new RateLimiter({ windowMs, now: now ?? (() => harness.clock.now()) });
     app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
   }
-  const managementStore = config.management !== false ? (config.management.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() })) : undefined;
+  const managementStore =
+    config.management !== false ? (config.management.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() })) : undefined;
   const endpointLookup = managementStore ? sharedEndpointsHook(harness, managementStore) : undefined;
   if (endpointLookup) app.addHook('onRequest', endpointLookup);
   const deletedEndpoints = new DeletedEndpointIds();
@@ -155,7 +156,12 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     const check = config.endpointInputs[endpointId]?.check;
     if (check) check(inputValue(input));
   };
-  const loadBalancing = new LoadBalancing(config.loadBalancing, logger.child({ component: 'load-balancing' }), { selfPort, authenticated: config.apiKey !== undefined }, config.harness.clock);
+  const loadBalancing = new LoadBalancing(
+    config.loadBalancing,
+    logger.child({ component: 'load-balancing' }),
+    { selfPort, authenticated: config.apiKey !== undefined },
+    config.harness.clock,
+  );
   const { launchedWorkers } = config;
   const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput, launchedWorkers, loadBalancing };
   registerMetricsRoute(app, metrics);
@@ -167,7 +173,9 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
   await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
   await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
   // Endpoint names (the /v1 endpoints') beside their ids on the dashboard and in /docs.
-  const endpointNames = managementStore ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name])) : undefined;
+  const endpointNames = managementStore
+    ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name]))
+    : undefined;
   await app.register(openApiRoutes, {
     harness,
     endpointInputs: config.endpointInputs,

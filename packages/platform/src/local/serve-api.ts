@@ -21,7 +21,14 @@ import { rateLimitTable, type HarnessServerConfig } from '../harness/server-opti
 import { ServerlessWorkerError, type JobRequest } from 'serverless-worker/internal/job/index.js';
 import { createGpuSampler } from 'serverless-worker/internal/gpu/index.js';
 import { loadMetrics } from 'serverless-worker/internal/metrics/index.js';
-import { onShutdownSignals, resolveTestInput, validateInput, type Handler, type WorkerArgs, type WorkerConfig } from 'serverless-worker/internal/worker/index.js';
+import {
+  onShutdownSignals,
+  resolveTestInput,
+  validateInput,
+  type Handler,
+  type WorkerArgs,
+  type WorkerConfig,
+} from 'serverless-worker/internal/worker/index.js';
 import { WorkerSupervisor } from './supervisor.js';
 import { WorkerApiDirect } from '../harness/worker-api/index.js';
 import { relayChildLog } from './child-log-lines.js';
@@ -29,7 +36,6 @@ import { JobLogBuffer } from '../harness/dashboard/job-log-tap.js';
 import { jsonLineFormatter } from 'serverless-worker/internal/log/index.js';
 import { API_KEY_ENV } from 'serverless-worker/internal/settings/worker-env.js';
 import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from 'serverless-worker/internal/worker/worker-flags.js';
-
 
 /** Quote `text` for a POSIX shell. */
 export function shellQuote(text: string): string {
@@ -130,9 +136,13 @@ export function serveApiChannel(env: NodeJS.ProcessEnv): 'ipc' | 'http' {
   const value = env[SERVE_API_CHANNEL_ENV];
   if (value === undefined || value === '' || value === 'ipc') return 'ipc';
   if (value === 'http') return 'http';
-  throw new ServerlessWorkerError('SW_INVALID_ENV', `${SERVE_API_CHANNEL_ENV} must be "ipc" (the default) or "http", not ${JSON.stringify(value.slice(0, 40))}`, {
-    variable: SERVE_API_CHANNEL_ENV,
-  });
+  throw new ServerlessWorkerError(
+    'SW_INVALID_ENV',
+    `${SERVE_API_CHANNEL_ENV} must be "ipc" (the default) or "http", not ${JSON.stringify(value.slice(0, 40))}`,
+    {
+      variable: SERVE_API_CHANNEL_ENV,
+    },
+  );
 }
 
 /** The worker's heartbeat interval under --serve-api (the platform's default), ms: the harness and the child agree on it. */

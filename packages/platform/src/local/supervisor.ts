@@ -131,10 +131,14 @@ export class WorkerSupervisor {
     // A child still starting (its signal handlers not yet installed) dies of this SIGTERM itself: stopped as asked, 0.
     const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGTERM' ? 0 : 1))));
     child.kill('SIGTERM');
-    const timer = this.#clock.setTimer(this.#options.stopBoundMs, () => {
-      this.#options.logger.warn({ pid: child.pid, boundMs: this.#options.stopBoundMs }, 'the worker process did not stop in time: SIGKILL');
-      this.#killGroup(child, 'SIGKILL');
-    }, { keepAlive: true });
+    const timer = this.#clock.setTimer(
+      this.#options.stopBoundMs,
+      () => {
+        this.#options.logger.warn({ pid: child.pid, boundMs: this.#options.stopBoundMs }, 'the worker process did not stop in time: SIGKILL');
+        this.#killGroup(child, 'SIGKILL');
+      },
+      { keepAlive: true },
+    );
     const code = await exited;
     timer.cancel();
     process.off('exit', this.#killOnExit);
@@ -171,7 +175,10 @@ export class WorkerSupervisor {
         onJobsAfterExit: () => void endpoint.requeueWorkerJobs(workerId).catch(() => []),
       });
     }
-    logger.info({ workerId, pid: child.pid, generation, channel: channel ? 'ipc' : 'http' }, generation === 1 ? 'worker process started' : 'worker process started again');
+    logger.info(
+      { workerId, pid: child.pid, generation, channel: channel ? 'ipc' : 'http' },
+      generation === 1 ? 'worker process started' : 'worker process started again',
+    );
     let ready = false;
     let exited = false;
     child.once('error', (error) => {
@@ -221,9 +228,13 @@ export class WorkerSupervisor {
       { workerId, pid: child.pid, exitCode: code, signal, requeued, restartInMs: delayMs },
       `the worker process exited (${signal ?? `code ${String(code)}`}); ${requeued.length > 0 ? `jobs it held went back to the queue (${requeued.join(', ')}); ` : ''}starting a new one`,
     );
-    this.#respawnTimer = this.#clock.setTimer(delayMs, () => {
-      if (this.#stopping === undefined) this.#spawn();
-    }, { keepAlive: true });
+    this.#respawnTimer = this.#clock.setTimer(
+      delayMs,
+      () => {
+        if (this.#stopping === undefined) this.#spawn();
+      },
+      { keepAlive: true },
+    );
   }
 
   /** Its process group, by its pid: a handler's own children go with it. */

@@ -32,51 +32,67 @@ afterEach(async () => {
 afterAll(() => client.close());
 
 async function joined(server: ReliabilityServer, worker: WorkerProcess): Promise<void> {
-  await waitFor(() => server.harness.endpoint(ENDPOINT).workers.get(worker.workerId), `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS, 20);
+  await waitFor(
+    () => server.harness.endpoint(ENDPOINT).workers.get(worker.workerId),
+    `worker ${worker.workerId} to join (stderr: ${worker.stderr().slice(-1_000)})`,
+    START_BOUND_MS,
+    20,
+  );
 }
 
 describe('a worker frozen with SIGSTOP mid-job', () => {
-  it('is gone after the silence window whatever polls it holds open; its job is requeued and completed by another worker, once', { timeout: 150_000 }, async () => {
-    const server = await startReliabilityServer({ workerApi: { longPollMs: LONG_POLL_MS, liveness: { pingIntervalMs: PING_MS, missedPings: MISSED } } });
-    running = server;
-    const ends = new Map<string, number>();
-    server.harness.endpoint(ENDPOINT).jobEnded.add((job) => void ends.set(job.id, (ends.get(job.id) ?? 0) + 1));
-    const queue = new QueueCaller(client, `${server.origin}/v2/${ENDPOINT}`);
-    const env = server.envFor(ENDPOINT, PING_MS);
+  it(
+    'is gone after the silence window whatever polls it holds open; its job is requeued and completed by another worker, once',
+    { timeout: 150_000 },
+    async () => {
+      const server = await startReliabilityServer({ workerApi: { longPollMs: LONG_POLL_MS, liveness: { pingIntervalMs: PING_MS, missedPings: MISSED } } });
+      running = server;
+      const ends = new Map<string, number>();
+      server.harness.endpoint(ENDPOINT).jobEnded.add((job) => void ends.set(job.id, (ends.get(job.id) ?? 0) + 1));
+      const queue = new QueueCaller(client, `${server.origin}/v2/${ENDPOINT}`);
+      const env = server.envFor(ENDPOINT, PING_MS);
 
-    // Debug logs: its late result's refusal (409 SW_STALE_ATTEMPT) is logged at debug.
-    const frozen = startWorkerProcess('frozen-worker', { ...env, LOG_LEVEL: 'debug' });
-    await joined(server, frozen);
-    const id = await queue.run({ input: { mode: 'sleep', ms: 8_000, tag: 'thawed-late' } });
-    await frozen.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the job to start');
-    // The worker holds a job: its job-stop poll is open (it is kept open while a job runs).
-    await new Promise((resolve) => setTimeout(resolve, 3 * PING_MS));
-    const stoppedAt = performance.now();
-    frozen.signal('SIGSTOP');
+      // Debug logs: its late result's refusal (409 SW_STALE_ATTEMPT) is logged at debug.
+      const frozen = startWorkerProcess('frozen-worker', { ...env, LOG_LEVEL: 'debug' });
+      await joined(server, frozen);
+      const id = await queue.run({ input: { mode: 'sleep', ms: 8_000, tag: 'thawed-late' } });
+      await frozen.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the job to start');
+      // The worker holds a job: its job-stop poll is open (it is kept open while a job runs).
+      await new Promise((resolve) => setTimeout(resolve, 3 * PING_MS));
+      const stoppedAt = performance.now();
+      frozen.signal('SIGSTOP');
 
-    // Generous bound, far below the held poll (120 s): only the pings may keep it alive.
-    await waitFor(() => server.seen.gone.some((gone) => gone.workerId === frozen.workerId), 'the frozen worker declared gone', 30_000, 20);
-    const gone = server.seen.gone.find((event) => event.workerId === frozen.workerId);
-    expect(gone).toMatchObject({ requeued: [id], reason: 'silent' });
-    const requeuedAfterMs = Math.round((gone?.at ?? stoppedAt) - stoppedAt);
+      // Generous bound, far below the held poll (120 s): only the pings may keep it alive.
+      await waitFor(() => server.seen.gone.some((gone) => gone.workerId === frozen.workerId), 'the frozen worker declared gone', 30_000, 20);
+      const gone = server.seen.gone.find((event) => event.workerId === frozen.workerId);
+      expect(gone).toMatchObject({ requeued: [id], reason: 'silent' });
+      const requeuedAfterMs = Math.round((gone?.at ?? stoppedAt) - stoppedAt);
 
-    const rescuer = startWorkerProcess('rescuer', env);
-    const view = await queue.ended(id, 60_000);
-    expect(view).toMatchObject({ status: 'COMPLETED', retries: 1, output: { jobId: id, workerId: rescuer.workerId, tag: 'thawed-late' } });
-    expect(ends.get(id)).toBe(1);
+      const rescuer = startWorkerProcess('rescuer', env);
+      const view = await queue.ended(id, 60_000);
+      expect(view).toMatchObject({ status: 'COMPLETED', retries: 1, output: { jobId: id, workerId: rescuer.workerId, tag: 'thawed-late' } });
+      expect(ends.get(id)).toBe(1);
 
-    // Thawed, the first worker either reads the stop that waited for it or finishes its run and posts late: nothing changes.
-    frozen.signal('SIGCONT');
-    await waitFor(
-      () => frozen.events.some((event) => event.event === 'aborted' && event.jobId === id) || frozen.stderr().includes('of a stale attempt refused by the platform'),
-      `the thawed worker to stop its run or have its late result refused (stderr: ${frozen.stderr().slice(-3_000)}; events: ${JSON.stringify(frozen.events)})`,
-      30_000,
-      20,
-    );
-    expect(await queue.ended(id)).toMatchObject({ status: 'COMPLETED', output: { workerId: rescuer.workerId } });
-    const applied = server.seen.results.filter((result) => result.jobId === id && result.ack.applied && result.ack.repeated !== true);
-    expect(applied.map((result) => result.workerId)).toEqual([rescuer.workerId]);
-    expect(ends.get(id)).toBe(1);
-    printFigures('frozen-sigstop', { silenceWindowMs: PING_MS * MISSED, longPollMs: LONG_POLL_MS, requeuedAfterStopMs: requeuedAfterMs, completedAfterStopMs: since(stoppedAt) });
-  });
+      // Thawed, the first worker either reads the stop that waited for it or finishes its run and posts late: nothing changes.
+      frozen.signal('SIGCONT');
+      await waitFor(
+        () =>
+          frozen.events.some((event) => event.event === 'aborted' && event.jobId === id) ||
+          frozen.stderr().includes('of a stale attempt refused by the platform'),
+        `the thawed worker to stop its run or have its late result refused (stderr: ${frozen.stderr().slice(-3_000)}; events: ${JSON.stringify(frozen.events)})`,
+        30_000,
+        20,
+      );
+      expect(await queue.ended(id)).toMatchObject({ status: 'COMPLETED', output: { workerId: rescuer.workerId } });
+      const applied = server.seen.results.filter((result) => result.jobId === id && result.ack.applied && result.ack.repeated !== true);
+      expect(applied.map((result) => result.workerId)).toEqual([rescuer.workerId]);
+      expect(ends.get(id)).toBe(1);
+      printFigures('frozen-sigstop', {
+        silenceWindowMs: PING_MS * MISSED,
+        longPollMs: LONG_POLL_MS,
+        requeuedAfterStopMs: requeuedAfterMs,
+        completedAfterStopMs: since(stoppedAt),
+      });
+    },
+  );
 });

@@ -136,7 +136,15 @@ describe('job-done', () => {
   it('fails the job with the error text our worker posts, parsed into the error payload', async () => {
     const server = await start();
     const id = await held(server);
-    const payload = { error_type: 'TypeError', error_message: 'bad', error_traceback: 'TypeError: bad', error_code: 'SW_HANDLER_ERROR', hostname: 'h', worker_id: 'w1', runtime_version: '0.1.0' };
+    const payload = {
+      error_type: 'TypeError',
+      error_message: 'bad',
+      error_traceback: 'TypeError: bad',
+      error_code: 'SW_HANDLER_ERROR',
+      hostname: 'h',
+      worker_id: 'w1',
+      runtime_version: '0.1.0',
+    };
     await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, { error: JSON.stringify(payload) });
     const view = await endpointOf(server).status(id);
     expect(view.status).toBe('FAILED');
@@ -146,7 +154,14 @@ describe('job-done', () => {
   it('reads a Python SDK post: JSON sent as form-urlencoded, runpod_version in the error', async () => {
     const server = await start();
     const id = await held(server);
-    const sdkError = { error_type: "<class 'ValueError'>", error_message: 'nope', error_traceback: 'Traceback...', hostname: 'pod-host', worker_id: 'pod-1', runpod_version: '1.7.0' };
+    const sdkError = {
+      error_type: "<class 'ValueError'>",
+      error_message: 'nope',
+      error_traceback: 'Traceback...',
+      hostname: 'pod-host',
+      worker_id: 'pod-1',
+      runpod_version: '1.7.0',
+    };
     const answer = await call(server, 'POST', `/job-done/w1/${id}?isStream=false`, JSON.stringify({ error: JSON.stringify(sdkError) }), {
       'content-type': 'application/x-www-form-urlencoded',
       charset: 'utf-8',
@@ -172,7 +187,9 @@ describe('job-done', () => {
   it('ends the job TIMED_OUT when the worker reports its own execution timeout', async () => {
     const server = await start();
     const id = await held(server);
-    await call(server, 'POST', `/job-done/w1/${id}`, { error: JSON.stringify({ error_type: 'ServerlessWorkerError', error_code: 'SW_EXECUTION_TIMEOUT', error_message: 'late' }) });
+    await call(server, 'POST', `/job-done/w1/${id}`, {
+      error: JSON.stringify({ error_type: 'ServerlessWorkerError', error_code: 'SW_EXECUTION_TIMEOUT', error_message: 'late' }),
+    });
     expect((await endpointOf(server).status(id)).status).toBe('TIMED_OUT');
   });
 
@@ -188,7 +205,11 @@ describe('job-done', () => {
     const server = await start();
     const cancelled = await held(server);
     await endpointOf(server).cancel(cancelled);
-    expect((await call(server, 'POST', `/job-done/w1/${cancelled}`, { output: 1 })).json).toMatchObject({ applied: false, reason: 'already_ended', status: 'CANCELLED' });
+    expect((await call(server, 'POST', `/job-done/w1/${cancelled}`, { output: 1 })).json).toMatchObject({
+      applied: false,
+      reason: 'already_ended',
+      status: 'CANCELLED',
+    });
     expect((await call(server, 'POST', '/job-done/w1/nope', { output: 1 })).json).toMatchObject({ applied: false, reason: 'not_found' });
     const mine = await held(server, 'w1');
     expect((await call(server, 'POST', `/job-done/w2/${mine}`, { output: 1 })).json).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
@@ -232,7 +253,7 @@ describe('job-stop', () => {
     expect((await call(server, 'GET', '/job-stop/w1')).status).toBe(204);
   });
 
-  it('answers a held poll at once when the worker\'s job is cancelled, with the reason', async () => {
+  it("answers a held poll at once when the worker's job is cancelled, with the reason", async () => {
     const server = await start({ longPollMs: 10_000 });
     const id = await held(server);
     const pending = call(server, 'GET', '/job-stop/w1');
@@ -273,7 +294,7 @@ describe('ping and liveness', () => {
     expect(await endpointOf(server).workers.initializingCount()).toBe(0);
   });
 
-  it('puts the jobs of a worker silent for missedPings x pingIntervalMs back in the queue, counted as retried (on the harness\'s clock)', async () => {
+  it("puts the jobs of a worker silent for missedPings x pingIntervalMs back in the queue, counted as retried (on the harness's clock)", async () => {
     const clock = new ManualClock();
     const server = await start({ harness: new Harness({ clock }), liveness: { pingIntervalMs: 100, missedPings: 3 } });
     const id = await held(server, 'silent');
@@ -294,7 +315,7 @@ describe('ping and liveness', () => {
     expect((await call(server, 'GET', '/job-stop/silent')).json).toEqual({ jobsToStop: [id], reasons: { [id]: 'cancelled' }, attempts: {} });
   });
 
-  it('declares gone a worker silent for the window although its job-stop and job-take polls are open (a frozen process keeps its sockets), on the harness\'s clock', async () => {
+  it("declares gone a worker silent for the window although its job-stop and job-take polls are open (a frozen process keeps its sockets), on the harness's clock", async () => {
     const clock = new ManualClock();
     // The polls outlast the whole test: only the worker's own calls may keep it alive.
     const server = await start({ harness: new Harness({ clock }), longPollMs: 60_000, liveness: { pingIntervalMs: 50, missedPings: 2 } });
@@ -316,7 +337,7 @@ describe('ping and liveness', () => {
     await waitFor(() => server.seen.gone.length > 0, 'the silent worker declared gone with its polls open');
     expect(server.seen.gone).toEqual([{ endpointId: 'ep', workerId: 'frozen', requeued: [id], reason: 'silent' }]);
     // Its open job-take poll ends empty: it must not take back the job just requeued.
-    expect(((await within(takePoll, 'the frozen worker\'s take poll', 5_000)) as Answer).status).toBe(204);
+    expect(((await within(takePoll, "the frozen worker's take poll", 5_000)) as Answer).status).toBe(204);
     expect(await endpointOf(server).status(id)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
     await server.close();
     await within(stopPoll, 'the held stop poll', 5_000);
@@ -352,7 +373,7 @@ describe('api key and closing', () => {
 });
 
 describe('joining a harness', () => {
-  it('gives the RUNPOD_WEBHOOK_* values in the platform\'s shapes', async () => {
+  it("gives the RUNPOD_WEBHOOK_* values in the platform's shapes", async () => {
     const expected = {
       RUNPOD_WEBHOOK_GET_JOB: 'http://127.0.0.1:8000/v2/my-ep/job-take/$ID?',
       RUNPOD_WEBHOOK_POST_OUTPUT: 'http://127.0.0.1:8000/v2/my-ep/job-done/$RUNPOD_POD_ID/$ID?',
@@ -363,7 +384,10 @@ describe('joining a harness', () => {
     };
     expect(workerEnvFor('http://127.0.0.1:8000', 'my-ep')).toEqual(expected);
     expect(workerEnvFor('http://127.0.0.1:8000/v2/', 'my-ep')).toEqual(expected);
-    expect(workerEnvFor('http://127.0.0.1:8000', 'my-ep', { apiKey: 'k', pingIntervalMs: 2_000 })).toMatchObject({ RUNPOD_AI_API_KEY: 'k', RUNPOD_PING_INTERVAL: '2000' });
+    expect(workerEnvFor('http://127.0.0.1:8000', 'my-ep', { apiKey: 'k', pingIntervalMs: 2_000 })).toMatchObject({
+      RUNPOD_AI_API_KEY: 'k',
+      RUNPOD_PING_INTERVAL: '2000',
+    });
   });
 
   it('formats them for a shell (single quotes keep $ID) and for docker --env-file', async () => {
@@ -385,7 +409,10 @@ describe('workerErrorPayload', () => {
       runtime_version: '',
       extra: [1],
     });
-    expect(workerErrorPayload({ error_type: 'X', error_message: 7 }, 'w')).toMatchObject({ error_type: 'X', error_message: '{"error_type":"X","error_message":7}' });
+    expect(workerErrorPayload({ error_type: 'X', error_message: 7 }, 'w')).toMatchObject({
+      error_type: 'X',
+      error_message: '{"error_type":"X","error_message":7}',
+    });
     expect(workerErrorPayload('"just a JSON string"', 'w')).toMatchObject({ error_type: 'WorkerError', error_message: '"just a JSON string"' });
   });
 });

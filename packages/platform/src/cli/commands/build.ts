@@ -34,7 +34,7 @@ export function registerBuildCommand(program: Command): void {
     .option('--outdir <dir>', 'output folder', 'dist')
     .option('--no-minify', 'keep the bundle readable')
     .option('--no-sourcemap', 'write no source map')
-    .option('--full-source-map', "map every dependency and the runtime too, not only your files (about 33 MiB more RSS under --enable-source-maps)")
+    .option('--full-source-map', 'map every dependency and the runtime too, not only your files (about 33 MiB more RSS under --enable-source-maps)')
     .option('--splitting', 'put code loaded on demand (import()) into chunk files under <outdir>/chunks/ (a folder, not one file; less to parse at start)')
     .addHelpText('after', HELP_AFTER)
     .action(async (entry: string, raw: unknown) => {

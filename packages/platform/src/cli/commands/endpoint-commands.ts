@@ -8,12 +8,7 @@
  */
 import type { Command } from 'commander';
 import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import {
-  COMPUTE_TYPES,
-  SCALER_TYPES,
-  type EndpointCreateInput,
-  type EndpointUpdateInput,
-} from '../../harness/management/schemas/index.js';
+import { COMPUTE_TYPES, SCALER_TYPES, type EndpointCreateInput, type EndpointUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, type FieldFlag } from './management-flags.js';
 import { client, note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';
 
@@ -26,7 +21,7 @@ const ENDPOINT_FLAGS: readonly FieldFlag[] = [
     kind: 'choice',
     value: '<type>',
     choices: COMPUTE_TYPES,
-    description: "GPU or CPU workers, on a template of any category (default: CPU for a CPU template, else GPU)",
+    description: 'GPU or CPU workers, on a template of any category (default: CPU for a CPU template, else GPU)',
   },
   {
     field: 'gpuTypeIds',
@@ -97,11 +92,9 @@ export function registerEndpointCrudCommands(endpoint: Command): void {
     },
   );
 
-  withConnection(idArgument(endpoint.command('get').description('show one endpoint and its workers'))).action(
-    async (id: string, flags: ConnectionFlags) => {
-      printRecord(await client(flags).getEndpoint(id));
-    },
-  );
+  withConnection(idArgument(endpoint.command('get').description('show one endpoint and its workers'))).action(async (id: string, flags: ConnectionFlags) => {
+    printRecord(await client(flags).getEndpoint(id));
+  });
 
   withConnection(
     addFieldFlags(idArgument(endpoint.command('update').description('change an endpoint; fields not given keep their value')), ENDPOINT_FLAGS, 'update'),

@@ -76,7 +76,8 @@ export class HarnessReads {
       text = await response.text();
     } catch (error) {
       const cause = error as { name?: string; message?: string; cause?: { code?: string } };
-      const reason = cause.name === 'TimeoutError' ? `no answer within ${DEFAULT_MANAGEMENT_TIMEOUT_MS} ms` : (cause.cause?.code ?? cause.message ?? String(error));
+      const reason =
+        cause.name === 'TimeoutError' ? `no answer within ${DEFAULT_MANAGEMENT_TIMEOUT_MS} ms` : (cause.cause?.code ?? cause.message ?? String(error));
       throw new ServerlessWorkerError('SW_MANAGEMENT_UNREACHABLE', `Cannot reach the harness: GET ${url}: ${reason}`, { url });
     }
     let json: unknown;
@@ -101,7 +102,11 @@ export class HarnessReads {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      throw new ServerlessWorkerError('SW_MANAGEMENT_UNREACHABLE', `The harness answered GET ${url} with an unexpected body: ${parsed.error.issues[0]?.message ?? 'not the expected JSON'}`, { url });
+      throw new ServerlessWorkerError(
+        'SW_MANAGEMENT_UNREACHABLE',
+        `The harness answered GET ${url} with an unexpected body: ${parsed.error.issues[0]?.message ?? 'not the expected JSON'}`,
+        { url },
+      );
     }
     return parsed.data;
   }

@@ -30,7 +30,10 @@ export const HARNESS_SETTINGS = {
     defaultText: 'none',
     description: 'require this key on every route (Authorization: Bearer <key>)',
   }),
-  insecureNoAuth: switchSetting({ flag: '--insecure-no-auth', description: 'allow a non-loopback --host without an API key (anyone who reaches it can run jobs)' }),
+  insecureNoAuth: switchSetting({
+    flag: '--insecure-no-auth',
+    description: 'allow a non-loopback --host without an API key (anyone who reaches it can run jobs)',
+  }),
   endpoint: {
     flag: '--endpoint <id...>',
     schema: z.array(endpointId).default([]),
@@ -39,7 +42,11 @@ export const HARNESS_SETTINGS = {
     details:
       'Without it, an endpoint is made by the first job sent to it (or a worker joining it), with a warning in the log once per id, marked "created on first use" in the dashboard\'s endpoints table (`createdOnUse` in `GET /ui/api/overview`); a read (`/health`, `/status`, `/stream`, `/requests`, `/cancel`, `/purge-queue`) on an unknown id makes nothing (zeros, or 404 `SW_JOB_NOT_FOUND`); once endpoints exist in `/v1/endpoints`, a job sent to any other id answers 404 `SW_ENDPOINT_NOT_FOUND`, as the service answers a wrong endpoint id',
   },
-  rateLimit: switchSetting({ flag: '--no-rate-limit', defaultText: 'limits on', description: 'turn the spec 8.2 rate limits off (429 with Retry-After when on)' }),
+  rateLimit: switchSetting({
+    flag: '--no-rate-limit',
+    defaultText: 'limits on',
+    description: 'turn the spec 8.2 rate limits off (429 with Retry-After when on)',
+  }),
   requestsPerWorker: wholeNumberSetting(RateLimitSettingsSchema.shape.requestsPerWorker, {
     flag: '--requests-per-worker <n>',
     description: 'rate per 10 s each running worker adds: the limit is max(base, workers x n)',
@@ -48,7 +55,10 @@ export const HARNESS_SETTINGS = {
     flag: '--webhook-retry-delay-ms <ms>',
     description: 'wait between webhook attempts (3 attempts in all)',
   }),
-  webhookTimeoutMs: wholeNumberSetting(WebhookSettingsSchema.shape.timeoutMs, { flag: '--webhook-timeout-ms <ms>', description: 'time one webhook attempt may take' }),
+  webhookTimeoutMs: wholeNumberSetting(WebhookSettingsSchema.shape.timeoutMs, {
+    flag: '--webhook-timeout-ms <ms>',
+    description: 'time one webhook attempt may take',
+  }),
   webhookAllow: commaListSetting(AllowListSchema.default([]), {
     flag: '--webhook-allow <targets>',
     description:
@@ -64,7 +74,7 @@ export const HARNESS_SETTINGS = {
     defaultText: 'descriptor limit less a quarter (at least 128 kept)',
     description: 'client connections open at once; a connection past it is closed at once',
     details:
-      'The default keeps a quarter of the process\'s open-file limit (`ulimit -n`), at least 128 descriptors, for outgoing calls (load-balancing pings and requests, webhooks, PostgreSQL), launched workers and files: with the usual limit of 1 024 that is 768 connections. Raise `ulimit -n` to take more (`maxConnections` in the library).',
+      "The default keeps a quarter of the process's open-file limit (`ulimit -n`), at least 128 descriptors, for outgoing calls (load-balancing pings and requests, webhooks, PostgreSQL), launched workers and files: with the usual limit of 1 024 that is 768 connections. Raise `ulimit -n` to take more (`maxConnections` in the library).",
   }),
   headersTimeoutMs: wholeNumberSetting(server.headersTimeoutMs, {
     flag: '--headers-timeout-ms <ms>',
@@ -112,7 +122,8 @@ export const HARNESS_SETTINGS = {
   }),
   pgPoolSize: wholeNumberSetting(PoolSizeSchema.default(DEFAULT_POOL_SIZE), {
     flag: '--pg-pool-size <n>',
-    description: 'with --store postgres://: connections in the one pool every store of this process shares (jobs, /v1 records, launcher slots); LISTEN takes one more',
+    description:
+      'with --store postgres://: connections in the one pool every store of this process shares (jobs, /v1 records, launcher slots); LISTEN takes one more',
     details: '`storePoolSize` in the library.',
   }),
   drainTimeoutMs: wholeNumberSetting(z.number().int().min(0).max(3_600_000).default(30_000), {
@@ -146,7 +157,8 @@ export const HARNESS_SETTINGS = {
     schema: z.enum(['process', 'docker'], { error: '--launcher must be process or docker' }).default('process'),
     default: 'process',
     choices: ['process', 'docker'],
-    description: "process: run only the --image commands; docker: run every template's imageName as containers on a Docker engine (--image commands still run as processes)",
+    description:
+      "process: run only the --image commands; docker: run every template's imageName as containers on a Docker engine (--image commands still run as processes)",
     details: 'See "Run the images themselves: `--launcher docker`".',
   },
   dockerHost: textSetting(z.string().min(1).optional(), {
@@ -158,7 +170,8 @@ export const HARNESS_SETTINGS = {
   dataDir: textSetting(z.string().min(1).optional(), {
     flag: '--data-dir <dir>',
     defaultText: '`~/.serverless-worker/harness`',
-    description: "the launcher's data folder: with --launcher docker, network volumes are its volumes/<id> folders, bound at /runpod-volume; launched worker processes are recorded in launched-processes/, so a harness started after a crash stops those the crashed one left",
+    description:
+      "the launcher's data folder: with --launcher docker, network volumes are its volumes/<id> folders, bound at /runpod-volume; launched worker processes are recorded in launched-processes/, so a harness started after a crash stops those the crashed one left",
   }),
   launcherConfig: textSetting(z.string().min(1).optional(), {
     flag: '--launcher-config <file>',
@@ -168,7 +181,8 @@ export const HARNESS_SETTINGS = {
   gpus: textSetting(z.string().min(1).optional(), {
     flag: '--gpus <list>',
     defaultText: 'read with `nvidia-smi` / `rocm-smi`',
-    description: 'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1; none: no GPUs here, GPU endpoints run without device assignment on any store (with none found and no flag, harnesses sharing a PostgreSQL database leave GPU endpoints to those with GPUs)',
+    description:
+      'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1; none: no GPUs here, GPU endpoints run without device assignment on any store (with none found and no flag, harnesses sharing a PostgreSQL database leave GPU endpoints to those with GPUs)',
   }),
   machineId: textSetting(z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(), {
     flag: '--machine-id <id>',

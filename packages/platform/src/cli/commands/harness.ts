@@ -64,7 +64,11 @@ export function harnessBanner(
     `  load-balancing: ${server.url}/lb/${example}/<path> (workers register with SERVERLESS_WORKER_HARNESS_URL=${server.url})`,
     `  management API: ${server.url}/v1`,
     `  metrics:        ${server.url}/metrics`,
-    ...(server.dashboardUrl !== undefined ? [`  dashboard:      ${server.dashboardUrl} (in a browser${server.authenticated ? '; log in with the API key' : ', no login: this harness has no API key'})`] : []),
+    ...(server.dashboardUrl !== undefined
+      ? [
+          `  dashboard:      ${server.dashboardUrl} (in a browser${server.authenticated ? '; log in with the API key' : ', no login: this harness has no API key'})`,
+        ]
+      : []),
     `  auth:           ${server.authenticated ? 'API key required' : 'none (listening on loopback only)'}`,
     `  workers join with (${server.authenticated ? 'also set RUNPOD_AI_API_KEY to the key' : 'no key needed'}):`,
     formatWorkerEnv(workerEnvFor(server.url, example, pingIntervalMs !== undefined ? { pingIntervalMs } : {}))
@@ -82,7 +86,11 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
   // --image / --launcher-config: the harness runs the workers of matching templates itself.
   const launcherOptions = await launcherOptionsFrom(options, logger);
-  if (launcherOptions && !options.management) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`);
+  if (launcherOptions && !options.management)
+    throw new ServerlessWorkerError(
+      'SW_INVALID_OPTIONS',
+      `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`,
+    );
   // This machine's GPUs for the dashboard, read only while a dashboard page is open.
   const gpu = createGpuSampler();
   const app = await composeHarness({
@@ -96,7 +104,15 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
       maxQueuedBytes: options.maxQueuedBytes,
     },
     ...(launcherOptions
-      ? { launcher: { options: launcherOptions, kind: options.launcher, machineId: options.machineId, dockerHost: options.dockerHost, dataDir: options.dataDir } }
+      ? {
+          launcher: {
+            options: launcherOptions,
+            kind: options.launcher,
+            machineId: options.machineId,
+            dockerHost: options.dockerHost,
+            dataDir: options.dataDir,
+          },
+        }
       : {}),
     host: options.host,
     port: options.port,
@@ -124,13 +140,22 @@ async function runHarness(options: HarnessCommandOptions): Promise<void> {
   logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
   // A second signal exits at once, but SIGKILLs the launched workers first: none outlives the harness.
-  await new Promise<void>((resolve) => onShutdownSignals(logger, () => resolve(), async () => app.launcher?.killAll()));
+  await new Promise<void>((resolve) =>
+    onShutdownSignals(
+      logger,
+      () => resolve(),
+      async () => app.launcher?.killAll(),
+    ),
+  );
   // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
   await app.stopLauncher();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
   const left = await harness.drain(options.drainTimeoutMs);
   if (harness.store.kind !== 'memory') {
-    logger.info({ ...left }, `harness stopping: ${left.running} running and ${left.queued} queued job(s) stay in the job store for the next start or another harness`);
+    logger.info(
+      { ...left },
+      `harness stopping: ${left.running} running and ${left.queued} queued job(s) stay in the job store for the next start or another harness`,
+    );
   } else if (left.running > 0 || left.queued > 0) {
     logger.warn({ ...left }, `harness stopping: the job store is in memory, so ${left.running} running and ${left.queued} queued job(s) are lost`);
   } else {

@@ -41,7 +41,8 @@ const QUERY_FLAGS = [
   ['offset', 'offset'],
 ] as const;
 
-const ms = (value: number | null | undefined): string => (value === null || value === undefined ? '' : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`);
+const ms = (value: number | null | undefined): string =>
+  value === null || value === undefined ? '' : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`;
 
 function row(job: JobRowReply): string[] {
   const error = job.errorType !== undefined ? `${job.errorCode ?? job.errorType}: ${(job.errorMessage ?? '').replace(/\s+/g, ' ').slice(0, 80)}` : '';
@@ -84,6 +85,8 @@ export function registerJobsCommand(program: Command): void {
     }
     printTable(['ID', 'STATUS', 'KIND', 'SUBMITTED', 'EXECUTION', 'WORKER', 'ERROR'], page.jobs.map(row));
     const shownTo = page.offset + page.jobs.length;
-    note(`${page.total} job${page.total === 1 ? '' : 's'} match${page.total === 1 ? 'es' : ''}; shown ${page.jobs.length === 0 ? 'none' : `${page.offset + 1}-${shownTo}`}${shownTo < page.total ? ` (--offset ${shownTo} for the next)` : ''}`);
+    note(
+      `${page.total} job${page.total === 1 ? '' : 's'} match${page.total === 1 ? 'es' : ''}; shown ${page.jobs.length === 0 ? 'none' : `${page.offset + 1}-${shownTo}`}${shownTo < page.total ? ` (--offset ${shownTo} for the next)` : ''}`,
+    );
   });
 }

@@ -75,7 +75,7 @@ export function registerLogsCommand(program: Command): void {
       .command('logs')
       .description("a harness's log lines: its launched workers', one worker's, or one job's (as the dashboard shows them)")
       .argument('<endpointId>', 'endpoint id')
-      .option('--job <jobId>', "only the lines naming this job (and those an in-process worker logged for it)")
+      .option('--job <jobId>', 'only the lines naming this job (and those an in-process worker logged for it)')
       .option('--worker <workerId>', "only this worker's lines")
       .option('--tail <n>', 'the last n lines, 1 to 1000 (default 200)')
       .option('-f, --follow', 'keep reading: print new lines as they come, until interrupted')
@@ -102,7 +102,8 @@ export function registerLogsCommand(program: Command): void {
       process.stdout.write(`${lines.map((line) => (flags.json ? JSON.stringify(line) : formatLogLine(line))).join('\n')}\n`);
     };
     const first = await reads.logs(query(tail));
-    if (!first.launcher && first.inProcess === false) note('serverless-worker: this harness has no log source (no launched workers, no in-process worker): no lines will come');
+    if (!first.launcher && first.inProcess === false)
+      note('serverless-worker: this harness has no log source (no launched workers, no in-process worker): no lines will come');
     const newLines = new NewLines();
     print(newLines.take(first.lines));
     if (!flags.follow) return;

@@ -99,11 +99,7 @@ export function registerTemplateCrudCommands(template: Command): void {
 
   withConnection(
     addFieldFlags(
-      idArgument(
-        template
-          .command('update')
-          .description('change a template (category and isServerless are fixed); endpoints using it roll to a new release'),
-      ),
+      idArgument(template.command('update').description('change a template (category and isServerless are fixed); endpoints using it roll to a new release')),
       TEMPLATE_FLAGS,
       'update',
     )

@@ -33,7 +33,12 @@ export function withAttemptEvents(events: WorkerApiEvents | undefined, log: Atte
       events?.onStaleAttempt?.(info);
     },
     onWorkerGone: (info) => {
-      log.requeued(info.endpointId, info.workerId, info.requeued, `requeued: its worker was declared gone (${info.reason === 'silent' ? 'no heartbeat' : 'it reported itself unhealthy'})`);
+      log.requeued(
+        info.endpointId,
+        info.workerId,
+        info.requeued,
+        `requeued: its worker was declared gone (${info.reason === 'silent' ? 'no heartbeat' : 'it reported itself unhealthy'})`,
+      );
       events?.onWorkerGone?.(info);
     },
     onJobsLost: (info) => {

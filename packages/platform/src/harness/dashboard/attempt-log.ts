@@ -135,11 +135,18 @@ export class AttemptLog {
     if (job.startedAt === undefined) {
       // Ended from the queue (cancelled): an attempt lost before still open went back to the queue first.
       for (const entry of record.attempts) if (entry.outcome === 'running') this.#close(entry, 'requeued', at, 'requeued: its worker was lost');
-      this.#push(record, { attempt: null, endedAt: at, outcome: job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS' ? 'CANCELLED' : job.status, reason: reason ?? 'ended while queued', stalePosts: 0 });
+      this.#push(record, {
+        attempt: null,
+        endedAt: at,
+        outcome: job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS' ? 'CANCELLED' : job.status,
+        reason: reason ?? 'ended while queued',
+        stalePosts: 0,
+      });
       return;
     }
     let entry = record.attempts.find((e) => e.attempt === job.attempt && e.outcome === 'running');
-    for (const other of record.attempts) if (other !== entry && other.outcome === 'running') this.#close(other, 'requeued', job.startedAt, 'requeued: its worker was lost');
+    for (const other of record.attempts)
+      if (other !== entry && other.outcome === 'running') this.#close(other, 'requeued', job.startedAt, 'requeued: its worker was lost');
     if (!entry) {
       const workerId = job.resultFrom?.workerId ?? job.cancelledFrom ?? (job.error?.worker_id || undefined);
       entry = { attempt: job.attempt, ...(workerId !== undefined ? { workerId } : {}), startedAt: job.startedAt, outcome: 'running', stalePosts: 0 };

@@ -85,7 +85,13 @@ export function jobAttemptsView(
     entry.reason = exit ? `requeued: its worker ${exit.message}` : 'requeued: its worker was lost';
   }
   if (running && job.startedAt !== undefined && !entries.some((e) => e.attempt === job.attempt && e.outcome === 'running')) {
-    entries.push({ attempt: job.attempt, ...(job.workerId !== undefined ? { workerId: job.workerId } : {}), startedAt: job.startedAt, outcome: 'running', stalePosts: 0 });
+    entries.push({
+      attempt: job.attempt,
+      ...(job.workerId !== undefined ? { workerId: job.workerId } : {}),
+      startedAt: job.startedAt,
+      outcome: 'running',
+      stalePosts: 0,
+    });
   }
   const ended = job.status !== 'IN_QUEUE' && job.status !== 'IN_PROGRESS' ? job.status : undefined;
   if (ended !== undefined && job.startedAt !== undefined && !entries.some((e) => e.attempt === job.attempt && e.outcome !== 'requeued')) {

@@ -33,7 +33,14 @@ export async function launcherPanelData(harness: Harness, launched: LaunchedWork
     /** Scale events recorded so far (the workers view reads them from /ui/api/scale-events when this moves). */
     scaleEvents: launched.scaleEventCount ?? 0,
     health: Object.fromEntries(health.filter(([, counts]) => counts !== undefined)),
-    workers: pods.map((pod) => ({ id: pod.id, endpointId: pod.endpointId, state: pod.workerState, gpu: pod.gpu, jobs: pod.jobsInProgress, since: pod.createdAt })),
+    workers: pods.map((pod) => ({
+      id: pod.id,
+      endpointId: pod.endpointId,
+      state: pod.workerState,
+      gpu: pod.gpu,
+      jobs: pod.jobsInProgress,
+      since: pod.createdAt,
+    })),
   };
 }
 

@@ -15,9 +15,7 @@ import { createWindowAccumulator, type GpuWindowAccumulator, type GpuWindowSumma
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 
 /** What the job page shows about a job's GPU use. */
-export type JobGpuView =
-  | { readonly available: true; readonly summary: GpuWindowSummary }
-  | { readonly available: false; readonly reason: string };
+export type JobGpuView = { readonly available: true; readonly summary: GpuWindowSummary } | { readonly available: false; readonly reason: string };
 
 export const GPU_JOB_LOG_LIMIT = 10_000;
 
@@ -56,9 +54,16 @@ export class GpuJobLog {
     const summary = this.#byJob.get(`${endpointId}\u0000${jobId}`)?.summary();
     if (summary) return { available: true, summary };
     if (!this.#fed) {
-      return { available: false, reason: 'only in-process workers (--serve-api with GPU sampling) report it here; a remote worker writes it in its job-finished log line' };
+      return {
+        available: false,
+        reason: 'only in-process workers (--serve-api with GPU sampling) report it here; a remote worker writes it in its job-finished log line',
+      };
     }
-    return { available: false, reason: 'no GPU reading was taken while an in-process worker ran it (no GPU, or a job shorter than one reading); a remote worker writes it in its job-finished log line' };
+    return {
+      available: false,
+      reason:
+        'no GPU reading was taken while an in-process worker ran it (no GPU, or a job shorter than one reading); a remote worker writes it in its job-finished log line',
+    };
   }
 
   /** Samples taken for the job so far (0 when none): part of what makes the job page's update. */

@@ -21,7 +21,17 @@ export { Series, percentile, type SeriesPoint } from './series.js';
 export { DashboardSettingsSchema, type DashboardSettings, type DashboardPanel, type DashboardGpuSource } from './settings.js';
 export { StaticFiles, UI_DIR } from './static-files.js';
 export { endpointRow, endpointRows, jobsPage, jobDetail, workerRows, type JobsPage, type JobDetail, type EndpointRow, type ListedJob } from './views.js';
-export { allJobsPage, matchingJobs, applyBulk, ALL_JOBS_MAX_OFFSET, BULK_MAX_JOBS, type AllJobsPage, type MatchingJobs, type BulkOutcome, type JobRef } from './all-jobs.js';
+export {
+  allJobsPage,
+  matchingJobs,
+  applyBulk,
+  ALL_JOBS_MAX_OFFSET,
+  BULK_MAX_JOBS,
+  type AllJobsPage,
+  type MatchingJobs,
+  type BulkOutcome,
+  type JobRef,
+} from './all-jobs.js';
 export { WebhookLog, type WebhookDeliveryRecord } from './webhook-log.js';
 export { builtInPanels } from './built-in-panels.js';
 export { AttemptLog, ATTEMPT_LOG_LIMITS, type AttemptEntry, type AttemptOutcome, type JobAttempts, type JobAttemptFacts } from './attempt-log.js';
@@ -29,7 +39,16 @@ export { jobAttemptsView, type AttemptView, type JobAttemptsView } from './attem
 export { bindAttemptLog, withAttemptEvents } from './attempt-binding.js';
 export { inputExample } from './input-example.js';
 export { JobLogBuffer, tapJobLogs, JOB_LOG_LIMITS, type JobLogLine } from './job-log-tap.js';
-export { previewValue, previewChunk, previewError, PREVIEW_CHARS, CHUNK_PREVIEW_CHARS, VIEW_CHUNKS, type ValuePreview, type ChunkPreview } from './value-preview.js';
+export {
+  previewValue,
+  previewChunk,
+  previewError,
+  PREVIEW_CHARS,
+  CHUNK_PREVIEW_CHARS,
+  VIEW_CHUNKS,
+  type ValuePreview,
+  type ChunkPreview,
+} from './value-preview.js';
 export { GpuJobLog, bindGpuJobLog, GPU_JOB_LOG_LIMIT, type JobGpuView } from './gpu-job-log.js';
 export type { LiveEvents, LiveSnapshot, OverviewView, PanelView, ScaleEventsView, ScaleEventView, LogsView, LogLineView, ChunkValues } from './page-views.js';
 
@@ -55,7 +74,14 @@ export function registerDashboard(app: FastifyInstance, options: DashboardOption
   const onReading = options.settings.gpu?.onReading?.bind(options.settings.gpu);
   const gpuJobLog = new GpuJobLog({ fed: onReading !== undefined });
   const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading, options.settings.localWorkers) : () => {};
-  const hub = new LiveHub({ harness: options.harness, settings: options.settings, webhookLog: options.webhookLog, gpuJobLog, ...(options.endpointNames ? { endpointNames: options.endpointNames } : {}), launchedWorkers: options.launchedWorkers });
+  const hub = new LiveHub({
+    harness: options.harness,
+    settings: options.settings,
+    webhookLog: options.webhookLog,
+    gpuJobLog,
+    ...(options.endpointNames ? { endpointNames: options.endpointNames } : {}),
+    launchedWorkers: options.launchedWorkers,
+  });
   registerDashboardRoutes(app, { ...options, hub, gpuJobLog, files: new StaticFiles() });
   // Open event streams would keep app.close() waiting: end them first.
   app.addHook('preClose', (done) => {

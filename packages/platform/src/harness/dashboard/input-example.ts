@@ -32,7 +32,13 @@ function resolveRef(ref: string, root: Schema): Schema | undefined {
   const match = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
   if (!match) return ref === '#' ? root : undefined;
   const defs = root[match[1] ?? '$defs'];
-  const found = isSchema(defs) ? defs[decodeURIComponent(match[2] ?? '').replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+  const found = isSchema(defs)
+    ? defs[
+        decodeURIComponent(match[2] ?? '')
+          .replace(/~1/g, '/')
+          .replace(/~0/g, '~')
+      ]
+    : undefined;
   return isSchema(found) ? found : undefined;
 }
 

@@ -81,7 +81,20 @@ const NAMES_TTL_MS = 5_000;
  * compared by its size and beginning (what the page shows of it).
  */
 function jobShown(job: StoredJob, deliveries: number, gpuSamples: number): string {
-  return JSON.stringify([job.status, job.attempt, job.retries, job.lost, job.workerId ?? null, job.startedAt ?? null, job.endedAt ?? null, job.expiresAt, deliveries, gpuSamples, job.error !== undefined ? previewValue(job.error) : null, job.output !== undefined ? previewValue(job.output) : null]);
+  return JSON.stringify([
+    job.status,
+    job.attempt,
+    job.retries,
+    job.lost,
+    job.workerId ?? null,
+    job.startedAt ?? null,
+    job.endedAt ?? null,
+    job.expiresAt,
+    deliveries,
+    gpuSamples,
+    job.error !== undefined ? previewValue(job.error) : null,
+    job.output !== undefined ? previewValue(job.output) : null,
+  ]);
 }
 
 /** One SSE frame. */
@@ -173,7 +186,11 @@ export class LiveHub {
     await this.#rebuilt;
     // The chart history is not in it: with many endpoints and a long history it is megabytes, and a
     // live message stays small; the page reads it from /ui/api/overview (over HTTP) instead.
-    this.#send(client, 'hello', { ...(await this.snapshot()), sampleIntervalMs: this.#settings.sampleIntervalMs, historyMinutes: this.#settings.historyMinutes });
+    this.#send(client, 'hello', {
+      ...(await this.snapshot()),
+      sampleIntervalMs: this.#settings.sampleIntervalMs,
+      historyMinutes: this.#settings.historyMinutes,
+    });
     if (watch && this.#clients.has(client)) await this.#watch(client, watch.endpointId, watch.jobId);
   }
 

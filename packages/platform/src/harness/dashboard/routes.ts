@@ -43,7 +43,11 @@ export const JOBS_PAGE_LIMIT = { min: 1, max: 500, default: 50 } as const;
 
 const wholeText = (name: string, min: number, max: number) => {
   const error = `${name} must be a whole number from ${min} to ${max}`;
-  return z.string({ error }).regex(/^\d{1,9}$/, { error }).transform(Number).pipe(z.number().min(min, { error }).max(max, { error }));
+  return z
+    .string({ error })
+    .regex(/^\d{1,9}$/, { error })
+    .transform(Number)
+    .pipe(z.number().min(min, { error }).max(max, { error }));
 };
 
 /** A time as ISO 8601 (2026-01-01T10:00:00Z) or epoch ms, answered as epoch ms. */
@@ -59,7 +63,12 @@ const JobsQuerySchema = z.object({
   /** Comma-separated states; default all. */
   state: z
     .string()
-    .transform((text) => text.split(',').map((s) => s.trim().toUpperCase()).filter((s) => s.length > 0))
+    .transform((text) =>
+      text
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter((s) => s.length > 0),
+    )
     .pipe(z.array(z.enum(JOB_STATUSES, { error: `state must be a comma-separated list of ${JOB_STATUSES.join(', ')}` })))
     .optional(),
   q: z.string().max(200, { error: 'q (id search) must be at most 200 characters' }).optional(),
@@ -69,7 +78,9 @@ const JobsQuerySchema = z.object({
   from: isoTime('from').optional(),
   to: isoTime('to').optional(),
   text: z.string().max(200, { error: 'text (searched in input, output and error) must be at most 200 characters' }).optional(),
-  order: z.enum(['newest', 'oldest', 'slowest', 'waited'], { error: 'order must be newest, oldest, slowest (longest execution) or waited (longest queue wait)' }).default('newest'),
+  order: z
+    .enum(['newest', 'oldest', 'slowest', 'waited'], { error: 'order must be newest, oldest, slowest (longest execution) or waited (longest queue wait)' })
+    .default('newest'),
   offset: wholeText('offset', 0, 100_000_000).default(0),
   limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),
 });
@@ -77,7 +88,12 @@ const JobsQuerySchema = z.object({
 /** The endpoints a list across endpoints covers: comma-separated ids; default all. */
 const EndpointListSchema = z
   .string()
-  .transform((text) => text.split(',').map((s) => s.trim()).filter((s) => s.length > 0))
+  .transform((text) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  )
   .pipe(z.array(EndpointParamsSchema.shape.endpointId).max(100, { error: 'endpoint must name at most 100 endpoints' }))
   .optional();
 
@@ -86,7 +102,9 @@ const AllJobsQuerySchema = JobsQuerySchema.extend({ endpoint: EndpointListSchema
 const BulkBodySchema = z.object({
   action: z.enum(['cancel', 'retry'], { error: 'action must be cancel or retry' }),
   jobs: z
-    .array(z.object({ endpointId: EndpointParamsSchema.shape.endpointId, id: JobParamsSchema.shape.jobId }), { error: 'jobs must be a list of { endpointId, id }' })
+    .array(z.object({ endpointId: EndpointParamsSchema.shape.endpointId, id: JobParamsSchema.shape.jobId }), {
+      error: 'jobs must be a list of { endpointId, id }',
+    })
     .max(BULK_MAX_JOBS, { error: `jobs must list at most ${BULK_MAX_JOBS} jobs` }),
 });
 
@@ -259,7 +277,10 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       value = part === 'input' ? job.request.input : part === 'output' ? job.output : job.error;
     }
     if (download === '1') reply.header('content-disposition', `attachment; filename="${jobId.replace(/[^A-Za-z0-9._-]/g, '_')}-${part}.json"`);
-    return reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(jsonText(value ?? null));
+    return reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(jsonText(value ?? null));
   });
 
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
@@ -270,7 +291,14 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
     const scaleEvents = context.launchedWorkers?.scaleEvents?.(endpointId) ?? [];
-    return jobAttemptsView(job, context.attemptLog.forJob(endpointId, jobId), scaleEvents, harness.clock.now(), context.attemptLog.limits, context.attemptLog.evictedJobs);
+    return jobAttemptsView(
+      job,
+      context.attemptLog.forJob(endpointId, jobId),
+      scaleEvents,
+      harness.clock.now(),
+      context.attemptLog.limits,
+      context.attemptLog.evictedJobs,
+    );
   });
 
   app.get('/ui/api/scale-events', async (request): Promise<ScaleEventsView> => {
@@ -309,7 +337,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
         dropped = kept.dropped;
       }
       const own = jobLogs?.forJob(jobId) ?? [];
-      if (own.length > 0) lines = [...lines, ...own.map((line) => ({ at: line.at, workerId: 'in-process', stream: line.level, line: line.line }))].sort((a, b) => a.at - b.at);
+      if (own.length > 0)
+        lines = [...lines, ...own.map((line) => ({ at: line.at, workerId: 'in-process', stream: line.level, line: line.line }))].sort((a, b) => a.at - b.at);
     }
     return {
       launcher: launched !== undefined,

@@ -50,7 +50,9 @@ export const DashboardSettingsSchema = z.object({
    * worker id; default none.
    */
   localWorkers: z
-    .custom<(endpointId: string, workerId: string) => boolean>((value) => typeof value === 'function', { error: 'must be a function (endpointId, workerId) => boolean' })
+    .custom<(endpointId: string, workerId: string) => boolean>((value) => typeof value === 'function', {
+      error: 'must be a function (endpointId, workerId) => boolean',
+    })
     .optional(),
   /** Extra overview panels (launcher, load balancing); default none. */
   panels: z

@@ -63,12 +63,18 @@ function zeroCounts(): StateCounts {
   return counts;
 }
 
-export function endpointHealth(queueDepth: number, workers: { idle: number; running: number }, launched: LaunchedHealth | undefined, notLaunched?: string): EndpointHealth {
+export function endpointHealth(
+  queueDepth: number,
+  workers: { idle: number; running: number },
+  launched: LaunchedHealth | undefined,
+  notLaunched?: string,
+): EndpointHealth {
   if (launched && !launched.healthy) return { state: 'unhealthy', reason: launched.unhealthyReason ?? 'its worker command keeps failing to start' };
   const serving = workers.idle + workers.running;
   if (queueDepth > 0 && serving === 0) {
     if (launched && launched.initializing > 0) return { state: 'ok', reason: `${queueDepth} queued; ${launched.initializing} worker(s) starting` };
-    if (launched && launched.throttled > 0) return { state: 'warning', reason: `${queueDepth} queued, no worker: ${launched.throttled} wanted but throttled (no GPU free)` };
+    if (launched && launched.throttled > 0)
+      return { state: 'warning', reason: `${queueDepth} queued, no worker: ${launched.throttled} wanted but throttled (no GPU free)` };
     if (notLaunched !== undefined) return { state: 'warning', reason: `${queueDepth} queued, no worker: ${notLaunched}` };
     return { state: 'warning', reason: `${queueDepth} queued, no worker to take them (start one, or give the launcher its image)` };
   }
@@ -97,7 +103,11 @@ export async function endpointRow(endpoint: EndpointJobs, facts: EndpointFacts =
 export async function endpointRows(harness: Harness, names: Readonly<Record<string, string>> = {}, launched?: LaunchedWorkersView): Promise<EndpointRow[]> {
   const rows = await Promise.all(
     [...harness.endpoints()].map(async (endpoint) =>
-      endpointRow(endpoint, { name: names[endpoint.id], launched: await launched?.health(endpoint.id), notLaunched: launched?.notLaunchedReason?.(endpoint.id) }),
+      endpointRow(endpoint, {
+        name: names[endpoint.id],
+        launched: await launched?.health(endpoint.id),
+        notLaunched: launched?.notLaunchedReason?.(endpoint.id),
+      }),
     ),
   );
   for (const row of rows) if (harness.createdOnUse.has(row.id)) row.createdOnUse = true;
@@ -125,7 +135,8 @@ const LIST_ERROR_CHARS = 300;
 /** A job in a list: its summary, the worker that ran it, its error message cut short. */
 export function listedJob(job: StoredJob): ListedJob {
   const summary = { ...summarizeJob(job), ...workerOf(job), endpointId: job.endpointId };
-  if (summary.errorMessage !== undefined && summary.errorMessage.length > LIST_ERROR_CHARS) summary.errorMessage = `${summary.errorMessage.slice(0, LIST_ERROR_CHARS)}…`;
+  if (summary.errorMessage !== undefined && summary.errorMessage.length > LIST_ERROR_CHARS)
+    summary.errorMessage = `${summary.errorMessage.slice(0, LIST_ERROR_CHARS)}…`;
   return summary;
 }
 
@@ -227,7 +238,8 @@ export type GpuView = { available: true; gpus: GpuReading[]; at?: string } | { a
 
 /** `hasSource`: whether the harness was given a GPU source at all. */
 export function gpuView(hasSource: boolean, read: GpuReadResult | undefined): GpuView {
-  if (!hasSource) return { available: false, reason: 'this harness has no GPU reading source (an in-process worker with GPU sampling, or the harness command)' };
+  if (!hasSource)
+    return { available: false, reason: 'this harness has no GPU reading source (an in-process worker with GPU sampling, or the harness command)' };
   if (read === undefined) return { available: false, reason: 'no reading yet: the first is taken when a dashboard page opens' };
   if (!read.ok) return { available: false, reason: `${read.reason}: ${read.message}` };
   return { available: true, gpus: read.gpus, at: new Date(read.readAt).toISOString() };

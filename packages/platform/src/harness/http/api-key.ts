@@ -38,9 +38,7 @@ export function apiKeyHook(expectedKey: string): (request: FastifyRequest) => Pr
     if (!check(request.headers.authorization)) {
       throw new ServerlessWorkerError(
         'SW_UNAUTHORIZED',
-        request.headers.authorization === undefined
-          ? 'Missing API key: send Authorization: Bearer <key>'
-          : 'Wrong API key in the Authorization header',
+        request.headers.authorization === undefined ? 'Missing API key: send Authorization: Bearer <key>' : 'Wrong API key in the Authorization header',
       );
     }
   };

@@ -9,7 +9,10 @@ import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
 
 /** True for localhost, 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
 export function isLoopbackHost(host: string): boolean {
-  const bare = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const bare = host
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
   if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
   const v4 = bare.startsWith('::ffff:') ? bare.slice('::ffff:'.length) : bare;
   if (isIP(v4) === 4) return v4.startsWith('127.');

@@ -33,10 +33,7 @@ export function toServerlessWorkerError(error: unknown, request?: FastifyRequest
       return new ServerlessWorkerError('SW_INVALID_REQUEST', `Request body is not valid JSON: ${fastifyError.message ?? ''}`.trim());
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new ServerlessWorkerError(
-        'SW_INVALID_REQUEST',
-        `Unsupported request body: ${fastifyError.message ?? ''}; send content-type: application/json`,
-      );
+      return new ServerlessWorkerError('SW_INVALID_REQUEST', `Unsupported request body: ${fastifyError.message ?? ''}; send content-type: application/json`);
     default:
       break;
   }

@@ -56,11 +56,11 @@ export function installRouteTable(app: FastifyInstance): RouteTable {
     const allowed = table.methodsFor(path);
     if (allowed.length > 0 && !allowed.includes(request.method)) {
       void reply.header('allow', allowed.join(', '));
-      throw new ServerlessWorkerError(
-        'SW_METHOD_NOT_ALLOWED',
-        `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`,
-        { method: request.method, path, allowed },
-      );
+      throw new ServerlessWorkerError('SW_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`, {
+        method: request.method,
+        path,
+        allowed,
+      });
     }
     throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No route ${request.method} ${path}`, { method: request.method, path });
   });

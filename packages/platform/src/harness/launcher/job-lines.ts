@@ -88,7 +88,10 @@ export class JobLines {
     }
     for (const [other] of this.#byJob) {
       if (this.#bytes <= this.#limits.totalBytes || other === key) break;
-      this.#dropJob(other, `every job's lines together passed ${kib(this.#limits.totalBytes)}: this job's lines, among those logged to longest ago, were dropped`);
+      this.#dropJob(
+        other,
+        `every job's lines together passed ${kib(this.#limits.totalBytes)}: this job's lines, among those logged to longest ago, were dropped`,
+      );
     }
   }
 
@@ -99,7 +102,10 @@ export class JobLines {
     const kept = this.#byJob.get(key);
     if (kept) {
       if (kept.droppedLines === 0) return { lines: kept.lines };
-      return { lines: kept.lines, dropped: `${kept.droppedLines} older lines of this job were dropped: a job keeps its last ${kib(this.#limits.bytesPerJob)} of lines` };
+      return {
+        lines: kept.lines,
+        dropped: `${kept.droppedLines} older lines of this job were dropped: a job keeps its last ${kib(this.#limits.bytesPerJob)} of lines`,
+      };
     }
     const why = this.#drops.get(key);
     return why === undefined ? undefined : { lines: [], dropped: why };

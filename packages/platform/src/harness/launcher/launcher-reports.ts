@@ -96,7 +96,10 @@ export class LauncherReports {
     const phase = duringStartup ? 'during start-up' : 'while running';
     const waitMs = runtime.backoff.recordCrash(now, duringStartup);
     this.#metrics?.harnessWorkerCrashesTotal.inc({ endpoint: endpointId, phase: duringStartup ? 'startup' : 'running' });
-    this.#log.warn({ ...fields, duringStartup, nextStartInMs: waitMs }, `worker ${worker.id} crashed ${phase} (code ${code}, signal ${signal}); next start in ${waitMs} ms`);
+    this.#log.warn(
+      { ...fields, duringStartup, nextStartInMs: waitMs },
+      `worker ${worker.id} crashed ${phase} (code ${code}, signal ${signal}); next start in ${waitMs} ms`,
+    );
     this.event(runtime, {
       endpointId,
       kind: 'crash',

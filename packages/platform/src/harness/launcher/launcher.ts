@@ -108,7 +108,11 @@ export class Launcher implements LaunchedWorkersView {
     this.#slots = deps.slots ?? new LocalSlotClaims();
     if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images, deps.processRecords));
     if (deps.containers) this.#backends.push(deps.containers);
-    if (this.#backends.length === 0) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'launcher options: name at least one image (--image NAME=COMMAND) or run images as containers (--launcher docker)');
+    if (this.#backends.length === 0)
+      throw new ServerlessWorkerError(
+        'SW_INVALID_OPTIONS',
+        'launcher options: name at least one image (--image NAME=COMMAND) or run images as containers (--launcher docker)',
+      );
     this.#reports = new LauncherReports(this.#log, deps.metrics, this.#events, deps.harness.clock);
     this.#activity = new JobActivity({
       store: deps.harness.store,
@@ -132,7 +136,13 @@ export class Launcher implements LaunchedWorkersView {
     this.#target = target;
     this.#activity.start();
     this.#log.info(
-      { images: Object.keys(this.settings.images), containers: this.#deps.containers?.kind ?? 'none', gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none', machineId: this.#slots.machineId, sharedSlots: this.#slots.shared },
+      {
+        images: Object.keys(this.settings.images),
+        containers: this.#deps.containers?.kind ?? 'none',
+        gpus: this.#pool ? `${this.#pool.total} ${this.#pool.vendor}` : 'none',
+        machineId: this.#slots.machineId,
+        sharedSlots: this.#slots.shared,
+      },
       `launcher started on machine ${this.#slots.machineId}: ${this.#deps.containers ? `templates run their workers here as ${this.#deps.containers.kind} containers${Object.keys(this.settings.images).length > 0 ? ' (those with an --image command as processes)' : ''}` : 'templates with these images run their workers here'}`,
     );
     const { harness, store } = this.#deps;
@@ -309,7 +319,11 @@ export class Launcher implements LaunchedWorkersView {
     const workers = observeWorkers(runtime, presence, now, (worker, leftAt) => this.#reports.ready(runtime, worker, leftAt, now));
     const needsGpus = endpoint.computeType === 'GPU' && this.#pool !== undefined;
     if (needsGpus && this.#pool && endpoint.gpuCount > this.#pool.total) {
-      this.#warnOnce(`gpus:${endpoint.id}`, { endpointId: endpoint.id, gpuCount: endpoint.gpuCount, gpus: this.#pool.total }, 'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled');
+      this.#warnOnce(
+        `gpus:${endpoint.id}`,
+        { endpointId: endpoint.id, gpuCount: endpoint.gpuCount, gpus: this.#pool.total },
+        'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled',
+      );
     }
     const decision = decideScaling({
       settings: endpoint,
@@ -322,7 +336,11 @@ export class Launcher implements LaunchedWorkersView {
     });
     if (decision.throttled !== runtime.throttled && decision.throttled > 0) {
       this.#log.warn({ endpointId: endpoint.id, throttled: decision.throttled, gpuCount: endpoint.gpuCount }, 'workers throttled: no GPU free');
-      this.#reports.event(runtime, { endpointId: endpoint.id, kind: 'throttled', message: `${decision.throttled} wanted workers throttled: no GPU free (${endpoint.gpuCount} per worker)` });
+      this.#reports.event(runtime, {
+        endpointId: endpoint.id,
+        kind: 'throttled',
+        message: `${decision.throttled} wanted workers throttled: no GPU free (${endpoint.gpuCount} per worker)`,
+      });
     }
     runtime.throttled = decision.throttled;
     for (const id of decision.stop) {
@@ -365,7 +383,17 @@ export class Launcher implements LaunchedWorkersView {
     const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool, base: {} });
     const onLine = (stream: 'stdout' | 'stderr', line: string): void => this.#onLine(endpoint.id, id, stream, line);
     const harnessSilenceMs = target.silenceWindowMs ?? 3 * (target.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
-    const start = { id, endpoint, template, env, gpus, gpuVendor: this.#pool?.vendor, shutdownDeadlineMs: this.settings.shutdownDeadlineMs, harnessSilenceMs, onLine };
+    const start = {
+      id,
+      endpoint,
+      template,
+      env,
+      gpus,
+      gpuVendor: this.#pool?.vendor,
+      shutdownDeadlineMs: this.settings.shutdownDeadlineMs,
+      harnessSilenceMs,
+      onLine,
+    };
     const worker = new LaunchedWorker({
       id,
       endpointId: endpoint.id,
@@ -403,20 +431,33 @@ export class Launcher implements LaunchedWorkersView {
       `scale down: SIGTERM to worker ${worker.id} (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
     );
     const runtime = this.#runtimes.get(worker.endpointId);
-    if (runtime) this.#reports.event(runtime, { endpointId: worker.endpointId, kind: 'scale-down', workerId: worker.id, message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms` });
+    if (runtime)
+      this.#reports.event(runtime, {
+        endpointId: worker.endpointId,
+        kind: 'scale-down',
+        workerId: worker.id,
+        message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
+      });
   }
 
   async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, exit: WorkerExit): Promise<void> {
     const { code, signal } = exit;
     const endpointId = worker.endpointId;
     runtime.workers.delete(worker.id);
-    this.#slots.release(endpointId, worker.id).catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
+    this.#slots
+      .release(endpointId, worker.id)
+      .catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
     this.#pool?.give(worker.gpus);
     const jobs = this.#deps.harness.findEndpoint(endpointId);
     // Out of initializing since the last tick (it asked for a job, then died): not a start-up crash.
     const leftStartup = worker.readyAt !== undefined || leftInitializing(await jobs?.workers.get(worker.id));
     const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
-    this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId: worker.id, stream: 'launcher', line: `exited (code ${code}, signal ${signal})` });
+    this.#logs.add(endpointId, {
+      at: this.#deps.harness.clock.now(),
+      workerId: worker.id,
+      stream: 'launcher',
+      line: `exited (code ${code}, signal ${signal})`,
+    });
     this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
     this.#loop.wake();
   }

@@ -69,7 +69,8 @@ export class PostgresSlotClaims implements SlotClaims {
         return SlotRow.parse(row).slot;
       }
       // Nothing free, or another machine took the free one between our read and write.
-      const live = await this.#sql`SELECT count(*)::integer AS slot FROM sw_launcher_slots WHERE endpoint_id = ${endpointId} AND lease_expires_at > ${now} AND slot < ${max}`;
+      const live = await this
+        .#sql`SELECT count(*)::integer AS slot FROM sw_launcher_slots WHERE endpoint_id = ${endpointId} AND lease_expires_at > ${now} AND slot < ${max}`;
       if (SlotRow.parse(live[0]).slot >= max) return undefined;
     }
     return undefined;

@@ -30,7 +30,12 @@ const RecordSchema = z.object({
 });
 export type ProcessRecord = z.infer<typeof RecordSchema>;
 
-const FileSchema = z.object({ host: z.string(), harnessPid: z.number().int().positive(), harnessStartTicks: z.string().optional(), workers: z.array(RecordSchema) });
+const FileSchema = z.object({
+  host: z.string(),
+  harnessPid: z.number().int().positive(),
+  harnessStartTicks: z.string().optional(),
+  workers: z.array(RecordSchema),
+});
 
 /** How often a stopped leftover group is looked at until it is gone, ms. */
 const LEFTOVER_POLL_MS = 100;

@@ -37,7 +37,12 @@ export function sampleSize(settings: Pick<ScaleSettings, 'scalerType' | 'scalerV
 const isLow = (job: StoredJob): boolean => job.request.policy?.lowPriority === true;
 
 /** The scaler's view of the queue from `total` jobs of which `sample` (newest first) were read. */
-export function queueSnapshot(queuedTotal: number, queuedSample: readonly StoredJob[], runningTotal: number, runningSample: readonly StoredJob[]): QueueSnapshot {
+export function queueSnapshot(
+  queuedTotal: number,
+  queuedSample: readonly StoredJob[],
+  runningTotal: number,
+  runningSample: readonly StoredJob[],
+): QueueSnapshot {
   const queued: QueuedJobSnapshot[] = queuedSample.map((job) => ({ queuedAt: job.queuedAt, lowPriority: isLow(job) }));
   // Not read: submitted before the oldest read, so queued at least as long; counted as
   // normal jobs, at most as many as were read (the sample already covers what the decision can use).
@@ -49,7 +54,10 @@ export function queueSnapshot(queuedTotal: number, queuedSample: readonly Stored
 }
 
 /** Read the endpoint's queue for the scaler: one bounded query for QUEUE_DELAY, two for REQUEST_COUNT. */
-export async function readQueue(jobs: Pick<EndpointJobs, 'list'>, settings: Pick<ScaleSettings, 'scalerType' | 'scalerValue' | 'workersMax'>): Promise<QueueSnapshot> {
+export async function readQueue(
+  jobs: Pick<EndpointJobs, 'list'>,
+  settings: Pick<ScaleSettings, 'scalerType' | 'scalerValue' | 'workersMax'>,
+): Promise<QueueSnapshot> {
   const limit = sampleSize(settings);
   const [queued, running] = await Promise.all([
     jobs.list({ states: ['IN_QUEUE'], offset: 0, limit }),

@@ -37,7 +37,11 @@ export function defaultMachineId(): string {
 
 /** The machine id as it goes into worker ids: lowercase letters, digits and `-`, at most 40. */
 export function machineTag(machineId: string): string {
-  const tag = machineId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const tag = machineId
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
   return tag.length > 0 ? tag : 'machine';
 }
 

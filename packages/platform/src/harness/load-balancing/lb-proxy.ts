@@ -22,7 +22,18 @@ import type { LbPool, LbWorker } from './lb-pool.js';
 import type { LoadBalancing } from './load-balancing.js';
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), plus host and the caller's key. */
-const REQUEST_DROP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization']);
+const REQUEST_DROP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+]);
 const RESPONSE_DROP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 function copyHeaders(headers: IncomingHttpHeaders, drop: ReadonlySet<string>): Record<string, string | string[]> {
@@ -119,23 +130,36 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
       upstream = upstreamAt.secure ? httpsRequest(options) : httpRequest(options);
     } catch (error) {
       // Node refused to send it (a path or header it cannot write): the request's fault, not the worker's.
-      sendRawError(response, new ServerlessWorkerError('SW_INVALID_REQUEST', `The request could not be forwarded to a load-balancing worker: ${(error as Error).message}`, { endpointId: pool.endpointId }));
+      sendRawError(
+        response,
+        new ServerlessWorkerError('SW_INVALID_REQUEST', `The request could not be forwarded to a load-balancing worker: ${(error as Error).message}`, {
+          endpointId: pool.endpointId,
+        }),
+      );
       finish();
       return;
     }
-    timer = lb.clock.setTimer(lb.settings.requestTimeoutMs, () => {
-      timedOut = true;
-      sendRawError(
-        response,
-        new ServerlessWorkerError('SW_LB_REQUEST_TIMEOUT', `The request to endpoint ${pool.endpointId} ran past the request time limit of ${lb.settings.requestTimeoutMs} ms`, {
-          endpointId: pool.endpointId,
-          workerId: worker.id,
-          requestTimeoutMs: lb.settings.requestTimeoutMs,
-        }),
-      );
-      upstream.destroy();
-      finish();
-    }, { keepAlive: true });
+    timer = lb.clock.setTimer(
+      lb.settings.requestTimeoutMs,
+      () => {
+        timedOut = true;
+        sendRawError(
+          response,
+          new ServerlessWorkerError(
+            'SW_LB_REQUEST_TIMEOUT',
+            `The request to endpoint ${pool.endpointId} ran past the request time limit of ${lb.settings.requestTimeoutMs} ms`,
+            {
+              endpointId: pool.endpointId,
+              workerId: worker.id,
+              requestTimeoutMs: lb.settings.requestTimeoutMs,
+            },
+          ),
+        );
+        upstream.destroy();
+        finish();
+      },
+      { keepAlive: true },
+    );
     upstream.on('response', (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.statusMessage, copyHeaders(answer.headers, RESPONSE_DROP));
       // Headers now, not with the first body bytes: an SSE client sees the stream open.
@@ -150,17 +174,27 @@ export function proxyRequest(request: IncomingMessage, response: ServerResponse,
       const refusal = targetRefusal(error);
       if (refusal) {
         lb.markUnreachable(pool, worker, `request refused: ${refusal.reason}`);
-        sendRawError(response, new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} ${refusal.message}`, { endpointId: pool.endpointId, workerId: worker.id }));
+        sendRawError(
+          response,
+          new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} ${refusal.message}`, {
+            endpointId: pool.endpointId,
+            workerId: worker.id,
+          }),
+        );
         finish();
         return;
       }
       if (isConnectFailure(error)) lb.markUnreachable(pool, worker, `request failed: ${reason}`);
       sendRawError(
         response,
-        new ServerlessWorkerError('SW_WORKER_UNREACHABLE', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} could not be reached or dropped the request: ${reason}`, {
-          endpointId: pool.endpointId,
-          workerId: worker.id,
-        }),
+        new ServerlessWorkerError(
+          'SW_WORKER_UNREACHABLE',
+          `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} could not be reached or dropped the request: ${reason}`,
+          {
+            endpointId: pool.endpointId,
+            workerId: worker.id,
+          },
+        ),
       );
       finish();
     });

@@ -29,7 +29,9 @@ export const LB_PATH_PREFIX = '/lb';
 /** `/lb/{endpoint_id}` at the start of a request target. */
 const ENDPOINT_PREFIX = new RegExp(`^${LB_PATH_PREFIX}/[^/?#]*`);
 
-const EndpointParamsSchema = z.object({ endpointId: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint ids are 1-128 letters, digits, ".", "-" or "_"' }) });
+const EndpointParamsSchema = z.object({
+  endpointId: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint ids are 1-128 letters, digits, ".", "-" or "_"' }),
+});
 const WorkerParamsSchema = EndpointParamsSchema.extend({ workerId: z.string().min(1).max(200) });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
@@ -39,7 +41,10 @@ const RegisterBodySchema = z.object({
   /** Base URL where /ping is answered (PORT_HEALTH); default `url`. */
   healthUrl: httpUrl.optional(),
   /** Default a random id. */
-  workerId: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, { error: 'must be 1-200 letters, digits, ".", "-" or "_"' }).optional(),
+  workerId: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,200}$/, { error: 'must be 1-200 letters, digits, ".", "-" or "_"' })
+    .optional(),
   /** Requests at once the harness sends this worker; default 100. */
   concurrency: z.number().int().min(1).max(100_000).default(100),
 });
@@ -55,12 +60,19 @@ export async function lbRegistrationRoutes(app: FastifyInstance, options: LbRout
     const { endpointId } = parseOrThrow(EndpointParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const body = parseOrThrow(RegisterBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'load-balancing worker registration');
     // The proxy sends callers' requests there: never the harness itself, metadata or link-local addresses, and loopback only without a key.
-    for (const [field, url] of [['url', body.url], ['healthUrl', body.healthUrl]] as const) {
+    for (const [field, url] of [
+      ['url', body.url],
+      ['healthUrl', body.healthUrl],
+    ] as const) {
       if (url === undefined) continue;
       const refused = await lb.policy.refuseUrl(url);
       if (refused !== undefined) {
         request.log.warn({ endpointId, field, url: urlForLog(url), reason: refused }, 'load-balancing worker registration refused by the target policy');
-        throw new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${field} ${urlForLog(url)} refused: ${refused}`, { endpointId, field, reason: refused });
+        throw new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${field} ${urlForLog(url)} refused: ${refused}`, {
+          endpointId,
+          field,
+          reason: refused,
+        });
       }
     }
     const { worker, created } = lb.register(endpointId, {
@@ -117,7 +129,10 @@ export async function lbProxyRoutes(app: FastifyInstance, options: LbRouteOption
     try {
       await proxyRequest(request.raw, reply.raw, { lb, pool, worker, path });
     } catch (error) {
-      sendRawError(reply.raw, error instanceof ServerlessWorkerError ? error : new ServerlessWorkerError('SW_INTERNAL', `proxy failed: ${(error as Error).message}`));
+      sendRawError(
+        reply.raw,
+        error instanceof ServerlessWorkerError ? error : new ServerlessWorkerError('SW_INTERNAL', `proxy failed: ${(error as Error).message}`),
+      );
     }
   };
   // The methods an HTTP app is called with (HEAD comes with GET).

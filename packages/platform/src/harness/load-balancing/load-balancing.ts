@@ -61,7 +61,12 @@ export class LoadBalancing {
   /** Where workers may be: checked at registration, and on every connection a name resolves for. */
   readonly policy: TargetPolicy;
 
-  constructor(settings: LoadBalancingSettings, logger: Logger, reach: LbReach = { selfPort: () => undefined, authenticated: false }, clock: Clock = systemClock) {
+  constructor(
+    settings: LoadBalancingSettings,
+    logger: Logger,
+    reach: LbReach = { selfPort: () => undefined, authenticated: false },
+    clock: Clock = systemClock,
+  ) {
     this.settings = settings;
     this.#logger = logger;
     this.clock = clock;
@@ -69,7 +74,9 @@ export class LoadBalancing {
       selfPort: reach.selfPort,
       allow: settings.allow,
       // Without a key anyone on this machine may register: no worker URL beyond it, so no request reaches further through the proxy.
-      ...(reach.authenticated ? {} : { loopbackOnly: 'a harness without an API key takes load-balancing workers on loopback only: set an API key, or widen with --lb-allow' }),
+      ...(reach.authenticated
+        ? {}
+        : { loopbackOnly: 'a harness without an API key takes load-balancing workers on loopback only: set an API key, or widen with --lb-allow' }),
     });
   }
 
@@ -97,7 +104,10 @@ export class LoadBalancing {
     const held = pool.get(input.workerId);
     if (held && held.url === input.url && held.healthUrl === input.healthUrl && held.concurrency === input.concurrency) return { worker: held, created: false };
     const worker = pool.register({ id: input.workerId, url: input.url, healthUrl: input.healthUrl, concurrency: input.concurrency }, this.clock.now());
-    this.#logger.info({ endpointId, workerId: input.workerId, url: urlForLog(input.url), healthUrl: urlForLog(input.healthUrl) }, 'load-balancing worker registered');
+    this.#logger.info(
+      { endpointId, workerId: input.workerId, url: urlForLog(input.url), healthUrl: urlForLog(input.healthUrl) },
+      'load-balancing worker registered',
+    );
     void this.#ping(pool, worker);
     this.#armPings();
     return { worker, created: true };
@@ -164,7 +174,10 @@ export class LoadBalancing {
         if (worker.state === 'unhealthy' && now - worker.since >= this.settings.forgetAfterMs) {
           pool.remove(worker.id);
           this.#wentAway(pool, worker, `forgotten: unhealthy for ${Math.round((now - worker.since) / 1000)} s (forgetAfterMs ${this.settings.forgetAfterMs})`);
-          this.#logger.warn({ endpointId: pool.endpointId, workerId: worker.id, lastError: worker.lastError }, 'load-balancing worker unhealthy for too long: forgotten');
+          this.#logger.warn(
+            { endpointId: pool.endpointId, workerId: worker.id, lastError: worker.lastError },
+            'load-balancing worker unhealthy for too long: forgotten',
+          );
           continue;
         }
         void this.#ping(pool, worker);
@@ -200,7 +213,10 @@ export class LoadBalancing {
     if (pool.setState(worker, state, this.clock.now(), error)) {
       const fields = { endpointId: pool.endpointId, workerId: worker.id, from: previous, to: state, ...(error ? { error } : {}) };
       if (state === 'healthy' && worker.coldStartMs !== undefined && previous === 'initializing') {
-        this.#logger.info({ ...fields, coldStartMs: worker.coldStartMs }, `load-balancing worker ready (cold start ${worker.coldStartMs} ms, first 204 to first 200)`);
+        this.#logger.info(
+          { ...fields, coldStartMs: worker.coldStartMs },
+          `load-balancing worker ready (cold start ${worker.coldStartMs} ms, first 204 to first 200)`,
+        );
       } else if (state === 'unhealthy') this.#logger.warn(fields, 'load-balancing worker unhealthy: out of the pool');
       else this.#logger.info(fields, `load-balancing worker ${state}`);
     }

@@ -42,10 +42,7 @@ function checkOptions(options: ManagementApiOptions): void {
   if (options.endpointHooks !== undefined && typeof options.endpointHooks.onEndpointCreated !== 'function') {
     throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'managementApi: option endpointHooks must have an onEndpointCreated(id) function');
   }
-  if (
-    options.podsView !== undefined &&
-    (typeof options.podsView.listPods !== 'function' || typeof options.podsView.getPod !== 'function')
-  ) {
+  if (options.podsView !== undefined && (typeof options.podsView.listPods !== 'function' || typeof options.podsView.getPod !== 'function')) {
     throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'managementApi: option podsView must have listPods() and getPod(id) functions');
   }
 }

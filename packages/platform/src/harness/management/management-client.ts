@@ -47,11 +47,7 @@ const ClientOptionsSchema = z.object({
     .url({ protocol: /^https?$/, error: 'baseUrl must be an http:// or https:// URL, like http://127.0.0.1:8000/v1' })
     .default(DEFAULT_MANAGEMENT_API_URL),
   apiKey: z.string().min(1, { error: 'apiKey must not be empty' }).optional(),
-  timeoutMs: z
-    .number()
-    .int()
-    .positive({ error: 'timeoutMs must be a positive whole number of milliseconds' })
-    .default(DEFAULT_MANAGEMENT_TIMEOUT_MS),
+  timeoutMs: z.number().int().positive({ error: 'timeoutMs must be a positive whole number of milliseconds' }).default(DEFAULT_MANAGEMENT_TIMEOUT_MS),
 });
 
 /** Our error body, `{ error: { code, message, details? } }`. */
@@ -207,8 +203,7 @@ export class ManagementClient {
       text = await response.body.text();
     } catch (error) {
       const cause = error as { code?: string; name?: string; message?: string };
-      const reason =
-        cause.name === 'TimeoutError' ? `no answer within ${this.#timeoutMs} ms` : (cause.code ?? cause.message ?? String(error));
+      const reason = cause.name === 'TimeoutError' ? `no answer within ${this.#timeoutMs} ms` : (cause.code ?? cause.message ?? String(error));
       throw new ServerlessWorkerError(
         'SW_MANAGEMENT_UNREACHABLE',
         `Cannot reach the management API: ${where}: ${oneLine(reason)}`,

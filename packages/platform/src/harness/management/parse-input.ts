@@ -20,10 +20,7 @@ export interface ParseInputOptions {
 /** Parse `body` with `schema`, or throw a coded error naming every bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, body: unknown, options: ParseInputOptions): z.infer<S> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ServerlessWorkerError(
-      options.code,
-      `Invalid ${options.what}: the body must be a JSON object, got ${previewValue(body)}`,
-    );
+    throw new ServerlessWorkerError(options.code, `Invalid ${options.what}: the body must be a JSON object, got ${previewValue(body)}`);
   }
   const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
@@ -33,9 +30,7 @@ export function parseInput<S extends z.ZodType>(schema: S, body: unknown, option
     // whole body and its path "(root)", noise in a one-line message.
     raw[index]?.code === 'unrecognized_keys' ? { path: '', message: issue.message } : issue,
   );
-  const fields = [
-    ...new Set(raw.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : [issue.path.map(String).join('.')]))),
-  ];
+  const fields = [...new Set(raw.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : [issue.path.map(String).join('.')])))];
   const refused = options.refused ?? [];
   const onlyRefused = fields.every((field) => refused.includes(field));
   const code: ErrorCode = onlyRefused ? 'SW_FIELD_NOT_UPDATABLE' : options.code;

@@ -83,13 +83,7 @@ async function plainAnswer(context: OpenAiContext, endpoint: EndpointJobs, jobId
   return answer;
 }
 
-async function streamAnswer(
-  context: OpenAiContext,
-  endpoint: EndpointJobs,
-  jobId: string,
-  reply: FastifyReply,
-  waiting: RequestSignal,
-): Promise<unknown> {
+async function streamAnswer(context: OpenAiContext, endpoint: EndpointJobs, jobId: string, reply: FastifyReply, waiting: RequestSignal): Promise<unknown> {
   const framer = new SseFramer();
   const watch = new JobWatch(endpoint, jobId);
   const clock = context.harness.clock;

@@ -75,6 +75,9 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
     const { file } = request.params as { file: string };
     const type = Object.hasOwn(DOCS_ASSETS, file) ? DOCS_ASSETS[file] : undefined;
     if (type === undefined) throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No route GET /docs/${file}`, { path: `/docs/${file}` });
-    return reply.type(type).header('cache-control', 'public, max-age=3600').send(await readDocsAsset(file));
+    return reply
+      .type(type)
+      .header('cache-control', 'public, max-age=3600')
+      .send(await readDocsAsset(file));
   });
 }

@@ -100,7 +100,11 @@ const COMPONENTS = {
         },
       },
     },
-    Purged: { type: 'object', required: ['removed'], properties: { removed: { type: 'integer', description: 'Queued jobs removed.' }, status: { type: 'string' } } },
+    Purged: {
+      type: 'object',
+      required: ['removed'],
+      properties: { removed: { type: 'integer', description: 'Queued jobs removed.' }, status: { type: 'string' } },
+    },
     ManagementRecord: { type: 'object', description: 'A template, network volume, endpoint or pod record, as the platform REST API answers it.' },
     Health: {
       type: 'object',
@@ -164,7 +168,13 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
     : { $ref: '#/components/responses/BadRequest' };
   const common = { '401': { $ref: '#/components/responses/Unauthorized' }, '429': { $ref: '#/components/responses/RateLimited' } };
   const jobId = { name: 'jobId', in: 'path', required: true, schema: { type: 'string' } };
-  const wait = (what: string, max: number) => ({ name: 'wait', in: 'query', required: false, description: what, schema: { type: 'integer', minimum: 0, maximum: max } });
+  const wait = (what: string, max: number) => ({
+    name: 'wait',
+    in: 'query',
+    required: false,
+    description: what,
+    schema: { type: 'integer', minimum: 0, maximum: max },
+  });
   return {
     [`${base}/run`]: {
       post: {
@@ -190,7 +200,10 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
         parameters: [wait(`ms to wait, default ${RUNSYNC_WAIT_MS.default}`, RUNSYNC_WAIT_MS.max)],
         requestBody: body,
         responses: {
-          '200': { description: 'The job record (COMPLETED, FAILED, ...), or id and status when the wait elapsed.', content: json('#/components/schemas/JobRecord') },
+          '200': {
+            description: 'The job record (COMPLETED, FAILED, ...), or id and status when the wait elapsed.',
+            content: json('#/components/schemas/JobRecord'),
+          },
           '400': badRequest,
           '413': { $ref: '#/components/responses/TooLarge' },
           ...common,
@@ -203,7 +216,11 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
         operationId: `status_${key}`,
         summary: "A job's status and, once it ended, its output or error.",
         parameters: [jobId],
-        responses: { '200': { description: 'The job record.', content: json('#/components/schemas/JobRecord') }, '404': { $ref: '#/components/responses/NotFound' }, ...common },
+        responses: {
+          '200': { description: 'The job record.', content: json('#/components/schemas/JobRecord') },
+          '404': { $ref: '#/components/responses/NotFound' },
+          ...common,
+        },
       },
     },
     [`${base}/stream/{jobId}`]: {
@@ -212,7 +229,11 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
         operationId: `stream_${key}`,
         summary: 'Stream chunks since the previous call (long-polls up to ?wait= ms when none are unread).',
         parameters: [jobId, wait('ms to wait for a chunk', RUNSYNC_WAIT_MS.max)],
-        responses: { '200': { description: 'Status and new chunks.', content: json('#/components/schemas/Stream') }, '404': { $ref: '#/components/responses/NotFound' }, ...common },
+        responses: {
+          '200': { description: 'Status and new chunks.', content: json('#/components/schemas/Stream') },
+          '404': { $ref: '#/components/responses/NotFound' },
+          ...common,
+        },
       },
     },
     [`${base}/cancel/{jobId}`]: {
@@ -233,9 +254,13 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
       get: {
         tags: [tag],
         operationId: `status_sync_${key}`,
-        summary: 'A job\'s status, waiting up to ?wait= ms for it to end.',
+        summary: "A job's status, waiting up to ?wait= ms for it to end.",
         parameters: [jobId, wait(`ms to wait, default ${RUNSYNC_WAIT_MS.default}`, RUNSYNC_WAIT_MS.max)],
-        responses: { '200': { description: 'The job record (its end, or its status when the wait elapsed).', content: json('#/components/schemas/JobRecord') }, '404': { $ref: '#/components/responses/NotFound' }, ...common },
+        responses: {
+          '200': { description: 'The job record (its end, or its status when the wait elapsed).', content: json('#/components/schemas/JobRecord') },
+          '404': { $ref: '#/components/responses/NotFound' },
+          ...common,
+        },
       },
     },
     [`${base}/retry/{jobId}`]: {
@@ -302,13 +327,32 @@ function managementPaths(): Record<string, Schema> {
   const body = { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
   for (const kind of MANAGEMENT_KINDS) {
     const op = (verb: string, summary: string, extra: Schema) => ({ tags: [MANAGEMENT_TAG], operationId: `${verb}_${kind.path}`, summary, ...extra });
-    const list: Schema = { get: op('list', `Every ${kind.what}.`, { responses: { '200': { description: 'The records.', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/ManagementRecord' } } } } }, ...common } }) };
+    const list: Schema = {
+      get: op('list', `Every ${kind.what}.`, {
+        responses: {
+          '200': {
+            description: 'The records.',
+            content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/ManagementRecord' } } } },
+          },
+          ...common,
+        },
+      }),
+    };
     const one: Schema = { get: op('get', `One ${kind.what}.`, { parameters: [id], responses: { ...record, ...notFound, ...common } }) };
     if (kind.update) {
-      list.post = op('create', `Create a ${kind.what}.`, { requestBody: body, responses: { ...record, '400': { $ref: '#/components/responses/BadRequest' }, ...common } });
+      list.post = op('create', `Create a ${kind.what}.`, {
+        requestBody: body,
+        responses: { ...record, '400': { $ref: '#/components/responses/BadRequest' }, ...common },
+      });
       one.patch = op('update', `Change a ${kind.what}'s fields.`, { parameters: [id], requestBody: body, responses: { ...record, ...notFound, ...common } });
       one.delete = op('delete', `Delete a ${kind.what}.`, { parameters: [id], responses: { '204': { description: 'Deleted.' }, ...notFound, ...common } });
-      paths[`/v1/${kind.path}/{id}/update`] = { post: op('update_post', `Change a ${kind.what}'s fields (POST form of PATCH).`, { parameters: [id], requestBody: body, responses: { ...record, ...notFound, ...common } }) };
+      paths[`/v1/${kind.path}/{id}/update`] = {
+        post: op('update_post', `Change a ${kind.what}'s fields (POST form of PATCH).`, {
+          parameters: [id],
+          requestBody: body,
+          responses: { ...record, ...notFound, ...common },
+        }),
+      };
     }
     paths[`/v1/${kind.path}`] = list;
     paths[`/v1/${kind.path}/{id}`] = one;
@@ -338,7 +382,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): Schema {
     }
   }
   if (options.management === true) {
-    tags.push({ name: MANAGEMENT_TAG, description: 'Templates, network volumes, endpoints and pods, as the platform REST API (an endpoint made here serves its queue API under /v2/{its id}).' });
+    tags.push({
+      name: MANAGEMENT_TAG,
+      description: 'Templates, network volumes, endpoints and pods, as the platform REST API (an endpoint made here serves its queue API under /v2/{its id}).',
+    });
     Object.assign(paths, managementPaths());
   }
   return {

@@ -30,7 +30,8 @@ export async function schemaVersions(parts: readonly SchemaPart[]): Promise<Sche
   const byVersion = new Map<number, MigrationFile[]>();
   for (const [index, files] of (await Promise.all(parts.map((part) => part()))).entries()) {
     // A folder without its .sql files (a build that did not copy them) must not pass for an empty schema.
-    if (files.length === 0) throw new Error(`Part ${index + 1} of the harness schema has no migration files: this copy of serverless-worker lacks its .sql files`);
+    if (files.length === 0)
+      throw new Error(`Part ${index + 1} of the harness schema has no migration files: this copy of serverless-worker lacks its .sql files`);
     for (const file of files) {
       const version = migrationVersion(file.name);
       byVersion.set(version, [...(byVersion.get(version) ?? []), file]);

@@ -48,7 +48,10 @@ export async function jobOf(context: QueueApiContext, params: unknown): Promise<
   const { endpointId, jobId } = plainJobParams(params) ?? parseRequestPart(JobParamsSchema, params, 'path');
   const endpoint = await context.harness.existingEndpoint(endpointId);
   if (!endpoint) {
-    throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found: no job was ever sent to endpoint ${endpointId} (check the endpoint id)`, { jobId, endpointId });
+    throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found: no job was ever sent to endpoint ${endpointId} (check the endpoint id)`, {
+      jobId,
+      endpointId,
+    });
   }
   return { endpoint, jobId };
 }

@@ -20,9 +20,7 @@ export function msQuery(name: string, range: { min: number; max: number }) {
 
 /** Endpoint ids: letters, digits, `-`, `_`, `.`; 1 to 128 characters. */
 export const EndpointParamsSchema = z.object({
-  endpointId: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint id must be 1-128 letters, digits, ".", "-" or "_"' }),
+  endpointId: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint id must be 1-128 letters, digits, ".", "-" or "_"' }),
 });
 
 export const JobParamsSchema = EndpointParamsSchema.extend({
@@ -51,7 +49,12 @@ export const REQUESTS_LIMIT = { min: 1, max: 1000, default: 100 } as const;
 
 const statusList = z
   .string()
-  .transform((text) => text.split(',').map((s) => s.trim().toUpperCase()).filter((s) => s.length > 0))
+  .transform((text) =>
+    text
+      .split(',')
+      .map((s) => s.trim().toUpperCase())
+      .filter((s) => s.length > 0),
+  )
   .pipe(
     z.array(z.enum(JOB_STATUSES, { error: `status must be a comma-separated list of ${JOB_STATUSES.join(', ')}` })).min(1, {
       error: `status must name at least one of ${JOB_STATUSES.join(', ')}`,

@@ -8,7 +8,11 @@
 import * as z from 'zod';
 import { MAX_JSON_DEPTH, ServerlessWorkerError, jsonShape, parseOrThrow, previewValue, type JobErrorPayload } from 'serverless-worker/internal/job/index.js';
 
-const id = (name: string) => z.string().min(1, { error: `${name} must not be empty` }).max(256, { error: `${name} must be at most 256 characters` });
+const id = (name: string) =>
+  z
+    .string()
+    .min(1, { error: `${name} must not be empty` })
+    .max(256, { error: `${name} must be at most 256 characters` });
 
 export const WorkerParamsSchema = z.object({ endpointId: id('endpoint id'), workerId: id('worker id') });
 export const JobParamsSchema = WorkerParamsSchema.extend({ jobId: id('job id') });
@@ -60,23 +64,34 @@ export const StreamBodySchema = z.looseObject({
  * A text body as JSON: empty is `{}` (or SW_INVALID_REQUEST with `emptyIs: 'refused'`);
  * anything else that is not a JSON object is SW_INVALID_REQUEST.
  */
-export function parseJsonObject<S extends z.ZodType>(schema: S, raw: unknown, what: string, options: { readonly emptyIs?: 'object' | 'refused' } = {}): z.infer<S> {
+export function parseJsonObject<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  what: string,
+  options: { readonly emptyIs?: 'object' | 'refused' } = {},
+): z.infer<S> {
   let value: unknown = raw;
   if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) {
     if (options.emptyIs === 'refused') {
-      throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body is empty: send {"output": ...} or {"error": "..."} (a JSON object); the job was left as it was`);
+      throw new ServerlessWorkerError(
+        'SW_INVALID_REQUEST',
+        `${what} body is empty: send {"output": ...} or {"error": "..."} (a JSON object); the job was left as it was`,
+      );
     }
     value = {};
-  }
-  else if (typeof raw === 'string' || Buffer.isBuffer(raw)) {
+  } else if (typeof raw === 'string' || Buffer.isBuffer(raw)) {
     const text = raw.toString();
     // Before JSON.parse: a value too deep for the store's copies and the replies' stringify
     // is refused here (a 4xx: the worker posts an error in its place), never stored.
     const shape = jsonShape(text, { maxDepth: MAX_JSON_DEPTH + 1, maxKeys: Number.POSITIVE_INFINITY });
     if (shape.over === 'depth') {
-      throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body nests arrays and objects more than ${MAX_JSON_DEPTH + 1} levels deep (its output at most ${MAX_JSON_DEPTH})`, {
-        maxDepth: MAX_JSON_DEPTH,
-      });
+      throw new ServerlessWorkerError(
+        'SW_INVALID_REQUEST',
+        `${what} body nests arrays and objects more than ${MAX_JSON_DEPTH + 1} levels deep (its output at most ${MAX_JSON_DEPTH})`,
+        {
+          maxDepth: MAX_JSON_DEPTH,
+        },
+      );
     }
     try {
       value = JSON.parse(text);
@@ -119,7 +134,7 @@ export function workerErrorPayload(raw: unknown, workerId: string): JobErrorPayl
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return textPayload(typeof raw === 'string' ? raw : JSON.stringify(raw) ?? String(raw), workerId);
+    return textPayload(typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? String(raw)), workerId);
   }
   const fields = ErrorObjectSchema.parse(value);
   const { runpod_version: sdkVersion, ...rest } = fields;

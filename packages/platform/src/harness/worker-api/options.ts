@@ -60,7 +60,13 @@ export interface WorkerApiEvents {
   /** A worker reported a failed start-up check. */
   onUnhealthy?(info: { endpointId: string; workerId: string; check: string; reason: string }): void;
   /** A stop request was handed to a worker through job-stop. */
-  onStopDelivered?(info: { endpointId: string; workerId: string; jobIds: string[]; reasons: Record<string, StopReason>; attempts: Record<string, number> }): void;
+  onStopDelivered?(info: {
+    endpointId: string;
+    workerId: string;
+    jobIds: string[];
+    reasons: Record<string, StopReason>;
+    attempts: Record<string, number>;
+  }): void;
 }
 
 export interface WorkerApiOptions extends z.input<typeof WorkerApiSettingsSchema> {

@@ -112,7 +112,14 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`).attempt;
 
   /** The store refused a post as from a stale attempt: answer SW_STALE_ATTEMPT (409) with the job's current attempt. */
-  const refuseStale = async (log: WorkerApiLog, endpoint: EndpointJobs, jobId: string, attempt: number | undefined, what: string, workerId: string): Promise<void> => {
+  const refuseStale = async (
+    log: WorkerApiLog,
+    endpoint: EndpointJobs,
+    jobId: string,
+    attempt: number | undefined,
+    what: string,
+    workerId: string,
+  ): Promise<void> => {
     const record = await endpoint.find(jobId);
     if (record === undefined || attempt === undefined) return;
     log.debug({ jobId, attempt, currentAttempt: record.attempt }, `${what} of a stale attempt refused`);
@@ -122,7 +129,11 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
 
   /** Jobs handed out: stops recorded for their earlier runs are forgotten, and the event told. */
   const tookJobs = (endpointId: string, workerId: string, jobs: readonly Job[]): void => {
-    stops.forget(endpointId, workerId, jobs.map((job) => job.id));
+    stops.forget(
+      endpointId,
+      workerId,
+      jobs.map((job) => job.id),
+    );
     events.onJobsTaken?.({ endpointId, workerId, jobs: jobs.map((job) => ({ id: job.id, attempt: job.attempt })) });
   };
 
@@ -148,7 +159,10 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
       }
       // As text: an input queued as the text received (job/raw-json.ts) goes out as it is, unparsed.
       const text = jobs.map((job) => requestJsonText(job)).join(',');
-      return reply.code(200).type('application/json; charset=utf-8').send(batch ? `[${text}]` : text);
+      return reply
+        .code(200)
+        .type('application/json; charset=utf-8')
+        .send(batch ? `[${text}]` : text);
     } finally {
       held.release();
       whileAlive.release();
@@ -173,7 +187,14 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   app.get('/:endpointId/job-take-batch/:workerId', (request, reply) => takeJobs(request, reply, true));
 
   /** job-done: a result or progress (its body as text); answers the reply body, throws what the route answers as an error. */
-  async function done(endpointId: string, workerId: string, jobId: string, text: unknown, attemptOf: (what: string) => number | undefined, log: WorkerApiLog): Promise<DirectAnswer> {
+  async function done(
+    endpointId: string,
+    workerId: string,
+    jobId: string,
+    text: unknown,
+    attemptOf: (what: string) => number | undefined,
+    log: WorkerApiLog,
+  ): Promise<DirectAnswer> {
     // An empty body is refused (400, the job left running), as the platform answers 400 to a
     // job-done post it cannot read; the reference worker does not retry a 4xx. It used to
     // end the job COMPLETED with no output. `{}` (a handler that returned nothing) still does.
@@ -207,7 +228,14 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   }
 
   /** job-stream: one chunk (its body as text); answers the reply body, throws what the route answers as an error. */
-  async function stream(endpointId: string, workerId: string, jobId: string, text: unknown, attemptOf: () => number | undefined, log: WorkerApiLog): Promise<DirectAnswer> {
+  async function stream(
+    endpointId: string,
+    workerId: string,
+    jobId: string,
+    text: unknown,
+    attemptOf: () => number | undefined,
+    log: WorkerApiLog,
+  ): Promise<DirectAnswer> {
     const body = parseJsonObject(StreamBodySchema, text, 'job-stream');
     const endpoint = endpointOf(endpointId);
     await liveness.seen(endpoint, workerId);
@@ -277,12 +305,16 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     events.onPing?.({ endpointId, workerId, jobIds, ...(query.runpod_version !== undefined ? { version: query.runpod_version } : {}) });
     const { requeued: lost, stray } = await liveness.reconcile(endpoint, workerId, jobIds);
     if (lost.length > 0) {
-      request.log.warn({ workerId, jobIds: lost }, 'jobs handed to this worker are missing from its heartbeat (their job-take answer was lost): back in the queue');
+      request.log.warn(
+        { workerId, jobIds: lost },
+        'jobs handed to this worker are missing from its heartbeat (their job-take answer was lost): back in the queue',
+      );
       events.onJobsLost?.({ endpointId, workerId, requeued: lost });
     }
     // Its heartbeat lists jobs that no longer run with it: their stop may have been missed (stops are events, not stored).
     for (const { jobId, reason, attempt } of stray) stops.recordOnce(endpointId, workerId, jobId, reason, attempt);
-    if (stray.length > 0) request.log.debug({ workerId, stray }, 'jobs listed in the heartbeat no longer run with this worker: stopped unless a stop was already sent');
+    if (stray.length > 0)
+      request.log.debug({ workerId, stray }, 'jobs listed in the heartbeat no longer run with this worker: stopped unless a stop was already sent');
     return reply.send({});
   });
 }

@@ -42,8 +42,6 @@ export function workerEnvFor(baseUrl: string, endpointId: string, options: Worke
  * `docker run --env-file` (which takes values literally). Default `shell`.
  */
 export function formatWorkerEnv(env: WorkerEnv, style: 'shell' | 'dotenv' = 'shell'): string {
-  const lines = Object.entries(env).map(([name, value]) =>
-    style === 'dotenv' ? `${name}=${value}` : `export ${name}='${value.replaceAll("'", `'\\''`)}'`,
-  );
+  const lines = Object.entries(env).map(([name, value]) => (style === 'dotenv' ? `${name}=${value}` : `export ${name}='${value.replaceAll("'", `'\\''`)}'`));
   return `${lines.join('\n')}\n`;
 }

@@ -205,7 +205,8 @@ export class WorkerLiveness {
       }
       if (job.resultFrom?.workerId === workerId || (job.status === 'IN_PROGRESS' && job.workerId === workerId)) continue;
       const reason: StopReason = job.status === 'TIMED_OUT' ? 'timeout' : 'cancelled';
-      const lastRun = job.resultFrom === undefined && job.attempt > 0 && (job.status === 'CANCELLED' || job.status === 'TIMED_OUT' || job.status === 'IN_QUEUE');
+      const lastRun =
+        job.resultFrom === undefined && job.attempt > 0 && (job.status === 'CANCELLED' || job.status === 'TIMED_OUT' || job.status === 'IN_QUEUE');
       stray.push(lastRun ? { jobId, reason, attempt: job.attempt } : { jobId, reason });
     }
     return stray;

@@ -41,7 +41,8 @@ export const LABELS = {
 } as const;
 
 /** A Docker image reference: [registry/]path[:tag][@digest], lowercase path. */
-const IMAGE_REFERENCE = /^(?:[a-zA-Z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[a-z0-9]+:[a-fA-F0-9]{32,})?$/;
+const IMAGE_REFERENCE =
+  /^(?:[a-zA-Z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[a-z0-9]+:[a-fA-F0-9]{32,})?$/;
 
 export interface DockerBackendOptions {
   host: DockerHost;
@@ -101,7 +102,8 @@ export class DockerBackend implements LaunchBackend {
 
   async startProblem(template: Template): Promise<string | undefined> {
     const image = template.imageName;
-    if (!IMAGE_REFERENCE.test(image)) return `imageName ${JSON.stringify(image)} is not a Docker image reference (like "me/worker:1" or "ghcr.io/org/worker:1.0")`;
+    if (!IMAGE_REFERENCE.test(image))
+      return `imageName ${JSON.stringify(image)} is not a Docker image reference (like "me/worker:1" or "ghcr.io/org/worker:1.0")`;
     const id = await this.engine.imageId(image);
     if (id !== undefined) return undefined;
     return `image "${image}" is not on the Docker engine at ${this.engine.host.display}: build it there (docker build -t ${image} .) or pull it; the harness does not pull images`;
@@ -170,7 +172,7 @@ export class DockerBackend implements LaunchBackend {
         await this.engine.remove(id).catch((error: unknown) => this.#log.warn({ err: error, containerId: id }, 'could not remove a container on close'));
       }
     } catch (error) {
-      this.#log.warn({ err: error }, 'could not list the launcher\'s containers on close');
+      this.#log.warn({ err: error }, "could not list the launcher's containers on close");
     }
     await this.engine.close();
   }

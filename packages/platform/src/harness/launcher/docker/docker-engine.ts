@@ -30,7 +30,12 @@ const EngineMessageSchema = z.object({ message: z.string() });
 const CreatedSchema = z.object({ Id: z.string().min(1) });
 const WaitSchema = z.object({ StatusCode: z.number().int(), Error: z.object({ Message: z.string() }).nullish() });
 const ImageSchema = z.object({ Id: z.string() });
-const ContainerSummarySchema = z.object({ Id: z.string(), Names: z.array(z.string()).nullish(), State: z.string().optional(), Labels: z.record(z.string(), z.string()).nullish() });
+const ContainerSummarySchema = z.object({
+  Id: z.string(),
+  Names: z.array(z.string()).nullish(),
+  State: z.string().optional(),
+  Labels: z.record(z.string(), z.string()).nullish(),
+});
 export type ContainerSummary = z.infer<typeof ContainerSummarySchema>;
 const InspectSchema = z.object({ Id: z.string(), State: z.object({ Status: z.string() }).loose() }).loose();
 export type ContainerInspect = z.infer<typeof InspectSchema>;
@@ -83,7 +88,12 @@ export class DockerEngine {
    * (its headers came); `exitCode` resolves with the exit status.
    */
   async waitForExit(id: string, signal?: AbortSignal): Promise<{ exitCode: Promise<number> }> {
-    const response = await this.#call(`/containers/${id}/wait`, { method: 'POST', query: { condition: 'next-exit' }, long: true, ...(signal ? { signal } : {}) });
+    const response = await this.#call(`/containers/${id}/wait`, {
+      method: 'POST',
+      query: { condition: 'next-exit' },
+      long: true,
+      ...(signal ? { signal } : {}),
+    });
     const exitCode = response.body.json().then((json) => {
       const parsed = WaitSchema.parse(json);
       if (parsed.Error?.Message) throw new Error(`the engine could not wait for the container: ${parsed.Error.Message}`);
@@ -108,7 +118,11 @@ export class DockerEngine {
 
   /** Containers (running or not) that carry every label given as `key=value`. */
   async listByLabels(labels: readonly string[]): Promise<ContainerSummary[]> {
-    return this.#json('/containers/json', { method: 'GET', query: { all: 'true', filters: JSON.stringify({ label: labels }) } }, z.array(ContainerSummarySchema));
+    return this.#json(
+      '/containers/json',
+      { method: 'GET', query: { all: 'true', filters: JSON.stringify({ label: labels }) } },
+      z.array(ContainerSummarySchema),
+    );
   }
 
   /**
@@ -116,7 +130,12 @@ export class DockerEngine {
    * the raw stream (multiplexed, since containers run without a TTY; see log-frames.ts).
    */
   async followLogs(id: string, signal?: AbortSignal): Promise<Readable> {
-    const response = await this.#call(`/containers/${id}/logs`, { method: 'GET', query: { follow: 'true', stdout: 'true', stderr: 'true' }, long: true, ...(signal ? { signal } : {}) });
+    const response = await this.#call(`/containers/${id}/logs`, {
+      method: 'GET',
+      query: { follow: 'true', stdout: 'true', stderr: 'true' },
+      long: true,
+      ...(signal ? { signal } : {}),
+    });
     return response.body;
   }
 

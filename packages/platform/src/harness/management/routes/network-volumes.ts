@@ -5,12 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseInput } from '../parse-input.js';
-import {
-  NETWORK_VOLUME_FIELDS_NOT_UPDATABLE,
-  NetworkVolumeCreateInputSchema,
-  NetworkVolumeUpdateInputSchema,
-  type NetworkVolume,
-} from '../schemas/index.js';
+import { NETWORK_VOLUME_FIELDS_NOT_UPDATABLE, NetworkVolumeCreateInputSchema, NetworkVolumeUpdateInputSchema, type NetworkVolume } from '../schemas/index.js';
 import { idParam, type RouteContext } from './route-helpers.js';
 
 export function registerNetworkVolumeRoutes(app: FastifyInstance, context: RouteContext): void {

@@ -18,10 +18,7 @@ import { idParam, type RouteContext } from './route-helpers.js';
 function warnOnPorts(request: FastifyRequest, ports: readonly string[] | undefined): void {
   const odd = undocumentedPortProtocols(ports ?? []);
   if (odd.length === 0) return;
-  request.log.warn(
-    { ports: odd },
-    `template ports ${odd.join(', ')}: the platform documents only the protocols http and tcp; kept as given`,
-  );
+  request.log.warn({ ports: odd }, `template ports ${odd.join(', ')}: the platform documents only the protocols http and tcp; kept as given`);
 }
 
 export function registerTemplateRoutes(app: FastifyInstance, context: RouteContext): void {

@@ -51,18 +51,14 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** `env`: names matching ENV_NAME, string values. */
 export function envMap(field: string) {
-  return z.record(
-    z.string().regex(ENV_NAME),
-    z.string({ error: `each ${field} value must be a string (quote numbers and booleans)` }),
-    {
-      error: (issue) =>
-        issue.code === 'invalid_key'
-          ? `${field} names must match ${ENV_NAME.source} (letters, digits, underscore; not starting with a digit)`
-          : issue.code === 'invalid_type'
-            ? `${field} must be an object of string values, like {"LOG_LEVEL": "info"}`
-            : undefined,
-    },
-  );
+  return z.record(z.string().regex(ENV_NAME), z.string({ error: `each ${field} value must be a string (quote numbers and booleans)` }), {
+    error: (issue) =>
+      issue.code === 'invalid_key'
+        ? `${field} names must match ${ENV_NAME.source} (letters, digits, underscore; not starting with a digit)`
+        : issue.code === 'invalid_type'
+          ? `${field} must be an object of string values, like {"LOG_LEVEL": "info"}`
+          : undefined,
+  });
 }
 
 /**

@@ -4,17 +4,7 @@
  * (a partial patch that refuses `category` and `isServerless`), and the record.
  */
 import * as z from 'zod';
-import {
-  absolutePath,
-  boolean,
-  envMap,
-  integerIn,
-  nonEmptyString,
-  portList,
-  refusedOnUpdate,
-  stringList,
-  unknownFieldsError,
-} from './fields.js';
+import { absolutePath, boolean, envMap, integerIn, nonEmptyString, portList, refusedOnUpdate, stringList, unknownFieldsError } from './fields.js';
 
 /** Compute categories a template can target. */
 export const TEMPLATE_CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
@@ -51,9 +41,7 @@ const templateFields = {
   env: envMap('env'),
   isPublic: boolean('isPublic'),
   ports: portList('ports'),
-  readme: z
-    .string({ error: 'readme must be a Markdown string' })
-    .max(README_MAX_CHARS, { error: `readme must be at most ${README_MAX_CHARS} characters` }),
+  readme: z.string({ error: 'readme must be a Markdown string' }).max(README_MAX_CHARS, { error: `readme must be at most ${README_MAX_CHARS} characters` }),
   volumeInGb: integerIn('volumeInGb', { min: 0 }, 'GB'),
   volumeMountPath: absolutePath('volumeMountPath'),
 };

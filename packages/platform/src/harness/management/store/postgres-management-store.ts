@@ -83,9 +83,14 @@ export class PostgresManagementStore implements ManagementStore {
   // ---- templates ----
 
   async createTemplate(input: TemplateCreate): Promise<Template> {
-    const { template, serverlessUnset } = newTemplate(newId(ID_LENGTH.template, () => false), input);
-    await this.#named(template.name, () =>
-      this.#sql`INSERT INTO sw_mgmt_templates (id, name, serverless_unset, record)
+    const { template, serverlessUnset } = newTemplate(
+      newId(ID_LENGTH.template, () => false),
+      input,
+    );
+    await this.#named(
+      template.name,
+      () =>
+        this.#sql`INSERT INTO sw_mgmt_templates (id, name, serverless_unset, record)
         VALUES (${template.id}, ${template.name}, ${serverlessUnset}, ${this.#sql.json(template as Json)})`,
     );
     return template;
@@ -125,7 +130,10 @@ export class PostgresManagementStore implements ManagementStore {
   // ---- network volumes ----
 
   async createNetworkVolume(input: NetworkVolumeCreate): Promise<NetworkVolume> {
-    const volume = newNetworkVolume(newId(ID_LENGTH.networkVolume, () => false), input);
+    const volume = newNetworkVolume(
+      newId(ID_LENGTH.networkVolume, () => false),
+      input,
+    );
     await this.#sql`INSERT INTO sw_mgmt_network_volumes (id, record) VALUES (${volume.id}, ${this.#sql.json(volume as Json)})`;
     return volume;
   }
@@ -161,7 +169,13 @@ export class PostgresManagementStore implements ManagementStore {
     return this.#tx(async (tx) => {
       // FOR SHARE: the template (and volume) cannot be deleted until this endpoint is in.
       const { template, serverlessUnset } = await readTemplate(tx, input.templateId, 'share', 'templateId');
-      const endpoint = newEndpoint(newId(ID_LENGTH.endpoint, () => false), input, template, serverlessUnset, this.#now());
+      const endpoint = newEndpoint(
+        newId(ID_LENGTH.endpoint, () => false),
+        input,
+        template,
+        serverlessUnset,
+        this.#now(),
+      );
       if (input.networkVolumeId !== undefined) await readVolume(tx, input.networkVolumeId, 'share', 'networkVolumeId');
       await tx`INSERT INTO sw_mgmt_endpoints (id, template_id, network_volume_id, record)
         VALUES (${endpoint.id}, ${endpoint.templateId}, ${endpoint.networkVolumeId ?? null}, ${tx.json(endpoint as Json)})`;

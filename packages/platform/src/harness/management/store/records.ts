@@ -24,9 +24,7 @@ import { checkEndpointFitsTemplate, computeTypeFor } from './endpoint-rules.js';
 /** Keys of `after` whose value differs from `before` (JSON equality, fields are JSON). */
 export function changedKeys<T extends object>(before: T, after: T): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-  return [...keys].filter(
-    (key) => JSON.stringify((before as Record<string, unknown>)[key]) !== JSON.stringify((after as Record<string, unknown>)[key]),
-  );
+  return [...keys].filter((key) => JSON.stringify((before as Record<string, unknown>)[key]) !== JSON.stringify((after as Record<string, unknown>)[key]));
 }
 
 /** `patch` without the keys whose value is undefined, so spreading it keeps current values. */
@@ -156,19 +154,17 @@ export function templateNameTaken(name: string, templateId: string): ServerlessW
 
 /** `field` names the body field when the id came from a body. */
 export function templateNotFound(id: string, field?: string): ServerlessWorkerError {
-  return new ServerlessWorkerError(
-    'SW_TEMPLATE_NOT_FOUND',
-    field ? `${field} "${id}" names no template` : `No template with id "${id}"`,
-    { templateId: id, ...(field ? { field } : {}) },
-  );
+  return new ServerlessWorkerError('SW_TEMPLATE_NOT_FOUND', field ? `${field} "${id}" names no template` : `No template with id "${id}"`, {
+    templateId: id,
+    ...(field ? { field } : {}),
+  });
 }
 
 export function networkVolumeNotFound(id: string, field?: string): ServerlessWorkerError {
-  return new ServerlessWorkerError(
-    'SW_NETWORK_VOLUME_NOT_FOUND',
-    field ? `${field} "${id}" names no network volume` : `No network volume with id "${id}"`,
-    { networkVolumeId: id, ...(field ? { field } : {}) },
-  );
+  return new ServerlessWorkerError('SW_NETWORK_VOLUME_NOT_FOUND', field ? `${field} "${id}" names no network volume` : `No network volume with id "${id}"`, {
+    networkVolumeId: id,
+    ...(field ? { field } : {}),
+  });
 }
 
 export function endpointNotFound(id: string): ServerlessWorkerError {

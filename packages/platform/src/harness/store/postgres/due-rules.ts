@@ -74,7 +74,9 @@ export async function sweepDue(sql: postgres.Sql, kind: 'ttl' | 'retention', now
       SELECT ctid FROM sw_jobs WHERE ${sql(column)} <= ${now} ORDER BY ${sql(column)} LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED
     )) AND ${sql(column)} <= ${now}
     RETURNING ${sql.unsafe(JOB_COLUMNS)}`;
-  const jobs = rows.map((row) => toStoredJob(parseJobRow(row))).sort((a, b) => (kind === 'ttl' ? a.expiresAt - b.expiresAt : (a.deleteAt ?? 0) - (b.deleteAt ?? 0)));
+  const jobs = rows
+    .map((row) => toStoredJob(parseJobRow(row)))
+    .sort((a, b) => (kind === 'ttl' ? a.expiresAt - b.expiresAt : (a.deleteAt ?? 0) - (b.deleteAt ?? 0)));
   for (const job of jobs) {
     const stop = kind === 'ttl' ? expiryStop(job) : undefined;
     if (stop !== undefined && job.workerId !== undefined) orderStop(changes, job, job.workerId, stop);

@@ -77,10 +77,25 @@ const jsonText = (value: unknown): string | null => (value === undefined ? null 
 export async function saveJobs(tx: Tx, jobs: readonly TxJob[]): Promise<void> {
   if (jobs.length === 0) return;
   const records = jobs.map((job) => ({
-    e: job.endpointId, i: job.id, status: job.status, queued_at: job.queuedAt, started_at: job.startedAt ?? null, ended_at: job.endedAt ?? null,
-    worker_id: job.workerId ?? null, output: jsonText(job.output), error: jsonText(job.error), retries: job.retries, attempt: job.attempt, lost: job.lost,
-    result_from: jsonText(job.resultFrom), chunk_count: job.chunkCount, unread_count: job.unreadChunkCount, expires_at: job.expiresAt,
-    execution_deadline: job.executionDeadline ?? null, execution_timeout_ms: job.executionTimeoutMs ?? null, delete_at: job.deleteAt ?? null,
+    e: job.endpointId,
+    i: job.id,
+    status: job.status,
+    queued_at: job.queuedAt,
+    started_at: job.startedAt ?? null,
+    ended_at: job.endedAt ?? null,
+    worker_id: job.workerId ?? null,
+    output: jsonText(job.output),
+    error: jsonText(job.error),
+    retries: job.retries,
+    attempt: job.attempt,
+    lost: job.lost,
+    result_from: jsonText(job.resultFrom),
+    chunk_count: job.chunkCount,
+    unread_count: job.unreadChunkCount,
+    expires_at: job.expiresAt,
+    execution_deadline: job.executionDeadline ?? null,
+    execution_timeout_ms: job.executionTimeoutMs ?? null,
+    delete_at: job.deleteAt ?? null,
     reported_at: job.reportedAt ?? null,
   }));
   await tx`

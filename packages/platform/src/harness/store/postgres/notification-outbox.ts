@@ -86,7 +86,11 @@ export class NotificationOutbox {
           payloads = encodePayloads(this.#origin, batch);
         } catch (error) {
           // An event that cannot be encoded is reported; the others of later batches still go.
-          this.#onError(new Error(`Job store events could not be encoded for other harness processes (they see these changes at their next look: a take within a second, a /runsync at the end of its wait): ${String(error)}`));
+          this.#onError(
+            new Error(
+              `Job store events could not be encoded for other harness processes (they see these changes at their next look: a take within a second, a /runsync at the end of its wait): ${String(error)}`,
+            ),
+          );
           continue;
         }
         await this.#notify(payloads);
@@ -107,7 +111,11 @@ export class NotificationOutbox {
         return;
       } catch (error) {
         if (tried >= TRIES) {
-          this.#onError(new Error(`Job store events not sent to other harness processes after ${TRIES} tries (they see these changes at their next look: a take within a second, a /runsync at the end of its wait; check the connection to PostgreSQL): ${String(error)}`));
+          this.#onError(
+            new Error(
+              `Job store events not sent to other harness processes after ${TRIES} tries (they see these changes at their next look: a take within a second, a /runsync at the end of its wait; check the connection to PostgreSQL): ${String(error)}`,
+            ),
+          );
           return;
         }
         await sleep(RETRY_DELAY_MS * 2 ** (tried - 1));

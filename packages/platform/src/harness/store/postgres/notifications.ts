@@ -43,7 +43,12 @@ const JobViewSchema = z.object({
 const EventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('queued'), endpointId: z.string(), takerWaitingFor: z.string().optional(), due: z.number().optional() }),
   z.object({
-    type: z.literal('changed'), endpointId: z.string(), jobId: z.string(), status: z.enum(JOB_STATUSES).optional(), ended: JobViewSchema.optional(), due: z.number().optional(),
+    type: z.literal('changed'),
+    endpointId: z.string(),
+    jobId: z.string(),
+    status: z.enum(JOB_STATUSES).optional(),
+    ended: JobViewSchema.optional(),
+    due: z.number().optional(),
   }),
   z.object({ type: z.literal('stop'), endpointId: z.string(), workerId: z.string(), jobId: z.string(), reason: StopReasonSchema, attempt: z.number() }),
   z.object({ type: z.literal('worker'), endpointId: z.string(), workerId: z.string() }),

@@ -19,15 +19,46 @@ import { stampAttempt } from 'serverless-worker/internal/harness/store/attempts.
 import { toDelivery } from 'serverless-worker/internal/harness/store/job-record.js';
 import { ownedRequest } from 'serverless-worker/internal/harness/store/memory-records.js';
 import type {
-  ChangeOutcome, DueOutcome, EndpointSettings, GoneWorker, HealthCounts, JobStore, ListPage, ListQuery, PostAck, RequeueRules, ResultAck,
-  StateCounts, StopOrder, StoreEvent, StoredJob, StoredWorker, StreamRead, SubmitOptions, TouchWorker,
+  ChangeOutcome,
+  DueOutcome,
+  EndpointSettings,
+  GoneWorker,
+  HealthCounts,
+  JobStore,
+  ListPage,
+  ListQuery,
+  PostAck,
+  RequeueRules,
+  ResultAck,
+  StateCounts,
+  StopOrder,
+  StoreEvent,
+  StoredJob,
+  StoredWorker,
+  StreamRead,
+  SubmitOptions,
+  TouchWorker,
 } from 'serverless-worker/internal/harness/store/job-store.js';
 import { refusedChunk, refusedProgress } from 'serverless-worker/internal/harness/store/post-rules.js';
 import { completeJob, TakenFacts } from './completion.js';
 import { applyTimeouts, nextDueAt, SWEEP_BATCH, sweepDue, TIMEOUT_BATCH } from './due-rules.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
 import { cancelChange, giveBackChange, queuedJob, retryChange } from 'serverless-worker/internal/harness/store/job-rules.js';
-import { applyChange, changed, jsonb, lockJob, newChanges, requeueLost, saveChanged, finishChanges, saveJob, stored, type Changes, type Tx, type TxJob } from './job-changes.js';
+import {
+  applyChange,
+  changed,
+  jsonb,
+  lockJob,
+  newChanges,
+  requeueLost,
+  saveChanged,
+  finishChanges,
+  saveJob,
+  stored,
+  type Changes,
+  type Tx,
+  type TxJob,
+} from './job-changes.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import { StoreEventHub } from './notifications.js';
 import { PEER_TIMES, Peers, type PeerTimes } from './peers.js';
@@ -163,7 +194,10 @@ export class PostgresJobStore implements JobStore {
     // Other processes are told when a taker of this one is waiting (it takes the job at once); this process's takers are woken at once.
     const told: StoreEvent[] = options.takerWaiting === true ? [{ type: 'queued', endpointId, takerWaitingFor: id, due: expiresAt }] : events;
     const requestText = requestJsonText(request);
-    await this.#inserts.add({ endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs }, requestText.length);
+    await this.#inserts.add(
+      { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs },
+      requestText.length,
+    );
     this.#takeWrites.endpointExists(endpointId);
     this.#hub.emit(events);
     this.#outbox.send(told);
@@ -187,15 +221,36 @@ export class PostgresJobStore implements JobStore {
     const { endpointId, workerId } = takes[0] as TakeCall;
     const now = Math.max(...takes.map((call) => call.now));
     const writes = this.#takeWrites.plan(endpointId, workerId, now);
-    const rows = await claimJobs(this.#sql, endpointId, workerId, takes.reduce((sum, call) => sum + Math.max(0, call.max), 0), now, writes);
+    const rows = await claimJobs(
+      this.#sql,
+      endpointId,
+      workerId,
+      takes.reduce((sum, call) => sum + Math.max(0, call.max), 0),
+      now,
+      writes,
+    );
     this.#takeWrites.taken(endpointId, workerId, now, writes);
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
-    const events: StoreEvent[] = taken.map((row) => ({ type: 'changed', endpointId, jobId: row.id, status: 'IN_PROGRESS', due: row.started_at + row.execution_timeout_ms }));
+    const events: StoreEvent[] = taken.map((row) => ({
+      type: 'changed',
+      endpointId,
+      jobId: row.id,
+      status: 'IN_PROGRESS',
+      due: row.started_at + row.execution_timeout_ms,
+    }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
     for (const row of taken) {
       this.#taken.remember({
-        endpointId, id: row.id, status: 'IN_PROGRESS', workerId, startedAt: row.started_at, attempt: row.attempt, lost: row.lost,
-        retries: row.retries, retentionMs: row.retention_ms, executionTimeoutMs: row.execution_timeout_ms,
+        endpointId,
+        id: row.id,
+        status: 'IN_PROGRESS',
+        workerId,
+        startedAt: row.started_at,
+        attempt: row.attempt,
+        lost: row.lost,
+        retries: row.retries,
+        retentionMs: row.retention_ms,
+        executionTimeoutMs: row.execution_timeout_ms,
       });
     }
     this.#publish(events);
@@ -353,7 +408,13 @@ export class PostgresJobStore implements JobStore {
 
   // -------------------------------------------------------------- lost jobs and workers
 
-  async requeueJob(endpointId: string, jobId: string, workerId: string, rules: RequeueRules, now: number): Promise<{ readonly requeued: boolean } & ChangeOutcome> {
+  async requeueJob(
+    endpointId: string,
+    jobId: string,
+    workerId: string,
+    rules: RequeueRules,
+    now: number,
+  ): Promise<{ readonly requeued: boolean } & ChangeOutcome> {
     this.#open();
     return this.#change(async (tx, changes) => {
       const job = await lockJob(tx, endpointId, jobId);
@@ -481,19 +542,16 @@ export class PostgresJobStore implements JobStore {
 
   /** Measure the clock again (the connection came back): refuse changes while it is beyond the bound, and look again until it is not. */
   #checkClock(clock: { now(): number }, maxSkewMs: number, onError: (error: unknown) => void): void {
-    measureClockSkew(this.#sql, () => clock.now()).then(
-      (skew) => {
-        this.#refused = skewRefusal(skew, maxSkewMs);
-        if (this.#refused) onError(this.#refused);
-        if (this.#refused && !this.#closed) {
-          this.#recheck ??= systemClock.setTimer(SKEW_RECHECK_MS, () => {
-            this.#recheck = undefined;
-            this.#checkClock(clock, maxSkewMs, onError);
-          });
-        }
-      },
-      onError,
-    );
+    measureClockSkew(this.#sql, () => clock.now()).then((skew) => {
+      this.#refused = skewRefusal(skew, maxSkewMs);
+      if (this.#refused) onError(this.#refused);
+      if (this.#refused && !this.#closed) {
+        this.#recheck ??= systemClock.setTimer(SKEW_RECHECK_MS, () => {
+          this.#recheck = undefined;
+          this.#checkClock(clock, maxSkewMs, onError);
+        });
+      }
+    }, onError);
   }
 
   async #found(tx: Tx, endpointId: string, jobId: string): Promise<TxJob> {
@@ -541,4 +599,3 @@ export class PostgresJobStore implements JobStore {
     }
   }
 }
-

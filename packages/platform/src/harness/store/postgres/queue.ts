@@ -35,7 +35,14 @@ export interface NewJob {
 function jobsParameter(jobs: readonly NewJob[]): string {
   return JSON.stringify(
     jobs.map((job, index) => ({
-      o: index + 1, e: job.endpointId, i: job.id, p: job.policyTimeoutMs ?? null, s: job.sync, n: job.now, x: job.expiresAt, k: job.retentionMs,
+      o: index + 1,
+      e: job.endpointId,
+      i: job.id,
+      p: job.policyTimeoutMs ?? null,
+      s: job.sync,
+      n: job.now,
+      x: job.expiresAt,
+      k: job.retentionMs,
     })),
   );
 }
@@ -50,7 +57,10 @@ export function insertJobs(sql: postgres.Sql, jobs: readonly NewJob[]): postgres
     WITH new AS (
       SELECT t.*, request.r FROM json_to_recordset(${sql.typed(jobsParameter(jobs), TEXT_OID)}::json)
         AS t(o bigint, e text, i text, p bigint, s boolean, n bigint, x bigint, k bigint)
-      JOIN unnest(${sql.array(jobs.map((job) => job.requestText), TEXT_OID)}::text[]) WITH ORDINALITY AS request(r, o) ON request.o = t.o
+      JOIN unnest(${sql.array(
+        jobs.map((job) => job.requestText),
+        TEXT_OID,
+      )}::text[]) WITH ORDINALITY AS request(r, o) ON request.o = t.o
     ),
     endpoint AS (INSERT INTO sw_endpoints (id) SELECT DISTINCT e FROM new ON CONFLICT (id) DO NOTHING),
     job AS (

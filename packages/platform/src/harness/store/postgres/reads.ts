@@ -19,7 +19,10 @@ export function jobNotFound(endpointId: string, jobId: string): ServerlessWorker
   );
 }
 
-const ChunkRow = z.object({ chunk: z.custom<StreamChunk>((value) => typeof value === 'object' && value !== null && 'output' in value, 'a stream chunk'), seq: z.union([z.string(), z.number()]) });
+const ChunkRow = z.object({
+  chunk: z.custom<StreamChunk>((value) => typeof value === 'object' && value !== null && 'output' in value, 'a stream chunk'),
+  seq: z.union([z.string(), z.number()]),
+});
 const count = z.union([z.string(), z.number()]).transform(Number);
 
 function chunksInOrder(rows: readonly unknown[]): StreamChunk[] {
@@ -38,7 +41,10 @@ export async function readJob(sql: postgres.Sql, endpointId: string, jobId: stri
 export async function readStream(sql: postgres.Sql, endpointId: string, jobId: string): Promise<StreamRead> {
   return sql.begin(async (tx) => {
     const jobs = await tx`UPDATE sw_jobs SET unread_count = 0 WHERE endpoint_id = ${endpointId} AND id = ${jobId} RETURNING status, attempt, retries`;
-    const job = z.object({ status: z.enum(JOB_STATUSES), attempt: count, retries: count }).optional().parse(jobs[0]);
+    const job = z
+      .object({ status: z.enum(JOB_STATUSES), attempt: count, retries: count })
+      .optional()
+      .parse(jobs[0]);
     if (!job) throw jobNotFound(endpointId, jobId);
     const rows = await tx`DELETE FROM sw_chunks WHERE endpoint_id = ${endpointId} AND job_id = ${jobId} RETURNING seq, chunk`;
     return { status: job.status, stream: chunksInOrder(rows), attempt: job.attempt, retries: job.retries };
@@ -89,7 +95,10 @@ function historyFilter(sql: postgres.Sql, query: ListQuery): postgres.PendingQue
   const text = query.text?.trim();
   // The request's whole text, not request->'input': json's operators refuse a key holding \u0000 (every key on the way
   // is de-escaped), and the list must answer for every job a store took. The memory store searches the same text.
-  if (text) parts.push(sql`AND (request::text ILIKE ${containsPattern(text)} OR output::text ILIKE ${containsPattern(text)} OR error::text ILIKE ${containsPattern(text)})`);
+  if (text)
+    parts.push(
+      sql`AND (request::text ILIKE ${containsPattern(text)} OR output::text ILIKE ${containsPattern(text)} OR error::text ILIKE ${containsPattern(text)})`,
+    );
   return parts.reduce((all, part) => sql`${all} ${part}`, sql``);
 }
 
@@ -98,7 +107,8 @@ export async function readList(sql: postgres.Sql, endpointId: string, query: Lis
   const typed = query.search?.trim() || undefined;
   const stateFilter = states ? sql`AND status IN ${sql(states)}` : sql``;
   if (typed) {
-    const exact = await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} AND id IN (${typed}, ${typed.toLowerCase()}) LIMIT 1`;
+    const exact =
+      await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} AND id IN (${typed}, ${typed.toLowerCase()}) LIMIT 1`;
     if (exact[0]) {
       const job = toStoredJob(parseJobRow(exact[0]));
       const matches = (!states || states.includes(job.status)) && (!hasHistoryFilter(query) || matchesHistory(job, query));
@@ -147,9 +157,7 @@ export async function readHealth(sql: postgres.Sql, endpointId: string): Promise
         SELECT 1 FROM sw_jobs j WHERE j.endpoint_id = w.endpoint_id AND j.worker_id = w.id AND j.status = 'IN_PROGRESS')) AS running,
       (SELECT count(*) FROM sw_workers w WHERE w.endpoint_id = ${endpointId} AND NOT w.initializing AND NOT EXISTS (
         SELECT 1 FROM sw_jobs j WHERE j.endpoint_id = w.endpoint_id AND j.worker_id = w.id AND j.status = 'IN_PROGRESS')) AS idle`;
-  const row = z
-    .object({ completed: count, failed: count, retried: count, in_progress: count, in_queue: count, running: count, idle: count })
-    .parse(rows[0]);
+  const row = z.object({ completed: count, failed: count, retried: count, in_progress: count, in_queue: count, running: count, idle: count }).parse(rows[0]);
   return {
     jobs: { completed: row.completed, failed: row.failed, retried: row.retried, inProgress: row.in_progress, inQueue: row.in_queue },
     workers: { idle: row.idle, running: row.running },

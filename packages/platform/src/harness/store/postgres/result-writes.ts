@@ -42,13 +42,22 @@ const PLAIN_COLUMNS: Record<Exclude<ChangedField, JsonField>, readonly [string, 
 
 // One statement text for every change: a column the change does not name keeps its value.
 const RECORD_COLUMNS = [
-  'n_o bigint', 'n_endpoint_id text', 'n_id text', 'n_match_worker text', 'n_match_attempt integer', 'n_sets text[]', 'n_status text', 'n_counted text',
+  'n_o bigint',
+  'n_endpoint_id text',
+  'n_id text',
+  'n_match_worker text',
+  'n_match_attempt integer',
+  'n_sets text[]',
+  'n_status text',
+  'n_counted text',
   ...Object.values(PLAIN_COLUMNS).map(([column, type]) => `n_${column} ${type}`),
 ].join(', ');
 const SET_LIST = [
   'status = n.n_status',
   ...Object.entries(PLAIN_COLUMNS).map(([field, [column]]) => `${column} = CASE WHEN '${field}' = ANY(n.n_sets) THEN n.n_${column} ELSE j.${column} END`),
-  ...Object.entries(JSON_COLUMNS).map(([field, [column, type]]) => `${column} = CASE WHEN '${field}' = ANY(n.n_sets) THEN n.n_${column}::${type} ELSE j.${column} END`),
+  ...Object.entries(JSON_COLUMNS).map(
+    ([field, [column, type]]) => `${column} = CASE WHEN '${field}' = ANY(n.n_sets) THEN n.n_${column}::${type} ELSE j.${column} END`,
+  ),
 ].join(', ');
 
 interface ResultWrite {
@@ -89,14 +98,24 @@ export class ResultWrites {
     const records = JSON.stringify(
       sent.map(({ facts, change }, index) => {
         const record: Record<string, unknown> = {
-          n_o: index + 1, n_endpoint_id: facts.endpointId, n_id: facts.id, n_match_worker: facts.workerId ?? null, n_match_attempt: facts.attempt,
-          n_sets: Object.keys(change.fields).filter((field) => field !== 'status'), n_status: change.fields.status, n_counted: change.counted ?? null,
+          n_o: index + 1,
+          n_endpoint_id: facts.endpointId,
+          n_id: facts.id,
+          n_match_worker: facts.workerId ?? null,
+          n_match_attempt: facts.attempt,
+          n_sets: Object.keys(change.fields).filter((field) => field !== 'status'),
+          n_status: change.fields.status,
+          n_counted: change.counted ?? null,
         };
         for (const [field, [column]] of Object.entries(PLAIN_COLUMNS)) record[`n_${column}`] = change.fields[field as keyof typeof PLAIN_COLUMNS] ?? null;
         return record;
       }),
     );
-    const texts = (field: JsonField): postgres.Parameter => sql.array(sent.map((write) => write.json[field]), TEXT_OID) as postgres.Parameter;
+    const texts = (field: JsonField): postgres.Parameter =>
+      sql.array(
+        sent.map((write) => write.json[field]),
+        TEXT_OID,
+      ) as postgres.Parameter;
     const rows = await sql`
       WITH n AS (
         SELECT r.*, o.v AS n_output, e.v AS n_error, f.v AS n_result_from

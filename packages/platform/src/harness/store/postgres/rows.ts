@@ -18,7 +18,10 @@ const int = z.union([z.string(), z.number()]).transform((value, context) => {
   return number;
 });
 const optionalInt = int.nullable().transform((value) => value ?? undefined);
-const optionalText = z.string().nullable().transform((value) => value ?? undefined);
+const optionalText = z
+  .string()
+  .nullable()
+  .transform((value) => value ?? undefined);
 
 /**
  * The request, read as its text (`request::text`, REQUEST_COLUMN) and turned into an

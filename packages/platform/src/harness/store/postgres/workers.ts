@@ -85,7 +85,14 @@ async function requeueJobsOf(tx: Tx, endpointId: string, workerId: string, rules
   return { endpointId, workerId, requeued, ended: changes.ended.slice(endedBefore), stops: [] };
 }
 
-export async function removeWorker(tx: Tx, endpointId: string, workerId: string, rules: RequeueRules, now: number, changes: Changes): Promise<GoneWorker | undefined> {
+export async function removeWorker(
+  tx: Tx,
+  endpointId: string,
+  workerId: string,
+  rules: RequeueRules,
+  now: number,
+  changes: Changes,
+): Promise<GoneWorker | undefined> {
   const deleted = await tx`DELETE FROM sw_workers WHERE endpoint_id = ${endpointId} AND id = ${workerId} RETURNING id`;
   if (deleted.length === 0) return undefined;
   return requeueJobsOf(tx, endpointId, workerId, rules, now, changes);
