@@ -25,33 +25,24 @@ export const LoadBalancingOptionsSchema = z.object({
       "The author's HTTP app, built once `init` has succeeded: a `node:http` request listener, a fastify instance or an object with `fetch(Request)`.",
   }),
   /** The start-up phase (as serve's); its value is handed to `app`. Default none. */
-  init: z
-    .custom<(ctx: never) => unknown>(isFunction, { error: 'init must be a function' })
-    .optional()
-    .meta({
-      values: 'a function `async ({ signal, deadline, log, workerId }) => state`',
-      description: "The start-up phase, as `serve`'s; its value is handed to `app`.",
-    }),
+  init: z.custom<(ctx: never) => unknown>(isFunction, { error: 'init must be a function' }).optional().meta({
+    values: 'a function `async ({ signal, deadline, log, workerId }) => state`',
+    description: "The start-up phase, as `serve`'s; its value is handed to `app`.",
+  }),
   /** Bound of init, ms; default 600 000. */
   initTimeoutMs: z.number().int().min(1).max(3_600_000).default(DEFAULT_INIT_TIMEOUT_MS).meta({ description: 'Bound of `init`, ms.' }),
   /** The app's port when PORT is not set; default 80 (the platform's default). */
   port: portNumber.default(80).meta({ description: "The app's port when `PORT` is not set (the default is the platform's); `0` picks a free one." }),
   /** The /ping port when PORT_HEALTH is not set; default the app's port (one server). 0: a free port of its own, apart from the app's. */
-  healthPort: portNumber
-    .optional()
-    .meta({
-      defaultText: "the app's port (one server)",
-      description: "The `/ping` port when `PORT_HEALTH` is not set; `0`: a free port of its own, apart from the app's.",
-    }),
+  healthPort: portNumber.optional().meta({
+    defaultText: "the app's port (one server)",
+    description: "The `/ping` port when `PORT_HEALTH` is not set; `0`: a free port of its own, apart from the app's.",
+  }),
   /** Address to listen on; default 0.0.0.0 (reachable from outside the container). Env SERVERLESS_WORKER_HOST overrides. */
-  host: z
-    .string()
-    .min(1)
-    .default('0.0.0.0')
-    .meta({
-      env: WORKER_ENV.host.name,
-      description: 'Address to listen on (`0.0.0.0`: reachable from outside the container). The variable overrides the option.',
-    }),
+  host: z.string().min(1).default('0.0.0.0').meta({
+    env: WORKER_ENV.host.name,
+    description: 'Address to listen on (`0.0.0.0`: reachable from outside the container). The variable overrides the option.',
+  }),
   /** On SIGTERM, how long requests in flight may take to finish, ms; default 30 000. */
   shutdownTimeoutMs: z
     .number()
@@ -90,13 +81,11 @@ export const LoadBalancingOptionsSchema = z.object({
     .default('auto')
     .meta({ env: WORKER_ENV.expectGpu.name, description: "The start-up GPU check, as `serve`'s `expectGpu`. The variable overrides the option." }),
   /** Serve Prometheus /metrics on this port; default off. Env SERVERLESS_WORKER_METRICS_PORT overrides. */
-  metricsPort: portNumber
-    .optional()
-    .meta({
-      env: WORKER_ENV.metricsPort.name,
-      defaultText: 'off',
-      description: 'Serve Prometheus `/metrics` on this port. The variable overrides the option.',
-    }),
+  metricsPort: portNumber.optional().meta({
+    env: WORKER_ENV.metricsPort.name,
+    defaultText: 'off',
+    description: 'Serve Prometheus `/metrics` on this port. The variable overrides the option.',
+  }),
   /** Address for metricsPort; default 0.0.0.0. */
   metricsHost: z
     .string()

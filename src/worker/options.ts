@@ -95,13 +95,10 @@ export const ServeOptionsSchema = z.strictObject({
     .default('local')
     .meta({ values: '1-64 letters, digits, `-` or `_`', description: 'The endpoint id used locally (dry run, `--serve-api`).' }),
   /** Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics; default true. Costs nothing once no GPU tool is found. */
-  gpuSampling: z
-    .boolean()
-    .default(true)
-    .meta({
-      description:
-        'Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics. Costs nothing once no GPU tool is found.',
-    }),
+  gpuSampling: z.boolean().default(true).meta({
+    description:
+      'Read GPU utilisation (nvidia-smi, rocm-smi) while jobs run, for the job-finished log line and metrics. Costs nothing once no GPU tool is found.',
+  }),
   /** Time between GPU reads while jobs run, ms; default 5 000. */
   gpuSampleIntervalMs: z.number().int().min(100).max(600_000).default(5_000).meta({ description: 'Time between GPU reads while jobs run, ms.' }),
   expectGpu: z
@@ -113,26 +110,16 @@ export const ServeOptionsSchema = z.strictObject({
         'On the platform, the GPU the image needs before it takes jobs: when none answers, the worker reports unhealthy through the heartbeat and exits. `auto` expects NVIDIA when `NVIDIA_VISIBLE_DEVICES` is set, AMD when `HIP_VISIBLE_DEVICES` or `ROCR_VISIBLE_DEVICES` is, nothing otherwise. The variable overrides the option.',
     }),
   /** On the platform, serve Prometheus /metrics on this port; default off. Env SERVERLESS_WORKER_METRICS_PORT overrides. */
-  metricsPort: z
-    .number()
-    .int()
-    .min(0)
-    .max(65_535)
-    .optional()
-    .meta({
-      env: WORKER_ENV.metricsPort.name,
-      defaultText: 'off',
-      description: 'On the platform, serve Prometheus `/metrics` on this port. The variable overrides the option.',
-    }),
+  metricsPort: z.number().int().min(0).max(65_535).optional().meta({
+    env: WORKER_ENV.metricsPort.name,
+    defaultText: 'off',
+    description: 'On the platform, serve Prometheus `/metrics` on this port. The variable overrides the option.',
+  }),
   /** Address for metricsPort; default 0.0.0.0 (scrapable from outside the container). */
-  metricsHost: z
-    .string()
-    .min(1)
-    .default('0.0.0.0')
-    .meta({
-      env: WORKER_ENV.metricsHost.name,
-      description: 'Address for `metricsPort` (`0.0.0.0`: scrapable from outside the container). The variable overrides the option.',
-    }),
+  metricsHost: z.string().min(1).default('0.0.0.0').meta({
+    env: WORKER_ENV.metricsHost.name,
+    description: 'Address for `metricsPort` (`0.0.0.0`: scrapable from outside the container). The variable overrides the option.',
+  }),
   platformTransport: PlatformTransportSettingsSchema.optional().meta({
     defaultText: "the transport's defaults",
     values: 'an object of the settings below',

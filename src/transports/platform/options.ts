@@ -27,12 +27,10 @@ export const PlatformTransportSettingsSchema = z
       .default(90_000)
       .meta({ description: "Bound of one job-take or job-stop long poll, ms (the default is the reference worker's)." }),
     /** Least time between the starts of two take polls that came back empty at once, ms; default 1 000 (a platform that does not hold polls is not hammered). */
-    emptyPollGapMs: ms('emptyPollGapMs', 0, 60_000)
-      .default(1_000)
-      .meta({
-        description:
-          'Least time between the starts of two take polls that came back empty at once, ms, so that a platform that does not hold polls is not hammered.',
-      }),
+    emptyPollGapMs: ms('emptyPollGapMs', 0, 60_000).default(1_000).meta({
+      description:
+        'Least time between the starts of two take polls that came back empty at once, ms, so that a platform that does not hold polls is not hammered.',
+    }),
     /** First wait after a failed take or stop poll, or a 429, ms; default 1 000. */
     pollBackoffMinMs: ms('pollBackoffMinMs', 1, 600_000)
       .default(1_000)
@@ -44,12 +42,10 @@ export const PlatformTransportSettingsSchema = z
       .default(30_000)
       .meta({ description: 'Bound of one post (result, chunk, progress) or unhealthy report, ms.' }),
     /** A result or chunk post is retried until it lands or this long has passed since its first attempt, ms; default 300 000 (5 min). */
-    resultDeadlineMs: ms('resultDeadlineMs', 0, 86_400_000)
-      .default(300_000)
-      .meta({
-        description:
-          'A result or chunk post is retried until it lands or this long has passed since its first attempt, ms (never drop a result: retried for minutes, not twice).',
-      }),
+    resultDeadlineMs: ms('resultDeadlineMs', 0, 86_400_000).default(300_000).meta({
+      description:
+        'A result or chunk post is retried until it lands or this long has passed since its first attempt, ms (never drop a result: retried for minutes, not twice).',
+    }),
     /** Wait before the first retry of a post, ms; doubles each retry, times a random 1-2; default 250. */
     retryMinDelayMs: ms('retryMinDelayMs', 0, 600_000)
       .default(250)
