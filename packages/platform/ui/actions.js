@@ -56,9 +56,7 @@ export function ActionButton({ label, run, describe, confirmText, test, kind = '
     }
   };
   return html`<span class="action">
-    <button type="button" class=${kind} onClick=${onClick} disabled=${busy || disabled} title=${disabled ? title : undefined} data-test=${test}>
-      ${label}
-    </button>
+    <button type="button" class=${kind} onClick=${onClick} disabled=${busy || disabled} title=${disabled ? title : undefined} data-test=${test}>${label}</button>
     <${Notice} notice=${notice} /><${ErrorBox} error=${error} />
   </span>`;
 }
@@ -124,36 +122,18 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
   };
   return html`<form class="card submit" onSubmit=${onSubmit} aria-label=${title} data-test=${`${test}-form`}>
     <h2>${title}</h2>
-    <label
-      >Endpoint
-      <input
-        id=${initial ? 'rerun-endpoint' : 'submit-endpoint'}
-        list="endpoint-ids"
-        value=${endpointId}
-        onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setEndpointId(e.currentTarget.value)}
-        required
-        pattern="[A-Za-z0-9._\\-]{1,128}"
-      />
+    <label>Endpoint
+      <input id=${initial ? 'rerun-endpoint' : 'submit-endpoint'} list="endpoint-ids" value=${endpointId} onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setEndpointId(e.currentTarget.value)} required pattern="[A-Za-z0-9._\\-]{1,128}" />
       <datalist id="endpoint-ids">${endpoints.map((e) => html`<option value=${e.id} />`)}</datalist>
     </label>
-    <label
-      >Request (JSON: input, and optionally webhook, policy,
-      s3Config)${source ? html` <span class="hint" data-test="example-source">prefilled from ${source}</span>` : null}
-      <textarea
-        ref=${editor}
-        id=${initial ? 'rerun-json' : 'submit-json'}
-        rows="8"
-        spellcheck="false"
-        value=${text}
-        onInput=${(/** @type {InputEvent & { currentTarget: HTMLTextAreaElement }} */ e) => setText(e.currentTarget.value)}
+    <label>Request (JSON: input, and optionally webhook, policy, s3Config)${source ? html` <span class="hint" data-test="example-source">prefilled from ${source}</span>` : null}
+      <textarea ref=${editor} id=${initial ? 'rerun-json' : 'submit-json'} rows="8" spellcheck="false" value=${text} onInput=${(/** @type {InputEvent & { currentTarget: HTMLTextAreaElement }} */ e) => setText(e.currentTarget.value)}
         onKeyDown=${(/** @type {KeyboardEvent} */ e) => {
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e);
-        }}
-      ></textarea>
+        }}></textarea>
     </label>
-    <div class="row">
-      <button type="submit" class="primary" disabled=${busy} data-test=${test}>Submit (/run)</button> <span class="hint">Ctrl+Enter submits</span>
-    </div>
+    <div class="row"><button type="submit" class="primary" disabled=${busy} data-test=${test}>Submit (/run)</button>
+      <span class="hint">Ctrl+Enter submits</span></div>
     <${Notice} notice=${notice} /><${ErrorBox} error=${error} />
   </form>`;
 }

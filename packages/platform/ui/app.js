@@ -84,41 +84,15 @@ function useScheme() {
 function Login({ error, onKey }) {
   const [key, setKey] = useState('');
   const [remember, setRemember] = useState(false);
-  return html`<form
-    class="card login"
-    onSubmit=${(/** @type {Event} */ e) => {
-      e.preventDefault();
-      onKey(key, remember);
-    }}
-    aria-label="Log in"
-  >
+  return html`<form class="card login" onSubmit=${(/** @type {Event} */ e) => {
+    e.preventDefault();
+    onKey(key, remember);
+  }} aria-label="Log in">
     <h1>serverless-worker harness</h1>
-    <p>
-      This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only, unless you tick
-      "remember on this device".
-    </p>
-    <label
-      >API key
-      <input
-        id="api-key"
-        type="password"
-        autocomplete="current-password"
-        value=${key}
-        onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setKey(e.currentTarget.value)}
-        required
-        autofocus
-    /></label>
-    <label class="inline"
-      ><input
-        id="remember-key"
-        type="checkbox"
-        checked=${remember}
-        onChange=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setRemember(e.currentTarget.checked)}
-        data-test="remember"
-      />
-      Remember on this device
-      <span class="hint">(kept in this browser's local storage for new tabs, until Log out; leave it off on a shared computer)</span></label
-    >
+    <p>This harness needs its API key (the one given with --api-key or SERVERLESS_WORKER_API_KEY). It is kept in this tab's session storage only, unless you tick "remember on this device".</p>
+    <label>API key <input id="api-key" type="password" autocomplete="current-password" value=${key} onInput=${(/** @type {InputEvent & { currentTarget: HTMLInputElement }} */ e) => setKey(e.currentTarget.value)} required autofocus /></label>
+    <label class="inline"><input id="remember-key" type="checkbox" checked=${remember} onChange=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setRemember(e.currentTarget.checked)} data-test="remember" />
+      Remember on this device <span class="hint">(kept in this browser's local storage for new tabs, until Log out; leave it off on a shared computer)</span></label>
     <button type="submit" class="primary" data-test="login">Log in</button>
     <${ErrorBox} error=${error} />
   </form>`;
@@ -261,24 +235,18 @@ function App() {
   if (!overview) return html`<main>${authError ? html`<${ErrorBox} error=${authError} />` : html`<p class="muted">Loading…</p>`}</main>`;
   const row = route.endpointId ? overview.endpoints.find((e) => e.id === route.endpointId) : undefined;
   return html`${
-      down
-        ? html`<div class="banner" role="alert" data-test="unreachable">
-            The harness is not answering since ${new Date(down.since).toLocaleTimeString()}: ${down.error.message}.
-            <span class="hint"
-              >What this page shows is from ${overview.now ? new Date(overview.now).toLocaleTimeString() : 'before'}; it reconnects by itself (every
-              second).</span
-            >
-          </div>`
-        : null
-    }
+    down
+      ? html`<div class="banner" role="alert" data-test="unreachable">
+      The harness is not answering since ${new Date(down.since).toLocaleTimeString()}: ${down.error.message}.
+      <span class="hint">What this page shows is from ${overview.now ? new Date(overview.now).toLocaleTimeString() : 'before'}; it reconnects by itself (every second).</span></div>`
+      : null
+  }
     <header>
       <a class="brand" href="#/">serverless-worker harness</a>
-      <nav aria-label="Views">
-        <a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
+      <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
         <a href="#/jobs" aria-current=${route.view === 'all-jobs' ? 'page' : undefined} data-test="all-jobs-link">All jobs</a>
         <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a>
-        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a>
-      </nav>
+        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a></nav>
       <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
       <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
       ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}

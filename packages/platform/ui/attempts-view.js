@@ -71,64 +71,29 @@ export function Attempts({ endpointId, job }) {
       stale = true;
     };
   }, [endpointId, job.id, revision, reloads]);
-  if (error)
-    return html`<section class="card">
-      <h2>Attempts</h2>
-      <${ErrorBox} error=${error} />
-    </section>`;
+  if (error) return html`<section class="card"><h2>Attempts</h2><${ErrorBox} error=${error} /></section>`;
   if (!view) return null;
   return html`<section class="card" data-test="attempts">
     <h2>Attempts <button type="button" class="small" onClick=${() => setReloads((n) => n + 1)} data-test="attempts-reload">Reload</button></h2>
-    <p>
-      Current attempt <strong data-test="attempt">${view.attempt}</strong> · retries <strong>${view.retries}</strong> · times lost
-      <strong data-test="lost">${view.lost}</strong>${' '}
-      <span class="hint">(lost: its worker gone or its take answer lost, since submitted or last retried)</span>
-    </p>
+    <p>Current attempt <strong data-test="attempt">${view.attempt}</strong> · retries <strong>${view.retries}</strong> · times lost <strong data-test="lost">${view.lost}</strong>${' '}
+      <span class="hint">(lost: its worker gone or its take answer lost, since submitted or last retried)</span></p>
     ${
       view.attempts.length === 0
         ? html`<p class="muted">No worker has taken it yet.</p>`
         : html`<table class="grid" data-test="attempts-table">
-            <thead>
-              <tr>
-                <th scope="col" class="num">#</th>
-                <th scope="col">Worker</th>
-                <th scope="col">Taken</th>
-                <th scope="col">Ended</th>
-                <th scope="col" class="num">Ran</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Why</th>
-                <th scope="col" class="num">Stale posts refused</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${view.attempts.map(
-                (a) =>
-                  html`<tr data-test="attempt-row">
-                    <td class="num">${a.attempt ?? '—'}</td>
-                    <td>${a.workerId ? html`<a href=${workerHref(endpointId, a.workerId)}><code>${a.workerId}</code></a>` : '—'}</td>
-                    <td class="nowrap"><${When} iso=${a.startedAt} now=${now} /></td>
-                    <td class="nowrap"><${When} iso=${a.endedAt} now=${now} /></td>
-                    <td class="num" data-test="attempt-ran">
-                      ${duration(a.outcome === 'running' && a.durationMs !== undefined ? a.durationMs + Math.max(0, now - view.readAt) : a.durationMs)}
-                    </td>
-                    <td><span class=${`badge ${OUTCOME_CLASS[a.outcome] ?? ''}`} data-test="attempt-outcome">${OUTCOME_TEXT[a.outcome] ?? a.outcome}</span></td>
-                    <td>${a.reason ?? ''}</td>
-                    <td
-                      class="num"
-                      title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${clock(a.lastStalePost.at)}` : undefined}
-                    >
-                      ${a.stalePosts}
-                    </td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+        <thead><tr><th scope="col" class="num">#</th><th scope="col">Worker</th><th scope="col">Taken</th><th scope="col">Ended</th><th scope="col" class="num">Ran</th>
+          <th scope="col">Outcome</th><th scope="col">Why</th><th scope="col" class="num">Stale posts refused</th></tr></thead>
+        <tbody>${view.attempts.map(
+          (a) => html`<tr data-test="attempt-row">
+          <td class="num">${a.attempt ?? '—'}</td><td>${a.workerId ? html`<a href=${workerHref(endpointId, a.workerId)}><code>${a.workerId}</code></a>` : '—'}</td>
+          <td class="nowrap"><${When} iso=${a.startedAt} now=${now} /></td><td class="nowrap"><${When} iso=${a.endedAt} now=${now} /></td><td class="num" data-test="attempt-ran">${duration(a.outcome === 'running' && a.durationMs !== undefined ? a.durationMs + Math.max(0, now - view.readAt) : a.durationMs)}</td>
+          <td><span class=${`badge ${OUTCOME_CLASS[a.outcome] ?? ''}`} data-test="attempt-outcome">${OUTCOME_TEXT[a.outcome] ?? a.outcome}</span></td>
+          <td>${a.reason ?? ''}</td>
+          <td class="num" title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${clock(a.lastStalePost.at)}` : undefined}>${a.stalePosts}</td></tr>`,
+        )}</tbody></table>`
     }
     ${view.dropped > 0 ? html`<p class="muted">${view.dropped} older attempts not kept (the last ${view.limits.maxAttemptsPerJob} are).</p>` : null}
     ${view.historyDropped ? html`<p class="muted" data-test="attempts-dropped">Not every attempt is shown: ${view.historyDropped}.</p>` : null}
-    <p class="hint">
-      Recorded by this harness since it started, for its last ${view.limits.maxJobs} jobs; an in-process worker's attempt is read from the job itself while it
-      runs.
-    </p>
+    <p class="hint">Recorded by this harness since it started, for its last ${view.limits.maxJobs} jobs; an in-process worker's attempt is read from the job itself while it runs.</p>
   </section>`;
 }

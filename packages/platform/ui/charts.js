@@ -98,10 +98,7 @@ export function Chart({ title, unit, names, columns, test, stepped = false, form
   useEffect(() => {
     plot.current?.setData(data);
   }, [columns]);
-  return html`<figure class="chart card" data-test=${test}>
-    <figcaption>${title}</figcaption>
-    <div ref=${box}></div>
-  </figure>`;
+  return html`<figure class="chart card" data-test=${test}><figcaption>${title}</figcaption><div ref=${box}></div></figure>`;
 }
 
 const RANGES = [1, 5, 10, 30, 60, 120];
@@ -174,86 +171,24 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
   const rates = perEndpoint(inRange, ids, (p, id) => p.endpoints?.[id]?.jobsPerSecond ?? 0);
   return html`<div>
     <form class="filters" aria-label="Charts" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()}>
-      <label
-        >Endpoint
-        <select
-          id="chart-endpoint"
-          value=${endpointId}
-          onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setEndpointId(e.currentTarget.value)}
-        >
-          <option value="">all endpoints</option>
-          ${endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}
-        </select></label
-      >
-      <label
-        >Range
-        <select
-          id="chart-range"
-          value=${String(minutes)}
-          onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setMinutes(Number(e.currentTarget.value))}
-        >
-          ${ranges.map((m) => html`<option value=${String(m)}>last ${m} min</option>`)}
-        </select></label
-      >
+      <label>Endpoint <select id="chart-endpoint" value=${endpointId} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setEndpointId(e.currentTarget.value)}>
+        <option value="">all endpoints</option>${endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}</select></label>
+      <label>Range <select id="chart-range" value=${String(minutes)} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setMinutes(Number(e.currentTarget.value))}>
+        ${ranges.map((m) => html`<option value=${String(m)}>last ${m} min</option>`)}</select></label>
       <span class="hint">hover a chart for the values at that time</span>
     </form>
     <div class="charts">
-      <${Chart}
-        title="Jobs ended per second"
-        unit="jobs/s"
-        names=${['ended', 'failed']}
-        columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]}
-        format=${rate}
-        test="chart-rate"
-      />
+      <${Chart} title="Jobs ended per second" unit="jobs/s" names=${['ended', 'failed']} columns=${[t, col('jobsPerSecond'), col('failedPerSecond')]} format=${rate} test="chart-rate" />
       ${!endpointId && rates.ids.length > 1 ? html`<${Chart} title="Jobs ended per second, by endpoint" unit="jobs/s by endpoint" names=${rates.ids.map((id) => names[id] ?? id)} columns=${[t, ...rates.columns]} format=${rate} test="chart-rate-endpoints" />` : null}
-      <${Chart}
-        title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`}
-        unit="queued"
-        names=${queues.ids.map((id) => names[id] ?? id)}
-        columns=${[t, ...queues.columns]}
-        format=${count}
-        stepped=${true}
-        test="chart-queue"
-      />
-      <${Chart}
-        title="Queue wait (delayTime)"
-        unit="wait"
-        names=${['p50', 'p95', 'p99']}
-        columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]}
-        format=${duration}
-        test="chart-wait"
-      />
-      <${Chart}
-        title="Execution time"
-        unit="execution"
-        names=${['p50', 'p95', 'p99']}
-        columns=${[t, col('execP50'), col('execP95'), col('execP99')]}
-        format=${duration}
-        test="chart-exec"
-      />
+      <${Chart} title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`} unit="queued" names=${queues.ids.map((id) => names[id] ?? id)} columns=${[t, ...queues.columns]} format=${count} stepped=${true} test="chart-queue" />
+      <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" />
+      <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" />
       ${
         cards.size > 0
-          ? html`<${Chart}
-                title="GPU utilisation"
-                unit="%"
-                names=${gpuNames}
-                columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]}
-                format=${percent}
-                test="chart-gpu-util"
-              />
-              <${Chart}
-                title="GPU memory used"
-                unit="GiB"
-                names=${gpuNames}
-                columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'memoryUsedBytes').map((b) => (b === null ? null : b / 2 ** 30)))]}
-                format=${gib}
-                test="chart-gpu-mem"
-              />`
-          : html`<p class="muted chart-note">
-              No GPU readings: GPU charts appear when the harness has a GPU reading source (an in-process worker with GPU sampling, e.g. --serve-api on a GPU
-              machine).
-            </p>`
+          ? html`<${Chart} title="GPU utilisation" unit="%" names=${gpuNames} columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]} format=${percent} test="chart-gpu-util" />
+          <${Chart} title="GPU memory used" unit="GiB" names=${gpuNames}
+            columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'memoryUsedBytes').map((b) => (b === null ? null : b / 2 ** 30)))]} format=${gib} test="chart-gpu-mem" />`
+          : html`<p class="muted chart-note">No GPU readings: GPU charts appear when the harness has a GPU reading source (an in-process worker with GPU sampling, e.g. --serve-api on a GPU machine).</p>`
       }
     </div>
   </div>`;

@@ -96,9 +96,7 @@ export function ErrorBox({ error }) {
     <strong>${error.code ?? 'Error'}</strong>${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}
     ${
       issues.length > 0
-        ? html`<ul class="issues" data-test="error-issues">
-            ${issues.map((i) => html`<li><code>${i.path}</code>: ${i.message}${i.received !== undefined ? html` <span class="muted">(got ${i.received})</span>` : null}</li>`)}
-          </ul>`
+        ? html`<ul class="issues" data-test="error-issues">${issues.map((i) => html`<li><code>${i.path}</code>: ${i.message}${i.received !== undefined ? html` <span class="muted">(got ${i.received})</span>` : null}</li>`)}</ul>`
         : null
     }
   </div>`;
@@ -122,17 +120,7 @@ export function CopyButton({ text, what, label = 'copy', test = 'copy' }) {
     }
     setTimeout(() => setCopied(undefined), 1500);
   };
-  return html`<button
-    type="button"
-    class="small copy"
-    title=${`copy the ${what}`}
-    aria-label=${`copy the ${what}`}
-    data-test=${test}
-    data-copy=${typeof text === 'string' ? text : undefined}
-    onClick=${copy}
-  >
-    ${copied ?? label}
-  </button>`;
+  return html`<button type="button" class="small copy" title=${`copy the ${what}`} aria-label=${`copy the ${what}`} data-test=${test} data-copy=${typeof text === 'string' ? text : undefined} onClick=${copy}>${copied ?? label}</button>`;
 }
 
 /** A shell word: the text in single quotes. @param {string} text */
@@ -171,9 +159,7 @@ export function endpointHref(endpointId) {
 export function EndpointName({ id, names, link = true }) {
   const name = names?.[id];
   const label = name ?? id;
-  return html`<span class="endpoint-name"
-    >${link ? html`<a href=${endpointHref(id)}>${label}</a>` : label}${name ? html` <code class="muted" data-test="endpoint-id">${id}</code>` : null}</span
-  >`;
+  return html`<span class="endpoint-name">${link ? html`<a href=${endpointHref(id)}>${label}</a>` : label}${name ? html` <code class="muted" data-test="endpoint-id">${id}</code>` : null}</span>`;
 }
 
 /** Endpoint names by id, from the overview's rows. */
@@ -186,8 +172,5 @@ export function endpointNames(endpoints) {
 /** @param {{ health: EndpointHealth | undefined, short?: boolean }} props */
 export function HealthBadge({ health, short = false }) {
   if (!health) return null;
-  return html`<span class="health" data-test="health"
-    ><span class=${`badge h-${health.state}`} title=${health.reason}>${health.state}</span
-    >${short ? null : html` <span class="hint" data-test="health-reason">${health.reason}</span>`}</span
-  >`;
+  return html`<span class="health" data-test="health"><span class=${`badge h-${health.state}`} title=${health.reason}>${health.state}</span>${short ? null : html` <span class="hint" data-test="health-reason">${health.reason}</span>`}</span>`;
 }

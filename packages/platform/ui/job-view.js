@@ -38,27 +38,13 @@ function ErrorPayload({ endpointId, jobId, error: shown, clipped }) {
     ${
       clipped && !full
         ? html`<p class="hint" data-test="error-clipped">Long fields cut short here: ${clipped.join(', ')}.</p>
-            <${ValueActions} endpointId=${endpointId} jobId=${jobId} part="error" what="whole error" onLoaded=${setFull} />`
+      <${ValueActions} endpointId=${endpointId} jobId=${jobId} part="error" what="whole error" onLoaded=${setFull} />`
         : null
     }
     <p><strong>${error_type}</strong>${error_code ? html` <code>${error_code}</code>` : null}: ${error_message}</p>
     <p class="muted">worker ${worker_id || '—'} on ${hostname || '—'}${runtime_version ? `, runtime ${runtime_version}` : ''}</p>
-    ${
-      error_traceback
-        ? html`<details>
-            <summary>Stack trace</summary>
-            <pre>${error_traceback}</pre>
-          </details>`
-        : null
-    }
-    ${
-      Object.keys(rest).length > 0
-        ? html`<details>
-            <summary>More fields</summary>
-            <pre>${pretty(rest)}</pre>
-          </details>`
-        : null
-    }
+    ${error_traceback ? html`<details><summary>Stack trace</summary><pre>${error_traceback}</pre></details>` : null}
+    ${Object.keys(rest).length > 0 ? html`<details><summary>More fields</summary><pre>${pretty(rest)}</pre></details>` : null}
   </section>`;
 }
 
@@ -71,10 +57,8 @@ const chunkText = (c) => (typeof c.output === 'string' ? c.output : pretty(c.out
 /** All unread chunks, loaded on demand: { from, outputs }. */
 /** @param {{ loaded: ChunkValues }} props */
 function LoadedChunks({ loaded }) {
-  return html`<details open>
-    <summary>All ${loaded.outputs.length} unread chunks (from chunk ${loaded.from})</summary>
-    <div class="stream-text" data-test="stream-all">${loaded.outputs.map((o) => (typeof o === 'string' ? o : pretty(o))).join('')}</div>
-  </details>`;
+  return html`<details open><summary>All ${loaded.outputs.length} unread chunks (from chunk ${loaded.from})</summary>
+    <div class="stream-text" data-test="stream-all">${loaded.outputs.map((o) => (typeof o === 'string' ? o : pretty(o))).join('')}</div></details>`;
 }
 
 /** A stream: the page holds its last chunks (app.js keeps at most KEPT_CHUNKS); earlier ones load on demand. */
@@ -96,17 +80,11 @@ function Chunks({ endpointId, live }) {
     ${
       objects
         ? // Chunks that are objects (a handler yielding { token, ... }) read as a list, never run together as `}{`.
-          html`<ol class="stream-objects" data-test="stream-objects" start=${listed[0]?.index ?? 0}>
-            ${listed.map((c) => html`<li data-test="stream-object"><pre>${chunkText(c)}</pre></li>`)}
-          </ol>`
+          html`<ol class="stream-objects" data-test="stream-objects" start=${listed[0]?.index ?? 0}>${listed.map((c) => html`<li data-test="stream-object"><pre>${chunkText(c)}</pre></li>`)}</ol>`
         : html`<div class="stream-text" data-test="stream-text">${live.chunks.map(chunkText).join('')}</div>`
     }
-    <details>
-      <summary>Chunks one by one${listed.length < live.chunks.length ? ` (the last ${listed.length})` : ''}</summary>
-      <ol start=${listed[0]?.index ?? 0}>
-        ${listed.map((c) => html`<li data-test="chunk"><code>${typeof c.output === 'string' ? JSON.stringify(c.output) : pretty(c.output)}</code>${c.clippedBytes ? html` <span class="hint">cut short: ${bytes(c.clippedBytes)}</span>` : null}</li>`)}
-      </ol>
-    </details>
+    <details><summary>Chunks one by one${listed.length < live.chunks.length ? ` (the last ${listed.length})` : ''}</summary><ol start=${listed[0]?.index ?? 0}>
+      ${listed.map((c) => html`<li data-test="chunk"><code>${typeof c.output === 'string' ? JSON.stringify(c.output) : pretty(c.output)}</code>${c.clippedBytes ? html` <span class="hint">cut short: ${bytes(c.clippedBytes)}</span>` : null}</li>`)}</ol></details>
   </section>`;
 }
 
@@ -119,10 +97,8 @@ function GpuFact({ gpu }) {
   if (!gpu) return html`<dd>—</dd>`;
   if (!gpu.available) return html`<dd class="muted" data-test="job-gpu-none">none: ${gpu.reason}</dd>`;
   const s = gpu.summary;
-  return html`<dd data-test="job-gpu">
-    utilisation peak ${percent(s.peakUtilizationPercent)}, mean ${percent(s.meanUtilizationPercent)}; memory peak ${bytes(s.peakMemoryUsedBytes)} (${s.samples}
-    reading${s.samples === 1 ? '' : 's'})
-  </dd>`;
+  return html`<dd data-test="job-gpu">utilisation peak ${percent(s.peakUtilizationPercent)}, mean ${percent(s.meanUtilizationPercent)};
+    memory peak ${bytes(s.peakMemoryUsedBytes)} (${s.samples} reading${s.samples === 1 ? '' : 's'})</dd>`;
 }
 
 // Per card, when there is a summary.
@@ -130,65 +106,24 @@ function GpuFact({ gpu }) {
 function GpuCards({ gpu }) {
   if (!gpu?.available) return null;
   const s = gpu.summary;
-  return html`<section class="card" data-test="job-gpu-cards">
-    <h2>GPU while it ran</h2>
-    <table class="grid">
-      <thead>
-        <tr>
-          <th>#</th>
-          <th>Name</th>
-          <th class="num">Peak utilisation</th>
-          <th class="num">Mean utilisation</th>
-          <th class="num">Peak memory</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${s.perGpu.map(
-          (g) =>
-            html`<tr>
-              <td>${g.index}</td>
-              <td>${g.name}</td>
-              <td class="num">${percent(g.peakUtilizationPercent)}</td>
-              <td class="num">${percent(g.meanUtilizationPercent)}</td>
-              <td class="num">${bytes(g.peakMemoryUsedBytes)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+  return html`<section class="card" data-test="job-gpu-cards"><h2>GPU while it ran</h2>
+    <table class="grid"><thead><tr><th>#</th><th>Name</th><th class="num">Peak utilisation</th><th class="num">Mean utilisation</th><th class="num">Peak memory</th></tr></thead>
+      <tbody>${s.perGpu.map(
+        (g) => html`<tr><td>${g.index}</td><td>${g.name}</td><td class="num">${percent(g.peakUtilizationPercent)}</td>
+        <td class="num">${percent(g.meanUtilizationPercent)}</td><td class="num">${bytes(g.peakMemoryUsedBytes)}</td></tr>`,
+      )}</tbody></table>
   </section>`;
 }
 
 /** @param {{ job: JobDetail }} props */
 function Deliveries({ job }) {
   if (!job.webhook) return null;
-  return html`<section class="card">
-    <h2>Webhook</h2>
+  return html`<section class="card"><h2>Webhook</h2>
     ${
       job.webhookDeliveries.length === 0
         ? html`<p class="muted">${job.terminal ? 'Delivery under way (attempts are retried 10 s apart by default).' : 'Sent when the job ends.'}</p>`
-        : html`<table class="grid">
-            <thead>
-              <tr>
-                <th>URL</th>
-                <th>Delivered</th>
-                <th>Attempts</th>
-                <th>Last answer</th>
-                <th>At</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${job.webhookDeliveries.map(
-                (d) =>
-                  html`<tr data-test="webhook-delivery">
-                    <td>${d.url}</td>
-                    <td data-test="delivered">${d.delivered ? 'yes' : 'no (gave up)'}</td>
-                    <td>${d.attempts}</td>
-                    <td>${d.last}</td>
-                    <td>${clock(new Date(d.at).toISOString())}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+        : html`<table class="grid"><thead><tr><th>URL</th><th>Delivered</th><th>Attempts</th><th>Last answer</th><th>At</th></tr></thead>
+        <tbody>${job.webhookDeliveries.map((d) => html`<tr data-test="webhook-delivery"><td>${d.url}</td><td data-test="delivered">${d.delivered ? 'yes' : 'no (gave up)'}</td><td>${d.attempts}</td><td>${d.last}</td><td>${clock(new Date(d.at).toISOString())}</td></tr>`)}</tbody></table>`
     }
   </section>`;
 }
@@ -236,40 +171,21 @@ function Rerun({ endpointId, job, overview, navigate }) {
     navigate(jobHref(endpointId, answer.id));
     return answer;
   };
-  return html`<${ActionButton}
-      label=${`Rerun as is (${bytes(job.input.bytes)} input)`}
-      test="rerun-as-is"
-      run=${asIs}
-      describe=${(/** @type {JobAnswer} */ a) => `Submitted ${a.id} (${a.status})`}
-    />
+  return html`<${ActionButton} label=${`Rerun as is (${bytes(job.input.bytes)} input)`} test="rerun-as-is" run=${asIs}
+      describe=${(/** @type {JobAnswer} */ a) => `Submitted ${a.id} (${a.status})`} />
     <span class="action">
-      <button
-        type="button"
-        onClick=${() => (state.open ? setState({ ...state, open: false }) : open())}
-        disabled=${state.busy || !editable}
-        title=${editable ? undefined : `the input is ${bytes(job.input.bytes)}: inputs over ${bytes(EDIT_LIMIT)} rerun as they are (download the input to edit it elsewhere)`}
-        data-test="rerun-open"
-      >
-        ${state.open ? 'Close the rerun editor' : 'Rerun with edited input'}
-      </button>
-      ${editable ? null : html`<span class="hint" data-test="rerun-too-large">over ${bytes(EDIT_LIMIT)}: rerun as is</span>`}
-      <${ErrorBox} error=${state.error} />
-      ${
-        state.open && overview
-          ? html`<div class="rerun">
-              <${SubmitForm}
-                endpoints=${overview.endpoints}
-                defaultEndpoint=${endpointId}
-                overview=${overview}
-                navigate=${navigate}
-                initial=${state.request}
-                title=${`Rerun ${job.id} with edited input`}
-                test="rerun"
-              />
-            </div>`
-          : null
-      }
-    </span>`;
+    <button type="button" onClick=${() => (state.open ? setState({ ...state, open: false }) : open())} disabled=${state.busy || !editable}
+      title=${editable ? undefined : `the input is ${bytes(job.input.bytes)}: inputs over ${bytes(EDIT_LIMIT)} rerun as they are (download the input to edit it elsewhere)`}
+      data-test="rerun-open">${state.open ? 'Close the rerun editor' : 'Rerun with edited input'}</button>
+    ${editable ? null : html`<span class="hint" data-test="rerun-too-large">over ${bytes(EDIT_LIMIT)}: rerun as is</span>`}
+    <${ErrorBox} error=${state.error} />
+    ${
+      state.open && overview
+        ? html`<div class="rerun"><${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate}
+      initial=${state.request} title=${`Rerun ${job.id} with edited input`} test="rerun" /></div>`
+        : null
+    }
+  </span>`;
 }
 
 /**
@@ -309,9 +225,7 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
   const read = useJob(endpointId, jobId);
   const now = useNow(1000);
   if (live.gone || read.error?.code === 'SW_JOB_NOT_FOUND')
-    return html`<p class="error" role="alert" data-test="job-gone">
-      Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).
-    </p>`;
+    return html`<p class="error" role="alert" data-test="job-gone">Job ${jobId} is not on endpoint ${endpointId} (it never existed, or its ttl or retention ended).</p>`;
   const job = live.job?.id === jobId ? live.job : read.job;
   if (!job && read.error) {
     return html`<div><${ErrorBox} error=${read.error} /><button type="button" onClick=${read.again} data-test="job-reload">Try again</button></div>`;
@@ -322,103 +236,45 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
   return html`<div>
     <h1>Job <code data-test="job-id">${job.id}</code> <${CopyButton} text=${job.id} what="job id" /> <${StatusBadge} status=${job.status} /></h1>
     <p class="row">
-      <${CopyButton}
-        label="copy /status as curl"
-        what="/status call as curl"
-        test="copy-status-curl"
-        text=${curlOf({ method: 'GET', path: `/v2/${encodeURIComponent(endpointId)}/status/${encodeURIComponent(job.id)}`, authenticated: overview.authenticated })}
-      />
-      <${CopyButton}
-        label="copy /run of this input as curl"
-        what="/run of this job's input as curl"
-        test="copy-run-curl"
-        text=${async () => curlOf({ method: 'POST', path: `/v2/${encodeURIComponent(endpointId)}/run`, authenticated: overview.authenticated, body: `{"input":${await views.valueText(endpointId, job.id, 'input')}}` })}
-      />
+      <${CopyButton} label="copy /status as curl" what="/status call as curl" test="copy-status-curl"
+        text=${curlOf({ method: 'GET', path: `/v2/${encodeURIComponent(endpointId)}/status/${encodeURIComponent(job.id)}`, authenticated: overview.authenticated })} />
+      <${CopyButton} label="copy /run of this input as curl" what="/run of this job's input as curl" test="copy-run-curl"
+        text=${async () => curlOf({ method: 'POST', path: `/v2/${encodeURIComponent(endpointId)}/run`, authenticated: overview.authenticated, body: `{"input":${await views.valueText(endpointId, job.id, 'input')}}` })} />
     </p>
     <div class="row">
-      <${ActionButton}
-        label="Cancel"
-        test="cancel"
-        disabled=${!cancellable}
-        title="only IN_QUEUE or IN_PROGRESS jobs can be cancelled"
-        run=${() => actions.cancel(endpointId, job.id)}
-        describe=${(/** @type {JobAnswer} */ a) => `Cancel answered ${a.status}`}
-      />
-      <${ActionButton}
-        label="Retry"
-        test="retry"
-        disabled=${!retryable}
-        title="only FAILED or TIMED_OUT jobs can be retried"
-        run=${() => actions.retry(endpointId, job.id)}
-        describe=${(/** @type {JobAnswer} */ a) => `Retry answered ${a.status}`}
-      />
+      <${ActionButton} label="Cancel" test="cancel" disabled=${!cancellable} title="only IN_QUEUE or IN_PROGRESS jobs can be cancelled"
+        run=${() => actions.cancel(endpointId, job.id)} describe=${(/** @type {JobAnswer} */ a) => `Cancel answered ${a.status}`} />
+      <${ActionButton} label="Retry" test="retry" disabled=${!retryable} title="only FAILED or TIMED_OUT jobs can be retried"
+        run=${() => actions.retry(endpointId, job.id)} describe=${(/** @type {JobAnswer} */ a) => `Retry answered ${a.status}`} />
       <${Rerun} key=${job.id} endpointId=${endpointId} job=${job} overview=${overview} navigate=${navigate} />
     </div>
     <dl class="facts">
-      <dt>Endpoint</dt>
-      <dd><${EndpointName} id=${endpointId} names=${names} /></dd>
-      <dt>Kind</dt>
-      <dd>${job.kind}${job.openaiRoute ? ` (OpenAI ${job.openaiRoute})` : ''}</dd>
-      <dt>Submitted</dt>
-      <dd><${When} iso=${job.submittedAt} now=${now} test="job-submitted" /></dd>
-      <dt>Started</dt>
-      <dd><${When} iso=${job.startedAt} now=${now} /></dd>
-      <dt>Ended</dt>
-      <dd><${When} iso=${job.endedAt} now=${now} /></dd>
-      <dt>Queue wait (delayTime)</dt>
-      <dd data-test="delay-time">${duration(job.delayTime)}</dd>
-      <dt>Execution (executionTime)</dt>
-      <dd data-test="execution-time">
-        ${duration(job.status === 'IN_PROGRESS' && job.startedAt ? Math.max(job.executionTime ?? 0, now - Date.parse(job.startedAt)) : job.executionTime)}
-      </dd>
-      <dt>Retries</dt>
-      <dd data-test="retries">${job.retries}</dd>
-      <dt>Worker</dt>
-      <dd data-test="job-worker">
-        ${job.workerId ? html`<a href=${workerHref(endpointId, job.workerId)}><code>${job.workerId}</code></a> <${CopyButton} text=${job.workerId} what="worker id" />` : '—'}
-      </dd>
-      <dt>GPU</dt>
-      <${GpuFact} gpu=${job.gpu} />
-      <dt>Expires (ttl)</dt>
-      <dd><${When} iso=${job.expiresAt} now=${now} /></dd>
+      <dt>Endpoint</dt><dd><${EndpointName} id=${endpointId} names=${names} /></dd>
+      <dt>Kind</dt><dd>${job.kind}${job.openaiRoute ? ` (OpenAI ${job.openaiRoute})` : ''}</dd>
+      <dt>Submitted</dt><dd><${When} iso=${job.submittedAt} now=${now} test="job-submitted" /></dd>
+      <dt>Started</dt><dd><${When} iso=${job.startedAt} now=${now} /></dd>
+      <dt>Ended</dt><dd><${When} iso=${job.endedAt} now=${now} /></dd>
+      <dt>Queue wait (delayTime)</dt><dd data-test="delay-time">${duration(job.delayTime)}</dd>
+      <dt>Execution (executionTime)</dt><dd data-test="execution-time">${duration(job.status === 'IN_PROGRESS' && job.startedAt ? Math.max(job.executionTime ?? 0, now - Date.parse(job.startedAt)) : job.executionTime)}</dd>
+      <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
+      <dt>Worker</dt><dd data-test="job-worker">${job.workerId ? html`<a href=${workerHref(endpointId, job.workerId)}><code>${job.workerId}</code></a> <${CopyButton} text=${job.workerId} what="worker id" />` : '—'}</dd>
+      <dt>GPU</dt><${GpuFact} gpu=${job.gpu} />
+      <dt>Expires (ttl)</dt><dd><${When} iso=${job.expiresAt} now=${now} /></dd>
     </dl>
-    <section class="card">
-      <h2>Input</h2>
-      <${Value} key=${`input-${job.input.bytes}`} endpointId=${endpointId} jobId=${job.id} part="input" preview=${job.input} test="job-input" /> ${
-        job.policy
-          ? html`<details>
-              <summary>Policy</summary>
-              <pre>${pretty(job.policy)}</pre>
-            </details>`
-          : null
-      }
-    </section>
+    <section class="card"><h2>Input</h2><${Value} key=${`input-${job.input.bytes}`} endpointId=${endpointId} jobId=${job.id} part="input" preview=${job.input} test="job-input" />
+      ${job.policy ? html`<details><summary>Policy</summary><pre>${pretty(job.policy)}</pre></details>` : null}</section>
     <${Chunks} endpointId=${endpointId} live=${live.job ? live : { ...live, job, chunks: job.recentChunks }} />
     ${
       job.output !== undefined
-        ? html`<section class="card">
-            <h2>${job.terminal ? 'Output' : 'Progress'}</h2>
-            <${Value}
-              key=${`output-${job.output.bytes}-${job.status}`}
-              endpointId=${endpointId}
-              jobId=${job.id}
-              part="output"
-              preview=${job.output}
-              test="job-output"
-            />
-          </section>`
+        ? html`<section class="card"><h2>${job.terminal ? 'Output' : 'Progress'}</h2>
+      <${Value} key=${`output-${job.output.bytes}-${job.status}`} endpointId=${endpointId} jobId=${job.id} part="output" preview=${job.output} test="job-output" /></section>`
         : null
     }
     ${job.error ? html`<${ErrorPayload} key=${job.status + job.retries} endpointId=${endpointId} jobId=${job.id} error=${job.error} clipped=${job.errorClipped} />` : null}
     <${GpuCards} gpu=${job.gpu} />
     <${Attempts} endpointId=${endpointId} job=${job} />
-    <${LogLines}
-      query=${{ endpoint: endpointId, job: job.id }}
-      follow=${!job.terminal}
-      title="Log lines of this job"
-      test="job-logs"
-      empty="No line for this job (yet): lines a worker logs for it (ctx.log, the runtime's job lines) show here, from an in-process worker and from the workers the launcher runs."
-    />
+    <${LogLines} query=${{ endpoint: endpointId, job: job.id }} follow=${!job.terminal} title="Log lines of this job" test="job-logs"
+      empty="No line for this job (yet): lines a worker logs for it (ctx.log, the runtime's job lines) show here, from an in-process worker and from the workers the launcher runs." />
     <${Deliveries} job=${job} />
   </div>`;
 }

@@ -124,9 +124,7 @@ export function dateTime(iso) {
 /** @param {RequestSummary} job @param {number} now */
 function queueTime(job, now) {
   if (job.status === 'IN_QUEUE')
-    return html`<span title="in the queue since it was submitted or last requeued" data-test="queue-age"
-      >${duration(Math.max(0, now - Date.parse(job.submittedAt)))}</span
-    >`;
+    return html`<span title="in the queue since it was submitted or last requeued" data-test="queue-age">${duration(Math.max(0, now - Date.parse(job.submittedAt)))}</span>`;
   return duration(job.delayTime);
 }
 
@@ -134,13 +132,8 @@ function queueTime(job, now) {
 /** @param {{ job: RequestSummary, endpointId: string }} props */
 function ErrorCell({ job, endpointId }) {
   if (!job.errorType) return html`<td></td>`;
-  return html`<td class="err-cell">
-    <details data-test="error-cell">
-      <summary class="err">${job.errorType}: ${job.errorMessage ?? ''}</summary>
-      <p class="err-full">${job.errorMessage ?? ''}</p>
-      <a href=${jobHref(endpointId, job.id)}>the whole error, with its stack</a>
-    </details>
-  </td>`;
+  return html`<td class="err-cell"><details data-test="error-cell"><summary class="err">${job.errorType}: ${job.errorMessage ?? ''}</summary>
+    <p class="err-full">${job.errorMessage ?? ''}</p><a href=${jobHref(endpointId, job.id)}>the whole error, with its stack</a></details></td>`;
 }
 
 /** A line saying what a bulk action did. */
@@ -293,17 +286,13 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     }
   };
   /** @param {'text' | 'worker' | 'error'} name @param {string} label @param {string} placeholder @param {Record<string, unknown>} [props] */
-  const text = (name, label, placeholder, props = {}) =>
-    html`<label
-      >${label}
-      <input
-        id=${`filter-${name}`}
-        type="search"
-        placeholder=${placeholder}
-        value=${filters[name]}
-        onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter(name, e.currentTarget.value)}
-        ...${props}
-    /></label>`;
+  const text = (
+    name,
+    label,
+    placeholder,
+    props = {},
+  ) => html`<label>${label} <input id=${`filter-${name}`} type="search" placeholder=${placeholder} value=${filters[name]}
+    onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter(name, e.currentTarget.value)} ...${props} /></label>`;
   const names = endpointNames(overview.endpoints);
   return html`<div>
     ${
@@ -313,217 +302,72 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     }
     ${
       endpointId !== undefined && !row
-        ? html`<p class="error" role="alert" data-test="unknown-endpoint">
-            This harness has no endpoint <code>${endpointId}</code> (it was never used, or it was deleted). Its endpoints:
-            ${overview.endpoints.length > 0 ? overview.endpoints.map((e, i) => html`${i > 0 ? ', ' : ''}<a href=${`#/endpoint/${encodeURIComponent(e.id)}`}>${e.id}</a>`) : 'none yet'}.
-          </p>`
+        ? html`<p class="error" role="alert" data-test="unknown-endpoint">This harness has no endpoint <code>${endpointId}</code> (it was never used, or it was deleted).
+      Its endpoints: ${overview.endpoints.length > 0 ? overview.endpoints.map((e, i) => html`${i > 0 ? ', ' : ''}<a href=${`#/endpoint/${encodeURIComponent(e.id)}`}>${e.id}</a>`) : 'none yet'}.</p>`
         : null
     }
     ${
       endpointId !== undefined && row
-        ? html`<p><${HealthBadge} health=${row.health} /></p>
-            <p data-test="endpoint-summary">
-              Queue ${row.queueDepth} · kept now:
-              ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''}
-              · workers ${row.workers.idle} idle / ${row.workers.running} running
-              <${ActionButton}
-                label="Purge queue"
-                test="purge"
-                confirmText=${`Remove every queued job of ${endpointId} (${row.queueDepth} now)?`}
-                run=${() => actions.purge(endpointId)}
-                describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`}
-              />
-            </p>`
+        ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
+      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId} (${row.queueDepth} now)?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>`
         : null
     }
     <form class="filters" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Filter jobs">
       ${
         across
-          ? html`<label
-              >Endpoint
-              <select
-                id="filter-endpoint"
-                value=${filters.endpoint}
-                onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('endpoint', e.currentTarget.value)}
-              >
-                <option value="">all</option>
-                ${overview.endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}
-              </select></label
-            >`
+          ? html`<label>Endpoint <select id="filter-endpoint" value=${filters.endpoint} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('endpoint', e.currentTarget.value)}>
+        <option value="">all</option>${overview.endpoints.map((e) => html`<option value=${e.id}>${e.name ? `${e.name} (${e.id})` : e.id}</option>`)}</select></label>`
           : null
       }
-      <label
-        >State
-        <select
-          id="state-filter"
-          value=${filters.state}
-          onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('state', e.currentTarget.value)}
-        >
-          <option value="">all</option>
-          ${STATES.map((s) => html`<option value=${s}>${s}</option>`)}
-        </select></label
-      >
-      <label
-        >Job id
-        <input
-          id="job-search"
-          ref=${searchBox}
-          type="search"
-          placeholder="search (press /)"
-          value=${filters.search}
-          onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('search', e.currentTarget.value)}
-      /></label>
-      ${text('text', 'In input, output or error', 'text')} ${text('worker', 'Worker', 'worker id')}
-      <label
-        >Kind
-        <select
-          id="filter-kind"
-          value=${filters.kind}
-          onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('kind', e.currentTarget.value)}
-        >
-          <option value="">all</option>
-          <option value="run">run</option>
-          <option value="runsync">runsync</option>
-        </select></label
-      >
+      <label>State <select id="state-filter" value=${filters.state} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('state', e.currentTarget.value)}>
+        <option value="">all</option>${STATES.map((s) => html`<option value=${s}>${s}</option>`)}</select></label>
+      <label>Job id <input id="job-search" ref=${searchBox} type="search" placeholder="search (press /)" value=${filters.search}
+        onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('search', e.currentTarget.value)} /></label>
+      ${text('text', 'In input, output or error', 'text')}
+      ${text('worker', 'Worker', 'worker id')}
+      <label>Kind <select id="filter-kind" value=${filters.kind} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('kind', e.currentTarget.value)}>
+        <option value="">all</option><option value="run">run</option><option value="runsync">runsync</option></select></label>
       ${text('error', 'Error code (or its beginning)', 'SW_…')}
-      <label
-        >Submitted from
-        <input
-          id="filter-from"
-          type="datetime-local"
-          step="1"
-          value=${filters.from}
-          onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('from', e.currentTarget.value)}
-      /></label>
-      <label
-        >to
-        <input
-          id="filter-to"
-          type="datetime-local"
-          step="1"
-          value=${filters.to}
-          onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('to', e.currentTarget.value)}
-      /></label>
-      <label
-        >Order
-        <select
-          id="filter-order"
-          value=${filters.order}
-          onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('order', e.currentTarget.value)}
-        >
-          <option value="newest">newest first</option>
-          <option value="oldest">oldest first</option>
-          <option value="slowest">longest execution first</option>
-          <option value="waited">longest queue wait first</option>
-        </select></label
-      >
-      <button
-        type="button"
-        class="small"
-        onClick=${() => {
-          setFilters(EMPTY_FILTERS);
-          setOffset(0);
-        }}
-        data-test="clear-filters"
-      >
-        Clear
-      </button>
+      <label>Submitted from <input id="filter-from" type="datetime-local" step="1" value=${filters.from} onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('from', e.currentTarget.value)} /></label>
+      <label>to <input id="filter-to" type="datetime-local" step="1" value=${filters.to} onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter('to', e.currentTarget.value)} /></label>
+      <label>Order <select id="filter-order" value=${filters.order} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setFilter('order', e.currentTarget.value)}>
+        <option value="newest">newest first</option><option value="oldest">oldest first</option>
+        <option value="slowest">longest execution first</option><option value="waited">longest queue wait first</option></select></label>
+      <button type="button" class="small" onClick=${() => {
+        setFilters(EMPTY_FILTERS);
+        setOffset(0);
+      }} data-test="clear-filters">Clear</button>
     </form>
     <${ErrorBox} error=${error} />
     <div class="row bulk" aria-label="Selected jobs">
       <span data-test="selected-count">${chosen.length} selected</span>
-      <button
-        type="button"
-        class="small"
-        disabled=${chosen.length === 0}
-        data-test="bulk-cancel"
-        onClick=${() => runBulk('cancel', chosen.map(refOf), 'selected')}
-      >
-        Cancel selected
-      </button>
-      <button
-        type="button"
-        class="small"
-        disabled=${chosen.length === 0}
-        data-test="bulk-retry"
-        onClick=${() => runBulk('retry', chosen.map(refOf), 'selected')}
-      >
-        Retry selected
-      </button>
+      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-cancel" onClick=${() => runBulk('cancel', chosen.map(refOf), 'selected')}>Cancel selected</button>
+      <button type="button" class="small" disabled=${chosen.length === 0} data-test="bulk-retry" onClick=${() => runBulk('retry', chosen.map(refOf), 'selected')}>Retry selected</button>
       <span class="muted">or every job matching the filter (${total}):</span>
-      <button type="button" class="small" disabled=${total === 0} data-test="bulk-cancel-matching" onClick=${() => runOnMatching('cancel')}>
-        Cancel all ${total}
-      </button>
-      <button type="button" class="small" disabled=${total === 0} data-test="bulk-retry-matching" onClick=${() => runOnMatching('retry')}>
-        Retry all ${total}
-      </button>
+      <button type="button" class="small" disabled=${total === 0} data-test="bulk-cancel-matching" onClick=${() => runOnMatching('cancel')}>Cancel all ${total}</button>
+      <button type="button" class="small" disabled=${total === 0} data-test="bulk-retry-matching" onClick=${() => runOnMatching('retry')}>Retry all ${total}</button>
       <${Notice} notice=${bulkNotice} />
     </div>
     <table class="grid" data-test="jobs">
-      <caption>
-        Jobs, ${ORDER_TEXT[filters.order]}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">
-            <input
-              type="checkbox"
-              aria-label="select every job shown"
-              checked=${allShown}
-              data-test="select-all"
-              onChange=${() => setSelected(allShown ? new Set() : new Set(jobs.map((j) => refKey(j.endpointId, j.id))))}
-            />
-          </th>
-          ${across ? html`<th scope="col">Endpoint</th>` : null}
-          <th scope="col">Job</th>
-          <th scope="col">Status</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Submitted</th>
-          <th scope="col" class="num">Queue age / wait</th>
-          <th scope="col" class="num">Execution</th>
-          <th scope="col" class="num">Retries</th>
-          <th scope="col">Worker</th>
-          <th scope="col">Error</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${jobs.map(
-          (j) =>
-            html`<tr data-test="jobs-row">
-              <td>
-                <input
-                  type="checkbox"
-                  aria-label=${`select ${j.id}`}
-                  checked=${selected.has(refKey(j.endpointId, j.id))}
-                  onChange=${() => toggle(refKey(j.endpointId, j.id))}
-                  data-test="select-job"
-                />
-              </td>
-              ${across ? html`<td data-test="row-endpoint"><${EndpointName} id=${j.endpointId} names=${names} /></td>` : null}
-              <td class="nowrap">
-                <a href=${jobHref(j.endpointId, j.id)}><code>${j.id}</code></a> <${CopyButton} text=${j.id} what="job id" />
-              </td>
-              <td><${StatusBadge} status=${j.status} /></td>
-              <td>${j.kind}</td>
-              <td class="nowrap"><${When} iso=${j.submittedAt} now=${now} test="submitted" /></td>
-              <td class="num">${queueTime(j, now)}</td>
-              <td class="num">${duration(j.executionTime)}</td>
-              <td class="num">${j.retries}</td>
-              <td>${j.workerId ? html`<a href=${workerHref(j.endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td>
-              <${ErrorCell} job=${j} endpointId=${j.endpointId} />
-            </tr>`,
-        )}
-      </tbody>
+      <caption>Jobs, ${ORDER_TEXT[filters.order]}</caption>
+      <thead><tr><th scope="col"><input type="checkbox" aria-label="select every job shown" checked=${allShown} data-test="select-all"
+          onChange=${() => setSelected(allShown ? new Set() : new Set(jobs.map((j) => refKey(j.endpointId, j.id))))} /></th>
+        ${across ? html`<th scope="col">Endpoint</th>` : null}<th scope="col">Job</th><th scope="col">Status</th><th scope="col">Kind</th><th scope="col">Submitted</th>
+        <th scope="col" class="num">Queue age / wait</th><th scope="col" class="num">Execution</th><th scope="col" class="num">Retries</th><th scope="col">Worker</th><th scope="col">Error</th></tr></thead>
+      <tbody>${jobs.map(
+        (j) => html`<tr data-test="jobs-row">
+        <td><input type="checkbox" aria-label=${`select ${j.id}`} checked=${selected.has(refKey(j.endpointId, j.id))} onChange=${() => toggle(refKey(j.endpointId, j.id))} data-test="select-job" /></td>
+        ${across ? html`<td data-test="row-endpoint"><${EndpointName} id=${j.endpointId} names=${names} /></td>` : null}
+        <td class="nowrap"><a href=${jobHref(j.endpointId, j.id)}><code>${j.id}</code></a> <${CopyButton} text=${j.id} what="job id" /></td>
+        <td><${StatusBadge} status=${j.status} /></td><td>${j.kind}</td><td class="nowrap"><${When} iso=${j.submittedAt} now=${now} test="submitted" /></td>
+        <td class="num">${queueTime(j, now)}</td><td class="num">${duration(j.executionTime)}</td><td class="num">${j.retries}</td>
+        <td>${j.workerId ? html`<a href=${workerHref(j.endpointId, j.workerId)}><code>${j.workerId}</code></a>` : ''}</td><${ErrorCell} job=${j} endpointId=${j.endpointId} /></tr>`,
+      )}</tbody>
     </table>
     <nav class="pager" aria-label="Pages">
-      <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">
-        ← ${PAGER_TEXT[filters.order][0]}
-      </button>
+      <button type="button" onClick=${() => setOffset((o) => Math.max(0, o - PAGE))} disabled=${offset === 0} data-test="prev">← ${PAGER_TEXT[filters.order][0]}</button>
       <span data-test="page-info" aria-busy=${loading ? 'true' : 'false'}>${first}–${last} of ${total}</span>
-      <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">
-        ${PAGER_TEXT[filters.order][1]} →
-      </button>
+      <button type="button" onClick=${() => setOffset((o) => o + PAGE)} disabled=${offset + PAGE >= total} data-test="next">${PAGER_TEXT[filters.order][1]} →</button>
     </nav>
     <${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate} />
   </div>`;

@@ -74,15 +74,7 @@ export function LogLine({ line }) {
   const meta = html`<span class="muted log-meta">${timeOf(line.at)} ${line.workerId} ${line.stream}</span>`;
   if (!pino) return html`<div class=${`log-line log-${line.stream}`} data-test="log-line">${meta} <span class="log-text">${line.line}</span></div>`;
   const count = Object.keys(pino.fields).length;
-  return html`<div class=${`log-line log-level-${pino.level}`} data-test="log-line" data-level=${pino.level}>
-    ${meta} <span class="log-level" data-test="log-level">${pino.level.toUpperCase()}</span>
-    <span class="log-text" data-test="log-message">${pino.msg}</span> ${
-      count > 0
-        ? html` <details class="log-fields">
-            <summary data-test="log-fields">${count} field${count === 1 ? '' : 's'}</summary>
-            <pre>${pretty(pino.fields)}</pre>
-          </details>`
-        : null
-    }
-  </div>`;
+  return html`<div class=${`log-line log-level-${pino.level}`} data-test="log-line" data-level=${pino.level}>${meta}
+    <span class="log-level" data-test="log-level">${pino.level.toUpperCase()}</span> <span class="log-text" data-test="log-message">${pino.msg}</span>
+    ${count > 0 ? html` <details class="log-fields"><summary data-test="log-fields">${count} field${count === 1 ? '' : 's'}</summary><pre>${pretty(pino.fields)}</pre></details>` : null}</div>`;
 }

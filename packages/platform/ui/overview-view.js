@@ -41,75 +41,33 @@ const perSecond = (v) => (v === undefined || v === 0 ? '0' : v >= 10 ? String(Ma
 /** @param {{ endpoints: EndpointRow[], rates?: Record<string, number> | undefined }} props */
 export function EndpointsTable({ endpoints, rates }) {
   if (endpoints.length === 0) {
-    return html`<p class="muted" data-test="no-endpoints">
-      No endpoint yet: submit a job below (any endpoint id works unless the harness was started with --endpoint).
-    </p>`;
+    return html`<p class="muted" data-test="no-endpoints">No endpoint yet: submit a job below (any endpoint id works unless the harness was started with --endpoint).</p>`;
   }
   const names = endpointNames(endpoints);
   return html`<table class="grid" data-test="endpoints">
-      <caption>
-        Endpoints
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col" colspan="2"></th>
-          <th
-            scope="colgroup"
-            colspan=${STATES.length}
-            class="group"
-            title="ended jobs leave when their retention ends (30 min after /run, 1 min after /runsync), so these counts fall"
-          >
-            Jobs kept now, by state
-          </th>
-          <th scope="colgroup" colspan="3" class="group" title="/health's counts: since the endpoint was created">Since created (/health)</th>
-          <th colspan="3"></th>
-        </tr>
-        <tr>
-          <th scope="col">Endpoint</th>
-          <th scope="col">Health</th>
-          ${STATES.map((s) => html`<th scope="col" class="num state-col">${s}</th>`)}
-          <th scope="col" class="num">completed</th>
-          <th scope="col" class="num">failed</th>
-          <th scope="col" class="num">retried</th>
-          <th scope="col" class="num" title="jobs ended per second, averaged over the last minute of the charts">Jobs/s (last min)</th>
-          <th scope="col">Workers idle / running</th>
-          <th scope="col">Actions</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${endpoints.map(
-          (e) =>
-            html`<tr data-test="endpoint-row">
-              <th scope="row">
-                <${EndpointName}
-                  id=${e.id}
-                  names=${names}
-                />${e.createdOnUse ? html` <span class="muted" data-test="created-on-use" title="Made by the first job or worker that named it: check the id if you did not mean to create it">created on first use</span>` : null}
-              </th>
-              <td><${HealthBadge} health=${e.health} /></td>
-              ${STATES.map((s) => html`<td class="num" data-test=${s === 'IN_QUEUE' ? 'queue-depth' : undefined}>${e.jobs[s]}</td>`)}
-              <td class="num" data-test="total-completed">${e.totals?.completed ?? '—'}</td>
-              <td class="num">${e.totals?.failed ?? '—'}</td>
-              <td class="num">${e.totals?.retried ?? '—'}</td>
-              <td class="num" data-test="jobs-per-second">${rates ? perSecond(rates[e.id]) : '—'}</td>
-              <td>${e.workers.idle} / ${e.workers.running}</td>
-              <td>
-                <${ActionButton}
-                  label="Purge queue"
-                  test="purge"
-                  kind="small"
-                  confirmText=${`Remove every queued job of ${e.id} (${e.queueDepth} now)?`}
-                  run=${() => actions.purge(e.id)}
-                  describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`}
-                />
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-    <p class="hint">
-      Jobs kept now: what the harness still holds (ended jobs leave when their retention ends); since created: /health's totals, which expiry does not lower.
-    </p>`;
+    <caption>Endpoints</caption>
+    <thead><tr><th scope="col" colspan="2"></th>
+        <th scope="colgroup" colspan=${STATES.length} class="group" title="ended jobs leave when their retention ends (30 min after /run, 1 min after /runsync), so these counts fall">Jobs kept now, by state</th>
+        <th scope="colgroup" colspan="3" class="group" title="/health's counts: since the endpoint was created">Since created (/health)</th><th colspan="3"></th></tr>
+      <tr><th scope="col">Endpoint</th><th scope="col">Health</th>
+      ${STATES.map((s) => html`<th scope="col" class="num state-col">${s}</th>`)}
+      <th scope="col" class="num">completed</th><th scope="col" class="num">failed</th><th scope="col" class="num">retried</th>
+      <th scope="col" class="num" title="jobs ended per second, averaged over the last minute of the charts">Jobs/s (last min)</th>
+      <th scope="col">Workers idle / running</th><th scope="col">Actions</th></tr></thead>
+    <tbody>${endpoints.map(
+      (e) => html`<tr data-test="endpoint-row">
+      <th scope="row"><${EndpointName} id=${e.id} names=${names} />${e.createdOnUse ? html` <span class="muted" data-test="created-on-use" title="Made by the first job or worker that named it: check the id if you did not mean to create it">created on first use</span>` : null}</th>
+      <td><${HealthBadge} health=${e.health} /></td>
+      ${STATES.map((s) => html`<td class="num" data-test=${s === 'IN_QUEUE' ? 'queue-depth' : undefined}>${e.jobs[s]}</td>`)}
+      <td class="num" data-test="total-completed">${e.totals?.completed ?? '—'}</td><td class="num">${e.totals?.failed ?? '—'}</td><td class="num">${e.totals?.retried ?? '—'}</td>
+      <td class="num" data-test="jobs-per-second">${rates ? perSecond(rates[e.id]) : '—'}</td>
+      <td>${e.workers.idle} / ${e.workers.running}</td>
+      <td><${ActionButton} label="Purge queue" test="purge" kind="small" confirmText=${`Remove every queued job of ${e.id} (${e.queueDepth} now)?`}
+        run=${() => actions.purge(e.id)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></td>
+    </tr>`,
+    )}</tbody>
+  </table>
+  <p class="hint">Jobs kept now: what the harness still holds (ended jobs leave when their retention ends); since created: /health's totals, which expiry does not lower.</p>`;
 }
 
 /** @param {{ overview: OverviewView, navigate: Navigate }} props */
@@ -118,9 +76,6 @@ export function OverviewView({ overview, navigate }) {
     <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} rates=${recentRates(overview.series)} /></section>
     <${Panels} panels=${overview.panels} names=${endpointNames(overview.endpoints)} />
     <${SubmitForm} endpoints=${overview.endpoints} overview=${overview} navigate=${navigate} />
-    <section aria-label="Charts">
-      <h2>Last minutes</h2>
-      <${Charts} points=${overview.series} endpoints=${overview.endpoints} historyMinutes=${overview.historyMinutes ?? 10} />
-    </section>
+    <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} endpoints=${overview.endpoints} historyMinutes=${overview.historyMinutes ?? 10} /></section>
   </div>`;
 }

@@ -35,51 +35,24 @@ function cell(value) {
 function LoadBalancing({ data }) {
   if (!Array.isArray(data)) return html`<p class="muted">${cell(data)}</p>`;
   return data.map(
-    (pool) =>
-      html`<table class="grid" data-test="lb-pool">
-        <caption>
-          ${pool.endpointId}: ${pool.counts.idle} idle, ${pool.counts.running} running, ${pool.counts.initializing} initializing, ${pool.counts.unhealthy}
-          unhealthy
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Worker</th>
-            <th scope="col">State</th>
-            <th scope="col" class="num">In flight / concurrency</th>
-            <th scope="col" class="num">Requests</th>
-            <th scope="col" class="num">Cold start</th>
-            <th scope="col">Address</th>
-            <th scope="col">Last error</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${pool.workers.map(
-            (w) =>
-              html`<tr data-test="lb-worker">
-                <td><code>${w.id}</code></td>
-                <td><${State} state=${w.state} /></td>
-                <td class="num">${w.inFlight} / ${w.concurrency}</td>
-                <td class="num">${w.requests}</td>
-                <td class="num">${duration(w.coldStartMs)}</td>
-                <td><code>${w.url}</code></td>
-                <td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td>
-              </tr>`,
-          )}
-          ${(pool.gone ?? [])
-            .slice()
-            .reverse()
-            .map(
-              (w) =>
-                html`<tr data-test="lb-gone" class="gone">
-                  <td><code>${w.id}</code></td>
-                  <td><span class="badge s-CANCELLED" title=${w.reason}>gone ${clock(w.at)}</span></td>
-                  <td colspan="3">${w.reason}</td>
-                  <td><code>${w.url}</code></td>
-                  <td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td>
-                </tr>`,
-            )}
-        </tbody>
-      </table>`,
+    (pool) => html`<table class="grid" data-test="lb-pool">
+    <caption>${pool.endpointId}: ${pool.counts.idle} idle, ${pool.counts.running} running, ${pool.counts.initializing} initializing, ${pool.counts.unhealthy} unhealthy</caption>
+    <thead><tr><th scope="col">Worker</th><th scope="col">State</th><th scope="col" class="num">In flight / concurrency</th><th scope="col" class="num">Requests</th>
+      <th scope="col" class="num">Cold start</th><th scope="col">Address</th><th scope="col">Last error</th></tr></thead>
+    <tbody>${pool.workers.map(
+      (w) => html`<tr data-test="lb-worker"><td><code>${w.id}</code></td><td><${State} state=${w.state} /></td>
+      <td class="num">${w.inFlight} / ${w.concurrency}</td><td class="num">${w.requests}</td><td class="num">${duration(w.coldStartMs)}</td>
+      <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`,
+    )}
+      ${(pool.gone ?? [])
+        .slice()
+        .reverse()
+        .map(
+          (w) => html`<tr data-test="lb-gone" class="gone"><td><code>${w.id}</code></td>
+        <td><span class="badge s-CANCELLED" title=${w.reason}>gone ${clock(w.at)}</span></td><td colspan="3">${w.reason}</td>
+        <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`,
+        )}</tbody>
+  </table>`,
   );
 }
 
@@ -93,73 +66,30 @@ function Launcher({ data, names }) {
       health.length === 0
         ? html`<p class="muted">No launched endpoint yet.</p>`
         : html`<table class="grid" data-test="launcher-health">
-            <caption>
-              /health per endpoint
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Healthy</th>
-                <th scope="col" class="num">Initializing</th>
-                <th scope="col" class="num">Idle</th>
-                <th scope="col" class="num">Running</th>
-                <th scope="col" class="num">Throttled</th>
-                <th scope="col" class="num">Stopping</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${health.map(
-                ([id, h]) =>
-                  html`<tr data-test="launcher-endpoint">
-                    <th scope="row"><${EndpointName} id=${id} names=${names} /></th>
-                    <td>
-                      ${h === undefined || h === null ? '—' : h.healthy ? 'yes' : html`<span class="badge s-FAILED" title=${h.unhealthyReason ?? ''}>no</span> ${h.unhealthyReason ?? ''}`}
-                    </td>
-                    <td class="num">${h?.initializing ?? '—'}</td>
-                    <td class="num">${h?.idle ?? '—'}</td>
-                    <td class="num">${h?.running ?? '—'}</td>
-                    <td class="num">${h?.throttled ?? '—'}</td>
-                    <td class="num">${h?.stopping ?? '—'}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+      <caption>/health per endpoint</caption>
+      <thead><tr><th scope="col">Endpoint</th><th scope="col">Healthy</th><th scope="col" class="num">Initializing</th><th scope="col" class="num">Idle</th>
+        <th scope="col" class="num">Running</th><th scope="col" class="num">Throttled</th><th scope="col" class="num">Stopping</th></tr></thead>
+      <tbody>${health.map(
+        ([id, h]) => html`<tr data-test="launcher-endpoint"><th scope="row"><${EndpointName} id=${id} names=${names} /></th>
+        <td>${h === undefined || h === null ? '—' : h.healthy ? 'yes' : html`<span class="badge s-FAILED" title=${h.unhealthyReason ?? ''}>no</span> ${h.unhealthyReason ?? ''}`}</td>
+        <td class="num">${h?.initializing ?? '—'}</td><td class="num">${h?.idle ?? '—'}</td><td class="num">${h?.running ?? '—'}</td>
+        <td class="num">${h?.throttled ?? '—'}</td><td class="num">${h?.stopping ?? '—'}</td></tr>`,
+      )}</tbody></table>`
     }
     ${
       (data.workers ?? []).length === 0
         ? null
         : html`<table class="grid" data-test="launcher-workers">
-            <caption>
-              Worker processes
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col">Endpoint</th>
-                <th scope="col">State</th>
-                <th scope="col">GPU</th>
-                <th scope="col">Jobs</th>
-                <th scope="col">Since</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${data.workers.map(
-                (w) =>
-                  html`<tr data-test="launcher-worker">
-                    <td>
-                      ${w.endpointId ? html`<a href=${workerHref(w.endpointId, w.id)} data-test="launcher-worker-link"><code>${w.id}</code></a>` : html`<code>${w.id}</code>`}
-                    </td>
-                    <td>${w.endpointId ? html`<${EndpointName} id=${w.endpointId} names=${names} />` : '—'}</td>
-                    <td>${w.state ? html`<${State} state=${w.state} />` : '—'}</td>
-                    <td>${w.gpu ? `${w.gpu.count} × ${w.gpu.typeId}` : 'CPU'}</td>
-                    <td>
-                      ${(w.jobs ?? []).map((id) => (w.endpointId ? html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> ` : html`<code>${id}</code> `))}
-                    </td>
-                    <td>${w.since ? new Date(w.since).toLocaleTimeString() : '—'}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+      <caption>Worker processes</caption>
+      <thead><tr><th scope="col">Worker</th><th scope="col">Endpoint</th><th scope="col">State</th><th scope="col">GPU</th><th scope="col">Jobs</th><th scope="col">Since</th></tr></thead>
+      <tbody>${data.workers.map(
+        (
+          w,
+        ) => html`<tr data-test="launcher-worker"><td>${w.endpointId ? html`<a href=${workerHref(w.endpointId, w.id)} data-test="launcher-worker-link"><code>${w.id}</code></a>` : html`<code>${w.id}</code>`}</td><td>${w.endpointId ? html`<${EndpointName} id=${w.endpointId} names=${names} />` : '—'}</td>
+        <td>${w.state ? html`<${State} state=${w.state} />` : '—'}</td><td>${w.gpu ? `${w.gpu.count} × ${w.gpu.typeId}` : 'CPU'}</td>
+        <td>${(w.jobs ?? []).map((id) => (w.endpointId ? html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> ` : html`<code>${id}</code> `))}</td>
+        <td>${w.since ? new Date(w.since).toLocaleTimeString() : '—'}</td></tr>`,
+      )}</tbody></table>`
     }
   </div>`;
 }
@@ -169,30 +99,11 @@ function Launcher({ data, names }) {
 function Generic({ data }) {
   if (Array.isArray(data) && data.length > 0 && data.every((row) => typeof row === 'object' && row !== null && !Array.isArray(row))) {
     const keys = [...new Set(data.flatMap((row) => Object.keys(row)))];
-    return html`<table class="grid">
-      <thead>
-        <tr>
-          ${keys.map((k) => html`<th scope="col">${k}</th>`)}
-        </tr>
-      </thead>
-      <tbody>
-        ${data.map(
-          (row) =>
-            html`<tr>
-              ${keys.map((k) => html`<td>${cell(row[k])}</td>`)}
-            </tr>`,
-        )}
-      </tbody>
-    </table>`;
+    return html`<table class="grid"><thead><tr>${keys.map((k) => html`<th scope="col">${k}</th>`)}</tr></thead>
+      <tbody>${data.map((row) => html`<tr>${keys.map((k) => html`<td>${cell(row[k])}</td>`)}</tr>`)}</tbody></table>`;
   }
   if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
-    return html`<dl class="facts">
-      ${Object.entries(data).map(
-        ([k, v]) =>
-          html`<dt>${k}</dt>
-            <dd>${cell(v)}</dd>`,
-      )}
-    </dl>`;
+    return html`<dl class="facts">${Object.entries(data).map(([k, v]) => html`<dt>${k}</dt><dd>${cell(v)}</dd>`)}</dl>`;
   }
   return html`<p class="muted">${Array.isArray(data) && data.length === 0 ? 'none' : cell(data)}</p>`;
 }
@@ -215,9 +126,7 @@ export function Panels({ panels, names }) {
   return panels.map((p) => {
     const failed = panelError(p.data);
     const View = RENDERERS[p.id] ?? Generic;
-    return html`<section class="card" data-test=${`panel-${p.id}`}>
-      <h2>${p.title}</h2>
-      ${failed === undefined ? html`<${View} data=${p.data} names=${names} />` : html`<p class="error" role="alert">This panel could not be read: ${failed}</p>`}
-    </section>`;
+    return html`<section class="card" data-test=${`panel-${p.id}`}><h2>${p.title}</h2>
+      ${failed === undefined ? html`<${View} data=${p.data} names=${names} />` : html`<p class="error" role="alert">This panel could not be read: ${failed}</p>`}</section>`;
   });
 }

@@ -76,17 +76,11 @@ export function ScaleEvents({ overview }) {
       stale = true;
     };
   }, [revision]);
-  if (error)
-    return html`<section class="card">
-      <h2>Launcher scale events</h2>
-      <${ErrorBox} error=${error} />
-    </section>`;
+  if (error) return html`<section class="card"><h2>Launcher scale events</h2><${ErrorBox} error=${error} /></section>`;
   if (!answer) return null;
   if (!answer.launcher) {
-    return html`<section class="card" data-test="scale-events">
-      <h2>Launcher scale events</h2>
-      <p class="muted">The launcher is off: start the harness with --image NAME=COMMAND to have it run and scale workers.</p>
-    </section>`;
+    return html`<section class="card" data-test="scale-events"><h2>Launcher scale events</h2>
+      <p class="muted">The launcher is off: start the harness with --image NAME=COMMAND to have it run and scale workers.</p></section>`;
   }
   const events = answer.events;
   const names = endpointNames(overview.endpoints);
@@ -98,48 +92,21 @@ export function ScaleEvents({ overview }) {
     ${
       events.length === 0
         ? html`<p class="muted">No scale event yet: the launcher starts workers for endpoints whose template image it was given.</p>`
-        : html`<${Chart}
-              title="Launched workers (processes, stopping ones included)"
-              unit="workers"
-              names=${chartNames}
-              columns=${columns}
-              stepped=${true}
-              test="chart-launched"
-            />
-            <table class="grid" data-test="scale-events-table">
-              <caption>
-                Last ${Math.min(SHOWN, events.length)} of ${events.length} events, newest first (the launcher keeps the last 500 per endpoint)
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Endpoint</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Worker</th>
-                  <th scope="col">What happened</th>
-                  <th scope="col" class="num">Workers after</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${events
-                  .slice(-SHOWN)
-                  .reverse()
-                  .map(
-                    (e) =>
-                      html`<tr data-test="scale-event">
-                        <td class="nowrap"><${When} iso=${new Date(e.at).toISOString()} now=${overview.now ?? Date.now()} /></td>
-                        <td><${EndpointName} id=${e.endpointId} names=${names} /></td>
-                        <td><span class=${`badge ${KIND_CLASS[e.kind] ?? ''}`} data-test="scale-event-kind">${e.kind}</span></td>
-                        <td class="nowrap">${e.workerId ? html`<a href=${workerHref(e.endpointId, e.workerId)}><code>${e.workerId}</code></a>` : '—'}</td>
-                        <td>
-                          ${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}
-                          ${e.stderr?.length ? html`<pre class="log log-stderr" data-test="scale-event-stderr" title="the worker's last stderr lines">${e.stderr.join('\n')}</pre>` : null}
-                        </td>
-                        <td class="num">${e.workers}</td>
-                      </tr>`,
-                  )}
-              </tbody>
-            </table>`
+        : html`<${Chart} title="Launched workers (processes, stopping ones included)" unit="workers" names=${chartNames} columns=${columns} stepped=${true} test="chart-launched" />
+        <table class="grid" data-test="scale-events-table"><caption>Last ${Math.min(SHOWN, events.length)} of ${events.length} events, newest first (the launcher keeps the last 500 per endpoint)</caption>
+          <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Event</th><th scope="col">Worker</th><th scope="col">What happened</th><th scope="col" class="num">Workers after</th></tr></thead>
+          <tbody>${events
+            .slice(-SHOWN)
+            .reverse()
+            .map(
+              (e) => html`<tr data-test="scale-event">
+            <td class="nowrap"><${When} iso=${new Date(e.at).toISOString()} now=${overview.now ?? Date.now()} /></td><td><${EndpointName} id=${e.endpointId} names=${names} /></td>
+            <td><span class=${`badge ${KIND_CLASS[e.kind] ?? ''}`} data-test="scale-event-kind">${e.kind}</span></td>
+            <td class="nowrap">${e.workerId ? html`<a href=${workerHref(e.endpointId, e.workerId)}><code>${e.workerId}</code></a>` : '—'}</td>
+            <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}
+              ${e.stderr?.length ? html`<pre class="log log-stderr" data-test="scale-event-stderr" title="the worker's last stderr lines">${e.stderr.join('\n')}</pre>` : null}</td>
+            <td class="num">${e.workers}</td></tr>`,
+            )}</tbody></table>`
     }
   </section>`;
 }

@@ -39,26 +39,12 @@ export function ValueActions({ endpointId, jobId, part, size, onLoaded, what = p
   return html`<div class="row value-actions">
     ${
       loadable
-        ? html`<button
-            type="button"
-            class="small"
-            disabled=${state.busy !== undefined}
-            data-test=${`load-${part}`}
-            onClick=${() => run('load', async () => onLoaded?.(await views.value(endpointId, jobId, part)))}
-          >
-            Show all of the ${what}${sized}
-          </button>`
+        ? html`<button type="button" class="small" disabled=${state.busy !== undefined} data-test=${`load-${part}`}
+          onClick=${() => run('load', async () => onLoaded?.(await views.value(endpointId, jobId, part)))}>Show all of the ${what}${sized}</button>`
         : null
     }
-    <button
-      type="button"
-      class="small"
-      disabled=${state.busy !== undefined}
-      data-test=${`download-${part}`}
-      onClick=${() => run('download', () => download(`${path}?download=1`, `${jobId}-${part}.json`))}
-    >
-      Download the ${what}${sized}
-    </button>
+    <button type="button" class="small" disabled=${state.busy !== undefined} data-test=${`download-${part}`}
+      onClick=${() => run('download', () => download(`${path}?download=1`, `${jobId}-${part}.json`))}>Download the ${what}${sized}</button>
     ${state.busy ? html`<span class="hint" role="status" data-test=${`busy-${part}`}>${state.busy === 'load' ? 'Loading' : 'Downloading'}${sized}…</span>` : null}
     ${onLoaded && !loadable ? html`<span class="hint">over ${bytes(LOAD_LIMIT)}: too large to show here, download it</span>` : null}
     <${ErrorBox} error=${state.error} />
@@ -80,11 +66,5 @@ export function Value({ endpointId, jobId, part, preview, test }) {
   }
   return html`<p class="hint" data-test=${`${test}-size`}>${bytes(preview.bytes)} in all; the first ${bytes(preview.preview.length)} shown.</p>
     <pre class="preview" data-test=${`${test}-preview`}>${preview.preview}…</pre>
-    <${ValueActions}
-      endpointId=${endpointId}
-      jobId=${jobId}
-      part=${part}
-      size=${preview.bytes}
-      onLoaded=${(/** @type {unknown} */ value) => setLoaded({ value })}
-    />`;
+    <${ValueActions} endpointId=${endpointId} jobId=${jobId} part=${part} size=${preview.bytes} onLoaded=${(/** @type {unknown} */ value) => setLoaded({ value })} />`;
 }

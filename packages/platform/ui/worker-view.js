@@ -24,29 +24,16 @@ export function WorkerView({ endpointId, workerId, overview, names }) {
   return html`<div>
     <h1>Worker <code data-test="worker-id">${workerId}</code> <${CopyButton} text=${workerId} what="worker id" /></h1>
     <dl class="facts">
-      <dt>Endpoint</dt>
-      <dd><${EndpointName} id=${endpointId} names=${names} /></dd>
-      <dt>State</dt>
-      <dd data-test="worker-state">
-        ${row ? html`<span class=${`badge w-${row.state}`}>${row.state}</span>` : html`<span class="muted">not known to the harness now (gone, or not yet heard from)</span>`}
-      </dd>
+      <dt>Endpoint</dt><dd><${EndpointName} id=${endpointId} names=${names} /></dd>
+      <dt>State</dt><dd data-test="worker-state">${row ? html`<span class=${`badge w-${row.state}`}>${row.state}</span>` : html`<span class="muted">not known to the harness now (gone, or not yet heard from)</span>`}</dd>
       ${
         row
-          ? html`<dt>Current jobs</dt>
-              <dd>${row.jobs.length === 0 ? '—' : row.jobs.map((id) => html`<a href=${jobHref(endpointId, id)}><code>${id}</code></a> `)}</dd>
-              <dt>Last heard</dt>
-              <dd>${duration(row.silentMs)} ago</dd>
-              <dt>Since</dt>
-              <dd><${When} iso=${row.firstSeenAt} now=${overview.now ?? Date.now()} /></dd>`
+          ? html`<dt>Current jobs</dt><dd>${row.jobs.length === 0 ? '—' : row.jobs.map((id) => html`<a href=${jobHref(endpointId, id)}><code>${id}</code></a> `)}</dd>
+        <dt>Last heard</dt><dd>${duration(row.silentMs)} ago</dd><dt>Since</dt><dd><${When} iso=${row.firstSeenAt} now=${overview.now ?? Date.now()} /></dd>`
           : null
       }
     </dl>
-    <${LogLines}
-      query=${{ endpoint: endpointId, worker: workerId }}
-      follow=${true}
-      title="Log tail"
-      test="worker-logs"
-      empty="No line from this worker: the launcher keeps the last 1 000 lines of each endpoint's workers it runs."
-    />
+    <${LogLines} query=${{ endpoint: endpointId, worker: workerId }} follow=${true} title="Log tail" test="worker-logs"
+      empty="No line from this worker: the launcher keeps the last 1 000 lines of each endpoint's workers it runs." />
   </div>`;
 }

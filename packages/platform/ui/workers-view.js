@@ -17,34 +17,15 @@ import { workerHref } from './worker-view.js';
 /** @param {{ gpu: GpuView }} props */
 function Gpus({ gpu }) {
   if (!gpu.available) return html`<p class="muted" data-test="no-gpu">No GPU readings (${gpu.reason}).</p>`;
-  return html`<table class="grid" data-test="gpus">
-    <caption>
-      GPUs
-    </caption>
-    <thead>
-      <tr>
-        <th>#</th>
-        <th>Name</th>
-        <th class="num">Utilisation</th>
-        <th class="num">Memory used / total</th>
-        <th class="num">Temperature</th>
-        <th class="num">Power</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${gpu.gpus.map(
-        (g) =>
-          html`<tr>
-            <td>${g.index}</td>
-            <td>${g.name}</td>
-            <td class="num">${g.utilizationPercent ?? '—'}${g.utilizationPercent === null ? '' : ' %'}</td>
-            <td class="num">${bytes(g.memoryUsedBytes)} / ${bytes(g.memoryTotalBytes)}</td>
-            <td class="num">${g.temperatureCelsius ?? '—'}${g.temperatureCelsius === null ? '' : ' °C'}</td>
-            <td class="num">${g.powerDrawWatts ?? '—'}${g.powerDrawWatts === null ? '' : ' W'}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return html`<table class="grid" data-test="gpus"><caption>GPUs</caption>
+    <thead><tr><th>#</th><th>Name</th><th class="num">Utilisation</th><th class="num">Memory used / total</th><th class="num">Temperature</th><th class="num">Power</th></tr></thead>
+    <tbody>${gpu.gpus.map(
+      (g) => html`<tr><td>${g.index}</td><td>${g.name}</td>
+      <td class="num">${g.utilizationPercent ?? '—'}${g.utilizationPercent === null ? '' : ' %'}</td>
+      <td class="num">${bytes(g.memoryUsedBytes)} / ${bytes(g.memoryTotalBytes)}</td>
+      <td class="num">${g.temperatureCelsius ?? '—'}${g.temperatureCelsius === null ? '' : ' °C'}</td>
+      <td class="num">${g.powerDrawWatts ?? '—'}${g.powerDrawWatts === null ? '' : ' W'}</td></tr>`,
+    )}</tbody></table>`;
 }
 
 /** @param {{ overview: OverviewView }} props */
@@ -56,47 +37,20 @@ export function WorkersView({ overview }) {
     ${
       workers.length === 0
         ? html`<p class="muted" data-test="no-workers">No worker has reached the harness yet.</p>`
-        : html`<table class="grid" data-test="workers">
-            <caption>
-              Workers (each worker seen over the worker API or in process)
-            </caption>
-            <thead>
-              <tr>
-                <th>Worker</th>
-                <th>Endpoint</th>
-                <th>State</th>
-                <th>Current jobs</th>
-                <th class="num">Last heard</th>
-                <th>Since</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${workers.map(
-                (w) =>
-                  html`<tr data-test="worker-row">
-                    <td>
-                      <a href=${workerHref(w.endpointId, w.id)}><code>${w.id}</code></a>
-                    </td>
-                    <td><${EndpointName} id=${w.endpointId} names=${names} /></td>
-                    <td>
-                      <span class=${`badge w-${w.state}`}>${w.state}</span>${
-                        w.launched === false
-                          ? html` <span
-                              class="badge w-foreign"
-                              data-test="not-launched"
-                              title="This harness's launcher did not start it: it joined by hand, belongs to another harness on the database, or was left by an earlier run of this harness"
-                              >not launched here</span
-                            >`
-                          : ''
-                      }
-                    </td>
-                    <td>${w.jobs.map((id) => html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> `)}</td>
-                    <td class="num">${duration(w.silentMs)} ago</td>
-                    <td class="nowrap"><${When} iso=${w.firstSeenAt} now=${overview.now ?? Date.now()} /></td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+        : html`<table class="grid" data-test="workers"><caption>Workers (each worker seen over the worker API or in process)</caption>
+        <thead><tr><th>Worker</th><th>Endpoint</th><th>State</th><th>Current jobs</th><th class="num">Last heard</th><th>Since</th></tr></thead>
+        <tbody>${workers.map(
+          (
+            w,
+          ) => html`<tr data-test="worker-row"><td><a href=${workerHref(w.endpointId, w.id)}><code>${w.id}</code></a></td><td><${EndpointName} id=${w.endpointId} names=${names} /></td>
+          <td><span class=${`badge w-${w.state}`}>${w.state}</span>${
+            w.launched === false
+              ? html` <span class="badge w-foreign" data-test="not-launched" title="This harness's launcher did not start it: it joined by hand, belongs to another harness on the database, or was left by an earlier run of this harness">not launched here</span>`
+              : ''
+          }</td>
+          <td>${w.jobs.map((id) => html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> `)}</td>
+          <td class="num">${duration(w.silentMs)} ago</td><td class="nowrap"><${When} iso=${w.firstSeenAt} now=${overview.now ?? Date.now()} /></td></tr>`,
+        )}</tbody></table>`
     }
     <${Gpus} gpu=${gpu} />
     <${ScaleEvents} overview=${overview} />
