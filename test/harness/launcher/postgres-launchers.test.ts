@@ -256,20 +256,21 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
     // PostgreSQL with no GPU known: nothing starts here, and the dashboard says why (not "give the launcher its image").
     const noneKnown = await startMachine(database.url, 'none-known');
     machines.push(noneKnown);
-    const waiting = await post<{ id: string }>(`${noneKnown.server.url}/v2/${endpoint.id}/run`, { input: { tag: 'waits' } });
+    // An endpoint of its own that no worker ever served: the closed machine's worker stays in the
+    // shared store as idle on the first one until its silence window passes.
+    const waitingEndpoint = await post<Endpoint>(`${noneKnown.server.url}/v1/endpoints`, { templateId: t.id, ...gpuEndpoint, name: 'gpu-waits' });
+    const waiting = await post<{ id: string }>(`${noneKnown.server.url}/v2/${waitingEndpoint.id}/run`, { input: { tag: 'waits' } });
     const reason = await waitFor(
       async () => {
         const overview = (await (await fetch(`${noneKnown.server.url}/ui/api/overview`)).json()) as {
           endpoints: Array<{ id: string; health: { reason: string } }>;
         };
-        const row = overview.endpoints.find((candidate) => candidate.id === endpoint.id);
+        const row = overview.endpoints.find((candidate) => candidate.id === waitingEndpoint.id);
         return row?.health.reason.includes('no worker:') ? row.health.reason : undefined;
       },
       'the dashboard names why no worker starts',
-      // The closed machine's worker stays in the shared store as idle until its silence window
-      // passes (a worker's exit is not a goodbye, as on the platform): then nothing serves here.
-      120_000,
-      250,
+      30_000,
+      100,
     );
     expect(reason).toContain('GPU endpoint: no GPUs known on this harness (none-known)');
     expect(reason).toContain('--gpus none');
