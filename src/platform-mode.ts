@@ -11,7 +11,8 @@ import { GPU_HEALTH_CHECK_NAME, checkGpuPresence, createGpuSampler } from './gpu
 import { bindGpuMetrics, loadMetrics, startMetricsServer, type Metrics } from './metrics/index.js';
 import { createPlatformTransport, type PlatformTransport, type PlatformTransportSettingsInput } from './transports/platform/index.js';
 import type { Transport } from './transports/transport.js';
-import { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './transports/supervised/channel-protocol.js';
+// Constants only: the channel's schemas load in the supervised child alone.
+import { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './transports/supervised/channel-env.js';
 import {
   WorkerRuntime,
   createJobTelemetry,

@@ -14,9 +14,7 @@
  */
 import * as z from 'zod';
 
-/** The variable the supervisor sets on a child it joins over the IPC channel; its value is SUPERVISED_CHANNEL_IPC. */
-export const SUPERVISED_CHANNEL_ENV = 'SW_SUPERVISOR_CHANNEL';
-export const SUPERVISED_CHANNEL_IPC = 'ipc';
+export { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './channel-env.js';
 
 const RequestId = z.number().int().min(0);
 const Attempt = z.number().int().min(1).optional();
