@@ -15,6 +15,7 @@
  */
 import * as z from 'zod';
 import { JOB_STATUSES, JobRequestSchema, RUNSYNC_WAIT_MS } from 'serverless-worker/internal/job/index.js';
+import { MANAGEMENT_TAG, managementPaths } from './management-paths.js';
 
 /** What the document knows about one endpoint. */
 export interface OpenApiEndpoint {
@@ -306,58 +307,6 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
       },
     },
   };
-}
-
-/** The management API's routes (/v1, as the platform's REST API): what each kind of record offers. */
-const MANAGEMENT_KINDS = [
-  { path: 'templates', what: 'template', update: true },
-  { path: 'networkvolumes', what: 'network volume', update: true },
-  { path: 'endpoints', what: 'endpoint', update: true },
-  { path: 'pods', what: 'pod (a launched worker, read only)', update: false },
-] as const;
-
-export const MANAGEMENT_TAG = 'management API (/v1)';
-
-function managementPaths(): Record<string, Schema> {
-  const paths: Record<string, Schema> = {};
-  const common = { '401': { $ref: '#/components/responses/Unauthorized' } };
-  const record = { '200': { description: 'The record.', content: json('#/components/schemas/ManagementRecord') } };
-  const notFound = { '404': { description: 'No such record.', content: json('#/components/schemas/Error') } };
-  const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-  const body = { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
-  for (const kind of MANAGEMENT_KINDS) {
-    const op = (verb: string, summary: string, extra: Schema) => ({ tags: [MANAGEMENT_TAG], operationId: `${verb}_${kind.path}`, summary, ...extra });
-    const list: Schema = {
-      get: op('list', `Every ${kind.what}.`, {
-        responses: {
-          '200': {
-            description: 'The records.',
-            content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/ManagementRecord' } } } },
-          },
-          ...common,
-        },
-      }),
-    };
-    const one: Schema = { get: op('get', `One ${kind.what}.`, { parameters: [id], responses: { ...record, ...notFound, ...common } }) };
-    if (kind.update) {
-      list.post = op('create', `Create a ${kind.what}.`, {
-        requestBody: body,
-        responses: { ...record, '400': { $ref: '#/components/responses/BadRequest' }, ...common },
-      });
-      one.patch = op('update', `Change a ${kind.what}'s fields.`, { parameters: [id], requestBody: body, responses: { ...record, ...notFound, ...common } });
-      one.delete = op('delete', `Delete a ${kind.what}.`, { parameters: [id], responses: { '204': { description: 'Deleted.' }, ...notFound, ...common } });
-      paths[`/v1/${kind.path}/{id}/update`] = {
-        post: op('update_post', `Change a ${kind.what}'s fields (POST form of PATCH).`, {
-          parameters: [id],
-          requestBody: body,
-          responses: { ...record, ...notFound, ...common },
-        }),
-      };
-    }
-    paths[`/v1/${kind.path}`] = list;
-    paths[`/v1/${kind.path}/{id}`] = one;
-  }
-  return paths;
 }
 
 /** An endpoint as the docs show it: its name and id, or its id. */
