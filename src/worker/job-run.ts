@@ -21,6 +21,7 @@ import type { WorkerConfig } from './options.js';
 import { toJsonForm } from './serializable-check.js';
 import { splitYield } from './stream-chunker.js';
 import { unwrapMetrics } from './stream-metrics.js';
+import { abortError } from './stop-error.js';
 
 /**
  * How a run ended, as the platform took it: `refused` when it did not accept the
@@ -55,24 +56,6 @@ export interface JobRunDeps {
 
 const GRACE_EXPIRED = Symbol('grace-expired');
 const HANDLER_STOPPED = Symbol('handler-stopped');
-
-function abortError(reason: StopReason | 'shutdown', job: Job, timeoutMs: number): ServerlessWorkerError {
-  switch (reason) {
-    case 'timeout':
-      return new ServerlessWorkerError('SW_EXECUTION_TIMEOUT', `Job ${job.id} ran past its execution timeout of ${timeoutMs} ms`, {
-        jobId: job.id,
-        executionTimeoutMs: timeoutMs,
-      });
-    case 'cancelled':
-      return new ServerlessWorkerError('SW_JOB_CANCELLED', `Job ${job.id} was cancelled`, { jobId: job.id });
-    case 'expired':
-      return new ServerlessWorkerError('SW_JOB_EXPIRED', `Job ${job.id} reached the end of its ttl and was deleted`, {
-        jobId: job.id,
-      });
-    case 'shutdown':
-      return new ServerlessWorkerError('SW_WORKER_SHUTDOWN', `Worker shut down before job ${job.id} finished`, { jobId: job.id });
-  }
-}
 
 export class JobRun {
   readonly job: Job;
