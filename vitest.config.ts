@@ -36,6 +36,6 @@ export default defineConfig({
     maxWorkers: 2,
     // One PostgreSQL server and one private Docker engine per run, each started only when
     // a test asks for it.
-    globalSetup: ['test/postgres/global-setup.ts', 'test/docker/engine/global-setup.ts'],
+    globalSetup: ['test/postgres/global-setup.ts', 'test/docker/engine/global-setup.ts', 'test/package/global-setup.ts'],
   },
 });

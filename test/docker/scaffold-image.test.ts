@@ -43,8 +43,8 @@ beforeAll(async () => {
   engine = await useDockerEngine();
   containers = new ContainerList(engine);
   const pack = join(scratch, 'pack');
-  // prepack builds dist/ (tsc) first: from a copy, so no other test's pack shares it.
-  const packed = await packThisPackage(scratch, pack, npmEnv());
+  // Built and packed once per run for every file that installs the tarballs (pack-this-package.ts).
+  const packed = await packThisPackage(pack);
   tarball = basename(packed.tarball);
   platformTarball = basename(packed.platformTarball);
   expect(tarball).toMatch(/^serverless-worker-\d.*\.tgz$/);
