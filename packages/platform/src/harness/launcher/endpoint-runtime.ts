@@ -6,6 +6,7 @@
 import type { StoredWorker } from 'serverless-worker/internal/harness/store/job-store.js';
 import type { Pod } from '../management/index.js';
 import { CrashBackoff, type CrashBackoffSettings } from './crash-backoff.js';
+import type { LaunchedHealth } from './launched-workers-view.js';
 import type { LaunchedWorker } from './launched-worker.js';
 import type { LaunchedWorkerState } from './scale-decision.js';
 
@@ -71,4 +72,16 @@ export function podsOf(endpointId: string, runtime: EndpointRuntime, workers: Pr
       lastSeenAt: presence ? new Date(presence.lastSeenAt).toISOString() : null,
     };
   });
+}
+
+/** The endpoint's workers by state, with those that joined by hand counted as before, and whether it is healthy. */
+export function launchedHealth(runtime: EndpointRuntime, presence: Presence): LaunchedHealth {
+  const counts = countStates(runtime, presence);
+  for (const worker of presence.values()) {
+    if (runtime.workers.has(worker.id)) continue;
+    if (worker.jobIds.length > 0) counts.running++;
+    else counts.idle++;
+  }
+  const reason = runtime.startProblem ?? runtime.unhealthyReason;
+  return { ...counts, throttled: runtime.throttled, healthy: reason === undefined, ...(reason !== undefined ? { unhealthyReason: reason } : {}) };
 }

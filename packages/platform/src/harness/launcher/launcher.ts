@@ -27,14 +27,15 @@ import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpo
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import type { LaunchedHealth, LaunchedWorkersView } from './launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
-import { countStates, holdsJob, leftInitializing, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
+import { holdsJob, launchedHealth, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
 import { JobActivity } from './job-activity.js';
-import { launchEnv, launchKey } from './launch-env.js';
+import { launchKey } from './launch-env.js';
 import { LauncherReports } from './launcher-reports.js';
 import { readQueue } from './queue-snapshot.js';
 import { GpuPool } from './gpu-pool.js';
-import { LaunchedWorker } from './launched-worker.js';
-import type { LaunchBackend, WorkerExit } from './launch-backend.js';
+import type { LaunchedWorker } from './launched-worker.js';
+import { startWorker, stopWorker, type LauncherTarget, type LifecycleContext, type StopReason, type WorkerStart } from './worker-lifecycle.js';
+import type { LaunchBackend } from './launch-backend.js';
 import { ProcessBackend } from './process-backend.js';
 import type { ProcessRecords } from './process-records.js';
 import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
@@ -46,9 +47,6 @@ import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
 import { JobLines, jobIdOfLine, type JobLinesRead } from './job-lines.js';
 import { observeWorkers, setWorkerGauge } from './worker-observation.js';
 import { LocalSlotClaims, NOT_LAUNCHED, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
-
-/** RUNPOD_PING_INTERVAL when the target names none, ms (the platform's). */
-const DEFAULT_PING_INTERVAL_MS = 10_000;
 
 export interface LauncherDeps {
   harness: Harness;
@@ -64,16 +62,7 @@ export interface LauncherDeps {
   processRecords?: ProcessRecords;
 }
 
-export interface LauncherTarget {
-  /** The harness's origin, like http://127.0.0.1:8000. */
-  url: string;
-  /** The harness's API key, passed to workers as RUNPOD_AI_API_KEY; default none. */
-  apiKey?: string;
-  /** RUNPOD_PING_INTERVAL for workers, ms; default 10 000. */
-  pingIntervalMs?: number;
-  /** How long the harness lets a worker stay silent before it counts as gone (ping interval x missed pings), ms; default 3 ping intervals. A container exits once its harness is unreachable this long. */
-  silenceWindowMs?: number;
-}
+export type { LauncherTarget } from './worker-lifecycle.js';
 
 export class Launcher implements LaunchedWorkersView {
   readonly settings: LauncherSettings;
@@ -96,6 +85,7 @@ export class Launcher implements LaunchedWorkersView {
   #target: LauncherTarget | undefined;
   readonly #loop: ScalingLoop;
   readonly #unsubscribe: Array<() => void> = [];
+  readonly #lifecycle: LifecycleContext;
   #closed = false;
   #seq = 0;
 
@@ -121,6 +111,19 @@ export class Launcher implements LaunchedWorkersView {
       onWait: (endpointId, wait) => this.#reports.wait(endpointId, wait),
       onError: (error) => this.#log.error({ err: error }, 'launcher job activity failed'),
     });
+    this.#lifecycle = {
+      pool: this.#pool,
+      shutdownDeadlineMs: this.settings.shutdownDeadlineMs,
+      clock: deps.harness.clock,
+      log: this.#log,
+      logs: this.#logs,
+      reports: this.#reports,
+      metrics: deps.metrics,
+      onLine: (endpointId, workerId, stream, line) => this.#onLine(endpointId, workerId, stream, line),
+      slots: this.#slots,
+      harness: deps.harness,
+      wake: () => this.#loop.wake(),
+    };
     this.#loop = new ScalingLoop({
       clock: deps.harness.clock,
       intervalMs: this.settings.tickMs,
@@ -244,21 +247,7 @@ export class Launcher implements LaunchedWorkersView {
   async health(endpointId: string): Promise<LaunchedHealth | undefined> {
     const runtime = this.#runtimes.get(endpointId);
     if (!runtime) return undefined;
-    const presence = await this.#presence(endpointId);
-    const counts = countStates(runtime, presence);
-    // Workers that joined by hand count as before.
-    for (const worker of presence.values()) {
-      if (runtime.workers.has(worker.id)) continue;
-      if (worker.jobIds.length > 0) counts.running++;
-      else counts.idle++;
-    }
-    const reason = runtime.startProblem ?? runtime.unhealthyReason;
-    return {
-      ...counts,
-      throttled: runtime.throttled,
-      healthy: reason === undefined,
-      ...(reason !== undefined ? { unhealthyReason: reason } : {}),
-    };
+    return launchedHealth(runtime, await this.#presence(endpointId));
   }
 
   notLaunchedReason(endpointId: string): string | undefined {
@@ -357,109 +346,20 @@ export class Launcher implements LaunchedWorkersView {
         await this.#slots.release(endpoint.id, id);
         break;
       }
-      this.#spawn(endpoint, template, backend, runtime, now, needsGpus, decision.desired, key, id);
+      this.#spawn({ id, endpoint, template, backend, runtime, now, needsGpus, desired: decision.desired, launchKey: key });
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
     if (this.#deps.metrics) setWorkerGauge(this.#deps.metrics.harnessWorkers, endpoint.id, runtime, presence);
     return queued.length > 0 || runningJobs > 0 || runtime.workers.size > 0 || decision.desired > 0 || runtime.throttled > 0;
   }
 
-  #spawn(
-    endpoint: Endpoint,
-    template: Template,
-    backend: LaunchBackend,
-    runtime: EndpointRuntime,
-    now: number,
-    needsGpus: boolean,
-    desired: number,
-    key: string,
-    id: string,
-  ): void {
-    const target = this.#target;
-    if (!target || this.#closed) return;
-    const gpus = needsGpus && this.#pool ? this.#pool.take(endpoint.gpuCount) : [];
-    if (gpus === undefined) return;
-    // The harness's own environment is the process backend's to add: a container gets only these.
-    const env = launchEnv({ ...target, endpoint, template, workerId: id, gpus, pool: this.#pool, base: {} });
-    const onLine = (stream: 'stdout' | 'stderr', line: string): void => this.#onLine(endpoint.id, id, stream, line);
-    const harnessSilenceMs = target.silenceWindowMs ?? 3 * (target.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
-    const start = {
-      id,
-      endpoint,
-      template,
-      env,
-      gpus,
-      gpuVendor: this.#pool?.vendor,
-      shutdownDeadlineMs: this.settings.shutdownDeadlineMs,
-      harnessSilenceMs,
-      onLine,
-    };
-    const worker = new LaunchedWorker({
-      id,
-      endpointId: endpoint.id,
-      imageName: template.imageName,
-      version: endpoint.version,
-      launchKey: key,
-      run: () => backend.start(start),
-      gpus,
-      spawnedAt: now,
-      clock: this.#deps.harness.clock,
-      onExit: (exit) => void this.#onExit(runtime, worker, exit).catch((error: unknown) => this.#log.error({ err: error }, 'worker exit handling failed')),
-    });
-    runtime.workers.set(id, worker);
-    this.#deps.metrics?.harnessScaleUpsTotal.inc({ endpoint: endpoint.id });
-    const alive = [...runtime.workers.values()].filter((w) => !w.stopping).length;
-    this.#log.info(
-      { endpointId: endpoint.id, workerId: id, as: worker.label, gpus, workers: alive, desired },
-      `scale up: started worker ${id} (${alive} of ${desired} wanted, max ${endpoint.workersMax})${gpus.length > 0 ? ` on GPUs ${gpus.join(',')}` : ''}`,
-    );
-    this.#logs.add(endpoint.id, { at: this.#deps.harness.clock.now(), workerId: id, stream: 'launcher', line: `started (${worker.label})` });
-    this.#reports.event(runtime, {
-      endpointId: endpoint.id,
-      kind: 'scale-up',
-      workerId: id,
-      message: `started (${worker.label}): ${alive} of ${desired} wanted, max ${endpoint.workersMax}${gpus.length > 0 ? `, GPUs ${gpus.join(',')}` : ''}`,
-    });
+  /** Start worker `id` (its slot claimed) unless the launcher closed meanwhile (worker-lifecycle.ts). */
+  #spawn(request: WorkerStart): void {
+    if (this.#target && !this.#closed) startWorker(this.#lifecycle, this.#target, request);
   }
 
-  #stopWorker(worker: LaunchedWorker, reason: 'idle' | 'release' | 'endpoint-gone' | 'shutdown'): void {
-    if (worker.stopping) return;
-    worker.stop(this.settings.shutdownDeadlineMs);
-    this.#deps.metrics?.harnessScaleDownsTotal.inc({ endpoint: worker.endpointId, reason });
-    this.#log.info(
-      { endpointId: worker.endpointId, workerId: worker.id, reason, shutdownDeadlineMs: this.settings.shutdownDeadlineMs },
-      `scale down: SIGTERM to worker ${worker.id} (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
-    );
-    const runtime = this.#runtimes.get(worker.endpointId);
-    if (runtime)
-      this.#reports.event(runtime, {
-        endpointId: worker.endpointId,
-        kind: 'scale-down',
-        workerId: worker.id,
-        message: `SIGTERM (${reason}); SIGKILL after ${this.settings.shutdownDeadlineMs} ms`,
-      });
-  }
-
-  async #onExit(runtime: EndpointRuntime, worker: LaunchedWorker, exit: WorkerExit): Promise<void> {
-    const { code, signal } = exit;
-    const endpointId = worker.endpointId;
-    runtime.workers.delete(worker.id);
-    this.#slots
-      .release(endpointId, worker.id)
-      .catch((error: unknown) => this.#log.warn({ err: error, workerId: worker.id }, 'could not release the worker slot: it lapses after its lease'));
-    this.#pool?.give(worker.gpus);
-    const jobs = this.#deps.harness.findEndpoint(endpointId);
-    // Out of initializing since the last tick (it asked for a job, then died): not a start-up crash.
-    const leftStartup = worker.readyAt !== undefined || leftInitializing(await jobs?.workers.get(worker.id));
-    const requeued = (await jobs?.requeueWorkerJobs(worker.id)) ?? [];
-    this.#logs.add(endpointId, {
-      at: this.#deps.harness.clock.now(),
-      workerId: worker.id,
-      stream: 'launcher',
-      line: `exited (code ${code}, signal ${signal})`,
-    });
-    this.#reports.exited(runtime, worker, exit, requeued, !leftStartup, this.#deps.harness.clock.now());
-    this.#loop.wake();
+  #stopWorker(worker: LaunchedWorker, reason: StopReason): void {
+    stopWorker(this.#lifecycle, this.#runtimes.get(worker.endpointId), worker, reason);
   }
 
   /** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */
