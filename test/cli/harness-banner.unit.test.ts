@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { harnessBanner } from '../../packages/platform/src/cli/commands/harness.js';
+import { harnessBanner } from '../../packages/platform/src/cli/commands/harness-banner.js';
 
 describe('harness banner', () => {
   it('prints ready-to-paste worker variables for "local" when any endpoint id works', () => {

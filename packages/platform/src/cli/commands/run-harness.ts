@@ -1,0 +1,104 @@
+/**
+ * @module cli/commands/run-harness
+ * The run of `serverless-worker harness` (harness.ts registers the command and loads this
+ * module only when it runs: the CLI's other commands never load the server). Composes
+ * the harness, prints its banner, and runs until SIGTERM or SIGINT, then drains.
+ */
+import { composeHarness } from '../../harness/compose.js';
+import { testInputFromWorkingDirectory } from '../../harness/dashboard/test-input-file.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { describeStoreSpec } from '../../harness/open-store.js';
+import { createLogger } from 'serverless-worker/internal/log/index.js';
+import { createGpuSampler } from 'serverless-worker/internal/gpu/sampler.js';
+import { createMetrics } from 'serverless-worker/internal/metrics/index.js';
+import { onShutdownSignals } from 'serverless-worker/internal/worker/signals.js';
+import { launcherOptionsFrom } from '../harness-launcher.js';
+import { harnessBanner } from './harness-banner.js';
+import type { HarnessCommandOptions } from './harness-settings.js';
+
+export async function runHarness(options: HarnessCommandOptions): Promise<void> {
+  const logger = createLogger({ name: 'serverless-worker-harness' });
+  // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
+  const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
+  // --image / --launcher-config: the harness runs the workers of matching templates itself.
+  const launcherOptions = await launcherOptionsFrom(options, logger);
+  if (launcherOptions && !options.management)
+    throw new ServerlessWorkerError(
+      'SW_INVALID_OPTIONS',
+      `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`,
+    );
+  // This machine's GPUs for the dashboard, read only while a dashboard page is open.
+  const gpu = createGpuSampler();
+  const app = await composeHarness({
+    // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
+    store: options.store,
+    storePoolSize: options.pgPoolSize,
+    harnessOptions: {
+      autoCreateEndpoints: options.endpoint.length === 0,
+      endpoints: options.endpoint,
+      maxRequeues: options.maxRequeues,
+      maxQueuedBytes: options.maxQueuedBytes,
+    },
+    ...(launcherOptions
+      ? {
+          launcher: {
+            options: launcherOptions,
+            kind: options.launcher,
+            machineId: options.machineId,
+            dockerHost: options.dockerHost,
+            dataDir: options.dataDir,
+          },
+        }
+      : {}),
+    host: options.host,
+    port: options.port,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    allowUnauthenticatedNonLoopback: options.insecureNoAuth,
+    rateLimits: options.rateLimit ? { requestsPerWorker: options.requestsPerWorker } : false,
+    webhook: { retryDelayMs: options.webhookRetryDelayMs, timeoutMs: options.webhookTimeoutMs, allow: options.webhookAllow },
+    openaiTimeoutMs: options.openaiTimeoutMs,
+    streamWaitMs: options.streamWaitMs,
+    ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+    headersTimeoutMs: options.headersTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs,
+    management: options.management ? {} : false,
+    workerApi: { liveness: { pingIntervalMs: options.pingIntervalMs, missedPings: options.missedPings } },
+    loadBalancing: { requestTimeoutMs: options.lbRequestTimeoutMs, pingIntervalMs: options.lbPingIntervalMs, allow: options.lbAllow },
+    logger,
+    metrics,
+    // The submit form starts from the working directory's test_input.json, when there is one.
+    dashboard: { gpu, ...testInputFromWorkingDirectory(logger) },
+  }).catch(async (error: unknown) => {
+    await gpu.close();
+    throw error;
+  });
+  const { server, harness } = app;
+  logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
+  process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
+  // A second signal exits at once, but SIGKILLs the launched workers first: none outlives the harness.
+  await new Promise<void>((resolve) =>
+    onShutdownSignals(
+      logger,
+      () => resolve(),
+      async () => app.launcher?.killAll(),
+    ),
+  );
+  // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
+  await app.stopLauncher();
+  logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
+  const left = await harness.drain(options.drainTimeoutMs);
+  if (harness.store.kind !== 'memory') {
+    logger.info(
+      { ...left },
+      `harness stopping: ${left.running} running and ${left.queued} queued job(s) stay in the job store for the next start or another harness`,
+    );
+  } else if (left.running > 0 || left.queued > 0) {
+    logger.warn({ ...left }, `harness stopping: the job store is in memory, so ${left.running} running and ${left.queued} queued job(s) are lost`);
+  } else {
+    logger.info('harness drained: no job running or queued; finished jobs and their results, kept in memory, are dropped');
+  }
+  // The server, then the slots, the stores and the harness (composeHarness opened them).
+  await app.close();
+  await gpu.close();
+  logger.flush();
+}
