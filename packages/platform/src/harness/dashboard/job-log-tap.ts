@@ -45,7 +45,7 @@ export class JobLogBuffer {
 
   /** Keep `captured` under its job, numbered (log-order.ts). */
   add(jobId: string, captured: Omit<JobLogLine, 'seq'>): void {
-    const line: JobLogLine = { ...captured, seq: nextLogSeq() };
+    const line: JobLogLine = { at: captured.at, level: captured.level, line: captured.line, seq: nextLogSeq() };
     let lines = this.#byJob.get(jobId);
     if (!lines) {
       lines = [];
