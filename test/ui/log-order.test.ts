@@ -1,6 +1,6 @@
 /**
  * Log lines of one millisecond keep their order (issue 35 item 6): each line gets a
- * sequence number where the harness captures it (harness/log-order.ts), and every place
+ * sequence number where the harness captures it (harness/launcher/log-order.ts), and every place
  * that shows lines orders them by (time, sequence). Here 150 lines of one job are captured
  * in one millisecond through the real stores, interleaving the three kinds a job page
  * merges (a launched worker's JSON line naming the job, kept in the endpoint's ring and

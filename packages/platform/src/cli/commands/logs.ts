@@ -39,7 +39,7 @@ const keyOf = (line: LogLineReply): string => `${line.workerId}\u0000${line.stre
 
 /**
  * What is new in each read of a followed log: the reads overlap (each is the last lines).
- * A harness numbers each line as it captures it (harness/log-order.ts), so a line is new
+ * A harness numbers each line as it captures it (harness/launcher/log-order.ts), so a line is new
  * when its number is above the highest printed: exact, for lines of one millisecond too, and
  * for a line read after one of a later time (an in-process worker's lines carry the time
  * it logged them). A read whose highest number is below the highest printed comes from a

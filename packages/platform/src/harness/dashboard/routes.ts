@@ -27,7 +27,7 @@ import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
 import { publicConfig } from '../http/route-config.js';
 import type { LiveHub } from './live-hub.js';
-import { byTimeThenSeq } from '../log-order.js';
+import { byTimeThenSeq } from '../launcher/log-order.js';
 import type { ChunkValues, LogLineView, LogsView, OverviewView, ScaleEventView, ScaleEventsView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
 import type { StaticFiles, StaticFile } from './static-files.js';
@@ -341,7 +341,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       if (own.length > 0)
         lines = [...lines, ...own.map((line) => ({ at: line.at, seq: line.seq, workerId: 'in-process', stream: line.level, line: line.line }))];
     }
-    // By time, then by capture order (log-order.ts): lines of one millisecond as they were read, whichever store kept them.
+    // By time, then by capture order (launcher/log-order.ts): lines of one millisecond as they were read, whichever store kept them.
     lines = [...lines].sort(byTimeThenSeq);
     return {
       launcher: launched !== undefined,

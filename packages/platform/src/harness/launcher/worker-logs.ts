@@ -5,7 +5,7 @@
  * one millisecond keep the order they were read in). `GET /v2/{endpoint}/logs` reads
  * them; the launcher also writes every line to the harness log with the worker id.
  */
-import { nextLogSeq } from '../log-order.js';
+import { nextLogSeq } from './log-order.js';
 
 export interface WorkerLogLine {
   /** Epoch ms the harness read the line. */

@@ -1,5 +1,5 @@
 /**
- * @module harness/log-order
+ * @module harness/launcher/log-order
  * The order of captured log lines. A line's time is a millisecond, and a worker writes
  * many lines in one (a burst of `ctx.log` calls, a stack trace): sorted by time alone,
  * lines of one millisecond came out in any order once lines of several sources were
@@ -9,7 +9,8 @@
  * counter of this process: lines are shown by (time, sequence), so lines of one
  * millisecond keep the order in which they were read, whatever store they went through.
  * The counter starts again at 1 when the harness restarts (the lines are kept in memory
- * only, and go with it).
+ * only, and go with it). It lives beside the launcher's store, where the dashboard may
+ * import it (docs/architecture.md).
  */
 
 let last = 0;
