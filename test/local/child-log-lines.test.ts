@@ -39,7 +39,7 @@ describe('child log lines', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(forwarded).toHaveLength(2);
     expect(forwarded[0]).toBe('plain text\n');
-    expect(buffer.forJob('job-2')).toEqual([{ at: 5, level: 'info', line: 'echoing' }]);
+    expect(buffer.forJob('job-2')).toEqual([{ at: 5, level: 'info', line: 'echoing', seq: expect.any(Number) as number }]);
   });
 
   it("renders the child's JSON lines as this process's pretty logger would, on a terminal; none where it logs JSON", () => {

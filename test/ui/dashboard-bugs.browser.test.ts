@@ -101,6 +101,8 @@ describe('dashboard bugs fixed, on a harness of its own', () => {
     await gone.waitFor(WAIT);
     expect(await gone.textContent()).toContain('forgotten: unhealthy for');
     expect(await gone.textContent()).toContain('/ping failed');
+    // When it went, in the dashboard's one time format (day, clock time, zone, age).
+    expect(await gone.locator('time').textContent()).toMatch(/\d{2}:\d{2}:\d{2} \S+ · \d+ (s|min) ago$/);
     expect(await page.locator('[data-test=panel-load-balancing] [data-test=lb-worker]', { hasText: 'lb-dead-1' }).count()).toBe(0);
     await context.close();
   });

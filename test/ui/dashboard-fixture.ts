@@ -37,6 +37,8 @@ export interface FixtureInput {
   mode?: 'echo' | 'stream' | 'progress' | 'sleep' | 'fail-once' | 'big' | 'burst' | 'fail-long' | 'log';
   /** `log`: lines logged with ctx.log (info), one a step, `delayMs` apart. */
   lines?: string[];
+  /** `log`: every line at once, no pause between (many in one millisecond). */
+  together?: boolean;
   /** `big`: the output is a string of this many characters ("0123456789" repeated); `fail-long`: the error message's length. */
   chars?: number;
   /** `burst`: yield this many chunks ("c0 ", "c1 ", ...) without pausing. */
@@ -96,7 +98,7 @@ export const fixtureHandler: Handler<FixtureInput> = (job, context) => {
     if (input.mode === 'log') {
       for (const [step, line] of (input.lines ?? []).entries()) {
         context.log.info({ step }, line);
-        await sleep(input.delayMs ?? 0, context.signal);
+        if (input.together !== true) await sleep(input.delayMs ?? 0, context.signal);
       }
       return { logged: input.lines?.length ?? 0 };
     }

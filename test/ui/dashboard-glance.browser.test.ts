@@ -1,7 +1,8 @@
 /**
  * Reading the dashboard at a glance (issue 35 item 8), in headless Chromium against a
  * harness of our own (dashboard-fixture.ts): jobs per second per endpoint in the
- * endpoints table and a queue-depth chart; times with their zone and age in one format;
+ * endpoints table, a queue-depth chart, and wait and execution by endpoint (a line each);
+ * times with their zone and age in one format;
  * copy buttons for ids and "copy as curl" (what lands on the clipboard); a stream of
  * object chunks shown as a list, not run together as `}{`.
  */
@@ -25,6 +26,13 @@ describe('reading at a glance', () => {
   it('shows jobs per second per endpoint and a queue-depth chart on the overview', async () => {
     const endpoint = fixture.harness.endpoint(ENDPOINT);
     for (let i = 0; i < 5; i++) await endpoint.waitForEnd((await endpoint.submit({ input: { mode: 'echo', i } })).id, 20_000);
+    // A second endpoint with jobs ended: taken and completed as a worker would, under its own id.
+    const second = fixture.harness.endpoint('glance-two');
+    for (let i = 0; i < 3; i++) {
+      const { id } = await second.submit({ input: { i } });
+      await second.take('glance-worker', 1);
+      await second.complete(id, 'glance-worker', { kind: 'output', output: i });
+    }
     await fixture.harness.endpoint('glance-queue').submit({ input: { waiting: true } });
     const { context, page } = await browsers.open('glance-overview');
     await logIn(page, fixture.uiUrl);
@@ -37,6 +45,13 @@ describe('reading at a glance', () => {
     expect(await chart.locator('figcaption').textContent()).toContain('Queue depth');
     // Its legend names the endpoints drawn, the one with a queued job among them.
     await chart.locator('.u-legend', { hasText: 'glance-queue' }).waitFor(WAIT);
+    // Wait and execution time with all endpoints chosen: one line per endpoint with jobs ended, named in the legend.
+    for (const test of ['chart-wait-endpoints', 'chart-exec-endpoints']) {
+      const byEndpoint = page.locator(`[data-test=${test}]`);
+      await byEndpoint.waitFor(WAIT);
+      // The legend's first row is the time; then one row per line.
+      expect((await byEndpoint.locator('.u-legend .u-series .u-label').allTextContents()).slice(1)).toEqual(['glance-two', ENDPOINT]);
+    }
     await fixture.harness.endpoint('glance-queue').purgeQueue();
     await context.close();
   }, 60_000);

@@ -92,6 +92,18 @@ describe('logs on the dashboard', () => {
     await lines.filter({ hasText: 'loading the model' }).first().waitFor(WAIT);
     expect(await lines.filter({ hasText: 'loading the model' }).first().textContent()).toContain('in-process');
     await lines.filter({ hasText: 'step two of two' }).first().waitFor(WAIT);
+    // Each line's time in the dashboard's one format, to the millisecond, with its zone and age; ISO on hover.
+    const at = lines.first().locator('[data-test=log-at]');
+    expect(await at.textContent()).toMatch(/\d{2}:\d{2}:\d{2}\.\d{3} \S+ · \d+ (s|min) ago$/);
+    expect(await at.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    // 40 lines logged at once (many in one millisecond): shown in the order logged.
+    const burst = Array.from({ length: 40 }, (_, i) => `burst line ${i}`);
+    const many = await endpoint.submit({ input: { mode: 'log', lines: burst, together: true } });
+    await endpoint.waitForEnd(many.id, 20_000);
+    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${many.id}`);
+    const messages = page.locator('[data-test=job-logs] [data-test=log-message]');
+    await expect.poll(() => messages.count(), WAIT).toBe(40);
+    expect(await messages.allTextContents()).toEqual(burst);
     await context.close();
   });
 });

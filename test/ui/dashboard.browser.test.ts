@@ -217,6 +217,10 @@ describe('dashboard in Chromium', () => {
       expect(await delivery.textContent()).toContain(`http://127.0.0.1:${port}/hook`);
       expect(await delivery.textContent()).not.toContain('secret');
       expect(await delivery.locator('[data-test=delivered]').textContent()).toBe('yes');
+      // Its time in the dashboard's one format (issue 35 item 8): day, clock time, zone, age; ISO on hover.
+      const deliveredAt = delivery.locator('[data-test=webhook-at]');
+      expect(await deliveredAt.textContent()).toMatch(/\d{2}:\d{2}:\d{2} \S+ · \d+ (s|min) ago$/);
+      expect(await deliveredAt.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       expect(hooks).toHaveLength(1);
       await context.close();
     } finally {

@@ -8,7 +8,8 @@
 // runs on across intervals where no job ended (spanGaps) instead of breaking apart.
 // The time axis reads on a short history too: ticks on whole seconds (1, 2, 5, 10 s ...
 // apart, never fractions), each labelled with its clock time (14:03:05); with all endpoints chosen,
-// jobs per second and the queue depth are drawn per endpoint, several at once.
+// jobs per second, the queue depth, and (when jobs of several endpoints ended in the range)
+// the queue wait and execution time p95 are drawn per endpoint, one line each, named in the legend.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { duration, html } from './format.js';
@@ -169,6 +170,11 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
   // Queue depth: known from the points the live page took (none on a rebuilt history).
   const queues = perEndpoint(inRange, ids, (p, id) => (p.queued ? (p.queued[id] ?? 0) : null));
   const rates = perEndpoint(inRange, ids, (p, id) => p.endpoints?.[id]?.jobsPerSecond ?? 0);
+  // Wait and execution by endpoint: those of the busiest endpoints with a job ended in the range (an idle one has no time to draw).
+  const timed = endpointId ? [] : rates.ids.filter((id) => inRange.some((p) => p.endpoints?.[id] !== undefined));
+  /** @param {'delayP95' | 'execP95'} figure */
+  const timedColumns = (figure) => timed.map((id) => inRange.map((p) => p.endpoints?.[id]?.[figure] ?? null));
+  const timedNames = timed.map((id) => names[id] ?? id);
   return html`<div>
     <form class="filters" aria-label="Charts" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()}>
       <label>Endpoint <select id="chart-endpoint" value=${endpointId} onChange=${(/** @type {Event & { currentTarget: HTMLSelectElement }} */ e) => setEndpointId(e.currentTarget.value)}>
@@ -183,6 +189,12 @@ export function Charts({ points, endpoints = [], historyMinutes = 10 }) {
       <${Chart} title=${`Queue depth (IN_QUEUE)${endpointId ? '' : ', by endpoint'}`} unit="queued" names=${queues.ids.map((id) => names[id] ?? id)} columns=${[t, ...queues.columns]} format=${count} stepped=${true} test="chart-queue" />
       <${Chart} title="Queue wait (delayTime)" unit="wait" names=${['p50', 'p95', 'p99']} columns=${[t, col('delayP50'), col('delayP95'), col('delayP99')]} format=${duration} test="chart-wait" />
       <${Chart} title="Execution time" unit="execution" names=${['p50', 'p95', 'p99']} columns=${[t, col('execP50'), col('execP95'), col('execP99')]} format=${duration} test="chart-exec" />
+      ${
+        timed.length > 1
+          ? html`<${Chart} title="Queue wait p95, by endpoint" unit="wait p95 by endpoint" names=${timedNames} columns=${[t, ...timedColumns('delayP95')]} format=${duration} test="chart-wait-endpoints" />
+          <${Chart} title="Execution time p95, by endpoint" unit="execution p95 by endpoint" names=${timedNames} columns=${[t, ...timedColumns('execP95')]} format=${duration} test="chart-exec-endpoints" />`
+          : null
+      }
       ${
         cards.size > 0
           ? html`<${Chart} title="GPU utilisation" unit="%" names=${gpuNames} columns=${[t, ...[...cards.keys()].map((i) => gpuCol(i, 'utilizationPercent'))]} format=${percent} test="chart-gpu-util" />

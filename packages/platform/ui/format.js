@@ -43,18 +43,24 @@ export function ago(ms, now) {
   return d >= 0 ? `${text} ago` : `in ${text}`;
 }
 
+/** When's formatters, made once: made per time shown, each line of a long log made three of its own on each render. */
+const ZONE = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' });
+const DAY = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+const TIME = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+const TIME_MS = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hour12: false });
+
 /**
  * A time as every view shows it, one format: date, clock time with its zone, and its age
- * ("25 Nov 18:40:02 UTC · 3 min ago"); the ISO 8601 time (UTC) on hover.
+ * ("25 Nov 18:40:02 UTC · 3 min ago"); the ISO 8601 time (UTC) on hover. `iso` or `at`
+ * (epoch ms) gives the time; `ms` adds its milliseconds (log lines: "18:40:02.123").
  */
-/** @param {{ iso: string | undefined, now: number, test?: string }} props */
-export function When({ iso, now, test }) {
-  if (!iso) return html`<span class="muted" data-test=${test}>—</span>`;
-  const d = new Date(iso);
-  const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? '';
-  const day = d.toLocaleDateString(undefined, { day: 'numeric', month: 'short' });
-  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
-  return html`<time datetime=${iso} title=${iso} data-test=${test}>${day} ${time} ${zone} <span class="muted">· ${ago(d.getTime(), now)}</span></time>`;
+/** @param {{ iso?: string | undefined, at?: number | undefined, now: number, test?: string, ms?: boolean }} props */
+export function When({ iso, at, now, test, ms = false }) {
+  const d = at !== undefined ? new Date(at) : iso ? new Date(iso) : undefined;
+  if (!d || Number.isNaN(d.getTime())) return html`<span class="muted" data-test=${test}>—</span>`;
+  const full = d.toISOString();
+  const zone = ZONE.formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  return html`<time datetime=${full} title=${full} data-test=${test}>${DAY.format(d)} ${(ms ? TIME_MS : TIME).format(d)} ${zone} <span class="muted">· ${ago(d.getTime(), now)}</span></time>`;
 }
 
 /** An ISO time as the local clock time. */

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { Attempts } from './attempts-view.js';
-import { CopyButton, EndpointName, ErrorBox, StatusBadge, When, bytes, clock, curlOf, duration, html, jobHref, pretty } from './format.js';
+import { CopyButton, EndpointName, ErrorBox, StatusBadge, When, bytes, curlOf, duration, html, jobHref, pretty } from './format.js';
 import { Value, ValueActions } from './value-view.js';
 import { LogLines } from './logs-view.js';
 import { workerHref } from './worker-view.js';
@@ -115,15 +115,15 @@ function GpuCards({ gpu }) {
   </section>`;
 }
 
-/** @param {{ job: JobDetail }} props */
-function Deliveries({ job }) {
+/** @param {{ job: JobDetail, now: number }} props */
+function Deliveries({ job, now }) {
   if (!job.webhook) return null;
   return html`<section class="card"><h2>Webhook</h2>
     ${
       job.webhookDeliveries.length === 0
         ? html`<p class="muted">${job.terminal ? 'Delivery under way (attempts are retried 10 s apart by default).' : 'Sent when the job ends.'}</p>`
         : html`<table class="grid"><thead><tr><th>URL</th><th>Delivered</th><th>Attempts</th><th>Last answer</th><th>At</th></tr></thead>
-        <tbody>${job.webhookDeliveries.map((d) => html`<tr data-test="webhook-delivery"><td>${d.url}</td><td data-test="delivered">${d.delivered ? 'yes' : 'no (gave up)'}</td><td>${d.attempts}</td><td>${d.last}</td><td>${clock(new Date(d.at).toISOString())}</td></tr>`)}</tbody></table>`
+        <tbody>${job.webhookDeliveries.map((d) => html`<tr data-test="webhook-delivery"><td>${d.url}</td><td data-test="delivered">${d.delivered ? 'yes' : 'no (gave up)'}</td><td>${d.attempts}</td><td>${d.last}</td><td class="nowrap"><${When} at=${d.at} now=${now} test="webhook-at" /></td></tr>`)}</tbody></table>`
     }
   </section>`;
 }
@@ -275,6 +275,6 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
     <${Attempts} endpointId=${endpointId} job=${job} />
     <${LogLines} query=${{ endpoint: endpointId, job: job.id }} follow=${!job.terminal} title="Log lines of this job" test="job-logs"
       empty="No line for this job (yet): lines a worker logs for it (ctx.log, the runtime's job lines) show here, from an in-process worker and from the workers the launcher runs." />
-    <${Deliveries} job=${job} />
+    <${Deliveries} job=${job} now=${now} />
   </div>`;
 }

@@ -4,8 +4,9 @@
 // level, message and fields (the fields on demand); any other line as written. The level
 // colours the line (a pino info line on stderr is not an error); a line that is not pino
 // is coloured by its stream. An in-process worker's job lines (stream: their level) are
-// read the same way.
-import { html, pretty } from './format.js';
+// read the same way. Its time is written as every time on the dashboard is (When: date,
+// clock time with its zone, age), to the millisecond.
+import { When, html, pretty } from './format.js';
 
 /** pino's numeric levels. */
 /** @type {Record<number, string>} */
@@ -61,17 +62,11 @@ export function parseTapped(level, text) {
 
 const LEVEL_NAMES = new Set(Object.values(LEVELS));
 
-/** @param {number} at */
-const timeOf = (at) => {
-  const d = new Date(at);
-  return `${d.toLocaleTimeString(undefined, { hour12: false })}.${String(d.getMilliseconds()).padStart(3, '0')}`;
-};
-
-/** One line: time, worker, stream, then the pino level, message and fields, or the line as written. */
-/** @param {{ line: { at: number, workerId: string, stream: string, line: string } }} props */
-export function LogLine({ line }) {
+/** One line: time, worker, stream, then the pino level, message and fields, or the line as written. `now`: for the time's age. */
+/** @param {{ line: { at: number, workerId: string, stream: string, line: string }, now: number }} props */
+export function LogLine({ line, now }) {
   const pino = LEVEL_NAMES.has(line.stream) ? parseTapped(line.stream, line.line) : parsePino(line.line);
-  const meta = html`<span class="muted log-meta">${timeOf(line.at)} ${line.workerId} ${line.stream}</span>`;
+  const meta = html`<span class="muted log-meta"><${When} at=${line.at} now=${now} ms=${true} test="log-at" /> ${line.workerId} ${line.stream}</span>`;
   if (!pino) return html`<div class=${`log-line log-${line.stream}`} data-test="log-line">${meta} <span class="log-text">${line.line}</span></div>`;
   const count = Object.keys(pino.fields).length;
   return html`<div class=${`log-line log-level-${pino.level}`} data-test="log-line" data-level=${pino.level}>${meta}

@@ -5,7 +5,7 @@
 // error; the workers gone lately: forgotten when unhealthy too long, or removed) and the launcher (/health counts per endpoint, its worker processes). A panel
 // another part of the harness adds is shown by its data's shape: a list of records as
 // a table, a record as a list of facts, a sentence as text.
-import { EndpointName, clock, duration, html, jobHref } from './format.js';
+import { EndpointName, When, duration, html, jobHref } from './format.js';
 import { workerHref } from './worker-view.js';
 
 /**
@@ -49,7 +49,7 @@ function LoadBalancing({ data }) {
         .reverse()
         .map(
           (w) => html`<tr data-test="lb-gone" class="gone"><td><code>${w.id}</code></td>
-        <td><span class="badge s-CANCELLED" title=${w.reason}>gone ${clock(w.at)}</span></td><td colspan="3">${w.reason}</td>
+        <td><span class="badge s-CANCELLED" title=${w.reason}>gone</span> <${When} iso=${w.at} now=${Date.now()} /></td><td colspan="3">${w.reason}</td>
         <td><code>${w.url}</code></td><td class="err" title=${w.lastError ?? ''}>${w.lastError ?? ''}</td></tr>`,
         )}</tbody>
   </table>`,
@@ -88,7 +88,7 @@ function Launcher({ data, names }) {
         ) => html`<tr data-test="launcher-worker"><td>${w.endpointId ? html`<a href=${workerHref(w.endpointId, w.id)} data-test="launcher-worker-link"><code>${w.id}</code></a>` : html`<code>${w.id}</code>`}</td><td>${w.endpointId ? html`<${EndpointName} id=${w.endpointId} names=${names} />` : '—'}</td>
         <td>${w.state ? html`<${State} state=${w.state} />` : '—'}</td><td>${w.gpu ? `${w.gpu.count} × ${w.gpu.typeId}` : 'CPU'}</td>
         <td>${(w.jobs ?? []).map((id) => (w.endpointId ? html`<a href=${jobHref(w.endpointId, id)}><code>${id}</code></a> ` : html`<code>${id}</code> `))}</td>
-        <td>${w.since ? new Date(w.since).toLocaleTimeString() : '—'}</td></tr>`,
+        <td class="nowrap"><${When} iso=${w.since} now=${Date.now()} /></td></tr>`,
       )}</tbody></table>`
     }
   </div>`;

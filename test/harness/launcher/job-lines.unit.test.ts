@@ -8,8 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { JOB_LINES_LIMITS, JobLines, jobIdOfLine } from '../../../packages/platform/src/harness/launcher/job-lines.js';
 import { WorkerLogs, type WorkerLogLine } from '../../../packages/platform/src/harness/launcher/worker-logs.js';
 
+let lastSeq = 0;
 const line = (at: number, jobId: string, text = 'x'.repeat(100)): WorkerLogLine => ({
   at,
+  seq: ++lastSeq,
   workerId: 'w1',
   stream: 'stdout',
   line: `{"level":30,"requestId":"${jobId}","msg":"${text}"}`,

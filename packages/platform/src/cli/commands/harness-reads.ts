@@ -10,7 +10,8 @@ import * as z from 'zod';
 import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
 import { DEFAULT_MANAGEMENT_TIMEOUT_MS } from '../../harness/management/management-client.js';
 
-export const LogLineReplySchema = z.object({ at: z.number(), workerId: z.string(), stream: z.string(), line: z.string() });
+/** A log line; `seq` (the capture order, harness/launcher/log-order.ts) is absent from a harness older than it. */
+export const LogLineReplySchema = z.object({ at: z.number(), seq: z.number().int().optional(), workerId: z.string(), stream: z.string(), line: z.string() });
 export type LogLineReply = z.infer<typeof LogLineReplySchema>;
 export const LogsReplySchema = z.object({ launcher: z.boolean(), inProcess: z.boolean().optional(), lines: z.array(LogLineReplySchema) });
 export type LogsReply = z.infer<typeof LogsReplySchema>;

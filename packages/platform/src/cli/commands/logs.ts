@@ -4,7 +4,9 @@
  * lines from a harness, as its dashboard shows them (GET /ui/api/logs): the lines of the
  * workers its launcher runs (stdout, stderr), of one worker, or those naming one job
  * (with the lines an in-process worker logged for it). One line each on stdout, oldest
- * first: time, worker, stream, the line as written; `--json`: each as a JSON object.
+ * first (by time, then by the order the harness captured them: lines of one millisecond as
+ * they were written): time, worker, stream, the line as written; `--json`: each as a JSON
+ * object (with `seq`, its capture number).
  * `--follow` reads again every `--interval` ms and prints only the lines not printed yet,
  * until interrupted (Ctrl+C).
  */
@@ -36,15 +38,34 @@ export function formatLogLine(line: LogLineReply): string {
 const keyOf = (line: LogLineReply): string => `${line.workerId}\u0000${line.stream}\u0000${line.line}`;
 
 /**
- * What is new in each read of a followed log: the reads overlap (each is the last lines),
- * so a line is new when it is later than the last printed, or of that same millisecond
- * and not printed yet (counted, so two equal lines of one millisecond both print).
+ * What is new in each read of a followed log: the reads overlap (each is the last lines).
+ * A harness numbers each line as it captures it (harness/launcher/log-order.ts), so a line is new
+ * when its number is above the highest printed: exact, for lines of one millisecond too, and
+ * for a line read after one of a later time (an in-process worker's lines carry the time
+ * it logged them). A read whose highest number is below the highest printed comes from a
+ * restarted harness (its numbers start again): all its lines are new. A harness older than
+ * the numbers: a line is new when it is later than the last printed, or of that same
+ * millisecond and not printed yet (counted, so two equal lines of one millisecond both print).
  */
 export class NewLines {
+  #lastSeq = 0;
   #lastAt = Number.NEGATIVE_INFINITY;
   #printedAtLast = new Map<string, number>();
 
   take(lines: readonly LogLineReply[]): LogLineReply[] {
+    if (lines.length > 0 && lines.every((line) => line.seq !== undefined)) return this.#bySeq(lines);
+    return this.#byTime(lines);
+  }
+
+  #bySeq(lines: readonly LogLineReply[]): LogLineReply[] {
+    const highest = Math.max(...lines.map((line) => line.seq ?? 0));
+    if (highest < this.#lastSeq) this.#lastSeq = 0;
+    const fresh = lines.filter((line) => (line.seq ?? 0) > this.#lastSeq);
+    this.#lastSeq = Math.max(this.#lastSeq, highest);
+    return fresh;
+  }
+
+  #byTime(lines: readonly LogLineReply[]): LogLineReply[] {
     const fresh: LogLineReply[] = [];
     const seenAtLast = new Map<string, number>();
     for (const line of lines) {
@@ -80,7 +101,7 @@ export function registerLogsCommand(program: Command): void {
       .option('--tail <n>', 'the last n lines, 1 to 1000 (default 200)')
       .option('-f, --follow', 'keep reading: print new lines as they come, until interrupted')
       .option('--interval <ms>', `with --follow: milliseconds between reads, 200 to 60000 (default ${DEFAULT_FOLLOW_INTERVAL_MS})`)
-      .option('--json', 'each line as a JSON object ({ at, workerId, stream, line }), one a line'),
+      .option('--json', 'each line as a JSON object ({ at, seq, workerId, stream, line }), one a line'),
   ).action(async (endpointId: string, flags: LogsFlags) => {
     const tail = integerFlag('--tail', flags.tail) ?? 200;
     if (tail < 1 || tail > MAX_LINES) throw new Error(`--tail must be a whole number from 1 to ${MAX_LINES}, got ${flags.tail}`);

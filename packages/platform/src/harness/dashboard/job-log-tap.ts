@@ -12,6 +12,7 @@
  */
 import type { Logger } from 'pino';
 import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { nextLogSeq } from '../launcher/log-order.js';
 
 /** What the buffer keeps at most: jobs, lines a job, characters a line, characters in all (the oldest jobs go first). */
 export const JOB_LOG_LIMITS = { jobs: 2_000, linesPerJob: 200, lineChars: 4_000, totalChars: 8 * 1024 * 1024 } as const;
@@ -22,6 +23,8 @@ export interface JobLogLine {
   readonly level: string;
   /** The message, then the fields logged with it as JSON. */
   readonly line: string;
+  /** Capture sequence number (launcher/log-order.ts), given by add(): lines of one millisecond keep the order they were logged in. */
+  readonly seq: number;
 }
 
 export class JobLogBuffer {
@@ -40,7 +43,9 @@ export class JobLogBuffer {
     return this.#chars;
   }
 
-  add(jobId: string, line: JobLogLine): void {
+  /** Keep `captured` under its job, numbered (launcher/log-order.ts). */
+  add(jobId: string, captured: Omit<JobLogLine, 'seq'>): void {
+    const line: JobLogLine = { at: captured.at, level: captured.level, line: captured.line, seq: nextLogSeq() };
     let lines = this.#byJob.get(jobId);
     if (!lines) {
       lines = [];

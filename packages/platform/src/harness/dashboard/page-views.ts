@@ -75,6 +75,8 @@ export interface ScaleEventsView {
 export interface LogLineView {
   /** Epoch ms. */
   at: number;
+  /** Capture sequence number (harness/launcher/log-order.ts): lines are ordered by (at, seq); of one process, it grows with each line captured. */
+  seq: number;
   workerId: string;
   stream: string;
   line: string;

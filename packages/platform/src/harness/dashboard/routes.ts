@@ -27,6 +27,7 @@ import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
 import { publicConfig } from '../http/route-config.js';
 import type { LiveHub } from './live-hub.js';
+import { byTimeThenSeq } from '../launcher/log-order.js';
 import type { ChunkValues, LogLineView, LogsView, OverviewView, ScaleEventView, ScaleEventsView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
 import type { StaticFiles, StaticFile } from './static-files.js';
@@ -333,17 +334,19 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       const kept = launched?.jobLogs?.(query.endpoint, jobId);
       if (kept !== undefined) {
         const seen = new Set(lines);
-        lines = [...kept.lines.filter((line) => !seen.has(line)), ...lines].sort((a, b) => a.at - b.at);
+        lines = [...kept.lines.filter((line) => !seen.has(line)), ...lines];
         dropped = kept.dropped;
       }
       const own = jobLogs?.forJob(jobId) ?? [];
       if (own.length > 0)
-        lines = [...lines, ...own.map((line) => ({ at: line.at, workerId: 'in-process', stream: line.level, line: line.line }))].sort((a, b) => a.at - b.at);
+        lines = [...lines, ...own.map((line) => ({ at: line.at, seq: line.seq, workerId: 'in-process', stream: line.level, line: line.line }))];
     }
+    // By time, then by capture order (launcher/log-order.ts): lines of one millisecond as they were read, whichever store kept them.
+    lines = [...lines].sort(byTimeThenSeq);
     return {
       launcher: launched !== undefined,
       inProcess: jobLogs !== undefined,
-      lines: lines.slice(-query.max).map((line) => ({ ...line, line: clipLine(line.line) })),
+      lines: lines.slice(-query.max).map((line) => ({ at: line.at, seq: line.seq, workerId: line.workerId, stream: line.stream, line: clipLine(line.line) })),
       ...(dropped !== undefined ? { dropped } : {}),
     };
   });

@@ -370,8 +370,8 @@ export class Launcher implements LaunchedWorkersView {
   }
 
   #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {
-    const entry: WorkerLogLine = { at: this.#deps.harness.clock.now(), workerId, stream, line };
-    this.#logs.add(endpointId, entry);
+    // Numbered as it is kept (log-order.ts); the job's copy is the same entry, so both read in one order.
+    const entry = this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId, stream, line });
     const jobId = jobIdOfLine(line);
     if (jobId !== undefined) this.#jobLines.add(endpointId, jobId, entry);
     this.#log.info({ endpointId, workerId, stream }, line);

@@ -1,9 +1,11 @@
 /**
  * @module harness/launcher/worker-logs
  * The output of launched workers, kept per endpoint: the last `limit` lines, each
- * with its worker id, stream and time. `GET /v2/{endpoint}/logs` reads them; the
- * launcher also writes every line to the harness log with the worker id.
+ * with its worker id, stream, time and capture sequence number (log-order.ts: lines of
+ * one millisecond keep the order they were read in). `GET /v2/{endpoint}/logs` reads
+ * them; the launcher also writes every line to the harness log with the worker id.
  */
+import { nextLogSeq } from './log-order.js';
 
 export interface WorkerLogLine {
   /** Epoch ms the harness read the line. */
@@ -11,7 +13,12 @@ export interface WorkerLogLine {
   workerId: string;
   stream: 'stdout' | 'stderr' | 'launcher';
   line: string;
+  /** Capture sequence number (log-order.ts): the order lines were read in, across every source of this process. */
+  seq: number;
 }
+
+/** A line as captured, before the store numbers it. */
+export type CapturedLogLine = Omit<WorkerLogLine, 'seq'>;
 
 export class WorkerLogs {
   readonly #limit: number;
@@ -22,7 +29,10 @@ export class WorkerLogs {
     this.#limit = limit;
   }
 
-  add(endpointId: string, entry: WorkerLogLine): void {
+  /** Keep `captured` with the next sequence number; answers the line as kept. */
+  add(endpointId: string, captured: CapturedLogLine): WorkerLogLine {
+    // A literal, not a spread: a spread copy cost several times as much a line (a worker can write thousands a second).
+    const entry: WorkerLogLine = { at: captured.at, workerId: captured.workerId, stream: captured.stream, line: captured.line, seq: nextLogSeq() };
     let lines = this.#byEndpoint.get(endpointId);
     if (!lines) {
       lines = [];
@@ -30,6 +40,7 @@ export class WorkerLogs {
     }
     lines.push(entry);
     if (lines.length > this.#limit) lines.splice(0, lines.length - this.#limit);
+    return entry;
   }
 
   /** The last `max` lines of the endpoint (oldest first), optionally of one worker. */
