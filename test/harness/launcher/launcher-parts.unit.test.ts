@@ -101,6 +101,11 @@ describe('WorkerLogs', () => {
     expect(logs.read('ep').map((entry) => entry.line)).toEqual(['line 2', 'line 3', 'line 4']);
     expect(logs.read('ep', 10, 'a').map((entry) => entry.line)).toEqual(['line 2', 'line 4']);
     expect(logs.read('other')).toEqual([]);
+    // Past twice the limit (when the kept lines are trimmed) and between trims: still the last 3.
+    for (let i = 5; i < 21; i++) {
+      logs.add('ep', { at: i, workerId: 'a', stream: 'stdout', line: `line ${i}` });
+      expect(logs.read('ep').map((entry) => entry.line)).toEqual([i - 2, i - 1, i].map((n) => `line ${n}`));
+    }
   });
 });
 

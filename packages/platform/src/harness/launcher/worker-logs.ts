@@ -39,13 +39,16 @@ export class WorkerLogs {
       this.#byEndpoint.set(endpointId, lines);
     }
     lines.push(entry);
-    if (lines.length > this.#limit) lines.splice(0, lines.length - this.#limit);
+    // Trimmed once it holds twice the limit, not at each line: one move of `limit` lines per `limit` lines added.
+    if (lines.length >= 2 * this.#limit) lines.splice(0, lines.length - this.#limit);
     return entry;
   }
 
   /** The last `max` lines of the endpoint (oldest first), optionally of one worker. */
   read(endpointId: string, max = this.#limit, workerId?: string): WorkerLogLine[] {
-    const lines = (this.#byEndpoint.get(endpointId) ?? []).filter((entry) => workerId === undefined || entry.workerId === workerId);
+    const kept = this.#byEndpoint.get(endpointId) ?? [];
+    const last = kept.slice(Math.max(0, kept.length - this.#limit));
+    const lines = workerId === undefined ? last : last.filter((entry) => entry.workerId === workerId);
     return lines.slice(Math.max(0, lines.length - max));
   }
 }
