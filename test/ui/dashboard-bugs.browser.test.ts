@@ -117,6 +117,9 @@ describe('dashboard bugs fixed, on a harness of its own', () => {
     await banner.waitFor(WAIT);
     expect(await banner.getAttribute('role')).toBe('alert');
     expect(await banner.textContent()).toContain('The harness is not answering since');
+    // The times in the one format of every view: date, clock time with its zone, age.
+    expect(await banner.textContent()).toMatch(/since .*\d{2}:\d{2}:\d{2} \S+ · \d+ s ago: /);
+    expect(await banner.textContent()).toMatch(/What this page shows is from .*\d{2}:\d{2}:\d{2} \S+ · \d+ s ago;/);
     await context.close();
   });
 });

@@ -7,7 +7,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { followEvents, keyStore, views } from './api.js';
-import { ErrorBox, endpointNames, html } from './format.js';
+import { ErrorBox, endpointNames, html, whenText } from './format.js';
 import { JobView } from './job-view.js';
 import { JobsView } from './jobs-view.js';
 import { OverviewView } from './overview-view.js';
@@ -237,8 +237,8 @@ function App() {
   return html`${
     down
       ? html`<div class="banner" role="alert" data-test="unreachable">
-      The harness is not answering since ${new Date(down.since).toLocaleTimeString()}: ${down.error.message}.
-      <span class="hint">What this page shows is from ${overview.now ? new Date(overview.now).toLocaleTimeString() : 'before'}; it reconnects by itself (every second).</span></div>`
+      The harness is not answering since ${whenText({ at: down.since, now: Date.now() })}: ${down.error.message}.
+      <span class="hint">What this page shows is from ${overview.now ? whenText({ at: new Date(overview.now).getTime(), now: Date.now() }) : 'before'}; it reconnects by itself (every second).</span></div>`
       : null
   }
     <header>

@@ -5,7 +5,7 @@
 // refused as stale). Read from /ui/api/.../attempts whenever the job's state moves.
 import { useEffect, useState } from 'preact/hooks';
 import { views } from './api.js';
-import { ErrorBox, When, clock, duration, html } from './format.js';
+import { ErrorBox, When, duration, html, whenText } from './format.js';
 import { workerHref } from './worker-view.js';
 
 /**
@@ -89,7 +89,7 @@ export function Attempts({ endpointId, job }) {
           <td class="nowrap"><${When} iso=${a.startedAt} now=${now} /></td><td class="nowrap"><${When} iso=${a.endedAt} now=${now} /></td><td class="num" data-test="attempt-ran">${duration(a.outcome === 'running' && a.durationMs !== undefined ? a.durationMs + Math.max(0, now - view.readAt) : a.durationMs)}</td>
           <td><span class=${`badge ${OUTCOME_CLASS[a.outcome] ?? ''}`} data-test="attempt-outcome">${OUTCOME_TEXT[a.outcome] ?? a.outcome}</span></td>
           <td>${a.reason ?? ''}</td>
-          <td class="num" title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${clock(a.lastStalePost.at)}` : undefined}>${a.stalePosts}</td></tr>`,
+          <td class="num" title=${a.lastStalePost ? `last: ${a.lastStalePost.what} from ${a.lastStalePost.workerId} at ${whenText({ iso: a.lastStalePost.at, now: Date.now() })}` : undefined}>${a.stalePosts}</td></tr>`,
         )}</tbody></table>`
     }
     ${view.dropped > 0 ? html`<p class="muted">${view.dropped} older attempts not kept (the last ${view.limits.maxAttemptsPerJob} are).</p>` : null}

@@ -49,6 +49,28 @@ const DAY = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' 
 const TIME = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 const TIME_MS = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hour12: false });
 
+/** @param {{ iso?: string | undefined, at?: number | undefined }} time */
+function dateOf({ iso, at }) {
+  const d = at !== undefined ? new Date(at) : iso ? new Date(iso) : undefined;
+  return d && !Number.isNaN(d.getTime()) ? d : undefined;
+}
+
+/** @param {Date} d @param {boolean} ms */
+function clockText(d, ms) {
+  const zone = ZONE.formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  return `${DAY.format(d)} ${(ms ? TIME_MS : TIME).format(d)} ${zone}`;
+}
+
+/**
+ * When's format as plain text, for a tooltip or a banner: "25 Nov 18:40:02 UTC · 3 min ago";
+ * "—" for no time.
+ */
+/** @param {{ iso?: string | undefined, at?: number | undefined, now: number, ms?: boolean }} props */
+export function whenText({ iso, at, now, ms = false }) {
+  const d = dateOf({ iso, at });
+  return d ? `${clockText(d, ms)} · ${ago(d.getTime(), now)}` : '—';
+}
+
 /**
  * A time as every view shows it, one format: date, clock time with its zone, and its age
  * ("25 Nov 18:40:02 UTC · 3 min ago"); the ISO 8601 time (UTC) on hover. `iso` or `at`
@@ -56,17 +78,10 @@ const TIME_MS = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2
  */
 /** @param {{ iso?: string | undefined, at?: number | undefined, now: number, test?: string, ms?: boolean }} props */
 export function When({ iso, at, now, test, ms = false }) {
-  const d = at !== undefined ? new Date(at) : iso ? new Date(iso) : undefined;
-  if (!d || Number.isNaN(d.getTime())) return html`<span class="muted" data-test=${test}>—</span>`;
+  const d = dateOf({ iso, at });
+  if (!d) return html`<span class="muted" data-test=${test}>—</span>`;
   const full = d.toISOString();
-  const zone = ZONE.formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? '';
-  return html`<time datetime=${full} title=${full} data-test=${test}>${DAY.format(d)} ${(ms ? TIME_MS : TIME).format(d)} ${zone} <span class="muted">· ${ago(d.getTime(), now)}</span></time>`;
-}
-
-/** An ISO time as the local clock time. */
-/** @param {string | undefined} iso */
-export function clock(iso) {
-  return iso ? new Date(iso).toLocaleTimeString() : '—';
+  return html`<time datetime=${full} title=${full} data-test=${test}>${clockText(d, ms)} <span class="muted">· ${ago(d.getTime(), now)}</span></time>`;
 }
 
 /** @param {number | null | undefined} n */

@@ -112,14 +112,6 @@ function queryOf(filters, offset, across) {
   return query;
 }
 
-/** A date and time people read at once: "25 Nov 18:40:02". */
-/** @param {string | undefined} iso */
-export function dateTime(iso) {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  return `${d.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} ${d.toLocaleTimeString()}`;
-}
-
 /** Queue age of a queued job (it runs on), else the wait it had. */
 /** @param {RequestSummary} job @param {number} now */
 function queueTime(job, now) {
