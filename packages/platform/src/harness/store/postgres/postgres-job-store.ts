@@ -50,6 +50,7 @@ import { PEER_TIMES, type PeerTimes } from './peers.js';
 import { MAX_CLOCK_SKEW_MS } from './clock-skew.js';
 import { checkClockAtOpen, StoreListening } from './store-listening.js';
 import { JoinedTakes } from './joined-takes.js';
+import { MAINTENANCE_LIMITS, MaintenanceCheck, type MaintenanceLimits } from './maintenance-check.js';
 import { cancelJob, purgeQueued, retryJob, setJobTtl } from './caller-changes.js';
 import { Coalescer } from './coalescer.js';
 import { insertJobs, type NewJob } from './queue.js';
@@ -72,6 +73,8 @@ export interface PostgresJobStoreOptions {
   readonly clock?: { now(): number };
   /** The bound on the clock's skew, ms; default 2 000 (clock-skew.ts). */
   readonly maxClockSkewMs?: number;
+  /** Given: the maintenance check runs (maintenance-check.ts) and warns through `warn`, within `limits` (default MAINTENANCE_LIMITS). */
+  readonly maintenance?: { readonly warn: (message: string) => void; readonly limits?: Partial<MaintenanceLimits> };
 }
 
 /** Submissions joined in one statement at most: their count, and their requests' JSON bytes (a larger one goes alone). */
@@ -87,6 +90,7 @@ export class PostgresJobStore implements JobStore {
   readonly #resultWrites: ResultWrites;
   readonly #takeWrites = new TakeWrites();
   readonly #takes: JoinedTakes;
+  #maintenance: MaintenanceCheck | undefined;
   #closed = false;
 
   private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes) {
@@ -110,6 +114,11 @@ export class PostgresJobStore implements JobStore {
     if (watched) await checkClockAtOpen(database.sql, watched);
     const store = new PostgresJobStore(database.sql, options.onError ?? (() => undefined), options.peerTimes ?? PEER_TIMES);
     await store.#listening.listen(() => store.listEndpoints(), watched);
+    if (options.maintenance) {
+      const limits = { ...MAINTENANCE_LIMITS, ...options.maintenance.limits };
+      store.#maintenance = new MaintenanceCheck(database.sql, limits, options.maintenance.warn, options.onError ?? (() => undefined));
+      store.#maintenance.start();
+    }
     return store;
   }
 
@@ -351,6 +360,7 @@ export class PostgresJobStore implements JobStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#maintenance?.close();
     // The connections are the database handle's: its opener closes it.
     await this.#listening.close();
   }
