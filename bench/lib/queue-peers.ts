@@ -176,7 +176,7 @@ async function openPgBoss(url: string): Promise<QueueUnderTest> {
       return ends;
     },
     async close() {
-      await boss.stop({ graceful: false, wait: true, close: true });
+      await boss.stop({ graceful: false, close: true });
     },
   };
 }
