@@ -3,10 +3,12 @@
  * conditions made in the test, with low limits instead of waiting: a transaction held
  * open in another connection, dead rows no vacuum cleaned, indexes that kept their pages
  * after a VACUUM truncated their table. Each is warned of once, again after it cleared.
+ * The rounds: of two harnesses whose rounds come due together, one checks.
  */
 import postgres from 'postgres';
 import { afterEach, expect, it } from 'vitest';
 import { MAINTENANCE_LIMITS, MaintenanceCheck, type MaintenanceLimits } from '../../../packages/platform/src/harness/store/postgres/maintenance-check.js';
+import { ManualClock } from '../../../src/clock/manual-clock.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 
 let database: TestDatabase | undefined;
@@ -88,4 +90,43 @@ it('warns of dead rows no vacuum cleaned, and of indexes that outweigh their tab
   expect(warnings.at(-1)).toMatch(/the indexes of sw_\w+ weigh [\d.]+ MB for a table of [\d.]+ MB \(more than 2x\).*REINDEX TABLE CONCURRENTLY/);
   // Warned once (the keys warned of are kept in the database, for whichever harness looks next).
   expect(await bloat.check()).toEqual([]);
+});
+
+it('runs each round in one harness of those on the database: the one whose turn it takes first', async () => {
+  const { sql, warnings } = await setUp({ oldTransactionMs: 0 });
+  const handle = await (database as TestDatabase).connect(2);
+  const clock = new ManualClock();
+  const checks = [0, 1].map(
+    () =>
+      new MaintenanceCheck(
+        handle.sql,
+        { ...QUIET, oldTransactionMs: 0, intervalMs: 60_000 },
+        (message) => warnings.push(message),
+        (error) => warnings.push(String(error)),
+        clock,
+      ),
+  );
+  const held = await sql.reserve();
+  try {
+    await held`BEGIN`;
+    await held`SELECT txid_current()`;
+    for (const check of checks) check.start();
+    clock.advance(60_000);
+    await Promise.all(checks.map((check) => check.settled()));
+    // Both rounds came due; one took the turn (sw_maintenance.checked_at) and warned.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/holds back vacuum/);
+    const [row] = await handle.sql<{ warned: string[] }[]>`SELECT warned FROM sw_maintenance`;
+    expect(row?.warned).toEqual([expect.stringMatching(/^transaction:\d+$/)]);
+    // Due again on this clock, but not on the database's (the last turn was taken under 54 s ago): no round runs,
+    // though a round would warn again now (what was warned of is forgotten).
+    await handle.sql`UPDATE sw_maintenance SET warned = '{}'`;
+    clock.advance(60_000);
+    await Promise.all(checks.map((check) => check.settled()));
+    expect(warnings).toHaveLength(1);
+    await held`COMMIT`;
+  } finally {
+    held.release();
+    for (const check of checks) check.close();
+  }
 });

@@ -139,7 +139,8 @@ export class MaintenanceCheck {
   readonly #onError: (error: unknown) => void;
   readonly #clock: Clock;
   #timer: TimerHandle | undefined;
-  #running = false;
+  /** The round under way (or the last one), settled: its errors went to onError. */
+  #round: Promise<void> | undefined;
 
   constructor(sql: postgres.Sql, limits: MaintenanceLimits, warn: (message: string) => void, onError: (error: unknown) => void, clock: Clock = systemClock) {
     this.#sql = sql;
@@ -151,13 +152,19 @@ export class MaintenanceCheck {
 
   /** A round every `intervalMs`, when this harness's turn (the first after one interval). */
   start(): void {
+    let running = false;
     this.#timer ??= repeatEvery(this.#clock, this.#limits.intervalMs, () => {
-      if (this.#running) return;
-      this.#running = true;
-      this.#round()
+      if (running) return;
+      running = true;
+      this.#round = this.#takeTurn()
         .catch(this.#onError)
-        .finally(() => (this.#running = false));
+        .finally(() => (running = false));
     });
+  }
+
+  /** Settles when the round under way (if any) has. */
+  async settled(): Promise<void> {
+    await this.#round;
   }
 
   close(): void {
@@ -180,7 +187,7 @@ export class MaintenanceCheck {
   }
 
   /** Check when this harness wins the round (no other harness checked in the last interval). */
-  async #round(): Promise<void> {
+  async #takeTurn(): Promise<void> {
     const seconds = (this.#limits.intervalMs * 0.9) / 1_000;
     const won = await this.#sql`UPDATE sw_maintenance SET checked_at = now() WHERE checked_at < now() - make_interval(secs => ${seconds}) RETURNING checked_at`;
     if (won.length > 0) await this.check();
