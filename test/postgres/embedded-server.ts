@@ -31,6 +31,8 @@ export interface EmbeddedServerOptions {
   durable?: boolean;
   /** Lines the server logs; default: dropped (errors still reach `onError`). */
   onLog?: (line: string) => void;
+  /** More server settings (`name=value`, each given as `-c`), e.g. shared_preload_libraries for a bench. */
+  settings?: readonly string[];
 }
 
 const PASSWORD = 'sw-test';
@@ -121,6 +123,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions = {}): 
       `synchronous_commit=${options.durable ? 'on' : 'off'}`,
       '-c',
       'max_connections=300',
+      ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
     ],
     onLog: options.onLog ?? (() => undefined),
     onError: (error: unknown) => errors.push(String(error)),

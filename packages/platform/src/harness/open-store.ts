@@ -51,6 +51,12 @@ export interface OpenStoreOptions {
    * measured (a harness on a clock of its own, tests). Unused for memory.
    */
   readonly clock?: { now(): number } | null;
+  /**
+   * Warnings about the database's upkeep (store/postgres/maintenance-check.ts: vacuum
+   * held back, dead rows piling up, bloated indexes), once per condition; given, the
+   * check runs every few minutes. Unused for memory.
+   */
+  readonly onWarning?: (message: string) => void;
 }
 
 export interface OpenedJobStore {
@@ -77,7 +83,11 @@ export async function openJobStore(spec: string, options: OpenStoreOptions = {})
     database = await openHarnessDatabase(valid, poolSize !== undefined ? { poolSize } : {});
     const clock = options.clock === undefined ? systemClock : options.clock;
     return {
-      store: await PostgresJobStore.open(database, { ...(options.onError ? { onError: options.onError } : {}), ...(clock ? { clock } : {}) }),
+      store: await PostgresJobStore.open(database, {
+        ...(options.onError ? { onError: options.onError } : {}),
+        ...(clock ? { clock } : {}),
+        ...(options.onWarning ? { maintenance: { warn: options.onWarning } } : {}),
+      }),
       database,
     };
   } catch (error) {

@@ -50,6 +50,7 @@ export async function harnessForServer(
     // The system clock is measured against the database's; a harness on a clock of its own (tests) is not.
     ...(harnessOptions.clock !== undefined ? { clock: null } : {}),
     ...(logger ? { onError: (error: unknown) => logger.warn({ err: error }, 'job store: background error (it goes on)') } : {}),
+    ...(logger ? { onWarning: (message: string) => logger.warn(message) } : {}),
   });
   const owned = new Harness({ ...harnessOptions, store: jobStore });
   if (!database) return { options: { ...rest, harness: owned }, owned, spec };

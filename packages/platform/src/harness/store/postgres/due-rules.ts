@@ -19,8 +19,10 @@
  */
 import type postgres from 'postgres';
 import { expiryStop, timeoutChange } from 'serverless-worker/internal/harness/store/job-rules.js';
+import type { DueOutcome, StopOrder, StoredJob, StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
 import { applyChange, changed, finishChanges, newChanges, orderStop, saveJobs, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { inTransaction } from './transactions.js';
 
 /** Jobs timed out in one transaction at most (locked by one statement, saved by one). */
 export const TIMEOUT_BATCH = 500;
@@ -85,4 +87,40 @@ export async function sweepDue(sql: postgres.Sql, kind: 'ttl' | 'retention', now
     changed(changes, job);
   }
   return rows.length;
+}
+
+/**
+ * The deadlines due at `now` in short transactions: the timeouts first, a batch a
+ * transaction, then the ttl and retention sweep, a set-based statement of up to
+ * SWEEP_BATCH deletions each. The events of each batch go to `publish` once it
+ * committed; `stillOpen` throws when the store closed meanwhile.
+ */
+export async function applyAllDue(
+  sql: postgres.Sql,
+  now: number,
+  publish: (events: readonly StoreEvent[]) => void,
+  stillOpen: () => void,
+): Promise<DueOutcome> {
+  const outcome = { ended: [] as StoredJob[], stops: [] as StopOrder[], deleted: [] as StoredJob[] };
+  const take = (changes: Changes): void => {
+    outcome.ended.push(...changes.ended);
+    outcome.stops.push(...changes.stops);
+    outcome.deleted.push(...changes.deleted);
+    publish(changes.events);
+  };
+  for (;;) {
+    const batch = await inTransaction(sql, (tx) => applyTimeouts(tx, now));
+    for (const changes of batch.changes) take(changes);
+    if (batch.locked < TIMEOUT_BATCH) break;
+  }
+  for (const kind of ['ttl', 'retention'] as const) {
+    for (;;) {
+      stillOpen();
+      const changes = newChanges();
+      const deleted = await sweepDue(sql, kind, now, changes);
+      take(changes);
+      if (deleted < SWEEP_BATCH) break;
+    }
+  }
+  return outcome;
 }

@@ -1,0 +1,253 @@
+/**
+ * @module bench/lib/queue-peers
+ * The three queues of bench/queue-peers.bench.ts, each in this process on a database of
+ * its own, behind one shape: the harness's PostgreSQL store (through the harness facade,
+ * as the worker API and /runsync use it), pg-boss and graphile-worker (root
+ * devDependencies, latest). Two workloads each:
+ *
+ * - `waitPerJob`: `clients` callers each submit one no-op job and wait for its end, again
+ *   and again, while one worker of concurrency `clients` runs them;
+ * - `drain`: `jobs` jobs queued first, then drained by one consumer of concurrency 16
+ *   (the store: 16 takers of one worker; pg-boss: fetches of 16, completed together;
+ *   graphile-worker: concurrency 16 with a local queue of 16).
+ *
+ * How each caller learns of its job's end: the harness's own wait (submitAndWait, in
+ * process); graphile-worker's `job:complete` event (after the result is written);
+ * pg-boss has no such wait, so its workers are loops of fetch and complete that resolve
+ * the caller after complete() returned, woken in process by a submission (pg-boss's own
+ * work() polls every 0.5 s at best: it would lose on latency alone).
+ */
+import { EventEmitter } from 'node:events';
+import { PgBoss } from 'pg-boss';
+import { Logger, makeWorkerUtils, run, type Runner, type WorkerEvents } from 'graphile-worker';
+import pg from 'pg';
+import { Harness } from '../../src/harness/index.js';
+import { openHarnessDatabase } from '../../packages/platform/src/harness/harness-database.js';
+import { PostgresJobStore } from '../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
+
+export interface QueueUnderTest {
+  /** Each job's latency, ms (waitPerJob: submit to end seen by the caller; drain: drain start to the job's end). */
+  waitPerJob(jobs: number, clients: number): Promise<number[]>;
+  drain(jobs: number): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+export type QueueName = 'harness store' | 'pg-boss' | 'graphile-worker';
+export const QUEUES: readonly QueueName[] = ['harness store', 'pg-boss', 'graphile-worker'];
+
+const POOL = 10;
+
+/** `clients` loops of `once` until `jobs` ran; answers each call's latency. */
+async function callers(jobs: number, clients: number, once: () => Promise<void>): Promise<number[]> {
+  const latencies: number[] = [];
+  let started = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (started < jobs) {
+        started++;
+        const began = performance.now();
+        await once();
+        latencies.push(performance.now() - began);
+      }
+    }),
+  );
+  return latencies;
+}
+
+export async function openQueue(name: QueueName, url: string): Promise<QueueUnderTest> {
+  if (name === 'harness store') return openHarnessStore(url);
+  if (name === 'pg-boss') return openPgBoss(url);
+  return openGraphile(url);
+}
+
+async function openHarnessStore(url: string): Promise<QueueUnderTest> {
+  const database = await openHarnessDatabase(url, { poolSize: POOL });
+  const harness = new Harness({ store: await PostgresJobStore.open(database) });
+  const endpoint = harness.endpoint('ep');
+  /** `takers` loops of one worker, taking one job each and completing it, until `stop`. */
+  const worker = (takers: number, stop: () => boolean, onEnd: () => void): Promise<void[]> =>
+    Promise.all(
+      Array.from({ length: takers }, async () => {
+        while (!stop()) {
+          const [job] = await endpoint.take('w1', 1, AbortSignal.timeout(500));
+          if (!job) continue;
+          await endpoint.complete(job.id, 'w1', { kind: 'output', output: null }, job.attempt);
+          onEnd();
+        }
+      }),
+    );
+  return {
+    async waitPerJob(jobs, clients) {
+      let done = false;
+      const running = worker(
+        clients,
+        () => done,
+        () => undefined,
+      );
+      const latencies = await callers(jobs, clients, async () => {
+        await endpoint.submitAndWait({ input: {} }, { sync: true }, 60_000);
+      });
+      done = true;
+      await running;
+      return latencies;
+    },
+    async drain(jobs) {
+      for (let n = 0; n < jobs; n += 100) await Promise.all(Array.from({ length: Math.min(100, jobs - n) }, () => endpoint.submit({ input: {} })));
+      const began = performance.now();
+      const ends: number[] = [];
+      await worker(
+        16,
+        () => ends.length >= jobs,
+        () => ends.push(performance.now() - began),
+      );
+      return ends;
+    },
+    async close() {
+      await harness.close();
+      await database.close();
+    },
+  };
+}
+
+async function openPgBoss(url: string): Promise<QueueUnderTest> {
+  const boss = new PgBoss({ connectionString: url, max: POOL, schedule: false, supervise: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  await boss.createQueue('q');
+  const wake = new EventEmitter();
+  wake.setMaxListeners(100);
+  const nextWake = (): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(done, 500);
+      function done(): void {
+        clearTimeout(timer);
+        wake.off('job', done);
+        resolve();
+      }
+      wake.once('job', done);
+    });
+  return {
+    async waitPerJob(jobs, clients) {
+      const waiting = new Map<string, () => void>();
+      let stop = false;
+      const workers = Array.from({ length: clients }, async () => {
+        while (!stop) {
+          const [job] = await boss.fetch('q', { batchSize: 1 });
+          if (!job) {
+            await nextWake();
+            continue;
+          }
+          await boss.complete('q', job.id);
+          waiting.get(job.id)?.();
+        }
+      });
+      const latencies = await callers(jobs, clients, async () => {
+        let resolveEnd = (): void => undefined;
+        const ended = new Promise<void>((resolve) => (resolveEnd = resolve));
+        const id = await boss.send('q', {});
+        if (id === null) throw new Error('pg-boss did not queue the job');
+        waiting.set(id, resolveEnd);
+        wake.emit('job');
+        await ended;
+        waiting.delete(id);
+      });
+      stop = true;
+      wake.emit('job');
+      await Promise.all(workers);
+      return latencies;
+    },
+    async drain(jobs) {
+      for (let n = 0; n < jobs; n += 500)
+        await boss.insert(
+          'q',
+          Array.from({ length: Math.min(500, jobs - n) }, () => ({ data: {} })),
+        );
+      const began = performance.now();
+      const ends: number[] = [];
+      while (ends.length < jobs) {
+        const batch = await boss.fetch('q', { batchSize: 16 });
+        if (batch.length === 0) continue;
+        await boss.complete(
+          'q',
+          batch.map((job) => job.id),
+        );
+        for (let n = 0; n < batch.length; n++) ends.push(performance.now() - began);
+      }
+      return ends;
+    },
+    async close() {
+      await boss.stop({ graceful: false, close: true });
+    },
+  };
+}
+
+async function openGraphile(url: string): Promise<QueueUnderTest> {
+  // A pool of this bench's: its idle connections' errors (the database dropped after the round) are this bench's to drop.
+  const pgPool = new pg.Pool({ connectionString: url, max: POOL });
+  pgPool.on('error', () => undefined);
+  const logger = new Logger(() => () => undefined);
+  const utils = await makeWorkerUtils({ pgPool, logger });
+  await utils.migrate();
+  /** waitPerJob: callers by job id, and the ends seen before their caller knew the id. */
+  const waiting = new Map<string, () => void>();
+  const endedEarly = new Set<string>();
+  let onEnd: ((id: string) => void) | undefined;
+  const start = async (concurrency: number, localQueueSize: number): Promise<Runner> => {
+    const events = new EventEmitter() as WorkerEvents;
+    events.on('job:complete', ({ job }) => onEnd?.(String(job.id)));
+    return run({
+      pgPool,
+      logger,
+      concurrency,
+      pollInterval: 500,
+      noHandleSignals: true,
+      events,
+      ...(localQueueSize > 1 ? { preset: { worker: { localQueue: { size: localQueueSize } } } } : {}),
+      taskList: { noop: () => undefined },
+    });
+  };
+  return {
+    async waitPerJob(jobs, clients) {
+      onEnd = (id) => {
+        const caller = waiting.get(id);
+        if (caller) caller();
+        else endedEarly.add(id);
+      };
+      const runner = await start(clients, 1);
+      const latencies = await callers(jobs, clients, async () => {
+        const id = String((await utils.addJob('noop', {})).id);
+        if (endedEarly.delete(id)) return;
+        await new Promise<void>((resolve) => waiting.set(id, resolve));
+        waiting.delete(id);
+      });
+      await runner.stop();
+      onEnd = undefined;
+      return latencies;
+    },
+    async drain(jobs) {
+      await utils.withPgClient((client) =>
+        client.query(
+          `SELECT graphile_worker.add_jobs(array(SELECT ROW('noop', '{}'::json, NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM generate_series(1, $1)))`,
+          [jobs],
+        ),
+      );
+      const began = performance.now();
+      const times: number[] = [];
+      let resolveAll = (): void => undefined;
+      const all = new Promise<void>((resolve) => (resolveAll = resolve));
+      onEnd = () => {
+        times.push(performance.now() - began);
+        if (times.length >= jobs) resolveAll();
+      };
+      const runner = await start(16, 16);
+      await all;
+      onEnd = undefined;
+      await runner.stop();
+      return times;
+    },
+    async close() {
+      await utils.release();
+      await pgPool.end();
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The harness's PostgreSQL store beside pg-boss and graphile-worker (issue 33, item 6):
+ * `npm run bench -- queue-peers [--runs N] [--quick]`. An embedded PostgreSQL a case (fsync on,
+ * pg_stat_statements loaded); each run is one round in which the three queues take turns
+ * (their order rotates from run to run), each on a fresh database of its own, in this
+ * process (bench/lib/queue-peers.ts says how each is driven). Two cases:
+ *
+ * - `wait per job`: 16 callers each submit one no-op job and wait for its end (3 000 jobs;
+ *   `--quick`: 300);
+ * - `drain`: 3 000 queued jobs (`--quick`: 300) drained by one consumer of concurrency 16
+ *   / batches of 16.
+ *
+ * For each queue: jobs/s (the drain: from its start, the jobs queued, to its last end),
+ * latency p50 and p99 (wait per job: submit to end; drain: from
+ * the drain's start to each job's end), statements a job (pg_stat_statements' calls in
+ * its database, top-level statements), transactions a job (pg_stat_database's
+ * xact_commit + xact_rollback; both counts span the queue's open and close around the
+ * run, a few statements over thousands of jobs; the drain's include its queueing), and PostgreSQL's CPU a job (user + system time of the
+ * server's processes from /proc, as the issue 33 figures were taken: bench/store.bench.ts).
+ */
+import postgres from 'postgres';
+import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
+import { processTree, readProc } from './lib/proc.js';
+import { openQueue, QUEUES, type QueueName } from './lib/queue-peers.js';
+import { type BenchCase, type Benchmark, type MetricSpec } from './lib/runner.js';
+import { percentile } from './lib/stats.js';
+
+const CLIENTS = 16;
+
+interface Shared {
+  server: EmbeddedServer | undefined;
+  admin: postgres.Sql | undefined;
+  databases: number;
+}
+
+const SHORT: Readonly<Record<QueueName, string>> = { 'harness store': 'store', 'pg-boss': 'pg-boss', 'graphile-worker': 'graphile' };
+
+function metricsOf(): Record<string, MetricSpec> {
+  const metrics: Record<string, MetricSpec> = {};
+  for (const queue of QUEUES) {
+    const short = SHORT[queue];
+    metrics[`${short} jobs/s`] = { unit: 'jobs/s', digits: 0 };
+    metrics[`${short} p50`] = { unit: 'ms' };
+    metrics[`${short} p99`] = { unit: 'ms' };
+    metrics[`${short} statements/job`] = { unit: '', digits: 2 };
+    metrics[`${short} transactions/job`] = { unit: '', digits: 2 };
+    metrics[`${short} PG CPU/job`] = { unit: 'ms', digits: 2 };
+  }
+  return metrics;
+}
+
+/** CPU time so far of this process's children (the PostgreSQL server's processes), ms. */
+function serverCpuMs(): number {
+  return processTree(process.pid)
+    .filter((pid) => pid !== process.pid)
+    .reduce((sum, pid) => sum + (readProc(pid)?.cpuMs ?? 0), 0);
+}
+
+/** Statements (top-level calls) and transactions so far in `database`. */
+async function counts(admin: postgres.Sql, database: string): Promise<{ statements: number; transactions: number }> {
+  await admin`SELECT pg_stat_clear_snapshot()`;
+  const [row] = await admin<{ statements: string | null; transactions: string }[]>`
+    SELECT (SELECT sum(calls) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${database})::text AS statements,
+      (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = ${database})::text AS transactions`;
+  return { statements: Number(row?.statements ?? 0), transactions: Number(row?.transactions ?? 0) };
+}
+
+/** Wait until no session is connected to `database` (each one's statistics are then in pg_stat_database). */
+async function sessionsGone(admin: postgres.Sql, database: string): Promise<void> {
+  for (let tries = 0; tries < 200; tries++) {
+    const [row] = await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${database}`;
+    if (row?.n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function queueCase(name: string, shared: Shared, run: (queue: Awaited<ReturnType<typeof openQueue>>, jobs: number) => Promise<number[]>): BenchCase {
+  return {
+    name,
+    metrics: metricsOf(),
+    async setup() {
+      shared.server = await startEmbeddedServer({ durable: true, settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.max=10000'] });
+      shared.admin = postgres(shared.server.url, { max: 1, onnotice: () => undefined });
+      await shared.admin`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
+    },
+    async measure({ index, quick, warmup }) {
+      const { server, admin } = shared;
+      if (!server || !admin) throw new Error('not set up');
+      const jobs = warmup ? 100 : quick ? 300 : 3_000;
+      const figures: Record<string, number> = {};
+      // The order rotates from round to round: none always runs first (or last) on a warm server.
+      const order = QUEUES.map((_, at) => QUEUES[(at + index) % QUEUES.length] as QueueName);
+      for (const queueName of order) {
+        const database = `peers_${shared.databases++}`;
+        await admin.unsafe(`CREATE DATABASE ${database}`);
+        const url = new URL(server.url);
+        url.pathname = `/${database}`;
+        // Opened once for its schema and closed; then the counts, then opened again for the run and closed: each session's
+        // statistics reach pg_stat_database when it ends, so the counts span the second open, the run and the close.
+        await (await openQueue(queueName, url.toString())).close();
+        await sessionsGone(admin, database);
+        const before = await counts(admin, database);
+        const queue = await openQueue(queueName, url.toString());
+        let closed = false;
+        try {
+          const cpuBefore = serverCpuMs();
+          const began = performance.now();
+          const latencies = await run(queue, jobs);
+          // The drain's rate from its start (its queueing done) to its last job's end; a wait per job's over the whole run.
+          const seconds = (name === 'drain' ? Math.max(...latencies) : performance.now() - began) / 1_000;
+          const cpu = serverCpuMs() - cpuBefore;
+          await queue.close();
+          closed = true;
+          await sessionsGone(admin, database);
+          const after = await counts(admin, database);
+          const short = SHORT[queueName];
+          figures[`${short} jobs/s`] = jobs / seconds;
+          figures[`${short} p50`] = percentile(latencies, 50);
+          figures[`${short} p99`] = percentile(latencies, 99);
+          figures[`${short} statements/job`] = (after.statements - before.statements) / jobs;
+          figures[`${short} transactions/job`] = (after.transactions - before.transactions) / jobs;
+          figures[`${short} PG CPU/job`] = cpu / jobs;
+        } finally {
+          if (!closed) await queue.close();
+          await admin.unsafe(`DROP DATABASE ${database} WITH (FORCE)`);
+        }
+      }
+      return figures;
+    },
+    async teardown() {
+      await shared.admin?.end();
+      await shared.server?.stop();
+      shared.server = undefined;
+      shared.admin = undefined;
+    },
+  };
+}
+
+export const queuePeersBenchmark: Benchmark = {
+  name: 'queue-peers',
+  title: 'The harness PostgreSQL store, pg-boss and graphile-worker on one embedded PostgreSQL (fsync on), alternating: wait per job and drain',
+  cases: () => {
+    const fresh = (): Shared => ({ server: undefined, admin: undefined, databases: 0 });
+    return [
+      queueCase(`wait per job, ${CLIENTS} callers`, fresh(), (queue, jobs) => queue.waitPerJob(jobs, CLIENTS)),
+      queueCase('drain', fresh(), (queue, jobs) => queue.drain(jobs)),
+    ];
+  },
+};
