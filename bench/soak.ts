@@ -39,6 +39,16 @@ function positiveNumber(name: string, text: string | undefined, fallback: number
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How many harness exits showed each error (the first error line of what it printed last). */
+function crashSignatures(exits: readonly string[]): Record<string, number> {
+  const tally: Record<string, number> = {};
+  for (const how of exits) {
+    const signature = /^(?:TypeError|Error|RangeError)[^\n]*/m.exec(how)?.[0] ?? how.slice(0, 60);
+    tally[signature] = (tally[signature] ?? 0) + 1;
+  }
+  return tally;
+}
+
 /** Run the soak with the command line `argv` (flags only); answers the exit code. */
 export async function runSoak(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({
@@ -102,8 +112,12 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
         if (!harness) continue;
         const downMs = random.int(1_000, 3_000);
         const pid = harness.process?.child.pid;
-        if (pid !== undefined) kills.push({ pid, at: Date.now(), what: 'harness' });
-        log(`SIGKILL harness ${harness.name} (pid ${pid ?? 'none'}), restart after ${downMs} ms`);
+        if (pid === undefined) {
+          log(`harness ${harness.name} is down (it exited by itself and is starting again): not killed`);
+          continue;
+        }
+        kills.push({ pid, at: Date.now(), what: 'harness' });
+        log(`SIGKILL harness ${harness.name} (pid ${pid}), restart after ${downMs} ms`);
         await cluster.killHarness(harness, downMs);
         log(`harness ${harness.name} back`);
       } else {
@@ -124,7 +138,11 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
     }
     // Those still pending: read once more, then lost (not in the store) or stuck.
     await client.pollPending();
-    const { ends, startedAgain, runTwiceResultLost, runTwiceUnexplained } = summariseRuns(cluster.runsFile, kills);
+    const deaths: Kill[] = [
+      ...kills,
+      ...cluster.harnesses.flatMap((harness) => harness.unexpectedExits.map(({ pid, at }) => ({ pid, at, what: 'harness' as const }))),
+    ];
+    const { ends, startedAgain, runTwiceResultLost, runTwiceUnexplained } = summariseRuns(cluster.runsFile, deaths);
     const endedOtherwise: Record<string, number> = {};
     let completedOnce = 0;
     let completedRunNotOnFile = 0;
@@ -140,7 +158,7 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
     const accepted = (ids: readonly string[]): string[] => ids.filter((id) => client.jobs.has(id));
     const resultLost = accepted(runTwiceResultLost);
     const unexplained = accepted(runTwiceUnexplained);
-    const unexpectedExits = cluster.harnesses.flatMap((harness) => harness.unexpectedExits.map((exit) => `${harness.name}: ${exit}`));
+    const unexpectedExits = cluster.harnesses.flatMap((harness) => harness.unexpectedExits.map((exit) => `${harness.name} pid ${exit.pid}: ${exit.how}`));
     const report = {
       date: machine.date,
       machine: `${machine.nproc} CPUs (${machine.cpuModel}), ${machine.memTotalGiB} GiB, node ${machine.node}`,
@@ -162,7 +180,7 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
       completedRunNotOnFile,
       refusedSubmissions: client.refused,
       faults,
-      harnessUnexpectedExits: unexpectedExits.length,
+      harnessExitsByThemselves: crashSignatures(cluster.harnesses.flatMap((harness) => harness.unexpectedExits.map((exit) => exit.how))),
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     for (const job of [...lost, ...stuck].slice(0, 20)) log(`not final: ${JSON.stringify(job)}`);

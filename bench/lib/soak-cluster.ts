@@ -28,8 +28,8 @@ export interface SoakHarness {
   readonly port: number;
   readonly dataDir: string;
   process: HarnessProcess | undefined;
-  /** Times it ended without the soak killing it, with its exit code and last log lines. */
-  readonly unexpectedExits: string[];
+  /** Times it ended without the soak killing it (then it is started again, as a supervisor would): pid, when, exit code and last log lines. */
+  readonly unexpectedExits: Array<{ pid: number; at: number; how: string }>;
 }
 
 export interface SoakCluster {
@@ -39,8 +39,8 @@ export interface SoakCluster {
   readonly runsFile: string;
   /** Base URLs of the harnesses that run now. */
   liveUrls(): string[];
-  /** SIGKILL one harness, wait `downMs`, start it again on its port and data folder. */
-  killHarness(harness: SoakHarness, downMs: number): Promise<void>;
+  /** SIGKILL one harness, wait `downMs`, start it again on its port and data folder; false when it was not running (exited by itself, being started again). */
+  killHarness(harness: SoakHarness, downMs: number): Promise<boolean>;
   /** The pids of the launched worker processes now running (under either harness). */
   workerPids(): number[];
   /** Stop PostgreSQL for `downMs` and start it again (same port, same data). */
@@ -50,6 +50,10 @@ export interface SoakCluster {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Set when the soak closes the cluster: a harness that exits then is not started again. */
+let closing = false;
+
+/** Start `harness`; one that exits by itself later is recorded and started again after a second. */
 async function launch(children: ChildList, harness: SoakHarness, store: string, timeoutMs: number): Promise<HarnessProcess> {
   const started = await startHarnessProcess(
     children,
@@ -69,10 +73,20 @@ async function launch(children: ChildList, harness: SoakHarness, store: string, 
     { port: harness.port, timeoutMs, env: { LOG_LEVEL: 'warn' } },
   );
   harness.process = started;
-  void started.child.then((result) => {
+  void started.child.then(async (result) => {
     if (harness.process !== started) return; // killed by the soak: a new one replaced it
     harness.process = undefined;
-    harness.unexpectedExits.push(`exit ${String(result.exitCode)} signal ${String(result.signal)}: ${started.stderr().slice(-600)}`);
+    harness.unexpectedExits.push({
+      pid: started.child.pid ?? 0,
+      at: Date.now(),
+      how: `exit ${String(result.exitCode)} signal ${String(result.signal)}: ${started.stderr().slice(-1_500)}`,
+    });
+    // A start may fail while PostgreSQL is down: try again until one runs.
+    while (!closing && harness.process === undefined) {
+      await sleep(1_000);
+      if (closing || harness.process !== undefined) return;
+      await launch(children, harness, store, timeoutMs).catch(() => undefined);
+    }
   });
   return started;
 }
@@ -119,13 +133,15 @@ export async function startSoakCluster(options: { workersMin: number; workersMax
     liveUrls: () => harnesses.flatMap((harness) => (harness.process ? [harness.process.url] : [])),
     async killHarness(harness, downMs) {
       const running = harness.process;
-      if (running) {
-        harness.process = undefined;
-        running.child.kill('SIGKILL');
-        await running.child;
-      }
+      if (!running) return false; // it exited by itself and is being started again
+      harness.process = undefined;
+      running.child.kill('SIGKILL');
+      await running.child;
       await sleep(downMs);
-      await launch(children, harness, postgres.url, options.lifetimeMs);
+      while (!closing && harness.process === undefined) {
+        await launch(children, harness, postgres.url, options.lifetimeMs).catch(() => sleep(1_000));
+      }
+      return true;
     },
     workerPids() {
       const pids: number[] = [];
@@ -150,6 +166,7 @@ export async function startSoakCluster(options: { workersMin: number; workersMax
       await postgres.resume();
     },
     async close() {
+      closing = true;
       for (const harness of harnesses) {
         const running = harness.process;
         harness.process = undefined;
