@@ -67,7 +67,7 @@ if (values.help) {
       '',
       ...BENCHMARKS.map((b) => `  ${b.name.padEnd(11)} ${b.title}`),
       '',
-      'usage: npm run bench -- soak [--minutes 10] [--rate 3] [--fault-every-s 15] [--drain-s 180] [--seed N]',
+      'usage: npm run bench -- soak [--minutes 10] [--rate 3] [--fault-every-s 15] [--drain-s 180] [--ping-interval-ms 10000] [--seed N]',
       '  mixed faults on two harnesses sharing PostgreSQL (bench/soak.ts)',
       '',
     ].join('\n'),

@@ -1,10 +1,11 @@
 /**
  * @module bench/soak
  * Issue 32's soak: `npm run bench -- soak [--minutes 10] [--rate 3] [--fault-every-s 15]
- * [--drain-s 180] [--seed N]` (or `npx tsx bench/soak.ts ...`). On an embedded
+ * [--drain-s 180] [--ping-interval-ms 10000] [--seed N]` (or `npx tsx bench/soak.ts ...`). On an embedded
  * PostgreSQL server, two `serverless-worker harness` processes share one database;
  * their process launchers run bench/children/soak-worker.ts for one endpoint
- * (workersMin 2, workersMax 4, 4 jobs per worker). A client submits `--rate` jobs a second
+ * (workersMin 2, workersMax 4, 4 jobs per worker; `--ping-interval-ms` is the harnesses'
+ * heartbeat interval, default theirs: a worker silent 3 intervals is gone). A client submits `--rate` jobs a second
  * for `--minutes` (fractions allowed: 0.5 for a quick try), a mix of /run (short and
  * long), /runsync, jobs that outlast a 5 s executionTimeout and jobs with a 10 s ttl,
  * while a fault is injected every `--fault-every-s` seconds, in turn: SIGKILL of a
@@ -59,19 +60,23 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
       'fault-every-s': { type: 'string' },
       'drain-s': { type: 'string' },
       seed: { type: 'string' },
+      'ping-interval-ms': { type: 'string' },
     },
   });
   const minutes = positiveNumber('minutes', values.minutes, 10);
   const rate = positiveNumber('rate', values.rate, 3);
   const faultEveryMs = positiveNumber('fault-every-s', values['fault-every-s'], Math.min(15, (minutes * 60) / 4)) * 1000;
   const drainMs = positiveNumber('drain-s', values['drain-s'], 180) * 1000;
+  const pingIntervalMs = Math.floor(positiveNumber('ping-interval-ms', values['ping-interval-ms'], 10_000));
   const seed = Math.floor(positiveNumber('seed', values.seed, Date.now() % 1_000_000));
   const random = seededRandom(seed);
   const log = (line: string): void => void process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
   const machine = machineInfo();
-  log(`${minutes} min, ${rate} jobs/s, a fault every ${faultEveryMs / 1000} s, drain up to ${drainMs / 1000} s, seed ${seed}; load ${machine.loadavg}`);
-  const cluster = await startSoakCluster({ workersMin: 2, workersMax: 4, concurrency: 4, lifetimeMs: minutes * 60_000 + drainMs + 300_000 });
+  log(
+    `${minutes} min, ${rate} jobs/s, a fault every ${faultEveryMs / 1000} s, drain up to ${drainMs / 1000} s, ping interval ${pingIntervalMs} ms, seed ${seed}; load ${machine.loadavg}`,
+  );
+  const cluster = await startSoakCluster({ workersMin: 2, workersMax: 4, concurrency: 4, lifetimeMs: minutes * 60_000 + drainMs + 300_000, pingIntervalMs });
   log(`PostgreSQL ${cluster.postgres.url.replace(/:[^:@/]+@/, ':***@')}; harnesses ${cluster.liveUrls().join(', ')}; endpoint ${cluster.endpointId}`);
   const client = new SoakClient(cluster.endpointId, () => cluster.liveUrls(), random);
   const faults: Record<string, number> = {};
@@ -166,6 +171,7 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
       loadAfter: loadAverage(),
       minutes,
       rate,
+      pingIntervalMs,
       seed,
       durationS: Math.round((Date.now() - began) / 1000),
       submitted: client.jobs.size,

@@ -20,8 +20,6 @@ import { processTree } from './proc.js';
 
 const WORKER = join(REPO_ROOT, 'bench/children/soak-worker.ts');
 const IMAGE = 'soak/worker:1';
-/** The workers' heartbeat interval: a worker silent 3 of them (6 s) is gone and its jobs requeued. */
-export const PING_INTERVAL_MS = 2_000;
 
 export interface SoakHarness {
   readonly name: string;
@@ -54,7 +52,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 let closing = false;
 
 /** Start `harness`; one that exits by itself later is recorded and started again after a second. */
-async function launch(children: ChildList, harness: SoakHarness, store: string, timeoutMs: number): Promise<HarnessProcess> {
+async function launch(children: ChildList, harness: SoakHarness, store: string, timeoutMs: number, pingIntervalMs: number): Promise<HarnessProcess> {
   const started = await startHarnessProcess(
     children,
     [
@@ -66,7 +64,7 @@ async function launch(children: ChildList, harness: SoakHarness, store: string, 
       '--data-dir',
       harness.dataDir,
       '--ping-interval-ms',
-      String(PING_INTERVAL_MS),
+      String(pingIntervalMs),
       '--image',
       `${IMAGE}="${process.execPath}" --import tsx "${WORKER}"`,
     ],
@@ -85,7 +83,7 @@ async function launch(children: ChildList, harness: SoakHarness, store: string, 
     while (!closing && harness.process === undefined) {
       await sleep(1_000);
       if (closing || harness.process !== undefined) return;
-      await launch(children, harness, store, timeoutMs).catch(() => undefined);
+      await launch(children, harness, store, timeoutMs, pingIntervalMs).catch(() => undefined);
     }
   });
   return started;
@@ -96,7 +94,14 @@ async function launch(children: ChildList, harness: SoakHarness, store: string, 
  * soak/worker:1, `workersMin`..`workersMax` workers of SOAK_CONCURRENCY jobs each).
  * `lifetimeMs` bounds every child (the soak's whole run).
  */
-export async function startSoakCluster(options: { workersMin: number; workersMax: number; concurrency: number; lifetimeMs: number }): Promise<SoakCluster> {
+export async function startSoakCluster(options: {
+  workersMin: number;
+  workersMax: number;
+  concurrency: number;
+  lifetimeMs: number;
+  /** The harnesses' --ping-interval-ms: a worker silent 3 of them is gone and its jobs requeued. */
+  pingIntervalMs: number;
+}): Promise<SoakCluster> {
   const postgres = await startEmbeddedServer();
   const children = new ChildList();
   const scratch = mkdtempSync(join(tmpdir(), 'sw-soak-'));
@@ -106,7 +111,7 @@ export async function startSoakCluster(options: { workersMin: number; workersMax
     harnesses.push({ name, port: await freePort(), dataDir: mkdtempSync(join(scratch, `data-${name}-`)), process: undefined, unexpectedExits: [] });
   }
   // One after the other: the first applies the migrations.
-  for (const harness of harnesses) await launch(children, harness, postgres.url, options.lifetimeMs);
+  for (const harness of harnesses) await launch(children, harness, postgres.url, options.lifetimeMs, options.pingIntervalMs);
   const first = harnesses[0]?.process;
   if (!first) throw new Error('harness a did not start');
   const template = await fetchOkJson<{ id: string }>(`${first.url}/v1/templates`, 'POST', {
@@ -139,7 +144,7 @@ export async function startSoakCluster(options: { workersMin: number; workersMax
       await running.child;
       await sleep(downMs);
       while (!closing && harness.process === undefined) {
-        await launch(children, harness, postgres.url, options.lifetimeMs).catch(() => sleep(1_000));
+        await launch(children, harness, postgres.url, options.lifetimeMs, options.pingIntervalMs).catch(() => sleep(1_000));
       }
       return true;
     },
