@@ -15,6 +15,7 @@ import type { PostgresDatabase } from '../../packages/platform/src/harness/postg
 import { PostgresJobStore } from '../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { call, errorCode, eventually, startTestServer, type TestServer } from '../kit/index.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../postgres/embedded-server.js';
+import { printFigures } from './support/figures.js';
 
 let postgresServer: EmbeddedServer | undefined;
 let database: PostgresDatabase | undefined;
@@ -98,6 +99,7 @@ describe('PostgreSQL stopped under a running harness', () => {
       expect(back?.refused).toBeGreaterThanOrEqual(requests.length);
       expect(back?.downMs).toBeGreaterThan(0);
       expect(back?.msg).toContain(`${back?.refused} request(s) were answered 503 SW_STORE_UNAVAILABLE meanwhile`);
+      printFigures('PostgreSQL stopped and started', { refused: back?.refused ?? 0, backLoggedAfterMs: back?.downMs ?? 0, backLines: backLines().length });
     },
   );
 });
