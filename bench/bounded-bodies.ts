@@ -4,7 +4,8 @@
  * harness process with the default --max-queued-bytes (128 MiB) and no worker: most are
  * over the cap. Reports how many were taken and refused (503 SW_QUEUE_FULL), the time
  * until every post was answered, the slowest and median answer, /health's worst latency
- * (polled every 50 ms meanwhile) and the harness's RSS 5 s after the last answer.
+ * (polled every 50 ms meanwhile) and the harness's RSS 5 s after the last answer, after
+ * 30 s idle, and after a full GC with V8's heap, external and array-buffer bytes.
  * Run: `npx tsx bench/bounded-bodies.ts [posts] [repo root]`; the root (default this
  * checkout) lets the same run measure another checkout's harness (a base commit, for a
  * before/after). All traffic to 127.0.0.1.
@@ -66,6 +67,12 @@ async function main(): Promise<void> {
   await poll;
   await sleep(5_000);
   const rssAfter = rssMb(pid);
+  // What stays once the harness has been idle 30 s, and then after a full GC, split by kind.
+  await sleep(25_000);
+  const rssIdle30s = rssMb(pid);
+  child.stdin.write('stats\n');
+  const afterGc = JSON.parse(String((await lines.next()).value)) as Record<string, number>;
+  const mb = (bytes: number | undefined): number => Math.round((bytes ?? Number.NaN) / 2 ** 20);
   const times = answers.map((a) => a.ms).sort((a, b) => a - b);
   const tally: Record<number, number> = {};
   for (const { status } of answers) tally[status] = (tally[status] ?? 0) + 1;
@@ -80,6 +87,14 @@ async function main(): Promise<void> {
       healthWorstMs: Math.round(healthWorst),
       rssBeforeMb: Math.round(rssBefore),
       rssAfterMb: Math.round(rssAfter),
+      rssIdle30sMb: Math.round(rssIdle30s),
+      afterGcMb: {
+        rss: mb(afterGc.rss),
+        heapUsed: mb(afterGc.heapUsed),
+        heapTotal: mb(afterGc.heapTotal),
+        external: mb(afterGc.external),
+        arrayBuffers: mb(afterGc.arrayBuffers),
+      },
     }),
   );
   child.stdin.write('exit\n');

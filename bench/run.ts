@@ -7,7 +7,9 @@
  * TEXT (e.g. `--case platform`). `--quick` runs smaller batches, fewer runs and
  * shorter time budgets (a smoke test of the benchmarks, not figures to record).
  * Every benchmark talks to 127.0.0.1 only, is bounded in count and time, and stops by
- * itself.
+ * itself. `npm run bench -- soak [--minutes N] ...` runs issue 32's soak instead
+ * (bench/soak.ts: its own flags, counts rather than a table, exit 1 when a job was lost,
+ * run twice or stuck).
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -44,6 +46,11 @@ const BENCHMARKS: readonly Benchmark[] = [
   idleBenchmark,
 ];
 
+if (process.argv[2] === 'soak') {
+  const { runSoak } = await import('./soak.js');
+  process.exit(await runSoak(process.argv.slice(3)));
+}
+
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
@@ -61,6 +68,9 @@ if (values.help) {
       'usage: npm run bench -- [name...] [--quick] [--runs N] [--case TEXT] [--json FILE]',
       '',
       ...BENCHMARKS.map((b) => `  ${b.name.padEnd(11)} ${b.title}`),
+      '',
+      'usage: npm run bench -- soak [--minutes 10] [--rate 3] [--fault-every-s 15] [--drain-s 180] [--ping-interval-ms 10000] [--seed N]',
+      '  mixed faults on two harnesses sharing PostgreSQL (bench/soak.ts)',
       '',
     ].join('\n'),
   );

@@ -4,7 +4,7 @@
  * off, no worker) on 127.0.0.1 port 0 in a process of its own, run with --expose-gc.
  * Prints `{"url"}` when listening; then answers each line on stdin with one JSON line:
  * `reset` (clears the event-loop delay histogram), `stats` (its max and p99 in ms since
- * the last reset, and heapUsed after a full GC), `exit`.
+ * the last reset, and after a full GC heapUsed, heapTotal, external, arrayBuffers and rss), `exit`.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -27,8 +27,10 @@ for await (const line of createInterface({ input: process.stdin })) {
   } else if (line === 'stats') {
     gc?.();
     gc?.();
-    const { heapUsed } = process.memoryUsage();
-    process.stdout.write(`${JSON.stringify({ maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6, heapUsed })}\n`);
+    const { heapUsed, heapTotal, external, arrayBuffers, rss } = process.memoryUsage();
+    process.stdout.write(
+      `${JSON.stringify({ maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6, heapUsed, heapTotal, external, arrayBuffers, rss })}\n`,
+    );
   } else if (line === 'exit') {
     await server.close();
     await harness.close();

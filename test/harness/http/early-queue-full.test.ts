@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
-import { call, errorCode, eventually, startTestServer, type TestServer } from '../../kit/index.js';
+import { call, errorCode, eventually, startTestServer, waitFor, type TestServer } from '../../kit/index.js';
 
 let server: TestServer | undefined;
 
@@ -121,5 +121,10 @@ describe('large bodies are checked in parallel', () => {
     expect(BODY_CHECK_THREADS).toBeGreaterThanOrEqual(2);
     expect(bodyCheckThreadCount()).toBeGreaterThanOrEqual(2);
     facts.forEach((fact, i) => expect(texts[i]?.slice(fact.inputStart, fact.inputEnd)).toBe(`{"k":"${'v'.repeat(200_000 + i)}"}`));
+    // Idle, the threads end (each an isolate holding what it last read), and a later body starts one again.
+    await waitFor(() => bodyCheckThreadCount() === 0, 'the idle check threads ended', 30_000, 100);
+    const again = await checkBodyOffThread('{"input":{"a":1}}', { maxDepth: 10, maxKeys: 100 });
+    expect(again).toMatchObject({ keys: 2, depth: 2 });
+    expect(bodyCheckThreadCount()).toBe(1);
   });
 });

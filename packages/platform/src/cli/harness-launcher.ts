@@ -4,13 +4,15 @@
  * (repeatable), `--launcher docker` (every template's image as containers),
  * `--launcher-config FILE` (JSON: images, gpus, tickMs, shutdownDeadlineMs, backoff,
  * logLines) and `--gpus LIST`; the machine's GPUs are read with the GPU readers
- * (nvidia-smi, then rocm-smi) when no list is given.
+ * (nvidia-smi, then rocm-smi) when no list is given. `--job-log-bytes`,
+ * `--job-log-keep-ms` and `--job-log-total-bytes` bound each job's own lines.
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { readGpus, type ReadGpusOptions } from 'serverless-worker/internal/gpu/index.js';
 import { parseImageFlag, type GpuListSchema, type ImageCommand, type LauncherOptionsInput } from '../harness/launcher/index.js';
+import { JobLinesLimitsSchema } from '../harness/launcher/job-lines.js';
 import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
 
 export interface LauncherCliOptions {
@@ -22,6 +24,10 @@ export interface LauncherCliOptions {
   gpus?: string | undefined;
   /** `--launcher`: `process` (default: only `--image` commands) or `docker` (every template's image as containers). */
   launcher?: 'process' | 'docker' | undefined;
+  /** `--job-log-bytes`, `--job-log-keep-ms`, `--job-log-total-bytes`: each job's own lines (job-lines.ts). */
+  jobLogBytes?: number | undefined;
+  jobLogKeepMs?: number | undefined;
+  jobLogTotalBytes?: number | undefined;
 }
 
 /** The machine's GPUs as the launcher takes them. */
@@ -106,6 +112,12 @@ export async function launcherOptionsFrom(cli: LauncherCliOptions, logger: Logge
       'launcher GPUs: none found (GPU endpoints run without device assignment; on a database shared with other harnesses they are left to those with GPUs: --gpus none runs them here)',
     );
   }
+  const jobLines = parseOrThrow(
+    JobLinesLimitsSchema,
+    { bytesPerJob: cli.jobLogBytes, keepMs: cli.jobLogKeepMs, totalBytes: cli.jobLogTotalBytes },
+    'SW_INVALID_OPTIONS',
+    'job log limits',
+  );
   const { images: _images, gpus: _gpus, ...rest } = file;
-  return { ...rest, images, ...(gpus ? { gpus } : {}) } as LauncherOptionsInput;
+  return { ...rest, images, jobLines, ...(gpus ? { gpus } : {}) } as LauncherOptionsInput;
 }

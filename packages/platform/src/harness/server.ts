@@ -25,6 +25,7 @@ import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } fr
 import { apiKeyHook } from './http/api-key.js';
 import { isLoopbackHost, localBaseUrl } from './http/bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './http/error-reply.js';
+import { StoreOutage } from './http/store-outage.js';
 import { trackFreshConnections } from 'serverless-worker/internal/net/fresh-connections.js';
 import { lazyChildLoggerFactory } from './http/lazy-child-logger.js';
 import { CONNECTION_CHECK_MS, defaultMaxConnections } from './http/connection-limits.js';
@@ -112,6 +113,9 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     ...(config.rootEndpoint !== undefined ? { rewriteUrl: (request: IncomingMessage) => rootAliasUrl(request.url ?? '/', config.rootEndpoint ?? '') } : {}),
   });
   installErrorHandler(app);
+  // Outages of the job store: what is down is warned, and that it is back is logged once (a cheap read probes it).
+  const storeOutage = new StoreOutage(() => harness.store.listEndpoints(), logger);
+  app.decorate('storeOutage', storeOutage);
   // At the root too: a 404 or 405 must not turn into a body-parsing 400 first.
   useLenientJsonBodies(app);
   installRouteTable(app);
@@ -240,6 +244,7 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     unbindAttemptLog();
     webhooks.close();
     loadBalancing.stop();
+    storeOutage.close();
     fresh.closeAll();
     await app.close();
     await onClose();

@@ -14,11 +14,14 @@ import { LivenessSchema } from '../../harness/worker-api/options.js';
 import { LoadBalancingSettingsSchema } from '../../harness/load-balancing/options.js';
 import { DEFAULT_POOL_SIZE } from '../../harness/postgres/database.js';
 import { PoolSizeSchema, STORE_ENV, StoreSpecSchema } from '../../harness/open-store.js';
+import { JOB_LINES_LIMITS, JobLinesLimitsSchema } from '../../harness/launcher/job-lines.js';
 import { AllowListSchema } from 'serverless-worker/internal/net/target-policy.js';
 import { commaListSetting, settingsSchema, switchSetting, textSetting, wholeNumberSetting, type Setting } from 'serverless-worker/internal/settings/setting.js';
 import { API_KEY_ENV } from 'serverless-worker/internal/settings/worker-env.js';
 
 const server = HarnessServerOptionsSchema.shape;
+const jobLines = JobLinesLimitsSchema.shape;
+const bytesText = (bytes: number): string => `\`${bytes}\` (${bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`})`;
 const endpointId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'endpoint ids are 1-128 letters, digits, ".", "-" or "_"' });
 
 export const HARNESS_SETTINGS = {
@@ -183,6 +186,22 @@ export const HARNESS_SETTINGS = {
     defaultText: 'read with `nvidia-smi` / `rocm-smi`',
     description:
       'GPUs the launcher hands out, like 0,1,2,3 or amd:0,1; none: no GPUs here, GPU endpoints run without device assignment on any store (with none found and no flag, harnesses sharing a PostgreSQL database leave GPU endpoints to those with GPUs)',
+  }),
+  jobLogBytes: wholeNumberSetting(jobLines.bytesPerJob, {
+    flag: '--job-log-bytes <n>',
+    defaultText: bytesText(JOB_LINES_LIMITS.bytesPerJob),
+    description: "bytes of one job's own log lines kept for its page (launched workers' lines naming the job); past it its oldest lines go",
+    details:
+      "The endpoint's last `logLines` lines (`/v2/<endpoint>/logs`) turn over in minutes under load; a job's own lines are kept apart, under these three bounds, and the job page says how many were dropped and why (`jobLines` in the launcher options).",
+  }),
+  jobLogKeepMs: wholeNumberSetting(jobLines.keepMs, {
+    flag: '--job-log-keep-ms <ms>',
+    description: "how long a job's own log lines stay after its last line (default: a /run result's retention)",
+  }),
+  jobLogTotalBytes: wholeNumberSetting(jobLines.totalBytes, {
+    flag: '--job-log-total-bytes <n>',
+    defaultText: bytesText(JOB_LINES_LIMITS.totalBytes),
+    description: "bytes of every job's own log lines together; past it the jobs that logged longest ago go whole (at least --job-log-bytes)",
   }),
   machineId: textSetting(z.string().trim().min(1, { error: '--machine-id must not be empty' }).max(200).optional(), {
     flag: '--machine-id <id>',

@@ -11,6 +11,7 @@ import { systemClock } from 'serverless-worker/internal/clock/index.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
 import { databaseUnavailable } from '../postgres/unavailable.js';
 import { answerAfterBody } from './early-answer.js';
+import { StoreOutage } from './store-outage.js';
 
 /** Retry-After of a SW_STORE_UNAVAILABLE answer, s: a PostgreSQL restart takes a few seconds. */
 export const STORE_UNAVAILABLE_RETRY_AFTER_S = 5;
@@ -56,21 +57,21 @@ export function toServerlessWorkerError(error: unknown, request?: FastifyRequest
   return new ServerlessWorkerError('SW_INTERNAL', 'Internal error in the harness', undefined, { cause: error });
 }
 
-/** Least time between two "job store unavailable" warnings, ms: an outage under load must not flood the log. */
-const STORE_WARNING_EVERY_MS = 5_000;
-let lastStoreWarning = Number.NEGATIVE_INFINITY;
+/** The outage of a server made without one (a worker API on an app of its own): its warnings throttled, no "back" line. */
+const processOutage = new StoreOutage();
 
-/** Log what went wrong: an internal error always, the store being down at most every STORE_WARNING_EVERY_MS. */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The job store's outage tracker (store-outage.ts), decorated by the harness server. */
+    storeOutage?: StoreOutage;
+  }
+}
+
+/** Log what went wrong: an internal error always; the store being down through its outage tracker (throttled, then "back" once). */
 function logServerError(request: FastifyRequest, coded: ServerlessWorkerError): void {
   if (coded.code === 'SW_INTERNAL') request.log.error({ err: coded.cause ?? coded }, 'internal error');
   if (coded.code !== 'SW_STORE_UNAVAILABLE' || coded.cause === undefined) return;
-  const now = systemClock.now();
-  if (now - lastStoreWarning < STORE_WARNING_EVERY_MS) return;
-  lastStoreWarning = now;
-  request.log.warn(
-    { err: coded.cause, route: request.routeOptions.url, retryAfterSeconds: STORE_UNAVAILABLE_RETRY_AFTER_S },
-    `job store unavailable: ${databaseUnavailable(coded.cause) ?? 'PostgreSQL cannot be reached'}; requests that need it answer 503 SW_STORE_UNAVAILABLE until it is back`,
-  );
+  (request.server.storeOutage ?? processOutage).unavailable(request, coded, STORE_UNAVAILABLE_RETRY_AFTER_S);
 }
 
 /** Send `error` as the harness's JSON error body. */

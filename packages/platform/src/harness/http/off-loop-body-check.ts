@@ -1,7 +1,8 @@
 /**
  * @module harness/http/off-loop-body-check
  * Large request bodies are checked off the event loop: up to BODY_CHECK_THREADS worker
- * threads per process (started as large bodies arrive together, unref'd), each reads the text in one pass for its depth,
+ * threads per process (started as large bodies arrive together, unref'd, ended after
+ * THREAD_IDLE_MS idle), each reads the text in one pass for its depth,
  * its key count and where its top-level `input` value lies, then JSON.parse's it to
  * learn whether it is JSON at all, and answers only those facts. JSON.parse of a 9.9 MB
  * body of 834 000 keys takes 0.2 to 0.5 s; on the harness's loop that was a /health
@@ -10,6 +11,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { systemClock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
 
 /** What the thread found in one body. */
 export interface BodyFacts {
@@ -72,7 +74,17 @@ interface Pending {
 interface CheckThread {
   readonly worker: Worker;
   readonly pending: Map<number, Pending>;
+  /** Ends the thread once it has been idle THREAD_IDLE_MS. */
+  idle?: TimerHandle;
 }
+
+/**
+ * A check thread with nothing to do this long ends, and its memory with it. Each thread
+ * is a V8 isolate of its own: after a burst of big bodies it held the copies and parse
+ * trees of the last ones it read, never collected since it ran no more JavaScript
+ * (bench/bounded-bodies.ts: the harness's RSS stayed high long after the burst).
+ */
+export const THREAD_IDLE_MS = 5_000;
 
 /**
  * Most check threads per process: bodies that arrive together are checked in parallel,
@@ -91,7 +103,15 @@ function startThread(): CheckThread {
   worker.on('message', (message: BodyFacts & { id: number }) => {
     const waiting = thread.pending.get(message.id);
     thread.pending.delete(message.id);
-    if (thread.pending.size === 0) worker.unref();
+    if (thread.pending.size === 0) {
+      worker.unref();
+      thread.idle = systemClock.setTimer(THREAD_IDLE_MS, () => {
+        if (thread.pending.size > 0) return;
+        const index = threads.indexOf(thread);
+        if (index >= 0) threads.splice(index, 1);
+        void worker.terminate();
+      });
+    }
     waiting?.resolve(message);
   });
   const fail = (error: Error) => {
@@ -119,6 +139,7 @@ export function checkBodyOffThread(text: string, limits: { readonly maxDepth: nu
   const thread = pickThread();
   const id = nextId++;
   return new Promise<BodyFacts>((resolve, reject) => {
+    thread.idle?.cancel();
     thread.pending.set(id, { resolve, reject });
     // Held while a check is pending: a process waiting for an answer must not exit.
     thread.worker.ref();

@@ -12,6 +12,7 @@
  * What went, and why, is remembered (for the last `rememberedDrops` jobs dropped whole),
  * so the page says so instead of "no line".
  */
+import * as z from 'zod';
 import type { WorkerLogLine } from './worker-logs.js';
 
 export const JOB_LINES_LIMITS = {
@@ -26,6 +27,36 @@ export const JOB_LINES_LIMITS = {
 } as const;
 
 export type JobLinesLimits = { -readonly [K in keyof typeof JOB_LINES_LIMITS]: number };
+
+/** The limits as a launcher option (`jobLines`, the harness's --job-log-* flags): ranges, defaults, and one job's bound within the total. */
+export const JobLinesLimitsSchema = z
+  .object({
+    bytesPerJob: z
+      .number()
+      .int()
+      .min(1_024)
+      .max(1024 ** 3)
+      .default(JOB_LINES_LIMITS.bytesPerJob),
+    keepMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(7 * 24 * 3_600_000)
+      .default(JOB_LINES_LIMITS.keepMs),
+    totalBytes: z
+      .number()
+      .int()
+      .min(1_024)
+      .max(16 * 1024 ** 3)
+      .default(JOB_LINES_LIMITS.totalBytes),
+    rememberedDrops: z.number().int().min(0).max(1_000_000).default(JOB_LINES_LIMITS.rememberedDrops),
+  })
+  .refine((limits) => limits.bytesPerJob <= limits.totalBytes, {
+    error: (issue) => {
+      const limits = issue.input as { bytesPerJob: number; totalBytes: number };
+      return `one job's bound (bytesPerJob, --job-log-bytes: ${limits.bytesPerJob}) must be at most every job's together (totalBytes, --job-log-total-bytes: ${limits.totalBytes})`;
+    },
+  });
 
 /** One job's lines, and what was dropped of them. */
 export interface JobLinesRead {

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { DEFAULT_CRASH_BACKOFF } from './crash-backoff.js';
+import { JOB_LINES_LIMITS, JobLinesLimitsSchema } from './job-lines.js';
 
 /** `NAME=COMMAND`: templates whose imageName is NAME run their workers as COMMAND. */
 export const ImageCommandSchema = z.object({
@@ -48,6 +49,8 @@ export const LauncherOptionsSchema = z.object({
     .default(() => ({ ...DEFAULT_CRASH_BACKOFF })),
   /** Output lines kept per endpoint for GET /v2/{endpoint}/logs; default 1000. */
   logLines: z.number().int().min(1).max(1_000_000).default(1_000),
+  /** Each job's own lines (the dashboard's job page): bytes per job, time after its last line, bytes in all (job-lines.ts). */
+  jobLines: JobLinesLimitsSchema.default(() => ({ ...JOB_LINES_LIMITS })),
 });
 export type LauncherOptionsInput = z.input<typeof LauncherOptionsSchema>;
 export type LauncherSettings = z.output<typeof LauncherOptionsSchema>;

@@ -71,7 +71,7 @@ export class Launcher implements LaunchedWorkersView {
   readonly #pool: GpuPool | undefined;
   readonly #logs: WorkerLogs;
   /** Each job's own lines, kept longer than the endpoint's ring (job-lines.ts). */
-  readonly #jobLines = new JobLines();
+  readonly #jobLines: JobLines;
   readonly #events = new ScaleEvents();
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
@@ -95,6 +95,7 @@ export class Launcher implements LaunchedWorkersView {
     this.#log = deps.logger.child({ component: 'launcher' });
     this.#pool = this.settings.gpus && this.settings.gpus !== 'none' ? new GpuPool(this.settings.gpus) : undefined;
     this.#logs = new WorkerLogs(this.settings.logLines);
+    this.#jobLines = new JobLines(this.settings.jobLines);
     this.#slots = deps.slots ?? new LocalSlotClaims();
     if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images, deps.processRecords));
     if (deps.containers) this.#backends.push(deps.containers);
