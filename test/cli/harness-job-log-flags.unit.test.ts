@@ -44,7 +44,8 @@ describe('harness --job-log-* flags', () => {
     expect(jobLines).toMatchObject({ bytesPerJob: 2048, keepMs: 60_000, totalBytes: 8192 });
     const kept = new JobLines(jobLines);
     const text = 'x'.repeat(900);
-    for (let i = 0; i < 5; i++) kept.add('ep', 'job-1', { at: i, workerId: 'w1', stream: 'stdout', line: `{"requestId":"job-1","i":${i},"msg":"${text}"}` });
+    for (let i = 0; i < 5; i++)
+      kept.add('ep', 'job-1', { at: i, workerId: 'w1', stream: 'stdout', line: `{"requestId":"job-1","i":${i},"msg":"${text}"}`, seq: i + 1 });
     const read = kept.read('ep', 'job-1', 10);
     // About 930 bytes a line: 2 fit in 2 KiB, where the default (256 KiB) would keep all 5.
     expect(read?.lines).toHaveLength(2);
