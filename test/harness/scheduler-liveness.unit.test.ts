@@ -6,6 +6,20 @@ import { describe, expect, it } from 'vitest';
 import { Harness, ManualClock, MemoryJobStore } from '../../src/harness/index.js';
 import { WorkerLiveness, type GoneWorker } from '../../packages/platform/src/harness/worker-api/worker-liveness.js';
 import { parseJobRequest } from '../../src/job/index.js';
+import type { TouchWorker } from '../../src/harness/store/job-store.js';
+
+/** A memory store whose presence calls fail while `down` (a PostgreSQL restart, as the store answers it). */
+class StoreWithOutage extends MemoryJobStore {
+  down = false;
+  override touchWorker(endpointId: string, workerId: string, touch: TouchWorker, now: number): ReturnType<MemoryJobStore['touchWorker']> {
+    if (this.down) return Promise.reject(new Error('the job store is unavailable'));
+    return super.touchWorker(endpointId, workerId, touch, now);
+  }
+  override sweepSilentWorkers(...args: Parameters<MemoryJobStore['sweepSilentWorkers']>): ReturnType<MemoryJobStore['sweepSilentWorkers']> {
+    if (this.down) return Promise.reject(new Error('the job store is unavailable'));
+    return super.sweepSilentWorkers(...args);
+  }
+}
 
 const LIVENESS = { pingIntervalMs: 1_000, missedPings: 3 };
 const SILENCE = LIVENESS.pingIntervalMs * LIVENESS.missedPings;
@@ -36,6 +50,42 @@ describe('WorkerLiveness on a ManualClock', () => {
     expect(swept.map((worker) => [worker.workerId, worker.requeued])).toEqual([['back-late', [jobs[0]]]]);
     expect(gone.map((worker) => worker.workerId)).toEqual(['back-late']);
     expect(await store.get('ep', jobs[1] as string)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'back-soon' });
+    liveness.stop();
+    await harness.close();
+  });
+
+  it('gives every worker a whole window again once its store is back from failing: the heartbeats of the outage were not written', async () => {
+    const clock = new ManualClock();
+    const store = new StoreWithOutage();
+    const harness = new Harness({ clock, store });
+    const endpoint = harness.endpoint('ep');
+    const liveness = new WorkerLiveness(harness, LIVENESS, () => undefined);
+    clock.advance(SILENCE);
+    const jobs: string[] = [];
+    for (const workerId of ['alive', 'dead']) {
+      jobs.push((await endpoint.submit(parseJobRequest({ input: {} }))).id);
+      await liveness.seen(endpoint, workerId);
+      expect(await endpoint.tryTake(workerId, 1)).toHaveLength(1);
+    }
+    // The store goes down for 2.5 s of a 3 s window: a sweep and a heartbeat fail meanwhile.
+    store.down = true;
+    clock.advance(1_000);
+    await expect(liveness.sweep()).rejects.toThrow('unavailable');
+    clock.advance(500);
+    await expect(liveness.seen(endpoint, 'alive')).rejects.toThrow('unavailable');
+    clock.advance(1_000);
+    store.down = false;
+    // Back, before the live worker's next heartbeat is written: its age (3.1 s) says nothing. A new window starts here.
+    clock.advance(600);
+    expect(await liveness.sweep()).toEqual([]);
+    clock.advance(400);
+    await liveness.seen(endpoint, 'alive');
+    clock.advance(SILENCE - 401);
+    expect(await liveness.sweep()).toEqual([]);
+    // A whole window after the first sweep with the store back: the silent one is gone, the live one kept its job.
+    clock.advance(1);
+    expect((await liveness.sweep()).map((worker) => [worker.workerId, worker.requeued])).toEqual([['dead', [jobs[1]]]]);
+    expect(await endpoint.find(jobs[0] as string)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'alive', lost: 0 });
     liveness.stop();
     await harness.close();
   });

@@ -16,8 +16,12 @@
  * while this process knows a worker, and read ages on it. No worker is swept before the
  * silence window has passed since this process started: the ages it would read were
  * written before (a harness that was down longer than the window would otherwise
- * requeue the jobs of live workers that have not reconnected yet). In-process workers
- * do not send heartbeats and are never swept.
+ * requeue the jobs of live workers that have not reconnected yet). The same holds after
+ * the store failed (a PostgreSQL restart): the heartbeats of that time were never
+ * written, so every worker gets a whole window again from the first sweep after a
+ * failed store call (the soak of issue 32 saw live workers swept and their jobs run
+ * twice after a 3-5 s restart with a 6 s window). In-process workers do not send
+ * heartbeats and are never swept.
  *
  * A heartbeat also lists the jobs the worker runs: one that no longer runs with it
  * (cancelled, timed out or expired, or requeued after it was declared gone) gets a stop,
@@ -57,13 +61,15 @@ export class WorkerLiveness {
   readonly #known = new Map<string, { endpointId: string; workerId: string; writtenAt: number }>();
   #sweeps: TimerHandle | undefined;
   #stopped = false;
-  /** When this process began to watch workers, on the harness's clock: no sweep before startedAt + silence. */
-  readonly #startedAt: number;
+  /** When this process began to watch workers, or its store came back after failing, on the harness's clock: no sweep before graceFrom + silence. */
+  #graceFrom: number;
+  /** A store call of the liveness failed since the last sweep (heartbeats may be missing): the next sweep starts a new grace. */
+  #storeFailed = false;
 
   constructor(harness: Harness, liveness: LivenessSettings | false, onGone: (gone: GoneWorker) => void) {
     this.#harness = harness;
     this.#onGone = onGone;
-    this.#startedAt = harness.clock.now();
+    this.#graceFrom = harness.clock.now();
     if (liveness !== false) {
       this.#silenceMs = liveness.pingIntervalMs * liveness.missedPings;
       // At most a second between sweeps: a dead worker is requeued within about the silence + 1 s.
@@ -86,7 +92,14 @@ export class WorkerLiveness {
     // that keeps calling stays under a quarter of the window, so none is swept for it.
     if (known !== undefined && this.#silenceMs !== undefined && now - known.writtenAt < this.#silenceMs / 4) return;
     this.#known.set(key, { endpointId: endpoint.id, workerId, writtenAt: now });
-    await endpoint.workers.touch(workerId, { heartbeats: true });
+    try {
+      await this.#noteStoreFailure(endpoint.workers.touch(workerId, { heartbeats: true }));
+    } catch (error) {
+      // Not written: the worker's next call writes it again.
+      if (known) this.#known.set(key, known);
+      else this.#known.delete(key);
+      throw error;
+    }
     this.#armSweeps();
   }
 
@@ -125,7 +138,7 @@ export class WorkerLiveness {
    * received the job.
    */
   async reconcile(endpoint: EndpointJobs, workerId: string, reportedJobIds: readonly string[]): Promise<Reconciled> {
-    const worker = await endpoint.workers.touch(workerId, { reportedJobIds });
+    const worker = await this.#noteStoreFailure(endpoint.workers.touch(workerId, { reportedJobIds }));
     const stray = await this.#strayJobs(endpoint, workerId, new Set(worker.jobIds), reportedJobIds);
     const silence = this.#silenceMs;
     if (silence === undefined) return { requeued: [], stray };
@@ -140,9 +153,17 @@ export class WorkerLiveness {
     const silence = this.#silenceMs;
     if (silence === undefined) return [];
     const now = this.#harness.clock.now();
-    // Ages written before this process started say nothing yet: every worker gets a whole window to call.
-    if (now - this.#startedAt < silence) return [];
-    const cutoff = now - silence;
+    if (this.#storeFailed) {
+      // The store failed since the last sweep: the heartbeats of that time were not written.
+      this.#storeFailed = false;
+      this.#graceFrom = now;
+    }
+    // Ages written before this process started (or before its store came back) say nothing yet: every worker gets a whole window to call.
+    if (now - this.#graceFrom < silence) return [];
+    return this.#noteStoreFailure(this.#sweepSilent(now, now - silence));
+  }
+
+  async #sweepSilent(now: number, cutoff: number): Promise<GoneWorker[]> {
     // A worker about to be swept stops polling first: the queue hands its requeued jobs to waiting polls at once.
     for (const [key, known] of this.#known) {
       if (!this.#takePolls.has(key)) continue;
@@ -210,6 +231,16 @@ export class WorkerLiveness {
       stray.push(lastRun ? { jobId, reason, attempt: job.attempt } : { jobId, reason });
     }
     return stray;
+  }
+
+  /** `call`'s answer; when it fails, the next sweep starts a new grace (its heartbeats may not have been written). */
+  async #noteStoreFailure<T>(call: Promise<T>): Promise<T> {
+    try {
+      return await call;
+    } catch (error) {
+      this.#storeFailed = true;
+      throw error;
+    }
   }
 
   #abortTakes(key: string): void {
@@ -280,7 +311,7 @@ export class WorkerLiveness {
       if (worker === undefined) return interval;
       earliest = Math.min(earliest, worker.lastSeenAt + silence);
     }
-    const next = Math.max(this.#startedAt + silence, earliest) + 1;
+    const next = Math.max(this.#graceFrom + silence, earliest) + 1;
     return Math.max(interval, next - this.#harness.clock.now());
   }
 }
