@@ -23,6 +23,7 @@ import { loadAverage, machineInfo } from './lib/machine.js';
 import { issue19Table } from './lib/issue19.js';
 import { formatTable, runBenchmark, type Benchmark, type ResultRow } from './lib/runner.js';
 import { memoryBenchmark } from './memory.bench.js';
+import { runpodPythonBenchmark } from './runpod-python.bench.js';
 import { streamingBenchmark } from './streaming.bench.js';
 import { serveApiCostBenchmark } from './serve-api-cost.bench.js';
 import { workerCostBenchmark } from './worker-cost.bench.js';
@@ -40,6 +41,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   dashboardBenchmark,
   serveApiCostBenchmark,
   idleBenchmark,
+  runpodPythonBenchmark,
 ];
 
 const { values, positionals } = parseArgs({
