@@ -50,6 +50,9 @@ function runpod(): RunpodPython {
   return located;
 }
 
+/** BENCH_SERVE_API_NODE_ARGS (space-separated): node flags for our --serve-api process (its worker child inherits them), for comparisons. */
+const nodeArgs = (): string[] => (process.env.BENCH_SERVE_API_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The local API of `side` on a free port, answering /runsync (a first job run) before it resolves. */
@@ -60,7 +63,7 @@ async function startServer(side: SideName): Promise<Running> {
   else {
     const script = await childScript('bench/children/platform-worker.ts', 'compiled');
     child = track(
-      spawn(process.execPath, [script, '--serve-api', '--port', String(port), '--no-rate-limit'], {
+      spawn(process.execPath, [...nodeArgs(), script, '--serve-api', '--port', String(port), '--no-rate-limit'], {
         cwd: REPO_ROOT,
         env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS) },
         stdio: ['ignore', 'ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
