@@ -26,6 +26,7 @@ import { issue19Table } from './lib/issue19.js';
 import { formatTable, runBenchmark, type Benchmark, type ResultRow } from './lib/runner.js';
 import { memoryBenchmark } from './memory.bench.js';
 import { queuePeersBenchmark } from './queue-peers.bench.js';
+import { runpodPythonBenchmark } from './runpod-python.bench.js';
 import { streamingBenchmark } from './streaming.bench.js';
 import { serveApiCostBenchmark } from './serve-api-cost.bench.js';
 import { workerCostBenchmark } from './worker-cost.bench.js';
@@ -44,6 +45,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   queuePeersBenchmark,
   serveApiCostBenchmark,
   idleBenchmark,
+  runpodPythonBenchmark,
 ];
 
 if (process.argv[2] === 'soak') {

@@ -99,6 +99,11 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
     execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { cwd: REPO_ROOT, stdio: 'inherit' });
     // "type": "module", so that node reads the compiled .js files as ESM, as under dist/.
     copyFileSync(join(REPO_ROOT, 'package.json'), join(OUT_DIR, 'package.json'));
+    // The platform's files need a package.json of their own: under the root's (named
+    // serverless-worker, exports into dist/) their `serverless-worker/internal/...`
+    // imports would resolve to the root package itself (a self-reference into dist/),
+    // not to the compiled SDK below; with this one (no exports) they go to node_modules.
+    writeFileSync(join(OUT_DIR, 'packages', 'platform', 'package.json'), JSON.stringify({ name: 'serverless-worker-platform', type: 'module' }));
     writeCompiledPackages();
     writeFileSync(STAMP, new Date().toISOString());
   }

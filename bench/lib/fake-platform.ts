@@ -31,6 +31,8 @@ export interface FakePlatform {
   readonly env: Readonly<Record<string, string>>;
   /** Job-take requests answered with jobs so far. */
   readonly takes: number;
+  /** job-stream posts received so far (the chunks a streaming worker sent). */
+  readonly streamPosts: number;
   /**
    * Queue `count` jobs with `input` and resolve once every one's result was posted;
    * `keep` answers the posted result bodies (for probes).
@@ -61,6 +63,7 @@ export async function startFakePlatform(): Promise<FakePlatform> {
   }
 
   let takes = 0;
+  let streamPosts = 0;
   function answerTake(res: ServerResponse, max: number, batched: boolean): void {
     takes++;
     const jobs = jobsFor(max);
@@ -95,6 +98,7 @@ export async function startFakePlatform(): Promise<FakePlatform> {
       res.end();
       return;
     }
+    if (url.startsWith('/job-stream/')) streamPosts++;
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (part: string) => (body += part));
@@ -124,6 +128,9 @@ export async function startFakePlatform(): Promise<FakePlatform> {
     },
     get takes() {
       return takes;
+    },
+    get streamPosts() {
+      return streamPosts;
     },
     run(count, input, keep = false) {
       if (batch) return Promise.reject(new Error('one run at a time'));

@@ -11,10 +11,10 @@ export class QueueClient {
   readonly pool: Pool;
   readonly #base: string;
 
-  /** `url`: the harness origin; `connections`: most sockets at once. */
+  /** `url`: the harness origin; `endpointId`: paths under /v2/<endpointId>, or at the root when empty; `connections`: most sockets at once. */
   constructor(url: string, endpointId: string, connections: number) {
     this.pool = new Pool(url, { connections, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
-    this.#base = `/v2/${endpointId}`;
+    this.#base = endpointId === '' ? '' : `/v2/${endpointId}`;
   }
 
   async json<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

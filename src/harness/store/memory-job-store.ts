@@ -31,7 +31,7 @@ import type {
   TouchWorker,
 } from './job-store.js';
 import { MemoryEndpoint } from './memory-endpoint.js';
-import { owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
+import { newMemoryJob, owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
 import { MemoryState, newChanges, type Changes } from './memory-state.js';
 import { cancelChange, completeChange, expiryStop, giveBackChange, queuedJob, retryChange, timeoutChange } from './job-rules.js';
 import { refusedChunk, refusedProgress, refusedResult } from './post-rules.js';
@@ -82,7 +82,7 @@ export class MemoryJobStore implements JobStore {
       { id: options.id ?? newJobId(sync), endpointId, request: ownedRequest(request), sync, waitMs: options.waitMs },
       now,
     );
-    const job: MemoryJob = { ...queued, unread: [], requestBytes: options.bytes ?? 0 };
+    const job: MemoryJob = newMemoryJob(queued, options.bytes ?? 0);
     endpoint.add(job);
     endpoint.queue.set(job.id, job);
     this.#state.schedule(job, 'ttl', job.expiresAt);
