@@ -27,10 +27,11 @@ export function duration(ms) {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-/** How long ago `ms` was, short: "12 s ago", "4 min ago", "3 h ago", "2 d ago" ("in 5 s" for a time ahead). */
+/** How long ago `ms` was, short: "12 s ago", "4 min ago", "3 h ago", "2 d ago" ("in 5 s" for a time a second or more ahead). */
 /** @param {number} ms @param {number} now */
 export function ago(ms, now) {
-  const d = now - ms;
+  // Under a second ahead is this page's clock and the harness's a hair apart, not the future: "0 s ago".
+  const d = now - ms > -1000 ? Math.max(0, now - ms) : now - ms;
   const a = Math.abs(d);
   const text =
     a < 60_000
