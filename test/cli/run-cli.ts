@@ -1,14 +1,27 @@
 /**
  * @module test/cli/run-cli
- * The `serverless-worker` CLI as a real child process (`node --import tsx
- * src/cli/main.ts ...`) with a clean connection environment, for the management
- * command tests.
+ * The `serverless-worker` CLI as a real child process with a clean connection environment,
+ * for the management command tests. It runs the CLI as installed users run it: compiled,
+ * from the run's one build of both packages (test/package/global-setup.ts), which a
+ * `beforeAll` registered here asks for (the first ask of a run builds: minutes on a loaded
+ * machine). Through tsx each start cost about 0.5 s more CPU, and these files start some
+ * 200 of them a run. SW_TEST_CLI=source runs `node --import tsx src/cli/main.ts` instead
+ * (no build: a quicker loop while editing the CLI).
  */
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { beforeAll, expect } from 'vitest';
+import { builtSdkDist } from '../package/pack-this-package.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** node's arguments before the CLI's own: set by the beforeAll below. */
+let cliEntry: readonly string[] | undefined;
+
+beforeAll(async () => {
+  cliEntry = process.env.SW_TEST_CLI === 'source' ? ['--import', 'tsx', 'src/cli/main.ts'] : [join(await builtSdkDist(), 'cli/main.js')];
+}, 900_000);
 
 export interface CliRun {
   code: number;
@@ -18,18 +31,14 @@ export interface CliRun {
 
 /** Run the CLI without SERVERLESS_WORKER_API_URL/_KEY or RUNPOD_API_KEY, plus `env`. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  if (cliEntry === undefined) throw new Error('runCli before its beforeAll: call it from a test or a hook of a file that imports run-cli.ts');
   const base = { ...process.env };
   for (const name of ['SERVERLESS_WORKER_API_URL', 'SERVERLESS_WORKER_API_KEY', 'RUNPOD_API_KEY']) delete base[name];
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, [...cliEntry!, ...args], { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 

@@ -29,6 +29,8 @@ export interface PackedPackages {
   readonly tarball: string;
   /** The platform's tarball (serverless-worker-platform). */
   readonly platformTarball: string;
+  /** The SDK's build output (`tsc -p tsconfig.build.json` into the copy's dist/), for tests that run compiled code: read it, never write it. */
+  readonly sdkDist: string;
   readonly output: string;
 }
 
@@ -69,5 +71,10 @@ export async function buildAndPack(scratch: string, destination: string, env: No
   if (built.exitCode !== 0) throw new Error(`the packages' build failed (exit ${String(built.exitCode)}):\n${String(built.all).slice(-4_000)}`);
   const sdk = await packOne(source, destination, env);
   const platform = await packOne(join(source, 'packages/platform'), destination, env);
-  return { tarball: sdk.tarball, platformTarball: platform.tarball, output: `${String(built.all)}\n${sdk.output}\n${platform.output}` };
+  return {
+    tarball: sdk.tarball,
+    platformTarball: platform.tarball,
+    sdkDist: join(source, 'dist'),
+    output: `${String(built.all)}\n${sdk.output}\n${platform.output}`,
+  };
 }

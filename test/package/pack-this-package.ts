@@ -12,18 +12,28 @@ import type { PackedPackages } from './build-and-pack.js';
 
 export type { PackedPackages } from './build-and-pack.js';
 
-const PackAnswer = z.object({ tarball: z.string(), platformTarball: z.string(), output: z.string() });
+const PackAnswer = z.object({ tarball: z.string(), platformTarball: z.string(), sdkDist: z.string(), output: z.string() });
 
-/** Both packages packed, copied into `destination` (made if missing). */
-export async function packThisPackage(destination: string): Promise<PackedPackages> {
+/** The broker's answer: both packages built and packed (once per run). */
+async function askBroker(): Promise<PackedPackages> {
   const answer = await request(`${inject('packBrokerUrl')}/pack`, { headersTimeout: 900_000, bodyTimeout: 900_000 });
   const body: unknown = await answer.body.json();
   if (answer.statusCode !== 200) throw new Error(`packing this repository's packages: ${(body as { message?: string }).message ?? JSON.stringify(body)}`);
-  const packed = PackAnswer.parse(body);
+  return PackAnswer.parse(body);
+}
+
+/** Both packages packed, copied into `destination` (made if missing). */
+export async function packThisPackage(destination: string): Promise<PackedPackages> {
+  const packed = await askBroker();
   await mkdir(destination, { recursive: true });
   const tarball = join(destination, basename(packed.tarball));
   const platformTarball = join(destination, basename(packed.platformTarball));
   await copyFile(packed.tarball, tarball);
   await copyFile(packed.platformTarball, platformTarball);
-  return { tarball, platformTarball, output: packed.output };
+  return { tarball, platformTarball, sdkDist: packed.sdkDist, output: packed.output };
+}
+
+/** The SDK compiled by `tsc -p tsconfig.build.json` (the run's one build, shared): a folder to read, not to write. */
+export async function builtSdkDist(): Promise<string> {
+  return (await askBroker()).sdkDist;
 }
