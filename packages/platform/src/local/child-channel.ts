@@ -52,7 +52,7 @@ export function serveChildChannel(child: ChildProcess, options: ChildChannelOpti
       case 'take': {
         const controller = new AbortController();
         takes.set(message.id, controller);
-        calls.take(endpointId, workerId, message.max, controller.signal).then(
+        calls.take(endpointId, workerId, message.max, controller).then(
           (jobs) => {
             takes.delete(message.id);
             if (gone && jobs.length > 0) {
