@@ -19,6 +19,11 @@
  *   same burst again at once (warm);
  * - `worker restart`: SIGKILL the worker child, then time a /runsync from the kill to
  *   its answer (a new child started, ready, and ran it).
+ *
+ * BENCH_SERVE_API_BASELINE=<folder>: a third server, `ipc, baseline`, run from another
+ * compiled tree (a copy of this bench's compiled folder, lib/compiled.ts, made at the
+ * commit to compare with: its package links pointed at the copy), measured in the same
+ * runs, alternating with the other two: a before/after of the same bench on a loaded machine.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -43,8 +48,9 @@ const IDLE_MS = 11_000;
  */
 const RUNTIME = process.env.BENCH_SERVE_API_RUNTIME === 'compiled' ? 'compiled' : 'tsx';
 
-type Channel = 'http' | 'ipc';
-const CHANNELS: readonly Channel[] = ['http', 'ipc'];
+type Channel = 'http' | 'ipc' | 'ipc, baseline';
+const BASELINE = process.env.BENCH_SERVE_API_BASELINE;
+const CHANNELS: readonly Channel[] = BASELINE ? ['http', 'ipc', 'ipc, baseline'] : ['http', 'ipc'];
 
 interface Server {
   readonly child: ChildProcess;
@@ -53,7 +59,8 @@ interface Server {
 }
 
 async function startServer(channel: Channel, countRequests: boolean): Promise<Server> {
-  const script = await childScript('bench/children/platform-worker.ts', RUNTIME);
+  const script =
+    channel === 'ipc, baseline' ? join(BASELINE ?? '', 'bench/children/platform-worker.js') : await childScript('bench/children/platform-worker.ts', RUNTIME);
   const countDir = countRequests ? mkdtempSync(join(tmpdir(), 'serve-api-requests-')) : undefined;
   // After tsx's own --import (childExecArgv), so that tsx loads it.
   const counter = countRequests ? ['--import', pathToFileURL(await childScript('bench/children/request-counter.ts', RUNTIME)).href] : [];
@@ -64,7 +71,7 @@ async function startServer(channel: Channel, countRequests: boolean): Promise<Se
         ...process.env,
         BENCH_CONCURRENCY: String(CLIENTS),
         LOG_LEVEL: 'info',
-        SW_SERVE_API_CHANNEL: channel,
+        SW_SERVE_API_CHANNEL: channel === 'http' ? 'http' : 'ipc',
         ...(countDir !== undefined ? { BENCH_REQUEST_COUNT_DIR: countDir } : {}),
       },
       stdio: ['ignore', 'pipe', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
@@ -241,8 +248,13 @@ function serveApiCase(mode: Mode): BenchCase {
     },
     async measure({ index, quick, warmup }): Promise<Measurement> {
       const result: Record<string, number> = {};
-      // Alternate which channel goes first, run to run.
-      const order = index % 2 === 0 ? CHANNELS : [...CHANNELS].reverse();
+      // Alternate which channel goes first, run to run (three: each goes first in turn, the order rotated).
+      const order =
+        CHANNELS.length === 2
+          ? index % 2 === 0
+            ? CHANNELS
+            : [...CHANNELS].reverse()
+          : CHANNELS.map((_, i) => CHANNELS[(i + index) % CHANNELS.length] as Channel);
       for (const channel of order) {
         const entry = servers.get(channel);
         if (!entry) throw new Error('not set up');

@@ -82,7 +82,48 @@ export function ownedRequest(request: JobRequest): JobRequest {
 /** A deep copy of a JSON-like value, frozen: safe to share with every reader. */
 export function owned<T>(value: T): T {
   if (value === undefined || value === null || typeof value !== 'object') return value;
-  return deepFreeze(structuredClone(value));
+  const copy = frozenCopy(value, 0);
+  return copy === NOT_PLAIN ? deepFreeze(structuredClone(value)) : (copy as T);
+}
+
+/** What frozenCopy answers for a value it leaves to structuredClone. */
+const NOT_PLAIN = Symbol('not plain data');
+/** Past this depth (or a cycle) structuredClone copies the value. */
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * A frozen deep copy of plain data (objects of Object's or no prototype, dense arrays,
+ * primitives), made in one pass; NOT_PLAIN for anything else (a class instance, a
+ * function, a hole, a `__proto__` key, a cycle or deep nesting), which structuredClone
+ * then copies as before. A job's request and output are small JSON values, and
+ * structuredClone's serialise-and-read costs several times this per job (bench/README,
+ * issue 34, second pass).
+ */
+function frozenCopy(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
+  if (depth >= MAX_PLAIN_DEPTH) return NOT_PLAIN;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return NOT_PLAIN;
+    const items = value as unknown[];
+    const out: unknown[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      if (!(i in items)) return NOT_PLAIN;
+      const item = frozenCopy(items[i], depth + 1);
+      if (item === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = item;
+    }
+    return Object.freeze(out);
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return NOT_PLAIN;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') return NOT_PLAIN;
+    const item = frozenCopy((value as Record<string, unknown>)[key], depth + 1);
+    if (item === NOT_PLAIN) return NOT_PLAIN;
+    out[key] = item;
+  }
+  return Object.freeze(out);
 }
 
 function deepFreeze<T>(value: T): T {

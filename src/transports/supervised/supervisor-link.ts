@@ -6,7 +6,7 @@
  * the process alive only while a request waits for its answer.
  */
 import type { Logger } from 'pino';
-import { MessageBatcher, SupervisorBatchSchema, type ChildMessage } from './channel-protocol.js';
+import { MessageBatcher, readSupervisorBatch, type ChildMessage } from './channel-protocol.js';
 
 /** A post's answer: the reply body, or why it was refused (`status` 0: the channel is closed). */
 export type PostReply =
@@ -120,12 +120,12 @@ export class SupervisorLink {
   }
 
   readonly #onMessage = (message: unknown): void => {
-    const parsed = SupervisorBatchSchema.safeParse(message);
-    if (!parsed.success) {
-      this.#logger.error({ issues: parsed.error.issues.slice(0, 3) }, 'a message from the --serve-api process is not one of the channel protocol; ignored');
+    const read = readSupervisorBatch(message);
+    if (!read.ok) {
+      this.#logger.error({ problem: read.problem }, `a message from the --serve-api process is not one of the channel protocol (${read.problem}); ignored`);
       return;
     }
-    for (const reply of parsed.data) {
+    for (const reply of read.batch) {
       const waiting = this.#waiting.get(reply.id);
       if (waiting === undefined) {
         if (reply.k === 'jobs' && reply.text !== '[]')

@@ -12,8 +12,8 @@ import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, requestJsonText } from 'serverless-worker/internal/job/index.js';
 import {
-  ChildBatchSchema,
   MessageBatcher,
+  readChildBatch,
   type ChildMessage,
   type SupervisorMessage,
 } from 'serverless-worker/internal/transports/supervised/channel-protocol.js';
@@ -52,7 +52,7 @@ export function serveChildChannel(child: ChildProcess, options: ChildChannelOpti
       case 'take': {
         const controller = new AbortController();
         takes.set(message.id, controller);
-        calls.take(endpointId, workerId, message.max, controller.signal).then(
+        calls.take(endpointId, workerId, message.max, controller).then(
           (jobs) => {
             takes.delete(message.id);
             if (gone && jobs.length > 0) {
@@ -85,12 +85,12 @@ export function serveChildChannel(child: ChildProcess, options: ChildChannelOpti
     }
   };
   const onMessage = (message: unknown): void => {
-    const parsed = ChildBatchSchema.safeParse(message);
-    if (!parsed.success) {
-      logger.error({ workerId, issues: parsed.error.issues.slice(0, 3) }, 'a message from the worker process is not one of the channel protocol; ignored');
+    const read = readChildBatch(message);
+    if (!read.ok) {
+      logger.error({ workerId, problem: read.problem }, `a message from the worker process is not one of the channel protocol (${read.problem}); ignored`);
       return;
     }
-    for (const entry of parsed.data) handle(entry);
+    for (const entry of read.batch) handle(entry);
   };
   child.on('message', onMessage);
   child.once('exit', () => {

@@ -60,6 +60,25 @@ export const StreamBodySchema = z.looseObject({
   metrics: z.record(z.string(), z.unknown()).optional(),
 });
 
+type JsonObject = Record<string, unknown>;
+const isOptionalObject = (value: unknown): boolean => value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value));
+
+/**
+ * The bodies almost every worker posts, checked without zod: a job-done body whose
+ * `status` is absent or a string and `stopPod` absent or a boolean, a job-stream body
+ * whose `metrics` is absent or an object. Such a value, fresh from JSON.parse, is what
+ * the schema would answer, and is used as it is; anything else goes through the schema
+ * (a `stopPod` of "true", a wrong type and its error). A post per job: zod's parse was a
+ * share of a busy `--serve-api`'s CPU (bench/README, issue 34, second pass).
+ */
+const PLAIN_BODIES = new Map<z.ZodType, (value: JsonObject) => boolean>([
+  [
+    DoneBodySchema,
+    (value) => (value.status === undefined || typeof value.status === 'string') && (value.stopPod === undefined || typeof value.stopPod === 'boolean'),
+  ],
+  [StreamBodySchema, (value) => isOptionalObject(value.metrics)],
+]);
+
 /**
  * A text body as JSON: empty is `{}` (or SW_INVALID_REQUEST with `emptyIs: 'refused'`);
  * anything else that is not a JSON object is SW_INVALID_REQUEST.
@@ -102,6 +121,7 @@ export function parseJsonObject<S extends z.ZodType>(
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ServerlessWorkerError('SW_INVALID_REQUEST', `${what} body must be a JSON object, got ${previewValue(value)}`);
   }
+  if (value !== raw && PLAIN_BODIES.get(schema)?.(value as JsonObject) === true) return value as z.infer<S>;
   return parseOrThrow(schema, value, 'SW_INVALID_REQUEST', `${what} body`);
 }
 

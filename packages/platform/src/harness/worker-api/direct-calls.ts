@@ -17,8 +17,12 @@ export type WorkerApiLog = Pick<Logger, 'debug' | 'info'>;
 export type DirectAnswer = Readonly<Record<string, unknown>>;
 
 export interface WorkerApiCalls {
-  /** job-take(-batch): up to `max` jobs, waiting until one is queued, `signal` aborts or the worker is declared gone; [] then. */
-  take(endpointId: string, workerId: string, max: number, signal: AbortSignal): Promise<Job[]>;
+  /**
+   * job-take(-batch): up to `max` jobs, waiting until one is queued, or until `controller`
+   * is aborted ([] then): by the caller, or by the call itself when the worker is declared
+   * gone or the server closes. A controller of this take alone.
+   */
+  take(endpointId: string, workerId: string, max: number, controller: AbortController): Promise<Job[]>;
   /** job-done with its body as text (`{output}`, `{error}`, or `{status: "IN_PROGRESS", output}`); throws as the route answers an error. */
   done(endpointId: string, workerId: string, jobId: string, body: string, attempt: number | undefined, log: WorkerApiLog): Promise<DirectAnswer>;
   /** job-stream with its body as text (`{output, metrics?}`); throws as the route answers an error. */

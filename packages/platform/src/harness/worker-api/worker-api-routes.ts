@@ -53,6 +53,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   const { harness } = options;
   const events = options.events ?? {};
   const closing = new AbortController();
+  /** Takes of workers on another channel under way (takeDirect): closing aborts them, as it answers held polls. */
+  const directTakes = new Set<AbortController>();
   // The prune timer runs only while stops are held: an idle harness arms none.
   const pruneEveryMs = Math.min(settings.stopRetentionMs, 60_000);
   let pruneTimer: TimerHandle | undefined;
@@ -91,6 +93,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
 
   app.addHook('preClose', async () => {
     closing.abort(); // held polls answer now, or close() would wait for them
+    for (const controller of directTakes) controller.abort();
   });
   app.addHook('onClose', async () => {
     liveness.stop();
@@ -169,16 +172,24 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     }
   }
 
-  /** job-take for a worker on another channel (direct-calls.ts): the caller's signal in place of the held request's. */
-  async function takeDirect(endpointId: string, workerId: string, max: number, signal: AbortSignal): Promise<Job[]> {
+  /**
+   * job-take for a worker on another channel (direct-calls.ts): the caller's controller in
+   * place of the held request's signal, aborted here too when the worker is declared gone
+   * or the server closes. One controller per take rather than a signal joined of three
+   * (AbortSignal.any): a take per job (bench/README, issue 34, second pass).
+   */
+  async function takeDirect(endpointId: string, workerId: string, max: number, controller: AbortController): Promise<Job[]> {
     const endpoint = endpointOf(endpointId);
     await liveness.seen(endpoint, workerId);
-    const whileAlive = liveness.holdTake(endpointId, workerId);
+    if (closing.signal.aborted) controller.abort();
+    const whileAlive = liveness.holdTake(endpointId, workerId, controller);
+    directTakes.add(controller);
     try {
-      const jobs = await endpoint.take(workerId, max, AbortSignal.any([closing.signal, whileAlive.signal, signal]));
+      const jobs = await endpoint.take(workerId, max, controller.signal);
       if (jobs.length > 0) tookJobs(endpointId, workerId, jobs);
       return jobs;
     } finally {
+      directTakes.delete(controller);
       whileAlive.release();
     }
   }

@@ -106,11 +106,11 @@ export class WorkerLiveness {
   /**
    * A job-take poll of the worker is held open: the answered signal aborts when the
    * worker is declared gone, so that a frozen worker's open poll does not take the jobs
-   * just put back in the queue. `release` once the poll is answered.
+   * just put back in the queue. `release` once the poll is answered. Given `controller`
+   * (a take of the IPC channel, whose caller made one already), that one is aborted.
    */
-  holdTake(endpointId: string, workerId: string): { readonly signal: AbortSignal; release(): void } {
+  holdTake(endpointId: string, workerId: string, controller = new AbortController()): { readonly signal: AbortSignal; release(): void } {
     const key = keyOf(endpointId, workerId);
-    const controller = new AbortController();
     const polls = this.#takePolls.get(key) ?? new Set<AbortController>();
     polls.add(controller);
     this.#takePolls.set(key, polls);
