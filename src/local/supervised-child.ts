@@ -13,25 +13,14 @@ import { processRuns, processStartTicks } from './process-runs.js';
 /** How often the parent's pid is checked, ms. */
 const ORPHAN_CHECK_MS = 1_000;
 
-/**
- * Exit 1 once the parent process is no longer `supervisorPid`. Joined over an IPC channel,
- * the channel's end tells (no wake-up while idle: issue 34 item 2); else its pid is read
- * every ORPHAN_CHECK_MS.
- */
+/** Exit 1 once the parent process is no longer `supervisorPid`. */
 export function exitWhenOrphaned(supervisorPid: number, logger: Logger): void {
-  const orphaned = (): void => {
-    logger.warn({ supervisorPid }, 'the --serve-api process that ran this worker is gone: exiting');
-    logger.flush();
-    process.exit(1);
-  };
-  if (process.channel !== undefined && process.connected) {
-    process.once('disconnect', orphaned);
-    return;
-  }
   const timer = repeatEvery(systemClock, ORPHAN_CHECK_MS, () => {
     if (process.ppid === supervisorPid) return;
     timer.cancel();
-    orphaned();
+    logger.warn({ supervisorPid }, 'the --serve-api process that ran this worker is gone: exiting');
+    logger.flush();
+    process.exit(1);
   });
 }
 
