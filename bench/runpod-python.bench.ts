@@ -12,8 +12,8 @@
  * - `burst after idle`: 11 s with no request (server CPU over it, ms/s, and RSS at its
  *   end), then 1 900 /runsync from the 8 clients, then the same burst again at once
  *   (warm): requests/s of each and their ratio;
- * - `memory`: fresh servers each run: RSS after one job and 3 s idle, then after 20 000
- *   /runsync and 3 s idle;
+ * - `memory`: fresh servers each run: RSS after one job and 3 s idle (and 10 s), then after
+ *   20 000 /runsync and 3 s idle (and 10 s: settled, past ours' idle compaction);
  * - `stream 1 KiB x 1 000`: each side's worker against a fake platform of its own
  *   (lib/fake-platform.ts), as issue 34's table measured it: runpod-python's worker
  *   (`RUNPOD_WEBHOOK_*`, an async generator handler) and `serve()` (default options);
@@ -36,6 +36,8 @@ const SUSTAINED_MS = 5_000;
 const BURST = 1_900;
 const IDLE_MS = 11_000;
 const MEMORY_JOBS = 20_000;
+/** The memory case's second reading, ms after the first job or the last one (past ours' idle compaction, src/local/idle-compaction.ts). */
+const SETTLED_MS = 10_000;
 const STREAM = { count: 1_000, size: 1_024 } as const;
 
 type SideName = 'runpod-python' | 'ours';
@@ -136,7 +138,12 @@ const MODE_METRICS: Record<Mode, Record<string, MetricSpec>> = {
     'RSS idle': { unit: 'MiB' },
     'RSS after': { unit: 'MiB' },
   },
-  memory: { 'RSS idle': { unit: 'MiB' }, [`RSS after ${MEMORY_JOBS / 1000}k jobs`]: { unit: 'MiB' } },
+  memory: {
+    'RSS idle': { unit: 'MiB' },
+    [`RSS idle ${SETTLED_MS / 1000} s`]: { unit: 'MiB' },
+    [`RSS after ${MEMORY_JOBS / 1000}k jobs`]: { unit: 'MiB' },
+    [`RSS after ${MEMORY_JOBS / 1000}k jobs, ${SETTLED_MS / 1000} s`]: { unit: 'MiB' },
+  },
   stream: { 'chunks/s': { unit: 'chunks/s' }, 'posts per job': { unit: '' }, 'worker CPU/chunk': { unit: 'µs' }, 'worker RSS after': { unit: 'MiB' } },
 };
 
@@ -222,6 +229,8 @@ function memoryCase(options: BenchOptions): BenchCase {
     metrics: metricsOf('memory'),
     warmup: false,
     runs: Math.min(options.runs, 3),
+    // 20 000 jobs a side take 1-2 min each on a loaded 2-core machine: the runs asked for, within 12 min.
+    budgetMs: options.quick ? undefined : 720_000,
     async measure({ index, quick }) {
       const result: Record<string, number> = {};
       const servers = new Map<SideName, Running>();
@@ -229,12 +238,16 @@ function memoryCase(options: BenchOptions): BenchCase {
         for (const side of orderOf(index)) servers.set(side, await startServer(side));
         await sleep(3_000);
         for (const [side, running] of servers) result[`RSS idle, ${side}`] = sample(running.child).rssBytes / MB;
+        await sleep(SETTLED_MS - 3_000);
+        for (const [side, running] of servers) result[`RSS idle ${SETTLED_MS / 1000} s, ${side}`] = sample(running.child).rssBytes / MB;
         for (const side of orderOf(index)) {
           const running = servers.get(side) as Running;
           await closedLoop(running.client, Number.POSITIVE_INFINITY, quick ? MEMORY_JOBS / 10 : MEMORY_JOBS);
         }
         await sleep(3_000);
         for (const [side, running] of servers) result[`${after}, ${side}`] = sample(running.child).rssBytes / MB;
+        await sleep(SETTLED_MS - 3_000);
+        for (const [side, running] of servers) result[`${after}, ${SETTLED_MS / 1000} s, ${side}`] = sample(running.child).rssBytes / MB;
       } finally {
         for (const running of servers.values()) await stopServer(running);
       }

@@ -72,7 +72,11 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       // The worker of a --serve-api process (the platform's local/supervisor.ts): it leaves with its supervisor.
       const supervisor = Number(process.env.SW_SUPERVISOR_PID);
       const supervised = Number.isInteger(supervisor) && supervisor > 0;
-      if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
+      if (supervised) {
+        (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
+        // Its heap given back after a busy spell, as the --serve-api process does (idle-compaction.ts).
+        (await import('./local/idle-compaction.js')).compactWhenIdle();
+      }
       // A worker process a harness's launcher started: it leaves with that harness.
       const harnessPid = Number(process.env[HARNESS_PID_ENV]);
       if (Number.isInteger(harnessPid) && harnessPid > 0) (await import('./local/supervised-child.js')).exitWhenHarnessGone(harnessPid, logger);

@@ -38,6 +38,8 @@ export interface BenchCase {
   readonly runs?: number;
   /** Measure once before the counted runs and drop it; default true. */
   readonly warmup?: boolean;
+  /** Time budget of the case, ms (runs stop once it is spent); default CASE_BUDGET_MS. */
+  readonly budgetMs?: number;
   setup?(): Promise<void>;
   measure(context: RunContext): Promise<Measurement>;
   teardown?(): Promise<void>;
@@ -83,7 +85,7 @@ export async function runBenchmark(bench: Benchmark, options: BenchOptions, log:
   const rows: ResultRow[] = [];
   const filter = options.caseFilter;
   for (const c of bench.cases(options).filter((c) => filter === undefined || c.name.includes(filter))) {
-    const budget = options.quick ? CASE_BUDGET_MS.quick : CASE_BUDGET_MS.full;
+    const budget = c.budgetMs ?? (options.quick ? CASE_BUDGET_MS.quick : CASE_BUDGET_MS.full);
     const startedAt = Date.now();
     const runs: Measurement[] = [];
     const wanted = c.runs ?? options.runs;

@@ -36,6 +36,7 @@ import { JobLogBuffer } from '../harness/dashboard/job-log-tap.js';
 import { jsonLineFormatter } from 'serverless-worker/internal/log/index.js';
 import { API_KEY_ENV } from 'serverless-worker/internal/settings/worker-env.js';
 import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from 'serverless-worker/internal/worker/worker-flags.js';
+import { compactWhenIdle } from 'serverless-worker/internal/local/idle-compaction.js';
 
 /** Quote `text` for a POSIX shell. */
 export function shellQuote(text: string): string {
@@ -213,6 +214,8 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   const signal = new Promise<'signal'>((resolve) => (signalled = () => resolve('signal')));
   const offSignals = onShutdownSignals(logger, () => signalled());
   supervisor.start();
+  // The heap a burst of jobs grew is given back once it is over (the worker child does the same).
+  const compaction = compactWhenIdle();
   // The banner once the worker is ready (its init over), as when it ran in this process.
   const first = await Promise.race([supervisor.firstStart, signal]);
   if (first !== 'signal' && first.ready) {
@@ -222,6 +225,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   logger.info({ reason: first === 'signal' || first.ready ? 'signal' : 'worker start-up failed' }, 'serve-api: closing');
   const exitCode = first !== 'signal' && !first.ready ? first.exitCode || 1 : await supervisor.stop();
   offSignals();
+  compaction.stop();
   // The server, then the harness composeHarness made.
   await app.close();
   await sampler?.close();

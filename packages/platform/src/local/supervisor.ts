@@ -65,12 +65,21 @@ export interface SupervisorOptions {
 /** How the first child's start ended: ready for jobs, or exited first (a failed init or start-up). */
 export type FirstStart = { readonly ready: true } | { readonly ready: false; readonly exitCode: number };
 
-/** This process's command line for the child: inspector flags left out (their port is taken here). */
+/**
+ * V8 flags the child gets unless this process was started with its own (or NODE_OPTIONS has them): a young generation
+ * of at most 2 x 2 MiB (V8's default cap is 2 x 16 MiB, which a busy worker reaches and keeps:
+ * bench/README, issue 34 item 3).
+ */
+export const CHILD_V8_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+
+/** This process's command line for the child: inspector flags left out (their port is taken here), CHILD_V8_FLAGS added. */
 export function childCommand(): { file: string; args: string[] } {
   const script = process.argv[1];
   if (script === undefined || script === '') throw new Error('--serve-api needs a worker script to run as its child process (process.argv[1] is empty)');
   const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect') && !flag.startsWith('--debug'));
-  return { file: process.execPath, args: [...flags, script, ...process.argv.slice(2)] };
+  const given = [...flags, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((flag) => flag.split('=')[0]);
+  const ours = CHILD_V8_FLAGS.filter((flag) => !given.includes(flag.split('=')[0]));
+  return { file: process.execPath, args: [...ours, ...flags, script, ...process.argv.slice(2)] };
 }
 
 export class WorkerSupervisor {

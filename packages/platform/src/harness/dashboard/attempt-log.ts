@@ -71,15 +71,20 @@ function clip(text: string): string {
   return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON - 1)}…` : text;
 }
 
+/** A record as the log keeps it: with its place in the ring. */
+interface RingRecord extends JobAttempts {
+  readonly slot: number;
+}
+
 export class AttemptLog {
   /** By job id (the harness makes them unique: random UUIDs); each record names its endpoint. */
-  readonly #jobs = new Map<string, JobAttempts>();
+  readonly #jobs = new Map<string, RingRecord>();
   /**
    * The jobs' keys in the order first recorded, a ring of `maxJobs`: the slot a new key
    * takes holds the key to drop. (Taking the Map's first key instead walks past every
    * entry deleted since its last compaction: about 20 µs a job at the cap.)
    */
-  readonly #order: Array<JobAttempts | undefined>;
+  readonly #order: Array<RingRecord | undefined>;
   #next = 0;
   /** Jobs whose record the maxJobs cap dropped, since the log was made. */
   #evictedJobs = 0;
@@ -125,8 +130,12 @@ export class AttemptLog {
   ended(job: JobAttemptFacts): void {
     const existing = this.#jobs.size > 0 ? this.#find(job.endpointId, job.id) : undefined;
     if (isPlainEnd(job, existing)) {
-      // Its only attempt, read from the job itself: no record to keep.
-      if (existing) this.#jobs.delete(job.id);
+      // Its only attempt, read from the job itself: no record to keep (nor in the ring, where it
+      // stayed reachable until its slot came round: 10 000 dead records, bench/README issue 34 item 3).
+      if (existing) {
+        this.#jobs.delete(job.id);
+        if (this.#order[existing.slot] === existing) this.#order[existing.slot] = undefined;
+      }
       return;
     }
     const record = existing ?? this.#record(job.endpointId, job.id);
@@ -184,15 +193,15 @@ export class AttemptLog {
     return this.#find(endpointId, jobId);
   }
 
-  #find(endpointId: string, jobId: string): JobAttempts | undefined {
+  #find(endpointId: string, jobId: string): RingRecord | undefined {
     const record = this.#jobs.get(jobId);
     return record?.endpointId === endpointId ? record : undefined;
   }
 
-  #record(endpointId: string, jobId: string): JobAttempts {
+  #record(endpointId: string, jobId: string): RingRecord {
     let record = this.#find(endpointId, jobId);
     if (!record) {
-      record = { endpointId, jobId, attempts: [], dropped: 0 };
+      record = { endpointId, jobId, attempts: [], dropped: 0, slot: this.#next };
       const oldest = this.#order[this.#next];
       // Unless a plain end removed it already (and the id has a newer record since).
       if (oldest !== undefined && this.#jobs.get(oldest.jobId) === oldest) {

@@ -1,0 +1,55 @@
+/**
+ * Issue 34 item 3: what `--serve-api` does for its memory. Both processes give back the heap a
+ * busy spell grew once it is over (local/idle-compaction.ts), without a `gc` in the global
+ * scope; the worker child gets a capped young generation unless the user chose one.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { compactWhenIdle, type IdleCompaction } from '../../src/local/idle-compaction.js';
+import { CHILD_V8_FLAGS, childCommand } from '../../packages/platform/src/local/supervisor.js';
+
+describe('compactWhenIdle', () => {
+  let compaction: IdleCompaction | undefined;
+  afterEach(() => compaction?.stop());
+
+  it('runs one full collection once the process has been quiet, and leaves no gc in the global scope', async () => {
+    const hadGc = typeof (globalThis as { gc?: unknown }).gc === 'function';
+    compaction = compactWhenIdle({ quietMs: 30, minGrowthBytes: 0 });
+    expect(typeof (globalThis as { gc?: unknown }).gc === 'function').toBe(hadGc);
+    // Work: garbage enough for a few young-generation collections.
+    let kept: unknown[] = [];
+    for (let i = 0; i < 200_000; i++) {
+      kept.push({ i, text: `job-${i}` });
+      if (kept.length > 1_000) kept = [];
+    }
+    const deadline = Date.now() + 10_000;
+    while (compaction.compactions === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(compaction.compactions).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('the worker child of --serve-api', () => {
+  const execArgv = [...process.execArgv];
+  const nodeOptions = process.env.NODE_OPTIONS;
+  afterEach(() => {
+    process.execArgv.splice(0, process.execArgv.length, ...execArgv);
+    if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = nodeOptions;
+  });
+
+  it('gets a capped young generation', () => {
+    delete process.env.NODE_OPTIONS;
+    process.execArgv.splice(0, process.execArgv.length, ...execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')));
+    expect(CHILD_V8_FLAGS).toEqual(['--max-semi-space-size=2']);
+    expect(childCommand().args).toContain('--max-semi-space-size=2');
+  });
+
+  it("keeps the user's own choice, on the command line or in NODE_OPTIONS", () => {
+    process.execArgv.push('--max-semi-space-size=8');
+    const args = childCommand().args;
+    expect(args).toContain('--max-semi-space-size=8');
+    expect(args).not.toContain('--max-semi-space-size=2');
+    process.execArgv.splice(0, process.execArgv.length, ...execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')));
+    process.env.NODE_OPTIONS = '--max-semi-space-size=4 --no-warnings';
+    expect(childCommand().args).not.toContain('--max-semi-space-size=2');
+  });
+});
