@@ -12,8 +12,12 @@
  * pointer overheads, is under 200 bytes; 256 leaves room for a fill factor and for a
  * partial index counted as if every row were in it) plus two pages (the meta page and a
  * root). The estimate errs high, so a rebuilt index is far under the bound and is not
- * rebuilt again at the next round; below `reindexMinBytes` (1 MB) what a rebuild would
- * give back is not worth its work. Each rebuild is one log line. It runs in the
+ * rebuilt again at the next round (4 x two pages is 64 KB: the bound of an empty table's
+ * index). Below `reindexMinBytes` (64 KB, 8 pages) nothing is rebuilt: a rebuild of such
+ * an index takes milliseconds (1-4 MB indexes took 4-46 ms at load 9, bench/README), but
+ * what it gives back is nothing. After 50 000 jobs and their cleanup every index of
+ * sw_jobs is past the bound; with a 1 MB floor three of the seven (0.3 MB each) were
+ * left, 9-15x the empty table's size. Each rebuild is one log line. It runs in the
  * maintenance round (maintenance-check.ts): one harness a round, a round every
  * `intervalMs`, so each index is rebuilt at most once an interval.
  *
@@ -33,7 +37,7 @@ export interface IndexRebuildLimits {
   readonly reindexBytesPerRow: number;
 }
 
-export const INDEX_REBUILD_LIMITS: IndexRebuildLimits = { reindexMinBytes: 1 << 20, reindexRatio: 4, reindexBytesPerRow: 256 };
+export const INDEX_REBUILD_LIMITS: IndexRebuildLimits = { reindexMinBytes: 64 << 10, reindexRatio: 4, reindexBytesPerRow: 256 };
 
 const count = z.union([z.string(), z.number()]).transform(Number);
 const Bloated = z.object({ index: z.string(), table: z.string(), index_bytes: count, live_rows: count });
