@@ -10,14 +10,14 @@
  * more than `reindexRatio` times what its table's live rows need: `reindexBytesPerRow`
  * a row (an entry of our widest key, an endpoint id and a job id with the tuple and line
  * pointer overheads, is under 200 bytes; 256 leaves room for a fill factor and for a
- * partial index counted as if every row were in it) plus two pages (the meta page and a
- * root). The estimate errs high, so a rebuilt index is far under the bound and is not
- * rebuilt again at the next round (4 x two pages is 64 KB: the bound of an empty table's
- * index). Below `reindexMinBytes` (64 KB, 8 pages) nothing is rebuilt: a rebuild of such
- * an index takes milliseconds (1-4 MB indexes took 4-46 ms at load 9, bench/README), but
- * what it gives back is nothing. After 50 000 jobs and their cleanup every index of
- * sw_jobs is past the bound; with a 1 MB floor three of the seven (0.3 MB each) were
- * left, 9-15x the empty table's size. Each rebuild is one log line. It runs in the
+ * partial index counted as if every row were in it) plus a page (the meta page). The
+ * estimate errs high, so a rebuilt index is far under the bound and is not rebuilt again
+ * at the next round: an empty table's index is rebuilt past 4 x 8 KB = 32 KB, and comes
+ * back at 8-16 KB. Below `reindexMinBytes` (32 KB, 4 pages) nothing is rebuilt. A
+ * rebuild of such an index takes milliseconds (1-4 MB indexes took 3-46 ms at load 4-9,
+ * bench/README). After 50 000 jobs and their cleanup the seven indexes of sw_jobs weighed
+ * 9.7 MB for an empty table: with a 1 MB floor three (0.3 MB each) were left (9-15x the
+ * empty table's size), with 64 KB and two pages one (2.5x). Each rebuild is one log line. It runs in the
  * maintenance round (maintenance-check.ts): one harness a round, a round every
  * `intervalMs`, so each index is rebuilt at most once an interval.
  *
@@ -33,11 +33,11 @@ export interface IndexRebuildLimits {
   readonly reindexMinBytes: number;
   /** ...and more than this many times what its table's live rows need... */
   readonly reindexRatio: number;
-  /** ...counted as this many bytes a live row (plus two pages). */
+  /** ...counted as this many bytes a live row (plus a page). */
   readonly reindexBytesPerRow: number;
 }
 
-export const INDEX_REBUILD_LIMITS: IndexRebuildLimits = { reindexMinBytes: 64 << 10, reindexRatio: 4, reindexBytesPerRow: 256 };
+export const INDEX_REBUILD_LIMITS: IndexRebuildLimits = { reindexMinBytes: 32 << 10, reindexRatio: 4, reindexBytesPerRow: 256 };
 
 const count = z.union([z.string(), z.number()]).transform(Number);
 const Bloated = z.object({ index: z.string(), table: z.string(), index_bytes: count, live_rows: count });
@@ -56,7 +56,7 @@ export async function findBloatedIndexes(sql: postgres.Sql, limits: IndexRebuild
     LEFT JOIN pg_stat_user_tables s ON s.relid = t.oid
     WHERE t.relnamespace = current_schema()::regnamespace AND t.relname LIKE 'sw\\_%' AND x.indisvalid
       AND pg_relation_size(i.oid) >= ${limits.reindexMinBytes}
-      AND pg_relation_size(i.oid) > ${limits.reindexRatio} * (greatest(coalesce(s.n_live_tup, 0), t.reltuples, 0) * ${limits.reindexBytesPerRow} + 2 * current_setting('block_size')::int)
+      AND pg_relation_size(i.oid) > ${limits.reindexRatio} * (greatest(coalesce(s.n_live_tup, 0), t.reltuples, 0) * ${limits.reindexBytesPerRow} + current_setting('block_size')::int)
     ORDER BY pg_relation_size(i.oid) DESC`;
   return rows.map((row) => Bloated.parse(row));
 }
