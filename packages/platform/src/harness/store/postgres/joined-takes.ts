@@ -19,6 +19,9 @@ import { ClaimedRow, claimJobs } from './queue.js';
 import type { TakeWrites } from './take-writes.js';
 import { HOLD_MS, Reserve } from './take-ahead.js';
 
+/** Workers whose reserve and demand are remembered at most (see #forgetIdle). */
+const MAX_RESERVES = 10_000;
+
 /** Takes joined in one round at most (their claims run side by side, one per endpoint and worker). */
 const TAKE_BATCH = { maxItems: 256, maxSize: 256 };
 
@@ -79,6 +82,7 @@ export class JoinedTakes {
     if (!reserve) {
       reserve = new Reserve(endpointId, workerId);
       this.#reserves.set(key, reserve);
+      this.#forgetIdle();
     }
     const fast = reserve.asked(max, performance.now());
     if (reserve.held.length < max && reserve.refilling) await reserve.refilling;
@@ -134,6 +138,15 @@ export class JoinedTakes {
       this.#handOut(reserve, reserve.held.length);
       clearTimeout(reserve.timer);
       this.#reserves.delete(key);
+    }
+  }
+
+  /** Past MAX_RESERVES workers remembered, the oldest that hold nothing are forgotten (workers come and go). */
+  #forgetIdle(): void {
+    if (this.#reserves.size <= MAX_RESERVES) return;
+    for (const [key, reserve] of this.#reserves) {
+      if (this.#reserves.size <= MAX_RESERVES / 2) break;
+      if (reserve.held.length === 0 && !reserve.refilling) this.#reserves.delete(key);
     }
   }
 
