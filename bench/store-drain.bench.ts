@@ -1,95 +1,276 @@
 /**
- * Draining a backlog on each job store, in process (issue 33, item 2). Runs on its own:
+ * Draining a backlog on each job store (issue 33, item 2). Runs on its own:
  *
- *   npx tsx bench/store-drain.bench.ts [--jobs 3000] [--concurrency 16] [--rounds 3] [--fsync-off]
+ *   npx tsx bench/store-drain.bench.ts [--via http|facade] [--jobs 3000] [--concurrency 16] [--rounds 3] [--fsync-off] [--only memory|postgres]
  *
- * `--jobs` queued no-op jobs are drained by one worker of `--concurrency` (that many
- * takers of one worker id, each taking one job through the harness's facade, completing
- * it and taking the next), on the in-memory store and on PostgreSQL (an embedded server,
- * fsync on unless --fsync-off; a fresh database each round), in alternating rounds.
- * Figures: jobs/s of the drain (median of the rounds), and on PostgreSQL the statements a
- * job sent, submissions and notifications included (counted on the wire:
- * test/postgres/statement-counter.ts; a harness alone sends no notifications since
- * issue 33).
+ * `--jobs` queued no-op jobs are drained by one worker of `--concurrency`, on the
+ * in-memory store and on PostgreSQL (an embedded server, fsync on unless --fsync-off; a
+ * fresh database each round), in alternating rounds (which store goes first alternates too).
+ *
+ * - `--via http` (the default): as a real worker takes them. The harness's HTTP server
+ *   runs in this process; the worker is bench/children/platform-worker.ts in a process
+ *   of its own (the SDK's `serve()`, the platform transport: job-take-batch for its free
+ *   slots, a job-done post per job). The rate runs from the first job's end to the last
+ *   one's (the worker's start-up is not counted).
+ * - `--via facade`: in process, `--concurrency` takers of one worker id, each taking one
+ *   job through the harness's facade, completing it and taking the next.
+ *
+ * Figures: jobs/s of the drain (median of the rounds), and per store the takes the
+ * harness asked of the store, the empty ones and the jobs a take got; on PostgreSQL the
+ * statements a job sent, submissions and notifications included (counted on the wire:
+ * test/postgres/statement-counter.ts).
  */
+import { spawn } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { Harness, MemoryJobStore } from '../src/harness/index.js';
 import { openHarnessDatabase } from '../packages/platform/src/harness/harness-database.js';
 import type { JobStore } from '../src/harness/store/job-store.js';
 import { PostgresJobStore } from '../packages/platform/src/harness/store/postgres/postgres-job-store.js';
+import { createHarnessServer } from '../packages/platform/src/index.js';
+import { workerEnvFor } from '../packages/platform/src/harness/worker-api/worker-env.js';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { startStatementCounter } from '../test/postgres/statement-counter.js';
+import { childExecArgv, REPO_ROOT, track } from './lib/child.js';
 import { loadAverage } from './lib/machine.js';
-import { median } from './lib/stats.js';
+import { ownCpuMs, processTree, readProc } from './lib/proc.js';
+import { median, percentile } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
+    via: { type: 'string', default: 'http' },
     jobs: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '3' },
     'fsync-off': { type: 'boolean', default: false },
+    /** One store only (a profile of its drain): memory or postgres. */
+    only: { type: 'string' },
+    /** pg_stat_statements loaded: print PostgreSQL's top statements of each drain (a diagnosis, not a figure). */
+    statements: { type: 'boolean', default: false },
   },
 });
 const JOBS = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
 const ROUNDS = Number(values.rounds);
+const VIA = values.via;
+if (VIA !== 'http' && VIA !== 'facade') throw new Error(`--via must be http or facade, not ${VIA}`);
 
-/** Queue JOBS jobs, then drain them; answers jobs/s of the drain. */
-async function drain(store: JobStore): Promise<number> {
-  const harness = new Harness({ store });
+interface TakeCount {
+  takes: number;
+  empty: number;
+  jobs: number;
+}
+
+/** The store with its takes counted (the harness asks the store; the store's own joining is below this). */
+function counted(store: JobStore, count: TakeCount): JobStore {
+  const take = store.take.bind(store);
+  store.take = async (...args: Parameters<JobStore['take']>) => {
+    const jobs = await take(...args);
+    count.takes++;
+    count.jobs += jobs.length;
+    if (jobs.length === 0) count.empty++;
+    return jobs;
+  };
+  return store;
+}
+
+async function queue(harness: Harness): Promise<void> {
   const endpoint = harness.endpoint('ep');
+  for (let n = 0; n < JOBS; n += 100) await Promise.all(Array.from({ length: Math.min(100, JOBS - n) }, () => endpoint.submit({ input: {} })));
+}
+
+interface Drained {
+  readonly rate: number;
+  /** CPU ms a job (over HTTP only). */
+  readonly cpu?: Cpu;
+}
+
+/** Drained in process, `CONCURRENCY` takers through the facade; answers jobs/s. */
+async function drainFacade(harness: Harness): Promise<Drained> {
+  const endpoint = harness.endpoint('ep');
+  let done = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (done < JOBS) {
+        const [job] = await endpoint.take('w1', 1, AbortSignal.timeout(2_000));
+        if (!job) continue;
+        await endpoint.complete(job.id, 'w1', { kind: 'output', output: null }, job.attempt);
+        done++;
+      }
+    }),
+  );
+  return { rate: JOBS / ((performance.now() - started) / 1_000) };
+}
+
+/** CPU ms so far: this process (the harness), the worker process, and PostgreSQL's (every other process below this one). */
+function cpuNow(workerPid: number | undefined): Cpu {
+  const others = processTree(process.pid).filter((pid) => pid !== process.pid && pid !== workerPid);
+  return {
+    harness: ownCpuMs(),
+    worker: workerPid === undefined ? 0 : (readProc(workerPid)?.cpuMs ?? 0),
+    postgres: others.reduce((sum, pid) => sum + (readProc(pid)?.cpuMs ?? 0), 0),
+  };
+}
+
+interface Cpu {
+  harness: number;
+  worker: number;
+  postgres: number;
+}
+
+/** Drained over HTTP by a worker process of concurrency `CONCURRENCY`; answers jobs/s from the first end to the last, and the CPU a job cost meanwhile. */
+async function drainHttp(harness: Harness): Promise<Drained> {
+  const server = await createHarnessServer({ harness, port: 0, rateLimits: false });
+  const endpoint = harness.endpoint('ep');
+  const script = `${REPO_ROOT}bench/children/platform-worker.ts`;
+  const worker = track(
+    spawn(process.execPath, [...childExecArgv(script), script], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...workerEnvFor(server.url, 'ep'), RUNPOD_POD_ID: 'w1', BENCH_CONCURRENCY: String(CONCURRENCY), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  let first = 0;
+  let last = 0;
+  let ended = 0;
+  let cpuFirst: Cpu | undefined;
+  let cpuLast: Cpu | undefined;
+  const allEnded = new Promise<void>((resolve) => {
+    endpoint.jobEnded.add(() => {
+      last = performance.now();
+      if (ended++ === 0) {
+        first = last;
+        cpuFirst = cpuNow(worker.pid);
+      }
+      if (ended === JOBS) {
+        cpuLast = cpuNow(worker.pid);
+        resolve();
+      }
+    });
+  });
   try {
-    for (let n = 0; n < JOBS; n += 100) await Promise.all(Array.from({ length: Math.min(100, JOBS - n) }, () => endpoint.submit({ input: {} })));
-    let done = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (done < JOBS) {
-          const [job] = await endpoint.take('w1', 1, AbortSignal.timeout(2_000));
-          if (!job) continue;
-          await endpoint.complete(job.id, 'w1', { kind: 'output', output: null }, job.attempt);
-          done++;
-        }
-      }),
-    );
-    return JOBS / ((performance.now() - started) / 1_000);
+    const exited = new Promise<never>((_, reject) => worker.once('exit', (code) => reject(new Error(`the worker exited (${String(code)})`))));
+    await Promise.race([allEnded, exited]);
+    const [a, b] = [cpuFirst as Cpu, cpuLast as Cpu];
+    const per = (key: keyof Cpu): number => (b[key] - a[key]) / (JOBS - 1);
+    return { rate: (JOBS - 1) / ((last - first) / 1_000), cpu: { harness: per('harness'), worker: per('worker'), postgres: per('postgres') } };
+  } finally {
+    const gone = new Promise((resolve) => worker.once('exit', resolve));
+    worker.kill('SIGKILL');
+    await gone;
+    await server.close();
+  }
+}
+
+/** How long the harness held each worker API request (arrival to answer), ms, by kind: what of a worker's cycle is the harness's. */
+const heldBy = { memory: { take: [] as number[], done: [] as number[] }, postgres: { take: [] as number[], done: [] as number[] } };
+let held = heldBy.memory;
+const arrivals = new WeakMap<IncomingMessage, number>();
+subscribe('http.server.request.start', (message) => arrivals.set((message as { request: IncomingMessage }).request, performance.now()));
+subscribe('http.server.response.finish', (message) => {
+  const { request } = message as { request: IncomingMessage; response: ServerResponse };
+  const at = arrivals.get(request);
+  if (at === undefined) return;
+  const kind = request.url?.includes('/job-take') ? held.take : request.url?.includes('/job-done') ? held.done : undefined;
+  kind?.push(performance.now() - at);
+});
+const heldText = (of: typeof held): string => {
+  const text = (name: string, list: number[]): string =>
+    `${name} ${percentile(list, 50).toFixed(1)}/${percentile(list, 90).toFixed(1)} ms (${(list.length / ROUNDS).toFixed(0)} a round)`;
+  return VIA === 'http' ? ` | held p50/p90: ${text('job-take', of.take)}, ${text('job-done', of.done)}` : '';
+};
+
+/** Queue JOBS jobs, then drain them. */
+async function drain(store: JobStore): Promise<Drained> {
+  const harness = new Harness({ store });
+  try {
+    await queue(harness);
+    return VIA === 'http' ? await drainHttp(harness) : await drainFacade(harness);
   } finally {
     await harness.close();
   }
 }
 
-const server = await startEmbeddedServer({ durable: !values['fsync-off'] });
+const server = await startEmbeddedServer({
+  durable: !values['fsync-off'],
+  ...(values.statements ? { settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track_utility=off'] } : {}),
+});
 const admin = postgres(server.url, { max: 1, onnotice: () => undefined });
+if (values.statements) await admin`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
+
+/** The drain's top statements in `database` by execution time (--statements). */
+async function printStatements(database: string): Promise<void> {
+  const rows = await admin<{ calls: string; total: number; mean: number; rows: string; query: string }[]>`
+    SELECT calls::text, total_exec_time AS total, mean_exec_time AS mean, rows::text, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 90) AS query
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${database} ORDER BY total_exec_time DESC LIMIT 8`;
+  for (const row of rows)
+    console.log(
+      `  ${row.calls.padStart(6)} calls ${row.total.toFixed(0).padStart(6)} ms (${row.mean.toFixed(3)} a call) ${row.rows.padStart(6)} rows | ${row.query}`,
+    );
+}
 const memory: number[] = [];
 const pg: number[] = [];
+const cpus: { memory: Cpu[]; postgres: Cpu[] } = { memory: [], postgres: [] };
+const record = (rates: number[], cpuList: Cpu[], drained: Drained): void => {
+  rates.push(drained.rate);
+  if (drained.cpu) cpuList.push(drained.cpu);
+};
+const cpuText = (list: Cpu[]): string =>
+  list.length === 0
+    ? ''
+    : ` | CPU a job (median): harness ${median(list.map((c) => c.harness)).toFixed(2)} ms, worker ${median(list.map((c) => c.worker)).toFixed(2)} ms, PostgreSQL ${median(list.map((c) => c.postgres)).toFixed(2)} ms`;
 const perJob: number[] = [];
+const takes = { memory: { takes: 0, empty: 0, jobs: 0 }, postgres: { takes: 0, empty: 0, jobs: 0 } };
+const describe = (count: TakeCount): string =>
+  `${(count.takes / ROUNDS).toFixed(0)} store takes a round (${(count.empty / ROUNDS).toFixed(0)} empty), ${(count.jobs / Math.max(1, count.takes - count.empty)).toFixed(1)} jobs a take that got any`;
 try {
   console.log(
-    `${JOBS} queued jobs drained by 1 worker of concurrency ${CONCURRENCY}, ${ROUNDS} rounds (median); PostgreSQL fsync ${values['fsync-off'] ? 'off' : 'on'}; load ${loadAverage()}`,
+    `${JOBS} queued jobs drained by 1 worker of concurrency ${CONCURRENCY} via ${VIA}, ${ROUNDS} rounds (median); PostgreSQL fsync ${values['fsync-off'] ? 'off' : 'on'}; load ${loadAverage()}`,
   );
   for (let round = 0; round < ROUNDS; round++) {
-    memory.push(await drain(new MemoryJobStore()));
-    const name = `drain_${round}_${Date.now()}`;
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-    const url = new URL(server.url);
-    url.pathname = `/${name}`;
-    const counter = await startStatementCounter(url.toString());
-    const database = await openHarnessDatabase(counter.url, { poolSize: 10 });
-    const store = await PostgresJobStore.open(database);
-    const before = counter.count();
-    pg.push(await drain(store));
-    perJob.push((counter.count() - before) / JOBS);
-    await store.close();
-    await database.close();
-    await counter.close();
-    await admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
+    const runMemory = async (): Promise<void> => {
+      held = heldBy.memory;
+      record(memory, cpus.memory, await drain(counted(new MemoryJobStore(), takes.memory)));
+    };
+    const runPostgres = async (): Promise<void> => {
+      const name = `drain_${round}_${Date.now()}`;
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      const url = new URL(server.url);
+      url.pathname = `/${name}`;
+      const counter = await startStatementCounter(url.toString());
+      const database = await openHarnessDatabase(counter.url, { poolSize: 10 });
+      const store = await PostgresJobStore.open(database);
+      const before = counter.count();
+      held = heldBy.postgres;
+      record(pg, cpus.postgres, await drain(counted(store, takes.postgres)));
+      perJob.push((counter.count() - before) / JOBS);
+      if (values.statements) await printStatements(name);
+      await store.close();
+      await database.close();
+      await counter.close();
+      await admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
+    };
+    if (values.only === 'memory') await runMemory();
+    else if (values.only === 'postgres') await runPostgres();
+    else if (round % 2 === 0) {
+      await runMemory();
+      await runPostgres();
+    } else {
+      await runPostgres();
+      await runMemory();
+    }
+    console.log(`round ${round + 1}: memory ${memory.at(-1)?.toFixed(0)} jobs/s, postgres ${pg.at(-1)?.toFixed(0)} jobs/s, load ${loadAverage()}`);
   }
   const m = median(memory);
   const p = median(pg);
-  console.log(`memory      ${m.toFixed(0)} jobs/s (rounds: ${memory.map((v) => v.toFixed(0)).join(', ')})`);
   console.log(
-    `postgres    ${p.toFixed(0)} jobs/s (rounds: ${pg.map((v) => v.toFixed(0)).join(', ')}) | ${median(perJob).toFixed(2)} statements/job (submissions, notifications included) | ${(p / m).toFixed(2)}x memory | load ${loadAverage()}`,
+    `memory      ${m.toFixed(0)} jobs/s (rounds: ${memory.map((v) => v.toFixed(0)).join(', ')}) | ${describe(takes.memory)}${cpuText(cpus.memory)}${heldText(heldBy.memory)}`,
+  );
+  console.log(
+    `postgres    ${p.toFixed(0)} jobs/s (rounds: ${pg.map((v) => v.toFixed(0)).join(', ')}) | ${median(perJob).toFixed(2)} statements/job (submissions, notifications included) | ${describe(takes.postgres)}${cpuText(cpus.postgres)}${heldText(heldBy.postgres)} | ${(p / m).toFixed(2)}x memory | load ${loadAverage()}`,
   );
 } finally {
   await admin.end();

@@ -10,11 +10,13 @@
  * peak (every job retained), and after the cleanup (the retention sweep, applyDue past
  * every job's retention) and a VACUUM; `--passes 2` runs the jobs and the cleanup again,
  * to show whether the second pass reuses the pages the first one left (a bounded size)
- * or grows on.
+ * or grows on. After each cleanup, the maintenance round's index rebuild
+ * (store/postgres/index-rebuild.ts, its default bound) runs, and the sizes again.
  */
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { openHarnessDatabase } from '../packages/platform/src/harness/harness-database.js';
+import { INDEX_REBUILD_LIMITS, rebuildBloatedIndexes } from '../packages/platform/src/harness/store/postgres/index-rebuild.js';
 import { PostgresJobStore } from '../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
@@ -73,6 +75,17 @@ try {
     console.log(
       `pass ${pass}, after the cleanup (${deleted.length} deleted in ${sweepMs.toFixed(0)} ms) and VACUUM: ${after.text}; ` +
         `${((after.table + after.indexes) / (start.table + start.indexes)).toFixed(1)}x the start | load ${loadAverage()}`,
+    );
+    const rebuilt = await rebuildBloatedIndexes(
+      database.sql,
+      INDEX_REBUILD_LIMITS,
+      (line) => console.log(`  ${line}`),
+      (error) => console.error(error),
+    );
+    const rebuiltSizes = await sizes(database.sql);
+    console.log(
+      `pass ${pass}, after the index rebuild (${rebuilt.length} rebuilt): ${rebuiltSizes.text}; ` +
+        `${((rebuiltSizes.table + rebuiltSizes.indexes) / (start.table + start.indexes)).toFixed(1)}x the start | load ${loadAverage()}`,
     );
   }
   await store.close();

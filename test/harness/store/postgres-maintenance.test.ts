@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 /** Limits none of the conditions reach unless the test makes it (each test lowers one). */
-const QUIET: MaintenanceLimits = { ...MAINTENANCE_LIMITS, oldTransactionMs: 3_600_000, minDeadRows: 1e12, minIndexBytes: 1e15 };
+const QUIET: MaintenanceLimits = { ...MAINTENANCE_LIMITS, oldTransactionMs: 3_600_000, minDeadRows: 1e12, minIndexBytes: 1e15, reindexMinBytes: 1e15 };
 
 async function setUp(limits: Partial<MaintenanceLimits>): Promise<{ sql: postgres.Sql; check: MaintenanceCheck; warnings: string[] }> {
   database = await createTestDatabase();

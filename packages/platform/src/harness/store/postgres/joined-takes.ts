@@ -5,7 +5,9 @@
  * endpoint and worker (a worker of concurrency n asks n times), the claims side by side;
  * the oldest jobs go to the earliest call, each gets up to its `max`. A claim writes the
  * endpoint's row and the worker's presence only when take-writes.ts says so, and the
- * facts of each job taken are kept for its completion (completion.ts).
+ * facts of each job taken are kept for its completion (completion.ts). A worker that
+ * drains a deep queue gets jobs claimed ahead for it and its takes answered from them
+ * (take-ahead.ts says when, and what keeps each job with one worker).
  */
 import type postgres from 'postgres';
 import type { Job } from 'serverless-worker/internal/job/index.js';
@@ -15,6 +17,10 @@ import { Coalescer } from './coalescer.js';
 import type { TakenFacts } from './completion.js';
 import { ClaimedRow, claimJobs } from './queue.js';
 import type { TakeWrites } from './take-writes.js';
+import { HOLD_MS, Reserve } from './take-ahead.js';
+
+/** Workers whose reserve and demand are remembered at most (see #forgetIdle). */
+const MAX_RESERVES = 10_000;
 
 /** Takes joined in one round at most (their claims run side by side, one per endpoint and worker). */
 const TAKE_BATCH = { maxItems: 256, maxSize: 256 };
@@ -25,8 +31,13 @@ interface TakeCall {
   readonly endpointId: string;
   readonly workerId: string;
   readonly max: number;
+  /** Jobs to claim besides `max`, for the worker's reserve. */
+  readonly ahead: number;
   readonly now: number;
 }
+
+/** Put a job claimed ahead but never handed out back in the queue (the store's returnJob: a compare-and-set on worker and attempt). */
+export type GiveBack = (endpointId: string, jobId: string, workerId: string, attempt: number) => Promise<boolean>;
 
 export class JoinedTakes {
   readonly #sql: postgres.Sql;
@@ -34,21 +45,167 @@ export class JoinedTakes {
   readonly #takeWrites: TakeWrites;
   readonly #publish: (events: readonly StoreEvent[]) => void;
   readonly #takes: Coalescer<TakeCall, TakeAnswer>;
+  readonly #giveBack: GiveBack;
+  readonly #onError: (error: unknown) => void;
+  /** By endpoint and worker. */
+  readonly #reserves = new Map<string, Reserve>();
+  /** The reserve holding each job claimed ahead, by endpoint and job id. */
+  readonly #heldIn = new Map<string, Reserve>();
+  /** Jobs this process is giving back (their 'changed' events are its own), by endpoint and job id. */
+  readonly #givingBack = new Set<string>();
 
   /** `publish`: hand the committed claims' events to this process's listeners and the others. */
-  constructor(sql: postgres.Sql, taken: TakenFacts, takeWrites: TakeWrites, publish: (events: readonly StoreEvent[]) => void) {
+  constructor(
+    sql: postgres.Sql,
+    taken: TakenFacts,
+    takeWrites: TakeWrites,
+    publish: (events: readonly StoreEvent[]) => void,
+    giveBack: GiveBack,
+    onError: (error: unknown) => void,
+  ) {
     this.#sql = sql;
     this.#taken = taken;
     this.#takeWrites = takeWrites;
     this.#publish = publish;
+    this.#giveBack = giveBack;
+    this.#onError = onError;
     this.#takes = new Coalescer((takes) => this.#claimTogether(takes), TAKE_BATCH);
   }
 
-  /** Up to `max` queued jobs of `endpointId` for `workerId`, joined with the takes made meanwhile. */
+  /**
+   * Up to `max` queued jobs of `endpointId` for `workerId`: from its reserve when that
+   * holds `max`, else claimed (with the takes made meanwhile), the reserve's first.
+   */
   async take(endpointId: string, workerId: string, max: number, now: number): Promise<Job[]> {
-    const answer = await this.#takes.add({ endpointId, workerId, max, now }, 1);
-    if ('error' in answer) throw answer.error;
-    return answer.jobs;
+    const key = `${endpointId}\u0000${workerId}`;
+    let reserve = this.#reserves.get(key);
+    if (!reserve) {
+      reserve = new Reserve(endpointId, workerId);
+      this.#reserves.set(key, reserve);
+      this.#forgetIdle();
+    }
+    const fast = reserve.asked(max, performance.now());
+    if (reserve.held.length < max && reserve.refilling) await reserve.refilling;
+    if (max > 0 && reserve.held.length >= max) {
+      const jobs = this.#handOut(reserve, max);
+      if (fast) this.#topUp(reserve, max, now);
+      return jobs;
+    }
+    // Short of `max`: what it holds, and the rest claimed (with as many again ahead while the worker drains).
+    const have = this.#handOut(reserve, Math.min(reserve.held.length, max));
+    try {
+      const answer = await this.#takes.add({ endpointId, workerId, max: max - have.length, ahead: fast ? reserve.target(max) : 0, now }, 1);
+      if ('error' in answer) throw answer.error;
+      return [...have, ...answer.jobs];
+    } catch (error) {
+      // Not handed out: they stay held (the hold's end gives them back).
+      this.#hold(reserve, have, performance.now());
+      throw error;
+    }
+  }
+
+  /** Store events: a held job that changed (cancelled, timed out, requeued) leaves its reserve; after a resync every reserve goes back. */
+  onEvent(event: StoreEvent): void {
+    if (event.type === 'resync') {
+      void this.release((reserve) => reserve.endpointId === event.endpointId);
+      return;
+    }
+    if (event.type !== 'changed' || event.status === undefined || event.status === 'IN_PROGRESS') return;
+    const key = `${event.endpointId}\u0000${event.jobId}`;
+    const reserve = this.#heldIn.get(key);
+    if (reserve) {
+      this.#heldIn.delete(key);
+      reserve.drop(event.jobId);
+    } else if (event.status === 'IN_QUEUE' && !this.#givingBack.has(key)) {
+      // Back in the queue, maybe at a place older than what the reserves hold: they go back too, takes keep the queue's order.
+      if ([...this.#reserves.values()].some((each) => each.endpointId === event.endpointId && each.held.length > 0)) {
+        void this.release((each) => each.endpointId === event.endpointId);
+      }
+    }
+  }
+
+  /** Give back what the reserves `which` hold (every reserve when left out); answers once the give-backs are done. */
+  async release(which: (reserve: Reserve) => boolean = () => true): Promise<void> {
+    const back: Promise<void>[] = [];
+    for (const reserve of this.#reserves.values()) if (which(reserve)) back.push(this.#giveBackJobs(reserve, reserve.shift(reserve.held.length)));
+    await Promise.all(back);
+  }
+
+  /** Forget the reserves of `endpointId` without giving back (the endpoint and its jobs are deleted). */
+  forgetEndpoint(endpointId: string): void {
+    for (const [key, reserve] of this.#reserves) {
+      if (reserve.endpointId !== endpointId) continue;
+      this.#handOut(reserve, reserve.held.length);
+      clearTimeout(reserve.timer);
+      this.#reserves.delete(key);
+    }
+  }
+
+  /** Past MAX_RESERVES workers remembered, the oldest that hold nothing are forgotten (workers come and go). */
+  #forgetIdle(): void {
+    if (this.#reserves.size <= MAX_RESERVES) return;
+    for (const [key, reserve] of this.#reserves) {
+      if (this.#reserves.size <= MAX_RESERVES / 2) break;
+      if (reserve.held.length === 0 && !reserve.refilling) this.#reserves.delete(key);
+    }
+  }
+
+  /** `count` held jobs of `reserve`, handed out (no longer held). */
+  #handOut(reserve: Reserve, count: number): Job[] {
+    const jobs = reserve.shift(count);
+    for (const job of jobs) this.#heldIn.delete(`${reserve.endpointId}\u0000${job.id}`);
+    return jobs;
+  }
+
+  #hold(reserve: Reserve, jobs: readonly Job[], at: number): void {
+    if (jobs.length === 0) return;
+    reserve.add(jobs, at);
+    for (const job of jobs) this.#heldIn.set(`${reserve.endpointId}\u0000${job.id}`, reserve);
+    if (reserve.timer === undefined) this.#armHold(reserve);
+  }
+
+  /** Held jobs not handed out within HOLD_MS go back to the queue. */
+  #armHold(reserve: Reserve): void {
+    const oldest = reserve.held[0];
+    if (!oldest) return;
+    reserve.timer = setTimeout(
+      () => {
+        reserve.timer = undefined;
+        const expired = reserve.expired(performance.now() - HOLD_MS);
+        for (const job of expired) this.#heldIn.delete(`${reserve.endpointId}\u0000${job.id}`);
+        void this.#giveBackJobs(reserve, expired);
+        this.#armHold(reserve);
+      },
+      Math.max(0, oldest.claimedAt + HOLD_MS - performance.now()),
+    );
+    reserve.timer.unref();
+  }
+
+  async #giveBackJobs(reserve: Reserve, jobs: readonly Job[]): Promise<void> {
+    for (const job of jobs) {
+      const key = `${reserve.endpointId}\u0000${job.id}`;
+      this.#heldIn.delete(key);
+      this.#givingBack.add(key);
+      await this.#giveBack(reserve.endpointId, job.id, reserve.workerId, job.attempt ?? 0)
+        .catch(this.#onError)
+        .finally(() => this.#givingBack.delete(key));
+    }
+  }
+
+  /** The worker is draining and its reserve runs short: claim up to its target in the background (not while the queue came back short). */
+  #topUp(reserve: Reserve, max: number, now: number): void {
+    const target = reserve.target(max);
+    if (target === 0 || !reserve.deep || reserve.refilling || reserve.held.length * 2 > target) return;
+    const missing = target - reserve.held.length;
+    const { endpointId, workerId } = reserve;
+    reserve.refilling = this.#takes
+      .add({ endpointId, workerId, max: 0, ahead: missing, now }, 1)
+      .then((answer) => {
+        if ('error' in answer) this.#onError(answer.error);
+      })
+      .finally(() => {
+        reserve.refilling = undefined;
+      });
   }
 
   /**
@@ -83,14 +240,9 @@ export class JoinedTakes {
     const { endpointId, workerId } = takes[0] as TakeCall;
     const now = Math.max(...takes.map((call) => call.now));
     const writes = this.#takeWrites.plan(endpointId, workerId, now);
-    const rows = await claimJobs(
-      this.#sql,
-      endpointId,
-      workerId,
-      takes.reduce((sum, call) => sum + Math.max(0, call.max), 0),
-      now,
-      writes,
-    );
+    const asked = takes.reduce((sum, call) => sum + Math.max(0, call.max), 0);
+    const ahead = Math.max(...takes.map((call) => call.ahead));
+    const rows = await claimJobs(this.#sql, endpointId, workerId, asked + ahead, now, writes);
     this.#takeWrites.taken(endpointId, workerId, now, writes);
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
     const events: StoreEvent[] = taken.map((row) => ({
@@ -118,10 +270,17 @@ export class JoinedTakes {
     this.#publish(events);
     const jobs = taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
     let next = 0;
-    return takes.map((call) => {
+    const answers = takes.map((call) => {
       const own = jobs.slice(next, next + Math.max(0, call.max));
       next += own.length;
       return own;
     });
+    // What was claimed beyond the takes' `max`: held for the worker's next takes.
+    const reserve = this.#reserves.get(`${endpointId}\u0000${workerId}`) ?? new Reserve(endpointId, workerId);
+    if (ahead > 0) reserve.deep = taken.length >= asked + ahead;
+    // Its endpoint deleted meanwhile (the reserve forgotten): back to the queue at once.
+    if (!this.#reserves.has(`${endpointId}\u0000${workerId}`)) void this.#giveBackJobs(reserve, jobs.slice(next));
+    else this.#hold(reserve, jobs.slice(next), performance.now());
+    return answers;
   }
 }

@@ -14,7 +14,10 @@
  *   weigh at least `minIndexBytes`): a queue's indexes keep their pages after the rows
  *   are gone (only REINDEX gives them back).
  *
- * Cheap: three catalog reads every `intervalMs` (5 min), by one harness of those on the
+ * The round then rebuilds the indexes that outgrew what their table's live rows need
+ * (index-rebuild.ts: REINDEX INDEX CONCURRENTLY, one log line each).
+ *
+ * Cheap: four catalog reads every `intervalMs` (5 min), by one harness of those on the
  * database per round (the one whose update of sw_maintenance's `checked_at` wins, the
  * database's clock deciding; pg-boss's maintenance takes its turn the same way), which
  * keeps there the conditions warned of, so that a condition is warned of once whichever
@@ -25,8 +28,9 @@
 import type postgres from 'postgres';
 import * as z from 'zod';
 import { repeatEvery, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { INDEX_REBUILD_LIMITS, rebuildBloatedIndexes, type IndexRebuildLimits } from './index-rebuild.js';
 
-export interface MaintenanceLimits {
+export interface MaintenanceLimits extends IndexRebuildLimits {
   /** How often a round runs (among all harnesses on the database), ms. */
   readonly intervalMs: number;
   /** A transaction open longer than this holds vacuum back, ms. */
@@ -51,6 +55,7 @@ export const MAINTENANCE_LIMITS: MaintenanceLimits = {
   vacuumQuietMs: 60 * 60_000,
   indexRatio: 3,
   minIndexBytes: 64 << 20,
+  ...INDEX_REBUILD_LIMITS,
 };
 
 /** One condition found: `key` names it (a warning goes out once per key), `message` says what it is and what to do. */
@@ -186,10 +191,17 @@ export class MaintenanceCheck {
     return fresh;
   }
 
-  /** Check when this harness wins the round (no other harness checked in the last interval). */
+  /** Rebuild the indexes past the bound (index-rebuild.ts), each logged through `warn`; answers those rebuilt. */
+  rebuildIndexes(): Promise<string[]> {
+    return rebuildBloatedIndexes(this.#sql, this.#limits, this.#warn, this.#onError);
+  }
+
+  /** Check, then rebuild, when this harness wins the round (no other harness checked in the last interval). */
   async #takeTurn(): Promise<void> {
     const seconds = (this.#limits.intervalMs * 0.9) / 1_000;
     const won = await this.#sql`UPDATE sw_maintenance SET checked_at = now() WHERE checked_at < now() - make_interval(secs => ${seconds}) RETURNING checked_at`;
-    if (won.length > 0) await this.check();
+    if (won.length === 0) return;
+    await this.check();
+    await this.rebuildIndexes();
   }
 }

@@ -101,10 +101,13 @@ export class PostgresJobStore implements JobStore {
       return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
     }, SUBMIT_BATCH);
     this.#resultWrites = new ResultWrites(sql);
-    this.#takes = new JoinedTakes(sql, this.#taken, this.#takeWrites, (events) => this.#publish(events));
+    const giveBack = (endpointId: string, jobId: string, workerId: string, attempt: number): Promise<boolean> =>
+      this.returnJob(endpointId, jobId, workerId, attempt);
+    this.#takes = new JoinedTakes(sql, this.#taken, this.#takeWrites, (events) => this.#publish(events), giveBack, onError);
     // Events may have been missed (the LISTEN connection was lost): endpoints and workers deleted meanwhile are written again.
     this.#hub.subscribe((event) => {
       if (event.type === 'resync') this.#takeWrites.forgetAll();
+      this.#takes.onEvent(event);
     });
   }
 
@@ -131,6 +134,7 @@ export class PostgresJobStore implements JobStore {
 
   deleteEndpoint(endpointId: string): Promise<boolean> {
     this.#takeWrites.forgetEndpoint(endpointId);
+    this.#takes.forgetEndpoint(endpointId);
     return deleteEndpoint(this.#sql, endpointId);
   }
 
@@ -320,6 +324,8 @@ export class PostgresJobStore implements JobStore {
   async removeWorker(endpointId: string, workerId: string, rules: RequeueRules, now: number): Promise<GoneWorker | undefined> {
     this.#open();
     this.#takeWrites.forgetWorker(endpointId, workerId);
+    // Jobs claimed ahead for it never reached it: back in the queue, not counted as lost.
+    await this.#takes.release((reserve) => reserve.endpointId === endpointId && reserve.workerId === workerId);
     return this.#change((tx, changes) => removeWorker(tx, endpointId, workerId, rules, now, changes));
   }
 
@@ -359,6 +365,8 @@ export class PostgresJobStore implements JobStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    // Jobs claimed ahead and never handed out: back in the queue while the store can still write.
+    await this.#takes.release();
     this.#closed = true;
     this.#maintenance?.close();
     // The connections are the database handle's: its opener closes it.
