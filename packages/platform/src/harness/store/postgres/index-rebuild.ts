@@ -27,6 +27,7 @@
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
+import { systemClock, type Clock } from 'serverless-worker/internal/clock/index.js';
 
 export interface IndexRebuildLimits {
   /** An index is rebuilt once it weighs this many bytes at least... */
@@ -67,11 +68,12 @@ export async function rebuildBloatedIndexes(
   limits: IndexRebuildLimits,
   log: (message: string) => void,
   onError: (error: unknown) => void,
+  clock: Clock = systemClock,
 ): Promise<string[]> {
   const rebuilt: string[] = [];
   for (const bloated of await findBloatedIndexes(sql, limits)) {
     const name = sql(bloated.index);
-    const began = performance.now();
+    const began = clock.now();
     try {
       // Its own statement, outside any transaction (REINDEX CONCURRENTLY refuses one).
       await sql`REINDEX INDEX CONCURRENTLY ${name}`;
@@ -83,7 +85,7 @@ export async function rebuildBloatedIndexes(
     const [row] = await sql`SELECT pg_relation_size(${bloated.index}::regclass) AS bytes`;
     const after = row ? Size.parse(row).bytes : 0;
     log(
-      `PostgreSQL maintenance: rebuilt index ${bloated.index} of ${bloated.table} (REINDEX INDEX CONCURRENTLY, ${(performance.now() - began).toFixed(0)} ms): ` +
+      `PostgreSQL maintenance: rebuilt index ${bloated.index} of ${bloated.table} (REINDEX INDEX CONCURRENTLY, ${(clock.now() - began).toFixed(0)} ms): ` +
         `${megabytes(bloated.index_bytes)} -> ${megabytes(after)} for ${bloated.live_rows} live rows`,
     );
     rebuilt.push(bloated.index);

@@ -10,6 +10,7 @@
  * (take-ahead.ts says when, and what keeps each job with one worker).
  */
 import type postgres from 'postgres';
+import { systemClock, type Clock } from 'serverless-worker/internal/clock/index.js';
 import type { Job } from 'serverless-worker/internal/job/index.js';
 import { toDelivery } from 'serverless-worker/internal/harness/store/job-record.js';
 import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
@@ -41,6 +42,7 @@ export type GiveBack = (endpointId: string, jobId: string, workerId: string, att
 
 export class JoinedTakes {
   readonly #sql: postgres.Sql;
+  readonly #clock: Clock;
   readonly #taken: TakenFacts;
   readonly #takeWrites: TakeWrites;
   readonly #publish: (events: readonly StoreEvent[]) => void;
@@ -62,7 +64,9 @@ export class JoinedTakes {
     publish: (events: readonly StoreEvent[]) => void,
     giveBack: GiveBack,
     onError: (error: unknown) => void,
+    clock: Clock = systemClock,
   ) {
+    this.#clock = clock;
     this.#sql = sql;
     this.#taken = taken;
     this.#takeWrites = takeWrites;
@@ -84,7 +88,7 @@ export class JoinedTakes {
       this.#reserves.set(key, reserve);
       this.#forgetIdle();
     }
-    const fast = reserve.asked(max, performance.now());
+    const fast = reserve.asked(max, this.#clock.now());
     if (reserve.held.length < max && reserve.refilling) await reserve.refilling;
     if (max > 0 && reserve.held.length >= max) {
       const jobs = this.#handOut(reserve, max);
@@ -99,7 +103,7 @@ export class JoinedTakes {
       return [...have, ...answer.jobs];
     } catch (error) {
       // Not handed out: they stay held (the hold's end gives them back).
-      this.#hold(reserve, have, performance.now());
+      this.#hold(reserve, have, this.#clock.now());
       throw error;
     }
   }
@@ -136,7 +140,7 @@ export class JoinedTakes {
     for (const [key, reserve] of this.#reserves) {
       if (reserve.endpointId !== endpointId) continue;
       this.#handOut(reserve, reserve.held.length);
-      clearTimeout(reserve.timer);
+      reserve.timer?.cancel();
       this.#reserves.delete(key);
     }
   }
@@ -168,17 +172,14 @@ export class JoinedTakes {
   #armHold(reserve: Reserve): void {
     const oldest = reserve.held[0];
     if (!oldest) return;
-    reserve.timer = setTimeout(
-      () => {
-        reserve.timer = undefined;
-        const expired = reserve.expired(performance.now() - HOLD_MS);
-        for (const job of expired) this.#heldIn.delete(`${reserve.endpointId}\u0000${job.id}`);
-        void this.#giveBackJobs(reserve, expired);
-        this.#armHold(reserve);
-      },
-      Math.max(0, oldest.claimedAt + HOLD_MS - performance.now()),
-    );
-    reserve.timer.unref();
+    // Not keeping the process alive (the clock's default): a harness closing gives the held jobs back itself.
+    reserve.timer = this.#clock.setTimer(Math.max(0, oldest.claimedAt + HOLD_MS - this.#clock.now()), () => {
+      reserve.timer = undefined;
+      const expired = reserve.expired(this.#clock.now() - HOLD_MS);
+      for (const job of expired) this.#heldIn.delete(`${reserve.endpointId}\u0000${job.id}`);
+      void this.#giveBackJobs(reserve, expired);
+      this.#armHold(reserve);
+    });
   }
 
   async #giveBackJobs(reserve: Reserve, jobs: readonly Job[]): Promise<void> {
@@ -280,7 +281,7 @@ export class JoinedTakes {
     if (ahead > 0) reserve.deep = taken.length >= asked + ahead;
     // Its endpoint deleted meanwhile (the reserve forgotten): back to the queue at once.
     if (!this.#reserves.has(`${endpointId}\u0000${workerId}`)) void this.#giveBackJobs(reserve, jobs.slice(next));
-    else this.#hold(reserve, jobs.slice(next), performance.now());
+    else this.#hold(reserve, jobs.slice(next), this.#clock.now());
     return answers;
   }
 }

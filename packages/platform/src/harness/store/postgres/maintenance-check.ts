@@ -193,7 +193,7 @@ export class MaintenanceCheck {
 
   /** Rebuild the indexes past the bound (index-rebuild.ts), each logged through `warn`; answers those rebuilt. */
   rebuildIndexes(): Promise<string[]> {
-    return rebuildBloatedIndexes(this.#sql, this.#limits, this.#warn, this.#onError);
+    return rebuildBloatedIndexes(this.#sql, this.#limits, this.#warn, this.#onError, this.#clock);
   }
 
   /** Check, then rebuild, when this harness wins the round (no other harness checked in the last interval). */

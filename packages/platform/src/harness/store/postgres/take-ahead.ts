@@ -30,6 +30,7 @@
  * heartbeats: they are requeued as a lost take answer is (the worker API's reconcile), or
  * with the worker when it is gone.
  */
+import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
 import type { Job } from 'serverless-worker/internal/job/index.js';
 
 /** A worker is draining when its takes come back within this, ms. */
@@ -51,7 +52,7 @@ export class Reserve {
   readonly endpointId: string;
   readonly workerId: string;
   held: Held[] = [];
-  /** When the worker's last take came, ms (performance.now()). */
+  /** When the worker's last take came, ms (the store's clock). */
   lastTakeAt: number | undefined;
   /** Jobs asked in the current and the previous FAST_MS window. */
   #windowStart = 0;
@@ -61,7 +62,7 @@ export class Reserve {
   deep = true;
   /** The top-up claim in flight. */
   refilling: Promise<void> | undefined;
-  timer: NodeJS.Timeout | undefined;
+  timer: TimerHandle | undefined;
 
   constructor(endpointId: string, workerId: string) {
     this.endpointId = endpointId;
