@@ -1,6 +1,7 @@
 /**
  * Helpers to run a TypeScript worker as a real child process through tsx.
  */
+import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa, type Options, type ResultPromise } from 'execa';
 
@@ -28,6 +29,35 @@ export function jsonLines(stdout: string): unknown[] {
     .map((line) => JSON.parse(line) as unknown);
 }
 
+/** Every process below `pid` now (children, theirs, and so on), read from /proc; none where /proc has no children files. */
+export function descendantPids(pid: number): number[] {
+  const found: number[] = [];
+  const visit = (parent: number): void => {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      return;
+    }
+    for (const task of tasks) {
+      let words: string[];
+      try {
+        words = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').split(/\s+/);
+      } catch {
+        continue;
+      }
+      for (const word of words) {
+        const child = Number(word);
+        if (word === '' || !Number.isInteger(child) || found.includes(child)) continue;
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
+}
+
 /** A child started by runTs. */
 export type TsChild = ReturnType<typeof runTs>;
 
@@ -41,7 +71,18 @@ export class ChildList {
 
   async killAll(): Promise<void> {
     for (const child of this.#children.splice(0)) {
+      // Its own children too (a --serve-api process's worker, in a process group of its own):
+      // they hold the child's stdout, which the wait below waits on, and would otherwise
+      // leave only by their orphan check (tested where that is the point: serve-api-supervisor).
+      const descendants = child.pid === undefined ? [] : descendantPids(child.pid);
       if (child.exitCode === null) child.kill('SIGKILL');
+      for (const pid of descendants) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
       await child;
     }
   }

@@ -133,12 +133,32 @@ describe('PostgresJobStore: the LISTEN connection', () => {
       await store.createEndpoint('ep');
       const events: StoreEvent[] = [];
       peer.subscribe((event) => events.push(event));
-      const cut = await admin`SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`;
+      // The two know each other first (peers.ts): the store sends its events to the peer
+      // only once it has heard the peer's hello, which may still be on its way here.
+      await eventually(
+        async () => {
+          await store.submit('ep', request(), {}, T0);
+          expect(events).toContainEqual(expect.objectContaining({ type: 'queued', endpointId: 'ep' }));
+        },
+        10_000,
+        200,
+      );
+      // A connection that has run its LISTEN and waits.
+      const listeners = () => admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'listen%' AND state = 'idle'`;
+      const cut = await listeners();
       expect(cut.length).toBe(2);
-      await eventually(() => expect(events).toContainEqual({ type: 'resync', endpointId: 'ep' }));
+      const before = events.length;
+      for (const { pid } of cut) await admin`SELECT pg_terminate_backend(${pid})`;
+      // Both listen again on new connections, and the peer's takers are woken (they may have missed changes meanwhile).
+      await eventually(async () => {
+        const again = (await listeners()).filter(({ pid }) => !cut.some((old) => old.pid === pid));
+        expect(again.length).toBe(2);
+        expect(events.slice(before)).toContainEqual({ type: 'resync', endpointId: 'ep' });
+      });
       const job = await store.submit('ep', request(), {}, T0);
-      await store.take('ep', 'w1', 1, T0);
+      // Every job queued so far (the probes above too), so that this one is among them.
+      await store.take('ep', 'w1', 100, T0);
       await eventually(() =>
         expect(events).toContainEqual(expect.objectContaining({ type: 'changed', endpointId: 'ep', jobId: job.id, status: 'IN_PROGRESS' })),
       );
