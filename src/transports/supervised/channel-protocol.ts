@@ -24,8 +24,8 @@
  */
 export { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './channel-env.js';
 
-/** The most slots a child may announce. */
-export const MAX_SLOTS = 1024;
+/** The most slots a child may announce (the highest concurrency a worker may have). */
+export const MAX_SLOTS = 10_000;
 
 /** Child to supervisor. `id` numbers a request (an integer >= 0); `attempt`, when given, is an integer >= 1. */
 export type ChildMessage =
