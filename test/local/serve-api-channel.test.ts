@@ -7,7 +7,8 @@
  * can be seen), and jobs, large inputs, stream chunks in order, progress and errors arrive
  * as over HTTP; a child SIGKILLed mid-job has its job requeued and completed by the next,
  * and so do all the jobs pushed to a child of concurrency 4 that dies with them: none lost,
- * none run twice by the next child.
+ * none run twice by the next child; a cancelled job, which ends without a result, gives its
+ * slot back (without its `free` message the next job would never be pushed).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -224,4 +225,17 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
       expect(byWorker('local-1')).toHaveLength(5);
     },
   );
+
+  it('a cancelled job ends without a result and gives its slot back: the same child (concurrency 1) runs the next job', { timeout: 120_000 }, async () => {
+    const { base, supervisor } = await start('ipc');
+    const pid = ((await runsync(base, { tag: 'first' })).output as { pid: number }).pid;
+    const { id } = (await call('POST', `${base}/run`, { body: { input: { mode: 'until-stopped' } } })).json as { id: string };
+    await waitFor(async () => (await status(base, id)).status === 'IN_PROGRESS', 'the job to start', 20_000, 20);
+    await call('POST', `${base}/cancel/${id}`);
+    // Its only slot was taken by the cancelled job: the next job is pushed only once that run has ended and said so.
+    const next = await runsync(base, { tag: 'after' });
+    expect(next).toMatchObject({ status: 'COMPLETED', output: { echo: 'after', pid } });
+    expect((await status(base, id)).status).toBe('CANCELLED');
+    expect(supervisor.generation).toBe(1);
+  });
 });
