@@ -9,9 +9,10 @@
  * the child's IPC channel (issue 34); each run measures both, alternating which goes
  * first, so that both see the same machine. Cases:
  * - `runsync, 1 client`: sequential POST /runsync on one keep-alive connection: median
- *   latency, CPU per job of each process;
+ *   latency, CPU per job of each process, wake-ups per job of each process's main
+ *   thread (its voluntary context switches: lib/proc.ts);
  * - `runsync, 8 clients`: closed loop of 8 keep-alive clients: requests/s, CPU per job
- *   of each process, RSS of both at the end;
+ *   of each process, wake-ups per job of each, RSS of both at the end;
  * - `HTTP requests per job`: the requests the harness process receives (counted by a
  *   preloaded diagnostics-channel subscriber, children/request-counter.ts) per
  *   sequential /runsync, the caller's included;
@@ -33,7 +34,7 @@ import { pathToFileURL } from 'node:url';
 import { REPO_ROOT, childExecArgv, stopChild, track } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
 import { QueueClient, preciseNow, runOneJob } from './lib/http-client.js';
-import { processTree, readProc } from './lib/proc.js';
+import { mainThreadWakeups, processTree, readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark, Measurement, MetricSpec } from './lib/runner.js';
 
 const MB = 1024 * 1024;
@@ -99,11 +100,16 @@ function workerChild(pid: number): number | undefined {
   return processTree(pid).find((member) => member !== pid);
 }
 
-/** CPU of the harness process and of everything below it (the worker child), ms; RSS of all, bytes. */
-function split(pid: number): { harnessMs: number; workerMs: number; rssBytes: number } {
+/**
+ * CPU of the harness process and of everything below it (the worker child), ms; RSS of
+ * all, bytes; wake-ups of the harness process's main thread and of the worker child's
+ * (voluntary context switches, lib/proc.ts).
+ */
+function split(pid: number): { harnessMs: number; workerMs: number; rssBytes: number; harnessWakes: number; workerWakes: number } {
   let harnessMs = Number.NaN;
   let workerMs = 0;
   let rssBytes = 0;
+  const worker = workerChild(pid);
   for (const member of processTree(pid)) {
     const sample = readProc(member);
     if (sample === undefined) continue;
@@ -111,7 +117,9 @@ function split(pid: number): { harnessMs: number; workerMs: number; rssBytes: nu
     if (member === pid) harnessMs = sample.cpuMs;
     else workerMs += sample.cpuMs;
   }
-  return { harnessMs, workerMs, rssBytes };
+  const harnessWakes = mainThreadWakeups(pid) ?? Number.NaN;
+  const workerWakes = worker === undefined ? Number.NaN : (mainThreadWakeups(worker) ?? Number.NaN);
+  return { harnessMs, workerMs, rssBytes, harnessWakes, workerWakes };
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -132,8 +140,21 @@ const total = (counts: Record<string, number>): number => Object.values(counts).
 type Mode = 'latency' | 'throughput' | 'requests' | 'burst' | 'restart';
 
 const MODE_METRICS: Record<Mode, Record<string, MetricSpec>> = {
-  latency: { 'median latency': { unit: 'ms', digits: 3 }, 'CPU/job, harness': { unit: 'µs' }, 'CPU/job, worker': { unit: 'µs' } },
-  throughput: { 'requests/s': { unit: 'req/s' }, 'CPU/job, harness': { unit: 'µs' }, 'CPU/job, worker': { unit: 'µs' }, 'RSS after, both': { unit: 'MiB' } },
+  latency: {
+    'median latency': { unit: 'ms', digits: 3 },
+    'CPU/job, harness': { unit: 'µs' },
+    'CPU/job, worker': { unit: 'µs' },
+    'wake-ups/job, harness': { unit: '', digits: 2 },
+    'wake-ups/job, worker': { unit: '', digits: 2 },
+  },
+  throughput: {
+    'requests/s': { unit: 'req/s' },
+    'CPU/job, harness': { unit: 'µs' },
+    'CPU/job, worker': { unit: 'µs' },
+    'wake-ups/job, harness': { unit: '', digits: 2 },
+    'wake-ups/job, worker': { unit: '', digits: 2 },
+    'RSS after, both': { unit: 'MiB' },
+  },
   requests: { 'HTTP requests/job': { unit: 'req', digits: 3 }, 'worker API requests/job': { unit: 'req', digits: 3 } },
   burst: {
     'burst after idle': { unit: 'req/s' },
@@ -222,7 +243,12 @@ async function measureOne(mode: Mode, server: Server, client: QueueClient, quick
   const elapsed = preciseNow() - start;
   const after = split(pid);
   const perJob = (ms: number): number => (ms / calls) * 1000;
-  const cpu = { 'CPU/job, harness': perJob(after.harnessMs - before.harnessMs), 'CPU/job, worker': perJob(after.workerMs - before.workerMs) };
+  const cpu = {
+    'CPU/job, harness': perJob(after.harnessMs - before.harnessMs),
+    'CPU/job, worker': perJob(after.workerMs - before.workerMs),
+    'wake-ups/job, harness': (after.harnessWakes - before.harnessWakes) / calls,
+    'wake-ups/job, worker': (after.workerWakes - before.workerWakes) / calls,
+  };
   if (mode === 'latency') {
     latencies.sort((a, b) => a - b);
     return { 'median latency': percentile(latencies, 0.5), ...cpu };

@@ -31,6 +31,21 @@ export function readProc(pid: number): ProcSample | undefined {
   }
 }
 
+/**
+ * Voluntary context switches of `pid`'s main thread (its event loop) so far: each is a
+ * time it waited for something (epoll) and was woken again, so their count per job says
+ * how many wake-ups a job costs that process, whatever the machine's load.
+ * Undefined when /proc cannot be read.
+ */
+export function mainThreadWakeups(pid: number): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+    return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN);
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU time of this process so far, ms (microsecond resolution). */
 export function ownCpuMs(): number {
   const usage = process.cpuUsage();

@@ -75,6 +75,8 @@ export interface Transport {
   /** Resolves with what the platform made of the result; nothing counts as applied. */
   postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt | void>;
   setJobsInProgress(jobIds: readonly string[]): void;
+  /** A job this transport's take answered has ended its run (after its result, if any, was posted); optional. */
+  runEnded?(job: Job): void;
   onStop(listener: StopListener): () => void;
   /** Report a failed start-up check once (platform: ping with status=unhealthy). */
   reportUnhealthy?(check: string, reason: string): Promise<void>;

@@ -288,6 +288,7 @@ export class WorkerRuntime {
 
   #finishRun(job: Job, outcome: RunOutcome): void {
     this.#runs.delete(runKey(job.id, job.attempt));
+    this.#transport.runEnded?.(job);
     this.#completed++;
     this.#reportHeldJobs();
     try {

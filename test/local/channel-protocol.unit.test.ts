@@ -1,17 +1,20 @@
 /**
  * The IPC channel between `--serve-api` and its worker child (channel-protocol.ts): its
  * messages are checked by hand rather than by zod (issue 34, CPU per job). A well-formed
- * batch passes as it is; a malformed one is refused with what was wrong, and both ends
- * log it and go on: the child's link answers the next good message, the supervisor's
- * channel serves the next request.
+ * batch passes as it is; a malformed message is refused with what was wrong and the good
+ * ones beside it are served. Jobs are pushed against the slots the child announced (issue
+ * 34, push): one standing take, a slot back with each result or `free`, a result answered
+ * only when not applied, the applied ones confirmed with the next message to the child.
  */
 import { EventEmitter } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import type { Job } from '../../src/job/index.js';
 import { readChildBatch, readSupervisorBatch } from '../../src/transports/supervised/channel-protocol.js';
 import { SupervisorLink, type IpcPort } from '../../src/transports/supervised/supervisor-link.js';
-import { serveChildChannel } from '../../packages/platform/src/local/child-channel.js';
-import type { WorkerApiCalls } from '../../packages/platform/src/harness/worker-api/index.js';
+import { ACK_DELAY_MS, serveChildChannel } from '../../packages/platform/src/local/child-channel.js';
+import type { DirectAnswer, WorkerApiCalls } from '../../packages/platform/src/harness/worker-api/index.js';
+import { ManualClock } from '../../src/clock/index.js';
 import { captureLogs } from '../transports/platform/log-capture.js';
 
 /** One end of a channel: what it sent, and a way to deliver it a message. */
@@ -28,89 +31,207 @@ class FakeEnd extends EventEmitter {
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Two turns: a promise settled in this one, then the message its callback queued for the end of the next. */
+const settle = async (): Promise<void> => {
+  await turn();
+  await turn();
+};
 
 describe('the channel messages, checked by hand', () => {
   it('passes well-formed batches as they are', () => {
     const child = [
-      { k: 'take', id: 0, max: 8 },
-      { k: 'cancel', id: 0 },
-      { k: 'done', id: 1, job: 'j1', attempt: 2, body: '{"output":1}' },
-      { k: 'stream', id: 2, job: 'j1', body: '{"output":"a"}' },
+      { k: 'credit', slots: 8 },
+      { k: 'result', id: 1, job: 'j1', attempt: 2, body: '{"output":1}' },
+      { k: 'free', job: 'j2', attempt: 1 },
+      { k: 'done', id: 2, job: 'j1', body: '{"status":"IN_PROGRESS","output":1}' },
+      { k: 'stream', id: 3, job: 'j1', body: '{"output":"a"}' },
     ];
-    expect(readChildBatch(child)).toEqual({ ok: true, batch: child });
+    expect(readChildBatch(child)).toEqual({ batch: child, faults: [] });
     const supervisor = [
-      { k: 'jobs', id: 0, text: '[]' },
+      { k: 'jobs', text: '[]' },
+      { k: 'applied', ids: [1, 4] },
       { k: 'answer', id: 1, answer: { applied: true } },
       { k: 'error', id: 2, code: 'SW_STALE_ATTEMPT', message: 'stale', status: 409 },
     ];
-    expect(readSupervisorBatch(supervisor)).toEqual({ ok: true, batch: supervisor });
+    expect(readSupervisorBatch(supervisor)).toEqual({ batch: supervisor, faults: [] });
   });
 
   it.each([
-    [{ k: 'take', id: 0, max: 8 }, 'expected a non-empty array of messages, got {"k":"take","id":0,"max":8}'],
-    [[], 'expected a non-empty array of messages, got []'],
-    [['take'], 'message 0: not an object: "take"'],
-    [[{ k: 'take', id: -1, max: 1 }], 'message 0: id -1 is not an integer >= 0'],
-    [[{ k: 'take', id: 0, max: 1025 }], 'message 0: max 1025 is not an integer from 1 to 1024'],
-    [
-      [
-        { k: 'cancel', id: 1 },
-        { k: 'done', id: 1, job: '', body: '{}' },
-      ],
-      'message 1: job "" is not a job id (a non-empty string)',
-    ],
-    [[{ k: 'done', id: 1, job: 'j', attempt: 0, body: '{}' }], 'message 0: attempt 0 is not an integer >= 1'],
-    [[{ k: 'stream', id: 1, job: 'j', body: { output: 1 } }], 'message 0: body {"output":1} is not a string (the JSON text of the post)'],
-    [[{ k: 'jobs', id: 1 }], 'message 0: k "jobs" is not one of "take", "cancel", "done", "stream"'],
-  ])('refuses a malformed batch from the child, saying what is wrong: %j', (message, problem) => {
-    expect(readChildBatch(message)).toEqual({ ok: false, problem });
+    [{ k: 'credit', slots: 1 }, 'expected a non-empty array of messages, got {"k":"credit","slots":1}', undefined],
+    [[], 'expected a non-empty array of messages, got []', undefined],
+    [['credit'], 'message 0: not an object: "credit"', undefined],
+    [[{ k: 'credit', slots: -1 }], 'message 0: slots -1 is not an integer from 0 to 10000', undefined],
+    [[{ k: 'result', id: -1, job: 'j', body: '{}' }], 'message 0: id -1 is not an integer >= 0', undefined],
+    [[{ k: 'result', id: 1, job: '', body: '{}' }], 'message 0: job "" is not a job id (a non-empty string)', 1],
+    [[{ k: 'free', job: 'j', attempt: 0 }], 'message 0: attempt 0 is not an integer >= 1', undefined],
+    [[{ k: 'stream', id: 1, job: 'j', body: { output: 1 } }], 'message 0: body {"output":1} is not a string (the JSON text of the post)', 1],
+    [[{ k: 'take', id: 1, max: 1 }], 'message 0: k "take" is not one of "credit", "result", "free", "done", "stream"', 1],
+  ])('refuses a malformed message from the child, saying what is wrong: %j', (message, problem, id) => {
+    expect(readChildBatch(message)).toEqual({
+      batch: [],
+      faults: [{ index: Array.isArray(message) && message.length > 0 ? 0 : -1, ...(id !== undefined ? { id } : {}), problem }],
+    });
+  });
+
+  it('keeps the good messages beside a malformed one', () => {
+    const good = { k: 'result', id: 1, job: 'j1', body: '{"output":1}' };
+    expect(readChildBatch([{ k: 'credit', slots: 2 }, { k: 'result', id: 2, job: 'j2', body: 7 }, good])).toEqual({
+      batch: [{ k: 'credit', slots: 2 }, good],
+      faults: [{ index: 1, id: 2, problem: 'message 1: body 7 is not a string (the JSON text of the post)' }],
+    });
   });
 
   it.each([
-    [[{ k: 'jobs', id: 0, text: [] }], 'message 0: text [] is not a string (a JSON array of jobs)'],
+    [[{ k: 'jobs', text: [] }], 'message 0: text [] is not a string (a JSON array of jobs)'],
+    [[{ k: 'applied', ids: [1, 'a'] }], 'message 0: ids [1,"a"] is not an array of integers >= 0'],
     [[{ k: 'answer', id: 0, answer: [1] }], 'message 0: answer [1] is not an object'],
     [[{ k: 'error', id: 0, code: 'X', message: 'm', status: 1.5 }], 'message 0: status 1.5 is not an integer'],
-    [[{ k: 'take', id: 0, max: 1 }], 'message 0: k "take" is not one of "jobs", "answer", "error"'],
-  ])('refuses a malformed batch from the supervisor, saying what is wrong: %j', (message, problem) => {
-    expect(readSupervisorBatch(message)).toEqual({ ok: false, problem });
+    [[{ k: 'credit', slots: 1 }], 'message 0: k "credit" is not one of "jobs", "applied", "answer", "error"'],
+  ])('refuses a malformed message from the supervisor, saying what is wrong: %j', (message, problem) => {
+    expect(readSupervisorBatch(message).faults.map((fault) => fault.problem)).toEqual([problem]);
   });
 });
 
-describe('a malformed message on the channel', () => {
-  it('the child logs it and answers the next good message', async () => {
+describe("the child's link", () => {
+  it('logs a malformed message and answers the next good one; a result is settled by its id in `applied`', async () => {
     const logs = captureLogs();
     const port = new FakeEnd();
     const link = new SupervisorLink(port as unknown as IpcPort, logs.logger);
-    const posted = link.post('done', 'job-1', 1, '{"output":1}');
+    const pushed: string[] = [];
+    link.onJobs((text) => pushed.push(text));
+    link.credit(4);
+    link.credit(4);
+    const progress = link.post('done', 'job-1', 1, '{"status":"IN_PROGRESS","output":1}');
+    const result = link.post('result', 'job-1', 1, '{"output":1}');
+    link.free('job-2', 3);
     await turn();
-    expect(port.sent).toEqual([[{ k: 'done', id: 0, job: 'job-1', attempt: 1, body: '{"output":1}' }]]);
+    // One message for the turn; the same slots are announced once.
+    expect(port.sent).toEqual([
+      [
+        { k: 'credit', slots: 4 },
+        { k: 'done', id: 0, job: 'job-1', attempt: 1, body: '{"status":"IN_PROGRESS","output":1}' },
+        { k: 'result', id: 1, job: 'job-1', attempt: 1, body: '{"output":1}' },
+        { k: 'free', job: 'job-2', attempt: 3 },
+      ],
+    ]);
     port.emit('message', [{ k: 'answer', id: 0, answer: 'yes' }]);
     expect(logs.find('is not one of the channel protocol (message 0: answer "yes" is not an object); ignored', 50)).toHaveLength(1);
-    port.emit('message', [{ k: 'answer', id: 0, answer: { applied: true } }]);
-    expect(await posted).toEqual({ ok: true, answer: { applied: true } });
+    // `applied` names results only: it does not settle the progress post (id 0).
+    port.emit('message', [
+      { k: 'jobs', text: '[{"id":"job-3","input":{}}]' },
+      { k: 'applied', ids: [0, 1] },
+    ]);
+    expect(await result).toEqual({ ok: true, answer: { acknowledged: true, applied: true } });
+    expect(pushed).toEqual(['[{"id":"job-3","input":{}}]']);
+    port.emit('message', [{ k: 'answer', id: 0, answer: { acknowledged: true, applied: true } }]);
+    expect(await progress).toEqual({ ok: true, answer: { acknowledged: true, applied: true } });
     link.close();
   });
+});
 
-  it('the supervisor logs it and serves the next good request', async () => {
+/** Worker API calls whose takes a test answers by hand. */
+function fakeCalls(answer: (body: string) => DirectAnswer | Error = () => ({ acknowledged: true, applied: true })) {
+  const takes: Array<{ max: number; controller: AbortController; resolve: (jobs: Job[]) => void }> = [];
+  const bodies: string[] = [];
+  const calls: WorkerApiCalls = {
+    take: (_endpoint, _worker, max, controller) =>
+      new Promise<Job[]>((resolve) => {
+        takes.push({ max, controller, resolve });
+        controller.signal.addEventListener('abort', () => resolve([]), { once: true });
+      }),
+    done: (_endpoint, _worker, _job, body) => {
+      bodies.push(body);
+      const outcome = answer(body);
+      return outcome instanceof Error ? Promise.reject(outcome) : Promise.resolve(outcome);
+    },
+    stream: () => Promise.resolve({ acknowledged: true, applied: true }),
+  };
+  return { calls, takes, bodies };
+}
+
+const job = (id: string, attempt = 1): Job => ({ id, input: { n: id }, attempt });
+
+describe("the supervisor's end: jobs pushed against credits", () => {
+  it('keeps one standing take for the free slots, pushes what it takes, and gets a slot back with each result or free', async () => {
+    const logs = captureLogs();
+    const clock = new ManualClock();
+    const child = new FakeEnd();
+    const { calls, takes, bodies } = fakeCalls();
+    serveChildChannel(child as unknown as ChildProcess, {
+      calls,
+      endpointId: 'local',
+      workerId: 'w1',
+      logger: logs.logger,
+      clock,
+      onJobsAfterExit: () => undefined,
+    });
+    // No take before the child says how many jobs it can hold.
+    await settle();
+    expect(takes).toHaveLength(0);
+    child.emit('message', [{ k: 'credit', slots: 2 }]);
+    expect(takes.map((take) => take.max)).toEqual([2]);
+    takes[0]?.resolve([job('a'), job('b')]);
+    await settle();
+    // Both slots taken: no other take until one comes back.
+    expect(child.sent).toEqual([[{ k: 'jobs', text: '[{"id":"a","input":{"n":"a"},"attempt":1},{"id":"b","input":{"n":"b"},"attempt":1}]' }]]);
+    expect(takes).toHaveLength(1);
+    // A result gives its slot back: a new take at once; its confirmation waits for a message to ride with.
+    child.emit('message', [{ k: 'result', id: 0, job: 'a', attempt: 1, body: '{"output":1}' }]);
+    expect(takes.map((take) => take.max)).toEqual([2, 1]);
+    await settle();
+    expect(bodies).toEqual(['{"output":1}']);
+    expect(child.sent).toHaveLength(1);
+    takes[1]?.resolve([job('c')]);
+    await settle();
+    expect(child.sent[1]).toEqual([
+      { k: 'jobs', text: '[{"id":"c","input":{"n":"c"},"attempt":1}]' },
+      { k: 'applied', ids: [0] },
+    ]);
+    // A run that ended without a result (cancelled) frees its slot; a result of a job not out (a repeat) frees none.
+    child.emit('message', [{ k: 'free', job: 'b', attempt: 1 }]);
+    expect(takes).toHaveLength(3);
+    child.emit('message', [{ k: 'result', id: 1, job: 'a', attempt: 1, body: '{"output":1}' }]);
+    expect(takes).toHaveLength(3);
+    await settle();
+    // Without another message to the child, the confirmation goes alone after ACK_DELAY_MS.
+    expect(child.sent).toHaveLength(2);
+    clock.advance(ACK_DELAY_MS);
+    await settle();
+    expect(child.sent[2]).toEqual([{ k: 'applied', ids: [1] }]);
+    // Fewer slots: the standing take (for 1) is given up and made again for what is free (none: c is out).
+    child.emit('message', [{ k: 'credit', slots: 1 }]);
+    expect(takes[2]?.controller.signal.aborted).toBe(true);
+    await settle();
+    expect(takes).toHaveLength(3);
+    child.emit('exit');
+  });
+
+  it('answers a result that was not applied or was refused, and refuses a malformed request with what was wrong', async () => {
     const logs = captureLogs();
     const child = new FakeEnd();
-    const bodies: string[] = [];
-    const calls: WorkerApiCalls = {
-      take: () => Promise.resolve([]),
-      done: (_endpoint, _worker, _job, body) => {
-        bodies.push(body);
-        return Promise.resolve({ applied: true });
-      },
-      stream: () => Promise.resolve({}),
-    };
+    const { calls, bodies } = fakeCalls((body) =>
+      body === '{"output":"late"}' ? { acknowledged: true, applied: false, reason: 'already_ended' } : new Error('store down'),
+    );
     serveChildChannel(child as unknown as ChildProcess, { calls, endpointId: 'local', workerId: 'w1', logger: logs.logger, onJobsAfterExit: () => undefined });
-    child.emit('message', [{ k: 'done', id: 3, job: 'job-1', body: 42 }]);
-    expect(logs.find('is not one of the channel protocol (message 0: body 42 is not a string (the JSON text of the post)); ignored', 50)).toHaveLength(1);
-    child.emit('message', [{ k: 'done', id: 4, job: 'job-1', body: '{"output":1}' }]);
-    await turn();
-    await turn();
-    expect(bodies).toEqual(['{"output":1}']);
-    expect(child.sent).toEqual([[{ k: 'answer', id: 4, answer: { applied: true } }]]);
+    child.emit('message', [
+      { k: 'result', id: 3, job: 'job-1', body: 42 },
+      { k: 'result', id: 4, job: 'job-1', body: '{"output":"late"}' },
+      { k: 'result', id: 5, job: 'job-2', body: '{"output":"x"}' },
+    ]);
+    expect(logs.find('is not one of the channel protocol (message 0: body 42 is not a string (the JSON text of the post)); refused', 50)).toHaveLength(1);
+    await settle();
+    expect(bodies).toEqual(['{"output":"late"}', '{"output":"x"}']);
+    expect(child.sent.flat()).toEqual([
+      {
+        k: 'error',
+        id: 3,
+        code: 'SW_CHANNEL_PROTOCOL',
+        message: 'refused by the --serve-api process: message 0: body 42 is not a string (the JSON text of the post)',
+        status: 400,
+      },
+      { k: 'answer', id: 4, answer: { acknowledged: true, applied: false, reason: 'already_ended' } },
+      { k: 'error', id: 5, code: 'SW_INTERNAL', message: 'store down', status: 500 },
+    ]);
     child.emit('exit');
   });
 });

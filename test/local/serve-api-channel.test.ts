@@ -5,8 +5,13 @@
  * `http.server.request.start` diagnostics channel. Over the channel the child sends no
  * job-take, job-done or job-stream request (over HTTP it does, which the same test shows
  * can be seen), and jobs, large inputs, stream chunks in order, progress and errors arrive
- * as over HTTP; a child SIGKILLed mid-job has its job requeued and completed by the next.
+ * as over HTTP; a child SIGKILLed mid-job has its job requeued and completed by the next,
+ * and so do all the jobs pushed to a child of concurrency 4 that dies with them: none lost,
+ * none run twice by the next child; a cancelled job, which ends without a result, gives its
+ * slot back (without its `free` message the next job would never be pushed).
  */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
@@ -42,7 +47,7 @@ afterEach(async () => {
   for (const close of running.splice(0)) await close();
 });
 
-async function start(channel: 'ipc' | 'http'): Promise<Setup> {
+async function start(channel: 'ipc' | 'http', env: Record<string, string> = {}): Promise<Setup> {
   const requests: Record<string, number> = {};
   const direct = new WorkerApiDirect();
   const app = await composeHarness({
@@ -69,7 +74,7 @@ async function start(channel: 'ipc' | 'http'): Promise<Setup> {
     stopBoundMs: 15_000,
     logger: pino({ level: 'silent' }),
     command: { file: process.execPath, args: ['--import', TSX_LOADER, FIXTURE] },
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     channel: channel === 'ipc' ? direct.calls : undefined,
   });
   supervisor.start();
@@ -172,5 +177,65 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
     expect(supervisor.generation).toBe(2);
     const next = await runsync(base, { tag: 'after' });
     expect(next).toMatchObject({ status: 'COMPLETED', output: { echo: 'after' } });
+  });
+
+  it(
+    'a child SIGKILLed with every slot holding a pushed job: all go back to the queue, none lost, none run twice by the next child',
+    { timeout: 120_000 },
+    async () => {
+      const runsFile = join(mkdtempSync(join(tmpdir(), 'channel-runs-')), 'runs.txt');
+      const { base, supervisor } = await start('ipc', { CHANNEL_WORKER_CONCURRENCY: '4', CHANNEL_WORKER_RUNS: runsFile });
+      const runs = (): string[][] => {
+        try {
+          return readFileSync(runsFile, 'utf8')
+            .trim()
+            .split('\n')
+            .filter((line) => line !== '')
+            .map((line) => line.split(' '));
+        } catch {
+          return [];
+        }
+      };
+      const pid = ((await runsync(base, { tag: 'first' })).output as { pid: number }).pid;
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push(((await call('POST', `${base}/run`, { body: { input: { mode: 'hold-first' } } })).json as { id: string }).id);
+      // Four pushed and running in the first child (its four slots), two waiting in the queue.
+      await waitFor(() => runs().length === 5, 'four jobs running in the first child (after the first one)', 20_000, 20);
+      const views = await Promise.all(ids.map((id) => status(base, id)));
+      expect(views.map((view) => view.status).sort()).toEqual(['IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS', 'IN_PROGRESS', 'IN_QUEUE', 'IN_QUEUE']);
+      expect(supervisor.workerId).toBe('local-1');
+      process.kill(pid, 'SIGKILL');
+      const ended = await waitFor(
+        async () => {
+          const all = await Promise.all(ids.map((id) => status(base, id)));
+          return all.every((view) => view.status !== 'IN_QUEUE' && view.status !== 'IN_PROGRESS') ? all : undefined;
+        },
+        'every job to end',
+        60_000,
+        50,
+      );
+      expect(ended.map((view) => view.status)).toEqual(ids.map(() => 'COMPLETED'));
+      expect(supervisor.generation).toBe(2);
+      const byWorker = (workerId: string): string[] =>
+        runs()
+          .filter((run) => run[2] === workerId)
+          .map((run) => run[0] ?? '');
+      // Each job ran once in the second child, whatever the first did with it.
+      expect(byWorker('local-2').sort()).toEqual([...ids].sort());
+      expect(byWorker('local-1')).toHaveLength(5);
+    },
+  );
+
+  it('a cancelled job ends without a result and gives its slot back: the same child (concurrency 1) runs the next job', { timeout: 120_000 }, async () => {
+    const { base, supervisor } = await start('ipc');
+    const pid = ((await runsync(base, { tag: 'first' })).output as { pid: number }).pid;
+    const { id } = (await call('POST', `${base}/run`, { body: { input: { mode: 'until-stopped' } } })).json as { id: string };
+    await waitFor(async () => (await status(base, id)).status === 'IN_PROGRESS', 'the job to start', 20_000, 20);
+    await call('POST', `${base}/cancel/${id}`);
+    // Its only slot was taken by the cancelled job: the next job is pushed only once that run has ended and said so.
+    const next = await runsync(base, { tag: 'after' });
+    expect(next).toMatchObject({ status: 'COMPLETED', output: { echo: 'after', pid } });
+    expect((await status(base, id)).status).toBe('CANCELLED');
+    expect(supervisor.generation).toBe(1);
   });
 });

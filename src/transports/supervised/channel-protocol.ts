@@ -7,79 +7,118 @@
  * the text of a job-take-batch answer, so that the supervisor runs the worker API's own
  * checks on them and passes an input kept as text (job/raw-json.ts) on unparsed.
  *
- * Child to supervisor: `take` (long poll for up to `max` jobs), `cancel` (of a take),
- * `done` (a job-done body: result or progress), `stream` (a job-stream body).
- * Supervisor to child: `jobs` (a take's answer), `answer` (a post's reply body),
- * `error` (a post refused: the code, message and HTTP status the route would answer).
+ * Jobs are pushed (issue 34): the child says once how many jobs it can hold at a time
+ * (`credit`: its slots), and the supervisor keeps one standing take for it and sends each
+ * job as soon as it is taken, while fewer than that many are out with the child. A job
+ * is out from its push until its result (`result`) or its `free` arrives: the slot comes
+ * back with them, with no message back. A result is answered (`answer`, `error`) only
+ * when it was not applied; an applied one is confirmed by its id in an `applied` message,
+ * which rides with the next jobs (a message of its own only after a quiet moment).
+ *
+ * Child to supervisor: `credit` (slots, replacing the last figure), `result` (a final
+ * job-done body), `free` (a pushed job that ended without a result: cancelled, expired,
+ * unreadable), `done` (a job-done body answered at once: progress), `stream` (a
+ * job-stream body). Supervisor to child: `jobs` (pushed jobs), `applied` (results applied),
+ * `answer` (a post's reply body), `error` (a post refused: the code, message and HTTP
+ * status the route would answer).
  */
 export { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './channel-env.js';
 
-/** The most jobs one `take` may ask for. */
-export const MAX_TAKE = 1024;
+/** The most slots a child may announce (the highest concurrency a worker may have). */
+export const MAX_SLOTS = 10_000;
 
 /** Child to supervisor. `id` numbers a request (an integer >= 0); `attempt`, when given, is an integer >= 1. */
 export type ChildMessage =
-  | { readonly k: 'take'; readonly id: number; readonly max: number }
-  | { readonly k: 'cancel'; readonly id: number }
-  | { readonly k: 'done' | 'stream'; readonly id: number; readonly job: string; readonly attempt?: number | undefined; readonly body: string };
+  | { readonly k: 'credit'; readonly slots: number }
+  | { readonly k: 'free'; readonly job: string; readonly attempt?: number | undefined }
+  | { readonly k: 'result' | 'done' | 'stream'; readonly id: number; readonly job: string; readonly attempt?: number | undefined; readonly body: string };
 
-/** Supervisor to child. `text` of `jobs`: a JSON array of jobs, as a job-take-batch answer ('[]': none). */
+/** Supervisor to child. `text` of `jobs`: a JSON array of jobs, as a job-take-batch answer. */
 export type SupervisorMessage =
-  | { readonly k: 'jobs'; readonly id: number; readonly text: string }
+  | { readonly k: 'jobs'; readonly text: string }
+  | { readonly k: 'applied'; readonly ids: readonly number[] }
   | { readonly k: 'answer'; readonly id: number; readonly answer: Readonly<Record<string, unknown>> }
   | { readonly k: 'error'; readonly id: number; readonly code: string; readonly message: string; readonly status: number };
 
-/** A batch as read: its messages, or what is wrong with it (the first fault found), in words. */
-export type ReadBatch<Message> = { readonly ok: true; readonly batch: readonly Message[] } | { readonly ok: false; readonly problem: string };
+/** A message refused: what was wrong with it, and its request id when it had a readable one (then it can be answered). */
+export interface MessageFault {
+  readonly index: number;
+  readonly id?: number;
+  readonly problem: string;
+}
+
+/**
+ * A batch as read: its well-formed messages, and each malformed one's fault. A batch that
+ * is not a non-empty array is one fault (index -1); a malformed message does not cost the
+ * good ones beside it.
+ */
+export interface ReadBatch<Message> {
+  readonly batch: readonly Message[];
+  readonly faults: readonly MessageFault[];
+}
 
 // Hand-written checks rather than zod: both ends are this package's own code, and a zod
 // parse of every message was a visible share of a busy --serve-api's CPU (bench/README,
-// issue 34, second pass). What they accept is what the zod schemas they replace accepted.
+// issue 34, second pass).
 type Entry = Record<string, unknown>;
 const isObject = (value: unknown): value is Entry => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isInteger = (value: unknown, min: number): value is number => typeof value === 'number' && Number.isInteger(value) && value >= min;
 const shown = (value: unknown): string => (value === undefined ? 'undefined' : (JSON.stringify(value)?.slice(0, 60) ?? String(value)));
 
+function jobFault(entry: Entry): string | undefined {
+  if (typeof entry.job !== 'string' || entry.job === '') return `job ${shown(entry.job)} is not a job id (a non-empty string)`;
+  if (entry.attempt !== undefined && !isInteger(entry.attempt, 1)) return `attempt ${shown(entry.attempt)} is not an integer >= 1`;
+  return undefined;
+}
+
 function childFault(entry: Entry): string | undefined {
-  if (!isInteger(entry.id, 0)) return `id ${shown(entry.id)} is not an integer >= 0`;
   switch (entry.k) {
-    case 'take':
-      return isInteger(entry.max, 1) && entry.max <= MAX_TAKE ? undefined : `max ${shown(entry.max)} is not an integer from 1 to ${MAX_TAKE}`;
-    case 'cancel':
-      return undefined;
+    case 'credit':
+      return isInteger(entry.slots, 0) && entry.slots <= MAX_SLOTS ? undefined : `slots ${shown(entry.slots)} is not an integer from 0 to ${MAX_SLOTS}`;
+    case 'free':
+      return jobFault(entry);
+    case 'result':
     case 'done':
     case 'stream':
-      if (typeof entry.job !== 'string' || entry.job === '') return `job ${shown(entry.job)} is not a job id (a non-empty string)`;
-      if (entry.attempt !== undefined && !isInteger(entry.attempt, 1)) return `attempt ${shown(entry.attempt)} is not an integer >= 1`;
-      return typeof entry.body === 'string' ? undefined : `body ${shown(entry.body)} is not a string (the JSON text of the post)`;
+      if (!isInteger(entry.id, 0)) return `id ${shown(entry.id)} is not an integer >= 0`;
+      return jobFault(entry) ?? (typeof entry.body === 'string' ? undefined : `body ${shown(entry.body)} is not a string (the JSON text of the post)`);
     default:
-      return `k ${shown(entry.k)} is not one of "take", "cancel", "done", "stream"`;
+      return `k ${shown(entry.k)} is not one of "credit", "result", "free", "done", "stream"`;
   }
 }
 
 function supervisorFault(entry: Entry): string | undefined {
-  if (!isInteger(entry.id, 0)) return `id ${shown(entry.id)} is not an integer >= 0`;
   switch (entry.k) {
     case 'jobs':
       return typeof entry.text === 'string' ? undefined : `text ${shown(entry.text)} is not a string (a JSON array of jobs)`;
+    case 'applied':
+      return Array.isArray(entry.ids) && entry.ids.every((id) => isInteger(id, 0)) ? undefined : `ids ${shown(entry.ids)} is not an array of integers >= 0`;
     case 'answer':
+      if (!isInteger(entry.id, 0)) return `id ${shown(entry.id)} is not an integer >= 0`;
       return isObject(entry.answer) ? undefined : `answer ${shown(entry.answer)} is not an object`;
     case 'error':
+      if (!isInteger(entry.id, 0)) return `id ${shown(entry.id)} is not an integer >= 0`;
       if (typeof entry.code !== 'string' || typeof entry.message !== 'string') return 'an error without a string code and message';
       return isInteger(entry.status, Number.MIN_SAFE_INTEGER) ? undefined : `status ${shown(entry.status)} is not an integer`;
     default:
-      return `k ${shown(entry.k)} is not one of "jobs", "answer", "error"`;
+      return `k ${shown(entry.k)} is not one of "jobs", "applied", "answer", "error"`;
   }
 }
 
 function readBatch<Message>(message: unknown, fault: (entry: Entry) => string | undefined): ReadBatch<Message> {
-  if (!Array.isArray(message) || message.length === 0) return { ok: false, problem: `expected a non-empty array of messages, got ${shown(message)}` };
+  if (!Array.isArray(message) || message.length === 0)
+    return { batch: [], faults: [{ index: -1, problem: `expected a non-empty array of messages, got ${shown(message)}` }] };
+  let faults: MessageFault[] | undefined;
   for (let i = 0; i < message.length; i++) {
     const entry: unknown = message[i];
     const problem = isObject(entry) ? fault(entry) : `not an object: ${shown(entry)}`;
-    if (problem !== undefined) return { ok: false, problem: `message ${i}: ${problem}` };
+    if (problem === undefined) continue;
+    const id = isObject(entry) && isInteger(entry.id, 0) ? entry.id : undefined;
+    (faults ??= []).push({ index: i, ...(id !== undefined ? { id } : {}), problem: `message ${i}: ${problem}` });
   }
-  return { ok: true, batch: message as Message[] };
+  if (faults === undefined) return { batch: message as Message[], faults: [] };
+  const bad = new Set(faults.map((entry) => entry.index));
+  return { batch: message.filter((_, i) => !bad.has(i)) as Message[], faults };
 }
 
 /** A message the supervisor received from its child, checked: a non-empty array of ChildMessage. */
@@ -90,19 +129,28 @@ export const readSupervisorBatch = (message: unknown): ReadBatch<SupervisorMessa
 
 /**
  * Messages queued within one turn of the event loop, sent together as one array at its
- * end (setImmediate): one write and one parse for what several jobs said at once.
+ * end (setImmediate): one write and one parse for what several jobs said at once. `tail`,
+ * when given, may add one last message to each batch (the supervisor's `applied`), and
+ * `poke` sends a batch of the tail alone.
  */
 export class MessageBatcher<Message> {
   #queued: Message[] = [];
   #armed = false;
   readonly #send: (batch: Message[]) => void;
+  readonly #tail: (() => Message | undefined) | undefined;
 
-  constructor(send: (batch: Message[]) => void) {
+  constructor(send: (batch: Message[]) => void, tail?: () => Message | undefined) {
     this.#send = send;
+    this.#tail = tail;
   }
 
   push(message: Message): void {
     this.#queued.push(message);
+    this.poke();
+  }
+
+  /** Flush at the end of this turn, even with nothing queued (the tail may have something to say). */
+  poke(): void {
     if (this.#armed) return;
     this.#armed = true;
     setImmediate(this.#flush);
@@ -111,6 +159,8 @@ export class MessageBatcher<Message> {
   readonly #flush = (): void => {
     this.#armed = false;
     const batch = this.#queued;
+    const tail = this.#tail?.();
+    if (tail !== undefined) batch.push(tail);
     if (batch.length === 0) return;
     this.#queued = [];
     this.#send(batch);

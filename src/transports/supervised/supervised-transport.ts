@@ -3,8 +3,12 @@
  * The transport of the worker child of `--serve-api` (SW_SUPERVISOR_CHANNEL=ipc): its
  * jobs, results, progress and stream chunks go over the child's IPC channel to the
  * supervisor, which runs the worker API's own calls on them in its process
- * (channel-protocol.ts). No HTTP request per job: a take waits in the supervisor and its
- * jobs come back as one message, a result is one message back.
+ * (channel-protocol.ts). No HTTP request and no take per job: the child announces its
+ * slots (the runtime's concurrency) once, the supervisor pushes each job as soon as it has
+ * taken it, and the jobs wait here until the runtime's take asks for them; a result is one
+ * message, answered only when it was not applied (an applied one is confirmed with the
+ * next jobs pushed). A job that ends without a result (cancelled, expired) gives its slot
+ * back with a `free` message.
  *
  * Everything else is the platform transport's, unchanged, over HTTP to the same
  * harness: the heartbeat and deadline watchdog thread (which, when a handler blocks the
@@ -17,6 +21,7 @@ import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChu
 import { sleep, systemClock } from '../../clock/index.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
+import { MAX_SLOTS } from './channel-protocol.js';
 import type { JobWatch } from '../watchdog/index.js';
 import type { PlatformTransport } from '../platform/platform-transport.js';
 import { ProgressLanes } from '../platform/progress-lanes.js';
@@ -39,11 +44,18 @@ export class SupervisedTransport implements Transport {
   readonly #posts = new Set<Promise<unknown>>();
   readonly #progress = new ProgressLanes();
   #closed: Promise<void> | undefined;
+  /** Jobs pushed by the supervisor that the runtime has not taken yet. */
+  readonly #buffer: Job[] = [];
+  /** Jobs handed to the runtime whose run has not ended (runKey), and whether their result was sent. */
+  readonly #handed = new Map<string, { resulted: boolean }>();
+  /** Wakes a take waiting for jobs. */
+  #wake: (() => void) | undefined;
 
   constructor(options: SupervisedTransportOptions) {
     this.#platform = options.platform;
     this.#link = options.link;
     this.#logger = options.logger;
+    this.#link.onJobs(this.#received);
   }
 
   get workerId(): string {
@@ -61,29 +73,70 @@ export class SupervisedTransport implements Transport {
 
   /** The caller's take signal joined with closing, made once per caller signal (the runtime passes the same one every take). */
   #takeSignal(callerSignal: AbortSignal): AbortSignal {
-    if (this.#joinedTake?.caller !== callerSignal) this.#joinedTake = { caller: callerSignal, joined: AbortSignal.any([callerSignal, this.#closing.signal]) };
+    if (this.#joinedTake?.caller !== callerSignal) {
+      const joined = AbortSignal.any([callerSignal, this.#closing.signal]);
+      // No more pushes once the runtime stops taking (draining, closing).
+      joined.addEventListener('abort', () => this.#link.credit(0), { once: true });
+      this.#joinedTake = { caller: callerSignal, joined };
+    }
     return this.#joinedTake.joined;
   }
 
   #joinedTake: { readonly caller: AbortSignal; readonly joined: AbortSignal } | undefined;
 
+  /** Jobs pushed by the supervisor: kept until the runtime's take asks for them. */
+  readonly #received = (text: string): void => {
+    const outcome = readTakeAnswer({ status: 200, contentType: 'application/json', text });
+    if (outcome.kind !== 'jobs') {
+      this.#logger.error({ outcome: outcome.kind }, 'the supervisor pushed a jobs message that is not a JSON array of jobs; ignored');
+      return;
+    }
+    if (outcome.invalid > 0) this.#logger.error({ skipped: outcome.invalid }, 'the supervisor pushed job(s) without id or input; skipped');
+    if (outcome.jobs.length === 0) return;
+    this.#buffer.push(...outcome.jobs);
+    this.#wake?.();
+  };
+
+  /**
+   * Up to `max` of the jobs the supervisor pushed, waiting for one if none is here. The
+   * slots announced are the runtime's concurrency: `max` (its free slots) plus the jobs
+   * it runs; announced again only when that changes.
+   */
   async take(request: TakeRequest): Promise<Job[]> {
     // Heartbeat and watchdog up before the first job, as the platform transport's take does.
     await this.#platform.startBackground();
     const signal = this.#takeSignal(request.signal);
+    if (signal.aborted) return [];
     const max = Math.max(1, Math.floor(request.max));
-    while (!signal.aborted) {
-      const text = await this.#link.take(max, signal);
-      if (text === undefined) break;
-      const outcome = readTakeAnswer({ status: 200, contentType: 'application/json', text });
-      if (outcome.kind === 'jobs') {
-        if (outcome.invalid > 0) this.#logger.error({ skipped: outcome.invalid }, 'the supervisor handed job(s) without id or input; skipped');
-        if (outcome.jobs.length > 0) return outcome.jobs;
-      }
-      // None (the supervisor closing, this worker declared gone): ask again, as after a 204.
-      await sleep(this.#platform.settings.emptyPollGapMs, signal);
+    this.#link.credit(Math.min(MAX_SLOTS, max + this.#handed.size));
+    if (this.#buffer.length === 0) {
+      // The channel keeps the process alive while a take waits, as a long poll would.
+      const release = this.#link.hold();
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          signal.removeEventListener('abort', wake);
+          this.#wake = undefined;
+          resolve();
+        };
+        this.#wake = wake;
+        signal.addEventListener('abort', wake, { once: true });
+      });
+      release();
     }
-    return [];
+    // Jobs pushed after the take was given up stay here: they go back to the queue with this worker when it exits.
+    if (signal.aborted) return [];
+    const jobs = this.#buffer.splice(0, max);
+    for (const job of jobs) this.#handed.set(runKey(job.id, job.attempt), { resulted: false });
+    return jobs;
+  }
+
+  /** A run ended: one that sent no result (cancelled, expired) gives its slot back to the supervisor. */
+  runEnded(job: Job): void {
+    const key = runKey(job.id, job.attempt);
+    const handed = this.#handed.get(key);
+    if (handed === undefined) return;
+    this.#handed.delete(key);
+    if (!handed.resulted) this.#link.free(job.id, job.attempt);
   }
 
   async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
@@ -116,7 +169,10 @@ export class SupervisedTransport implements Transport {
     if (options.stopPod) body.stopPod = true;
     const text = JSON.stringify(body);
     assertResultFits(jobId, text, this.maxResultBytes, options.isStream);
-    const answer = await this.#post('done', jobId, options.attempt, text, 'result');
+    // Its slot goes back to the supervisor with it: no free message when the run ends.
+    const handed = this.#handed.get(runKey(jobId, options.attempt));
+    if (handed !== undefined) handed.resulted = true;
+    const answer = await this.#post('result', jobId, options.attempt, text, 'result');
     return answer.applied === false ? { applied: false, ...(typeof answer.reason === 'string' ? { reason: answer.reason } : {}) } : { applied: true };
   }
 
@@ -155,7 +211,13 @@ export class SupervisedTransport implements Transport {
     this.#link.close();
   }
 
-  async #post(kind: 'done' | 'stream', jobId: string, attempt: number | undefined, body: string, what: string): Promise<Readonly<Record<string, unknown>>> {
+  async #post(
+    kind: 'result' | 'done' | 'stream',
+    jobId: string,
+    attempt: number | undefined,
+    body: string,
+    what: string,
+  ): Promise<Readonly<Record<string, unknown>>> {
     const post = this.#link.post(kind, jobId, attempt, body);
     this.#posts.add(post);
     try {

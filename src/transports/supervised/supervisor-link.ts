@@ -1,9 +1,11 @@
 /**
  * @module transports/supervised/supervisor-link
- * The child's end of the IPC channel to its `--serve-api` supervisor: numbered requests
- * (take, done, stream), their answers matched back by number, what is said within one
- * turn of the event loop sent as one message (channel-protocol.ts). The channel keeps
- * the process alive only while a request waits for its answer.
+ * The child's end of the IPC channel to its `--serve-api` supervisor (channel-protocol.ts):
+ * the jobs the supervisor pushes, handed to a listener; the slots announced (`credit`);
+ * numbered posts (result, done, stream), their answers matched back by number, a result
+ * also by its id in an `applied` message; what is said within one turn of the event loop
+ * sent as one message. The channel keeps the process alive only while a post waits for
+ * its answer or a holder (a take waiting for jobs) holds it open.
  */
 import type { Logger } from 'pino';
 import { MessageBatcher, readSupervisorBatch, type ChildMessage } from './channel-protocol.js';
@@ -24,10 +26,13 @@ export interface IpcPort {
   off(event: 'disconnect', listener: () => void): unknown;
 }
 
-type Waiting =
-  { readonly kind: 'take'; readonly resolve: (text: string | undefined) => void } | { readonly kind: 'post'; readonly resolve: (reply: PostReply) => void };
+interface Waiting {
+  readonly kind: 'result' | 'done' | 'stream';
+  readonly resolve: (reply: PostReply) => void;
+}
 
 const CLOSED: PostReply = { ok: false, code: 'SW_CHANNEL_CLOSED', message: 'the IPC channel to the --serve-api process is closed', status: 0 };
+const APPLIED: PostReply = { ok: true, answer: { acknowledged: true, applied: true } };
 
 export class SupervisorLink {
   readonly #port: IpcPort;
@@ -36,6 +41,9 @@ export class SupervisorLink {
   readonly #out: MessageBatcher<ChildMessage>;
   #nextId = 0;
   #open: boolean;
+  #holders = 0;
+  #slots = -1;
+  #onJobs: ((text: string) => void) | undefined;
 
   constructor(port: IpcPort, logger: Logger) {
     this.#port = port;
@@ -52,59 +60,67 @@ export class SupervisorLink {
     return this.#open;
   }
 
-  /** Up to `max` jobs as a JSON array's text, once the supervisor has one; undefined once `signal` aborts. A closed channel waits for the abort (the orphaned child exits meanwhile). */
-  take(max: number, signal: AbortSignal): Promise<string | undefined> {
-    if (signal.aborted) return Promise.resolve(undefined);
-    if (!this.#open) return new Promise((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }));
-    const id = this.#nextId++;
-    return new Promise((resolve) => {
-      const onAbort = (): void => {
-        // An answer already on its way is dropped: its jobs are this worker's, requeued by the heartbeat's reconcile or when it exits.
-        if (!this.#waiting.delete(id)) return;
-        this.#queue({ k: 'cancel', id });
-        this.#refresh();
-        resolve(undefined);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#wait(id, {
-        kind: 'take',
-        resolve: (text) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(text);
-        },
-      });
-      this.#queue({ k: 'take', id, max });
-    });
+  /** Where pushed jobs go: the text of a JSON array of jobs, as a job-take-batch answer. */
+  onJobs(listener: (text: string) => void): void {
+    this.#onJobs = listener;
   }
 
-  /** A job-done or job-stream body; answers the supervisor's reply. */
-  post(kind: 'done' | 'stream', job: string, attempt: number | undefined, body: string): Promise<PostReply> {
+  /** How many jobs this child can hold at a time (0: push none); sent only when it changed. */
+  credit(slots: number): void {
+    if (slots === this.#slots || !this.#open) return;
+    this.#slots = slots;
+    this.#out.push({ k: 'credit', slots });
+  }
+
+  /** A pushed job ended without a result (cancelled, expired, unreadable): its slot goes back. */
+  free(job: string, attempt: number | undefined): void {
+    if (this.#open) this.#out.push({ k: 'free', job, ...(attempt !== undefined ? { attempt } : {}) });
+  }
+
+  /** Keep the process alive until the answer is called (a take waiting for jobs). */
+  hold(): () => void {
+    this.#ref(1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#ref(-1);
+    };
+  }
+
+  /** A result (its slot goes back), progress (`done`) or stream chunk body; answers the supervisor's reply. */
+  post(kind: 'result' | 'done' | 'stream', job: string, attempt: number | undefined, body: string): Promise<PostReply> {
     if (!this.#open) return Promise.resolve(CLOSED);
     const id = this.#nextId++;
     return new Promise((resolve) => {
-      this.#wait(id, { kind: 'post', resolve });
-      this.#queue({ k: kind, id, job, ...(attempt !== undefined ? { attempt } : {}), body });
+      this.#waiting.set(id, { kind, resolve });
+      this.#ref(1);
+      this.#out.push({ k: kind, id, job, ...(attempt !== undefined ? { attempt } : {}), body });
     });
   }
 
-  /** Stop listening; requests still waiting are answered as on a closed channel. */
+  /** Stop listening; posts still waiting are answered as on a closed channel. */
   close(): void {
     this.#port.off('message', this.#onMessage);
     this.#port.off('disconnect', this.#onDisconnect);
     this.#onDisconnect();
   }
 
-  #wait(id: number, waiting: Waiting): void {
-    this.#waiting.set(id, waiting);
-    if (this.#waiting.size === 1) this.#port.channel?.ref();
+  #ref(change: number): void {
+    // Closed: nothing to hold open any more (a holder's late release is ignored).
+    if (!this.#open) return;
+    const before = this.#holders;
+    this.#holders += change;
+    if (before === 0 && this.#holders > 0) this.#port.channel?.ref();
+    else if (before > 0 && this.#holders === 0) this.#port.channel?.unref();
   }
 
-  #refresh(): void {
-    if (this.#waiting.size === 0) this.#port.channel?.unref();
-  }
-
-  #queue(message: ChildMessage): void {
-    this.#out.push(message);
+  #answer(id: number, reply: PostReply): void {
+    const waiting = this.#waiting.get(id);
+    if (waiting === undefined) return;
+    this.#waiting.delete(id);
+    this.#ref(-1);
+    waiting.resolve(reply);
   }
 
   #send(batch: ChildMessage[]): void {
@@ -121,34 +137,32 @@ export class SupervisorLink {
 
   readonly #onMessage = (message: unknown): void => {
     const read = readSupervisorBatch(message);
-    if (!read.ok) {
-      this.#logger.error({ problem: read.problem }, `a message from the --serve-api process is not one of the channel protocol (${read.problem}); ignored`);
-      return;
-    }
+    for (const fault of read.faults)
+      this.#logger.error({ problem: fault.problem }, `a message from the --serve-api process is not one of the channel protocol (${fault.problem}); ignored`);
     for (const reply of read.batch) {
-      const waiting = this.#waiting.get(reply.id);
-      if (waiting === undefined) {
-        if (reply.k === 'jobs' && reply.text !== '[]')
-          this.#logger.warn({ id: reply.id }, 'jobs arrived for a take already given up; they go back to the queue with this worker');
-        continue;
+      switch (reply.k) {
+        case 'jobs':
+          this.#onJobs?.(reply.text);
+          break;
+        case 'applied':
+          for (const id of reply.ids) if (this.#waiting.get(id)?.kind === 'result') this.#answer(id, APPLIED);
+          break;
+        case 'answer':
+          this.#answer(reply.id, { ok: true, answer: reply.answer });
+          break;
+        case 'error':
+          this.#answer(reply.id, { ok: false, code: reply.code, message: reply.message, status: reply.status });
+          break;
       }
-      this.#waiting.delete(reply.id);
-      if (waiting.kind === 'take') waiting.resolve(reply.k === 'jobs' ? reply.text : '[]');
-      else if (reply.k === 'answer') waiting.resolve({ ok: true, answer: reply.answer });
-      else if (reply.k === 'error') waiting.resolve({ ok: false, code: reply.code, message: reply.message, status: reply.status });
-      else waiting.resolve({ ok: false, code: 'SW_CHANNEL_PROTOCOL', message: 'the --serve-api process answered a post with jobs', status: 0 });
     }
-    this.#refresh();
   };
 
   readonly #onDisconnect = (): void => {
     this.#open = false;
     const waiting = [...this.#waiting.values()];
     this.#waiting.clear();
+    this.#holders = 0;
     this.#port.channel?.unref();
-    for (const entry of waiting) {
-      if (entry.kind === 'take') entry.resolve(undefined);
-      else entry.resolve(CLOSED);
-    }
+    for (const entry of waiting) entry.resolve(CLOSED);
   };
 }

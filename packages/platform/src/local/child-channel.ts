@@ -1,16 +1,26 @@
 /**
  * @module local/child-channel
  * The supervisor's end of the IPC channel to the worker child of `--serve-api`
- * (serverless-worker's transports/supervised/channel-protocol.ts): the child's takes,
- * results, progress and stream chunks run as the worker API's own calls in this process
- * (harness/worker-api/direct-calls.ts: the same liveness, attempt, stale-post and event
- * rules as over HTTP), with no HTTP request, no socket and no route per job. Answers go
- * back batched per turn of the event loop. The child's heartbeat, job-stop poll and its
- * watchdog's result posts stay on HTTP.
+ * (serverless-worker's transports/supervised/channel-protocol.ts): jobs pushed to the
+ * child, and its results, progress and stream chunks run as the worker API's own calls in
+ * this process (harness/worker-api/direct-calls.ts: the same liveness, attempt,
+ * stale-post and event rules as over HTTP), with no HTTP request, no socket and no route
+ * per job. The child's heartbeat, job-stop poll and its watchdog's result posts stay on
+ * HTTP.
+ *
+ * Jobs are pushed against credits (issue 34): the child announces its slots, and while
+ * fewer jobs than that are out with it, one standing take (the worker API's job-take, so
+ * liveness, attempts and requeues are as for any take) waits for jobs and each job taken
+ * goes to the child at once. A job is out from its push until its result or its `free`
+ * arrives. Results applied are confirmed by id with the next message to the child (a
+ * message of their own after ACK_DELAY_MS without one); one not applied or refused is
+ * answered at once. Jobs pushed to a child that dies are its jobs in the store: the
+ * supervisor puts them back in the queue when it exits, as any job it held.
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { ServerlessWorkerError, requestJsonText } from 'serverless-worker/internal/job/index.js';
+import { systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { ServerlessWorkerError, requestJsonText, runKey } from 'serverless-worker/internal/job/index.js';
 import {
   MessageBatcher,
   readChildBatch,
@@ -19,6 +29,11 @@ import {
 } from 'serverless-worker/internal/transports/supervised/channel-protocol.js';
 import type { WorkerApiCalls } from '../harness/worker-api/index.js';
 
+/** How long results applied wait for a message to the child to ride with before they get one of their own, ms. */
+export const ACK_DELAY_MS = 20;
+/** After a take answered no job (the worker declared gone, the server closing) or failed, the pause before the next, ms. */
+const TAKE_RETRY_MS = 1_000;
+
 export interface ChildChannelOptions {
   readonly calls: WorkerApiCalls;
   readonly endpointId: string;
@@ -26,69 +41,138 @@ export interface ChildChannelOptions {
   readonly logger: Logger;
   /** Jobs were taken for the child after it was gone: put its jobs back in the queue. */
   readonly onJobsAfterExit: () => void;
+  /** Times the confirmations of results and the pause between takes; default the system clock. */
+  readonly clock?: Clock;
 }
 
 /** Serve one child's channel until it exits. */
 export function serveChildChannel(child: ChildProcess, options: ChildChannelOptions): void {
   const { calls, endpointId, workerId, logger } = options;
-  const takes = new Map<number, AbortController>();
+  const clock = options.clock ?? systemClock;
   let gone = false;
-  const out = new MessageBatcher<SupervisorMessage>((batch) => {
-    if (gone || !child.connected) return;
-    try {
-      child.send(batch, (error) => {
-        if (error) logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
-      });
-    } catch (error) {
-      logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
-    }
-  });
-  const fail = (id: number, error: unknown): void => {
-    if (error instanceof ServerlessWorkerError) out.push({ k: 'error', id, code: error.code, message: error.message, status: error.status });
-    else out.push({ k: 'error', id, code: 'SW_INTERNAL', message: error instanceof Error ? error.message : String(error), status: 500 });
+  /** The child's slots, and the jobs out with it (runKey). */
+  let slots = 0;
+  const out = new Set<string>();
+  /** The standing take; `resized` when this end gave it up because the child's slots shrank. */
+  let take: { readonly controller: AbortController; resized: boolean } | undefined;
+  let retry: TimerHandle | undefined;
+  /** Results applied, not yet confirmed to the child. */
+  let applied: number[] = [];
+  let ackTimer: TimerHandle | undefined;
+
+  const messages = new MessageBatcher<SupervisorMessage>(
+    (batch) => {
+      if (gone || !child.connected) return;
+      try {
+        child.send(batch, (error) => {
+          if (error) logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
+        });
+      } catch (error) {
+        logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
+      }
+    },
+    // The confirmations ride with whatever else goes to the child.
+    () => {
+      if (applied.length === 0) return undefined;
+      ackTimer?.cancel();
+      ackTimer = undefined;
+      const ids = applied;
+      applied = [];
+      return { k: 'applied', ids };
+    },
+  );
+
+  const confirm = (id: number): void => {
+    applied.push(id);
+    ackTimer ??= clock.setTimer(ACK_DELAY_MS, () => {
+      ackTimer = undefined;
+      messages.poke();
+    });
   };
+
+  const fail = (id: number, error: unknown): void => {
+    if (error instanceof ServerlessWorkerError) messages.push({ k: 'error', id, code: error.code, message: error.message, status: error.status });
+    else messages.push({ k: 'error', id, code: 'SW_INTERNAL', message: error instanceof Error ? error.message : String(error), status: 500 });
+  };
+
+  const again = (): void => {
+    retry = clock.setTimer(TAKE_RETRY_MS, () => {
+      retry = undefined;
+      pump();
+    });
+  };
+
+  /** One standing take while the child has a free slot. */
+  const pump = (): void => {
+    if (gone || take !== undefined || retry !== undefined) return;
+    const free = slots - out.size;
+    if (free <= 0) return;
+    const current = { controller: new AbortController(), resized: false };
+    take = current;
+    calls.take(endpointId, workerId, free, current.controller).then(
+      (jobs) => {
+        take = undefined;
+        if (gone) {
+          if (jobs.length > 0) options.onJobsAfterExit();
+          return;
+        }
+        if (jobs.length > 0) {
+          for (const job of jobs) out.add(runKey(job.id, job.attempt));
+          // As text: an input kept as the text received (job/raw-json.ts) goes on unparsed.
+          messages.push({ k: 'jobs', text: `[${jobs.map((job) => requestJsonText(job)).join(',')}]` });
+          pump();
+        } else if (current.resized) pump();
+        else again();
+      },
+      (error: unknown) => {
+        take = undefined;
+        logger.warn({ err: error, workerId }, 'a job take for the worker process failed; trying again shortly');
+        if (!gone) again();
+      },
+    );
+  };
+
   const handle = (message: ChildMessage): void => {
     switch (message.k) {
-      case 'take': {
-        const controller = new AbortController();
-        takes.set(message.id, controller);
-        calls.take(endpointId, workerId, message.max, controller).then(
-          (jobs) => {
-            takes.delete(message.id);
-            if (gone && jobs.length > 0) {
-              options.onJobsAfterExit();
-              return;
-            }
-            // As text: an input kept as the text received (job/raw-json.ts) goes on unparsed.
-            out.push({ k: 'jobs', id: message.id, text: `[${jobs.map((job) => requestJsonText(job)).join(',')}]` });
-          },
-          (error: unknown) => {
-            takes.delete(message.id);
-            logger.warn({ err: error, workerId }, 'a job take of the worker process failed');
-            out.push({ k: 'jobs', id: message.id, text: '[]' });
-          },
-        );
+      case 'credit': {
+        const shrank = message.slots < slots;
+        slots = message.slots;
+        if (shrank && take !== undefined) {
+          take.resized = true;
+          take.controller.abort();
+        } else pump();
         return;
       }
-      case 'cancel':
-        takes.get(message.id)?.abort();
+      case 'free':
+        if (out.delete(runKey(message.job, message.attempt))) pump();
+        return;
+      case 'result':
+        // Its slot is free again now: the next job can go while this result is stored.
+        if (out.delete(runKey(message.job, message.attempt))) pump();
+        calls.done(endpointId, workerId, message.job, message.body, message.attempt, logger).then(
+          (answer) => (answer.applied === false ? messages.push({ k: 'answer', id: message.id, answer }) : confirm(message.id)),
+          (error: unknown) => fail(message.id, error),
+        );
         return;
       case 'done':
       case 'stream': {
         const call = message.k === 'done' ? calls.done : calls.stream;
         call(endpointId, workerId, message.job, message.body, message.attempt, logger).then(
-          (answer) => out.push({ k: 'answer', id: message.id, answer }),
+          (answer) => messages.push({ k: 'answer', id: message.id, answer }),
           (error: unknown) => fail(message.id, error),
         );
         return;
       }
     }
   };
+
   const onMessage = (message: unknown): void => {
     const read = readChildBatch(message);
-    if (!read.ok) {
-      logger.error({ workerId, problem: read.problem }, `a message from the worker process is not one of the channel protocol (${read.problem}); ignored`);
-      return;
+    for (const fault of read.faults) {
+      logger.error({ workerId, problem: fault.problem }, `a message from the worker process is not one of the channel protocol (${fault.problem}); refused`);
+      // A request with a readable id gets its refusal, with what was wrong (a result so refused is replaced by an error result).
+      if (fault.id !== undefined)
+        messages.push({ k: 'error', id: fault.id, code: 'SW_CHANNEL_PROTOCOL', message: `refused by the --serve-api process: ${fault.problem}`, status: 400 });
     }
     for (const entry of read.batch) handle(entry);
   };
@@ -96,7 +180,8 @@ export function serveChildChannel(child: ChildProcess, options: ChildChannelOpti
   child.once('exit', () => {
     gone = true;
     child.off('message', onMessage);
-    for (const controller of takes.values()) controller.abort();
-    takes.clear();
+    take?.controller.abort();
+    retry?.cancel();
+    ackTimer?.cancel();
   });
 }

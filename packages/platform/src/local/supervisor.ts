@@ -10,9 +10,9 @@
  * calls process.exit() costs one restart, not the local API.
  *
  * Given the worker API's calls (`channel`), the child is joined over an IPC channel
- * instead (SW_SUPERVISOR_CHANNEL=ipc, child-channel.ts): its takes, results, progress and
- * stream chunks are messages answered by those calls in this process, with no HTTP
- * request per job; its heartbeat, job-stop poll and watchdog stay on the worker API over
+ * instead (SW_SUPERVISOR_CHANNEL=ipc, child-channel.ts): jobs are pushed to it against the
+ * slots it announced, and its results, progress and stream chunks are messages answered
+ * by those calls in this process, with no HTTP request and no take per job; its heartbeat, job-stop poll and watchdog stay on the worker API over
  * HTTP, so liveness, stops and the timing out of a blocked handler work as before.
  *
  * The child gets its own process group (detached): Ctrl+C on a terminal reaches this
@@ -181,6 +181,7 @@ export class WorkerSupervisor {
         endpointId: endpoint.id,
         workerId,
         logger,
+        clock: this.#clock,
         onJobsAfterExit: () => void endpoint.requeueWorkerJobs(workerId).catch(() => []),
       });
     }
