@@ -58,6 +58,23 @@ export function descendantPids(pid: number): number[] {
   return found;
 }
 
+/** One line on process `pid` for a failure message: its state, parent, kernel wait channel, threads and command; 'gone' when /proc has none. */
+export function describeProcess(pid: number): string {
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const stat = read('stat');
+  if (stat === undefined) return `${pid}: gone`;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const threads = /^Threads:\s*(\d+)/m.exec(read('status') ?? '')?.[1] ?? '?';
+  const command = (read('cmdline') ?? '').split('\0').join(' ').trim().slice(0, 160);
+  return `${pid}: state ${fields[0] ?? '?'}, parent ${fields[1] ?? '?'}, waiting in ${read('wchan') ?? '?'}, ${threads} threads, ${command}`;
+}
+
 /** A child started by runTs. */
 export type TsChild = ReturnType<typeof runTs>;
 

@@ -6,7 +6,7 @@
  * SIGKILLs them before the harness exits).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChildList, runTs } from '../child-process.js';
+import { ChildList, describeProcess, runTs } from '../child-process.js';
 import { LAUNCHER_WORKER_COMMAND, LAUNCHER_WORKER_PATH } from '../harness/launcher/launcher-setup.js';
 import { fetchOkJson, startHarnessProcess, waitFor, type HarnessProcess } from '../kit/index.js';
 import { tempDir } from '../gpu/fake-tools.js';
@@ -141,7 +141,10 @@ describe('the workers a harness launches', () => {
       'the SDK worker exited after its harness was SIGKILLed',
       30_000,
       100,
-    );
+    ).catch((error: unknown) => {
+      // Which one stays, and where it waits (a CI run once saw this time out under load).
+      throw new Error(`${String(error)}; worker ${describeProcess(sdk.pid)}; its shell ${describeProcess(sdkGroup)}`);
+    });
     const sdkExitMs = since(killedAt);
     // `sleep` knows nothing of the harness: it runs on, until a harness on the same data folder starts.
     expect(processRuns(otherGroup, otherStart)).toBe(true);
