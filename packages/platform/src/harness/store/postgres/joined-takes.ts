@@ -55,6 +55,10 @@ export class JoinedTakes {
   readonly #heldIn = new Map<string, Reserve>();
   /** Jobs this process is giving back (their 'changed' events are its own), by endpoint and job id. */
   readonly #givingBack = new Set<string>();
+  /** By endpoint: jobs put back in the queue by others so far (a claim that lands after one holds nothing ahead). */
+  readonly #putBacks = new Map<string, number>();
+  /** By endpoint: the give-backs in flight, which a claim waits for (a job on its way back is older than what it would take). */
+  readonly #backs = new Map<string, Promise<void>>();
 
   /** `publish`: hand the committed claims' events to this process's listeners and the others. */
   constructor(
@@ -97,6 +101,8 @@ export class JoinedTakes {
     }
     // Short of `max`: what it holds, and the rest claimed (with as many again ahead while the worker drains).
     const have = this.#handOut(reserve, Math.min(reserve.held.length, max));
+    const backs = this.#backs.get(endpointId);
+    if (backs) await backs;
     try {
       const answer = await this.#takes.add({ endpointId, workerId, max: max - have.length, ahead: fast ? reserve.target(max) : 0, now }, 1);
       if ('error' in answer) throw answer.error;
@@ -121,6 +127,7 @@ export class JoinedTakes {
       this.#heldIn.delete(key);
       reserve.drop(event.jobId);
     } else if (event.status === 'IN_QUEUE' && !this.#givingBack.has(key)) {
+      this.#putBacks.set(event.endpointId, (this.#putBacks.get(event.endpointId) ?? 0) + 1);
       // Back in the queue, maybe at a place older than what the reserves hold: they go back too, takes keep the queue's order.
       if ([...this.#reserves.values()].some((each) => each.endpointId === event.endpointId && each.held.length > 0)) {
         void this.release((each) => each.endpointId === event.endpointId);
@@ -182,7 +189,19 @@ export class JoinedTakes {
     });
   }
 
-  async #giveBackJobs(reserve: Reserve, jobs: readonly Job[]): Promise<void> {
+  #giveBackJobs(reserve: Reserve, jobs: readonly Job[]): Promise<void> {
+    if (jobs.length === 0) return Promise.resolve();
+    const { endpointId } = reserve;
+    const back = this.#giveBackEach(reserve, jobs);
+    const all = Promise.all([this.#backs.get(endpointId), back]).then(() => undefined);
+    this.#backs.set(endpointId, all);
+    void all.finally(() => {
+      if (this.#backs.get(endpointId) === all) this.#backs.delete(endpointId);
+    });
+    return back;
+  }
+
+  async #giveBackEach(reserve: Reserve, jobs: readonly Job[]): Promise<void> {
     for (const job of jobs) {
       const key = `${reserve.endpointId}\u0000${job.id}`;
       this.#heldIn.delete(key);
@@ -243,6 +262,7 @@ export class JoinedTakes {
     const writes = this.#takeWrites.plan(endpointId, workerId, now);
     const asked = takes.reduce((sum, call) => sum + Math.max(0, call.max), 0);
     const ahead = Math.max(...takes.map((call) => call.ahead));
+    const putBacks = this.#putBacks.get(endpointId) ?? 0;
     const rows = await claimJobs(this.#sql, endpointId, workerId, asked + ahead, now, writes);
     this.#takeWrites.taken(endpointId, workerId, now, writes);
     const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
@@ -279,8 +299,10 @@ export class JoinedTakes {
     // What was claimed beyond the takes' `max`: held for the worker's next takes.
     const reserve = this.#reserves.get(`${endpointId}\u0000${workerId}`) ?? new Reserve(endpointId, workerId);
     if (ahead > 0) reserve.deep = taken.length >= asked + ahead;
-    // Its endpoint deleted meanwhile (the reserve forgotten): back to the queue at once.
-    if (!this.#reserves.has(`${endpointId}\u0000${workerId}`)) void this.#giveBackJobs(reserve, jobs.slice(next));
+    // Its endpoint deleted meanwhile (the reserve forgotten), or a job put back in the queue
+    // while the claim ran (older than what it claimed ahead): back to the queue at once.
+    if (!this.#reserves.has(`${endpointId}\u0000${workerId}`) || (this.#putBacks.get(endpointId) ?? 0) !== putBacks)
+      void this.#giveBackJobs(reserve, jobs.slice(next));
     else this.#hold(reserve, jobs.slice(next), this.#clock.now());
     return answers;
   }
