@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { exitSafeDestination } from './exit-safe-destination.js';
 import { REDACT_CENSOR, REDACT_PATHS } from './redact.js';
 
 type PrettyFactory = typeof import('pino-pretty');
@@ -79,7 +80,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     const destination = options.destination ?? process.stderr;
     return pino(base, pretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname,name' }));
   }
-  const destination = options.destination ?? pino.destination({ fd: 2, sync: false });
+  const destination = options.destination ?? exitSafeDestination(2);
   return pino(base, destination as DestinationStream);
 }
 
