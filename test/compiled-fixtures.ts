@@ -1,14 +1,13 @@
 /**
  * @module test/compiled-fixtures
  * How a test starts a TypeScript fixture (a worker, the CLI from src/) as a child
- * process: `node <bundle>.js`, its esbuild bundle compiled once and cached, instead of
+ * process: `node --enable-source-maps <bundle>.js`, its esbuild bundle compiled once and cached, instead of
  * `node --import tsx <file>`. A tsx start cost about 0.5 s of CPU before any of our code
  * (Node 20's off-thread loader hooks, in the watchdog thread too), and the suite starts
  * some 270 children a run. The bundle (test/setup/bundle-fixture.mjs) holds the
  * fixture's own modules only: installed packages load from node_modules, modules see
  * their source URL as `import.meta.url`, the watchdog thread is emitted beside the bundle,
- * and a test_input.json beside the fixture is copied beside the bundle (the worker looks
- * for it beside its script).
+ * and a `--serve-api` child re-runs its parent's bundle (process.argv[1]).
  *
  * Cache: test-artifacts/compiled-fixtures/<name>-<hash of its path>/, one folder per
  * build, `current.json` naming the latest with the size and mtime of every input file; a
@@ -18,12 +17,14 @@
  *
  * Fallback to tsx (`nodeArgsFor` answers `--import tsx <file>`): a file outside this
  * repository (a scaffolded project in a temporary folder resolves its own packages), a
- * file that is not TypeScript, a build that fails (said once on stderr), and every file
- * when SW_TEST_TSX=1.
+ * file that is not TypeScript, a fixture with a test_input.json beside it (the worker
+ * reads it beside its script, process.argv[1], and logs that path: examples/echo and the
+ * other examples), a build that fails (said once on stderr), and every file when
+ * SW_TEST_TSX=1.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -34,7 +35,7 @@ const CACHE = join(REPO_ROOT, 'test-artifacts', 'compiled-fixtures');
 const BUNDLER = fileURLToPath(new URL('./setup/bundle-fixture.mjs', import.meta.url));
 /** tsx's loader by absolute URL, so a child can run from any directory. */
 export const TSX_LOADER = import.meta.resolve('tsx');
-/** Files whose presence beside the worker script changes what it does: copied beside the bundle. */
+/** Files whose presence beside the worker script changes what it does (read beside process.argv[1]): such a fixture runs through tsx. */
 const BESIDE_SCRIPT = ['test_input.json'];
 /** Builds older than this, of the same fixture, are removed when it is built again. */
 const STALE_BUILD_MS = 3_600_000;
@@ -53,7 +54,8 @@ const checked = new Map<string, string | undefined>();
 /** The arguments of `node` that run `file`: its compiled bundle, or `--import tsx file` (see the module's note). */
 export function nodeArgsFor(file: string): string[] {
   const bundle = compiledFixture(file);
-  return bundle === undefined ? ['--import', TSX_LOADER, file] : [bundle];
+  // Source maps: a stack trace names the fixture's source files, as under tsx.
+  return bundle === undefined ? ['--import', TSX_LOADER, file] : ['--enable-source-maps', bundle];
 }
 
 /** `nodeArgsFor` as a shell command line (the launcher's worker commands). */
@@ -66,7 +68,7 @@ export function compiledFixture(file: string): string | undefined {
   const path = resolve(REPO_ROOT, file);
   if (checked.has(path)) return checked.get(path);
   let bundle: string | undefined;
-  if (process.env.SW_TEST_TSX !== '1' && /\.[cm]?ts$/.test(path) && !relative(REPO_ROOT, path).startsWith('..') && !path.includes('/node_modules/')) {
+  if (compilable(path)) {
     try {
       bundle = freshBundle(path) ?? build(path);
     } catch (error) {
@@ -75,6 +77,12 @@ export function compiledFixture(file: string): string | undefined {
   }
   checked.set(path, bundle);
   return bundle;
+}
+
+function compilable(path: string): boolean {
+  if (process.env.SW_TEST_TSX === '1' || !/\.[cm]?ts$/.test(path) || relative(REPO_ROOT, path).startsWith('..') || path.includes('/node_modules/'))
+    return false;
+  return !BESIDE_SCRIPT.some((name) => existsSync(join(dirname(path), name)));
 }
 
 function entryFolder(path: string): string {
@@ -123,15 +131,7 @@ function build(path: string): string {
     timeout: 120_000,
   });
   const output = BundlerOutput.parse(JSON.parse(stdout));
-  const inputs = [...output.inputs, BUNDLER];
-  for (const name of BESIDE_SCRIPT) {
-    const beside = join(dirname(path), name);
-    if (existsSync(beside)) {
-      copyFileSync(beside, join(outdir, name));
-      inputs.push(beside);
-    }
-  }
-  const manifest: Manifest = { file: output.file, inputs: inputs.map(signature) };
+  const manifest: Manifest = { file: output.file, inputs: [...output.inputs, BUNDLER].map(signature) };
   const temporary = join(folder, `current.json.${process.pid}`);
   writeFileSync(temporary, JSON.stringify(manifest));
   renameSync(temporary, join(folder, 'current.json'));

@@ -8,7 +8,8 @@
 // as `serverless-worker build` does. `import.meta.url` in a bundled module is rewritten to
 // that module's source URL, so that files read beside a module (migrations, templates,
 // the dashboard) are found where they are under tsx; the one exception is the watchdog
-// thread's default lookup, which must look beside the bundle. It prints the bundle's
+// thread's default lookup, which must look beside the bundle. A source map goes beside
+// the bundle (the child runs with --enable-source-maps). It prints the bundle's
 // input files (JSON) on stdout.
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
@@ -66,6 +67,9 @@ const result = await build({
   tsconfig: resolve(REPO_ROOT, 'tsconfig.json'),
   absWorkingDir: REPO_ROOT,
   plugins: [sourceUrls],
+  // Run with --enable-source-maps: a stack names the source files, as under tsx.
+  sourcemap: true,
+  sourcesContent: false,
   metafile: true,
   logLevel: 'silent',
 });
