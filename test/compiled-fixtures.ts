@@ -17,10 +17,11 @@
  *
  * Fallback to tsx (`nodeArgsFor` answers `--import tsx <file>`): a file outside this
  * repository (a scaffolded project in a temporary folder resolves its own packages), a
- * file that is not TypeScript, a fixture with a test_input.json beside it (the worker
- * reads it beside its script, process.argv[1], and logs that path: examples/echo and the
- * other examples), a build that fails (said once on stderr), and every file when
- * SW_TEST_TSX=1.
+ * file that is not TypeScript, the examples (examples/: run as their READMEs say, through
+ * tsx; they read test_input.json beside their script, process.argv[1], and log that path,
+ * and examples/load-balancing/local.ts starts worker.ts with its own exec flags), any other
+ * fixture with a test_input.json beside it, a build that fails (said once on stderr), and
+ * every file when SW_TEST_TSX=1.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -80,7 +81,14 @@ export function compiledFixture(file: string): string | undefined {
 }
 
 function compilable(path: string): boolean {
-  if (process.env.SW_TEST_TSX === '1' || !/\.[cm]?ts$/.test(path) || relative(REPO_ROOT, path).startsWith('..') || path.includes('/node_modules/'))
+  const inRepo = relative(REPO_ROOT, path);
+  if (
+    process.env.SW_TEST_TSX === '1' ||
+    !/\.[cm]?ts$/.test(path) ||
+    inRepo.startsWith('..') ||
+    inRepo.startsWith('examples/') ||
+    path.includes('/node_modules/')
+  )
     return false;
   return !BESIDE_SCRIPT.some((name) => existsSync(join(dirname(path), name)));
 }

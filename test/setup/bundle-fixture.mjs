@@ -5,7 +5,8 @@
 // names resolved through tsconfig.json's paths) into `<outdir>/<entry name>.js`, leaves
 // every installed package as an import (resolved at run time from the repository's
 // node_modules, as under tsx), and emits each extra entry (the watchdog thread) beside it,
-// as `serverless-worker build` does. `import.meta.url` in a bundled module is rewritten to
+// as `serverless-worker build` does (with --splitting: code loaded by import() in chunks/,
+// so that it loads when asked, as from the sources). `import.meta.url` in a bundled module is rewritten to
 // that module's source URL, so that files read beside a module (migrations, templates,
 // the dashboard) are found where they are under tsx; the one exception is the watchdog
 // thread's default lookup, which must look beside the bundle. A source map goes beside
@@ -63,6 +64,9 @@ const result = await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
+  // import() stays lazy: what a module loads on demand (and the packages it imports) loads only when asked, as from the sources.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   target: 'node20',
   tsconfig: resolve(REPO_ROOT, 'tsconfig.json'),
   absWorkingDir: REPO_ROOT,
