@@ -128,7 +128,11 @@ function build(path: string): string {
   mkdirSync(folder, { recursive: true });
   for (const old of readdirSync(folder)) {
     const oldPath = join(folder, old);
-    if (old !== 'current.json' && Date.now() - statSync(oldPath).mtimeMs > STALE_BUILD_MS) rmSync(oldPath, { recursive: true, force: true });
+    try {
+      if (old !== 'current.json' && Date.now() - statSync(oldPath).mtimeMs > STALE_BUILD_MS) rmSync(oldPath, { recursive: true, force: true });
+    } catch {
+      // Removed meanwhile by another test process building the same fixture.
+    }
   }
   const outdir = join(folder, `${Date.now()}-${process.pid}`);
   const extraEntries = EXTRA_ENTRY_POINTS.map((entry) => ({ in: join(REPO_ROOT, 'src', `${entry.source}.ts`), out: entry.out }));
