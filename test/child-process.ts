@@ -1,18 +1,19 @@
 /**
- * Helpers to run a TypeScript worker as a real child process through tsx.
+ * Helpers to run a TypeScript worker as a real child process: its compiled bundle under
+ * plain node, or through tsx where it cannot be compiled (test/compiled-fixtures.ts).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa, type Options, type ResultPromise } from 'execa';
+import { nodeArgsFor } from './compiled-fixtures.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** tsx's loader by absolute URL, and our tsconfig, so a child can run from any directory. */
-const TSX_LOADER = import.meta.resolve('tsx');
+/** Our tsconfig, so a child run through tsx can run from any directory. */
 const TSCONFIG = fileURLToPath(new URL('../tsconfig.json', import.meta.url));
 
-/** Start `node --import tsx <file> ...args` with a bounded run time. */
+/** Start `node <file's bundle> ...args` (or `node --import tsx <file> ...args`) with a bounded run time. */
 export function runTs(file: string, args: readonly string[] = [], options: Options = {}): ResultPromise<Options> {
-  return execa(process.execPath, ['--import', TSX_LOADER, file, ...args], {
+  return execa(process.execPath, [...nodeArgsFor(file), ...args], {
     cwd: REPO_ROOT,
     reject: false,
     timeout: 60_000,

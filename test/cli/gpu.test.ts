@@ -2,23 +2,26 @@
  * `serverless-worker gpu` run as a real child process, with PATH pointing at the fake
  * nvidia-smi / rocm-smi in test/fixtures/bin.
  */
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { GpuReadResultSchema } from '../../src/gpu/reading.js';
 import { FAKE_BIN_DIR, NVIDIA_2X_H100, ROCM_2X_MI300X, tempDir } from '../gpu/fake-tools.js';
+import { nodeArgsFor } from '../compiled-fixtures.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NODE_DIR = dirname(process.execPath);
-// Bounds a run; npx and tsx start slowly on a loaded machine.
+// Bounds a run; node starts slowly on a loaded machine.
 const RUN_TIMEOUT_MS = 25_000;
 // --timeout for fakes that should answer: far above their start-up, so only hang tests time out.
 const ANSWER_TIMEOUT = '20000';
 
-/** `npx tsx src/cli/main.ts gpu ...args`; the fake tools come first on PATH, node and npx after. */
+/** src/cli/main.ts (its compiled bundle: test/compiled-fixtures.ts) with `gpu ...args`; the fake tools come first on PATH, node after. */
+const CLI = nodeArgsFor('src/cli/main.ts');
+
 function runGpuCommand(args: string[], vars: Record<string, string>) {
-  return execa('npx', ['--no', 'tsx', 'src/cli/main.ts', 'gpu', ...args], {
+  return execa(process.execPath, [...CLI, 'gpu', ...args], {
     cwd: ROOT,
     env: { PATH: `${FAKE_BIN_DIR}:${NODE_DIR}`, HOME: process.env.HOME ?? ROOT, FAKE_GPU_NODE: process.execPath, ...vars },
     extendEnv: false,
@@ -27,12 +30,9 @@ function runGpuCommand(args: string[], vars: Record<string, string>) {
   });
 }
 
-/**
- * The same without npx, so that PATH can hold no GPU tool at all (node's own folder
- * may hold a real nvidia-smi on a GPU machine); tsx starts node by its path, not PATH.
- */
+/** The same with PATH holding no GPU tool at all (node's own folder may hold a real nvidia-smi on a GPU machine). */
 function runGpuCommandWithoutTools(args: string[]) {
-  return execa(process.execPath, [join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'src/cli/main.ts', 'gpu', ...args], {
+  return execa(process.execPath, [...CLI, 'gpu', ...args], {
     cwd: ROOT,
     env: { PATH: tempDir(), HOME: process.env.HOME ?? ROOT },
     extendEnv: false,

@@ -158,9 +158,10 @@ describe('the workers a harness launches', () => {
       leftoverCommandsStoppedByNextHarness: 1,
       nextHarnessReadyMs: restartMs,
     });
-    expect(second.stderr()).toMatch(
-      new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`),
-    );
+    // Its log comes through stderr, a pipe of its own that can lag behind the address it printed on stdout.
+    const stopped = new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`);
+    await waitFor(() => stopped.test(second.stderr()), 'the next harness to log the worker it stopped', 30_000, 50).catch(() => undefined);
+    expect(second.stderr()).toMatch(stopped);
     second.child.kill('SIGTERM');
     expect((await second.child).exitCode).toBe(0);
   }, 240_000);

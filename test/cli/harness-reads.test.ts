@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from '../ui/dashboard-fixture.js';
 import { ROOT, failureLine, okJson, runCli } from './run-cli.js';
+import { nodeArgsFor } from '../compiled-fixtures.js';
 
 let fixture: DashboardFixture;
 let env: Record<string, string>;
@@ -60,7 +61,7 @@ describe('serverless-worker logs and jobs', () => {
       });
       return ((await answer.json()) as { id: string }).id;
     })();
-    const reader = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'logs', ENDPOINT, '--follow', '--interval', '200', '--job', id], {
+    const reader = spawn(process.execPath, [...nodeArgsFor('src/cli/main.ts'), 'logs', ENDPOINT, '--follow', '--interval', '200', '--job', id], {
       cwd: ROOT,
       env: { ...process.env, ...env },
     });

@@ -9,10 +9,11 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../child-process.js';
+import { nodeArgsFor } from '../compiled-fixtures.js';
 
 describe('GPU tool runs and the process group', () => {
   it('never signal the worker’s process group when a missing tool’s read is cancelled', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/fixtures/workers/missing-tool-cancel.ts')], {
+    const child = spawn(process.execPath, nodeArgsFor(join(REPO_ROOT, 'test/fixtures/workers/missing-tool-cancel.ts')), {
       cwd: REPO_ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,7 +18,7 @@ export interface ServeApiProcess {
 }
 
 /**
- * `node --import tsx <file> ...args` (args with `--serve-api --port 0` or the like; added
+ * `node <file's bundle> ...args` (runTs; args with `--serve-api --port 0` or the like; added
  * to `children`), once it prints `listening on <url>/v2/<endpoint>`; rejects with its
  * stderr when it exits first. `timeoutMs`: kill it after this long (default runTs's, 60 s).
  */

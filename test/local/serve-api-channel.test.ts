@@ -18,13 +18,13 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../child-process.js';
+import { nodeArgsFor } from '../compiled-fixtures.js';
 import { call, waitFor } from '../kit/index.js';
 import { composeHarness, type ComposedHarness } from '../../packages/platform/src/harness/compose.js';
 import { WorkerApiDirect } from '../../packages/platform/src/harness/worker-api/index.js';
 import { WorkerSupervisor } from '../../packages/platform/src/local/supervisor.js';
 
 const FIXTURE = join(REPO_ROOT, 'test/local/fixtures/channel-worker.ts');
-const TSX_LOADER = import.meta.resolve('tsx');
 const PING_MS = 10_000;
 
 interface JobAnswer {
@@ -73,7 +73,7 @@ async function start(channel: 'ipc' | 'http', env: Record<string, string> = {}):
     pingIntervalMs: PING_MS,
     stopBoundMs: 15_000,
     logger: pino({ level: 'silent' }),
-    command: { file: process.execPath, args: ['--import', TSX_LOADER, FIXTURE] },
+    command: { file: process.execPath, args: nodeArgsFor(FIXTURE) },
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     channel: channel === 'ipc' ? direct.calls : undefined,
   });

@@ -1,7 +1,7 @@
 /**
  * @module test/platform/worker-process
- * Worker processes for the platform-mode and reliability tests: `node --import tsx` on
- * a fixture worker with the RUNPOD_WEBHOOK_* variables of a test harness, their stdout
+ * Worker processes for the platform-mode and reliability tests: `node` on a fixture
+ * worker's compiled bundle (test/compiled-fixtures.ts) with the RUNPOD_WEBHOOK_* variables of a test harness, their stdout
  * events collected, their stderr (the worker's JSON logs) kept, their exit awaited.
  * Every process a test starts is killed (SIGKILL, by its pid) when the test ends.
  * With SW_TEST_WORKER_BUNDLES set to a folder (test/bundle/bundled-suites.test.ts
@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeArgsFor } from '../compiled-fixtures.js';
 import { waitFor } from '../kit/index.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -48,7 +49,7 @@ const started: WorkerProcess[] = [];
 /** Start `fixture` (default the platform fixture worker) as `workerId` with `env` (the harness's worker variables and any extra). */
 export function startWorkerProcess(workerId: string, env: Readonly<Record<string, string>>, fixture = FIXTURE): WorkerProcess {
   const bundles = process.env.SW_TEST_WORKER_BUNDLES;
-  const argv = bundles ? [join(bundles, `${basename(fixture, '.ts')}.js`)] : ['--import', 'tsx', fixture];
+  const argv = bundles ? [join(bundles, `${basename(fixture, '.ts')}.js`)] : nodeArgsFor(fixture);
   const child = spawn(process.execPath, argv, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', RUNPOD_POD_ID: workerId, ...env },

@@ -21,6 +21,7 @@ import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker
 import { resolveOptions, type Handler } from '../../src/worker/index.js';
 import { FIXTURE, REPO_ROOT } from '../platform/worker-process.js';
 import { startHarnessServer } from '../kit/index.js';
+import { nodeCommandFor } from '../compiled-fixtures.js';
 import { findChromium } from '../setup/chromium.js';
 
 export const API_KEY = 'dashboard-test-key';
@@ -147,7 +148,7 @@ export async function startDashboardFixture(
       images: {
         [CRASH_IMAGE]: { command: 'exit 3' },
         [IMPORT_ERROR_IMAGE]: { command: `echo 'Traceback (most recent call last):' >&2; echo '${IMPORT_ERROR_LINE}' >&2; exit 1` },
-        [WORKER_IMAGE]: { command: `"${process.execPath}" --import tsx "${FIXTURE}"`, cwd: REPO_ROOT },
+        [WORKER_IMAGE]: { command: nodeCommandFor(FIXTURE), cwd: REPO_ROOT },
       },
       tickMs: 100,
       backoff: { baseMs: 300, maxMs: 2_000, unhealthyAfter: 3 },

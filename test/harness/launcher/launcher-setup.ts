@@ -16,13 +16,14 @@ import type { JobStore } from '../../../src/harness/store/job-store.js';
 import { createMetrics } from '../../../src/metrics/index.js';
 import { FIXTURE, REPO_ROOT } from '../../platform/worker-process.js';
 import { fetchOkJson, startHarnessServer } from '../../kit/index.js';
+import { nodeCommandFor } from '../../compiled-fixtures.js';
 
 export const TEST_IMAGE = 'test/worker:1';
 /** The platform fixture worker, as a launcher command. */
-export const FIXTURE_COMMAND = `"${process.execPath}" --import tsx "${FIXTURE}"`;
+export const FIXTURE_COMMAND = nodeCommandFor(FIXTURE);
 /** The launcher fixture worker (init delay or failure, SIGTERM ignored: fixtures/launcher-worker.ts), as a launcher command. */
 export const LAUNCHER_WORKER_PATH = fileURLToPath(new URL('./fixtures/launcher-worker.ts', import.meta.url));
-export const LAUNCHER_WORKER_COMMAND = `"${process.execPath}" --import tsx "${LAUNCHER_WORKER_PATH}"`;
+export const LAUNCHER_WORKER_COMMAND = nodeCommandFor(LAUNCHER_WORKER_PATH);
 
 export interface LauncherHarness {
   readonly harness: Harness;

@@ -1,0 +1,151 @@
+/**
+ * @module test/compiled-fixtures
+ * How a test starts a TypeScript fixture (a worker, the CLI from src/) as a child
+ * process: `node --enable-source-maps <bundle>.js`, its esbuild bundle compiled once and cached, instead of
+ * `node --import tsx <file>`. A tsx start cost about 0.5 s of CPU before any of our code
+ * (Node 20's off-thread loader hooks, in the watchdog thread too), and the suite starts
+ * some 270 children a run. The bundle (test/setup/bundle-fixture.mjs) holds the
+ * fixture's own modules only: installed packages load from node_modules, modules see
+ * their source URL as `import.meta.url`, the watchdog thread is emitted beside the bundle,
+ * and a `--serve-api` child re-runs its parent's bundle (process.argv[1]).
+ *
+ * Cache: test-artifacts/compiled-fixtures/<name>-<hash of its path>/, one folder per
+ * build, `current.json` naming the latest with the size and mtime of every input file; a
+ * build is reused while they all match (checked once per test process and fixture).
+ * Concurrent test processes may build the same fixture twice; each build is a new folder,
+ * never changed, so a running child keeps its files.
+ *
+ * Fallback to tsx (`nodeArgsFor` answers `--import tsx <file>`): a file outside this
+ * repository (a scaffolded project in a temporary folder resolves its own packages), a
+ * file that is not TypeScript, the examples (examples/: run as their READMEs say, through
+ * tsx; they read test_input.json beside their script, process.argv[1], and log that path,
+ * and examples/load-balancing/local.ts starts worker.ts with its own exec flags), any other
+ * fixture with a test_input.json beside it, a build that fails (said once on stderr), and
+ * every file when SW_TEST_TSX=1.
+ */
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { EXTRA_ENTRY_POINTS } from '../packages/platform/src/build/extra-entry-points.js';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CACHE = join(REPO_ROOT, 'test-artifacts', 'compiled-fixtures');
+const BUNDLER = fileURLToPath(new URL('./setup/bundle-fixture.mjs', import.meta.url));
+/** tsx's loader by absolute URL, so a child can run from any directory. */
+export const TSX_LOADER = import.meta.resolve('tsx');
+/** Files whose presence beside the worker script changes what it does (read beside process.argv[1]): such a fixture runs through tsx. */
+const BESIDE_SCRIPT = ['test_input.json'];
+/** Builds older than this, of the same fixture, are removed when it is built again. */
+const STALE_BUILD_MS = 3_600_000;
+
+const Manifest = z.object({
+  file: z.string(),
+  inputs: z.array(z.tuple([z.string(), z.number(), z.number()])),
+});
+type Manifest = z.infer<typeof Manifest>;
+
+const BundlerOutput = z.object({ file: z.string(), inputs: z.array(z.string()) });
+
+/** Checked bundles of this process, by fixture path. */
+const checked = new Map<string, string | undefined>();
+
+/** The arguments of `node` that run `file`: its compiled bundle, or `--import tsx file` (see the module's note). */
+export function nodeArgsFor(file: string): string[] {
+  const bundle = compiledFixture(file);
+  // Source maps: a stack trace names the fixture's source files, as under tsx.
+  return bundle === undefined ? ['--import', TSX_LOADER, file] : ['--enable-source-maps', bundle];
+}
+
+/** `nodeArgsFor` as a shell command line (the launcher's worker commands). */
+export function nodeCommandFor(file: string): string {
+  return [process.execPath, ...nodeArgsFor(file)].map((word) => `"${word}"`).join(' ');
+}
+
+/** The cached bundle of `file`, built now if missing or stale; undefined where it runs through tsx. */
+export function compiledFixture(file: string): string | undefined {
+  const path = resolve(REPO_ROOT, file);
+  if (checked.has(path)) return checked.get(path);
+  let bundle: string | undefined;
+  if (compilable(path)) {
+    try {
+      bundle = freshBundle(path) ?? build(path);
+    } catch (error) {
+      process.stderr.write(`test/compiled-fixtures: ${relative(REPO_ROOT, path)} runs through tsx, its bundle failed: ${(error as Error).message}\n`);
+    }
+  }
+  checked.set(path, bundle);
+  return bundle;
+}
+
+function compilable(path: string): boolean {
+  const inRepo = relative(REPO_ROOT, path);
+  if (
+    process.env.SW_TEST_TSX === '1' ||
+    !/\.[cm]?ts$/.test(path) ||
+    inRepo.startsWith('..') ||
+    inRepo.startsWith('examples/') ||
+    path.includes('/node_modules/')
+  )
+    return false;
+  return !BESIDE_SCRIPT.some((name) => existsSync(join(dirname(path), name)));
+}
+
+function entryFolder(path: string): string {
+  const hash = createHash('sha256').update(relative(REPO_ROOT, path)).digest('hex').slice(0, 10);
+  return join(CACHE, `${basename(path).replace(/\.[cm]?ts$/, '')}-${hash}`);
+}
+
+function signature(file: string): [string, number, number] {
+  const stat = statSync(file);
+  return [file, stat.mtimeMs, stat.size];
+}
+
+/** The bundle of the last build, while every input is as it was then. */
+function freshBundle(path: string): string | undefined {
+  let manifest: Manifest;
+  try {
+    manifest = Manifest.parse(JSON.parse(readFileSync(join(entryFolder(path), 'current.json'), 'utf8')));
+  } catch {
+    return undefined;
+  }
+  if (!existsSync(manifest.file)) return undefined;
+  for (const [file, mtimeMs, size] of manifest.inputs) {
+    try {
+      const [, nowMtime, nowSize] = signature(file);
+      if (nowMtime !== mtimeMs || nowSize !== size) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return manifest.file;
+}
+
+function build(path: string): string {
+  const folder = entryFolder(path);
+  mkdirSync(folder, { recursive: true });
+  for (const old of readdirSync(folder)) {
+    const oldPath = join(folder, old);
+    try {
+      if (old !== 'current.json' && Date.now() - statSync(oldPath).mtimeMs > STALE_BUILD_MS) rmSync(oldPath, { recursive: true, force: true });
+    } catch {
+      // Removed meanwhile by another test process building the same fixture.
+    }
+  }
+  const outdir = join(folder, `${Date.now()}-${process.pid}`);
+  const extraEntries = EXTRA_ENTRY_POINTS.map((entry) => ({ in: join(REPO_ROOT, 'src', `${entry.source}.ts`), out: entry.out }));
+  const stdout = execFileSync(process.execPath, [BUNDLER, JSON.stringify({ entry: path, outdir, extraEntries })], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+  });
+  const output = BundlerOutput.parse(JSON.parse(stdout));
+  const manifest: Manifest = { file: output.file, inputs: [...output.inputs, BUNDLER].map(signature) };
+  const temporary = join(folder, `current.json.${process.pid}`);
+  writeFileSync(temporary, JSON.stringify(manifest));
+  renameSync(temporary, join(folder, 'current.json'));
+  return output.file;
+}
