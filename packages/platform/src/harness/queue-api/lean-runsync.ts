@@ -12,13 +12,14 @@
  * key, an endpoint this process knows and that was not deleted through /v1 (the
  * endpoint hooks have nothing to add), a JSON content type, a Content-Length under the
  * size from which bodies are checked off the loop, no Transfer-Encoding nor Expect, room
- * in the queue for the declared size, the rate limit. A request that fails any of them
+ * in the queue for the declared size, the rate limit, a server not closing. A request that fails any of them
  * is handed to fastify untouched (its body not read), which answers it as before: the
  * 401, 404, 413, 429 and 503 answers are fastify's own. Past that point it counts in
  * the rate limiter and the queue's reservations exactly as through the hooks, reads the
  * body, and runs the route's own steps (json-body.ts's checks and parser, the body's
  * validation, the input schema, submitAndWait); an error is answered as the server's
- * error handler answers it (status, Retry-After, JSON body with message and code).
+ * error handler answers it (status, Retry-After, JSON body with message and code), with
+ * Connection: close after a body the parser refused, as fastify does.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
@@ -60,16 +61,16 @@ export interface LeanRunsyncOptions {
   readonly storeOutage: StoreOutage | undefined;
 }
 
-/** What the lean path did, for tests: requests it answered. */
+/** What the lean path did, for tests: requests it took (answered by it, not by fastify). */
 export interface LeanRunsyncStats {
-  answered: number;
+  taken: number;
 }
 
 const statsByServer = new WeakMap<Server, LeanRunsyncStats>();
 
-/** How many /runsync requests the lean path of `server` answered (tests: that it took the request). */
-export function leanRunsyncAnswered(server: Server): number {
-  return statsByServer.get(server)?.answered ?? 0;
+/** How many /runsync requests the lean path of `server` took and answered itself (tests: which path answered). */
+export function leanRunsyncTaken(server: Server): number {
+  return statsByServer.get(server)?.taken ?? 0;
 }
 
 /**
@@ -81,7 +82,7 @@ export function installLeanRunsync(server: Server, options: LeanRunsyncOptions):
   const [fastify, ...others] = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
   if (fastify === undefined || others.length > 0)
     throw new Error(`leanRunsync: expected fastify's one request listener, found ${server.listenerCount('request')}`);
-  const stats: LeanRunsyncStats = { answered: 0 };
+  const stats: LeanRunsyncStats = { taken: 0 };
   statsByServer.set(server, stats);
   server.removeListener('request', fastify);
   server.on('request', leanRunsync(options, stats, fastify));
@@ -102,9 +103,11 @@ function isJsonType(type: string | undefined): boolean {
   return lower === 'application/json' || lower === 'application/json; charset=utf-8' || lower === 'application/json;charset=utf-8';
 }
 
-function send(res: ServerResponse, status: number, payload: string, retryAfter?: number): void {
+function send(res: ServerResponse, status: number, payload: string, retryAfter?: number, close = false): void {
   if (res.destroyed || res.writableEnded) return;
   const headers: Record<string, string> = {};
+  // fastify closes the connection after a body its parser refused (the client may send more).
+  if (close) headers.connection = 'close';
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   headers['content-type'] = JSON_TYPE;
   headers['content-length'] = String(Buffer.byteLength(payload));
@@ -125,24 +128,46 @@ export function leanRunsync(
   const harness: Harness = context.harness;
 
   /** Answer an error as installErrorHandler does (the body has been read). */
-  const fail = (res: ServerResponse, error: unknown): void => {
+  const fail = (res: ServerResponse, error: unknown, close: boolean): void => {
     const coded = toServerlessWorkerError(error);
     if (coded.code === 'SW_INTERNAL') logger.error({ err: coded.cause ?? coded }, 'internal error');
     if (coded.code === 'SW_STORE_UNAVAILABLE' && coded.cause !== undefined && storeOutage !== undefined) {
       storeOutage.unavailable({ log: logger, routeOptions: { url: ROUTE_URL } } as unknown as FastifyRequest, coded, STORE_UNAVAILABLE_RETRY_AFTER_S);
     }
     const retryAfter = coded.details?.retryAfterSeconds;
-    send(res, coded.status, JSON.stringify(coded.toJSON()), typeof retryAfter === 'number' ? retryAfter : undefined);
+    send(res, coded.status, JSON.stringify(coded.toJSON()), typeof retryAfter === 'number' ? retryAfter : undefined, close);
+  };
+
+  /** The body parsed; fastify's parser answers at once, so no promise is made for it then. */
+  const parsed = (text: string): unknown => {
+    let answer: { error: Error | null; body?: unknown } | undefined;
+    let settle: ((value: { error: Error | null; body?: unknown }) => void) | undefined;
+    parseJson(text, (error, body) => {
+      answer = { error, body };
+      settle?.(answer);
+    });
+    const read = (value: { error: Error | null; body?: unknown }): unknown => {
+      if (value.error) throw value.error;
+      return value.body;
+    };
+    return answer !== undefined
+      ? read(answer)
+      : new Promise((resolve) => (settle = resolve)).then((value) => read(value as { error: Error | null; body?: unknown }));
   };
 
   /** From the body on: what the route does. */
-  const run = async (req: IncomingMessage, res: ServerResponse, endpointId: string, text: string): Promise<void> => {
+  const run = async (res: ServerResponse, endpointId: string, text: string): Promise<void> => {
     let body: unknown;
     let bodyBytes = 0;
     if (text.trim() !== '') {
       bodyBytes = text.length;
-      checkBodyShape(text);
-      body = await new Promise<unknown>((resolve, reject) => parseJson(text, (error, parsed) => (error ? reject(error) : resolve(parsed))));
+      try {
+        checkBodyShape(text);
+        body = await parsed(text);
+      } catch (error) {
+        fail(res, error, true);
+        return;
+      }
     }
     const endpoint = harness.endpoint(endpointId);
     const request = jobRequestOf(body, context, endpoint.id);
@@ -150,7 +175,6 @@ export function leanRunsync(
     const waiting = rawRequestSignal(res, context.closing);
     try {
       const view = await endpoint.submitAndWait(request, { sync: true, waitMs: wait, bytes: bodyBytes }, wait, waiting.signal);
-      stats.answered++;
       send(res, 200, JSON.stringify(isTerminal(view.status) ? view : { id: view.id, status: view.status }));
     } finally {
       waiting.dispose();
@@ -158,7 +182,7 @@ export function leanRunsync(
   };
 
   /** The checks that need the store (workers up, for the rate limit); false: fastify answers. */
-  const admit = async (req: IncomingMessage, res: ServerResponse, endpointId: string, bytes: number): Promise<boolean> => {
+  const admit = async (res: ServerResponse, endpointId: string, bytes: number): Promise<boolean> => {
     const limit = rateGate ? await rateGate.limitFor(endpointId, 'runsync') : undefined;
     try {
       queueRoom.check(bytes);
@@ -182,6 +206,7 @@ export function leanRunsync(
         req.off('data', onData);
         req.off('end', done);
         req.off('error', done);
+        req.off('close', done);
         // An aborted or broken request has no one to answer (as fastify: its reply cannot be sent).
         if (error !== undefined || received !== bytes) resolve(undefined);
         else resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
@@ -193,13 +218,14 @@ export function leanRunsync(
       req.on('data', onData);
       req.on('end', done);
       req.on('error', done);
+      req.on('close', done);
       req.resume();
     });
 
   const serve = async (req: IncomingMessage, res: ServerResponse, endpointId: string, bytes: number, fastify: () => void): Promise<void> => {
     let admitted: boolean;
     try {
-      admitted = await admit(req, res, endpointId, bytes);
+      admitted = await admit(res, endpointId, bytes);
     } catch {
       admitted = false;
     }
@@ -207,18 +233,20 @@ export function leanRunsync(
       fastify();
       return;
     }
+    stats.taken++;
     const text = await readBody(req, bytes);
     if (text === undefined) return;
     try {
-      await run(req, res, endpointId, text);
+      await run(res, endpointId, text);
     } catch (error) {
-      fail(res, error);
+      fail(res, error, false);
     }
   };
 
   /** Whether the lean path takes the request (every check it can make before reading passes). */
   const takes = (req: IncomingMessage): { endpointId: string; bytes: number } | undefined => {
-    if (req.method !== 'POST') return undefined;
+    // Closing: fastify answers with Connection: close from now on.
+    if (req.method !== 'POST' || context.closing.aborted) return undefined;
     const endpointId = leanRunsyncEndpoint(req.url ?? '', rootEndpoint);
     if (endpointId === undefined) return undefined;
     const headers = req.headers;
