@@ -12,15 +12,15 @@
  * low (hence `quietMs` over 5 s; a second collection when the first left the young
  * generation as it was: V8 reads that rate from the samples of its collections).
  *
- * What it costs: a busy process, nothing but a timestamp per collection (a 'gc'
- * PerformanceObserver); an idle one, no wake-up at all (the one timer is armed by a
- * collection, and a process that allocates nothing collects nothing); once per quiet
- * period after work, one full collection (about 5-40 ms on these heaps). The collector
+ * What it costs: a busy process, a native record per collection (v8.GCProfiler) and a
+ * timer every `quietMs`; an idle one, no wake-up at all (a 'gc' PerformanceObserver waits
+ * for the next collection, and a process that allocates nothing collects nothing); once
+ * per quiet period after work, one full collection (about 5-40 ms on these heaps). The collector
  * is V8's `gc` from a fresh context (`--expose-gc` set for that moment only): the
  * handler's global scope never gets a `gc`.
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { GCProfiler, getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 export const IDLE_COMPACTION = {
@@ -56,7 +56,17 @@ function fullCollector(): (() => void) | undefined {
   }
 }
 
-/** Start watching this process (once per process); `options` for tests. */
+/**
+ * Start watching this process (once per process); `options` for tests.
+ *
+ * Two modes, so that neither a busy nor an idle process pays for the watch: idle, a 'gc'
+ * PerformanceObserver (JavaScript per collection, but an idle process collects nothing)
+ * whose first entry says work began; busy, a `v8.GCProfiler` (collections recorded
+ * natively, no JavaScript per collection: the observer's callback, with a deprecation
+ * wrapper Node 20 builds per gc entry, was about 4 % of a busy worker child's samples,
+ * bench/README, issue 34 third pass) read every `quietMs`: a window without a collection
+ * means the work is over.
+ */
 export function compactWhenIdle(options: { quietMs?: number; minGrowthBytes?: number } = {}): IdleCompaction {
   const quietMs = options.quietMs ?? IDLE_COMPACTION.quietMs;
   const minGrowthBytes = options.minGrowthBytes ?? IDLE_COMPACTION.minGrowthBytes;
@@ -64,53 +74,69 @@ export function compactWhenIdle(options: { quietMs?: number; minGrowthBytes?: nu
   let compactions = 0;
   // 0 at first: the heap start-up grew is given back after its first quiet period.
   let baseline = 0;
-  let lastCollectionAt = 0;
   // Collections before this time are our own (their entries arrive after the call).
   let ownUntil = 0;
   let timer: NodeJS.Timeout | undefined;
-  const check = (): void => {
-    timer = undefined;
-    const quietFor = performance.now() - lastCollectionAt;
-    if (quietFor < quietMs) {
-      arm(quietMs - quietFor);
-      return;
-    }
-    if (collect === undefined || getHeapStatistics().total_heap_size - baseline < minGrowthBytes) return;
-    const young = youngBytes();
-    collect();
-    // V8 shrinks the young generation when its allocation rate was low; that rate is read from
-    // the collections' own samples, so after a busy spell it is the second collection that sees it.
-    if (youngBytes() >= young && young > YOUNG_SHRUNK_BYTES) collect();
-    compactions++;
-    ownUntil = performance.now();
-    baseline = getHeapStatistics().total_heap_size;
-  };
-  const arm = (ms: number): void => {
-    timer = setTimeout(check, ms);
+  let profiler: GCProfiler | undefined;
+  let stopped = false;
+  const arm = (): void => {
+    timer = setTimeout(check, quietMs);
     timer.unref();
   };
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      if (entry.startTime < ownUntil) continue;
-      lastCollectionAt = Math.max(lastCollectionAt, entry.startTime + entry.duration);
+  /** Busy: collections counted natively until the next check. */
+  const watchBusy = (): void => {
+    observer.disconnect();
+    profiler = new GCProfiler();
+    profiler.start();
+    arm();
+  };
+  /** Quiet: the observer waits for the next collection (none while idle: no wake-up). */
+  const watchIdle = (): void => {
+    profiler = undefined;
+    observer.observe({ entryTypes: ['gc'] });
+  };
+  const check = (): void => {
+    timer = undefined;
+    const collections = profiler?.stop()?.statistics.length ?? 0;
+    if (stopped) return;
+    if (collections > 0) {
+      // Still working: look again after another quiet period.
+      profiler?.start();
+      arm();
+      return;
     }
-    if (timer === undefined && lastCollectionAt > ownUntil) arm(quietMs);
+    if (collect !== undefined && getHeapStatistics().total_heap_size - baseline >= minGrowthBytes) {
+      const young = youngBytes();
+      collect();
+      // V8 shrinks the young generation when its allocation rate was low; that rate is read from
+      // the collections' own samples, so after a busy spell it is the second collection that sees it.
+      if (youngBytes() >= young && young > YOUNG_SHRUNK_BYTES) collect();
+      compactions++;
+      ownUntil = performance.now();
+      baseline = getHeapStatistics().total_heap_size;
+    }
+    watchIdle();
+  };
+  const observer = new PerformanceObserver((list) => {
+    if (stopped || profiler !== undefined) return;
+    if (list.getEntries().some((entry) => entry.startTime >= ownUntil)) watchBusy();
   });
   if (collect !== undefined) {
-    observer.observe({ entryTypes: ['gc'] });
     // Start-up counts as work: a process that collects nothing after it (its young generation
     // never fills) still gives back what loading its modules grew.
-    lastCollectionAt = performance.now();
-    arm(quietMs);
+    watchBusy();
   }
   return {
     get compactions() {
       return compactions;
     },
     stop() {
+      stopped = true;
       observer.disconnect();
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
+      profiler?.stop();
+      profiler = undefined;
     },
   };
 }

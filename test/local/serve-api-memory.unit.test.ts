@@ -27,6 +27,36 @@ describe('compactWhenIdle', () => {
   });
 });
 
+/** Garbage enough for a few young-generation collections. */
+function work(): void {
+  let kept: unknown[] = [];
+  for (let i = 0; i < 200_000; i++) {
+    kept.push({ i, text: `job-${i}` });
+    if (kept.length > 1_000) kept = [];
+  }
+}
+
+describe('compactWhenIdle, busy again', () => {
+  let compaction: IdleCompaction | undefined;
+  afterEach(() => compaction?.stop());
+
+  it('compacts again after a second busy spell: the quiet watch wakes on the next collection', async () => {
+    compaction = compactWhenIdle({ quietMs: 30, minGrowthBytes: 0 });
+    const waitFor = async (count: number): Promise<void> => {
+      const deadline = Date.now() + 10_000;
+      while (compaction!.compactions < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    work();
+    await waitFor(1);
+    expect(compaction.compactions).toBeGreaterThanOrEqual(1);
+    // Idle meanwhile: the watch waits for a collection, not for a timer.
+    const before = compaction.compactions;
+    work();
+    await waitFor(before + 1);
+    expect(compaction.compactions).toBeGreaterThan(before);
+  });
+});
+
 describe('the worker child of --serve-api', () => {
   const execArgv = [...process.execArgv];
   const nodeOptions = process.env.NODE_OPTIONS;

@@ -26,6 +26,36 @@ export interface TakeSource {
 /** Waiters of one worker served by one take at most. */
 const MAX_GROUP = 64;
 
+/**
+ * The waiters parked on each signal, and that signal's one 'abort' listener: a listener added
+ * and removed per take was about 1.5 % of a busy --serve-api process (Node's EventTarget is
+ * slow), whose child's standing take parks once per job on the same signal (bench/README,
+ * issue 34, third pass).
+ */
+const parkedOn = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Call `onAbort` when `signal` aborts, until the answered function is called. */
+function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let parked = parkedOn.get(signal);
+  if (parked === undefined) {
+    const created = new Set<() => void>();
+    parked = created;
+    parkedOn.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      () => {
+        const all = [...created];
+        created.clear();
+        for (const each of all) each();
+      },
+      { once: true },
+    );
+  }
+  const set = parked;
+  set.add(onAbort);
+  return () => void set.delete(onAbort);
+}
+
 export class TakeWaiters {
   readonly #waiters: TakeWaiter[] = [];
   #serving = false;
@@ -48,12 +78,13 @@ export class TakeWaiters {
         leave();
         resolve([]);
       };
+      const stopListening = signal ? whenAborted(signal, onAbort) : undefined;
       const waiter: TakeWaiter = {
         workerId,
         max,
         resolve: (jobs) => {
           settled = true;
-          signal?.removeEventListener('abort', onAbort);
+          stopListening?.();
           leave();
           resolve(jobs);
         },
@@ -61,7 +92,6 @@ export class TakeWaiters {
           return settled;
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.push(waiter);
     });
   }

@@ -22,7 +22,7 @@ import { RUNTIME_VERSION } from 'serverless-worker/internal/version.js';
 import { inputValue } from 'serverless-worker/internal/job/index.js';
 import { InMemoryManagementStore, managementApi } from './management/index.js';
 import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } from './load-balancing/index.js';
-import { apiKeyHook } from './http/api-key.js';
+import { apiKeyHook, createApiKeyCheck } from './http/api-key.js';
 import { isLoopbackHost, localBaseUrl } from './http/bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './http/error-reply.js';
 import { StoreOutage } from './http/store-outage.js';
@@ -37,7 +37,9 @@ import { harnessPodsView } from './pods-view.js';
 import { serveRecordedEndpoints, sharedEndpointsHook } from './server-shared-endpoints.js';
 import { DeletedEndpointIds, unknownEndpointHook, warnOnCreatedOnUse } from './unknown-endpoints.js';
 import { queueApiRoutes } from './queue-api/index.js';
-import { RateLimiter, rateLimitHook } from './http/rate-limit/index.js';
+import { QueueRoomReservations } from './queue-api/early-queue-room.js';
+import { installLeanRunsync } from './queue-api/lean-runsync.js';
+import { RateLimiter, rateGate, rateLimitHook, type RateGate } from './http/rate-limit/index.js';
 import { useLenientJsonBodies } from './http/json-body.js';
 import { installRouteTable } from './http/route-table.js';
 import { rootAliasUrl } from './http/root-alias.js';
@@ -120,10 +122,13 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
   useLenientJsonBodies(app);
   installRouteTable(app);
   if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
+  let gate: RateGate | undefined;
   if (config.rateLimits !== false) {
     const { requestsPerWorker, windowMs, limits, now } = config.rateLimits;
     const limiter = new RateLimiter({ windowMs, now: now ?? (() => harness.clock.now()) });
-    app.addHook('onRequest', rateLimitHook({ harness, limiter, limits: rateLimitTable(limits), requestsPerWorker }));
+    const rateOptions = { harness, limiter, limits: rateLimitTable(limits), requestsPerWorker };
+    gate = rateGate(rateOptions);
+    app.addHook('onRequest', rateLimitHook(rateOptions, gate));
   }
   const managementStore =
     config.management !== false ? (config.management.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() })) : undefined;
@@ -167,7 +172,21 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     config.harness.clock,
   );
   const { launchedWorkers } = config;
-  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput, launchedWorkers, loadBalancing };
+  const queueRoom = new QueueRoomReservations(harness);
+  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput, launchedWorkers, loadBalancing, queueRoom };
+  // The common /runsync answered in front of fastify, with the same checks (queue-api/lean-runsync.ts).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  installLeanRunsync(app.server, {
+    context: queueContext,
+    rootEndpoint: config.rootEndpoint,
+    apiKey: config.apiKey !== undefined ? createApiKeyCheck(config.apiKey) : undefined,
+    rateGate: gate,
+    deleted: (id) => deletedEndpoints.has(id),
+    queueRoom,
+    parseJson: (text, done) => void parseJson(undefined as never, text, done),
+    logger,
+    storeOutage,
+  });
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });

@@ -55,6 +55,12 @@ export function serveChildChannel(child: ChildProcess, options: ChildChannelOpti
   const out = new Set<string>();
   /** The standing take; `resized` when this end gave it up because the child's slots shrank. */
   let take: { readonly controller: AbortController; resized: boolean } | undefined;
+  /**
+   * The controller of the last take, reused by the next while it was not aborted: a take
+   * per job, and Node makes an AbortSignal (an EventTarget) per controller on first use, about
+   * 2 % of a busy --serve-api process's samples (bench/README, issue 34, third pass).
+   */
+  let spare: AbortController | undefined;
   let retry: TimerHandle | undefined;
   /** Results applied, not yet confirmed to the child. */
   let applied: number[] = [];
@@ -107,11 +113,14 @@ export function serveChildChannel(child: ChildProcess, options: ChildChannelOpti
     if (gone || take !== undefined || retry !== undefined) return;
     const free = slots - out.size;
     if (free <= 0) return;
-    const current = { controller: new AbortController(), resized: false };
+    const controller = spare !== undefined && !spare.signal.aborted ? spare : new AbortController();
+    spare = undefined;
+    const current = { controller, resized: false };
     take = current;
-    calls.take(endpointId, workerId, free, current.controller).then(
+    calls.take(endpointId, workerId, free, controller).then(
       (jobs) => {
         take = undefined;
+        spare = controller;
         if (gone) {
           if (jobs.length > 0) options.onJobsAfterExit();
           return;
@@ -126,6 +135,7 @@ export function serveChildChannel(child: ChildProcess, options: ChildChannelOpti
       },
       (error: unknown) => {
         take = undefined;
+        spare = controller;
         logger.warn({ err: error, workerId }, 'a job take for the worker process failed; trying again shortly');
         if (!gone) again();
       },

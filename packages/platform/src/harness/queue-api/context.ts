@@ -9,6 +9,7 @@ import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpo
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from './params.js';
 import { plainEndpointId, plainJobParams } from './plain-shapes.js';
+import type { QueueRoomReservations } from './early-queue-room.js';
 
 export interface QueueApiContext {
   readonly harness: Harness;
@@ -26,6 +27,8 @@ export interface QueueApiContext {
   readonly launchedWorkers?: LaunchedWorkersView | undefined;
   /** The load-balancing endpoints: /health counts their workers; default none. */
   readonly loadBalancing?: LoadBalancing | undefined;
+  /** The reservations of declared body sizes (early-queue-room.ts), shared with the lean /runsync path; default one of the submit routes' own. */
+  readonly queueRoom?: QueueRoomReservations | undefined;
 }
 
 /** The endpoint named in the path (created on first use when the harness auto-creates endpoints). */

@@ -11,6 +11,7 @@
  * 80 bodies of 10 MB held 1.7 GB and took minutes to answer (issue 32). A chunked body
  * (no Content-Length) is checked when it has arrived.
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 
@@ -21,24 +22,44 @@ export function declaredBodyBytes(request: FastifyRequest): number | undefined {
   return Number(header);
 }
 
+/**
+ * Declared bytes of bodies let in whose answer has not been sent yet, shared by the
+ * submit routes' hook and the lean /runsync path (lean-runsync.ts).
+ */
+export class QueueRoomReservations {
+  readonly #harness: Harness;
+  #inFlight = 0;
+
+  constructor(harness: Harness) {
+    this.#harness = harness;
+  }
+
+  /** Throws SW_QUEUE_FULL when `bytes` more cannot fit in the queue now; reserves nothing. */
+  check(bytes: number): void {
+    this.#harness.checkQueueRoom(bytes, this.#inFlight);
+  }
+
+  /** Hold `bytes` until `res` closes (sent, failed or abandoned: 'close' comes once either way). */
+  reserve(bytes: number, res: ServerResponse): void {
+    this.#inFlight += bytes;
+    res.once('close', () => {
+      this.#inFlight -= bytes;
+    });
+  }
+}
+
 /** onRequest hook of the submit routes: throws SW_QUEUE_FULL when the declared body cannot fit in the queue now. */
-export function earlyQueueRoomHook(harness: Harness): onRequestHookHandler {
-  // Declared bytes of bodies let in whose answer has not been sent yet.
-  let inFlight = 0;
+export function earlyQueueRoomHook(room: QueueRoomReservations): onRequestHookHandler {
   return (request, reply, done) => {
     const bytes = declaredBodyBytes(request);
     if (bytes === undefined || bytes === 0) return done();
     try {
-      harness.checkQueueRoom(bytes, inFlight);
+      room.check(bytes);
     } catch (error) {
       done(error as Error);
       return;
     }
-    inFlight += bytes;
-    // Sent, failed or abandoned: 'close' comes once either way.
-    reply.raw.once('close', () => {
-      inFlight -= bytes;
-    });
+    room.reserve(bytes, reply.raw);
     done();
   };
 }

@@ -10,14 +10,14 @@ import { operationConfig } from '../http/route-config.js';
 import { endpointOf, type QueueApiContext } from './context.js';
 import { WaitQuerySchema, parseRequestPart } from './params.js';
 import { plainJobRequest, plainWait } from './plain-shapes.js';
-import { earlyQueueRoomHook } from './early-queue-room.js';
+import { QueueRoomReservations, earlyQueueRoomHook } from './early-queue-room.js';
 
 /**
  * The body as a validated job request. A large body's input arrives as its text
  * (RawJson, json-body.ts): the envelope is validated with an empty input in its place,
  * and the text, which must be a JSON object, is queued as it is.
  */
-function jobRequestOf(body: unknown, context: QueueApiContext, endpointId: string): JobRequest {
+export function jobRequestOf(body: unknown, context: QueueApiContext, endpointId: string): JobRequest {
   const raw = typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
   if (!(raw instanceof RawJson)) {
     const request = plainJobRequest(body) ?? parseJobRequest(body);
@@ -37,7 +37,7 @@ function jobRequestOf(body: unknown, context: QueueApiContext, endpointId: strin
 
 export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiContext): void {
   // A body the queue cap cannot take is refused before it is read (early-queue-room.ts).
-  const onRequest = earlyQueueRoomHook(context.harness);
+  const onRequest = earlyQueueRoomHook(context.queueRoom ?? new QueueRoomReservations(context.harness));
   app.post('/:endpointId/run', { bodyLimit: MAX_BODY_BYTES.run, config: operationConfig('run'), onRequest }, async (request) => {
     const endpoint = endpointOf(context, request.params);
     const body = jobRequestOf(request.body, context, endpoint.id);

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
 import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import { effectiveLimit, type OperationLimit, type RateLimitedOperation } from './limits.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RateDecision, RateLimiter } from './rate-limiter.js';
 
 export interface RateLimitHookOptions {
   readonly harness: Harness;
@@ -24,15 +24,33 @@ async function workersUp(harness: Harness, endpointId: string): Promise<number> 
   return counts ? counts.idle + counts.running : 0;
 }
 
-export function rateLimitHook(options: RateLimitHookOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+/** The limiter as the hook uses it, for a path that answers outside fastify (queue-api/lean-runsync.ts). */
+export interface RateGate {
+  /** The limit of `operation` on the endpoint now (it grows with its workers). */
+  limitFor(endpointId: string, operation: RateLimitedOperation): Promise<OperationLimit>;
+  /** Count one request under `limit`, or refuse it (a refusal counts nothing). */
+  acquire(endpointId: string, operation: RateLimitedOperation, limit: OperationLimit): RateDecision;
+}
+
+export function rateGate(options: RateLimitHookOptions): RateGate {
   const { harness, limiter, limits, requestsPerWorker } = options;
+  return {
+    limitFor: async (endpointId, operation) => effectiveLimit(limits[operation], await workersUp(harness, endpointId), requestsPerWorker),
+    acquire: (endpointId, operation, limit) => limiter.acquire(`${endpointId}\u0000${operation}`, limit),
+  };
+}
+
+export function rateLimitHook(
+  options: RateLimitHookOptions,
+  gate: RateGate = rateGate(options),
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const { limiter } = options;
   return async (request, reply) => {
     const operation = request.routeOptions.config.operation;
     if (operation === undefined) return;
     const endpointId = (request.params as { endpointId?: unknown } | undefined)?.endpointId;
     if (typeof endpointId !== 'string') return;
-    const limit = effectiveLimit(limits[operation], await workersUp(harness, endpointId), requestsPerWorker);
-    const decision = limiter.acquire(`${endpointId}\u0000${operation}`, limit);
+    const decision = gate.acquire(endpointId, operation, await gate.limitFor(endpointId, operation));
     if (decision.allowed) {
       reply.raw.once('close', decision.release);
       return;
