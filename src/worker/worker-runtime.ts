@@ -64,9 +64,9 @@ export class WorkerRuntime {
   readonly #clock: Clock;
   /** Read once: the host name is a system call, and it does not change while the worker runs. */
   readonly #origin: ErrorOrigin;
-  /** Runs by job id and attempt (runKey): two attempts of one job can run side by side. Those still posting their result too. */
+  /** Runs by job id and attempt (runKey), those posting their result too: two attempts of one job can run side by side. */
   readonly #runs = new Map<string, JobRun>();
-  /** The runs of #runs whose handler finished and whose result is posted in the background: they hold no slot. */
+  /** Runs of #runs posting their result in the background: they hold no slot. */
   readonly #posting = new PostingRuns();
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
   readonly #pending: Job[] = [];
@@ -80,7 +80,7 @@ export class WorkerRuntime {
   #stopping: Promise<WorkerExit> | undefined;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
-  /** The wake-up of the slot waiters queued by a finished run (see #finishRun). */
+  /** The wake-up of the slot waiters queued for after this turn (#wakeAfterThisTurn). */
   #slotWake: NodeJS.Immediate | undefined;
   /** What every run shares, made once. */
   #runDeps: JobRunDeps | undefined;
@@ -328,11 +328,7 @@ export class WorkerRuntime {
     this.#wakeAfterThisTurn();
   }
 
-  /**
-   * Wake the slot waiters after this turn of the event loop, not at once: the runs that
-   * end or settle in the same turn free their slots first, and one take asks for all of
-   * them (at concurrency 64 a take per finished job was a third of the worker's HTTP requests).
-   */
+  /** Wake the slot waiters after this turn: the runs that end or settle in the same turn free their slots first, and one take asks for all (at concurrency 64 a take a job was a third of the worker's HTTP requests). */
   #wakeAfterThisTurn(): void {
     if (this.#slotWake !== undefined) return;
     this.#slotWake = afterThisTurn(() => {
