@@ -289,11 +289,11 @@ export class WorkerRuntime {
     this.#events.onJobStart?.(job);
     // On the watchdog's board before the handler runs: a handler may block at once.
     const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt, job.attempt) ?? -1;
-    // Once the handler settled, before its result is posted (JobRun.run): off the board, and
-    // its slot free, unless the handler ignored its abort (it may still run; the worker stops).
+    // Once the handler settled, before its result is posted (JobRun.run): off the board, and its slot
+    // free, unless the result asks for a new worker (refreshWorker, a handler that ignored its abort).
     const settled = (unresponsive: boolean): void => {
       if (watched >= 0) this.#jobWatch?.unwatch(watched);
-      if (!unresponsive && this.#posting.settled(key, this.#limit)) this.#wakeAfterThisTurn();
+      if (!unresponsive && !this.#config.refreshWorker && this.#posting.settled(key, this.#limit)) this.#wakeAfterThisTurn();
     };
     // Inside the job's scope: a stray error the handler leaves behind names this job (stray-errors.ts).
     const scope: JobScope = { jobId: job.id, attempt: job.attempt, ended: false };

@@ -4,7 +4,8 @@
  * posts the test answers by hand: the job stays in the heartbeat until its post is
  * answered, at most `concurrency` posts go on in the background (past that a finished run
  * keeps its slot and no take asks for it), a held run moves to the background when one of
- * them is answered, and stop() waits for the posts still pending.
+ * them is answered, a result asking for a new worker (refreshWorker) keeps its slot, and
+ * stop() waits for the posts still pending.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job, JobResult, StreamChunk } from '../../src/job/index.js';
@@ -83,13 +84,13 @@ afterEach(async () => {
   await stopping;
 });
 
-function start(transport: HandAnsweredTransport, concurrency: number, started: string[]): WorkerRuntime {
+function start(transport: HandAnsweredTransport, concurrency: number, started: string[], refreshWorker = false): WorkerRuntime {
   const made = new WorkerRuntime(
     async (job) => {
       started.push(job.id);
       return (job.input as { i: number }).i;
     },
-    resolveOptions({ concurrency, gpuSampling: false }),
+    resolveOptions({ concurrency, gpuSampling: false, refreshWorker }),
     transport,
     createLogger({ level: 'silent' }),
   );
@@ -146,6 +147,21 @@ describe('results posted in the background', () => {
     }
     expect(peak).toBeLessThanOrEqual(2);
     expect([...transport.answered.keys()].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `j${i}`).sort());
+  });
+
+  it('keeps the slot of a result that asks for a new worker (refreshWorker) until its post is answered', async () => {
+    const transport = new HandAnsweredTransport(2);
+    const started: string[] = [];
+    const worker = start(transport, 1, started, true);
+    await settle();
+    expect(started).toEqual(['j0']);
+    expect(worker.posting).toBe(0);
+    transport.posts[0]?.answer();
+    await settle();
+    expect(started).toEqual(['j0', 'j1']);
+    transport.posts[1]?.answer();
+    await settle();
+    expect(worker.completed).toBe(2);
   });
 
   it('stop() waits for the posts still pending, the jobs listed until they are answered', async () => {
