@@ -13,6 +13,7 @@ import type { Transport } from '../transports/index.js';
 import { sleep, systemClock, withinTime, type Clock } from '../clock/index.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
 import { afterThisTurn } from './after-this-turn.js';
+import { notHeld } from './handed-again.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
 import type { ErrorOrigin } from './error-payload.js';
@@ -264,11 +265,13 @@ export class WorkerRuntime {
         for (const job of jobs) this.#startRun(job);
         break;
       }
-      for (const job of jobs) {
+      const fresh = notHeld(jobs, this.#runs, this.#logger); // a job held already is not run twice
+      for (const job of fresh) {
         if (this.#slotsInUse < this.#limit) this.#startRun(job);
         else this.#pending.push(job);
       }
       if (this.#pending.length > 0) this.#reportHeldJobs();
+      if (jobs.length > 0 && fresh.length === 0) await this.#nextSlot(); // nothing new: wait for a run to move
     }
   }
 

@@ -289,7 +289,9 @@ describe('a worker process against a scripted platform that refuses its result',
       // A few seconds more: a worker that had dropped the job would have taken it again by now.
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(starts(worker, 'j1')).toHaveLength(1);
-      expect(handedOut).toBe(1);
+      // The worker takes again while the refused result is replaced (a slot is free once its handler
+      // finished); this platform answers that take with j1 again, which the worker does not run twice.
+      expect(handedOut).toBeLessThanOrEqual(2);
       const done = (scripted as ScriptedServer).to('/job-done/').map((request) => JSON.parse(request.body) as { output?: unknown; error?: string });
       expect(done).toHaveLength(2);
       expect(done[0]?.output).toBe('x'.repeat(1_000));

@@ -149,6 +149,22 @@ describe('results posted in the background', () => {
     expect([...transport.answered.keys()].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `j${i}`).sort());
   });
 
+  it('does not run a job twice that is handed out again while its result is posted', async () => {
+    const transport = new HandAnsweredTransport(1);
+    transport.queue.push({ id: 'j0', input: { i: 0 } });
+    const started: string[] = [];
+    const worker = start(transport, 1, started);
+    await settle();
+    expect(started).toEqual(['j0']);
+    expect(transport.queue).toEqual([]);
+    expect(worker.running).toBe(1);
+    transport.posts[0]?.answer();
+    await settle();
+    expect(started).toEqual(['j0']);
+    expect(transport.posts).toHaveLength(1);
+    expect(worker.completed).toBe(1);
+  });
+
   it('keeps the slot of a result that asks for a new worker (refreshWorker) until its post is answered', async () => {
     const transport = new HandAnsweredTransport(2);
     const started: string[] = [];
