@@ -8,7 +8,8 @@
  * - `waitPerJob`: `clients` callers each submit one no-op job and wait for its end, again
  *   and again, while one worker of concurrency `clients` runs them;
  * - `drain`: `jobs` jobs queued first, then drained by one consumer of concurrency 16
- *   (the store: 16 takers of one worker; pg-boss: fetches of 16, completed together;
+ *   (the store: 16 takers of one worker, each taking again while its result is written,
+ *   as the SDK's worker does; pg-boss: fetches of 16, completed together;
  *   graphile-worker: concurrency 16 with a local queue of 16).
  *
  * How each caller learns of its job's end: the harness's own wait (submitAndWait, in
@@ -64,18 +65,45 @@ async function openHarnessStore(url: string): Promise<QueueUnderTest> {
   const database = await openHarnessDatabase(url, { poolSize: POOL });
   const harness = new Harness({ store: await PostgresJobStore.open(database) });
   const endpoint = harness.endpoint('ep');
-  /** `takers` loops of one worker, taking one job each and completing it, until `stop`. */
-  const worker = (takers: number, stop: () => boolean, onEnd: () => void): Promise<void[]> =>
-    Promise.all(
+  /**
+   * `takers` loops of one worker, taking one job each and completing it, until `stop`.
+   * As the SDK's worker does (src/worker/posting-runs.ts): a taker takes again once its
+   * handler is done while its result is written, at most `takers` results written that
+   * way at once; past that a taker waits for its own, or for one of those to land.
+   */
+  const worker = async (takers: number, stop: () => boolean, onEnd: () => void): Promise<void> => {
+    let background = 0;
+    const pending = new Set<Promise<void>>();
+    let freed: Array<() => void> = [];
+    const wakeAll = (): void => {
+      const waiting = freed;
+      freed = [];
+      for (const wake of waiting) wake();
+    };
+    await Promise.all(
       Array.from({ length: takers }, async () => {
         while (!stop()) {
           const [job] = await endpoint.take('w1', 1, AbortSignal.timeout(500));
           if (!job) continue;
-          await endpoint.complete(job.id, 'w1', { kind: 'output', output: null }, job.attempt);
-          onEnd();
+          let landed = false;
+          const done = endpoint.complete(job.id, 'w1', { kind: 'output', output: null }, job.attempt).then(() => {
+            landed = true;
+            onEnd();
+          });
+          while (!landed && background >= takers) await Promise.race([done, new Promise<void>((resolve) => freed.push(resolve))]);
+          if (landed) continue;
+          background++;
+          pending.add(done);
+          void done.then(() => {
+            background--;
+            pending.delete(done);
+            wakeAll();
+          });
         }
       }),
     );
+    await Promise.all(pending);
+  };
   return {
     async waitPerJob(jobs, clients) {
       let done = false;

@@ -112,11 +112,13 @@ export class JobRun {
 
   /**
    * Run the handler, post the result, and answer how it ended. Never rejects.
-   * `onSettled` is called once the handler has settled (or was given up on) and the
-   * result stands, before it is posted: the deadline watchdog stops watching the job
-   * then, so a slow result post can never turn a finished job into a TIMED_OUT one.
+   * `onSettled` is called once the handler has settled (or was given up on: then
+   * `unresponsive` is true) and the result stands, before it is posted: the deadline
+   * watchdog stops watching the job then, so a slow result post can never turn a
+   * finished job into a TIMED_OUT one, and the runtime may free the job's slot while
+   * its result is posted (worker-runtime.ts).
    */
-  async run(onSettled?: () => void): Promise<RunOutcome> {
+  async run(onSettled?: (unresponsive: boolean) => void): Promise<RunOutcome> {
     const clock = this.#deps.clock;
     const startedAt = clock.now();
     const timer = clock.setTimer(this.#timeoutMs, () => this.abort('timeout'), { keepAlive: true });
@@ -146,7 +148,7 @@ export class JobRun {
     }
     timer.cancel();
     this.#finished = true;
-    onSettled?.();
+    onSettled?.(unresponsive);
     let end = this.#endOf(result);
     if (result !== undefined) {
       const taken = await this.#post(result, unresponsive);

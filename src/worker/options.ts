@@ -12,7 +12,7 @@ import { DEFAULT_INIT_TIMEOUT_MS, type InitFunction } from './init/init-types.js
 import { didYouMean } from './closest-name.js';
 import { GPU_EXPECTATIONS, WORKER_ENV } from '../settings/worker-env.js';
 
-/** What a concurrency function sees: jobs running now and the limit in force. */
+/** What a concurrency function sees: jobs whose handler holds a slot now (not those posting their result in the background) and the limit in force. */
 export interface ConcurrencyState {
   readonly running: number;
   readonly current: number;
@@ -35,7 +35,8 @@ export const ServeOptionsSchema = z.strictObject({
     .default(1)
     .meta({
       values: '1 to 10000, or a function `({ running, current }) => number`',
-      description: 'Jobs at once: a number, or a function of the current load re-evaluated each time a job ends. Never more jobs run at once than it allows.',
+      description:
+        "Jobs at once: a number, or a function of the current load re-evaluated each time a job ends. Never more handlers run at once than it allows. A job's slot is free once its handler has finished, while its result is still being posted (at most as many such posts as the limit; the job stays in the heartbeat until its post is answered, and a graceful shutdown waits for it). With `refreshWorker` a job keeps its slot until its post is answered.",
     }),
   /** A streamed job's final output is the list of its yielded values (true) or empty (false, default). */
   aggregateStream: z

@@ -3,7 +3,8 @@
  * The dispatch loop: takes jobs through a transport while the concurrency limit has
  * room, runs each as a JobRun, maps stop requests onto runs, and shuts down
  * gracefully: stop taking, let running jobs finish within a deadline, abort the rest,
- * report what there is, close the transport. Its lifecycle is one state
+ * report what there is, close the transport. A slot is free once its handler has
+ * finished, while its result is posted (posting-runs.ts). Its lifecycle is one state
  * (lifecycle-state.ts): starting -> [initializing ->] ready -> draining -> stopped.
  */
 import type { Logger } from 'pino';
@@ -12,12 +13,14 @@ import type { Transport } from '../transports/index.js';
 import { sleep, systemClock, withinTime, type Clock } from '../clock/index.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
 import { afterThisTurn } from './after-this-turn.js';
+import { notHeld } from './handed-again.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
 import type { ErrorOrigin } from './error-payload.js';
 import { JobRun, type JobRunDeps, type RunOutcome } from './job-run.js';
 import { Lifecycle, type LifecycleListener, type LifecycleState } from './lifecycle-state.js';
 import { currentConcurrency, type WorkerConfig } from './options.js';
+import { PostingRuns } from './posting-runs.js';
 import { jobScope, type JobScope } from './stray-errors.js';
 
 /** Why the runtime stopped, and the process exit code that goes with it. */
@@ -62,8 +65,10 @@ export class WorkerRuntime {
   readonly #clock: Clock;
   /** Read once: the host name is a system call, and it does not change while the worker runs. */
   readonly #origin: ErrorOrigin;
-  /** Runs by job id and attempt (runKey): two attempts of one job can run side by side. */
+  /** Runs by job id and attempt (runKey), those posting their result too: two attempts of one job can run side by side. */
   readonly #runs = new Map<string, JobRun>();
+  /** Runs of #runs posting their result in the background: they hold no slot. */
+  readonly #posting = new PostingRuns();
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
   readonly #pending: Job[] = [];
   readonly #takeController = new AbortController();
@@ -76,7 +81,7 @@ export class WorkerRuntime {
   #stopping: Promise<WorkerExit> | undefined;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
-  /** The wake-up of the slot waiters queued by a finished run (see #finishRun). */
+  /** The wake-up of the slot waiters queued for after this turn (#wakeAfterThisTurn). */
   #slotWake: NodeJS.Immediate | undefined;
   /** What every run shares, made once. */
   #runDeps: JobRunDeps | undefined;
@@ -161,12 +166,22 @@ export class WorkerRuntime {
     return this.#exit;
   }
 
-  /** Jobs running now. */
+  /** Jobs held now: running, or whose result is still being posted. */
   get running(): number {
     return this.#runs.size;
   }
 
-  /** The ids of the jobs running now (read synchronously, e.g. by an 'exit' listener). */
+  /** Results posted in the background now: their handler finished and gave its slot back (at most the concurrency). */
+  get posting(): number {
+    return this.#posting.size;
+  }
+
+  /** Slots in use: jobs held less those posting their result in the background. */
+  get #slotsInUse(): number {
+    return this.#runs.size - this.#posting.size;
+  }
+
+  /** The ids of the jobs held now, running or posting their result (read synchronously, e.g. by an 'exit' listener). */
   get runningJobIds(): string[] {
     return [...this.#runs.values()].map((run) => run.job.id);
   }
@@ -226,7 +241,7 @@ export class WorkerRuntime {
 
   async #takeLoop(): Promise<void> {
     while (this.#taking) {
-      const free = this.#limit - this.#runs.size;
+      const free = this.#limit - this.#slotsInUse;
       if (free <= 0) {
         await this.#nextSlot();
         continue;
@@ -250,11 +265,13 @@ export class WorkerRuntime {
         for (const job of jobs) this.#startRun(job);
         break;
       }
-      for (const job of jobs) {
-        if (this.#runs.size < this.#limit) this.#startRun(job);
+      const fresh = notHeld(jobs, this.#runs, this.#logger); // a job held already is not run twice
+      for (const job of fresh) {
+        if (this.#slotsInUse < this.#limit) this.#startRun(job);
         else this.#pending.push(job);
       }
       if (this.#pending.length > 0) this.#reportHeldJobs();
+      if (jobs.length > 0 && fresh.length === 0) await this.#nextSlot(); // nothing new: wait for a run to move
     }
   }
 
@@ -269,17 +286,22 @@ export class WorkerRuntime {
       clock: this.#clock,
     };
     const run = new JobRun(job, this.#runDeps);
-    this.#runs.set(runKey(job.id, job.attempt), run);
+    const key = runKey(job.id, job.attempt);
+    this.#runs.set(key, run);
     this.#reportHeldJobs();
     this.#events.onJobStart?.(job);
     // On the watchdog's board before the handler runs: a handler may block at once.
     const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt, job.attempt) ?? -1;
-    // Off the board once the handler settled, before its result is posted (see JobRun.run).
-    const unwatch = watched < 0 ? undefined : () => this.#jobWatch?.unwatch(watched);
+    // Once the handler settled, before its result is posted (JobRun.run): off the board, and its slot
+    // free, unless the result asks for a new worker (refreshWorker, a handler that ignored its abort).
+    const settled = (unresponsive: boolean): void => {
+      if (watched >= 0) this.#jobWatch?.unwatch(watched);
+      if (!unresponsive && !this.#config.refreshWorker && this.#posting.settled(key, this.#limit)) this.#wakeAfterThisTurn();
+    };
     // Inside the job's scope: a stray error the handler leaves behind names this job (stray-errors.ts).
     const scope: JobScope = { jobId: job.id, attempt: job.attempt, ended: false };
     void jobScope
-      .run(scope, () => run.run(unwatch))
+      .run(scope, () => run.run(settled))
       .then((outcome) => {
         scope.ended = true;
         this.#finishRun(job, outcome);
@@ -287,7 +309,9 @@ export class WorkerRuntime {
   }
 
   #finishRun(job: Job, outcome: RunOutcome): void {
-    this.#runs.delete(runKey(job.id, job.attempt));
+    const key = runKey(job.id, job.attempt);
+    this.#runs.delete(key);
+    this.#posting.ended(key, this.#limit);
     this.#transport.runEnded?.(job);
     this.#completed++;
     this.#reportHeldJobs();
@@ -303,16 +327,17 @@ export class WorkerRuntime {
       );
       void this.stop('unresponsive-handler');
     }
-    this.#limit = currentConcurrency(this.#config, { running: this.#runs.size, current: this.#limit });
-    // After this turn of the event loop, not at once: the results answered in the same
-    // turn free their slots first, and one take asks for all of them (at concurrency
-    // 64 a take per finished job was a third of the worker's HTTP requests).
-    if (this.#slotWake === undefined) {
-      this.#slotWake = afterThisTurn(() => {
-        this.#slotWake = undefined;
-        this.#wakeSlotWaiters();
-      });
-    }
+    this.#limit = currentConcurrency(this.#config, { running: this.#slotsInUse, current: this.#limit });
+    this.#wakeAfterThisTurn();
+  }
+
+  /** Wake the slot waiters after this turn: the runs that end or settle in the same turn free their slots first, and one take asks for all (at concurrency 64 a take a job was a third of the worker's HTTP requests). */
+  #wakeAfterThisTurn(): void {
+    if (this.#slotWake !== undefined) return;
+    this.#slotWake = afterThisTurn(() => {
+      this.#slotWake = undefined;
+      this.#wakeSlotWaiters();
+    });
   }
 
   /**

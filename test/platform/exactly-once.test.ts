@@ -265,16 +265,21 @@ describe('a worker process against a scripted platform that refuses its result',
     'job-done answered %i: the handler runs once, an error is posted in its place, the end line is not completed',
     { timeout: 150_000 },
     async (status) => {
-      // A strict platform: it hands job j1 out on every take until a result for it is accepted.
+      // A strict platform: it hands job j1 out on every take until a result for it is accepted, or
+      // until the worker shows it holds j1 (a result post for it). The worker takes again while it
+      // replaces the refused result (a slot is free once the handler finished): a platform that
+      // handed j1 out then too would race the result's end.
       let accepted = false;
+      let posted = false;
       let handedOut = 0;
       scripted = await startScriptedServer((request) => {
         if (request.path.includes('/job-take/')) {
-          if (accepted) return { status: 204, delayMs: 500 };
+          if (accepted || posted) return { status: 204, delayMs: 500 };
           handedOut++;
           return json({ id: 'j1', input: { mode: 'big', bytes: 1_000 } });
         }
         if (request.path.includes('/job-done/')) {
+          posted = true;
           if (request.body.includes('"output"')) return json({ error: { code: 'SW_PAYLOAD_TOO_LARGE', message: `refused with ${status}` } }, status);
           accepted = true;
           return json({});
@@ -289,7 +294,8 @@ describe('a worker process against a scripted platform that refuses its result',
       // A few seconds more: a worker that had dropped the job would have taken it again by now.
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(starts(worker, 'j1')).toHaveLength(1);
-      expect(handedOut).toBe(1);
+      // A take that reached the platform before j1's first result post may get j1 again: the worker does not run it twice.
+      expect(handedOut).toBeLessThanOrEqual(2);
       const done = (scripted as ScriptedServer).to('/job-done/').map((request) => JSON.parse(request.body) as { output?: unknown; error?: string });
       expect(done).toHaveLength(2);
       expect(done[0]?.output).toBe('x'.repeat(1_000));

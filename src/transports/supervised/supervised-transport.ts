@@ -48,6 +48,8 @@ export class SupervisedTransport implements Transport {
   readonly #buffer: Job[] = [];
   /** Jobs handed to the runtime whose run has not ended (runKey), and whether their result was sent. */
   readonly #handed = new Map<string, { resulted: boolean }>();
+  /** Those of #handed whose result was not sent: the slots the supervisor counts as taken. */
+  #unresulted = 0;
   /** Wakes a take waiting for jobs. */
   #wake: (() => void) | undefined;
 
@@ -100,7 +102,9 @@ export class SupervisedTransport implements Transport {
   /**
    * Up to `max` of the jobs the supervisor pushed, waiting for one if none is here. The
    * slots announced are the runtime's concurrency: `max` (its free slots) plus the jobs
-   * it runs; announced again only when that changes.
+   * whose result it has not sent (a job whose result is being posted holds no slot of the
+   * supervisor's, and none of the runtime's once it posts in the background); announced
+   * again only when that changes.
    */
   async take(request: TakeRequest): Promise<Job[]> {
     // Heartbeat and watchdog up before the first job, as the platform transport's take does.
@@ -108,7 +112,7 @@ export class SupervisedTransport implements Transport {
     const signal = this.#takeSignal(request.signal);
     if (signal.aborted) return [];
     const max = Math.max(1, Math.floor(request.max));
-    this.#link.credit(Math.min(MAX_SLOTS, max + this.#handed.size));
+    this.#link.credit(Math.min(MAX_SLOTS, max + this.#unresulted));
     if (this.#buffer.length === 0) {
       // The channel keeps the process alive while a take waits, as a long poll would.
       const release = this.#link.hold();
@@ -127,6 +131,7 @@ export class SupervisedTransport implements Transport {
     if (signal.aborted) return [];
     const jobs = this.#buffer.splice(0, max);
     for (const job of jobs) this.#handed.set(runKey(job.id, job.attempt), { resulted: false });
+    this.#unresulted += jobs.length;
     return jobs;
   }
 
@@ -136,7 +141,9 @@ export class SupervisedTransport implements Transport {
     const handed = this.#handed.get(key);
     if (handed === undefined) return;
     this.#handed.delete(key);
-    if (!handed.resulted) this.#link.free(job.id, job.attempt);
+    if (handed.resulted) return;
+    this.#unresulted--;
+    this.#link.free(job.id, job.attempt);
   }
 
   async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
@@ -171,7 +178,10 @@ export class SupervisedTransport implements Transport {
     assertResultFits(jobId, text, this.maxResultBytes, options.isStream);
     // Its slot goes back to the supervisor with it: no free message when the run ends.
     const handed = this.#handed.get(runKey(jobId, options.attempt));
-    if (handed !== undefined) handed.resulted = true;
+    if (handed !== undefined && !handed.resulted) {
+      handed.resulted = true;
+      this.#unresulted--;
+    }
     const answer = await this.#post('result', jobId, options.attempt, text, 'result');
     return answer.applied === false ? { applied: false, ...(typeof answer.reason === 'string' ? { reason: answer.reason } : {}) } : { applied: true };
   }
