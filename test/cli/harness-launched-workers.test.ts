@@ -5,6 +5,7 @@
  * command is stopped by the next harness on the same --data-dir; a second SIGTERM
  * SIGKILLs them before the harness exits).
  */
+import { existsSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChildList, describeProcess, runTs } from '../child-process.js';
 import { LAUNCHER_WORKER_COMMAND, LAUNCHER_WORKER_PATH } from '../harness/launcher/launcher-setup.js';
@@ -168,15 +169,17 @@ describe('the workers a harness launches', () => {
 
   it('a second SIGTERM while workers drain SIGKILLs them before the harness exits', async () => {
     const dataDir = tempDir();
-    // A worker that ignores SIGTERM (the shell and its sleep), with a drain deadline far away.
-    const stubborn = `trap '' TERM; sleep 600`;
+    // A worker that ignores SIGTERM (the shell and its sleep), with a drain deadline far away. It says when its trap is set:
+    // a SIGTERM that reached the shell before that (a CI run under load saw it) ended it, and nothing was left to drain.
+    const trapped = `${dataDir}/trap-set`;
+    const stubborn = `trap '' TERM; : > '${trapped}'; sleep 600`;
     const config = `${dataDir}/launcher.json`;
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(config, JSON.stringify({ images: { 'test/stubborn:1': stubborn }, gpus: 'none', shutdownDeadlineMs: 600_000 }));
     const harness = await startHarnessProcess(children, ['--data-dir', dataDir, '--launcher-config', config], { timeoutMs: 180_000 });
     const endpointId = await endpointOn(harness, 'test/stubborn:1', { workersMin: 1, workersMax: 1 });
     const group = await launchedPid(harness, endpointId);
     const shellStart = processStartTicks(group);
+    await waitFor(() => existsSync(trapped), 'the worker set its SIGTERM trap', 30_000, 50);
 
     harness.child.kill('SIGTERM');
     await waitFor(() => harness.stderr().includes('(shutdown)'), 'the launcher told its worker to stop', 30_000, 50);
