@@ -242,6 +242,52 @@ export function describeJobStore(name: string, open: OpenStore): void {
         expect((await store.health('ep')).jobs).toEqual({ completed: 1, failed: 2, retried: 0, inProgress: 0, inQueue: 0 });
         expect((await store.getWorker('ep', 'w1'))?.jobIds).toEqual([]);
       });
+
+      it('writes results of different kinds posted at once as it writes each posted alone', async () => {
+        const { store } = await fixture.current();
+        // Posted in one turn (a store may join them in one statement): an output, a JSON null output, an error, a
+        // timeout, and a post for a job this worker does not hold; then the same posts one at a time on twin jobs.
+        const posts = [
+          { kind: 'output', output: { text: 'a "quoted" \\ value', n: [1, 2] } },
+          { kind: 'output', output: null },
+          { kind: 'error', error: failure },
+          { kind: 'error', error: { ...failure, error_message: 'slow' }, timedOut: true },
+          { kind: 'output', output: 'not mine' },
+        ] as const;
+        const runOf = async (together: boolean): Promise<unknown[]> => {
+          const jobs = await Promise.all(posts.map(() => store.submit('ep', request(), {}, T0)));
+          expect(await store.take('ep', 'w1', posts.length, T0 + 10)).toHaveLength(posts.length);
+          const post = (index: number) =>
+            store.complete(
+              'ep',
+              jobs[index]?.id ?? '',
+              index === posts.length - 1 ? 'w2' : 'w1',
+              posts[index] as never,
+              index === posts.length - 1 ? undefined : 1,
+              T0 + 20,
+            );
+          const acks = together ? await Promise.all(posts.map((_, index) => post(index))) : [];
+          if (!together) for (let index = 0; index < posts.length; index++) acks.push(await post(index));
+          const read = await Promise.all(jobs.map(async ({ id }) => store.get('ep', id)));
+          // The same up to the ids and what follows from them.
+          return acks.map((ack, index) => {
+            const { id, ...job } = read[index] ?? { id: '' };
+            const ended = ack.ended.map(({ id: endedId, ...rest }) => ({ ...rest, sameId: endedId === id }));
+            return { ack: ack.ack, ended, job: { ...job, request: undefined, submittedAt: undefined } };
+          });
+        };
+        const together = await runOf(true);
+        const alone = await runOf(false);
+        expect(together).toEqual(alone);
+        expect(together.map((entry) => (entry as { job: { status: string } }).job.status)).toEqual([
+          'COMPLETED',
+          'COMPLETED',
+          'FAILED',
+          'TIMED_OUT',
+          'IN_PROGRESS',
+        ]);
+        expect((await store.health('ep')).jobs).toMatchObject({ completed: 4, failed: 4 });
+      });
     });
 
     describeStoreLifecycle(fixture);

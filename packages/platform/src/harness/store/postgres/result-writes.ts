@@ -15,7 +15,7 @@ import { Coalescer } from './coalescer.js';
 import { COUNTER_SHARDS } from './job-changes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
-/** PostgreSQL's oid of text: the records' JSON goes as text and is cast. */
+/** PostgreSQL's oid of text: each column's values go as one text array, cast to the column's type in the statement. */
 const TEXT_OID = 25;
 /** Results written in one statement at most: their count, and their values' JSON bytes (a larger one goes alone). */
 const RESULT_BATCH = { maxItems: 100, maxSize: 1 << 20 };
@@ -40,25 +40,75 @@ const PLAIN_COLUMNS: Record<Exclude<ChangedField, JsonField>, readonly [string, 
   reportedAt: ['reported_at', 'bigint'],
 };
 
-// One statement text for every change: a column the change does not name keeps its value.
-const RECORD_COLUMNS = [
-  'n_o bigint',
-  'n_endpoint_id text',
-  'n_id text',
-  'n_match_worker text',
-  'n_match_attempt integer',
-  'n_sets text[]',
-  'n_status text',
-  'n_counted text',
-  ...Object.values(PLAIN_COLUMNS).map(([column, type]) => `n_${column} ${type}`),
-].join(', ');
-const SET_LIST = [
-  'status = n.n_status',
-  ...Object.entries(PLAIN_COLUMNS).map(([field, [column]]) => `${column} = CASE WHEN '${field}' = ANY(n.n_sets) THEN n.n_${column} ELSE j.${column} END`),
-  ...Object.entries(JSON_COLUMNS).map(
-    ([field, [column, type]]) => `${column} = CASE WHEN '${field}' = ANY(n.n_sets) THEN n.n_${column}::${type} ELSE j.${column} END`,
+/** A field's column, and its SQL type. */
+const COLUMNS: ReadonlyArray<readonly [ChangedField, string, string]> = [
+  ...(Object.entries(PLAIN_COLUMNS) as Array<[Exclude<ChangedField, JsonField>, readonly [string, string]]>).map(
+    ([field, [column, type]]) => [field, column, type] as const,
   ),
-].join(', ');
+  ...(Object.entries(JSON_COLUMNS) as Array<[JsonField, readonly [string, string]]>).map(([field, [column, type]]) => [field, column, type] as const),
+];
+
+/**
+ * The statement for writes that name fields as `shape` says (one letter a column, in the order of
+ * COLUMNS: n when none of the writes names it, a when all do, s when some do), its
+ * columns passed as one array each (an unnest of typed arrays costs PostgreSQL far less than a
+ * JSON record set). A column no write names is not in the SET list; one every write names is
+ * set as it is; one some name is set by a CASE on its own flag. Its text is the same for the
+ * same shape, so PostgreSQL plans it once a connection.
+ */
+function statementOf(shape: string): { readonly text: string; readonly arrays: ReadonlyArray<readonly [ChangedField, 'value' | 'flag']> } {
+  const arrays: Array<readonly [ChangedField, 'value' | 'flag']> = [];
+  const names = ['n_endpoint_id', 'n_id', 'n_match_worker', 'n_match_attempt', 'n_status', 'n_counted'];
+  const types = ['text', 'text', 'text', 'integer', 'text', 'text'];
+  const sets = ['status = n.n_status'];
+  COLUMNS.forEach(([field, column, type], index) => {
+    const named = shape[index];
+    if (named === 'n') return;
+    arrays.push([field, 'value']);
+    names.push(`v_${column}`);
+    // A JSON value travels as text and is cast where it is written (json keeps its bytes).
+    const json = field in JSON_COLUMNS;
+    types.push(json ? 'text' : type);
+    const value = json ? `n.v_${column}::${type}` : `n.v_${column}`;
+    if (named === 'a') {
+      sets.push(`${column} = ${value}`);
+      return;
+    }
+    arrays.push([field, 'flag']);
+    names.push(`s_${column}`);
+    types.push('boolean');
+    sets.push(`${column} = CASE WHEN n.s_${column} THEN ${value} ELSE j.${column} END`);
+  });
+  const unnest = types.map((type, index) => `$${index + 1}::${type}[]`).join(', ');
+  const counter = `$${types.length + 1}::smallint`;
+  const text = `
+    WITH n AS (
+      SELECT * FROM unnest(${unnest}) AS n(${names.join(', ')})
+    ),
+    done AS (
+      UPDATE sw_jobs j SET ${sets.join(', ')}
+      FROM n
+      WHERE j.endpoint_id = n.n_endpoint_id AND j.id = n.n_id AND j.status = 'IN_PROGRESS'
+        AND j.worker_id IS NOT DISTINCT FROM n.n_match_worker AND j.attempt = n.n_match_attempt
+      RETURNING ${JOB_COLUMNS}
+    ),
+    counted AS (
+      INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried)
+      SELECT n.n_endpoint_id, ${counter},
+        count(*) FILTER (WHERE n.n_counted = 'completed'), count(*) FILTER (WHERE n.n_counted = 'failed'), count(*) FILTER (WHERE n.n_counted = 'retried')
+      FROM done JOIN n ON n.n_endpoint_id = done.endpoint_id AND n.n_id = done.id
+      WHERE n.n_counted IS NOT NULL
+      GROUP BY n.n_endpoint_id
+      ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
+        failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried
+      RETURNING 1
+    )
+    SELECT done.* FROM done`;
+  return { text, arrays };
+}
+
+/** The statements made so far, by shape (a handful: the shapes of the changes the job rules make). */
+const STATEMENTS = new Map<string, ReturnType<typeof statementOf>>();
 
 interface ResultWrite {
   readonly facts: JobFacts;
@@ -93,56 +143,41 @@ export class ResultWrites {
     const sql = this.#sql;
     // A job named twice: its first write only (the other is answered "changed since").
     const keys = writes.map((write) => `${write.facts.endpointId}\u0000${write.facts.id}`);
-    const first = keys.map((key, index) => keys.indexOf(key) === index);
+    const seen = new Set<string>();
+    const first = keys.map((key) => {
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
     const sent = writes.filter((_, index) => first[index]);
-    const records = JSON.stringify(
-      sent.map(({ facts, change }, index) => {
-        const record: Record<string, unknown> = {
-          n_o: index + 1,
-          n_endpoint_id: facts.endpointId,
-          n_id: facts.id,
-          n_match_worker: facts.workerId ?? null,
-          n_match_attempt: facts.attempt,
-          n_sets: Object.keys(change.fields).filter((field) => field !== 'status'),
-          n_status: change.fields.status,
-          n_counted: change.counted ?? null,
-        };
-        for (const [field, [column]] of Object.entries(PLAIN_COLUMNS)) record[`n_${column}`] = change.fields[field as keyof typeof PLAIN_COLUMNS] ?? null;
-        return record;
-      }),
-    );
-    const texts = (field: JsonField): postgres.Parameter =>
+    let shape = '';
+    for (const [field] of COLUMNS) {
+      let count = 0;
+      for (const { change } of sent) if (field in change.fields) count++;
+      shape += count === 0 ? 'n' : count === sent.length ? 'a' : 's';
+    }
+    let statement = STATEMENTS.get(shape);
+    if (!statement) STATEMENTS.set(shape, (statement = statementOf(shape)));
+    const text = (values: ReadonlyArray<string | number | boolean | null | undefined>): postgres.Parameter =>
       sql.array(
-        sent.map((write) => write.json[field]),
+        values.map((value) => (value === undefined || value === null ? null : String(value))),
         TEXT_OID,
       ) as postgres.Parameter;
-    const rows = await sql`
-      WITH n AS (
-        SELECT r.*, o.v AS n_output, e.v AS n_error, f.v AS n_result_from
-        FROM json_to_recordset(${sql.typed(records, TEXT_OID)}::json) AS r(${sql.unsafe(RECORD_COLUMNS)})
-        JOIN unnest(${texts('output')}::text[]) WITH ORDINALITY AS o(v, n_o) USING (n_o)
-        JOIN unnest(${texts('error')}::text[]) WITH ORDINALITY AS e(v, n_o) USING (n_o)
-        JOIN unnest(${texts('resultFrom')}::text[]) WITH ORDINALITY AS f(v, n_o) USING (n_o)
-      ),
-      done AS (
-        UPDATE sw_jobs j SET ${sql.unsafe(SET_LIST)}
-        FROM n
-        WHERE j.endpoint_id = n.n_endpoint_id AND j.id = n.n_id AND j.status = 'IN_PROGRESS'
-          AND j.worker_id IS NOT DISTINCT FROM n.n_match_worker AND j.attempt = n.n_match_attempt
-        RETURNING ${sql.unsafe(JOB_COLUMNS)}
-      ),
-      counted AS (
-        INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried)
-        SELECT n.n_endpoint_id, ${Math.floor(Math.random() * COUNTER_SHARDS)},
-          count(*) FILTER (WHERE n.n_counted = 'completed'), count(*) FILTER (WHERE n.n_counted = 'failed'), count(*) FILTER (WHERE n.n_counted = 'retried')
-        FROM done JOIN n ON n.n_endpoint_id = done.endpoint_id AND n.n_id = done.id
-        WHERE n.n_counted IS NOT NULL
-        GROUP BY n.n_endpoint_id
-        ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
-          failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried
-        RETURNING 1
-      )
-      SELECT done.* FROM done`;
+    const parameters: Array<postgres.Parameter | number> = [
+      text(sent.map(({ facts }) => facts.endpointId)),
+      text(sent.map(({ facts }) => facts.id)),
+      text(sent.map(({ facts }) => facts.workerId)),
+      text(sent.map(({ facts }) => facts.attempt)),
+      text(sent.map(({ change }) => change.fields.status)),
+      text(sent.map(({ change }) => change.counted)),
+    ];
+    for (const [field, kind] of statement.arrays) {
+      if (kind === 'flag') parameters.push(text(sent.map(({ change }) => field in change.fields)));
+      else if (field in JSON_COLUMNS) parameters.push(text(sent.map(({ json }) => json[field as JsonField])));
+      else parameters.push(text(sent.map(({ change }) => change.fields[field as keyof typeof PLAIN_COLUMNS] as string | number | undefined)));
+    }
+    parameters.push(Math.floor(Math.random() * COUNTER_SHARDS));
+    const rows = await sql.unsafe(statement.text, parameters as never[], { prepare: true });
     const ended = new Map<string, StoredJob>();
     for (const row of rows) {
       const job = toStoredJob(parseJobRow(row));
