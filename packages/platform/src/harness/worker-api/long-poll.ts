@@ -16,8 +16,8 @@ export interface HeldRequest {
   release(): void;
 }
 
-export function holdRequest(reply: FastifyReply, holdMs: number, closing: AbortSignal, clock: Clock): HeldRequest {
-  const controller = new AbortController();
+/** `controller`: the one whose signal the held request answers, when others abort it too (default: a new one). */
+export function holdRequest(reply: FastifyReply, holdMs: number, closing: AbortSignal, clock: Clock, controller = new AbortController()): HeldRequest {
   let gone = false;
   const abort = (): void => controller.abort();
   const onClose = (): void => {

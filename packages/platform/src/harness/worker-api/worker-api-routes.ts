@@ -148,8 +148,9 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     // The take marks the worker ready (its start-up phase over) with its presence: no write of its own here.
     await liveness.seen(endpoint, workerId);
     // Ends when the worker is declared gone too: a frozen worker's poll must not take its own requeued jobs.
+    // One controller aborted by all three (the hold's end, the server's close, the worker's loss): no joined signal a take.
     const whileAlive = liveness.holdTake(endpointId, workerId);
-    const held = holdRequest(reply, settings.longPollMs, AbortSignal.any([closing.signal, whileAlive.signal]), harness.clock);
+    const held = holdRequest(reply, settings.longPollMs, closing.signal, harness.clock, whileAlive.controller);
     try {
       const jobs = await endpoint.take(workerId, max, held.signal);
       if (jobs.length === 0) return reply.code(204).send();

@@ -109,13 +109,18 @@ export class WorkerLiveness {
    * just put back in the queue. `release` once the poll is answered. Given `controller`
    * (a take of the IPC channel, whose caller made one already), that one is aborted.
    */
-  holdTake(endpointId: string, workerId: string, controller = new AbortController()): { readonly signal: AbortSignal; release(): void } {
+  holdTake(
+    endpointId: string,
+    workerId: string,
+    controller = new AbortController(),
+  ): { readonly signal: AbortSignal; readonly controller: AbortController; release(): void } {
     const key = keyOf(endpointId, workerId);
     const polls = this.#takePolls.get(key) ?? new Set<AbortController>();
     polls.add(controller);
     this.#takePolls.set(key, polls);
     return {
       signal: controller.signal,
+      controller,
       release: () => {
         polls.delete(controller);
         if (polls.size === 0 && this.#takePolls.get(key) === polls) this.#takePolls.delete(key);
