@@ -66,12 +66,13 @@ async function openHarnessStore(url: string): Promise<QueueUnderTest> {
   const harness = new Harness({ store: await PostgresJobStore.open(database) });
   const endpoint = harness.endpoint('ep');
   /**
-   * `takers` loops of one worker, taking one job each and completing it, until `stop`.
+   * `takers` loops of one worker, taking one job each and completing it, until `stop` is aborted (one
+   * signal for every take, as the worker API's takes share their request's: no timer a take).
    * As the SDK's worker does (src/worker/posting-runs.ts): a taker takes again once its
    * handler is done while its result is written, at most `takers` results written that
    * way at once; past that a taker waits for its own, or for one of those to land.
    */
-  const worker = async (takers: number, stop: () => boolean, onEnd: () => void): Promise<void> => {
+  const worker = async (takers: number, stop: AbortSignal, onEnd: () => void): Promise<void> => {
     let background = 0;
     const pending = new Set<Promise<void>>();
     let freed: Array<() => void> = [];
@@ -82,8 +83,8 @@ async function openHarnessStore(url: string): Promise<QueueUnderTest> {
     };
     await Promise.all(
       Array.from({ length: takers }, async () => {
-        while (!stop()) {
-          const [job] = await endpoint.take('w1', 1, AbortSignal.timeout(500));
+        while (!stop.aborted) {
+          const [job] = await endpoint.take('w1', 1, stop);
           if (!job) continue;
           let landed = false;
           const done = endpoint.complete(job.id, 'w1', { kind: 'output', output: null }, job.attempt).then(() => {
@@ -106,16 +107,12 @@ async function openHarnessStore(url: string): Promise<QueueUnderTest> {
   };
   return {
     async waitPerJob(jobs, clients) {
-      let done = false;
-      const running = worker(
-        clients,
-        () => done,
-        () => undefined,
-      );
+      const done = new AbortController();
+      const running = worker(clients, done.signal, () => undefined);
       const latencies = await callers(jobs, clients, async () => {
         await endpoint.submitAndWait({ input: {} }, { sync: true }, 60_000);
       });
-      done = true;
+      done.abort();
       await running;
       return latencies;
     },
@@ -123,11 +120,11 @@ async function openHarnessStore(url: string): Promise<QueueUnderTest> {
       for (let n = 0; n < jobs; n += 100) await Promise.all(Array.from({ length: Math.min(100, jobs - n) }, () => endpoint.submit({ input: {} })));
       const began = performance.now();
       const ends: number[] = [];
-      await worker(
-        16,
-        () => ends.length >= jobs,
-        () => ends.push(performance.now() - began),
-      );
+      const done = new AbortController();
+      await worker(16, done.signal, () => {
+        ends.push(performance.now() - began);
+        if (ends.length >= jobs) done.abort();
+      });
       return ends;
     },
     async close() {
