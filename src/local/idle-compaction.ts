@@ -5,49 +5,55 @@
  * while busy (its young generation at its 16 MiB x 2 cap, old-space pages holding
  * little), and its own memory reducer did not run in the worker child in 45 s of idle
  * after 20 000 `/runsync` (bench/README, issue 34 item 3: 106 MiB, 74 MiB after one full
- * collection). So, once no garbage collection has run for `quietMs` (nothing is being
- * allocated: no jobs), and the heap grew by `minGrowthBytes` since the last compaction,
- * one full collection runs (start-up counts as work); V8 then shrinks its young
- * generation and frees the empty pages, since its allocation rate over the last 5 s is
- * low (hence `quietMs` over 5 s; a second collection when the first left the young
- * generation as it was: V8 reads that rate from the samples of its collections).
+ * collection). So, in two steps:
  *
- * What it costs: a busy process, a native record per collection (v8.GCProfiler) and a
- * timer every `quietMs`; an idle one, no wake-up at all (a 'gc' PerformanceObserver waits
- * for the next collection, and a process that allocates nothing collects nothing); once
- * per quiet period after work, one full collection (about 5-40 ms on these heaps). The collector
- * is V8's `gc` from a fresh context (`--expose-gc` set for that moment only): the
- * handler's global scope never gets a `gc`.
+ * - once no garbage collection has run for `quietMs` (nothing is being allocated: no jobs),
+ *   one young-generation collection: V8 then shrinks its young generation to its smallest,
+ *   since its allocation rate over the last 5 s is low (hence `quietMs` over 5 s). This is
+ *   most of what the local API's process gives back (32 MiB of young generation to 1);
+ * - once quiet for `fullAfterMs` more, and the heap grew by `minGrowthBytes` since the last
+ *   time, one full collection: old-space garbage given back. Not at once: a burst of jobs
+ *   soon after a full collection ran at 0.6-0.7x the rate of one after a young collection
+ *   alone (bench/README, issue 34, burst after idle), V8 sizing the old generation's next
+ *   limit from the small heap it just compacted. A burst after a longer pause pays that.
+ *
+ * Start-up counts as work. What it costs: a busy process, a native record per collection
+ * (v8.GCProfiler) and a timer every `quietMs`; an idle one, no wake-up at all (a 'gc'
+ * PerformanceObserver waits for the next collection, and a process that allocates nothing
+ * collects nothing) but the one timer of the full step; once per quiet period after work,
+ * a young collection (a few ms) and, later, one full one (about 5-40 ms on these heaps).
+ * The collector is V8's `gc` from a fresh context (`--expose-gc` set for that moment only):
+ * the handler's global scope never gets a `gc`.
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import { GCProfiler, getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 export const IDLE_COMPACTION = {
-  /** No collection for this long (over V8's 5 s allocation-rate window), ms. */
+  /** No collection for this long (over V8's 5 s allocation-rate window): the young generation is given back, ms. */
   quietMs: 5_500,
+  /** Still none this long after that: old space is compacted, ms. */
+  fullAfterMs: 60_000,
   /** The committed heap grew by this much since the last compaction, bytes. */
   minGrowthBytes: 4 * 1024 * 1024,
 } as const;
 
 export interface IdleCompaction {
-  /** Full collections run so far. */
+  /** Young-generation collections run so far (the first step). */
+  readonly youngCollections: number;
+  /** Full collections run so far (the second step). */
   readonly compactions: number;
   stop(): void;
 }
 
-/** A young generation at most this large is left as it is, bytes (V8's smallest is 1-2 MiB). */
-const YOUNG_SHRUNK_BYTES = 2 * 1024 * 1024;
-
-const youngBytes = (): number => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
-
-/** V8's full collection, without a `gc` in this context's global scope; undefined if V8 refuses. */
-function fullCollector(): (() => void) | undefined {
+/** V8's `gc` (a full collection; `{ type: 'minor' }` a young one), without a `gc` in this context's global scope; undefined if V8 refuses. */
+type Collector = (options?: { readonly type: 'minor' | 'major' }) => void;
+function collector(): Collector | undefined {
   const exposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
   try {
     setFlagsFromString('--expose-gc');
     const gc: unknown = runInNewContext('gc');
-    return typeof gc === 'function' ? (gc as () => void) : undefined;
+    return typeof gc === 'function' ? (gc as Collector) : undefined;
   } catch {
     return undefined;
   } finally {
@@ -67,10 +73,12 @@ function fullCollector(): (() => void) | undefined {
  * bench/README, issue 34 third pass) read every `quietMs`: a window without a collection
  * means the work is over.
  */
-export function compactWhenIdle(options: { quietMs?: number; minGrowthBytes?: number } = {}): IdleCompaction {
+export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: number; minGrowthBytes?: number } = {}): IdleCompaction {
   const quietMs = options.quietMs ?? IDLE_COMPACTION.quietMs;
+  const fullAfterMs = options.fullAfterMs ?? IDLE_COMPACTION.fullAfterMs;
   const minGrowthBytes = options.minGrowthBytes ?? IDLE_COMPACTION.minGrowthBytes;
-  const collect = fullCollector();
+  const collect = collector();
+  let youngCollections = 0;
   let compactions = 0;
   // 0 at first: the heap start-up grew is given back after its first quiet period.
   let baseline = 0;
@@ -79,21 +87,32 @@ export function compactWhenIdle(options: { quietMs?: number; minGrowthBytes?: nu
   let timer: NodeJS.Timeout | undefined;
   let profiler: GCProfiler | undefined;
   let stopped = false;
-  const arm = (): void => {
-    timer = setTimeout(check, quietMs);
+  const arm = (run: () => void, ms: number): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(run, ms);
     timer.unref();
   };
-  /** Busy: collections counted natively until the next check. */
+  /** Busy: collections counted natively until the next check (a full step still waiting is called off). */
   const watchBusy = (): void => {
     observer.disconnect();
     profiler = new GCProfiler();
     profiler.start();
-    arm();
+    arm(check, quietMs);
   };
-  /** Quiet: the observer waits for the next collection (none while idle: no wake-up). */
+  /** Quiet: the observer waits for the next collection (none while idle: no wake-up but the full step's). */
   const watchIdle = (): void => {
     profiler = undefined;
     observer.observe({ entryTypes: ['gc'] });
+  };
+  /** The second step: quiet for `fullAfterMs` after the first. */
+  const compact = (): void => {
+    timer = undefined;
+    if (stopped || collect === undefined || profiler !== undefined) return;
+    if (getHeapStatistics().total_heap_size - baseline < minGrowthBytes) return;
+    collect();
+    compactions++;
+    ownUntil = performance.now();
+    baseline = getHeapStatistics().total_heap_size;
   };
   const check = (): void => {
     timer = undefined;
@@ -102,20 +121,17 @@ export function compactWhenIdle(options: { quietMs?: number; minGrowthBytes?: nu
     if (collections > 0) {
       // Still working: look again after another quiet period.
       profiler?.start();
-      arm();
+      arm(check, quietMs);
       return;
     }
-    if (collect !== undefined && getHeapStatistics().total_heap_size - baseline >= minGrowthBytes) {
-      const young = youngBytes();
-      collect();
-      // V8 shrinks the young generation when its allocation rate was low; that rate is read from
-      // the collections' own samples, so after a busy spell it is the second collection that sees it.
-      if (youngBytes() >= young && young > YOUNG_SHRUNK_BYTES) collect();
-      compactions++;
+    // The first step: the young generation, which V8 shrinks after a collection at a low allocation rate.
+    if (collect !== undefined) {
+      collect({ type: 'minor' });
+      youngCollections++;
       ownUntil = performance.now();
-      baseline = getHeapStatistics().total_heap_size;
     }
     watchIdle();
+    arm(compact, fullAfterMs);
   };
   const observer = new PerformanceObserver((list) => {
     if (stopped || profiler !== undefined) return;
@@ -127,6 +143,9 @@ export function compactWhenIdle(options: { quietMs?: number; minGrowthBytes?: nu
     watchBusy();
   }
   return {
+    get youngCollections() {
+      return youngCollections;
+    },
     get compactions() {
       return compactions;
     },

@@ -11,9 +11,9 @@ describe('compactWhenIdle', () => {
   let compaction: IdleCompaction | undefined;
   afterEach(() => compaction?.stop());
 
-  it('runs one full collection once the process has been quiet, and leaves no gc in the global scope', async () => {
+  it('runs a young collection once the process has been quiet, a full one once quiet for longer, and leaves no gc in the global scope', async () => {
     const hadGc = typeof (globalThis as { gc?: unknown }).gc === 'function';
-    compaction = compactWhenIdle({ quietMs: 30, minGrowthBytes: 0 });
+    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 30, minGrowthBytes: 0 });
     expect(typeof (globalThis as { gc?: unknown }).gc === 'function').toBe(hadGc);
     // Work: garbage enough for a few young-generation collections.
     let kept: unknown[] = [];
@@ -24,6 +24,24 @@ describe('compactWhenIdle', () => {
     const deadline = Date.now() + 10_000;
     while (compaction.compactions === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(compaction.compactions).toBeGreaterThanOrEqual(1);
+    expect(compaction.youngCollections).toBeGreaterThanOrEqual(1);
+  });
+
+  it('runs no full collection until quiet for fullAfterMs after the young one: a burst soon after runs on a heap not compacted', async () => {
+    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 600_000, minGrowthBytes: 0 });
+    const waitForYoung = async (count: number): Promise<void> => {
+      const deadline = Date.now() + 10_000;
+      while (compaction!.youngCollections < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    work();
+    await waitForYoung(1);
+    expect(compaction.youngCollections).toBeGreaterThanOrEqual(1);
+    // Busy again, quiet again: another young collection, and still no full one.
+    const before = compaction.youngCollections;
+    work();
+    await waitForYoung(before + 1);
+    expect(compaction.youngCollections).toBeGreaterThan(before);
+    expect(compaction.compactions).toBe(0);
   });
 });
 
@@ -41,7 +59,7 @@ describe('compactWhenIdle, busy again', () => {
   afterEach(() => compaction?.stop());
 
   it('compacts again after a second busy spell: the quiet watch wakes on the next collection', async () => {
-    compaction = compactWhenIdle({ quietMs: 30, minGrowthBytes: 0 });
+    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 30, minGrowthBytes: 0 });
     const waitFor = async (count: number): Promise<void> => {
       const deadline = Date.now() + 10_000;
       while (compaction!.compactions < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
