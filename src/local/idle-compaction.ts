@@ -14,8 +14,8 @@
  * - once quiet for `fullAfterMs` more, and the heap grew by `minGrowthBytes` since the last
  *   time, one full collection: old-space garbage given back. Not at once: a burst of jobs
  *   soon after a full collection ran at 0.6-0.7x the rate of one after a young collection
- *   alone (bench/README, issue 34, burst after idle), V8 sizing the old generation's next
- *   limit from the small heap it just compacted. A burst after a longer pause pays that.
+ *   alone (bench/README, issue 34, burst after idle; V8's trace showed more mark-compacts in
+ *   that burst, after a heap just compacted small). A burst after a longer pause pays that.
  *
  * Start-up counts as work. What it costs: a busy process, a native record per collection
  * (v8.GCProfiler) and a timer every `quietMs`; an idle one, no wake-up at all (a 'gc'
@@ -46,8 +46,10 @@ export interface IdleCompaction {
   stop(): void;
 }
 
-/** V8's `gc` (a full collection; `{ type: 'minor' }` a young one), without a `gc` in this context's global scope; undefined if V8 refuses. */
+/** V8's `gc`: a full collection, or with `{ type: 'minor' }` a young-generation one. */
 type Collector = (options?: { readonly type: 'minor' | 'major' }) => void;
+
+/** V8's `gc`, without a `gc` in this context's global scope; undefined if V8 refuses. */
 function collector(): Collector | undefined {
   const exposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
   try {
