@@ -17,8 +17,8 @@ export function runTs(file: string, args: readonly string[] = [], options: Optio
     cwd: REPO_ROOT,
     reject: false,
     timeout: 60_000,
-    // execa SIGKILLs a child 5 s after a SIGTERM by default: under CI load a graceful stop (a harness draining its
-    // launched workers) took longer, and a test that sent SIGTERM saw a SIGKILL's death instead of its exit code.
+    // execa SIGKILLs a child 5 s after a SIGTERM by default: a graceful stop under CI load (a harness draining its
+    // launched workers) may take longer, and that SIGKILL would read as the child's own death.
     forceKillAfterDelay: 30_000,
     ...options,
     env: { LOG_LEVEL: 'info', TSX_TSCONFIG_PATH: TSCONFIG, ...options.env },
