@@ -80,38 +80,3 @@ it('never runs again a statement that committed but answered the wrong number of
   expect(String((settled[1] as PromiseRejectedResult).reason)).toContain('answered 1 rows for 3 calls');
   expect(batches).toEqual([[1, 2, 3]]);
 });
-
-it('with inFlight 2, runs the calls made while a statement is in flight in a second one at once, and no third', async () => {
-  // Each statement is answered when the test says so.
-  const batches: number[][] = [];
-  const answers: Array<() => void> = [];
-  const coalescer = new Coalescer(
-    async (items: readonly number[]) => {
-      batches.push([...items]);
-      await new Promise<void>((resolve) => answers.push(resolve));
-      return items.map((item) => item * 2);
-    },
-    { maxItems: 100, maxSize: 1_000, inFlight: 2 },
-  );
-  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-  const first = coalescer.add(1, 1);
-  await turn();
-  expect(batches).toEqual([[1]]);
-  // The first in flight: these go together in a second statement at once.
-  const second = [2, 3].map((item) => coalescer.add(item, 1));
-  await turn();
-  expect(batches).toEqual([[1], [2, 3]]);
-  // Made in two turns while both are in flight: no third statement; they go together once one of them is answered.
-  const third = coalescer.add(4, 1);
-  await turn();
-  const fourth = coalescer.add(5, 1);
-  await turn();
-  expect(batches).toEqual([[1], [2, 3]]);
-  answers[1]?.();
-  expect(await Promise.all(second)).toEqual([4, 6]);
-  await turn();
-  expect(batches).toEqual([[1], [2, 3], [4, 5]]);
-  answers[0]?.();
-  answers[2]?.();
-  expect(await Promise.all([first, third, fourth])).toEqual([2, 8, 10]);
-});

@@ -22,22 +22,13 @@ export interface CoalescerLimits {
   readonly maxItems: number;
   /** Their sizes (bytes, as the caller counts them) in one statement at most; a single larger call goes alone. */
   readonly maxSize: number;
-  /**
-   * Statements in flight at once (default 1). With 2, calls made while one is in flight go in
-   * a second one at once (after the turn) instead of waiting for the first's commit: one
-   * statement runs while the other's commit is flushed.
-   */
-  readonly inFlight?: number;
 }
 
 export class Coalescer<I, O> {
   readonly #run: (items: readonly I[]) => Promise<readonly O[]>;
   readonly #limits: CoalescerLimits;
   #waiting: Waiting<I, O>[] = [];
-  /** Drain loops running (each one statement in flight at a time). */
-  #running = 0;
-  /** A drain loop is to start after this turn. */
-  #starting = false;
+  #running = false;
 
   /** `run`: one statement for `items`, answering one output per item, in their order. */
   constructor(run: (items: readonly I[]) => Promise<readonly O[]>, limits: CoalescerLimits) {
@@ -49,13 +40,9 @@ export class Coalescer<I, O> {
   add(item: I, size: number): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.#waiting.push({ item, size, resolve, reject });
-      if (!this.#starting && this.#running < (this.#limits.inFlight ?? 1)) {
-        this.#starting = true;
-        this.#running++;
-        setImmediate(() => {
-          this.#starting = false;
-          void this.#drain();
-        });
+      if (!this.#running) {
+        this.#running = true;
+        setImmediate(() => void this.#drain());
       }
     });
   }
@@ -64,7 +51,7 @@ export class Coalescer<I, O> {
     try {
       while (this.#waiting.length > 0) await this.#runBatch(this.#nextBatch());
     } finally {
-      this.#running--;
+      this.#running = false;
     }
   }
 

@@ -18,7 +18,7 @@ import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 /** PostgreSQL's oid of text: each column's values go as one text array, cast to the column's type in the statement. */
 const TEXT_OID = 25;
 /** Results written in one statement at most: their count, and their values' JSON bytes (a larger one goes alone). */
-const RESULT_BATCH = { maxItems: 100, maxSize: 1 << 20, inFlight: 2 };
+const RESULT_BATCH = { maxItems: 100, maxSize: 1 << 20 };
 
 /** A field kept as JSON: its column and type (a job's values are json, kept byte for byte: migration 0003). */
 const JSON_COLUMNS = { output: ['output', 'json'], error: ['error', 'json'], resultFrom: ['result_from', 'jsonb'] } as const;
