@@ -15,35 +15,31 @@ describe('compactWhenIdle', () => {
     const hadGc = typeof (globalThis as { gc?: unknown }).gc === 'function';
     compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 30, minGrowthBytes: 0 });
     expect(typeof (globalThis as { gc?: unknown }).gc === 'function').toBe(hadGc);
-    // Work: garbage enough for a few young-generation collections.
-    let kept: unknown[] = [];
-    for (let i = 0; i < 200_000; i++) {
-      kept.push({ i, text: `job-${i}` });
-      if (kept.length > 1_000) kept = [];
-    }
-    const deadline = Date.now() + 10_000;
-    while (compaction.compactions === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    work();
+    await until(() => compaction!.compactions > 0);
     expect(compaction.compactions).toBeGreaterThanOrEqual(1);
     expect(compaction.youngCollections).toBeGreaterThanOrEqual(1);
   });
 
   it('runs no full collection until quiet for fullAfterMs after the young one: a burst soon after runs on a heap not compacted', async () => {
     compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 600_000, minGrowthBytes: 0 });
-    const waitForYoung = async (count: number): Promise<void> => {
-      const deadline = Date.now() + 10_000;
-      while (compaction!.youngCollections < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    };
     work();
-    await waitForYoung(1);
+    await until(() => compaction!.youngCollections >= 1);
     expect(compaction.youngCollections).toBeGreaterThanOrEqual(1);
     // Busy again, quiet again: another young collection, and still no full one.
     const before = compaction.youngCollections;
     work();
-    await waitForYoung(before + 1);
+    await until(() => compaction!.youngCollections >= before + 1);
     expect(compaction.youngCollections).toBeGreaterThan(before);
     expect(compaction.compactions).toBe(0);
   });
 });
+
+/** Until `done` holds, 10 s at most (the assertions after it say what was expected). */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}
 
 /** Garbage enough for a few young-generation collections. */
 function work(): void {
@@ -60,17 +56,13 @@ describe('compactWhenIdle, busy again', () => {
 
   it('compacts again after a second busy spell: the quiet watch wakes on the next collection', async () => {
     compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 30, minGrowthBytes: 0 });
-    const waitFor = async (count: number): Promise<void> => {
-      const deadline = Date.now() + 10_000;
-      while (compaction!.compactions < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    };
     work();
-    await waitFor(1);
+    await until(() => compaction!.compactions >= 1);
     expect(compaction.compactions).toBeGreaterThanOrEqual(1);
     // Idle meanwhile: the watch waits for a collection, not for a timer.
     const before = compaction.compactions;
     work();
-    await waitFor(before + 1);
+    await until(() => compaction!.compactions >= before + 1);
     expect(compaction.compactions).toBeGreaterThan(before);
   });
 });
