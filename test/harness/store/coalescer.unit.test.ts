@@ -80,3 +80,78 @@ it('never runs again a statement that committed but answered the wrong number of
   expect(String((settled[1] as PromiseRejectedResult).reason)).toContain('answered 1 rows for 3 calls');
   expect(batches).toEqual([[1, 2, 3]]);
 });
+
+it('with inFlight 2, runs the calls made while a statement is in flight in a second one at once, and no third', async () => {
+  // Each statement is answered when the test says so.
+  const batches: number[][] = [];
+  const answers: Array<() => void> = [];
+  const coalescer = new Coalescer(
+    async (items: readonly number[]) => {
+      batches.push([...items]);
+      await new Promise<void>((resolve) => answers.push(resolve));
+      return items.map((item) => item * 2);
+    },
+    { maxItems: 100, maxSize: 1_000, inFlight: 2 },
+  );
+  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  const first = coalescer.add(1, 1);
+  await turn();
+  expect(batches).toEqual([[1]]);
+  // The first in flight: these go together in a second statement at once.
+  const second = [2, 3].map((item) => coalescer.add(item, 1));
+  await turn();
+  expect(batches).toEqual([[1], [2, 3]]);
+  // Made in two turns while both are in flight: no third statement; they go together once one of them is answered.
+  const third = coalescer.add(4, 1);
+  await turn();
+  const fourth = coalescer.add(5, 1);
+  await turn();
+  expect(batches).toEqual([[1], [2, 3]]);
+  answers[1]?.();
+  expect(await Promise.all(second)).toEqual([4, 6]);
+  await turn();
+  expect(batches).toEqual([[1], [2, 3], [4, 5]]);
+  answers[0]?.();
+  answers[2]?.();
+  expect(await Promise.all([first, third, fourth])).toEqual([2, 8, 10]);
+});
+
+it('with inFlight 2, never runs calls of one key in two statements at once: a call whose key is in flight waits for that answer, in order', async () => {
+  const batches: string[][] = [];
+  const answers: Array<() => void> = [];
+  const coalescer = new Coalescer(
+    async (items: readonly string[]) => {
+      batches.push([...items]);
+      await new Promise<void>((resolve) => answers.push(resolve));
+      return items.map((item) => `${item}!`);
+    },
+    { maxItems: 100, maxSize: 1_000, inFlight: 2 },
+  );
+  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  // Two calls of job a in one turn share a statement (the statement decides between them).
+  const first = [coalescer.add('a1', 1, 'a'), coalescer.add('a2', 1, 'a')];
+  await turn();
+  expect(batches).toEqual([['a1', 'a2']]);
+  // While a is in flight: b goes in a second statement at once, a's next call and the b call after it wait.
+  const second = [coalescer.add('a3', 1, 'a'), coalescer.add('b1', 1, 'b'), coalescer.add('c1', 1)];
+  await turn();
+  expect(batches).toEqual([
+    ['a1', 'a2'],
+    ['b1', 'c1'],
+  ]);
+  const third = [coalescer.add('b2', 1, 'b'), coalescer.add('d1', 1, 'd')];
+  await turn();
+  expect(batches).toHaveLength(2);
+  // b answered: its loop takes what it may (d, and b's next call), passing over a's call still in flight.
+  answers[1]?.();
+  await turn();
+  expect(batches.at(-1)).toEqual(['b2', 'd1']);
+  // a answered: a3 runs now, after a1 and a2.
+  answers[0]?.();
+  await turn();
+  expect(batches.at(-1)).toEqual(['a3']);
+  answers[2]?.();
+  answers[3]?.();
+  expect(await Promise.all([...first, ...second, ...third])).toEqual(['a1!', 'a2!', 'a3!', 'b1!', 'c1!', 'b2!', 'd1!']);
+  expect(batches).toHaveLength(4);
+});

@@ -8,11 +8,15 @@
  * A joined statement that fails is run again one call at a time: each call gets its own
  * answer or its own error, and none is lost or written twice (the statement is one
  * transaction: a failed one wrote nothing).
+ * With more than one statement in flight (`inFlight`), calls that name the same key (a
+ * job) never run in two statements at once: a call whose key is in flight waits for that
+ * statement's answer, so the calls of one key are run in the order they were made.
  */
 
 interface Waiting<I, O> {
   readonly item: I;
   readonly size: number;
+  readonly key: string | undefined;
   readonly resolve: (output: O) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -22,13 +26,24 @@ export interface CoalescerLimits {
   readonly maxItems: number;
   /** Their sizes (bytes, as the caller counts them) in one statement at most; a single larger call goes alone. */
   readonly maxSize: number;
+  /**
+   * Statements in flight at once (default 1). With 2, calls made while one is in flight go in
+   * a second one at once (after the turn) instead of waiting for the first's commit: one
+   * statement runs while the other's commit is flushed.
+   */
+  readonly inFlight?: number;
 }
 
 export class Coalescer<I, O> {
   readonly #run: (items: readonly I[]) => Promise<readonly O[]>;
   readonly #limits: CoalescerLimits;
   #waiting: Waiting<I, O>[] = [];
-  #running = false;
+  /** Drain loops running (each has one statement in flight at a time). */
+  #running = 0;
+  /** A drain loop is to start after this turn. */
+  #starting = false;
+  /** The keys of the calls in flight, with their count. */
+  readonly #keysInFlight = new Map<string, number>();
 
   /** `run`: one statement for `items`, answering one output per item, in their order. */
   constructor(run: (items: readonly I[]) => Promise<readonly O[]>, limits: CoalescerLimits) {
@@ -36,34 +51,66 @@ export class Coalescer<I, O> {
     this.#limits = limits;
   }
 
-  /** Run `item` (of `size`) with the calls made meanwhile; answers its own output. */
-  add(item: I, size: number): Promise<O> {
+  /**
+   * Run `item` (of `size`) with the calls made meanwhile; answers its own output. Calls of
+   * one `key` never run in two statements at once (one statement may hold several).
+   */
+  add(item: I, size: number, key?: string): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.#waiting.push({ item, size, resolve, reject });
-      if (!this.#running) {
-        this.#running = true;
-        setImmediate(() => void this.#drain());
+      this.#waiting.push({ item, size, key, resolve, reject });
+      if (!this.#starting && this.#running < (this.#limits.inFlight ?? 1)) {
+        this.#starting = true;
+        this.#running++;
+        setImmediate(() => {
+          this.#starting = false;
+          void this.#drain();
+        });
       }
     });
   }
 
   async #drain(): Promise<void> {
     try {
-      while (this.#waiting.length > 0) await this.#runBatch(this.#nextBatch());
+      // A loop ends when nothing it may run is left: the calls of a key in flight are taken by the loop that holds that key, once it is answered.
+      for (let batch = this.#nextBatch(); batch.length > 0; batch = this.#nextBatch()) {
+        this.#hold(batch, 1);
+        try {
+          await this.#runBatch(batch);
+        } finally {
+          this.#hold(batch, -1);
+        }
+      }
     } finally {
-      this.#running = false;
+      this.#running--;
     }
   }
 
+  #hold(batch: readonly Waiting<I, O>[], by: 1 | -1): void {
+    for (const { key } of batch) {
+      if (key === undefined) continue;
+      const count = (this.#keysInFlight.get(key) ?? 0) + by;
+      if (count > 0) this.#keysInFlight.set(key, count);
+      else this.#keysInFlight.delete(key);
+    }
+  }
+
+  /** The next calls in their order, within the limits, passing over those whose key is in flight. */
   #nextBatch(): Waiting<I, O>[] {
     let size = 0;
-    let count = 0;
+    let taken = 0;
+    const batch: Waiting<I, O>[] = [];
+    const left: Waiting<I, O>[] = [];
     for (const waiting of this.#waiting) {
-      if (count > 0 && (count >= this.#limits.maxItems || size + waiting.size > this.#limits.maxSize)) break;
-      size += waiting.size;
-      count++;
+      if (batch.length > 0 && (batch.length >= this.#limits.maxItems || size + waiting.size > this.#limits.maxSize)) break;
+      taken++;
+      if (waiting.key !== undefined && this.#keysInFlight.has(waiting.key)) left.push(waiting);
+      else {
+        size += waiting.size;
+        batch.push(waiting);
+      }
     }
-    return this.#waiting.splice(0, count);
+    this.#waiting = taken === this.#waiting.length ? left : [...left, ...this.#waiting.slice(taken)];
+    return batch;
   }
 
   async #runBatch(batch: readonly Waiting<I, O>[]): Promise<void> {

@@ -17,8 +17,12 @@ import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 /** PostgreSQL's oid of text: each column's values go as one text array, cast to the column's type in the statement. */
 const TEXT_OID = 25;
-/** Results written in one statement at most: their count, and their values' JSON bytes (a larger one goes alone). */
-const RESULT_BATCH = { maxItems: 100, maxSize: 1 << 20 };
+/**
+ * Results written in one statement at most: their count, and their values' JSON bytes (a larger
+ * one goes alone); two statements in flight at once (one runs while the other's commit is
+ * flushed), the posts of one job never in both (the coalescer keeps them in order).
+ */
+const RESULT_BATCH = { maxItems: 100, maxSize: 1 << 20, inFlight: 2 };
 
 /** A field kept as JSON: its column and type (a job's values are json, kept byte for byte: migration 0003). */
 const JSON_COLUMNS = { output: ['output', 'json'], error: ['error', 'json'], resultFrom: ['result_from', 'jsonb'] } as const;
@@ -99,6 +103,7 @@ function statementOf(shape: string): { readonly text: string; readonly arrays: R
       FROM done JOIN n ON n.n_endpoint_id = done.endpoint_id AND n.n_id = done.id
       WHERE n.n_counted IS NOT NULL
       GROUP BY n.n_endpoint_id
+      ORDER BY n.n_endpoint_id
       ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
         failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried
       RETURNING 1
@@ -120,6 +125,8 @@ interface ResultWrite {
 export class ResultWrites {
   readonly #sql: postgres.Sql;
   readonly #writes: Coalescer<ResultWrite, StoredJob | undefined>;
+  /** The counter shard of the last statement (the next one takes the next shard). */
+  #shard = Math.floor(Math.random() * COUNTER_SHARDS);
 
   constructor(sql: postgres.Sql) {
     this.#sql = sql;
@@ -136,7 +143,7 @@ export class ResultWrites {
       json[field] = text;
       size += text?.length ?? 0;
     }
-    return this.#writes.add({ facts, change, json }, size);
+    return this.#writes.add({ facts, change, json }, size, `${facts.endpointId}\u0000${facts.id}`);
   }
 
   async #write(writes: readonly ResultWrite[]): Promise<(StoredJob | undefined)[]> {
@@ -176,7 +183,9 @@ export class ResultWrites {
       else if (field in JSON_COLUMNS) parameters.push(text(sent.map(({ json }) => json[field as JsonField])));
       else parameters.push(text(sent.map(({ change }) => change.fields[field as keyof typeof PLAIN_COLUMNS] as string | number | undefined)));
     }
-    parameters.push(Math.floor(Math.random() * COUNTER_SHARDS));
+    // Statements in flight together move different counter rows (neither waits for the other's commit), each endpoint's in one order.
+    this.#shard = (this.#shard + 1) % COUNTER_SHARDS;
+    parameters.push(this.#shard);
     const rows = await sql.unsafe(statement.text, parameters as never[], { prepare: true });
     const ended = new Map<string, StoredJob>();
     for (const row of rows) {
