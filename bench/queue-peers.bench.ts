@@ -20,6 +20,7 @@
  */
 import postgres from 'postgres';
 import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
+import { counts, PG_STAT_STATEMENTS_SETTINGS, sessionsGone } from './lib/pg-counts.js';
 import { processTree, readProc } from './lib/proc.js';
 import { openQueue, QUEUES, type QueueName } from './lib/queue-peers.js';
 import { type BenchCase, type Benchmark, type MetricSpec } from './lib/runner.js';
@@ -56,30 +57,12 @@ function serverCpuMs(): number {
     .reduce((sum, pid) => sum + (readProc(pid)?.cpuMs ?? 0), 0);
 }
 
-/** Statements (top-level calls) and transactions so far in `database`. */
-async function counts(admin: postgres.Sql, database: string): Promise<{ statements: number; transactions: number }> {
-  await admin`SELECT pg_stat_clear_snapshot()`;
-  const [row] = await admin<{ statements: string | null; transactions: string }[]>`
-    SELECT (SELECT sum(calls) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${database})::text AS statements,
-      (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = ${database})::text AS transactions`;
-  return { statements: Number(row?.statements ?? 0), transactions: Number(row?.transactions ?? 0) };
-}
-
-/** Wait until no session is connected to `database` (each one's statistics are then in pg_stat_database). */
-async function sessionsGone(admin: postgres.Sql, database: string): Promise<void> {
-  for (let tries = 0; tries < 200; tries++) {
-    const [row] = await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${database}`;
-    if (row?.n === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 function queueCase(name: string, shared: Shared, run: (queue: Awaited<ReturnType<typeof openQueue>>, jobs: number) => Promise<number[]>): BenchCase {
   return {
     name,
     metrics: metricsOf(),
     async setup() {
-      shared.server = await startEmbeddedServer({ durable: true, settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.max=10000'] });
+      shared.server = await startEmbeddedServer({ durable: true, settings: PG_STAT_STATEMENTS_SETTINGS });
       shared.admin = postgres(shared.server.url, { max: 1, onnotice: () => undefined });
       await shared.admin`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
     },

@@ -17,8 +17,9 @@
  *
  * Figures: jobs/s of the drain (median of the rounds), and per store the takes the
  * harness asked of the store, the empty ones and the jobs a take got; on PostgreSQL the
- * statements a job sent, submissions and notifications included (counted on the wire:
- * test/postgres/statement-counter.ts).
+ * statements and transactions a job, submissions and notifications included (PostgreSQL's
+ * own counts, bench/lib/pg-counts.ts: no proxy sits in this process, whose CPU and event loop
+ * are the harness's).
  */
 import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
@@ -32,9 +33,9 @@ import { PostgresJobStore } from '../packages/platform/src/harness/store/postgre
 import { createHarnessServer } from '../packages/platform/src/index.js';
 import { workerEnvFor } from '../packages/platform/src/harness/worker-api/worker-env.js';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
-import { startStatementCounter } from '../test/postgres/statement-counter.js';
 import { childExecArgv, REPO_ROOT, track } from './lib/child.js';
 import { loadAverage } from './lib/machine.js';
+import { counts, PG_STAT_STATEMENTS_SETTINGS, sessionsGone } from './lib/pg-counts.js';
 import { ownCpuMs, processTree, readProc } from './lib/proc.js';
 import { median, percentile } from './lib/stats.js';
 
@@ -47,7 +48,7 @@ const { values } = parseArgs({
     'fsync-off': { type: 'boolean', default: false },
     /** One store only (a profile of its drain): memory or postgres. */
     only: { type: 'string' },
-    /** pg_stat_statements loaded: print PostgreSQL's top statements of each drain (a diagnosis, not a figure). */
+    /** Print PostgreSQL's top statements of each drain by time (pg_stat_statements; a diagnosis, not a figure). */
     statements: { type: 'boolean', default: false },
   },
 });
@@ -194,12 +195,9 @@ async function drain(store: JobStore): Promise<Drained> {
   }
 }
 
-const server = await startEmbeddedServer({
-  durable: !values['fsync-off'],
-  ...(values.statements ? { settings: ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track_utility=off'] } : {}),
-});
+const server = await startEmbeddedServer({ durable: !values['fsync-off'], settings: PG_STAT_STATEMENTS_SETTINGS });
 const admin = postgres(server.url, { max: 1, onnotice: () => undefined });
-if (values.statements) await admin`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
+await admin`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
 
 /** The drain's top statements in `database` by execution time (--statements). */
 async function printStatements(database: string): Promise<void> {
@@ -222,7 +220,7 @@ const cpuText = (list: Cpu[]): string =>
   list.length === 0
     ? ''
     : ` | CPU a job (median): harness ${median(list.map((c) => c.harness)).toFixed(2)} ms, worker ${median(list.map((c) => c.worker)).toFixed(2)} ms, PostgreSQL ${median(list.map((c) => c.postgres)).toFixed(2)} ms`;
-const perJob: number[] = [];
+const perJob: { statements: number[]; transactions: number[] } = { statements: [], transactions: [] };
 const takes = { memory: { takes: 0, empty: 0, jobs: 0 }, postgres: { takes: 0, empty: 0, jobs: 0 } };
 const describe = (count: TakeCount): string =>
   `${(count.takes / ROUNDS).toFixed(0)} store takes a round (${(count.empty / ROUNDS).toFixed(0)} empty), ${(count.jobs / Math.max(1, count.takes - count.empty)).toFixed(1)} jobs a take that got any`;
@@ -240,17 +238,23 @@ try {
       await admin.unsafe(`CREATE DATABASE ${name}`);
       const url = new URL(server.url);
       url.pathname = `/${name}`;
-      const counter = await startStatementCounter(url.toString());
-      const database = await openHarnessDatabase(counter.url, { poolSize: 10 });
+      // Opened once for its schema and closed; the counts are read with no session open (pg_stat_database has each one's once it ended).
+      const schema = await openHarnessDatabase(url.toString(), { poolSize: 1 });
+      await (await PostgresJobStore.open(schema)).close();
+      await schema.close();
+      await sessionsGone(admin, name);
+      const before = await counts(admin, name);
+      const database = await openHarnessDatabase(url.toString(), { poolSize: 10 });
       const store = await PostgresJobStore.open(database);
-      const before = counter.count();
       held = heldBy.postgres;
       record(pg, cpus.postgres, await drain(counted(store, takes.postgres)));
-      perJob.push((counter.count() - before) / JOBS);
       if (values.statements) await printStatements(name);
       await store.close();
       await database.close();
-      await counter.close();
+      await sessionsGone(admin, name);
+      const after = await counts(admin, name);
+      perJob.statements.push((after.statements - before.statements) / JOBS);
+      perJob.transactions.push((after.transactions - before.transactions) / JOBS);
       await admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
     };
     if (values.only === 'memory') await runMemory();
@@ -270,7 +274,7 @@ try {
     `memory      ${m.toFixed(0)} jobs/s (rounds: ${memory.map((v) => v.toFixed(0)).join(', ')}) | ${describe(takes.memory)}${cpuText(cpus.memory)}${heldText(heldBy.memory)}`,
   );
   console.log(
-    `postgres    ${p.toFixed(0)} jobs/s (rounds: ${pg.map((v) => v.toFixed(0)).join(', ')}) | ${median(perJob).toFixed(2)} statements/job (submissions, notifications included) | ${describe(takes.postgres)}${cpuText(cpus.postgres)}${heldText(heldBy.postgres)} | ${(p / m).toFixed(2)}x memory | load ${loadAverage()}`,
+    `postgres    ${p.toFixed(0)} jobs/s (rounds: ${pg.map((v) => v.toFixed(0)).join(', ')}) | ${median(perJob.statements).toFixed(2)} statements and ${median(perJob.transactions).toFixed(2)} transactions a job (submissions, notifications included) | ${describe(takes.postgres)}${cpuText(cpus.postgres)}${heldText(heldBy.postgres)} | ${(p / m).toFixed(2)}x memory | load ${loadAverage()}`,
   );
 } finally {
   await admin.end();
