@@ -20,6 +20,9 @@
  *   one job yielding 1 000 strings of 1 KiB: chunks (yields) per second from the job
  *   handed out to its result received, the job-stream posts it took, worker CPU per
  *   chunk, worker RSS after.
+ * With BENCH_SERVE_API_BARE=1, ours is replaced by bench/children/bare-runsync-server.ts (a
+ * bare node:http server answering a completed job, nothing behind it): the floor of any Node
+ * server with these clients on these cores, to read our figures against.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT, stopChild, track } from './lib/child.js';
@@ -63,9 +66,11 @@ async function startServer(side: SideName): Promise<Running> {
   let child: ChildProcess;
   if (side === 'runpod-python') child = spawnRunpodServeApi(runpod(), port);
   else {
-    const script = await childScript('bench/children/platform-worker.ts', 'compiled');
+    // BENCH_SERVE_API_BARE=1: a bare node:http server in place of ours, the floor of any Node server here (bench/children/bare-runsync-server.ts).
+    const bare = process.env.BENCH_SERVE_API_BARE === '1';
+    const script = await childScript(bare ? 'bench/children/bare-runsync-server.ts' : 'bench/children/platform-worker.ts', 'compiled');
     child = track(
-      spawn(process.execPath, [...nodeArgs(), script, '--serve-api', '--port', String(port), '--no-rate-limit'], {
+      spawn(process.execPath, [...nodeArgs(), script, ...(bare ? [] : ['--serve-api']), '--port', String(port), '--no-rate-limit'], {
         cwd: REPO_ROOT,
         env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS) },
         stdio: ['ignore', 'ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
