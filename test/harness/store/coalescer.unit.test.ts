@@ -81,19 +81,25 @@ it('never runs again a statement that committed but answered the wrong number of
   expect(batches).toEqual([[1, 2, 3]]);
 });
 
-it('with inFlight 2, runs the calls made while a statement is in flight in a second one at once, and no third', async () => {
-  // Each statement is answered when the test says so.
-  const batches: number[][] = [];
+/** A coalescer of two statements in flight whose statements each wait until the test answers them (`answers`, in the order they began). */
+function heldStatements<T, O>(answer: (item: T) => O): { batches: T[][]; answers: Array<() => void>; coalescer: Coalescer<T, O> } {
+  const batches: T[][] = [];
   const answers: Array<() => void> = [];
   const coalescer = new Coalescer(
-    async (items: readonly number[]) => {
+    async (items: readonly T[]) => {
       batches.push([...items]);
       await new Promise<void>((resolve) => answers.push(resolve));
-      return items.map((item) => item * 2);
+      return items.map(answer);
     },
     { maxItems: 100, maxSize: 1_000, inFlight: 2 },
   );
-  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  return { batches, answers, coalescer };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+it('with inFlight 2, runs the calls made while a statement is in flight in a second one at once, and no third', async () => {
+  const { batches, answers, coalescer } = heldStatements((item: number) => item * 2);
   const first = coalescer.add(1, 1);
   await turn();
   expect(batches).toEqual([[1]]);
@@ -117,32 +123,23 @@ it('with inFlight 2, runs the calls made while a statement is in flight in a sec
 });
 
 it('with inFlight 2, never runs calls of one key in two statements at once: a call whose key is in flight waits for that answer, in order', async () => {
-  const batches: string[][] = [];
-  const answers: Array<() => void> = [];
-  const coalescer = new Coalescer(
-    async (items: readonly string[]) => {
-      batches.push([...items]);
-      await new Promise<void>((resolve) => answers.push(resolve));
-      return items.map((item) => `${item}!`);
-    },
-    { maxItems: 100, maxSize: 1_000, inFlight: 2 },
-  );
-  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  const { batches, answers, coalescer } = heldStatements((item: string) => `${item}!`);
   // Two calls of job a in one turn share a statement (the statement decides between them).
   const first = [coalescer.add('a1', 1, 'a'), coalescer.add('a2', 1, 'a')];
   await turn();
   expect(batches).toEqual([['a1', 'a2']]);
-  // While a is in flight: b goes in a second statement at once, a's next call and the b call after it wait.
+  // While a is in flight: b's call and a call with no key go in a second statement at once; a's next call waits.
   const second = [coalescer.add('a3', 1, 'a'), coalescer.add('b1', 1, 'b'), coalescer.add('c1', 1)];
   await turn();
   expect(batches).toEqual([
     ['a1', 'a2'],
     ['b1', 'c1'],
   ]);
+  // Both in flight: no third statement.
   const third = [coalescer.add('b2', 1, 'b'), coalescer.add('d1', 1, 'd')];
   await turn();
   expect(batches).toHaveLength(2);
-  // b answered: its loop takes what it may (d, and b's next call), passing over a's call still in flight.
+  // b answered: its loop takes what it may (b's next call, and d), passing over a's call still in flight.
   answers[1]?.();
   await turn();
   expect(batches.at(-1)).toEqual(['b2', 'd1']);
