@@ -70,7 +70,7 @@ async function startServer(side: SideName): Promise<Running> {
     const bare = process.env.BENCH_SERVE_API_BARE === '1';
     const script = await childScript(bare ? 'bench/children/bare-runsync-server.ts' : 'bench/children/platform-worker.ts', 'compiled');
     child = track(
-      spawn(process.execPath, [...nodeArgs(), script, ...(bare ? [] : ['--serve-api']), '--port', String(port), '--no-rate-limit'], {
+      spawn(process.execPath, [...nodeArgs(), script, '--port', String(port), ...(bare ? [] : ['--serve-api', '--no-rate-limit'])], {
         cwd: REPO_ROOT,
         env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS) },
         stdio: ['ignore', 'ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],

@@ -122,6 +122,11 @@ interface ResultWrite {
   readonly json: Readonly<Record<JsonField, string | null>>;
 }
 
+/** A job's key: its endpoint and id. */
+function jobKey(job: { readonly endpointId: string; readonly id: string }): string {
+  return `${job.endpointId}\u0000${job.id}`;
+}
+
 export class ResultWrites {
   readonly #sql: postgres.Sql;
   readonly #writes: Coalescer<ResultWrite, StoredJob | undefined>;
@@ -143,13 +148,13 @@ export class ResultWrites {
       json[field] = text;
       size += text?.length ?? 0;
     }
-    return this.#writes.add({ facts, change, json }, size, `${facts.endpointId}\u0000${facts.id}`);
+    return this.#writes.add({ facts, change, json }, size, jobKey(facts));
   }
 
   async #write(writes: readonly ResultWrite[]): Promise<(StoredJob | undefined)[]> {
     const sql = this.#sql;
     // A job named twice: its first write only (the other is answered "changed since").
-    const keys = writes.map((write) => `${write.facts.endpointId}\u0000${write.facts.id}`);
+    const keys = writes.map((write) => jobKey(write.facts));
     const seen = new Set<string>();
     const first = keys.map((key) => {
       if (seen.has(key)) return false;
@@ -190,7 +195,7 @@ export class ResultWrites {
     const ended = new Map<string, StoredJob>();
     for (const row of rows) {
       const job = toStoredJob(parseJobRow(row));
-      ended.set(`${job.endpointId}\u0000${job.id}`, job);
+      ended.set(jobKey(job), job);
     }
     return writes.map((write, index) => {
       const job = first[index] ? ended.get(keys[index] as string) : undefined;
