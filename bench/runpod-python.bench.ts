@@ -22,7 +22,9 @@
  *   chunk, worker RSS after.
  * With BENCH_SERVE_API_BARE=1, ours is replaced by bench/children/bare-runsync-server.ts (a
  * bare node:http server answering a completed job, nothing behind it): the floor of any Node
- * server with these clients on these cores, to read our figures against.
+ * server with these clients on these cores, to read our figures against; with
+ * BENCH_SERVE_API_BARE=child, by the same server handing each body to a child process over
+ * IPC: the floor of a local API whose handler is isolated in another process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT, stopChild, track } from './lib/child.js';
@@ -66,15 +68,21 @@ async function startServer(side: SideName): Promise<Running> {
   let child: ChildProcess;
   if (side === 'runpod-python') child = spawnRunpodServeApi(runpod(), port);
   else {
-    // BENCH_SERVE_API_BARE=1: a bare node:http server in place of ours, the floor of any Node server here (bench/children/bare-runsync-server.ts).
-    const bare = process.env.BENCH_SERVE_API_BARE === '1';
+    // BENCH_SERVE_API_BARE=1: a bare node:http server in place of ours, the floor of any Node server here; =child: the same
+    // with each body handled in a child process over IPC, the floor of an isolated handler (bench/children/bare-runsync-server.ts).
+    const bareMode = process.env.BENCH_SERVE_API_BARE;
+    const bare = bareMode === '1' || bareMode === 'child';
     const script = await childScript(bare ? 'bench/children/bare-runsync-server.ts' : 'bench/children/platform-worker.ts', 'compiled');
     child = track(
-      spawn(process.execPath, [...nodeArgs(), script, '--port', String(port), ...(bare ? [] : ['--serve-api', '--no-rate-limit'])], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS) },
-        stdio: ['ignore', 'ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
-      }),
+      spawn(
+        process.execPath,
+        [...nodeArgs(), script, '--port', String(port), ...(bare ? (bareMode === 'child' ? ['--child'] : []) : ['--serve-api', '--no-rate-limit'])],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS) },
+          stdio: ['ignore', 'ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
+        },
+      ),
     );
   }
   const client = new QueueClient(`http://127.0.0.1:${port}`, '', CLIENTS);
