@@ -31,6 +31,9 @@ function startWorker(env: Record<string, string>, workerId: string): Child {
 
 const statusOf = async (url: string, id: string) => (await call('GET', `${url}/v2/drain/status/${id}`)).json as { status: string; retries?: number };
 
+/** Preloaded into a harness: says how many SIGTERM listeners it has as it prints its banner; can signal it while it starts. */
+const SIGNAL_PROBE = `--import ${join(REPO_ROOT, 'test/fixtures/harness-signal-probe.mjs')}`;
+
 describe('serverless-worker harness: liveness flags and drain', () => {
   it('--help documents the liveness, requeue and drain flags with their defaults', async () => {
     const help = String((await runTs(CLI, ['harness', '--help'])).stdout);
@@ -58,6 +61,32 @@ describe('serverless-worker harness: liveness flags and drain', () => {
       console.log(`[harness-drain] killed worker's job requeued ${requeuedMs} ms after SIGKILL (ping 500 ms x 2 missed + sweep: about 2 000 ms expected)`);
     },
   );
+
+  it('listens for SIGTERM before its banner is out: a signal sent the moment the banner is read drains it (exit 0)', { timeout: 120_000 }, async () => {
+    const { child, stderr } = await startHarnessProcess(children, ['--endpoint', 'drain'], {
+      readyText: 'RUNPOD_ENDPOINT_ID',
+      timeoutMs: 120_000,
+      env: { NODE_OPTIONS: SIGNAL_PROBE },
+    });
+    child.kill('SIGTERM');
+    const result = await child;
+    // Printed before the banner's bytes leave the process: the banner cannot be read before the handler is there.
+    expect(stderr()).toContain('[signal-probe] SIGTERM listeners at the banner: 1');
+    expect({ exitCode: result.exitCode, signal: result.signal }).toEqual({ exitCode: 0, signal: undefined });
+    expect(stderr()).toContain('harness drained');
+  });
+
+  it('a SIGTERM while it starts stops it once it is up: drained, exit 0', { timeout: 120_000 }, async () => {
+    const result = await runTs(CLI, ['harness', '--port', '0', '--endpoint', 'drain'], {
+      env: { NODE_OPTIONS: SIGNAL_PROBE, PROBE_SIGTERM_ON_LISTEN: '1' },
+      timeout: 120_000,
+    });
+    const stderr = String(result.stderr);
+    expect(stderr).toContain('[signal-probe] SIGTERM sent while starting');
+    expect({ exitCode: result.exitCode, signal: result.signal }).toEqual({ exitCode: 0, signal: undefined });
+    expect(stderr).toContain('shutdown signal received: draining');
+    expect(stderr).toContain('harness drained');
+  });
 
   it(
     'SIGTERM drains: no new job is handed out, the running job finishes and its /runsync is answered, the queued one is reported lost',

@@ -5,7 +5,7 @@
  * command is stopped by the next harness on the same --data-dir; a second SIGTERM
  * SIGKILLs them before the harness exits).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChildList, describeProcess, runTs } from '../child-process.js';
 import { LAUNCHER_WORKER_COMMAND, LAUNCHER_WORKER_PATH } from '../harness/launcher/launcher-setup.js';
@@ -61,19 +61,6 @@ async function launchedPid(harness: HarnessProcess, endpointId: string): Promise
   );
   groups.push({ pgid: pid, startTicks: processStartTicks(pid) });
   return pid;
-}
-
-/** A process's signal masks from /proc (SigBlk, SigIgn, SigCgt), and whether SIGTERM is among the caught ones. */
-function signalMasks(pid: number | undefined): string {
-  try {
-    const status = readFileSync(`/proc/${String(pid)}/status`, 'utf8');
-    const masks = status.split('\n').filter((line) => /^Sig(Blk|Ign|Cgt):/.test(line));
-    const caught = /^SigCgt:\s*([0-9a-f]+)/m.exec(status)?.[1];
-    const term = caught === undefined ? 'unknown' : (BigInt(`0x${caught}`) >> 14n) & 1n ? 'caught' : 'NOT caught';
-    return `SIGTERM ${term} (${masks.join(', ').replace(/\s+/g, ' ')})`;
-  } catch (error) {
-    return `no /proc status (${String(error)})`;
-  }
 }
 
 /** The launcher fixture's init event (its pid, RUNPOD_PING_INTERVAL, SW_HARNESS_PID). */
@@ -176,24 +163,14 @@ describe('the workers a harness launches', () => {
     const stopped = new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`);
     await waitFor(() => stopped.test(second.stderr()), 'the next harness to log the worker it stopped', 30_000, 50).catch(() => undefined);
     expect(second.stderr()).toMatch(stopped);
-    // Whether the harness catches SIGTERM as the test sends it (bit 15 of /proc's SigCgt): a death by the signal with it
-    // caught would be a re-raise, without it a handler missing or removed. Printed with the end below.
-    const masks = signalMasks(second.child.pid);
-    const signalledAt = performance.now();
+    // At once, as a script reading the banner would: the harness listens for SIGTERM before its banner is out (a signal
+    // that came first ended it by the default action in CI runs under load; harness-drain tests the order).
     second.child.kill('SIGTERM');
     const secondEnd = await second.child;
-    const secondLog = second.stderr();
-    if (secondEnd.exitCode !== 0) {
-      // Seen in four CI runs under load, not reproduced here (not with the CPU loaded either): printed for the next look.
-      console.log(
-        `[launched workers] the next harness ended by ${secondEnd.signal ?? `exit code ${String(secondEnd.exitCode)}`} ${Math.round(since(signalledAt))} ms after its SIGTERM; when sent: ${masks}; its log ends:\n${secondLog.slice(-3_000)}`,
-      );
-    }
-    // This test is about the workers; the harness's own graceful exit on SIGTERM is tested elsewhere (harness-drain,
-    // harness-reach). Four CI runs under load saw this harness end by the SIGTERM itself (the last two's logs cut
-    // after "Server listening": the logger writes asynchronously, and lines still queued are lost with the process);
-    // cause not found, printed above. Any other end than exit 0 or that signal fails.
-    if (secondEnd.signal !== 'SIGTERM') expect(secondEnd.exitCode).toBe(0);
+    expect({ exitCode: secondEnd.exitCode, signal: secondEnd.signal }, `the next harness's log ends:\n${second.stderr().slice(-3_000)}`).toEqual({
+      exitCode: 0,
+      signal: undefined,
+    });
   }, 240_000);
 
   it('a second SIGTERM while workers drain SIGKILLs them before the harness exits', async () => {

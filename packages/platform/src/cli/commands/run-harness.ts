@@ -29,7 +29,21 @@ export async function runHarness(options: HarnessCommandOptions): Promise<void> 
     );
   // This machine's GPUs for the dashboard, read only while a dashboard page is open.
   const gpu = createGpuSampler();
-  const app = await composeHarness({
+  // Signals from before the start on: whoever acts on the banner (a script, a supervisor, a test) may signal at once,
+  // and a SIGTERM that came before the handler would end the process by the default action, with no drain. One that
+  // comes while the harness starts stops it once it is up. A second signal exits at once, but SIGKILLs the launched
+  // workers first: none outlives the harness.
+  let app: Awaited<ReturnType<typeof composeHarness>> | undefined;
+  let signalled = false;
+  let stop = (): void => {
+    signalled = true;
+  };
+  const offSignals = onShutdownSignals(
+    logger,
+    () => stop(),
+    async () => app?.launcher?.killAll(),
+  );
+  app = await composeHarness({
     // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
     store: options.store,
     storePoolSize: options.pgPoolSize,
@@ -69,20 +83,15 @@ export async function runHarness(options: HarnessCommandOptions): Promise<void> 
     // The submit form starts from the working directory's test_input.json, when there is one.
     dashboard: { gpu, ...testInputFromWorkingDirectory(logger) },
   }).catch(async (error: unknown) => {
+    offSignals();
     await gpu.close();
     throw error;
   });
   const { server, harness } = app;
   logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
-  // A second signal exits at once, but SIGKILLs the launched workers first: none outlives the harness.
-  await new Promise<void>((resolve) =>
-    onShutdownSignals(
-      logger,
-      () => resolve(),
-      async () => app.launcher?.killAll(),
-    ),
-  );
+  // Until a signal; one that came while it started drains it now.
+  if (!signalled) await new Promise<void>((resolve) => (stop = resolve));
   // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
   await app.stopLauncher();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
