@@ -2,7 +2,8 @@
  * @module bench/runsync-ladder
  * Where the CPU of a `/runsync` goes, one layer at a time (issue 34): `npx tsx
  * bench/runsync-ladder.ts [--rounds 3] [--seconds 5]`. Each rung is a server of its own
- * (bench/children/runsync-ladder-server.ts, compiled), driven the same way: 500 requests
+ * (bench/children/bare-runsync-server.ts, runsync-ladder-server.ts or the bench worker,
+ * compiled), driven the same way: 500 requests
  * to warm, then `--seconds` of 8 keep-alive undici connections in a closed loop, a no-op
  * handler; its CPU (every process of it) from /proc. The rungs, each the last plus one
  * layer:
@@ -34,8 +35,15 @@ const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 
 async function start(rung: Rung, port: number): Promise<ChildProcess> {
-  const script = await childScript(rung === 'serve-api' ? 'bench/children/platform-worker.ts' : 'bench/children/runsync-ladder-server.ts', 'compiled');
-  const args = rung === 'serve-api' ? ['--serve-api', '--no-rate-limit', '--port', String(port)] : ['--layer', rung, '--port', String(port)];
+  const source =
+    rung === 'bare'
+      ? 'bench/children/bare-runsync-server.ts'
+      : rung === 'serve-api'
+        ? 'bench/children/platform-worker.ts'
+        : 'bench/children/runsync-ladder-server.ts';
+  const script = await childScript(source, 'compiled');
+  const layer = rung === 'bare' ? [] : rung === 'serve-api' ? ['--serve-api', '--no-rate-limit'] : ['--layer', rung];
+  const args = [...layer, '--port', String(port)];
   return track(
     spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: { ...process.env, BENCH_CONCURRENCY: String(CONNECTIONS) }, stdio: 'ignore' }),
   );

@@ -1,10 +1,10 @@
 /**
  * @module bench/children/runsync-ladder-server
  * One rung of the `/runsync` cost ladder (bench/runsync-ladder.ts), all in this one
- * process, a no-op handler, `POST /runsync` on 127.0.0.1:`--port`:
- * - `bare`: a `node:http` server that parses the body and answers a completed job's view;
- * - `core`: the same server, each body submitted to the harness core (memory store) and
- *   answered when the job ends, a plain in-process loop taking and completing the jobs;
+ * process, a no-op handler, `POST /runsync` on 127.0.0.1:`--port`. The first rung, a bare
+ * `node:http` server, is bare-runsync-server.ts (the runpod-python bench's floor too).
+ * - `core`: a `node:http` server, each body submitted to the harness core (memory store)
+ *   and answered when the job ends, a plain in-process loop taking and completing the jobs;
  * - `sdk`: the same, the jobs run by the SDK's worker runtime (in-process transport,
  *   concurrency 8) instead of the plain loop;
  * - `harness`: the harness's own HTTP server (the lean `/runsync` path at its root) with
@@ -18,7 +18,7 @@ import { Harness, startLocalWorker } from '../../src/exports/harness.js';
 import { createLogger, resolveOptions } from '../../src/exports/runtime.js';
 import { createHarnessServer } from '../../packages/platform/src/harness/server-api.js';
 
-const LAYERS = ['bare', 'core', 'sdk', 'harness'] as const;
+const LAYERS = ['core', 'sdk', 'harness'] as const;
 type Layer = (typeof LAYERS)[number];
 const { values } = parseArgs({ options: { port: { type: 'string' }, layer: { type: 'string' } }, strict: true });
 const layer = values.layer as Layer;
@@ -37,7 +37,7 @@ if (layer === 'core') {
       await Promise.all(jobs.map((job) => endpoint.complete(job.id, 'ladder-worker', { kind: 'output', output: {} }, job.attempt)));
     }
   })();
-} else if (layer !== 'bare') {
+} else {
   startLocalWorker(async () => ({}), resolveOptions({ concurrency: 8, gpuSampling: false, endpointId: ENDPOINT }), logger, { harness });
 }
 
@@ -49,13 +49,11 @@ if (layer === 'harness') {
     request.on('data', (part: Buffer) => parts.push(part));
     request.on('end', () => {
       const input = (JSON.parse(Buffer.concat(parts).toString('utf8') || '{}') as { input?: Record<string, unknown> }).input ?? {};
-      const answer = (view: unknown): void => {
+      void endpoint.submitAndWait({ input }, { sync: true }, 90_000).then((view) => {
         const text = JSON.stringify(view);
         response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
         response.end(text);
-      };
-      if (layer === 'bare') answer({ id: 'sync-bare', status: 'COMPLETED', output: input });
-      else void endpoint.submitAndWait({ input }, { sync: true }, 90_000).then(answer);
+      });
     });
   }).listen(port, '127.0.0.1');
 }

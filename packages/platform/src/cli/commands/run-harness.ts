@@ -34,13 +34,11 @@ export async function runHarness(options: HarnessCommandOptions): Promise<void> 
   // comes while the harness starts stops it once it is up. A second signal exits at once, but SIGKILLs the launched
   // workers first: none outlives the harness.
   let app: Awaited<ReturnType<typeof composeHarness>> | undefined;
-  let signalled = false;
-  let stop = (): void => {
-    signalled = true;
-  };
+  let signalled!: () => void;
+  const stopped = new Promise<void>((resolve) => (signalled = resolve));
   const offSignals = onShutdownSignals(
     logger,
-    () => stop(),
+    () => signalled(),
     async () => app?.launcher?.killAll(),
   );
   app = await composeHarness({
@@ -91,7 +89,7 @@ export async function runHarness(options: HarnessCommandOptions): Promise<void> 
   logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
   process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
   // Until a signal; one that came while it started drains it now.
-  if (!signalled) await new Promise<void>((resolve) => (stop = resolve));
+  await stopped;
   // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
   await app.stopLauncher();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
