@@ -86,36 +86,41 @@ export function parseJobRowWith(row: unknown, request: JobRequest): JobRow {
   return { ...JobRowButRequest.parse(row), request };
 }
 
-/** The record answered for a row: absent fields left out, as the memory store does. */
+/**
+ * The record answered for a row: absent fields left out, as the memory store does. Built
+ * by adding the present fields in one order (deleting absent ones from a literal would put
+ * the object in V8's slow dictionary mode, for every reader after).
+ */
 export function toStoredJob(row: JobRow): StoredJob {
-  const job: Record<string, unknown> = {
-    id: row.id,
-    endpointId: row.endpoint_id,
-    request: row.request,
-    sync: row.sync,
-    status: row.status,
-    submittedAt: row.submitted_at,
-    queuedAt: row.queued_at,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-    workerId: row.worker_id,
-    output: row.has_output ? row.output : undefined,
-    error: row.error ?? undefined,
-    retries: row.retries,
-    attempt: row.attempt,
-    lost: row.lost,
-    resultFrom: row.result_from ? { workerId: row.result_from.workerId ?? undefined, attempt: row.result_from.attempt } : undefined,
-    cancelledFrom: row.cancelled_from,
-    chunkCount: row.chunk_count,
-    unreadChunkCount: row.unread_count,
-    expiresAt: row.expires_at,
-    executionDeadline: row.execution_deadline,
-    executionTimeoutMs: row.execution_timeout_ms,
-    retentionMs: row.retention_ms,
-    deleteAt: row.delete_at,
-    reportedAt: row.reported_at,
+  const job: Record<string, unknown> = {};
+  const put = (key: string, value: unknown): void => {
+    if (value !== undefined) job[key] = value;
   };
-  for (const key of Object.keys(job)) if (job[key] === undefined) delete job[key];
+  put('id', row.id);
+  put('endpointId', row.endpoint_id);
+  put('request', row.request);
+  put('sync', row.sync);
+  put('status', row.status);
+  put('submittedAt', row.submitted_at);
+  put('queuedAt', row.queued_at);
+  put('startedAt', row.started_at);
+  put('endedAt', row.ended_at);
+  put('workerId', row.worker_id);
+  put('output', row.has_output ? row.output : undefined);
+  put('error', row.error ?? undefined);
+  put('retries', row.retries);
+  put('attempt', row.attempt);
+  put('lost', row.lost);
+  put('resultFrom', row.result_from ? { workerId: row.result_from.workerId ?? undefined, attempt: row.result_from.attempt } : undefined);
+  put('cancelledFrom', row.cancelled_from);
+  put('chunkCount', row.chunk_count);
+  put('unreadChunkCount', row.unread_count);
+  put('expiresAt', row.expires_at);
+  put('executionDeadline', row.execution_deadline);
+  put('executionTimeoutMs', row.execution_timeout_ms);
+  put('retentionMs', row.retention_ms);
+  put('deleteAt', row.delete_at);
+  put('reportedAt', row.reported_at);
   return job as unknown as StoredJob;
 }
 
