@@ -15,13 +15,16 @@
  * the drain's start to each job's end), statements a job (pg_stat_statements' calls in
  * its database, top-level statements), transactions a job (pg_stat_database's
  * xact_commit + xact_rollback; both counts span the queue's open and close around the
- * run, a few statements over thousands of jobs; the drain's include its queueing), and PostgreSQL's CPU a job (user + system time of the
- * server's processes from /proc, as the issue 33 figures were taken: bench/store.bench.ts).
+ * run, a few statements over thousands of jobs; the drain's include its queueing), PostgreSQL's CPU a job (user + system time of the
+ * server's processes from /proc, as the issue 33 figures were taken: bench/store.bench.ts; the drain's include its
+ * queueing), and the client's CPU a job: this process's (the queue's own code, its driver, the bench's loops) over
+ * the measured part (the drain from its start, without its queueing), and the part of it on threads other than
+ * the event loop's (V8's optimizing compiler and garbage collector helpers).
  */
 import postgres from 'postgres';
 import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
 import { counts, PG_STAT_STATEMENTS_SETTINGS, sessionsGone } from './lib/pg-counts.js';
-import { processTree, readProc } from './lib/proc.js';
+import { mainThreadCpuMs, ownCpuMs, processTree, readProc } from './lib/proc.js';
 import { openQueue, QUEUES, type QueueName } from './lib/queue-peers.js';
 import { type BenchCase, type Benchmark, type MetricSpec } from './lib/runner.js';
 import { percentile } from './lib/stats.js';
@@ -46,6 +49,8 @@ function metricsOf(): Record<string, MetricSpec> {
     metrics[`${short} statements/job`] = { unit: '', digits: 2 };
     metrics[`${short} transactions/job`] = { unit: '', digits: 2 };
     metrics[`${short} PG CPU/job`] = { unit: 'ms', digits: 2 };
+    metrics[`${short} client CPU/job`] = { unit: 'ms', digits: 3 };
+    metrics[`${short} client CPU/job off the event loop`] = { unit: 'ms', digits: 3 };
   }
   return metrics;
 }
@@ -57,7 +62,16 @@ function serverCpuMs(): number {
     .reduce((sum, pid) => sum + (readProc(pid)?.cpuMs ?? 0), 0);
 }
 
-function queueCase(name: string, shared: Shared, run: (queue: Awaited<ReturnType<typeof openQueue>>, jobs: number) => Promise<number[]>): BenchCase {
+/** This process's CPU so far, ms: all of it, and its event loop's thread's. */
+function clientCpu(): { all: number; main: number } {
+  return { all: ownCpuMs(), main: mainThreadCpuMs(process.pid) ?? Number.NaN };
+}
+
+function queueCase(
+  name: string,
+  shared: Shared,
+  run: (queue: Awaited<ReturnType<typeof openQueue>>, jobs: number, started: () => void) => Promise<number[]>,
+): BenchCase {
   return {
     name,
     metrics: metricsOf(),
@@ -88,7 +102,9 @@ function queueCase(name: string, shared: Shared, run: (queue: Awaited<ReturnType
         try {
           const cpuBefore = serverCpuMs();
           const began = performance.now();
-          const latencies = await run(queue, jobs);
+          let clientBefore = clientCpu();
+          const latencies = await run(queue, jobs, () => (clientBefore = clientCpu()));
+          const clientAfter = clientCpu();
           // The drain's rate from its start (its queueing done) to its last job's end; a wait per job's over the whole run.
           const seconds = (name === 'drain' ? Math.max(...latencies) : performance.now() - began) / 1_000;
           const cpu = serverCpuMs() - cpuBefore;
@@ -103,6 +119,8 @@ function queueCase(name: string, shared: Shared, run: (queue: Awaited<ReturnType
           figures[`${short} statements/job`] = (after.statements - before.statements) / jobs;
           figures[`${short} transactions/job`] = (after.transactions - before.transactions) / jobs;
           figures[`${short} PG CPU/job`] = cpu / jobs;
+          figures[`${short} client CPU/job`] = (clientAfter.all - clientBefore.all) / jobs;
+          figures[`${short} client CPU/job off the event loop`] = (clientAfter.all - clientBefore.all - (clientAfter.main - clientBefore.main)) / jobs;
         } finally {
           if (!closed) await queue.close();
           await admin.unsafe(`DROP DATABASE ${database} WITH (FORCE)`);
@@ -126,7 +144,7 @@ export const queuePeersBenchmark: Benchmark = {
     const fresh = (): Shared => ({ server: undefined, admin: undefined, databases: 0 });
     return [
       queueCase(`wait per job, ${CLIENTS} callers`, fresh(), (queue, jobs) => queue.waitPerJob(jobs, CLIENTS)),
-      queueCase('drain', fresh(), (queue, jobs) => queue.drain(jobs)),
+      queueCase('drain', fresh(), (queue, jobs, started) => queue.drain(jobs, started)),
     ];
   },
 };

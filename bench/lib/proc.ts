@@ -46,6 +46,21 @@ export function mainThreadWakeups(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU time so far of `pid`'s main thread (its event loop), ms (10 ms resolution); the rest
+ * of the process's CPU is its other threads' (V8's optimizing compiler and garbage
+ * collector helpers, libuv's pool). Undefined when /proc cannot be read.
+ */
+export function mainThreadCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU time of this process so far, ms (microsecond resolution). */
 export function ownCpuMs(): number {
   const usage = process.cpuUsage();

@@ -29,7 +29,8 @@ import { PostgresJobStore } from '../../packages/platform/src/harness/store/post
 export interface QueueUnderTest {
   /** Each job's latency, ms (waitPerJob: submit to end seen by the caller; drain: drain start to the job's end). */
   waitPerJob(jobs: number, clients: number): Promise<number[]>;
-  drain(jobs: number): Promise<number[]>;
+  /** `started`: called once the jobs are queued, as the drain begins (the bench's measures start there). */
+  drain(jobs: number, started: () => void): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -116,8 +117,9 @@ async function openHarnessStore(url: string): Promise<QueueUnderTest> {
       await running;
       return latencies;
     },
-    async drain(jobs) {
+    async drain(jobs, started) {
       for (let n = 0; n < jobs; n += 100) await Promise.all(Array.from({ length: Math.min(100, jobs - n) }, () => endpoint.submit({ input: {} })));
+      started();
       const began = performance.now();
       const ends: number[] = [];
       const done = new AbortController();
@@ -181,12 +183,13 @@ async function openPgBoss(url: string): Promise<QueueUnderTest> {
       await Promise.all(workers);
       return latencies;
     },
-    async drain(jobs) {
+    async drain(jobs, started) {
       for (let n = 0; n < jobs; n += 500)
         await boss.insert(
           'q',
           Array.from({ length: Math.min(500, jobs - n) }, () => ({ data: {} })),
         );
+      started();
       const began = performance.now();
       const ends: number[] = [];
       while (ends.length < jobs) {
@@ -249,13 +252,14 @@ async function openGraphile(url: string): Promise<QueueUnderTest> {
       onEnd = undefined;
       return latencies;
     },
-    async drain(jobs) {
+    async drain(jobs, started) {
       await utils.withPgClient((client) =>
         client.query(
           `SELECT graphile_worker.add_jobs(array(SELECT ROW('noop', '{}'::json, NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM generate_series(1, $1)))`,
           [jobs],
         ),
       );
+      started();
       const began = performance.now();
       const times: number[] = [];
       let resolveAll = (): void => undefined;
