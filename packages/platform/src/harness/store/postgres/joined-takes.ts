@@ -16,7 +16,7 @@ import { toDelivery } from 'serverless-worker/internal/harness/store/job-record.
 import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
 import { Coalescer } from './coalescer.js';
 import type { TakenFacts } from './completion.js';
-import { ClaimedRow, claimJobs } from './queue.js';
+import { claimJobs, parseClaimedRow } from './queue.js';
 import type { TakeWrites } from './take-writes.js';
 import { HOLD_MS, Reserve } from './take-ahead.js';
 
@@ -265,7 +265,7 @@ export class JoinedTakes {
     const putBacks = this.#putBacks.get(endpointId) ?? 0;
     const rows = await claimJobs(this.#sql, endpointId, workerId, asked + ahead, now, writes);
     this.#takeWrites.taken(endpointId, workerId, now, writes);
-    const taken = rows.map((row) => ClaimedRow.parse(row)).sort((a, b) => a.queue_seq - b.queue_seq);
+    const taken = rows.map((row) => parseClaimedRow(row)).sort((a, b) => a.queue_seq - b.queue_seq);
     const events: StoreEvent[] = taken.map((row) => ({
       type: 'changed',
       endpointId,

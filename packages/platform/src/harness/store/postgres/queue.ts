@@ -9,6 +9,7 @@
 import type postgres from 'postgres';
 import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS } from 'serverless-worker/internal/job/index.js';
+import { plainClaimedRow } from './plain-rows.js';
 import { requestJson } from './rows.js';
 
 /** PostgreSQL's oid of text: the jobs' JSON goes as text and is cast (a json parameter would be stringified again by the driver). */
@@ -86,6 +87,11 @@ export const ClaimedRow = z.object({
   execution_timeout_ms: z.union([z.string(), z.number()]).transform(Number),
 });
 export type ClaimedRow = z.infer<typeof ClaimedRow>;
+
+/** A claimed row, checked: by the plain shape's fast path when it fits (plain-rows.ts), else by zod. */
+export function parseClaimedRow(row: unknown): ClaimedRow {
+  return plainClaimedRow(row) ?? ClaimedRow.parse(row);
+}
 
 /** Touch the worker and claim up to `max` queued jobs for it (in no particular order: sort by queue_seq). */
 export function claimJobs(

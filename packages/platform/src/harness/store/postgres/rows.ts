@@ -2,11 +2,14 @@
  * @module harness/store/postgres/rows
  * The boundary between PostgreSQL rows and the store's records: every row read is
  * parsed with zod (bigint columns arrive as text and become numbers; jsonb arrives
- * parsed), then turned into a StoredJob or StoredWorker with absent fields left out.
+ * parsed), then turned into a StoredJob or StoredWorker with absent fields left out. A
+ * job row in the driver's plain shape takes a checked fast path to the same answer
+ * (plain-rows.ts).
  */
 import * as z from 'zod';
 import { JOB_STATUSES, requestFromText, type JobErrorPayload, type JobRequest } from 'serverless-worker/internal/job/index.js';
 import type { StoredJob, StoredWorker } from 'serverless-worker/internal/harness/store/job-store.js';
+import { plainJobRow } from './plain-rows.js';
 
 /** A bigint or integer column: text or number from the driver, a safe integer here. */
 const int = z.union([z.string(), z.number()]).transform((value, context) => {
@@ -75,8 +78,9 @@ export const JOB_COLUMNS =
   'result_from, cancelled_from, chunk_count, unread_count, expires_at, execution_deadline, execution_timeout_ms, retention_ms, delete_at, reported_at, ' +
   '(output IS NOT NULL) AS has_output';
 
+/** A row of sw_jobs, checked: by the plain shape's fast path when it fits (plain-rows.ts), else by zod. */
 export function parseJobRow(row: unknown): JobRow {
-  return JobRow.parse(row);
+  return plainJobRow(row) ?? JobRow.parse(row);
 }
 
 const JobRowButRequest = JobRow.omit({ request: true });
