@@ -11,7 +11,7 @@
  * compiles around it large; without it the drain ran about a fifth faster on this machine
  * (bench/README, 2026-11-28). `plain-rows.unit.test.ts` holds each pair to one answer.
  */
-import { JOB_STATUSES, requestFromText, type JobErrorPayload, type JobStatus } from 'serverless-worker/internal/job/index.js';
+import { JOB_STATUSES, requestFromText, type JobErrorPayload, type JobRequest, type JobStatus } from 'serverless-worker/internal/job/index.js';
 import type { ClaimedRow } from './queue.js';
 import type { JobRow } from './rows.js';
 
@@ -44,6 +44,17 @@ function resultFrom(value: unknown): Checked<JobRow['result_from']> {
   return workerId === null || typeof workerId === 'string' ? { workerId, attempt } : NOT_PLAIN;
 }
 
+/** Whether every field checked is in the plain shape. */
+function allPlain(fields: Readonly<Record<string, unknown>>): boolean {
+  return !Object.values(fields).includes(NOT_PLAIN);
+}
+
+/** The request column's text as requestJson reads it (a large input left as its text), or undefined when it is no request. */
+function plainRequest(text: string): JobRequest | undefined {
+  const request: unknown = requestFromText(text);
+  return typeof request === 'object' && request !== null && 'input' in request ? (request as JobRequest) : undefined;
+}
+
 /** The row as JobRow.parse answers it, or undefined when some field is not in the plain shape (zod decides then). */
 export function plainJobRow(raw: unknown): JobRow | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
@@ -72,21 +83,18 @@ export function plainJobRow(raw: unknown): JobRow | undefined {
     delete_at: optionalInt(row.delete_at),
     reported_at: optionalInt(row.reported_at),
   };
-  for (const value of Object.values(fields)) if (value === NOT_PLAIN) return undefined;
-  // Every field checked above: none is NOT_PLAIN.
-  const checked = fields as unknown as Pick<JobRow, keyof typeof fields>;
-  const parsedRequest: unknown = requestFromText(request);
-  if (typeof parsedRequest !== 'object' || parsedRequest === null || !('input' in parsedRequest)) return undefined;
+  const parsedRequest = allPlain(fields) ? plainRequest(request) : undefined;
+  if (!parsedRequest) return undefined;
   return {
     endpoint_id: endpointId,
     id,
-    request: parsedRequest as JobRow['request'],
+    request: parsedRequest,
     sync,
     status: status as JobStatus,
     output: row.output,
     has_output: hasOutput,
     error: error as JobErrorPayload | null,
-    ...checked,
+    ...(fields as unknown as Pick<JobRow, keyof typeof fields>),
   };
 }
 
@@ -103,9 +111,8 @@ export function plainClaimedRow(raw: unknown): ClaimedRow | undefined {
     retention_ms: int(row.retention_ms),
     execution_timeout_ms: int(row.execution_timeout_ms),
   };
-  for (const value of Object.values(fields)) if (value === NOT_PLAIN) return undefined;
+  const parsedRequest = allPlain(fields) ? plainRequest(request) : undefined;
+  if (!parsedRequest) return undefined;
   const checked = fields as unknown as Pick<ClaimedRow, keyof typeof fields>;
-  const parsedRequest: unknown = requestFromText(request);
-  if (typeof parsedRequest !== 'object' || parsedRequest === null || !('input' in parsedRequest)) return undefined;
-  return { id, attempt: attempt as number, request: parsedRequest as ClaimedRow['request'], lost: lost as number, retries: retries as number, ...checked };
+  return { id, attempt: attempt as number, request: parsedRequest, lost: lost as number, retries: retries as number, ...checked };
 }
