@@ -95,10 +95,11 @@ describe('large values on the dashboard', () => {
     await page.goto(`${fixture.uiUrl}#/endpoint/values-gone/job/${id}`);
     await page.locator('[data-test=job-input-preview]').waitFor(WAIT);
     expect(await page.locator('[data-test=job-input-size]').textContent()).toMatch(/97\.\d KiB in all/);
-    // The job goes (its endpoint deleted) while the page shows it: loading its input answers the API's error.
+    // The job goes (its endpoint deleted) while the page shows it: loading its input answers the API's error,
+    // shown beside the input's buttons (the attempts' card may show the same error when it reloads).
     fixture.harness.deleteEndpoint('values-gone');
     await page.locator('[data-test=load-input]').click();
-    const error = page.locator('[data-test=error]', { hasText: 'SW_JOB_NOT_FOUND' });
+    const error = page.locator('[data-test=actions-input] [data-test=error]', { hasText: 'SW_JOB_NOT_FOUND' });
     await error.waitFor(WAIT);
     expect(await page.locator('[data-test=busy-input]').count()).toBe(0);
 

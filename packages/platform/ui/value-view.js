@@ -36,7 +36,7 @@ export function ValueActions({ endpointId, jobId, part, size, onLoaded, what = p
     }
   };
   const path = views.valuePath(endpointId, jobId, part);
-  return html`<div class="row value-actions">
+  return html`<div class="row value-actions" data-test=${`actions-${part}`}>
     ${
       loadable
         ? html`<button type="button" class="small" disabled=${state.busy !== undefined} data-test=${`load-${part}`}
