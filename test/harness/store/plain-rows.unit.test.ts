@@ -127,6 +127,7 @@ const CLAIMED: Readonly<Record<string, unknown>> = {
   retries: 0,
   retention_ms: '60000',
   execution_timeout_ms: '600000',
+  ctid: '(0,7)',
 };
 
 describe('plainClaimedRow', () => {
@@ -145,6 +146,7 @@ describe('plainClaimedRow', () => {
     ['an attempt as text', { ...CLAIMED, attempt: '1' }, 'rejected'],
     ['a missing request', { ...CLAIMED, request: undefined }, 'rejected'],
     ['a request without input', { ...CLAIMED, request: '{}' }, 'rejected'],
+    ['a missing row place', { ...CLAIMED, ctid: undefined }, 'rejected'],
     // ClaimedRow reads these with Number(): zod takes what the fast path does not.
     ['a queue place that is not a number', { ...CLAIMED, queue_seq: 'x' }, 'accepted'],
     ['a start past a safe integer', { ...CLAIMED, started_at: '9007199254740993' }, 'accepted'],

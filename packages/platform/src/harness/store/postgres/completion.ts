@@ -2,12 +2,13 @@
  * @module harness/store/postgres/completion
  * A worker's result in one statement on the happy path. The job rules (job-rules.ts)
  * compute the change from the job's facts as this process handed the job out (kept from
- * the take: `TakenFacts`), and one statement writes it only where the job is still that
- * attempt, with the counter move (result-writes.ts: results posted together share the
- * statement). When the facts are unknown here (another process handed the job out) or
- * the job changed since (the compare-and-set matched no row), the job is read, the post
- * rules answer a refusal or the change is computed from the row read, and written the
- * same way.
+ * the take with the row's place: `TakenFacts`), and one statement writes it only where the
+ * job is still that attempt, with the counter move (result-writes.ts: results posted
+ * together share the statement). A row that moved since the take (changed within the
+ * attempt) is written again by key with the same facts. When the facts are unknown here
+ * (another process handed the job out) or the job changed since (the compare-and-set
+ * matched no row), the job is read, the post rules answer a refusal or the change is
+ * computed from the row read, and written the same way.
  */
 import type postgres from 'postgres';
 import type { JobResult } from 'serverless-worker/internal/job/index.js';
@@ -21,28 +22,34 @@ import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 /** Jobs taken through this process, kept until their result (at most this many: the oldest go first). */
 const MAX_TAKEN = 20_000;
 
-/** The facts of jobs this process handed out, by endpoint and id, for a result in one statement. */
-export class TakenFacts {
-  readonly #facts = new Map<string, JobFacts>();
+/** A job as this process handed it out: its attempt's facts, and its row's place (ctid) after the take. */
+export interface TakenJob {
+  readonly facts: JobFacts;
+  readonly ctid: string;
+}
 
-  remember(facts: JobFacts): void {
+/** The jobs this process handed out, by endpoint and id, for a result in one statement. */
+export class TakenFacts {
+  readonly #taken = new Map<string, TakenJob>();
+
+  remember(facts: JobFacts, ctid: string): void {
     const key = keyOf(facts.endpointId, facts.id);
-    this.#facts.delete(key);
-    this.#facts.set(key, facts);
-    if (this.#facts.size > MAX_TAKEN) this.#facts.delete(this.#facts.keys().next().value as string);
+    this.#taken.delete(key);
+    this.#taken.set(key, { facts, ctid });
+    if (this.#taken.size > MAX_TAKEN) this.#taken.delete(this.#taken.keys().next().value as string);
   }
 
-  /** The facts of the job's attempt `attempt` (any attempt when undefined), forgotten here. */
-  take(endpointId: string, jobId: string, attempt: number | undefined): JobFacts | undefined {
+  /** The job as handed out for its attempt `attempt` (any attempt when undefined), forgotten here. */
+  take(endpointId: string, jobId: string, attempt: number | undefined): TakenJob | undefined {
     const key = keyOf(endpointId, jobId);
-    const facts = this.#facts.get(key);
-    if (!facts || (attempt !== undefined && facts.attempt !== attempt)) return undefined;
-    this.#facts.delete(key);
-    return facts;
+    const taken = this.#taken.get(key);
+    if (!taken || (attempt !== undefined && taken.facts.attempt !== attempt)) return undefined;
+    this.#taken.delete(key);
+    return taken;
   }
 
   forget(endpointId: string, jobId: string): void {
-    this.#facts.delete(keyOf(endpointId, jobId));
+    this.#taken.delete(keyOf(endpointId, jobId));
   }
 }
 
@@ -62,11 +69,13 @@ const TRIES = 5;
 export async function completeJob(
   sql: postgres.Sql,
   writes: ResultWrites,
-  known: JobFacts | undefined,
+  known: TakenJob | undefined,
   post: { endpointId: string; jobId: string; workerId: string | undefined; attempt: number | undefined; result: JobResult; now: number },
 ): Promise<Completed> {
   // The facts kept from the take describe the attempt as handed out: a post they refuse is read and judged on the row.
-  let facts = known && !refusedResult({ ...known, chunkCount: 0 }, post.workerId, post.attempt) ? known : undefined;
+  const usable = known && !refusedResult({ ...known.facts, chunkCount: 0 }, post.workerId, post.attempt) ? known : undefined;
+  let facts: JobFacts | undefined = usable?.facts;
+  let ctid = usable?.ctid;
   for (let tried = 0; tried < TRIES; tried++) {
     if (!facts) {
       const rows = await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${post.endpointId} AND id = ${post.jobId}`;
@@ -77,8 +86,12 @@ export async function completeJob(
     }
     const change = completeChange(facts, post.workerId, post.result, post.now);
     const events = withDue(changeEvents(facts, change), facts.id, change.fields.deleteAt);
-    const ended = await writes.write(facts, change);
+    const ended = await writes.write(facts, change, ctid);
     if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withView(events, ended) };
+    if (ctid !== undefined) {
+      ctid = undefined; // the row moved since the take (changed within the attempt, or not that attempt): by key, same facts
+      continue;
+    }
     facts = undefined; // changed since: read it
   }
   throw new Error(`The result of job ${post.jobId} met a job changed by others ${TRIES} times in a row`);

@@ -275,18 +275,21 @@ export class JoinedTakes {
     }));
     if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
     for (const row of taken) {
-      this.#taken.remember({
-        endpointId,
-        id: row.id,
-        status: 'IN_PROGRESS',
-        workerId,
-        startedAt: row.started_at,
-        attempt: row.attempt,
-        lost: row.lost,
-        retries: row.retries,
-        retentionMs: row.retention_ms,
-        executionTimeoutMs: row.execution_timeout_ms,
-      });
+      this.#taken.remember(
+        {
+          endpointId,
+          id: row.id,
+          status: 'IN_PROGRESS',
+          workerId,
+          startedAt: row.started_at,
+          attempt: row.attempt,
+          lost: row.lost,
+          retries: row.retries,
+          retentionMs: row.retention_ms,
+          executionTimeoutMs: row.execution_timeout_ms,
+        },
+        row.ctid,
+      );
     }
     this.#publish(events);
     const jobs = taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));

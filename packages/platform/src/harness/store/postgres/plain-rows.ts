@@ -102,8 +102,8 @@ export function plainJobRow(raw: unknown): JobRow | undefined {
 export function plainClaimedRow(raw: unknown): ClaimedRow | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const row = raw as Record<string, unknown>;
-  const { id, attempt, request, lost, retries } = row;
-  if (typeof id !== 'string' || typeof request !== 'string') return undefined;
+  const { id, attempt, request, lost, retries, ctid } = row;
+  if (typeof id !== 'string' || typeof request !== 'string' || typeof ctid !== 'string') return undefined;
   if (!Number.isSafeInteger(attempt) || !Number.isSafeInteger(lost) || !Number.isSafeInteger(retries)) return undefined;
   const fields = {
     queue_seq: int(row.queue_seq),
@@ -114,5 +114,5 @@ export function plainClaimedRow(raw: unknown): ClaimedRow | undefined {
   const parsedRequest = allPlain(fields) ? plainRequest(request) : undefined;
   if (!parsedRequest) return undefined;
   const checked = fields as unknown as Pick<ClaimedRow, keyof typeof fields>;
-  return { id, attempt: attempt as number, request: parsedRequest, lost: lost as number, retries: retries as number, ...checked };
+  return { id, attempt: attempt as number, request: parsedRequest, lost: lost as number, retries: retries as number, ctid, ...checked };
 }

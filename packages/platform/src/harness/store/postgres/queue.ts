@@ -85,6 +85,8 @@ export const ClaimedRow = z.object({
   retries: z.number().int(),
   retention_ms: z.union([z.string(), z.number()]).transform(Number),
   execution_timeout_ms: z.union([z.string(), z.number()]).transform(Number),
+  /** The row's place after the take (its new version's ctid, as text): the result finds the row by it (result-writes.ts). */
+  ctid: z.string(),
 });
 export type ClaimedRow = z.infer<typeof ClaimedRow>;
 
@@ -141,8 +143,9 @@ export function claimJobs(
         execution_timeout_ms = coalesce(j.policy_timeout_ms, timeout.ms), execution_deadline = ${now} + coalesce(j.policy_timeout_ms, timeout.ms),
         reported_at = NULL
       FROM timeout WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))
-      RETURNING j.id, j.attempt, j.request, j.queue_seq, j.started_at, j.lost, j.retries, j.retention_ms, j.execution_timeout_ms
+      RETURNING j.id, j.attempt, j.request, j.queue_seq, j.started_at, j.lost, j.retries, j.retention_ms, j.execution_timeout_ms, j.ctid
     )
-    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms, taken.execution_timeout_ms
+    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms,
+      taken.execution_timeout_ms, taken.ctid::text AS ctid
     FROM taken`;
 }

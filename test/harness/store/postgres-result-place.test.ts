@@ -1,0 +1,112 @@
+/**
+ * A result finds its job's row by the place the take left it at (its ctid:
+ * result-writes.ts), and never writes another row: a row changed within the attempt has
+ * moved (a progress post, a heartbeat that lists it, a stream's chunk), and its result
+ * is written by key in one more statement, with what those changes wrote kept; a place
+ * that now holds another job's row (VACUUM FULL moves rows) writes nothing there.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { openHarnessDatabase } from '../../../packages/platform/src/harness/harness-database.js';
+import type { PostgresDatabase } from '../../../packages/platform/src/harness/postgres/database.js';
+import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
+import { ResultWrites } from '../../../packages/platform/src/harness/store/postgres/result-writes.js';
+import { completeChange } from '../../../src/harness/store/job-rules.js';
+import type { StoredJob } from '../../../src/harness/store/job-store.js';
+import { startStatementCounter, type StatementCounter } from '../../postgres/statement-counter.js';
+import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+
+/** No 'beat' while a test runs (a beat is a statement the counter would see). */
+const QUIET_PEERS = { peerTimes: { beatMs: 3_600_000, silentMs: 7_200_000 } };
+
+let database: TestDatabase | undefined;
+let counter: StatementCounter | undefined;
+let store: PostgresJobStore | undefined;
+let handle: PostgresDatabase | undefined;
+afterEach(async () => {
+  await store?.close();
+  await handle?.close();
+  await counter?.close();
+  await database?.drop();
+});
+
+it('writes a result by place in one statement, and one changed within its attempt by key in one more, keeping what the change wrote', async () => {
+  database = await createTestDatabase();
+  counter = await startStatementCounter(database.url);
+  handle = await openHarnessDatabase(counter.url, { poolSize: 1 });
+  store = await PostgresJobStore.open(handle, QUIET_PEERS);
+  const open = store;
+  const ids: string[] = [];
+  for (let n = 0; n < 4; n++) ids.push((await open.submit('ep', { input: { n } }, {}, 1_000)).id);
+  expect((await open.take('ep', 'w1', 4, 1_100)).map((job) => job.id).sort()).toEqual([...ids].sort());
+  const [untouched, progressed, reported, streamed] = ids as [string, string, string, string];
+  await open.progress('ep', progressed, 'w1', { step: 1 }, 1, 1_200);
+  await open.touchWorker('ep', 'w1', { reportedJobIds: [reported], heartbeats: true }, 1_200);
+  await open.pushChunk('ep', streamed, 'w1', { output: 'a' }, 1, 1_200);
+
+  const statementsOf = async (id: string): Promise<number> => {
+    const before = counter?.count() ?? 0;
+    const done = await open.complete('ep', id, 'w1', { kind: 'output', output: { id } }, 1, 1_300);
+    expect(done.ack).toEqual({ applied: true, status: 'COMPLETED' });
+    expect(done.ended.map((job) => [job.id, job.status, job.output])).toEqual([[id, 'COMPLETED', { id }]]);
+    return (counter?.count() ?? 0) - before;
+  };
+  expect(await statementsOf(untouched)).toBe(1);
+  // Moved since the take: the write by place matches nothing, the same change goes by key (no read).
+  expect(await statementsOf(progressed)).toBe(2);
+  expect(await statementsOf(reported)).toBe(2);
+  expect(await statementsOf(streamed)).toBe(2);
+
+  const ended = await Promise.all(ids.map((id) => open.get('ep', id)));
+  expect(ended.map((job) => [job?.status, job?.output, job?.endedAt])).toEqual(ids.map((id) => ['COMPLETED', { id }, 1_300]));
+  expect(ended[3]?.chunkCount).toBe(1);
+  expect((await open.health('ep')).jobs.completed).toBe(4);
+});
+
+it("writes nothing at a place that holds another job's row, and the right job by key", async () => {
+  database = await createTestDatabase();
+  handle = await openHarnessDatabase(database.url, { poolSize: 2 });
+  store = await PostgresJobStore.open(handle);
+  const [first, second] = [await store.submit('ep', { input: { n: 1 } }, {}, 1_000), await store.submit('ep', { input: { n: 2 } }, {}, 1_000)];
+  await store.take('ep', 'w1', 2, 1_100);
+  const place = async (id: string): Promise<string> => {
+    const [row] = await (handle as PostgresDatabase).sql<{ ctid: string }[]>`SELECT ctid::text AS ctid FROM sw_jobs WHERE id = ${id}`;
+    return row?.ctid as string;
+  };
+  const facts = async (id: string): Promise<StoredJob> => (await store?.get('ep', id)) as StoredJob;
+  const [factsA, factsB] = [await facts(first.id), await facts(second.id)];
+  const writes = new ResultWrites(handle.sql);
+  const change = completeChange(factsA, 'w1', { kind: 'output', output: 'a' }, 1_200);
+  // The first job's result at the second job's place: no row written, "changed since".
+  expect(await writes.write(factsA, change, await place(second.id))).toBeUndefined();
+  expect([(await facts(second.id)).status, (await facts(first.id)).status]).toEqual(['IN_PROGRESS', 'IN_PROGRESS']);
+  // By its own place, and by key: written.
+  const written = await writes.write(factsA, change, await place(first.id));
+  expect([written?.id, written?.status, written?.output]).toEqual([first.id, 'COMPLETED', 'a']);
+  const byKey = await writes.write(factsB, completeChange(factsB, 'w1', { kind: 'output', output: 'b' }, 1_200));
+  expect([byKey?.id, byKey?.status, byKey?.output]).toEqual([second.id, 'COMPLETED', 'b']);
+  expect((await store.health('ep')).jobs.completed).toBe(2);
+});
+
+it('writes the right jobs after VACUUM FULL moved every row since the take', async () => {
+  database = await createTestDatabase();
+  handle = await openHarnessDatabase(database.url, { poolSize: 2 });
+  store = await PostgresJobStore.open(handle);
+  const open = store;
+  // Jobs taken (new row versions past the old ones), then the old versions compacted away: the places the
+  // takes answered now hold other rows or none.
+  const ids: string[] = [];
+  for (let n = 0; n < 30; n++) ids.push((await open.submit('ep', { input: { n } }, {}, 1_000)).id);
+  const taken = await open.take('ep', 'w1', 10, 1_100);
+  expect(taken).toHaveLength(10);
+  await handle.sql`VACUUM FULL sw_jobs`;
+  const done = await Promise.all(taken.map((job) => open.complete('ep', job.id, 'w1', { kind: 'output', output: job.id }, job.attempt, 1_200)));
+  expect(done.map((one) => one.ack)).toEqual(taken.map(() => ({ applied: true, status: 'COMPLETED' })));
+  const jobs = await Promise.all(ids.map((id) => open.get('ep', id)));
+  const takenIds = new Set(taken.map((job) => job.id));
+  for (const job of jobs) {
+    if (takenIds.has(job?.id as string)) expect([job?.status, job?.output]).toEqual(['COMPLETED', job?.id]);
+    else expect([job?.status, job?.output]).toEqual(['IN_QUEUE', undefined]);
+  }
+  const health = await open.health('ep');
+  expect([health.jobs.completed, health.jobs.inQueue]).toEqual([10, 20]);
+});
