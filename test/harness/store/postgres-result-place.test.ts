@@ -39,9 +39,9 @@ it('writes a result by place in one statement, and one changed within its attemp
   for (let n = 0; n < 4; n++) ids.push((await open.submit('ep', { input: { n } }, {}, 1_000)).id);
   expect((await open.take('ep', 'w1', 4, 1_100)).map((job) => job.id).sort()).toEqual([...ids].sort());
   const [untouched, progressed, reported, streamed] = ids as [string, string, string, string];
-  await open.progress('ep', progressed, 'w1', { step: 1 }, 1, 1_200);
+  await open.progress('ep', progressed, 'w1', { step: 1 }, 1);
   await open.touchWorker('ep', 'w1', { reportedJobIds: [reported], heartbeats: true }, 1_200);
-  await open.pushChunk('ep', streamed, 'w1', { output: 'a' }, 1, 1_200);
+  await open.pushChunk('ep', streamed, 'w1', { output: 'a' }, 1);
 
   const statementsOf = async (id: string): Promise<number> => {
     const before = counter?.count() ?? 0;

@@ -71,28 +71,29 @@ const COLUMNS: ReadonlyArray<readonly [ChangedField, string, string]> = [
  * set as it is; one some name is set by a CASE on its own flag. Its text is the same for the
  * same shape, so PostgreSQL plans it once a connection.
  */
-function statementOf(shape: string): { readonly text: string; readonly arrays: ReadonlyArray<readonly [ChangedField, 'value' | 'flag']> } {
-  const arrays: Array<readonly [ChangedField, 'value' | 'flag']> = [];
+function statementOf(shape: string): Statement {
+  const readers: Reader[] = [...KEY_READERS];
   // By place, the status to match comes as a value of n (IN_PROGRESS for each): the constant matches sw_jobs_running's
   // predicate, and the planner, its statistics saying few jobs run, read that index rather than fetch each row by its place.
   const byPlace = shape.startsWith('t');
+  if (byPlace) readers.push(...PLACE_READERS);
   const names = ['n_endpoint_id', 'n_id', 'n_match_worker', 'n_match_attempt', 'n_status', 'n_counted', ...(byPlace ? ['n_ctid', 'n_match_status'] : [])];
   const types = ['text', 'text', 'text', 'integer', 'text', 'text', ...(byPlace ? ['tid', 'text'] : [])];
   const sets = ['status = n.n_status'];
   COLUMNS.forEach(([field, column, type], index) => {
     const named = shape[index + 1];
     if (named === 'n') return;
-    arrays.push([field, 'value']);
-    names.push(`v_${column}`);
     // A JSON value travels as text and is cast where it is written (json keeps its bytes).
     const json = field in JSON_COLUMNS;
+    readers.push(json ? (write) => write.json[field as JsonField] : (write) => asText(write.change.fields[field]));
+    names.push(`v_${column}`);
     types.push(json ? 'text' : type);
     const value = json ? `n.v_${column}::${type}` : `n.v_${column}`;
     if (named === 'a') {
       sets.push(`${column} = ${value}`);
       return;
     }
-    arrays.push([field, 'flag']);
+    readers.push((write) => (field in write.change.fields ? 'true' : 'false'));
     names.push(`s_${column}`);
     types.push('boolean');
     sets.push(`${column} = CASE WHEN n.s_${column} THEN ${value} ELSE j.${column} END`);
@@ -124,8 +125,42 @@ function statementOf(shape: string): { readonly text: string; readonly arrays: R
       RETURNING 1
     )
     SELECT done.* FROM done`;
-  return { text, arrays };
+  return { text, readers };
 }
+
+/** The shape of `writes`' statement (statementOf). */
+function shapeOf(writes: readonly ResultWrite[]): string {
+  let shape = writes.every((write) => write.ctid !== undefined) ? 't' : 'k';
+  for (const [field] of COLUMNS) {
+    let count = 0;
+    for (const { change } of writes) if (field in change.fields) count++;
+    shape += count === 0 ? 'n' : count === writes.length ? 'a' : 's';
+  }
+  return shape;
+}
+
+/** A statement's text, and what each of its arrays holds for a write (as text; null: NULL), in the order of its parameters. */
+interface Statement {
+  readonly text: string;
+  readonly readers: readonly Reader[];
+}
+type Reader = (write: ResultWrite) => string | null;
+
+function asText(value: unknown): string | null {
+  return value === undefined || value === null ? null : String(value);
+}
+
+/** The arrays every statement has: the job's key, the attempt it answers, the new status and the counter it moves. */
+const KEY_READERS: readonly Reader[] = [
+  (write) => write.facts.endpointId,
+  (write) => write.facts.id,
+  (write) => write.facts.workerId ?? null,
+  (write) => String(write.facts.attempt),
+  (write) => write.change.fields.status,
+  (write) => write.change.counted ?? null,
+];
+/** By place: the row's place, and the status it must have (see statementOf). */
+const PLACE_READERS: readonly Reader[] = [(write) => write.ctid ?? null, () => 'IN_PROGRESS'];
 
 /** The statements made so far, by shape (a handful: the shapes of the changes the job rules make). */
 const STATEMENTS = new Map<string, ReturnType<typeof statementOf>>();
@@ -171,8 +206,9 @@ export class ResultWrites {
     return this.#writes.add({ facts, change, json, ctid }, size, jobKey(facts));
   }
 
+  // Kept small, its arrays built by one loop (textArray): a call of sql.array and a closure for each
+  // array, inlined, made this function's optimized code take 90 ms to compile, again after each deopt.
   async #write(writes: readonly ResultWrite[]): Promise<(StoredJob | undefined)[]> {
-    const sql = this.#sql;
     // A job named twice: its first write only (the other is answered "changed since").
     const keys = writes.map((write) => jobKey(write.facts));
     const seen = new Set<string>();
@@ -182,38 +218,15 @@ export class ResultWrites {
       return true;
     });
     const sent = writes.filter((_, index) => first[index]);
-    const byPlace = sent.every((write) => write.ctid !== undefined);
-    let shape = byPlace ? 't' : 'k';
-    for (const [field] of COLUMNS) {
-      let count = 0;
-      for (const { change } of sent) if (field in change.fields) count++;
-      shape += count === 0 ? 'n' : count === sent.length ? 'a' : 's';
-    }
+    const shape = shapeOf(sent);
     let statement = STATEMENTS.get(shape);
     if (!statement) STATEMENTS.set(shape, (statement = statementOf(shape)));
-    const text = (values: ReadonlyArray<string | number | boolean | null | undefined>): postgres.Parameter =>
-      sql.array(
-        values.map((value) => (value === undefined || value === null ? null : String(value))),
-        TEXT_OID,
-      ) as postgres.Parameter;
-    const parameters: Array<postgres.Parameter | number> = [
-      text(sent.map(({ facts }) => facts.endpointId)),
-      text(sent.map(({ facts }) => facts.id)),
-      text(sent.map(({ facts }) => facts.workerId)),
-      text(sent.map(({ facts }) => facts.attempt)),
-      text(sent.map(({ change }) => change.fields.status)),
-      text(sent.map(({ change }) => change.counted)),
-    ];
-    if (byPlace) parameters.push(text(sent.map(({ ctid }) => ctid)), text(sent.map(() => 'IN_PROGRESS')));
-    for (const [field, kind] of statement.arrays) {
-      if (kind === 'flag') parameters.push(text(sent.map(({ change }) => field in change.fields)));
-      else if (field in JSON_COLUMNS) parameters.push(text(sent.map(({ json }) => json[field as JsonField])));
-      else parameters.push(text(sent.map(({ change }) => change.fields[field as keyof typeof PLAIN_COLUMNS] as string | number | undefined)));
-    }
+    const parameters: Array<postgres.Parameter | number> = [];
+    for (const read of statement.readers) parameters.push(this.#textArray(sent, read));
     // Statements in flight together move different counter rows (neither waits for the other's commit), each endpoint's in one order.
     this.#shard = (this.#shard + 1) % COUNTER_SHARDS;
     parameters.push(this.#shard);
-    const rows = await sql.unsafe(statement.text, parameters as never[], { prepare: true });
+    const rows = await this.#sql.unsafe(statement.text, parameters as never[], { prepare: true });
     const ended = new Map<string, StoredJob>();
     for (const row of rows) {
       const job = toStoredJob(parseJobRow(row));
@@ -224,5 +237,12 @@ export class ResultWrites {
       // The output as posted: a JSON null one is NULL in the row. A cleared one (a FAILED job's progress) stays absent.
       return job && write.change.fields.output !== undefined ? { ...job, output: write.change.fields.output } : job;
     });
+  }
+
+  /** What `read` answers for each write, as one text array (cast to the column's type in the statement). */
+  #textArray(writes: readonly ResultWrite[], read: Reader): postgres.Parameter {
+    const values: Array<string | null> = [];
+    for (const write of writes) values.push(read(write));
+    return this.#sql.array(values, TEXT_OID) as postgres.Parameter;
   }
 }
