@@ -9,13 +9,14 @@
  * is answered "changed since" and judged on the row, as any late post.
  *
  * A job taken through this process is found by its row's place (ctid, answered by the take):
- * a Tid Scan fetches each row directly, whatever PostgreSQL's statistics say of the table.
- * Joined on the job's key instead, the plan cached while few jobs ran read every running job
- * through sw_jobs_running on each statement (a bitmap scan of the index's dead entries too:
- * 0.2 of 0.4 ms for 10 results in the drain; 17 ms a statement with 20 000 running; by place,
- * 3 µs a row). A row
- * changed since its take (a progress post, a heartbeat, a stream's chunk) has moved: the write
- * by place matches nothing, and completion.ts writes it again by key.
+ * a Tid Scan fetches each row directly, 3 µs a row. Joined on the job's key, the planner,
+ * its statistics saying few jobs run, read every running job through sw_jobs_running on each
+ * statement instead (a bitmap scan of the index's dead entries too: 0.2 of 0.4 ms for 10
+ * results in the drain). A plan PostgreSQL cached while the table was small still reads the
+ * table until autovacuum analyzes it again (a scan of every row: 6.7 ms a result with 20 000
+ * running, 0.13 ms once analyzed). A row changed since its take (a progress post, a
+ * heartbeat, a stream's chunk) has moved: the write by place matches nothing, and
+ * completion.ts writes it again by key.
  */
 import type postgres from 'postgres';
 import type { ChangedField, JobChange, JobFacts } from 'serverless-worker/internal/harness/store/job-rules.js';
