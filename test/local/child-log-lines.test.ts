@@ -30,15 +30,21 @@ describe('child log lines', () => {
     expect(jobLineOf('{not json')).toBeUndefined();
   });
 
-  it('forwards every line and keeps the job lines', async () => {
+  it('forwards every line, the lines that came in together in one call, and keeps the job lines', async () => {
     const stream = new PassThrough();
     const buffer = new JobLogBuffer();
-    const forwarded: string[] = [];
-    relayChildLog(stream, buffer, (text) => forwarded.push(text));
-    stream.end(`plain text\n${JSON.stringify({ level: 30, time: 5, requestId: 'job-2', msg: 'echoing' })}\n`);
+    const forwarded: (readonly string[])[] = [];
+    relayChildLog(stream, buffer, (lines) => forwarded.push(lines));
+    const jobLine = JSON.stringify({ level: 30, time: 5, requestId: 'job-2', msg: 'echoing' });
+    stream.write(`plain text\n${jobLine}\n`);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(forwarded).toHaveLength(2);
-    expect(forwarded[0]).toBe('plain text\n');
+    // A start-up error written at once: its three lines in one call (one write), whatever this process logs meanwhile.
+    stream.end('serverless-worker: SW_INIT_FAILED: init failed\n  fix: look\n  (run with --verbose)\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(forwarded).toEqual([
+      ['plain text', jobLine],
+      ['serverless-worker: SW_INIT_FAILED: init failed', '  fix: look', '  (run with --verbose)'],
+    ]);
     expect(buffer.forJob('job-2')).toEqual([{ at: 5, level: 'info', line: 'echoing', seq: expect.any(Number) as number }]);
   });
 

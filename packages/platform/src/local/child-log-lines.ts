@@ -35,11 +35,26 @@ export function jobLineOf(text: string): { jobId: string; at: number; level: str
   return { jobId: fields.requestId, at: Number.isFinite(at) ? at : systemClock.now(), level, line: [message, extra].filter((part) => part !== '').join(' ') };
 }
 
-/** Read `stream` line by line: each line to `forward` (with its newline), job lines into `buffer`. */
-export function relayChildLog(stream: Readable, buffer: JobLogBuffer | undefined, forward: (text: string) => void): void {
+/**
+ * Read `stream` line by line: the lines that came in together (one read of the pipe) to
+ * `forward` in one call, and job lines into `buffer`. One call, so one write: this
+ * process's own log lines are written by pino's asynchronous destination from a thread
+ * of their own, and one of them landed between the lines of a start-up error the child
+ * had written at once (its code, its fix, the hint) when each line went alone.
+ */
+export function relayChildLog(stream: Readable, buffer: JobLogBuffer | undefined, forward: (lines: readonly string[]) => void): void {
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  let together: string[] = [];
   lines.on('line', (text) => {
-    forward(`${text}\n`);
+    // readline hands out the lines of one read in one turn: they go on once it is over.
+    if (together.length === 0) {
+      queueMicrotask(() => {
+        const out = together;
+        together = [];
+        forward(out);
+      });
+    }
+    together.push(text);
     const job = buffer ? jobLineOf(text) : undefined;
     if (job) buffer?.add(job.jobId, { at: job.at, level: job.level, line: job.line });
   });

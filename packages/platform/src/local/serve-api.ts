@@ -208,7 +208,8 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
     stopBoundMs: config.shutdownTimeoutMs + config.timeoutGraceMs + CHILD_EXIT_MARGIN_MS,
     logger,
     // The child logs JSON (it is a platform-mode worker); on a terminal its lines are shown as this process's are.
-    onStderr: (stream) => relayChildLog(stream, jobLogs, (text) => process.stderr.write(childLine ? childLine(text.slice(0, -1)) : text)),
+    onStderr: (stream) =>
+      relayChildLog(stream, jobLogs, (lines) => process.stderr.write(lines.map((line) => (childLine ? childLine(line) : `${line}\n`)).join(''))),
   });
   let signalled!: () => void;
   const signal = new Promise<'signal'>((resolve) => (signalled = () => resolve('signal')));
