@@ -74,7 +74,7 @@ const COLUMNS: ReadonlyArray<readonly [ChangedField, string, string]> = [
  */
 function statementOf(shape: string): Statement {
   const readers: Reader[] = [...KEY_READERS];
-  // By place, the status to match comes as a value of n (IN_PROGRESS for each): the constant matches sw_jobs_running's
+  // By place, the status to match comes as a value of n (the facts' status, IN_PROGRESS): the constant matches sw_jobs_running's
   // predicate, and the planner, its statistics saying few jobs run, read that index rather than fetch each row by its place.
   const byPlace = shape.startsWith('t');
   if (byPlace) readers.push(...PLACE_READERS);
@@ -161,10 +161,10 @@ const KEY_READERS: readonly Reader[] = [
   (write) => write.change.counted ?? null,
 ];
 /** By place: the row's place, and the status it must have (see statementOf). */
-const PLACE_READERS: readonly Reader[] = [(write) => write.ctid ?? null, () => 'IN_PROGRESS'];
+const PLACE_READERS: readonly Reader[] = [(write) => write.ctid ?? null, (write) => write.facts.status];
 
 /** The statements made so far, by shape (a handful: the shapes of the changes the job rules make). */
-const STATEMENTS = new Map<string, ReturnType<typeof statementOf>>();
+const STATEMENTS = new Map<string, Statement>();
 
 interface ResultWrite {
   readonly facts: JobFacts;
