@@ -97,6 +97,33 @@ function heldStatements<T, O>(answer: (item: T) => O): { batches: T[][]; answers
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Two turns: the one in which a statement's answer came, and the one after which its loop takes the next calls. */
+const answered = async (): Promise<void> => {
+  await turn();
+  await turn();
+};
+
+it('after an answer, waits for the end of its turn: the calls its callers make in answer to it go together in the next statement', async () => {
+  const { batches, answers, coalescer } = heldStatements((item: number) => item * 2);
+  const first = [1, 2].map((item) => coalescer.add(item, 1));
+  await turn();
+  // Both in flight (a second statement would run beside the first): each caller, once answered, makes its next call
+  // after a few steps of its own (the microtasks of a chain of awaits). They go in one statement, not one by one.
+  const second = [coalescer.add(3, 1)];
+  await turn();
+  expect(batches).toEqual([[1, 2], [3]]);
+  const next = first.map(async (answer, index) => {
+    await answer;
+    for (let step = 0; step < index * 3; step++) await Promise.resolve();
+    return coalescer.add(10 + index, 1);
+  });
+  answers[0]?.();
+  await answered();
+  expect(batches).toEqual([[1, 2], [3], [10, 11]]);
+  answers[1]?.();
+  answers[2]?.();
+  expect(await Promise.all([...first, ...second, ...next])).toEqual([2, 4, 6, 20, 22]);
+});
 
 it('with inFlight 2, runs the calls made while a statement is in flight in a second one at once, and no third', async () => {
   const { batches, answers, coalescer } = heldStatements((item: number) => item * 2);
@@ -139,13 +166,13 @@ it('with inFlight 2, never runs calls of one key in two statements at once: a ca
   const third = [coalescer.add('b2', 1, 'b'), coalescer.add('d1', 1, 'd')];
   await turn();
   expect(batches).toHaveLength(2);
-  // b answered: its loop takes what it may (b's next call, and d), passing over a's call still in flight.
+  // b answered: once that turn is over, its loop takes what it may (b's next call, and d), passing over a's call still in flight.
   answers[1]?.();
-  await turn();
+  await answered();
   expect(batches.at(-1)).toEqual(['b2', 'd1']);
   // a answered: a3 runs now, after a1 and a2.
   answers[0]?.();
-  await turn();
+  await answered();
   expect(batches.at(-1)).toEqual(['a3']);
   answers[2]?.();
   answers[3]?.();

@@ -4,7 +4,10 @@
  * event loop go together once the turn is over (setImmediate: no time is waited), and
  * calls made while a statement is in flight wait for it and then go together in the next
  * one (up to a count and a size), so under load the database sees one statement, one
- * commit and one flush for many calls, and an idle store answers as fast as before.
+ * commit and one flush for many calls, and an idle store answers as fast as before. The
+ * next one starts once the turn of the answer is over too: its callers' next calls, made
+ * a few awaits after their answers, join it (taken at once, the first of them went alone:
+ * 119 of 246 result statements of a drain carried one result).
  * A joined statement that fails is run again one call at a time: each call gets its own
  * answer or its own error, and none is lost or written twice (the statement is one
  * transaction: a failed one wrote nothing).
@@ -79,6 +82,7 @@ export class Coalescer<I, O> {
         } finally {
           this.#hold(batch, -1);
         }
+        await afterThisTurn();
       }
     } finally {
       this.#running--;
@@ -130,4 +134,9 @@ export class Coalescer<I, O> {
     const mismatch = outputs.length === batch.length ? undefined : new Error(`A joined statement answered ${outputs.length} rows for ${batch.length} calls`);
     batch.forEach((waiting, index) => (mismatch ? waiting.reject(mismatch) : waiting.resolve(outputs[index] as O)));
   }
+}
+
+/** Resolves once the current turn of the event loop is over (its I/O callbacks and their microtasks run). */
+function afterThisTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -37,8 +37,13 @@ import type { Job } from 'serverless-worker/internal/job/index.js';
 export const FAST_MS = 250;
 /** A reserved job not handed out within this goes back to the queue, ms. */
 export const HOLD_MS = 1_000;
-/** Jobs held ahead for one worker at most. */
-export const MAX_AHEAD = 64;
+/**
+ * Jobs held ahead for one worker at most. Twice what one burst of takes empties: a worker of
+ * concurrency 16 whose results are written in the background takes up to 32 at once when a
+ * result statement lands. At 64 the top-up (claimed at half) landed after the burst had
+ * emptied the reserve, and a taker waited for it on each round.
+ */
+export const MAX_AHEAD = 128;
 /** Jobs a worker asks within FAST_MS before any are claimed ahead for it (a worker running one job at a time that takes seconds never is). */
 export const MIN_DEMAND = 4;
 
