@@ -72,9 +72,13 @@ it(`expires ${EXPIRING} jobs in transactions of at most ${SWEEP_BATCH} rows, tim
       }
     })();
     let healthAnswers = 0;
+    // The slowest answer is printed beside the figures, not asserted (a shared machine's timing).
+    let healthSlowestMs = 0;
     const health = (async () => {
       while (sweeping) {
+        const asked = performance.now();
         const answer = await call('GET', `${server.url}/v2/ep/health`);
+        healthSlowestMs = Math.max(healthSlowestMs, performance.now() - asked);
         expect(answer.status).toBe(200);
         healthAnswers++;
       }
@@ -93,7 +97,7 @@ it(`expires ${EXPIRING} jobs in transactions of at most ${SWEEP_BATCH} rows, tim
     expect(oldestMs, `the oldest transaction: ${oldestQuery}`).toBeLessThan(MAX_TRANSACTION_MS);
     expect(healthAnswers).toBeGreaterThan(1);
     console.log(
-      `sweep of ${EXPIRING} expired + ${RUNNING} timed out: oldest transaction seen ${oldestMs.toFixed(0)} ms (${oldestQuery.replace(/\s+/g, ' ')}) over ${busySamples} busy samples; /health answered ${healthAnswers} times`,
+      `sweep of ${EXPIRING} expired + ${RUNNING} timed out: oldest transaction seen ${oldestMs.toFixed(0)} ms (${oldestQuery.replace(/\s+/g, ' ')}) over ${busySamples} busy samples; /health answered ${healthAnswers} times, the slowest in ${healthSlowestMs.toFixed(0)} ms`,
     );
   } finally {
     await sampler.end();
