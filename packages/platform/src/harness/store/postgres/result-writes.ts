@@ -66,39 +66,35 @@ const COLUMNS: ReadonlyArray<readonly [ChangedField, string, string]> = [
  * The statement for writes that name fields as `shape` says (its first letter: t when every
  * write names its row's place, found by it, k when they are found by key; then one letter a
  * column, in the order of COLUMNS: n when none of the writes names it, a when all do, s when
- * some do), its
- * columns passed as one array each (an unnest of typed arrays costs PostgreSQL far less than a
- * JSON record set). A column no write names is not in the SET list; one every write names is
- * set as it is; one some name is set by a CASE on its own flag. Its text is the same for the
- * same shape, so PostgreSQL plans it once a connection.
+ * some do), its columns passed as one array each (an unnest of typed arrays costs PostgreSQL
+ * far less than a JSON record set). A column no write names is not in the SET list; one every
+ * write names is set as it is; one some name is set by a CASE on its own flag. Its text is the
+ * same for the same shape, so PostgreSQL plans it once a connection.
  */
 function statementOf(shape: string): Statement {
-  const readers: Reader[] = [...KEY_READERS];
-  // By place, the status to match comes as a value of n (the facts' status, IN_PROGRESS): the constant matches sw_jobs_running's
-  // predicate, and the planner, its statistics saying few jobs run, read that index rather than fetch each row by its place.
   const byPlace = shape.startsWith('t');
-  if (byPlace) readers.push(...PLACE_READERS);
-  const names = ['n_endpoint_id', 'n_id', 'n_match_worker', 'n_match_attempt', 'n_status', 'n_counted', ...(byPlace ? ['n_ctid', 'n_match_status'] : [])];
-  const types = ['text', 'text', 'text', 'integer', 'text', 'text', ...(byPlace ? ['tid', 'text'] : [])];
+  const arrays: UnnestArray[] = [...KEY_ARRAYS, ...(byPlace ? PLACE_ARRAYS : [])];
   const sets = ['status = n.n_status'];
   COLUMNS.forEach(([field, column, type], index) => {
     const named = shape[index + 1];
     if (named === 'n') return;
     // A JSON value travels as text and is cast where it is written (json keeps its bytes).
     const json = field in JSON_COLUMNS;
-    readers.push(json ? (write) => write.json[field as JsonField] : (write) => asText(write.change.fields[field]));
-    names.push(`v_${column}`);
-    types.push(json ? 'text' : type);
+    arrays.push({
+      name: `v_${column}`,
+      type: json ? 'text' : type,
+      read: json ? (write) => write.json[field as JsonField] : (write) => asText(write.change.fields[field]),
+    });
     const value = json ? `n.v_${column}::${type}` : `n.v_${column}`;
     if (named === 'a') {
       sets.push(`${column} = ${value}`);
       return;
     }
-    readers.push((write) => (field in write.change.fields ? 'true' : 'false'));
-    names.push(`s_${column}`);
-    types.push('boolean');
+    arrays.push({ name: `s_${column}`, type: 'boolean', read: (write) => (field in write.change.fields ? 'true' : 'false') });
     sets.push(`${column} = CASE WHEN n.s_${column} THEN ${value} ELSE j.${column} END`);
   });
+  const names = arrays.map(({ name }) => name);
+  const types = arrays.map(({ type }) => type);
   const unnest = types.map((type, index) => `$${index + 1}::${type}[]`).join(', ');
   const counter = `$${types.length + 1}::smallint`;
   const text = `
@@ -126,7 +122,7 @@ function statementOf(shape: string): Statement {
       RETURNING 1
     )
     SELECT done.* FROM done`;
-  return { text, readers };
+  return { text, readers: arrays.map(({ read }) => read) };
 }
 
 /** The shape of `writes`' statement (statementOf). */
@@ -151,17 +147,31 @@ function asText(value: unknown): string | null {
   return value === undefined || value === null ? null : String(value);
 }
 
+/** One array of the statement's unnest: its column name in n, its SQL type, and what it holds for a write. */
+interface UnnestArray {
+  readonly name: string;
+  readonly type: string;
+  readonly read: Reader;
+}
+
 /** The arrays every statement has: the job's key, the attempt it answers, the new status and the counter it moves. */
-const KEY_READERS: readonly Reader[] = [
-  (write) => write.facts.endpointId,
-  (write) => write.facts.id,
-  (write) => write.facts.workerId ?? null,
-  (write) => String(write.facts.attempt),
-  (write) => write.change.fields.status,
-  (write) => write.change.counted ?? null,
+const KEY_ARRAYS: readonly UnnestArray[] = [
+  { name: 'n_endpoint_id', type: 'text', read: (write) => write.facts.endpointId },
+  { name: 'n_id', type: 'text', read: (write) => write.facts.id },
+  { name: 'n_match_worker', type: 'text', read: (write) => write.facts.workerId ?? null },
+  { name: 'n_match_attempt', type: 'integer', read: (write) => String(write.facts.attempt) },
+  { name: 'n_status', type: 'text', read: (write) => write.change.fields.status },
+  { name: 'n_counted', type: 'text', read: (write) => write.change.counted ?? null },
 ];
-/** By place: the row's place, and the status it must have (see statementOf). */
-const PLACE_READERS: readonly Reader[] = [(write) => write.ctid ?? null, (write) => write.facts.status];
+/**
+ * By place: the row's place, and the status it must have. The status goes as a value (the facts'
+ * status, IN_PROGRESS), not a constant: the constant matches sw_jobs_running's predicate, and the
+ * planner, its statistics saying few jobs run, read that index rather than fetch each row by its place.
+ */
+const PLACE_ARRAYS: readonly UnnestArray[] = [
+  { name: 'n_ctid', type: 'tid', read: (write) => write.ctid ?? null },
+  { name: 'n_match_status', type: 'text', read: (write) => write.facts.status },
+];
 
 /** The statements made so far, by shape (a handful: the shapes of the changes the job rules make). */
 const STATEMENTS = new Map<string, Statement>();
