@@ -5,8 +5,8 @@ export default defineConfig({
   resolve: {
     // Examples import the packages by name, as a worker author would (tsconfig.json's paths say the same for tsc and tsx).
     alias: [
-      // The platform package imports the SDK's modules as serverless-worker/internal/<path under src>, .js naming the .ts source.
-      { find: /^serverless-worker\/internal\/(.*)\.js$/, replacement: fileURLToPath(new URL('./src/', import.meta.url)) + '$1.ts' },
+      // The platform package reaches the SDK through its one internal entry point (src/exports/internal.ts).
+      { find: /^serverless-worker\/internal$/, replacement: fileURLToPath(new URL('./src/exports/internal.ts', import.meta.url)) },
       { find: /^serverless-worker-platform\/serve-api$/, replacement: fileURLToPath(new URL('./packages/platform/src/local/serve-api.ts', import.meta.url)) },
       { find: /^serverless-worker-platform\/cli$/, replacement: fileURLToPath(new URL('./packages/platform/src/cli/platform-commands.ts', import.meta.url)) },
       { find: /^serverless-worker-platform$/, replacement: fileURLToPath(new URL('./packages/platform/src/index.ts', import.meta.url)) },

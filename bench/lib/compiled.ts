@@ -20,7 +20,7 @@ const STAMP = join(OUT_DIR, '.built');
 const SOURCE_DIRS = ['src', 'packages/platform/src', 'bench/children', 'bench/lib'];
 
 /**
- * The two packages as the compiled files import them (the platform's `serverless-worker/internal/...`,
+ * The two packages as the compiled files import them (the platform's `serverless-worker/internal`,
  * the SDK's `serverless-worker-platform/...`): a package folder of each under the output's
  * node_modules, its exports naming the compiled files, found before the repository's own.
  */
@@ -33,7 +33,7 @@ const COMPILED_PACKAGES = [
       './testing': './src/testing/index.js',
       './harness': './src/exports/harness.js',
       './runtime': './src/exports/runtime.js',
-      './internal/*.js': './src/*.js',
+      './internal': './src/exports/internal.js',
     },
   },
   {
@@ -87,7 +87,7 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
           baseUrl: REPO_ROOT,
           // The sources of both packages, as the repository's own tsconfig.json maps them.
           paths: {
-            'serverless-worker/internal/*': ['./src/*'],
+            'serverless-worker/internal': ['./src/exports/internal.ts'],
             'serverless-worker-platform/serve-api': ['./packages/platform/src/local/serve-api.ts'],
             'serverless-worker-platform/cli': ['./packages/platform/src/cli/platform-commands.ts'],
             'serverless-worker-platform': ['./packages/platform/src/index.ts'],
@@ -100,7 +100,7 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
     // "type": "module", so that node reads the compiled .js files as ESM, as under dist/.
     copyFileSync(join(REPO_ROOT, 'package.json'), join(OUT_DIR, 'package.json'));
     // The platform's files need a package.json of their own: under the root's (named
-    // serverless-worker, exports into dist/) their `serverless-worker/internal/...`
+    // serverless-worker, exports into dist/) their `serverless-worker/internal`
     // imports would resolve to the root package itself (a self-reference into dist/),
     // not to the compiled SDK below; with this one (no exports) they go to node_modules.
     writeFileSync(join(OUT_DIR, 'packages', 'platform', 'package.json'), JSON.stringify({ name: 'serverless-worker-platform', type: 'module' }));

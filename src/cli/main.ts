@@ -10,17 +10,19 @@ import { Command } from 'commander';
 import { registerGpuCommand } from './commands/gpu.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerMissingPlatformCommands } from './missing-platform.js';
-import { isPlatformMissing } from '../local/platform-package.js';
+import { isPlatformMissing, sameVersionPlatform } from '../local/platform-package.js';
 import { RUNTIME_VERSION } from '../version.js';
 
-/** The platform's command module, or undefined when the package is not installed. */
+/** The platform's command module, or undefined when the package is not installed; refused when it is of another version. */
 async function loadPlatformCommands(): Promise<typeof import('serverless-worker-platform/cli') | undefined> {
+  let entry: typeof import('serverless-worker-platform/cli');
   try {
-    return await import('serverless-worker-platform/cli');
+    entry = await import('serverless-worker-platform/cli');
   } catch (error) {
     if (isPlatformMissing(error)) return undefined;
     throw error;
   }
+  return sameVersionPlatform('serverless-worker', entry);
 }
 
 export async function buildProgram(): Promise<Command> {

@@ -4,7 +4,7 @@
  * from the registry (error-codes.ts); `details` holds machine-readable context
  * (the field, the allowed range, the value received).
  */
-import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import { errorCodeEntry, type ErrorCode, isKnownErrorCode } from './error-codes.js';
 
 export class ServerlessWorkerError extends Error {
   override readonly name = 'ServerlessWorkerError';
@@ -15,7 +15,8 @@ export class ServerlessWorkerError extends Error {
   constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    this.status = ERROR_CODES[code].status;
+    // A code no table has cannot be written (ErrorCode), but a registered table may not be loaded yet: 500 then.
+    this.status = errorCodeEntry(code)?.status ?? 500;
     this.details = details;
   }
 
@@ -35,6 +36,6 @@ export function isServerlessWorkerError(value: unknown): value is ServerlessWork
     value !== null &&
     (value as { name?: unknown }).name === 'ServerlessWorkerError' &&
     typeof (value as { code?: unknown }).code === 'string' &&
-    (value as { code: string }).code in ERROR_CODES
+    isKnownErrorCode((value as { code: string }).code)
   );
 }

@@ -43,14 +43,26 @@ export function chooseLogFormat(options: CreateLoggerOptions = {}): 'json' | 'pr
 }
 
 /**
+ * The package that prints pretty log lines on a terminal: an optional peer dependency of the
+ * SDK (a developer's terminal needs it, an image does not; the platform package brings it).
+ */
+export const PRETTY_LOGS_PACKAGE = 'pino-pretty';
+
+/**
  * Load pino-pretty (once) when these options would print pretty lines, with `import()`,
  * which a bundler follows (esbuild with its plain flags puts it in the bundle, evaluated
  * only here). serve() calls it before createLogger(); a direct createLogger() without it
- * requires pino-pretty from node_modules, and prints JSON lines where there is none.
+ * requires pino-pretty from node_modules. Where it is not installed (an image, a project
+ * without the platform package), the lines are JSON, as off a terminal.
  */
 export async function loadPrettyLogs(options: CreateLoggerOptions = {}): Promise<void> {
   if (prettyFactory || chooseLogFormat(options) !== 'pretty') return;
-  prettyFactory = (await import('pino-pretty')).default;
+  try {
+    prettyFactory = (await import('pino-pretty')).default;
+  } catch (error) {
+    const { code } = (error ?? {}) as { code?: unknown };
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+  }
 }
 
 /** pino-pretty as loadPrettyLogs() left it, else from node_modules; undefined where neither has it (a bundle). */

@@ -4,7 +4,7 @@
  * fix from the error registry on the next, and a hint where the stack is. The stack
  * itself only with `--verbose` or a debug log level (SW_LOG_LEVEL / LOG_LEVEL).
  */
-import { ERROR_CODES, isServerlessWorkerError } from '../job/index.js';
+import { errorCodeEntry, isServerlessWorkerError } from '../job/index.js';
 
 /** True when the stack of a start-up error should be shown: `--verbose`/`--rp_debugger`, or a debug/trace level. */
 export function wantsStack(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, level?: string): boolean {
@@ -26,7 +26,7 @@ export function formatStartupError(error: unknown, withStack: boolean): string {
   const message = error instanceof Error ? error.message : String(error);
   if (isServerlessWorkerError(error)) {
     lines.push(`serverless-worker: ${error.code}: ${oneLine(message)}`);
-    lines.push(`  fix: ${ERROR_CODES[error.code].fix}`);
+    lines.push(`  fix: ${errorCodeEntry(error.code)?.fix ?? 'see docs/reference/error-codes.md'}`);
   } else {
     const name = error instanceof Error ? error.name : 'Error';
     lines.push(`serverless-worker: the worker failed to start: ${name}: ${oneLine(message)}`);

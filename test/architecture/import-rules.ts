@@ -3,7 +3,7 @@
  * The layout's rule as data (docs/architecture.md explains it): which folder of src/ may
  * import which. A unit is a folder directly under src/ (its subfolders belong to it),
  * except src/harness, whose subfolders are units each and whose own files are the
- * composition root (`harness`). src/version.ts and src/zod-version.ts are `version`; the
+ * composition root (`harness`). src/version.ts and src/zod-version.ts (and the platform's platform-version.ts) are `version`; the
  * other files directly under src/ are the package's entry points (`entry`).
  */
 
@@ -93,7 +93,7 @@ export const KNOWN_EXCEPTIONS: ReadonlyArray<{ readonly from: string; readonly t
 export function unitOf(path: string): string | undefined {
   const parts = path.replace(/\.js$/, '.ts').split('/');
   if (parts[0] !== 'src' || parts.length < 2) return undefined;
-  if (parts.length === 2) return parts[1] === 'version.ts' || parts[1] === 'zod-version.ts' ? 'version' : 'entry';
+  if (parts.length === 2) return ['version.ts', 'zod-version.ts', 'platform-version.ts'].includes(parts[1] ?? '') ? 'version' : 'entry';
   if (parts[1] === 'harness') return parts.length === 3 ? 'harness' : `harness/${parts[2]}`;
   return parts[1];
 }

@@ -95,8 +95,8 @@ describe('the package entry points', () => {
           ]);
         }
       });
-      // Nothing else is exported but package.json and, for the SDK, the platform's internal entry.
-      const internal = packageDir === '' ? ['./internal/*.js'] : ['./serve-api', './cli'];
+      // Nothing else is exported but package.json and, for the SDK, the platform's one internal entry (no wildcard).
+      const internal = packageDir === '' ? ['./internal'] : ['./serve-api', './cli'];
       expect(Object.keys(pkg.exports).sort()).toEqual([...entries.map((entry) => entry.subpath), ...internal, './package.json'].sort());
     }
   });

@@ -180,6 +180,44 @@ describe('the SDK alone (what a worker image installs)', { timeout: 300_000 }, (
     });
     expect(gpu.exitCode, gpu.all).toBe(0);
   });
+
+  it('refuses a platform package of another version, naming both versions and the fix', async () => {
+    // A platform of another version where npm would put it (as after `npm install serverless-worker-platform@<other>`
+    // with --legacy-peer-deps or a stale lockfile): its entry points carry their version, as the real ones do.
+    const platform = join(project, 'node_modules', 'serverless-worker-platform');
+    await mkdir(platform, { recursive: true });
+    const exports = { './cli': './cli.js', './serve-api': './serve-api.js', './package.json': './package.json' };
+    await writeFile(join(platform, 'package.json'), JSON.stringify({ name: 'serverless-worker-platform', version: '0.0.9', type: 'module', exports }));
+    await writeFile(
+      join(platform, 'cli.js'),
+      "export const PLATFORM_VERSION = '0.0.9';\nexport const PLATFORM_COMMANDS = [];\nexport function registerPlatformCommands() {}\n",
+    );
+    await writeFile(
+      join(platform, 'serve-api.js'),
+      "export const PLATFORM_VERSION = '0.0.9';\nexport async function runServeApi() { throw new Error('not this one'); }\n",
+    );
+    try {
+      const { version } = JSON.parse(await readFile(join(project, 'node_modules', 'serverless-worker', 'package.json'), 'utf8')) as { version: string };
+      const fix = `npm install --save-dev serverless-worker-platform@${version}`;
+      const command = await execa(join(project, 'node_modules/.bin/serverless-worker'), ['harness', '--help'], {
+        cwd: project,
+        env,
+        reject: false,
+        all: true,
+        timeout: 60_000,
+      });
+      expect(command.exitCode, command.all).toBe(1);
+      expect(command.stderr).toContain(`serverless-worker ${version} cannot use serverless-worker-platform 0.0.9`);
+      expect(command.stderr).toContain(fix);
+      const api = await execa(node, ['worker.js', '--serve-api', '--port', '0'], { cwd: project, env, reject: false, all: true, timeout: 60_000 });
+      expect(api.exitCode, api.all).toBe(1);
+      expect(api.stderr).toContain('SW_PLATFORM_VERSION_MISMATCH');
+      expect(api.stderr).toContain(fix);
+      expect(api.stderr).not.toContain('not this one');
+    } finally {
+      await rm(platform, { recursive: true, force: true });
+    }
+  });
 });
 
 describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 }, (major) => {

@@ -17,6 +17,7 @@ interface Manifest {
   readonly dependencies?: Record<string, string>;
   readonly devDependencies?: Record<string, string>;
   readonly peerDependencies?: Record<string, string>;
+  readonly peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   readonly workspaces?: string[];
 }
 const read = (path: string): Manifest => JSON.parse(readFileSync(join(REPO_ROOT, path), 'utf8')) as Manifest;
@@ -33,10 +34,12 @@ describe('one version for both packages', () => {
     expect(PLATFORM_VERSION).toBe(sdk.version);
   });
 
-  it('the platform depends on exactly that SDK, the SDK on nothing of the platform', () => {
+  it('the platform depends on exactly that SDK; the SDK names the platform only as an optional peer of the same version', () => {
     expect(platform.dependencies?.['serverless-worker']).toBe(sdk.version);
-    const sdkNames = [sdk.dependencies, sdk.peerDependencies].flatMap((deps) => Object.keys(deps ?? {}));
-    expect(sdkNames).not.toContain('serverless-worker-platform');
+    expect(Object.keys(sdk.dependencies ?? {})).not.toContain('serverless-worker-platform');
+    // An optional peer: npm installs it only when asked (an image has the SDK alone), refuses one of another version, and pnpm and Yarn PnP let the SDK resolve it.
+    expect(sdk.peerDependencies?.['serverless-worker-platform']).toBe(sdk.version);
+    expect(sdk.peerDependenciesMeta?.['serverless-worker-platform']).toEqual({ optional: true });
     expect(sdk.workspaces).toEqual(['packages/*']);
   });
 

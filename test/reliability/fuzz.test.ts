@@ -4,7 +4,7 @@
  * every route of the harness server, sent raw with node:http so that paths, queries,
  * headers and bodies reach the server as generated (malformed percent escapes, odd
  * methods, wrong content types, broken JSON, bodies past the limits). For every answer:
- * no 5xx, and every error is a JSON body whose `error.code` is one of ERROR_CODES. The
+ * no 5xx, and every error is a JSON body whose `error.code` is one of ERROR_CODES or PLATFORM_ERROR_CODES. The
  * server (this process) must still serve afterwards. Only 127.0.0.1 is ever called:
  * webhook URLs that would reach elsewhere are rewritten to a closed local port.
  */
@@ -15,6 +15,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
 import { ERROR_CODES } from '../../src/job/index.js';
+import { PLATFORM_ERROR_CODES } from '../../packages/platform/src/job/platform-error-codes.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { resolveOptions } from '../../src/worker/index.js';
 import { printFigures } from './support/figures.js';
@@ -257,7 +258,7 @@ function requestFor(spec: RouteSpec, known: { jobIds: string[] }) {
 
 // ---------------------------------------------------------------- the checks
 
-const KNOWN_CODES = new Set(Object.keys(ERROR_CODES));
+const KNOWN_CODES = new Set([...Object.keys(ERROR_CODES), ...Object.keys(PLATFORM_ERROR_CODES)]);
 const tally = { requests: 0, byClass: {} as Record<string, number>, codes: {} as Record<string, number> };
 
 function check(fuzz: FuzzRequest, answer: RawAnswer): void {

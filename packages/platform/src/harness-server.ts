@@ -6,7 +6,7 @@
  * statically they were a third of a worker's start-up (bench/README.md, cold start).
  */
 import type { CreateHarnessServerOptions, HarnessServer } from './harness/server-api.js';
-import { loadPromClient } from 'serverless-worker/internal/metrics/create-metrics.js';
+import { loadPromClient } from 'serverless-worker/internal';
 
 export type { CreateHarnessServerOptions, HarnessServer, HarnessServerOptions } from './harness/server-api.js';
 

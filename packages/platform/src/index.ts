@@ -7,8 +7,11 @@
  * `serverless-worker/harness`.
  */
 // First: a clear error when zod 4 is not what is installed.
-import 'serverless-worker/internal/zod-version.js';
+import 'serverless-worker/internal';
 export { createHarnessServer, type CreateHarnessServerOptions, type HarnessServer, type HarnessServerOptions } from './harness-server.js';
 export { workerEnvFor, formatWorkerEnv, type WorkerEnv, type WorkerEnvOptions } from './harness/worker-api/worker-env.js';
 export { ManagementClient, managementClientFromEnv } from './harness/management/management-client.js';
 export { PLATFORM_VERSION } from './platform-version.js';
+// The platform's error codes, registered before any error is raised or answered.
+import './job/platform-error-codes.js';
+export { PLATFORM_ERROR_CODES, type PlatformErrorCode } from './job/platform-error-codes.js';

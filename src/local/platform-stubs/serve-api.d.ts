@@ -1,7 +1,8 @@
-// The shape the SDK uses of serverless-worker-platform/serve-api, for building the SDK
-// before the platform (tsconfig.build.json maps the module here). In the repository's own
-// type check the module resolves to the platform's source, which must fit this shape.
-import type { Logger } from 'pino';
-import type { Handler, WorkerArgs, WorkerConfig } from '../../worker/index.js';
+// serverless-worker-platform/serve-api for the SDK's own build (tsconfig.build.json maps the
+// module here, since the platform is built after the SDK): the SDK's declared contract
+// (../platform-contract.ts), not a copy of the platform's code. In the repository's type
+// check the module resolves to the platform's source, which states that it satisfies it.
+import type { PlatformServeApi } from '../platform-contract.js';
 
-export declare function runServeApi(handler: Handler<unknown, unknown>, config: WorkerConfig, args: WorkerArgs, logger: Logger): Promise<void>;
+export declare const PLATFORM_VERSION: PlatformServeApi['PLATFORM_VERSION'];
+export declare const runServeApi: PlatformServeApi['runServeApi'];

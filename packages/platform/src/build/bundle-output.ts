@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { isAuthorSource, keepSources } from './source-map.js';
 
 export interface WrittenFile {

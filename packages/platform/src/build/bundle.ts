@@ -13,15 +13,13 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { PRETTY_LOGS_PACKAGE, S3_CLIENT_PACKAGES, SDK_SOURCE_ROOT, ServerlessWorkerError } from 'serverless-worker/internal';
 import { BUNDLED_UI_FOLDER } from '../harness/dashboard/static-files.js';
 import { reduceSourceMaps, writeModulePackageJson } from './bundle-output.js';
 import { commonJsDynamicImportPlugin } from './commonjs-dynamic-import.js';
 import { sqlMigrationsPlugin } from './sql-migrations-plugin.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
-import { SDK_SOURCE_ROOT } from 'serverless-worker/internal/transports/watchdog/thread-file.js';
-import { S3_CLIENT_PACKAGES } from 'serverless-worker/internal/s3/index.js';
 
 /**
  * CommonJS dependencies inside an ESM bundle call `require` for Node's built-ins;
@@ -80,14 +78,14 @@ export function extraEntryPoints(root: string = SDK_SOURCE_ROOT): { in: string; 
 }
 
 /**
- * The SDK's optional peer dependencies (the AWS SDK of the S3 helpers) that the worker's
- * project does not install: left out of the bundle (external), where the helpers' first call
- * answers SW_S3_CLIENT_MISSING naming what to install, as without a bundle. Installed, they
- * are bundled like any dependency.
+ * The SDK's optional peer dependencies (the AWS SDK of the S3 helpers, pino-pretty) that the
+ * worker's project does not install: left out of the bundle (external), where the helpers'
+ * first call answers SW_S3_CLIENT_MISSING naming what to install, and logs are JSON lines, as
+ * without a bundle. Installed, they are bundled like any dependency.
  */
 export function missingOptionalPeers(entry: string): string[] {
   const require = createRequire(entry);
-  return S3_CLIENT_PACKAGES.filter((name) => {
+  return [...S3_CLIENT_PACKAGES, PRETTY_LOGS_PACKAGE].filter((name) => {
     try {
       require.resolve(name);
       return false;

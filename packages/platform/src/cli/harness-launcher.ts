@@ -10,10 +10,9 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { readGpus, type ReadGpusOptions } from 'serverless-worker/internal/gpu/index.js';
+import { parseOrThrow, readGpus, type ReadGpusOptions, ServerlessWorkerError } from 'serverless-worker/internal';
 import { parseImageFlag, type GpuListSchema, type ImageCommand, type LauncherOptionsInput } from '../harness/launcher/index.js';
 import { JobLinesLimitsSchema } from '../harness/launcher/job-lines.js';
-import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
 
 export interface LauncherCliOptions {
   /** `--image NAME=COMMAND` values. */

@@ -4,7 +4,7 @@
  * argument parser, default, environment variable and choices, from the one entry.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { SettingArgumentError, type Setting } from 'serverless-worker/internal/settings/setting.js';
+import { type Setting, SettingArgumentError } from 'serverless-worker/internal';
 
 /** The commander option of one setting; a refused argument makes commander exit 2 with the usage. */
 export function settingOption(setting: Setting): Option {

@@ -7,13 +7,19 @@
  * between their markers (scripts/reference-pages.ts); test/settings/settings-docs.unit.test.ts fails when a page
  * holds anything else.
  */
-import { LoadBalancingOptionsSchema } from 'serverless-worker/internal/load-balancing/lb-options.js';
-import { optionsTable } from 'serverless-worker/internal/settings/option-table.js';
-import { code, envTable, settingsTable } from 'serverless-worker/internal/settings/reference-table.js';
-import { PlatformTransportSettingsSchema } from 'serverless-worker/internal/transports/platform/options.js';
-import { ServeOptionsSchema } from 'serverless-worker/internal/worker/options.js';
-import { WORKER_ENV } from 'serverless-worker/internal/settings/worker-env.js';
-import { WORKER_FLAG_SETTINGS, workerFlagText, type WorkerFlag } from 'serverless-worker/internal/worker/worker-flags.js';
+import {
+  code,
+  envTable,
+  LoadBalancingOptionsSchema,
+  optionsTable,
+  PlatformTransportSettingsSchema,
+  ServeOptionsSchema,
+  settingsTable,
+  WORKER_ENV,
+  WORKER_FLAG_SETTINGS,
+  type WorkerFlag,
+  workerFlagText,
+} from 'serverless-worker/internal';
 import { HARNESS_SETTINGS } from './commands/harness-settings.js';
 
 /** A worker's flags with their SDK spellings beside them: `--serve-api` (`--rp_serve_api`). */

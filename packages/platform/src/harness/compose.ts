@@ -11,14 +11,12 @@
  *     await app.close();   // the launcher's workers, the server, then what was opened here
  */
 import type { Logger } from 'pino';
-import type { HarnessOptions } from 'serverless-worker/internal/harness/core/harness.js';
+import { type Harness, type HarnessOptions, parseOrThrow, ServerlessWorkerError } from 'serverless-worker/internal';
 import { harnessForServer, type CreateHarnessServerOptions } from './server-store.js';
 import { listenHarnessServer, type HarnessServer } from './server.js';
 // Types only: the launcher's code is loaded when a launcher is asked for (--serve-api and most library uses have none).
 import type { LaunchBackend, Launcher, LauncherOptionsInput, ProcessRecords, SlotClaims } from './launcher/index.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import { InMemoryManagementStore, type ManagementStore } from './management/index.js';
-import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
 import { HarnessServerOptionsSchema, type WorkerApiPassThrough } from './server-options.js';
 import { checkBindAddress } from './http/bind-address.js';
 import type { PostgresDatabase } from './postgres/database.js';

@@ -9,11 +9,8 @@
  * answered with the store, for the other stores of the process (management, launcher).
  */
 import * as z from 'zod';
-import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
+import { type JobStore, MemoryJobStore, parseOrThrow, ServerlessWorkerError, systemClock } from 'serverless-worker/internal';
 import type { PostgresDatabase } from './postgres/database.js';
-import type { JobStore } from 'serverless-worker/internal/harness/store/job-store.js';
-import { MemoryJobStore } from 'serverless-worker/internal/harness/store/memory-job-store.js';
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
 
 /** The environment variable that names the store when `--store` does not. */
 export const STORE_ENV = 'SW_HARNESS_STORE';

@@ -4,7 +4,7 @@
  * on an endpoint (in process, or over the worker API) is a RUNNING pod. The harness
  * does not know images, GPUs or ports, so those are null or empty.
  */
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { Harness } from 'serverless-worker/internal';
 import type { Pod, PodsView } from './management/index.js';
 import type { LaunchedWorkersView } from './launcher/launched-workers-view.js';
 

@@ -5,9 +5,15 @@
  */
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { EXECUTION_TIMEOUT_MS, RUNSYNC_WAIT_MS, ServerlessWorkerError, parseOnceOrThrow } from 'serverless-worker/internal/job/index.js';
-import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
-import { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import {
+  AllowListSchema,
+  EXECUTION_TIMEOUT_MS,
+  Harness,
+  type Metrics,
+  parseOnceOrThrow,
+  RUNSYNC_WAIT_MS,
+  ServerlessWorkerError,
+} from 'serverless-worker/internal';
 import type { LaunchedWorkersView } from './launcher/launched-workers-view.js';
 import type { ManagementStore, PodsView } from './management/index.js';
 import { LoadBalancingSettingsSchema } from './load-balancing/options.js';
@@ -21,7 +27,6 @@ import {
 } from './http/rate-limit/limits.js';
 import { DashboardSettingsSchema } from './dashboard/settings.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhook-sender.js';
-import { AllowListSchema } from 'serverless-worker/internal/net/target-policy.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http/connection-limits.js';
 import type { WorkerApiOptions } from './worker-api/index.js';
 import type { EndpointInputSpec } from './openapi/index.js';

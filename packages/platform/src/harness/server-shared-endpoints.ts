@@ -7,7 +7,7 @@
  * the store before the route answers SW_ENDPOINT_NOT_FOUND.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { Harness } from 'serverless-worker/internal';
 import type { ManagementStore } from './management/index.js';
 
 const ENDPOINT_PATH = /^\/(?:v2|lb)\/([A-Za-z0-9._-]{1,128})(?:[/?]|$)/;

@@ -8,8 +8,7 @@
  * a management store of their own; both stores share one database handle (one pool of
  * `storePoolSize` connections), which the server closes after them.
  */
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import { Harness, type HarnessOptions } from 'serverless-worker/internal/harness/core/harness.js';
+import { Harness, type HarnessOptions, ServerlessWorkerError } from 'serverless-worker/internal';
 import { STORE_ENV, openJobStore } from './open-store.js';
 import type { ManagementStore } from './management/index.js';
 import type { PostgresDatabase } from './postgres/database.js';

@@ -17,16 +17,13 @@ import type { CreateHarnessServerOptions } from './server-store.js';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { createMetrics, type Metrics } from 'serverless-worker/internal/metrics/index.js';
-import { RUNTIME_VERSION } from 'serverless-worker/internal/version.js';
-import { inputValue } from 'serverless-worker/internal/job/index.js';
+import { createMetrics, inputValue, type Metrics, RUNTIME_VERSION, TargetPolicy, trackFreshConnections } from 'serverless-worker/internal';
 import { InMemoryManagementStore, managementApi } from './management/index.js';
 import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } from './load-balancing/index.js';
 import { apiKeyHook, createApiKeyCheck } from './http/api-key.js';
 import { isLoopbackHost, localBaseUrl } from './http/bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './http/error-reply.js';
 import { StoreOutage } from './http/store-outage.js';
-import { trackFreshConnections } from 'serverless-worker/internal/net/fresh-connections.js';
 import { lazyChildLoggerFactory } from './http/lazy-child-logger.js';
 import { CONNECTION_CHECK_MS, defaultMaxConnections } from './http/connection-limits.js';
 import { bindJobMetrics } from './http/job-metrics.js';
@@ -48,7 +45,6 @@ import { bindAttemptLog, withAttemptEvents } from './dashboard/attempt-binding.j
 import { AttemptLog } from './dashboard/attempt-log.js';
 import { WebhookLog } from './dashboard/webhook-log.js';
 import { WebhookSender, bindWebhooks } from './webhooks/index.js';
-import { TargetPolicy } from 'serverless-worker/internal/net/target-policy.js';
 import { workerApiRoutes } from './worker-api/index.js';
 
 export interface HarnessServer {

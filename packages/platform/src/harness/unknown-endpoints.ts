@@ -15,8 +15,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type Harness, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { ManagementStore } from './management/index.js';
 
 /** The routes that submit a job: /run, /runsync, the OpenAI-compatible calls. */

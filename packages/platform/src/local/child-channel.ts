@@ -19,14 +19,18 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import { ServerlessWorkerError, requestJsonText, runKey } from 'serverless-worker/internal/job/index.js';
 import {
+  type ChildMessage,
+  type Clock,
   MessageBatcher,
   readChildBatch,
-  type ChildMessage,
+  requestJsonText,
+  runKey,
+  ServerlessWorkerError,
   type SupervisorMessage,
-} from 'serverless-worker/internal/transports/supervised/channel-protocol.js';
+  systemClock,
+  type TimerHandle,
+} from 'serverless-worker/internal';
 import type { WorkerApiCalls } from '../harness/worker-api/index.js';
 
 /** How long results applied wait for a message to the child to ride with before they get one of their own, ms. */

@@ -9,7 +9,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import pino from 'pino';
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { systemClock } from 'serverless-worker/internal';
 import type { JobLogBuffer } from '../harness/dashboard/job-log-tap.js';
 
 /** Fields every line carries: not repeated after the message on the job page. */

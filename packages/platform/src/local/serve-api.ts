@@ -18,25 +18,33 @@ import { composeHarness, type ComposedHarness } from '../harness/compose.js';
 import type { HarnessServer } from '../harness/server-api.js';
 import { toDocumentSchema, type EndpointInputSpec } from '../harness/openapi/index.js';
 import { rateLimitTable, type HarnessServerConfig } from '../harness/server-options.js';
-import { ServerlessWorkerError, type JobRequest } from 'serverless-worker/internal/job/index.js';
-import { createGpuSampler } from 'serverless-worker/internal/gpu/index.js';
-import { loadMetrics } from 'serverless-worker/internal/metrics/index.js';
 import {
+  API_KEY_ENV,
+  compactWhenIdle,
+  createGpuSampler,
+  DEFAULT_SERVE_HOST,
+  DEFAULT_SERVE_PORT,
+  type Handler,
+  type JobRequest,
+  jsonLineFormatter,
+  type PlatformServeApi,
+  loadMetrics,
   onShutdownSignals,
   resolveTestInput,
+  ServerlessWorkerError,
   validateInput,
-  type Handler,
   type WorkerArgs,
   type WorkerConfig,
-} from 'serverless-worker/internal/worker/index.js';
+} from 'serverless-worker/internal';
 import { WorkerSupervisor } from './supervisor.js';
+import { PLATFORM_VERSION } from '../platform-version.js';
 import { WorkerApiDirect } from '../harness/worker-api/index.js';
 import { relayChildLog } from './child-log-lines.js';
 import { JobLogBuffer } from '../harness/dashboard/job-log-tap.js';
-import { jsonLineFormatter } from 'serverless-worker/internal/log/index.js';
-import { API_KEY_ENV } from 'serverless-worker/internal/settings/worker-env.js';
-import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT } from 'serverless-worker/internal/worker/worker-flags.js';
-import { compactWhenIdle } from 'serverless-worker/internal/local/idle-compaction.js';
+// The platform's error codes, registered before any error is raised or answered.
+import '../job/platform-error-codes.js';
+
+export { PLATFORM_VERSION };
 
 /** Quote `text` for a POSIX shell. */
 export function shellQuote(text: string): string {
@@ -233,3 +241,6 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   logger.flush();
   process.stdout.write('', () => process.exit(exitCode));
 }
+
+// The SDK loads this entry point by the contract it declares (local/platform-contract.ts there).
+void ({ PLATFORM_VERSION, runServeApi } satisfies PlatformServeApi);

@@ -23,10 +23,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { sleep, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/index.js';
+import {
+  type Clock,
+  type EndpointJobs,
+  sleep,
+  SUPERVISED_CHANNEL_ENV,
+  SUPERVISED_CHANNEL_IPC,
+  systemClock,
+  type TimerHandle,
+} from 'serverless-worker/internal';
 import { workerEnvFor, type WorkerApiCalls } from '../harness/worker-api/index.js';
-import { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from 'serverless-worker/internal/transports/supervised/channel-protocol.js';
 import { serveChildChannel } from './child-channel.js';
 
 /** The variable that tells a worker process it is supervised, with the supervisor's pid. */

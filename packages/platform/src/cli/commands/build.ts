@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import * as z from 'zod';
-import { parseOrThrow } from 'serverless-worker/internal/job/parse.js';
+import { parseOrThrow } from 'serverless-worker/internal';
 
 const BuildOptionsSchema = z.object({
   outdir: z.string().min(1).default('dist'),

@@ -7,7 +7,7 @@
  * flashboot, the execution timeout and a network volume.
  */
 import type { Command } from 'commander';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { COMPUTE_TYPES, SCALER_TYPES, type EndpointCreateInput, type EndpointUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, type FieldFlag } from './management-flags.js';
 import { client, note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';

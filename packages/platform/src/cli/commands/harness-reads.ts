@@ -7,7 +7,7 @@
  * ServerlessWorkerError whose one line has the server's message and code.
  */
 import * as z from 'zod';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { DEFAULT_MANAGEMENT_TIMEOUT_MS } from '../../harness/management/management-client.js';
 
 /** A log line; `seq` (the capture order, harness/launcher/log-order.ts) is absent from a harness older than it. */

@@ -7,17 +7,24 @@
  * balancing, the Harness), so the flag and the option cannot drift apart.
  */
 import * as z from 'zod';
-import { DEFAULT_MAX_QUEUED_BYTES } from 'serverless-worker/internal/harness/core/harness.js';
-import { DEFAULT_MAX_REQUEUES } from 'serverless-worker/internal/harness/store/attempts.js';
+import {
+  AllowListSchema,
+  API_KEY_ENV,
+  commaListSetting,
+  DEFAULT_MAX_QUEUED_BYTES,
+  DEFAULT_MAX_REQUEUES,
+  type Setting,
+  settingsSchema,
+  switchSetting,
+  textSetting,
+  wholeNumberSetting,
+} from 'serverless-worker/internal';
 import { HarnessServerOptionsSchema, RateLimitSettingsSchema, WebhookSettingsSchema } from '../../harness/server-options.js';
 import { LivenessSchema } from '../../harness/worker-api/options.js';
 import { LoadBalancingSettingsSchema } from '../../harness/load-balancing/options.js';
 import { DEFAULT_POOL_SIZE } from '../../harness/postgres/database.js';
 import { PoolSizeSchema, STORE_ENV, StoreSpecSchema } from '../../harness/open-store.js';
 import { JOB_LINES_LIMITS, JobLinesLimitsSchema } from '../../harness/launcher/job-lines.js';
-import { AllowListSchema } from 'serverless-worker/internal/net/target-policy.js';
-import { commaListSetting, settingsSchema, switchSetting, textSetting, wholeNumberSetting, type Setting } from 'serverless-worker/internal/settings/setting.js';
-import { API_KEY_ENV } from 'serverless-worker/internal/settings/worker-env.js';
 
 const server = HarnessServerOptionsSchema.shape;
 const jobLines = JobLinesLimitsSchema.shape;

@@ -12,8 +12,7 @@
  * commands start without it.
  */
 import type { Command } from 'commander';
-import { parseOrThrow } from 'serverless-worker/internal/job/parse.js';
-import { API_KEY_ENV } from 'serverless-worker/internal/settings/worker-env.js';
+import { API_KEY_ENV, parseOrThrow } from 'serverless-worker/internal';
 import { addSettingOptions } from '../setting-options.js';
 import { HARNESS_SETTINGS, HarnessCommandOptionsSchema } from './harness-settings.js';
 

@@ -11,7 +11,7 @@
  * until interrupted (Ctrl+C).
  */
 import type { Command } from 'commander';
-import { sleep } from 'serverless-worker/internal/clock/index.js';
+import { sleep } from 'serverless-worker/internal';
 import { managementClientFromEnv } from '../../harness/management/management-client.js';
 import { HarnessReads, type LogLineReply } from './harness-reads.js';
 import { integerFlag } from './management-flags.js';

@@ -12,7 +12,7 @@
  */
 import { Option, type Command } from 'commander';
 import * as z from 'zod';
-import { ServerlessWorkerError, previewValue } from 'serverless-worker/internal/job/index.js';
+import { previewValue, ServerlessWorkerError } from 'serverless-worker/internal';
 
 /** How a flag's text becomes a field value. */
 export type FlagKind =

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { parseInput } from '../../harness/management/parse-input.js';
 import {
   TEMPLATE_FIELDS_NOT_UPDATABLE,

@@ -6,12 +6,8 @@
  */
 import { composeHarness } from '../../harness/compose.js';
 import { testInputFromWorkingDirectory } from '../../harness/dashboard/test-input-file.js';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { createGpuSampler, createLogger, createMetrics, onShutdownSignals, ServerlessWorkerError } from 'serverless-worker/internal';
 import { describeStoreSpec } from '../../harness/open-store.js';
-import { createLogger } from 'serverless-worker/internal/log/index.js';
-import { createGpuSampler } from 'serverless-worker/internal/gpu/sampler.js';
-import { createMetrics } from 'serverless-worker/internal/metrics/index.js';
-import { onShutdownSignals } from 'serverless-worker/internal/worker/signals.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
 import { harnessBanner } from './harness-banner.js';
 import type { HarnessCommandOptions } from './harness-settings.js';

@@ -5,7 +5,7 @@
  * the management API's template create and update inputs (spec 2.2, 2.3).
  */
 import type { Command } from 'commander';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { TEMPLATE_CATEGORIES, type TemplateCreateInput, type TemplateUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, collect, envPairs, type FieldFlag } from './management-flags.js';
 import { client, note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';

@@ -12,11 +12,7 @@
  * Bulk: `matchingJobs` answers every job the filter matches (at most BULK_MAX_JOBS),
  * the page confirms that count, then `applyBulk` cancels or retries exactly those jobs.
  */
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
-import type { ListQuery, StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
-import { orderFigure } from 'serverless-worker/internal/harness/store/history-filter.js';
+import { type EndpointJobs, type Harness, type ListQuery, orderFigure, ServerlessWorkerError, type StoredJob } from 'serverless-worker/internal';
 import { listedJob, type ListedJob } from './views.js';
 
 /** The deepest page of the list across endpoints (offset), so that one page reads at most this many jobs per endpoint. */

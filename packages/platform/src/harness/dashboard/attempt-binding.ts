@@ -4,7 +4,7 @@
  * the worker API's takes, requeues (worker declared gone, take answer lost) and
  * refused stale posts, chained before the hooks the server was given.
  */
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { Harness } from 'serverless-worker/internal';
 import type { WorkerApiEvents } from '../worker-api/options.js';
 import type { AttemptLog } from './attempt-log.js';
 

@@ -17,8 +17,7 @@
  * the job itself, attempt-view.ts); only failures (which /retry may follow), requeues
  * and stale posts stay.
  */
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
-import type { JobErrorPayload, JobStatus } from 'serverless-worker/internal/job/index.js';
+import { type JobErrorPayload, type JobStatus, systemClock } from 'serverless-worker/internal';
 
 /** What the log and the view read of a job: a JobRecord has it (and so will a job store's answer). */
 export interface JobAttemptFacts {

@@ -5,7 +5,7 @@
  * start) and the workers the launcher runs (pods with their state and GPUs, /health
  * counts of each endpoint it runs). The page shows them as tables (ui/panels-view.js). A panel is read once a tick, only while a page is open.
  */
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { Harness } from 'serverless-worker/internal';
 import type { LoadBalancing } from '../load-balancing/index.js';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import type { DashboardPanel } from './settings.js';

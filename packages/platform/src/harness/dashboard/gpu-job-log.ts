@@ -10,9 +10,7 @@
  * A remote worker (over the worker API, or launched with --image) reads its own GPUs
  * and writes its summary in its own log; the harness does not see it.
  */
-import type { GpuReadResult } from 'serverless-worker/internal/gpu/reading.js';
-import { createWindowAccumulator, type GpuWindowAccumulator, type GpuWindowSummary } from 'serverless-worker/internal/gpu/window-summary.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { createWindowAccumulator, type GpuReadResult, type GpuWindowAccumulator, type GpuWindowSummary, type Harness } from 'serverless-worker/internal';
 
 /** What the job page shows about a job's GPU use. */
 export type JobGpuView = { readonly available: true; readonly summary: GpuWindowSummary } | { readonly available: false; readonly reason: string };

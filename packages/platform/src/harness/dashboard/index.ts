@@ -6,7 +6,7 @@
  * Layer: harness feature (docs/architecture.md): owns the /ui routes and their domain code (attempt log, live hub, series); reads the other features' views.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { Harness } from 'serverless-worker/internal';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { LiveHub } from './live-hub.js';
 import { registerDashboardRoutes, type DashboardRouteContext } from './routes.js';

@@ -11,7 +11,7 @@
  * all: a worker logging megabytes costs the harness a bounded amount.
  */
 import type { Logger } from 'pino';
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { systemClock } from 'serverless-worker/internal';
 import { nextLogSeq } from '../launcher/log-order.js';
 
 /** What the buffer keeps at most: jobs, lines a job, characters a line, characters in all (the oldest jobs go first). */

@@ -19,12 +19,8 @@
  * the job holds: values travel as previews (value-preview.ts).
  */
 import type { ServerResponse } from 'node:http';
-import { repeatEvery, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type EndpointJobs, type Harness, repeatEvery, type StoredJob, type StreamChunk, type TimerHandle } from 'serverless-worker/internal';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
-import type { StreamChunk } from 'serverless-worker/internal/job/index.js';
-import type { StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
 import { GpuJobLog } from './gpu-job-log.js';
 import type { LiveEventName, LiveEvents, LiveSnapshot, PanelView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';

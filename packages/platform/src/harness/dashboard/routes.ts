@@ -21,8 +21,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import * as z from 'zod';
-import { JOB_STATUSES, ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type Harness, JOB_STATUSES, parseOrThrow, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
 import { publicConfig } from '../http/route-config.js';

@@ -10,8 +10,7 @@
  * of points. Each live point also carries every endpoint's queue depth at its time (a
  * rebuilt point has none: the store keeps no past queue depths).
  */
-import type { GpuReadResult } from 'serverless-worker/internal/gpu/reading.js';
-import type { StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { GpuReadResult, StoredJob } from 'serverless-worker/internal';
 
 export interface GpuPoint {
   readonly index: number;

@@ -5,7 +5,7 @@
  * the dashboard's routes are imported when the server registers them.
  */
 import * as z from 'zod';
-import type { GpuReadResult } from 'serverless-worker/internal/gpu/reading.js';
+import type { GpuReadResult } from 'serverless-worker/internal';
 import type { JobLogBuffer } from './job-log-tap.js';
 
 /**

@@ -18,7 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

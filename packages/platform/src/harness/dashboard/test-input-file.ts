@@ -9,8 +9,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { JobRequest } from 'serverless-worker/internal/job/index.js';
-import { TEST_INPUT_FILE, resolveTestInput } from 'serverless-worker/internal/job/test-input.js';
+import { type JobRequest, resolveTestInput, TEST_INPUT_FILE } from 'serverless-worker/internal';
 
 /** `{ testInput }` from `<cwd>/test_input.json`, or `{}` when it is absent or invalid (then `logger` warns). */
 export function testInputFromWorkingDirectory(logger: Pick<Logger, 'warn'>, cwd: string = process.cwd()): { testInput?: JobRequest } {

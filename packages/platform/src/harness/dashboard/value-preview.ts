@@ -7,7 +7,7 @@
  * (`GET /ui/api/endpoints/{id}/jobs/{jobId}/values/{part}`) or downloads it.
  */
 import { Buffer } from 'node:buffer';
-import { RawJson, type StreamChunk } from 'serverless-worker/internal/job/index.js';
+import { RawJson, type StreamChunk } from 'serverless-worker/internal';
 
 /** Characters of a value's text a job view carries (input, output, the error's long fields). */
 export const PREVIEW_CHARS = 16 * 1024;

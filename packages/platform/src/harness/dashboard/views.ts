@@ -8,13 +8,21 @@
  * Where later work plugs in: attempts (a StoredJob field) go into `jobDetail`;
  * launcher and load-balancing state arrive as DashboardPanel snapshots (settings.ts).
  */
-import { JOB_STATUSES, isTerminal, type JobErrorPayload, type JobStatus, type StreamChunk } from 'serverless-worker/internal/job/index.js';
-import type { GpuReadResult, GpuReading } from 'serverless-worker/internal/gpu/reading.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import {
+  type EndpointJobs,
+  type GpuReading,
+  type GpuReadResult,
+  type Harness,
+  isTerminal,
+  JOB_STATUSES,
+  type JobErrorPayload,
+  type JobStatus,
+  type ListQuery,
+  ranOn,
+  type StoredJob,
+  type StreamChunk,
+} from 'serverless-worker/internal';
 import type { LaunchedHealth, LaunchedWorkersView } from '../launcher/launched-workers-view.js';
-import type { ListQuery, StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
-import { ranOn } from 'serverless-worker/internal/harness/store/history-filter.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
 import type { JobGpuView } from './gpu-job-log.js';
 import type { WebhookDeliveryRecord } from './webhook-log.js';

@@ -5,7 +5,7 @@
  * the oldest job's record goes once `maxJobs` jobs have one. URLs are stored as logs
  * show them (no query, fragment or credentials).
  */
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { systemClock } from 'serverless-worker/internal';
 import { urlForLog, type WebhookOutcome } from '../webhooks/webhook-sender.js';
 
 /** One delivery as the job page shows it. */

@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();

@@ -5,7 +5,7 @@
  * the caller explicitly allows otherwise.
  */
 import { isIP } from 'node:net';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 
 /** True for localhost, 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
 export function isLoopbackHost(host: string): boolean {

@@ -12,7 +12,7 @@
  * requests waiting on one closing signal share a single listener on it.
  */
 import type { FastifyReply } from 'fastify';
-import type { StopSignal } from 'serverless-worker/internal/harness/core/stop-signal.js';
+import type { StopSignal } from 'serverless-worker/internal';
 
 export type RequestStopReason = 'client-gone' | 'closing';
 

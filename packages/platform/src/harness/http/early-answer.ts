@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { systemClock } from 'serverless-worker/internal';
 
 /** Longest wait for the rest of a refused body, ms. */
 export const EARLY_ANSWER_DRAIN_MS = 5_000;

@@ -7,11 +7,12 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
-import { ServerlessWorkerError, isServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { isServerlessWorkerError, ServerlessWorkerError, systemClock } from 'serverless-worker/internal';
 import { databaseUnavailable } from '../postgres/unavailable.js';
 import { answerAfterBody } from './early-answer.js';
 import { StoreOutage } from './store-outage.js';
+// The platform's error codes, registered before any error is raised or answered.
+import '../../job/platform-error-codes.js';
 
 /** Retry-After of a SW_STORE_UNAVAILABLE answer, s: a PostgreSQL restart takes a few seconds. */
 export const STORE_UNAVAILABLE_RETRY_AFTER_S = 5;

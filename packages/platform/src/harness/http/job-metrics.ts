@@ -4,8 +4,7 @@
  * with their run time. The in-progress gauge is left to the worker side, which sees
  * jobs start.
  */
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
-import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
+import type { Harness, Metrics } from 'serverless-worker/internal';
 
 /** Record every job of `harness` that ends from now on; returns the unsubscribe. */
 export function bindJobMetrics(harness: Harness, metrics: Metrics): () => void {

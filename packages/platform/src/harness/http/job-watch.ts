@@ -4,9 +4,7 @@
  * without missing a change that lands between reading the job and starting to wait:
  * the watch subscribes first and remembers a change until the next `next()` call.
  */
-import type { Clock } from 'serverless-worker/internal/clock/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { StopSignal } from 'serverless-worker/internal/harness/core/stop-signal.js';
+import type { Clock, EndpointJobs, StopSignal } from 'serverless-worker/internal';
 
 export type WatchWake = 'changed' | 'timeout' | 'aborted';
 

@@ -14,7 +14,7 @@
  * cap. The queue API's large bodies are checked off the loop (off-loop-body-check.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MAX_JSON_DEPTH, MAX_JSON_KEYS, RawJson, ServerlessWorkerError, jsonShape } from 'serverless-worker/internal/job/index.js';
+import { jsonShape, MAX_JSON_DEPTH, MAX_JSON_KEYS, RawJson, ServerlessWorkerError } from 'serverless-worker/internal';
 import { checkBodyOffThread } from './off-loop-body-check.js';
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@
  * GET /metrics: the Prometheus text of the server's registry.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
+import type { Metrics } from 'serverless-worker/internal';
 
 export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics): void {
   app.get('/metrics', async (_request, reply) => {

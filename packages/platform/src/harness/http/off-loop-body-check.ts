@@ -11,7 +11,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { systemClock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { systemClock, type TimerHandle } from 'serverless-worker/internal';
 
 /** What the thread found in one body. */
 export interface BodyFacts {

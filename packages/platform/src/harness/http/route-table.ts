@@ -7,7 +7,7 @@
  * the path, else 404 SW_ROUTE_NOT_FOUND.
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 
 interface PatternEntry {
   readonly regex: RegExp;

@@ -9,8 +9,7 @@
  * refused meanwhile. The next outage warns at once again.
  */
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import { systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { type Clock, type ServerlessWorkerError, systemClock, type TimerHandle } from 'serverless-worker/internal';
 import { databaseUnavailable } from '../postgres/unavailable.js';
 
 /** Least time between two "job store unavailable" warnings of one outage, ms. */

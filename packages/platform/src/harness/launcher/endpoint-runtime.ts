@@ -3,7 +3,7 @@
  * The launcher's state of one endpoint (its workers, crash backoff,
  * throttled count) and what the views read from it: state counts and pods.
  */
-import type { StoredWorker } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { StoredWorker } from 'serverless-worker/internal';
 import type { Pod } from '../management/index.js';
 import { CrashBackoff, type CrashBackoffSettings } from './crash-backoff.js';
 import type { LaunchedHealth } from './launched-workers-view.js';

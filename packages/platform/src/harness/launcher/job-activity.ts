@@ -10,9 +10,7 @@
  * may have been missed) every launched worker of the endpoint counts as active. The store schema is
  * untouched: presence and job reads only.
  */
-import type { Clock } from 'serverless-worker/internal/clock/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { JobStore, StoreEvent, StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { Clock, EndpointJobs, JobStore, StoredJob, StoreEvent } from 'serverless-worker/internal';
 import type { LaunchedWorker } from './launched-worker.js';
 import type { JobWait } from './queue-snapshot.js';
 

@@ -4,7 +4,7 @@
  * launch-backend.ts): what the scaler knows of it (readiness, last job, stopping) and a
  * stop that sends SIGTERM, waits the shutdown deadline, then sends SIGKILL.
  */
-import type { Clock, TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import type { Clock, TimerHandle } from 'serverless-worker/internal';
 import type { LaunchedWorkerState } from './scale-decision.js';
 import type { WorkerExit, WorkerRunner } from './launch-backend.js';
 

@@ -8,8 +8,7 @@
  * records and reports, and keeps the endpoint runtime's health and backoff in step.
  */
 import type { Logger } from 'pino';
-import type { Clock } from 'serverless-worker/internal/clock/index.js';
-import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
+import type { Clock, Metrics } from 'serverless-worker/internal';
 import type { EndpointRuntime } from './endpoint-runtime.js';
 import type { LaunchedWorker } from './launched-worker.js';
 import type { WorkerExit } from './launch-backend.js';

@@ -21,10 +21,7 @@
  *     await launcher.close();
  */
 import type { Logger } from 'pino';
-import { parseOrThrow } from 'serverless-worker/internal/job/index.js';
-import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type EndpointJobs, type Harness, type Metrics, parseOrThrow, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { LaunchedHealth, LaunchedWorkersView } from './launched-workers-view.js';
 import type { Endpoint, ManagementStore, Pod, Template } from '../management/index.js';
 import { holdsJob, launchedHealth, newEndpointRuntime, podsOf, type EndpointRuntime, type Presence } from './endpoint-runtime.js';
@@ -38,7 +35,6 @@ import { startWorker, stopWorker, type LauncherTarget, type LifecycleContext, ty
 import type { LaunchBackend } from './launch-backend.js';
 import { ProcessBackend } from './process-backend.js';
 import type { ProcessRecords } from './process-records.js';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling } from './scale-decision.js';
 import { ScalingLoop } from './scaling-loop.js';

@@ -14,7 +14,7 @@ import type { Endpoint, Template } from '../management/index.js';
 import type { LaunchBackend, WorkerExit, WorkerRunner, WorkerStart } from './launch-backend.js';
 import type { ImageCommand } from './launcher-options.js';
 import type { ProcessRecords } from './process-records.js';
-import { HARNESS_PID_ENV } from 'serverless-worker/internal/settings/launched-worker.js';
+import { HARNESS_PID_ENV } from 'serverless-worker/internal';
 
 export class ProcessBackend implements LaunchBackend {
   readonly kind = 'process';

@@ -17,7 +17,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { sleep, systemClock } from 'serverless-worker/internal/clock/index.js';
+import { sleep, systemClock } from 'serverless-worker/internal';
 import { groupRuns, processRuns, processStartTicks } from './process-liveness.js';
 
 const RecordSchema = z.object({

@@ -9,8 +9,7 @@
  * normal (not lowPriority) and, for QUEUE_DELAY, as old as the oldest one read: they
  * were submitted earlier.
  */
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { EndpointJobs, StoredJob } from 'serverless-worker/internal';
 import type { QueuedJobSnapshot, ScaleSettings } from './scale-decision.js';
 
 export interface JobWait {

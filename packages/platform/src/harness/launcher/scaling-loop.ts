@@ -7,7 +7,7 @@
  * the loop to sleep. Where the wakes do not tell of every change (`canSleep()` false: a
  * store other processes write) it runs every `intervalMs` as it always did.
  */
-import type { Clock, TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import type { Clock, TimerHandle } from 'serverless-worker/internal';
 
 export interface ScalingLoopDeps {
   clock: Pick<Clock, 'setTimer'>;

@@ -7,10 +7,8 @@
  * An exit gives back the worker's slot and GPUs, requeues its jobs, and wakes the scaler.
  */
 import type { Logger } from 'pino';
-import type { Clock } from 'serverless-worker/internal/clock/index.js';
-import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
+import type { Clock, Harness, Metrics } from 'serverless-worker/internal';
 import type { Endpoint, Template } from '../management/index.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
 import { leftInitializing, type EndpointRuntime } from './endpoint-runtime.js';
 import type { GpuPool } from './gpu-pool.js';
 import { launchEnv } from './launch-env.js';

@@ -15,9 +15,7 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import { targetRefusal } from 'serverless-worker/internal/net/target-policy.js';
-import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { ServerlessWorkerError, targetRefusal, type TimerHandle } from 'serverless-worker/internal';
 import type { LbPool, LbWorker } from './lb-pool.js';
 import type { LoadBalancing } from './load-balancing.js';
 

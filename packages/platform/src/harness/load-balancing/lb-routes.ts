@@ -15,8 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { ServerlessWorkerError, parseOrThrow } from 'serverless-worker/internal/job/index.js';
-import { urlForLog } from 'serverless-worker/internal/log/url-for-log.js';
+import { parseOrThrow, ServerlessWorkerError, urlForLog } from 'serverless-worker/internal';
 import { proxyRequest, sendRawError } from './lb-proxy.js';
 import type { LoadBalancing } from './load-balancing.js';
 

@@ -10,11 +10,9 @@ import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { urlForLog } from 'serverless-worker/internal/log/url-for-log.js';
-import { repeatEvery, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { type Clock, defaultPort, repeatEvery, systemClock, TargetPolicy, type TimerHandle, urlForLog } from 'serverless-worker/internal';
 import { LbPool, type LbWorker, type LbWorkerState, type LbWorkerView } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
-import { TargetPolicy, defaultPort } from 'serverless-worker/internal/net/target-policy.js';
 
 /** What the load-balancing endpoints know of their server, for the target policy. */
 export interface LbReach {

@@ -3,7 +3,7 @@
  * Settings of the harness's load-balancing endpoints, validated once.
  */
 import * as z from 'zod';
-import { AllowListSchema } from 'serverless-worker/internal/net/target-policy.js';
+import { AllowListSchema } from 'serverless-worker/internal';
 
 /** The platform answers 524 past about 5.5 minutes; the harness's default, ms. */
 export const DEFAULT_LB_REQUEST_TIMEOUT_MS = 330_000;

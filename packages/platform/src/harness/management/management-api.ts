@@ -7,7 +7,7 @@
  *     app.register(managementApi, { prefix: '/v1', store: new InMemoryManagementStore(), apiKey })
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
 import type { EndpointHooks, PodsView } from './hooks.js';

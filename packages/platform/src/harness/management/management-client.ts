@@ -8,7 +8,8 @@
  */
 import type { Dispatcher } from 'undici';
 import * as z from 'zod';
-import { ERROR_CODES, ServerlessWorkerError, type ErrorCode } from 'serverless-worker/internal/job/index.js';
+import { isKnownErrorCode, ServerlessWorkerError } from 'serverless-worker/internal';
+import '../../job/platform-error-codes.js';
 import {
   EndpointReplySchema,
   NetworkVolumeReplySchema,
@@ -66,10 +67,6 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 function oneLine(text: string, max = 500): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
-}
-
-function isErrorCode(code: string): code is ErrorCode {
-  return Object.hasOwn(ERROR_CODES, code);
 }
 
 export class ManagementClient {
@@ -261,7 +258,7 @@ export class ManagementClient {
         : '';
     const line = `${message} (${serverCode ? `${serverCode}; ` : ''}HTTP ${status} from ${method} ${url})${hint}`;
     const details = { httpStatus: status, method, url, ...(serverCode ? { serverCode } : {}), ...(serverDetails ? { serverDetails } : {}) };
-    return new ServerlessWorkerError(serverCode !== undefined && isErrorCode(serverCode) ? serverCode : 'SW_MANAGEMENT_API_ERROR', line, details);
+    return new ServerlessWorkerError(serverCode !== undefined && isKnownErrorCode(serverCode) ? serverCode : 'SW_MANAGEMENT_API_ERROR', line, details);
   }
 }
 

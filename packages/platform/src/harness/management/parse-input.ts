@@ -6,7 +6,7 @@
  * SW_FIELD_NOT_UPDATABLE, so callers can tell it apart from a malformed value.
  */
 import type * as z from 'zod';
-import { ServerlessWorkerError, formatIssues, previewValue, summarizeIssues, type ErrorCode } from 'serverless-worker/internal/job/index.js';
+import { type ErrorCode, formatIssues, previewValue, ServerlessWorkerError, summarizeIssues } from 'serverless-worker/internal';
 
 export interface ParseInputOptions {
   /** The code of a malformed input. */

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
-import { MAX_BODY_BYTES, ServerlessWorkerError, previewValue } from 'serverless-worker/internal/job/index.js';
+import { MAX_BODY_BYTES, previewValue, ServerlessWorkerError } from 'serverless-worker/internal';
 import { useLenientJsonBodies } from '../http/json-body.js';
 import { endpointOf } from '../queue-api/context.js';
 import { parseRequestPart } from '../queue-api/params.js';

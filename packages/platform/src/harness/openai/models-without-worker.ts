@@ -7,7 +7,7 @@
  * take, instead of queuing a job nobody takes and waiting the whole OpenAI timeout
  * (600 s by default; issue 32). With a launcher, or any worker, it runs as a job.
  */
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { existingEndpointOf, type QueueApiContext } from '../queue-api/context.js';
 
 /** Whether some worker serves, or will serve, `params`' endpoint. */

@@ -11,8 +11,7 @@
  */
 import { once } from 'node:events';
 import type { FastifyReply } from 'fastify';
-import { RUNSYNC_WAIT_MS, ServerlessWorkerError, isTerminal, parseJobRequest } from 'serverless-worker/internal/job/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
+import { type EndpointJobs, isTerminal, parseJobRequest, RUNSYNC_WAIT_MS, ServerlessWorkerError } from 'serverless-worker/internal';
 import { requestSignal, type RequestSignal } from '../http/client-signal.js';
 import { toServerlessWorkerError } from '../http/error-reply.js';
 import { JobWatch } from '../http/job-watch.js';

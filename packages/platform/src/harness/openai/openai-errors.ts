@@ -6,7 +6,7 @@
  * `code` is our stable code, as on every other route.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import type { ServerlessWorkerError } from 'serverless-worker/internal';
 import { answerAfterBody } from '../http/early-answer.js';
 import { toServerlessWorkerError } from '../http/error-reply.js';
 

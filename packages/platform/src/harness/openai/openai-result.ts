@@ -6,7 +6,7 @@
  * SW_OPENAI_JOB_FAILED; TIMED_OUT: 504 SW_OPENAI_JOB_TIMED_OUT; both carry the
  * worker's error payload in `details.jobError`.
  */
-import { ServerlessWorkerError, type JobView, type StreamChunk } from 'serverless-worker/internal/job/index.js';
+import { type JobView, ServerlessWorkerError, type StreamChunk } from 'serverless-worker/internal';
 
 /** The error payload of a job view (JSON text on the platform), as an object when it parses. */
 export function jobErrorOf(view: JobView): unknown {

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { bundledUiCandidates } from '../dashboard/static-files.js';
 
 /** The folder under a bundle's sw-dashboard/ that holds Swagger UI's files. */

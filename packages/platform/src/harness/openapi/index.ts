@@ -6,9 +6,7 @@
  * Layer: harness feature (docs/architecture.md): owns its routes; reads the dashboard's static files and input examples.
  */
 import type { FastifyInstance } from 'fastify';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import { RUNTIME_VERSION } from 'serverless-worker/internal/version.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type Harness, RUNTIME_VERSION, ServerlessWorkerError } from 'serverless-worker/internal';
 import { DOCS_ASSETS, DOCS_HTML, DOCS_INIT_JS, DOCS_LOGIN_CSS, readDocsAsset } from './docs-assets.js';
 import { publicConfig } from '../http/route-config.js';
 import { inputExample } from '../dashboard/input-example.js';

@@ -14,7 +14,7 @@
  * so /runsync answers 200 with status FAILED.
  */
 import * as z from 'zod';
-import { JOB_STATUSES, JobRequestSchema, RUNSYNC_WAIT_MS } from 'serverless-worker/internal/job/index.js';
+import { JOB_STATUSES, JobRequestSchema, RUNSYNC_WAIT_MS } from 'serverless-worker/internal';
 import { MANAGEMENT_TAG, managementPaths } from './management-paths.js';
 
 /** What the document knows about one endpoint. */

@@ -4,9 +4,7 @@
  */
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import type { LoadBalancing } from '../load-balancing/index.js';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type EndpointJobs, type Harness, ServerlessWorkerError } from 'serverless-worker/internal';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from './params.js';
 import { plainEndpointId, plainJobParams } from './plain-shapes.js';
 import type { QueueRoomReservations } from './early-queue-room.js';

@@ -13,7 +13,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { Harness } from 'serverless-worker/internal';
 
 /** The request's declared body size, bytes; undefined without a valid Content-Length. */
 export function declaredBodyBytes(request: FastifyRequest): number | undefined {

@@ -6,7 +6,7 @@
  * /cancel/{id} and POST /retry/{id}.
  */
 import type { FastifyInstance } from 'fastify';
-import { isTerminal } from 'serverless-worker/internal/job/index.js';
+import { isTerminal } from 'serverless-worker/internal';
 import { requestSignal } from '../http/client-signal.js';
 import { JobWatch } from '../http/job-watch.js';
 import { operationConfig } from '../http/route-config.js';

@@ -24,8 +24,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { RUNSYNC_WAIT_MS, isTerminal } from 'serverless-worker/internal/job/index.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type Harness, isTerminal, RUNSYNC_WAIT_MS } from 'serverless-worker/internal';
 import { rawRequestSignal } from '../http/client-signal.js';
 import { toServerlessWorkerError, STORE_UNAVAILABLE_RETRY_AFTER_S } from '../http/error-reply.js';
 import { checkBodyShape, RAW_INPUT_MIN_CHARS } from '../http/json-body.js';

@@ -6,7 +6,7 @@
  * arrived.
  */
 import * as z from 'zod';
-import { JOB_STATUSES, RUNSYNC_WAIT_MS, TTL_MS, parseOrThrow, type JobStatus } from 'serverless-worker/internal/job/index.js';
+import { JOB_STATUSES, type JobStatus, parseOrThrow, RUNSYNC_WAIT_MS, TTL_MS } from 'serverless-worker/internal';
 
 /** A whole number of milliseconds from `min` to `max`, given as query text. */
 export function msQuery(name: string, range: { min: number; max: number }) {

@@ -8,7 +8,7 @@
  * load zod's parse of the body and the path was about 6 % of the server's busy time
  * (bench/README.md, issue 19).
  */
-import { RUNSYNC_WAIT_MS, type JobRequest } from 'serverless-worker/internal/job/index.js';
+import { type JobRequest, RUNSYNC_WAIT_MS } from 'serverless-worker/internal';
 
 /** The endpoint id pattern of EndpointParamsSchema (params.ts). */
 const ENDPOINT_ID = /^[A-Za-z0-9._-]{1,128}$/;

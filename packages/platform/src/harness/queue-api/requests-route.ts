@@ -9,9 +9,7 @@
  *     { "endpointId": "local", "total": 2, "limit": 20, "requests": [RequestSummary, ...] }
  */
 import type { FastifyInstance } from 'fastify';
-import type { StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
-import { toJobView } from 'serverless-worker/internal/harness/store/job-record.js';
-import type { JobStatus } from 'serverless-worker/internal/job/index.js';
+import { type JobStatus, type StoredJob, toJobView } from 'serverless-worker/internal';
 import { operationConfig } from '../http/route-config.js';
 import { existingEndpointOf, type QueueApiContext } from './context.js';
 import { RequestsQuerySchema, parseRequestPart } from './params.js';

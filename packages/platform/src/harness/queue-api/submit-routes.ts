@@ -4,7 +4,7 @@
  * (10 MB and 20 MB, spec 8.1).
  */
 import type { FastifyInstance } from 'fastify';
-import { MAX_BODY_BYTES, RawJson, ServerlessWorkerError, isTerminal, parseJobRequest, type JobRequest } from 'serverless-worker/internal/job/index.js';
+import { isTerminal, type JobRequest, MAX_BODY_BYTES, parseJobRequest, RawJson, ServerlessWorkerError } from 'serverless-worker/internal';
 import { requestSignal } from '../http/client-signal.js';
 import { operationConfig } from '../http/route-config.js';
 import { endpointOf, type QueueApiContext } from './context.js';

@@ -5,8 +5,7 @@
  * it at that moment, taken when the job ends so that later changes (a retry) do not
  * leak into it.
  */
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
-import { toJobView } from 'serverless-worker/internal/harness/store/job-record.js';
+import { type Harness, toJobView } from 'serverless-worker/internal';
 import type { WebhookSender } from './webhook-sender.js';
 
 /** Subscribe every endpoint of `harness` (present and future); returns the unsubscribe. */

@@ -13,11 +13,17 @@
  * like a give-up, and shown as such (`refused`).
  */
 import type { Logger } from 'pino';
-import { systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { Metrics } from 'serverless-worker/internal/metrics/index.js';
-import { TargetRefusedError, defaultPort, targetRefusal, type TargetPolicy } from 'serverless-worker/internal/net/target-policy.js';
-
-import { urlForLog } from 'serverless-worker/internal/log/url-for-log.js';
+import {
+  type Clock,
+  defaultPort,
+  type Metrics,
+  systemClock,
+  type TargetPolicy,
+  targetRefusal,
+  TargetRefusedError,
+  type TimerHandle,
+  urlForLog,
+} from 'serverless-worker/internal';
 
 /** A webhook URL as logs show it (the one helper of log/url-for-log.ts). */
 export { urlForLog };

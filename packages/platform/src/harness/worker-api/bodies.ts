@@ -6,7 +6,7 @@
  * `application/x-www-form-urlencoded`.
  */
 import * as z from 'zod';
-import { MAX_JSON_DEPTH, ServerlessWorkerError, jsonShape, parseOrThrow, previewValue, type JobErrorPayload } from 'serverless-worker/internal/job/index.js';
+import { type JobErrorPayload, jsonShape, MAX_JSON_DEPTH, parseOrThrow, previewValue, ServerlessWorkerError } from 'serverless-worker/internal';
 
 const id = (name: string) =>
   z

@@ -8,7 +8,7 @@
  * the watchdog's own result posts stay on HTTP.
  */
 import type { Logger } from 'pino';
-import type { Job } from 'serverless-worker/internal/job/index.js';
+import type { Job } from 'serverless-worker/internal';
 
 /** Where a call logs: a request's logger over HTTP, the supervisor's for the IPC channel. */
 export type WorkerApiLog = Pick<Logger, 'debug' | 'info'>;

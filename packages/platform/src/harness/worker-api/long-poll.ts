@@ -6,7 +6,7 @@
  * whose worker is no longer there to receive it.
  */
 import type { FastifyReply } from 'fastify';
-import type { Clock } from 'serverless-worker/internal/clock/index.js';
+import type { Clock } from 'serverless-worker/internal';
 
 export interface HeldRequest {
   readonly signal: AbortSignal;

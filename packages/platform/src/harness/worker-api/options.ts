@@ -4,9 +4,7 @@
  */
 import type { WorkerApiDirect } from './direct-calls.js';
 import * as z from 'zod';
-import { ServerlessWorkerError, parseOnceOrThrow, type StopReason } from 'serverless-worker/internal/job/index.js';
-import type { ResultAck } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { Harness, parseOnceOrThrow, type ResultAck, ServerlessWorkerError, type StopReason } from 'serverless-worker/internal';
 
 const ms = (name: string, min: number, max: number) =>
   z

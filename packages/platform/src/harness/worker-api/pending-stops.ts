@@ -6,8 +6,7 @@
  * handed out are remembered as long, so that a stop a heartbeat asks for again
  * (`recordOnce`: the worker lists the job until its handler has stopped) is not sent twice.
  */
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
-import type { StopReason } from 'serverless-worker/internal/job/index.js';
+import { type StopReason, systemClock } from 'serverless-worker/internal';
 
 interface WorkerStops {
   readonly entries: Map<string, { reason: StopReason; at: number; attempt?: number }>;

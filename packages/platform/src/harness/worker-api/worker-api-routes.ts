@@ -23,13 +23,18 @@
  * heartbeat for as long (its job-take answer was lost) is requeued alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { Job, JobResult, StopReason } from 'serverless-worker/internal/job/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
+import {
+  type EndpointJobs,
+  type Job,
+  type JobResult,
+  parseOrThrow,
+  requestJsonText,
+  staleAttemptError,
+  type StopReason,
+  type TimerHandle,
+} from 'serverless-worker/internal';
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
-import { parseOrThrow, requestJsonText } from 'serverless-worker/internal/job/index.js';
-import { staleAttemptError } from 'serverless-worker/internal/harness/store/attempts.js';
 import {
   AttemptQuerySchema,
   BatchQuerySchema,

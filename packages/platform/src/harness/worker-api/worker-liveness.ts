@@ -27,10 +27,7 @@
  * (cancelled, timed out or expired, or requeued after it was declared gone) gets a stop,
  * so that a stop ordered while this process missed the store's events still arrives.
  */
-import type { StopReason } from 'serverless-worker/internal/job/index.js';
-import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { EndpointJobs } from 'serverless-worker/internal/harness/core/endpoint-jobs.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import type { EndpointJobs, Harness, StopReason, TimerHandle } from 'serverless-worker/internal';
 import type { LivenessSettings } from './options.js';
 import { keyOf } from './pending-stops.js';
 

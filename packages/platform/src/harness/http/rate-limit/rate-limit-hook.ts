@@ -6,8 +6,7 @@
  * whichever way it closes (answered, hijacked stream ended, client gone).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
-import type { Harness } from 'serverless-worker/internal/harness/core/harness.js';
+import { type Harness, ServerlessWorkerError } from 'serverless-worker/internal';
 import { effectiveLimit, type OperationLimit, type RateLimitedOperation } from './limits.js';
 import type { RateDecision, RateLimiter } from './rate-limiter.js';
 

@@ -5,7 +5,7 @@
  * twice the limit through around a window edge, and the log is small (at most the
  * limit's entries per key). Pure: time comes from `now`, so tests need no waiting.
  */
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { systemClock } from 'serverless-worker/internal';
 import type { OperationLimit } from './limits.js';
 
 /** What `acquire` answers. */

@@ -7,7 +7,7 @@
  * `docker stop` does, with the deadline in ms). A stop that comes before the container
  * started (its create still in flight) keeps it from starting.
  */
-import { systemClock, withinTime } from 'serverless-worker/internal/clock/index.js';
+import { systemClock, withinTime } from 'serverless-worker/internal';
 import type { WorkerExit, WorkerRunner, WorkerStart } from '../launch-backend.js';
 import type { DockerEngine } from './docker-engine.js';
 import { LogFrames } from './log-frames.js';

@@ -16,14 +16,13 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { HARNESS_GONE_AFTER_ENV, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { Endpoint, Template } from '../../management/index.js';
 import type { LaunchBackend, WorkerRunner, WorkerStart } from '../launch-backend.js';
 import { ContainerRunner } from './container-runner.js';
 import { containerSpec } from './container-spec.js';
 import { DockerEngine } from './docker-engine.js';
 import { processRuns } from '../process-liveness.js';
-import { HARNESS_GONE_AFTER_ENV } from 'serverless-worker/internal/settings/launched-worker.js';
 import type { DockerHost } from './docker-host.js';
 
 /** Labels on every container the harness starts. */

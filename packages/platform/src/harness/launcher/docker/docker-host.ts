@@ -5,7 +5,7 @@
  * (plain HTTP: a TLS engine is not supported). `ssh://` and `npipe://` are refused with
  * what is accepted.
  */
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/errors.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 
 export const DEFAULT_DOCKER_HOST = 'unix:///var/run/docker.sock';
 

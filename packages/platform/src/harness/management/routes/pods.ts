@@ -4,7 +4,7 @@
  * Without one (no worker registry wired in) the list is empty and every id is 404.
  */
 import type { FastifyInstance } from 'fastify';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import type { Pod } from '../schemas/index.js';
 import { idParam, type RouteContext } from './route-helpers.js';
 

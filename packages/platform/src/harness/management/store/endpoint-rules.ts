@@ -3,7 +3,7 @@
  * The checks an endpoint must pass against its template, on create and on every
  * update (the merged result is checked, since a patch may change either side).
  */
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import type { ComputeType, Template } from '../schemas/index.js';
 
 export interface EndpointShape {

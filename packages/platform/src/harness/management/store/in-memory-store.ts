@@ -5,7 +5,7 @@
  * out, so no caller can change stored state behind the store's back. The record rules
  * are records.ts's, shared with the PostgreSQL store; its methods answer synchronously.
  */
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { systemClock } from 'serverless-worker/internal';
 import type {
   Endpoint,
   EndpointCreate,

@@ -18,7 +18,7 @@
  *     await database.close();
  */
 import type postgres from 'postgres';
-import { systemClock } from 'serverless-worker/internal/clock/index.js';
+import { systemClock } from 'serverless-worker/internal';
 import type {
   Endpoint,
   EndpointCreate,

@@ -6,7 +6,7 @@
  * errors. The in-memory store and the PostgreSQL store differ only in where the records
  * live and how their state rules are made atomic.
  */
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 import type {
   Endpoint,
   EndpointCreate,

@@ -5,8 +5,7 @@
  * the job's row is locked, the shared job rules (job-rules.ts) applied to it, and it is
  * written back.
  */
-import { cancelChange, retryChange } from 'serverless-worker/internal/harness/store/job-rules.js';
-import type { ChangeOutcome, StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
+import { cancelChange, type ChangeOutcome, retryChange, type StoredJob } from 'serverless-worker/internal';
 import { applyChange, changed, lockJob, saveChanged, saveJob, stored, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { jobNotFound } from './reads.js';
 

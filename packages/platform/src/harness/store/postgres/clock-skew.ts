@@ -9,7 +9,7 @@
  * harness within the bound of the database is within twice the bound of every other.
  */
 import type postgres from 'postgres';
-import { ServerlessWorkerError } from 'serverless-worker/internal/job/index.js';
+import { ServerlessWorkerError } from 'serverless-worker/internal';
 
 /** The default bound on |this clock - PostgreSQL's clock|, ms. */
 export const MAX_CLOCK_SKEW_MS = 2_000;

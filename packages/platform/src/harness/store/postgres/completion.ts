@@ -11,11 +11,17 @@
  * computed from the row read, and written the same way.
  */
 import type postgres from 'postgres';
-import type { JobResult } from 'serverless-worker/internal/job/index.js';
-import { changeEvents, completeChange, type JobFacts } from 'serverless-worker/internal/harness/store/job-rules.js';
-import type { ResultAck, StoredJob, StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
-import { toJobView } from 'serverless-worker/internal/harness/store/job-record.js';
-import { refusedResult } from 'serverless-worker/internal/harness/store/post-rules.js';
+import {
+  changeEvents,
+  completeChange,
+  type JobFacts,
+  type JobResult,
+  refusedResult,
+  type ResultAck,
+  type StoredJob,
+  type StoreEvent,
+  toJobView,
+} from 'serverless-worker/internal';
 import type { ResultWrites } from './result-writes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 

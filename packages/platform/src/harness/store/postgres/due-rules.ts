@@ -18,8 +18,7 @@
  * is earlier is left to the ttl (due order: the job is deleted, not TIMED_OUT first).
  */
 import type postgres from 'postgres';
-import { expiryStop, timeoutChange } from 'serverless-worker/internal/harness/store/job-rules.js';
-import type { DueOutcome, StopOrder, StoredJob, StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
+import { type DueOutcome, expiryStop, type StopOrder, type StoredJob, type StoreEvent, timeoutChange } from 'serverless-worker/internal';
 import { applyChange, changed, finishChanges, newChanges, orderStop, saveJobs, type Changes, type Tx, type TxJob } from './job-changes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 import { inTransaction } from './transactions.js';

@@ -5,7 +5,7 @@
  * with them), workers and counters.
  */
 import type postgres from 'postgres';
-import type { EndpointSettings } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { EndpointSettings } from 'serverless-worker/internal';
 
 export async function createEndpoint(sql: postgres.Sql, endpointId: string, settings?: EndpointSettings): Promise<void> {
   if (settings) {

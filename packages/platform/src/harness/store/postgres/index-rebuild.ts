@@ -27,7 +27,7 @@
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { systemClock, type Clock } from 'serverless-worker/internal/clock/index.js';
+import { type Clock, systemClock } from 'serverless-worker/internal';
 
 export interface IndexRebuildLimits {
   /** An index is rebuilt once it weighs this many bytes at least... */

@@ -6,8 +6,7 @@
  * sends the events at commit.
  */
 import type postgres from 'postgres';
-import type { StopOrder, StoreEvent, StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
-import { changeEvents, requeueChange, stopOrderOf, type JobChange } from 'serverless-worker/internal/harness/store/job-rules.js';
+import { changeEvents, type JobChange, requeueChange, type StopOrder, stopOrderOf, type StoredJob, type StoreEvent } from 'serverless-worker/internal';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 export type Tx = postgres.TransactionSql;

@@ -10,10 +10,7 @@
  * (take-ahead.ts says when, and what keeps each job with one worker).
  */
 import type postgres from 'postgres';
-import { systemClock, type Clock } from 'serverless-worker/internal/clock/index.js';
-import type { Job } from 'serverless-worker/internal/job/index.js';
-import { toDelivery } from 'serverless-worker/internal/harness/store/job-record.js';
-import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
+import { type Clock, type Job, type StoreEvent, systemClock, toDelivery } from 'serverless-worker/internal';
 import { Coalescer } from './coalescer.js';
 import type { TakenFacts } from './completion.js';
 import { claimJobs, parseClaimedRow } from './queue.js';

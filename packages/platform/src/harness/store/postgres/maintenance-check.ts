@@ -27,7 +27,7 @@
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { repeatEvery, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { type Clock, repeatEvery, systemClock, type TimerHandle } from 'serverless-worker/internal';
 import { INDEX_REBUILD_LIMITS, rebuildBloatedIndexes, type IndexRebuildLimits } from './index-rebuild.js';
 
 export interface MaintenanceLimits extends IndexRebuildLimits {

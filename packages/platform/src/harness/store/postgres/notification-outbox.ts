@@ -22,8 +22,7 @@
  * joiner is told to read again instead.
  */
 import type postgres from 'postgres';
-import { sleep } from 'serverless-worker/internal/clock/index.js';
-import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
+import { sleep, type StoreEvent } from 'serverless-worker/internal';
 import { CHANNEL, encodePayloads, peerPayload } from './notifications.js';
 import type { PeerMessage } from './peers.js';
 

@@ -16,8 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { JOB_STATUSES } from 'serverless-worker/internal/job/index.js';
-import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
+import { JOB_STATUSES, type StoreEvent } from 'serverless-worker/internal';
 import type { PeerMessage } from './peers.js';
 
 export const CHANNEL = 'sw_job_store';

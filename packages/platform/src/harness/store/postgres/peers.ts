@@ -20,7 +20,7 @@
  * the sender knows the joiner, so every change whose notification was skipped committed
  * before it, and the joiner reads them when it wakes.
  */
-import { repeatEvery, systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { type Clock, repeatEvery, systemClock, type TimerHandle } from 'serverless-worker/internal';
 
 export type PeerMessage = 'hello' | 'here' | 'beat' | 'bye';
 

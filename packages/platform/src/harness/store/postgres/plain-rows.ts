@@ -11,7 +11,7 @@
  * compiles around it large; with this path the drain ran 15-20 % faster on this machine
  * (bench/README, 2026-11-28). `plain-rows.unit.test.ts` holds each pair to one answer.
  */
-import { JOB_STATUSES, requestFromText, type JobErrorPayload, type JobRequest, type JobStatus } from 'serverless-worker/internal/job/index.js';
+import { JOB_STATUSES, type JobErrorPayload, type JobRequest, type JobStatus, requestFromText } from 'serverless-worker/internal';
 import type { ClaimedRow } from './queue.js';
 import type { JobRow } from './rows.js';
 

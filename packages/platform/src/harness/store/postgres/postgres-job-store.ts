@@ -12,38 +12,44 @@
  * Reads are in reads.ts, worker presence in workers.ts. It runs on the process's one
  * database handle (harness/postgres/database.ts), which its opener closes.
  */
-import { newJobId } from 'serverless-worker/internal/harness/store/job-id.js';
+import {
+  type ChangeOutcome,
+  type DueOutcome,
+  type EndpointSettings,
+  giveBackChange,
+  type GoneWorker,
+  type HealthCounts,
+  type Job,
+  type JobRequest,
+  type JobResult,
+  type JobStore,
+  type ListPage,
+  type ListQuery,
+  newJobId,
+  ownedRequest,
+  type PostAck,
+  queuedJob,
+  refusedChunk,
+  refusedProgress,
+  requestJsonText,
+  type RequeueRules,
+  type ResultAck,
+  stampAttempt,
+  type StateCounts,
+  type StoredJob,
+  type StoredWorker,
+  type StoreEvent,
+  type StreamChunk,
+  type StreamRead,
+  type SubmitOptions,
+  type TouchWorker,
+} from 'serverless-worker/internal';
 import type postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
-import { requestJsonText, type Job, type JobRequest, type JobResult, type StreamChunk } from 'serverless-worker/internal/job/index.js';
-import { stampAttempt } from 'serverless-worker/internal/harness/store/attempts.js';
-import { ownedRequest } from 'serverless-worker/internal/harness/store/memory-records.js';
-import type {
-  ChangeOutcome,
-  DueOutcome,
-  EndpointSettings,
-  GoneWorker,
-  HealthCounts,
-  JobStore,
-  ListPage,
-  ListQuery,
-  PostAck,
-  RequeueRules,
-  ResultAck,
-  StateCounts,
-  StoreEvent,
-  StoredJob,
-  StoredWorker,
-  StreamRead,
-  SubmitOptions,
-  TouchWorker,
-} from 'serverless-worker/internal/harness/store/job-store.js';
-import { refusedChunk, refusedProgress } from 'serverless-worker/internal/harness/store/post-rules.js';
 import { completeJob, TakenFacts } from './completion.js';
 import { applyAllDue, nextDueAt } from './due-rules.js';
 import { changeInTransaction } from './transactions.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { giveBackChange, queuedJob } from 'serverless-worker/internal/harness/store/job-rules.js';
 import { applyChange, changed, jsonb, lockJob, requeueLost, saveChanged, saveJob, type Changes, type Tx } from './job-changes.js';
 import { StoreEventHub } from './notifications.js';
 import { PEER_TIMES, type PeerTimes } from './peers.js';

@@ -8,7 +8,7 @@
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { EXECUTION_TIMEOUT_MS } from 'serverless-worker/internal/job/index.js';
+import { EXECUTION_TIMEOUT_MS } from 'serverless-worker/internal';
 import { plainClaimedRow } from './plain-rows.js';
 import { requestJson } from './rows.js';
 

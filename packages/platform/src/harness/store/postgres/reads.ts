@@ -6,9 +6,20 @@
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
-import { JOB_STATUSES, ServerlessWorkerError, type JobStatus, type StreamChunk } from 'serverless-worker/internal/job/index.js';
-import type { HealthCounts, ListPage, ListQuery, StateCounts, StoredJob, StreamRead } from 'serverless-worker/internal/harness/store/job-store.js';
-import { hasHistoryFilter, matchesHistory } from 'serverless-worker/internal/harness/store/history-filter.js';
+import {
+  hasHistoryFilter,
+  type HealthCounts,
+  JOB_STATUSES,
+  type JobStatus,
+  type ListPage,
+  type ListQuery,
+  matchesHistory,
+  ServerlessWorkerError,
+  type StateCounts,
+  type StoredJob,
+  type StreamChunk,
+  type StreamRead,
+} from 'serverless-worker/internal';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 export function jobNotFound(endpointId: string, jobId: string): ServerlessWorkerError {

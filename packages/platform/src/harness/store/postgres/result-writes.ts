@@ -19,8 +19,7 @@
  * completion.ts writes it again by key.
  */
 import type postgres from 'postgres';
-import type { ChangedField, JobChange, JobFacts } from 'serverless-worker/internal/harness/store/job-rules.js';
-import type { StoredJob } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { ChangedField, JobChange, JobFacts, StoredJob } from 'serverless-worker/internal';
 import { Coalescer } from './coalescer.js';
 import { COUNTER_SHARDS } from './job-changes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';

@@ -7,8 +7,7 @@
  * (plain-rows.ts).
  */
 import * as z from 'zod';
-import { JOB_STATUSES, requestFromText, type JobErrorPayload, type JobRequest } from 'serverless-worker/internal/job/index.js';
-import type { StoredJob, StoredWorker } from 'serverless-worker/internal/harness/store/job-store.js';
+import { JOB_STATUSES, type JobErrorPayload, type JobRequest, requestFromText, type StoredJob, type StoredWorker } from 'serverless-worker/internal';
 import { plainJobRow } from './plain-rows.js';
 
 /** A bigint or integer column: text or number from the driver, a safe integer here. */

@@ -7,7 +7,7 @@
  * back: beyond the bound, changing calls are refused until a later measure is within it.
  */
 import type postgres from 'postgres';
-import { systemClock, withinTime, type TimerHandle } from 'serverless-worker/internal/clock/index.js';
+import { systemClock, type TimerHandle, withinTime } from 'serverless-worker/internal';
 import { measureClockSkew, skewRefusal } from './clock-skew.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import type { StoreEventHub } from './notifications.js';

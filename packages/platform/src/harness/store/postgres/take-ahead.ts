@@ -30,8 +30,7 @@
  * heartbeats: they are requeued as a lost take answer is (the worker API's reconcile), or
  * with the worker when it is gone.
  */
-import type { TimerHandle } from 'serverless-worker/internal/clock/index.js';
-import type { Job } from 'serverless-worker/internal/job/index.js';
+import type { Job, TimerHandle } from 'serverless-worker/internal';
 
 /** A worker is draining when its takes come back within this, ms. */
 export const FAST_MS = 250;

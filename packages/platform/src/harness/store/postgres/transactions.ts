@@ -6,7 +6,7 @@
  * committed.
  */
 import postgres from 'postgres';
-import type { StoreEvent } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { StoreEvent } from 'serverless-worker/internal';
 import { finishChanges, newChanges, type Changes, type Tx } from './job-changes.js';
 
 /** PostgreSQL error codes a transaction is retried on: deadlock, serialization failure. */

@@ -5,7 +5,7 @@
  * returned the row requeues the worker's jobs, in the same transaction).
  */
 import type postgres from 'postgres';
-import type { GoneWorker, RequeueRules, StoredWorker, TouchWorker } from 'serverless-worker/internal/harness/store/job-store.js';
+import type { GoneWorker, RequeueRules, StoredWorker, TouchWorker } from 'serverless-worker/internal';
 import { lockJob, requeueLost, saveChanged, type Changes, type Tx } from './job-changes.js';
 import { WORKER_COLUMNS, toStoredWorker } from './rows.js';
 
