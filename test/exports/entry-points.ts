@@ -124,8 +124,16 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
     subpath: '.',
     source: 'index',
     packageDir: 'packages/platform',
-    values: ['createHarnessServer', 'workerEnvFor', 'formatWorkerEnv', 'ManagementClient', 'managementClientFromEnv', 'PLATFORM_VERSION'],
-    types: ['CreateHarnessServerOptions', 'HarnessServer', 'HarnessServerOptions', 'WorkerEnv', 'WorkerEnvOptions'],
+    values: [
+      'createHarnessServer',
+      'workerEnvFor',
+      'formatWorkerEnv',
+      'ManagementClient',
+      'managementClientFromEnv',
+      'PLATFORM_VERSION',
+      'PLATFORM_ERROR_CODES',
+    ],
+    types: ['CreateHarnessServerOptions', 'HarnessServer', 'HarnessServerOptions', 'WorkerEnv', 'WorkerEnvOptions', 'PlatformErrorCode'],
   },
 ];
 
