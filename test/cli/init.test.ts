@@ -38,6 +38,7 @@ interface ScaffoldPackage {
   scripts: Record<string, string>;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  allowScripts: Record<string, boolean>;
 }
 
 // Several CLI processes per test: room for a loaded machine.
@@ -54,6 +55,8 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
     expect(Object.keys(pkg.dependencies)).toContain('zod');
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['dev', 'dry-run', 'test', 'build']));
     expect(pkg.scripts.build).toBe('serverless-worker build src/worker.ts --outdir dist --splitting');
+    // npm 11 runs esbuild's install script (the platform's bundler) only when the project approves it.
+    expect(pkg.allowScripts).toEqual({ esbuild: true });
     const tsconfig = JSON.parse(await readFile(join(dir, 'tsconfig.json'), 'utf8')) as { compilerOptions: Record<string, string> };
     expect(tsconfig.compilerOptions).toMatchObject({ module: 'NodeNext', moduleResolution: 'NodeNext' });
     expect(await readFile(join(dir, 'src/handler.ts'), 'utf8')).toContain("from 'zod'");
