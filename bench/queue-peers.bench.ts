@@ -8,7 +8,10 @@
  * - `wait per job`: 16 callers each submit one no-op job and wait for its end (3 000 jobs;
  *   `--quick`: 300; the warm-up run too);
  * - `drain`: 3 000 queued jobs (`--quick`: 300) drained by one consumer of concurrency 16
- *   / batches of 16.
+ *   / batches of 16, the peers set up as their docs recommend for many small jobs;
+ * - `drain, peers as issue 33 set them`: the same with one pg-boss loop and graphile-worker's
+ *   local queue of 16 without batched completion (the earlier figures' set-up, kept to
+ *   compare; bench/lib/queue-peers.ts says which settings and why).
  *
  * For each queue: jobs/s (the drain: from its start, the jobs queued, to its last end),
  * latency p50 and p99 (wait per job: submit to end; drain: from
@@ -25,7 +28,7 @@ import postgres from 'postgres';
 import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
 import { counts, PG_STAT_STATEMENTS_SETTINGS, sessionsGone } from './lib/pg-counts.js';
 import { mainThreadCpuMs, ownCpuMs, processTree, readProc } from './lib/proc.js';
-import { openQueue, QUEUES, type QueueName } from './lib/queue-peers.js';
+import { openQueue, type PeerSetup, QUEUES, type QueueName } from './lib/queue-peers.js';
 import { type BenchCase, type Benchmark, type MetricSpec } from './lib/runner.js';
 import { percentile } from './lib/stats.js';
 
@@ -71,6 +74,7 @@ function queueCase(
   name: string,
   shared: Shared,
   run: (queue: Awaited<ReturnType<typeof openQueue>>, jobs: number, started: () => void) => Promise<number[]>,
+  setup: PeerSetup = 'docs',
 ): BenchCase {
   return {
     name,
@@ -96,10 +100,10 @@ function queueCase(
         url.pathname = `/${database}`;
         // Opened once for its schema and closed; then the counts, then opened again for the run and closed: each session's
         // statistics reach pg_stat_database when it ends, so the counts span the second open, the run and the close.
-        await (await openQueue(queueName, url.toString())).close();
+        await (await openQueue(queueName, url.toString(), setup)).close();
         await sessionsGone(admin, database);
         const before = await counts(admin, database);
-        const queue = await openQueue(queueName, url.toString());
+        const queue = await openQueue(queueName, url.toString(), setup);
         let closed = false;
         try {
           const cpuBefore = serverCpuMs();
@@ -108,7 +112,7 @@ function queueCase(
           const latencies = await run(queue, jobs, () => (clientBefore = clientCpu()));
           const clientAfter = clientCpu();
           // The drain's rate from its start (its queueing done) to its last job's end; a wait per job's over the whole run.
-          const seconds = (name === 'drain' ? Math.max(...latencies) : performance.now() - began) / 1_000;
+          const seconds = (name.startsWith('drain') ? Math.max(...latencies) : performance.now() - began) / 1_000;
           const cpu = serverCpuMs() - cpuBefore;
           await queue.close();
           closed = true;
@@ -147,6 +151,7 @@ export const queuePeersBenchmark: Benchmark = {
     return [
       queueCase(`wait per job, ${CLIENTS} callers`, fresh(), (queue, jobs) => queue.waitPerJob(jobs, CLIENTS)),
       queueCase('drain', fresh(), (queue, jobs, started) => queue.drain(jobs, started)),
+      queueCase('drain, peers as issue 33 set them', fresh(), (queue, jobs, started) => queue.drain(jobs, started), 'single'),
     ];
   },
 };

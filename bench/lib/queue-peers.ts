@@ -9,8 +9,19 @@
  *   and again, while one worker of concurrency `clients` runs them;
  * - `drain`: `jobs` jobs queued first, then drained by one consumer of concurrency 16
  *   (the store: 16 takers of one worker, each taking again while its result is written,
- *   as the SDK's worker does; pg-boss: fetches of 16, completed together;
- *   graphile-worker: concurrency 16 with a local queue of 16).
+ *   as the SDK's worker does). The peers in one of two set-ups (PeerSetup):
+ *   - `docs`, each as its own docs recommend for many small jobs: pg-boss as
+ *     `work({ batchSize: 16, localConcurrency: 4 })` runs it (its README's and docs' way to
+ *     take jobs in batches with several loops: four loops, each fetching 16 and completing
+ *     the 16 together); graphile-worker with the configuration of its docs' performance page
+ *     (worker.graphile.org/docs/performance: `localQueue: { size: 500 }`,
+ *     `completeJobBatchDelay: 0`, `failJobBatchDelay: 0`), at this workload's concurrency 16.
+ *     NOTE: with completeJobBatchDelay, graphile-worker's `job:complete` event fires when the
+ *     task returns, before the batch that marks the job complete is committed: its drain
+ *     ends are counted earlier than the store's and pg-boss's, which count a job once its
+ *     completion is committed;
+ *   - `single`, the set-up of the issue 33 figures: one pg-boss loop (fetch 16, complete
+ *     16); graphile-worker at concurrency 16 with a local queue of 16, no batched completion.
  *
  * How each caller learns of its job's end: the harness's own wait (submitAndWait, in
  * process); graphile-worker's `job:complete` event (after the result is written);
@@ -35,6 +46,12 @@ export interface QueueUnderTest {
 }
 
 export type QueueName = 'harness store' | 'pg-boss' | 'graphile-worker';
+
+/** How the peers are set up for the drain (see the module comment): as their docs recommend, or as issue 33 measured them. */
+export type PeerSetup = 'docs' | 'single';
+
+/** pg-boss's loops of fetch and complete in the drain (the `localConcurrency` of its `work()`). */
+const PG_BOSS_LOOPS: Readonly<Record<PeerSetup, number>> = { docs: 4, single: 1 };
 export const QUEUES: readonly QueueName[] = ['harness store', 'pg-boss', 'graphile-worker'];
 
 const POOL = 10;
@@ -56,10 +73,10 @@ async function callers(jobs: number, clients: number, once: () => Promise<void>)
   return latencies;
 }
 
-export async function openQueue(name: QueueName, url: string): Promise<QueueUnderTest> {
+export async function openQueue(name: QueueName, url: string, setup: PeerSetup = 'docs'): Promise<QueueUnderTest> {
   if (name === 'harness store') return openHarnessStore(url);
-  if (name === 'pg-boss') return openPgBoss(url);
-  return openGraphile(url);
+  if (name === 'pg-boss') return openPgBoss(url, setup);
+  return openGraphile(url, setup);
 }
 
 async function openHarnessStore(url: string): Promise<QueueUnderTest> {
@@ -136,7 +153,7 @@ async function openHarnessStore(url: string): Promise<QueueUnderTest> {
   };
 }
 
-async function openPgBoss(url: string): Promise<QueueUnderTest> {
+async function openPgBoss(url: string, setup: PeerSetup): Promise<QueueUnderTest> {
   const boss = new PgBoss({ connectionString: url, max: POOL, schedule: false, supervise: false });
   boss.on('error', () => undefined);
   await boss.start();
@@ -192,15 +209,24 @@ async function openPgBoss(url: string): Promise<QueueUnderTest> {
       started();
       const began = performance.now();
       const ends: number[] = [];
-      while (ends.length < jobs) {
-        const batch = await boss.fetch('q', { batchSize: 16 });
-        if (batch.length === 0) continue;
-        await boss.complete(
-          'q',
-          batch.map((job) => job.id),
-        );
-        for (let n = 0; n < batch.length; n++) ends.push(performance.now() - began);
-      }
+      // Each loop as one of work()'s: fetch a batch, run it, complete it together; an empty fetch ends the loop.
+      await Promise.all(
+        Array.from({ length: PG_BOSS_LOOPS[setup] }, async () => {
+          while (ends.length < jobs) {
+            const batch = await boss.fetch('q', { batchSize: 16 });
+            if (batch.length === 0) {
+              if (ends.length + 16 * PG_BOSS_LOOPS[setup] >= jobs) return;
+              continue;
+            }
+            await boss.complete(
+              'q',
+              batch.map((job) => job.id),
+            );
+            for (let n = 0; n < batch.length; n++) ends.push(performance.now() - began);
+          }
+        }),
+      );
+      if (ends.length < jobs) throw new Error(`pg-boss drained ${ends.length} of ${jobs} jobs`);
       return ends;
     },
     async close() {
@@ -209,7 +235,7 @@ async function openPgBoss(url: string): Promise<QueueUnderTest> {
   };
 }
 
-async function openGraphile(url: string): Promise<QueueUnderTest> {
+async function openGraphile(url: string, setup: PeerSetup): Promise<QueueUnderTest> {
   // A pool of this bench's: its idle connections' errors (the database dropped after the round) are this bench's to drop.
   const pgPool = new pg.Pool({ connectionString: url, max: POOL });
   pgPool.on('error', () => undefined);
@@ -220,7 +246,7 @@ async function openGraphile(url: string): Promise<QueueUnderTest> {
   const waiting = new Map<string, () => void>();
   const endedEarly = new Set<string>();
   let onEnd: ((id: string) => void) | undefined;
-  const start = async (concurrency: number, localQueueSize: number): Promise<Runner> => {
+  const start = async (concurrency: number, localQueueSize: number, batchedCompletion = false): Promise<Runner> => {
     const events = new EventEmitter() as WorkerEvents;
     events.on('job:complete', ({ job }) => onEnd?.(String(job.id)));
     return run({
@@ -230,7 +256,12 @@ async function openGraphile(url: string): Promise<QueueUnderTest> {
       pollInterval: 500,
       noHandleSignals: true,
       events,
-      ...(localQueueSize > 1 ? { preset: { worker: { localQueue: { size: localQueueSize } } } } : {}),
+      preset: {
+        worker: {
+          ...(localQueueSize > 1 ? { localQueue: { size: localQueueSize } } : {}),
+          ...(batchedCompletion ? { completeJobBatchDelay: 0, failJobBatchDelay: 0 } : {}),
+        },
+      },
       taskList: { noop: () => undefined },
     });
   };
@@ -268,7 +299,7 @@ async function openGraphile(url: string): Promise<QueueUnderTest> {
         times.push(performance.now() - began);
         if (times.length >= jobs) resolveAll();
       };
-      const runner = await start(16, 16);
+      const runner = setup === 'docs' ? await start(16, 500, true) : await start(16, 16);
       await all;
       onEnd = undefined;
       await runner.stop();
