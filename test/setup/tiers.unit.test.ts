@@ -39,7 +39,7 @@ const MARKERS: ReadonlyArray<{ readonly tier: Tier['name']; readonly module: Reg
   { tier: 'browser', module: /(^|\/)(dashboard-page|setup\/chromium)\.js$/ },
   { tier: 'browser', module: /(^|\/)dashboard-fixture\.js$/, name: 'launchChromium' },
   { tier: 'browser', module: /^playwright-core$/ },
-  { tier: 'system', module: /(^|\/)(pack-this-package|node-lines|build-and-pack|docker-image|use-docker-engine)\.js$/ },
+  { tier: 'system', module: /(^|\/)(pack-this-package|node-lines|build-and-pack|docker-image|use-docker-engine|run-cli)\.js$/ },
 ];
 
 interface Import {
