@@ -50,6 +50,7 @@ describe('template validate', () => {
     expect(run.stderr).toContain(`${bad}: Invalid template: containerDiskInGb must be an integer of at least 1 GB (got -5)`);
     expect(run.stderr).toContain(`${broken}: not valid JSON`);
     expect(run.stderr).toContain(`${join(dir, 'missing.json')}: cannot read the file`);
+    expect(run.stderr).toContain('serverless-worker: 3 of 4 template files are not valid');
   });
 });
 
