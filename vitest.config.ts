@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { TIERS } from './test/setup/tiers.js';
 
 export default defineConfig({
   resolve: {
@@ -17,15 +18,20 @@ export default defineConfig({
     ],
   },
   test: {
-    // Two tiers (CONTRIBUTING.md, "Testing"). `unit`: files named *.unit.test.ts, in-process
-    // only (a setup file makes any child process fail them), `npm run test:unit`; its files
+    // Four tiers, by file name (test/setup/tiers.ts says the rules; CONTRIBUTING.md, "Testing").
+    // `unit`: in-process only (a setup file makes any child process fail them); its files
     // share their workers' module cache (isolate: false): importing fastify and the rest once
     // per worker instead of once per file took the tier from 110 s to 21 s (load ~20).
-    // `full`: every other test file. `npm test` and .ci/run run both.
-    projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.unit.test.ts'], setupFiles: ['test/setup/unit-tier.ts'], isolate: false } },
-      { extends: true, test: { name: 'full', include: ['test/**/*.test.ts'], exclude: ['test/**/*.unit.test.ts', '**/node_modules/**'] } },
-    ],
+    // `integration`, `browser`, `system`: the rest. `npm test` and .ci/run run all four.
+    projects: TIERS.map(({ name, include, exclude }) => ({
+      extends: true,
+      test: {
+        name,
+        include: [...include],
+        exclude: [...exclude],
+        ...(name === 'unit' ? { setupFiles: ['test/setup/unit-tier.ts'], isolate: false } : {}),
+      },
+    })),
     // Child processes and real sockets: give slow shared machines room.
     testTimeout: 30_000,
     hookTimeout: 30_000,

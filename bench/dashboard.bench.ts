@@ -13,6 +13,11 @@
  * open or not: the second case times its CPU per job in this process: a job completed
  * on its first attempt (taken over the worker API, or in process: no record kept), and
  * a failed one (kept, the log at its cap of 10 000 jobs).
+ *
+ * The third times the jobs route at 100 000 retained jobs (moved here from
+ * test/harness/http/ui-routes.unit.test.ts, which checks the same paging on a few hundred):
+ * a harness and its server in this process, 100 000 jobs submitted (10 cancelled), then
+ * each kind of query over HTTP, and the overview (one live tick's work).
  */
 import { Pool } from 'undici';
 import { ForkedChild } from './lib/child.js';
@@ -21,6 +26,9 @@ import { QueueClient, preciseNow, type JobView } from './lib/http-client.js';
 import { readProc } from './lib/proc.js';
 import type { BenchCase, Benchmark } from './lib/runner.js';
 import { AttemptLog, type JobAttemptFacts } from '../packages/platform/src/harness/dashboard/attempt-log.js';
+import { Harness } from '../src/harness/index.js';
+import { createMetrics } from '../src/metrics/index.js';
+import { createHarnessServer, type HarnessServer } from '../packages/platform/src/harness/server-api.js';
 
 const ENDPOINT = 'e2e';
 const CLIENTS = 64;
@@ -179,8 +187,63 @@ function attemptLogCase(): BenchCase {
   };
 }
 
+/** The jobs route's answers at 100 000 retained jobs (ms of one GET each, over loopback HTTP). */
+function jobsRouteCase(): BenchCase {
+  const JOBS = 100_000;
+  let harness: Harness | undefined;
+  let server: HarnessServer | undefined;
+  let ids: string[] = [];
+  const timed = async (path: string, check: (body: { total?: number; jobs?: Array<{ id: string }> }) => boolean): Promise<number> => {
+    const started = preciseNow();
+    const response = await fetch(`${server!.url}${path}`);
+    const body = (await response.json()) as { total?: number; jobs?: Array<{ id: string }> };
+    const ms = preciseNow() - started;
+    if (response.status !== 200 || !check(body)) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    return ms;
+  };
+  const jobs = (query: string) => `/ui/api/endpoints/big/jobs${query}`;
+  return {
+    name: `jobs route at ${JOBS.toLocaleString('en')} retained jobs`,
+    metrics: {
+      'first page of 50': { unit: 'ms' },
+      'last page': { unit: 'ms' },
+      'state filter (10 of them)': { unit: 'ms' },
+      'id search, exact': { unit: 'ms' },
+      'id search, part': { unit: 'ms' },
+      'text in input': { unit: 'ms' },
+      'oldest first': { unit: 'ms' },
+      'overview (one live tick)': { unit: 'ms' },
+    },
+    async setup() {
+      harness = new Harness();
+      server = await createHarnessServer({ harness, rateLimits: false, metrics: createMetrics({ defaultMetrics: false }), host: '127.0.0.1', port: 0 });
+      const endpoint = harness.endpoint('big');
+      ids = [];
+      for (let i = 0; i < JOBS; i++) ids.push((await endpoint.submit({ input: { i } })).id);
+      for (const id of ids.slice(0, 10)) await endpoint.cancel(id);
+    },
+    async measure() {
+      const newest = ids.slice(-50).reverse().join();
+      return {
+        'first page of 50': await timed(jobs('?limit=50'), (body) => body.total === JOBS && body.jobs?.map((job) => job.id).join() === newest),
+        'last page': await timed(jobs(`?offset=${JOBS - 50}&limit=50`), (body) => body.jobs?.map((job) => job.id).join() === ids.slice(0, 50).reverse().join()),
+        'state filter (10 of them)': await timed(jobs('?state=CANCELLED'), (body) => body.total === 10),
+        'id search, exact': await timed(jobs(`?q=${ids[54_321]}`), (body) => body.jobs?.[0]?.id === ids[54_321]),
+        'id search, part': await timed(jobs(`?q=${ids[777]!.slice(0, 13).toUpperCase()}`), (body) => body.jobs?.some((job) => job.id === ids[777]) === true),
+        'text in input': await timed(jobs('?text=%22i%22%3A54321%7D'), (body) => body.jobs?.[0]?.id === ids[54_321]),
+        'oldest first': await timed(jobs('?order=oldest&limit=50'), (body) => body.jobs?.map((job) => job.id).join() === ids.slice(0, 50).join()),
+        'overview (one live tick)': await timed('/ui/api/overview', () => true),
+      };
+    },
+    async teardown() {
+      await server?.close();
+      await harness?.close();
+    },
+  };
+}
+
 export const dashboardBenchmark: Benchmark = {
   name: 'dashboard',
   title: 'Throughput cost of one open dashboard page (event stream + jobs page refetch per tick), runsync with 64 clients',
-  cases: () => [dashboardCase(), attemptLogCase()],
+  cases: () => [dashboardCase(), attemptLogCase(), jobsRouteCase()],
 };

@@ -4,7 +4,7 @@
 # (about 90 packages: no libnss3, no fonts, no chromium, no git), this machine's node and
 # npm copied in, a clean export of HEAD. In it: npm ci, then by default the unit tier and
 # the browser tests (the ones that failed on fresh machines); with arguments, `npx vitest
-# run ARGS` instead (`--project full` for the rest: a long run on 2 cores).
+# run ARGS` instead (`--project integration`, `browser` or `system` for the other tiers: long runs on 2 cores).
 # Needs root and debootstrap (`apt-get install -y debootstrap`) and the npm registry.
 # FRESH_ROOT=DIR keeps the bookworm tree there between runs (made once); by default it
 # goes in a temporary folder, removed at the end.

@@ -36,7 +36,7 @@ const PLATFORM = 'packages/platform/';
 const SDK_INTERNAL = 'serverless-worker/internal';
 const SEAM_FILE = 'src/exports/internal.ts';
 /** The files where the SDK may name the platform package (by name, in a dynamic import). */
-const PLATFORM_LOADERS = new Set(['src/serve.ts', 'src/cli/main.ts']);
+const PLATFORM_LOADERS = new Set(['src/serve.ts', 'src/cli/program.ts']);
 
 /** A file's place in the units' table: a platform file as if it were under src/. */
 const logicalPath = (path: string): string => (path.startsWith(PLATFORM) ? path.slice(PLATFORM.length) : path);

@@ -35,13 +35,6 @@ const statusOf = async (url: string, id: string) => (await call('GET', `${url}/v
 const SIGNAL_PROBE = `--import ${join(REPO_ROOT, 'test/fixtures/harness-signal-probe.mjs')}`;
 
 describe('serverless-worker harness: liveness flags and drain', () => {
-  it('--help documents the liveness, requeue and drain flags with their defaults', async () => {
-    const help = String((await runTs(CLI, ['harness', '--help'])).stdout);
-    for (const flag of ['--ping-interval-ms <ms>', '--missed-pings <n>', '--max-requeues <n>', '--drain-timeout-ms <ms>']) expect(help, flag).toContain(flag);
-    expect(help).toContain('(default: 10000)');
-    expect(help).toContain('(default: 30000)');
-  });
-
   it(
     "--ping-interval-ms and --missed-pings: printed for workers, and a killed worker's job is requeued within about interval x missed + 1 s",
     { timeout: 120_000 },

@@ -1,5 +1,6 @@
 /**
- * `serverless-worker logs` and `serverless-worker jobs` as real child processes against
+ * `serverless-worker logs` and `serverless-worker jobs` (in process, cli-run.ts; `--follow`
+ * as a real child process) against
  * a harness of our own on 127.0.0.1 (the dashboard fixture: an in-process worker whose
  * job lines the harness keeps): a job's lines, one a line in the order logged; `--follow`
  * prints the lines of a job submitted after it started, each once; `jobs` filters as the
@@ -9,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from '../ui/dashboard-fixture.js';
-import { ROOT, failureLine, okJson, runCli } from './run-cli.js';
+import { ROOT, failureLine, okJson, runCli } from './cli-run.js';
 import { nodeArgsFor } from '../compiled-fixtures.js';
 
 let fixture: DashboardFixture;

@@ -1,7 +1,7 @@
 /**
  * `serverless-worker init`: a real CLI process writes the scaffold from
  * templates/scaffold/. What the scaffold does after `npm install` (dry run, tests,
- * bundle, Dockerfile steps) is proved from a packed tarball in test/e2e/scaffold-from-tarball.test.ts.
+ * bundle, Dockerfile steps) is proved from a packed tarball in test/e2e/scaffold-from-tarball.system.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

@@ -117,8 +117,14 @@ describe('exactly once, with worker processes on the worker API', () => {
       expect(error.error_code).toBe('SW_RESULT_TOO_LARGE');
       expect(error.error_message).toContain(`is ${jsonBytes} bytes as JSON`);
       expect(error.error_message).toContain('20000000 bytes');
-      // Long enough for a lost-answer requeue (silence 2 s) to have run it again, had the result been lost.
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      // The harness has heard the worker over a whole silence window (10 pings) since without the job
+      // listed: a lost-answer requeue would have had its chance to run it again, had the result been lost.
+      const endedAt = Date.now();
+      await waitFor(
+        () => running.seen.pings.filter((ping) => ping.workerId === worker.workerId && ping.at > endedAt && !ping.jobIds.includes(id)).length >= 10,
+        'ten pings of the worker without the job, after its end',
+        60_000,
+      );
       expect(starts(worker, id)).toHaveLength(1);
       expect((await endpoint.status(id)).retries).toBeUndefined();
       await waitFor(() => endLines(worker, id).length > 0, 'the end line', 10_000);
@@ -272,8 +278,10 @@ describe('a worker process against a scripted platform that refuses its result',
       let accepted = false;
       let posted = false;
       let handedOut = 0;
+      let takesAfterAccepted = 0;
       scripted = await startScriptedServer((request) => {
         if (request.path.includes('/job-take/')) {
+          if (accepted) takesAfterAccepted++;
           if (accepted || posted) return { status: 204, delayMs: 500 };
           handedOut++;
           return json({ id: 'j1', input: { mode: 'big', bytes: 1_000 } });
@@ -291,8 +299,8 @@ describe('a worker process against a scripted platform that refuses its result',
       const startedAt = Date.now();
       await waitFor(() => accepted, `an error result in place of the refused one (stderr: ${worker.stderr().slice(-1_000)})`, START_BOUND_MS);
       const postedMs = Date.now() - startedAt;
-      // A few seconds more: a worker that had dropped the job would have taken it again by now.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Three takes after the answer: the worker is back at taking jobs, done with j1 (a worker that had dropped it would have run it again by now).
+      await waitFor(() => takesAfterAccepted >= 3, 'three job takes after the accepted answer', 60_000);
       expect(starts(worker, 'j1')).toHaveLength(1);
       // A take that reached the platform before j1's first result post may get j1 again: the worker does not run it twice.
       expect(handedOut).toBeLessThanOrEqual(2);

@@ -1,6 +1,6 @@
 /**
  * The deploy path with the CLI against `serverless-worker harness --store postgres://…`,
- * all real child processes: template create, a CPU endpoint on a template left at the
+ * the harnesses real child processes and the commands run in process (cli-run.ts): template create, a CPU endpoint on a template left at the
  * default category, a template update that rolls the endpoint, the records read back
  * through a second harness on the same database after the first is killed, then
  * endpoint and template delete. The PostgreSQL store has its own create, update and
@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Endpoint, Template } from '../../packages/platform/src/harness/management/index.js';
 import { ChildList } from '../child-process.js';
-import { okJson, runCli } from '../cli/run-cli.js';
+import { okJson, runCli } from '../cli/cli-run.js';
 import { call } from '../kit/index.js';
 import { startHarness } from '../reliability/support/harness-processes.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';

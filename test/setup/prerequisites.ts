@@ -1,6 +1,6 @@
 /**
  * @module test/setup/prerequisites
- * `npm test`'s first step: what the full suite needs from the machine that no npm package
+ * `npm test`'s first step: what the tiers beyond the unit tier need from the machine that no npm package
  * can bring. Each prerequisite names the commands it needs and the Debian packages that
  * bring them. When a command is missing and this runs as root with apt-get (a fresh CI
  * machine), the packages are installed, once, before any test; otherwise (a developer

@@ -5,7 +5,7 @@
  * process only: no child process (so no browser, no esbuild service, no worker process,
  * no Docker, no embedded PostgreSQL), HTTP on loopback only. Any `node:child_process`
  * call throws, and the test fails afterwards too (code under test may catch the throw),
- * naming the rule and the fix (rename the file `*.test.ts`, the full suite). The functions
+ * naming the rule and the fix (rename the file `*.test.ts`, the integration tier). The functions
  * are replaced on the module object and the ESM named exports are synced from it, so both
  * `import { spawn }` and `import cp from` see the guard.
  */
@@ -23,7 +23,7 @@ for (const name of STARTERS) {
   writable[name] = (...args: unknown[]) => {
     const message =
       `child_process.${name}(${JSON.stringify(args[0])}) in a unit test: files named *.unit.test.ts start no child process ` +
-      '(nor a browser, PostgreSQL or Docker). Rename the file to *.test.ts to put it in the full suite (npm test).';
+      '(nor a browser, PostgreSQL or Docker). Rename the file to *.test.ts to put it in the integration tier (npm run test:integration).';
     refused.push(message);
     throw new Error(message);
   };

@@ -117,8 +117,13 @@ describe('launcher burst', () => {
     running = h;
     const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 2, idleTimeout: 2, scalerType: 'REQUEST_COUNT', scalerValue: 1 });
     const low = await h.run(endpoint.id, { mode: 'echo', tag: 'low' }, { lowPriority: true });
-    // Long enough for many scaler ticks (every 100 ms): nothing starts.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // Twenty scaling rounds, or one and the loop asleep after it (it found nothing to do; asleep, it starts nothing until woken): nothing starts.
+    const roundsBefore = h.launcher.rounds;
+    await waitFor(
+      () => h.launcher.rounds > roundsBefore && (h.launcher.sleeping || h.launcher.rounds >= roundsBefore + 20),
+      'scaling rounds after the job',
+      60_000,
+    );
     expect(await h.launcher.pods()).toEqual([]);
     expect((await h.status(endpoint.id, low)).status).toBe('IN_QUEUE');
 
@@ -170,8 +175,13 @@ describe('launcher burst', () => {
       expect(response.status).toBe(200);
     };
     await patch({ idleTimeout: 30 });
-    // Ten scaler ticks: the worker stays.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Ten scaling rounds after the change: the worker stays.
+    const roundsBefore = h.launcher.rounds;
+    await waitFor(
+      () => h.launcher.rounds > roundsBefore && (h.launcher.sleeping || h.launcher.rounds >= roundsBefore + 10),
+      'ten scaling rounds after the change',
+      60_000,
+    );
     expect((await h.launcher.pods()).map((pod) => pod.id)).toEqual([first]);
 
     await patch({ vcpuCount: 4 });

@@ -135,14 +135,22 @@ describe('crashing worker command', () => {
     );
     expect(health.unhealthyReason).toContain('exited during start-up 3 times in a row');
     expect(health.unhealthyReason).toContain('code 3');
-    // Watch a few seconds more: the backoff keeps the restarts slow.
-    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    // Watch until the fifth crash, past the backoff's cap (200 + 400 + 800 + 1 600 ms of waits): the backoff keeps the restarts slow.
+    const crashLines = () => h.logLines.filter((line) => line.endpointId === endpoint.id && typeof line.nextStartInMs === 'number');
+    await waitFor(() => crashLines().length >= 5, 'a fifth crash, after the capped wait', 60_000, 100);
     const watchedMs = Date.now() - watchStarted;
-    const crashes = h.logLines.filter((line) => line.endpointId === endpoint.id && typeof line.nextStartInMs === 'number');
+    const crashes = crashLines();
     const waits = crashes.map((line) => Number(line.nextStartInMs));
-    const starts = h.logLines.filter((line) => line.endpointId === endpoint.id && String(line.msg).startsWith('scale up')).length;
+    const startLines = h.logLines.filter((line) => line.endpointId === endpoint.id && String(line.msg).startsWith('scale up'));
+    const starts = startLines.length;
     // A tick is 100 ms: a fast loop would start dozens in this time.
     expect(starts).toBeLessThanOrEqual(12);
+    // And each restart came after its crash's backoff, not on the next tick: the next start is
+    // logged at least half the announced wait after the crash (a slow machine only adds to it).
+    for (const crash of crashes.slice(1, 4)) {
+      const next = startLines.find((line) => Number(line.time) > Number(crash.time));
+      expect(Number(next?.time) - Number(crash.time), JSON.stringify({ crash, next })).toBeGreaterThanOrEqual(Number(crash.nextStartInMs) / 2);
+    }
     expect(waits.slice(0, 4)).toEqual([200, 400, 800, 1_600]);
     expect(waits.every((wait) => wait <= 1_600)).toBe(true);
     expect(h.logLines.filter((line) => line.endpointId === endpoint.id && String(line.msg).includes('unhealthy')).length).toBeGreaterThanOrEqual(1);

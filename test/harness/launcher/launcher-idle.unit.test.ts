@@ -116,11 +116,13 @@ describe('ScalingLoop', () => {
     });
     loop.start();
     expect(rounds).toBe(1);
+    expect(loop.rounds).toBe(0);
     // A job queued while the round reads the store: the round's "nothing" is stale, the next one is armed.
     loop.wake();
     release(false);
     await waitFor(() => clock.pendingTimers === 1 || undefined, 'the next round armed after a wake during the round');
     expect(loop.sleeping).toBe(false);
+    expect(loop.rounds).toBe(1);
     clock.advance(200);
     expect(rounds).toBe(2);
     release(false);
@@ -134,5 +136,7 @@ describe('ScalingLoop', () => {
     await loop.close();
     clock.advance(1_000);
     expect(rounds).toBe(3);
+    // Ended rounds, counted for the tests that wait for rounds to have run.
+    expect(loop.rounds).toBe(3);
   });
 });

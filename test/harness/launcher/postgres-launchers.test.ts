@@ -201,8 +201,9 @@ describe('launchers on several machines (shared PostgreSQL slots)', () => {
       workersMin: 1,
       workersMax: 1,
     });
-    // Many ticks (every 100 ms) with workersMin 1: the machine without GPUs starts nothing.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Fifteen scaling rounds with workersMin 1: the machine without GPUs starts nothing.
+    const roundsBefore = cpuOnly.launcher.rounds;
+    await waitFor(() => cpuOnly.launcher.rounds >= roundsBefore + 15, 'fifteen scaling rounds on the machine without GPUs', 60_000);
     expect(await cpuOnly.launcher.pods()).toEqual([]);
     const gpuBox = await startMachine(database.url, 'gpu-box', ['7']);
     machines.push(gpuBox);

@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { COMPUTE_TYPES, SCALER_TYPES, type EndpointCreateInput, type EndpointUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, type FieldFlag } from './management-flags.js';
-import { client, note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';
+import { cliOutput, client, withConnection, type ConnectionFlags } from './management-output.js';
 
 /** Endpoint fields as flags, in the order `--help` lists them. */
 const ENDPOINT_FLAGS: readonly FieldFlag[] = [
@@ -63,20 +63,21 @@ function idArgument(command: Command): Command {
 
 /** Register create, list, get, update and delete on the `endpoint` command. */
 export function registerEndpointCrudCommands(endpoint: Command): void {
+  const out = cliOutput(endpoint);
   withConnection(addFieldFlags(endpoint.command('create').description('create an endpoint from a template'), ENDPOINT_FLAGS, 'create')).action(
     async (flags: FlagValues) => {
       // The server checks the values (its rules, not the harness's): the CLI only shaped the flags.
       const created = await client(flags).createEndpoint(bodyFromFlags(ENDPOINT_FLAGS, flags) as EndpointCreateInput);
-      note(`created endpoint "${created.name ?? created.id}" (id ${created.id})`);
-      printRecord(created);
+      out.note(`created endpoint "${created.name ?? created.id}" (id ${created.id})`);
+      out.record(created);
     },
   );
 
   withConnection(endpoint.command('list').description('list the endpoints').option('--table', 'a table for a person instead of JSON')).action(
     async (flags: ConnectionFlags & { table?: boolean }) => {
       const endpoints = await client(flags).listEndpoints();
-      if (flags.table !== true) return printRecord(endpoints);
-      printTable(
+      if (flags.table !== true) return out.record(endpoints);
+      out.table(
         ['ID', 'NAME', 'COMPUTE', 'WORKERS', 'VERSION', 'TEMPLATE', 'TYPES'],
         endpoints.map((e) => [
           e.id,
@@ -93,7 +94,7 @@ export function registerEndpointCrudCommands(endpoint: Command): void {
   );
 
   withConnection(idArgument(endpoint.command('get').description('show one endpoint and its workers'))).action(async (id: string, flags: ConnectionFlags) => {
-    printRecord(await client(flags).getEndpoint(id));
+    out.record(await client(flags).getEndpoint(id));
   });
 
   withConnection(
@@ -104,14 +105,14 @@ export function registerEndpointCrudCommands(endpoint: Command): void {
       throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'endpoint update: nothing to change; give at least one field flag (see --help)');
     }
     const updated = await client(flags).updateEndpoint(id, body as EndpointUpdateInput);
-    note(`updated endpoint "${updated.name ?? id}" (id ${updated.id}): ${Object.keys(body).join(', ')}`);
-    printRecord(updated);
+    out.note(`updated endpoint "${updated.name ?? id}" (id ${updated.id}): ${Object.keys(body).join(', ')}`);
+    out.record(updated);
   });
 
   withConnection(idArgument(endpoint.command('delete').description('delete an endpoint (its workers stop)'))).action(
     async (id: string, flags: ConnectionFlags) => {
       await client(flags).deleteEndpoint(id);
-      note(`deleted endpoint ${id}`);
+      out.note(`deleted endpoint ${id}`);
     },
   );
 }

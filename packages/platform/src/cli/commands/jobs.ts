@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { managementClientFromEnv } from '../../harness/management/management-client.js';
 import { HarnessReads, type JobRowReply } from './harness-reads.js';
-import { note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';
+import { cliOutput, withConnection, type ConnectionFlags } from './management-output.js';
 
 interface JobsFlags extends ConnectionFlags {
   state?: string;
@@ -50,6 +50,7 @@ function row(job: JobRowReply): string[] {
 }
 
 export function registerJobsCommand(program: Command): void {
+  const out = cliOutput(program);
   withConnection(
     program
       .command('jobs')
@@ -80,12 +81,12 @@ export function registerJobsCommand(program: Command): void {
     }
     const page = await reads.jobs(endpointId, query);
     if (flags.json) {
-      printRecord(page);
+      out.record(page);
       return;
     }
-    printTable(['ID', 'STATUS', 'KIND', 'SUBMITTED', 'EXECUTION', 'WORKER', 'ERROR'], page.jobs.map(row));
+    out.table(['ID', 'STATUS', 'KIND', 'SUBMITTED', 'EXECUTION', 'WORKER', 'ERROR'], page.jobs.map(row));
     const shownTo = page.offset + page.jobs.length;
-    note(
+    out.note(
       `${page.total} job${page.total === 1 ? '' : 's'} match${page.total === 1 ? 'es' : ''}; shown ${page.jobs.length === 0 ? 'none' : `${page.offset + 1}-${shownTo}`}${shownTo < page.total ? ` (--offset ${shownTo} for the next)` : ''}`,
     );
   });

@@ -15,7 +15,7 @@ import { sleep } from 'serverless-worker/internal';
 import { managementClientFromEnv } from '../../harness/management/management-client.js';
 import { HarnessReads, type LogLineReply } from './harness-reads.js';
 import { integerFlag } from './management-flags.js';
-import { note, withConnection, type ConnectionFlags } from './management-output.js';
+import { cliOutput, withConnection, type ConnectionFlags } from './management-output.js';
 
 /** Lines asked for on each read (the harness keeps the last 1 000 per endpoint). */
 const MAX_LINES = 1_000;
@@ -91,6 +91,7 @@ export class NewLines {
 }
 
 export function registerLogsCommand(program: Command): void {
+  const out = cliOutput(program);
   withConnection(
     program
       .command('logs')
@@ -120,11 +121,11 @@ export function registerLogsCommand(program: Command): void {
     };
     const print = (lines: readonly LogLineReply[]): void => {
       if (lines.length === 0) return;
-      process.stdout.write(`${lines.map((line) => (flags.json ? JSON.stringify(line) : formatLogLine(line))).join('\n')}\n`);
+      out.text(`${lines.map((line) => (flags.json ? JSON.stringify(line) : formatLogLine(line))).join('\n')}\n`);
     };
     const first = await reads.logs(query(tail));
     if (!first.launcher && first.inProcess === false)
-      note('serverless-worker: this harness has no log source (no launched workers, no in-process worker): no lines will come');
+      out.note('serverless-worker: this harness has no log source (no launched workers, no in-process worker): no lines will come');
     const newLines = new NewLines();
     print(newLines.take(first.lines));
     if (!flags.follow) return;

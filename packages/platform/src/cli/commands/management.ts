@@ -24,7 +24,7 @@ import { registerEndpointCrudCommands } from './endpoint-commands.js';
 import { registerJobsCommand } from './jobs.js';
 import { registerLogsCommand } from './logs.js';
 import { integerFlag } from './management-flags.js';
-import { client, note, printRecord, withConnection, type ConnectionFlags } from './management-output.js';
+import { cliOutput, client, withConnection, type ConnectionFlags } from './management-output.js';
 import { registerTemplateCrudCommands } from './template-commands.js';
 
 /**
@@ -65,6 +65,7 @@ export function toTemplateUpdate(template: TemplateCreate): TemplateUpdateInput 
 }
 
 function registerTemplateCommands(program: Command): void {
+  const out = cliOutput(program);
   const template = program.command('template').description('templates: from files (validate, push) or from flags (create, update, ...)');
   registerTemplateCrudCommands(template);
 
@@ -77,13 +78,14 @@ function registerTemplateCommands(program: Command): void {
       for (const file of files) {
         try {
           const parsed = await readTemplateFile(file);
-          process.stdout.write(`ok ${file} (${parsed.name}: ${parsed.category}, ${parsed.isServerless ? 'serverless' : 'pod'})\n`);
+          out.text(`ok ${file} (${parsed.name}: ${parsed.category}, ${parsed.isServerless ? 'serverless' : 'pod'})\n`);
         } catch (error) {
           failed += 1;
-          note(`serverless-worker: ${(error as Error).message}`);
+          out.note(`serverless-worker: ${(error as Error).message}`);
         }
       }
-      if (failed > 0) process.exitCode = 1;
+      // Exit status 1 (the program's one line for a failure), after every file was said.
+      if (failed > 0) throw new Error(`${failed} of ${files.length} template files are not valid`);
     });
 
   withConnection(
@@ -98,20 +100,20 @@ function registerTemplateCommands(program: Command): void {
     const existing = await api.findTemplateByName(input.name);
     if (existing === undefined) {
       const created = await api.createTemplate(input);
-      note(`created template "${input.name}" (id ${created.id})`);
-      printRecord(created);
+      out.note(`created template "${input.name}" (id ${created.id})`);
+      out.record(created);
       return;
     }
     for (const field of TEMPLATE_FIELDS_NOT_UPDATABLE) {
       if (existing[field] !== undefined && existing[field] !== input[field]) {
-        note(
+        out.note(
           `warning: ${field} of template "${input.name}" stays ${String(existing[field])} (the file says ${String(input[field])}); an update cannot change it: delete and recreate the template to change it`,
         );
       }
     }
     const updated = await api.updateTemplate(existing.id, toTemplateUpdate(input));
-    note(`updated template "${input.name}" (id ${updated.id}); endpoints using it roll to a new release`);
-    printRecord(updated);
+    out.note(`updated template "${input.name}" (id ${updated.id}); endpoints using it roll to a new release`);
+    out.record(updated);
   });
 }
 
@@ -120,6 +122,7 @@ function registerEndpointCommands(program: Command): void {
 }
 
 function registerVolumeCommands(program: Command): void {
+  const out = cliOutput(program);
   const volume = program.command('volume').description('network volumes');
   withConnection(
     volume
@@ -131,8 +134,8 @@ function registerVolumeCommands(program: Command): void {
   ).action(async (flags: ConnectionFlags & { name: string; dataCenterId: string; size: string }) => {
     const size = integerFlag('--size', flags.size) ?? 0;
     const created = await client(flags).createNetworkVolume({ name: flags.name, dataCenterId: flags.dataCenterId, size });
-    note(`created network volume "${flags.name}" (id ${created.id}, ${created.size} GB)`);
-    printRecord(created);
+    out.note(`created network volume "${flags.name}" (id ${created.id}, ${created.size} GB)`);
+    out.record(created);
   });
 
   withConnection(
@@ -144,8 +147,8 @@ function registerVolumeCommands(program: Command): void {
   ).action(async (id: string, flags: ConnectionFlags & { size: string }) => {
     const size = integerFlag('--size', flags.size) ?? 0;
     const updated = await client(flags).updateNetworkVolume(id, { size });
-    note(`resized network volume ${updated.id} to ${updated.size} GB`);
-    printRecord(updated);
+    out.note(`resized network volume ${updated.id} to ${updated.size} GB`);
+    out.record(updated);
   });
 }
 

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { TEMPLATE_CATEGORIES, type TemplateCreateInput, type TemplateUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, collect, envPairs, type FieldFlag } from './management-flags.js';
-import { client, note, printRecord, printTable, withConnection, type ConnectionFlags } from './management-output.js';
+import { cliOutput, client, withConnection, type ConnectionFlags } from './management-output.js';
 
 /** Template fields as flags (spec 2.2); `env` is the repeatable `--env KEY=VALUE`. */
 const TEMPLATE_FLAGS: readonly FieldFlag[] = [
@@ -64,6 +64,7 @@ function idArgument(command: Command): Command {
 
 /** Register create, list, get, update and delete on the `template` command. */
 export function registerTemplateCrudCommands(template: Command): void {
+  const out = cliOutput(template);
   withConnection(
     addFieldFlags(template.command('create').description('create a template from flags'), TEMPLATE_FLAGS, 'create').option(
       '--env <KEY=VALUE>',
@@ -78,15 +79,15 @@ export function registerTemplateCrudCommands(template: Command): void {
     if (flags.env !== undefined) body.env = envPairs(flags.env);
     // The server checks the values (its rules, not the harness's): the CLI only shaped the flags.
     const created = await client(flags).createTemplate(body as TemplateCreateInput);
-    note(`created template "${created.name ?? String(body.name)}" (id ${created.id})`);
-    printRecord(created);
+    out.note(`created template "${created.name ?? String(body.name)}" (id ${created.id})`);
+    out.record(created);
   });
 
   withConnection(template.command('list').description('list the templates').option('--table', 'a table for a person instead of JSON')).action(
     async (flags: ConnectionFlags & { table?: boolean }) => {
       const templates = await client(flags).listTemplates();
-      if (flags.table !== true) return printRecord(templates);
-      printTable(
+      if (flags.table !== true) return out.record(templates);
+      out.table(
         ['ID', 'NAME', 'CATEGORY', 'KIND', 'IMAGE'],
         templates.map((t) => [t.id, t.name ?? '', t.category ?? '', t.isServerless === true ? 'serverless' : 'pod', t.imageName ?? '']),
       );
@@ -94,7 +95,7 @@ export function registerTemplateCrudCommands(template: Command): void {
   );
 
   withConnection(idArgument(template.command('get').description('show one template'))).action(async (id: string, flags: ConnectionFlags) => {
-    printRecord(await client(flags).getTemplate(id));
+    out.record(await client(flags).getTemplate(id));
   });
 
   withConnection(
@@ -112,7 +113,7 @@ export function registerTemplateCrudCommands(template: Command): void {
       // The API replaces env whole; the flags change single variables, so start from the current map.
       const env: Record<string, string> = { ...((await api.getTemplate(id)).env ?? {}), ...envPairs(flags.env ?? []) };
       for (const name of flags.unsetEnv ?? []) {
-        if (!Object.hasOwn(env, name)) note(`warning: ${name} is not set on template ${id}; nothing to unset`);
+        if (!Object.hasOwn(env, name)) out.note(`warning: ${name} is not set on template ${id}; nothing to unset`);
         delete env[name];
       }
       body.env = env;
@@ -121,14 +122,14 @@ export function registerTemplateCrudCommands(template: Command): void {
       throw new ServerlessWorkerError('SW_INVALID_OPTIONS', 'template update: nothing to change; give at least one field flag (see --help)');
     }
     const updated = await api.updateTemplate(id, body as TemplateUpdateInput);
-    note(`updated template "${updated.name ?? id}" (id ${updated.id}): ${Object.keys(body).join(', ')}`);
-    printRecord(updated);
+    out.note(`updated template "${updated.name ?? id}" (id ${updated.id}): ${Object.keys(body).join(', ')}`);
+    out.record(updated);
   });
 
   withConnection(idArgument(template.command('delete').description('delete a template no endpoint uses'))).action(
     async (id: string, flags: ConnectionFlags) => {
       await client(flags).deleteTemplate(id);
-      note(`deleted template ${id}`);
+      out.note(`deleted template ${id}`);
     },
   );
 }

@@ -162,6 +162,11 @@ export class Launcher implements LaunchedWorkersView {
     return this.#loop.sleeping;
   }
 
+  /** How many of the timer's scaling rounds have ended: a test waits for rounds to have run, not a fixed time. */
+  get rounds(): number {
+    return this.#loop.rounds;
+  }
+
   /** One round of scaling over every endpoint (the timer calls it; public for tests). */
   async tick(): Promise<void> {
     await this.#scaleAll();

@@ -28,6 +28,7 @@ export class ScalingLoop {
   #closed = false;
   /** The round under way, if any: close() waits for it. */
   #round: Promise<void> | undefined;
+  #rounds = 0;
 
   constructor(deps: ScalingLoopDeps) {
     this.#deps = deps;
@@ -36,6 +37,11 @@ export class ScalingLoop {
   /** Whether no round is armed or under way until a wake. */
   get sleeping(): boolean {
     return this.#asleep;
+  }
+
+  /** How many rounds have ended (a test waits for some to have run instead of sleeping a fixed time). */
+  get rounds(): number {
+    return this.#rounds;
   }
 
   start(): void {
@@ -70,6 +76,7 @@ export class ScalingLoop {
     this.#round = round;
     await round;
     this.#round = undefined;
+    this.#rounds += 1;
     if (this.#closed) return;
     if (!busy && !this.#woken && this.#deps.canSleep()) this.#asleep = true;
     else this.#timer = this.#deps.clock.setTimer(this.#deps.intervalMs, () => void this.#run());

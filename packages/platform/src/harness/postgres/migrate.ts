@@ -55,7 +55,7 @@ export async function migrate(sql: postgres.Sql, versions: readonly SchemaVersio
     if (newest > known) {
       throw new Error(
         `The database's harness schema is at version ${newest}, newer than this harness knows (${known}): ` +
-          'upgrade serverless-worker on this machine, or point --store at another database',
+          'upgrade serverless-worker-platform (the package that runs the harness) on this machine, or point --store at another database',
       );
     }
     const applied: number[] = [];

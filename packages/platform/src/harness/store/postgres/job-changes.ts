@@ -176,11 +176,3 @@ export async function saveChanged(tx: Tx, job: TxJob): Promise<void> {
   await saveJob(tx, job);
   if (job.requeued === true) await tx`DELETE FROM sw_chunks WHERE endpoint_id = ${job.endpointId} AND job_id = ${job.id}`;
 }
-
-/** Delete the job (its chunks go with it). */
-export async function deleteJob(tx: Tx, job: TxJob, changes: Changes): Promise<void> {
-  await tx`DELETE FROM sw_jobs WHERE endpoint_id = ${job.endpointId} AND id = ${job.id}`;
-  if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: job.endpointId, workerId: job.workerId });
-  changes.deleted.push({ ...job });
-  changed(changes, job);
-}

@@ -82,13 +82,6 @@ export function parseJobRow(row: unknown): JobRow {
   return plainJobRow(row) ?? JobRow.parse(row);
 }
 
-const JobRowButRequest = JobRow.omit({ request: true });
-
-/** A row read without its request (the caller has it: submit), with `request` put in. */
-export function parseJobRowWith(row: unknown, request: JobRequest): JobRow {
-  return { ...JobRowButRequest.parse(row), request };
-}
-
 /**
  * The record answered for a row: absent fields left out, as the memory store does. Built
  * by adding the present fields in one order (deleting absent ones from a literal would put

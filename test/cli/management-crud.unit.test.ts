@@ -1,6 +1,6 @@
 /**
  * `serverless-worker template create|list|get|update|delete` and `endpoint
- * create|list|get|update|delete` as real child processes against the management
+ * create|list|get|update|delete`, run in process (cli-run.ts), against the management
  * plugin on loopback: the deploy path from flags (no curl, no JSON file), every
  * scaler, compute and GPU flag reaching the record, env set and unset on update, the
  * server's message and code on a refusal with exit 1, flag syntax errors before any call.
@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, Template } from '../../packages/platform/src/harness/management/index.js';
 import { startManagementServer, type RunningManagementServer } from '../harness/management/management-server.js';
-import { failureLine, gpuTemplateInput, okJson, runCli } from './run-cli.js';
+import { failureLine, gpuTemplateInput, okJson, runCli } from './cli-run.js';
 
 const API_KEY = 'crud-test-key';
 

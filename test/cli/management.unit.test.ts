@@ -1,6 +1,7 @@
 /**
- * The management subcommands as a real child process (`node --import tsx
- * src/cli/main.ts ...`) against the management plugin listening on loopback: template
+ * The management subcommands, the program run in process (cli-run.ts: src/cli/program.ts
+ * with its output gathered; the compiled command's smoke: compiled-cli.system.test.ts)
+ * against the management plugin listening on loopback: template
  * validate and push (create, then update by name), endpoint create, volume create and
  * resize, and one-line failures with the server's message and exit status 1.
  */
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint, NetworkVolume, Template } from '../../packages/platform/src/harness/management/index.js';
 import { EndpointCreateInputSchema } from '../../packages/platform/src/harness/management/index.js';
 import { startManagementServer, type RunningManagementServer } from '../harness/management/management-server.js';
-import { ROOT, failureLine, gpuTemplateInput, runCli } from './run-cli.js';
+import { ROOT, failureLine, gpuTemplateInput, runCli } from './cli-run.js';
 
 const API_KEY = 'cli-test-key';
 
@@ -49,6 +50,7 @@ describe('template validate', () => {
     expect(run.stderr).toContain(`${bad}: Invalid template: containerDiskInGb must be an integer of at least 1 GB (got -5)`);
     expect(run.stderr).toContain(`${broken}: not valid JSON`);
     expect(run.stderr).toContain(`${join(dir, 'missing.json')}: cannot read the file`);
+    expect(run.stderr).toContain('serverless-worker: 3 of 4 template files are not valid');
   });
 });
 

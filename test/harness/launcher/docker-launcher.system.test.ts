@@ -169,9 +169,10 @@ describe('harness launcher, docker mode', () => {
     expect(health.unhealthyReason).toBe(
       `image "${missing}" is not on the Docker engine at ${engine.host}: build it there (docker build -t ${missing} .) or pull it; the harness does not pull images`,
     );
-    // About 10 more ticks (every 100 ms): the reason was said once, nothing was started or logged again.
+    // Ten more scaling rounds: the reason was said once, nothing was started or logged again.
     const linesBefore = h.logLines.length;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const roundsBefore = h.launcher.rounds;
+    await waitFor(() => h.launcher.rounds > roundsBefore && (h.launcher.sleeping || h.launcher.rounds >= roundsBefore + 10), 'ten more scaling rounds', 60_000);
     expect(h.launcher.scaleEvents(endpoint.id).map((event) => event.kind)).toEqual(['unhealthy']);
     expect(await backend.engine.listByLabels([`${LABELS.endpoint}=${endpoint.id}`])).toEqual([]);
     expect(h.logLines.slice(linesBefore).filter((line) => line.endpointId === endpoint.id)).toEqual([]);

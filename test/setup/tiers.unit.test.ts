@@ -1,0 +1,128 @@
+/**
+ * The tiers (test/setup/tiers.ts): every test file of the repository is in exactly one,
+ * decided by its name; a file that uses the browser's helpers is named for the browser
+ * tier, one that builds, packs or installs the packages or builds Docker images for the
+ * system tier; vitest.config.ts makes one project of each tier, package.json has its
+ * script and CONTRIBUTING.md names it.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, matchesGlob, relative, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../child-process.js';
+import { TIERS, type Tier } from './tiers.js';
+import config from '../../vitest.config.js';
+
+/** Every `*.test.ts` under test/, relative to the repository root, with `/` separators. */
+function testFiles(): string[] {
+  return readdirSync(join(REPO_ROOT, 'test'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.test.ts') && !entry.parentPath.includes('node_modules'))
+    .map((entry) => relative(REPO_ROOT, join(entry.parentPath, entry.name)).split(sep).join('/'))
+    .sort();
+}
+
+/** The tiers whose globs take `file`, as vitest reads a project's include and exclude. */
+function tiersOf(file: string): Array<Tier['name']> {
+  const known = tiersByFile.get(file);
+  if (known !== undefined) return known;
+  const matches = (globs: readonly string[]) => globs.some((glob) => matchesGlob(file, glob));
+  const tiers = TIERS.filter((tier) => matches(tier.include) && !matches(tier.exclude)).map((tier) => tier.name);
+  tiersByFile.set(file, tiers);
+  return tiers;
+}
+const tiersByFile = new Map<string, Array<Tier['name']>>();
+
+/**
+ * Helpers that tie a file to a tier: importing one (from any folder; with `name`, that name
+ * of it) means the file drives the browser, or builds and packs the packages or Docker images.
+ */
+const MARKERS: ReadonlyArray<{ readonly tier: Tier['name']; readonly module: RegExp; readonly name?: string }> = [
+  { tier: 'browser', module: /(^|\/)(dashboard-page|setup\/chromium)\.js$/ },
+  { tier: 'browser', module: /(^|\/)dashboard-fixture\.js$/, name: 'launchChromium' },
+  { tier: 'browser', module: /^playwright-core$/ },
+  { tier: 'system', module: /(^|\/)(pack-this-package|node-lines|build-and-pack|docker-image|use-docker-engine|run-cli)\.js$/ },
+];
+
+interface Import {
+  readonly specifier: string;
+  /** What it imports (`{ a, b }`, `x`, empty for a side-effect import); type-only imports are left out. */
+  readonly names: string;
+}
+
+function importsOf(source: string): Import[] {
+  return [...source.matchAll(/(?:^|\n)\s*import\s+(type\s+)?(?:([^'";]*?)\s+from\s+)?['"]([^'"]+)['"]/g)]
+    .filter((match) => match[1] === undefined)
+    .map((match) => ({ specifier: match[3] ?? '', names: match[2] ?? '' }));
+}
+
+describe('test tiers', () => {
+  const files = testFiles();
+
+  it('puts every test file in exactly one tier', () => {
+    expect(files.length).toBeGreaterThan(200);
+    const wrong = files.map((file) => ({ file, tiers: tiersOf(file) })).filter(({ tiers }) => tiers.length !== 1);
+    expect(wrong).toEqual([]);
+  });
+
+  it('decides by name: the suffix first, then the folder', () => {
+    const examples: Record<string, Tier['name']> = {
+      'test/harness/new.unit.test.ts': 'unit',
+      'test/package/new.unit.test.ts': 'unit',
+      'test/docker/new.unit.test.ts': 'unit',
+      'test/ui/new.browser.test.ts': 'browser',
+      'test/cli/new.browser.test.ts': 'browser',
+      'test/e2e/new.system.test.ts': 'system',
+      'test/docker/new.test.ts': 'system',
+      'test/docker/engine/new.test.ts': 'system',
+      'test/package/registry-journey.test.ts': 'system',
+      'test/harness/new.test.ts': 'integration',
+      'test/ui/new.test.ts': 'integration',
+      'test/new.test.ts': 'integration',
+    };
+    for (const [file, name] of Object.entries(examples)) expect(tiersOf(file), file).toEqual([name]);
+    expect(tiersOf('test/harness/helper.ts')).toEqual([]);
+  });
+
+  it('has files in every tier', () => {
+    for (const tier of TIERS) expect(files.filter((file) => tiersOf(file)[0] === tier.name).length, tier.name).toBeGreaterThan(0);
+  });
+
+  it("names a file that uses the browser's or the system tier's helpers for that tier", () => {
+    const misplaced: string[] = [];
+    for (const file of files) {
+      const tier = tiersOf(file)[0];
+      for (const { specifier, names } of importsOf(readFileSync(join(REPO_ROOT, file), 'utf8'))) {
+        const marker = MARKERS.find(
+          (candidate) => candidate.module.test(specifier) && (candidate.name === undefined || new RegExp(`\\b${candidate.name}\\b`).test(names)),
+        );
+        if (marker !== undefined && marker.tier !== tier) misplaced.push(`${file} imports ${specifier}: name it *.${marker.tier}.test.ts`);
+      }
+    }
+    expect(misplaced).toEqual([]);
+  });
+
+  it('finds the imports the marker check reads', () => {
+    const source =
+      "import { a, b } from './dashboard-page.js';\nimport type { Page } from 'playwright-core';\nimport './side-effect.js';\nimport x from 'x';\n";
+    expect(importsOf(source)).toEqual([
+      { specifier: './dashboard-page.js', names: '{ a, b }' },
+      { specifier: './side-effect.js', names: '' },
+      { specifier: 'x', names: 'x' },
+    ]);
+  });
+
+  it('makes one vitest project of each tier (vitest.config.ts)', () => {
+    const projects = (config.test?.projects ?? []) as Array<{ test?: { name?: unknown; include?: unknown; exclude?: unknown } }>;
+    expect(projects.map((project) => [project.test?.name, project.test?.include, project.test?.exclude])).toEqual(
+      TIERS.map((tier) => [tier.name, tier.include, tier.exclude]),
+    );
+  });
+
+  it('gives each tier its npm script and its line in CONTRIBUTING.md', () => {
+    const scripts = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const contributing = readFileSync(join(REPO_ROOT, 'CONTRIBUTING.md'), 'utf8');
+    for (const tier of TIERS) {
+      expect(scripts[`test:${tier.name}`], tier.name).toBe(`vitest run --project ${tier.name}`);
+      expect(contributing, tier.name).toContain(`| \`npm run test:${tier.name}\` |`);
+    }
+  });
+});
