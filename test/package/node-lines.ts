@@ -12,7 +12,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { execa } from 'execa';
 
 /** The release lines the package supports (`engines`: >= 22.12): 22 and 24 LTS, 26. */
-export const NODE_LINES = [22, 24, 26] as const;
+export { NODE_LINES } from './supported-node-lines.js';
 
 export const NODE_LINES_CACHE = join(tmpdir(), 'serverless-worker-node-lines');
 

@@ -2,7 +2,7 @@
  * The GitHub workflows say what CONTRIBUTING.md and the README say (GitHub runs them; no
  * test here can): ci.yml runs `.ci/run` (`npm ci`, then the README's `npm test`) on push and
  * pull request, on exactly the Node lines the packages claim and test
- * (test/package/node-lines.ts), as root with debootstrap installed; release.yml, on a tag
+ * (test/package/supported-node-lines.ts), as root with debootstrap installed; release.yml, on a tag
  * `v*`, checks the tag against both versions first, builds, tests, publishes the SDK before
  * the platform with provenance and the NPM_TOKEN secret, and drafts the release with the
  * notes that check wrote.
@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import * as z from 'zod';
 import { REPO_ROOT } from '../child-process.js';
-import { NODE_LINES } from './node-lines.js';
+import { NODE_LINES } from './supported-node-lines.js';
 
 const Step = z.object({
   name: z.string().optional(),
