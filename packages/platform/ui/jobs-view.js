@@ -11,6 +11,7 @@ import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { useNow } from './attempts-view.js';
 import { workerHref } from './worker-view.js';
+import { BulkOutcomeBox, endpointLabel, endpointsPhrase } from './bulk-outcome.js';
 import { CopyButton, EndpointName, ErrorBox, When, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
 
 /**
@@ -128,14 +129,6 @@ function ErrorCell({ job, endpointId }) {
     <p class="err-full">${job.errorMessage ?? ''}</p><a href=${jobHref(endpointId, job.id)}>the whole error, with its stack</a></details></td>`;
 }
 
-/** A line saying what a bulk action did. */
-/** @param {BulkOutcome} outcome @param {string} verb */
-function bulkLine(outcome, verb) {
-  const refused = outcome.refused.map((r) => `${r.id}: ${r.code} ${r.message}`);
-  const shownRefused = refused.slice(0, 5).join('; ') + (refused.length > 5 ? `; and ${refused.length - 5} more` : '');
-  return `${verb} ${outcome.done} of ${outcome.asked}${refused.length > 0 ? `; refused: ${shownRefused}` : ''}`;
-}
-
 /** A selected row's key (endpoint ids hold no space), and back. */
 /** @param {string} endpointId @param {string} id */
 const refKey = (endpointId, id) => `${endpointId} ${id}`;
@@ -156,6 +149,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
   const [selected, setSelected] = useState(/** @type {Set<string>} */ (new Set()));
   const [bulkNotice, setBulkNotice] = useState(/** @type {string | undefined} */ (undefined));
+  const [bulkDone, setBulkDone] = useState(/** @type {{ outcome: BulkOutcome, verb: string } | undefined} */ (undefined));
   const [reloads, setReloads] = useState(0);
   const searchBox = useRef(/** @type {HTMLInputElement | null} */ (null));
   const now = useNow(1000);
@@ -189,6 +183,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     setOffset(0);
     setSelected(new Set());
     setBulkNotice(undefined);
+    setBulkDone(undefined);
   }, [endpointId]);
 
   const query = queryOf(filters, offset, across).toString();
@@ -246,17 +241,21 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     });
   const allShown = jobs.length > 0 && jobs.every((j) => selected.has(refKey(j.endpointId, j.id)));
   const chosen = [...selected];
-  /** Cancel or retry jobs, after a confirm that says how many. @param {'cancel' | 'retry'} action @param {JobRef[]} refs @param {string} what */
-  const runBulk = async (action, refs, what) => {
+  const names = endpointNames(overview.endpoints);
+  /** Cancel or retry jobs, after a confirm that says how many. @param {'cancel' | 'retry'} action @param {JobRef[]} refs @param {string} what @param {string} [note] */
+  const runBulk = async (action, refs, what, note = '') => {
     const [verb, done] = BULK_VERBS[action];
+    setBulkDone(undefined);
     if (refs.length === 0) {
       setBulkNotice(`No jobs to ${action}`);
       return;
     }
-    if (!window.confirm(`${verb} ${refs.length} ${refs.length === 1 ? 'job' : 'jobs'} ${what}?`)) return;
+    if (!window.confirm(`${verb} ${refs.length} ${refs.length === 1 ? 'job' : 'jobs'} ${what} ${endpointsPhrase(refs, names)}${note}?`)) return;
     setBulkNotice(`${done}…`);
     try {
-      setBulkNotice(bulkLine(await actions.bulk(action, refs), done));
+      const outcome = await actions.bulk(action, refs);
+      setBulkNotice(undefined);
+      setBulkDone({ outcome, verb: done });
       setSelected(new Set());
     } catch (e) {
       setBulkNotice(undefined);
@@ -266,12 +265,13 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   };
   /** Every job the filter matches (not only the page), then the confirm. @param {'cancel' | 'retry'} action */
   const runOnMatching = async (action) => {
+    setBulkDone(undefined);
     setBulkNotice('Counting the jobs the filter matches…');
     try {
       const matching = await views.matchingJobs(queryOf(filters, 0, across).toString(), endpointId);
       setBulkNotice(undefined);
       const over = matching.total > matching.jobs.length ? ` (the first ${matching.jobs.length} of ${matching.total}: at most ${matching.max} at once)` : '';
-      await runBulk(action, matching.jobs, `matching the filter${across ? ' across endpoints' : ` on ${endpointId}`}${over}`);
+      await runBulk(action, matching.jobs, 'matching the filter', over);
     } catch (e) {
       setBulkNotice(undefined);
       setError(/** @type {ShownError} */ (e));
@@ -285,7 +285,6 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     props = {},
   ) => html`<label>${label} <input id=${`filter-${name}`} type="search" placeholder=${placeholder} value=${filters[name]}
     onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter(name, e.currentTarget.value)} ...${props} /></label>`;
-  const names = endpointNames(overview.endpoints);
   return html`<div>
     ${
       endpointId === undefined
@@ -301,7 +300,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     ${
       endpointId !== undefined && row
         ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
-      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId} (${row.queueDepth} now)?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>`
+      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of endpoint ${endpointLabel(endpointId, names)} (${row.queueDepth} now)?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>`
         : null
     }
     <form class="filters" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Filter jobs">
@@ -340,6 +339,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
       <button type="button" class="small" disabled=${total === 0} data-test="bulk-retry-matching" onClick=${() => runOnMatching('retry')}>Retry all ${total}</button>
       <${Notice} notice=${bulkNotice} />
     </div>
+    <${BulkOutcomeBox} outcome=${bulkDone?.outcome} verb=${bulkDone?.verb ?? ''} />
     <table class="grid" data-test="jobs">
       <caption>Jobs, ${ORDER_TEXT[filters.order]}</caption>
       <thead><tr><th scope="col"><input type="checkbox" aria-label="select every job shown" checked=${allShown} data-test="select-all"
