@@ -42,6 +42,29 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   });
 }
 
+/** A word for `sh -c`: single-quoted, its own single quotes closed and escaped. */
+const shellWord = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Run the CLI as `runCli` does, but with stdout and stderr on a real pseudo-terminal
+ * (util-linux `script`), as a person at a prompt runs it: what the CLI decides by
+ * `process.stdout.isTTY` is decided as on a terminal. Both streams arrive as one
+ * (`stdout`), the terminal's CRLF line ends turned back into LF.
+ */
+export function runCliInTerminal(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  if (cliEntry === undefined) throw new Error('runCliInTerminal before its beforeAll: call it from a test or a hook of a file that imports run-cli.ts');
+  const base = { ...process.env };
+  for (const name of ['SERVERLESS_WORKER_API_URL', 'SERVERLESS_WORKER_API_KEY', 'RUNPOD_API_KEY']) delete base[name];
+  const command = [process.execPath, ...cliEntry, ...args].map(shellWord).join(' ');
+  return new Promise((resolve) => {
+    // -q: no "Script started" lines; -e: the command's exit status; -c: the command; /dev/null: no typescript file.
+    execFile('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout: stdout.replaceAll('\r\n', '\n'), stderr });
+    });
+  });
+}
+
 /** The one line of stderr that carries a failure (tsx or npm may add warnings). */
 export function failureLine(run: CliRun): string {
   const lines = run.stderr.split('\n').filter((line) => line.startsWith('serverless-worker:'));
