@@ -166,6 +166,7 @@ function App() {
               now: data.now,
               endpoints: data.endpoints,
               workers: data.workers,
+              departedWorkers: data.departedWorkers,
               gpu: data.gpu,
               panels: data.panels,
               series: keepPoints([...o.series, data.point], o),

@@ -222,6 +222,8 @@ export interface WorkerRow {
   pingIntervalMs?: number;
   /** With a launcher: whether this harness launched it (false: joined by hand, another harness's, or left by an earlier run). */
   launched?: boolean;
+  /** Jobs it finished that this harness process ended (the dashboard's worker history counts them). */
+  jobsDone?: number;
 }
 
 /** `launched`: the harness's launcher, when it runs one (the rows then say which workers it started). */
