@@ -27,6 +27,7 @@ import type { DashboardSettings } from './settings.js';
 import { Series } from './series.js';
 import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
 import type { WorkerHistory } from './worker-history.js';
+import { jobRunner } from './job-runner.js';
 import type { WebhookLog } from './webhook-log.js';
 import { VIEW_CHUNKS, previewChunk, previewValue } from './value-preview.js';
 
@@ -321,11 +322,12 @@ export class LiveHub {
     watcher.clients.add(client);
     client.watch = watcher;
     // The job as it is now; its pending chunks end at index sent - 1.
-    this.#send(client, 'job', this.#detail(job, pending));
+    this.#send(client, 'job', await this.#detail(job, pending));
   }
 
-  #detail(job: StoredJob, pending: readonly StreamChunk[]): ReturnType<typeof jobDetail> {
-    return jobDetail(job, pending, this.#webhookLog.forJob(job.id), this.#gpuJobLog.forJob(job.endpointId, job.id));
+  async #detail(job: StoredJob, pending: readonly StreamChunk[]): Promise<ReturnType<typeof jobDetail>> {
+    const runner = await jobRunner(job, { harness: this.#harness, local: this.#settings.localWorkers, launched: this.#launchedWorkers });
+    return jobDetail(job, pending, this.#webhookLog.forJob(job.id), this.#gpuJobLog.forJob(job.endpointId, job.id, runner));
   }
 
   #shown(job: StoredJob): string {
@@ -373,7 +375,7 @@ export class LiveHub {
       const shown = this.#shown(job);
       if (shown !== watcher.shown) {
         watcher.shown = shown;
-        frames.push(sseFrame('job', this.#detail(job, unread)));
+        frames.push(sseFrame('job', await this.#detail(job, unread)));
       }
     }
     if (frames.length === 0) return;
