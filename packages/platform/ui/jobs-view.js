@@ -56,6 +56,25 @@ const URL_NAMES = [
 ];
 const ORDERS = ['newest', 'oldest', 'slowest', 'waited'];
 
+/** A time with its zone (`Z` or an offset) at its end. */
+const ZONED = /(Z|[+-]\d\d:?\d\d)$/i;
+
+/** @param {number} n */
+const pad = (n) => String(n).padStart(2, '0');
+
+/**
+ * A time filter from the URL as the datetime-local input holds it (this browser's local
+ * time, no zone): a time with its zone is converted; one without (links made before the
+ * URL carried zones) is read as local time, as it was written.
+ * @param {string} value
+ */
+export function localOf(value) {
+  if (!ZONED.test(value)) return value;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return value;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
 /** The filters a URL's hash holds (any it does not: empty). */
 /** @param {string} hash @returns {Filters} */
 export function filtersOfHash(hash) {
@@ -67,6 +86,7 @@ export function filtersOfHash(hash) {
     const value = params.get(param);
     if (value === null) continue;
     if (name === 'order') filters.order = /** @type {Order} */ (ORDERS.includes(value) ? value : 'newest');
+    else if (name === 'from' || name === 'to') filters[name] = localOf(value);
     else filters[name] = value;
   }
   return filters;
@@ -78,7 +98,9 @@ export function hashOfFilters(endpointId, filters) {
   const params = new URLSearchParams();
   for (const [name, param] of URL_NAMES) {
     if (name === 'endpoint' && endpointId !== undefined) continue;
-    if (filters[name] !== '' && !(name === 'order' && filters.order === 'newest')) params.set(param, filters[name]);
+    if (filters[name] === '' || (name === 'order' && filters.order === 'newest')) continue;
+    // Times in UTC with their zone, so that a link means the same instant in every browser.
+    params.set(param, name === 'from' || name === 'to' ? (isoOf(filters[name])?.replace('.000Z', 'Z') ?? filters[name]) : filters[name]);
   }
   const query = params.toString();
   return `${endpointId === undefined ? '#/jobs' : `#/endpoint/${encodeURIComponent(endpointId)}`}${query ? `?${query}` : ''}`;
@@ -125,7 +147,8 @@ function queueTime(job, now) {
 /** @param {{ job: RequestSummary, endpointId: string }} props */
 function ErrorCell({ job, endpointId }) {
   if (!job.errorType) return html`<td></td>`;
-  return html`<td class="err-cell"><details data-test="error-cell"><summary class="err">${job.errorType}: ${job.errorMessage ?? ''}</summary>
+  const text = `${job.errorType}: ${job.errorMessage ?? ''}`;
+  return html`<td class="err-cell"><details data-test="error-cell"><summary class="err" title=${text}>${text}</summary>
     <p class="err-full">${job.errorMessage ?? ''}</p><a href=${jobHref(endpointId, job.id)}>the whole error, with its stack</a></details></td>`;
 }
 
