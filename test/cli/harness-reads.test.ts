@@ -2,7 +2,8 @@
  * `serverless-worker logs` and `serverless-worker jobs` (in process, cli-run.ts; `--follow`
  * as a real child process) against
  * a harness of our own on 127.0.0.1 (the dashboard fixture: an in-process worker whose
- * job lines the harness keeps): a job's lines, one a line in the order logged; `--follow`
+ * job lines the harness keeps): a job's lines, one a line in the order logged, for a person
+ * on a terminal (a real pseudo-terminal) and as JSON objects when piped; `--follow`
  * prints the lines of a job submitted after it started, each once; `jobs` filters as the
  * dashboard does (an error code's beginning); a base URL without /v1 gets a 404 that
  * says to add it.
@@ -11,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from '../ui/dashboard-fixture.js';
 import { ROOT, failureLine, okJson, runCli } from './cli-run.js';
+import { runCliInTerminal } from './cli-terminal.js';
 import { nodeArgsFor } from '../compiled-fixtures.js';
 
 let fixture: DashboardFixture;
@@ -37,20 +39,37 @@ async function runJob(input: Record<string, unknown>): Promise<string> {
 }
 
 describe('serverless-worker logs and jobs', () => {
-  it("prints a job's lines, one a line, in the order logged; --json as objects", { timeout: 60_000 }, async () => {
-    const id = await runJob({ mode: 'log', lines: ['alpha one', 'alpha two', 'alpha three'] });
-    const run = await runCli(['logs', ENDPOINT, '--job', id], env);
-    expect(run.code, run.stderr).toBe(0);
-    const printed = run.stdout.trimEnd().split('\n');
-    expect(printed.map((line) => /alpha \w+/.exec(line)?.[0])).toEqual(['alpha one', 'alpha two', 'alpha three']);
-    expect(printed[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z in-process info alpha one/);
-    const json = await runCli(['logs', ENDPOINT, '--job', id, '--json'], env);
-    const objects = json.stdout
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { workerId: string; stream: string; line: string });
-    expect(objects.map((o) => o.stream)).toEqual(['info', 'info', 'info']);
-  });
+  it(
+    "prints a job's lines, one a line, in the order logged: for a person on a terminal (or --pretty), JSON objects when piped (or --json)",
+    { timeout: 60_000 },
+    async () => {
+      const id = await runJob({ mode: 'log', lines: ['alpha one', 'alpha two', 'alpha three'] });
+      const [onTerminal, pretty, piped, json] = await Promise.all([
+        runCliInTerminal(['logs', ENDPOINT, '--job', id], env),
+        runCli(['logs', ENDPOINT, '--job', id, '--pretty'], env),
+        runCli(['logs', ENDPOINT, '--job', id], env),
+        runCliInTerminal(['logs', ENDPOINT, '--job', id, '--json'], env),
+      ]);
+      for (const run of [onTerminal, pretty]) {
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+        const printed = run.stdout.trimEnd().split('\n');
+        expect(printed.map((line) => /alpha \w+/.exec(line)?.[0])).toEqual(['alpha one', 'alpha two', 'alpha three']);
+        expect(printed[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z in-process info alpha one/);
+      }
+      for (const run of [piped, json]) {
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+        const objects = run.stdout
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { workerId: string; stream: string; line: string });
+        expect(objects.map((o) => [o.stream, /^alpha \w+/.exec(o.line)?.[0]])).toEqual([
+          ['info', 'alpha one'],
+          ['info', 'alpha two'],
+          ['info', 'alpha three'],
+        ]);
+      }
+    },
+  );
 
   it('--follow prints the lines that come after it started, each once', { timeout: 60_000 }, async () => {
     // A job that logs a line every 700 ms: its lines come while the CLI reads.

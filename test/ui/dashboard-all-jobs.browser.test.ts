@@ -134,15 +134,17 @@ describe('the list across endpoints and bulk actions: the page', () => {
     expect((await fixture.harness.endpoint('page-a').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(0);
     accept = true;
     await page.locator('[data-test=bulk-cancel-matching]').click();
-    await page.locator('[data-test=notice]', { hasText: 'Cancelled 60 of 60' }).waitFor(WAIT);
-    expect(dialogs[1]).toContain('Cancel 60 jobs matching the filter across endpoints');
+    await page.locator('[data-test=bulk-outcome]', { hasText: 'Cancelled 60 of 60' }).waitFor(WAIT);
+    expect(dialogs[1]).toBe('Cancel 60 jobs matching the filter on endpoints page-a, page-b?');
     expect((await fixture.harness.endpoint('page-a').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(35);
     expect((await fixture.harness.endpoint('page-b').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(25);
-    // Retry is confirmed alike (and refused for cancelled jobs, each said).
+    // Retry is confirmed alike (and refused for cancelled jobs: one reason, said once).
     await page.locator('[data-test=bulk-retry-matching]').click();
-    await page.locator('[data-test=notice]', { hasText: 'Retried 0 of 60; refused:' }).waitFor(WAIT);
+    await page.locator('[data-test=bulk-outcome]', { hasText: 'Retried 0 of 60; 60 refused:' }).waitFor(WAIT);
     expect(dialogs[2]).toContain('Retry 60 jobs matching the filter');
-    expect(await page.locator('[data-test=notice]').textContent()).toContain('and 55 more');
+    expect(await page.locator('[data-test=refused-group]').count()).toBe(1);
+    expect(await page.locator('[data-test=refused-group]').textContent()).toContain('SW_RETRY_NOT_ALLOWED × 60');
+    expect(await page.locator('[data-test=refused-group]').textContent()).toContain('and 55 more');
     await context.close();
   });
 

@@ -101,11 +101,11 @@ describe('history and bulk work on the dashboard', () => {
     await page.locator('[data-test=select-all]').check();
     expect(await page.locator('[data-test=selected-count]').textContent()).toBe('5 selected');
     await page.locator('[data-test=bulk-cancel]').click();
-    await page.locator('[data-test=notice]', { hasText: 'Cancelled 5 of 5' }).waitFor(WAIT);
+    await page.locator('[data-test=bulk-outcome]', { hasText: 'Cancelled 5 of 5' }).waitFor(WAIT);
     expect((await endpoint.stateCounts()).CANCELLED).toBe(5);
     await page.locator('[data-test=select-job]').first().check();
     await page.locator('[data-test=bulk-retry]').click();
-    const refused = page.locator('[data-test=notice]', { hasText: 'Retried 0 of 1; refused:' });
+    const refused = page.locator('[data-test=bulk-outcome]', { hasText: 'Retried 0 of 1; 1 refused:' });
     await refused.waitFor(WAIT);
     expect(await refused.textContent()).toContain('SW_RETRY_NOT_ALLOWED');
     await context.close();
@@ -116,6 +116,7 @@ describe('history and bulk work on the dashboard', () => {
     const { id } = await endpoint.submit({ input: { mode: 'echo', note: 'original' } });
     await endpoint.waitForEnd(id, 20_000);
     const { context, page } = await browsers.open('history-rerun');
+    page.on('dialog', (dialog) => void dialog.accept());
     await logIn(page, fixture.uiUrl);
     await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     await page.locator('[data-test=rerun-open]').click();

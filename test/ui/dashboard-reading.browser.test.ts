@@ -45,6 +45,7 @@ describe('reading and rerunning on the dashboard', () => {
     expect(isDeepStrictEqual(await value.json(), input)).toBe(true);
 
     const { context, page } = await browsers.open('rerun-large');
+    page.on('dialog', (dialog) => void dialog.accept());
     await logIn(page, fixture.uiUrl);
     await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     // Too large to edit in the page: the editor is not offered, "rerun as is" is.

@@ -282,6 +282,7 @@ describe('dashboard in Chromium', () => {
 
   it('cancels a running job from its page: CANCELLED', async () => {
     const { context, page } = await openPage('cancel');
+    page.on('dialog', (dialog) => void dialog.accept());
     await logIn(page);
     await submitFromPage(page, { input: { mode: 'sleep', ms: 60_000 } });
     await jobStatus(page).filter({ hasText: 'IN_PROGRESS' }).waitFor(WAIT);

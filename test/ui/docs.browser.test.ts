@@ -98,6 +98,44 @@ describe('/docs in a browser', () => {
     }
   });
 
+  it('meets a refused key kept from before with a neutral prompt, not an error (issue 48)', async () => {
+    const { context, page } = await browsers.open('docs-stale-key');
+    await page.goto(`${fixture.server.url}/docs`);
+    await page.locator('#docs-api-key').waitFor(WAIT);
+    // A key kept in this tab from before (another harness's, an old one), then the page opened again.
+    await page.evaluate(() => sessionStorage.setItem('serverless-worker-api-key', 'an-old-key'));
+    await page.reload();
+    await page.locator('.sw-login .sw-note', { hasText: 'The API key this browser kept is not the one this harness was started with' }).waitFor(WAIT);
+    expect(await page.locator('.sw-login [role=alert]').count()).toBe(0);
+    expect(await page.locator('.sw-login').textContent()).not.toContain('SW_UNAUTHORIZED');
+    expect(await page.evaluate(() => sessionStorage.getItem('serverless-worker-api-key'))).toBeNull();
+    // A key typed here and refused: that is an error, said as the API says it.
+    await page.locator('#docs-api-key').fill('typed-and-wrong');
+    await page.locator('#docs-api-key').press('Enter');
+    await page.locator('.sw-login [role=alert]', { hasText: 'SW_UNAUTHORIZED' }).waitFor(WAIT);
+    await context.close();
+  });
+
+  it('masks the key in the curl Swagger shows for a request it sent (issue 48)', async () => {
+    const { context, page } = await browsers.open('docs-curl');
+    await logIn(page, fixture.uiUrl);
+    await page.goto(`${fixture.server.url}/docs`);
+    await page.locator('.swagger-ui .info').waitFor(WAIT);
+    const health = page.locator(`.opblock-get:has([data-path="/v2/${ENDPOINT}/health"])`).first();
+    await health.locator('.opblock-summary').click();
+    await health.locator('.try-out__btn').click();
+    await health.locator('.execute').click();
+    const status = health.locator('.live-responses-table tbody .response-col_status').first();
+    await status.waitFor(WAIT);
+    expect((await status.textContent())?.trim()).toBe('200');
+    const curl = health.locator('.curl-command, .request-snippets').first();
+    await curl.waitFor(WAIT);
+    const text = (await curl.textContent()) ?? '';
+    expect(text).toContain('Authorization: Bearer <API key>');
+    expect(text).not.toContain(API_KEY);
+    await context.close();
+  });
+
   it('is linked from the dashboard, and the key given there serves it', async () => {
     const { context, page } = await browsers.open('docs-link');
     await logIn(page, fixture.uiUrl);

@@ -77,7 +77,10 @@ describe("the job page's GPU summary", () => {
     expect((await endpoint.take('remote', 1)).map((job) => job.id)).toEqual([remote.id]);
 
     const before = await jobGpu('gpu', local.id);
-    expect(before).toMatchObject({ available: false });
+    expect(before).toEqual({
+      available: false,
+      reason: 'no GPU reading was taken while in-process (an in-process worker) ran it: no GPU, or a job shorter than one reading',
+    });
     await readAndFold('gpu', local.id, 1);
     await readAndFold('gpu', local.id, 2);
     await readAndFold('gpu', local.id, 3);
@@ -98,7 +101,9 @@ describe("the job page's GPU summary", () => {
     });
     const remoteGpu = await jobGpu('gpu', remote.id);
     expect(remoteGpu.available).toBe(false);
-    expect(remoteGpu.available ? '' : remoteGpu.reason).toContain('a remote worker writes it in its job-finished log line');
+    expect(remoteGpu.available ? '' : remoteGpu.reason).toBe(
+      'remote ran it: a remote worker (over the worker API), which reads its own GPUs; the harness takes no reading for it, its GPU use is in its own job-finished log line (in the log lines below, when the harness captures them)',
+    );
 
     // Ended: later readings (90 %) are not counted.
     await endpoint.complete(local.id, 'in-process', { kind: 'output', output: { ok: true } });
@@ -129,6 +134,8 @@ describe("the job page's GPU summary", () => {
     await endpoint.take('in-process', 1);
     const gpu = await jobGpu('cpu', job.id);
     expect(gpu.available).toBe(false);
-    expect(gpu.available ? '' : gpu.reason).toContain('only in-process workers (--serve-api with GPU sampling) report it here');
+    expect(gpu.available ? '' : gpu.reason).toBe(
+      'this harness has no GPU source: only in-process workers (--serve-api with GPU sampling) report it here; in-process ran it',
+    );
   });
 });

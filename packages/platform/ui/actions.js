@@ -78,8 +78,11 @@ export function exampleFor(overview, endpointId) {
 }
 
 /** The submit form: endpoint id and a JSON editor, prefilled with the worker's test input or an example from its input schema. */
-/** @param {{ endpoints: EndpointRow[], defaultEndpoint?: string, overview: OverviewView, navigate: Navigate, initial?: unknown, title?: string, test?: string }} props */
-export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, initial, title = 'Submit a job', test = 'submit' }) {
+/**
+ * `confirm`: when given, the text of a confirm asked before the submit, for the endpoint chosen (a rerun asks; a new job does not).
+ * @param {{ endpoints: EndpointRow[], defaultEndpoint?: string, overview: OverviewView, navigate: Navigate, initial?: unknown, title?: string, test?: string, confirm?: (endpointId: string) => string }} props
+ */
+export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, initial, title = 'Submit a job', test = 'submit', confirm }) {
   const firstEndpoint = defaultEndpoint ?? endpoints[0]?.id ?? Object.keys(overview.inputExamples ?? {})[0] ?? 'local';
   const [endpointId, setEndpointIdRaw] = useState(firstEndpoint);
   // `initial`: a request to start from (a rerun of a job) instead of the example.
@@ -109,6 +112,7 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
       setError({ code: 'INVALID_JSON', message: `The request is not valid JSON: ${e instanceof Error ? e.message : String(e)}` });
       return;
     }
+    if (confirm && !window.confirm(confirm(endpointId))) return;
     setBusy(true);
     try {
       const answer = await actions.submit(endpointId, body);

@@ -10,6 +10,7 @@ export type { JobAttemptsView, AttemptView } from '../src/harness/dashboard/atte
 export type { ValuePreview, ChunkPreview } from '../src/harness/dashboard/value-preview.js';
 export type { SeriesPoint, JobFigures } from '../src/harness/dashboard/series.js';
 export type { JobGpuView } from '../src/harness/dashboard/gpu-job-log.js';
+export type { DepartedWorker } from '../src/harness/dashboard/worker-history.js';
 export type { LoadBalancingPanelData, LauncherPanelData } from '../src/harness/dashboard/built-in-panels.js';
 export type {
   ChunkValues,

@@ -129,6 +129,9 @@ function App() {
   const [down, setDown] = useState(/** @type {{ since: number, error: ApiError } | undefined} */ (undefined));
   const [live, setLive] = useState(emptyLive());
   const [attempt, setAttempt] = useState(0);
+  // Whether the charts hold the history: the first overview can come before the harness rebuilt it
+  // (it does when the first page connects), so the charts say they are loading until the read after hello.
+  const [seriesReady, setSeriesReady] = useState(false);
 
   // Load the overview; a 401 shows the login form with the API's message.
   useEffect(() => {
@@ -166,6 +169,7 @@ function App() {
               now: data.now,
               endpoints: data.endpoints,
               workers: data.workers,
+              departedWorkers: data.departedWorkers,
               gpu: data.gpu,
               panels: data.panels,
               series: keepPoints([...o.series, data.point], o),
@@ -178,7 +182,8 @@ function App() {
         views
           .overview()
           .then((fresh) => setOverview((o) => o && { ...o, series: fresh.series }))
-          .catch(() => {});
+          .catch(() => {})
+          .finally(() => setSeriesReady(true));
       } else if (event === 'job') {
         setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
       } else if (event === 'chunk') {
@@ -252,7 +257,7 @@ function App() {
       ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}
     </header>
     <main class=${down ? 'stale' : ''}>
-      ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} />` : null}
+      ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} seriesReady=${seriesReady} />` : null}
       ${route.view === 'all-jobs' ? html`<${JobsView} endpointId=${undefined} row=${undefined} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
       ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} overview=${overview} navigate=${navigate} />` : null}

@@ -18,13 +18,15 @@ export const html = htm.bind(h);
 /** @type {JobStatus[]} */
 export const STATES = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 
-/** A duration in ms as "850 ms", "12.3 s", "4 min 2 s". */
+/** A duration in ms as "850 ms", "12.3 s", "4 min 2 s", "30 min". */
 /** @param {number | null | undefined} ms */
 export function duration(ms) {
   if (ms === undefined || ms === null) return '—';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  const seconds = Math.round((ms % 60_000) / 1000);
+  // Whole minutes (a retention, a timeout) read "30 min", not "30 min 0 s".
+  return seconds === 0 ? `${Math.floor(ms / 60_000)} min` : `${Math.floor(ms / 60_000)} min ${seconds} s`;
 }
 
 /** How long ago `ms` was, short: "12 s ago", "4 min ago", "3 h ago", "2 d ago" ("in 5 s" for a time a second or more ahead). */

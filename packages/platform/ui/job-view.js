@@ -7,7 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { Attempts } from './attempts-view.js';
-import { CopyButton, EndpointName, ErrorBox, StatusBadge, When, bytes, curlOf, duration, html, jobHref, pretty } from './format.js';
+import { CopyButton, EndpointName, ErrorBox, StatusBadge, When, bytes, curlOf, duration, endpointNames, html, jobHref, pretty } from './format.js';
+import { endpointLabel } from './bulk-outcome.js';
 import { Value, ValueActions } from './value-view.js';
 import { LogLines } from './logs-view.js';
 import { workerHref } from './worker-view.js';
@@ -147,6 +148,7 @@ export function rerunBody(inputText, policy) {
  */
 /** @param {{ endpointId: string, job: JobDetail, overview: OverviewView, navigate: Navigate }} props */
 function Rerun({ endpointId, job, overview, navigate }) {
+  const names = endpointNames(overview?.endpoints);
   const [state, setState] = useState(
     /** @type {{ open: boolean, busy: boolean, error: ShownError | undefined, request: unknown }} */ ({
       open: false,
@@ -172,6 +174,7 @@ function Rerun({ endpointId, job, overview, navigate }) {
     return answer;
   };
   return html`<${ActionButton} label=${`Rerun as is (${bytes(job.input.bytes)} input)`} test="rerun-as-is" run=${asIs}
+      confirmText=${`Submit a new job on endpoint ${endpointLabel(endpointId, names)} with the input of ${job.id} (${bytes(job.input.bytes)})?`}
       describe=${(/** @type {JobAnswer} */ a) => `Submitted ${a.id} (${a.status})`} />
     <span class="action">
     <button type="button" onClick=${() => (state.open ? setState({ ...state, open: false }) : open())} disabled=${state.busy || !editable}
@@ -182,10 +185,31 @@ function Rerun({ endpointId, job, overview, navigate }) {
     ${
       state.open && overview
         ? html`<div class="rerun"><${SubmitForm} endpoints=${overview.endpoints} defaultEndpoint=${endpointId} overview=${overview} navigate=${navigate}
-      initial=${state.request} title=${`Rerun ${job.id} with edited input`} test="rerun" /></div>`
+      initial=${state.request} title=${`Rerun ${job.id} with edited input`} test="rerun"
+      confirm=${(/** @type {string} */ target) => `Submit a new job on endpoint ${endpointLabel(target, names)} with the edited input of ${job.id}?`} /></div>`
         : null
     }
   </span>`;
+}
+
+/**
+ * When the job (and its result) is removed: while it runs or waits, at its ttl at the latest,
+ * and once it ends its retention (how long depends on /run or /runsync) cuts that short;
+ * once ended, whichever of the two comes first.
+ */
+/** @param {{ job: JobDetail, now: number }} props */
+function Removal({ job, now }) {
+  const { removal } = job;
+  const kept = `${duration(removal.retentionMs)} after it ends (the retention of a ${job.kind === 'runsync' ? '/runsync' : '/run'} job)`;
+  if (!job.terminal) {
+    return html`<dd data-test="job-removal"><${When} iso=${removal.at} now=${now} test="job-removed-at" /> at the latest (its ttl);
+      <span class="hint">once it ends it is kept ${kept}, whichever comes first</span></dd>`;
+  }
+  const why =
+    removal.by === 'retention'
+      ? `its retention: kept ${duration(removal.retentionMs)} after it ended, as a ${job.kind === 'runsync' ? '/runsync' : '/run'} job is`
+      : `its ttl, which ends before its retention of ${duration(removal.retentionMs)} would`;
+  return html`<dd data-test="job-removal"><${When} iso=${removal.at} now=${now} test="job-removed-at" /> <span class="hint" data-test="job-removal-why">(${why})</span></dd>`;
 }
 
 /**
@@ -243,6 +267,7 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
     </p>
     <div class="row">
       <${ActionButton} label="Cancel" test="cancel" disabled=${!cancellable} title="only IN_QUEUE or IN_PROGRESS jobs can be cancelled"
+        confirmText=${`Cancel job ${job.id} (${job.status}) on endpoint ${endpointLabel(endpointId, names)}?`}
         run=${() => actions.cancel(endpointId, job.id)} describe=${(/** @type {JobAnswer} */ a) => `Cancel answered ${a.status}`} />
       <${ActionButton} label="Retry" test="retry" disabled=${!retryable} title="only FAILED or TIMED_OUT jobs can be retried"
         run=${() => actions.retry(endpointId, job.id)} describe=${(/** @type {JobAnswer} */ a) => `Retry answered ${a.status}`} />
@@ -259,7 +284,7 @@ export function JobView({ endpointId, jobId, live, names, overview, navigate }) 
       <dt>Retries</dt><dd data-test="retries">${job.retries}</dd>
       <dt>Worker</dt><dd data-test="job-worker">${job.workerId ? html`<a href=${workerHref(endpointId, job.workerId)}><code>${job.workerId}</code></a> <${CopyButton} text=${job.workerId} what="worker id" />` : '—'}</dd>
       <dt>GPU</dt><${GpuFact} gpu=${job.gpu} />
-      <dt>Expires (ttl)</dt><dd><${When} iso=${job.expiresAt} now=${now} /></dd>
+      <dt>Removed</dt><${Removal} job=${job} now=${now} />
     </dl>
     <section class="card"><h2>Input</h2><${Value} key=${`input-${job.input.bytes}`} endpointId=${endpointId} jobId=${job.id} part="input" preview=${job.input} test="job-input" />
       ${job.policy ? html`<details><summary>Policy</summary><pre>${pretty(job.policy)}</pre></details>` : null}</section>

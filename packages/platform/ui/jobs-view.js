@@ -11,6 +11,7 @@ import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { useNow } from './attempts-view.js';
 import { workerHref } from './worker-view.js';
+import { BulkOutcomeBox, endpointLabel, endpointsPhrase } from './bulk-outcome.js';
 import { CopyButton, EndpointName, ErrorBox, When, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
 
 /**
@@ -55,6 +56,25 @@ const URL_NAMES = [
 ];
 const ORDERS = ['newest', 'oldest', 'slowest', 'waited'];
 
+/** A time with its zone (`Z` or an offset) at its end. */
+const ZONED = /(Z|[+-]\d\d:?\d\d)$/i;
+
+/** @param {number} n */
+const pad = (n) => String(n).padStart(2, '0');
+
+/**
+ * A time filter from the URL as the datetime-local input holds it (this browser's local
+ * time, no zone): a time with its zone is converted; one without (links made before the
+ * URL carried zones) is read as local time, as it was written.
+ * @param {string} value
+ */
+export function localOf(value) {
+  if (!ZONED.test(value)) return value;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return value;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
 /** The filters a URL's hash holds (any it does not: empty). */
 /** @param {string} hash @returns {Filters} */
 export function filtersOfHash(hash) {
@@ -66,6 +86,7 @@ export function filtersOfHash(hash) {
     const value = params.get(param);
     if (value === null) continue;
     if (name === 'order') filters.order = /** @type {Order} */ (ORDERS.includes(value) ? value : 'newest');
+    else if (name === 'from' || name === 'to') filters[name] = localOf(value);
     else filters[name] = value;
   }
   return filters;
@@ -77,7 +98,9 @@ export function hashOfFilters(endpointId, filters) {
   const params = new URLSearchParams();
   for (const [name, param] of URL_NAMES) {
     if (name === 'endpoint' && endpointId !== undefined) continue;
-    if (filters[name] !== '' && !(name === 'order' && filters.order === 'newest')) params.set(param, filters[name]);
+    if (filters[name] === '' || (name === 'order' && filters.order === 'newest')) continue;
+    // Times in UTC with their zone, so that a link means the same instant in every browser.
+    params.set(param, name === 'from' || name === 'to' ? (isoOf(filters[name])?.replace('.000Z', 'Z') ?? filters[name]) : filters[name]);
   }
   const query = params.toString();
   return `${endpointId === undefined ? '#/jobs' : `#/endpoint/${encodeURIComponent(endpointId)}`}${query ? `?${query}` : ''}`;
@@ -124,16 +147,9 @@ function queueTime(job, now) {
 /** @param {{ job: RequestSummary, endpointId: string }} props */
 function ErrorCell({ job, endpointId }) {
   if (!job.errorType) return html`<td></td>`;
-  return html`<td class="err-cell"><details data-test="error-cell"><summary class="err">${job.errorType}: ${job.errorMessage ?? ''}</summary>
+  const text = `${job.errorType}: ${job.errorMessage ?? ''}`;
+  return html`<td class="err-cell"><details data-test="error-cell"><summary class="err" title=${text}>${text}</summary>
     <p class="err-full">${job.errorMessage ?? ''}</p><a href=${jobHref(endpointId, job.id)}>the whole error, with its stack</a></details></td>`;
-}
-
-/** A line saying what a bulk action did. */
-/** @param {BulkOutcome} outcome @param {string} verb */
-function bulkLine(outcome, verb) {
-  const refused = outcome.refused.map((r) => `${r.id}: ${r.code} ${r.message}`);
-  const shownRefused = refused.slice(0, 5).join('; ') + (refused.length > 5 ? `; and ${refused.length - 5} more` : '');
-  return `${verb} ${outcome.done} of ${outcome.asked}${refused.length > 0 ? `; refused: ${shownRefused}` : ''}`;
 }
 
 /** A selected row's key (endpoint ids hold no space), and back. */
@@ -156,6 +172,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   const [error, setError] = useState(/** @type {ShownError | undefined} */ (undefined));
   const [selected, setSelected] = useState(/** @type {Set<string>} */ (new Set()));
   const [bulkNotice, setBulkNotice] = useState(/** @type {string | undefined} */ (undefined));
+  const [bulkDone, setBulkDone] = useState(/** @type {{ outcome: BulkOutcome, verb: string } | undefined} */ (undefined));
   const [reloads, setReloads] = useState(0);
   const searchBox = useRef(/** @type {HTMLInputElement | null} */ (null));
   const now = useNow(1000);
@@ -189,6 +206,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     setOffset(0);
     setSelected(new Set());
     setBulkNotice(undefined);
+    setBulkDone(undefined);
   }, [endpointId]);
 
   const query = queryOf(filters, offset, across).toString();
@@ -246,17 +264,21 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     });
   const allShown = jobs.length > 0 && jobs.every((j) => selected.has(refKey(j.endpointId, j.id)));
   const chosen = [...selected];
-  /** Cancel or retry jobs, after a confirm that says how many. @param {'cancel' | 'retry'} action @param {JobRef[]} refs @param {string} what */
-  const runBulk = async (action, refs, what) => {
+  const names = endpointNames(overview.endpoints);
+  /** Cancel or retry jobs, after a confirm that says how many. @param {'cancel' | 'retry'} action @param {JobRef[]} refs @param {string} what @param {string} [note] */
+  const runBulk = async (action, refs, what, note = '') => {
     const [verb, done] = BULK_VERBS[action];
+    setBulkDone(undefined);
     if (refs.length === 0) {
       setBulkNotice(`No jobs to ${action}`);
       return;
     }
-    if (!window.confirm(`${verb} ${refs.length} ${refs.length === 1 ? 'job' : 'jobs'} ${what}?`)) return;
+    if (!window.confirm(`${verb} ${refs.length} ${refs.length === 1 ? 'job' : 'jobs'} ${what} ${endpointsPhrase(refs, names)}${note}?`)) return;
     setBulkNotice(`${done}…`);
     try {
-      setBulkNotice(bulkLine(await actions.bulk(action, refs), done));
+      const outcome = await actions.bulk(action, refs);
+      setBulkNotice(undefined);
+      setBulkDone({ outcome, verb: done });
       setSelected(new Set());
     } catch (e) {
       setBulkNotice(undefined);
@@ -266,12 +288,13 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   };
   /** Every job the filter matches (not only the page), then the confirm. @param {'cancel' | 'retry'} action */
   const runOnMatching = async (action) => {
+    setBulkDone(undefined);
     setBulkNotice('Counting the jobs the filter matches…');
     try {
       const matching = await views.matchingJobs(queryOf(filters, 0, across).toString(), endpointId);
       setBulkNotice(undefined);
       const over = matching.total > matching.jobs.length ? ` (the first ${matching.jobs.length} of ${matching.total}: at most ${matching.max} at once)` : '';
-      await runBulk(action, matching.jobs, `matching the filter${across ? ' across endpoints' : ` on ${endpointId}`}${over}`);
+      await runBulk(action, matching.jobs, 'matching the filter', over);
     } catch (e) {
       setBulkNotice(undefined);
       setError(/** @type {ShownError} */ (e));
@@ -285,7 +308,6 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     props = {},
   ) => html`<label>${label} <input id=${`filter-${name}`} type="search" placeholder=${placeholder} value=${filters[name]}
     onInput=${(/** @type {Event & { currentTarget: HTMLInputElement }} */ e) => setFilter(name, e.currentTarget.value)} ...${props} /></label>`;
-  const names = endpointNames(overview.endpoints);
   return html`<div>
     ${
       endpointId === undefined
@@ -301,7 +323,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
     ${
       endpointId !== undefined && row
         ? html`<p><${HealthBadge} health=${row.health} /></p><p data-test="endpoint-summary">Queue ${row.queueDepth} · kept now: ${STATES.map((s) => `${s} ${row.jobs[s]}`).join(' · ')}${row.totals ? ` · since created (/health): ${row.totals.completed} completed, ${row.totals.failed} failed, ${row.totals.retried} retried` : ''} · workers ${row.workers.idle} idle / ${row.workers.running} running
-      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of ${endpointId} (${row.queueDepth} now)?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>`
+      <${ActionButton} label="Purge queue" test="purge" confirmText=${`Remove every queued job of endpoint ${endpointLabel(endpointId, names)} (${row.queueDepth} now)?`} run=${() => actions.purge(endpointId)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></p>`
         : null
     }
     <form class="filters" onSubmit=${(/** @type {Event} */ e) => e.preventDefault()} aria-label="Filter jobs">
@@ -340,6 +362,7 @@ export function JobsView({ endpointId, row, overview, navigate }) {
       <button type="button" class="small" disabled=${total === 0} data-test="bulk-retry-matching" onClick=${() => runOnMatching('retry')}>Retry all ${total}</button>
       <${Notice} notice=${bulkNotice} />
     </div>
+    <${BulkOutcomeBox} outcome=${bulkDone?.outcome} verb=${bulkDone?.verb ?? ''} />
     <table class="grid" data-test="jobs">
       <caption>Jobs, ${ORDER_TEXT[filters.order]}</caption>
       <thead><tr><th scope="col"><input type="checkbox" aria-label="select every job shown" checked=${allShown} data-test="select-all"

@@ -1,12 +1,13 @@
 // @ts-check
 // @module ui/overview-view
 // The first view: every endpoint with its queue depth, jobs by state and workers by
-// state, the submit form, the charts, and panels other parts of the harness add
-// (panels-view.js).
+// state, the charts, panels other parts of the harness add (panels-view.js), and the
+// submit form.
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { Charts } from './charts.js';
 import { EndpointName, HealthBadge, STATES, endpointNames, html } from './format.js';
 import { Panels } from './panels-view.js';
+import { endpointLabel } from './bulk-outcome.js';
 
 /**
  * @typedef {import('./api-types.js').OverviewView} OverviewView
@@ -62,7 +63,7 @@ export function EndpointsTable({ endpoints, rates }) {
       <td class="num" data-test="total-completed">${e.totals?.completed ?? '—'}</td><td class="num">${e.totals?.failed ?? '—'}</td><td class="num">${e.totals?.retried ?? '—'}</td>
       <td class="num" data-test="jobs-per-second">${rates ? perSecond(rates[e.id]) : '—'}</td>
       <td>${e.workers.idle} / ${e.workers.running}</td>
-      <td><${ActionButton} label="Purge queue" test="purge" kind="small" confirmText=${`Remove every queued job of ${e.id} (${e.queueDepth} now)?`}
+      <td><${ActionButton} label="Purge queue" test="purge" kind="small" confirmText=${`Remove every queued job of endpoint ${endpointLabel(e.id, names)} (${e.queueDepth} now)?`}
         run=${() => actions.purge(e.id)} describe=${(/** @type {{ removed: number }} */ a) => `Removed ${a.removed} queued jobs`} /></td>
     </tr>`,
     )}</tbody>
@@ -70,12 +71,22 @@ export function EndpointsTable({ endpoints, rates }) {
   <p class="hint">Jobs kept now: what the harness still holds (ended jobs leave when their retention ends); since created: /health's totals, which expiry does not lower.</p>`;
 }
 
-/** @param {{ overview: OverviewView, navigate: Navigate }} props */
-export function OverviewView({ overview, navigate }) {
+/**
+ * The endpoints, then the charts (in the first screen at 1440×900: they were below the
+ * panels and the submit form), then the panels and the form. `seriesReady`: whether the
+ * charts hold the harness's history yet (until then they say they are loading, not flat).
+ */
+/** @param {{ overview: OverviewView, navigate: Navigate, seriesReady?: boolean }} props */
+export function OverviewView({ overview, navigate, seriesReady = true }) {
   return html`<div>
-    <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} rates=${recentRates(overview.series)} /></section>
+    <section class="card"><${EndpointsTable} endpoints=${overview.endpoints} rates=${seriesReady ? recentRates(overview.series) : undefined} /></section>
+    <section aria-label="Charts" data-test="charts"><h2>Last minutes</h2>
+      ${
+        seriesReady
+          ? html`<${Charts} points=${overview.series} endpoints=${overview.endpoints} historyMinutes=${overview.historyMinutes ?? 10} />`
+          : html`<p class="muted loading" aria-busy="true" data-test="charts-loading">Loading the chart history…</p>`
+      }</section>
     <${Panels} panels=${overview.panels} names=${endpointNames(overview.endpoints)} />
     <${SubmitForm} endpoints=${overview.endpoints} overview=${overview} navigate=${navigate} />
-    <section aria-label="Charts"><h2>Last minutes</h2><${Charts} points=${overview.series} endpoints=${overview.endpoints} historyMinutes=${overview.historyMinutes ?? 10} /></section>
   </div>`;
 }

@@ -52,6 +52,26 @@ function workerColumns(events, now) {
   return { endpoints, columns: [times, ...columns] };
 }
 
+/**
+ * Each distinct stderr tail once: a crash loop repeats the same tail on every event (55
+ * crashes made a 9 000 px page), so the newest event with a tail shows it, open, and the
+ * older ones with the same tail point to it.
+ * @param {ScaleEventView[]} shown newest first
+ * @returns {Array<{ event: ScaleEventView, tail: 'shown' | 'same' | 'none', sameAs?: ScaleEventView }>}
+ */
+export function withTails(shown) {
+  /** @type {Map<string, ScaleEventView>} */
+  const first = new Map();
+  return shown.map((event) => {
+    if (!event.stderr?.length) return { event, tail: /** @type {const} */ ('none') };
+    const key = event.stderr.join('\n');
+    const earlier = first.get(key);
+    if (earlier) return { event, tail: /** @type {const} */ ('same'), sameAs: earlier };
+    first.set(key, event);
+    return { event, tail: /** @type {const} */ ('shown') };
+  });
+}
+
 /** @param {{ overview: OverviewView }} props */
 export function ScaleEvents({ overview }) {
   const panel = overview.panels?.find((p) => p.id === 'launcher');
@@ -95,18 +115,22 @@ export function ScaleEvents({ overview }) {
         : html`<${Chart} title="Launched workers (processes, stopping ones included)" unit="workers" names=${chartNames} columns=${columns} stepped=${true} test="chart-launched" />
         <table class="grid" data-test="scale-events-table"><caption>Last ${Math.min(SHOWN, events.length)} of ${events.length} events, newest first (the launcher keeps the last 500 per endpoint)</caption>
           <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Event</th><th scope="col">Worker</th><th scope="col">What happened</th><th scope="col" class="num">Workers after</th></tr></thead>
-          <tbody>${events
-            .slice(-SHOWN)
-            .reverse()
-            .map(
-              (e) => html`<tr data-test="scale-event">
+          <tbody>${withTails(events.slice(-SHOWN).reverse()).map(
+            ({ event: e, tail, sameAs }) => html`<tr data-test="scale-event">
             <td class="nowrap"><${When} iso=${new Date(e.at).toISOString()} now=${overview.now ?? Date.now()} /></td><td><${EndpointName} id=${e.endpointId} names=${names} /></td>
             <td><span class=${`badge ${KIND_CLASS[e.kind] ?? ''}`} data-test="scale-event-kind">${e.kind}</span></td>
             <td class="nowrap">${e.workerId ? html`<a href=${workerHref(e.endpointId, e.workerId)}><code>${e.workerId}</code></a>` : '—'}</td>
             <td>${e.message}${e.requeued?.length ? html` <span class="muted">(requeued ${e.requeued.length} jobs)</span>` : null}
-              ${e.stderr?.length ? html`<pre class="log log-stderr" data-test="scale-event-stderr" title="the worker's last stderr lines">${e.stderr.join('\n')}</pre>` : null}</td>
+              ${
+                tail === 'shown'
+                  ? html`<details class="stderr-tail" open><summary class="muted">the worker's last ${e.stderr?.length} stderr lines</summary>
+                    <pre class="log log-stderr" data-test="scale-event-stderr">${e.stderr?.join('\n')}</pre></details>`
+                  : tail === 'same' && sameAs
+                    ? html` <span class="muted" data-test="scale-event-stderr-same">(stderr: the same ${e.stderr?.length} lines as the event of <${When} iso=${new Date(sameAs.at).toISOString()} now=${overview.now ?? Date.now()} ms=${true} /> above)</span>`
+                    : null
+              }</td>
             <td class="num">${e.workers}</td></tr>`,
-            )}</tbody></table>`
+          )}</tbody></table>`
     }
   </section>`;
 }

@@ -11,6 +11,7 @@ import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { COMPUTE_TYPES, SCALER_TYPES, type EndpointCreateInput, type EndpointUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, type FieldFlag } from './management-flags.js';
 import { cliOutput, client, withConnection, type ConnectionFlags } from './management-output.js';
+import { outputMode, withOutputFlags, type OutputFlags } from './output-mode.js';
 
 /** Endpoint fields as flags, in the order `--help` lists them. */
 const ENDPOINT_FLAGS: readonly FieldFlag[] = [
@@ -73,10 +74,11 @@ export function registerEndpointCrudCommands(endpoint: Command): void {
     },
   );
 
-  withConnection(endpoint.command('list').description('list the endpoints').option('--table', 'a table for a person instead of JSON')).action(
-    async (flags: ConnectionFlags & { table?: boolean }) => {
+  withConnection(withOutputFlags(endpoint.command('list').description('list the endpoints: a table on a terminal, JSON when piped'))).action(
+    async (flags: ConnectionFlags & OutputFlags) => {
+      const mode = outputMode(flags);
       const endpoints = await client(flags).listEndpoints();
-      if (flags.table !== true) return out.record(endpoints);
+      if (mode === 'json') return out.record(endpoints);
       out.table(
         ['ID', 'NAME', 'COMPUTE', 'WORKERS', 'VERSION', 'TEMPLATE', 'TYPES'],
         endpoints.map((e) => [

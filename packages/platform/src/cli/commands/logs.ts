@@ -5,8 +5,10 @@
  * workers its launcher runs (stdout, stderr), of one worker, or those naming one job
  * (with the lines an in-process worker logged for it). One line each on stdout, oldest
  * first (by time, then by the order the harness captured them: lines of one millisecond as
- * they were written): time, worker, stream, the line as written; `--json`: each as a JSON
- * object (with `seq`, its capture number).
+ * they were written). On a terminal (or with `--pretty`): time, worker, stream, and a pino
+ * JSON line read as its level, message and fields (log-line-text.ts), any other line as
+ * written; piped or redirected (or with `--json`): each line as a JSON object (with `seq`,
+ * its capture number), for `jq`.
  * `--follow` reads again every `--interval` ms and prints only the lines not printed yet,
  * until interrupted (Ctrl+C).
  */
@@ -14,25 +16,21 @@ import type { Command } from 'commander';
 import { sleep } from 'serverless-worker/internal';
 import { managementClientFromEnv } from '../../harness/management/management-client.js';
 import { HarnessReads, type LogLineReply } from './harness-reads.js';
+import { prettyLogLine } from './log-line-text.js';
 import { integerFlag } from './management-flags.js';
 import { cliOutput, withConnection, type ConnectionFlags } from './management-output.js';
+import { outputMode, withOutputFlags, type OutputFlags } from './output-mode.js';
 
 /** Lines asked for on each read (the harness keeps the last 1 000 per endpoint). */
 const MAX_LINES = 1_000;
 export const DEFAULT_FOLLOW_INTERVAL_MS = 1_000;
 
-interface LogsFlags extends ConnectionFlags {
+interface LogsFlags extends ConnectionFlags, OutputFlags {
   job?: string;
   worker?: string;
   follow?: boolean;
-  json?: boolean;
   tail?: string;
   interval?: string;
-}
-
-/** A line as printed: `2026-01-01T10:00:00.123Z worker-1 stdout the line`. */
-export function formatLogLine(line: LogLineReply): string {
-  return `${new Date(line.at).toISOString()} ${line.workerId} ${line.stream} ${line.line}`;
 }
 
 const keyOf = (line: LogLineReply): string => `${line.workerId}\u0000${line.stream}\u0000${line.line}`;
@@ -93,17 +91,21 @@ export class NewLines {
 export function registerLogsCommand(program: Command): void {
   const out = cliOutput(program);
   withConnection(
-    program
-      .command('logs')
-      .description("a harness's log lines: its launched workers', one worker's, or one job's (as the dashboard shows them)")
-      .argument('<endpointId>', 'endpoint id')
-      .option('--job <jobId>', 'only the lines naming this job (and those an in-process worker logged for it)')
-      .option('--worker <workerId>', "only this worker's lines")
-      .option('--tail <n>', 'the last n lines, 1 to 1000 (default 200)')
-      .option('-f, --follow', 'keep reading: print new lines as they come, until interrupted')
-      .option('--interval <ms>', `with --follow: milliseconds between reads, 200 to 60000 (default ${DEFAULT_FOLLOW_INTERVAL_MS})`)
-      .option('--json', 'each line as a JSON object ({ at, seq, workerId, stream, line }), one a line'),
+    withOutputFlags(
+      program
+        .command('logs')
+        .description("a harness's log lines: its launched workers', one worker's, or one job's (as the dashboard shows them)")
+        .argument('<endpointId>', 'endpoint id')
+        .option('--job <jobId>', 'only the lines naming this job (and those an in-process worker logged for it)')
+        .option('--worker <workerId>', "only this worker's lines")
+        .option('--tail <n>', 'the last n lines, 1 to 1000 (default 200)')
+        .option('-f, --follow', 'keep reading: print new lines as they come, until interrupted')
+        .option('--interval <ms>', `with --follow: milliseconds between reads, 200 to 60000 (default ${DEFAULT_FOLLOW_INTERVAL_MS})`),
+      'pretty',
+      'time, worker, stream, then a JSON log line read as its level, message and fields',
+    ),
   ).action(async (endpointId: string, flags: LogsFlags) => {
+    const mode = outputMode(flags, 'pretty');
     const tail = integerFlag('--tail', flags.tail) ?? 200;
     if (tail < 1 || tail > MAX_LINES) throw new Error(`--tail must be a whole number from 1 to ${MAX_LINES}, got ${flags.tail}`);
     const interval = integerFlag('--interval', flags.interval) ?? DEFAULT_FOLLOW_INTERVAL_MS;
@@ -121,7 +123,7 @@ export function registerLogsCommand(program: Command): void {
     };
     const print = (lines: readonly LogLineReply[]): void => {
       if (lines.length === 0) return;
-      out.text(`${lines.map((line) => (flags.json ? JSON.stringify(line) : formatLogLine(line))).join('\n')}\n`);
+      out.text(`${lines.map((line) => (mode === 'json' ? JSON.stringify(line) : prettyLogLine(line))).join('\n')}\n`);
     };
     const first = await reads.logs(query(tail));
     if (!first.launcher && first.inProcess === false)

@@ -1,9 +1,9 @@
 /**
  * @module cli/commands/management
- * `serverless-worker template validate|push`, `volume create|resize`, and the
- * `template` and `endpoint` commands from flags (template-commands.ts,
- * endpoint-commands.ts): the management API from the command line, for CI. Records go
- * to stdout as JSON (so `jq` can read ids); notes and failures go to stderr, each
+ * `serverless-worker template validate|push`, and the `template`, `endpoint` and
+ * `volume` commands from flags (template-commands.ts, endpoint-commands.ts,
+ * volume-commands.ts): the management API from the command line, for CI. Records go
+ * to stdout as JSON (so `jq` can read ids; a list is a table on a terminal); notes and failures go to stderr, each
  * failure one line with the server's message and code, exit status 1.
  *
  * Connection: `--base-url`, else SERVERLESS_WORKER_API_URL, else
@@ -23,9 +23,9 @@ import {
 import { registerEndpointCrudCommands } from './endpoint-commands.js';
 import { registerJobsCommand } from './jobs.js';
 import { registerLogsCommand } from './logs.js';
-import { integerFlag } from './management-flags.js';
 import { cliOutput, client, withConnection, type ConnectionFlags } from './management-output.js';
 import { registerTemplateCrudCommands } from './template-commands.js';
+import { registerVolumeCommands } from './volume-commands.js';
 
 /**
  * Read and validate a template file offline: a JSON object that the template create
@@ -119,37 +119,6 @@ function registerTemplateCommands(program: Command): void {
 
 function registerEndpointCommands(program: Command): void {
   registerEndpointCrudCommands(program.command('endpoint').description('Serverless endpoints'));
-}
-
-function registerVolumeCommands(program: Command): void {
-  const out = cliOutput(program);
-  const volume = program.command('volume').description('network volumes');
-  withConnection(
-    volume
-      .command('create')
-      .description('create a network volume')
-      .requiredOption('--name <name>', 'volume name')
-      .requiredOption('--data-center-id <id>', 'data center the volume lives in')
-      .requiredOption('--size <gb>', 'size in GB, 0 to 4000'),
-  ).action(async (flags: ConnectionFlags & { name: string; dataCenterId: string; size: string }) => {
-    const size = integerFlag('--size', flags.size) ?? 0;
-    const created = await client(flags).createNetworkVolume({ name: flags.name, dataCenterId: flags.dataCenterId, size });
-    out.note(`created network volume "${flags.name}" (id ${created.id}, ${created.size} GB)`);
-    out.record(created);
-  });
-
-  withConnection(
-    volume
-      .command('resize')
-      .description('grow a network volume (sizes only grow)')
-      .argument('<id>', 'network volume id')
-      .requiredOption('--size <gb>', 'new size in GB, greater than the current size, at most 4000'),
-  ).action(async (id: string, flags: ConnectionFlags & { size: string }) => {
-    const size = integerFlag('--size', flags.size) ?? 0;
-    const updated = await client(flags).updateNetworkVolume(id, { size });
-    out.note(`resized network volume ${updated.id} to ${updated.size} GB`);
-    out.record(updated);
-  });
 }
 
 /** Register `template`, `endpoint`, `volume`, and the harness reads `logs` and `jobs` on the program. */

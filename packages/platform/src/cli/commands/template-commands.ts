@@ -9,6 +9,7 @@ import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { TEMPLATE_CATEGORIES, type TemplateCreateInput, type TemplateUpdateInput } from '../../harness/management/schemas/index.js';
 import { addFieldFlags, bodyFromFlags, collect, envPairs, type FieldFlag } from './management-flags.js';
 import { cliOutput, client, withConnection, type ConnectionFlags } from './management-output.js';
+import { outputMode, withOutputFlags, type OutputFlags } from './output-mode.js';
 
 /** Template fields as flags (spec 2.2); `env` is the repeatable `--env KEY=VALUE`. */
 const TEMPLATE_FLAGS: readonly FieldFlag[] = [
@@ -83,10 +84,11 @@ export function registerTemplateCrudCommands(template: Command): void {
     out.record(created);
   });
 
-  withConnection(template.command('list').description('list the templates').option('--table', 'a table for a person instead of JSON')).action(
-    async (flags: ConnectionFlags & { table?: boolean }) => {
+  withConnection(withOutputFlags(template.command('list').description('list the templates: a table on a terminal, JSON when piped'))).action(
+    async (flags: ConnectionFlags & OutputFlags) => {
+      const mode = outputMode(flags);
       const templates = await client(flags).listTemplates();
-      if (flags.table !== true) return out.record(templates);
+      if (mode === 'json') return out.record(templates);
       out.table(
         ['ID', 'NAME', 'CATEGORY', 'KIND', 'IMAGE'],
         templates.map((t) => [t.id, t.name ?? '', t.category ?? '', t.isServerless === true ? 'serverless' : 'pod', t.imageName ?? '']),

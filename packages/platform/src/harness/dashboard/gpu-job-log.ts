@@ -8,8 +8,10 @@
  * or a page is open, so with neither there is nothing to do; no per-job hook.
  *
  * A remote worker (over the worker API, or launched with --image) reads its own GPUs
- * and writes its summary in its own log; the harness does not see it.
+ * and writes its summary in its own log; the harness does not see it, and the page says
+ * so of that job (job-runner.ts says which kind of worker ran it).
  */
+import type { JobRunner } from './job-runner.js';
 import { createWindowAccumulator, type GpuReadResult, type GpuWindowAccumulator, type GpuWindowSummary, type Harness } from 'serverless-worker/internal';
 
 /** What the job page shows about a job's GPU use. */
@@ -47,26 +49,35 @@ export class GpuJobLog {
     }
   }
 
-  /** The job's summary so far (final once it ended), or why there is none. */
-  forJob(endpointId: string, jobId: string): JobGpuView {
+  /** The job's summary so far (final once it ended), or why there is none, said for the worker that ran it (`runner`). */
+  forJob(endpointId: string, jobId: string, runner: JobRunner): JobGpuView {
     const summary = this.#byJob.get(`${endpointId}\u0000${jobId}`)?.summary();
     if (summary) return { available: true, summary };
-    if (!this.#fed) {
-      return {
-        available: false,
-        reason: 'only in-process workers (--serve-api with GPU sampling) report it here; a remote worker writes it in its job-finished log line',
-      };
-    }
-    return {
-      available: false,
-      reason:
-        'no GPU reading was taken while an in-process worker ran it (no GPU, or a job shorter than one reading); a remote worker writes it in its job-finished log line',
-    };
+    return { available: false, reason: noReadingReason(runner, this.#fed) };
   }
 
   /** Samples taken for the job so far (0 when none): part of what makes the job page's update. */
   samples(endpointId: string, jobId: string): number {
     return this.#byJob.get(`${endpointId}\u0000${jobId}`)?.summary()?.samples ?? 0;
+  }
+}
+
+/** Why a job has no GPU summary, true of the worker that ran it. */
+export function noReadingReason(runner: JobRunner, fed: boolean): string {
+  const own = 'its GPU use is in its own job-finished log line (in the log lines below, when the harness captures them)';
+  switch (runner.kind) {
+    case 'not-run':
+      return 'no worker has run it yet';
+    case 'here':
+      return fed
+        ? `no GPU reading was taken while ${runner.workerId} (an in-process worker) ran it: no GPU, or a job shorter than one reading`
+        : `this harness has no GPU source: only in-process workers (--serve-api with GPU sampling) report it here; ${runner.workerId} ran it`;
+    case 'launched':
+      return `${runner.workerId} ran it: a worker process this harness launched, which reads its own GPUs; the harness takes no reading for it, ${own}`;
+    case 'remote':
+      return `${runner.workerId} ran it: a remote worker (over the worker API), which reads its own GPUs; the harness takes no reading for it, ${own}`;
+    case 'gone':
+      return `${runner.workerId} ran it and is no longer connected; the harness reads GPUs only for in-process workers, a worker in its own process writes its GPU use in its job-finished log line`;
   }
 }
 

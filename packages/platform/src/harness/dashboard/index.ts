@@ -15,6 +15,7 @@ import { StaticFiles } from './static-files.js';
 import type { WebhookLog } from './webhook-log.js';
 import type { AttemptLog } from './attempt-log.js';
 import { GpuJobLog, bindGpuJobLog } from './gpu-job-log.js';
+import { WorkerHistory } from './worker-history.js';
 
 export { LiveHub, sseFrame } from './live-hub.js';
 export { Series, percentile, type SeriesPoint } from './series.js';
@@ -50,6 +51,7 @@ export {
   type ChunkPreview,
 } from './value-preview.js';
 export { GpuJobLog, bindGpuJobLog, GPU_JOB_LOG_LIMIT, type JobGpuView } from './gpu-job-log.js';
+export { WorkerHistory, DEPARTED_LIMIT, type DepartedWorker } from './worker-history.js';
 export type { LiveEvents, LiveSnapshot, OverviewView, PanelView, ScaleEventsView, ScaleEventView, LogsView, LogLineView, ChunkValues } from './page-views.js';
 
 export interface DashboardOptions {
@@ -69,13 +71,21 @@ export interface DashboardOptions {
   readonly launchedWorkers?: LaunchedWorkersView | undefined;
 }
 
+/** The least time between two samples of the workers present (worker-history.ts) while no page is open. */
+const WORKER_SAMPLE_MS = 5_000;
+
 /** Register the dashboard on `app`; answers its live hub (the server closes it before closing). */
 export function registerDashboard(app: FastifyInstance, options: DashboardOptions): LiveHub {
   const onReading = options.settings.gpu?.onReading?.bind(options.settings.gpu);
   const gpuJobLog = new GpuJobLog({ fed: onReading !== undefined });
   const unbindGpu = onReading ? bindGpuJobLog(options.harness, gpuJobLog, onReading, options.settings.localWorkers) : () => {};
+  // Sampled page open or not (workers that leave while nobody looks are still listed), at most
+  // every WORKER_SAMPLE_MS: on PostgreSQL each sample is a read per endpoint. An open page's ticks sample too.
+  const workerHistory = new WorkerHistory(options.harness);
+  workerHistory.start(Math.max(options.settings.sampleIntervalMs, WORKER_SAMPLE_MS));
   const hub = new LiveHub({
     harness: options.harness,
+    workerHistory,
     settings: options.settings,
     webhookLog: options.webhookLog,
     gpuJobLog,
@@ -86,6 +96,7 @@ export function registerDashboard(app: FastifyInstance, options: DashboardOption
   // Open event streams would keep app.close() waiting: end them first.
   app.addHook('preClose', (done) => {
     unbindGpu();
+    workerHistory.stop();
     hub.close();
     done();
   });

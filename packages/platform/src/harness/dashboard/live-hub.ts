@@ -26,6 +26,8 @@ import type { LiveEventName, LiveEvents, LiveSnapshot, PanelView } from './page-
 import type { DashboardSettings } from './settings.js';
 import { Series } from './series.js';
 import { endpointRows, gpuView, jobDetail, workerRows } from './views.js';
+import type { WorkerHistory } from './worker-history.js';
+import { jobRunner } from './job-runner.js';
 import type { WebhookLog } from './webhook-log.js';
 import { VIEW_CHUNKS, previewChunk, previewValue } from './value-preview.js';
 
@@ -65,6 +67,8 @@ export interface LiveHubOptions {
   readonly endpointNames?: () => Promise<Readonly<Record<string, string>>>;
   /** Workers the harness runs itself (the launcher): their counts in the endpoint rows; default none. */
   readonly launchedWorkers?: LaunchedWorkersView | undefined;
+  /** Workers that left, and the jobs each finished; default none kept. */
+  readonly workerHistory?: WorkerHistory;
 }
 
 /** How long endpoint names read are used before they are read again (a tick is every second). */
@@ -106,6 +110,7 @@ export class LiveHub {
   readonly #now: () => number;
   readonly #endpointNames: (() => Promise<Readonly<Record<string, string>>>) | undefined;
   readonly #launchedWorkers: LaunchedWorkersView | undefined;
+  readonly #workerHistory: WorkerHistory | undefined;
   #names: { at: number; names: Readonly<Record<string, string>> } | undefined;
   readonly #clients = new Set<Client>();
   readonly #watchers = new Map<string, JobWatcher>();
@@ -124,6 +129,7 @@ export class LiveHub {
     this.#now = options.now ?? (() => options.harness.clock.now());
     this.#endpointNames = options.endpointNames;
     this.#launchedWorkers = options.launchedWorkers;
+    this.#workerHistory = options.workerHistory;
     this.series = new Series(options.settings.sampleIntervalMs, options.settings.historyMinutes);
   }
 
@@ -145,10 +151,20 @@ export class LiveHub {
   /** The state a page starts from (also GET /ui/api/overview). */
   async snapshot(): Promise<LiveSnapshot> {
     const now = this.#now();
+    const workers = await workerRows(this.#harness, now, this.#launchedWorkers);
+    const history = this.#workerHistory;
+    if (history) {
+      history.observe(
+        workers.map((w) => ({ id: w.id, endpointId: w.endpointId, firstSeenAt: Date.parse(w.firstSeenAt), lastSeenAt: Date.parse(w.lastSeenAt) })),
+        now,
+      );
+      for (const row of workers) row.jobsDone = history.jobsDone(row.endpointId, row.id);
+    }
     return {
       now,
       endpoints: await endpointRows(this.#harness, await this.#namesNow(now), this.#launchedWorkers),
-      workers: await workerRows(this.#harness, now, this.#launchedWorkers),
+      workers,
+      departedWorkers: history?.departed() ?? [],
       gpu: gpuView(this.#settings.gpu !== undefined, this.#settings.gpu?.latest()),
       panels: await this.#panels(),
     };
@@ -306,11 +322,12 @@ export class LiveHub {
     watcher.clients.add(client);
     client.watch = watcher;
     // The job as it is now; its pending chunks end at index sent - 1.
-    this.#send(client, 'job', this.#detail(job, pending));
+    this.#send(client, 'job', await this.#detail(job, pending));
   }
 
-  #detail(job: StoredJob, pending: readonly StreamChunk[]): ReturnType<typeof jobDetail> {
-    return jobDetail(job, pending, this.#webhookLog.forJob(job.id), this.#gpuJobLog.forJob(job.endpointId, job.id));
+  async #detail(job: StoredJob, pending: readonly StreamChunk[]): Promise<ReturnType<typeof jobDetail>> {
+    const runner = await jobRunner(job, { harness: this.#harness, local: this.#settings.localWorkers, launched: this.#launchedWorkers });
+    return jobDetail(job, pending, this.#webhookLog.forJob(job.id), this.#gpuJobLog.forJob(job.endpointId, job.id, runner));
   }
 
   #shown(job: StoredJob): string {
@@ -358,7 +375,7 @@ export class LiveHub {
       const shown = this.#shown(job);
       if (shown !== watcher.shown) {
         watcher.shown = shown;
-        frames.push(sseFrame('job', this.#detail(job, unread)));
+        frames.push(sseFrame('job', await this.#detail(job, unread)));
       }
     }
     if (frames.length === 0) return;

@@ -11,6 +11,7 @@ import type { ScaleEvent } from '../launcher/scale-events.js';
 import type { ChunkPreview } from './value-preview.js';
 import type { SeriesPoint } from './series.js';
 import type { EndpointRow, GpuView, JobDetail, WorkerRow } from './views.js';
+import type { DepartedWorker } from './worker-history.js';
 
 /** An overview panel (the launcher's, load balancing's): its plain JSON snapshot, or `{ error }` when the snapshot threw. */
 export interface PanelView {
@@ -25,6 +26,8 @@ export interface LiveSnapshot {
   now: number;
   endpoints: EndpointRow[];
   workers: WorkerRow[];
+  /** Workers that were connected and left, newest departure first (worker-history.ts). */
+  departedWorkers: DepartedWorker[];
   gpu: GpuView;
   panels: PanelView[];
 }

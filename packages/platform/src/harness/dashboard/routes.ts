@@ -37,6 +37,7 @@ import type { AttemptLog } from './attempt-log.js';
 import type { GpuJobLog } from './gpu-job-log.js';
 import { jobAttemptsView } from './attempt-view.js';
 import { inputExample } from './input-example.js';
+import { jobRunner } from './job-runner.js';
 import { jsonText } from './value-preview.js';
 
 export const JOBS_PAGE_LIMIT = { min: 1, max: 500, default: 50 } as const;
@@ -257,7 +258,8 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     if (!job) {
       throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
     }
-    return jobDetail(job, pending ?? [], context.webhookLog.forJob(jobId), context.gpuJobLog.forJob(endpointId, jobId));
+    const runner = await jobRunner(job, { harness, local: context.settings.localWorkers, launched: context.launchedWorkers });
+    return jobDetail(job, pending ?? [], context.webhookLog.forJob(jobId), context.gpuJobLog.forJob(endpointId, jobId, runner));
   });
 
   // A value whole, on demand: its JSON text is sent as it is, never wrapped in a live message.

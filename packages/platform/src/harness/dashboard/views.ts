@@ -25,6 +25,7 @@ import {
 import type { LaunchedHealth, LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { summarizeJob, type RequestSummary } from '../queue-api/requests-route.js';
 import type { JobGpuView } from './gpu-job-log.js';
+import { jobRemoval, type JobRemoval } from './job-removal.js';
 import type { WebhookDeliveryRecord } from './webhook-log.js';
 import { VIEW_CHUNKS, previewChunk, previewError, previewValue, type ChunkPreview, type ValuePreview } from './value-preview.js';
 
@@ -176,6 +177,8 @@ export interface JobDetail extends RequestSummary {
   webhookDeliveries: readonly WebhookDeliveryRecord[];
   /** The job's GPU summary (in-process workers), or why there is none; absent when not asked for. */
   gpu?: JobGpuView;
+  /** When the harness removes the job (ttl, or retention once it ended) and by which rule. */
+  removal: JobRemoval;
   terminal: boolean;
 }
 
@@ -196,6 +199,7 @@ export function jobDetail(job: StoredJob, pendingChunks: readonly StreamChunk[],
     chunkBase,
     webhookDeliveries: deliveries,
     ...(gpu !== undefined ? { gpu } : {}),
+    removal: jobRemoval(job),
     terminal: isTerminal(job.status),
   };
 }
@@ -218,6 +222,8 @@ export interface WorkerRow {
   pingIntervalMs?: number;
   /** With a launcher: whether this harness launched it (false: joined by hand, another harness's, or left by an earlier run). */
   launched?: boolean;
+  /** Jobs it finished that this harness process ended (the dashboard's worker history counts them). */
+  jobsDone?: number;
 }
 
 /** `launched`: the harness's launcher, when it runs one (the rows then say which workers it started). */

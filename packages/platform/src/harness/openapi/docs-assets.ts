@@ -51,12 +51,16 @@ export const DOCS_HTML = `<!doctype html>
  * page asks for the key (kept in the tab's session storage, under the same name as the
  * dashboard's, so a key given on either page serves both; a key the dashboard remembered on
  * this device, in local storage, serves too), then loads the document with it and adds it
- * to each request (unless Swagger's own Authorize set one). Swagger's BaseLayout: no top
+ * to each request (unless Swagger's own Authorize set one). A kept key that is refused gets
+ * a neutral prompt (the error is for a key typed here); the curl Swagger shows masks the key. Swagger's BaseLayout: no top
  * bar with its Explore box (this page shows one document); a link back to the dashboard.
  */
 export const DOCS_INIT_JS = `(function () {
   var KEY = 'serverless-worker-api-key';
   var root = document.getElementById('swagger-ui');
+  // Whether the key in use was typed on this page: a refused key kept from before (another
+  // harness's, an old one) is no error of this visit, and gets a neutral prompt, not an alert.
+  var typed = false;
   function key() { return sessionStorage.getItem(KEY) || localStorage.getItem(KEY) || ''; }
   function el(tag, props, children) {
     var node = document.createElement(tag);
@@ -64,7 +68,7 @@ export const DOCS_INIT_JS = `(function () {
     (children || []).forEach(function (child) { node.append(child); });
     return node;
   }
-  function askForKey(message) {
+  function askForKey(message, note) {
     root.textContent = '';
     var input = el('input', { type: 'password', id: 'docs-api-key', autocomplete: 'current-password', required: true, autofocus: true });
     var form = el('form', { className: 'sw-login' }, [
@@ -74,9 +78,11 @@ export const DOCS_INIT_JS = `(function () {
       el('button', { type: 'submit', textContent: 'Log in', className: 'btn authorize' }),
     ]);
     if (message) form.append(el('p', { className: 'sw-error', role: 'alert', textContent: message }));
+    if (note) form.append(el('p', { className: 'sw-note', textContent: note }));
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       sessionStorage.setItem(KEY, input.value);
+      typed = true;
       load();
     });
     root.append(form);
@@ -87,7 +93,12 @@ export const DOCS_INIT_JS = `(function () {
     fetch('/openapi.json', { headers: headers }).then(function (response) {
       return response.json().catch(function () { return undefined; }).then(function (body) {
         if (response.status === 401) {
-          askForKey(key() ? ((body && body.error && (body.error.code + ': ' + body.error.message)) || 'Wrong API key') : '');
+          if (typed) askForKey((body && body.error && (body.error.code + ': ' + body.error.message)) || 'Wrong API key');
+          else if (key()) {
+            // Kept from before and refused: forget it for this tab (a remembered one stays the dashboard's to forget).
+            sessionStorage.removeItem(KEY);
+            askForKey('', 'The API key this browser kept is not the one this harness was started with: enter its key.');
+          } else askForKey('');
           return;
         }
         if (!response.ok) {
@@ -105,11 +116,37 @@ export const DOCS_INIT_JS = `(function () {
             if (key() && !request.headers.Authorization && !request.headers.authorization) request.headers.Authorization = 'Bearer ' + key();
             return request;
           },
+          plugins: [maskedSnippets],
+          // The snippets (curl for bash, cmd, PowerShell) that take their generators from plugins: Swagger's plain
+          // Curl block calls its own generator, which maskedSnippets cannot reach.
+          requestSnippetsEnabled: true,
+          // The key as Swagger's own Authorize (scheme apiKey): its lock shows it set, and its curl carries it, masked.
+          onComplete: function () {
+            if (key() && window.ui) window.ui.preauthorizeApiKey('apiKey', key());
+          },
         });
       });
     }, function (error) {
       root.textContent = 'The harness did not answer: ' + error.message;
     });
+  }
+  // The curl (bash, cmd, PowerShell) Swagger shows for a request: the key masked, so that a
+  // screenshot or a pasted snippet does not carry it; paste your key in its place.
+  function masked(request) {
+    var out = request;
+    var headers = request.get('headers');
+    if (headers) headers.forEach(function (value, name) {
+      if (String(name).toLowerCase() === 'authorization') out = out.setIn(['headers', name], String(value).replace(/^(Bearer +)?.*$/i, '$1<API key>'));
+    });
+    return out;
+  }
+  function maskedSnippets() {
+    var own = SwaggerUIBundle.plugins.RequestSnippets().fn;
+    var fn = {};
+    ['requestSnippetGenerator_curl_bash', 'requestSnippetGenerator_curl_cmd', 'requestSnippetGenerator_curl_powershell'].forEach(function (name) {
+      if (typeof own[name] === 'function') fn[name] = function (request) { return own[name](masked(request)); };
+    });
+    return { fn: fn };
   }
   load();
 })();
@@ -119,6 +156,7 @@ export const DOCS_INIT_JS = `(function () {
 export const DOCS_LOGIN_CSS = `.sw-login { max-width: 32rem; margin: 3rem auto; font: 14px/1.5 sans-serif; padding: 1rem 1.4rem; border: 1px solid #d0d7de; border-radius: 8px; }
 .sw-login label { display: block; margin: .8rem 0; } .sw-login input { padding: .35rem .5rem; width: 16rem; }
 .sw-login .sw-error { color: #c62828; }
+.sw-login .sw-note { color: #5b6470; }
 .sw-nav { font: 14px/1.5 sans-serif; padding: .5rem 1.4rem; border-bottom: 1px solid #d0d7de; display: flex; gap: 1.2rem; }
 `;
 
