@@ -7,9 +7,12 @@
  *
  * Presence is read from the store (every way a worker leaves ends there: a sweep of a
  * silent one, an in-process worker's close, a removal over the worker API), sampled every
- * `intervalMs` on the harness's clock, and at each read of the Workers view; the jobs
- * each ran are counted from the endpoints' jobEnded (the jobs this process ended). A worker
- * that came and went between two samples without finishing a job here is not listed.
+ * `intervalMs` on the harness's clock while a worker is known to be there (so an idle
+ * harness with no worker arms no timer: the first job ended, or a read of the Workers view
+ * that finds one, starts the samples; a sample that finds none and knows none stops them),
+ * and at each read of the Workers view; the jobs each ran are counted from the endpoints'
+ * jobEnded (the jobs this process ended). A worker that came and went without finishing a
+ * job here, while no page was open, is not listed.
  */
 import { ranOn, repeatEvery, type Harness, type StoredJob, type TimerHandle } from 'serverless-worker/internal';
 
@@ -53,6 +56,7 @@ export class WorkerHistory {
   readonly #known = new Map<string, Known>();
   #departed: DepartedWorker[] = [];
   #timer: TimerHandle | undefined;
+  #intervalMs: number | undefined;
   #unbind: (() => void) | undefined;
 
   constructor(harness: Harness, limit = DEPARTED_LIMIT) {
@@ -60,9 +64,10 @@ export class WorkerHistory {
     this.#limit = limit;
   }
 
-  /** Count jobs ended per worker and sample presence every `intervalMs`, until `stop()`. */
+  /** Count jobs ended per worker and sample presence every `intervalMs` while a worker is known, until `stop()`. */
   start(intervalMs: number): void {
-    if (this.#timer) return;
+    if (this.#intervalMs !== undefined) return;
+    this.#intervalMs = intervalMs;
     const disposers: Array<() => void> = [];
     const stopEndpoints = this.#harness.onEndpoint((endpoint) => {
       disposers.push(endpoint.jobEnded.add((job) => this.jobEnded(job)));
@@ -71,10 +76,20 @@ export class WorkerHistory {
       stopEndpoints();
       for (const dispose of disposers.splice(0)) dispose();
     };
-    this.#timer = repeatEvery(this.#harness.clock, intervalMs, () => void this.sample().catch(() => {}));
+  }
+
+  /** Sample on the clock while a worker is known (arm), none otherwise (disarm). */
+  #watch(anyone: boolean): void {
+    if (anyone && !this.#timer && this.#intervalMs !== undefined) {
+      this.#timer = repeatEvery(this.#harness.clock, this.#intervalMs, () => void this.sample().catch(() => {}));
+    } else if (!anyone && this.#timer) {
+      this.#timer.cancel();
+      this.#timer = undefined;
+    }
   }
 
   stop(): void {
+    this.#intervalMs = undefined;
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#unbind?.();
@@ -122,6 +137,7 @@ export class WorkerHistory {
       });
     }
     if (this.#departed.length > this.#limit) this.#departed.length = this.#limit;
+    this.#watch(this.#known.size > 0);
   }
 
   /** A job ended: the worker that ran it did one more (and was there then, though no sample saw it). */
@@ -141,6 +157,7 @@ export class WorkerHistory {
     } else {
       this.#known.set(key, { id: workerId, endpointId: job.endpointId, firstSeenAt: job.startedAt ?? at, lastSeenAt: at, jobsDone: 1 });
     }
+    this.#watch(true);
   }
 
   /** Jobs the worker finished here so far (present or departed). */
