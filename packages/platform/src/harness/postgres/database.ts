@@ -37,6 +37,19 @@ function reconnectBackoff(retries: number): number {
 /** `application_name` of the harness's connections (pg_stat_activity shows it). */
 export const APPLICATION_NAME = 'serverless-worker harness';
 
+/**
+ * After the first connection has fetched the server's array types (the pool's options
+ * keep them, for every connection), later connections do not fetch them again. Why (issue
+ * 49 item 1): postgres.js 3.4.9 fetches them on every new connection, from a promise nothing
+ * handles; when the server goes away during that fetch (connections reconnecting right
+ * after a PostgreSQL restart) the rejection is unhandled and the process dies. `sql.options`
+ * is the pool's parsed options, part of the driver's typed API; each connection reads
+ * `fetch_types` when it connects.
+ */
+function stopRefetchingTypes(sql: postgres.Sql): void {
+  sql.options.fetch_types = false;
+}
+
 export interface PostgresDatabaseOptions {
   /** The tables to create or migrate: each part's migration files (harness-schema.ts lists the harness's). */
   readonly schema: readonly SchemaPart[];
@@ -74,7 +87,9 @@ export class PostgresDatabase {
       connection: { application_name: options.applicationName ?? APPLICATION_NAME },
     });
     try {
-      return new PostgresDatabase(sql, poolSize, await migrate(sql, versions));
+      const applied = await migrate(sql, versions);
+      stopRefetchingTypes(sql);
+      return new PostgresDatabase(sql, poolSize, applied);
     } catch (error) {
       await sql.end({ timeout: 1 });
       throw error;
