@@ -97,6 +97,39 @@ describe('queue cap before the body is read', () => {
     }
   });
 
+  it(
+    'answers 413 SW_PAYLOAD_TOO_LARGE, not 503 SW_QUEUE_FULL, to a declared size over the route limit (a retry cannot fix it)',
+    { timeout: 60_000 },
+    async () => {
+      server = await startTestServer({}, { maxQueuedBytes: CAP });
+      const port = server.server.port;
+      const sockets = (['runsync', 'run'] as const).map((route) => {
+        const socket = net.connect(port, '127.0.0.1');
+        const state = { route, socket, received: '' };
+        socket.on('data', (data: Buffer) => (state.received += data.toString('utf8')));
+        socket.on('error', () => undefined);
+        // Headers only: the answer must not wait for 2 GB.
+        socket.write(`POST /v2/ep/${route} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2000000000\r\n\r\n`);
+        return state;
+      });
+      try {
+        await eventually(() => expect(sockets.every((one) => one.received.includes('}}'))).toBe(true), 30_000, 100);
+        for (const one of sockets) {
+          expect(one.received, one.route).toMatch(/^HTTP\/1\.1 413/);
+          expect(one.received, one.route).not.toMatch(/retry-after/i);
+          const body = JSON.parse(one.received.slice(one.received.indexOf('{'))) as {
+            error: { code: string; message: string; details: Record<string, number> };
+          };
+          expect(body.error.code, one.route).toBe('SW_PAYLOAD_TOO_LARGE');
+          expect(body.error.details, one.route).toEqual({ limitBytes: one.route === 'run' ? 10_000_000 : 20_000_000, declaredBytes: 2_000_000_000 });
+          expect(body.error.message, one.route).toContain('2000000000 bytes');
+        }
+      } finally {
+        for (const one of sockets) one.socket.destroy();
+      }
+    },
+  );
+
   it('still takes a body that fits, and checks a chunked body (no Content-Length) once it arrived', async () => {
     server = await startTestServer({}, { maxQueuedBytes: CAP });
     const url = server.endpointUrl();

@@ -83,18 +83,25 @@ describe('depth and key limits at submission', () => {
     expect((await server.harness.endpoint('ep').health()).jobs.inQueue).toBe(0);
   });
 
-  it('a worker post nested past the limit is 400 and leaves the job running; a later result lands', async () => {
+  it('a worker result nested past the limit is 400 and ends the job FAILED with the reason (it cannot be stored); a too-deep progress post leaves it running', async () => {
     server = await startTestServer();
     const url = server.endpointUrl();
     const { id } = (await call('POST', `${url}/run`, { body: { input: {} } })).json as { id: string };
     const taken = await call('GET', `${url}/job-take/w1`);
     expect(taken.status).toBe(200);
+    const deepProgress = await call('POST', `${url}/job-done/w1/${id}`, { body: `{"status":"IN_PROGRESS","output":${deepText(3_500)}}` });
+    expect(deepProgress.status).toBe(400);
+    expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'IN_PROGRESS' });
     const deep = await call('POST', `${url}/job-done/w1/${id}`, { body: `{"output":${deepText(3_500)}}` });
     expect(deep.status).toBe(400);
     expect(errorCode(deep)).toBe('SW_INVALID_REQUEST');
-    expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'IN_PROGRESS' });
-    expect((await call('POST', `${url}/job-done/w1/${id}`, { body: { output: 'ok' } })).status).toBe(200);
-    expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'COMPLETED', output: 'ok' });
+    expect(deep.json).toMatchObject({ error: { details: { maxDepth: MAX_JSON_DEPTH, jobFailed: true } } });
+    const failed = (await call('GET', `${url}/status/${id}`)).json as { status: string; error: unknown };
+    expect(failed.status).toBe('FAILED');
+    expect(JSON.stringify(failed.error)).toContain(`more than ${MAX_JSON_DEPTH + 1} levels deep`);
+    // The worker's later error post (ours sends one in its place) finds the job ended.
+    expect((await call('POST', `${url}/job-done/w1/${id}`, { body: { error: 'too deep' } })).status).toBe(200);
+    expect((await call('GET', `${url}/status/${id}`)).json).toMatchObject({ status: 'FAILED' });
   });
 });
 

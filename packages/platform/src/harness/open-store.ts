@@ -15,6 +15,30 @@ import type { PostgresDatabase } from './postgres/database.js';
 /** The environment variable that names the store when `--store` does not. */
 export const STORE_ENV = 'SW_HARNESS_STORE';
 
+/**
+ * libpq's SSL modes, which postgres.js takes in `sslmode` (verify-ca is checked as
+ * verify-full). Any other value used to be taken silently as "TLS, verified" (issue 49 item 8).
+ */
+export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+
+/**
+ * The refusal of a connection string's `sslmode`, or undefined when it has none or a known
+ * one. Checked apart from StoreSpecSchema, whose refusals quote the value: the string
+ * holds the password.
+ */
+export function sslModeProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined; // the driver reads what URL cannot (several hosts): it says what is wrong itself
+  }
+  const modes = url.searchParams.getAll('sslmode');
+  const unknown = modes.find((mode) => !(SSL_MODES as readonly string[]).includes(mode));
+  if (unknown === undefined) return undefined;
+  return `sslmode=${unknown} in the PostgreSQL connection string is not an SSL mode: use one of ${SSL_MODES.join(', ')}`;
+}
+
 export const StoreSpecSchema = z
   .string()
   .trim()
@@ -68,6 +92,8 @@ export interface OpenedJobStore {
 /** Open the store `spec` names (validated: SW_INVALID_OPTIONS names what was wrong), and on PostgreSQL the database handle under it. */
 export async function openJobStore(spec: string, options: OpenStoreOptions = {}): Promise<OpenedJobStore> {
   const valid = parseOrThrow(StoreSpecSchema, spec, 'SW_INVALID_OPTIONS', 'store');
+  const sslMode = valid === 'memory' ? undefined : sslModeProblem(valid);
+  if (sslMode !== undefined) throw new ServerlessWorkerError('SW_INVALID_OPTIONS', `Invalid store: ${sslMode}`, { allowed: [...SSL_MODES] });
   const poolSize = options.poolSize === undefined ? undefined : parseOrThrow(PoolSizeSchema, options.poolSize, 'SW_INVALID_OPTIONS', 'PostgreSQL pool size');
   if (valid === 'memory') return { store: new MemoryJobStore(), database: undefined };
   // Loaded only when asked for: a harness on the in-memory store never loads the driver.

@@ -227,6 +227,32 @@ describe('job-done', () => {
   });
 });
 
+describe('job-done without output or error', () => {
+  it('refuses {"foo": 1} (a typo of output) with 400 naming the key and what to send; the job keeps running', async () => {
+    const server = await start();
+    const id = await held(server);
+    const typo = await call(server, 'POST', `/job-done/w1/${id}`, { foo: 1, stopPod: false });
+    expect(typo.status).toBe(400);
+    expect(typo.json).toMatchObject({ error: { code: 'SW_INVALID_REQUEST', details: { keys: ['foo'] } } });
+    expect((typo.json as { error: { message: string } }).error.message).toContain('neither "output" nor "error" but "foo"');
+    expect(await endpointOf(server).status(id)).toMatchObject({ status: 'IN_PROGRESS' });
+    // A progress post needs neither: it is not a result.
+    expect((await call(server, 'POST', `/job-done/w1/${id}`, { status: 'IN_PROGRESS', note: 1 })).status).toBe(200);
+    expect((await call(server, 'POST', `/job-done/w1/${id}`, { output: 'fixed' })).status).toBe(200);
+    expect(await endpointOf(server).status(id)).toMatchObject({ status: 'COMPLETED', output: 'fixed' });
+  });
+
+  it('completes with an explicit "output": null, with {} (an SDK drops an empty output) and with {"stopPod": true}', async () => {
+    const server = await start();
+    for (const body of [{ output: null }, {}, { stopPod: true }]) {
+      const id = await held(server);
+      const answer = await call(server, 'POST', `/job-done/w1/${id}`, body);
+      expect(answer.status, JSON.stringify(body)).toBe(200);
+      expect(await endpointOf(server).status(id), JSON.stringify(body)).toMatchObject({ status: 'COMPLETED' });
+    }
+  });
+});
+
 describe('job-stream', () => {
   it('stores chunks in order, stores a retried chunk (same stream_index) once, and ignores chunks of jobs not held', async () => {
     const server = await start();

@@ -27,6 +27,7 @@ import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queu
 import { publicConfig } from '../http/route-config.js';
 import type { LiveHub } from './live-hub.js';
 import { byTimeThenSeq } from '../launcher/log-order.js';
+import { droppedLinesText } from '../launcher/job-lines.js';
 import type { ChunkValues, LogLineView, LogsView, OverviewView, ScaleEventView, ScaleEventsView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
 import type { StaticFiles, StaticFile } from './static-files.js';
@@ -335,8 +336,14 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       const kept = launched?.jobLogs?.(query.endpoint, jobId);
       if (kept !== undefined) {
         const seen = new Set(lines);
+        const keptCount = kept.lines.length;
         lines = [...kept.lines.filter((line) => !seen.has(line)), ...lines];
         dropped = kept.dropped;
+        if (kept.droppedLines !== undefined) {
+          // Lines the job's own store dropped may still be in the endpoint's ring, shown above: only those in neither are missing.
+          const missing = keptCount + kept.droppedLines.count - lines.length;
+          dropped = missing > 0 ? droppedLinesText(missing, kept.droppedLines.because) : undefined;
+        }
       }
       const own = jobLogs?.forJob(jobId) ?? [];
       if (own.length > 0)

@@ -17,19 +17,23 @@ import '../../job/platform-error-codes.js';
 /** Retry-After of a SW_STORE_UNAVAILABLE answer, s: a PostgreSQL restart takes a few seconds. */
 export const STORE_UNAVAILABLE_RETRY_AFTER_S = 5;
 
+/** 413 SW_PAYLOAD_TOO_LARGE: a body over the route's limit (`limit` bytes, when known), read or only declared. */
+export function payloadTooLarge(limit: number | undefined, declaredBytes?: number): ServerlessWorkerError {
+  const declared = declaredBytes !== undefined ? `Request body of ${declaredBytes} bytes (its Content-Length)` : 'Request body';
+  return new ServerlessWorkerError(
+    'SW_PAYLOAD_TOO_LARGE',
+    `${declared} is larger than this route allows${limit ? ` (${limit} bytes)` : ''}: send large inputs by reference (s3Config or a URL)`,
+    limit ? { limitBytes: limit, ...(declaredBytes !== undefined ? { declaredBytes } : {}) } : undefined,
+  );
+}
+
 /** Map any thrown value onto a ServerlessWorkerError. */
 export function toServerlessWorkerError(error: unknown, request?: FastifyRequest): ServerlessWorkerError {
   if (isServerlessWorkerError(error)) return error;
   const fastifyError = error as Partial<FastifyError>;
   switch (fastifyError.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
-      const limit = request?.routeOptions.bodyLimit;
-      return new ServerlessWorkerError(
-        'SW_PAYLOAD_TOO_LARGE',
-        `Request body is larger than this route allows${limit ? ` (${limit} bytes)` : ''}: send large inputs by reference (s3Config or a URL)`,
-        limit ? { limitBytes: limit } : undefined,
-      );
-    }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge(request?.routeOptions.bodyLimit);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ServerlessWorkerError('SW_INVALID_REQUEST', `Request body is not valid JSON: ${fastifyError.message ?? ''}`.trim());

@@ -63,6 +63,17 @@ export interface JobLinesRead {
   readonly lines: readonly WorkerLogLine[];
   /** Why lines of this job are missing, in words; undefined when none are. */
   readonly dropped?: string;
+  /**
+   * Of a job still kept: how many of its oldest lines its byte bound dropped here, and why.
+   * The endpoint's ring may still hold some of them, so a reader that shows both counts
+   * what is really missing (issue 49 item 8: "33 older lines were dropped" above all 50).
+   */
+  readonly droppedLines?: { readonly count: number; readonly because: string };
+}
+
+/** The sentence for `count` lines of a job missing, `because` why. */
+export function droppedLinesText(count: number, because: string): string {
+  return `${count} older lines of this job were dropped: ${because}`;
 }
 
 interface Kept {
@@ -133,9 +144,11 @@ export class JobLines {
     const kept = this.#byJob.get(key);
     if (kept) {
       if (kept.droppedLines === 0) return { lines: kept.lines };
+      const because = `a job keeps its last ${kib(this.#limits.bytesPerJob)} of lines`;
       return {
         lines: kept.lines,
-        dropped: `${kept.droppedLines} older lines of this job were dropped: a job keeps its last ${kib(this.#limits.bytesPerJob)} of lines`,
+        dropped: droppedLinesText(kept.droppedLines, because),
+        droppedLines: { count: kept.droppedLines, because },
       };
     }
     const why = this.#drops.get(key);

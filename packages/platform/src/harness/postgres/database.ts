@@ -29,6 +29,19 @@ export const DEFAULT_POOL_SIZE = 10;
  */
 export const MAX_RECONNECT_BACKOFF_S = 1;
 
+/**
+ * Longest wait for a connection to be made, s (the driver's default is 30). postgres.js
+ * 3.4.9 keeps a cancelled write timer when a connection closes with a small write pending
+ * (a PostgreSQL restart under load does that): the connection's next startup message is
+ * then never sent and the attempt waits out this timeout, and so does the request handed
+ * to it (issue 49: /health came back 30.8 s after one restart of 100, most likely this). Each such
+ * attempt adds to the unsent bytes until the driver sends them all (and the server refuses
+ * that attempt, after which the connection is clean): about ten attempts. 10 s makes each
+ * stall a third of the driver's default and is still ample for a TLS connection to a
+ * remote server.
+ */
+export const CONNECT_TIMEOUT_S = 10;
+
 /** The driver's backoff (3^retries / 100 s, jittered), capped at MAX_RECONNECT_BACKOFF_S. */
 function reconnectBackoff(retries: number): number {
   return (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, MAX_RECONNECT_BACKOFF_S);
@@ -36,6 +49,19 @@ function reconnectBackoff(retries: number): number {
 
 /** `application_name` of the harness's connections (pg_stat_activity shows it). */
 export const APPLICATION_NAME = 'serverless-worker harness';
+
+/**
+ * After the first connection has fetched the server's array types (the pool's options
+ * keep them, for every connection), later connections do not fetch them again. Why (issue
+ * 49 item 1): postgres.js 3.4.9 fetches them on every new connection, from a promise nothing
+ * handles; when the server goes away during that fetch (connections reconnecting right
+ * after a PostgreSQL restart) the rejection is unhandled and the process dies. `sql.options`
+ * is the pool's parsed options, part of the driver's typed API; each connection reads
+ * `fetch_types` when it connects.
+ */
+function stopRefetchingTypes(sql: postgres.Sql): void {
+  sql.options.fetch_types = false;
+}
 
 export interface PostgresDatabaseOptions {
   /** The tables to create or migrate: each part's migration files (harness-schema.ts lists the harness's). */
@@ -70,11 +96,14 @@ export class PostgresDatabase {
       max: poolSize,
       onnotice: () => undefined,
       backoff: reconnectBackoff,
+      connect_timeout: CONNECT_TIMEOUT_S,
       transform: { undefined: null },
       connection: { application_name: options.applicationName ?? APPLICATION_NAME },
     });
     try {
-      return new PostgresDatabase(sql, poolSize, await migrate(sql, versions));
+      const applied = await migrate(sql, versions);
+      stopRefetchingTypes(sql);
+      return new PostgresDatabase(sql, poolSize, applied);
     } catch (error) {
       await sql.end({ timeout: 1 });
       throw error;

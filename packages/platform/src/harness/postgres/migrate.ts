@@ -14,6 +14,7 @@
  * the stores never read a clock (store/job-store.ts).
  */
 import type postgres from 'postgres';
+import { transaction } from './transaction.js';
 import { migrationVersion, type MigrationFile, type SchemaPart } from './migration-files.js';
 
 /** Key of the advisory lock that serialises migrations ('sw-schema' as a number). */
@@ -46,7 +47,7 @@ export async function schemaVersions(parts: readonly SchemaPart[]): Promise<Sche
  */
 export async function migrate(sql: postgres.Sql, versions: readonly SchemaVersion[]): Promise<number[]> {
   const known = Math.max(0, ...versions.map((step) => step.version));
-  return sql.begin(async (tx) => {
+  return transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`CREATE TABLE IF NOT EXISTS sw_schema_version (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
     const rows = await tx<{ version: number }[]>`SELECT version FROM sw_schema_version`;

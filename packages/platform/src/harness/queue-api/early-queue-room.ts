@@ -9,11 +9,13 @@
  * discarded (never held nor parsed) only so that the client reads the answer
  * (http/early-answer.ts). Before, every refused body was read whole and parsed first:
  * 80 bodies of 10 MB held 1.7 GB and took minutes to answer (issue 32). A chunked body
- * (no Content-Length) is checked when it has arrived.
+ * (no Content-Length) is checked when it has arrived. A declared size over the route's own
+ * body limit is answered 413 SW_PAYLOAD_TOO_LARGE first: waiting would not make it fit.
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Harness } from 'serverless-worker/internal';
+import { payloadTooLarge } from '../http/error-reply.js';
 
 /** The request's declared body size, bytes; undefined without a valid Content-Length. */
 export function declaredBodyBytes(request: FastifyRequest): number | undefined {
@@ -53,6 +55,13 @@ export function earlyQueueRoomHook(room: QueueRoomReservations): onRequestHookHa
   return (request, reply, done) => {
     const bytes = declaredBodyBytes(request);
     if (bytes === undefined || bytes === 0) return done();
+    // Over the route's own limit: 413, which no retry can fix; the queue cap's 503 says "later",
+    // and a client would send it again forever (issue 49 item 5).
+    const limit = request.routeOptions.bodyLimit;
+    if (typeof limit === 'number' && bytes > limit) {
+      done(payloadTooLarge(limit, bytes));
+      return;
+    }
     try {
       room.check(bytes);
     } catch (error) {

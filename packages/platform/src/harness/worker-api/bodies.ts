@@ -79,6 +79,39 @@ const PLAIN_BODIES = new Map<z.ZodType, (value: JsonObject) => boolean>([
   [StreamBodySchema, (value) => isOptionalObject(value.metrics)],
 ]);
 
+/** Whether `raw`, a body's text, nests arrays and objects deeper than a body may (MAX_JSON_DEPTH + 1: the body's own level and its output's). */
+export function bodyTooDeep(raw: unknown): boolean {
+  if (typeof raw !== 'string' && !Buffer.isBuffer(raw)) return false;
+  return jsonShape(raw.toString(), { maxDepth: MAX_JSON_DEPTH + 1, maxKeys: Number.POSITIVE_INFINITY }).over === 'depth';
+}
+
+/**
+ * A progress post (`"status": "IN_PROGRESS"`) told from its text alone, for a body too deep to
+ * parse: a progress update refused leaves the job running, a result refused ends it.
+ */
+export function looksLikeProgress(raw: unknown): boolean {
+  return (typeof raw === 'string' || Buffer.isBuffer(raw)) && /"status"\s*:\s*"IN_PROGRESS"/.test(raw.toString());
+}
+
+/** Keys a job-done body may have without `output` or `error`: `{}` and `{"stopPod": true}` end a job with no output. */
+const RESULTLESS_KEYS = new Set(['status', 'stopPod']);
+
+/**
+ * Refuses a job-done result with neither `output` nor `error` but other keys (`{"foo": 1}`,
+ * a typo of `output`): it used to complete the job with no output, silently. `{}` still
+ * completes (the platform's Python SDK drops an empty output), so does `"output": null`.
+ */
+export function checkResultKeys(body: Record<string, unknown>): void {
+  if ('output' in body || 'error' in body) return;
+  const others = Object.keys(body).filter((key) => !RESULTLESS_KEYS.has(key));
+  if (others.length === 0) return;
+  throw new ServerlessWorkerError(
+    'SW_INVALID_REQUEST',
+    `job-done body has neither "output" nor "error" but ${others.map((key) => JSON.stringify(key)).join(', ')}: send {"output": ...} ("output": null for none) or {"error": "..."}; the job was left as it was`,
+    { keys: others.slice(0, 20) },
+  );
+}
+
 /**
  * A text body as JSON: empty is `{}` (or SW_INVALID_REQUEST with `emptyIs: 'refused'`);
  * anything else that is not a JSON object is SW_INVALID_REQUEST.

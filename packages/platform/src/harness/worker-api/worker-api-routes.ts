@@ -26,8 +26,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   type EndpointJobs,
   type Job,
+  type JobErrorPayload,
   type JobResult,
+  MAX_JSON_DEPTH,
   parseOrThrow,
+  ServerlessWorkerError,
   requestJsonText,
   staleAttemptError,
   type StopReason,
@@ -43,6 +46,9 @@ import {
   PingQuerySchema,
   StreamBodySchema,
   WorkerParamsSchema,
+  bodyTooDeep,
+  checkResultKeys,
+  looksLikeProgress,
   parseJsonObject,
   workerErrorPayload,
 } from './bodies.js';
@@ -215,7 +221,9 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     // An empty body is refused (400, the job left running), as the platform answers 400 to a
     // job-done post it cannot read; the reference worker does not retry a 4xx. It used to
     // end the job COMPLETED with no output. `{}` (a handler that returned nothing) still does.
+    if (bodyTooDeep(text) && !looksLikeProgress(text)) return failTooDeep(endpointId, workerId, jobId, attemptOf('result'), log);
     const body = parseJsonObject(DoneBodySchema, text, 'job-done', { emptyIs: 'refused' });
+    if (body.status !== 'IN_PROGRESS') checkResultKeys(body);
     const endpoint = endpointOf(endpointId);
     await liveness.seen(endpoint, workerId);
     const what = body.status === 'IN_PROGRESS' ? 'progress' : 'result';
@@ -242,6 +250,36 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     }
     events.onResult?.({ endpointId, workerId, jobId, ack });
     return { acknowledged: true, ...ack };
+  }
+
+  /**
+   * A result nested too deep to store or answer (a worker other than ours, which checks its
+   * output's depth itself): the job ends FAILED with the reason, instead of staying
+   * IN_PROGRESS until its timeout while the worker has moved on; the post is answered 400.
+   */
+  async function failTooDeep(endpointId: string, workerId: string, jobId: string, attempt: number | undefined, log: WorkerApiLog): Promise<never> {
+    const endpoint = endpointOf(endpointId);
+    await liveness.seen(endpoint, workerId);
+    const message = `The worker's job-done body nests arrays and objects more than ${MAX_JSON_DEPTH + 1} levels deep (its output at most ${MAX_JSON_DEPTH}): the result cannot be stored`;
+    const error: JobErrorPayload = {
+      error_type: 'SW_OUTPUT_TOO_DEEP',
+      error_message: message,
+      error_code: 'SW_OUTPUT_TOO_DEEP',
+      hostname: 'unknown',
+      worker_id: workerId,
+      runtime_version: '',
+    };
+    const ack = await endpoint.complete(jobId, workerId, { kind: 'error', error }, attempt);
+    if (!ack.applied) log.info({ workerId, jobId, ...ack }, 'too-deep job-done acknowledged and ignored');
+    events.onResult?.({ endpointId, workerId, jobId, ack });
+    throw new ServerlessWorkerError(
+      'SW_INVALID_REQUEST',
+      `${message}; ${ack.applied ? 'the job ended FAILED with this reason' : 'the job was not changed (it is no longer this attempt of this worker)'}`,
+      {
+        maxDepth: MAX_JSON_DEPTH,
+        jobFailed: ack.applied,
+      },
+    );
   }
 
   /** job-stream: one chunk (its body as text); answers the reply body, throws what the route answers as an error. */

@@ -18,6 +18,7 @@
  *     await database.close();
  */
 import type postgres from 'postgres';
+import { transaction, type TransactionSql } from '../../postgres/transaction.js';
 import { systemClock } from 'serverless-worker/internal';
 import type {
   Endpoint,
@@ -236,8 +237,8 @@ export class PostgresManagementStore implements ManagementStore {
   }
 
   /** One transaction (the rows its reads lock stay locked until it ends). */
-  async #tx<T>(work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  async #tx<T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> {
     if (this.#closed) throw new Error('The management store is closed');
-    return (await this.#sql.begin(work)) as T;
+    return transaction(this.#sql, work);
   }
 }

@@ -11,6 +11,9 @@
  * A joined statement that fails is run again one call at a time: each call gets its own
  * answer or its own error, and none is lost or written twice (the statement is one
  * transaction: a failed one wrote nothing).
+ * A call given an AbortSignal is withdrawn when it aborts while it waits (never sent: the
+ * caller may answer that it was not stored); a failure every call would meet alone
+ * (`failsAll`) is everyone's at once.
  * With more than one statement in flight (`inFlight`), calls that name the same key (a
  * job) never run in two statements at once: a call whose key is in flight waits for that
  * statement's answer, so the calls of one key are run in the order they were made.
@@ -20,6 +23,8 @@ interface Waiting<I, O> {
   readonly item: I;
   readonly size: number;
   readonly key: string | undefined;
+  /** Aborted: the call is withdrawn unless its statement was sent (then its outcome is answered). */
+  readonly signal: AbortSignal | undefined;
   readonly resolve: (output: O) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -35,6 +40,13 @@ export interface CoalescerLimits {
    * statement runs while the other's commit is flushed.
    */
   readonly inFlight?: number;
+  /**
+   * A failure every call of a joined statement would meet again alone (the database cannot
+   * be reached): each call gets it at once instead of being run again one at a time, which
+   * during an outage held the last calls for seconds and ran some after their callers had
+   * given up (issue 49 item 3).
+   */
+  readonly failsAll?: (error: unknown) => boolean;
 }
 
 export class Coalescer<I, O> {
@@ -58,9 +70,25 @@ export class Coalescer<I, O> {
    * Run `item` (of `size`) with the calls made meanwhile; answers its own output. Calls of
    * one `key` never run in two statements at once (one statement may hold several).
    */
-  add(item: I, size: number, key?: string): Promise<O> {
+  add(item: I, size: number, key?: string, signal?: AbortSignal): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.#waiting.push({ item, size, key, resolve, reject });
+      if (signal?.aborted === true) {
+        reject(signal.reason);
+        return;
+      }
+      const waiting: Waiting<I, O> = { item, size, key, signal, resolve, reject };
+      this.#waiting.push(waiting);
+      // Withdrawn while it waits for a statement: never sent, so never written; once in a statement, that statement's outcome is its answer.
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const at = this.#waiting.indexOf(waiting);
+          if (at < 0) return;
+          this.#waiting.splice(at, 1);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
       if (!this.#starting && this.#running < (this.#limits.inFlight ?? 1)) {
         this.#starting = true;
         this.#running++;
@@ -122,12 +150,16 @@ export class Coalescer<I, O> {
     try {
       outputs = await this.#run(batch.map((waiting) => waiting.item));
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]?.reject(error);
+      if (batch.length === 1 || this.#limits.failsAll?.(error) === true) {
+        for (const waiting of batch) waiting.reject(error);
         return;
       }
       // One call's fault must not be every call's: each alone, in its order.
-      for (const waiting of batch) await this.#runBatch([waiting]);
+      for (const waiting of batch) {
+        // A call withdrawn meanwhile is not run again (the failed statement wrote nothing).
+        if (waiting.signal?.aborted === true) waiting.reject(waiting.signal.reason);
+        else await this.#runBatch([waiting]);
+      }
       return;
     }
     // It committed: an answer that does not match is reported, never run again.

@@ -5,6 +5,7 @@
  * with them), workers and counters.
  */
 import type postgres from 'postgres';
+import { transaction } from '../../postgres/transaction.js';
 import type { EndpointSettings } from 'serverless-worker/internal';
 
 export async function createEndpoint(sql: postgres.Sql, endpointId: string, settings?: EndpointSettings): Promise<void> {
@@ -17,7 +18,7 @@ export async function createEndpoint(sql: postgres.Sql, endpointId: string, sett
 }
 
 export async function deleteEndpoint(sql: postgres.Sql, endpointId: string): Promise<boolean> {
-  return sql.begin(async (tx) => {
+  return transaction(sql, async (tx) => {
     const deleted = await tx`DELETE FROM sw_endpoints WHERE id = ${endpointId} RETURNING id`;
     await tx`DELETE FROM sw_jobs WHERE endpoint_id = ${endpointId}`;
     await tx`DELETE FROM sw_workers WHERE endpoint_id = ${endpointId}`;

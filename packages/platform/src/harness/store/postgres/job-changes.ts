@@ -6,10 +6,11 @@
  * sends the events at commit.
  */
 import type postgres from 'postgres';
+import type { TransactionSql } from '../../postgres/transaction.js';
 import { changeEvents, type JobChange, requeueChange, type StopOrder, stopOrderOf, type StoredJob, type StoreEvent } from 'serverless-worker/internal';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
-export type Tx = postgres.TransactionSql;
+export type Tx = TransactionSql;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

@@ -33,6 +33,7 @@ import {
   refusedProgress,
   requestJsonText,
   type RequeueRules,
+  ServerlessWorkerError,
   type ResultAck,
   stampAttempt,
   type StateCounts,
@@ -46,6 +47,7 @@ import {
 } from 'serverless-worker/internal';
 import type postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
+import { databaseUnavailable } from '../../postgres/unavailable.js';
 import { completeJob, TakenFacts } from './completion.js';
 import { applyAllDue, nextDueAt } from './due-rules.js';
 import { changeInTransaction } from './transactions.js';
@@ -79,12 +81,30 @@ export interface PostgresJobStoreOptions {
   readonly clock?: { now(): number };
   /** The bound on the clock's skew, ms; default 2 000 (clock-skew.ts). */
   readonly maxClockSkewMs?: number;
+  /** How long a submission may wait for its statement to be sent, ms; default SUBMIT_WAIT_MS (3 000). */
+  readonly submitWaitMs?: number;
   /** Given: the maintenance check runs (maintenance-check.ts) and warns through `warn`, within `limits` (default MAINTENANCE_LIMITS). */
   readonly maintenance?: { readonly warn: (message: string) => void; readonly limits?: Partial<MaintenanceLimits> };
 }
 
-/** Submissions joined in one statement at most: their count, and their requests' JSON bytes (a larger one goes alone). */
-const SUBMIT_BATCH = { maxItems: 100, maxSize: 1 << 20 };
+/**
+ * Submissions joined in one statement at most: their count, and their requests' JSON bytes
+ * (a larger one goes alone). A statement that failed because the database cannot be reached
+ * fails each of its submissions at once (none is run again alone: each would fail too).
+ */
+const SUBMIT_BATCH = { maxItems: 100, maxSize: 1 << 20, failsAll: (error: unknown) => databaseUnavailable(error) !== undefined };
+
+/**
+ * How long a submission may wait for its statement to be sent, ms (issue 49 item 3): past
+ * it, a submission still waiting (behind a statement in flight, or to be run again after a
+ * failed one) is withdrawn, never written, and answered 503 SW_STORE_UNAVAILABLE, so a
+ * client that resends after its own timeout (5 s is usual) does not make a duplicate of a
+ * submission that was stored late. A submission whose statement was sent gets that
+ * statement's outcome.
+ */
+export const SUBMIT_WAIT_MS = 3_000;
+/** Retry-After of that answer, s: the HTTP layer's for an unavailable store. */
+const SUBMIT_RETRY_AFTER_S = 5;
 
 export class PostgresJobStore implements JobStore {
   readonly kind = 'postgres';
@@ -97,6 +117,7 @@ export class PostgresJobStore implements JobStore {
   readonly #takeWrites = new TakeWrites();
   readonly #takes: JoinedTakes;
   #maintenance: MaintenanceCheck | undefined;
+  #submitWaitMs = SUBMIT_WAIT_MS;
   #closed = false;
 
   private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes) {
@@ -122,6 +143,7 @@ export class PostgresJobStore implements JobStore {
     const watched = options.clock ? { clock: options.clock, maxSkewMs: options.maxClockSkewMs ?? MAX_CLOCK_SKEW_MS } : undefined;
     if (watched) await checkClockAtOpen(database.sql, watched);
     const store = new PostgresJobStore(database.sql, options.onError ?? (() => undefined), options.peerTimes ?? PEER_TIMES);
+    if (options.submitWaitMs !== undefined) store.#submitWaitMs = options.submitWaitMs;
     await store.#listening.listen(() => store.listEndpoints(), watched);
     if (options.maintenance) {
       const limits = { ...MAINTENANCE_LIMITS, ...options.maintenance.limits };
@@ -164,10 +186,29 @@ export class PostgresJobStore implements JobStore {
     // Other processes are told when a taker of this one is waiting (it takes the job at once); this process's takers are woken at once.
     const told: StoreEvent[] = options.takerWaiting === true ? [{ type: 'queued', endpointId, takerWaitingFor: id, due: expiresAt }] : events;
     const requestText = requestJsonText(request);
-    await this.#inserts.add(
-      { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs },
-      requestText.length,
+    const waitMs = this.#submitWaitMs;
+    const waited = new AbortController();
+    const timer = setTimeout(
+      () =>
+        waited.abort(
+          new ServerlessWorkerError(
+            'SW_STORE_UNAVAILABLE',
+            `The job store did not take the submission within ${waitMs} ms (PostgreSQL is slow or unreachable); it was not stored: retry after ${SUBMIT_RETRY_AFTER_S} s`,
+            { retryAfterSeconds: SUBMIT_RETRY_AFTER_S, waitedMs: waitMs },
+          ),
+        ),
+      waitMs,
     );
+    try {
+      await this.#inserts.add(
+        { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs },
+        requestText.length,
+        undefined,
+        waited.signal,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
     this.#takeWrites.endpointExists(endpointId);
     this.#hub.emit(events);
     this.#listening.outbox.send(told);

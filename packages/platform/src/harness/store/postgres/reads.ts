@@ -5,6 +5,7 @@
  * and /health.
  */
 import type postgres from 'postgres';
+import { transaction } from '../../postgres/transaction.js';
 import * as z from 'zod';
 import {
   hasHistoryFilter,
@@ -50,7 +51,7 @@ export async function readJob(sql: postgres.Sql, endpointId: string, jobId: stri
 
 /** The unread chunks, handed out once: deleted as they are read, under the job's row lock. */
 export async function readStream(sql: postgres.Sql, endpointId: string, jobId: string): Promise<StreamRead> {
-  return sql.begin(async (tx) => {
+  return transaction(sql, async (tx) => {
     const jobs = await tx`UPDATE sw_jobs SET unread_count = 0 WHERE endpoint_id = ${endpointId} AND id = ${jobId} RETURNING status, attempt, retries`;
     const job = z
       .object({ status: z.enum(JOB_STATUSES), attempt: count, retries: count })

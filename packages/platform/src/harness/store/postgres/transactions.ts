@@ -6,6 +6,7 @@
  * committed.
  */
 import postgres from 'postgres';
+import { transaction } from '../../postgres/transaction.js';
 import type { StoreEvent } from 'serverless-worker/internal';
 import { finishChanges, newChanges, type Changes, type Tx } from './job-changes.js';
 
@@ -19,7 +20,7 @@ const retried = (error: unknown, attempt: number): boolean => attempt < RETRIES 
 export async function inTransaction<T>(sql: postgres.Sql, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return (await sql.begin((tx) => work(tx))) as T;
+      return await transaction(sql, work);
     } catch (error) {
       if (!retried(error, attempt)) throw error;
     }
@@ -38,11 +39,11 @@ export async function changeInTransaction<T>(
   for (let attempt = 1; ; attempt++) {
     const changes = newChanges();
     try {
-      const answer = (await sql.begin(async (tx) => {
+      const answer = await transaction(sql, async (tx) => {
         const result = await work(tx, changes);
         await finishChanges(tx, changes);
         return result;
-      })) as T;
+      });
       publish(changes.events);
       return answer;
     } catch (error) {
