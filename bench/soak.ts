@@ -1,7 +1,7 @@
 /**
  * @module bench/soak
  * Issue 32's soak: `npm run bench -- soak [--minutes 10] [--rate 3] [--fault-every-s 15]
- * [--drain-s 180] [--ping-interval-ms 10000] [--seed N]` (or `npx tsx bench/soak.ts ...`). On an embedded
+ * [--drain-s 180] [--ping-interval-ms 10000] [--faults worker,harness,postgres] [--seed N]` (or `npx tsx bench/soak.ts ...`). On an embedded
  * PostgreSQL server, two `serverless-worker harness` processes share one database;
  * their process launchers run bench/children/soak-worker.ts for one endpoint
  * (workersMin 2, workersMax 4, 4 jobs per worker; `--ping-interval-ms` is the harnesses'
@@ -10,7 +10,8 @@
  * long), /runsync, jobs that outlast a 5 s executionTimeout and jobs with a 10 s ttl,
  * while a fault is injected every `--fault-every-s` seconds, in turn: SIGKILL of a
  * launched worker, SIGKILL of a harness (restarted on its port 1-3 s later), SIGKILL of a
- * worker, a PostgreSQL stop and start (2-5 s down). Then it stops submitting, waits up to
+ * worker, a PostgreSQL stop and start (2-5 s down); `--faults` keeps only those kinds, in that
+ * order (`--faults harness`: harness SIGKILLs alone). Then it stops submitting, waits up to
  * `--drain-s` for every accepted job to be seen in a final state, and prints the counts:
  * submitted, completed once, ended otherwise (by reason), lost (accepted, never seen
  * final, not in the store), run twice (the handler ran to its end twice: the worker
@@ -30,6 +31,18 @@ import { summariseRuns, type Kill } from './lib/soak-runs.js';
 
 const FAULT_CYCLE = ['worker SIGKILL', 'harness SIGKILL', 'worker SIGKILL', 'PostgreSQL restart'] as const;
 type FaultKind = (typeof FAULT_CYCLE)[number];
+
+const FAULT_NAMES: Record<string, FaultKind> = { worker: 'worker SIGKILL', harness: 'harness SIGKILL', postgres: 'PostgreSQL restart' };
+
+/** `--faults worker,harness`: the cycle with only those kinds; default the whole cycle. */
+function faultCycle(text: string | undefined): readonly FaultKind[] {
+  if (text === undefined) return FAULT_CYCLE;
+  const wanted = text.split(',').map((name) => name.trim());
+  const unknown = wanted.filter((name) => !(name in FAULT_NAMES));
+  if (unknown.length > 0 || wanted.length === 0) throw new Error(`--faults takes a list of worker, harness, postgres; got ${JSON.stringify(text)}`);
+  const kinds = new Set(wanted.map((name) => FAULT_NAMES[name]));
+  return FAULT_CYCLE.filter((kind) => kinds.has(kind));
+}
 
 function positiveNumber(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -61,8 +74,10 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
       'drain-s': { type: 'string' },
       seed: { type: 'string' },
       'ping-interval-ms': { type: 'string' },
+      faults: { type: 'string' },
     },
   });
+  const cycle = faultCycle(values.faults);
   const minutes = positiveNumber('minutes', values.minutes, 10);
   const rate = positiveNumber('rate', values.rate, 3);
   const faultEveryMs = positiveNumber('fault-every-s', values['fault-every-s'], Math.min(15, (minutes * 60) / 4)) * 1000;
@@ -74,7 +89,7 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
 
   const machine = machineInfo();
   log(
-    `${minutes} min, ${rate} jobs/s, a fault every ${faultEveryMs / 1000} s, drain up to ${drainMs / 1000} s, ping interval ${pingIntervalMs} ms, seed ${seed}; load ${machine.loadavg}`,
+    `${minutes} min, ${rate} jobs/s, a fault every ${faultEveryMs / 1000} s (${[...new Set(cycle)].join(', ')}), drain up to ${drainMs / 1000} s, ping interval ${pingIntervalMs} ms, seed ${seed}; load ${machine.loadavg}`,
   );
   const cluster = await startSoakCluster({ workersMin: 2, workersMax: 4, concurrency: 4, lifetimeMs: minutes * 60_000 + drainMs + 300_000, pingIntervalMs });
   log(`PostgreSQL ${cluster.postgres.url.replace(/:[^:@/]+@/, ':***@')}; harnesses ${cluster.liveUrls().join(', ')}; endpoint ${cluster.endpointId}`);
@@ -101,7 +116,7 @@ export async function runSoak(argv: readonly string[]): Promise<number> {
     })();
     for (let n = 0; Date.now() + faultEveryMs < endAt; n++) {
       await sleep(Math.max(0, began + (n + 1) * faultEveryMs - Date.now()));
-      const kind: FaultKind = FAULT_CYCLE[n % FAULT_CYCLE.length] ?? 'worker SIGKILL';
+      const kind: FaultKind = cycle[n % cycle.length] ?? 'worker SIGKILL';
       if (kind === 'worker SIGKILL') {
         const pids = cluster.workerPids();
         if (pids.length === 0) {

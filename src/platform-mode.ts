@@ -33,6 +33,11 @@ export interface PlatformWorkerExtras {
   readonly transport?: PlatformTransportSettingsInput;
   /** The worker of `--serve-api` (local/supervisor.ts): a failed init is printed as the local modes print it, for the developer's terminal. Default false. */
   readonly localInitFailure?: boolean;
+  /**
+   * A worker a harness launched: told when that harness is gone, the worker takes no new
+   * job and keeps its results for a harness that comes back, then exits (local/harness-gone.ts). Default none.
+   */
+  readonly harnessGone?: { onGone(listener: (why: string) => void): void };
 }
 
 /** The supervised child's transport over `platform`, loaded only in that child. */
@@ -133,6 +138,18 @@ export async function runPlatformWorker(
   }
   active = started.handler;
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
+  extras.harnessGone?.onGone((why) => {
+    void import('./local/harness-gone.js').then(({ keepResultsForReturningHarness }) =>
+      keepResultsForReturningHarness({
+        runtime,
+        waitMs: settings.harnessReturnWaitMs,
+        logger,
+        why,
+        harnessUrl: env.RUNPOD_WEBHOOK_GET_JOB,
+        retryNow: () => platform.retryNow(),
+      }),
+    );
+  });
   // process.exit() while jobs run (a handler called it): the jobs are the platform's to
   // requeue once the heartbeat stops; say so, and never leave with 0 (a clean stop).
   const onExit = (code: number): void => {

@@ -14,6 +14,8 @@ import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createLogger, loadPrettyLogs } from './log/index.js';
 import { HARNESS_GONE_AFTER_ENV, HARNESS_PID_ENV } from './settings/launched-worker.js';
+// A type only: the module loads for launched workers alone.
+import type { HarnessGone } from './local/harness-gone.js';
 import {
   WORKER_USAGE,
   catchStrayErrors,
@@ -77,17 +79,26 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
         // Its heap given back after a busy spell, as the --serve-api process does (idle-compaction.ts).
         (await import('./local/idle-compaction.js')).compactWhenIdle();
       }
-      // A worker process a harness's launcher started: it leaves with that harness.
+      // A worker a harness's launcher started (a process: the harness's pid; a container: its
+      // address): told when that harness is gone, it delivers what it finished, then exits (local/harness-gone.ts).
       const harnessPid = Number(process.env[HARNESS_PID_ENV]);
-      if (Number.isInteger(harnessPid) && harnessPid > 0) (await import('./local/supervised-child.js')).exitWhenHarnessGone(harnessPid, logger);
-      // A container a harness's launcher started: it leaves once that harness stays unreachable for its silence window.
       const goneAfterMs = Number(process.env[HARNESS_GONE_AFTER_ENV]);
       const harnessUrl = process.env.RUNPOD_WEBHOOK_GET_JOB;
-      if (Number.isInteger(goneAfterMs) && goneAfterMs > 0 && harnessUrl !== undefined) {
-        (await import('./local/harness-watch.js')).exitWhenHarnessUnreachable(harnessUrl.replaceAll('$ID', 'x'), goneAfterMs, logger);
+      const watchesPid = Number.isInteger(harnessPid) && harnessPid > 0;
+      const watchesAddress = Number.isInteger(goneAfterMs) && goneAfterMs > 0 && harnessUrl !== undefined;
+      let harnessGone: HarnessGone | undefined;
+      if (watchesPid || watchesAddress) {
+        const gone = new (await import('./local/harness-gone.js')).HarnessGone();
+        harnessGone = gone;
+        if (watchesPid) (await import('./local/supervised-child.js')).watchHarnessPid(harnessPid, logger, (why) => gone.fire(why));
+        if (watchesAddress)
+          (await import('./local/harness-watch.js')).watchHarnessReachable(harnessUrl.replaceAll('$ID', 'x'), goneAfterMs, logger, (why) => gone.fire(why));
       }
       const { runPlatformWorker } = await import('./platform-mode.js');
-      const exitCode = await runPlatformWorker(anyHandler, config, logger, supervised ? { localInitFailure: true } : {});
+      const exitCode = await runPlatformWorker(anyHandler, config, logger, {
+        ...(supervised ? { localInitFailure: true } : {}),
+        ...(harnessGone ? { harnessGone } : {}),
+      });
       exitWith(logger, exitCode);
       return;
     }

@@ -4,7 +4,8 @@
  * supervisor is gone (SIGKILLed, so it could not stop the child), nobody is left to take
  * its results, so it exits instead of polling a dead harness forever. It runs in its own
  * process group, so the terminal's Ctrl+C never reaches it directly. A worker process
- * a harness's launcher started (SW_HARNESS_PID set) exits likewise once that harness is gone.
+ * a harness's launcher started (SW_HARNESS_PID set) is told when that harness is gone
+ * (local/harness-gone.ts: it delivers what it finished to a harness that comes back, then exits).
  */
 import type { Logger } from 'pino';
 import { repeatEvery, systemClock } from '../clock/index.js';
@@ -25,17 +26,17 @@ export function exitWhenOrphaned(supervisorPid: number, logger: Logger): void {
 }
 
 /**
- * Exit 1 once process `harnessPid` no longer runs (a launched worker whose harness was
- * SIGKILLed: its shell, not the harness, is the worker's parent, so the pid is watched, not the parent).
+ * Call `onGone` once process `harnessPid` no longer runs (a launched worker whose harness
+ * was SIGKILLed: its shell, not the harness, is the worker's parent, so the pid is
+ * watched, not the parent).
  */
-export function exitWhenHarnessGone(harnessPid: number, logger: Logger): void {
+export function watchHarnessPid(harnessPid: number, logger: Logger, onGone: (why: string) => void): void {
   // Read now, while the harness surely runs (it just started this worker): a later process given its pid is not taken for it.
   const startTicks = processStartTicks(harnessPid);
   const timer = repeatEvery(systemClock, ORPHAN_CHECK_MS, () => {
     if (processRuns(harnessPid, startTicks)) return;
     timer.cancel();
-    logger.warn({ harnessPid }, `the harness that launched this worker (pid ${harnessPid}) is gone: exiting`);
-    logger.flush();
-    process.exit(1);
+    logger.debug({ harnessPid }, 'harness pid gone');
+    onGone(`the harness that launched this worker (pid ${harnessPid}) is gone`);
   });
 }

@@ -26,6 +26,13 @@ const portText = z
 /** The GPU expectations of `expectGpu` and SERVERLESS_WORKER_EXPECT_GPU. */
 export const GPU_EXPECTATIONS = ['auto', 'nvidia', 'amd', 'any', 'none'] as const;
 
+/**
+ * How long a launched worker whose harness is gone waits for one to come back with its results, ms: longer than a
+ * supervisor takes to restart a harness (systemd's and Docker's restart policies wait well under a second, then the
+ * harness opens its database in a few seconds), short enough that a worker nobody comes back for does not linger.
+ */
+export const DEFAULT_HARNESS_RETURN_WAIT_MS = 120_000;
+
 export const WORKER_ENV = {
   apiKey: {
     name: 'SERVERLESS_WORKER_API_KEY',
@@ -71,6 +78,17 @@ export const WORKER_ENV = {
     defaultText: '`127.0.0.1`',
     description:
       'load-balancing worker: the host the harness reaches it at (a harness without an API key takes only loopback hosts unless started with `--lb-allow`: see Registration)',
+  },
+  harnessReturnWaitMs: {
+    name: 'SERVERLESS_WORKER_HARNESS_RETURN_WAIT_MS',
+    schema: z
+      .string()
+      .regex(/^\d{1,9}$/, { error: 'must be a whole number of milliseconds from 0 to 86400000' })
+      .transform(Number)
+      .refine((ms) => ms <= 86_400_000, { error: 'must be a whole number of milliseconds from 0 to 86400000' }),
+    defaultText: `\`${DEFAULT_HARNESS_RETURN_WAIT_MS}\` (2 min)`,
+    description:
+      'a worker a `serverless-worker harness` launched, once that harness is gone (SIGKILLed, crashed): how long, ms, it keeps its unfinished jobs and their results for a harness that comes back on the same address (it takes no new job meanwhile), before it exits and leaves those jobs to be run again; see "Results outlive their harness"',
   },
 } as const satisfies Record<string, EnvSetting>;
 

@@ -8,9 +8,9 @@
 import type { GpuExpectation } from '../gpu/index.js';
 import { parseOnceOrThrow } from '../job/index.js';
 import type { WorkerConfig } from './options.js';
-import { workerEnvSchema } from '../settings/worker-env.js';
+import { DEFAULT_HARNESS_RETURN_WAIT_MS, workerEnvSchema } from '../settings/worker-env.js';
 
-const ExtrasEnvSchema = workerEnvSchema('expectGpu', 'metricsPort', 'metricsHost');
+const ExtrasEnvSchema = workerEnvSchema('expectGpu', 'metricsPort', 'metricsHost', 'harnessReturnWaitMs');
 
 export interface PlatformExtras {
   /** The GPU the start-up check requires, or undefined for no check. */
@@ -18,6 +18,8 @@ export interface PlatformExtras {
   /** Port for /metrics, or undefined when off. */
   readonly metricsPort: number | undefined;
   readonly metricsHost: string;
+  /** A launched worker whose harness is gone: how long it keeps its results for a harness that comes back, ms (local/harness-gone.ts). */
+  readonly harnessReturnWaitMs: number;
 }
 
 /** Set and not explicitly empty: the NVIDIA container toolkit's "no GPU" values. */
@@ -45,5 +47,6 @@ export function resolvePlatformExtras(config: Pick<WorkerConfig, 'expectGpu' | '
     expectGpu: expect === 'auto' ? autoGpuExpectation(env) : expect === 'none' ? undefined : expect,
     metricsPort,
     metricsHost: parsed.SERVERLESS_WORKER_METRICS_HOST ?? config.metricsHost,
+    harnessReturnWaitMs: parsed.SERVERLESS_WORKER_HARNESS_RETURN_WAIT_MS ?? DEFAULT_HARNESS_RETURN_WAIT_MS,
   };
 }

@@ -25,9 +25,19 @@ import { jobScope, type JobScope } from './stray-errors.js';
 
 /** Why the runtime stopped, and the process exit code that goes with it. */
 export interface WorkerExit {
-  readonly reason: 'shutdown' | 'unresponsive-handler';
-  /** 0 after a clean shutdown; 1 when a handler ignored its abort and the worker must be replaced. */
+  /** `harness-gone`: the harness that launched this worker is gone (local/harness-gone.ts). */
+  readonly reason: 'shutdown' | 'unresponsive-handler' | 'harness-gone';
+  /** 0 after a clean shutdown; 1 when a handler ignored its abort (the worker must be replaced) or its harness is gone. */
   readonly exitCode: number;
+}
+
+export interface StopOptions {
+  /**
+   * How long running jobs may take to finish (their results to land) before they are
+   * aborted, ms; default `shutdownTimeoutMs`; `Infinity`: never aborted (the caller ends
+   * the process itself). A later stop with a shorter time shortens the wait under way.
+   */
+  readonly runsWithinMs?: number;
 }
 
 export interface WorkerRuntimeEvents {
@@ -79,6 +89,8 @@ export class WorkerRuntime {
   readonly #exit: Promise<WorkerExit>;
   #resolveExit!: (exit: WorkerExit) => void;
   #stopping: Promise<WorkerExit> | undefined;
+  /** While stopping: when running jobs are aborted (epoch ms on the clock; Infinity: never). */
+  #runsDeadline = Number.POSITIVE_INFINITY;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
   /** The wake-up of the slot waiters queued for after this turn (#wakeAfterThisTurn). */
@@ -200,10 +212,23 @@ export class WorkerRuntime {
    * Graceful shutdown: stop taking jobs, let running ones finish within
    * `shutdownTimeoutMs`, abort the rest (they end SW_WORKER_SHUTDOWN after their
    * grace), then close the transport. Before `start()` it takes no job: the state goes
-   * straight to draining and stopped. Moves: -> draining -> stopped.
+   * straight to draining and stopped. Moves: -> draining -> stopped. Called again while
+   * it stops, it answers the same promise; a shorter `runsWithinMs` than the one under
+   * way shortens the wait (a SIGTERM from the harness that came back, while a worker
+   * whose harness was gone waits for its results to land).
    */
-  stop(reason: WorkerExit['reason'] = 'shutdown'): Promise<WorkerExit> {
-    this.#stopping ??= this.#drain(reason);
+  stop(reason: WorkerExit['reason'] = 'shutdown', options: StopOptions = {}): Promise<WorkerExit> {
+    const runsWithinMs = options.runsWithinMs ?? this.#config.shutdownTimeoutMs;
+    const deadline = this.#clock.now() + runsWithinMs;
+    if (this.#stopping === undefined) {
+      this.#runsDeadline = deadline;
+      this.#stopping = this.#drain(reason);
+    } else if (deadline < this.#runsDeadline) {
+      this.#runsDeadline = deadline;
+      this.#logger.info({ runsWithinMs }, 'stopping sooner: running jobs now have this long to finish');
+      // The drain waits on the next slot: woken, it reads the new deadline.
+      this.#wakeSlotWaiters();
+    }
     return this.#stopping;
   }
 
@@ -222,7 +247,7 @@ export class WorkerRuntime {
     this.#pending.length = 0;
     this.#reportHeldJobs();
     if (this.#runs.size > 0) {
-      const drained = await this.#waitForRuns(this.#config.shutdownTimeoutMs);
+      const drained = await this.#waitForRunsUntil(() => this.#runsDeadline);
       if (!drained) {
         this.#logger.warn({ running: this.#runs.size }, 'drain deadline passed: aborting running jobs');
         for (const run of this.#runs.values()) run.abort('shutdown');
@@ -387,12 +412,18 @@ export class WorkerRuntime {
   }
 
   /** True once no job runs; false when `timeoutMs` passed first. */
-  async #waitForRuns(timeoutMs: number): Promise<boolean> {
+  #waitForRuns(timeoutMs: number): Promise<boolean> {
     const deadline = this.#clock.now() + timeoutMs;
+    return this.#waitForRunsUntil(() => deadline);
+  }
+
+  /** True once no job runs; false when the deadline (read again after each wake: it may move) passed first. */
+  async #waitForRunsUntil(deadline: () => number): Promise<boolean> {
     while (this.#runs.size > 0) {
-      const left = deadline - this.#clock.now();
+      const left = deadline() - this.#clock.now();
       if (left <= 0) return false;
-      await withinTime(this.#nextSlot(), left, undefined, this.#clock);
+      if (Number.isFinite(left)) await withinTime(this.#nextSlot(), left, undefined, this.#clock);
+      else await this.#nextSlot();
     }
     return true;
   }

@@ -1,9 +1,9 @@
 /**
  * The workers `serverless-worker harness --image` launches, against the harness as a real
  * child process and real signals: they get the harness's settings (--ping-interval-ms),
- * none outlives it (SIGKILL of the harness: an SDK worker exits by itself, any other
- * command is stopped by the next harness on the same --data-dir; a second SIGTERM
- * SIGKILLs them before the harness exits).
+ * none outlives it (SIGKILL of the harness: an SDK worker holding no job exits by itself,
+ * any other command is stopped by the next harness on the same --data-dir, whatever that
+ * one's flags; a second SIGTERM SIGKILLs them before the harness exits).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,7 +106,7 @@ describe('the workers a harness launches', () => {
     expect(harness.stderr()).not.toContain('declared gone');
   }, 240_000);
 
-  it('SIGKILL of the harness: its SDK worker exits by itself, another command is stopped by the next harness on the data folder', async () => {
+  it('SIGKILL of the harness: its SDK worker exits by itself, another command is stopped by the next harness on the data folder, even one without --image', async () => {
     const dataDir = tempDir();
     const args = [
       '--gpus',
@@ -151,13 +151,16 @@ describe('the workers a harness launches', () => {
     expect(processRuns(otherGroup, otherStart)).toBe(true);
 
     const restartedAt = performance.now();
-    const second = await startHarnessProcess(children, args, { timeoutMs: 180_000 });
+    // No launcher of its own: the leftovers in its data folder are still its to stop (once it listens).
+    const second = await startHarnessProcess(children, ['--data-dir', dataDir, '--ping-interval-ms', '1000'], { timeoutMs: 180_000 });
     const restartMs = since(restartedAt);
-    expect(processRuns(otherGroup, otherStart)).toBe(false);
+    await waitFor(() => !processRuns(otherGroup, otherStart), 'the next harness stopped the command the killed one left', 60_000, 50);
+    const stoppedMs = since(restartedAt);
     printFigures('launched workers after a harness SIGKILL', {
       sdkWorkerExitMs: sdkExitMs,
       leftoverCommandsStoppedByNextHarness: 1,
       nextHarnessReadyMs: restartMs,
+      leftoverGoneMs: stoppedMs,
     });
     // Its log comes through stderr, a pipe of its own that can lag behind the address it printed on stdout.
     const stopped = new RegExp(`stopped 1 worker process\\(es\\) a harness that is gone left running: ${otherEndpoint}-\\d+ \\(pid ${otherGroup}\\)`);
@@ -224,6 +227,6 @@ describe('the workers a harness launches', () => {
     const result = await worker;
     printFigures('worker watching an unreachable harness', { windowMs: 3_000, exitMs: since(killedAt) });
     expect(result.exitCode).toBe(1);
-    expect(String(result.stderr)).toContain('has been unreachable for 3000 ms: exiting');
+    expect(String(result.stderr)).toContain('has been unreachable for 3000 ms; this worker holds no job: exiting');
   }, 180_000);
 });

@@ -43,11 +43,18 @@ describe('platform extras from options and environment', () => {
 
   it('lets the environment override the options', async () => {
     const configured = resolveOptions({ expectGpu: 'amd', metricsPort: 9100 });
-    expect(resolvePlatformExtras(configured, {})).toEqual({ expectGpu: 'amd', metricsPort: 9100, metricsHost: '0.0.0.0' });
-    expect(resolvePlatformExtras(configured, { SERVERLESS_WORKER_EXPECT_GPU: 'none', SERVERLESS_WORKER_METRICS_PORT: '9400' })).toEqual({
+    expect(resolvePlatformExtras(configured, {})).toEqual({ expectGpu: 'amd', metricsPort: 9100, metricsHost: '0.0.0.0', harnessReturnWaitMs: 120_000 });
+    expect(
+      resolvePlatformExtras(configured, {
+        SERVERLESS_WORKER_EXPECT_GPU: 'none',
+        SERVERLESS_WORKER_METRICS_PORT: '9400',
+        SERVERLESS_WORKER_HARNESS_RETURN_WAIT_MS: '30000',
+      }),
+    ).toEqual({
       expectGpu: undefined,
       metricsPort: 9400,
       metricsHost: '0.0.0.0',
+      harnessReturnWaitMs: 30_000,
     });
   });
 
@@ -55,6 +62,8 @@ describe('platform extras from options and environment', () => {
     ['SERVERLESS_WORKER_EXPECT_GPU', 'intel', 'must be one of auto, nvidia, amd, any, none'],
     ['SERVERLESS_WORKER_METRICS_PORT', 'ninety', 'must be a port number from 0 to 65535'],
     ['SERVERLESS_WORKER_METRICS_PORT', '70000', 'must be a port number from 0 to 65535'],
+    ['SERVERLESS_WORKER_HARNESS_RETURN_WAIT_MS', '2 min', 'must be a whole number of milliseconds from 0 to 86400000'],
+    ['SERVERLESS_WORKER_HARNESS_RETURN_WAIT_MS', '90000000', 'must be a whole number of milliseconds from 0 to 86400000'],
   ])('names a malformed %s', async (name, value, message) => {
     expect(() => resolvePlatformExtras(config, { [name]: value })).toThrow(
       expect.objectContaining({ code: 'SW_INVALID_ENV', message: expect.stringMatching(new RegExp(`${name}.*${message}`)) }),

@@ -3,14 +3,20 @@
  * processes, real workers, the run's embedded PostgreSQL): they serve one queue, a
  * cancel reaches a worker connected to the other process, and a harness killed with
  * SIGKILL under load loses nothing it acknowledged: every job ends COMPLETED, run once.
+ * The workers a harness launched keep their finished results when it is SIGKILLed and
+ * deliver them to the harness restarted on the same port: over five kills under load,
+ * every job runs once.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
 import { PostgresJobStore } from '../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
-import { call, freePort, waitFor } from '../kit/index.js';
+import { call, fetchOkJson, freePort, waitFor } from '../kit/index.js';
+import { LAUNCHER_WORKER_COMMAND } from '../harness/launcher/launcher-setup.js';
+import { tempDir } from '../gpu/fake-tools.js';
 import { createTestDatabase, type TestDatabase } from '../postgres/test-database.js';
 import { recordEvents, startHarness, startWorker } from './support/harness-processes.js';
 import { printFigures, since } from './support/figures.js';
@@ -168,6 +174,80 @@ describe('two harness processes on one PostgreSQL database', () => {
     const health = (await call('GET', `${other.url}/v2/ep/health`)).json as { jobs: { completed: number; failed: number } };
     expect(health.jobs).toMatchObject({ completed: JOBS + 2, failed: 0 });
   }, 180_000);
+});
+
+describe('workers a harness on PostgreSQL launched, when it is SIGKILLed under load', () => {
+  it('keep their finished results for the harness restarted on the same port: over 5 kills every job runs exactly once', async () => {
+    database = await createTestDatabase();
+    const port = await freePort();
+    const dataDir = tempDir();
+    // Each handler run appends `<job id> <pid> <attempt>` here: runs counted across every worker process of every harness.
+    const runsFile = join(dataDir, 'runs.log');
+    const args = ['--gpus', 'none', '--data-dir', dataDir, '--ping-interval-ms', '1000', '--image', `test/worker:1=${LAUNCHER_WORKER_COMMAND}`];
+    let harness = await startHarness(children, database.url, port, args);
+    const template = await fetchOkJson<{ id: string }>(`${harness.url}/v1/templates`, 'POST', {
+      name: 't-restarts',
+      imageName: 'test/worker:1',
+      category: 'CPU',
+      env: { LOG_LEVEL: 'warn', TEST_RUNS_FILE: runsFile },
+    });
+    const endpoint = (await fetchOkJson<{ id: string }>(`${harness.url}/v1/endpoints`, 'POST', { templateId: template.id, workersMin: 2, workersMax: 4 })).id;
+    const runs = (): string[] =>
+      existsSync(runsFile)
+        ? readFileSync(runsFile, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => line.split(' ')[0] ?? '')
+        : [];
+    const JOBS = 60;
+    const KILLS = 5;
+    const began = performance.now();
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i++) {
+      const answer = await call('POST', `${harness.url}/v2/${endpoint}/run`, { body: { input: { ms: 400, tag: i } } });
+      expect(answer.status).toBe(200);
+      ids.push((answer.json as { id: string }).id);
+    }
+    /** Jobs a killed harness's worker had started and still held at the kill, with that worker. */
+    const heldAtKills = new Map<string, string>();
+    for (let kill = 0; kill < KILLS; kill++) {
+      // Killed while handlers run: a run started since the last restart, its job still IN_PROGRESS.
+      const before = runs().length;
+      await waitFor(() => runs().length > before, `a job starts before kill ${kill + 1}`, 120_000, 20);
+      harness.child.kill('SIGKILL');
+      await harness.child;
+      // With its harness dead, nothing changes the jobs of its workers: those IN_PROGRESS now ran at the kill.
+      const store = await PostgresJobStore.open(await database.connect(1));
+      const started = new Set(runs());
+      for (const job of (await store.list(endpoint, { states: ['IN_PROGRESS'], offset: 0, limit: JOBS })).jobs)
+        if (started.has(job.id) && job.workerId !== undefined) heldAtKills.set(job.id, job.workerId);
+      await store.close();
+      harness = await startHarness(children, database.url, port, args);
+    }
+    const statusOf = async (id: string): Promise<StatusAnswer> => (await call('GET', `${harness.url}/v2/${endpoint}/status/${id}`)).json as StatusAnswer;
+    for (const id of ids) {
+      await waitFor(async () => (await statusOf(id)).status === 'COMPLETED', `job ${id} completes`, 120_000, 100).catch(async (error: unknown) => {
+        throw new Error(`${String(error)}; status ${JSON.stringify(await statusOf(id))}; the last harness's log ends:\n${harness.stderr().slice(-3_000)}`);
+      });
+    }
+    const counts = new Map<string, number>();
+    for (const id of runs()) counts.set(id, (counts.get(id) ?? 0) + 1);
+    printFigures('launched workers over harness SIGKILLs on PostgreSQL', {
+      jobs: JOBS,
+      harnessKills: KILLS,
+      heldByKilledHarnessesWorkers: heldAtKills.size,
+      runTwice: ids.filter((id) => (counts.get(id) ?? 0) > 1).length,
+      neverRun: ids.filter((id) => !counts.has(id)).length,
+      durationMs: since(began),
+    });
+    expect(
+      ids.filter((id) => counts.get(id) !== 1).map((id) => `${id}: ${counts.get(id) ?? 0} run(s)`),
+      'jobs whose handler did not run exactly once',
+    ).toEqual([]);
+    expect(heldAtKills.size, 'jobs running on a worker of a harness when it was killed').toBeGreaterThan(0);
+    // Each ran once, where it was: its result delivered to a harness started after that kill.
+    for (const [id, workerId] of heldAtKills) expect((await statusOf(id)).output, `job ${id}`).toEqual({ workerId });
+  }, 600_000);
 });
 
 describe('serverless-worker harness --store', () => {

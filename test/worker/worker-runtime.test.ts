@@ -6,6 +6,7 @@ import { parseJobRequest, type JobView } from '../../src/job/index.js';
 import { startLocalWorker, type LocalWorker } from '../../src/local/local-worker.js';
 import { createLogger } from '../../src/log/index.js';
 import { joinChunks, resolveOptions, withMetrics, type Handler, type JobContext } from '../../src/worker/index.js';
+import { waitFor } from '../kit/index.js';
 
 const silent = createLogger({ level: 'silent' });
 const running: LocalWorker[] = [];
@@ -355,5 +356,32 @@ describe('progress', () => {
     await local.endpoint.waitForEnd(id, 5_000);
     ctxRef?.progress({ percent: 99 });
     expect(await local.endpoint.status(id)).toMatchObject({ status: 'COMPLETED', output: 'final' });
+  });
+});
+
+describe('stop', () => {
+  it('waits for running jobs as long as the first stop asks; a later, shorter stop shortens that wait', async () => {
+    let aborted: unknown;
+    const local = start(
+      (_job: unknown, ctx: JobContext) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            aborted = ctx.signal.reason;
+            reject(ctx.signal.reason as Error);
+          });
+        }),
+      { shutdownTimeoutMs: 3_600_000 },
+    );
+    const { id } = await local.endpoint.submit(parseJobRequest({ input: {} }));
+    await waitFor(() => local.runtime.runningJobIds.includes(id), `job ${id} runs`, 20_000, 5);
+    // A worker whose harness is gone: running jobs are never aborted by this stop.
+    const stopped = local.runtime.stop('harness-gone', { runsWithinMs: Number.POSITIVE_INFINITY });
+    await sleep(0);
+    expect(local.runtime.runningJobIds).toEqual([id]);
+    // Then SIGTERM from the harness that came back: its own, shorter drain applies to the stop under way.
+    expect(local.runtime.stop('shutdown', { runsWithinMs: 0 })).toBe(stopped);
+    expect(await stopped).toEqual({ reason: 'harness-gone', exitCode: 1 });
+    expect(aborted).toMatchObject({ code: 'SW_WORKER_SHUTDOWN' });
+    expect(errorOf(await local.endpoint.waitForEnd(id, 20_000))).toMatchObject({ error_code: 'SW_WORKER_SHUTDOWN' });
   });
 });

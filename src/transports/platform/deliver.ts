@@ -7,7 +7,10 @@
  * SW_RESULT_UNDELIVERED (`details.lastStatus` says which answer). A 409 whose body
  * has the code SW_STALE_ATTEMPT (the harness refusing a post of an older attempt of
  * the job) rejects at once with SW_STALE_ATTEMPT. The platform acknowledges a repeated
- * result as the same result, so retrying a post whose answer was lost is safe.
+ * result as the same result, so retrying a post whose answer was lost is safe. The waits
+ * between attempts run on the request's clock and end early when its `wake` fires: a
+ * worker whose harness was gone retries at once when it can reach one again, not up to
+ * `maxDelayMs` later (local/harness-gone.ts).
  */
 import pRetry, { AbortError } from 'p-retry';
 import { ServerlessWorkerError } from '../../job/index.js';
@@ -49,11 +52,34 @@ export interface DeliveryRequest {
   readonly signal: AbortSignal;
   /** Called after each failed attempt that will be retried. */
   readonly onRetry?: (failure: FailedAttempt) => void;
-  /**
-   * Times the deadline and the Retry-After waits; default the system clock. p-retry's own
-   * backoff between attempts runs on its timers (a library's, outside src/).
-   */
+  /** Times the deadline, the Retry-After waits and the backoff between attempts; default the system clock. */
   readonly clock?: Clock;
+  /** Ends a wait between two attempts early (the next attempt starts at once); default none. */
+  readonly wake?: RetryWake;
+}
+
+/**
+ * Tells every delivery waiting between two attempts to try again now. A worker whose
+ * harness was gone fires it when a connection to the harness opens again.
+ */
+export class RetryWake {
+  #controller = new AbortController();
+
+  /** Aborts at the next `wake()`. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  wake(): void {
+    const fired = this.#controller;
+    this.#controller = new AbortController();
+    fired.abort();
+  }
+}
+
+/** The wait before attempt `failed + 1`: `minDelayMs` doubled per failed attempt after the first, times a random 1-2, at most `maxDelayMs`. */
+function backoffMs(failed: number, policy: DeliveryPolicy): number {
+  return Math.min(Math.round((1 + Math.random()) * policy.minDelayMs * 2 ** Math.max(0, failed - 1)), policy.maxDelayMs);
 }
 
 /** A non-2xx answer. */
@@ -127,10 +153,9 @@ async function retryDelivery(
       },
       {
         retries: Number.POSITIVE_INFINITY,
-        factor: 2,
-        minTimeout: policy.minDelayMs,
-        maxTimeout: policy.maxDelayMs,
-        randomize: true,
+        // No wait of p-retry's own: the backoff is waited below, where a wake can end it.
+        minTimeout: 0,
+        maxTimeout: 0,
         maxRetryTime: Math.max(0, policy.deadlineMs - (clock.now() - startedAt)),
         signal,
         onFailedAttempt: async ({ error, attemptNumber }) => {
@@ -139,10 +164,13 @@ async function retryDelivery(
           const left = policy.deadlineMs - (clock.now() - startedAt);
           if (left <= 0 || signal.aborted) return;
           request.onRetry?.({ attempt: attemptNumber, error, ...(status !== undefined ? { status } : {}) });
-          // Honour the server's Retry-After (within the deadline) before p-retry's own backoff.
+          const waitSignal = request.wake ? AbortSignal.any([signal, request.wake.signal]) : signal;
+          // Honour the server's Retry-After (within the deadline) before the backoff.
           if (error instanceof PostStatusError && error.retryAfterMs !== undefined) {
-            await sleep(Math.min(error.retryAfterMs, left, policy.maxDelayMs), signal, clock);
+            await sleep(Math.min(error.retryAfterMs, left, policy.maxDelayMs), waitSignal, clock);
           }
+          if (waitSignal.aborted) return;
+          await sleep(Math.min(backoffMs(attemptNumber, policy), policy.deadlineMs - (clock.now() - startedAt)), waitSignal, clock);
         },
       },
     );

@@ -36,7 +36,7 @@ import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChu
 import { assertResultFits, readResultReceipt } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 import { backoffDelay, sleep, systemClock, withinTime, type BackoffPolicy, type Clock } from '../../clock/index.js';
-import { deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
+import { RetryWake, deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
 import type { HttpAnswer as DeliveredAnswer } from './http-client.js';
 import type { JobWatch, Watchdog } from '../watchdog/index.js';
 import { KeyRefusedReporter, isKeyRefused } from './key-refused.js';
@@ -71,6 +71,8 @@ export class PlatformTransport implements Transport {
   /** Aborts posts still retrying once the close drain time is over. */
   readonly #abandon = new AbortController();
   readonly #deliveries = new Set<Promise<unknown>>();
+  /** Ends the waits of the posts between their attempts (retryNow). */
+  readonly #wake = new RetryWake();
   readonly #progress = new ProgressLanes();
   readonly #pollBackoff: BackoffPolicy;
   /** 401/403 from the worker API: one error naming RUNPOD_AI_API_KEY, not a warning per poll. */
@@ -266,6 +268,20 @@ export class PlatformTransport implements Transport {
     await this.#heartbeat?.ready;
   }
 
+  /**
+   * Posts waiting to be tried again (results, chunks) try again now, not after their
+   * backoff: the platform is reachable again (a worker whose harness was gone saw a
+   * connection to its address open, local/harness-gone.ts).
+   */
+  retryNow(): void {
+    this.#wake.wake();
+  }
+
+  /** Results and chunks being posted now (those waiting to be tried again too). */
+  get deliveriesUnderWay(): number {
+    return this.#deliveries.size;
+  }
+
   /** The deadline watchdog, when the transport was made with `watchdog` options (for the runtime's jobs). */
   get jobWatch(): JobWatch | undefined {
     return this.#watchesJobs ? this.#heartbeat : undefined;
@@ -368,6 +384,7 @@ export class PlatformTransport implements Transport {
       policy: this.#deliveryPolicy,
       signal: this.#abandon.signal,
       clock: this.#clock,
+      wake: this.#wake,
       onRetry: ({ attempt, error, status }) => {
         this.#metrics?.resultPostRetriesTotal.inc();
         this.#logger.warn({ requestId: jobId, attempt, status, err: error }, `${what} post failed; retrying`);

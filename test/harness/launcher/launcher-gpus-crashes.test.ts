@@ -169,4 +169,31 @@ describe('crashing worker command', () => {
     expect(route.events.length).toBeGreaterThanOrEqual(events.length);
     console.log(`[launcher crash] ${starts} starts in ${watchedMs} ms; backoff waits ${waits.join(', ')} ms`);
   }, 120_000);
+
+  it('fails its queued jobs SW_WORKER_START_FAILED with the reason once no worker could start for startFailureTimeoutMs, not at their ttl', async () => {
+    const h = await startLauncherHarness({
+      images: { 'test/crash:1': { command: 'echo "boom" >&2; exit 3' } },
+      backoff: { baseMs: 100, maxMs: 400, unhealthyAfter: 2 },
+      startFailureTimeoutMs: 1_000,
+    });
+    running = h;
+    const endpoint = await h.createEndpoint({ workersMin: 0, workersMax: 1 }, { imageName: 'test/crash:1' });
+    const first = await h.run(endpoint.id, { n: 1 });
+    const ended = async (jobId: string): Promise<{ status: string; error?: string; workerId?: string } | undefined> => {
+      const status = await h.json<{ status: string; error?: string; workerId?: string }>('GET', `/v2/${endpoint.id}/status/${jobId}`);
+      return status.status === 'IN_QUEUE' || status.status === 'IN_PROGRESS' ? undefined : status;
+    };
+    const failed = await waitFor(() => ended(first), 'the queued job ends', 60_000, 100);
+    expect(failed.status).toBe('FAILED');
+    const error = JSON.parse(failed.error ?? '{}') as Record<string, string>;
+    expect(error).toMatchObject({ error_code: 'SW_WORKER_START_FAILED', error_type: 'WorkerStartFailed' });
+    expect(error.error_message).toMatch(/exited during start-up \d+ times in a row/);
+    expect(error.error_message).toContain('code 3');
+    // While the endpoint still cannot start a worker, a job queued later fails too, without a ttl's wait.
+    const later = await h.run(endpoint.id, { n: 2 });
+    expect(await waitFor(() => ended(later), 'the later job ends', 60_000, 100)).toMatchObject({ status: 'FAILED' });
+    // The launcher took them as no worker: nothing of it stays in the endpoint's workers.
+    expect((await h.health(endpoint.id)).workers).toMatchObject({ idle: 0, running: 0 });
+    expect(h.logLines.some((line) => line.endpointId === endpoint.id && String(line.msg).includes('failed SW_WORKER_START_FAILED'))).toBe(true);
+  }, 120_000);
 });

@@ -15,6 +15,8 @@ export interface HarnessProcess {
   readonly url: string;
   /** The RUNPOD_* variables it printed for workers. */
   readonly workerEnv: Record<string, string>;
+  /** Its stderr (its log) so far. */
+  stderr(): string;
 }
 
 /** `serverless-worker harness --store <url> --port <port>` (0: any), until it prints its banner. */
@@ -27,8 +29,8 @@ export async function startHarness(
 ): Promise<HarnessProcess> {
   const storeArgs = options.noStoreFlag === true ? [] : ['--store', store];
   const env: Record<string, string> = options.SW_HARNESS_STORE !== undefined ? { SW_HARNESS_STORE: options.SW_HARNESS_STORE } : {};
-  const { child, url, workerEnv } = await startHarnessProcess(children, [...storeArgs, '--no-rate-limit', ...args], { port, env, timeoutMs: 120_000 });
-  return { child, url, workerEnv };
+  const { child, url, workerEnv, stderr } = await startHarnessProcess(children, [...storeArgs, '--no-rate-limit', ...args], { port, env, timeoutMs: 120_000 });
+  return { child, url, workerEnv, stderr };
 }
 
 /** A worker process joined to `harness` on `endpoint`. */

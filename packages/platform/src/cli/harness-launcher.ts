@@ -3,7 +3,7 @@
  * The launcher part of `serverless-worker harness`: `--image NAME=COMMAND`
  * (repeatable), `--launcher docker` (every template's image as containers),
  * `--launcher-config FILE` (JSON: images, gpus, tickMs, shutdownDeadlineMs, backoff,
- * logLines) and `--gpus LIST`; the machine's GPUs are read with the GPU readers
+ * logLines, startFailureTimeoutMs), `--start-failure-timeout-ms` and `--gpus LIST`; the machine's GPUs are read with the GPU readers
  * (nvidia-smi, then rocm-smi) when no list is given. `--job-log-bytes`,
  * `--job-log-keep-ms` and `--job-log-total-bytes` bound each job's own lines.
  */
@@ -27,6 +27,8 @@ export interface LauncherCliOptions {
   jobLogBytes?: number | undefined;
   jobLogKeepMs?: number | undefined;
   jobLogTotalBytes?: number | undefined;
+  /** `--start-failure-timeout-ms`: over the config file's `startFailureTimeoutMs`. */
+  startFailureTimeoutMs?: number | undefined;
 }
 
 /** The machine's GPUs as the launcher takes them. */
@@ -39,6 +41,7 @@ const ConfigFileSchema = z.strictObject({
   shutdownDeadlineMs: z.number().int().optional(),
   backoff: z.object({ baseMs: z.number().int().optional(), maxMs: z.number().int().optional(), unhealthyAfter: z.number().int().optional() }).optional(),
   logLines: z.number().int().optional(),
+  startFailureTimeoutMs: z.number().int().optional(),
 });
 
 /** `0,1` or `amd:0,1` -> the GPU list; `none` -> no GPUs. */
@@ -118,5 +121,11 @@ export async function launcherOptionsFrom(cli: LauncherCliOptions, logger: Logge
     'job log limits',
   );
   const { images: _images, gpus: _gpus, ...rest } = file;
-  return { ...rest, images, jobLines, ...(gpus ? { gpus } : {}) } as LauncherOptionsInput;
+  return {
+    ...rest,
+    images,
+    jobLines,
+    ...(gpus ? { gpus } : {}),
+    ...(cli.startFailureTimeoutMs !== undefined ? { startFailureTimeoutMs: cli.startFailureTimeoutMs } : {}),
+  } as LauncherOptionsInput;
 }

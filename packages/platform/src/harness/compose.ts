@@ -21,9 +21,6 @@ import { HarnessServerOptionsSchema, type WorkerApiPassThrough } from './server-
 import { checkBindAddress } from './http/bind-address.js';
 import type { PostgresDatabase } from './postgres/database.js';
 
-/** A launched worker's time between SIGTERM and SIGKILL when the launcher options name none, ms (launcher-options.ts). */
-const DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000;
-
 /** The launcher a composed harness runs: which workers, where their slots live, and their container engine. */
 export interface LauncherPlan {
   readonly options: LauncherOptionsInput;
@@ -42,6 +39,13 @@ export type ComposeHarnessOptions = CreateHarnessServerOptions & {
   readonly harnessOptions?: Omit<HarnessOptions, 'store'> | undefined;
   /** Run workers of the templates' images; default none. Needs the management API. */
   readonly launcher?: LauncherPlan | undefined;
+  /**
+   * Stop the worker processes that harnesses of this host, now gone, launched and left
+   * running (recorded in `<dataDir>/launched-processes/`), once the server listens: with
+   * or without a launcher of its own (`serverless-worker harness` always asks). Default
+   * the launcher plan's data folder when it runs `images`, else none.
+   */
+  readonly leftoverProcesses?: { readonly dataDir?: string | undefined } | undefined;
 };
 
 export interface ComposedHarness {
@@ -82,19 +86,45 @@ async function openSlotClaims(database: PostgresDatabase | undefined, machineId:
   return new PostgresSlotClaims(database, { machineId });
 }
 
-/** The launcher's record of its worker processes, after stopping what a harness of this host that no longer runs left behind. */
-async function openProcessRecords(plan: LauncherPlan, logger: Logger): Promise<ProcessRecords> {
+/** The launcher's record of its worker processes. */
+async function openProcessRecords(plan: LauncherPlan): Promise<ProcessRecords> {
   const { ProcessRecords } = await import('./launcher/process-records.js');
   const { defaultHarnessDataDir } = await import('./launcher/launcher-data-dir.js');
-  const records = new ProcessRecords(plan.dataDir ?? defaultHarnessDataDir());
-  const stopped = await records.stopLeftovers(plan.options.shutdownDeadlineMs ?? DEFAULT_SHUTDOWN_DEADLINE_MS);
-  if (stopped.length > 0) {
-    logger.warn(
-      { leftovers: stopped, folder: records.folder },
-      `launcher: stopped ${stopped.length} worker process(es) a harness that is gone left running: ${stopped.map((worker) => `${worker.workerId} (pid ${worker.pid}${worker.killed ? ', SIGKILL' : ''})`).join(', ')}`,
-    );
+  return new ProcessRecords(plan.dataDir ?? defaultHarnessDataDir());
+}
+
+/**
+ * Stop the worker processes harnesses of this host that are gone left in `dataDir`
+ * (SIGKILLed: they could not stop them): SIGTERM, SIGKILL after `deadlineMs`. Run once
+ * the server listens, so that an SDK worker among them, which kept its finished results
+ * for a harness on the same address (local/harness-gone.ts in the SDK), delivers them
+ * to this one while it drains. Never rejects: a failure is logged.
+ */
+async function stopLeftoverProcesses(dataDir: string | undefined, deadlineMs: number | undefined, logger: Logger): Promise<void> {
+  try {
+    const { ProcessRecords } = await import('./launcher/process-records.js');
+    const { defaultHarnessDataDir } = await import('./launcher/launcher-data-dir.js');
+    const { LauncherOptionsSchema } = await import('./launcher/launcher-options.js');
+    const records = new ProcessRecords(dataDir ?? defaultHarnessDataDir());
+    // The launcher's own default when its options name none: the leftovers get the drain a worker of this harness would.
+    const deadline = deadlineMs ?? LauncherOptionsSchema.shape.shutdownDeadlineMs.parse(undefined);
+    const found = records.leftovers();
+    if (found.length > 0)
+      logger.warn(
+        { leftovers: found, folder: records.folder, shutdownDeadlineMs: deadline },
+        `launcher: ${found.length} worker process(es) a harness that is gone left running: SIGTERM, SIGKILL after ${deadline} ms`,
+      );
+    // Also with none running: the records of harnesses that are gone are removed.
+    const stopped = await records.stopLeftovers(deadline);
+    if (stopped.length > 0) {
+      logger.warn(
+        { leftovers: stopped, folder: records.folder },
+        `launcher: stopped ${stopped.length} worker process(es) a harness that is gone left running: ${stopped.map((worker) => `${worker.workerId} (pid ${worker.pid}${worker.killed ? ', SIGKILL' : ''})`).join(', ')}`,
+      );
+    }
+  } catch (error) {
+    logger.error({ err: error }, 'launcher: could not stop the worker processes a harness that is gone left running');
   }
-  return records;
 }
 
 async function openLauncher(
@@ -109,8 +139,8 @@ async function openLauncher(
     `launcher machine id: ${slots.machineId}${slots.shared ? ' (worker slots shared with every harness on the database)' : ''}`,
   );
   let containers: LaunchBackend | undefined;
-  // Worker processes are recorded in the data folder; those a crashed harness of this host left are stopped first.
-  const processRecords = Object.keys(plan.options.images ?? {}).length > 0 ? await openProcessRecords(plan, parts.logger) : undefined;
+  // Worker processes are recorded in the data folder (those a crashed harness of this host left are stopped once the server listens).
+  const processRecords = Object.keys(plan.options.images ?? {}).length > 0 ? await openProcessRecords(plan) : undefined;
   try {
     if (plan.kind === 'docker') {
       // The engine is asked at start, so a wrong --docker-host fails here, not at the first job.
@@ -141,7 +171,7 @@ async function openLauncher(
 
 /** Open what the options name, wire it, listen, and start the launcher against the server. */
 export async function composeHarness(options: ComposeHarnessOptions): Promise<ComposedHarness> {
-  const { harnessOptions, launcher: plan, ...serverInput } = options;
+  const { harnessOptions, launcher: plan, leftoverProcesses, ...serverInput } = options;
   // An unsafe bind is refused here, before anything is opened (a store, a database, a launcher); the server does not check again.
   const host = parseOrThrow(HarnessServerOptionsSchema.shape.host, serverInput.host, 'SW_INVALID_OPTIONS', 'harness server option host');
   checkBindAddress(host, serverInput.apiKey !== undefined, serverInput.allowUnauthenticatedNonLoopback === true);
@@ -173,9 +203,12 @@ export async function composeHarness(options: ComposeHarnessOptions): Promise<Co
     await closeOwned();
     throw error;
   }
+  let leftoversStopped: Promise<void> | undefined;
   const stopLauncher = once(async () => {
     await launched?.launcher.close();
     await launched?.slots.close();
+    // Leftovers still stopping get their deadline: none outlives this harness either.
+    await leftoversStopped;
   });
   const server = await listenHarnessServer(
     {
@@ -201,5 +234,13 @@ export async function composeHarness(options: ComposeHarnessOptions): Promise<Co
     ...(pingIntervalMs !== undefined ? { pingIntervalMs } : {}),
     ...(silenceWindowMs !== undefined ? { silenceWindowMs } : {}),
   });
+  // Now that the server listens: a leftover SDK worker delivers its results here while it stops.
+  const leftovers = leftoverProcesses ?? (plan && Object.keys(plan.options.images ?? {}).length > 0 ? { dataDir: plan.dataDir } : undefined);
+  if (leftovers)
+    leftoversStopped = stopLeftoverProcesses(
+      leftovers.dataDir ?? plan?.dataDir,
+      plan?.options.shutdownDeadlineMs,
+      logger ?? (await import('pino')).pino({ level: 'silent' }),
+    );
   return { harness, server, launcher: launched?.launcher, managementStore, stopLauncher, close: () => server.close() };
 }

@@ -11,6 +11,12 @@
 import { type ErrorCodeEntry, registerErrorCodes } from 'serverless-worker/internal';
 
 export const PLATFORM_ERROR_CODES = {
+  SW_WORKER_START_FAILED: {
+    status: 500,
+    meaning:
+      "No worker of the job's endpoint could start for the launcher's `startFailureTimeoutMs` (default 3 min): the backend cannot start one (a Docker image missing from the engine), or every worker exited during start-up (a command that fails, an image whose entrypoint exits), so the job failed instead of waiting IN_QUEUE until its ttl. The message gives the launcher's reason.",
+    fix: "Fix what the reason names (build or pull the image, fix the `--image` command, read the endpoint's worker logs at /v2/<endpoint>/logs), then /retry the job; `startFailureTimeoutMs` in the launcher config (or `--start-failure-timeout-ms`) sets how long jobs wait first.",
+  },
   SW_BUILD_FAILED: {
     status: 500,
     meaning:

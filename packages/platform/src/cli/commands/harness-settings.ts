@@ -25,6 +25,7 @@ import { LoadBalancingSettingsSchema } from '../../harness/load-balancing/option
 import { DEFAULT_POOL_SIZE } from '../../harness/postgres/database.js';
 import { PoolSizeSchema, STORE_ENV, StoreSpecSchema } from '../../harness/open-store.js';
 import { JOB_LINES_LIMITS, JobLinesLimitsSchema } from '../../harness/launcher/job-lines.js';
+import { DEFAULT_START_FAILURE_TIMEOUT_MS, StartFailureTimeoutSchema } from '../../harness/launcher/launcher-options.js';
 
 const server = HarnessServerOptionsSchema.shape;
 const jobLines = JobLinesLimitsSchema.shape;
@@ -187,6 +188,12 @@ export const HARNESS_SETTINGS = {
     flag: '--launcher-config <file>',
     defaultText: 'none',
     description: 'JSON file: {"images": {"NAME": "COMMAND"}, "gpus": "0,1", "shutdownDeadlineMs": 40000, ...}',
+  }),
+  startFailureTimeoutMs: wholeNumberSetting(StartFailureTimeoutSchema.optional(), {
+    flag: '--start-failure-timeout-ms <ms>',
+    defaultText: `\`startFailureTimeoutMs\` of --launcher-config, else \`${DEFAULT_START_FAILURE_TIMEOUT_MS}\` (3 min)`,
+    description:
+      'while no worker of an endpoint can start (its image missing, its workers exiting during start-up), how long before its queued jobs fail SW_WORKER_START_FAILED with the reason (jobs queued later while it lasts fail at once) instead of waiting until their ttl',
   }),
   gpus: textSetting(z.string().min(1).optional(), {
     flag: '--gpus <list>',

@@ -58,6 +58,8 @@ export async function runHarness(options: HarnessCommandOptions): Promise<void> 
           },
         }
       : {}),
+    // Whatever its flags: the worker processes a harness of this host that is gone left in the data folder are stopped.
+    leftoverProcesses: { dataDir: options.dataDir },
     host: options.host,
     port: options.port,
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),

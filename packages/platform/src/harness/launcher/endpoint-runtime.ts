@@ -18,10 +18,19 @@ export interface EndpointRuntime {
   unhealthyReason: string | undefined;
   /** Why no worker can start at all (the backend's startProblem: an image missing); rechecked while workers are wanted. */
   startProblem: string | undefined;
+  /** Since when (harness clock) no worker could start (a start problem or start-up crashes in a row), or undefined (start-failures.ts). */
+  cannotStartSince: number | undefined;
 }
 
 export function newEndpointRuntime(backoff: CrashBackoffSettings): EndpointRuntime {
-  return { workers: new Map(), backoff: new CrashBackoff(backoff), throttled: 0, unhealthyReason: undefined, startProblem: undefined };
+  return {
+    workers: new Map(),
+    backoff: new CrashBackoff(backoff),
+    throttled: 0,
+    unhealthyReason: undefined,
+    startProblem: undefined,
+    cannotStartSince: undefined,
+  };
 }
 
 /** The endpoint's workers as the job store knows them (EndpointJobs.workers.all()), by id. */

@@ -20,6 +20,16 @@ export const GpuListSchema = z.object({
   name: z.string().min(1).optional(),
 });
 
+/** `startFailureTimeoutMs` when none is given, ms (3 min). */
+export const DEFAULT_START_FAILURE_TIMEOUT_MS = 180_000;
+const START_FAILURE_TIMEOUT_MAX_MS = 604_800_000;
+/** `startFailureTimeoutMs` without its default: the harness flag reads it too. */
+export const StartFailureTimeoutSchema = z
+  .number({ error: 'startFailureTimeoutMs must be a number of milliseconds' })
+  .int({ error: 'startFailureTimeoutMs must be a whole number of milliseconds' })
+  .min(0, { error: `startFailureTimeoutMs must be from 0 to ${START_FAILURE_TIMEOUT_MAX_MS} ms (7 days)` })
+  .max(START_FAILURE_TIMEOUT_MAX_MS, { error: `startFailureTimeoutMs must be from 0 to ${START_FAILURE_TIMEOUT_MAX_MS} ms (7 days)` });
+
 export const LauncherOptionsSchema = z.object({
   /** Image name -> how to run it as a local process. At least one, unless the launcher also has a container backend (LauncherDeps.containers). */
   images: z.record(z.string().min(1), ImageCommandSchema).default(() => ({})),
@@ -47,6 +57,14 @@ export const LauncherOptionsSchema = z.object({
       unhealthyAfter: z.number().int().min(1).max(1_000).default(DEFAULT_CRASH_BACKOFF.unhealthyAfter),
     })
     .default(() => ({ ...DEFAULT_CRASH_BACKOFF })),
+  /**
+   * While no worker of an endpoint can start (its backend's start problem, an image
+   * missing; or start-up crashes in a row that mark it unhealthy), how long before its
+   * queued jobs fail SW_WORKER_START_FAILED with the reason, ms (and those queued later
+   * while it lasts, at once); default 180 000: longer than a crash backoff's first rounds,
+   * far shorter than a job's ttl (24 h), which they waited out before.
+   */
+  startFailureTimeoutMs: StartFailureTimeoutSchema.default(DEFAULT_START_FAILURE_TIMEOUT_MS),
   /** Output lines kept per endpoint for GET /v2/{endpoint}/logs; default 1000. */
   logLines: z.number().int().min(1).max(1_000_000).default(1_000),
   /** Each job's own lines (the dashboard's job page): bytes per job, time after its last line, bytes in all (job-lines.ts). */

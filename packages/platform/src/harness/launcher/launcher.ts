@@ -37,6 +37,7 @@ import { ProcessBackend } from './process-backend.js';
 import type { ProcessRecords } from './process-records.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling } from './scale-decision.js';
+import { failQueuedJobs, jobsMustFail, noteStartState, startFailedError } from './start-failures.js';
 import { ScalingLoop } from './scaling-loop.js';
 import { ScaleEvents, type ScaleEvent } from './scale-events.js';
 import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
@@ -316,12 +317,13 @@ export class Launcher implements LaunchedWorkersView {
         'the endpoint wants more GPUs per worker than the machine has: its workers stay throttled',
       );
     }
+    const elsewhere = await workersElsewhere(this.#slots, endpoint.id, presence, now);
     const decision = decideScaling({
       settings: endpoint,
       now,
       queued,
       runningJobs,
-      workers: [...workers, ...(await workersElsewhere(this.#slots, endpoint.id, presence, now))],
+      workers: [...workers, ...elsewhere],
       startable: needsGpus && this.#pool ? Math.floor(this.#pool.freeCount / endpoint.gpuCount) : Number.POSITIVE_INFINITY,
       startBlocked: runtime.backoff.blocked(now),
     });
@@ -351,6 +353,16 @@ export class Launcher implements LaunchedWorkersView {
       this.#spawn({ id, endpoint, template, backend, runtime, now, needsGpus, desired: decision.desired, launchKey: key });
       if (!runtime.workers.has(id)) await this.#slots.release(endpoint.id, id);
     }
+    // No worker could start for a while, and none is ready anywhere: the queued jobs fail with the reason, not at their ttl.
+    const cannotStart = noteStartState(runtime, now);
+    if (
+      cannotStart !== undefined &&
+      queued.length > 0 &&
+      elsewhere.length === 0 &&
+      jobsMustFail(runtime, now, this.settings.startFailureTimeoutMs, presence.values())
+    ) {
+      await this.#failQueued(runtime, jobs, cannotStart, now);
+    }
     if (this.#deps.metrics) setWorkerGauge(this.#deps.metrics.harnessWorkers, endpoint.id, runtime, presence);
     return queued.length > 0 || runningJobs > 0 || runtime.workers.size > 0 || decision.desired > 0 || runtime.throttled > 0;
   }
@@ -362,6 +374,17 @@ export class Launcher implements LaunchedWorkersView {
 
   #stopWorker(worker: LaunchedWorker, reason: StopReason): void {
     stopWorker(this.#lifecycle, this.#runtimes.get(worker.endpointId), worker, reason);
+  }
+
+  /** Fail the endpoint's queued jobs SW_WORKER_START_FAILED (start-failures.ts), told in the log and the scale events. */
+  async #failQueued(runtime: EndpointRuntime, jobs: EndpointJobs, reason: string, now: number): Promise<void> {
+    const sinceMs = now - (runtime.cannotStartSince ?? now);
+    const failed = await failQueuedJobs(jobs, startFailedError(jobs.id, reason, sinceMs));
+    if (failed.length === 0) return;
+    const message = `${failed.length} queued job(s) failed SW_WORKER_START_FAILED: no worker could start for ${sinceMs} ms (${reason})`;
+    this.#log.error({ endpointId: jobs.id, jobs: failed, reason, sinceMs }, `endpoint ${jobs.id}: ${message}`);
+    // An unhealthy endpoint's consequence, in its kind of event (the dashboard draws these kinds).
+    this.#reports.event(runtime, { endpointId: jobs.id, kind: 'unhealthy', message });
   }
 
   /** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */
