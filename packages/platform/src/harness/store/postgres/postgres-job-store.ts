@@ -44,6 +44,7 @@ import {
   type StreamRead,
   type SubmitOptions,
   type TouchWorker,
+  systemClock,
 } from 'serverless-worker/internal';
 import type postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
@@ -188,16 +189,15 @@ export class PostgresJobStore implements JobStore {
     const requestText = requestJsonText(request);
     const waitMs = this.#submitWaitMs;
     const waited = new AbortController();
-    const timer = setTimeout(
-      () =>
-        waited.abort(
-          new ServerlessWorkerError(
-            'SW_STORE_UNAVAILABLE',
-            `The job store did not take the submission within ${waitMs} ms (PostgreSQL is slow or unreachable); it was not stored: retry after ${SUBMIT_RETRY_AFTER_S} s`,
-            { retryAfterSeconds: SUBMIT_RETRY_AFTER_S, waitedMs: waitMs },
-          ),
+    // The system clock's timer: a deadline of this process's own waiting, not a job rule (those take the harness's clock).
+    const timer = systemClock.setTimer(waitMs, () =>
+      waited.abort(
+        new ServerlessWorkerError(
+          'SW_STORE_UNAVAILABLE',
+          `The job store did not take the submission within ${waitMs} ms (PostgreSQL is slow or unreachable); it was not stored: retry after ${SUBMIT_RETRY_AFTER_S} s`,
+          { retryAfterSeconds: SUBMIT_RETRY_AFTER_S, waitedMs: waitMs },
         ),
-      waitMs,
+      ),
     );
     try {
       await this.#inserts.add(
@@ -207,7 +207,7 @@ export class PostgresJobStore implements JobStore {
         waited.signal,
       );
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
     }
     this.#takeWrites.endpointExists(endpointId);
     this.#hub.emit(events);
