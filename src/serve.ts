@@ -16,6 +16,7 @@ import { createLogger, loadPrettyLogs } from './log/index.js';
 import { HARNESS_GONE_AFTER_ENV, HARNESS_PID_ENV } from './settings/launched-worker.js';
 import {
   WORKER_USAGE,
+  attributeJobOutput,
   catchStrayErrors,
   checkTestInput,
   formatStartupError,
@@ -67,6 +68,8 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     logger = config.logger ?? createLogger(level !== undefined ? { level } : {});
     // Every mode: a rejection or throw the handler leaves outside its promise is logged, not fatal.
     catchStrayErrors(logger);
+    // Every mode: what a handler prints is a line of its job, as its log lines are (job-output.ts).
+    attributeJobOutput();
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
       // The worker of a --serve-api process (the platform's local/supervisor.ts): it leaves with its supervisor.

@@ -7,6 +7,7 @@ export * from './argv.js';
 export * from './error-payload.js';
 export * from './handler.js';
 export * from './job-log.js';
+export * from './job-output.js';
 export * from './job-run.js';
 export * from './job-telemetry.js';
 export * from './lifecycle-state.js';

@@ -218,6 +218,9 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
     // The child logs JSON (it is a platform-mode worker); on a terminal its lines are shown as this process's are.
     onStderr: (stream) =>
       relayChildLog(stream, jobLogs, (lines) => process.stderr.write(lines.map((line) => (childLine ? childLine(line) : `${line}\n`)).join(''))),
+    // What its handler prints on stdout is a JSON line of its job there (worker/job-output.ts): kept for the job page, shown as on stderr.
+    onStdout: (stream) =>
+      relayChildLog(stream, jobLogs, (lines) => process.stdout.write(lines.map((line) => (childLine ? childLine(line) : `${line}\n`)).join(''))),
   });
   let signalled!: () => void;
   const signal = new Promise<'signal'>((resolve) => (signalled = () => resolve('signal')));

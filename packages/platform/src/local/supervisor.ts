@@ -62,6 +62,8 @@ export interface SupervisorOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where the child's stderr lines go: default straight to this terminal; given, the lines are piped through it. */
   readonly onStderr?: (stream: Readable) => void;
+  /** The child's stdout, piped to this (what its handler prints there is a line of its job: worker/job-output.ts); else inherited. */
+  readonly onStdout?: (stream: Readable) => void;
   /** The worker API's calls: given, the child's jobs and results go over its IPC channel (child-channel.ts); default HTTP alone. */
   readonly channel?: WorkerApiCalls | undefined;
   /** Times the stop bound, the ready polls and the restart backoff; default the system clock. */
@@ -175,12 +177,13 @@ export class WorkerSupervisor {
         [SUPERVISOR_PID_ENV]: String(process.pid),
         ...(channel ? { [SUPERVISED_CHANNEL_ENV]: SUPERVISED_CHANNEL_IPC } : {}),
       },
-      // Logs to this terminal (stderr through onStderr when given); no stdin (the platform gives none either).
-      stdio: ['ignore', 'inherit', this.#options.onStderr ? 'pipe' : 'inherit', ...(channel ? (['ipc'] as const) : [])],
+      // Logs to this terminal (through onStdout and onStderr when given); no stdin (the platform gives none either).
+      stdio: ['ignore', this.#options.onStdout ? 'pipe' : 'inherit', this.#options.onStderr ? 'pipe' : 'inherit', ...(channel ? (['ipc'] as const) : [])],
       detached: true,
     });
     this.#child = child;
     if (child.stderr) this.#options.onStderr?.(child.stderr);
+    if (child.stdout) this.#options.onStdout?.(child.stdout);
     if (channel) {
       serveChildChannel(child, {
         calls: channel,

@@ -6,14 +6,15 @@
  * (with the lines an in-process worker logged for it). One line each on stdout, oldest
  * first (by time, then by the order the harness captured them: lines of one millisecond as
  * they were written): time, worker, stream, the line as written; `--json`: each as a JSON
- * object (with `seq`, its capture number).
+ * object (with `seq`, its capture number). Lines of the job the harness no longer keeps are
+ * counted on stderr, with why.
  * `--follow` reads again every `--interval` ms and prints only the lines not printed yet,
  * until interrupted (Ctrl+C).
  */
 import type { Command } from 'commander';
 import { sleep } from 'serverless-worker/internal';
 import { managementClientFromEnv } from '../../harness/management/management-client.js';
-import { HarnessReads, type LogLineReply } from './harness-reads.js';
+import { HarnessReads, type LogLineReply, type LogsReply } from './harness-reads.js';
 import { integerFlag } from './management-flags.js';
 import { note, withConnection, type ConnectionFlags } from './management-output.js';
 
@@ -28,6 +29,15 @@ interface LogsFlags extends ConnectionFlags {
   json?: boolean;
   tail?: string;
   interval?: string;
+}
+
+/** What the CLI says of a job's lines the harness no longer keeps: how many, and why. */
+export function droppedNote(reply: LogsReply): string {
+  const count =
+    reply.droppedLines !== undefined
+      ? `${reply.droppedLines} line${reply.droppedLines === 1 ? '' : 's'} of this job no longer kept`
+      : 'lines of this job no longer kept';
+  return `serverless-worker: ${count}: ${reply.dropped ?? 'dropped'}`;
 }
 
 /** A line as printed: `2026-01-01T10:00:00.123Z worker-1 stdout the line`. */
@@ -122,15 +132,25 @@ export function registerLogsCommand(program: Command): void {
       if (lines.length === 0) return;
       process.stdout.write(`${lines.map((line) => (flags.json ? JSON.stringify(line) : formatLogLine(line))).join('\n')}\n`);
     };
+    // Lines of the job no longer kept: said on stderr (the lines stay alone on stdout), once, and again when more go.
+    let droppedSaid: string | undefined;
+    const sayDropped = (reply: LogsReply): void => {
+      if (reply.dropped === undefined || reply.dropped === droppedSaid) return;
+      droppedSaid = reply.dropped;
+      note(droppedNote(reply));
+    };
     const first = await reads.logs(query(tail));
     if (!first.launcher && first.inProcess === false)
       note('serverless-worker: this harness has no log source (no launched workers, no in-process worker): no lines will come');
+    sayDropped(first);
     const newLines = new NewLines();
     print(newLines.take(first.lines));
     if (!flags.follow) return;
     for (;;) {
       await sleep(interval);
-      print(newLines.take((await reads.logs(query(MAX_LINES))).lines));
+      const reply = await reads.logs(query(MAX_LINES));
+      sayDropped(reply);
+      print(newLines.take(reply.lines));
     }
   });
 }
