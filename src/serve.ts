@@ -18,6 +18,7 @@ import {
   WORKER_USAGE,
   attributeJobOutput,
   catchStrayErrors,
+  checkRuntimeEnv,
   checkTestInput,
   formatStartupError,
   parseWorkerArgs,
@@ -63,6 +64,8 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       return;
     }
     const config = resolveOptions(options);
+    // Every mode, before any: a variable the platform would refuse stops a dry run too.
+    checkRuntimeEnv(process.env);
     const level = args.logLevel ?? (args.verbose ? 'debug' : undefined);
     if (!config.logger) await loadPrettyLogs();
     logger = config.logger ?? createLogger(level !== undefined ? { level } : {});

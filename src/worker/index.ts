@@ -23,4 +23,5 @@ export * from './wait-for-url.js';
 export * from './closest-name.js';
 export * from './input-check.js';
 export * from './startup-error.js';
+export * from './runtime-env.js';
 export * from './stray-errors.js';

@@ -7,7 +7,7 @@
  */
 import * as z from 'zod';
 import { parseWholeNumber, type Setting } from '../settings/setting.js';
-import { API_KEY_ENV } from '../settings/worker-env.js';
+import { API_KEY_ENV, LOG_LEVELS } from '../settings/worker-env.js';
 
 export interface WorkerFlag extends Setting {
   /** Other spellings, the Python SDK's: `--rp_serve_api`. */
@@ -21,8 +21,8 @@ export const DEFAULT_SERVE_HOST = '127.0.0.1';
 /** Port `--serve-api` listens on unless `--port` says otherwise. */
 export const DEFAULT_SERVE_PORT = 8000;
 
-/** The pino levels `--log-level` takes. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** The pino levels `--log-level` takes (SW_LOG_LEVEL's: declared with it). */
+export { LOG_LEVELS };
 
 const portSchema = z.number().int().min(0).max(65_535);
 
