@@ -72,7 +72,8 @@ export const WORKER_FLAG_SETTINGS = {
     flag: '--no-rate-limit',
     schema: z.boolean().default(true),
     defaultText: 'limits on',
-    description: '--serve-api without the spec 8.2 rate limits (e.g. to load-test a worker locally); the banner prints the limits in force',
+    description:
+      "--serve-api without the platform's per-endpoint rate limits on /run, /runsync and the other queue operations (e.g. to load-test a worker locally); the banner prints the limits in force",
   },
   logLevel: {
     flag: '--log-level <level>',

@@ -64,6 +64,17 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
     for (const base of ['nvidia/cuda:', 'rocm/', 'node:24']) expect(ci).toContain(base);
   });
 
+  it('types Node as its image runs it, and says how to serve on another port', async () => {
+    const dir = join(scratch, 'node-types');
+    expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as ScaffoldPackage;
+    const imageNode = /^ARG NODE_IMAGE=node:(\d+)-/m.exec(await readFile(join(dir, 'Dockerfile'), 'utf8'))?.[1];
+    expect(imageNode).toBeDefined();
+    expect(pkg.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${imageNode}\\.`));
+    const readme = await readFile(join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain('npm run dev -- --port');
+  });
+
   it('builds a node base with NODE_FROM=base everywhere it says how: README, Dockerfile, CI matrix (no second Node in the CPU image)', async () => {
     const dir = join(scratch, 'node-from');
     expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);

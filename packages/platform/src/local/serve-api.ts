@@ -60,7 +60,7 @@ export function describeRateLimits(rateLimits: HarnessServerConfig['rateLimits']
     const { perWindow, concurrent } = table[operation];
     return `/${operation} ${perWindow} per ${seconds} s${concurrent !== null ? ` (${concurrent} at once)` : ''}`;
   });
-  return `rate limits (spec 8.2, 429 past them; --no-rate-limit turns them off): ${shown.join(', ')}`;
+  return `rate limits (the platform's, per endpoint: 429 past them; --no-rate-limit turns them off): ${shown.join(', ')}`;
 }
 
 /** The lines printed at start: where the API is, a curl command that runs one job, and the rate limits in force. */
