@@ -21,6 +21,7 @@ import {
   checkRuntimeEnv,
   checkTestInput,
   formatStartupError,
+  warnOnOldNode,
   parseWorkerArgs,
   resolveOptions,
   resolveTestInput,
@@ -71,6 +72,8 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
     logger = config.logger ?? createLogger(level !== undefined ? { level } : {});
     // Every mode: a rejection or throw the handler leaves outside its promise is logged, not fatal.
     catchStrayErrors(logger);
+    // Every mode, once: a Node older than the packages need is said at start (node-version.ts).
+    warnOnOldNode(logger);
     // Every mode: what a handler prints is a line of its job, as its log lines are (job-output.ts).
     attributeJobOutput();
     const anyHandler = handler as Handler<unknown, unknown>;

@@ -24,4 +24,5 @@ export * from './closest-name.js';
 export * from './input-check.js';
 export * from './startup-error.js';
 export * from './runtime-env.js';
+export * from './node-version.js';
 export * from './stray-errors.js';
