@@ -75,6 +75,13 @@ export const WORKER_FLAG_SETTINGS = {
     description:
       "--serve-api without the platform's per-endpoint rate limits on /run, /runsync and the other queue operations (e.g. to load-test a worker locally); the banner prints the limits in force",
   },
+  watch: {
+    flag: '--watch',
+    schema: z.boolean().default(false),
+    defaultText: 'off',
+    description:
+      "--serve-api: restart only the worker child when a file under the worker script's folder changes; the queue API, the dashboard and every job stay (jobs the old child held go back to the queue)",
+  },
   logLevel: {
     flag: '--log-level <level>',
     aliases: ['--rp_log_level'],
