@@ -94,7 +94,8 @@ export function attributeJobOutput(options: CreateLoggerOptions = {}): void {
         typeof chunk === 'string'
           ? chunk
           : chunk instanceof Uint8Array
-            ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString(typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+            ? // Bytes are text as UTF-8 (Node ignores the encoding argument of a Buffer write).
+              Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8')
             : String(chunk);
       const at = systemClock.now();
       const out = linesOf(text)
