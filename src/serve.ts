@@ -18,9 +18,12 @@ import { HARNESS_GONE_AFTER_ENV, HARNESS_PID_ENV } from './settings/launched-wor
 import type { HarnessGone } from './local/harness-gone.js';
 import {
   WORKER_USAGE,
+  attributeJobOutput,
   catchStrayErrors,
+  checkRuntimeEnv,
   checkTestInput,
   formatStartupError,
+  warnOnOldNode,
   parseWorkerArgs,
   resolveOptions,
   resolveTestInput,
@@ -64,11 +67,17 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       return;
     }
     const config = resolveOptions(options);
+    // Every mode, before any: a variable the platform would refuse stops a dry run too.
+    checkRuntimeEnv(process.env);
     const level = args.logLevel ?? (args.verbose ? 'debug' : undefined);
     if (!config.logger) await loadPrettyLogs();
     logger = config.logger ?? createLogger(level !== undefined ? { level } : {});
     // Every mode: a rejection or throw the handler leaves outside its promise is logged, not fatal.
     catchStrayErrors(logger);
+    // Every mode, once: a Node older than the packages need is said at start (node-version.ts).
+    warnOnOldNode(logger);
+    // Every mode: what a handler prints is a line of its job, as its log lines are (job-output.ts).
+    attributeJobOutput();
     const anyHandler = handler as Handler<unknown, unknown>;
     if (process.env.RUNPOD_WEBHOOK_GET_JOB) {
       // The worker of a --serve-api process (the platform's local/supervisor.ts): it leaves with its supervisor.

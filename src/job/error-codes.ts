@@ -21,7 +21,7 @@ export const ERROR_CODES = {
   // ---- job requests and job lifecycle ----
   SW_INVALID_JOB_REQUEST: {
     status: 400,
-    meaning: 'A job request body does not match the job request schema (spec 4.3).',
+    meaning: 'A job request body does not match the job request schema (`{"input": {...}}` with optional policy, webhook, s3Config).',
     fix: 'Send {"input": {...}} with optional webhook (URL), policy {executionTimeout, lowPriority, ttl} and s3Config; the message names the field and the allowed range.',
   },
   SW_ILLEGAL_TRANSITION: {

@@ -21,6 +21,8 @@ import { loadMetrics, startMetricsServer } from '../metrics/index.js';
 import { runInitPhase, type InitFunction } from '../worker/init/index.js';
 import { Lifecycle, type LifecycleState } from '../worker/lifecycle-state.js';
 import { resolvePlatformExtras } from '../worker/platform-extras.js';
+import { checkRuntimeEnv } from '../worker/runtime-env.js';
+import { warnOnOldNode } from '../worker/node-version.js';
 import { trackFreshConnections, type FreshConnections } from '../net/fresh-connections.js';
 import { onShutdownSignals } from '../worker/signals.js';
 import { catchStrayErrors } from '../worker/stray-errors.js';
@@ -96,6 +98,8 @@ export async function startLoadBalancingWorker<State>(
   const logger: Logger = config.logger ?? createLogger();
   const processEnv = extras.processEnv ?? process.env;
   const env = resolveLbEnv(config, processEnv);
+  checkRuntimeEnv(processEnv);
+  warnOnOldNode(logger, processEnv);
   const platform = resolvePlatformExtras(config, processEnv);
   const workerId = config.workerId ?? env.podId ?? `lb-${randomUUID().slice(0, 8)}`;
   const metrics = platform.metricsPort !== undefined ? await loadMetrics() : undefined;

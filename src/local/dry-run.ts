@@ -7,6 +7,7 @@
  * COMPLETED, 1 otherwise.
  */
 import type { Logger } from 'pino';
+import { rawWrite } from '../log/index.js';
 import type { JobRequest, JobView } from '../job/index.js';
 import { onShutdownSignals, startHandler, type Handler, type WorkerConfig } from '../worker/index.js';
 import { guardDryRunExit } from './dry-run-exit.js';
@@ -25,8 +26,9 @@ export type DryRunRecord = Omit<JobView, 'error'> & { error?: unknown };
 /** Wait for the job far longer than any execution timeout could run (7 days). */
 const WAIT_FOREVER_MS = 2 ** 31 - 1;
 
+// Through stdout's own write: a chunk is printed from the handler's turn (job-output.ts would name it a line of the job).
 function printLine(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  rawWrite.stdout(`${JSON.stringify(value)}\n`);
 }
 
 export function dryRunRecord(view: JobView): DryRunRecord {
@@ -91,7 +93,7 @@ export async function runDryRun(handler: Handler<unknown, unknown>, config: Work
   }
   await printChunks();
   const record = dryRunRecord(view);
-  if (process.stdout.isTTY) process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
+  if (process.stdout.isTTY) rawWrite.stdout(`${JSON.stringify(record, null, 2)}\n`);
   else printLine(record);
   exitGuard.dispose();
   const exit = await local.stop();

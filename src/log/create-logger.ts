@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { exitSafeDestination } from './exit-safe-destination.js';
+import { rawStderr } from './raw-output.js';
 import { REDACT_CENSOR, REDACT_PATHS } from './redact.js';
 
 type PrettyFactory = typeof import('pino-pretty');
@@ -89,7 +90,8 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   };
   const pretty = chooseLogFormat(options) === 'pretty' ? prettyNow() : undefined;
   if (pretty) {
-    const destination = options.destination ?? process.stderr;
+    // Around job output's wrapping of process.stderr (worker/job-output.ts): a log line is not printed output.
+    const destination = options.destination ?? rawStderr();
     return pino(base, pretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname,name' }));
   }
   const destination = options.destination ?? exitSafeDestination(2);

@@ -4,5 +4,6 @@
  * Layer: utility (docs/architecture.md): every layer may use it.
  */
 export * from './create-logger.js';
+export * from './raw-output.js';
 export * from './redact.js';
 export * from './url-for-log.js';

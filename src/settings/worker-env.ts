@@ -1,6 +1,6 @@
 /**
  * @module settings/worker-env
- * The SERVERLESS_WORKER_* environment variables, each declared once: its name, the zod
+ * The SERVERLESS_WORKER_* environment variables (and SW_LOG_LEVEL), each declared once: its name, the zod
  * schema that parses it (an environment value is text), the default and what it does.
  * worker/platform-extras.ts, load-balancing/lb-options.ts, `--serve-api` and the
  * `harness` command read them through these entries; the README's table is made from
@@ -17,11 +17,14 @@ export interface EnvSetting<Schema extends z.ZodType = z.ZodType> {
   readonly description: string;
 }
 
+// One check on the text, so that the error quotes the value as given (a check after the transform saw a number).
 const portText = z
   .string()
-  .regex(/^\d{1,5}$/, { error: 'must be a port number from 0 to 65535' })
-  .transform(Number)
-  .refine((port) => port <= 65_535, { error: 'must be a port number from 0 to 65535' });
+  .refine((text) => /^\d{1,5}$/.test(text) && Number(text) <= 65_535, { error: 'must be a port number from 0 to 65535' })
+  .transform(Number);
+
+/** The pino levels SW_LOG_LEVEL and `--log-level` take. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** The GPU expectations of `expectGpu` and SERVERLESS_WORKER_EXPECT_GPU. */
 export const GPU_EXPECTATIONS = ['auto', 'nvidia', 'amd', 'any', 'none'] as const;
@@ -52,6 +55,16 @@ export const WORKER_ENV = {
     schema: portText,
     defaultText: 'option `metricsPort`, else off',
     description: 'on the platform, serve Prometheus `/metrics` on this port; overrides `metricsPort`',
+  },
+  logLevel: {
+    name: 'SW_LOG_LEVEL',
+    // Any case, as pino's own names are matched (INFO is info); empty: unset.
+    schema: z
+      .string()
+      .transform((level) => level.toLowerCase())
+      .pipe(z.enum(['', ...LOG_LEVELS], { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+    defaultText: '`$LOG_LEVEL`, else `info`',
+    description: 'the log level of the worker in every mode (a bad value stops the start, in the dry run as on the platform); `--log-level` overrides it',
   },
   metricsHost: {
     name: 'SERVERLESS_WORKER_METRICS_HOST',

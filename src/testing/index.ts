@@ -6,6 +6,19 @@
  */
 // First: a clear error when zod 4 is not what is installed.
 import '../zod-version.js';
-export { runJob, streamJob, type RunJobSettings, type TestJobResult, type TestJobStream } from './run-job.js';
+export {
+  runJob,
+  streamJob,
+  type OutputOf,
+  type RequestFor,
+  type RequestInputOf,
+  type RunJobSettings,
+  type RunJobSettingsOf,
+  type TestJobRequest,
+  type TestJobResult,
+  type TestJobStream,
+  type YieldOf,
+} from './run-job.js';
+export { jobError, type JobErrorInfo } from './job-error.js';
 export { ManualClock, type Clock } from '../clock/index.js';
 export { joinChunks } from '../worker/join-chunks.js';

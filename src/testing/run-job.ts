@@ -8,16 +8,18 @@
  * nothing is spawned; each call has its own harness and worker, stopped at the end.
  */
 import type { Logger } from 'pino';
+import type * as z from 'zod';
 import { dryRunRecord, type DryRunRecord } from '../local/dry-run.js';
 import { startLocalWorker, type LocalWorker } from '../local/local-worker.js';
 import { Harness, type Clock } from '../harness/index.js';
-import { parseJobRequest, type JobStatus, type StreamChunk } from '../job/index.js';
+import { parseJobRequest, type JobRequestInput, type JobStatus, type StreamChunk } from '../job/index.js';
 import { createLogger } from '../log/index.js';
 import { joinChunks } from '../worker/join-chunks.js';
 import { startHandler } from '../worker/init/init-phase.js';
 import { bindState } from '../worker/init/bind-state.js';
 import { resolveOptions, type ServeOptions, type WorkerConfig } from '../worker/options.js';
-import type { Handler } from '../worker/handler.js';
+import type { Handler, HandlerJob, JobContext } from '../worker/handler.js';
+import { jobError, type JobErrorInfo } from './job-error.js';
 
 /** Wait for the job far longer than any execution timeout could run (about 24.8 days). */
 const WAIT_FOREVER_MS = 2 ** 31 - 1;
@@ -47,18 +49,56 @@ export interface RunJobSettings<Input = Record<string, unknown>, State = undefin
   clock?: Clock;
 }
 
-/** What a test gets back: the job as `/status` shows it, plus its stream. */
-export interface TestJobResult {
+/** A job request as test_input.json holds it (`{ input, policy?, webhook?, s3Config? }`), its input typed as the handler takes it. */
+export type TestJobRequest<Input> = Omit<JobRequestInput, 'input'> & { readonly input: Input };
+
+/**
+ * The request a test passes: a value typed `unknown` (read from test_input.json) goes as it
+ * is, checked when the job is submitted; anything else must be a TestJobRequest of the
+ * handler's input, so `{ input: { prompt: 1 } }` does not compile against a handler of
+ * `{ prompt: string }`.
+ */
+export type RequestFor<Input, Given> = unknown extends Given ? Given : TestJobRequest<Input>;
+
+/**
+ * The input a request carries for a handler of `Input`: `Raw`, what the options' inputSchema
+ * takes, when its type is known (a schema with defaults takes less than the handler gets);
+ * every field optional, each of its type, when the schema's input type is not known (options
+ * typed `ServeOptions<Input>`: a default may fill any field); else `Input`.
+ */
+export type RequestInputOf<Input, Raw> = unknown extends Raw ? Partial<Input> : Raw;
+
+/** The settings, with what the options' inputSchema takes (`Raw`) read from its type. */
+export type RunJobSettingsOf<Input, State, Raw> = RunJobSettings<Input, State> & {
+  readonly options?: { readonly inputSchema?: z.ZodType<Input, Raw> };
+};
+
+/** A handler's return type as what it streams: the yield type of its generator (or async iterable); never for a plain handler. */
+export type YieldOf<Return> = Return extends AsyncIterable<infer Item> ? Item : Return extends Generator<infer Item, unknown, unknown> ? Item : never;
+
+/**
+ * What a handler's return type makes `output`: its resolved value for a plain handler; for a
+ * streaming one the list of its yields (`aggregateStream`; else no output). Values go through
+ * JSON on their way (a Date becomes its ISO text), as on the platform.
+ */
+export type OutputOf<Return> = [YieldOf<Return>] extends [never] ? Awaited<Return> : YieldOf<Return>[];
+
+/** What a test gets back: the job as `/status` shows it, plus its stream. `Return`: the handler's return type. */
+export interface TestJobResult<Return = unknown> {
   readonly id: string;
   readonly status: JobStatus;
   /** The handler's return value (COMPLETED), or the aggregated stream when `aggregateStream`. */
-  readonly output?: unknown;
-  /** The job's structured error (FAILED, TIMED_OUT): `error_type`, `error_message`, `error_code`, ... */
-  readonly error?: unknown;
+  readonly output?: OutputOf<Return>;
+  /**
+   * The job's structured error (FAILED, TIMED_OUT): `error_type`, `error_message`, `error_code`, ...
+   * An object here and in the dry run; `/runsync` and `/status` give it as a JSON string (the
+   * platform's shape): `jobError(answer)` reads either.
+   */
+  readonly error?: JobErrorInfo;
   /** Every stream chunk `{ output, metrics }` as `/stream` would give it, in order. */
   readonly chunks: readonly StreamChunk[];
-  /** The yielded values, rejoined from the chunks (`joinChunks`). */
-  readonly values: readonly unknown[];
+  /** The yielded values, rejoined from the chunks (`joinChunks`): what the handler yielded, as JSON made it. */
+  readonly values: readonly ([YieldOf<Return>] extends [never] ? unknown : YieldOf<Return>)[];
   /** The final record, as the dry run prints it. */
   readonly record: DryRunRecord;
   /** The worker's exit code after the job: 1 when the handler ignored its abort (the worker would be replaced). */
@@ -66,9 +106,9 @@ export interface TestJobResult {
 }
 
 /** A running job: its chunks as they arrive, and the final result. */
-export interface TestJobStream extends AsyncIterable<StreamChunk> {
+export interface TestJobStream<Return = unknown> extends AsyncIterable<StreamChunk> {
   /** Resolves when the job has ended and the worker stopped. */
-  readonly result: Promise<TestJobResult>;
+  readonly result: Promise<TestJobResult<Return>>;
 }
 
 function quietLogger(options: ServeOptions<unknown, unknown>): Logger {
@@ -98,13 +138,14 @@ async function handlerWithState(
 
 /**
  * Start one job and give its chunks as they arrive (`for await`) and its `result`.
- * The request is a job request as in test_input.json: `{ input, policy?, webhook?, s3Config? }`.
+ * The request is a job request as in test_input.json: `{ input, policy?, webhook?, s3Config? }`,
+ * its input typed from the handler (a value typed `unknown` is checked at run time only).
  */
-export function streamJob<Input, State = undefined>(
-  handler: Handler<Input, State>,
-  request: unknown,
-  settings: RunJobSettings<Input, State> = {},
-): TestJobStream {
+export function streamJob<Input, State = undefined, Return = unknown, Raw = Input, Given = TestJobRequest<Input>>(
+  handler: (job: HandlerJob<Input>, ctx: JobContext<State>) => Return,
+  request: RequestFor<RequestInputOf<NoInfer<Input>, NoInfer<Raw>>, Given>,
+  settings: RunJobSettingsOf<Input, State, Raw> = {},
+): TestJobStream<Return> {
   const options = (settings.options ?? {}) as ServeOptions<unknown, unknown>;
   const config = resolveOptions({ gpuSampling: false, ...options, logger: quietLogger(options) });
   const jobRequest = parseJobRequest(request);
@@ -130,7 +171,7 @@ export function streamJob<Input, State = undefined>(
     return read;
   };
 
-  const result = (async (): Promise<TestJobResult> => {
+  const result = (async (): Promise<TestJobResult<Return>> => {
     let unsubscribe = (): void => {};
     let stopped = false;
     try {
@@ -145,13 +186,15 @@ export function streamJob<Input, State = undefined>(
       stopped = true;
       const exit = await local.stop();
       const record = dryRunRecord(view);
+      const error = jobError(record);
+      // The types are the handler's (OutputOf, YieldOf): the values are what it returned and yielded, through JSON.
       return {
         id,
         status: view.status,
-        ...(record.output !== undefined ? { output: record.output } : {}),
-        ...(record.error !== undefined ? { error: record.error } : {}),
+        ...(record.output !== undefined ? { output: record.output as OutputOf<Return> } : {}),
+        ...(error !== undefined ? { error } : {}),
         chunks,
-        values: joinChunks(chunks),
+        values: joinChunks(chunks) as TestJobResult<Return>['values'],
         record,
         workerExitCode: exit.exitCode,
       };
@@ -191,10 +234,10 @@ export function streamJob<Input, State = undefined>(
  * The request is a job request as in test_input.json: `{ input, policy?, webhook?, s3Config? }`;
  * a malformed one rejects with SW_INVALID_JOB_REQUEST, bad options with SW_INVALID_OPTIONS.
  */
-export async function runJob<Input, State = undefined>(
-  handler: Handler<Input, State>,
-  request: unknown,
-  settings: RunJobSettings<Input, State> = {},
-): Promise<TestJobResult> {
-  return await streamJob(handler, request, settings).result;
+export async function runJob<Input, State = undefined, Return = unknown, Raw = Input, Given = TestJobRequest<Input>>(
+  handler: (job: HandlerJob<Input>, ctx: JobContext<State>) => Return,
+  request: RequestFor<RequestInputOf<NoInfer<Input>, NoInfer<Raw>>, Given>,
+  settings: RunJobSettingsOf<Input, State, Raw> = {},
+): Promise<TestJobResult<Return>> {
+  return await streamJob<Input, State, Return, Raw, Given>(handler, request, settings).result;
 }

@@ -19,8 +19,10 @@ export interface WorkerArgs {
   apiKey?: string;
   /** Allow a non-loopback --host without an API key. */
   insecureNoAuth: boolean;
-  /** --serve-api applies the spec 8.2 rate limits (true unless --no-rate-limit). */
+  /** --serve-api applies the platform's per-endpoint rate limits (true unless --no-rate-limit). */
   rateLimit: boolean;
+  /** --serve-api --watch: restart the worker child when a source file changes, the API and its jobs kept. */
+  watch: boolean;
   /** --help / -h: print the usage and exit 0. */
   help: boolean;
   /** --verbose (or --rp_debugger): debug logs, and the stack of a start-up error. */
@@ -111,6 +113,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
     serveApi: on(flags.serveApi),
     insecureNoAuth: on(flags.insecureNoAuth),
     rateLimit: !on(flags.rateLimit),
+    watch: on(flags.watch),
     help: on(flags.help),
     verbose: on(flags.verbose),
     rest,

@@ -7,7 +7,7 @@
  */
 import * as z from 'zod';
 import { parseWholeNumber, type Setting } from '../settings/setting.js';
-import { API_KEY_ENV } from '../settings/worker-env.js';
+import { API_KEY_ENV, LOG_LEVELS } from '../settings/worker-env.js';
 
 export interface WorkerFlag extends Setting {
   /** Other spellings, the Python SDK's: `--rp_serve_api`. */
@@ -21,8 +21,8 @@ export const DEFAULT_SERVE_HOST = '127.0.0.1';
 /** Port `--serve-api` listens on unless `--port` says otherwise. */
 export const DEFAULT_SERVE_PORT = 8000;
 
-/** The pino levels `--log-level` takes. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** The pino levels `--log-level` takes (SW_LOG_LEVEL's: declared with it). */
+export { LOG_LEVELS };
 
 const portSchema = z.number().int().min(0).max(65_535);
 
@@ -72,7 +72,15 @@ export const WORKER_FLAG_SETTINGS = {
     flag: '--no-rate-limit',
     schema: z.boolean().default(true),
     defaultText: 'limits on',
-    description: '--serve-api without the spec 8.2 rate limits (e.g. to load-test a worker locally); the banner prints the limits in force',
+    description:
+      "--serve-api without the platform's per-endpoint rate limits on /run, /runsync and the other queue operations (e.g. to load-test a worker locally); the banner prints the limits in force",
+  },
+  watch: {
+    flag: '--watch',
+    schema: z.boolean().default(false),
+    defaultText: 'off',
+    description:
+      "--serve-api: restart only the worker child when a file under the worker script's folder changes; the queue API, the dashboard and every job stay (jobs the old child held go back to the queue)",
   },
   logLevel: {
     flag: '--log-level <level>',

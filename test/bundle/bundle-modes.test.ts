@@ -88,7 +88,7 @@ function runBundle(bundle: string, args: readonly string[], env: Record<string, 
     timeout: 90_000,
     // Nothing of this vitest worker's environment (no RUNPOD_* variables, no NODE_OPTIONS).
     extendEnv: false,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', SW_NODE_VERSION_WARNING: 'off', ...env },
   });
   let text = '';
   child.all.on('data', (data: Buffer) => (text += data.toString()));

@@ -127,7 +127,7 @@ describe('a bundled worker', () => {
       reject: false,
       timeout: 60_000,
       extendEnv: false,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', TERM: 'xterm' },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', TERM: 'xterm', SW_NODE_VERSION_WARNING: 'off' },
     });
     const text = run.stdout.replace(/\x1b\[[0-9;]*m/g, '');
     expect(run.exitCode, text.slice(-2_000)).toBe(0);

@@ -71,6 +71,22 @@ describe('serverless-worker logs and jobs', () => {
     },
   );
 
+  it('says how many lines of a job the harness no longer keeps, on stderr and in --json', { timeout: 60_000 }, async () => {
+    // 210 lines at once: the in-process buffer keeps a job's last 200 (JOB_LOG_LIMITS.linesPerJob).
+    const lines = Array.from({ length: 210 }, (_, i) => `gamma ${i}`);
+    const id = await runJob({ mode: 'log', lines, together: true });
+    const run = await runCli(['logs', ENDPOINT, '--job', id, '--tail', '1000'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.match(/gamma \d+/g)).toEqual(lines.slice(10));
+    expect(run.stderr).toContain(
+      'serverless-worker: 10 lines of this job no longer kept: 10 older lines of this job were dropped: a job keeps its last 200 lines',
+    );
+    const answer = (await (
+      await fetch(`${fixture.server.url}/ui/api/logs?endpoint=${ENDPOINT}&job=${id}`, { headers: { authorization: `Bearer ${API_KEY}` } })
+    ).json()) as { droppedLines?: number; dropped?: string };
+    expect(answer.droppedLines).toBe(10);
+  });
+
   it('--follow prints the lines that come after it started, each once', { timeout: 60_000 }, async () => {
     // A job that logs a line every 700 ms: its lines come while the CLI reads.
     const id = await (async () => {

@@ -67,6 +67,39 @@ describe('serverless-worker init', { timeout: 180_000 }, () => {
     for (const base of ['nvidia/cuda:', 'rocm/', 'node:24']) expect(ci).toContain(base);
   });
 
+  it('types Node as its image runs it, and says how to serve on another port', async () => {
+    const dir = join(scratch, 'node-types');
+    expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as ScaffoldPackage;
+    const imageNode = /^ARG NODE_IMAGE=node:(\d+)-/m.exec(await readFile(join(dir, 'Dockerfile'), 'utf8'))?.[1];
+    expect(imageNode).toBeDefined();
+    expect(pkg.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${imageNode}\\.`));
+    const readme = await readFile(join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain('npm run dev -- --port');
+  });
+
+  it('builds a node base with NODE_FROM=base everywhere it says how: README, Dockerfile, CI matrix (no second Node in the CPU image)', async () => {
+    const dir = join(scratch, 'node-from');
+    expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);
+    const builds = [await readFile(join(dir, 'README.md'), 'utf8'), await readFile(join(dir, 'Dockerfile'), 'utf8')]
+      .flatMap((text) => text.split('\n'))
+      .filter((line) => line.includes('docker build'));
+    const onNode = builds.filter((line) => line.includes('BASE_IMAGE=node:'));
+    expect(onNode.length).toBeGreaterThanOrEqual(2);
+    for (const line of onNode) expect(line).toContain('--build-arg NODE_FROM=base');
+    for (const line of builds.filter((candidate) => !candidate.includes('BASE_IMAGE=node:'))) expect(line).not.toContain('NODE_FROM=base');
+    // The CI's image matrix, read as written (an entry a `- kind:` line, its fields below it).
+    const ci = await readFile(join(dir, '.github/workflows/ci.yml'), 'utf8');
+    const matrix = [...ci.matchAll(/- kind: (\S+)\n\s+base: (\S+)\n\s+node_from: (\S+)/g)].map(([, kind, base, nodeFrom]) => ({ kind, base, nodeFrom }));
+    expect(matrix.map((entry) => [entry.kind, entry.nodeFrom])).toEqual([
+      ['nvidia', 'copy'],
+      ['amd', 'copy'],
+      ['cpu', 'base'],
+    ]);
+    expect(matrix.filter((entry) => entry.base?.startsWith('node:')).every((entry) => entry.nodeFrom === 'base')).toBe(true);
+    expect(ci).toMatch(/build-args: \|\n\s+BASE_IMAGE=\$\{\{ matrix\.base \}\}\n\s+NODE_FROM=\$\{\{ matrix\.node_from \}\}/);
+  });
+
   it('writes a Dockerfile that copies only files of the project that its .dockerignore lets in, for three bases', async () => {
     const dir = join(scratch, 'docker');
     expect((await runTs(CLI, ['init', dir])).exitCode).toBe(0);

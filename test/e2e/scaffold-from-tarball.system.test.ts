@@ -121,7 +121,7 @@ describe('a worker project from the packed package', () => {
     const start = await step('npm start', 'npm', ['start', '--silent'], { cwd: project });
     expect(jsonLines(start.stdout as string).at(-1)).toMatchObject({ status: 'COMPLETED' });
 
-    // npm run dev: the local API (tsx watch). Its own process group, so that the watcher and
+    // npm run dev: the local API (--serve-api --watch). Its own process group, so that it and
     // the worker it started stop with it.
     const dev = execa('npm', ['run', 'dev', '--', '--port', '0'], {
       cwd: project,

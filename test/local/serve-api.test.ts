@@ -28,7 +28,9 @@ describe('--serve-api (real child processes)', () => {
       `curl -X POST ${url}/v2/local/runsync -H 'content-type: application/json' -d '{"input":{"message":"hello from the dry run","shout":false}}'`,
     );
     expect(banner).toContain('no API key: loopback only');
-    expect(banner).toContain('rate limits (spec 8.2, 429 past them; --no-rate-limit turns them off): /runsync 2000 per 10 s (400 at once), /run 1000 per 10 s');
+    expect(banner).toContain(
+      "rate limits (the platform's, per endpoint: 429 past them; --no-rate-limit turns them off): /runsync 2000 per 10 s (400 at once), /run 1000 per 10 s",
+    );
     // The dashboard: its URL in the banner, its submit form prefilled with the same test input.
     expect(banner).toContain(`dashboard: ${url}/ui`);
     expect((await call('GET', `${url}/ui/api/overview`)).json).toMatchObject({ testInput: { input: { message: 'hello from the dry run', shout: false } } });

@@ -42,6 +42,20 @@ describe('start-up errors: one clean line each (real child processes)', CHILD_BO
     expectCleanFailure(result, 'SW_INVALID_ENV', 'RUNPOD_WEBHOOK_GET_JOB');
   });
 
+  it.each([
+    ['SERVERLESS_WORKER_METRICS_PORT', 'abc', 'must be a port number from 0 to 65535 (got "abc")'],
+    ['SERVERLESS_WORKER_EXPECT_GPU', 'true', 'must be one of auto, nvidia, amd, any, none (got "true")'],
+    ['SW_LOG_LEVEL', 'bogus', 'must be one of fatal, error, warn, info, debug, trace, silent (got "bogus")'],
+  ])('a runtime variable the platform refuses stops the dry run too: %s=%s', async (name, value, expected) => {
+    const result = await runTs(ECHO, ['--test-input', '{"input":{"message":"x"}}'], { env: { [name]: value } });
+    expectCleanFailure(result, 'SW_INVALID_ENV', name, expected);
+  });
+
+  it('a runtime variable the platform refuses stops --serve-api before it listens', async () => {
+    const result = await runTs(ECHO, ['--serve-api', '--port', '0'], { env: { SERVERLESS_WORKER_METRICS_PORT: '99999' } });
+    expectCleanFailure(result, 'SW_INVALID_ENV', 'SERVERLESS_WORKER_METRICS_PORT', '(got "99999")');
+  });
+
   it('an unknown serve() option: SW_INVALID_OPTIONS with the closest known name', async () => {
     const result = await runTs(join(REPO_ROOT, 'test/fixtures/workers/unknown-option.ts'), ['--test-input', '{"input":{}}']);
     expectCleanFailure(result, 'SW_INVALID_OPTIONS', 'returnAggregateStream', 'did you mean aggregateStream?');

@@ -52,7 +52,7 @@ export function startWorkerProcess(workerId: string, env: Readonly<Record<string
   const argv = bundles ? [join(bundles, `${basename(fixture, '.ts')}.js`)] : nodeArgsFor(fixture);
   const child = spawn(process.execPath, argv, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', RUNPOD_POD_ID: workerId, ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', SW_NODE_VERSION_WARNING: 'off', RUNPOD_POD_ID: workerId, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const events: WorkerEvent[] = [];

@@ -180,7 +180,7 @@ describe('binding to a non-loopback address', () => {
 
   it('the harness CLI and --serve-api refuse it without a key, naming the way out', { timeout: 90_000 }, async () => {
     // No SERVERLESS_WORKER_API_KEY from the environment of the test run.
-    const env = { PATH: process.env.PATH ?? '' };
+    const env = { PATH: process.env.PATH ?? '', SW_NODE_VERSION_WARNING: 'off' };
     const [cli, serveApi] = await Promise.all([
       runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['harness', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
       runTs(join(REPO_ROOT, 'examples/echo/worker.ts'), ['--serve-api', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),

@@ -45,7 +45,8 @@ describe('runJob', () => {
     const handler = vi.fn(async (job: { input: { prompt: string } }) => job.input.prompt);
     const result = await runJob(
       handler as Handler<{ prompt: string }>,
-      { input: { prompt: 42 } },
+      // Typed unknown: checked at run time only (a literal of the wrong type does not compile: run-job-types.unit.test.ts).
+      { input: { prompt: 42 } } as unknown,
       {
         options: { inputSchema: z.object({ prompt: z.string() }) },
       },
@@ -69,7 +70,7 @@ describe('runJob', () => {
 
   it('refuses bad options and a malformed request with their codes', async () => {
     await expect(runJob(async () => 1, { input: {} }, { options: { concurrency: 0 } })).rejects.toMatchObject({ code: 'SW_INVALID_OPTIONS' });
-    await expect(runJob(async () => 1, { prompt: 'no input key' })).rejects.toMatchObject({ code: 'SW_INVALID_JOB_REQUEST' });
+    await expect(runJob(async () => 1, { prompt: 'no input key' } as unknown)).rejects.toMatchObject({ code: 'SW_INVALID_JOB_REQUEST' });
     expect(() => streamJob(async () => 1, { input: 'not an object' })).toThrow(expect.objectContaining({ code: 'SW_INVALID_JOB_REQUEST' }));
   });
 });

@@ -65,11 +65,14 @@ const LEVEL_NAMES = new Set(Object.values(LEVELS));
 /** One line: time, worker, stream, then the pino level, message and fields, or the line as written. `now`: for the time's age. */
 /** @param {{ line: { at: number, workerId: string, stream: string, line: string }, now: number }} props */
 export function LogLine({ line, now }) {
-  const pino = LEVEL_NAMES.has(line.stream) ? parseTapped(line.stream, line.line) : parsePino(line.line);
-  const meta = html`<span class="muted log-meta"><${When} at=${line.at} now=${now} ms=${true} test="log-at" /> ${line.workerId} ${line.stream}</span>`;
+  const tapped = LEVEL_NAMES.has(line.stream);
+  const pino = tapped ? parseTapped(line.stream, line.line) : parsePino(line.line);
+  // An in-process line's stream is its level, shown once as the level below.
+  const meta = html`<span class="muted log-meta"><${When} at=${line.at} now=${now} ms=${true} test="log-at" /> ${line.workerId}${tapped ? '' : ` ${line.stream}`}</span>`;
   if (!pino) return html`<div class=${`log-line log-${line.stream}`} data-test="log-line">${meta} <span class="log-text">${line.line}</span></div>`;
   const count = Object.keys(pino.fields).length;
-  return html`<div class=${`log-line log-level-${pino.level}`} data-test="log-line" data-level=${pino.level}>${meta}
-    <span class="log-level" data-test="log-level">${pino.level.toUpperCase()}</span> <span class="log-text" data-test="log-message">${pino.msg}</span>
+  // One space between the stream and the level, inside the template's line: htm drops whitespace that holds a
+  // line break, and "stderr" then ran into "WARN" ("stderrWARN") in the page's text.
+  return html`<div class=${`log-line log-level-${pino.level}`} data-test="log-line" data-level=${pino.level}>${meta} <span class="log-level" data-test="log-level">${pino.level.toUpperCase()}</span> <span class="log-text" data-test="log-message">${pino.msg}</span>
     ${count > 0 ? html` <details class="log-fields"><summary data-test="log-fields">${count} field${count === 1 ? '' : 's'}</summary><pre>${pretty(pino.fields)}</pre></details>` : null}</div>`;
 }

@@ -24,6 +24,31 @@ describe('JobLines', () => {
     expect(jobIdOfLine('plain text')).toBeUndefined();
   });
 
+  it('finds the job id a plain line names (a harness job id in its text)', () => {
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    expect(jobIdOfLine(`warning: job ${id} is slow`)).toBe(id);
+    expect(jobIdOfLine(`done sync-${id}`)).toBe(`sync-${id}`);
+  });
+
+  it("keeps a plain line naming a job after the endpoint's ring turned over, and counts what its bound drops", () => {
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const ring = new WorkerLogs(1_000);
+    const lines = new JobLines({ bytesPerJob: 1_024 });
+    const add = (text: string, at: number) => {
+      const entry = ring.add('ep', { at, workerId: 'w1', stream: 'stderr', line: text });
+      const jobId = jobIdOfLine(text);
+      if (jobId !== undefined) lines.add('ep', jobId, entry);
+    };
+    add(`job ${id}: a plain stderr line`, 0);
+    for (let i = 0; i < 2_000; i++) add(`other line ${i}`, 1 + i);
+    expect(ring.read('ep').some((entry) => entry.line.includes(id))).toBe(false);
+    expect(lines.read('ep', id, 3_000)?.lines.map((entry) => entry.line)).toEqual([`job ${id}: a plain stderr line`]);
+    for (let i = 0; i < 40; i++) add(`job ${id}: line ${i} ${'x'.repeat(40)}`, 3_000 + i);
+    const read = lines.read('ep', id, 4_000);
+    expect(read?.droppedLines?.count).toBe(41 - (read?.lines.length ?? 0));
+    expect(read?.droppedLines?.count).toBeGreaterThan(0);
+  });
+
   it("keeps a job's lines after 1 000 lines of other jobs pushed them out of the endpoint's ring", () => {
     const ring = new WorkerLogs(1_000);
     const lines = new JobLines();

@@ -84,7 +84,8 @@ export const PLATFORM_ERROR_CODES = {
   },
   SW_INVALID_TEMPLATE: {
     status: 400,
-    meaning: 'A template create or update input (or a template file) does not match the template schema (spec 2.2, 2.3).',
+    meaning:
+      'A template create or update input (or a template file) does not match the template schema (the fields the platform takes to create and update a template).',
     fix: 'The message names each bad field, what it allows and what it got; `serverless-worker template validate <file>` checks a file offline.',
   },
   SW_FIELD_NOT_UPDATABLE: {
@@ -109,7 +110,7 @@ export const PLATFORM_ERROR_CODES = {
   },
   SW_INVALID_NETWORK_VOLUME: {
     status: 400,
-    meaning: 'A network volume create or update input does not match the schema (spec 2.4: size 0 to 4000 GB).',
+    meaning: 'A network volume create or update input does not match the schema (the fields of a network volume on the platform: size 0 to 4000 GB).',
     fix: 'Send dataCenterId, name and an integer size from 0 to 4000 on create; only name and size on update.',
   },
   SW_NETWORK_VOLUME_SIZE_NOT_GREATER: {
@@ -129,7 +130,7 @@ export const PLATFORM_ERROR_CODES = {
   },
   SW_INVALID_ENDPOINT: {
     status: 400,
-    meaning: 'An endpoint create or update input does not match the schema (spec 2.6) or does not fit its template.',
+    meaning: 'An endpoint create or update input does not match the schema (the fields of an endpoint on the platform) or does not fit its template.',
     fix: 'The message names the field: templateId of a Serverless template, no gpuTypeIds on a CPU endpoint (computeType CPU; the category of the template does not restrict computeType), workersMin <= workersMax, idleTimeout in seconds, scalerType QUEUE_DELAY or REQUEST_COUNT, executionTimeoutMs 5 s to 7 days.',
   },
   SW_POD_NOT_FOUND: {

@@ -12,7 +12,7 @@
  * Flags (`--host`, `--port`, `--api-key`, `--insecure-no-auth`, `--no-rate-limit`):
  * declared with their defaults in worker/worker-flags.ts.
  */
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { composeHarness, type ComposedHarness } from '../harness/compose.js';
 import type { HarnessServer } from '../harness/server-api.js';
@@ -40,6 +40,7 @@ import { WorkerSupervisor } from './supervisor.js';
 import { PLATFORM_VERSION } from '../platform-version.js';
 import { WorkerApiDirect } from '../harness/worker-api/index.js';
 import { relayChildLog } from './child-log-lines.js';
+import { watchSources, type SourceWatch } from './source-watch.js';
 import { JobLogBuffer } from '../harness/dashboard/job-log-tap.js';
 // The platform's error codes, registered before any error is raised or answered.
 import '../job/platform-error-codes.js';
@@ -60,7 +61,7 @@ export function describeRateLimits(rateLimits: HarnessServerConfig['rateLimits']
     const { perWindow, concurrent } = table[operation];
     return `/${operation} ${perWindow} per ${seconds} s${concurrent !== null ? ` (${concurrent} at once)` : ''}`;
   });
-  return `rate limits (spec 8.2, 429 past them; --no-rate-limit turns them off): ${shown.join(', ')}`;
+  return `rate limits (the platform's, per endpoint: 429 past them; --no-rate-limit turns them off): ${shown.join(', ')}`;
 }
 
 /** The lines printed at start: where the API is, a curl command that runs one job, and the rate limits in force. */
@@ -218,11 +219,16 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
     // The child logs JSON (it is a platform-mode worker); on a terminal its lines are shown as this process's are.
     onStderr: (stream) =>
       relayChildLog(stream, jobLogs, (lines) => process.stderr.write(lines.map((line) => (childLine ? childLine(line) : `${line}\n`)).join(''))),
+    // What its handler prints on stdout is a JSON line of its job there (worker/job-output.ts): kept for the job page, shown as on stderr.
+    onStdout: (stream) =>
+      relayChildLog(stream, jobLogs, (lines) => process.stdout.write(lines.map((line) => (childLine ? childLine(line) : `${line}\n`)).join(''))),
   });
   let signalled!: () => void;
   const signal = new Promise<'signal'>((resolve) => (signalled = () => resolve('signal')));
   const offSignals = onShutdownSignals(logger, () => signalled());
   supervisor.start();
+  // --watch: a saved source file restarts the worker child alone; this process, its API and its jobs stay (source-watch.ts).
+  const watching = args.watch ? watchWorkerSources(supervisor, logger) : undefined;
   // The heap a burst of jobs grew is given back once it is over (the worker child does the same).
   const compaction = compactWhenIdle();
   // The banner once the worker is ready (its init over), as when it ran in this process.
@@ -233,6 +239,7 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   }
   logger.info({ reason: first === 'signal' || first.ready ? 'signal' : 'worker start-up failed' }, 'serve-api: closing');
   const exitCode = first !== 'signal' && !first.ready ? first.exitCode || 1 : await supervisor.stop();
+  watching?.close();
   offSignals();
   compaction.stop();
   // The server, then the harness composeHarness made.
@@ -240,6 +247,18 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   await sampler?.close();
   logger.flush();
   process.stdout.write('', () => process.exit(exitCode));
+}
+
+/** Watch the worker script's folder; each burst of changes restarts the supervised child. */
+function watchWorkerSources(supervisor: WorkerSupervisor, logger: Logger): SourceWatch | undefined {
+  const script = process.argv[1];
+  if (script === undefined || script === '') {
+    logger.warn('--watch: no worker script to watch (process.argv[1] is empty); the worker is not restarted on changes');
+    return undefined;
+  }
+  const dir = dirname(resolve(script));
+  logger.info({ dir }, '--watch: a change under this folder restarts the worker process (the API and its jobs stay)');
+  return watchSources(dir, (file) => supervisor.restart(`${file} changed`));
 }
 
 // The SDK loads this entry point by the contract it declares (local/platform-contract.ts there).

@@ -62,6 +62,8 @@ export interface SupervisorOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where the child's stderr lines go: default straight to this terminal; given, the lines are piped through it. */
   readonly onStderr?: (stream: Readable) => void;
+  /** The child's stdout, piped to this (what its handler prints there is a line of its job: worker/job-output.ts); else inherited. */
+  readonly onStdout?: (stream: Readable) => void;
   /** The worker API's calls: given, the child's jobs and results go over its IPC channel (child-channel.ts); default HTTP alone. */
   readonly channel?: WorkerApiCalls | undefined;
   /** Times the stop bound, the ready polls and the restart backoff; default the system clock. */
@@ -103,6 +105,8 @@ export class WorkerSupervisor {
   readonly #clock: Clock;
   #resolveFirst: ((start: FirstStart) => void) | undefined;
   readonly firstStart: Promise<FirstStart>;
+  /** Children killed by restart(): their exit starts the next at once. */
+  readonly #reloading = new Set<ChildProcess>();
   /** Children started so far (the first is 1). */
   get generation(): number {
     return this.#generation;
@@ -128,6 +132,28 @@ export class WorkerSupervisor {
   /** Start the first child. */
   start(): void {
     this.#spawn();
+  }
+
+  /**
+   * A new child in place of this one (`--watch`: a source file changed): the child's
+   * process group is killed at once and a new one started, which imports the changed
+   * files. The harness and its jobs stay: the jobs the old child held go back to the
+   * queue (counted as retried; past the endpoint's maxRequeues a job ends FAILED with
+   * SW_REQUEUE_LIMIT), and queued ones wait for the new child. Nothing while stopping.
+   */
+  restart(reason: string): void {
+    if (this.#stopping !== undefined) return;
+    const child = this.#child;
+    this.#options.logger.info({ reason, workerId: this.#workerId }, 'restarting the worker process');
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) {
+      // Waiting out a crash's backoff, or none started: the new one now.
+      this.#respawnTimer?.cancel();
+      this.#backoffMs = FIRST_BACKOFF_MS;
+      this.#spawn();
+      return;
+    }
+    this.#reloading.add(child);
+    this.#killGroup(child, 'SIGKILL');
   }
 
   /**
@@ -175,12 +201,13 @@ export class WorkerSupervisor {
         [SUPERVISOR_PID_ENV]: String(process.pid),
         ...(channel ? { [SUPERVISED_CHANNEL_ENV]: SUPERVISED_CHANNEL_IPC } : {}),
       },
-      // Logs to this terminal (stderr through onStderr when given); no stdin (the platform gives none either).
-      stdio: ['ignore', 'inherit', this.#options.onStderr ? 'pipe' : 'inherit', ...(channel ? (['ipc'] as const) : [])],
+      // Logs to this terminal (through onStdout and onStderr when given); no stdin (the platform gives none either).
+      stdio: ['ignore', this.#options.onStdout ? 'pipe' : 'inherit', this.#options.onStderr ? 'pipe' : 'inherit', ...(channel ? (['ipc'] as const) : [])],
       detached: true,
     });
     this.#child = child;
     if (child.stderr) this.#options.onStderr?.(child.stderr);
+    if (child.stdout) this.#options.onStdout?.(child.stdout);
     if (channel) {
       serveChildChannel(child, {
         calls: channel,
@@ -211,10 +238,17 @@ export class WorkerSupervisor {
       this.#lastExitCode = code ?? 1;
       void this.#onExit(child, workerId, ready, code, signal);
     });
-    // Ready once its first job-take marks it so (markReady): init, if any, is over.
+    // Ready once its first job-take marks it so (markReady): init, if any, is over. Until the
+    // child is first heard from (its imports, a compile, can take seconds), this process
+    // vouches for it: /health counts it initializing, not a missing worker with nothing to say.
     const watchReady = async (): Promise<void> => {
       while (!exited && !ready) {
-        const worker = await endpoint.workers.get(workerId).catch(() => undefined);
+        let worker = await endpoint.workers.get(workerId).catch(() => undefined);
+        if (worker === undefined && this.#child === child) {
+          worker = await endpoint.workers.touch(workerId, { initializing: true }).catch(() => undefined);
+          // It exited meanwhile: its exit's removal may have come first; the vouching goes too.
+          if (exited) await endpoint.workers.remove(workerId).catch(() => undefined);
+        }
         if (worker !== undefined && !worker.initializing && this.#child === child) {
           ready = true;
           this.#everReady = true;
@@ -233,6 +267,16 @@ export class WorkerSupervisor {
     // Its jobs go back to the queue now rather than after the liveness window.
     const requeued = await endpoint.requeueWorkerJobs(workerId).catch(() => [] as string[]);
     if (this.#stopping !== undefined) return;
+    if (this.#reloading.delete(child)) {
+      // Asked for (restart()): the new child at once, whether or not this one was ever ready.
+      logger.info(
+        { workerId, requeued },
+        `the worker process was restarted${requeued.length > 0 ? `; jobs it held went back to the queue (${requeued.join(', ')})` : ''}`,
+      );
+      this.#backoffMs = FIRST_BACKOFF_MS;
+      this.#spawn();
+      return;
+    }
     if (!this.#everReady) {
       // The first start failed (init, a bad option): the child said why; --serve-api ends with its code.
       this.#resolveFirst?.({ ready: false, exitCode: code ?? 1 });

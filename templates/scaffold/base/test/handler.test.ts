@@ -26,5 +26,5 @@ test('a given state replaces init (a fake model, or one loaded once for many tes
 test('input the schema refuses fails before the handler runs', async () => {
   const result = await runJob(handler, { input: { prompt: '' } }, { options });
   assert.equal(result.status, 'FAILED');
-  assert.equal((result.error as { error_code?: string }).error_code, 'SW_INPUT_VALIDATION');
+  assert.equal(result.error?.error_code, 'SW_INPUT_VALIDATION');
 });

@@ -13,7 +13,14 @@ import { DEFAULT_MANAGEMENT_TIMEOUT_MS } from '../../harness/management/manageme
 /** A log line; `seq` (the capture order, harness/launcher/log-order.ts) is absent from a harness older than it. */
 export const LogLineReplySchema = z.object({ at: z.number(), seq: z.number().int().optional(), workerId: z.string(), stream: z.string(), line: z.string() });
 export type LogLineReply = z.infer<typeof LogLineReplySchema>;
-export const LogsReplySchema = z.object({ launcher: z.boolean(), inProcess: z.boolean().optional(), lines: z.array(LogLineReplySchema) });
+export const LogsReplySchema = z.object({
+  launcher: z.boolean(),
+  inProcess: z.boolean().optional(),
+  lines: z.array(LogLineReplySchema),
+  /** Of a job's lines: why some are no longer kept, and how many (a harness older than the count sends the words alone). */
+  dropped: z.string().optional(),
+  droppedLines: z.number().int().min(0).optional(),
+});
 export type LogsReply = z.infer<typeof LogsReplySchema>;
 
 export const JobRowReplySchema = z.looseObject({

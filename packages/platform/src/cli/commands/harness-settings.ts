@@ -56,7 +56,7 @@ export const HARNESS_SETTINGS = {
   rateLimit: switchSetting({
     flag: '--no-rate-limit',
     defaultText: 'limits on',
-    description: 'turn the spec 8.2 rate limits off (429 with Retry-After when on)',
+    description: "turn off the platform's per-endpoint rate limits on /run, /runsync and the other queue operations (429 with Retry-After when on)",
   }),
   requestsPerWorker: wholeNumberSetting(RateLimitSettingsSchema.shape.requestsPerWorker, {
     flag: '--requests-per-worker <n>',

@@ -9,13 +9,14 @@
  * JSON line read as its level, message and fields (log-line-text.ts), any other line as
  * written; piped or redirected (or with `--json`): each line as a JSON object (with `seq`,
  * its capture number), for `jq`.
+ * Lines of the job the harness no longer keeps are counted on stderr, with why.
  * `--follow` reads again every `--interval` ms and prints only the lines not printed yet,
  * until interrupted (Ctrl+C).
  */
 import type { Command } from 'commander';
 import { sleep } from 'serverless-worker/internal';
 import { managementClientFromEnv } from '../../harness/management/management-client.js';
-import { HarnessReads, type LogLineReply } from './harness-reads.js';
+import { HarnessReads, type LogLineReply, type LogsReply } from './harness-reads.js';
 import { prettyLogLine } from './log-line-text.js';
 import { integerFlag } from './management-flags.js';
 import { cliOutput, withConnection, type ConnectionFlags } from './management-output.js';
@@ -31,6 +32,15 @@ interface LogsFlags extends ConnectionFlags, OutputFlags {
   follow?: boolean;
   tail?: string;
   interval?: string;
+}
+
+/** What the CLI says of a job's lines the harness no longer keeps: how many, and why. */
+export function droppedNote(reply: LogsReply): string {
+  const count =
+    reply.droppedLines !== undefined
+      ? `${reply.droppedLines} line${reply.droppedLines === 1 ? '' : 's'} of this job no longer kept`
+      : 'lines of this job no longer kept';
+  return `serverless-worker: ${count}: ${reply.dropped ?? 'dropped'}`;
 }
 
 const keyOf = (line: LogLineReply): string => `${line.workerId}\u0000${line.stream}\u0000${line.line}`;
@@ -125,15 +135,25 @@ export function registerLogsCommand(program: Command): void {
       if (lines.length === 0) return;
       out.text(`${lines.map((line) => (mode === 'json' ? JSON.stringify(line) : prettyLogLine(line))).join('\n')}\n`);
     };
+    // Lines of the job no longer kept: said on stderr (the lines stay alone on stdout), once, and again when more go.
+    let droppedSaid: string | undefined;
+    const sayDropped = (reply: LogsReply): void => {
+      if (reply.dropped === undefined || reply.dropped === droppedSaid) return;
+      droppedSaid = reply.dropped;
+      out.note(droppedNote(reply));
+    };
     const first = await reads.logs(query(tail));
     if (!first.launcher && first.inProcess === false)
       out.note('serverless-worker: this harness has no log source (no launched workers, no in-process worker): no lines will come');
+    sayDropped(first);
     const newLines = new NewLines();
     print(newLines.take(first.lines));
     if (!flags.follow) return;
     for (;;) {
       await sleep(interval);
-      print(newLines.take((await reads.logs(query(MAX_LINES))).lines));
+      const reply = await reads.logs(query(MAX_LINES));
+      sayDropped(reply);
+      print(newLines.take(reply.lines));
     }
   });
 }

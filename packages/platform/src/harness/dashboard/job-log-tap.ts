@@ -8,7 +8,8 @@
  * last JOB_LOG_LIMITS.linesPerJob lines of the last JOB_LOG_LIMITS.jobs jobs, each line
  * cut at JOB_LOG_LIMITS.lineChars. A remote worker's lines are its own (the launcher's
  * capture covers the workers it runs). Also at most JOB_LOG_LIMITS.totalChars characters in
- * all: a worker logging megabytes costs the harness a bounded amount.
+ * all: a worker logging megabytes costs the harness a bounded amount. What was dropped of a
+ * job is counted (droppedFor), so its page says how many lines went and why, not nothing.
  */
 import type { Logger } from 'pino';
 import { systemClock } from 'serverless-worker/internal';
@@ -27,8 +28,21 @@ export interface JobLogLine {
   readonly seq: number;
 }
 
+/** Lines of a job no longer kept, and why, in words. */
+export interface DroppedJobLines {
+  readonly lines: number;
+  readonly why: string;
+}
+
+/** Jobs dropped whole whose count is remembered (the oldest forgotten first). */
+const REMEMBERED_DROPS = 10_000;
+
 export class JobLogBuffer {
   readonly #byJob = new Map<string, JobLogLine[]>();
+  /** Of the jobs kept: their oldest lines dropped past linesPerJob. */
+  readonly #droppedOldest = new Map<string, number>();
+  /** Jobs dropped whole: how many lines they had (the oldest job first, at most REMEMBERED_DROPS). */
+  readonly #droppedWhole = new Map<string, number>();
   readonly #limits: typeof JOB_LOG_LIMITS;
   /** Characters of the lines kept, in all. */
   #chars = 0;
@@ -56,7 +70,9 @@ export class JobLogBuffer {
     lines.push(kept);
     this.#chars += kept.line.length;
     if (lines.length > this.#limits.linesPerJob) {
-      for (const gone of lines.splice(0, lines.length - this.#limits.linesPerJob)) this.#chars -= gone.line.length;
+      const gone = lines.splice(0, lines.length - this.#limits.linesPerJob);
+      for (const line of gone) this.#chars -= line.line.length;
+      this.#droppedOldest.set(jobId, (this.#droppedOldest.get(jobId) ?? 0) + gone.length);
     }
     // Over the budget: the oldest jobs' lines go (never the job being logged).
     while (this.#chars > this.#limits.totalChars && this.#byJob.size > 1 && this.#byJob.keys().next().value !== jobId) this.#dropOldestJob();
@@ -65,8 +81,25 @@ export class JobLogBuffer {
   /** The oldest job's lines go (a Map keeps insertion order). */
   #dropOldestJob(): void {
     const oldest = this.#byJob.keys().next().value as string;
-    for (const gone of this.#byJob.get(oldest) ?? []) this.#chars -= gone.line.length;
+    const lines = this.#byJob.get(oldest) ?? [];
+    for (const gone of lines) this.#chars -= gone.line.length;
     this.#byJob.delete(oldest);
+    this.#droppedWhole.set(oldest, lines.length + (this.#droppedOldest.get(oldest) ?? 0));
+    this.#droppedOldest.delete(oldest);
+    if (this.#droppedWhole.size > REMEMBERED_DROPS) this.#droppedWhole.delete(this.#droppedWhole.keys().next().value as string);
+  }
+
+  /** How many of the job's lines are no longer kept, and why; undefined when none went. */
+  droppedFor(jobId: string): DroppedJobLines | undefined {
+    const oldest = this.#droppedOldest.get(jobId);
+    if (oldest !== undefined)
+      return { lines: oldest, why: `${oldest} older lines of this job were dropped: a job keeps its last ${this.#limits.linesPerJob} lines` };
+    const whole = this.#droppedWhole.get(jobId);
+    if (whole === undefined) return undefined;
+    return {
+      lines: whole,
+      why: `${whole} lines: this job's lines were dropped to keep those of later jobs (the last ${this.#limits.jobs} jobs' lines, ${Math.round(this.#limits.totalChars / 1024 / 1024)} MiB in all, are kept)`,
+    };
   }
 
   /** The job's lines kept, oldest first. */

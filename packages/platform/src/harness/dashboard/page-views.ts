@@ -92,6 +92,8 @@ export interface LogsView {
   lines: LogLineView[];
   /** Of a job's lines: why some (or all) of them are no longer kept, in words; absent when none went. */
   dropped?: string;
+  /** Of a job's lines: how many are no longer kept; absent when none went. */
+  droppedLines?: number;
 }
 
 /** GET .../values/chunks: the unread chunks whole, from the index of the first. */

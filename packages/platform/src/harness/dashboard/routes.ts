@@ -327,6 +327,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     const jobLogs = context.settings.jobLogs;
     let lines: LogLineView[] = launched ? launched.logs(query.endpoint, 1_000, query.worker) : [];
     let dropped: string | undefined;
+    let droppedLines = 0;
     if (query.job !== undefined) {
       const jobId = query.job;
       // A job's lines: those of launched workers that name it (ctx.log binds requestId; the runtime's job lines carry it),
@@ -343,9 +344,16 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
           // Lines the job's own store dropped may still be in the endpoint's ring, shown above: only those in neither are missing.
           const missing = keptCount + kept.droppedLines.count - lines.length;
           dropped = missing > 0 ? droppedLinesText(missing, kept.droppedLines.because) : undefined;
-        }
+          droppedLines += Math.max(0, missing);
+        } else if (kept.goneLines !== undefined) droppedLines += Math.max(0, kept.goneLines - lines.length);
       }
       const own = jobLogs?.forJob(jobId) ?? [];
+      // What the in-process buffer dropped of this job: counted and said, as the launcher's (job-log-tap.ts).
+      const ownDropped = jobLogs?.droppedFor(jobId);
+      if (ownDropped !== undefined) {
+        dropped = dropped === undefined ? ownDropped.why : `${dropped}; ${ownDropped.why}`;
+        droppedLines += ownDropped.lines;
+      }
       if (own.length > 0)
         lines = [...lines, ...own.map((line) => ({ at: line.at, seq: line.seq, workerId: 'in-process', stream: line.level, line: line.line }))];
     }
@@ -355,7 +363,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       launcher: launched !== undefined,
       inProcess: jobLogs !== undefined,
       lines: lines.slice(-query.max).map((line) => ({ at: line.at, seq: line.seq, workerId: line.workerId, stream: line.stream, line: clipLine(line.line) })),
-      ...(dropped !== undefined ? { dropped } : {}),
+      ...(dropped !== undefined ? { dropped, droppedLines } : {}),
     };
   });
 

@@ -3,8 +3,10 @@
  * Each job's own log lines from the workers the launcher runs, for the dashboard's job
  * page. The endpoint's ring (worker-logs.ts, 1 000 lines) turns over in minutes under
  * load, and the page then said "No line for this job (yet)" of a job that had logged
- * (issue 32). A line naming its job (`"requestId":"<id>"`: what `ctx.log` and the
- * runtime's job lines carry, as the platform's Python SDK's do; or `"jobId"`, `"job_id"`) is also kept here, under its job, bounded three ways
+ * (issue 32). A line naming its job (`"requestId":"<id>"`: what `ctx.log`, the
+ * runtime's job lines and what a handler prints during its job carry, as the platform's
+ * Python SDK's do; or `"jobId"`, `"job_id"`; or, in a plain line, the job's id itself, a
+ * UUID as the harness makes them) is also kept here, under its job, bounded three ways
  * (JOB_LINES_LIMITS):
  * - by bytes per job: past `bytesPerJob` the job's oldest lines go, counted;
  * - by time: a job's lines go `keepMs` after its last line (the /run result's retention);
@@ -69,6 +71,8 @@ export interface JobLinesRead {
    * what is really missing (issue 49 item 8: "33 older lines were dropped" above all 50).
    */
   readonly droppedLines?: { readonly count: number; readonly because: string };
+  /** Of a job no longer kept: how many lines it had when they were all dropped. */
+  readonly goneLines?: number;
 }
 
 /** The sentence for `count` lines of a job missing, `because` why. */
@@ -84,10 +88,16 @@ interface Kept {
 }
 
 const REQUEST_ID = /"(?:requestId|jobId|job_id)":"([^"\\]{1,200})"/;
+/** A job id as the harness makes them (store/job-id.ts): a UUID, `sync-` in front for /runsync. */
+const JOB_ID_IN_TEXT = /(?:sync-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
-/** The job a worker's output line names (`"requestId"`, `"jobId"` or `"job_id"` of a JSON log line), or undefined. */
+/**
+ * The job a worker's output line names: `"requestId"`, `"jobId"` or `"job_id"` of a JSON
+ * log line, else the first job id in its text (a plain line such as `job <id>: done`, which
+ * vanished with the endpoint's ring before); undefined for a line that names none.
+ */
 export function jobIdOfLine(line: string): string | undefined {
-  return REQUEST_ID.exec(line)?.[1];
+  return REQUEST_ID.exec(line)?.[1] ?? JOB_ID_IN_TEXT.exec(line)?.[0];
 }
 
 const kib = (bytes: number): string => `${Math.round(bytes / 1024)} KiB`;
@@ -95,8 +105,8 @@ const kib = (bytes: number): string => `${Math.round(bytes / 1024)} KiB`;
 export class JobLines {
   /** By `endpoint/job`, in the order of their last line (a job that logs moves to the end). */
   readonly #byJob = new Map<string, Kept>();
-  /** Jobs dropped whole: why, oldest first, at most limits.rememberedDrops. */
-  readonly #drops = new Map<string, string>();
+  /** Jobs dropped whole: why and how many lines, oldest first, at most limits.rememberedDrops. */
+  readonly #drops = new Map<string, { why: string; lines: number }>();
   readonly #limits: JobLinesLimits;
   #bytes = 0;
 
@@ -151,8 +161,8 @@ export class JobLines {
         droppedLines: { count: kept.droppedLines, because },
       };
     }
-    const why = this.#drops.get(key);
-    return why === undefined ? undefined : { lines: [], dropped: why };
+    const gone = this.#drops.get(key);
+    return gone === undefined ? undefined : { lines: [], dropped: gone.why, goneLines: gone.lines };
   }
 
   #expire(now: number): void {
@@ -168,7 +178,8 @@ export class JobLines {
     this.#byJob.delete(key);
     this.#bytes -= kept.bytes;
     this.#drops.delete(key);
-    this.#drops.set(key, `${kept.lines.length + kept.droppedLines} lines: ${why}`);
+    const lines = kept.lines.length + kept.droppedLines;
+    this.#drops.set(key, { why: `${lines} lines: ${why}`, lines });
     if (this.#drops.size > this.#limits.rememberedDrops) this.#drops.delete(this.#drops.keys().next().value as string);
   }
 }

@@ -343,7 +343,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Schema {
       title: 'serverless-worker queue API',
       version: options.version,
       description:
-        'The queue API of the endpoints this server knows (spec 4.2), each under its name where it has one: /run, /runsync, /status/{jobId}, /status-sync/{jobId}, /stream/{jobId}, ' +
+        'The queue API of the endpoints this server knows (the serverless queue API of the platform), each under its name where it has one: /run, /runsync, /status/{jobId}, /status-sync/{jobId}, /stream/{jobId}, ' +
         '/cancel/{jobId}, /retry/{jobId}, /purge-queue, /requests, /health' +
         (options.management === true ? '; and the management API under /v1.' : '.') +
         ' Endpoints created later appear on the next request of this document. The dashboard is at /ui.',
