@@ -25,6 +25,7 @@ import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
 import { packThisPackage } from './pack-this-package.js';
 import { HARNESS_SCHEMA } from '../../packages/platform/src/harness/harness-database.js';
 import { schemaVersions } from '../../packages/platform/src/harness/postgres/migrate.js';
+import { stepTimings } from './step-timings.js';
 
 const WORKER = `import { serve } from 'serverless-worker';
 
@@ -34,16 +35,7 @@ await serve(async (job, ctx) => ({ echo: job.input.message, node: process.versio
 let scratch: string;
 let tarball: string;
 let platformTarball: string;
-const timings: string[] = [];
-
-async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await work();
-  } finally {
-    timings.push(`${what}: ${Math.round(performance.now() - started)} ms`);
-  }
-}
+const { timings, timed } = stepTimings();
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'sw-packed-'));

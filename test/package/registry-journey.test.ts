@@ -29,6 +29,7 @@ import { freePort, waitFor, within } from '../kit/index.js';
 import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
 import { packThisPackage } from './pack-this-package.js';
 import { EXISTING_PROJECT_COMMANDS, FIVE_MINUTE_COMMANDS, SCAFFOLD_COMMANDS, readReadme, readmeSection, shCommands } from './readme-commands.js';
+import { stepTimings } from './step-timings.js';
 
 /** The oldest line claimed (`engines`: >= 22.12): where an engine warning or a missing Node feature would show first. */
 const MAJOR = NODE_LINES[0];
@@ -82,16 +83,7 @@ let verdaccio: ResultPromise | undefined;
 let verdaccioOutput = '';
 let publisherEnv: Env;
 let newcomerEnv: Env;
-const timings: string[] = [];
-
-async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await work();
-  } finally {
-    timings.push(`${what}: ${Math.round(performance.now() - started)} ms`);
-  }
-}
+const { timings, timed } = stepTimings();
 
 async function integrityOf(file: string): Promise<string> {
   return `sha512-${createHash('sha512')
