@@ -106,7 +106,9 @@ describe('the dashboard at 1440×900', () => {
     await context.close();
   });
 
-  it('writes time filters in UTC with their zone, and reads links with or without one into local time', async () => {
+  // Three navigations, each poll bounded by WAIT (30 s): the test's own bound above them, so that a poll that never
+  // comes true fails with its own message (a CI run once hit the 30 s default here, no step named).
+  it('writes time filters in UTC with their zone, and reads links with or without one into local time', { timeout: 120_000 }, async () => {
     const context = await (await browsers.browser()).newContext({ viewport: SCREEN, timezoneId: 'America/New_York' });
     try {
       const page = await context.newPage();

@@ -185,13 +185,20 @@ export function JobsView({ endpointId, row, overview, navigate }) {
   };
 
   // The filters live in the URL: each change replaces it (no history entry a keystroke); a
-  // link, back or forward sets them from it.
+  // link, back or forward sets them from it. `knownHash` is the hash these filters came from
+  // or were written to: an effect that runs late (Preact runs effects after the paint) while
+  // a navigation has already put another hash there leaves it alone, for the hashchange
+  // handler to read; it wrote the old filters over the new link before.
+  const knownHash = useRef(location.hash);
   useEffect(() => {
+    if (location.hash !== knownHash.current) return;
     const wanted = hashOfFilters(endpointId, filters);
     if (location.hash !== wanted) history.replaceState(null, '', wanted);
+    knownHash.current = location.hash;
   }, [endpointId, filters]);
   useEffect(() => {
     const onHash = () => {
+      knownHash.current = location.hash;
       const fromUrl = filtersOfHash(location.hash);
       setFilters((f) => (JSON.stringify(f) === JSON.stringify(fromUrl) ? f : fromUrl));
     };
