@@ -133,7 +133,13 @@ describe('two harness processes on one PostgreSQL database', () => {
     const ids: string[] = [];
     for (let i = 0; i < JOBS; i++) ids.push(await submit(i % 2 === 0 ? first.url : other.url, { mode: 'sleep', ms: 400, tag: i }));
     // Under load: some done, some running, some queued.
-    await waitFor(() => said.flat().filter((event) => event.event === 'started').length >= 8, 'jobs are running', 60_000, 20);
+    // Killed while the first harness's worker runs a job it started under 150 ms ago (a 400 ms
+    // sleep): with only a count of starts, the kill could fall between its results and its next
+    // take, leaving it nothing running (1 CI run in many).
+    const runningFresh = (): boolean =>
+      said.flat().filter((event) => event.event === 'started').length >= 8 &&
+      (said[0] ?? []).some((event) => event.event === 'started' && Date.now() - (event.at ?? 0) < 150);
+    await waitFor(runningFresh, 'jobs are running, one just started on the first harness', 60_000, 10);
     first.child.kill('SIGKILL');
     await first.child;
     // With its harness dead, nothing changes the jobs of the worker connected to it: those IN_PROGRESS now ran at the kill.

@@ -42,15 +42,23 @@ export function startWorker(children: ChildList, harness: HarnessProcess, endpoi
   return worker;
 }
 
+/** One line the reliability worker printed: what happened, to which job, when (its Date.now()). */
+export interface WorkerEvent {
+  event: string;
+  jobId?: string;
+  reason?: unknown;
+  at?: number;
+}
+
 /** Collect a worker's stdout lines as they come. */
-export function recordEvents(worker: TsChild): Array<{ event: string; jobId?: string; reason?: unknown }> {
-  const events: Array<{ event: string; jobId?: string; reason?: unknown }> = [];
+export function recordEvents(worker: TsChild): WorkerEvent[] {
+  const events: WorkerEvent[] = [];
   let buffered = '';
   worker.stdout?.on('data', (data: Buffer) => {
     buffered += data.toString('utf8');
     const end = buffered.lastIndexOf('\n');
     if (end < 0) return;
-    for (const line of jsonLines(buffered.slice(0, end))) events.push(line as { event: string; jobId?: string });
+    for (const line of jsonLines(buffered.slice(0, end))) events.push(line as WorkerEvent);
     buffered = buffered.slice(end + 1);
   });
   return events;
