@@ -1,0 +1,47 @@
+/**
+ * @module test/setup/file-order
+ * The order `npm test` starts its files in: longest first, by the seconds each file took in a
+ * recorded CI run (test/setup/file-seconds.json), so that the two workers end together.
+ * Vitest's own order runs the projects one after another (browser, integration, system, unit)
+ * and, on a clean clone with no results cache, the larger files of each first: the system
+ * tier's long, mostly waiting files (packing, Docker) then ran at the end with one worker
+ * idle, about 200 s of a 800 s run at a concurrency under 1.
+ * Files not in the table (new ones) start first, as vitest does with unknown files; the unit
+ * tier stays last and in vitest's order (its files share their workers, isolate: false).
+ * `npm run test:order -- <vitest.json>` records the table anew from a run's JSON report.
+ */
+import { relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** `test/...` path -> seconds; read once. */
+export type FileSeconds = Readonly<Record<string, number>>;
+
+export const FILE_SECONDS_PATH = new URL('./file-seconds.json', import.meta.url);
+
+export function readFileSeconds(): FileSeconds {
+  return JSON.parse(readFileSync(FILE_SECONDS_PATH, 'utf8')) as FileSeconds;
+}
+
+/** Unknown files first, then the longest; ties by path so that the order is the same each run. */
+export function byExpectedSeconds(seconds: FileSeconds): (a: string, b: string) => number {
+  return (a, b) => {
+    const sa = seconds[a] ?? Number.POSITIVE_INFINITY;
+    const sb = seconds[b] ?? Number.POSITIVE_INFINITY;
+    if (sa !== sb) return sb - sa;
+    return a < b ? -1 : a > b ? 1 : 0;
+  };
+}
+
+export default class LongestFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const vitestOrder = await super.sort(files);
+    const seconds = readFileSeconds();
+    const root = this.ctx.config.root;
+    const pathOf = (spec: TestSpecification): string => relative(root, spec.moduleId);
+    const compare = byExpectedSeconds(seconds);
+    const unit = vitestOrder.filter((spec) => spec.project.name === 'unit');
+    const rest = vitestOrder.filter((spec) => spec.project.name !== 'unit').sort((a, b) => compare(pathOf(a), pathOf(b)));
+    return [...rest, ...unit];
+  }
+}
