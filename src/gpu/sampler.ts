@@ -68,126 +68,150 @@ export interface GpuSampler {
 export function createGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
   const config = parseOrThrow(SamplerOptionsSchema, options, 'SW_INVALID_OPTIONS', 'GPU sampler options');
   const reader = config.reader ?? createGpuReader({ timeoutMs: config.timeoutMs, ...(options.env ? { env: options.env } : {}) });
-  const windows = new Set<ReturnType<typeof createWindowAccumulator>>();
-  const listeners = new Set<(result: GpuReadResult) => void>();
-  const cancel = new AbortController();
-  const clock = options.clock ?? systemClock;
-  let started = false;
-  let disabled = false;
-  let closed = false;
-  let looping = false;
-  let timer: TimerHandle | undefined;
-  let inFlight: Promise<GpuReadResult> | undefined;
-  let last: GpuReadResult | undefined;
+  return new PollingGpuSampler(reader, config.intervalMs, options.clock ?? systemClock);
+}
 
-  const wanted = (): boolean => !closed && !disabled && (started || windows.size > 0);
+type WindowAccumulator = ReturnType<typeof createWindowAccumulator>;
 
-  const clearTimer = (): void => {
-    timer?.cancel();
-    timer = undefined;
-  };
+class PollingGpuSampler implements GpuSampler {
+  readonly #reader: GpuReader;
+  readonly #intervalMs: number;
+  readonly #clock: Clock;
+  readonly #windows = new Set<WindowAccumulator>();
+  readonly #listeners = new Set<(result: GpuReadResult) => void>();
+  readonly #cancel = new AbortController();
+  #started = false;
+  #disabled = false;
+  #closed = false;
+  #looping = false;
+  #timer: TimerHandle | undefined;
+  #inFlight: Promise<GpuReadResult> | undefined;
+  #last: GpuReadResult | undefined;
 
-  const record = (result: GpuReadResult): void => {
-    last = result;
-    if (result.ok) for (const window of windows) window.add(result.gpus);
+  constructor(reader: GpuReader, intervalMs: number, clock: Clock) {
+    this.#reader = reader;
+    this.#intervalMs = intervalMs;
+    this.#clock = clock;
+  }
+
+  start(): void {
+    this.#started = true;
+    this.#schedule(0);
+  }
+
+  stop(): void {
+    this.#started = false;
+    if (!this.#wanted()) this.#clearTimer();
+  }
+
+  latest(): GpuReadResult | undefined {
+    return this.#last;
+  }
+
+  sample(): Promise<GpuReadResult> {
+    if ((this.#disabled || this.#closed) && this.#last) return Promise.resolve(this.#last);
+    this.#inFlight ??= this.#read();
+    return this.#inFlight;
+  }
+
+  beginWindow(): GpuWindow {
+    if (this.#disabled || this.#closed) return { end: () => undefined };
+    const window = createWindowAccumulator();
+    this.#windows.add(window);
+    this.#schedule(0);
+    let summary: GpuWindowSummary | undefined;
+    let open = true;
+    return {
+      end: () => {
+        if (open) {
+          open = false;
+          this.#windows.delete(window);
+          if (!this.#wanted()) this.#clearTimer();
+          summary = window.summary();
+        }
+        return summary;
+      },
+    };
+  }
+
+  onReading(listener: (result: GpuReadResult) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  get state(): GpuSamplerState {
+    if (this.#closed) return 'closed';
+    if (this.#disabled) return 'disabled';
+    return this.#timer || this.#looping ? 'polling' : 'idle';
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#clearTimer();
+    this.#windows.clear();
+    this.#cancel.abort();
+    if (this.#inFlight) await this.#inFlight;
+  }
+
+  #wanted(): boolean {
+    return !this.#closed && !this.#disabled && (this.#started || this.#windows.size > 0);
+  }
+
+  #clearTimer(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  async #read(): Promise<GpuReadResult> {
+    // One turn first: sample() has set #inFlight before the reader runs, so that a reader
+    // that throws at once cannot clear it before it is set (and leave it set for good).
+    await Promise.resolve();
+    let result: GpuReadResult;
+    try {
+      result = await this.#reader({ signal: this.#cancel.signal });
+    } catch (error) {
+      // A custom reader broke its promise never to throw; keep the sampler alive.
+      const message = `GPU reader threw: ${error instanceof Error ? error.message : String(error)}`;
+      result = { ok: false, reason: 'failed', message, attempts: [], readAt: this.#clock.now() };
+    }
+    // Cleared before listeners and awaiters run, so that a sample() they call reads anew.
+    this.#inFlight = undefined;
+    this.#record(result);
+    return result;
+  }
+
+  #record(result: GpuReadResult): void {
+    this.#last = result;
+    if (result.ok) for (const window of this.#windows) window.add(result.gpus);
     // Every tool tried is absent: it will not appear while we run.
     if (!result.ok && result.reason === 'not-installed') {
-      disabled = true;
-      clearTimer();
+      this.#disabled = true;
+      this.#clearTimer();
     }
-    for (const listener of listeners) {
+    for (const listener of this.#listeners) {
       try {
         listener(result);
       } catch {
         // A listener's bug must not stop the sampling of everyone else.
       }
     }
-  };
-
-  const sample = (): Promise<GpuReadResult> => {
-    if ((disabled || closed) && last) return Promise.resolve(last);
-    if (inFlight) return inFlight;
-    const read = (async (): Promise<GpuReadResult> => {
-      let result: GpuReadResult;
-      try {
-        result = await reader({ signal: cancel.signal });
-      } catch (error) {
-        // A custom reader broke its promise never to throw; keep the sampler alive.
-        const message = `GPU reader threw: ${error instanceof Error ? error.message : String(error)}`;
-        result = { ok: false, reason: 'failed', message, attempts: [], readAt: clock.now() };
-      }
-      // Cleared before listeners and awaiters run, so that a sample() they call reads anew.
-      inFlight = undefined;
-      record(result);
-      return result;
-    })();
-    inFlight = read;
-    return read;
-  };
-
-  const loop = async (): Promise<void> => {
-    timer = undefined;
-    if (!wanted()) return;
-    looping = true;
-    try {
-      await sample();
-    } finally {
-      looping = false;
-    }
-    schedule(config.intervalMs);
-  };
-
-  function schedule(delayMs: number): void {
-    if (timer || looping || !wanted()) return;
-    // Sampling alone must never keep a process alive (an unref'd timer).
-    timer = clock.setTimer(delayMs, () => void loop());
   }
 
-  return {
-    start() {
-      started = true;
-      schedule(0);
-    },
-    stop() {
-      started = false;
-      if (!wanted()) clearTimer();
-    },
-    latest: () => last,
-    sample,
-    beginWindow() {
-      if (disabled || closed) return { end: () => undefined };
-      const window = createWindowAccumulator();
-      windows.add(window);
-      schedule(0);
-      let summary: GpuWindowSummary | undefined;
-      let open = true;
-      return {
-        end() {
-          if (open) {
-            open = false;
-            windows.delete(window);
-            if (!wanted()) clearTimer();
-            summary = window.summary();
-          }
-          return summary;
-        },
-      };
-    },
-    onReading(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    get state(): GpuSamplerState {
-      if (closed) return 'closed';
-      if (disabled) return 'disabled';
-      return timer || looping ? 'polling' : 'idle';
-    },
-    async close() {
-      closed = true;
-      clearTimer();
-      windows.clear();
-      cancel.abort();
-      if (inFlight) await inFlight;
-    },
-  };
+  async #loop(): Promise<void> {
+    this.#timer = undefined;
+    if (!this.#wanted()) return;
+    this.#looping = true;
+    try {
+      await this.sample();
+    } finally {
+      this.#looping = false;
+    }
+    this.#schedule(this.#intervalMs);
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#timer || this.#looping || !this.#wanted()) return;
+    // Sampling alone must never keep a process alive (an unref'd timer).
+    this.#timer = this.#clock.setTimer(delayMs, () => void this.#loop());
+  }
 }

@@ -176,6 +176,21 @@ describe('GPU sampler windows with a scripted reader', () => {
     expect(await sampler.sample()).toMatchObject({ ok: false, reason: 'failed', message: 'GPU reader threw: boom' });
   });
 
+  it('a reader that throws before returning a promise is read again next time, not answered from a stuck read', async () => {
+    let calls = 0;
+    const sampler = track(
+      createGpuSampler({
+        reader: () => {
+          calls++;
+          throw new Error(`sync boom ${calls}`);
+        },
+      }),
+    );
+    expect(await sampler.sample()).toMatchObject({ ok: false, reason: 'failed', message: 'GPU reader threw: sync boom 1' });
+    expect(await sampler.sample()).toMatchObject({ ok: false, reason: 'failed', message: 'GPU reader threw: sync boom 2' });
+    expect(calls).toBe(2);
+  });
+
   it('refuses bad options with SW_INVALID_OPTIONS naming the option', () => {
     let caught: unknown;
     try {
