@@ -21,6 +21,7 @@ import {
   resolvePlatformExtras,
   startHandler,
   type Handler,
+  type JobTelemetry,
   type WorkerConfig,
 } from './worker/index.js';
 
@@ -46,22 +47,17 @@ async function supervisedTransport(platform: PlatformTransport, logger: Logger):
   return new SupervisedTransport({ platform, link: new SupervisorLink(process, logger), logger });
 }
 
-/**
- * Serve jobs from the platform until SIGTERM/SIGINT or an unresponsive handler stops
- * the worker; resolves with the exit code.
- * @throws ServerlessWorkerError SW_INVALID_ENV naming a malformed platform variable (before any job is taken).
- */
-export async function runPlatformWorker(
-  handler: Handler<unknown, unknown>,
+type ResolvedExtras = ReturnType<typeof resolvePlatformExtras>;
+
+/** The platform transport the environment describes, with the worker's deadline watchdog when configured. */
+function platformTransportFor(
   config: WorkerConfig,
+  extras: PlatformWorkerExtras,
+  env: NodeJS.ProcessEnv,
   logger: Logger,
-  extras: PlatformWorkerExtras = {},
-): Promise<number> {
-  const env = extras.processEnv ?? process.env;
-  const settings = resolvePlatformExtras(config, env);
-  // Without a port nothing reads the registry: skip its start-up and per-job cost.
-  const metrics = extras.metrics ?? (settings.metricsPort !== undefined ? await loadMetrics() : undefined);
-  const platform = createPlatformTransport({
+  metrics: Metrics | undefined,
+): PlatformTransport {
+  return createPlatformTransport({
     ...config.platformTransport,
     ...extras.transport,
     logger,
@@ -79,22 +75,37 @@ export async function runPlatformWorker(
         }
       : {}),
   });
-  // The worker child of --serve-api, joined over its IPC channel: jobs and results there, the rest over HTTP.
-  const transport =
-    env[SUPERVISED_CHANNEL_ENV] === SUPERVISED_CHANNEL_IPC && process.send !== undefined ? await supervisedTransport(platform, logger) : platform;
-  if (settings.expectGpu !== undefined) {
-    const presence = await checkGpuPresence(settings.expectGpu, { env });
-    if (!presence.ok) {
-      // Tell the platform why before leaving, so it replaces this worker instead of retrying it blindly.
-      await transport.reportUnhealthy?.(GPU_HEALTH_CHECK_NAME, presence.message).catch((error: unknown) => {
-        logger.warn({ err: error }, 'could not report the failed GPU check');
-      });
-      logger.fatal({ expected: presence.expected, found: presence.found }, `start-up check failed: ${presence.message}`);
-      await transport.close();
-      return 1;
-    }
+}
+
+/** The start-up GPU check (EXPECT_GPU): false when it failed, after telling the platform why. */
+async function gpuCheckPassed(settings: ResolvedExtras, transport: Transport, env: NodeJS.ProcessEnv, logger: Logger): Promise<boolean> {
+  if (settings.expectGpu === undefined) return true;
+  const presence = await checkGpuPresence(settings.expectGpu, { env });
+  if (presence.ok) {
     logger.info({ vendor: presence.vendor, gpus: presence.gpus.length }, 'start-up check: GPU present');
+    return true;
   }
+  // Tell the platform why before leaving, so it replaces this worker instead of retrying it blindly.
+  await transport.reportUnhealthy?.(GPU_HEALTH_CHECK_NAME, presence.message).catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not report the failed GPU check');
+  });
+  logger.fatal({ expected: presence.expected, found: presence.found }, `start-up check failed: ${presence.message}`);
+  return false;
+}
+
+/** GPU sampling, the metrics server and the job telemetry of one worker; close() ends what was started. */
+interface WorkerObservers {
+  readonly telemetry: JobTelemetry;
+  close(): Promise<void>;
+}
+
+async function startObservers(
+  config: WorkerConfig,
+  settings: ResolvedExtras,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  metrics: Metrics | undefined,
+): Promise<WorkerObservers> {
   const sampler = config.gpuSampling ? createGpuSampler({ intervalMs: config.gpuSampleIntervalMs, env }) : undefined;
   const unbindGpu = sampler && metrics ? bindGpuMetrics(metrics, sampler) : undefined;
   const metricsServer =
@@ -107,6 +118,83 @@ export async function runPlatformWorker(
     ...(metrics ? { metrics } : {}),
     ...(sampler ? { sampler } : {}),
   });
+  return {
+    telemetry,
+    async close() {
+      unbindGpu?.();
+      await sampler?.close();
+      await metricsServer?.close();
+    },
+  };
+}
+
+/**
+ * process.exit() while jobs run (a handler called it): the jobs are the platform's to
+ * requeue once the heartbeat stops; say so, and never leave with 0 (a clean stop).
+ */
+function exitWithJobsWarning(runtime: WorkerRuntime): (code: number) => void {
+  return (code) => {
+    const jobs = runtime.runningJobIds;
+    if (jobs.length === 0) return;
+    try {
+      writeSync(
+        2,
+        `serverless-worker: the process exited (code ${code}) with jobs running: ${jobs.join(', ')}; a job whose result was not posted goes back to the queue once this worker's heartbeat stops\n`,
+      );
+    } catch {
+      // stderr closed.
+    }
+    if (code === 0) process.exitCode = 1;
+  };
+}
+
+/** A harness that launched this worker is gone: keep the results for one that comes back on its address. */
+function keepResultsWhenHarnessGone(
+  extras: PlatformWorkerExtras,
+  runtime: WorkerRuntime,
+  platform: PlatformTransport,
+  settings: ResolvedExtras,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+): void {
+  extras.harnessGone?.onGone((why) => {
+    void import('./local/harness-gone.js').then(({ keepResultsForReturningHarness }) =>
+      keepResultsForReturningHarness({
+        runtime,
+        waitMs: settings.harnessReturnWaitMs,
+        logger,
+        why,
+        harnessUrl: env.RUNPOD_WEBHOOK_GET_JOB,
+        retryNow: () => platform.retryNow(),
+      }),
+    );
+  });
+}
+
+/**
+ * Serve jobs from the platform until SIGTERM/SIGINT or an unresponsive handler stops
+ * the worker; resolves with the exit code.
+ * @throws ServerlessWorkerError SW_INVALID_ENV naming a malformed platform variable (before any job is taken).
+ */
+export async function runPlatformWorker(
+  handler: Handler<unknown, unknown>,
+  config: WorkerConfig,
+  logger: Logger,
+  extras: PlatformWorkerExtras = {},
+): Promise<number> {
+  const env = extras.processEnv ?? process.env;
+  const settings = resolvePlatformExtras(config, env);
+  // Without a port nothing reads the registry: skip its start-up and per-job cost.
+  const metrics = extras.metrics ?? (settings.metricsPort !== undefined ? await loadMetrics() : undefined);
+  const platform = platformTransportFor(config, extras, env, logger, metrics);
+  // The worker child of --serve-api, joined over its IPC channel: jobs and results there, the rest over HTTP.
+  const transport =
+    env[SUPERVISED_CHANNEL_ENV] === SUPERVISED_CHANNEL_IPC && process.send !== undefined ? await supervisedTransport(platform, logger) : platform;
+  if (!(await gpuCheckPassed(settings, transport, env, logger))) {
+    await transport.close();
+    return 1;
+  }
+  const observers = await startObservers(config, settings, env, logger, metrics);
   // The runtime exists from the start (state initializing while init runs); jobs reach
   // the handler bound to init's state once init has succeeded.
   let active = handler as Handler<unknown>;
@@ -115,7 +203,7 @@ export async function runPlatformWorker(
     config,
     transport,
     logger,
-    telemetry,
+    observers.telemetry,
     transport.jobWatch ? { jobWatch: transport.jobWatch } : {},
   );
   if (config.init !== undefined) runtime.beginInitializing();
@@ -131,40 +219,13 @@ export async function runPlatformWorker(
   if (!started.ok) {
     if (extras.localInitFailure === true) await (await import('./local/init-failure.js')).printInitFailure(started.outcome, logger);
     await runtime.stop('shutdown'); // takes no job; closes the transport
-    unbindGpu?.();
-    await sampler?.close();
-    await metricsServer?.close();
+    await observers.close();
     return started.exitCode;
   }
   active = started.handler;
   const offSignals = onShutdownSignals(logger, () => void runtime.stop('shutdown'));
-  extras.harnessGone?.onGone((why) => {
-    void import('./local/harness-gone.js').then(({ keepResultsForReturningHarness }) =>
-      keepResultsForReturningHarness({
-        runtime,
-        waitMs: settings.harnessReturnWaitMs,
-        logger,
-        why,
-        harnessUrl: env.RUNPOD_WEBHOOK_GET_JOB,
-        retryNow: () => platform.retryNow(),
-      }),
-    );
-  });
-  // process.exit() while jobs run (a handler called it): the jobs are the platform's to
-  // requeue once the heartbeat stops; say so, and never leave with 0 (a clean stop).
-  const onExit = (code: number): void => {
-    const jobs = runtime.runningJobIds;
-    if (jobs.length === 0) return;
-    try {
-      writeSync(
-        2,
-        `serverless-worker: the process exited (code ${code}) with jobs running: ${jobs.join(', ')}; a job whose result was not posted goes back to the queue once this worker's heartbeat stops\n`,
-      );
-    } catch {
-      // stderr closed.
-    }
-    if (code === 0) process.exitCode = 1;
-  };
+  keepResultsWhenHarnessGone(extras, runtime, platform, settings, env, logger);
+  const onExit = exitWithJobsWarning(runtime);
   process.on('exit', onExit);
   logger.info(
     { workerId: transport.workerId, concurrency: typeof config.concurrency === 'number' ? config.concurrency : 'dynamic' },
@@ -175,11 +236,9 @@ export async function runPlatformWorker(
     logger.info({ reason: exit.reason, exitCode: exit.exitCode }, 'worker stopped');
     return exit.exitCode;
   } finally {
-    telemetry.flush();
+    observers.telemetry.flush();
     offSignals();
     process.off('exit', onExit);
-    unbindGpu?.();
-    await sampler?.close();
-    await metricsServer?.close();
+    await observers.close();
   }
 }
