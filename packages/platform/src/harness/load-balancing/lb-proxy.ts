@@ -95,112 +95,136 @@ export interface ProxyTarget {
 
 /** Forward `request` to the worker and its answer back; resolves once the exchange ended. */
 export function proxyRequest(request: IncomingMessage, response: ServerResponse, target: ProxyTarget): Promise<void> {
-  const { lb, pool, worker, path } = target;
-  const upstreamAt = upstreamTarget(worker.url, path);
+  return new ProxiedExchange(request, response, target).run();
+}
+
+/** The headers the worker gets: the caller's, less hop-by-hop ones and its key, plus X-Forwarded-*. */
+function upstreamHeaders(request: IncomingMessage): Record<string, string | string[]> {
   const headers = copyHeaders(request.headers, REQUEST_DROP);
-  const forwardedFor = [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter((part) => part !== undefined).join(', ');
-  headers['x-forwarded-for'] = forwardedFor;
+  headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], request.socket.remoteAddress].filter((part) => part !== undefined).join(', ');
   if (request.headers.host !== undefined) headers['x-forwarded-host'] = request.headers.host;
   headers['x-forwarded-proto'] = 'http';
-  worker.inFlight++;
-  worker.requests++;
-  return new Promise<void>((resolve) => {
-    let done = false;
-    let timedOut = false;
-    let timer: TimerHandle | undefined;
-    const finish = (): void => {
-      if (done) return;
-      done = true;
-      timer?.cancel();
-      worker.inFlight--;
-      resolve();
-    };
-    const options: RequestOptions = {
-      ...upstreamAt.options,
-      method: request.method,
-      headers,
-      agent: upstreamAt.secure ? lb.httpsAgent : lb.agent,
-      // A worker URL with a name is checked again on what the name resolves to at connect time.
-      lookup: lb.policy.lookupFor(Number(upstreamAt.options.port)),
-    };
-    let upstream: ReturnType<typeof httpRequest>;
-    try {
-      upstream = upstreamAt.secure ? httpsRequest(options) : httpRequest(options);
-    } catch (error) {
-      // Node refused to send it (a path or header it cannot write): the request's fault, not the worker's.
-      sendRawError(
-        response,
-        new ServerlessWorkerError('SW_INVALID_REQUEST', `The request could not be forwarded to a load-balancing worker: ${(error as Error).message}`, {
-          endpointId: pool.endpointId,
-        }),
-      );
-      finish();
-      return;
-    }
-    timer = lb.clock.setTimer(
-      lb.settings.requestTimeoutMs,
-      () => {
-        timedOut = true;
-        sendRawError(
-          response,
-          new ServerlessWorkerError(
-            'SW_LB_REQUEST_TIMEOUT',
-            `The request to endpoint ${pool.endpointId} ran past the request time limit of ${lb.settings.requestTimeoutMs} ms`,
-            {
-              endpointId: pool.endpointId,
-              workerId: worker.id,
-              requestTimeoutMs: lb.settings.requestTimeoutMs,
-            },
-          ),
-        );
-        upstream.destroy();
-        finish();
-      },
-      { keepAlive: true },
-    );
-    upstream.on('response', (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.statusMessage, copyHeaders(answer.headers, RESPONSE_DROP));
-      // Headers now, not with the first body bytes: an SSE client sees the stream open.
-      response.flushHeaders();
-      answer.pipe(response);
-      answer.on('error', () => response.destroy());
-      answer.on('end', finish);
-    });
-    upstream.on('error', (error) => {
-      if (timedOut || done) return;
-      const reason = `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim();
-      const refusal = targetRefusal(error);
-      if (refusal) {
-        lb.markUnreachable(pool, worker, `request refused: ${refusal.reason}`);
-        sendRawError(
-          response,
-          new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} ${refusal.message}`, {
-            endpointId: pool.endpointId,
-            workerId: worker.id,
-          }),
-        );
-        finish();
+  return headers;
+}
+
+/** One request through to a worker and back: its timer, the worker's in-flight count, and how it ends. */
+class ProxiedExchange {
+  readonly #request: IncomingMessage;
+  readonly #response: ServerResponse;
+  readonly #target: ProxyTarget;
+  #resolve: () => void = () => {};
+  #done = false;
+  #timedOut = false;
+  #timer: TimerHandle | undefined;
+  #upstream: ReturnType<typeof httpRequest> | undefined;
+
+  constructor(request: IncomingMessage, response: ServerResponse, target: ProxyTarget) {
+    this.#request = request;
+    this.#response = response;
+    this.#target = target;
+  }
+
+  run(): Promise<void> {
+    const { lb, worker, path } = this.#target;
+    const upstreamAt = upstreamTarget(worker.url, path);
+    const headers = upstreamHeaders(this.#request);
+    worker.inFlight++;
+    worker.requests++;
+    return new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+      const options: RequestOptions = {
+        ...upstreamAt.options,
+        method: this.#request.method,
+        headers,
+        agent: upstreamAt.secure ? lb.httpsAgent : lb.agent,
+        // A worker URL with a name is checked again on what the name resolves to at connect time.
+        lookup: lb.policy.lookupFor(Number(upstreamAt.options.port)),
+      };
+      let upstream: ReturnType<typeof httpRequest>;
+      try {
+        upstream = upstreamAt.secure ? httpsRequest(options) : httpRequest(options);
+      } catch (error) {
+        // Node refused to send it (a path or header it cannot write): the request's fault, not the worker's.
+        const message = `The request could not be forwarded to a load-balancing worker: ${(error as Error).message}`;
+        this.#fail(new ServerlessWorkerError('SW_INVALID_REQUEST', message, { endpointId: this.#target.pool.endpointId }));
         return;
       }
-      if (isConnectFailure(error)) lb.markUnreachable(pool, worker, `request failed: ${reason}`);
-      sendRawError(
-        response,
-        new ServerlessWorkerError(
-          'SW_WORKER_UNREACHABLE',
-          `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} could not be reached or dropped the request: ${reason}`,
-          {
-            endpointId: pool.endpointId,
-            workerId: worker.id,
-          },
-        ),
+      this.#upstream = upstream;
+      this.#timer = lb.clock.setTimer(lb.settings.requestTimeoutMs, () => this.#onTimeout(), { keepAlive: true });
+      upstream.on('response', (answer) => this.#onResponse(answer));
+      upstream.on('error', (error) => this.#onError(error));
+      // The caller went away: stop the worker's side too (an SSE generator sees its socket close).
+      this.#response.on('close', () => {
+        if (!this.#response.writableFinished) upstream.destroy();
+        this.#finish();
+      });
+      this.#request.pipe(upstream);
+    });
+  }
+
+  #finish(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#timer?.cancel();
+    this.#target.worker.inFlight--;
+    this.#resolve();
+  }
+
+  #fail(error: ServerlessWorkerError): void {
+    sendRawError(this.#response, error);
+    this.#finish();
+  }
+
+  #onResponse(answer: IncomingMessage): void {
+    const response = this.#response;
+    response.writeHead(answer.statusCode ?? 502, answer.statusMessage, copyHeaders(answer.headers, RESPONSE_DROP));
+    // Headers now, not with the first body bytes: an SSE client sees the stream open.
+    response.flushHeaders();
+    answer.pipe(response);
+    answer.on('error', () => response.destroy());
+    answer.on('end', () => this.#finish());
+  }
+
+  #onTimeout(): void {
+    const { lb, pool, worker } = this.#target;
+    const { requestTimeoutMs } = lb.settings;
+    this.#timedOut = true;
+    sendRawError(
+      this.#response,
+      new ServerlessWorkerError(
+        'SW_LB_REQUEST_TIMEOUT',
+        `The request to endpoint ${pool.endpointId} ran past the request time limit of ${requestTimeoutMs} ms`,
+        {
+          endpointId: pool.endpointId,
+          workerId: worker.id,
+          requestTimeoutMs,
+        },
+      ),
+    );
+    this.#upstream?.destroy();
+    this.#finish();
+  }
+
+  #onError(error: Error): void {
+    if (this.#timedOut || this.#done) return;
+    const { lb, pool, worker } = this.#target;
+    const details = { endpointId: pool.endpointId, workerId: worker.id };
+    const refusal = targetRefusal(error);
+    if (refusal) {
+      lb.markUnreachable(pool, worker, `request refused: ${refusal.reason}`);
+      this.#fail(
+        new ServerlessWorkerError('SW_TARGET_REFUSED', `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} ${refusal.message}`, details),
       );
-      finish();
-    });
-    // The caller went away: stop the worker's side too (an SSE generator sees its socket close).
-    response.on('close', () => {
-      if (!response.writableFinished) upstream.destroy();
-      finish();
-    });
-    request.pipe(upstream);
-  });
+      return;
+    }
+    const reason = `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim();
+    if (isConnectFailure(error)) lb.markUnreachable(pool, worker, `request failed: ${reason}`);
+    this.#fail(
+      new ServerlessWorkerError(
+        'SW_WORKER_UNREACHABLE',
+        `Load-balancing worker ${worker.id} of endpoint ${pool.endpointId} could not be reached or dropped the request: ${reason}`,
+        details,
+      ),
+    );
+  }
 }
