@@ -1,10 +1,13 @@
 /**
  * The launcher's defaults as the guides give them are the code's (issue 49 item 8:
  * launcher.md said 10 s for `shutdownDeadlineMs` where the schema says 40 000 ms): read
- * from LauncherOptionsSchema, checked against the sentences and the config example.
+ * from LauncherOptionsSchema, checked against the sentences and the config example. The
+ * silence window a launched container is given is the worker API's liveness defaults
+ * (ping interval x missed pings), as the composition root passes them (compose-launcher.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { LauncherOptionsSchema } from '../../packages/platform/src/harness/launcher/launcher-options.js';
+import { LivenessSchema } from '../../packages/platform/src/harness/worker-api/options.js';
 import { readRepoFile } from './markdown-files.js';
 
 const defaults = LauncherOptionsSchema.parse({});
@@ -27,5 +30,12 @@ describe("the launcher's defaults in the guides", () => {
     const { images: _images, gpus: _gpus, ...named } = example;
     expect(Object.keys(named).length).toBeGreaterThan(0);
     for (const [key, value] of Object.entries(named)) expect(value, key).toEqual(defaults[key as keyof typeof defaults]);
+  });
+
+  it("launcher.md gives the silence window of the worker API's liveness defaults", () => {
+    const liveness = LivenessSchema.parse({});
+    const window = (liveness.pingIntervalMs * liveness.missedPings).toLocaleString('en-US').replace(/,/g, ' ');
+    const launcher = readRepoFile('docs/guides/launcher.md');
+    expect(launcher).toMatch(new RegExp(`\\(\`--ping-interval-ms\` × \`--missed-pings\`, by default ${window}\\)`));
   });
 });

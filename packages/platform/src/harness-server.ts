@@ -10,9 +10,9 @@ import { loadPromClient } from 'serverless-worker/internal';
 
 export type { CreateHarnessServerOptions, HarnessServer, HarnessServerOptions } from './harness/server-api.js';
 
-/** Build the harness's HTTP server, listen, and answer once it accepts connections (harness/server.ts). */
+/** Build the harness's HTTP server, listen, and answer once it accepts connections (harness/compose.ts). */
 export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
-  const { createHarnessServer: create } = await import('./harness/server.js');
+  const { createHarnessServer: create } = await import('./harness/compose.js');
   // Without a registry of the caller's, the server makes one: prom-client through import(), which a bundle holds.
   if (!options.metrics) await loadPromClient();
   return create(options);

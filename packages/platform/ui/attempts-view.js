@@ -5,8 +5,7 @@
 // refused as stale). Read from /ui/api/.../attempts whenever the job's state moves.
 import { useEffect, useState } from 'preact/hooks';
 import { views } from './api.js';
-import { ErrorBox, When, duration, html, whenText } from './format.js';
-import { workerHref } from './worker-view.js';
+import { ErrorBox, When, duration, html, whenText, workerHref } from './format.js';
 
 /**
  * @typedef {import('./api-types.js').JobAttemptsView} JobAttemptsView

@@ -173,6 +173,11 @@ export function jobHref(endpointId, jobId) {
   return `#/endpoint/${encodeURIComponent(endpointId)}/job/${encodeURIComponent(jobId)}`;
 }
 
+/** @param {string} endpointId @param {string} workerId */
+export function workerHref(endpointId, workerId) {
+  return `#/endpoint/${encodeURIComponent(endpointId)}/worker/${encodeURIComponent(workerId)}`;
+}
+
 /** @param {string} endpointId */
 export function endpointHref(endpointId) {
   return `#/endpoint/${encodeURIComponent(endpointId)}`;

@@ -7,11 +7,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { Attempts } from './attempts-view.js';
-import { CopyButton, EndpointName, ErrorBox, StatusBadge, When, bytes, curlOf, duration, endpointNames, html, jobHref, pretty } from './format.js';
+import { CopyButton, EndpointName, ErrorBox, StatusBadge, When, bytes, curlOf, duration, endpointNames, html, jobHref, pretty, workerHref } from './format.js';
 import { endpointLabel } from './bulk-outcome.js';
 import { Value, ValueActions } from './value-view.js';
 import { LogLines } from './logs-view.js';
-import { workerHref } from './worker-view.js';
 import { useNow } from './attempts-view.js';
 
 /**

@@ -10,9 +10,22 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ActionButton, SubmitForm, actions } from './actions.js';
 import { views } from './api.js';
 import { useNow } from './attempts-view.js';
-import { workerHref } from './worker-view.js';
 import { BulkOutcomeBox, endpointLabel, endpointsPhrase } from './bulk-outcome.js';
-import { CopyButton, EndpointName, ErrorBox, When, HealthBadge, Notice, STATES, StatusBadge, duration, endpointNames, html, jobHref } from './format.js';
+import {
+  CopyButton,
+  EndpointName,
+  ErrorBox,
+  When,
+  HealthBadge,
+  Notice,
+  STATES,
+  StatusBadge,
+  duration,
+  endpointNames,
+  html,
+  jobHref,
+  workerHref,
+} from './format.js';
 
 /**
  * @typedef {import('./api-types.js').OverviewView} OverviewView

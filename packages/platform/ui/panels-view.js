@@ -5,8 +5,7 @@
 // error; the workers gone lately: forgotten when unhealthy too long, or removed) and the launcher (/health counts per endpoint, its worker processes). A panel
 // another part of the harness adds is shown by its data's shape: a list of records as
 // a table, a record as a list of facts, a sentence as text.
-import { EndpointName, When, duration, html, jobHref } from './format.js';
-import { workerHref } from './worker-view.js';
+import { EndpointName, When, duration, html, jobHref, workerHref } from './format.js';
 
 /**
  * @typedef {import('./api-types.js').PanelView} PanelView

@@ -8,8 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { views } from './api.js';
 import { Chart } from './charts.js';
-import { EndpointName, ErrorBox, When, endpointNames, html } from './format.js';
-import { workerHref } from './worker-view.js';
+import { EndpointName, ErrorBox, When, endpointNames, html, workerHref } from './format.js';
 
 /**
  * @typedef {import('./api-types.js').OverviewView} OverviewView

@@ -13,11 +13,6 @@ import { LogLines } from './logs-view.js';
  * @typedef {import('./api-types.js').Navigate} Navigate
  */
 
-/** @param {string} endpointId @param {string} workerId */
-export function workerHref(endpointId, workerId) {
-  return `#/endpoint/${encodeURIComponent(endpointId)}/worker/${encodeURIComponent(workerId)}`;
-}
-
 /** @param {{ endpointId: string, workerId: string, overview: OverviewView, names: EndpointNames }} props */
 export function WorkerView({ endpointId, workerId, overview, names }) {
   const row = overview.workers.find((w) => w.endpointId === endpointId && w.id === workerId);

@@ -3,9 +3,8 @@
 // Workers the harness has seen: state, current jobs, last heartbeat, jobs done; those that
 // left (who was connected, and when last); GPU readings
 // where the harness has a reading source; the launcher's scale events.
-import { EndpointName, When, bytes, duration, endpointNames, html, jobHref } from './format.js';
+import { EndpointName, When, bytes, duration, endpointNames, html, jobHref, workerHref } from './format.js';
 import { ScaleEvents } from './scale-events-view.js';
-import { workerHref } from './worker-view.js';
 
 /**
  * @typedef {import('./api-types.js').OverviewView} OverviewView

@@ -8,6 +8,7 @@ export * from './http/error-reply.js';
 export * from './http/rate-limit/index.js';
 export * from './server-options.js';
 export * from './server.js';
+export { createHarnessServer } from './compose.js';
 export * from './server-store.js';
 export * from './webhooks/index.js';
 export { summarizeJob, type RequestSummary, type RequestsListing } from './queue-api/index.js';

@@ -1,11 +1,13 @@
 /**
  * @module harness/server
- * The harness's HTTP server: the queue API and OpenAI-compatible routes (this
- * folder), the worker API (worker-api/) under `/v2`, the management API under `/v1`,
- * `/metrics` and the web dashboard at `/ui` (ui/, imported only when it is on), behind
- * one API key check and the spec 8.2 rate limits.
+ * The harness's HTTP server over parts the composition root made (compose.ts,
+ * server-parts.ts): the fastify instance, its request hooks and the features' routes
+ * (server-routes.ts) registered on those parts, listening, and closing. It builds no
+ * part of its own: the queue API and OpenAI-compatible routes and the worker API under
+ * `/v2`, the management API under `/v1`, `/metrics` and the web dashboard at `/ui`
+ * (imported only when it is on), behind one API key check and the spec 8.2 rate limits.
  *
- *     const server = await createHarnessServer({ harness: new Harness(), port: 0 });
+ *     const server = await createHarnessServer({ harness: new Harness(), port: 0 });   // compose.ts
  *     // server.url -> http://127.0.0.1:<port>; server.baseUrl -> .../v2
  *     await server.close();
  *
@@ -13,39 +15,22 @@
  * 400 bad JSON) -> route (400 bad parameters, 404 unknown job or endpoint, 409 wrong
  * state) -> JSON answer. Unknown paths: 404; known path, wrong method: 405 + Allow.
  */
-import type { CreateHarnessServerOptions } from './server-store.js';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
-import { createMetrics, inputValue, type Metrics, RUNTIME_VERSION, TargetPolicy, trackFreshConnections } from 'serverless-worker/internal';
-import { InMemoryManagementStore, managementApi } from './management/index.js';
-import { LB_PATH_PREFIX, LoadBalancing, lbProxyRoutes, lbRegistrationRoutes } from './load-balancing/index.js';
-import { apiKeyHook, createApiKeyCheck } from './http/api-key.js';
+import type { Logger } from 'pino';
+import { type Metrics, trackFreshConnections } from 'serverless-worker/internal';
+import type { LoadBalancing } from './load-balancing/index.js';
 import { isLoopbackHost, localBaseUrl } from './http/bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './http/error-reply.js';
-import { StoreOutage } from './http/store-outage.js';
 import { lazyChildLoggerFactory } from './http/lazy-child-logger.js';
 import { CONNECTION_CHECK_MS, defaultMaxConnections } from './http/connection-limits.js';
-import { bindJobMetrics } from './http/job-metrics.js';
-import { registerMetricsRoute } from './http/metrics-route.js';
-import { openAiRoutes } from './openai/index.js';
-import { openApiRoutes } from './openapi/index.js';
-import { harnessPodsView } from './pods-view.js';
-import { serveRecordedEndpoints, sharedEndpointsHook } from './server-shared-endpoints.js';
-import { DeletedEndpointIds, unknownEndpointHook, warnOnCreatedOnUse } from './unknown-endpoints.js';
-import { queueApiRoutes } from './queue-api/index.js';
-import { QueueRoomReservations } from './queue-api/early-queue-room.js';
-import { installLeanRunsync } from './queue-api/lean-runsync.js';
-import { RateLimiter, rateGate, rateLimitHook, type RateGate } from './http/rate-limit/index.js';
 import { useLenientJsonBodies } from './http/json-body.js';
 import { installRouteTable } from './http/route-table.js';
 import { rootAliasUrl } from './http/root-alias.js';
-import { resolveServerOptions, rateLimitTable, type HarnessServerConfig, type HarnessServerOptions } from './server-options.js';
-import { bindAttemptLog, withAttemptEvents } from './dashboard/attempt-binding.js';
-import { AttemptLog } from './dashboard/attempt-log.js';
-import { WebhookLog } from './dashboard/webhook-log.js';
-import { WebhookSender, bindWebhooks } from './webhooks/index.js';
-import { workerApiRoutes } from './worker-api/index.js';
+import type { HarnessServerConfig } from './server-options.js';
+import type { ServerParts } from './server-parts.js';
+import { installRequestHooks, registerRoutes } from './server-routes.js';
+import type { WebhookSender } from './webhooks/index.js';
 
 export interface HarnessServer {
   readonly app: FastifyInstance;
@@ -68,28 +53,16 @@ export interface HarnessServer {
   close(): Promise<void>;
 }
 
-/**
- * Build the server, listen, and answer once it accepts connections. The parts it works
- * on (the harness and its store, the management store, the launcher) are made by the
- * composition root (../compose.ts), which owns them.
- */
-export async function createHarnessServer(options: CreateHarnessServerOptions): Promise<HarnessServer> {
-  const { composeHarness } = await import('./compose.js');
-  return (await composeHarness(options)).server;
+/** What the server's close() runs around its own: the composition root's. */
+export interface ServerLifecycle {
+  /** As close() starts, before the connections end: what must not act on a request or a job any more (the parts' bindings, retries, timers). */
+  readonly closing: () => void;
+  /** Once the server is closed: what the composition root opened for it (the launcher, the stores). */
+  readonly closed: () => Promise<void>;
 }
 
-/**
- * The server over parts already made (composeHarness calls it, after refusing an unsafe
- * bind address): build, listen, answer once it accepts connections. `onClose` runs last in close(), for what the caller opened.
- */
-export async function listenHarnessServer(options: HarnessServerOptions, onClose: () => Promise<void> = async () => {}): Promise<HarnessServer> {
-  const config = resolveServerOptions(options);
-  const logger: Logger = config.logger ?? pino({ level: 'silent' });
-  // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
-  const metrics = config.metrics ?? createMetrics({ defaultMetrics: 'from-first-read' });
-  const { harness } = config;
-  const closing = new AbortController();
-
+/** The fastify instance with the server's settings, its error bodies, body parsing and route table (no route yet). */
+function fastifyFor(config: HarnessServerConfig, logger: Logger): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Clients poll /status and /stream in loops: a log line per request drowns the job logs.
@@ -111,186 +84,58 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     ...(config.rootEndpoint !== undefined ? { rewriteUrl: (request: IncomingMessage) => rootAliasUrl(request.url ?? '/', config.rootEndpoint ?? '') } : {}),
   });
   installErrorHandler(app);
-  // Outages of the job store: what is down is warned, and that it is back is logged once (a cheap read probes it).
-  const storeOutage = new StoreOutage(() => harness.store.listEndpoints(), logger);
-  app.decorate('storeOutage', storeOutage);
   // At the root too: a 404 or 405 must not turn into a body-parsing 400 first.
   useLenientJsonBodies(app);
   installRouteTable(app);
-  if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
-  let gate: RateGate | undefined;
-  if (config.rateLimits !== false) {
-    const { requestsPerWorker, windowMs, limits, now } = config.rateLimits;
-    const limiter = new RateLimiter({ windowMs, now: now ?? (() => harness.clock.now()) });
-    const rateOptions = { harness, limiter, limits: rateLimitTable(limits), requestsPerWorker };
-    gate = rateGate(rateOptions);
-    app.addHook('onRequest', rateLimitHook(rateOptions, gate));
-  }
-  const managementStore =
-    config.management !== false ? (config.management.store ?? new InMemoryManagementStore({ now: () => harness.clock.now() })) : undefined;
-  const endpointLookup = managementStore ? sharedEndpointsHook(harness, managementStore) : undefined;
-  if (endpointLookup) app.addHook('onRequest', endpointLookup);
-  const deletedEndpoints = new DeletedEndpointIds();
-  const unknownEndpoints = managementStore ? unknownEndpointHook(harness, managementStore, deletedEndpoints) : undefined;
-  if (unknownEndpoints) app.addHook('onRequest', unknownEndpoints);
-  const stopWarningOnCreatedOnUse = warnOnCreatedOnUse(harness, logger);
+  return app;
+}
 
-  const webhookLog = config.dashboard !== false ? new WebhookLog(undefined, () => harness.clock.now()) : undefined;
-  // Known once listening (port 0): until then no request can make a job end anyway.
-  let listenedPort: number | undefined;
-  const selfPort = (): number | undefined => listenedPort;
-  // A harness on loopback has local callers only: they may reach loopback already. On the network, they may not.
-  const webhookPolicy = new TargetPolicy({ selfPort, loopback: isLoopbackHost(config.host), allow: config.webhook.allow });
-  const webhooks = new WebhookSender({
-    policy: webhookPolicy,
-    settings: config.webhook,
-    // Retries wait on the harness's clock, like every other time rule (tests drive it).
-    clock: harness.clock,
-    logger: logger.child({ component: 'webhooks' }),
-    metrics,
-    ...(webhookLog ? { onOutcome: (outcome) => webhookLog.record(outcome) } : {}),
-  });
-  const unbindWebhooks = bindWebhooks(harness, webhooks);
-  const unbindJobMetrics = bindJobMetrics(harness, metrics);
-  // The dashboard's job attempts (bounded), recorded from the start so the job page can show them.
-  const attemptLog = config.dashboard !== false ? new AttemptLog(undefined, () => harness.clock.now()) : undefined;
-  const unbindAttemptLog = attemptLog ? bindAttemptLog(harness, attemptLog) : () => {};
+/** The address a local client uses: the port listened on (port 0 picks one), 0.0.0.0 and localhost shown as 127.0.0.1. */
+function listenedAddress(app: FastifyInstance, config: HarnessServerConfig): { url: string; port: number } {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const listenedOn = typeof address === 'object' && address !== null ? address.address : config.host;
+  return { url: localBaseUrl(isLoopbackHost(config.host) && config.host === 'localhost' ? '127.0.0.1' : listenedOn, port), port };
+}
 
-  // An input kept as its text (a large body, job/raw-json.ts) is parsed only when there is a schema to check.
-  const checkInput = (endpointId: string, input: unknown): void => {
-    const check = config.endpointInputs[endpointId]?.check;
-    if (check) check(inputValue(input));
-  };
-  const loadBalancing = new LoadBalancing(
-    config.loadBalancing,
-    logger.child({ component: 'load-balancing' }),
-    { selfPort, authenticated: config.apiKey !== undefined },
-    config.harness.clock,
-  );
-  const { launchedWorkers } = config;
-  const queueRoom = new QueueRoomReservations(harness);
-  const queueContext = { harness, closing: closing.signal, streamWaitMs: config.streamWaitMs, checkInput, launchedWorkers, loadBalancing, queueRoom };
-  // The common /runsync answered in front of fastify, with the same checks (queue-api/lean-runsync.ts).
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  installLeanRunsync(app.server, {
-    context: queueContext,
-    rootEndpoint: config.rootEndpoint,
-    apiKey: config.apiKey !== undefined ? createApiKeyCheck(config.apiKey) : undefined,
-    rateGate: gate,
-    deleted: (id) => deletedEndpoints.has(id),
-    queueRoom,
-    parseJson: (text, done) => void parseJson(undefined as never, text, done),
-    logger,
-    storeOutage,
-  });
-  registerMetricsRoute(app, metrics);
-  await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
-  await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
-  const workerApiEvents = attemptLog ? withAttemptEvents(config.workerApi.events, attemptLog) : config.workerApi.events;
-  await app.register(workerApiRoutes, { ...config.workerApi, ...(workerApiEvents ? { events: workerApiEvents } : {}), harness, prefix: '/v2' });
-  loadBalancing.start();
-  await app.register(lbRegistrationRoutes, { lb: loadBalancing, prefix: '/v2' });
-  await app.register(lbProxyRoutes, { lb: loadBalancing, prefix: LB_PATH_PREFIX });
-  // Endpoint names (the /v1 endpoints') beside their ids on the dashboard and in /docs.
-  const endpointNames = managementStore
-    ? async () => Object.fromEntries((await managementStore.listEndpoints()).map((endpoint) => [endpoint.id, endpoint.name]))
-    : undefined;
-  await app.register(openApiRoutes, {
-    harness,
-    endpointInputs: config.endpointInputs,
-    rootEndpoint: config.rootEndpoint,
-    authenticated: config.apiKey !== undefined,
-    ...(config.dashboard !== false && config.dashboard.testInput !== undefined ? { testInput: config.dashboard.testInput } : {}),
-    endpointNames,
-    management: config.management !== false && managementStore !== undefined,
-  });
-  if (config.dashboard !== false && webhookLog && attemptLog) {
-    const { registerDashboard, builtInPanels } = await import('./dashboard/index.js');
-    const settings = { ...config.dashboard, panels: [...builtInPanels(harness, loadBalancing, launchedWorkers), ...config.dashboard.panels] };
-    registerDashboard(app, {
-      harness,
-      settings,
-      webhookLog,
-      attemptLog,
-      endpointInputs: config.endpointInputs,
-      authenticated: config.apiKey !== undefined,
-      version: RUNTIME_VERSION,
-      ...(endpointNames ? { endpointNames } : {}),
-      launchedWorkers,
-    });
-  }
-  if (config.management !== false && managementStore) {
-    await serveRecordedEndpoints(harness, managementStore);
-    await app.register(managementApi, {
-      prefix: '/v1',
-      store: managementStore,
-      podsView: config.management.podsView ?? harnessPodsView(harness, launchedWorkers),
-      endpointHooks: {
-        onEndpointCreated: (id, endpoint) => {
-          deletedEndpoints.remove(id);
-          harness
-            .createEndpoint(id)
-            .configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
-            .catch((error: unknown) => logger.error({ err: error, endpointId: id }, 'could not store the endpoint settings'));
-        },
-        onEndpointUpdated: (endpoint) => {
-          const jobs = harness.findEndpoint(endpoint.id);
-          jobs
-            ?.configure({ defaultExecutionTimeoutMs: endpoint.executionTimeoutMs })
-            .catch((error: unknown) => logger.error({ err: error, endpointId: endpoint.id }, 'could not store the endpoint settings'));
-        },
-        onEndpointDeleted: (id) => {
-          deletedEndpoints.add(id);
-          harness.deleteEndpoint(id);
-        },
-      },
-    });
-  }
-
-  // Past it a new connection is closed at once: descriptors stay for outgoing calls (connection-limits.ts).
-  app.server.maxConnections = config.maxConnections ?? defaultMaxConnections();
-  const fresh = trackFreshConnections(app.server);
+/**
+ * The server over parts already made (compose.ts makes them, after refusing an unsafe
+ * bind address): register the routes on them, listen, answer once it accepts connections.
+ * close() answers waiting requests, runs `lifecycle.closing`, closes the connections, then
+ * runs `lifecycle.closed`; a failed start closes the same way before it throws.
+ */
+export async function listenHarnessServer(config: HarnessServerConfig, parts: ServerParts, lifecycle: ServerLifecycle): Promise<HarnessServer> {
+  const { logger } = parts;
+  const closing = new AbortController();
+  const app = fastifyFor(config, logger);
+  app.decorate('storeOutage', parts.storeOutage);
+  // After the routes: the lean /runsync takes fastify's one request listener.
+  let fresh: ReturnType<typeof trackFreshConnections> | undefined;
   const close = async (): Promise<void> => {
     if (closing.signal.aborted) return;
     closing.abort();
-    unbindWebhooks();
-    stopWarningOnCreatedOnUse();
-    unbindJobMetrics();
-    unbindAttemptLog();
-    webhooks.close();
-    loadBalancing.stop();
-    storeOutage.close();
-    fresh.closeAll();
+    lifecycle.closing();
+    fresh?.closeAll();
     await app.close();
-    await onClose();
+    await lifecycle.closed();
   };
-
   try {
+    installRequestHooks(app, config, parts);
+    await registerRoutes(app, config, parts, closing.signal);
+    // Past it a new connection is closed at once: descriptors stay for outgoing calls (connection-limits.ts).
+    app.server.maxConnections = config.maxConnections ?? defaultMaxConnections();
+    fresh = trackFreshConnections(app.server);
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await close();
     throw error;
   }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  listenedPort = port;
-  const listenedOn = typeof address === 'object' && address !== null ? address.address : config.host;
-  const url = localBaseUrl(isLoopbackHost(config.host) && config.host === 'localhost' ? '127.0.0.1' : listenedOn, port);
-  if (config.apiKey === undefined) {
-    logger.warn({ host: config.host, port }, 'no API key: the harness accepts every request; it listens on loopback only');
-  }
+  const { url, port } = listenedAddress(app, config);
+  parts.listenedPort.set(port);
+  if (config.apiKey === undefined) logger.warn({ host: config.host, port }, 'no API key: the harness accepts every request; it listens on loopback only');
   logger.info({ url, authenticated: config.apiKey !== undefined }, 'harness listening');
-  return Object.freeze({
-    app,
-    url,
-    baseUrl: `${url}/v2`,
-    port,
-    config,
-    metrics,
-    webhooks,
-    authenticated: config.apiKey !== undefined,
-    loadBalancing,
-    dashboardUrl: config.dashboard !== false ? `${url}/ui` : undefined,
-    close,
-  });
+  const { metrics, webhooks, loadBalancing } = parts;
+  const authenticated = config.apiKey !== undefined;
+  const dashboardUrl = config.dashboard !== false ? `${url}/ui` : undefined;
+  return Object.freeze({ app, url, baseUrl: `${url}/v2`, port, config, metrics, webhooks, authenticated, loadBalancing, dashboardUrl, close });
 }

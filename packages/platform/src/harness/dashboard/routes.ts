@@ -2,7 +2,9 @@
  * @module harness/dashboard/routes
  * The dashboard's routes under `/ui`. The page and its modules are public (they hold
  * no data; the page asks for the key); every data route sits behind the server's API
- * key like any other route and answers 401 without it.
+ * key like any other route and answers 401 without it. Each group of routes is a function
+ * below; what they accept is in route-queries.ts, the logs' and scale events' answers in
+ * logs-view.ts.
  *
  * | route | answer |
  * |---|---|
@@ -20,19 +22,16 @@
  * | `GET /ui/api/events?endpoint=&job=` | Server-Sent Events (see live-hub.ts) |
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import * as z from 'zod';
-import { type Harness, JOB_STATUSES, parseOrThrow, ServerlessWorkerError } from 'serverless-worker/internal';
+import { type Harness, parseOrThrow, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
 import { publicConfig } from '../http/route-config.js';
 import type { LiveHub } from './live-hub.js';
-import { byTimeThenSeq } from '../launcher/log-order.js';
-import { droppedLinesText } from '../launcher/job-lines.js';
-import type { ChunkValues, LogLineView, LogsView, OverviewView, ScaleEventView, ScaleEventsView } from './page-views.js';
+import type { ChunkValues, LogsView, OverviewView, ScaleEventsView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
 import type { StaticFiles, StaticFile } from './static-files.js';
-import { jobDetail, jobsPage, type JobsQuery } from './views.js';
-import { BULK_MAX_JOBS, allJobsPage, applyBulk, matchingJobs } from './all-jobs.js';
+import { jobDetail, jobsPage } from './views.js';
+import { allJobsPage, applyBulk, matchingJobs } from './all-jobs.js';
 import type { WebhookLog } from './webhook-log.js';
 import type { AttemptLog } from './attempt-log.js';
 import type { GpuJobLog } from './gpu-job-log.js';
@@ -40,124 +39,21 @@ import { jobAttemptsView } from './attempt-view.js';
 import { inputExample } from './input-example.js';
 import { jobRunner } from './job-runner.js';
 import { jsonText } from './value-preview.js';
+import { logsView, scaleEventsView } from './logs-view.js';
+import {
+  AllJobsQuerySchema,
+  BulkBodySchema,
+  EventsQuerySchema,
+  FileParamsSchema,
+  JobsQuerySchema,
+  listQueryOf,
+  LogsQuerySchema,
+  ScaleEventsQuerySchema,
+  ValueParamsSchema,
+  ValueQuerySchema,
+} from './route-queries.js';
 
-export const JOBS_PAGE_LIMIT = { min: 1, max: 500, default: 50 } as const;
-
-const wholeText = (name: string, min: number, max: number) => {
-  const error = `${name} must be a whole number from ${min} to ${max}`;
-  return z
-    .string({ error })
-    .regex(/^\d{1,9}$/, { error })
-    .transform(Number)
-    .pipe(z.number().min(min, { error }).max(max, { error }));
-};
-
-/** A time as ISO 8601 (2026-01-01T10:00:00Z) or epoch ms, answered as epoch ms. */
-const isoTime = (name: string) => {
-  const error = `${name} must be an ISO 8601 time (2026-01-01T10:00:00Z) or epoch milliseconds`;
-  return z
-    .string({ error })
-    .transform((text) => (/^\d{1,15}$/.test(text) ? Number(text) : Date.parse(text)))
-    .pipe(z.number({ error }).refine((ms) => Number.isFinite(ms), { error }));
-};
-
-const JobsQuerySchema = z.object({
-  /** Comma-separated states; default all. */
-  state: z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((s) => s.trim().toUpperCase())
-        .filter((s) => s.length > 0),
-    )
-    .pipe(z.array(z.enum(JOB_STATUSES, { error: `state must be a comma-separated list of ${JOB_STATUSES.join(', ')}` })))
-    .optional(),
-  q: z.string().max(200, { error: 'q (id search) must be at most 200 characters' }).optional(),
-  worker: z.string().min(1).max(200, { error: 'worker must be at most 200 characters' }).optional(),
-  kind: z.enum(['run', 'runsync'], { error: 'kind must be run or runsync' }).optional(),
-  error: z.string().min(1).max(200, { error: 'error (an error code) must be at most 200 characters' }).optional(),
-  from: isoTime('from').optional(),
-  to: isoTime('to').optional(),
-  text: z.string().max(200, { error: 'text (searched in input, output and error) must be at most 200 characters' }).optional(),
-  order: z
-    .enum(['newest', 'oldest', 'slowest', 'waited'], { error: 'order must be newest, oldest, slowest (longest execution) or waited (longest queue wait)' })
-    .default('newest'),
-  offset: wholeText('offset', 0, 100_000_000).default(0),
-  limit: wholeText('limit', JOBS_PAGE_LIMIT.min, JOBS_PAGE_LIMIT.max).default(JOBS_PAGE_LIMIT.default),
-});
-
-/** The endpoints a list across endpoints covers: comma-separated ids; default all. */
-const EndpointListSchema = z
-  .string()
-  .transform((text) =>
-    text
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s.length > 0),
-  )
-  .pipe(z.array(EndpointParamsSchema.shape.endpointId).max(100, { error: 'endpoint must name at most 100 endpoints' }))
-  .optional();
-
-const AllJobsQuerySchema = JobsQuerySchema.extend({ endpoint: EndpointListSchema });
-
-const BulkBodySchema = z.object({
-  action: z.enum(['cancel', 'retry'], { error: 'action must be cancel or retry' }),
-  jobs: z
-    .array(z.object({ endpointId: EndpointParamsSchema.shape.endpointId, id: JobParamsSchema.shape.jobId }), {
-      error: 'jobs must be a list of { endpointId, id }',
-    })
-    .max(BULK_MAX_JOBS, { error: `jobs must list at most ${BULK_MAX_JOBS} jobs` }),
-});
-
-/** The store's list query for the jobs routes' query string. */
-function listQueryOf(query: z.infer<typeof JobsQuerySchema>): JobsQuery {
-  return {
-    states: query.state,
-    search: query.q,
-    workerId: query.worker,
-    kind: query.kind,
-    errorCode: query.error,
-    submittedFrom: query.from,
-    submittedTo: query.to,
-    text: query.text,
-    order: query.order,
-    offset: query.offset,
-    limit: query.limit,
-  };
-}
-
-const ValueParamsSchema = JobParamsSchema.extend({
-  part: z.enum(['input', 'output', 'error', 'chunks'], { error: 'part must be one of input, output, error, chunks' }),
-});
-
-const ValueQuerySchema = z.object({
-  download: z.enum(['0', '1'], { error: 'download must be 0 or 1' }).default('0'),
-});
-
-const FileParamsSchema = z.object({ file: z.string().min(1).max(100, { error: 'file name must be at most 100 characters' }) });
-
-const EventsQuerySchema = z.object({
-  endpoint: EndpointParamsSchema.shape.endpointId.optional(),
-  job: JobParamsSchema.shape.jobId.optional(),
-});
-
-const LogsQuerySchema = z.object({
-  endpoint: EndpointParamsSchema.shape.endpointId,
-  worker: z.string().min(1).max(200, { error: 'worker must be at most 200 characters' }).optional(),
-  job: JobParamsSchema.shape.jobId.optional(),
-  max: wholeText('max', 1, 1_000).default(200),
-});
-
-/** Characters of one log line the page gets (a line can be a megabyte of JSON). */
-const LOG_LINE_CHARS = 4_000;
-/** stderr lines shown with a crash or an exit (the launch command's last words: an ImportError, a missing library). */
-const CRASH_STDERR_LINES = 12;
-
-const ScaleEventsQuerySchema = z.object({
-  endpoint: EndpointParamsSchema.shape.endpointId.optional(),
-  max: wholeText('max', 1, 5_000).default(500),
-});
+export { JOBS_PAGE_LIMIT } from './route-queries.js';
 
 export interface DashboardRouteContext {
   readonly harness: Harness;
@@ -184,10 +80,6 @@ function schemaExamples(inputs: NonNullable<DashboardRouteContext['endpointInput
   return examples;
 }
 
-function clipLine(line: string): string {
-  return line.length > LOG_LINE_CHARS ? `${line.slice(0, LOG_LINE_CHARS)}…` : line;
-}
-
 function sendFile(reply: FastifyReply, file: StaticFile | undefined, what: string): FastifyReply {
   if (!file) throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No dashboard file ${what}`, { path: what });
   return reply
@@ -198,10 +90,12 @@ function sendFile(reply: FastifyReply, file: StaticFile | undefined, what: strin
     .send(file.body);
 }
 
-export function registerDashboardRoutes(app: FastifyInstance, context: DashboardRouteContext): void {
-  const { harness, hub, files } = context;
-  const inputExamples = schemaExamples(context.endpointInputs ?? {});
+function jobNotFound(endpointId: string, jobId: string): ServerlessWorkerError {
+  return new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
+}
 
+/** The page, its modules and styles: public (they hold no data; the page asks for the key). */
+function pageRoutes(app: FastifyInstance, files: StaticFiles): void {
   app.get('/ui', { config: publicConfig() }, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
   app.get('/ui/static/:file', { config: publicConfig() }, async (request, reply) => {
     const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
@@ -211,15 +105,20 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
     return sendFile(reply, await files.vendor(file), file);
   });
+}
 
+/** The overview: endpoints, workers, GPU, panels, chart history, the submit form's example. */
+function overviewRoute(app: FastifyInstance, context: DashboardRouteContext): void {
+  const { harness, hub, settings } = context;
+  const inputExamples = schemaExamples(context.endpointInputs ?? {});
   app.get('/ui/api/overview', async (): Promise<OverviewView> => ({
     ...(await hub.snapshot()),
     series: hub.series.points(),
-    sampleIntervalMs: context.settings.sampleIntervalMs,
-    historyMinutes: context.settings.historyMinutes,
-    testInput: context.settings.testInput ?? { input: {} },
+    sampleIntervalMs: settings.sampleIntervalMs,
+    historyMinutes: settings.historyMinutes,
+    testInput: settings.testInput ?? { input: {} },
     /** Where the form's example comes from: the worker's test input, else each endpoint's input schema. */
-    testInputGiven: context.settings.testInput !== undefined,
+    testInputGiven: settings.testInput !== undefined,
     inputExamples,
     authenticated: context.authenticated,
     autoCreateEndpoints: harness.autoCreateEndpoints,
@@ -227,7 +126,10 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     createdOnUse: [...harness.createdOnUse].map(([id, at]) => ({ id, at })),
     version: context.version,
   }));
+}
 
+/** Pages of jobs (one endpoint's, or across endpoints), every job a filter matches, and the bulk actions on them. */
+function jobListRoutes(app: FastifyInstance, harness: Harness): void {
   app.get('/ui/api/endpoints/:endpointId/jobs', async (request) => {
     const { endpointId } = parseRequestPart(EndpointParamsSchema, request.params, 'path');
     const query = parseRequestPart(JobsQuerySchema, request.query, 'query string');
@@ -235,43 +137,56 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     if (!endpoint) return { endpointId, total: 0, offset: query.offset, limit: query.limit, jobs: [] };
     return jobsPage(endpoint, listQueryOf(query));
   });
-
   app.get('/ui/api/jobs', async (request) => {
     const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
     return allJobsPage(harness, query.endpoint, listQueryOf(query));
   });
-
   app.get('/ui/api/jobs/matching', async (request) => {
     const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
     return matchingJobs(harness, query.endpoint, listQueryOf(query));
   });
-
   app.post('/ui/api/jobs/bulk', async (request) => {
     const body = parseOrThrow(BulkBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'body');
     return applyBulk(harness, body.action, body.jobs);
   });
+}
 
+/** One job: its detail, its large values as previews (value-preview.ts). */
+function jobDetailRoute(app: FastifyInstance, context: DashboardRouteContext): void {
+  const { harness } = context;
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId', async (request) => {
     const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
     const endpoint = harness.findEndpoint(endpointId);
     const job = await endpoint?.find(jobId);
     const pending = await endpoint?.peekStream(jobId);
-    if (!job) {
-      throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
-    }
+    if (!job) throw jobNotFound(endpointId, jobId);
     const runner = await jobRunner(job, { harness, local: context.settings.localWorkers, launched: context.launchedWorkers });
     return jobDetail(job, pending ?? [], context.webhookLog.forJob(jobId), context.gpuJobLog.forJob(endpointId, jobId, runner));
   });
+}
 
-  // A value whole, on demand: its JSON text is sent as it is, never wrapped in a live message.
+/** One job's attempts: worker, times, how each ended. */
+function jobAttemptsRoute(app: FastifyInstance, context: DashboardRouteContext): void {
+  const { harness } = context;
+  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
+    const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
+    // awaited: the job store's reads become asynchronous (issue 16).
+    const job = await harness.findEndpoint(endpointId)?.find(jobId);
+    if (!job) throw jobNotFound(endpointId, jobId);
+    const scaleEvents = context.launchedWorkers?.scaleEvents?.(endpointId) ?? [];
+    const { attemptLog } = context;
+    return jobAttemptsView(job, attemptLog.forJob(endpointId, jobId), scaleEvents, harness.clock.now(), attemptLog.limits, attemptLog.evictedJobs);
+  });
+}
+
+/** A job's value whole, on demand: its JSON text is sent as it is, never wrapped in a live message. */
+function jobValueRoute(app: FastifyInstance, harness: Harness): void {
   app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/values/:part', async (request, reply) => {
     const { endpointId, jobId, part } = parseRequestPart(ValueParamsSchema, request.params, 'path');
     const { download } = parseRequestPart(ValueQuerySchema, request.query, 'query string');
     const endpoint = harness.findEndpoint(endpointId);
     const job = await endpoint?.find(jobId);
-    if (!endpoint || !job) {
-      throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
-    }
+    if (!endpoint || !job) throw jobNotFound(endpointId, jobId);
     let value: unknown;
     if (part === 'chunks') {
       const unread = (await endpoint.peekStream(jobId)) ?? [];
@@ -285,88 +200,22 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       .header('cache-control', 'no-store')
       .send(jsonText(value ?? null));
   });
+}
 
-  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
-    const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
-    // awaited: the job store's reads become asynchronous (issue 16).
-    const job = await harness.findEndpoint(endpointId)?.find(jobId);
-    if (!job) {
-      throw new ServerlessWorkerError('SW_JOB_NOT_FOUND', `Job ${jobId} not found on endpoint ${endpointId}`, { jobId, endpointId });
-    }
-    const scaleEvents = context.launchedWorkers?.scaleEvents?.(endpointId) ?? [];
-    return jobAttemptsView(
-      job,
-      context.attemptLog.forJob(endpointId, jobId),
-      scaleEvents,
-      harness.clock.now(),
-      context.attemptLog.limits,
-      context.attemptLog.evictedJobs,
-    );
-  });
-
+/** The launcher's scale events, and log lines of a worker or a job (logs-view.ts). */
+function logRoutes(app: FastifyInstance, context: DashboardRouteContext): void {
   app.get('/ui/api/scale-events', async (request): Promise<ScaleEventsView> => {
     const query = parseRequestPart(ScaleEventsQuerySchema, request.query, 'query string');
-    const launched = context.launchedWorkers;
-    if (!launched?.scaleEvents) return { launcher: false, seq: 0, events: [] };
-    const events = launched.scaleEvents(query.endpoint, query.max).map((event): ScaleEventView => {
-      if ((event.kind !== 'crash' && event.kind !== 'exit') || event.workerId === undefined) return event;
-      const stderr = launched
-        .logs(event.endpointId, 1_000, event.workerId)
-        // A worker id names one process: its stderr lines are its own, read before or just after it ended.
-        .filter((line) => line.stream === 'stderr')
-        .slice(-CRASH_STDERR_LINES)
-        .map((line) => clipLine(line.line));
-      return stderr.length > 0 ? { ...event, stderr } : event;
-    });
-    return { launcher: true, seq: launched.scaleEventCount ?? 0, events };
+    return scaleEventsView(query, context.launchedWorkers);
   });
-
   app.get('/ui/api/logs', async (request): Promise<LogsView> => {
     const query = parseRequestPart(LogsQuerySchema, request.query, 'query string');
-    const launched = context.launchedWorkers;
-    const jobLogs = context.settings.jobLogs;
-    let lines: LogLineView[] = launched ? launched.logs(query.endpoint, 1_000, query.worker) : [];
-    let dropped: string | undefined;
-    let droppedLines = 0;
-    if (query.job !== undefined) {
-      const jobId = query.job;
-      // A job's lines: those of launched workers that name it (ctx.log binds requestId; the runtime's job lines carry it),
-      // and those an in-process worker logged for it (job-log-tap.ts).
-      lines = lines.filter((line) => line.line.includes(jobId));
-      // The job's own lines, kept by bytes and time past the endpoint's ring (launcher/job-lines.ts): the same entries, merged once.
-      const kept = launched?.jobLogs?.(query.endpoint, jobId);
-      if (kept !== undefined) {
-        const seen = new Set(lines);
-        const keptCount = kept.lines.length;
-        lines = [...kept.lines.filter((line) => !seen.has(line)), ...lines];
-        dropped = kept.dropped;
-        if (kept.droppedLines !== undefined) {
-          // Lines the job's own store dropped may still be in the endpoint's ring, shown above: only those in neither are missing.
-          const missing = keptCount + kept.droppedLines.count - lines.length;
-          dropped = missing > 0 ? droppedLinesText(missing, kept.droppedLines.because) : undefined;
-          droppedLines += Math.max(0, missing);
-        } else if (kept.goneLines !== undefined) droppedLines += Math.max(0, kept.goneLines - lines.length);
-      }
-      const own = jobLogs?.forJob(jobId) ?? [];
-      // What the in-process buffer dropped of this job: counted and said, as the launcher's (job-log-tap.ts).
-      const ownDropped = jobLogs?.droppedFor(jobId);
-      if (ownDropped !== undefined) {
-        dropped = dropped === undefined ? ownDropped.why : `${dropped}; ${ownDropped.why}`;
-        droppedLines += ownDropped.lines;
-      }
-      if (own.length > 0)
-        lines = [...lines, ...own.map((line) => ({ at: line.at, seq: line.seq, workerId: 'in-process', stream: line.level, line: line.line }))];
-    }
-    // By time, then by capture order (launcher/log-order.ts): lines of one millisecond as they were read, whichever store kept them.
-    lines = [...lines].sort(byTimeThenSeq);
-    return {
-      launcher: launched !== undefined,
-      inProcess: jobLogs !== undefined,
-      lines: lines.slice(-query.max).map((line) => ({ at: line.at, seq: line.seq, workerId: line.workerId, stream: line.stream, line: clipLine(line.line) })),
-      ...(dropped !== undefined ? { dropped, droppedLines } : {}),
-    };
+    return logsView(query, context.launchedWorkers, context.settings.jobLogs);
   });
+}
 
+/** Server-Sent Events (live-hub.ts): the overview's, or one job's. */
+function eventsRoute(app: FastifyInstance, hub: LiveHub): void {
   app.get('/ui/api/events', async (request, reply) => {
     const query = parseRequestPart(EventsQuerySchema, request.query, 'query string');
     if ((query.job === undefined) !== (query.endpoint === undefined)) {
@@ -385,4 +234,16 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     reply.raw.flushHeaders();
     await hub.connect(reply.raw, query.job !== undefined && query.endpoint !== undefined ? { endpointId: query.endpoint, jobId: query.job } : undefined);
   });
+}
+
+/** Every route of the table above on `app`. */
+export function registerDashboardRoutes(app: FastifyInstance, context: DashboardRouteContext): void {
+  pageRoutes(app, context.files);
+  overviewRoute(app, context);
+  jobListRoutes(app, context.harness);
+  jobDetailRoute(app, context);
+  jobValueRoute(app, context.harness);
+  jobAttemptsRoute(app, context);
+  logRoutes(app, context);
+  eventsRoute(app, context.hub);
 }

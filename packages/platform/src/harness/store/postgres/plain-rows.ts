@@ -12,8 +12,7 @@
  * (bench/README, 2026-11-28). `plain-rows.unit.test.ts` holds each pair to one answer.
  */
 import { JOB_STATUSES, type JobErrorPayload, type JobRequest, type JobStatus, requestFromText } from 'serverless-worker/internal';
-import type { ClaimedRow } from './queue.js';
-import type { JobRow } from './rows.js';
+import type { ClaimedRow, JobRow } from './row-schemas.js';
 
 /** A field that is not in the plain shape: the row goes to zod. */
 const NOT_PLAIN = Symbol('not plain');

@@ -7,10 +7,11 @@
  * processes after the commit (notification-outbox.ts).
  */
 import type postgres from 'postgres';
-import * as z from 'zod';
 import { EXECUTION_TIMEOUT_MS } from 'serverless-worker/internal';
 import { plainClaimedRow } from './plain-rows.js';
-import { requestJson } from './rows.js';
+import { ClaimedRow } from './row-schemas.js';
+
+export { ClaimedRow } from './row-schemas.js';
 
 /** PostgreSQL's oid of text: the jobs' JSON goes as text and is cast (a json parameter would be stringified again by the driver). */
 const TEXT_OID = 25;
@@ -71,24 +72,6 @@ export function insertJobs(sql: postgres.Sql, jobs: readonly NewJob[]): postgres
     )
     SELECT id FROM job`;
 }
-
-/** A claimed job as the take statement answers it (parsed at the boundary). */
-export const ClaimedRow = z.object({
-  id: z.string(),
-  attempt: z.number().int(),
-  /** As text (the take's `request::text`), a large input left as its text: the worker API sends it on unparsed. */
-  request: requestJson,
-  queue_seq: z.union([z.string(), z.number()]).transform(Number),
-  // The attempt's facts, kept by the store for the result (completion.ts).
-  started_at: z.union([z.string(), z.number()]).transform(Number),
-  lost: z.number().int(),
-  retries: z.number().int(),
-  retention_ms: z.union([z.string(), z.number()]).transform(Number),
-  execution_timeout_ms: z.union([z.string(), z.number()]).transform(Number),
-  /** The row's place after the take (its new version's ctid, as text): the result finds the row by it (result-writes.ts). */
-  ctid: z.string(),
-});
-export type ClaimedRow = z.infer<typeof ClaimedRow>;
 
 /** A claimed row, checked: by the plain shape's fast path when it fits (plain-rows.ts), else by zod. */
 export function parseClaimedRow(row: unknown): ClaimedRow {
