@@ -4,40 +4,25 @@
  * module only when it runs: the CLI's other commands never load the server). Composes
  * the harness, prints its banner, and runs until SIGTERM or SIGINT, then drains.
  */
-import { composeHarness } from '../../harness/compose.js';
+import type { Logger } from 'pino';
+import { composeHarness, type ComposedHarness, type ComposeHarnessOptions } from '../../harness/compose.js';
 import { testInputFromWorkingDirectory } from '../../harness/dashboard/test-input-file.js';
-import { createGpuSampler, createLogger, createMetrics, onShutdownSignals, ServerlessWorkerError } from 'serverless-worker/internal';
+import { createGpuSampler, createLogger, createMetrics, onShutdownSignals, ServerlessWorkerError, type Metrics } from 'serverless-worker/internal';
 import { describeStoreSpec } from '../../harness/open-store.js';
 import { launcherOptionsFrom } from '../harness-launcher.js';
 import { harnessBanner } from './harness-banner.js';
 import type { HarnessCommandOptions } from './harness-settings.js';
 
-export async function runHarness(options: HarnessCommandOptions): Promise<void> {
-  const logger = createLogger({ name: 'serverless-worker-harness' });
-  // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
-  const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
-  // --image / --launcher-config: the harness runs the workers of matching templates itself.
-  const launcherOptions = await launcherOptionsFrom(options, logger);
-  if (launcherOptions && !options.management)
-    throw new ServerlessWorkerError(
-      'SW_INVALID_OPTIONS',
-      `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`,
-    );
-  // This machine's GPUs for the dashboard, read only while a dashboard page is open.
-  const gpu = createGpuSampler();
-  // Signals from before the start on: whoever acts on the banner (a script, a supervisor, a test) may signal at once,
-  // and a SIGTERM that came before the handler would end the process by the default action, with no drain. One that
-  // comes while the harness starts stops it once it is up. A second signal exits at once, but SIGKILLs the launched
-  // workers first: none outlives the harness.
-  let app: Awaited<ReturnType<typeof composeHarness>> | undefined;
-  let signalled!: () => void;
-  const stopped = new Promise<void>((resolve) => (signalled = resolve));
-  const offSignals = onShutdownSignals(
-    logger,
-    () => signalled(),
-    async () => app?.launcher?.killAll(),
-  );
-  app = await composeHarness({
+type LauncherOptions = Awaited<ReturnType<typeof launcherOptionsFrom>>;
+
+/** What composeHarness is given for these command-line options. */
+function composeOptionsFor(
+  options: HarnessCommandOptions,
+  launcherOptions: LauncherOptions,
+  parts: { logger: Logger; metrics: Metrics; gpu: ReturnType<typeof createGpuSampler> },
+): ComposeHarnessOptions {
+  const { logger, metrics, gpu } = parts;
+  return {
     // On PostgreSQL the /v1 records are shared by every harness on the database and outlive this process.
     store: options.store,
     storePoolSize: options.pgPoolSize,
@@ -78,16 +63,12 @@ export async function runHarness(options: HarnessCommandOptions): Promise<void> 
     metrics,
     // The submit form starts from the working directory's test_input.json, when there is one.
     dashboard: { gpu, ...testInputFromWorkingDirectory(logger) },
-  }).catch(async (error: unknown) => {
-    offSignals();
-    await gpu.close();
-    throw error;
-  });
-  const { server, harness } = app;
-  logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
-  process.stdout.write(harnessBanner(server, options.endpoint, options.pingIntervalMs));
-  // Until a signal; one that came while it started drains it now.
-  await stopped;
+  };
+}
+
+/** Launched workers first (their running jobs finish), then the harness's own drain, then everything closes. */
+async function drainAndClose(app: ComposedHarness, options: HarnessCommandOptions, logger: Logger): Promise<void> {
+  const { harness } = app;
   // Launched workers drain first (SIGTERM, their shutdown deadline): their running jobs finish.
   await app.stopLauncher();
   logger.info({ drainTimeoutMs: options.drainTimeoutMs }, 'harness draining: no new jobs are handed out; running jobs may finish');
@@ -104,6 +85,43 @@ export async function runHarness(options: HarnessCommandOptions): Promise<void> 
   }
   // The server, then the slots, the stores and the harness (composeHarness opened them).
   await app.close();
+}
+
+export async function runHarness(options: HarnessCommandOptions): Promise<void> {
+  const logger = createLogger({ name: 'serverless-worker-harness' });
+  // Process metrics from the first /metrics scrape on: an idle harness nobody scrapes runs no event-loop monitor.
+  const metrics = createMetrics({ defaultMetrics: 'from-first-read' });
+  // --image / --launcher-config: the harness runs the workers of matching templates itself.
+  const launcherOptions = await launcherOptionsFrom(options, logger);
+  if (launcherOptions && !options.management)
+    throw new ServerlessWorkerError(
+      'SW_INVALID_OPTIONS',
+      `${options.launcher === 'docker' ? '--launcher docker' : '--image'} needs the management API (/v1): drop --no-management`,
+    );
+  // This machine's GPUs for the dashboard, read only while a dashboard page is open.
+  const gpu = createGpuSampler();
+  // Signals from before the start on: whoever acts on the banner (a script, a supervisor, a test) may signal at once,
+  // and a SIGTERM that came before the handler would end the process by the default action, with no drain. One that
+  // comes while the harness starts stops it once it is up. A second signal exits at once, but SIGKILLs the launched
+  // workers first: none outlives the harness.
+  let app: ComposedHarness | undefined;
+  let signalled!: () => void;
+  const stopped = new Promise<void>((resolve) => (signalled = resolve));
+  const offSignals = onShutdownSignals(
+    logger,
+    () => signalled(),
+    async () => app?.launcher?.killAll(),
+  );
+  app = await composeHarness(composeOptionsFor(options, launcherOptions, { logger, metrics, gpu })).catch(async (error: unknown) => {
+    offSignals();
+    await gpu.close();
+    throw error;
+  });
+  logger.info({ store: describeStoreSpec(options.store), ...(options.store.startsWith('postgres') ? { poolSize: options.pgPoolSize } : {}) }, 'job store open');
+  process.stdout.write(harnessBanner(app.server, options.endpoint, options.pingIntervalMs));
+  // Until a signal; one that came while it started drains it now.
+  await stopped;
+  await drainAndClose(app, options, logger);
   await gpu.close();
   logger.flush();
 }
