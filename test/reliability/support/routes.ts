@@ -3,8 +3,15 @@
  * Every route of the harness server (queue API, OpenAI-compatible routes, worker API,
  * management API, /metrics, /openapi.json and /docs, the /ui dashboard) as method and path pattern, and a check that the list is
  * complete: the count of (route, method) pairs fastify has registered, HEAD left out.
+ *
+ * The queue API, the worker API and the management API come from their route tables
+ * (the declarations the server registers them from); the others are listed here.
  */
 import type { FastifyInstance } from 'fastify';
+import { fullPath, type AnyRouteSpec } from '../../../packages/platform/src/harness/http/route-spec.js';
+import { MANAGEMENT_ROUTES } from '../../../packages/platform/src/harness/management/management-routes.js';
+import { QUEUE_API_ROUTES } from '../../../packages/platform/src/harness/queue-api/queue-routes.js';
+import { WORKER_API_ROUTES } from '../../../packages/platform/src/harness/worker-api/worker-routes.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -18,14 +25,11 @@ export interface RouteSpec {
 
 const v2 = (method: Method, rest: string): RouteSpec => ({ method, path: `/v2/:endpointId/${rest}` });
 
-const management = (collection: string): RouteSpec[] => [
-  { method: 'POST', path: `/v1/${collection}` },
-  { method: 'GET', path: `/v1/${collection}` },
-  { method: 'GET', path: `/v1/${collection}/:id` },
-  { method: 'PATCH', path: `/v1/${collection}/:id` },
-  { method: 'DELETE', path: `/v1/${collection}/:id` },
-  { method: 'POST', path: `/v1/${collection}/:id/update` },
-];
+/** A declared route as the list has it. */
+const declared = (route: AnyRouteSpec): RouteSpec => ({ method: route.method, path: fullPath(route), ...(route.auth ? {} : { public: true as const }) });
+
+/** The routes declared in route tables. */
+export const DECLARED_ROUTES: readonly RouteSpec[] = Object.freeze([...QUEUE_API_ROUTES, ...WORKER_API_ROUTES, ...MANAGEMENT_ROUTES].map(declared));
 
 export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   { method: 'GET', path: '/metrics' },
@@ -35,30 +39,9 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
   { method: 'GET', path: '/docs/init.js', public: true },
   { method: 'GET', path: '/docs/login.css', public: true },
   { method: 'GET', path: '/docs/:id', public: true },
-  v2('POST', 'run'),
-  v2('POST', 'runsync'),
-  v2('GET', 'status/:jobId'),
-  v2('GET', 'status-sync/:jobId'),
-  v2('GET', 'stream/:jobId'),
-  v2('POST', 'cancel/:jobId'),
-  v2('POST', 'retry/:jobId'),
-  v2('POST', 'purge-queue'),
-  v2('GET', 'health'),
-  v2('GET', 'requests'),
-  v2('GET', 'logs'),
+  ...DECLARED_ROUTES,
   v2('POST', 'openai/v1/*'),
   v2('GET', 'openai/v1/models'),
-  v2('GET', 'job-take/:workerId'),
-  v2('GET', 'job-take-batch/:workerId'),
-  v2('POST', 'job-done/:workerId/:jobId'),
-  v2('POST', 'job-stream/:workerId/:jobId'),
-  v2('GET', 'job-stop/:workerId'),
-  v2('GET', 'ping/:workerId'),
-  ...management('templates'),
-  ...management('networkvolumes'),
-  ...management('endpoints'),
-  { method: 'GET', path: '/v1/pods' },
-  { method: 'GET', path: '/v1/pods/:id' },
   { method: 'GET', path: '/ui', public: true },
   { method: 'GET', path: '/ui/static/:id', public: true },
   { method: 'GET', path: '/ui/vendor/:id', public: true },
