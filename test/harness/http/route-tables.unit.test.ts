@@ -11,7 +11,7 @@ import { fullPath, openApiPath } from '../../../packages/platform/src/harness/ht
 import { MANAGEMENT_ROUTES } from '../../../packages/platform/src/harness/management/management-routes.js';
 import { QUEUE_API_ROUTES } from '../../../packages/platform/src/harness/queue-api/queue-routes.js';
 import { WORKER_API_ROUTES } from '../../../packages/platform/src/harness/worker-api/worker-routes.js';
-import { call } from '../../kit/index.js';
+import { call, errorCode, startTestServer } from '../../kit/index.js';
 import { startReliabilityServer, type ReliabilityServer } from '../../reliability/support/reliability-server.js';
 import { DECLARED_ROUTES, HARNESS_ROUTES, STREAMING_ROUTES, registeredRouteCount } from '../../reliability/support/routes.js';
 
@@ -58,6 +58,28 @@ describe('route tables', () => {
     expect(listed).toEqual(expected);
     // Before any job the endpoint is unknown: only the management API.
     expect(Object.keys(doc.paths).every((path) => path.startsWith('/v1/'))).toBe(true);
+  });
+
+  it('the root copy of --serve-api lists exactly the queue routes the server answers at the root', async () => {
+    const rooted = await startTestServer({ rootEndpoint: 'ep' });
+    try {
+      const doc = (await call('GET', `${rooted.url}/openapi.json`)).json as Doc;
+      const rootPaths = Object.keys(doc.paths).filter((path) => !path.startsWith('/v1/') && !path.startsWith('/v2/'));
+      expect(rootPaths.length).toBeGreaterThan(0);
+      for (const path of rootPaths) {
+        for (const method of Object.keys(doc.paths[path] ?? {})) {
+          const url = `${rooted.url}${path.replace('{jobId}', 'no-such-job')}${path === '/runsync' ? '?wait=1000' : ''}`;
+          const answer = await call(method.toUpperCase(), url, method === 'post' ? { body: { input: {} } } : {});
+          expect([200, 404, 409], `${method} ${path}`).toContain(answer.status);
+          expect(errorCode(answer), `${method} ${path}`).not.toBe('SW_ROUTE_NOT_FOUND');
+        }
+      }
+      // /logs is /v2's only.
+      expect(doc.paths['/logs']).toBeUndefined();
+      expect(doc.paths['/v2/ep/logs']).toBeDefined();
+    } finally {
+      await rooted.close();
+    }
   });
 
   it('documents the management bodies and records from their zod schemas', async () => {

@@ -20,7 +20,7 @@
 import * as z from 'zod';
 import { JOB_STATUSES, JobRequestSchema } from 'serverless-worker/internal';
 import { MANAGEMENT_ROUTES, MANAGEMENT_TAG } from '../management/management-routes.js';
-import { QUEUE_API_ROUTES } from '../queue-api/queue-routes.js';
+import { QUEUE_API_ROUTES, ROOT_QUEUE_ROUTES } from '../queue-api/queue-routes.js';
 import { fullPath, openApiPath } from '../http/route-spec.js';
 import { jsonSchemaOf, nameRecords, routeOperation, type NamedSchemas } from './route-operation.js';
 
@@ -194,7 +194,7 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
     ? { description: `SW_INVALID_JOB_REQUEST (not a job request), SW_INPUT_VALIDATION (input fails the schema).`, content: json('#/components/schemas/Error') }
     : { $ref: '#/components/responses/BadRequest' };
   const paths: Record<string, Schema> = {};
-  for (const route of QUEUE_API_ROUTES) {
+  for (const route of base === '' ? ROOT_QUEUE_ROUTES : QUEUE_API_ROUTES) {
     const path = openApiPath(`${base}${route.path.replace(/^\/:endpointId/, '')}`);
     const operation = routeOperation(route, { operationId: `${route.operationId}_${key}`, tag, named, fixedParams: ['endpointId'] });
     if (route.body !== undefined) {

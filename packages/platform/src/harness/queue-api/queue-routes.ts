@@ -167,3 +167,6 @@ export const QUEUE_ROUTES = {
 
 /** The queue API's routes in the order the document lists them. */
 export const QUEUE_API_ROUTES = Object.freeze(Object.values(QUEUE_ROUTES));
+
+/** The routes `--serve-api` also serves at the root (http/root-alias.ts): the platform's local API has no /logs. */
+export const ROOT_QUEUE_ROUTES = Object.freeze(QUEUE_API_ROUTES.filter((route) => route !== QUEUE_ROUTES.logs));
