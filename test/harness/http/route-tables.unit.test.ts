@@ -36,12 +36,12 @@ describe('route tables', () => {
     expect(registeredRouteCount(server.server.app)).toBe(listed.length);
   });
 
-  it('the tables are the list of the queue API, the worker API and the management API', () => {
-    const tables = [...QUEUE_API_ROUTES, ...WORKER_API_ROUTES, ...MANAGEMENT_ROUTES];
-    expect(DECLARED_ROUTES.map((route) => `${route.method} ${route.path}`)).toEqual(tables.map((route) => `${route.method} ${fullPath(route)}`));
-    // Nothing else of the list lives under the tables' paths.
+  it('every route but the /lb pass-through comes from a table', () => {
     const byHand = HARNESS_ROUTES.filter((route) => !DECLARED_ROUTES.includes(route));
-    expect(byHand.filter((route) => route.path.startsWith('/v1/'))).toEqual([]);
+    expect(byHand.every((route) => route.path.startsWith('/lb/'))).toBe(true);
+    // The tables that the document is generated from are in the list as they are.
+    const listed = new Set(DECLARED_ROUTES.map((route) => `${route.method} ${route.path}`));
+    for (const route of [...QUEUE_API_ROUTES, ...WORKER_API_ROUTES, ...MANAGEMENT_ROUTES]) expect(listed.has(`${route.method} ${fullPath(route)}`)).toBe(true);
   });
 
   it('/openapi.json has one operation per declared route users call, and no other', async () => {

@@ -24,7 +24,8 @@ import * as z from 'zod';
 import { type Harness, JOB_STATUSES, parseOrThrow, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
-import { publicConfig } from '../http/route-config.js';
+import { registerRoute } from '../http/route-spec.js';
+import { DASHBOARD_ROUTES } from './dashboard-routes.js';
 import type { LiveHub } from './live-hub.js';
 import { byTimeThenSeq } from '../launcher/log-order.js';
 import { droppedLinesText } from '../launcher/job-lines.js';
@@ -202,17 +203,17 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
   const { harness, hub, files } = context;
   const inputExamples = schemaExamples(context.endpointInputs ?? {});
 
-  app.get('/ui', { config: publicConfig() }, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
-  app.get('/ui/static/:file', { config: publicConfig() }, async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.page, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
+  registerRoute(app, DASHBOARD_ROUTES.static, async (request, reply) => {
     const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
     return sendFile(reply, await files.page(file), file);
   });
-  app.get('/ui/vendor/:file', { config: publicConfig() }, async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.vendor, async (request, reply) => {
     const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
     return sendFile(reply, await files.vendor(file), file);
   });
 
-  app.get('/ui/api/overview', async (): Promise<OverviewView> => ({
+  registerRoute(app, DASHBOARD_ROUTES.overview, async (): Promise<OverviewView> => ({
     ...(await hub.snapshot()),
     series: hub.series.points(),
     sampleIntervalMs: context.settings.sampleIntervalMs,
@@ -228,7 +229,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     version: context.version,
   }));
 
-  app.get('/ui/api/endpoints/:endpointId/jobs', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.endpointJobs, async (request) => {
     const { endpointId } = parseRequestPart(EndpointParamsSchema, request.params, 'path');
     const query = parseRequestPart(JobsQuerySchema, request.query, 'query string');
     const endpoint = harness.findEndpoint(endpointId);
@@ -236,22 +237,22 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     return jobsPage(endpoint, listQueryOf(query));
   });
 
-  app.get('/ui/api/jobs', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobs, async (request) => {
     const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
     return allJobsPage(harness, query.endpoint, listQueryOf(query));
   });
 
-  app.get('/ui/api/jobs/matching', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobsMatching, async (request) => {
     const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
     return matchingJobs(harness, query.endpoint, listQueryOf(query));
   });
 
-  app.post('/ui/api/jobs/bulk', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobsBulk, async (request) => {
     const body = parseOrThrow(BulkBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'body');
     return applyBulk(harness, body.action, body.jobs);
   });
 
-  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.job, async (request) => {
     const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
     const endpoint = harness.findEndpoint(endpointId);
     const job = await endpoint?.find(jobId);
@@ -264,7 +265,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
   });
 
   // A value whole, on demand: its JSON text is sent as it is, never wrapped in a live message.
-  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/values/:part', async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobValue, async (request, reply) => {
     const { endpointId, jobId, part } = parseRequestPart(ValueParamsSchema, request.params, 'path');
     const { download } = parseRequestPart(ValueQuerySchema, request.query, 'query string');
     const endpoint = harness.findEndpoint(endpointId);
@@ -286,7 +287,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
       .send(jsonText(value ?? null));
   });
 
-  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobAttempts, async (request) => {
     const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
     // awaited: the job store's reads become asynchronous (issue 16).
     const job = await harness.findEndpoint(endpointId)?.find(jobId);
@@ -304,7 +305,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     );
   });
 
-  app.get('/ui/api/scale-events', async (request): Promise<ScaleEventsView> => {
+  registerRoute(app, DASHBOARD_ROUTES.scaleEvents, async (request): Promise<ScaleEventsView> => {
     const query = parseRequestPart(ScaleEventsQuerySchema, request.query, 'query string');
     const launched = context.launchedWorkers;
     if (!launched?.scaleEvents) return { launcher: false, seq: 0, events: [] };
@@ -321,7 +322,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     return { launcher: true, seq: launched.scaleEventCount ?? 0, events };
   });
 
-  app.get('/ui/api/logs', async (request): Promise<LogsView> => {
+  registerRoute(app, DASHBOARD_ROUTES.logs, async (request): Promise<LogsView> => {
     const query = parseRequestPart(LogsQuerySchema, request.query, 'query string');
     const launched = context.launchedWorkers;
     const jobLogs = context.settings.jobLogs;
@@ -367,7 +368,7 @@ export function registerDashboardRoutes(app: FastifyInstance, context: Dashboard
     };
   });
 
-  app.get('/ui/api/events', async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.events, async (request, reply) => {
     const query = parseRequestPart(EventsQuerySchema, request.query, 'query string');
     if ((query.job === undefined) !== (query.endpoint === undefined)) {
       throw new ServerlessWorkerError('SW_INVALID_REQUEST', 'Invalid query string: job and endpoint go together (both or neither)', {

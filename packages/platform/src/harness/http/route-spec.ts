@@ -9,6 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import type * as z from 'zod';
+import './route-config.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -134,5 +135,7 @@ export function registerRoute<R extends AnyRouteSpec>(
 ): void {
   const [options, handler] = typeof optionsOrHandler === 'function' ? [{}, optionsOrHandler] : [optionsOrHandler, maybeHandler];
   if (handler === undefined) throw new TypeError(`registerRoute: no handler for ${route.method} ${fullPath(route)}`);
-  app.route({ ...options, method: route.method, url: route.path, handler });
+  // A route the table marks as needing no key is served without one (route-config.ts's `public`): the table says it once.
+  const config = route.auth ? options.config : { ...options.config, public: true };
+  app.route({ ...options, ...(config !== undefined ? { config } : {}), method: route.method, url: route.path, handler });
 }
