@@ -70,7 +70,8 @@ export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
     'harness/queue-api',
     'harness/launcher',
   ],
-  'harness/openapi': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/dashboard'],
+  // The document is generated from the route tables of the queue API and the management API.
+  'harness/openapi': [...BASE, ...HARNESS_BELOW_FEATURES, 'harness/management', 'harness/queue-api', 'harness/dashboard'],
   // The composition root: wires every harness part into a server.
   harness: [...BASE, ...HARNESS_BELOW_FEATURES, ...HARNESS_FEATURES],
   // Above both sides: a worker and a harness in one process, the bundler, the CLI, the entry points.

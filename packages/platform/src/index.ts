@@ -11,6 +11,8 @@ import 'serverless-worker/internal';
 export { createHarnessServer, type CreateHarnessServerOptions, type HarnessServer, type HarnessServerOptions } from './harness-server.js';
 export { workerEnvFor, formatWorkerEnv, type WorkerEnv, type WorkerEnvOptions } from './harness/worker-api/worker-env.js';
 export { ManagementClient, managementClientFromEnv } from './harness/management/management-client.js';
+// The management API's routes, for ManagementClient.call(route, params, body).
+export { ENDPOINT_ROUTES, NETWORK_VOLUME_ROUTES, POD_ROUTES, TEMPLATE_ROUTES } from './harness/management/management-routes.js';
 export { PLATFORM_VERSION } from './platform-version.js';
 // The platform's error codes, registered before any error is raised or answered.
 import './job/platform-error-codes.js';

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManagementClient, managementClientFromEnv } from '../../../packages/platform/src/harness/management/management-client.js';
+import { ENDPOINT_ROUTES, POD_ROUTES, TEMPLATE_ROUTES } from '../../../packages/platform/src/harness/management/management-routes.js';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../../../src/job/index.js';
 import { startManagementServer, type RunningManagementServer } from './management-server.js';
 
@@ -59,6 +60,18 @@ describe('ManagementClient against the harness', () => {
     expect((await client.getNetworkVolume(volume.id)).size).toBe(20);
     expect((await client.listNetworkVolumes()).map((v) => v.id)).toContain(volume.id);
     await client.deleteNetworkVolume(volume.id);
+  });
+
+  it('call(route, params, body): any route of the table, typed from its schemas, the path parameters encoded', async () => {
+    const template = await client.call(TEMPLATE_ROUTES.create, {}, { name: 'by-call', imageName: 'img:1', isServerless: true });
+    // The PATCH form, which the named updateTemplate (the spec's POST .../update) does not use.
+    expect((await client.call(TEMPLATE_ROUTES.update, { id: template.id }, { readme: 'patched' })).readme).toBe('patched');
+    const endpoint = await client.call(ENDPOINT_ROUTES.create, {}, { templateId: template.id, computeType: 'CPU' });
+    expect((await client.call(ENDPOINT_ROUTES.updatePost, { id: endpoint.id }, { workersMax: 1 })).workersMax).toBe(1);
+    // An id with characters a path cannot carry as they are reaches the server as that id.
+    expect((await failure(client.call(POD_ROUTES.get, { id: 'a/b?c' }))).message).toContain('No pod with id "a/b?c"');
+    await client.call(ENDPOINT_ROUTES.delete, { id: endpoint.id });
+    expect(await client.call(TEMPLATE_ROUTES.delete, { id: template.id })).toBeUndefined();
   });
 
   it('lists pods (none without a registry) and 404s an unknown one', async () => {

@@ -3,8 +3,21 @@
  * Every route of the harness server (queue API, OpenAI-compatible routes, worker API,
  * management API, /metrics, /openapi.json and /docs, the /ui dashboard) as method and path pattern, and a check that the list is
  * complete: the count of (route, method) pairs fastify has registered, HEAD left out.
+ *
+ * Every route comes from the route tables (the declarations the server registers them
+ * from), but the load-balancing pass-through under /lb, which answers every method on
+ * any path and is listed here.
  */
 import type { FastifyInstance } from 'fastify';
+import { DASHBOARD_API_ROUTES, DASHBOARD_ROUTES } from '../../../packages/platform/src/harness/dashboard/dashboard-routes.js';
+import { METRICS_ROUTE } from '../../../packages/platform/src/harness/http/metrics-route.js';
+import { fullPath, type AnyRouteSpec } from '../../../packages/platform/src/harness/http/route-spec.js';
+import { LB_REGISTRATION_ROUTES } from '../../../packages/platform/src/harness/load-balancing/lb-route-table.js';
+import { MANAGEMENT_ROUTES } from '../../../packages/platform/src/harness/management/management-routes.js';
+import { OPENAI_API_ROUTES } from '../../../packages/platform/src/harness/openai/openai-routes.js';
+import { OPENAPI_DOCS_ROUTES } from '../../../packages/platform/src/harness/openapi/openapi-routes.js';
+import { QUEUE_API_ROUTES } from '../../../packages/platform/src/harness/queue-api/queue-routes.js';
+import { WORKER_API_ROUTES } from '../../../packages/platform/src/harness/worker-api/worker-routes.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
@@ -16,66 +29,29 @@ export interface RouteSpec {
   readonly public?: true;
 }
 
-const v2 = (method: Method, rest: string): RouteSpec => ({ method, path: `/v2/:endpointId/${rest}` });
+/** A declared route as the list has it. */
+const declared = (route: AnyRouteSpec): RouteSpec => ({ method: route.method, path: fullPath(route), ...(route.auth ? {} : { public: true as const }) });
 
-const management = (collection: string): RouteSpec[] => [
-  { method: 'POST', path: `/v1/${collection}` },
-  { method: 'GET', path: `/v1/${collection}` },
-  { method: 'GET', path: `/v1/${collection}/:id` },
-  { method: 'PATCH', path: `/v1/${collection}/:id` },
-  { method: 'DELETE', path: `/v1/${collection}/:id` },
-  { method: 'POST', path: `/v1/${collection}/:id/update` },
-];
+/** The dashboard's event stream: see STREAMING_ROUTES. */
+const STREAMING: readonly AnyRouteSpec[] = [DASHBOARD_ROUTES.events];
+
+/** The routes declared in route tables, the streaming one aside. */
+export const DECLARED_ROUTES: readonly RouteSpec[] = Object.freeze(
+  [
+    METRICS_ROUTE,
+    ...OPENAPI_DOCS_ROUTES,
+    ...QUEUE_API_ROUTES,
+    ...OPENAI_API_ROUTES,
+    ...WORKER_API_ROUTES,
+    ...MANAGEMENT_ROUTES,
+    ...DASHBOARD_API_ROUTES.filter((route) => !STREAMING.includes(route)),
+    ...LB_REGISTRATION_ROUTES,
+  ].map(declared),
+);
 
 export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
-  { method: 'GET', path: '/metrics' },
-  { method: 'GET', path: '/openapi.json' },
-  // /docs and Swagger UI's files hold no data (the page asks for the key; /openapi.json needs it).
-  { method: 'GET', path: '/docs', public: true },
-  { method: 'GET', path: '/docs/init.js', public: true },
-  { method: 'GET', path: '/docs/login.css', public: true },
-  { method: 'GET', path: '/docs/:id', public: true },
-  v2('POST', 'run'),
-  v2('POST', 'runsync'),
-  v2('GET', 'status/:jobId'),
-  v2('GET', 'status-sync/:jobId'),
-  v2('GET', 'stream/:jobId'),
-  v2('POST', 'cancel/:jobId'),
-  v2('POST', 'retry/:jobId'),
-  v2('POST', 'purge-queue'),
-  v2('GET', 'health'),
-  v2('GET', 'requests'),
-  v2('GET', 'logs'),
-  v2('POST', 'openai/v1/*'),
-  v2('GET', 'openai/v1/models'),
-  v2('GET', 'job-take/:workerId'),
-  v2('GET', 'job-take-batch/:workerId'),
-  v2('POST', 'job-done/:workerId/:jobId'),
-  v2('POST', 'job-stream/:workerId/:jobId'),
-  v2('GET', 'job-stop/:workerId'),
-  v2('GET', 'ping/:workerId'),
-  ...management('templates'),
-  ...management('networkvolumes'),
-  ...management('endpoints'),
-  { method: 'GET', path: '/v1/pods' },
-  { method: 'GET', path: '/v1/pods/:id' },
-  { method: 'GET', path: '/ui', public: true },
-  { method: 'GET', path: '/ui/static/:id', public: true },
-  { method: 'GET', path: '/ui/vendor/:id', public: true },
-  { method: 'GET', path: '/ui/api/overview' },
-  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs' },
-  { method: 'GET', path: '/ui/api/jobs' },
-  { method: 'GET', path: '/ui/api/jobs/matching' },
-  { method: 'POST', path: '/ui/api/jobs/bulk' },
-  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId' },
-  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId/attempts' },
-  { method: 'GET', path: '/ui/api/endpoints/:endpointId/jobs/:jobId/values/:id' },
-  { method: 'GET', path: '/ui/api/scale-events' },
-  { method: 'GET', path: '/ui/api/logs' },
-  // Load-balancing endpoints: registration, and the pass-through to the workers.
-  v2('POST', 'load-balancing/workers'),
-  v2('GET', 'load-balancing/workers'),
-  v2('DELETE', 'load-balancing/workers/:workerId'),
+  ...DECLARED_ROUTES,
+  // The load-balancing pass-through to the workers: every method, on the endpoint's path and below.
   ...(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const).flatMap((method): RouteSpec[] => [
     { method, path: '/lb/:endpointId' },
     { method, path: '/lb/:endpointId/*' },
@@ -87,7 +63,7 @@ export const HARNESS_ROUTES: readonly RouteSpec[] = Object.freeze([
  * dashboard's event stream runs until the page leaves (test/harness/http/ui-routes.unit.test.ts
  * covers it). Without the key it answers 401 at once like the others.
  */
-export const STREAMING_ROUTES: readonly RouteSpec[] = Object.freeze([{ method: 'GET', path: '/ui/api/events' }]);
+export const STREAMING_ROUTES: readonly RouteSpec[] = Object.freeze(STREAMING.map(declared));
 
 /** (route, method) pairs fastify has registered, HEAD left out (it comes with every GET). */
 export function registeredRouteCount(app: FastifyInstance): number {

@@ -25,7 +25,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type Harness, parseOrThrow, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { LaunchedWorkersView } from '../launcher/launched-workers-view.js';
 import { EndpointParamsSchema, JobParamsSchema, parseRequestPart } from '../queue-api/params.js';
-import { publicConfig } from '../http/route-config.js';
+import { registerRoute } from '../http/route-spec.js';
+import { DASHBOARD_ROUTES } from './dashboard-routes.js';
 import type { LiveHub } from './live-hub.js';
 import type { ChunkValues, LogsView, OverviewView, ScaleEventsView } from './page-views.js';
 import type { DashboardSettings } from './settings.js';
@@ -96,12 +97,12 @@ function jobNotFound(endpointId: string, jobId: string): ServerlessWorkerError {
 
 /** The page, its modules and styles: public (they hold no data; the page asks for the key). */
 function pageRoutes(app: FastifyInstance, files: StaticFiles): void {
-  app.get('/ui', { config: publicConfig() }, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
-  app.get('/ui/static/:file', { config: publicConfig() }, async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.page, async (_request, reply) => sendFile(reply, await files.page('index.html'), 'index.html'));
+  registerRoute(app, DASHBOARD_ROUTES.static, async (request, reply) => {
     const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
     return sendFile(reply, await files.page(file), file);
   });
-  app.get('/ui/vendor/:file', { config: publicConfig() }, async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.vendor, async (request, reply) => {
     const { file } = parseRequestPart(FileParamsSchema, request.params, 'path');
     return sendFile(reply, await files.vendor(file), file);
   });
@@ -111,7 +112,7 @@ function pageRoutes(app: FastifyInstance, files: StaticFiles): void {
 function overviewRoute(app: FastifyInstance, context: DashboardRouteContext): void {
   const { harness, hub, settings } = context;
   const inputExamples = schemaExamples(context.endpointInputs ?? {});
-  app.get('/ui/api/overview', async (): Promise<OverviewView> => ({
+  registerRoute(app, DASHBOARD_ROUTES.overview, async (): Promise<OverviewView> => ({
     ...(await hub.snapshot()),
     series: hub.series.points(),
     sampleIntervalMs: settings.sampleIntervalMs,
@@ -130,22 +131,22 @@ function overviewRoute(app: FastifyInstance, context: DashboardRouteContext): vo
 
 /** Pages of jobs (one endpoint's, or across endpoints), every job a filter matches, and the bulk actions on them. */
 function jobListRoutes(app: FastifyInstance, harness: Harness): void {
-  app.get('/ui/api/endpoints/:endpointId/jobs', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.endpointJobs, async (request) => {
     const { endpointId } = parseRequestPart(EndpointParamsSchema, request.params, 'path');
     const query = parseRequestPart(JobsQuerySchema, request.query, 'query string');
     const endpoint = harness.findEndpoint(endpointId);
     if (!endpoint) return { endpointId, total: 0, offset: query.offset, limit: query.limit, jobs: [] };
     return jobsPage(endpoint, listQueryOf(query));
   });
-  app.get('/ui/api/jobs', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobs, async (request) => {
     const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
     return allJobsPage(harness, query.endpoint, listQueryOf(query));
   });
-  app.get('/ui/api/jobs/matching', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobsMatching, async (request) => {
     const query = parseRequestPart(AllJobsQuerySchema, request.query, 'query string');
     return matchingJobs(harness, query.endpoint, listQueryOf(query));
   });
-  app.post('/ui/api/jobs/bulk', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobsBulk, async (request) => {
     const body = parseOrThrow(BulkBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'body');
     return applyBulk(harness, body.action, body.jobs);
   });
@@ -154,7 +155,7 @@ function jobListRoutes(app: FastifyInstance, harness: Harness): void {
 /** One job: its detail, its large values as previews (value-preview.ts). */
 function jobDetailRoute(app: FastifyInstance, context: DashboardRouteContext): void {
   const { harness } = context;
-  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.job, async (request) => {
     const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
     const endpoint = harness.findEndpoint(endpointId);
     const job = await endpoint?.find(jobId);
@@ -168,7 +169,7 @@ function jobDetailRoute(app: FastifyInstance, context: DashboardRouteContext): v
 /** One job's attempts: worker, times, how each ended. */
 function jobAttemptsRoute(app: FastifyInstance, context: DashboardRouteContext): void {
   const { harness } = context;
-  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/attempts', async (request) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobAttempts, async (request) => {
     const { endpointId, jobId } = parseRequestPart(JobParamsSchema, request.params, 'path');
     // awaited: the job store's reads become asynchronous (issue 16).
     const job = await harness.findEndpoint(endpointId)?.find(jobId);
@@ -181,7 +182,7 @@ function jobAttemptsRoute(app: FastifyInstance, context: DashboardRouteContext):
 
 /** A job's value whole, on demand: its JSON text is sent as it is, never wrapped in a live message. */
 function jobValueRoute(app: FastifyInstance, harness: Harness): void {
-  app.get('/ui/api/endpoints/:endpointId/jobs/:jobId/values/:part', async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.jobValue, async (request, reply) => {
     const { endpointId, jobId, part } = parseRequestPart(ValueParamsSchema, request.params, 'path');
     const { download } = parseRequestPart(ValueQuerySchema, request.query, 'query string');
     const endpoint = harness.findEndpoint(endpointId);
@@ -204,11 +205,11 @@ function jobValueRoute(app: FastifyInstance, harness: Harness): void {
 
 /** The launcher's scale events, and log lines of a worker or a job (logs-view.ts). */
 function logRoutes(app: FastifyInstance, context: DashboardRouteContext): void {
-  app.get('/ui/api/scale-events', async (request): Promise<ScaleEventsView> => {
+  registerRoute(app, DASHBOARD_ROUTES.scaleEvents, async (request): Promise<ScaleEventsView> => {
     const query = parseRequestPart(ScaleEventsQuerySchema, request.query, 'query string');
     return scaleEventsView(query, context.launchedWorkers);
   });
-  app.get('/ui/api/logs', async (request): Promise<LogsView> => {
+  registerRoute(app, DASHBOARD_ROUTES.logs, async (request): Promise<LogsView> => {
     const query = parseRequestPart(LogsQuerySchema, request.query, 'query string');
     return logsView(query, context.launchedWorkers, context.settings.jobLogs);
   });
@@ -216,7 +217,7 @@ function logRoutes(app: FastifyInstance, context: DashboardRouteContext): void {
 
 /** Server-Sent Events (live-hub.ts): the overview's, or one job's. */
 function eventsRoute(app: FastifyInstance, hub: LiveHub): void {
-  app.get('/ui/api/events', async (request, reply) => {
+  registerRoute(app, DASHBOARD_ROUTES.events, async (request, reply) => {
     const query = parseRequestPart(EventsQuerySchema, request.query, 'query string');
     if ((query.job === undefined) !== (query.endpoint === undefined)) {
       throw new ServerlessWorkerError('SW_INVALID_REQUEST', 'Invalid query string: job and endpoint go together (both or neither)', {

@@ -9,7 +9,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The spec 8.2 operation this route counts as; routes without one are not rate limited. */
     operation?: RateLimitedOperation;
-    /** A route anyone may read without the API key (the dashboard's page and modules, which hold no data). */
+    /** A route anyone may read without the API key (the dashboard's page and modules, which hold no data); registerRoute sets it from the route table's `auth: false`. */
     public?: boolean;
   }
 }
@@ -17,9 +17,4 @@ declare module 'fastify' {
 /** The route config for an operation. */
 export function operationConfig(operation: RateLimitedOperation): { operation: RateLimitedOperation } {
   return { operation };
-}
-
-/** The route config of a route that needs no API key (it must serve no data). */
-export function publicConfig(): { public: true } {
-  return { public: true };
 }

@@ -16,6 +16,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { parseOrThrow, ServerlessWorkerError, urlForLog } from 'serverless-worker/internal';
+import { registerRoute } from '../http/route-spec.js';
+import { LB_ROUTES } from './lb-route-table.js';
 import { proxyRequest, sendRawError } from './lb-proxy.js';
 import type { LoadBalancing } from './load-balancing.js';
 
@@ -55,7 +57,7 @@ export interface LbRouteOptions {
 /** Registration routes; mount under the prefix /v2 (JSON bodies as elsewhere). */
 export async function lbRegistrationRoutes(app: FastifyInstance, options: LbRouteOptions): Promise<void> {
   const { lb } = options;
-  app.post('/:endpointId/load-balancing/workers', async (request, reply) => {
+  registerRoute(app, LB_ROUTES.register, async (request, reply) => {
     const { endpointId } = parseOrThrow(EndpointParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const body = parseOrThrow(RegisterBodySchema, request.body ?? {}, 'SW_INVALID_REQUEST', 'load-balancing worker registration');
     // The proxy sends callers' requests there: never the harness itself, metadata or link-local addresses, and loopback only without a key.
@@ -82,12 +84,12 @@ export async function lbRegistrationRoutes(app: FastifyInstance, options: LbRout
     });
     return reply.code(created ? 201 : 200).send({ endpointId, workerId: worker.id, created, path: `${LB_PATH_PREFIX}/${endpointId}/` });
   });
-  app.get('/:endpointId/load-balancing/workers', async (request) => {
+  registerRoute(app, LB_ROUTES.list, async (request) => {
     const { endpointId } = parseOrThrow(EndpointParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const pool = lb.pool(endpointId);
     return { endpointId, workers: pool ? pool.all().map((worker) => pool.view(worker)) : [] };
   });
-  app.delete('/:endpointId/load-balancing/workers/:workerId', async (request) => {
+  registerRoute(app, LB_ROUTES.remove, async (request) => {
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     return { removed: lb.remove(endpointId, workerId) };
   });

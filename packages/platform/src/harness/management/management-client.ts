@@ -1,7 +1,8 @@
 /**
  * @module harness/management/management-client
  * A typed client of the management API (`/v1`) over undici, for the harness and for
- * the platform alike. Inputs are typed from the zod schemas; replies are parsed with
+ * the platform alike. Every call is one route of the route table (management-routes.ts):
+ * its path, method, input and reply types come from there. Replies are parsed with
  * the lenient reply schemas (only `id` required, unknown fields kept), since the
  * platform marks every record field optional. A failed call throws a
  * ServerlessWorkerError whose one-line message carries the server's message and code.
@@ -10,11 +11,9 @@ import type { Dispatcher } from 'undici';
 import * as z from 'zod';
 import { isKnownErrorCode, ServerlessWorkerError } from 'serverless-worker/internal';
 import '../../job/platform-error-codes.js';
+import type { AnyRouteSpec, HttpMethod } from '../http/route-spec.js';
+import { ENDPOINT_ROUTES, MANAGEMENT_ROUTES, NETWORK_VOLUME_ROUTES, POD_ROUTES, TEMPLATE_ROUTES } from './management-routes.js';
 import {
-  EndpointReplySchema,
-  NetworkVolumeReplySchema,
-  PodReplySchema,
-  TemplateReplySchema,
   type EndpointCreateInput,
   type EndpointReply,
   type EndpointUpdateInput,
@@ -62,7 +61,14 @@ const PlainErrorBodySchema = z.object({
   code: z.string().optional(),
 });
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+/** Any route of the management API's table. */
+type ManagementRoute = (typeof MANAGEMENT_ROUTES)[number];
+/** A route's path parameters as the caller gives them (`{}` for a route without any). */
+type ParamsOf<R extends AnyRouteSpec> = R['params'] extends z.ZodType ? z.input<R['params']> : Record<string, never>;
+/** The body argument: present exactly for the routes that take a body. */
+type BodyArgs<R extends AnyRouteSpec> = R['body'] extends z.ZodType ? [body: z.input<R['body']>] : [];
+/** What the call resolves to: the reply as the client schema parses it, void for an empty answer. */
+type ReplyOf<R extends AnyRouteSpec> = R['clientReply'] extends z.ZodType ? z.output<R['clientReply']> : void;
 
 function oneLine(text: string, max = 500): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -92,93 +98,67 @@ export class ManagementClient {
     this.#dispatcher = options.dispatcher;
   }
 
-  // ---- templates ----
+  // The named calls the CLI and users know, each one route of the table.
 
   /** POST /templates */
-  createTemplate(input: TemplateCreateInput): Promise<TemplateReply> {
-    return this.#call('POST', '/templates', TemplateReplySchema, input);
-  }
+  createTemplate = (input: TemplateCreateInput): Promise<TemplateReply> => this.call(TEMPLATE_ROUTES.create, {}, input);
   /** POST /templates/{id}/update: absent fields keep their value; `category` and `isServerless` are refused. */
-  updateTemplate(id: string, input: TemplateUpdateInput): Promise<TemplateReply> {
-    return this.#call('POST', `/templates/${encodeURIComponent(id)}/update`, TemplateReplySchema, input);
-  }
+  updateTemplate = (id: string, input: TemplateUpdateInput): Promise<TemplateReply> => this.call(TEMPLATE_ROUTES.updatePost, { id }, input);
   /** GET /templates */
-  listTemplates(): Promise<TemplateReply[]> {
-    return this.#call('GET', '/templates', z.array(TemplateReplySchema));
-  }
+  listTemplates = (): Promise<TemplateReply[]> => this.call(TEMPLATE_ROUTES.list, {});
   /** GET /templates/{id} */
-  getTemplate(id: string): Promise<TemplateReply> {
-    return this.#call('GET', `/templates/${encodeURIComponent(id)}`, TemplateReplySchema);
-  }
+  getTemplate = (id: string): Promise<TemplateReply> => this.call(TEMPLATE_ROUTES.get, { id });
+  /** DELETE /templates/{id} */
+  deleteTemplate = (id: string): Promise<void> => this.call(TEMPLATE_ROUTES.delete, { id });
   /** The template with this exact name, or undefined (names are unique). */
   async findTemplateByName(name: string): Promise<TemplateReply | undefined> {
     return (await this.listTemplates()).find((template) => template.name === name);
   }
-  /** DELETE /templates/{id} */
-  deleteTemplate(id: string): Promise<void> {
-    return this.#call('DELETE', `/templates/${encodeURIComponent(id)}`, z.unknown()).then(() => undefined);
-  }
-
-  // ---- network volumes ----
 
   /** POST /networkvolumes */
-  createNetworkVolume(input: NetworkVolumeCreateInput): Promise<NetworkVolumeReply> {
-    return this.#call('POST', '/networkvolumes', NetworkVolumeReplySchema, input);
-  }
+  createNetworkVolume = (input: NetworkVolumeCreateInput): Promise<NetworkVolumeReply> => this.call(NETWORK_VOLUME_ROUTES.create, {}, input);
   /** PATCH /networkvolumes/{id}: a new size must be greater than the current one. */
-  updateNetworkVolume(id: string, input: NetworkVolumeUpdateInput): Promise<NetworkVolumeReply> {
-    return this.#call('PATCH', `/networkvolumes/${encodeURIComponent(id)}`, NetworkVolumeReplySchema, input);
-  }
+  updateNetworkVolume = (id: string, input: NetworkVolumeUpdateInput): Promise<NetworkVolumeReply> => this.call(NETWORK_VOLUME_ROUTES.update, { id }, input);
   /** GET /networkvolumes */
-  listNetworkVolumes(): Promise<NetworkVolumeReply[]> {
-    return this.#call('GET', '/networkvolumes', z.array(NetworkVolumeReplySchema));
-  }
+  listNetworkVolumes = (): Promise<NetworkVolumeReply[]> => this.call(NETWORK_VOLUME_ROUTES.list, {});
   /** GET /networkvolumes/{id} */
-  getNetworkVolume(id: string): Promise<NetworkVolumeReply> {
-    return this.#call('GET', `/networkvolumes/${encodeURIComponent(id)}`, NetworkVolumeReplySchema);
-  }
+  getNetworkVolume = (id: string): Promise<NetworkVolumeReply> => this.call(NETWORK_VOLUME_ROUTES.get, { id });
   /** DELETE /networkvolumes/{id} */
-  deleteNetworkVolume(id: string): Promise<void> {
-    return this.#call('DELETE', `/networkvolumes/${encodeURIComponent(id)}`, z.unknown()).then(() => undefined);
-  }
-
-  // ---- endpoints ----
+  deleteNetworkVolume = (id: string): Promise<void> => this.call(NETWORK_VOLUME_ROUTES.delete, { id });
 
   /** POST /endpoints */
-  createEndpoint(input: EndpointCreateInput): Promise<EndpointReply> {
-    return this.#call('POST', '/endpoints', EndpointReplySchema, input);
-  }
+  createEndpoint = (input: EndpointCreateInput): Promise<EndpointReply> => this.call(ENDPOINT_ROUTES.create, {}, input);
   /** PATCH /endpoints/{id} */
-  updateEndpoint(id: string, input: EndpointUpdateInput): Promise<EndpointReply> {
-    return this.#call('PATCH', `/endpoints/${encodeURIComponent(id)}`, EndpointReplySchema, input);
-  }
+  updateEndpoint = (id: string, input: EndpointUpdateInput): Promise<EndpointReply> => this.call(ENDPOINT_ROUTES.update, { id }, input);
   /** GET /endpoints */
-  listEndpoints(): Promise<EndpointReply[]> {
-    return this.#call('GET', '/endpoints', z.array(EndpointReplySchema));
-  }
+  listEndpoints = (): Promise<EndpointReply[]> => this.call(ENDPOINT_ROUTES.list, {});
   /** GET /endpoints/{id} */
-  getEndpoint(id: string): Promise<EndpointReply> {
-    return this.#call('GET', `/endpoints/${encodeURIComponent(id)}`, EndpointReplySchema);
-  }
+  getEndpoint = (id: string): Promise<EndpointReply> => this.call(ENDPOINT_ROUTES.get, { id });
   /** DELETE /endpoints/{id} */
-  deleteEndpoint(id: string): Promise<void> {
-    return this.#call('DELETE', `/endpoints/${encodeURIComponent(id)}`, z.unknown()).then(() => undefined);
-  }
-
-  // ---- pods ----
+  deleteEndpoint = (id: string): Promise<void> => this.call(ENDPOINT_ROUTES.delete, { id });
 
   /** GET /pods */
-  listPods(): Promise<PodReply[]> {
-    return this.#call('GET', '/pods', z.array(PodReplySchema));
-  }
+  listPods = (): Promise<PodReply[]> => this.call(POD_ROUTES.list, {});
   /** GET /pods/{id} */
-  getPod(id: string): Promise<PodReply> {
-    return this.#call('GET', `/pods/${encodeURIComponent(id)}`, PodReplySchema);
-  }
+  getPod = (id: string): Promise<PodReply> => this.call(POD_ROUTES.get, { id });
 
   // ---- transport ----
 
-  async #call<S extends z.ZodType>(method: Method, path: string, schema: S, body?: unknown): Promise<z.infer<S>> {
+  /**
+   * Call one route of the management API's table (management-routes.ts): its path
+   * parameters, its body (for the routes that take one), and its reply parsed with the
+   * route's client schema. The named methods above are this with the route filled in.
+   */
+  async call<R extends ManagementRoute>(route: R, params: ParamsOf<R>, ...body: BodyArgs<R>): Promise<ReplyOf<R>> {
+    const values: Record<string, unknown> = params;
+    const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_match, name: string) => encodeURIComponent(String(values[name])));
+    const answer = await this.#send(route.method, path, body[0]);
+    // A route without a reply schema (a delete: 204) has nothing to read.
+    if (route.clientReply === undefined) return undefined as ReplyOf<R>;
+    return this.#parse(route.clientReply, answer, route.method, `${this.baseUrl}${path}`) as ReplyOf<R>;
+  }
+
+  async #send(method: HttpMethod, path: string, body: unknown): Promise<{ status: number; json: unknown }> {
     const url = `${this.baseUrl}${path}`;
     const where = `${method} ${url}`;
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -209,10 +189,9 @@ export class ManagementClient {
       );
     }
     if (status >= 400) throw this.#failure(status, text, method, url);
-    if (status === 204 || text.length === 0) return schema.parse(undefined);
-    let json: unknown;
+    if (status === 204 || text.length === 0) return { status, json: undefined };
     try {
-      json = JSON.parse(text);
+      return { status, json: JSON.parse(text) };
     } catch {
       throw new ServerlessWorkerError(
         'SW_MANAGEMENT_UNREACHABLE',
@@ -220,18 +199,19 @@ export class ManagementClient {
         { method, url, httpStatus: status },
       );
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      throw new ServerlessWorkerError(
-        'SW_MANAGEMENT_UNREACHABLE',
-        `The management API answered ${where} with an unexpected body: ${oneLine(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; '), 200)}`,
-        { method, url, httpStatus: status },
-      );
-    }
-    return parsed.data;
   }
 
-  #failure(status: number, text: string, method: Method, url: string): ServerlessWorkerError {
+  #parse(schema: z.ZodType, answer: { status: number; json: unknown }, method: HttpMethod, url: string): unknown {
+    const parsed = schema.safeParse(answer.json);
+    if (parsed.success) return parsed.data;
+    throw new ServerlessWorkerError(
+      'SW_MANAGEMENT_UNREACHABLE',
+      `The management API answered ${method} ${url} with an unexpected body: ${oneLine(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; '), 200)}`,
+      { method, url, httpStatus: answer.status },
+    );
+  }
+
+  #failure(status: number, text: string, method: HttpMethod, url: string): ServerlessWorkerError {
     let serverCode: string | undefined;
     let message = oneLine(text, 300) || '(empty body)';
     let serverDetails: Record<string, unknown> | undefined;

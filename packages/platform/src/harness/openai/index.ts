@@ -14,6 +14,8 @@ import { useLenientJsonBodies } from '../http/json-body.js';
 import { endpointOf } from '../queue-api/context.js';
 import { parseRequestPart } from '../queue-api/params.js';
 import { operationConfig } from '../http/route-config.js';
+import { registerRoute } from '../http/route-spec.js';
+import { OPENAI_ROUTES } from './openai-routes.js';
 import { runOpenAiCall, type OpenAiContext } from './openai-call.js';
 import { installOpenAiErrorHandler } from './openai-errors.js';
 import { refuseWithoutWorker } from './models-without-worker.js';
@@ -42,14 +44,14 @@ export async function openAiRoutes(app: FastifyInstance, context: OpenAiContext)
   useLenientJsonBodies(app);
   installOpenAiErrorHandler(app);
 
-  app.post('/:endpointId/openai/v1/*', { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('openai') }, async (request, reply) => {
+  registerRoute(app, OPENAI_ROUTES.call, { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('openai') }, async (request, reply) => {
     const endpoint = endpointOf(context, request.params);
     const { '*': route } = parseRequestPart(RouteParamsSchema, request.params, 'path');
     const body = requestBody(request.body);
     return runOpenAiCall(context, { endpoint, route: `/v1/${route}`, body, stream: body.stream === true }, reply);
   });
 
-  app.get('/:endpointId/openai/v1/models', { config: operationConfig('openai') }, async (request, reply) => {
+  registerRoute(app, OPENAI_ROUTES.models, { config: operationConfig('openai') }, async (request, reply) => {
     // Only a worker can list its models: with none, the call used to wait out the whole OpenAI timeout (600 s).
     await refuseWithoutWorker(context, request.params);
     const endpoint = endpointOf(context, request.params);

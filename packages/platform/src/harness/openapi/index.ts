@@ -8,7 +8,8 @@
 import type { FastifyInstance } from 'fastify';
 import { type Harness, RUNTIME_VERSION, ServerlessWorkerError } from 'serverless-worker/internal';
 import { DOCS_ASSETS, DOCS_HTML, DOCS_INIT_JS, DOCS_LOGIN_CSS, readDocsAsset } from './docs-assets.js';
-import { publicConfig } from '../http/route-config.js';
+import { registerRoute } from '../http/route-spec.js';
+import { OPENAPI_ROUTES } from './openapi-routes.js';
 import { inputExample } from '../dashboard/input-example.js';
 import { buildOpenApiDocument, type OpenApiEndpoint } from './openapi-document.js';
 
@@ -42,7 +43,7 @@ function requestExample(testInput: unknown, spec: EndpointInputSpec | undefined)
 }
 
 export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutesOptions): Promise<void> {
-  app.get('/openapi.json', async () => {
+  registerRoute(app, OPENAPI_ROUTES.document, async () => {
     const names = (await options.endpointNames?.()) ?? {};
     const ids = new Set<string>([...Object.keys(options.endpointInputs), ...[...options.harness.endpoints()].map((endpoint) => endpoint.id)]);
     if (options.rootEndpoint !== undefined) ids.add(options.rootEndpoint);
@@ -66,10 +67,10 @@ export async function openApiRoutes(app: FastifyInstance, options: OpenApiRoutes
   });
 
   // The page and Swagger UI's files are public (they hold no data: the page asks for the key); /openapi.json needs it.
-  app.get('/docs', { config: publicConfig() }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
-  app.get('/docs/init.js', { config: publicConfig() }, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(DOCS_INIT_JS));
-  app.get('/docs/login.css', { config: publicConfig() }, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_LOGIN_CSS));
-  app.get('/docs/:file', { config: publicConfig() }, async (request, reply) => {
+  registerRoute(app, OPENAPI_ROUTES.page, async (_request, reply) => reply.type('text/html; charset=utf-8').send(DOCS_HTML));
+  registerRoute(app, OPENAPI_ROUTES.init, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(DOCS_INIT_JS));
+  registerRoute(app, OPENAPI_ROUTES.login, async (_request, reply) => reply.type('text/css; charset=utf-8').send(DOCS_LOGIN_CSS));
+  registerRoute(app, OPENAPI_ROUTES.asset, async (request, reply) => {
     const { file } = request.params as { file: string };
     const type = Object.hasOwn(DOCS_ASSETS, file) ? DOCS_ASSETS[file] : undefined;
     if (type === undefined) throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No route GET /docs/${file}`, { path: `/docs/${file}` });

@@ -12,10 +12,17 @@
  * SW_INPUT_VALIDATION; elsewhere (the harness, like the platform) any JSON object is
  * accepted and a worker with a schema FAILS the job (error_code SW_INPUT_VALIDATION),
  * so /runsync answers 200 with status FAILED.
+ *
+ * The paths, their parameters, bodies and replies come from the route tables
+ * (queue-api/queue-routes.ts, management/management-routes.ts), the same declarations
+ * the server registers its routes from; this file adds what differs per endpoint.
  */
 import * as z from 'zod';
-import { JOB_STATUSES, JobRequestSchema, RUNSYNC_WAIT_MS } from 'serverless-worker/internal';
-import { MANAGEMENT_TAG, managementPaths } from './management-paths.js';
+import { JOB_STATUSES, JobRequestSchema } from 'serverless-worker/internal';
+import { MANAGEMENT_ROUTES, MANAGEMENT_TAG } from '../management/management-routes.js';
+import { QUEUE_API_ROUTES, ROOT_QUEUE_ROUTES } from '../queue-api/queue-routes.js';
+import { fullPath, openApiPath } from '../http/route-spec.js';
+import { jsonSchemaOf, nameRecords, routeOperation, type NamedSchemas } from './route-operation.js';
 
 /** What the document knows about one endpoint. */
 export interface OpenApiEndpoint {
@@ -46,8 +53,7 @@ type Schema = Record<string, unknown>;
 
 /** A zod schema as JSON Schema for the document (no `$schema` key: OpenAPI 3.1 sets the dialect). */
 export function toDocumentSchema(schema: z.ZodType): Schema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Schema;
-  return rest;
+  return jsonSchemaOf(schema, 'input');
 }
 
 const ANY_INPUT: Schema = { type: 'object', description: 'Any JSON object: this endpoint declares no input schema.' };
@@ -106,7 +112,26 @@ const COMPONENTS = {
       required: ['removed'],
       properties: { removed: { type: 'integer', description: 'Queued jobs removed.' }, status: { type: 'string' } },
     },
-    ManagementRecord: { type: 'object', description: 'A template, network volume, endpoint or pod record, as the platform REST API answers it.' },
+    Logs: {
+      type: 'object',
+      required: ['lines'],
+      properties: {
+        lines: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['at', 'workerId', 'stream', 'line', 'seq'],
+            properties: {
+              at: { type: 'integer', description: 'Epoch ms the harness read the line.' },
+              workerId: { type: 'string' },
+              stream: { type: 'string', enum: ['stdout', 'stderr', 'launcher'] },
+              line: { type: 'string' },
+              seq: { type: 'integer', description: 'The order the lines were read in.' },
+            },
+          },
+        },
+      },
+    },
     Health: {
       type: 'object',
       required: ['jobs', 'workers'],
@@ -157,7 +182,8 @@ function badInputNote(endpoint: OpenApiEndpoint): string {
     : 'Any JSON object is accepted as input (as on the platform). A worker whose schema refuses it FAILS the job with error_code SW_INPUT_VALIDATION: /runsync then answers 200 with status FAILED.';
 }
 
-function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix: string): Record<string, Schema> {
+/** The queue API of `endpoint` under `base` (`/v2/<id>`, or the root): each route of the table with this endpoint's request schema and input rule. */
+function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix: string, named: NamedSchemas): Record<string, Schema> {
   const key = `${endpoint.id}${suffix}`.replace(/[^A-Za-z0-9_]/g, '_');
   const schemaRef = `#/components/schemas/JobRequest_${endpoint.id.replace(/[^A-Za-z0-9_]/g, '_')}`;
   const body = {
@@ -167,146 +193,19 @@ function operations(endpoint: OpenApiEndpoint, base: string, tag: string, suffix
   const badRequest = endpoint.checksInput
     ? { description: `SW_INVALID_JOB_REQUEST (not a job request), SW_INPUT_VALIDATION (input fails the schema).`, content: json('#/components/schemas/Error') }
     : { $ref: '#/components/responses/BadRequest' };
-  const common = { '401': { $ref: '#/components/responses/Unauthorized' }, '429': { $ref: '#/components/responses/RateLimited' } };
-  const jobId = { name: 'jobId', in: 'path', required: true, schema: { type: 'string' } };
-  const wait = (what: string, max: number) => ({
-    name: 'wait',
-    in: 'query',
-    required: false,
-    description: what,
-    schema: { type: 'integer', minimum: 0, maximum: max },
-  });
-  return {
-    [`${base}/run`]: {
-      post: {
-        tags: [tag],
-        operationId: `run_${key}`,
-        summary: 'Submit a job; answers at once with its id.',
-        description: badInputNote(endpoint),
-        requestBody: body,
-        responses: {
-          '200': { description: 'Queued.', content: json('#/components/schemas/Submitted') },
-          '400': badRequest,
-          '413': { $ref: '#/components/responses/TooLarge' },
-          ...common,
-        },
-      },
-    },
-    [`${base}/runsync`]: {
-      post: {
-        tags: [tag],
-        operationId: `runsync_${key}`,
-        summary: 'Submit a job and wait for it (up to ?wait= ms).',
-        description: `${badInputNote(endpoint)} When the wait elapses first, the answer has only id and status; poll /status.`,
-        parameters: [wait(`ms to wait, default ${RUNSYNC_WAIT_MS.default}`, RUNSYNC_WAIT_MS.max)],
-        requestBody: body,
-        responses: {
-          '200': {
-            description: 'The job record (COMPLETED, FAILED, ...), or id and status when the wait elapsed.',
-            content: json('#/components/schemas/JobRecord'),
-          },
-          '400': badRequest,
-          '413': { $ref: '#/components/responses/TooLarge' },
-          ...common,
-        },
-      },
-    },
-    [`${base}/status/{jobId}`]: {
-      get: {
-        tags: [tag],
-        operationId: `status_${key}`,
-        summary: "A job's status and, once it ended, its output or error.",
-        parameters: [jobId],
-        responses: {
-          '200': { description: 'The job record.', content: json('#/components/schemas/JobRecord') },
-          '404': { $ref: '#/components/responses/NotFound' },
-          ...common,
-        },
-      },
-    },
-    [`${base}/stream/{jobId}`]: {
-      get: {
-        tags: [tag],
-        operationId: `stream_${key}`,
-        summary: 'Stream chunks since the previous call (long-polls up to ?wait= ms when none are unread).',
-        parameters: [jobId, wait('ms to wait for a chunk', RUNSYNC_WAIT_MS.max)],
-        responses: {
-          '200': { description: 'Status and new chunks.', content: json('#/components/schemas/Stream') },
-          '404': { $ref: '#/components/responses/NotFound' },
-          ...common,
-        },
-      },
-    },
-    [`${base}/cancel/{jobId}`]: {
-      post: {
-        tags: [tag],
-        operationId: `cancel_${key}`,
-        summary: 'Cancel a queued or running job.',
-        parameters: [jobId],
-        responses: {
-          '200': { description: 'Cancelled.', content: json('#/components/schemas/Submitted') },
-          '404': { $ref: '#/components/responses/NotFound' },
-          '409': { description: 'The job has already ended: SW_CANCEL_NOT_ALLOWED.', content: json('#/components/schemas/Error') },
-          ...common,
-        },
-      },
-    },
-    [`${base}/status-sync/{jobId}`]: {
-      get: {
-        tags: [tag],
-        operationId: `status_sync_${key}`,
-        summary: "A job's status, waiting up to ?wait= ms for it to end.",
-        parameters: [jobId, wait(`ms to wait, default ${RUNSYNC_WAIT_MS.default}`, RUNSYNC_WAIT_MS.max)],
-        responses: {
-          '200': { description: 'The job record (its end, or its status when the wait elapsed).', content: json('#/components/schemas/JobRecord') },
-          '404': { $ref: '#/components/responses/NotFound' },
-          ...common,
-        },
-      },
-    },
-    [`${base}/retry/{jobId}`]: {
-      post: {
-        tags: [tag],
-        operationId: `retry_${key}`,
-        summary: 'Run a FAILED or TIMED_OUT job again with the same input (back at the end of the queue).',
-        parameters: [jobId],
-        responses: {
-          '200': { description: 'Queued again.', content: json('#/components/schemas/Submitted') },
-          '404': { $ref: '#/components/responses/NotFound' },
-          '409': { description: 'The job is not FAILED or TIMED_OUT: SW_RETRY_NOT_ALLOWED.', content: json('#/components/schemas/Error') },
-          ...common,
-        },
-      },
-    },
-    [`${base}/purge-queue`]: {
-      post: {
-        tags: [tag],
-        operationId: `purge_queue_${key}`,
-        summary: 'Remove every queued job (running ones go on).',
-        responses: { '200': { description: 'How many were removed.', content: json('#/components/schemas/Purged') }, ...common },
-      },
-    },
-    [`${base}/requests`]: {
-      get: {
-        tags: [tag],
-        operationId: `requests_${key}`,
-        summary: 'The jobs kept, newest first (?status= comma-separated states, ?limit=).',
-        parameters: [
-          { name: 'status', in: 'query', required: false, description: 'Comma-separated states, default all.', schema: { type: 'string' } },
-          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } },
-        ],
-        responses: { '200': { description: 'The jobs.', content: json('#/components/schemas/Requests') }, ...common },
-      },
-    },
-    [`${base}/health`]: {
-      get: {
-        tags: [tag],
-        operationId: `health_${key}`,
-        summary: 'Job and worker counts of the endpoint.',
-        responses: { '200': { description: 'Counts.', content: json('#/components/schemas/Health') }, ...common },
-      },
-    },
-  };
+  const paths: Record<string, Schema> = {};
+  for (const route of base === '' ? ROOT_QUEUE_ROUTES : QUEUE_API_ROUTES) {
+    const path = openApiPath(`${base}${route.path.replace(/^\/:endpointId/, '')}`);
+    const operation = routeOperation(route, { operationId: `${route.operationId}_${key}`, tag, named, fixedParams: ['endpointId'] });
+    if (route.body !== undefined) {
+      // The job request: this endpoint's input schema, and what its refused input gets.
+      operation.requestBody = body;
+      operation.description = [badInputNote(endpoint), route.description].filter((text) => text !== undefined).join(' ');
+      (operation.responses as Schema)['400'] = badRequest;
+    }
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation };
+  }
+  return paths;
 }
 
 /** An endpoint as the docs show it: its name and id, or its id. */
@@ -319,15 +218,16 @@ export function buildOpenApiDocument(options: OpenApiOptions): Schema {
   const paths: Record<string, Schema> = {};
   const schemas: Record<string, Schema> = { ...COMPONENTS.schemas };
   const tags: Schema[] = [];
+  const named: NamedSchemas = { schemas, names: new Map() };
   for (const endpoint of options.endpoints) {
     const tag = `endpoint ${endpointLabel(endpoint)}`;
     tags.push({ name: tag, description: `The queue API of endpoint ${endpointLabel(endpoint)} under /v2/${endpoint.id}.` });
     schemas[`JobRequest_${endpoint.id.replace(/[^A-Za-z0-9_]/g, '_')}`] = requestSchemaFor(endpoint);
-    Object.assign(paths, operations(endpoint, `/v2/${endpoint.id}`, tag, ''));
+    Object.assign(paths, operations(endpoint, `/v2/${endpoint.id}`, tag, '', named));
     if (options.rootEndpoint === endpoint.id) {
       const rootTag = `endpoint ${endpointLabel(endpoint)} at the root`;
       tags.push({ name: rootTag, description: `The same queue API of endpoint ${endpoint.id}, at the root (as the Python SDK's local API).` });
-      Object.assign(paths, operations(endpoint, '', rootTag, '_root'));
+      Object.assign(paths, operations(endpoint, '', rootTag, '_root', named));
     }
   }
   if (options.management === true) {
@@ -335,7 +235,11 @@ export function buildOpenApiDocument(options: OpenApiOptions): Schema {
       name: MANAGEMENT_TAG,
       description: 'Templates, network volumes, endpoints and pods, as the platform REST API (an endpoint made here serves its queue API under /v2/{its id}).',
     });
-    Object.assign(paths, managementPaths());
+    nameRecords(MANAGEMENT_ROUTES, named);
+    for (const route of MANAGEMENT_ROUTES) {
+      const path = openApiPath(fullPath(route));
+      paths[path] = { ...paths[path], [route.method.toLowerCase()]: routeOperation(route, { operationId: route.operationId, tag: MANAGEMENT_TAG, named }) };
+    }
   }
   return {
     openapi: '3.1.0',
@@ -344,7 +248,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): Schema {
       version: options.version,
       description:
         'The queue API of the endpoints this server knows (the serverless queue API of the platform), each under its name where it has one: /run, /runsync, /status/{jobId}, /status-sync/{jobId}, /stream/{jobId}, ' +
-        '/cancel/{jobId}, /retry/{jobId}, /purge-queue, /requests, /health' +
+        '/cancel/{jobId}, /retry/{jobId}, /purge-queue, /requests, /health, /logs' +
         (options.management === true ? '; and the management API under /v1.' : '.') +
         ' Endpoints created later appear on the next request of this document. The dashboard is at /ui.',
     },

@@ -8,28 +8,22 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { operationConfig } from '../http/route-config.js';
-import * as z from 'zod';
+import { registerRoute } from '../http/route-spec.js';
 import { existingEndpointOf, type QueueApiContext } from './context.js';
 import { parseRequestPart } from './params.js';
-
-const LogsQuerySchema = z.object({
-  /** Lines to answer, the last ones; default 200. */
-  limit: z.coerce.number({ error: 'limit must be a whole number from 1 to 100000' }).int().min(1).max(100_000).default(200),
-  /** Only this worker's lines; default every worker of the endpoint. */
-  workerId: z.string().min(1).max(256).optional(),
-});
+import { LogsQuerySchema, QUEUE_ROUTES } from './queue-routes.js';
 
 /** The jobs of an endpoint no job was ever sent to. */
 const NO_JOBS = Object.freeze({ completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 });
 
 export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiContext): void {
-  app.post('/:endpointId/purge-queue', { config: operationConfig('purge-queue') }, async (request) => {
+  registerRoute(app, QUEUE_ROUTES.purgeQueue, { config: operationConfig('purge-queue') }, async (request) => {
     const { endpoint } = await existingEndpointOf(context, request.params);
     const removed = endpoint ? await endpoint.purgeQueue() : 0;
     return { removed, status: 'completed' as const };
   });
 
-  app.get('/:endpointId/health', async (request) => {
+  registerRoute(app, QUEUE_ROUTES.health, async (request) => {
     // A read: an endpoint no job was sent to answers zeros, and is not created.
     const { endpointId, endpoint } = await existingEndpointOf(context, request.params);
     const launched = await context.launchedWorkers?.health(endpointId);
@@ -63,7 +57,7 @@ export function registerEndpointRoutes(app: FastifyInstance, context: QueueApiCo
   });
 
   // The output of the workers the harness launched for this endpoint (harness/launcher).
-  app.get('/:endpointId/logs', async (request) => {
+  registerRoute(app, QUEUE_ROUTES.logs, async (request) => {
     const { endpointId } = await existingEndpointOf(context, request.params);
     const { limit, workerId } = parseRequestPart(LogsQuerySchema, request.query, 'query string');
     return { lines: context.launchedWorkers?.logs(endpointId, limit, workerId) ?? [] };

@@ -10,20 +10,22 @@ import { isTerminal } from 'serverless-worker/internal';
 import { requestSignal } from '../http/client-signal.js';
 import { JobWatch } from '../http/job-watch.js';
 import { operationConfig } from '../http/route-config.js';
+import { registerRoute } from '../http/route-spec.js';
 import { jobOf, type QueueApiContext } from './context.js';
 import { StatusQuerySchema, WaitQuerySchema, parseRequestPart, streamQuerySchema } from './params.js';
 import { lacksQueryKey, plainWait } from './plain-shapes.js';
+import { QUEUE_ROUTES } from './queue-routes.js';
 
 export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext): void {
   const StreamQuerySchema = streamQuerySchema(context.streamWaitMs);
 
-  app.get('/:endpointId/status/:jobId', { config: operationConfig('status') }, async (request) => {
+  registerRoute(app, QUEUE_ROUTES.status, { config: operationConfig('status') }, async (request) => {
     const { endpoint, jobId } = await jobOf(context, request.params);
     const ttl = lacksQueryKey(request.query, 'ttl') ? undefined : parseRequestPart(StatusQuerySchema, request.query, 'query string').ttl;
     return ttl === undefined ? endpoint.status(jobId) : endpoint.setTtl(jobId, ttl);
   });
 
-  app.get('/:endpointId/status-sync/:jobId', { config: operationConfig('status') }, async (request, reply) => {
+  registerRoute(app, QUEUE_ROUTES.statusSync, { config: operationConfig('status') }, async (request, reply) => {
     const { endpoint, jobId } = await jobOf(context, request.params);
     const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
     const waiting = requestSignal(reply, context.closing);
@@ -34,7 +36,7 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
     }
   });
 
-  app.get('/:endpointId/stream/:jobId', { config: operationConfig('stream') }, async (request, reply) => {
+  registerRoute(app, QUEUE_ROUTES.stream, { config: operationConfig('stream') }, async (request, reply) => {
     const { endpoint, jobId } = await jobOf(context, request.params);
     const { wait } = parseRequestPart(StreamQuerySchema, request.query, 'query string');
     const watch = new JobWatch(endpoint, jobId);
@@ -53,13 +55,13 @@ export function registerJobRoutes(app: FastifyInstance, context: QueueApiContext
     }
   });
 
-  app.post('/:endpointId/cancel/:jobId', { config: operationConfig('cancel') }, async (request) => {
+  registerRoute(app, QUEUE_ROUTES.cancel, { config: operationConfig('cancel') }, async (request) => {
     const { endpoint, jobId } = await jobOf(context, request.params);
     const view = await endpoint.cancel(jobId);
     return { id: view.id, status: view.status };
   });
 
-  app.post('/:endpointId/retry/:jobId', async (request) => {
+  registerRoute(app, QUEUE_ROUTES.retry, async (request) => {
     const { endpoint, jobId } = await jobOf(context, request.params);
     const view = await endpoint.retry(jobId);
     // As for /run: back in the queue, whether or not a waiting worker took it at once.

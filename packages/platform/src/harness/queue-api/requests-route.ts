@@ -11,8 +11,10 @@
 import type { FastifyInstance } from 'fastify';
 import { type JobStatus, type StoredJob, toJobView } from 'serverless-worker/internal';
 import { operationConfig } from '../http/route-config.js';
+import { registerRoute } from '../http/route-spec.js';
 import { existingEndpointOf, type QueueApiContext } from './context.js';
 import { RequestsQuerySchema, parseRequestPart } from './params.js';
+import { QUEUE_ROUTES } from './queue-routes.js';
 
 /** One job in the /requests listing. */
 export interface RequestSummary {
@@ -84,7 +86,7 @@ export function summarizeJob(job: StoredJob): RequestSummary {
 }
 
 export function registerRequestsRoute(app: FastifyInstance, context: QueueApiContext): void {
-  app.get('/:endpointId/requests', { config: operationConfig('requests') }, async (request): Promise<RequestsListing> => {
+  registerRoute(app, QUEUE_ROUTES.requests, { config: operationConfig('requests') }, async (request): Promise<RequestsListing> => {
     const { endpointId, endpoint } = await existingEndpointOf(context, request.params);
     const { status, limit } = parseRequestPart(RequestsQuerySchema, request.query, 'query string');
     // An endpoint no job was sent to has none, and a read does not create it.

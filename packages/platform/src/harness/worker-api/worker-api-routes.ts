@@ -38,6 +38,7 @@ import {
 } from 'serverless-worker/internal';
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
+import { registerRoute } from '../http/route-spec.js';
 import {
   AttemptQuerySchema,
   BatchQuerySchema,
@@ -52,6 +53,7 @@ import {
   parseJsonObject,
   workerErrorPayload,
 } from './bodies.js';
+import { WORKER_ROUTES } from './worker-routes.js';
 import { holdRequest } from './long-poll.js';
 import { resolveWorkerApiSettings, type WorkerApiOptions } from './options.js';
 import { PendingStops } from './pending-stops.js';
@@ -206,8 +208,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     }
   }
 
-  app.get('/:endpointId/job-take/:workerId', (request, reply) => takeJobs(request, reply, false));
-  app.get('/:endpointId/job-take-batch/:workerId', (request, reply) => takeJobs(request, reply, true));
+  registerRoute(app, WORKER_ROUTES.jobTake, (request, reply) => takeJobs(request, reply, false));
+  registerRoute(app, WORKER_ROUTES.jobTakeBatch, (request, reply) => takeJobs(request, reply, true));
 
   /** job-done: a result or progress (its body as text); answers the reply body, throws what the route answers as an error. */
   async function done(
@@ -309,17 +311,17 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     stream: (endpointId, workerId, jobId, body, attempt, log) => stream(endpointId, workerId, jobId, body, () => attempt, log),
   });
 
-  app.post('/:endpointId/job-done/:workerId/:jobId', async (request, reply) => {
+  registerRoute(app, WORKER_ROUTES.jobDone, async (request, reply) => {
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     return reply.send(await done(endpointId, workerId, jobId, request.body, (what) => attemptOf(request, what), request.log));
   });
 
-  app.post('/:endpointId/job-stream/:workerId/:jobId', async (request, reply) => {
+  registerRoute(app, WORKER_ROUTES.jobStream, async (request, reply) => {
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     return reply.send(await stream(endpointId, workerId, jobId, request.body, () => attemptOf(request, 'stream chunk'), request.log));
   });
 
-  app.get('/:endpointId/job-stop/:workerId', async (request, reply) => {
+  registerRoute(app, WORKER_ROUTES.jobStop, async (request, reply) => {
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const endpoint = endpointOf(endpointId);
     // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
@@ -339,7 +341,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     }
   });
 
-  app.get('/:endpointId/ping/:workerId', async (request, reply) => {
+  registerRoute(app, WORKER_ROUTES.ping, async (request, reply) => {
     const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
     const query = parseOrThrow(PingQuerySchema, request.query, 'SW_INVALID_REQUEST', 'ping query');
     const endpoint = endpointOf(endpointId);

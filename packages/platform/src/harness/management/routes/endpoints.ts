@@ -5,6 +5,8 @@
  * through `EndpointHooks`, so `/v2/{id}` serves exactly the endpoints that exist.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { registerRoute } from '../../http/route-spec.js';
+import { ENDPOINT_ROUTES as ROUTES } from '../management-routes.js';
 import { parseInput } from '../parse-input.js';
 import { EndpointCreateInputSchema, EndpointUpdateInputSchema, type Endpoint } from '../schemas/index.js';
 import { idParam, type RouteContext } from './route-helpers.js';
@@ -25,7 +27,7 @@ export function registerEndpointRoutes(app: FastifyInstance, context: RouteConte
     );
   };
 
-  app.post('/endpoints', async (request): Promise<Endpoint> => {
+  registerRoute(app, ROUTES.create, async (request): Promise<Endpoint> => {
     const input = parseInput(EndpointCreateInputSchema, request.body, { code: 'SW_INVALID_ENDPOINT', what: 'endpoint' });
     const endpoint = await store.createEndpoint(input);
     try {
@@ -48,14 +50,14 @@ export function registerEndpointRoutes(app: FastifyInstance, context: RouteConte
     if (patch.templateId !== undefined) await warnIfPodTemplate(request, endpoint);
     return withWorkers(endpoint);
   };
-  app.patch('/endpoints/:id', update);
-  app.post('/endpoints/:id/update', update);
+  registerRoute(app, ROUTES.update, update);
+  registerRoute(app, ROUTES.updatePost, update);
 
-  app.get('/endpoints', async (): Promise<Endpoint[]> => Promise.all((await store.listEndpoints()).map(withWorkers)));
+  registerRoute(app, ROUTES.list, async (): Promise<Endpoint[]> => Promise.all((await store.listEndpoints()).map(withWorkers)));
 
-  app.get('/endpoints/:id', async (request): Promise<Endpoint> => withWorkers(await store.getEndpoint(idParam(request.params))));
+  registerRoute(app, ROUTES.get, async (request): Promise<Endpoint> => withWorkers(await store.getEndpoint(idParam(request.params))));
 
-  app.delete('/endpoints/:id', async (request, reply) => {
+  registerRoute(app, ROUTES.delete, async (request, reply) => {
     const id = idParam(request.params);
     await store.deleteEndpoint(id);
     endpointHooks?.onEndpointDeleted?.(id);

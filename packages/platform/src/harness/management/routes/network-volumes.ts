@@ -4,6 +4,8 @@
  * .../update as an alias), list, get, delete.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { registerRoute } from '../../http/route-spec.js';
+import { NETWORK_VOLUME_ROUTES as ROUTES } from '../management-routes.js';
 import { parseInput } from '../parse-input.js';
 import { NETWORK_VOLUME_FIELDS_NOT_UPDATABLE, NetworkVolumeCreateInputSchema, NetworkVolumeUpdateInputSchema, type NetworkVolume } from '../schemas/index.js';
 import { idParam, type RouteContext } from './route-helpers.js';
@@ -11,7 +13,7 @@ import { idParam, type RouteContext } from './route-helpers.js';
 export function registerNetworkVolumeRoutes(app: FastifyInstance, context: RouteContext): void {
   const { store } = context;
 
-  app.post('/networkvolumes', async (request): Promise<NetworkVolume> => {
+  registerRoute(app, ROUTES.create, async (request): Promise<NetworkVolume> => {
     const input = parseInput(NetworkVolumeCreateInputSchema, request.body, {
       code: 'SW_INVALID_NETWORK_VOLUME',
       what: 'network volume',
@@ -29,14 +31,14 @@ export function registerNetworkVolumeRoutes(app: FastifyInstance, context: Route
     });
     return await store.updateNetworkVolume(id, patch);
   };
-  app.patch('/networkvolumes/:id', update);
-  app.post('/networkvolumes/:id/update', update);
+  registerRoute(app, ROUTES.update, update);
+  registerRoute(app, ROUTES.updatePost, update);
 
-  app.get('/networkvolumes', async (): Promise<NetworkVolume[]> => await store.listNetworkVolumes());
+  registerRoute(app, ROUTES.list, async (): Promise<NetworkVolume[]> => await store.listNetworkVolumes());
 
-  app.get('/networkvolumes/:id', async (request): Promise<NetworkVolume> => await store.getNetworkVolume(idParam(request.params)));
+  registerRoute(app, ROUTES.get, async (request): Promise<NetworkVolume> => await store.getNetworkVolume(idParam(request.params)));
 
-  app.delete('/networkvolumes/:id', async (request, reply) => {
+  registerRoute(app, ROUTES.delete, async (request, reply) => {
     await store.deleteNetworkVolume(idParam(request.params));
     return reply.code(204).send();
   });

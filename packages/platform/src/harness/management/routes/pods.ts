@@ -5,15 +5,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
+import { registerRoute } from '../../http/route-spec.js';
+import { POD_ROUTES as ROUTES } from '../management-routes.js';
 import type { Pod } from '../schemas/index.js';
 import { idParam, type RouteContext } from './route-helpers.js';
 
 export function registerPodRoutes(app: FastifyInstance, context: RouteContext): void {
   const { podsView } = context;
 
-  app.get('/pods', async (): Promise<Pod[]> => (await podsView?.listPods()) ?? []);
+  registerRoute(app, ROUTES.list, async (): Promise<Pod[]> => (await podsView?.listPods()) ?? []);
 
-  app.get('/pods/:id', async (request): Promise<Pod> => {
+  registerRoute(app, ROUTES.get, async (request): Promise<Pod> => {
     const id = idParam(request.params);
     const pod = await podsView?.getPod(id);
     if (pod) return pod;

@@ -3,7 +3,7 @@
  * What every management route shares: the typed path parameter, and the plugin
  * options each route group receives.
  */
-import * as z from 'zod';
+import { IdParamsSchema } from '../management-routes.js';
 import { parseInput } from '../parse-input.js';
 import type { EndpointHooks, PodsView } from '../hooks.js';
 import type { ManagementStore } from '../store/index.js';
@@ -14,10 +14,6 @@ export interface RouteContext {
   endpointHooks: EndpointHooks | undefined;
   podsView: PodsView | undefined;
 }
-
-const IdParamsSchema = z.object({
-  id: z.string({ error: 'id must be a string' }).min(1, { error: 'id must not be empty' }),
-});
 
 /** The `{id}` path parameter of a route, validated. */
 export function idParam(params: unknown): string {

@@ -4,6 +4,8 @@
  * as an alias), list, get, delete.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { registerRoute } from '../../http/route-spec.js';
+import { TEMPLATE_ROUTES as ROUTES } from '../management-routes.js';
 import { parseInput } from '../parse-input.js';
 import {
   TEMPLATE_FIELDS_NOT_UPDATABLE,
@@ -24,7 +26,7 @@ function warnOnPorts(request: FastifyRequest, ports: readonly string[] | undefin
 export function registerTemplateRoutes(app: FastifyInstance, context: RouteContext): void {
   const { store } = context;
 
-  app.post('/templates', async (request): Promise<Template> => {
+  registerRoute(app, ROUTES.create, async (request): Promise<Template> => {
     const input = parseInput(TemplateCreateInputSchema, request.body, { code: 'SW_INVALID_TEMPLATE', what: 'template' });
     warnOnPorts(request, input.ports);
     return await store.createTemplate(input);
@@ -42,14 +44,14 @@ export function registerTemplateRoutes(app: FastifyInstance, context: RouteConte
     warnOnPorts(request, patch.ports);
     return await store.updateTemplate(id, patch);
   };
-  app.post('/templates/:id/update', update);
-  app.patch('/templates/:id', update);
+  registerRoute(app, ROUTES.updatePost, update);
+  registerRoute(app, ROUTES.update, update);
 
-  app.get('/templates', async (): Promise<Template[]> => await store.listTemplates());
+  registerRoute(app, ROUTES.list, async (): Promise<Template[]> => await store.listTemplates());
 
-  app.get('/templates/:id', async (request): Promise<Template> => await store.getTemplate(idParam(request.params)));
+  registerRoute(app, ROUTES.get, async (request): Promise<Template> => await store.getTemplate(idParam(request.params)));
 
-  app.delete('/templates/:id', async (request, reply) => {
+  registerRoute(app, ROUTES.delete, async (request, reply) => {
     await store.deleteTemplate(idParam(request.params));
     return reply.code(204).send();
   });
