@@ -118,6 +118,103 @@ const KEPT_CHUNKS = 500;
 /** @param {ChunkPreview[]} chunks */
 const keep = (chunks) => (chunks.length > KEPT_CHUNKS ? chunks.slice(chunks.length - KEPT_CHUNKS) : chunks);
 
+/**
+ * What one live-stream message changes: the overview (a tick, a hello), the job followed
+ * (its record and chunks), or whether the charts hold their history.
+ * @param {{ setOverview: (f: (o: Overview | undefined) => Overview | undefined) => void, setLive: (f: (l: LiveJob) => LiveJob) => void, setSeriesReady: (ready: boolean) => void }} set
+ * @returns {(message: LiveMessage) => void}
+ */
+function liveEventHandler({ setOverview, setLive, setSeriesReady }) {
+  return ({ event, data }) => {
+    // The page listens only while it has an overview (the effect's condition); a logout drops it and the stream with it.
+    if (event === 'tick') {
+      setOverview(
+        (o) =>
+          o && {
+            ...o,
+            now: data.now,
+            endpoints: data.endpoints,
+            workers: data.workers,
+            departedWorkers: data.departedWorkers,
+            gpu: data.gpu,
+            panels: data.panels,
+            series: keepPoints([...o.series, data.point], o),
+          },
+      );
+    } else if (event === 'hello') {
+      setOverview((o) => o && { ...o, ...data });
+      // The chart history comes from the overview (the live stream carries none): read again on each hello, for the
+      // points missed during a reconnect, and on the first, for the history the harness rebuilt when this page connected.
+      views
+        .overview()
+        .then((fresh) => setOverview((o) => o && { ...o, series: fresh.series }))
+        .catch(() => {})
+        .finally(() => setSeriesReady(true));
+    } else if (event === 'job') {
+      setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
+    } else if (event === 'chunk') {
+      setLive((l) => ((l.chunks.at(-1)?.index ?? -1) >= data.index ? l : { ...l, chunks: keep([...l.chunks, data]) }));
+    } else if (event === 'chunks-skipped') {
+      setLive((l) => ({ ...l, skipped: l.skipped + data.count }));
+    } else if (event === 'chunks-missed') {
+      setLive((l) => ({ ...l, missed: l.missed + data.count }));
+    } else if (event === 'chunks-reset') {
+      setLive((l) => ({ ...l, chunks: [], missed: 0, skipped: 0 }));
+    } else if (event === 'job-gone') {
+      setLive((l) => ({ ...l, gone: true }));
+    }
+  };
+}
+
+/** The harness is not answering: since when, why, and how old what the page shows is. */
+/** @param {{ down: { since: number, error: ApiError } | undefined, overview: Overview }} props */
+function UnreachableBanner({ down, overview }) {
+  if (!down) return null;
+  return html`<div class="banner" role="alert" data-test="unreachable">
+      The harness is not answering since ${whenText({ at: down.since, now: Date.now() })}: ${down.error.message}.
+      <span class="hint">What this page shows is from ${overview.now ? whenText({ at: new Date(overview.now).getTime(), now: Date.now() }) : 'before'}; it reconnects by itself (every second).</span></div>`;
+}
+
+/** The page's header: the views, the live link's state, the colour scheme, log out. */
+/** @param {{ route: Route, link: string, scheme: string, nextScheme: () => void, authenticated: boolean, logOut: () => void }} props */
+function PageHeader({ route, link, scheme, nextScheme, authenticated, logOut }) {
+  return html`<header>
+      <a class="brand" href="#/">serverless-worker harness</a>
+      <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
+        <a href="#/jobs" aria-current=${route.view === 'all-jobs' ? 'page' : undefined} data-test="all-jobs-link">All jobs</a>
+        <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a>
+        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a></nav>
+      <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
+      <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
+      ${authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}
+    </header>`;
+}
+
+/** The view the route names. */
+/** @param {{ route: Route, overview: Overview, live: LiveJob, seriesReady: boolean, navigate: (href: string) => void }} props */
+function RoutedView({ route, overview, live, seriesReady, navigate }) {
+  const names = endpointNames(overview.endpoints);
+  switch (route.view) {
+    case 'overview':
+      return html`<${OverviewView} overview=${overview} navigate=${navigate} seriesReady=${seriesReady} />`;
+    case 'all-jobs':
+      // Keyed apart from one endpoint's list, as when each view had its own place in the page: no state carried between them.
+      return html`<${JobsView} key="all-jobs" endpointId=${undefined} row=${undefined} overview=${overview} navigate=${navigate} />`;
+    case 'jobs': {
+      const row = overview.endpoints.find((e) => e.id === route.endpointId);
+      return html`<${JobsView} key="jobs" endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />`;
+    }
+    case 'job':
+      return html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${names} overview=${overview} navigate=${navigate} />`;
+    case 'workers':
+      return html`<${WorkersView} overview=${overview} />`;
+    case 'worker':
+      return html`<${WorkerView} endpointId=${route.endpointId} workerId=${route.workerId} overview=${overview} names=${names} />`;
+    default:
+      return null;
+  }
+}
+
 function App() {
   const route = useRoute();
   const [scheme, nextScheme] = useScheme();
@@ -157,47 +254,6 @@ function App() {
     if (!overview) return undefined;
     const abort = new AbortController();
     setLive(emptyLive());
-    /** @param {LiveMessage} message */
-    const onEvent = (message) => {
-      const { event, data } = message;
-      // The page listens only while it has an overview (the effect's condition); a logout drops it and the stream with it.
-      if (event === 'tick') {
-        setOverview(
-          (o) =>
-            o && {
-              ...o,
-              now: data.now,
-              endpoints: data.endpoints,
-              workers: data.workers,
-              departedWorkers: data.departedWorkers,
-              gpu: data.gpu,
-              panels: data.panels,
-              series: keepPoints([...o.series, data.point], o),
-            },
-        );
-      } else if (event === 'hello') {
-        setOverview((o) => o && { ...o, ...data });
-        // The chart history comes from the overview (the live stream carries none): read again on each hello, for the
-        // points missed during a reconnect, and on the first, for the history the harness rebuilt when this page connected.
-        views
-          .overview()
-          .then((fresh) => setOverview((o) => o && { ...o, series: fresh.series }))
-          .catch(() => {})
-          .finally(() => setSeriesReady(true));
-      } else if (event === 'job') {
-        setLive((l) => ({ ...l, job: data, chunks: l.chunks.length === 0 ? data.recentChunks : l.chunks }));
-      } else if (event === 'chunk') {
-        setLive((l) => ((l.chunks.at(-1)?.index ?? -1) >= data.index ? l : { ...l, chunks: keep([...l.chunks, data]) }));
-      } else if (event === 'chunks-skipped') {
-        setLive((l) => ({ ...l, skipped: l.skipped + data.count }));
-      } else if (event === 'chunks-missed') {
-        setLive((l) => ({ ...l, missed: l.missed + data.count }));
-      } else if (event === 'chunks-reset') {
-        setLive((l) => ({ ...l, chunks: [], missed: 0, skipped: 0 }));
-      } else if (event === 'job-gone') {
-        setLive((l) => ({ ...l, gone: true }));
-      }
-    };
     /** @param {'open' | 'retrying' | ApiError} state */
     const onState = (state) => {
       if (typeof state !== 'string') {
@@ -212,7 +268,7 @@ function App() {
         if (state === 'open') setDown(undefined);
       }
     };
-    void followEvents(watch, onEvent, onState, abort.signal);
+    void followEvents(watch, liveEventHandler({ setOverview, setLive, setSeriesReady }), onState, abort.signal);
     return () => abort.abort();
   }, [overview === undefined, watchKey]);
 
@@ -238,31 +294,10 @@ function App() {
 
   if (needKey) return html`<main><${Login} error=${authError} onKey=${logIn} /></main>`;
   if (!overview) return html`<main>${authError ? html`<${ErrorBox} error=${authError} />` : html`<p class="muted">Loading…</p>`}</main>`;
-  const row = route.endpointId ? overview.endpoints.find((e) => e.id === route.endpointId) : undefined;
-  return html`${
-    down
-      ? html`<div class="banner" role="alert" data-test="unreachable">
-      The harness is not answering since ${whenText({ at: down.since, now: Date.now() })}: ${down.error.message}.
-      <span class="hint">What this page shows is from ${overview.now ? whenText({ at: new Date(overview.now).getTime(), now: Date.now() }) : 'before'}; it reconnects by itself (every second).</span></div>`
-      : null
-  }
-    <header>
-      <a class="brand" href="#/">serverless-worker harness</a>
-      <nav aria-label="Views"><a href="#/" aria-current=${route.view === 'overview' ? 'page' : undefined}>Endpoints</a>
-        <a href="#/jobs" aria-current=${route.view === 'all-jobs' ? 'page' : undefined} data-test="all-jobs-link">All jobs</a>
-        <a href="#/workers" aria-current=${route.view === 'workers' ? 'page' : undefined}>Workers</a>
-        <a href="/docs" data-test="docs-link" title="the queue API in Swagger UI: try each route with this key">API docs</a></nav>
-      <span class=${`link ${link === 'open' ? 'ok' : ''}`} data-test="live" title="live updates">${link === 'open' ? '● live' : link}</span>
-      <button type="button" onClick=${nextScheme} title="colour scheme" data-test="scheme">Scheme: ${scheme}</button>
-      ${overview.authenticated ? html`<button type="button" onClick=${logOut}>Log out</button>` : null}
-    </header>
+  return html`<${UnreachableBanner} down=${down} overview=${overview} />
+    <${PageHeader} route=${route} link=${link} scheme=${scheme} nextScheme=${nextScheme} authenticated=${overview.authenticated} logOut=${logOut} />
     <main class=${down ? 'stale' : ''}>
-      ${route.view === 'overview' ? html`<${OverviewView} overview=${overview} navigate=${navigate} seriesReady=${seriesReady} />` : null}
-      ${route.view === 'all-jobs' ? html`<${JobsView} endpointId=${undefined} row=${undefined} overview=${overview} navigate=${navigate} />` : null}
-      ${route.view === 'jobs' ? html`<${JobsView} endpointId=${route.endpointId} row=${row} overview=${overview} navigate=${navigate} />` : null}
-      ${route.view === 'job' ? html`<${JobView} endpointId=${route.endpointId} jobId=${route.jobId} live=${live} names=${endpointNames(overview.endpoints)} overview=${overview} navigate=${navigate} />` : null}
-      ${route.view === 'workers' ? html`<${WorkersView} overview=${overview} />` : null}
-      ${route.view === 'worker' ? html`<${WorkerView} endpointId=${route.endpointId} workerId=${route.workerId} overview=${overview} names=${endpointNames(overview.endpoints)} />` : null}
+      <${RoutedView} route=${route} overview=${overview} live=${live} seriesReady=${seriesReady} navigate=${navigate} />
     </main>
     <footer class="muted">serverless-worker ${overview.version}</footer>`;
 }
