@@ -14,8 +14,14 @@
  *   serve-api + the worker in a supervised child process (`--serve-api`, what users run)
  * The rungs alternate within each round, so a busy neighbour moves them all; the CPU a
  * request of one process moves far less than a rate on a shared machine.
+ * `--rungs harness,serve-api` measures only those. `--baseline <folder>`: a copy of this
+ * bench's compiled folder (lib/compiled.ts) made at the commit to compare with, its
+ * package links pointed at the copy; the `harness` and `serve-api` rungs are then also
+ * run from it (`harness, baseline`, `serve-api, baseline`), alternating with the others:
+ * a before/after in one window of a loaded machine.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { REPO_ROOT, stopChild, track } from './lib/child.js';
@@ -25,24 +31,41 @@ import { readProcTree } from './lib/proc.js';
 import { freePort } from './lib/runpod-python.js';
 import { median, spread } from './lib/stats.js';
 
-const RUNGS = ['bare', 'core', 'sdk', 'harness', 'serve-api'] as const;
-type Rung = (typeof RUNGS)[number];
+const ALL_RUNGS = ['bare', 'core', 'sdk', 'harness', 'serve-api', 'harness, baseline', 'serve-api, baseline'] as const;
+type Rung = (typeof ALL_RUNGS)[number];
 const CONNECTIONS = 8;
 const WARM_REQUESTS = 500;
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' } }, strict: true });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+    rungs: { type: 'string', default: 'bare,core,sdk,harness,serve-api' },
+    baseline: { type: 'string' },
+  },
+  strict: true,
+});
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
+const chosen = values.rungs.split(',').map((name) => name.trim());
+for (const name of chosen) {
+  if (!(ALL_RUNGS as readonly string[]).includes(name) || name.endsWith('baseline'))
+    throw new Error(`--rungs: unknown rung ${name}; expected some of bare, core, sdk, harness, serve-api`);
+}
+const RUNGS: readonly Rung[] = ALL_RUNGS.filter(
+  (rung) => chosen.includes(rung) || (values.baseline !== undefined && rung.endsWith('baseline') && chosen.includes(rung.split(',')[0] ?? '')),
+);
 
 async function start(rung: Rung, port: number): Promise<ChildProcess> {
+  const base = rung.endsWith('baseline') ? rung.split(',')[0] : rung;
   const source =
-    rung === 'bare'
+    base === 'bare'
       ? 'bench/children/bare-runsync-server.ts'
-      : rung === 'serve-api'
+      : base === 'serve-api'
         ? 'bench/children/platform-worker.ts'
         : 'bench/children/runsync-ladder-server.ts';
-  const script = await childScript(source, 'compiled');
-  const layer = rung === 'bare' ? [] : rung === 'serve-api' ? ['--serve-api', '--no-rate-limit'] : ['--layer', rung];
+  const script = rung.endsWith('baseline') ? join(values.baseline ?? '', source.replace(/\.ts$/, '.js')) : await childScript(source, 'compiled');
+  const layer = base === 'bare' ? [] : base === 'serve-api' ? ['--serve-api', '--no-rate-limit'] : ['--layer', base ?? ''];
   const args = [...layer, '--port', String(port)];
   return track(
     spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: { ...process.env, BENCH_CONCURRENCY: String(CONNECTIONS) }, stdio: 'ignore' }),
@@ -104,22 +127,31 @@ for (let round = 0; round < rounds; round++) {
     results.get(rung)?.rate.push(rate);
     results.get(rung)?.cpuUs.push(cpuUs);
     console.log(
-      `  round ${round + 1} ${rung.padEnd(9)} ${rate.toFixed(0).padStart(6)} req/s ${cpuUs.toFixed(0).padStart(5)} µs CPU a request (load ${loadAverage()})`,
+      `  round ${round + 1} ${rung.padEnd(19)} ${rate.toFixed(0).padStart(6)} req/s ${cpuUs.toFixed(0).padStart(5)} µs CPU a request (load ${loadAverage()})`,
     );
   }
 }
 let previous: number | undefined;
-console.log('rung       req/s (min-max)            CPU µs a request (min-max)   added by the rung');
+console.log('rung                 req/s (min-max)            CPU µs a request (min-max)   added by the rung, or this tree / baseline');
 for (const rung of RUNGS) {
   const { rate, cpuUs } = results.get(rung) ?? { rate: [], cpuUs: [] };
   const cpu = median(cpuUs);
   const rates = spread(rate);
   const cpus = spread(cpuUs);
+  const baseline = rung.endsWith('baseline');
+  const ours = baseline ? results.get(rung.split(',')[0] as Rung) : undefined;
+  const note = baseline
+    ? ours
+      ? `CPU ${(median(ours.cpuUs) / cpu).toFixed(2)}x, req/s ${(median(ours.rate) / median(rate)).toFixed(2)}x`
+      : ''
+    : previous === undefined
+      ? ''
+      : `${cpu - previous >= 0 ? '+' : ''}${(cpu - previous).toFixed(0)} µs`;
   console.log(
-    `${rung.padEnd(10)} ${median(rate).toFixed(0).padStart(6)} (${rates.min.toFixed(0)}-${rates.max.toFixed(0)})`.padEnd(38) +
+    `${rung.padEnd(20)} ${median(rate).toFixed(0).padStart(6)} (${rates.min.toFixed(0)}-${rates.max.toFixed(0)})`.padEnd(48) +
       `${cpu.toFixed(0).padStart(5)} (${cpus.min.toFixed(0)}-${cpus.max.toFixed(0)})`.padEnd(29) +
-      (previous === undefined ? '' : `${cpu - previous >= 0 ? '+' : ''}${(cpu - previous).toFixed(0)} µs`),
+      note,
   );
-  previous = cpu;
+  if (!baseline) previous = cpu;
 }
 console.log(`load ${loadAverage()}`);

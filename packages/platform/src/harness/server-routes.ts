@@ -19,7 +19,8 @@ import { openAiRoutes } from './openai/index.js';
 import { openApiRoutes } from './openapi/index.js';
 import { harnessPodsView } from './pods-view.js';
 import { sharedEndpointsHook } from './server-shared-endpoints.js';
-import { unknownEndpointHook } from './unknown-endpoints.js';
+import { isSubmitRoute, unknownEndpointHook } from './unknown-endpoints.js';
+import { addRouteOnRequest } from './http/route-hooks.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { installLeanRunsync } from './queue-api/lean-runsync.js';
 import { withAttemptEvents } from './dashboard/attempt-binding.js';
@@ -31,12 +32,15 @@ import type { ServerParts } from './server-parts.js';
 export function installRequestHooks(app: FastifyInstance, config: HarnessServerConfig, parts: ServerParts): void {
   const { harness, managementStore } = parts;
   if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
-  if (parts.rateLimits) app.addHook('onRequest', rateLimitHook(parts.rateLimits.options, parts.rateLimits.gate));
+  // On the routes that count as an operation only (http/route-hooks.ts), as the unknown-endpoint check below on the submit routes.
+  if (parts.rateLimits)
+    addRouteOnRequest(app, (route) => route.config?.operation !== undefined, rateLimitHook(parts.rateLimits.options, parts.rateLimits.gate));
   if (!managementStore) return;
   const endpointLookup = sharedEndpointsHook(harness, managementStore);
-  if (endpointLookup) app.addHook('onRequest', endpointLookup);
+  // Per route too (every one), so that it runs after the rate limit, as when all three were server-wide.
+  if (endpointLookup) addRouteOnRequest(app, () => true, endpointLookup);
   const unknownEndpoints = unknownEndpointHook(harness, managementStore, parts.deletedEndpoints);
-  if (unknownEndpoints) app.addHook('onRequest', unknownEndpoints);
+  if (unknownEndpoints) addRouteOnRequest(app, isSubmitRoute, unknownEndpoints);
 }
 
 /** The queue API's context, shared by its routes, the OpenAI-compatible ones and the lean /runsync. */

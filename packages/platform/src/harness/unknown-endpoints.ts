@@ -13,7 +13,7 @@
  * /v1 endpoint (before, it went back to being made on first use: it accepted jobs no
  * worker took).
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { type Harness, ServerlessWorkerError } from 'serverless-worker/internal';
 import type { ManagementStore } from './management/index.js';
@@ -47,16 +47,37 @@ export class DeletedEndpointIds {
   }
 }
 
-/** An onRequest hook refusing submissions to unknown ids once /v1 has endpoints, and to deleted ones; undefined when endpoints are not made on first use. */
-export function unknownEndpointHook(
-  harness: Harness,
-  store: ManagementStore,
-  deleted: DeletedEndpointIds = new DeletedEndpointIds(),
-): ((request: FastifyRequest) => Promise<void>) | undefined {
+/** The routes the hook is for (http/route-hooks.ts): those that submit a job, by their pattern. */
+const SUBMIT_ROUTE = /^\/v2\/:endpointId\/(?:run|runsync|openai\/.*)$/;
+
+/** Whether `route` submits jobs (the unknown-endpoint hook's routes). */
+export function isSubmitRoute(route: Pick<RouteOptions, 'url'>): boolean {
+  return SUBMIT_ROUTE.test(route.url);
+}
+
+type OnRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+
+/**
+ * An onRequest hook refusing submissions to unknown ids once /v1 has endpoints, and to
+ * deleted ones; undefined when endpoints are not made on first use. A callback hook with
+ * an answer in the same turn for the common case (an endpoint this process serves, never
+ * deleted): an async hook costs a promise and a turn of the microtask queue per request.
+ */
+export function unknownEndpointHook(harness: Harness, store: ManagementStore, deleted: DeletedEndpointIds = new DeletedEndpointIds()): OnRequest | undefined {
   if (!harness.autoCreateEndpoints) return undefined;
-  return async (request) => {
+  const check = unknownEndpointCheck(harness, store, deleted);
+  return (request, _reply, done) => {
     const id = SUBMIT_PATH.exec(request.url)?.[1];
-    if (id === undefined) return;
+    if (id === undefined || (!deleted.has(id) && harness.findEndpoint(id) !== undefined)) {
+      done();
+      return;
+    }
+    check(id).then(() => done(), done);
+  };
+}
+
+function unknownEndpointCheck(harness: Harness, store: ManagementStore, deleted: DeletedEndpointIds): (id: string) => Promise<void> {
+  return async (id) => {
     if (deleted.has(id) && !(await store.hasEndpoint(id))) {
       throw new ServerlessWorkerError(
         'SW_ENDPOINT_NOT_FOUND',
