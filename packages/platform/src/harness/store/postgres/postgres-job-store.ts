@@ -63,6 +63,7 @@ import { MAINTENANCE_LIMITS, MaintenanceCheck, type MaintenanceLimits } from './
 import { cancelJob, purgeQueued, retryJob, setJobTtl } from './caller-changes.js';
 import { Coalescer } from './coalescer.js';
 import { insertJobs, type NewJob } from './queue.js';
+import { FreshStatistics } from './fresh-statistics.js';
 import { ResultWrites } from './result-writes.js';
 import { TakeWrites } from './take-writes.js';
 import { readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
@@ -117,6 +118,7 @@ export class PostgresJobStore implements JobStore {
   readonly #resultWrites: ResultWrites;
   readonly #takeWrites = new TakeWrites();
   readonly #takes: JoinedTakes;
+  readonly #statistics: FreshStatistics;
   #maintenance: MaintenanceCheck | undefined;
   #submitWaitMs = SUBMIT_WAIT_MS;
   #closed = false;
@@ -124,8 +126,10 @@ export class PostgresJobStore implements JobStore {
   private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes) {
     this.#sql = sql;
     this.#listening = new StoreListening(sql, this.#hub, peerTimes, onError, () => this.listEndpoints());
+    const statistics = (this.#statistics = new FreshStatistics(sql, onError));
     this.#inserts = new Coalescer(async (jobs) => {
       const inserted = new Set((await insertJobs(sql, jobs)).map((row) => String(row.id)));
+      statistics.inserted(inserted.size);
       return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
     }, SUBMIT_BATCH);
     this.#resultWrites = new ResultWrites(sql);
@@ -146,6 +150,8 @@ export class PostgresJobStore implements JobStore {
     const store = new PostgresJobStore(database.sql, options.onError ?? (() => undefined), options.peerTimes ?? PEER_TIMES);
     if (options.submitWaitMs !== undefined) store.#submitWaitMs = options.submitWaitMs;
     await store.#listening.listen(() => store.listEndpoints(), watched);
+    // Statistics before the first statement is planned (a database just migrated has none: fresh-statistics.ts).
+    await store.#statistics.check();
     if (options.maintenance) {
       const limits = { ...MAINTENANCE_LIMITS, ...options.maintenance.limits };
       store.#maintenance = new MaintenanceCheck(database.sql, limits, options.maintenance.warn, options.onError ?? (() => undefined));
