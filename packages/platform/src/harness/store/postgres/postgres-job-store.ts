@@ -6,8 +6,8 @@
  * rules to it (job-changes.ts, caller-changes.ts; retried transactions: transactions.ts);
  * `take` claims queued jobs with `FOR UPDATE SKIP LOCKED` (joined-takes.ts), so each job
  * has exactly one taker across processes; the time rules are applied once (due-rules.ts).
- * Events go to every process with LISTEN/NOTIFY (notifications.ts), sent after the
- * commit and only while another harness listens (store-listening.ts, which also checks
+ * Events go to every process with LISTEN/NOTIFY (notifications.ts), in the hot statements
+ * themselves (statement-notices.ts) or after the commit, and only while another harness listens (store-listening.ts, which also checks
  * this process's clock against the database's).
  * Reads are in reads.ts, worker presence in workers.ts. It runs on the process's one
  * database handle (harness/postgres/database.ts), which its opener closes.
@@ -127,15 +127,24 @@ export class PostgresJobStore implements JobStore {
     this.#sql = sql;
     this.#listening = new StoreListening(sql, this.#hub, peerTimes, onError, () => this.listEndpoints());
     const statistics = (this.#statistics = new FreshStatistics(sql, onError));
+    const notices = this.#listening.notices;
     this.#inserts = new Coalescer(async (jobs) => {
-      const inserted = new Set((await insertJobs(sql, jobs)).map((row) => String(row.id)));
+      // While another harness listens, the submissions' events go in their own statement (statement-notices.ts).
+      const notice = notices.begin();
+      let rows: postgres.RowList<postgres.Row[]>;
+      try {
+        rows = await insertJobs(sql, jobs, notice.notify ? notices.payloads(jobs.flatMap((job) => job.told)) : []);
+      } finally {
+        notice.done();
+      }
+      const inserted = new Set(rows.map((row) => String(row.id)));
       statistics.inserted(inserted.size);
       return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
     }, SUBMIT_BATCH);
-    this.#resultWrites = new ResultWrites(sql);
+    this.#resultWrites = new ResultWrites(sql, notices);
     const giveBack = (endpointId: string, jobId: string, workerId: string, attempt: number): Promise<boolean> =>
       this.returnJob(endpointId, jobId, workerId, attempt);
-    this.#takes = new JoinedTakes(sql, this.#taken, this.#takeWrites, (events) => this.#publish(events), giveBack, onError);
+    this.#takes = new JoinedTakes(sql, this.#taken, this.#takeWrites, (events) => this.#hub.emit(events), giveBack, onError, notices);
     // Events may have been missed (the LISTEN connection was lost): endpoints and workers deleted meanwhile are written again.
     this.#hub.subscribe((event) => {
       if (event.type === 'resync') this.#takeWrites.forgetAll();
@@ -207,7 +216,7 @@ export class PostgresJobStore implements JobStore {
     );
     try {
       await this.#inserts.add(
-        { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs },
+        { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs, told },
         requestText.length,
         undefined,
         waited.signal,
@@ -217,7 +226,6 @@ export class PostgresJobStore implements JobStore {
     }
     this.#takeWrites.endpointExists(endpointId);
     this.#hub.emit(events);
-    this.#listening.outbox.send(told);
     return job;
   }
 
@@ -269,7 +277,8 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     const known = this.#taken.take(endpointId, jobId, attempt);
     const done = await completeJob(this.#sql, this.#resultWrites, known, { endpointId, jobId, workerId, attempt, result, now });
-    this.#publish(done.events);
+    // Other harnesses were told by the result statement itself (statement-notices.ts).
+    this.#hub.emit(done.events);
     return { ack: done.ack, ended: done.ended, stops: [] };
   }
 
