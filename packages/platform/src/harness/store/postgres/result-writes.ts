@@ -246,6 +246,8 @@ export class ResultWrites {
   #shard = Math.floor(Math.random() * COUNTER_SHARDS);
 
   readonly #notices: StatementNotices | undefined;
+  /** The statements that notify as this store, by shape. */
+  readonly #notifying = new Map<string, Statement>();
 
   /** `notices`: the statements notify other harnesses of their events while one listens (statement-notices.ts). */
   constructor(sql: postgres.Sql, notices?: StatementNotices) {
@@ -284,9 +286,11 @@ export class ResultWrites {
     const sent = writes.filter((_, index) => first[index]);
     const notice = this.#notices?.begin();
     const notifyAs = notice?.notify === true ? this.#notices?.origin : undefined;
-    const shape = notifyAs === undefined ? shapeOf(sent) : `${shapeOf(sent)}:${notifyAs}`;
-    let statement = STATEMENTS.get(shape);
-    if (!statement) STATEMENTS.set(shape, (statement = statementOf(shape, notifyAs)));
+    const shape = shapeOf(sent);
+    // The notifying statements name this store's origin: kept by this store, not shared by every store of the process.
+    const statements = notifyAs === undefined ? STATEMENTS : this.#notifying;
+    let statement = statements.get(shape);
+    if (!statement) statements.set(shape, (statement = statementOf(shape, notifyAs)));
     const parameters: Array<postgres.Parameter | number> = [];
     for (const read of statement.readers) parameters.push(this.#textArray(sent, read));
     // Statements in flight together move different counter rows (neither waits for the other's commit), each endpoint's in one order.
