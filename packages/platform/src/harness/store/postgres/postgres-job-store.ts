@@ -7,8 +7,9 @@
  * `take` claims queued jobs with `FOR UPDATE SKIP LOCKED` (joined-takes.ts), so each job
  * has exactly one taker across processes; the time rules are applied once (due-rules.ts).
  * Events go to every process with LISTEN/NOTIFY (notifications.ts), in the hot statements
- * themselves (statement-notices.ts) or after the commit, and only while another harness listens (store-listening.ts, which also checks
- * this process's clock against the database's).
+ * themselves (statement-notices.ts) or after the commit, and only while another harness
+ * listens (store-listening.ts, which also checks this process's clock against the database's).
+ * sw_jobs's planner statistics follow its growth (fresh-statistics.ts).
  * Reads are in reads.ts, worker presence in workers.ts. It runs on the process's one
  * database handle (harness/postgres/database.ts), which its opener closes.
  */
