@@ -1,8 +1,9 @@
 /**
  * A TCP proxy in front of a PostgreSQL server that counts the statements its clients
  * run: each Execute message (extended protocol) and each simple Query. A count read
- * from the wire, whatever the driver: what a store sends per job. Statements that only
- * notify (their text calls pg_notify: the job store's events, notification-outbox.ts)
+ * from the wire, whatever the driver: what a store sends per job. Statements whose text
+ * calls pg_notify (the job store's events: notification-only statements of
+ * notification-outbox.ts, and the hot statements that carry their own, statement-notices.ts)
  * are also counted apart. The driver's type question on each new connection is not counted.
  */
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';

@@ -87,11 +87,18 @@ it("updates a running job's reported_at (a heartbeat) in place, and takes a vers
     await store.submit('ep', { input: { n: 3 } }, { id: 'new-3' }, 2_000);
     await store.take('ep', 'w2', 1, 2_000);
     const counts = await handle.sql.begin(async (tx) => {
+      // The counts before the beats too: a pooled connection's counts not yet reported (a take it ran under a
+      // second ago) are in the same figures.
+      const read = async (): Promise<{ updated: number; hot: number }> => {
+        const [row] = await tx<{ updated: string; hot: string }[]>`
+          SELECT pg_stat_get_xact_tuples_updated('sw_jobs'::regclass) AS updated, pg_stat_get_xact_tuples_hot_updated('sw_jobs'::regclass) AS hot`;
+        return { updated: Number(row?.updated), hot: Number(row?.hot) };
+      };
+      const start = await read();
       for (let beat = 1; beat <= 3; beat++)
         await tx`UPDATE sw_jobs SET reported_at = ${2_000 + beat} WHERE endpoint_id = 'ep' AND id IN ('new-3') AND status = 'IN_PROGRESS' AND worker_id = 'w2'`;
-      const [row] = await tx<{ updated: string; hot: string }[]>`
-        SELECT pg_stat_get_xact_tuples_updated('sw_jobs'::regclass) AS updated, pg_stat_get_xact_tuples_hot_updated('sw_jobs'::regclass) AS hot`;
-      return { updated: Number(row?.updated), hot: Number(row?.hot) };
+      const end = await read();
+      return { updated: end.updated - start.updated, hot: end.hot - start.hot };
     });
     expect(counts).toEqual({ updated: 3, hot: 3 });
     const done = await store.complete('ep', 'old-1', 'w1', { kind: 'output', output: 'ok' }, taken[0]?.attempt, 3_000);

@@ -1,11 +1,12 @@
 /**
  * Statements per job on the PostgreSQL store's happy path (issue 26): submit, take and a
  * result, counted on the wire (test/postgres/statement-counter.ts). At most 4 a job;
- * a count, not a timing. The events to other processes go after each commit, in
- * notification-only statements (notification-outbox.ts), counted apart: at most one per
- * change, fewer when changes come together; none while no other harness listens
- * (peers.ts: these tests open one). Submissions made together go in one
- * statement, and so do results. Through the harness, a /runsync waiter adds no read.
+ * a count, not a timing. The events to other processes go in the submission, claim and
+ * result statements themselves (statement-notices.ts, issue 47 item 5: before, each was
+ * followed by a notification-only statement), and only while another harness listens
+ * (peers.ts: these tests open one): the counter counts them as statements calling pg_notify.
+ * Submissions made together go in one statement, and so do results. Through the harness, a
+ * /runsync waiter adds no read.
  */
 import { afterEach, expect, it } from 'vitest';
 import { Harness, ManualClock, MemoryJobStore } from '../../../src/harness/index.js';
@@ -69,21 +70,18 @@ it(`runs a job (submit, take, result) in at most ${MAX_STATEMENTS_PER_JOB} state
     const done = await store.complete('ep', job.id, 'w1', { kind: 'output', output: { n } }, taken?.attempt, 1_001 + n);
     expect(done.ack).toEqual({ applied: true, status: 'COMPLETED' });
   }
-  const perJob = (counter.count() - before - (counter.notifications() - beforeNotifications)) / JOBS;
-  await store.close(); // sends what the outbox still holds
-  const notifications = counter.notifications() - beforeNotifications;
+  const perJob = (counter.count() - before) / JOBS;
+  const notifying = counter.notifications() - beforeNotifications;
+  await store.close();
   expect(perJob).toBeLessThanOrEqual(MAX_STATEMENTS_PER_JOB);
-  // Today: one each (submit, take, complete in one compare-and-set statement).
+  // Today: one each (submit, take, complete in one compare-and-set statement), each notifying the peer itself.
   expect(perJob).toBe(3);
-  // The events of the 3 changes a job: one notification statement each at most (one at a time: nothing to join),
-  // and the store's 'bye' as it closes (peers.ts; no 'beat': QUIET_PEERS).
-  expect(notifications).toBeGreaterThan(0);
-  expect(notifications).toBeLessThanOrEqual(3 * JOBS + 1);
+  expect(notifying).toBe(3 * JOBS);
   store = await PostgresJobStore.open(handle);
   expect((await store.health('ep')).jobs.completed).toBe(JOBS);
 });
 
-it('joins submissions made together in one statement, results too, and their events in fewer notifications than changes', async () => {
+it('joins submissions made together in one statement, results too, each statement carrying its events', async () => {
   database = await createTestDatabase();
   counter = await startStatementCounter(database.url);
   handle = await openHarnessDatabase(counter.url, { poolSize: 2 });
@@ -95,22 +93,21 @@ it('joins submissions made together in one statement, results too, and their eve
   const beforeNotifications = counter.notifications();
   // In one turn of the event loop: they go together.
   const jobs = await Promise.all(Array.from({ length: JOBS }, (_, n) => open.submit('ep', { input: { n } }, {}, 1_000 + n)));
-  expect(counter.count() - before - (counter.notifications() - beforeNotifications)).toBe(1);
+  expect(counter.count() - before).toBe(1);
+  expect(counter.notifications() - beforeNotifications).toBe(1);
   // In submission order: the queue's order is the order of the calls.
   const taken = await store.take('ep', 'w1', JOBS, 2_000);
   expect(taken.map((job) => job.id)).toEqual(jobs.map((job) => job.id));
   expect(taken.map((job) => job.input)).toEqual(jobs.map((_, n) => ({ n })));
   // Results posted together: the same.
-  const beforeResults = counter.count() - counter.notifications();
+  const beforeResults = counter.count();
   const done = await Promise.all(taken.map((job) => open.complete('ep', job.id, 'w1', { kind: 'output', output: job.input }, job.attempt, 3_000)));
-  expect(counter.count() - counter.notifications() - beforeResults).toBe(1);
+  expect(counter.count() - beforeResults).toBe(1);
   expect(done.map((outcome) => outcome.ack)).toEqual(jobs.map(() => ({ applied: true, status: 'COMPLETED' })));
   expect(done.map((outcome) => outcome.ended[0]?.output)).toEqual(jobs.map((_, n) => ({ n })));
+  // 20 submits, 1 take, 20 results: 41 changes in 3 statements, each carrying its events.
+  expect(counter.notifications() - beforeNotifications).toBe(3);
   await store.close();
-  // 20 submits, 1 take, 20 results: 41 changes; their events joined.
-  const notifications = counter.notifications() - beforeNotifications;
-  expect(notifications).toBeGreaterThan(0);
-  expect(notifications).toBeLessThan(2 * JOBS + 1);
   store = await PostgresJobStore.open(handle);
   expect((await store.health('ep')).jobs.completed).toBe(JOBS);
 });

@@ -92,7 +92,7 @@ export async function completeJob(
     }
     const change = completeChange(facts, post.workerId, post.result, post.now);
     const events = withDue(changeEvents(facts, change), facts.id, change.fields.deleteAt);
-    const ended = await writes.write(facts, change, ctid);
+    const ended = await writes.write(facts, change, ctid, events);
     if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withView(events, ended) };
     if (ctid !== undefined) {
       ctid = undefined; // the row moved since the take (changed within the attempt, or not that attempt): by key, same facts

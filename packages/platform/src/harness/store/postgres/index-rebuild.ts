@@ -71,6 +71,7 @@ export async function rebuildBloatedIndexes(
   clock: Clock = systemClock,
 ): Promise<string[]> {
   const rebuilt: string[] = [];
+  const tables = new Set<string>();
   for (const bloated of await findBloatedIndexes(sql, limits)) {
     const name = sql(bloated.index);
     const began = clock.now();
@@ -89,6 +90,11 @@ export async function rebuildBloatedIndexes(
         `${megabytes(bloated.index_bytes)} -> ${megabytes(after)} for ${bloated.live_rows} live rows`,
     );
     rebuilt.push(bloated.index);
+    tables.add(bloated.table);
   }
+  // The rebuild invalidated every plan cached on the table, and the next ones are made now, while it is
+  // nearly empty: with its statistics fresh (fresh-statistics.ts, which analyzes again as it grows),
+  // not with the counts of the full table the cleanup emptied.
+  for (const table of tables) await sql`ANALYZE ${sql(table)}`.catch(onError);
   return rebuilt;
 }

@@ -15,6 +15,7 @@ import { Coalescer } from './coalescer.js';
 import type { TakenFacts } from './completion.js';
 import { claimJobs, parseClaimedRow } from './queue.js';
 import type { TakeWrites } from './take-writes.js';
+import type { StatementNotices } from './statement-notices.js';
 import { HOLD_MS, Reserve } from './take-ahead.js';
 
 /** Workers whose reserve and demand are remembered at most (see #forgetIdle). */
@@ -46,6 +47,7 @@ export class JoinedTakes {
   readonly #takes: Coalescer<TakeCall, TakeAnswer>;
   readonly #giveBack: GiveBack;
   readonly #onError: (error: unknown) => void;
+  readonly #notices: StatementNotices | undefined;
   /** By endpoint and worker. */
   readonly #reserves = new Map<string, Reserve>();
   /** The reserve holding each job claimed ahead, by endpoint and job id. */
@@ -57,7 +59,10 @@ export class JoinedTakes {
   /** By endpoint: the give-backs in flight, which a claim waits for (a job on its way back is older than what it would take). */
   readonly #backs = new Map<string, Promise<void>>();
 
-  /** `publish`: hand the committed claims' events to this process's listeners and the others. */
+  /**
+   * `publish`: hand the committed claims' events to this process's listeners; other harnesses are told by the
+   * claim statement itself while one listens (`notices`: statement-notices.ts).
+   */
   constructor(
     sql: postgres.Sql,
     taken: TakenFacts,
@@ -65,8 +70,10 @@ export class JoinedTakes {
     publish: (events: readonly StoreEvent[]) => void,
     giveBack: GiveBack,
     onError: (error: unknown) => void,
+    notices?: StatementNotices,
     clock: Clock = systemClock,
   ) {
+    this.#notices = notices;
     this.#clock = clock;
     this.#sql = sql;
     this.#taken = taken;
@@ -260,7 +267,14 @@ export class JoinedTakes {
     const asked = takes.reduce((sum, call) => sum + Math.max(0, call.max), 0);
     const ahead = Math.max(...takes.map((call) => call.ahead));
     const putBacks = this.#putBacks.get(endpointId) ?? 0;
-    const rows = await claimJobs(this.#sql, endpointId, workerId, asked + ahead, now, writes);
+    // While another harness listens, the claim notifies it in its own statement (statement-notices.ts); `publish` tells this process.
+    const notice = this.#notices?.begin();
+    let rows: postgres.RowList<postgres.Row[]>;
+    try {
+      rows = await claimJobs(this.#sql, endpointId, workerId, asked + ahead, now, writes, notice?.notify === true ? this.#notices?.origin : undefined);
+    } finally {
+      notice?.done();
+    }
     this.#takeWrites.taken(endpointId, workerId, now, writes);
     const taken = rows.map((row) => parseClaimedRow(row)).sort((a, b) => a.queue_seq - b.queue_seq);
     const events: StoreEvent[] = taken.map((row) => ({

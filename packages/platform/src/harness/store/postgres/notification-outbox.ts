@@ -1,7 +1,11 @@
 /**
  * @module harness/store/postgres/notification-outbox
  * This process's store events, sent to the other processes after their change has
- * committed. A changing statement does not notify itself: PostgreSQL serializes every
+ * committed: the events of the rarer changes (cancel, progress, the due sweep, retries) and
+ * the control messages of peers.ts. The hot statements (submission, claim, result) notify in
+ * their own statement instead (statement-notices.ts, issue 47: with two harnesses this
+ * outbox's statement after each change doubled the transactions a job). Here a changing
+ * statement does not notify itself: PostgreSQL serializes every
  * transaction that notifies, through its commit's WAL flush (`PreCommit_Notify` takes a
  * lock on the notification queue and keeps it to the end of the transaction), so job
  * changes that notify cannot share a flush. Here the changes commit without it, and their

@@ -1,8 +1,9 @@
 /**
  * @module harness/store/postgres/notifications
- * Store events across harness processes: once a change has committed, its events are
- * sent with `pg_notify` (notification-outbox.ts: so never before the change is visible,
- * and never for a change rolled back); every store LISTENs on the channel and hands them
+ * Store events across harness processes: with `pg_notify` in the change's own statement
+ * (statement-notices.ts: the submission, claim and result) or once it has committed
+ * (notification-outbox.ts: the others), so never before the change is visible, and never
+ * for a change rolled back; every store LISTENs on the channel and hands them
  * to its listeners. Events of this process are handed over at once after the commit and
  * their notification is skipped on arrival (the payload names its origin). A payload stays
  * under PostgreSQL's 8000-byte limit: events are sent in batches. When the listening
@@ -150,7 +151,7 @@ export class StoreEventHub {
   #receive(payload: string, onError: (error: unknown) => void): void {
     // This process's own notifications (most of them with one harness) are skipped before
     // they are parsed: a payload names its origin first (a random UUID), in both the
-    // encodings it is sent in (encodePayloads, and the take's json_build_object).
+    // encodings it is sent in (encodePayloads, and the SQL of statement-notices.ts's notifySql).
     if (payload.slice(0, 64).includes(this.origin)) return;
     let parsed: z.infer<typeof PayloadSchema>;
     try {

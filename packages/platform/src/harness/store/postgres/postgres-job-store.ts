@@ -6,9 +6,10 @@
  * rules to it (job-changes.ts, caller-changes.ts; retried transactions: transactions.ts);
  * `take` claims queued jobs with `FOR UPDATE SKIP LOCKED` (joined-takes.ts), so each job
  * has exactly one taker across processes; the time rules are applied once (due-rules.ts).
- * Events go to every process with LISTEN/NOTIFY (notifications.ts), sent after the
- * commit and only while another harness listens (store-listening.ts, which also checks
- * this process's clock against the database's).
+ * Events go to every process with LISTEN/NOTIFY (notifications.ts), in the hot statements
+ * themselves (statement-notices.ts) or after the commit, and only while another harness
+ * listens (store-listening.ts, which also checks this process's clock against the database's).
+ * sw_jobs's planner statistics follow its growth (fresh-statistics.ts).
  * Reads are in reads.ts, worker presence in workers.ts. It runs on the process's one
  * database handle (harness/postgres/database.ts), which its opener closes.
  */
@@ -63,6 +64,7 @@ import { MAINTENANCE_LIMITS, MaintenanceCheck, type MaintenanceLimits } from './
 import { cancelJob, purgeQueued, retryJob, setJobTtl } from './caller-changes.js';
 import { Coalescer } from './coalescer.js';
 import { insertJobs, type NewJob } from './queue.js';
+import { FreshStatistics } from './fresh-statistics.js';
 import { ResultWrites } from './result-writes.js';
 import { TakeWrites } from './take-writes.js';
 import { readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
@@ -117,6 +119,7 @@ export class PostgresJobStore implements JobStore {
   readonly #resultWrites: ResultWrites;
   readonly #takeWrites = new TakeWrites();
   readonly #takes: JoinedTakes;
+  readonly #statistics: FreshStatistics;
   #maintenance: MaintenanceCheck | undefined;
   #submitWaitMs = SUBMIT_WAIT_MS;
   #closed = false;
@@ -124,14 +127,25 @@ export class PostgresJobStore implements JobStore {
   private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes) {
     this.#sql = sql;
     this.#listening = new StoreListening(sql, this.#hub, peerTimes, onError, () => this.listEndpoints());
+    const statistics = (this.#statistics = new FreshStatistics(sql, onError));
+    const notices = this.#listening.notices;
     this.#inserts = new Coalescer(async (jobs) => {
-      const inserted = new Set((await insertJobs(sql, jobs)).map((row) => String(row.id)));
+      // While another harness listens, the submissions' events go in their own statement (statement-notices.ts).
+      const notice = notices.begin();
+      let rows: postgres.RowList<postgres.Row[]>;
+      try {
+        rows = await insertJobs(sql, jobs, notice.notify ? notices.payloads(jobs.flatMap((job) => job.told)) : []);
+      } finally {
+        notice.done();
+      }
+      const inserted = new Set(rows.map((row) => String(row.id)));
+      statistics.inserted(inserted.size);
       return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
     }, SUBMIT_BATCH);
-    this.#resultWrites = new ResultWrites(sql);
+    this.#resultWrites = new ResultWrites(sql, notices);
     const giveBack = (endpointId: string, jobId: string, workerId: string, attempt: number): Promise<boolean> =>
       this.returnJob(endpointId, jobId, workerId, attempt);
-    this.#takes = new JoinedTakes(sql, this.#taken, this.#takeWrites, (events) => this.#publish(events), giveBack, onError);
+    this.#takes = new JoinedTakes(sql, this.#taken, this.#takeWrites, (events) => this.#hub.emit(events), giveBack, onError, notices);
     // Events may have been missed (the LISTEN connection was lost): endpoints and workers deleted meanwhile are written again.
     this.#hub.subscribe((event) => {
       if (event.type === 'resync') this.#takeWrites.forgetAll();
@@ -146,6 +160,8 @@ export class PostgresJobStore implements JobStore {
     const store = new PostgresJobStore(database.sql, options.onError ?? (() => undefined), options.peerTimes ?? PEER_TIMES);
     if (options.submitWaitMs !== undefined) store.#submitWaitMs = options.submitWaitMs;
     await store.#listening.listen(() => store.listEndpoints(), watched);
+    // Statistics before the first statement is planned (a database just migrated has none: fresh-statistics.ts).
+    await store.#statistics.check();
     if (options.maintenance) {
       const limits = { ...MAINTENANCE_LIMITS, ...options.maintenance.limits };
       store.#maintenance = new MaintenanceCheck(database.sql, limits, options.maintenance.warn, options.onError ?? (() => undefined));
@@ -201,7 +217,7 @@ export class PostgresJobStore implements JobStore {
     );
     try {
       await this.#inserts.add(
-        { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs },
+        { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs, told },
         requestText.length,
         undefined,
         waited.signal,
@@ -211,7 +227,6 @@ export class PostgresJobStore implements JobStore {
     }
     this.#takeWrites.endpointExists(endpointId);
     this.#hub.emit(events);
-    this.#listening.outbox.send(told);
     return job;
   }
 
@@ -263,7 +278,8 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     const known = this.#taken.take(endpointId, jobId, attempt);
     const done = await completeJob(this.#sql, this.#resultWrites, known, { endpointId, jobId, workerId, attempt, result, now });
-    this.#publish(done.events);
+    // Other harnesses were told by the result statement itself (statement-notices.ts).
+    this.#hub.emit(done.events);
     return { ack: done.ack, ended: done.ended, stops: [] };
   }
 

@@ -4,12 +4,14 @@
  * missing, the jobs: submissions made together go in one statement, see coalescer.ts)
  * and take (worker presence, the claim of the oldest queued jobs with `FOR UPDATE SKIP
  * LOCKED`: exactly one taker per job across processes). Their events go to other
- * processes after the commit (notification-outbox.ts).
+ * processes in the statement itself while one listens (statement-notices.ts).
  */
 import type postgres from 'postgres';
-import { EXECUTION_TIMEOUT_MS } from 'serverless-worker/internal';
+import { EXECUTION_TIMEOUT_MS, type StoreEvent } from 'serverless-worker/internal';
 import { plainClaimedRow } from './plain-rows.js';
 import { ClaimedRow } from './row-schemas.js';
+import { CHANNEL } from './notifications.js';
+import { notifySql } from './statement-notices.js';
 
 export { ClaimedRow } from './row-schemas.js';
 
@@ -27,6 +29,8 @@ export interface NewJob {
   readonly now: number;
   readonly expiresAt: number;
   readonly retentionMs: number;
+  /** The events other harnesses are told of (in the statement, while one listens). */
+  readonly told: readonly StoreEvent[];
 }
 
 /**
@@ -54,7 +58,12 @@ function jobsParameter(jobs: readonly NewJob[]): string {
  * endpoints when missing, and the jobs); answers their ids, in no particular order (the
  * caller has the rest: the records are built, not read back).
  */
-export function insertJobs(sql: postgres.Sql, jobs: readonly NewJob[]): postgres.PendingQuery<postgres.Row[]> {
+export function insertJobs(sql: postgres.Sql, jobs: readonly NewJob[], payloads: readonly string[] = []): postgres.PendingQuery<postgres.Row[]> {
+  // The events of the submissions, notified in this statement while another harness listens (statement-notices.ts).
+  const notified =
+    payloads.length > 0
+      ? sql`, notified AS (SELECT count(pg_notify(${CHANNEL}, p)) AS sent FROM unnest(${sql.array([...payloads], TEXT_OID)}::text[]) AS p)`
+      : sql``;
   return sql`
     WITH new AS (
       SELECT t.*, request.r FROM json_to_recordset(${sql.typed(jobsParameter(jobs), TEXT_OID)}::json)
@@ -69,8 +78,8 @@ export function insertJobs(sql: postgres.Sql, jobs: readonly NewJob[]): postgres
       INSERT INTO sw_jobs (endpoint_id, id, request, policy_timeout_ms, sync, status, submitted_at, queued_at, expires_at, retention_ms)
       SELECT e, i, r::json, p, s, 'IN_QUEUE', n, n, x, k FROM new ORDER BY o
       RETURNING id
-    )
-    SELECT id FROM job`;
+    ) ${notified}
+    SELECT id FROM job ${payloads.length > 0 ? sql`, notified` : sql``}`;
 }
 
 /** A claimed row, checked: by the plain shape's fast path when it fits (plain-rows.ts), else by zod. */
@@ -86,6 +95,7 @@ export function claimJobs(
   max: number,
   now: number,
   writes: { readonly endpoint: boolean; readonly worker: boolean } = { endpoint: true, worker: true },
+  notifyAs?: string,
 ): postgres.PendingQuery<postgres.Row[]> {
   // One statement (the hot path; long polls call it on every 'queued' event): the
   // endpoint when missing, the worker's presence, and the claim of the oldest queued
@@ -112,6 +122,18 @@ export function claimJobs(
       ON CONFLICT (endpoint_id, id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, initializing = false
     ),`
     : sql``;
+  // While another harness listens (`notifyAs`: this store's origin), the claim's events go in this statement
+  // (statement-notices.ts): each job's 'changed' (IN_PROGRESS, its deadline) and the worker's, as the taker builds them.
+  const notified =
+    notifyAs === undefined
+      ? sql``
+      : sql`, claimed_events AS (
+      SELECT json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id, 'status', 'IN_PROGRESS',
+        'due', taken.started_at + taken.execution_timeout_ms)::text AS events FROM taken
+      UNION ALL
+      SELECT json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)::text WHERE EXISTS (SELECT 1 FROM taken)
+    ),
+    notified AS (${sql.unsafe(notifySql('claimed_events', 'claimed_events.events', notifyAs))})`;
   return sql`
     WITH ${endpoint} ${worker}
     picked AS (
@@ -128,7 +150,8 @@ export function claimJobs(
       FROM timeout WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))
       RETURNING j.id, j.attempt, j.request, j.queue_seq, j.started_at, j.lost, j.retries, j.retention_ms, j.execution_timeout_ms, j.ctid
     )
+    ${notified}
     SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms,
       taken.execution_timeout_ms, taken.ctid::text AS ctid
-    FROM taken`;
+    FROM taken ${notifyAs === undefined ? sql`` : sql`, notified`}`;
 }

@@ -19,10 +19,11 @@
  * completion.ts writes it again by key.
  */
 import type postgres from 'postgres';
-import type { ChangedField, JobChange, JobFacts, StoredJob } from 'serverless-worker/internal';
+import type { ChangedField, JobChange, JobFacts, StoredJob, StoreEvent } from 'serverless-worker/internal';
 import { Coalescer } from './coalescer.js';
 import { COUNTER_SHARDS } from './job-changes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { eventsText, notifySql, type StatementNotices } from './statement-notices.js';
 
 /** PostgreSQL's oid of text: each column's values go as one text array, cast to the column's type in the statement. */
 const TEXT_OID = 25;
@@ -70,9 +71,9 @@ const COLUMNS: ReadonlyArray<readonly [ChangedField, string, string]> = [
  * write names is set as it is; one some name is set by a CASE on its own flag. Its text is the
  * same for the same shape, so PostgreSQL plans it once a connection.
  */
-function statementOf(shape: string): Statement {
+function statementOf(shape: string, notifyAs: string | undefined): Statement {
   const byPlace = shape.startsWith('t');
-  const arrays: UnnestArray[] = [...KEY_ARRAYS, ...(byPlace ? PLACE_ARRAYS : [])];
+  const arrays: UnnestArray[] = [...KEY_ARRAYS, ...(byPlace ? PLACE_ARRAYS : []), ...(notifyAs === undefined ? [] : NOTICE_ARRAYS)];
   const sets = ['status = n.n_status'];
   COLUMNS.forEach(([field, column, type], index) => {
     const named = shape[index + 1];
@@ -119,8 +120,8 @@ function statementOf(shape: string): Statement {
       ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
         failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried
       RETURNING 1
-    )
-    SELECT done.* FROM done`;
+    ) ${notifyAs === undefined ? '' : noticeSql(notifyAs)}
+    SELECT done.* FROM done ${notifyAs === undefined ? '' : ', notified'}`;
   return { text, readers: arrays.map(({ read }) => read) };
 }
 
@@ -172,6 +173,53 @@ const PLACE_ARRAYS: readonly UnnestArray[] = [
   { name: 'n_match_status', type: 'text', read: (write) => write.facts.status },
 ];
 
+/**
+ * While another harness listens: each written job's events, notified in the statement (statement-notices.ts).
+ * A job's 'changed' event carries the ended job's view, built here from the written row as toJobView builds
+ * it (the output as posted: a JSON null output is NULL in the row), left out past 2 000 bytes as
+ * encodePayloads leaves it out (a reader in another process reads the job instead).
+ */
+function noticeSql(origin: string): string {
+  const view = `'{"id":' || to_json(done.id)::text || ',"status":' || to_json(done.status)::text
+    || CASE WHEN done.started_at IS NOT NULL THEN ',"delayTime":' || greatest(0, done.started_at - done.queued_at) ELSE '' END
+    || CASE WHEN done.ended_at IS NOT NULL AND done.started_at IS NOT NULL THEN ',"executionTime":' || greatest(0, done.ended_at - done.started_at) ELSE '' END
+    || CASE WHEN done.output IS NOT NULL THEN ',"output":' || done.output::text WHEN n.n_output_null THEN ',"output":null' ELSE '' END
+    || CASE WHEN done.error IS NOT NULL THEN ',"error":' || to_json(done.error::text)::text ELSE '' END
+    || CASE WHEN done.retries > 0 THEN ',"retries":' || done.retries ELSE '' END || '}'`;
+  return `,
+    written_events AS (
+      SELECT nullif(concat_ws(',', n.n_events_before,
+          n.n_changed || CASE WHEN octet_length(n.n_changed) + octet_length(v.view) < ${MAX_EVENT_WITH_VIEW_BYTES - 10} THEN ',"ended":' || v.view ELSE '' END || '}',
+          n.n_events_after), '') AS events
+      FROM done JOIN n ON n.n_endpoint_id = done.endpoint_id AND n.n_id = done.id
+      CROSS JOIN LATERAL (SELECT ${view} AS view) v
+    ),
+    notified AS (${notifySql('written_events', 'written_events.events', origin)})`;
+}
+
+/** Bytes of an event with an ended job's view at most (notifications.ts's bound). */
+const MAX_EVENT_WITH_VIEW_BYTES = 2_000;
+
+/**
+ * The notice's arrays: the job's 'changed' event as JSON without its closing brace (the view goes after it),
+ * the events before and after it (comma-joined JSON), and whether its output was posted as JSON null.
+ */
+const NOTICE_ARRAYS: readonly UnnestArray[] = [
+  { name: 'n_events_before', type: 'text', read: (write) => write.notice.before },
+  { name: 'n_changed', type: 'text', read: (write) => write.notice.changed },
+  { name: 'n_events_after', type: 'text', read: (write) => write.notice.after },
+  { name: 'n_output_null', type: 'boolean', read: (write) => (write.change.fields.output === null ? 'true' : 'false') },
+];
+
+/** A write's events as its notice sends them (see NOTICE_ARRAYS). */
+function noticeOf(jobId: string, events: readonly StoreEvent[]): ResultWrite['notice'] {
+  const at = events.findIndex((event) => event.type === 'changed' && event.jobId === jobId);
+  const changed = events[at];
+  const text = (some: readonly StoreEvent[]): string | null => (some.length > 0 ? eventsText(some) : null);
+  if (at < 0 || !changed) return { before: text(events), changed: null, after: null };
+  return { before: text(events.slice(0, at)), changed: JSON.stringify(changed).slice(0, -1), after: text(events.slice(at + 1)) };
+}
+
 /** The statements made so far, by shape (a handful: the shapes of the changes the job rules make). */
 const STATEMENTS = new Map<string, Statement>();
 
@@ -182,6 +230,8 @@ interface ResultWrite {
   readonly json: Readonly<Record<JsonField, string | null>>;
   /** The row's place (ctid) as the take left it, when known: the row is found by it. */
   readonly ctid: string | undefined;
+  /** Its events, for the statement's notification while another harness listens (NOTICE_ARRAYS). */
+  readonly notice: { readonly before: string | null; readonly changed: string | null; readonly after: string | null };
 }
 
 /** A job's key: its endpoint and id. */
@@ -195,8 +245,14 @@ export class ResultWrites {
   /** The counter shard of the last statement (the next one takes the next shard). */
   #shard = Math.floor(Math.random() * COUNTER_SHARDS);
 
-  constructor(sql: postgres.Sql) {
+  readonly #notices: StatementNotices | undefined;
+  /** The statements that notify as this store, by shape. */
+  readonly #notifying = new Map<string, Statement>();
+
+  /** `notices`: the statements notify other harnesses of their events while one listens (statement-notices.ts). */
+  constructor(sql: postgres.Sql, notices?: StatementNotices) {
     this.#sql = sql;
+    this.#notices = notices;
     this.#writes = new Coalescer((writes) => this.#write(writes), RESULT_BATCH);
   }
 
@@ -204,7 +260,7 @@ export class ResultWrites {
    * Write `change` where the job is still the attempt `facts` describe (and, with `ctid`, where its
    * row is still that version); answers the ended job, or undefined when it changed since (nothing written).
    */
-  write(facts: JobFacts, change: JobChange, ctid?: string): Promise<StoredJob | undefined> {
+  write(facts: JobFacts, change: JobChange, ctid?: string, events: readonly StoreEvent[] = []): Promise<StoredJob | undefined> {
     const json = {} as Record<JsonField, string | null>;
     let size = 0;
     for (const field of Object.keys(JSON_COLUMNS) as JsonField[]) {
@@ -213,7 +269,7 @@ export class ResultWrites {
       json[field] = text;
       size += text?.length ?? 0;
     }
-    return this.#writes.add({ facts, change, json, ctid }, size, jobKey(facts));
+    return this.#writes.add({ facts, change, json, ctid, notice: noticeOf(facts.id, events) }, size, jobKey(facts));
   }
 
   // Kept small, its arrays built by one loop (textArray): a call of sql.array and a closure for each
@@ -228,15 +284,24 @@ export class ResultWrites {
       return true;
     });
     const sent = writes.filter((_, index) => first[index]);
+    const notice = this.#notices?.begin();
+    const notifyAs = notice?.notify === true ? this.#notices?.origin : undefined;
     const shape = shapeOf(sent);
-    let statement = STATEMENTS.get(shape);
-    if (!statement) STATEMENTS.set(shape, (statement = statementOf(shape)));
+    // The notifying statements name this store's origin: kept by this store, not shared by every store of the process.
+    const statements = notifyAs === undefined ? STATEMENTS : this.#notifying;
+    let statement = statements.get(shape);
+    if (!statement) statements.set(shape, (statement = statementOf(shape, notifyAs)));
     const parameters: Array<postgres.Parameter | number> = [];
     for (const read of statement.readers) parameters.push(this.#textArray(sent, read));
     // Statements in flight together move different counter rows (neither waits for the other's commit), each endpoint's in one order.
     this.#shard = (this.#shard + 1) % COUNTER_SHARDS;
     parameters.push(this.#shard);
-    const rows = await this.#sql.unsafe(statement.text, parameters as never[], { prepare: true });
+    let rows: postgres.RowList<postgres.Row[]>;
+    try {
+      rows = await this.#sql.unsafe(statement.text, parameters as never[], { prepare: true });
+    } finally {
+      notice?.done();
+    }
     const ended = new Map<string, StoredJob>();
     for (const row of rows) {
       const job = toStoredJob(parseJobRow(row));

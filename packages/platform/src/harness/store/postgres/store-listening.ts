@@ -12,6 +12,7 @@ import { measureClockSkew, skewRefusal } from './clock-skew.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import type { StoreEventHub } from './notifications.js';
 import { Peers, type PeerTimes } from './peers.js';
+import { StatementNotices } from './statement-notices.js';
 
 /** While refused for skew: how often the clock is measured again, ms. */
 const SKEW_RECHECK_MS = 10_000;
@@ -33,6 +34,8 @@ export async function checkClockAtOpen(sql: postgres.Sql, watched: WatchedClock)
 
 export class StoreListening {
   readonly outbox: NotificationOutbox;
+  /** The hot statements' own notifications (statement-notices.ts). */
+  readonly notices: StatementNotices;
   readonly #peers: Peers;
   readonly #sql: postgres.Sql;
   readonly #hub: StoreEventHub;
@@ -47,9 +50,11 @@ export class StoreListening {
     this.#sql = sql;
     this.#hub = hub;
     this.#onError = onError;
+    this.notices = new StatementNotices(hub.origin, () => this.#peers.any());
     this.#peers = new Peers(
       peerTimes,
-      (message) => this.outbox.sendControl(message),
+      // After the statements sent silent before it (statement-notices.ts: a 'here' covers the changes they made).
+      (message) => this.notices.afterSilent(() => this.outbox.sendControl(message)),
       () => hub.resync(endpoints, onError),
     );
     this.outbox = new NotificationOutbox(sql, hub.origin, onError, () => this.#peers.any());
@@ -71,7 +76,13 @@ export class StoreListening {
     this.#closed = true;
     this.#recheck?.cancel();
     this.#peers.close();
-    await withinTime(this.outbox.flushed(), CLOSE_FLUSH_MS, undefined, systemClock, false);
+    await withinTime(
+      this.notices.controlsQueued().then(() => this.outbox.flushed()),
+      CLOSE_FLUSH_MS,
+      undefined,
+      systemClock,
+      false,
+    );
     await this.#hub.close();
   }
 
