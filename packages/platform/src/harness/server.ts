@@ -37,6 +37,7 @@ import { queueApiRoutes } from './queue-api/index.js';
 import { QueueRoomReservations } from './queue-api/early-queue-room.js';
 import { installLeanRunsync } from './queue-api/lean-runsync.js';
 import { RateLimiter, rateGate, rateLimitHook, type RateGate } from './http/rate-limit/index.js';
+import { installBodyReadGate } from './http/body-read-gate.js';
 import { useLenientJsonBodies } from './http/json-body.js';
 import { installRouteTable } from './http/route-table.js';
 import { rootAliasUrl } from './http/root-alias.js';
@@ -183,6 +184,9 @@ export async function listenHarnessServer(options: HarnessServerOptions, onClose
     logger,
     storeOutage,
   });
+  // Before every other request listener: only a few large bodies are read at once, so a
+  // turn of the loop stays short and new connections (a /health probe's) are taken promptly.
+  installBodyReadGate(app.server);
   registerMetricsRoute(app, metrics);
   await app.register(queueApiRoutes, { ...queueContext, prefix: '/v2' });
   await app.register(openAiRoutes, { ...queueContext, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
