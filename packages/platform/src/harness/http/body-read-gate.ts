@@ -15,18 +15,25 @@
  * core can anyway.
  *
  * How: a request whose body may be large (Content-Length of LARGE_BODY_BYTES or more, or a
- * chunked one) takes a slot when one is free; else its IncomingMessage's `_read` (what asks
- * the socket for more of the body once its buffer has been consumed) does nothing until a
- * slot frees. Node stops reading a request's socket once the body's buffer is full (about
- * 64 KiB) until `_read` asks again, so a waiting body costs that much memory and no reads,
- * whoever consumes it (fastify's parser, the early answers' drain, Node's own discard). A
+ * chunked one) takes a slot when one is free. Else its socket stops being read at once (what
+ * Node's own back-pressure does, `socket.pause()`), and its IncomingMessage's `_read` (what
+ * restarts the socket once the body's buffer has been consumed) does nothing until a slot
+ * frees; then the socket is read again. Pausing only `_read` was not enough: Node stops a
+ * socket only when the body's buffer is full, and from Node 22 (64 KiB buffers) the first
+ * chunk no longer filled it, so a consumer that began reading (fastify's parser, the early
+ * answers' drain) kept the socket read at full speed (every upload at once on Node 24). A
+ * waiting body so costs what arrived with its headers and no reads, whoever consumes it. A
  * slot is freed when its body has ended or its request closed.
  *
- * A client that sends its body very slowly holds a slot until the request timeout
- * (`--request-timeout-ms`, connection-limits.ts) closes it; bodies behind it wait, and
- * count that wait in their own request time.
+ * A slot whose socket brought nothing for STALL_MS while bodies wait is given up: its body
+ * goes on being read outside the gate (it arrives slowly or not at all, so it costs the loop
+ * nothing). Otherwise a client that sent its headers and then nothing, or one answered early
+ * (413, 503) that stopped sending, held a slot until the request timeout, and every big body
+ * behind it waited. Bodies waiting count that wait in their own request time
+ * (`--request-timeout-ms`, connection-limits.ts).
  */
 import type { IncomingMessage, Server } from 'node:http';
+import { systemClock, type TimerHandle } from 'serverless-worker/internal';
 
 /** Bodies read at once: enough to keep a core busy, few enough that a turn of the loop stays short. */
 export const BODY_READ_SLOTS = 4;
@@ -42,6 +49,9 @@ export function mayHaveLargeBody(req: IncomingMessage): boolean {
   return typeof encoding === 'string' && /\bchunked\b/i.test(encoding);
 }
 
+/** A slot whose socket brought no bytes for this long, while bodies wait, is given up (ms). */
+export const STALL_MS = 1_000;
+
 /** Counts of the gate (tests, metrics). */
 export interface BodyReadGateState {
   /** Bodies being read now. */
@@ -54,6 +64,9 @@ export class BodyReadGate {
   readonly #slots: number;
   #reading = 0;
   readonly #waiting: Array<{ readonly req: IncomingMessage; readonly start: () => void }> = [];
+  /** Slot holders: the socket's bytesRead at the last look, and how to give the slot up. */
+  readonly #holders = new Map<IncomingMessage, { bytesRead: number; readonly release: () => void }>();
+  #stallCheck: TimerHandle | undefined;
 
   constructor(slots: number = BODY_READ_SLOTS) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`BodyReadGate: slots must be a whole number of at least 1, got ${slots}`);
@@ -71,21 +84,26 @@ export class BodyReadGate {
       this.#take(req);
       return;
     }
-    // Hold the socket's reads: Node's _read is what restarts them once the body's buffer is consumed.
+    // Stop reading its socket now, and keep it stopped: Node's _read is what restarts it once the body's buffer is consumed.
     const read = req._read;
     let asked: number | undefined;
     req._read = (size: number): void => {
       asked = size;
     };
+    req.socket.pause();
     const entry = {
       req,
       start: (): void => {
         req._read = read;
         this.#take(req);
+        // Asked for more meanwhile: Node's own _read restarts the socket; else restart it here
+        // (not through _read, which would mark the body as being consumed when it is not).
         if (asked !== undefined) read.call(req, asked);
+        else req.socket.resume();
       },
     };
     this.#waiting.push(entry);
+    this.#watchStalls();
     // Closed while waiting (the client went away, a timeout): nothing to read any more.
     req.once('close', () => {
       const index = this.#waiting.indexOf(entry);
@@ -99,11 +117,28 @@ export class BodyReadGate {
     const release = (): void => {
       if (released) return;
       released = true;
+      this.#holders.delete(req);
       this.#reading--;
       this.#next();
     };
+    this.#holders.set(req, { bytesRead: req.socket.bytesRead, release });
     req.once('end', release);
     req.once('close', release);
+  }
+
+  /** While bodies wait, look every STALL_MS for slot holders whose sockets brought nothing since the last look. */
+  #watchStalls(): void {
+    if (this.#stallCheck !== undefined) return;
+    this.#stallCheck = systemClock.setTimer(STALL_MS, () => {
+      this.#stallCheck = undefined;
+      if (this.#waiting.length === 0) return;
+      for (const [req, holder] of [...this.#holders]) {
+        const bytesRead = req.socket.bytesRead;
+        if (bytesRead === holder.bytesRead) holder.release();
+        else holder.bytesRead = bytesRead;
+      }
+      if (this.#waiting.length > 0) this.#watchStalls();
+    });
   }
 
   #next(): void {
