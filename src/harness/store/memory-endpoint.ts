@@ -12,6 +12,12 @@ import { snapshotJob, type MemoryJob, type MemoryWorker } from './memory-records
 
 /** Rebuild the newest-first list once it holds this many deleted jobs and they are over half of it. */
 const COMPACT_AT = 1_024;
+/**
+ * ...or once the deleted jobs it still holds took this many request bytes: a deleted job
+ * there keeps its request alive, and 13 purged bodies of 10 MB stayed in the heap (130 MB)
+ * until a thousand more jobs were deleted (issue 49 item 4).
+ */
+export const COMPACT_AT_BYTES = 8 * 1024 * 1024;
 
 /**
  * Queued jobs in arrival order (a Map keeps insertion order and deletes in O(1)), with
@@ -55,6 +61,8 @@ export class MemoryEndpoint {
   /** Jobs in submission order, deleted ones included until a compaction. */
   #order: MemoryJob[] = [];
   #deletedInOrder = 0;
+  /** Request bytes of the deleted jobs #order still holds. */
+  #deletedBytes = 0;
 
   constructor(id: string, settings: EndpointSettings) {
     this.id = id;
@@ -81,9 +89,11 @@ export class MemoryEndpoint {
     this.release(job);
     this.#byStatus.set(job.status, (this.#byStatus.get(job.status) ?? 0) - 1);
     this.#deletedInOrder++;
-    if (this.#deletedInOrder >= COMPACT_AT && this.#deletedInOrder * 2 > this.#order.length) {
+    this.#deletedBytes += job.requestBytes;
+    if ((this.#deletedInOrder >= COMPACT_AT && this.#deletedInOrder * 2 > this.#order.length) || this.#deletedBytes >= COMPACT_AT_BYTES) {
       this.#order = this.#order.filter((kept) => this.jobs.get(kept.id) === kept);
       this.#deletedInOrder = 0;
+      this.#deletedBytes = 0;
     }
     return true;
   }

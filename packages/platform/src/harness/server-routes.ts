@@ -23,6 +23,7 @@ import { isSubmitRoute, unknownEndpointHook } from './unknown-endpoints.js';
 import { addRouteOnRequest } from './http/route-hooks.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { installLeanRunsync } from './queue-api/lean-runsync.js';
+import { installBodyReadGate } from './http/body-read-gate.js';
 import { withAttemptEvents } from './dashboard/attempt-binding.js';
 import { workerApiRoutes } from './worker-api/index.js';
 import type { HarnessServerConfig } from './server-options.js';
@@ -71,6 +72,9 @@ export async function registerRoutes(app: FastifyInstance, config: HarnessServer
     logger: parts.logger,
     storeOutage: parts.storeOutage,
   });
+  // Before every other request listener: only a few large bodies are read at once, so a
+  // turn of the loop stays short and new connections (a /health probe's) are taken promptly.
+  installBodyReadGate(app.server);
   registerMetricsRoute(app, parts.metrics);
   await app.register(queueApiRoutes, { ...context, prefix: '/v2' });
   await app.register(openAiRoutes, { ...context, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });
