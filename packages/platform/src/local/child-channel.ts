@@ -51,151 +51,180 @@ export interface ChildChannelOptions {
 
 /** Serve one child's channel until it exits. */
 export function serveChildChannel(child: ChildProcess, options: ChildChannelOptions): void {
-  const { calls, endpointId, workerId, logger } = options;
-  const clock = options.clock ?? systemClock;
-  let gone = false;
+  new ChildChannel(child, options).listen();
+}
+
+class ChildChannel {
+  readonly #child: ChildProcess;
+  readonly #options: ChildChannelOptions;
+  readonly #clock: Clock;
+  readonly #messages: MessageBatcher<SupervisorMessage>;
+  #gone = false;
   /** The child's slots, and the jobs out with it (runKey). */
-  let slots = 0;
-  const out = new Set<string>();
+  #slots = 0;
+  readonly #out = new Set<string>();
   /** The standing take; `resized` when this end gave it up because the child's slots shrank. */
-  let take: { readonly controller: AbortController; resized: boolean } | undefined;
+  #take: { readonly controller: AbortController; resized: boolean } | undefined;
   /**
    * The controller of the last take, reused by the next while it was not aborted: a take
    * per job, and Node makes an AbortSignal (an EventTarget) per controller on first use, about
    * 2 % of a busy --serve-api process's samples (bench/README, issue 34, third pass).
    */
-  let spare: AbortController | undefined;
-  let retry: TimerHandle | undefined;
+  #spare: AbortController | undefined;
+  #retry: TimerHandle | undefined;
   /** Results applied, not yet confirmed to the child. */
-  let applied: number[] = [];
-  let ackTimer: TimerHandle | undefined;
+  #applied: number[] = [];
+  #ackTimer: TimerHandle | undefined;
 
-  const messages = new MessageBatcher<SupervisorMessage>(
-    (batch) => {
-      if (gone || !child.connected) return;
-      try {
-        child.send(batch, (error) => {
-          if (error) logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
-        });
-      } catch (error) {
-        logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
-      }
-    },
-    // The confirmations ride with whatever else goes to the child.
-    () => {
-      if (applied.length === 0) return undefined;
-      ackTimer?.cancel();
-      ackTimer = undefined;
-      const ids = applied;
-      applied = [];
-      return { k: 'applied', ids };
-    },
-  );
+  constructor(child: ChildProcess, options: ChildChannelOptions) {
+    this.#child = child;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#messages = new MessageBatcher<SupervisorMessage>(
+      (batch) => this.#send(batch),
+      // The confirmations ride with whatever else goes to the child.
+      () => this.#takeConfirmations(),
+    );
+  }
 
-  const confirm = (id: number): void => {
-    applied.push(id);
-    ackTimer ??= clock.setTimer(ACK_DELAY_MS, () => {
-      ackTimer = undefined;
-      messages.poke();
+  listen(): void {
+    const onMessage = (message: unknown): void => this.#onMessage(message);
+    this.#child.on('message', onMessage);
+    this.#child.once('exit', () => {
+      this.#gone = true;
+      this.#child.off('message', onMessage);
+      this.#take?.controller.abort();
+      this.#retry?.cancel();
+      this.#ackTimer?.cancel();
     });
-  };
+  }
 
-  const fail = (id: number, error: unknown): void => {
-    if (error instanceof ServerlessWorkerError) messages.push({ k: 'error', id, code: error.code, message: error.message, status: error.status });
-    else messages.push({ k: 'error', id, code: 'SW_INTERNAL', message: error instanceof Error ? error.message : String(error), status: 500 });
-  };
+  #send(batch: SupervisorMessage[]): void {
+    const { logger, workerId } = this.#options;
+    if (this.#gone || !this.#child.connected) return;
+    try {
+      this.#child.send(batch, (error) => {
+        if (error) logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
+      });
+    } catch (error) {
+      logger.debug({ err: error, workerId }, 'a message to the worker process could not be sent');
+    }
+  }
 
-  const again = (): void => {
-    retry = clock.setTimer(TAKE_RETRY_MS, () => {
-      retry = undefined;
-      pump();
+  #takeConfirmations(): SupervisorMessage | undefined {
+    if (this.#applied.length === 0) return undefined;
+    this.#ackTimer?.cancel();
+    this.#ackTimer = undefined;
+    const ids = this.#applied;
+    this.#applied = [];
+    return { k: 'applied', ids };
+  }
+
+  #confirm(id: number): void {
+    this.#applied.push(id);
+    this.#ackTimer ??= this.#clock.setTimer(ACK_DELAY_MS, () => {
+      this.#ackTimer = undefined;
+      this.#messages.poke();
     });
-  };
+  }
+
+  #fail(id: number, error: unknown): void {
+    if (error instanceof ServerlessWorkerError) this.#messages.push({ k: 'error', id, code: error.code, message: error.message, status: error.status });
+    else this.#messages.push({ k: 'error', id, code: 'SW_INTERNAL', message: error instanceof Error ? error.message : String(error), status: 500 });
+  }
+
+  #again(): void {
+    this.#retry = this.#clock.setTimer(TAKE_RETRY_MS, () => {
+      this.#retry = undefined;
+      this.#pump();
+    });
+  }
 
   /** One standing take while the child has a free slot. */
-  const pump = (): void => {
-    if (gone || take !== undefined || retry !== undefined) return;
-    const free = slots - out.size;
+  #pump(): void {
+    if (this.#gone || this.#take !== undefined || this.#retry !== undefined) return;
+    const free = this.#slots - this.#out.size;
     if (free <= 0) return;
-    const controller = spare !== undefined && !spare.signal.aborted ? spare : new AbortController();
-    spare = undefined;
+    const controller = this.#spare !== undefined && !this.#spare.signal.aborted ? this.#spare : new AbortController();
+    this.#spare = undefined;
     const current = { controller, resized: false };
-    take = current;
+    this.#take = current;
+    const { calls, endpointId, workerId, logger } = this.#options;
     calls.take(endpointId, workerId, free, controller).then(
       (jobs) => {
-        take = undefined;
-        spare = controller;
-        if (gone) {
-          if (jobs.length > 0) options.onJobsAfterExit();
+        this.#take = undefined;
+        this.#spare = controller;
+        if (this.#gone) {
+          if (jobs.length > 0) this.#options.onJobsAfterExit();
           return;
         }
         if (jobs.length > 0) {
-          for (const job of jobs) out.add(runKey(job.id, job.attempt));
+          for (const job of jobs) this.#out.add(runKey(job.id, job.attempt));
           // As text: an input kept as the text received (job/raw-json.ts) goes on unparsed.
-          messages.push({ k: 'jobs', text: `[${jobs.map((job) => requestJsonText(job)).join(',')}]` });
-          pump();
-        } else if (current.resized) pump();
-        else again();
+          this.#messages.push({ k: 'jobs', text: `[${jobs.map((job) => requestJsonText(job)).join(',')}]` });
+          this.#pump();
+        } else if (current.resized) this.#pump();
+        else this.#again();
       },
       (error: unknown) => {
-        take = undefined;
-        spare = controller;
+        this.#take = undefined;
+        this.#spare = controller;
         logger.warn({ err: error, workerId }, 'a job take for the worker process failed; trying again shortly');
-        if (!gone) again();
+        if (!this.#gone) this.#again();
       },
     );
-  };
+  }
 
-  const handle = (message: ChildMessage): void => {
+  #handle(message: ChildMessage): void {
+    const { calls, endpointId, workerId, logger } = this.#options;
     switch (message.k) {
       case 'credit': {
-        const shrank = message.slots < slots;
-        slots = message.slots;
-        if (shrank && take !== undefined) {
-          take.resized = true;
-          take.controller.abort();
-        } else pump();
+        const shrank = message.slots < this.#slots;
+        this.#slots = message.slots;
+        if (shrank && this.#take !== undefined) {
+          this.#take.resized = true;
+          this.#take.controller.abort();
+        } else this.#pump();
         return;
       }
       case 'free':
-        if (out.delete(runKey(message.job, message.attempt))) pump();
+        if (this.#out.delete(runKey(message.job, message.attempt))) this.#pump();
         return;
       case 'result':
         // Its slot is free again now: the next job can go while this result is stored.
-        if (out.delete(runKey(message.job, message.attempt))) pump();
+        if (this.#out.delete(runKey(message.job, message.attempt))) this.#pump();
         calls.done(endpointId, workerId, message.job, message.body, message.attempt, logger).then(
-          (answer) => (answer.applied === false ? messages.push({ k: 'answer', id: message.id, answer }) : confirm(message.id)),
-          (error: unknown) => fail(message.id, error),
+          (answer) => (answer.applied === false ? this.#messages.push({ k: 'answer', id: message.id, answer }) : this.#confirm(message.id)),
+          (error: unknown) => this.#fail(message.id, error),
         );
         return;
       case 'done':
       case 'stream': {
         const call = message.k === 'done' ? calls.done : calls.stream;
         call(endpointId, workerId, message.job, message.body, message.attempt, logger).then(
-          (answer) => messages.push({ k: 'answer', id: message.id, answer }),
-          (error: unknown) => fail(message.id, error),
+          (answer) => this.#messages.push({ k: 'answer', id: message.id, answer }),
+          (error: unknown) => this.#fail(message.id, error),
         );
         return;
       }
     }
-  };
+  }
 
-  const onMessage = (message: unknown): void => {
+  #onMessage(message: unknown): void {
+    const { logger, workerId } = this.#options;
     const read = readChildBatch(message);
     for (const fault of read.faults) {
       logger.error({ workerId, problem: fault.problem }, `a message from the worker process is not one of the channel protocol (${fault.problem}); refused`);
       // A request with a readable id gets its refusal, with what was wrong (a result so refused is replaced by an error result).
       if (fault.id !== undefined)
-        messages.push({ k: 'error', id: fault.id, code: 'SW_CHANNEL_PROTOCOL', message: `refused by the --serve-api process: ${fault.problem}`, status: 400 });
+        this.#messages.push({
+          k: 'error',
+          id: fault.id,
+          code: 'SW_CHANNEL_PROTOCOL',
+          message: `refused by the --serve-api process: ${fault.problem}`,
+          status: 400,
+        });
     }
-    for (const entry of read.batch) handle(entry);
-  };
-  child.on('message', onMessage);
-  child.once('exit', () => {
-    gone = true;
-    child.off('message', onMessage);
-    take?.controller.abort();
-    retry?.cancel();
-    ackTimer?.cancel();
-  });
+    for (const entry of read.batch) this.#handle(entry);
+  }
 }
