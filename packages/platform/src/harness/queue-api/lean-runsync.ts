@@ -84,7 +84,8 @@ export function installLeanRunsync(server: Server, options: LeanRunsyncOptions):
   const stats: LeanRunsyncStats = { taken: 0 };
   statsByServer.set(server, stats);
   server.removeListener('request', fastify);
-  server.on('request', leanRunsync(options, stats, fastify));
+  const lean = new LeanRunsync(options, stats, fastify);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => lean.listen(req, res));
 }
 
 /** The endpoint id of a lean /runsync path; undefined for any other URL. */
@@ -114,74 +115,99 @@ function send(res: ServerResponse, status: number, payload: string, retryAfter?:
   res.end(payload);
 }
 
+/** The request's body as text once all `bytes` came; undefined for an aborted or broken request (no one to answer, as with fastify). */
+function readBody(req: IncomingMessage, bytes: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const done = (error?: unknown): void => {
+      req.off('data', onData);
+      req.off('end', done);
+      req.off('error', done);
+      req.off('close', done);
+      if (error !== undefined || received !== bytes) resolve(undefined);
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
+    };
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.on('end', done);
+    req.on('error', done);
+    req.on('close', done);
+    req.resume();
+  });
+}
+
 /**
  * The server's request listener in front of fastify's (`fastify`): a request the lean
  * path does not take goes to fastify with nothing of it read or changed.
  */
-export function leanRunsync(
-  options: LeanRunsyncOptions,
-  stats: LeanRunsyncStats,
-  fastify: (req: IncomingMessage, res: ServerResponse) => void,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  const { context, rootEndpoint, apiKey, rateGate, deleted, queueRoom, parseJson, logger, storeOutage } = options;
-  const harness: Harness = context.harness;
+class LeanRunsync {
+  readonly #options: LeanRunsyncOptions;
+  readonly #stats: LeanRunsyncStats;
+  readonly #fastify: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly #harness: Harness;
 
-  /** Answer an error as installErrorHandler does (the body has been read). */
-  const fail = (res: ServerResponse, error: unknown, close: boolean): void => {
-    const coded = toServerlessWorkerError(error);
-    if (coded.code === 'SW_INTERNAL') logger.error({ err: coded.cause ?? coded }, 'internal error');
-    if (coded.code === 'SW_STORE_UNAVAILABLE' && coded.cause !== undefined && storeOutage !== undefined) {
-      storeOutage.unavailable({ log: logger, routeOptions: { url: ROUTE_URL } } as unknown as FastifyRequest, coded, STORE_UNAVAILABLE_RETRY_AFTER_S);
+  constructor(options: LeanRunsyncOptions, stats: LeanRunsyncStats, fastify: (req: IncomingMessage, res: ServerResponse) => void) {
+    this.#options = options;
+    this.#stats = stats;
+    this.#fastify = fastify;
+    this.#harness = options.context.harness;
+  }
+
+  listen(req: IncomingMessage, res: ServerResponse): void {
+    const taken = this.#takes(req);
+    if (taken === undefined) {
+      this.#fastify(req, res);
+      return;
     }
-    const retryAfter = coded.details?.retryAfterSeconds;
-    send(res, coded.status, JSON.stringify(coded.toJSON()), typeof retryAfter === 'number' ? retryAfter : undefined, close);
-  };
+    void this.#serve(req, res, taken.endpointId, taken.bytes);
+  }
 
-  /** The body parsed; fastify's parser answers at once, so no promise is made for it then. */
-  const parsed = (text: string): unknown => {
-    let answer: { error: Error | null; body?: unknown } | undefined;
-    let settle: ((value: { error: Error | null; body?: unknown }) => void) | undefined;
-    parseJson(text, (error, body) => {
-      answer = { error, body };
-      settle?.(answer);
-    });
-    const read = (value: { error: Error | null; body?: unknown }): unknown => {
-      if (value.error) throw value.error;
-      return value.body;
-    };
-    return answer !== undefined
-      ? read(answer)
-      : new Promise((resolve) => (settle = resolve)).then((value) => read(value as { error: Error | null; body?: unknown }));
-  };
+  /** Whether the lean path takes the request (every check it can make before reading passes). */
+  #takes(req: IncomingMessage): { endpointId: string; bytes: number } | undefined {
+    const { context, rootEndpoint, apiKey, deleted } = this.#options;
+    // Closing: fastify answers with Connection: close from now on.
+    if (req.method !== 'POST' || context.closing.aborted) return undefined;
+    const endpointId = leanRunsyncEndpoint(req.url ?? '', rootEndpoint);
+    if (endpointId === undefined) return undefined;
+    const headers = req.headers;
+    if (apiKey && !apiKey(headers.authorization)) return undefined;
+    if (this.#harness.findEndpoint(endpointId) === undefined || deleted(endpointId)) return undefined;
+    if (!isJsonType(headers['content-type']) || headers['transfer-encoding'] !== undefined || headers.expect !== undefined) return undefined;
+    const length = headers['content-length'];
+    if (typeof length !== 'string' || !LENGTH.test(length)) return undefined;
+    const bytes = Number(length);
+    if (bytes === 0 || bytes >= RAW_INPUT_MIN_CHARS) return undefined;
+    return { endpointId, bytes };
+  }
 
-  /** From the body on: what the route does. */
-  const run = async (res: ServerResponse, endpointId: string, text: string): Promise<void> => {
-    let body: unknown;
-    let bodyBytes = 0;
-    if (text.trim() !== '') {
-      bodyBytes = text.length;
-      try {
-        checkBodyShape(text);
-        body = await parsed(text);
-      } catch (error) {
-        fail(res, error, true);
-        return;
-      }
-    }
-    const endpoint = harness.endpoint(endpointId);
-    const request = jobRequestOf(body, context, endpoint.id);
-    const wait = RUNSYNC_WAIT_MS.default;
-    const waiting = rawRequestSignal(res, context.closing);
+  async #serve(req: IncomingMessage, res: ServerResponse, endpointId: string, bytes: number): Promise<void> {
+    let admitted: boolean;
     try {
-      const view = await endpoint.submitAndWait(request, { sync: true, waitMs: wait, bytes: bodyBytes }, wait, waiting.signal);
-      send(res, 200, JSON.stringify(isTerminal(view.status) ? view : { id: view.id, status: view.status }));
-    } finally {
-      waiting.dispose();
+      admitted = await this.#admit(res, endpointId, bytes);
+    } catch {
+      admitted = false;
     }
-  };
+    if (!admitted) {
+      this.#fastify(req, res);
+      return;
+    }
+    this.#stats.taken++;
+    const text = await readBody(req, bytes);
+    if (text === undefined) return;
+    try {
+      await this.#run(res, endpointId, text);
+    } catch (error) {
+      this.#fail(res, error, false);
+    }
+  }
 
   /** The checks that need the store (workers up, for the rate limit); false: fastify answers. */
-  const admit = async (res: ServerResponse, endpointId: string, bytes: number): Promise<boolean> => {
+  async #admit(res: ServerResponse, endpointId: string, bytes: number): Promise<boolean> {
+    const { rateGate, queueRoom } = this.#options;
     const limit = rateGate ? await rateGate.limitFor(endpointId, 'runsync') : undefined;
     try {
       queueRoom.check(bytes);
@@ -195,76 +221,61 @@ export function leanRunsync(
     }
     queueRoom.reserve(bytes, res);
     return true;
-  };
+  }
 
-  const readBody = (req: IncomingMessage, bytes: number): Promise<string | undefined> =>
-    new Promise((resolve) => {
-      const chunks: Buffer[] = [];
-      let received = 0;
-      const done = (error?: unknown): void => {
-        req.off('data', onData);
-        req.off('end', done);
-        req.off('error', done);
-        req.off('close', done);
-        // An aborted or broken request has no one to answer (as fastify: its reply cannot be sent).
-        if (error !== undefined || received !== bytes) resolve(undefined);
-        else resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
-      };
-      const onData = (chunk: Buffer): void => {
-        received += chunk.length;
-        chunks.push(chunk);
-      };
-      req.on('data', onData);
-      req.on('end', done);
-      req.on('error', done);
-      req.on('close', done);
-      req.resume();
+  /** From the body on: what the route does. */
+  async #run(res: ServerResponse, endpointId: string, text: string): Promise<void> {
+    const { context } = this.#options;
+    let body: unknown;
+    let bodyBytes = 0;
+    if (text.trim() !== '') {
+      bodyBytes = text.length;
+      try {
+        checkBodyShape(text);
+        body = await this.#parsed(text);
+      } catch (error) {
+        this.#fail(res, error, true);
+        return;
+      }
+    }
+    const endpoint = this.#harness.endpoint(endpointId);
+    const request = jobRequestOf(body, context, endpoint.id);
+    const wait = RUNSYNC_WAIT_MS.default;
+    const waiting = rawRequestSignal(res, context.closing);
+    try {
+      const view = await endpoint.submitAndWait(request, { sync: true, waitMs: wait, bytes: bodyBytes }, wait, waiting.signal);
+      send(res, 200, JSON.stringify(isTerminal(view.status) ? view : { id: view.id, status: view.status }));
+    } finally {
+      waiting.dispose();
+    }
+  }
+
+  /** The body parsed; fastify's parser answers at once, so no promise is made for it then. */
+  #parsed(text: string): unknown {
+    let answer: { error: Error | null; body?: unknown } | undefined;
+    let settle: ((value: { error: Error | null; body?: unknown }) => void) | undefined;
+    this.#options.parseJson(text, (error, body) => {
+      answer = { error, body };
+      settle?.(answer);
     });
+    const read = (value: { error: Error | null; body?: unknown }): unknown => {
+      if (value.error) throw value.error;
+      return value.body;
+    };
+    return answer !== undefined
+      ? read(answer)
+      : new Promise((resolve) => (settle = resolve)).then((value) => read(value as { error: Error | null; body?: unknown }));
+  }
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, endpointId: string, bytes: number, fastify: () => void): Promise<void> => {
-    let admitted: boolean;
-    try {
-      admitted = await admit(res, endpointId, bytes);
-    } catch {
-      admitted = false;
+  /** Answer an error as installErrorHandler does (the body has been read). */
+  #fail(res: ServerResponse, error: unknown, close: boolean): void {
+    const { logger, storeOutage } = this.#options;
+    const coded = toServerlessWorkerError(error);
+    if (coded.code === 'SW_INTERNAL') logger.error({ err: coded.cause ?? coded }, 'internal error');
+    if (coded.code === 'SW_STORE_UNAVAILABLE' && coded.cause !== undefined && storeOutage !== undefined) {
+      storeOutage.unavailable({ log: logger, routeOptions: { url: ROUTE_URL } } as unknown as FastifyRequest, coded, STORE_UNAVAILABLE_RETRY_AFTER_S);
     }
-    if (!admitted) {
-      fastify();
-      return;
-    }
-    stats.taken++;
-    const text = await readBody(req, bytes);
-    if (text === undefined) return;
-    try {
-      await run(res, endpointId, text);
-    } catch (error) {
-      fail(res, error, false);
-    }
-  };
-
-  /** Whether the lean path takes the request (every check it can make before reading passes). */
-  const takes = (req: IncomingMessage): { endpointId: string; bytes: number } | undefined => {
-    // Closing: fastify answers with Connection: close from now on.
-    if (req.method !== 'POST' || context.closing.aborted) return undefined;
-    const endpointId = leanRunsyncEndpoint(req.url ?? '', rootEndpoint);
-    if (endpointId === undefined) return undefined;
-    const headers = req.headers;
-    if (apiKey && !apiKey(headers.authorization)) return undefined;
-    if (harness.findEndpoint(endpointId) === undefined || deleted(endpointId)) return undefined;
-    if (!isJsonType(headers['content-type']) || headers['transfer-encoding'] !== undefined || headers.expect !== undefined) return undefined;
-    const length = headers['content-length'];
-    if (typeof length !== 'string' || !LENGTH.test(length)) return undefined;
-    const bytes = Number(length);
-    if (bytes === 0 || bytes >= RAW_INPUT_MIN_CHARS) return undefined;
-    return { endpointId, bytes };
-  };
-
-  return (req, res) => {
-    const taken = takes(req);
-    if (taken === undefined) {
-      fastify(req, res);
-      return;
-    }
-    void serve(req, res, taken.endpointId, taken.bytes, () => fastify(req, res));
-  };
+    const retryAfter = coded.details?.retryAfterSeconds;
+    send(res, coded.status, JSON.stringify(coded.toJSON()), typeof retryAfter === 'number' ? retryAfter : undefined, close);
+  }
 }
