@@ -54,4 +54,11 @@ export default tseslint.config(
     files: ['packages/platform/ui/**/*.js'],
     languageOptions: { globals: globals.browser },
   },
+  {
+    // Shapes that show their job (issue 45): a function of the packages' source longer than
+    // this is a closure standing in for a class, or several steps that want names of their own.
+    // Blank lines and comments do not count. Tests and benches are left to read as scripts.
+    files: ['src/**/*.ts', 'packages/platform/src/**/*.ts', 'packages/platform/ui/**/*.js'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+  },
 );
