@@ -7,6 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { isTerminal, type JobRequest, MAX_BODY_BYTES, parseJobRequest, RawJson, ServerlessWorkerError } from 'serverless-worker/internal';
 import { requestSignal } from '../http/client-signal.js';
 import { operationConfig } from '../http/route-config.js';
+import { registerRoute } from '../http/route-spec.js';
+import { QUEUE_ROUTES } from './queue-routes.js';
 import { endpointOf, type QueueApiContext } from './context.js';
 import { WaitQuerySchema, parseRequestPart } from './params.js';
 import { plainJobRequest, plainWait } from './plain-shapes.js';
@@ -38,7 +40,7 @@ export function jobRequestOf(body: unknown, context: QueueApiContext, endpointId
 export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiContext): void {
   // A body the queue cap cannot take is refused before it is read (early-queue-room.ts).
   const onRequest = earlyQueueRoomHook(context.queueRoom ?? new QueueRoomReservations(context.harness));
-  app.post('/:endpointId/run', { bodyLimit: MAX_BODY_BYTES.run, config: operationConfig('run'), onRequest }, async (request) => {
+  registerRoute(app, QUEUE_ROUTES.run, { bodyLimit: MAX_BODY_BYTES.run, config: operationConfig('run'), onRequest }, async (request) => {
     const endpoint = endpointOf(context, request.params);
     const body = jobRequestOf(request.body, context, endpoint.id);
     const job = await endpoint.submit(body, { bytes: request.bodyBytes });
@@ -47,7 +49,7 @@ export function registerSubmitRoutes(app: FastifyInstance, context: QueueApiCont
     return { id: job.id, status: 'IN_QUEUE' as const };
   });
 
-  app.post('/:endpointId/runsync', { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('runsync'), onRequest }, async (request, reply) => {
+  registerRoute(app, QUEUE_ROUTES.runsync, { bodyLimit: MAX_BODY_BYTES.runsync, config: operationConfig('runsync'), onRequest }, async (request, reply) => {
     const endpoint = endpointOf(context, request.params);
     const wait = plainWait(request.query) ?? parseRequestPart(WaitQuerySchema, request.query, 'query string').wait;
     const body = jobRequestOf(request.body, context, endpoint.id);
