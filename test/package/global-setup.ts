@@ -15,7 +15,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildAndPack, type PackedPackages } from './build-and-pack.js';
-import { EAGER_SETUP_ENV } from '../setup/eager-setup.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -60,10 +59,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await new Promise<void>((resolve) => broker.listen(0, '127.0.0.1', resolve));
   const { port } = broker.address() as AddressInfo;
   project.provide('packBrokerUrl', `http://127.0.0.1:${port}`);
-  // `npm test` (test/setup/run-all.ts): both packages are built and packed from the start,
-  // beside the first tests, instead of when the first packing test asks (its worker waiting
-  // 30-45 s). A failure is the asking test's to report, as when made on its ask.
-  if (process.env[EAGER_SETUP_ENV] === '1') void pack().catch(() => undefined);
   return async () => {
     broker.close();
     await packing?.catch(() => undefined);

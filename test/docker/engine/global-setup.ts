@@ -20,7 +20,6 @@ import type { TestProject } from 'vitest/node';
 import * as z from 'zod';
 import { startDockerEngine, type DockerEngine } from './docker-engine.js';
 import { standInBuilder } from './stand-in-base.js';
-import { EAGER_SETUP_ENV } from '../../setup/eager-setup.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -69,10 +68,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await new Promise<void>((resolve) => broker.listen(0, '127.0.0.1', resolve));
   const { port } = broker.address() as AddressInfo;
   project.provide('dockerBrokerUrl', `http://127.0.0.1:${port}`);
-  // `npm test` (test/setup/run-all.ts): the engine and the Node stand-in are made from the start,
-  // beside the first tests, instead of when the first Docker test asks (minutes later, its worker
-  // waiting). A failure is the asking test's to report, as when made on its ask.
-  if (process.env[EAGER_SETUP_ENV] === '1') void answer(new URL('/base?kind=node&node=24', 'http://broker')).catch(() => undefined);
   return async () => {
     broker.close();
     const started = starting ? await starting.catch(() => undefined) : undefined;
