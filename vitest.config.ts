@@ -3,52 +3,65 @@ import { defineConfig } from 'vitest/config';
 import { TIERS } from './test/setup/tiers.js';
 import LongestFirstSequencer from './test/setup/file-order.js';
 
+/** Examples import the packages by name, as a worker author would (tsconfig.json's paths say the same for tsc and tsx). */
+const PACKAGE_ALIASES = [
+  // The platform package reaches the SDK through its one internal entry point (src/exports/internal.ts).
+  { find: /^serverless-worker\/internal$/, replacement: fileURLToPath(new URL('./src/exports/internal.ts', import.meta.url)) },
+  { find: /^serverless-worker-platform\/serve-api$/, replacement: fileURLToPath(new URL('./packages/platform/src/local/serve-api.ts', import.meta.url)) },
+  { find: /^serverless-worker-platform\/cli$/, replacement: fileURLToPath(new URL('./packages/platform/src/cli/platform-commands.ts', import.meta.url)) },
+  { find: /^serverless-worker-platform$/, replacement: fileURLToPath(new URL('./packages/platform/src/index.ts', import.meta.url)) },
+  { find: /^serverless-worker\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
+  { find: /^serverless-worker\/harness$/, replacement: fileURLToPath(new URL('./src/exports/harness.ts', import.meta.url)) },
+  { find: /^serverless-worker\/runtime$/, replacement: fileURLToPath(new URL('./src/exports/runtime.ts', import.meta.url)) },
+  { find: /^serverless-worker$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+];
+
+/** What every tier's files run with. */
+const TIER_SETTINGS = {
+  // The CI machine runs Node 20 on purpose (CONTRIBUTING.md): the workers' start-up warning about
+  // it (src/worker/node-version.ts) would add a line to every child's stderr that tests read.
+  // test/worker/node-version.test.ts turns it back on; helpers that give a child a clean environment set it too.
+  env: { SW_NODE_VERSION_WARNING: 'off' },
+  // Child processes and real sockets: give slow shared machines room.
+  testTimeout: 30_000,
+  hookTimeout: 30_000,
+  pool: 'forks',
+} as const;
+
 export default defineConfig({
-  resolve: {
-    // Examples import the packages by name, as a worker author would (tsconfig.json's paths say the same for tsc and tsx).
-    alias: [
-      // The platform package reaches the SDK through its one internal entry point (src/exports/internal.ts).
-      { find: /^serverless-worker\/internal$/, replacement: fileURLToPath(new URL('./src/exports/internal.ts', import.meta.url)) },
-      { find: /^serverless-worker-platform\/serve-api$/, replacement: fileURLToPath(new URL('./packages/platform/src/local/serve-api.ts', import.meta.url)) },
-      { find: /^serverless-worker-platform\/cli$/, replacement: fileURLToPath(new URL('./packages/platform/src/cli/platform-commands.ts', import.meta.url)) },
-      { find: /^serverless-worker-platform$/, replacement: fileURLToPath(new URL('./packages/platform/src/index.ts', import.meta.url)) },
-      { find: /^serverless-worker\/testing$/, replacement: fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
-      { find: /^serverless-worker\/harness$/, replacement: fileURLToPath(new URL('./src/exports/harness.ts', import.meta.url)) },
-      { find: /^serverless-worker\/runtime$/, replacement: fileURLToPath(new URL('./src/exports/runtime.ts', import.meta.url)) },
-      { find: /^serverless-worker$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
-    ],
-  },
+  resolve: { alias: PACKAGE_ALIASES },
   test: {
     // Four tiers, by file name (test/setup/tiers.ts says the rules; CONTRIBUTING.md, "Testing").
     // `unit`: in-process only (a setup file makes any child process fail them); its files
     // share their workers' module cache (isolate: false): importing fastify and the rest once
     // per worker instead of once per file took the tier from 110 s to 21 s (load ~20).
     // `integration`, `browser`, `system`: the rest. `npm test` and .ci/run run all four.
+    // The projects do not extend this config: a project that extends it runs its global
+    // setups again (vitest runs them once in the root project and once in each project
+    // that has them), so one `npm test` built and packed both packages twice (the CLI
+    // tests of the integration tier and the packed-package tests of the system tier each
+    // asked their own broker) and could start two PostgreSQL servers. The projects read
+    // the root's `provide`d broker URLs instead (vitest merges the root's context into each).
     projects: TIERS.map(({ name, include, exclude }) => ({
-      extends: true,
+      resolve: { alias: PACKAGE_ALIASES },
       test: {
         name,
         include: [...include],
         exclude: [...exclude],
+        ...TIER_SETTINGS,
         ...(name === 'unit' ? { setupFiles: ['test/setup/unit-tier.ts'], isolate: false } : {}),
       },
     })),
-    // The CI machine runs Node 20 on purpose (CONTRIBUTING.md): the workers' start-up warning about
-    // it (src/worker/node-version.ts) would add a line to every child's stderr that tests read.
-    // test/worker/node-version.test.ts turns it back on; helpers that give a child a clean environment set it too.
-    env: { SW_NODE_VERSION_WARNING: 'off' },
-    // Child processes and real sockets: give slow shared machines room.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    pool: 'forks',
+    ...TIER_SETTINGS,
     // Two files at a time: most tests wait on child processes, sockets and timers, not
     // the CPU. On the 2-core CI machines the default (one worker) took 826 s, two took 519 s,
     // the same tests passing.
     maxWorkers: 2,
     // Longest files first, from a recorded run (test/setup/file-order.ts): the two workers end together.
     sequence: { sequencer: LongestFirstSequencer },
-    // One PostgreSQL server and one private Docker engine per run, each started only when
-    // a test asks for it.
-    globalSetup: ['test/postgres/global-setup.ts', 'test/docker/engine/global-setup.ts', 'test/package/global-setup.ts'],
+    // One PostgreSQL server, one build and pack of the packages and one private Docker engine
+    // per run, each started only when a test asks for it (in the root project only: see above),
+    // or from the start under `npm test` (test/setup/eager-setup.ts: the pack, then the engine).
+    globalSetup: ['test/postgres/global-setup.ts', 'test/package/global-setup.ts', 'test/docker/engine/global-setup.ts'],
   },
 });

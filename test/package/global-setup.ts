@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildAndPack, type PackedPackages } from './build-and-pack.js';
+import { makeEagerly } from '../setup/eager-setup.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -59,6 +60,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await new Promise<void>((resolve) => broker.listen(0, '127.0.0.1', resolve));
   const { port } = broker.address() as AddressInfo;
   project.provide('packBrokerUrl', `http://127.0.0.1:${port}`);
+  // `npm test`: built and packed from the start (test/setup/eager-setup.ts).
+  makeEagerly(pack);
   return async () => {
     broker.close();
     await packing?.catch(() => undefined);

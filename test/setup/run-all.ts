@@ -17,6 +17,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { EAGER_SETUP_ENV } from './eager-setup.js';
 
 interface Check {
   readonly name: string;
@@ -75,7 +76,8 @@ async function runChecks(foreground: boolean, stopAtFailure: boolean): Promise<C
 
 function runVitest(args: readonly string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn('npx', ['vitest', 'run', ...args], { stdio: 'inherit' });
+    // The whole suite: the system tier's builds start with the run (test/setup/eager-setup.ts).
+    const child = spawn('npx', ['vitest', 'run', ...args], { stdio: 'inherit', env: { ...process.env, [EAGER_SETUP_ENV]: '1' } });
     child.on('error', () => resolve(1));
     child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });

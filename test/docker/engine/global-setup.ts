@@ -20,6 +20,7 @@ import type { TestProject } from 'vitest/node';
 import * as z from 'zod';
 import { startDockerEngine, type DockerEngine } from './docker-engine.js';
 import { standInBuilder } from './stand-in-base.js';
+import { makeEagerly } from '../../setup/eager-setup.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -68,6 +69,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await new Promise<void>((resolve) => broker.listen(0, '127.0.0.1', resolve));
   const { port } = broker.address() as AddressInfo;
   project.provide('dockerBrokerUrl', `http://127.0.0.1:${port}`);
+  // `npm test`: the engine and the stand-ins the tests ask for made from the start, after the pack
+  // (test/setup/eager-setup.ts); the Node one first (the most asked, and the longest to build).
+  for (const base of ['kind=node&node=24', 'kind=cuda', 'kind=rocm']) makeEagerly(() => answer(new URL(`/base?${base}`, 'http://broker')));
   return async () => {
     broker.close();
     const started = starting ? await starting.catch(() => undefined) : undefined;
