@@ -8,22 +8,12 @@
  * worker; the key is remembered on this device only when asked; an unknown endpoint's
  * page says so; each view has its own title.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { describe, expect, it } from 'vitest';
+import { API_KEY, ENDPOINT } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
+const dashboard = useDashboardFile();
 const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
 
 interface Listed {
   id: string;
@@ -34,14 +24,18 @@ interface Listed {
 }
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${fixture.server.url}${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const response = await fetch(`${dashboard.fixture.server.url}${path}`, {
+    method,
+    headers: auth,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: response.status, body: (await response.json()) as T };
 }
 
 /** Jobs with no worker to take them (the endpoints have none): they stay IN_QUEUE. */
 async function submitQueued(endpointId: string, tag: string, count: number): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) ids.push((await fixture.harness.endpoint(endpointId).submit({ input: { tag, i } })).id);
+  for (let i = 0; i < count; i++) ids.push((await dashboard.fixture.harness.endpoint(endpointId).submit({ input: { tag, i } })).id);
   return ids;
 }
 
@@ -72,7 +66,7 @@ describe('the list across endpoints and bulk actions: routes', () => {
     expect(matching.body.jobs).toHaveLength(5);
     const cancelled = await call<{ done: number; refused: unknown[] }>('POST', '/ui/api/jobs/bulk', { action: 'cancel', jobs: matching.body.jobs });
     expect(cancelled.body).toMatchObject({ action: 'cancel', asked: 5, done: 5, refused: [] });
-    for (const id of a) expect((await fixture.harness.endpoint('all-a').find(id))?.status).toBe('CANCELLED');
+    for (const id of a) expect((await dashboard.fixture.harness.endpoint('all-a').find(id))?.status).toBe('CANCELLED');
     // A retry of cancelled jobs is refused, each with the API's code.
     const retried = await call<{ done: number; refused: Array<{ id: string; code: string }> }>('POST', '/ui/api/jobs/bulk', {
       action: 'retry',
@@ -90,12 +84,12 @@ describe('the list across endpoints and bulk actions: routes', () => {
     const deep = await call<{ error: { code: string; message: string } }>('GET', '/ui/api/jobs?offset=20000');
     expect(deep.status).toBe(400);
     expect(deep.body.error.message).toContain('offset must be at most 10000');
-    const unauthorized = await fetch(`${fixture.server.url}/ui/api/jobs`);
+    const unauthorized = await fetch(`${dashboard.fixture.server.url}/ui/api/jobs`);
     expect(unauthorized.status).toBe(401);
   });
 
   it('keeps the worker of a cancelled running job in its record and the list', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'sleep', ms: 30_000 } });
     for (let i = 0; i < 200 && (await endpoint.find(id))?.status !== 'IN_PROGRESS'; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     const worker = (await endpoint.find(id))?.workerId;
@@ -112,8 +106,8 @@ describe('the list across endpoints and bulk actions: the page', () => {
   it('lists every endpoint in #/jobs and cancels all the filter matches, not only the 50 rows shown, after a confirm naming the count', async () => {
     await submitQueued('page-a', 'page-y', 35);
     await submitQueued('page-b', 'page-y', 25);
-    const { context, page } = await browsers.open('all-jobs');
-    await logIn(page, fixture.uiUrl);
+    const { context, page } = await dashboard.browsers.open('all-jobs');
+    await logIn(page, dashboard.fixture.uiUrl);
     await page.locator('[data-test=all-jobs-link]').click();
     await page.locator('#filter-text').fill('page-y');
     await page.locator('[data-test=page-info]', { hasText: '1–50 of 60' }).waitFor(WAIT);
@@ -131,13 +125,13 @@ describe('the list across endpoints and bulk actions: the page', () => {
     await page.locator('[data-test=bulk-cancel-matching]').click();
     await expect.poll(() => dialogs.length, WAIT).toBe(1);
     expect(dialogs[0]).toContain('Cancel 60 jobs matching the filter');
-    expect((await fixture.harness.endpoint('page-a').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(0);
+    expect((await dashboard.fixture.harness.endpoint('page-a').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(0);
     accept = true;
     await page.locator('[data-test=bulk-cancel-matching]').click();
     await page.locator('[data-test=bulk-outcome]', { hasText: 'Cancelled 60 of 60' }).waitFor(WAIT);
     expect(dialogs[1]).toBe('Cancel 60 jobs matching the filter on endpoints page-a, page-b?');
-    expect((await fixture.harness.endpoint('page-a').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(35);
-    expect((await fixture.harness.endpoint('page-b').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(25);
+    expect((await dashboard.fixture.harness.endpoint('page-a').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(35);
+    expect((await dashboard.fixture.harness.endpoint('page-b').list({ states: ['CANCELLED'], offset: 0, limit: 1 })).total).toBe(25);
     // Retry is confirmed alike (and refused for cancelled jobs: one reason, said once).
     await page.locator('[data-test=bulk-retry-matching]').click();
     await page.locator('[data-test=bulk-outcome]', { hasText: 'Retried 0 of 60; 60 refused:' }).waitFor(WAIT);
@@ -149,22 +143,22 @@ describe('the list across endpoints and bulk actions: the page', () => {
   });
 
   it('says an endpoint it does not know is unknown, and titles each view', async () => {
-    const { context, page } = await browsers.open('unknown-endpoint');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/no-such-endpoint`);
+    const { context, page } = await dashboard.browsers.open('unknown-endpoint');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/no-such-endpoint`);
     await page.locator('[data-test=unknown-endpoint]', { hasText: 'no endpoint no-such-endpoint' }).waitFor(WAIT);
     await expect.poll(() => page.title(), WAIT).toBe('no-such-endpoint jobs · serverless-worker harness');
-    await page.goto(`${fixture.uiUrl}#/workers`);
+    await page.goto(`${dashboard.fixture.uiUrl}#/workers`);
     await expect.poll(() => page.title(), WAIT).toBe('Workers · serverless-worker harness');
     await context.close();
   });
 
   it('remembers the key on this device only when asked', async () => {
-    const { context, page } = await browsers.open('remember');
-    await logIn(page, fixture.uiUrl);
+    const { context, page } = await dashboard.browsers.open('remember');
+    await logIn(page, dashboard.fixture.uiUrl);
     // Not remembered: a new tab asks again.
     const second = await context.newPage();
-    await second.goto(fixture.uiUrl);
+    await second.goto(dashboard.fixture.uiUrl);
     await second.locator('#api-key').waitFor(WAIT);
     await second.locator('#api-key').fill(API_KEY);
     await second.locator('[data-test=remember]').check();
@@ -172,12 +166,12 @@ describe('the list across endpoints and bulk actions: the page', () => {
     await second.locator('header').waitFor(WAIT);
     // Remembered: a third tab opens logged in; Log out forgets it.
     const third = await context.newPage();
-    await third.goto(fixture.uiUrl);
+    await third.goto(dashboard.fixture.uiUrl);
     await third.locator('header').waitFor(WAIT);
     expect(await third.locator('#api-key').count()).toBe(0);
     await third.locator('header button', { hasText: 'Log out' }).click();
     const fourth = await context.newPage();
-    await fourth.goto(fixture.uiUrl);
+    await fourth.goto(dashboard.fixture.uiUrl);
     await fourth.locator('#api-key').waitFor(WAIT);
     await context.close();
   });

@@ -8,32 +8,22 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
+const dashboard = useDashboardFile();
 
 const scrollWidth = async (page: Page): Promise<number> => Number(await page.evaluate('document.documentElement.scrollWidth'));
 
 describe('dashboard bugs fixed', () => {
   it("shows none of the previous endpoint's rows when the next endpoint's list cannot be read", async () => {
-    const endpoint = fixture.harness.endpoint('rows-a');
+    const endpoint = dashboard.fixture.harness.endpoint('rows-a');
     for (let i = 0; i < 3; i++) await endpoint.submit({ input: { i } });
-    const { context, page } = await browsers.open('rows-after-error');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/rows-a`);
+    const { context, page } = await dashboard.browsers.open('rows-after-error');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/rows-a`);
     await page.locator('[data-test=page-info]').filter({ hasText: '1–3 of 3' }).waitFor(WAIT);
     // An endpoint id the API refuses (400): its error, under its own title, and no rows.
-    await page.goto(`${fixture.uiUrl}#/endpoint/${encodeURIComponent('bad id!')}`);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${encodeURIComponent('bad id!')}`);
     await page.locator('[data-test=error]').filter({ hasText: 'SW_INVALID_REQUEST' }).waitFor(WAIT);
     expect(await page.locator('h1').textContent()).toContain('bad id!');
     expect(await page.locator('[data-test=jobs-row]').count()).toBe(0);
@@ -42,12 +32,12 @@ describe('dashboard bugs fixed', () => {
   });
 
   it("counts a running attempt's time on: Ran does not freeze while the job runs", async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const job = await endpoint.submit({ input: { mode: 'sleep', ms: 60_000 } });
     try {
-      const { context, page } = await browsers.open('ran');
-      await logIn(page, fixture.uiUrl);
-      await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${job.id}`);
+      const { context, page } = await dashboard.browsers.open('ran');
+      await logIn(page, dashboard.fixture.uiUrl);
+      await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${job.id}`);
       const ran = page.locator('[data-test=attempt-row]', { hasText: 'running' }).locator('[data-test=attempt-ran]');
       const first = await ran.textContent(WAIT);
       // Nothing about the job changes while it sleeps: the time moves on the page's clock alone.
@@ -59,17 +49,17 @@ describe('dashboard bugs fixed', () => {
   });
 
   it('fits an 800 px window: the endpoints, jobs and job views scroll their wide tables instead of the page', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'echo', words: 'a long line of input '.repeat(40) } });
     await endpoint.waitForEnd(id, 20_000);
-    const { context, page } = await browsers.open('narrow', { width: 800, height: 900 });
-    await logIn(page, fixture.uiUrl);
+    const { context, page } = await dashboard.browsers.open('narrow', { width: 800, height: 900 });
+    await logIn(page, dashboard.fixture.uiUrl);
     await page.locator('[data-test=endpoints]').waitFor(WAIT);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(800);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}`);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}`);
     await page.locator('[data-test=jobs-row]').first().waitFor(WAIT);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(800);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     await page.locator('h1 [data-test=status]').filter({ hasText: 'COMPLETED' }).waitFor(WAIT);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(800);
     await context.close();
@@ -95,7 +85,7 @@ describe('dashboard bugs fixed, on a harness of its own', () => {
       body: JSON.stringify({ url: 'http://127.0.0.1:9', workerId: 'lb-dead-1' }),
     });
     expect(registered.status).toBeLessThan(300);
-    const { context, page } = await browsers.open('lb-gone');
+    const { context, page } = await dashboard.browsers.open('lb-gone');
     await logIn(page, own.uiUrl);
     const gone = page.locator('[data-test=panel-load-balancing] [data-test=lb-gone]', { hasText: 'lb-dead-1' });
     await gone.waitFor(WAIT);
@@ -108,7 +98,7 @@ describe('dashboard bugs fixed, on a harness of its own', () => {
   });
 
   it('shows a banner while the harness is unreachable', async () => {
-    const { context, page } = await browsers.open('unreachable');
+    const { context, page } = await dashboard.browsers.open('unreachable');
     await logIn(page, own.uiUrl);
     await page.locator('[data-test=endpoints], [data-test=no-endpoints]').first().waitFor(WAIT);
     expect(await page.locator('[data-test=unreachable]').count()).toBe(0);

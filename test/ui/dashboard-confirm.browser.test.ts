@@ -5,27 +5,17 @@
  * the confirms name the endpoint by its name beside its id; a single job's cancel and rerun
  * ask before they act, and a dismissed confirm changes nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { fetchOkJson } from '../kit/index.js';
-import { API_KEY, CRASH_IMAGE, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { API_KEY, CRASH_IMAGE, ENDPOINT } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
+const dashboard = useDashboardFile();
 const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
 
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
-
 function v1<T>(method: string, path: string, body?: unknown): Promise<T> {
-  return fetchOkJson<T>(`${fixture.server.url}/v1${path}`, method, body, auth);
+  return fetchOkJson<T>(`${dashboard.fixture.server.url}/v1${path}`, method, body, auth);
 }
 
 /** Answers each confirm with `answer()` and keeps its text. */
@@ -44,12 +34,12 @@ describe('what an action asks and what it says it did', () => {
     const template = await v1<{ id: string }>('POST', '/templates', { name: 'confirm-none', imageName: CRASH_IMAGE, isServerless: true, category: 'CPU' });
     const endpoint = await v1<{ id: string }>('POST', '/endpoints', { name: 'thumbnailer', templateId: template.id, workersMin: 0, workersMax: 0 });
     try {
-      const jobs = fixture.harness.endpoint(endpoint.id);
+      const jobs = dashboard.fixture.harness.endpoint(endpoint.id);
       for (let i = 0; i < 3; i++) await jobs.submit({ input: { i } });
-      const { context, page } = await browsers.open('bulk-outcome');
+      const { context, page } = await dashboard.browsers.open('bulk-outcome');
       const seen = confirms(page, () => true);
-      await logIn(page, fixture.uiUrl);
-      await page.goto(`${fixture.uiUrl}#/endpoint/${endpoint.id}`);
+      await logIn(page, dashboard.fixture.uiUrl);
+      await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${endpoint.id}`);
       const info = page.locator('[data-test=page-info]');
       await info.filter({ hasText: '1–3 of 3' }).waitFor(WAIT);
       const outcome = page.locator('[data-test=bulk-outcome]');
@@ -101,13 +91,13 @@ describe('what an action asks and what it says it did', () => {
   });
 
   it("asks before a single job's cancel and rerun, naming the endpoint; a dismissed confirm changes nothing", async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'sleep', ms: 60_000 } });
-    const { context, page } = await browsers.open('single-confirm');
+    const { context, page } = await dashboard.browsers.open('single-confirm');
     let accept = false;
     const seen = confirms(page, () => accept);
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     const status = page.locator('h1 [data-test=status]');
     await status.filter({ hasText: 'IN_PROGRESS' }).waitFor(WAIT);
     await page.locator('[data-test=cancel]').click();

@@ -6,36 +6,26 @@
  * copy buttons for ids and "copy as curl" (what lands on the clipboard); a stream of
  * object chunks shown as a list, not run together as `}{`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { describe, expect, it } from 'vitest';
+import { API_KEY, ENDPOINT } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
+const dashboard = useDashboardFile();
 
 describe('reading at a glance', () => {
   it('shows jobs per second per endpoint and a queue-depth chart on the overview', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     for (let i = 0; i < 5; i++) await endpoint.waitForEnd((await endpoint.submit({ input: { mode: 'echo', i } })).id, 20_000);
     // A second endpoint with jobs ended: taken and completed as a worker would, under its own id.
-    const second = fixture.harness.endpoint('glance-two');
+    const second = dashboard.fixture.harness.endpoint('glance-two');
     for (let i = 0; i < 3; i++) {
       const { id } = await second.submit({ input: { i } });
       await second.take('glance-worker', 1);
       await second.complete(id, 'glance-worker', { kind: 'output', output: i });
     }
-    await fixture.harness.endpoint('glance-queue').submit({ input: { waiting: true } });
-    const { context, page } = await browsers.open('glance-overview');
-    await logIn(page, fixture.uiUrl);
+    await dashboard.fixture.harness.endpoint('glance-queue').submit({ input: { waiting: true } });
+    const { context, page } = await dashboard.browsers.open('glance-overview');
+    await logIn(page, dashboard.fixture.uiUrl);
     const row = page.locator('[data-test=endpoint-row]', { hasText: ENDPOINT }).first();
     await row.waitFor(WAIT);
     // Rebuilt from the jobs kept: 5 ended in the last minute, so the rate is above 0.
@@ -52,12 +42,12 @@ describe('reading at a glance', () => {
       // The legend's first row is the time; then one row per line.
       expect((await byEndpoint.locator('.u-legend .u-series .u-label').allTextContents()).slice(1)).toEqual(['glance-two', ENDPOINT]);
     }
-    await fixture.harness.endpoint('glance-queue').purgeQueue();
+    await dashboard.fixture.harness.endpoint('glance-queue').purgeQueue();
     await context.close();
   }, 60_000);
 
   it('writes times with their zone and age, copies ids and curl commands, and lists object chunks', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const tokens = [
       { token: 'a', n: 1 },
       { token: 'b', n: 2 },
@@ -65,10 +55,10 @@ describe('reading at a glance', () => {
     ];
     const { id } = await endpoint.submit({ input: { mode: 'stream', tokens, delayMs: 10 } });
     await endpoint.waitForEnd(id, 20_000);
-    const { context, page } = await browsers.open('glance-job');
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fixture.server.url });
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    const { context, page } = await dashboard.browsers.open('glance-job');
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: dashboard.fixture.server.url });
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     await page.locator('[data-test=job-id]').waitFor(WAIT);
     expect(await page.title()).toContain(`Job ${id}`);
     // One format: day, time, zone, age; the ISO time on hover.

@@ -7,34 +7,24 @@
  * filters themselves are checked on both stores by the store conformance suite.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { describe, expect, it } from 'vitest';
+import { API_KEY, ENDPOINT } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
+const dashboard = useDashboardFile();
 
 const info = (page: Page) => page.locator('[data-test=page-info]');
 const rowIds = (page: Page) => page.locator('[data-test=jobs-row] td:nth-child(2) a').allTextContents();
 
 describe('history and bulk work on the dashboard', () => {
   it('filters by text in input or output, kind and time, sorts oldest first, and shows dates and a running queue age', async () => {
-    const endpoint = fixture.harness.endpoint('history');
+    const endpoint = dashboard.fixture.harness.endpoint('history');
     const first = await endpoint.submit({ input: { prompt: 'Paint a lighthouse' } });
     await endpoint.submit({ input: { prompt: 'a cat' } }, { sync: true });
     const third = await endpoint.submit({ input: { prompt: 'another LIGHTHOUSE at dusk' } });
-    const { context, page } = await browsers.open('history-filters');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/history`);
+    const { context, page } = await dashboard.browsers.open('history-filters');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/history`);
     await info(page).filter({ hasText: '1–3 of 3' }).waitFor(WAIT);
     expect(await page.locator('[data-test=jobs-row] [data-test=submitted]').first().textContent()).toMatch(/\d{1,2}:\d{2}:\d{2}/);
     await page.locator('#filter-text').fill('lighthouse');
@@ -63,7 +53,7 @@ describe('history and bulk work on the dashboard', () => {
       ['kind=batch', 'kind must be run or runsync'],
       ['order=random', 'order must be newest, oldest, slowest (longest execution) or waited (longest queue wait)'],
     ] as const) {
-      const answer = await fetch(`${fixture.server.url}/ui/api/endpoints/history/jobs?${query}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+      const answer = await fetch(`${dashboard.fixture.server.url}/ui/api/endpoints/history/jobs?${query}`, { headers: { authorization: `Bearer ${API_KEY}` } });
       expect(answer.status, query).toBe(400);
       const body = (await answer.json()) as { error: { code: string; message: string } };
       expect(body.error.code, query).toBe('SW_INVALID_REQUEST');
@@ -72,13 +62,13 @@ describe('history and bulk work on the dashboard', () => {
   });
 
   it('filters by the worker that ran a job, once it ended', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'echo', marker: 'by-worker' } });
     const ended = await endpoint.waitForEnd(id, 20_000);
     expect(ended.status).toBe('COMPLETED');
-    const { context, page } = await browsers.open('history-worker');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}`);
+    const { context, page } = await dashboard.browsers.open('history-worker');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}`);
     const row = page.locator('[data-test=jobs-row]', { hasText: id });
     const worker = (await row.locator('td').nth(8).textContent(WAIT)) ?? '';
     expect(worker.length).toBeGreaterThan(0);
@@ -91,12 +81,12 @@ describe('history and bulk work on the dashboard', () => {
   });
 
   it('cancels the selected jobs in one go, and lists the retries refused', async () => {
-    const endpoint = fixture.harness.endpoint('history-bulk');
+    const endpoint = dashboard.fixture.harness.endpoint('history-bulk');
     for (let i = 0; i < 5; i++) await endpoint.submit({ input: { i } });
-    const { context, page } = await browsers.open('history-bulk');
+    const { context, page } = await dashboard.browsers.open('history-bulk');
     page.on('dialog', (dialog) => void dialog.accept());
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/history-bulk`);
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/history-bulk`);
     await info(page).filter({ hasText: '1–5 of 5' }).waitFor(WAIT);
     await page.locator('[data-test=select-all]').check();
     expect(await page.locator('[data-test=selected-count]').textContent()).toBe('5 selected');
@@ -112,13 +102,13 @@ describe('history and bulk work on the dashboard', () => {
   });
 
   it('reruns a job with edited input, and opens an error cut in the list in full', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'echo', note: 'original' } });
     await endpoint.waitForEnd(id, 20_000);
-    const { context, page } = await browsers.open('history-rerun');
+    const { context, page } = await dashboard.browsers.open('history-rerun');
     page.on('dialog', (dialog) => void dialog.accept());
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     await page.locator('[data-test=rerun-open]').click();
     const editor = page.locator('#rerun-json');
     expect(JSON.parse(await editor.inputValue(WAIT))).toEqual({ input: { mode: 'echo', note: 'original' } });
@@ -130,7 +120,7 @@ describe('history and bulk work on the dashboard', () => {
 
     const failing = await endpoint.submit({ input: { mode: 'fail-long', chars: 1_000 } });
     await endpoint.waitForEnd(failing.id, 20_000);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}`);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}`);
     const cell = page.locator('[data-test=jobs-row]', { hasText: failing.id }).locator('[data-test=error-cell]');
     await cell.locator('summary').click();
     const full = cell.locator('.err-full');
@@ -141,10 +131,10 @@ describe('history and bulk work on the dashboard', () => {
   });
 
   it('charts one endpoint or all over a chosen range, with hover values in readable units', { timeout: 60_000 }, async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     for (let i = 0; i < 6; i++) await endpoint.waitForEnd((await endpoint.submit({ input: { mode: 'sleep', ms: 20 + i * 30 } })).id, 20_000);
-    const { context, page } = await browsers.open('charts');
-    await logIn(page, fixture.uiUrl);
+    const { context, page } = await dashboard.browsers.open('charts');
+    await logIn(page, dashboard.fixture.uiUrl);
     const rateChart = page.locator('[data-test=chart-rate]');
     await rateChart.waitFor(WAIT);
     await page.locator('#chart-endpoint').selectOption(ENDPOINT);

@@ -7,28 +7,18 @@
  * a job run by the in-process worker shows the lines its handler logged with ctx.log as
  * they come.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchOkJson } from '../kit/index.js';
-import { API_KEY, ENDPOINT, IMPORT_ERROR_IMAGE, IMPORT_ERROR_LINE, WORKER_IMAGE, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { API_KEY, ENDPOINT, IMPORT_ERROR_IMAGE, IMPORT_ERROR_LINE, WORKER_IMAGE } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
+const dashboard = useDashboardFile();
 const LONG = { timeout: 60_000 };
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
 
 const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
 
 function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  return fetchOkJson<T>(`${fixture.server.url}${path}`, method, body, auth);
+  return fetchOkJson<T>(`${dashboard.fixture.server.url}${path}`, method, body, auth);
 }
 
 async function endpointOn(image: string, name: string): Promise<string> {
@@ -41,8 +31,8 @@ describe('logs on the dashboard', () => {
   it("shows a failed launch's stderr with its crash in the scale events", async () => {
     const endpointId = await endpointOn(IMPORT_ERROR_IMAGE, 'import-error');
     try {
-      const { context, page } = await browsers.open('launch-stderr');
-      await logIn(page, fixture.uiUrl);
+      const { context, page } = await dashboard.browsers.open('launch-stderr');
+      await logIn(page, dashboard.fixture.uiUrl);
       await page.locator('header nav a', { hasText: 'Workers' }).click();
       const stderr = page.locator('[data-test=scale-event]', { hasText: endpointId }).locator('[data-test=scale-event-stderr]').first();
       await stderr.waitFor(WAIT);
@@ -57,9 +47,9 @@ describe('logs on the dashboard', () => {
     const endpointId = await endpointOn(WORKER_IMAGE, 'logging-worker');
     try {
       const first = await call<{ id: string }>('POST', `/v2/${endpointId}/run`, { input: { tag: 'first' } });
-      const { context, page } = await browsers.open('job-logs');
-      await logIn(page, fixture.uiUrl);
-      await page.goto(`${fixture.uiUrl}#/endpoint/${endpointId}/job/${first.id}`);
+      const { context, page } = await dashboard.browsers.open('job-logs');
+      await logIn(page, dashboard.fixture.uiUrl);
+      await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${endpointId}/job/${first.id}`);
       await page.locator('h1 [data-test=status]').filter({ hasText: 'COMPLETED' }).waitFor(LONG);
       const jobLine = page.locator('[data-test=job-logs] [data-test=log-line]', { hasText: first.id }).first();
       await jobLine.waitFor(WAIT);
@@ -83,11 +73,11 @@ describe('logs on the dashboard', () => {
   });
 
   it('shows the lines an in-process worker logs for a job (ctx.log) while it runs', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     const { id } = await endpoint.submit({ input: { mode: 'log', lines: ['loading the model', 'step two of two'], delayMs: 1_500 } });
-    const { context, page } = await browsers.open('in-process-logs');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    const { context, page } = await dashboard.browsers.open('in-process-logs');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     const lines = page.locator('[data-test=job-logs] [data-test=log-line]');
     await lines.filter({ hasText: 'loading the model' }).first().waitFor(WAIT);
     expect(await lines.filter({ hasText: 'loading the model' }).first().textContent()).toContain('in-process');
@@ -100,7 +90,7 @@ describe('logs on the dashboard', () => {
     const burst = Array.from({ length: 40 }, (_, i) => `burst line ${i}`);
     const many = await endpoint.submit({ input: { mode: 'log', lines: burst, together: true } });
     await endpoint.waitForEnd(many.id, 20_000);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${many.id}`);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${many.id}`);
     const messages = page.locator('[data-test=job-logs] [data-test=log-message]');
     await expect.poll(() => messages.count(), WAIT).toBe(40);
     expect(await messages.allTextContents()).toEqual(burst);

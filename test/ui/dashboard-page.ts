@@ -7,8 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { onTestFailed } from 'vitest';
-import { API_KEY, launchChromium } from './dashboard-fixture.js';
+import { afterAll, beforeAll, onTestFailed } from 'vitest';
+import { API_KEY, launchChromium, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 export const WAIT = { timeout: 30_000 };
@@ -39,6 +39,37 @@ export class BrowserPool {
   async close(): Promise<void> {
     await this.#launching?.then((browser) => browser.close()).catch(() => {});
   }
+}
+
+/** What a dashboard test file shares: one harness fixture and one Chromium for the whole file. */
+export interface DashboardFile {
+  /** The file's fixture (started in beforeAll; reading it before then throws). */
+  readonly fixture: DashboardFixture;
+  readonly browsers: BrowserPool;
+}
+
+/**
+ * The set-up every dashboard browser test file makes: a fixture started before its tests
+ * (`options` as startDashboardFixture takes them), Chromium launched on first use, both
+ * closed after the file.
+ */
+export function useDashboardFile(options: Parameters<typeof startDashboardFixture>[0] = {}): DashboardFile {
+  const browsers = new BrowserPool();
+  let fixture: DashboardFixture | undefined;
+  beforeAll(async () => {
+    fixture = await startDashboardFixture(options);
+  }, 60_000);
+  afterAll(async () => {
+    await browsers.close();
+    await fixture?.close();
+  });
+  return {
+    browsers,
+    get fixture(): DashboardFixture {
+      if (fixture === undefined) throw new Error('the dashboard fixture is read before its beforeAll started it');
+      return fixture;
+    },
+  };
 }
 
 /** Open `uiUrl` and log in by keyboard: the key, then Enter; waits for the page past the login. */

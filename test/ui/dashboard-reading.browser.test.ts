@@ -7,27 +7,17 @@
  * an error code's beginning finds the jobs with that code.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inputValue } from '../../src/job/index.js';
-import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { API_KEY, ENDPOINT } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
+const dashboard = useDashboardFile();
 
 const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
 
 async function submit(endpointId: string, body: string): Promise<string> {
-  const answer = await fetch(`${fixture.server.url}/v2/${endpointId}/run`, { method: 'POST', headers: auth, body });
+  const answer = await fetch(`${dashboard.fixture.server.url}/v2/${endpointId}/run`, { method: 'POST', headers: auth, body });
   expect(answer.status, await answer.clone().text()).toBe(200);
   return ((await answer.json()) as { id: string }).id;
 }
@@ -38,16 +28,16 @@ describe('reading and rerunning on the dashboard', () => {
     const body = JSON.stringify({ input });
     expect(body.length).toBeGreaterThan(500_000);
     const id = await submit(ENDPOINT, body);
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     await endpoint.waitForEnd(id, 30_000);
     // The values route answers the input itself (before: {"text": "<the JSON as a string>"}).
-    const value = await fetch(`${fixture.server.url}/ui/api/endpoints/${ENDPOINT}/jobs/${id}/values/input`, { headers: auth });
+    const value = await fetch(`${dashboard.fixture.server.url}/ui/api/endpoints/${ENDPOINT}/jobs/${id}/values/input`, { headers: auth });
     expect(isDeepStrictEqual(await value.json(), input)).toBe(true);
 
-    const { context, page } = await browsers.open('rerun-large');
+    const { context, page } = await dashboard.browsers.open('rerun-large');
     page.on('dialog', (dialog) => void dialog.accept());
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     // Too large to edit in the page: the editor is not offered, "rerun as is" is.
     await page.locator('[data-test=rerun-too-large]').waitFor(WAIT);
     expect(await page.locator('[data-test=rerun-open]').isDisabled()).toBe(true);
@@ -62,10 +52,10 @@ describe('reading and rerunning on the dashboard', () => {
 
   it('reruns a small job with edited input from the editor, its input as it was', async () => {
     const id = await submit(ENDPOINT, JSON.stringify({ input: { mode: 'echo', note: 'small', nested: { list: [1, 2, 3] } } }));
-    await fixture.harness.endpoint(ENDPOINT).waitForEnd(id, 20_000);
-    const { context, page } = await browsers.open('rerun-small');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    await dashboard.fixture.harness.endpoint(ENDPOINT).waitForEnd(id, 20_000);
+    const { context, page } = await dashboard.browsers.open('rerun-small');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     await page.locator('[data-test=rerun-open]').click();
     expect(JSON.parse(await page.locator('#rerun-json').inputValue(WAIT))).toEqual({ input: { mode: 'echo', note: 'small', nested: { list: [1, 2, 3] } } });
     await context.close();
@@ -74,10 +64,10 @@ describe('reading and rerunning on the dashboard', () => {
   it('shows log lines one a row, pino lines parsed with their fields on demand, in the order logged', { timeout: 60_000 }, async () => {
     const lines = ['first line', 'second line', 'third line'];
     const id = await submit(ENDPOINT, JSON.stringify({ input: { mode: 'log', lines } }));
-    await fixture.harness.endpoint(ENDPOINT).waitForEnd(id, 20_000);
-    const { context, page } = await browsers.open('log-lines');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
+    await dashboard.fixture.harness.endpoint(ENDPOINT).waitForEnd(id, 20_000);
+    const { context, page } = await dashboard.browsers.open('log-lines');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}/job/${id}`);
     const shown = page.locator('[data-test=job-logs] [data-test=log-line]', { hasText: 'line' });
     await expect.poll(() => shown.count(), WAIT).toBeGreaterThanOrEqual(3);
     const messages = await page.locator('[data-test=job-logs] [data-test=log-message]').allTextContents();
@@ -100,10 +90,10 @@ describe('reading and rerunning on the dashboard', () => {
 
   it('keeps the filters in the URL, and finds jobs by the beginning of their error code', { timeout: 60_000 }, async () => {
     const failed = await submit(ENDPOINT, JSON.stringify({ input: { mode: 'fail-long', chars: 10 } }));
-    await fixture.harness.endpoint(ENDPOINT).waitForEnd(failed, 20_000);
-    const { context, page } = await browsers.open('url-filters');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/endpoint/${ENDPOINT}`);
+    await dashboard.fixture.harness.endpoint(ENDPOINT).waitForEnd(failed, 20_000);
+    const { context, page } = await dashboard.browsers.open('url-filters');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/endpoint/${ENDPOINT}`);
     await page.locator('#filter-error').fill('SW_HANDLER');
     await page.locator('#state-filter').selectOption('FAILED');
     await expect.poll(() => new URL(page.url()).hash, WAIT).toMatch(/^#\/endpoint\/local\?(?=.*error=SW_HANDLER)(?=.*state=FAILED)/);

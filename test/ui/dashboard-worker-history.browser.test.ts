@@ -5,21 +5,11 @@
  * connected now, that one was, with the jobs done and when it was last heard from, and
  * lists it among the workers that left. The overview's JSON carries the same history.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { describe, expect, it } from 'vitest';
+import { API_KEY, ENDPOINT } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture();
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
+const dashboard = useDashboardFile();
 
 interface Departed {
   id: string;
@@ -31,20 +21,20 @@ interface Departed {
 
 describe('workers that left', () => {
   it('says who was connected and when last, with the jobs each did, once no worker is', async () => {
-    const endpoint = fixture.harness.endpoint(ENDPOINT);
+    const endpoint = dashboard.fixture.harness.endpoint(ENDPOINT);
     for (let i = 0; i < 3; i++) {
       const { id } = await endpoint.submit({ input: { mode: 'echo', i } });
       await endpoint.waitForEnd(id, 20_000);
     }
-    const workerId = fixture.worker.transport.workerId;
-    const { context, page } = await browsers.open('worker-history');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.uiUrl}#/workers`);
+    const workerId = dashboard.fixture.worker.transport.workerId;
+    const { context, page } = await dashboard.browsers.open('worker-history');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.uiUrl}#/workers`);
     const row = page.locator('[data-test=worker-row]', { hasText: workerId });
     await row.waitFor(WAIT);
     expect(await row.locator('td').last().textContent()).toBe('3');
 
-    await fixture.worker.stop();
+    await dashboard.fixture.worker.stop();
     const none = page.locator('[data-test=no-workers]');
     await none.filter({ hasText: 'No worker is connected now' }).waitFor(WAIT);
     expect(await none.textContent()).toMatch(new RegExp(`1 worker was connected\\s+\\(3 jobs done\\); the last, ${workerId}, was heard from .* ago\\.`));
@@ -54,7 +44,7 @@ describe('workers that left', () => {
     expect(await departed.first().locator('[data-test=departed-jobs]').textContent()).toBe('3');
     await context.close();
 
-    const overview = (await (await fetch(`${fixture.server.url}/ui/api/overview`, { headers: { authorization: `Bearer ${API_KEY}` } })).json()) as {
+    const overview = (await (await fetch(`${dashboard.fixture.server.url}/ui/api/overview`, { headers: { authorization: `Bearer ${API_KEY}` } })).json()) as {
       workers: unknown[];
       departedWorkers: Departed[];
     };

@@ -5,27 +5,17 @@
  * from the worker's test input (no "webhook": "string" placeholder) and the request it
  * sends carries the key and is accepted; the dashboard links to it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, ENDPOINT, startDashboardFixture, type DashboardFixture } from './dashboard-fixture.js';
-import { BrowserPool, WAIT, logIn } from './dashboard-page.js';
+import { describe, expect, it } from 'vitest';
+import { API_KEY, ENDPOINT } from './dashboard-fixture.js';
+import { WAIT, logIn, useDashboardFile } from './dashboard-page.js';
 
-let fixture: DashboardFixture;
-const browsers = new BrowserPool();
 const TEST_INPUT = { input: { mode: 'echo', prompt: 'from test_input.json' } };
-
-beforeAll(async () => {
-  fixture = await startDashboardFixture({ testInput: TEST_INPUT });
-}, 60_000);
-
-afterAll(async () => {
-  await browsers.close();
-  await fixture?.close();
-});
+const dashboard = useDashboardFile({ testInput: TEST_INPUT });
 
 describe('/docs in a browser', () => {
   it('asks for the key instead of a raw 401, then tries /run from the test input with the key', async () => {
-    const { context, page } = await browsers.open('docs');
-    const answer = await page.goto(`${fixture.server.url}/docs`);
+    const { context, page } = await dashboard.browsers.open('docs');
+    const answer = await page.goto(`${dashboard.fixture.server.url}/docs`);
     expect(answer?.status()).toBe(200);
     await page.locator('#docs-api-key').waitFor(WAIT);
     await page.locator('#docs-api-key').fill('not-the-key');
@@ -52,16 +42,20 @@ describe('/docs in a browser', () => {
   it('lists every route of each endpoint under its name, the /v1 routes, no Explore box, and links back to /ui (issue 35)', async () => {
     const auth = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
     const v1 = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-      const response = await fetch(`${fixture.server.url}/v1${path}`, { method, headers: auth, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      const response = await fetch(`${dashboard.fixture.server.url}/v1${path}`, {
+        method,
+        headers: auth,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
       expect(response.ok, `${method} /v1${path}: ${response.status}`).toBe(true);
       return (response.status === 204 ? undefined : await response.json()) as T;
     };
     const template = await v1<{ id: string }>('POST', '/templates', { name: 'docs-names', imageName: 'docs/none:1', isServerless: true, category: 'CPU' });
     const endpoint = await v1<{ id: string }>('POST', '/endpoints', { name: 'text-embedder', templateId: template.id, workersMin: 0, workersMax: 1 });
     try {
-      const { context, page } = await browsers.open('docs-routes');
-      await logIn(page, fixture.uiUrl);
-      await page.goto(`${fixture.server.url}/docs`);
+      const { context, page } = await dashboard.browsers.open('docs-routes');
+      await logIn(page, dashboard.fixture.uiUrl);
+      await page.goto(`${dashboard.fixture.server.url}/docs`);
       await page.locator('.swagger-ui .info').waitFor(WAIT);
       // Every route of the queue API, for each endpoint.
       for (const route of [
@@ -99,8 +93,8 @@ describe('/docs in a browser', () => {
   });
 
   it('meets a refused key kept from before with a neutral prompt, not an error (issue 48)', async () => {
-    const { context, page } = await browsers.open('docs-stale-key');
-    await page.goto(`${fixture.server.url}/docs`);
+    const { context, page } = await dashboard.browsers.open('docs-stale-key');
+    await page.goto(`${dashboard.fixture.server.url}/docs`);
     await page.locator('#docs-api-key').waitFor(WAIT);
     // A key kept in this tab from before (another harness's, an old one), then the page opened again.
     await page.evaluate(() => sessionStorage.setItem('serverless-worker-api-key', 'an-old-key'));
@@ -117,9 +111,9 @@ describe('/docs in a browser', () => {
   });
 
   it('masks the key in the curl Swagger shows for a request it sent (issue 48)', async () => {
-    const { context, page } = await browsers.open('docs-curl');
-    await logIn(page, fixture.uiUrl);
-    await page.goto(`${fixture.server.url}/docs`);
+    const { context, page } = await dashboard.browsers.open('docs-curl');
+    await logIn(page, dashboard.fixture.uiUrl);
+    await page.goto(`${dashboard.fixture.server.url}/docs`);
     await page.locator('.swagger-ui .info').waitFor(WAIT);
     const health = page.locator(`.opblock-get:has([data-path="/v2/${ENDPOINT}/health"])`).first();
     await health.locator('.opblock-summary').click();
@@ -137,8 +131,8 @@ describe('/docs in a browser', () => {
   });
 
   it('is linked from the dashboard, and the key given there serves it', async () => {
-    const { context, page } = await browsers.open('docs-link');
-    await logIn(page, fixture.uiUrl);
+    const { context, page } = await dashboard.browsers.open('docs-link');
+    await logIn(page, dashboard.fixture.uiUrl);
     await page.locator('[data-test=docs-link]').click();
     await page.locator('.swagger-ui .info').waitFor(WAIT);
     expect(await page.locator('#docs-api-key').count()).toBe(0);
