@@ -194,6 +194,24 @@ export const METRICS = {
     help: 'Launched workers by endpoint and state (initializing, idle, running, stopping, throttled).',
     labels: ['endpoint', 'state'],
   },
+  harnessBodyReadsActive: {
+    type: 'gauge',
+    name: 'serverless_worker_harness_body_reads_active',
+    help: 'Large request bodies the harness is reading now (one read slot each).',
+    labels: [],
+  },
+  harnessBodyReadsWaiting: {
+    type: 'gauge',
+    name: 'serverless_worker_harness_body_reads_waiting',
+    help: 'Large request bodies waiting, unread, for a read slot.',
+    labels: [],
+  },
+  harnessBodyReadStallsTotal: {
+    type: 'counter',
+    name: 'serverless_worker_harness_body_read_stalls_total',
+    help: 'Read slots given up because their socket brought no bytes for a while as other bodies waited.',
+    labels: [],
+  },
 } as const;
 
 export type MetricKey = keyof typeof METRICS;

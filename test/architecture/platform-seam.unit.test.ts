@@ -79,6 +79,7 @@ const SEAM_VALUES = [
   'optionsTable',
   'orderFigure',
   'ownedRequest',
+  'onRequestBytesReleased',
   'parseJobRequest',
   'parseOnceOrThrow',
   'parseOrThrow',

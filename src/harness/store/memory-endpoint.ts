@@ -9,6 +9,7 @@ import { JOB_STATUSES, type JobStatus } from '../../job/index.js';
 import { hasHistoryFilter, inOrder, matchesHistory } from './history-filter.js';
 import type { EndpointSettings, HealthCounts, ListPage, ListQuery, StateCounts, StoredJob } from './job-store.js';
 import { snapshotJob, type MemoryJob, type MemoryWorker } from './memory-records.js';
+import { noteRequestBytesReleased } from './released-bytes.js';
 
 /** Rebuild the newest-first list once it holds this many deleted jobs and they are over half of it. */
 const COMPACT_AT = 1_024;
@@ -92,8 +93,11 @@ export class MemoryEndpoint {
     this.#deletedBytes += job.requestBytes;
     if ((this.#deletedInOrder >= COMPACT_AT && this.#deletedInOrder * 2 > this.#order.length) || this.#deletedBytes >= COMPACT_AT_BYTES) {
       this.#order = this.#order.filter((kept) => this.jobs.get(kept.id) === kept);
+      const released = this.#deletedBytes;
       this.#deletedInOrder = 0;
       this.#deletedBytes = 0;
+      // Only now are the deleted jobs' requests unreachable (the list held them).
+      noteRequestBytesReleased(released);
     }
     return true;
   }

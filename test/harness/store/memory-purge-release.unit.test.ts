@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { RawJson } from '../../../src/job/raw-json.js';
 import { MemoryJobStore } from '../../../src/harness/store/memory-job-store.js';
 import { COMPACT_AT_BYTES } from '../../../src/harness/store/memory-endpoint.js';
+import { onRequestBytesReleased } from '../../../src/harness/store/released-bytes.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -50,5 +51,22 @@ describe('memory store: deleted jobs let go of their requests', () => {
     expect(page.jobs.map((job) => job.id)).toEqual([again.id]);
     expect(kept.id).not.toBe(again.id);
     await store.close();
+  });
+
+  it('reports the request bytes each compaction let go of (what a harness counts toward a collection)', async () => {
+    const store = new MemoryJobStore();
+    const released: number[] = [];
+    const unsubscribe = onRequestBytesReleased((bytes) => released.push(bytes));
+    try {
+      const size = Math.ceil(COMPACT_AT_BYTES / 2) + 1;
+      await submitBig(store, 4, size);
+      expect(released, 'nothing deleted yet').toEqual([]);
+      expect(await store.purgeQueue('big')).toBe(4);
+      // Two bodies pass COMPACT_AT_BYTES: two compactions of two bodies each.
+      expect(released).toEqual([2 * size, 2 * size]);
+    } finally {
+      unsubscribe();
+      await store.close();
+    }
   });
 });

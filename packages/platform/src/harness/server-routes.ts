@@ -21,18 +21,21 @@ import { harnessPodsView } from './pods-view.js';
 import { sharedEndpointsHook } from './server-shared-endpoints.js';
 import { isSubmitRoute, unknownEndpointHook } from './unknown-endpoints.js';
 import { addRouteOnRequest } from './http/route-hooks.js';
+import { answerNotFoundBeforeBody } from './http/route-table.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { installLeanRunsync } from './queue-api/lean-runsync.js';
-import { installBodyReadGate } from './http/body-read-gate.js';
+import { BODY_READ_SLOTS, installBodyReadGate } from './http/body-read-gate.js';
+import { bodyReadGateMetrics } from './http/body-read-gate-metrics.js';
 import { withAttemptEvents } from './dashboard/attempt-binding.js';
 import { workerApiRoutes } from './worker-api/index.js';
 import type { HarnessServerConfig } from './server-options.js';
 import type { ServerParts } from './server-parts.js';
 
-/** The onRequest hooks, in order: the API key (401), the rate limits (429), the endpoints a shared store records, unknown endpoints (404). */
+/** The onRequest hooks, in order: the API key (401), 404/405 for a body waiting to be read (route-table.ts), the rate limits (429), the endpoints a shared store records, unknown endpoints (404). */
 export function installRequestHooks(app: FastifyInstance, config: HarnessServerConfig, parts: ServerParts): void {
   const { harness, managementStore } = parts;
   if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
+  answerNotFoundBeforeBody(app);
   // On the routes that count as an operation only (http/route-hooks.ts), as the unknown-endpoint check below on the submit routes.
   if (parts.rateLimits)
     addRouteOnRequest(app, (route) => route.config?.operation !== undefined, rateLimitHook(parts.rateLimits.options, parts.rateLimits.gate));
@@ -74,7 +77,7 @@ export async function registerRoutes(app: FastifyInstance, config: HarnessServer
   });
   // Before every other request listener: only a few large bodies are read at once, so a
   // turn of the loop stays short and new connections (a /health probe's) are taken promptly.
-  installBodyReadGate(app.server);
+  installBodyReadGate(app.server, BODY_READ_SLOTS, bodyReadGateMetrics(parts.metrics));
   registerMetricsRoute(app, parts.metrics);
   await app.register(queueApiRoutes, { ...context, prefix: '/v2' });
   await app.register(openAiRoutes, { ...context, timeoutMs: config.openaiTimeoutMs, prefix: '/v2' });

@@ -26,6 +26,7 @@ import { lazyChildLoggerFactory } from './http/lazy-child-logger.js';
 import { CONNECTION_CHECK_MS, defaultMaxConnections } from './http/connection-limits.js';
 import { useLenientJsonBodies } from './http/json-body.js';
 import { installRouteTable } from './http/route-table.js';
+import { collectWhenIdle } from './idle-collect.js';
 import { rootAliasUrl } from './http/root-alias.js';
 import type { HarnessServerConfig } from './server-options.js';
 import type { ServerParts } from './server-parts.js';
@@ -111,9 +112,12 @@ export async function listenHarnessServer(config: HarnessServerConfig, parts: Se
   app.decorate('storeOutage', parts.storeOutage);
   // After the routes: the lean /runsync takes fastify's one request listener.
   let fresh: ReturnType<typeof trackFreshConnections> | undefined;
+  // A collection once the store let go of many bodies and the loop is idle (idle-collect.ts).
+  const collector = collectWhenIdle();
   const close = async (): Promise<void> => {
     if (closing.signal.aborted) return;
     closing.abort();
+    collector.stop();
     lifecycle.closing();
     fresh?.closeAll();
     await app.close();

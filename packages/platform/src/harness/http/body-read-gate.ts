@@ -31,6 +31,10 @@
  * (413, 503) that stopped sending, held a slot until the request timeout, and every big body
  * behind it waited. Bodies waiting count that wait in their own request time
  * (`--request-timeout-ms`, connection-limits.ts).
+ *
+ * A request refused while its body waits (401, 404, 413, 429, 503 SW_QUEUE_FULL) is answered
+ * at once, not after a slot (early-answer.ts asks `waitsForBodySlot`): its body keeps its
+ * place and is drained when its turn comes. The counts are on /metrics (`observer`).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import { systemClock, type TimerHandle } from 'serverless-worker/internal';
@@ -52,6 +56,22 @@ export function mayHaveLargeBody(req: IncomingMessage): boolean {
 /** A slot whose socket brought no bytes for this long, while bodies wait, is given up (ms). */
 export const STALL_MS = 1_000;
 
+/** Requests whose body waits for a slot now, whatever gate holds them (early-answer.ts answers these at once). */
+const waitingRequests = new WeakSet<IncomingMessage>();
+
+/** Whether `req`'s body waits, unread, for a read slot. */
+export function waitsForBodySlot(req: IncomingMessage): boolean {
+  return waitingRequests.has(req);
+}
+
+/** Told of the gate's changes (the /metrics gauges and counter). */
+export interface BodyReadGateObserver {
+  /** The counts changed. */
+  state(state: BodyReadGateState): void;
+  /** A slot was given up because its socket stalled. */
+  stalled(): void;
+}
+
 /** Counts of the gate (tests, metrics). */
 export interface BodyReadGateState {
   /** Bodies being read now. */
@@ -67,10 +87,16 @@ export class BodyReadGate {
   /** Slot holders: the socket's bytesRead at the last look, and how to give the slot up. */
   readonly #holders = new Map<IncomingMessage, { bytesRead: number; readonly release: () => void }>();
   #stallCheck: TimerHandle | undefined;
+  readonly #observer: BodyReadGateObserver | undefined;
 
-  constructor(slots: number = BODY_READ_SLOTS) {
+  constructor(slots: number = BODY_READ_SLOTS, observer?: BodyReadGateObserver) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`BodyReadGate: slots must be a whole number of at least 1, got ${slots}`);
     this.#slots = slots;
+    this.#observer = observer;
+  }
+
+  #changed(): void {
+    this.#observer?.state(this.state);
   }
 
   get state(): BodyReadGateState {
@@ -94,6 +120,7 @@ export class BodyReadGate {
     const entry = {
       req,
       start: (): void => {
+        waitingRequests.delete(req);
         req._read = read;
         this.#take(req);
         // Asked for more meanwhile: Node's own _read restarts the socket; else restart it here
@@ -103,11 +130,16 @@ export class BodyReadGate {
       },
     };
     this.#waiting.push(entry);
+    waitingRequests.add(req);
+    this.#changed();
     this.#watchStalls();
     // Closed while waiting (the client went away, a timeout): nothing to read any more.
     req.once('close', () => {
+      waitingRequests.delete(req);
       const index = this.#waiting.indexOf(entry);
-      if (index >= 0) this.#waiting.splice(index, 1);
+      if (index < 0) return;
+      this.#waiting.splice(index, 1);
+      this.#changed();
     });
   }
 
@@ -120,8 +152,10 @@ export class BodyReadGate {
       this.#holders.delete(req);
       this.#reading--;
       this.#next();
+      this.#changed();
     };
     this.#holders.set(req, { bytesRead: req.socket.bytesRead, release });
+    this.#changed();
     req.once('end', release);
     req.once('close', release);
   }
@@ -134,8 +168,10 @@ export class BodyReadGate {
       if (this.#waiting.length === 0) return;
       for (const [req, holder] of [...this.#holders]) {
         const bytesRead = req.socket.bytesRead;
-        if (bytesRead === holder.bytesRead) holder.release();
-        else holder.bytesRead = bytesRead;
+        if (bytesRead === holder.bytesRead) {
+          this.#observer?.stalled();
+          holder.release();
+        } else holder.bytesRead = bytesRead;
       }
       if (this.#waiting.length > 0) this.#watchStalls();
     });
@@ -152,8 +188,8 @@ export class BodyReadGate {
 }
 
 /** Gate every request of `server` (before its other request listeners run); answers the gate. */
-export function installBodyReadGate(server: Server, slots: number = BODY_READ_SLOTS): BodyReadGate {
-  const gate = new BodyReadGate(slots);
+export function installBodyReadGate(server: Server, slots: number = BODY_READ_SLOTS, observer?: BodyReadGateObserver): BodyReadGate {
+  const gate = new BodyReadGate(slots, observer);
   server.prependListener('request', (req: IncomingMessage) => gate.admit(req));
   return gate;
 }

@@ -5,9 +5,15 @@
  * onRoute hook, so plugins registered later are included), and the not-found handler
  * answers 405 SW_METHOD_NOT_ALLOWED with an `Allow` header when another method matches
  * the path, else 404 SW_ROUTE_NOT_FOUND.
+ *
+ * Fastify reads a body before its not-found handler runs; a body that waits for a read
+ * slot (body-read-gate.ts) would make the 404 wait behind other uploads for nothing, so
+ * such a request is answered from an onRequest hook, before its body is read (one declared
+ * over the not-found route's body limit is left to fastify's 413, which reads nothing).
  */
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
+import { waitsForBodySlot } from './body-read-gate.js';
 
 interface PatternEntry {
   readonly regex: RegExp;
@@ -52,17 +58,46 @@ export function installRouteTable(app: FastifyInstance): RouteTable {
   const table = new RouteTable();
   app.addHook('onRoute', (route: RouteOptions) => table.add(route.url, route.method));
   app.setNotFoundHandler(async (request, reply) => {
-    const path = request.url.split('?')[0] ?? request.url;
-    const allowed = table.methodsFor(path);
-    if (allowed.length > 0 && !allowed.includes(request.method)) {
-      void reply.header('allow', allowed.join(', '));
-      throw new ServerlessWorkerError('SW_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`, {
-        method: request.method,
-        path,
-        allowed,
-      });
-    }
-    throw new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No route ${request.method} ${path}`, { method: request.method, path });
+    throw notFound(table, request, (name, value) => void reply.header(name, value));
   });
+  tables.set(app, table);
   return table;
+}
+
+const tables = new WeakMap<FastifyInstance, RouteTable>();
+
+/**
+ * Answer 404/405 before the body is read when the body waits for a read slot (see the
+ * module doc). Install after the API key's hook, so that a request without the key still
+ * gets its 401 first, as from the not-found handler.
+ */
+export function answerNotFoundBeforeBody(app: FastifyInstance): void {
+  const table = tables.get(app);
+  if (!table) throw new Error('answerNotFoundBeforeBody: installRouteTable(app) first');
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404 || !waitsForBodySlot(request.raw) || overBodyLimit(request)) return done();
+    done(notFound(table, request, (name, value) => void reply.header(name, value)));
+  });
+}
+
+/** Whether the request declares a body over its route's limit (fastify refuses it 413 without reading it). */
+function overBodyLimit(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  const limit = request.routeOptions.bodyLimit;
+  return typeof length === 'string' && typeof limit === 'number' && Number(length) > limit;
+}
+
+/** 405 SW_METHOD_NOT_ALLOWED (its Allow header set through `header`) when another method matches the path, else 404 SW_ROUTE_NOT_FOUND. */
+function notFound(table: RouteTable, request: FastifyRequest, header: (name: string, value: string) => void): ServerlessWorkerError {
+  const path = request.url.split('?')[0] ?? request.url;
+  const allowed = table.methodsFor(path);
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
+    header('allow', allowed.join(', '));
+    return new ServerlessWorkerError('SW_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`, {
+      method: request.method,
+      path,
+      allowed,
+    });
+  }
+  return new ServerlessWorkerError('SW_ROUTE_NOT_FOUND', `No route ${request.method} ${path}`, { method: request.method, path });
 }

@@ -269,14 +269,18 @@ export class WorkerLiveness {
     const interval = this.#sweepIntervalMs;
     if (interval === undefined || this.#sweeps || this.#stopped) return;
     let delay = interval;
-    let armedAt: number | undefined;
+    // From the arming on, not from the first tick: a first tick delayed by a stall is late
+    // too. Counted from the first tick only, a stall right after the first worker was seen
+    // (before any tick) swept that worker on the delayed tick, its pings of the stall still
+    // unread: with a 1 s window (ticks every 250 ms) it failed every time (harness-stall.test.ts).
+    let armedAt = this.#harness.clock.now();
     /** When the late ticks now being skipped began; undefined while ticks are on time. */
     let skippingSince: number | undefined;
     this.#sweeps = this.#harness.scheduler.repeat(
       () => delay,
       async () => {
         const now = this.#harness.clock.now();
-        const late = armedAt === undefined ? 0 : now - armedAt - delay;
+        const late = now - armedAt - delay;
         // This process did not run for a while (a stalled event loop, a loaded machine): the
         // pings that arrived meanwhile wait in its sockets, read only after this timer. Sweep
         // on a later tick, once they are counted; a harness that keeps stalling still sweeps

@@ -1,0 +1,52 @@
+/**
+ * Memory back after a purge (issue 49 item 4): once the memory store has let go of
+ * RELEASED_BYTES_TO_COLLECT of request bodies and the loop is idle, the harness server runs
+ * a garbage collection itself (an idle process runs none). Seen from outside through Node's
+ * own GC entries: a forced major collection after the purge, none before it.
+ */
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { exposedGc, RELEASED_BYTES_TO_COLLECT } from '../../packages/platform/src/harness/idle-collect.js';
+import { call, startTestServer, waitFor, type TestServer } from '../kit/index.js';
+
+let server: TestServer | undefined;
+let observer: PerformanceObserver | undefined;
+
+afterEach(async () => {
+  observer?.disconnect();
+  await server?.close();
+  server = undefined;
+});
+
+/** Forced major collections seen from now on (a count that only grows). */
+function forcedMajorCollections(): { count: number } {
+  const seen = { count: 0 };
+  observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries() as Array<PerformanceEntry & { detail?: { kind?: number; flags?: number } }>) {
+      const { kind = 0, flags = 0 } = entry.detail ?? {};
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR && (flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0) seen.count++;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return seen;
+}
+
+describe('a collection after a large release', () => {
+  it("gets Node's gc() without --expose-gc on the command line", () => {
+    expect(typeof exposedGc()).toBe('function');
+    expect((globalThis as { gc?: unknown }).gc, 'no global gc left behind').toBeUndefined();
+  });
+
+  it('collects once the purged bodies add up to 64 MiB and the loop is idle, and not while nothing was released', { timeout: 60_000 }, async () => {
+    server = await startTestServer();
+    const url = server.endpointUrl();
+    // 7 bodies of 9.9 MB: over 64 MiB together.
+    const body = JSON.stringify({ input: { pad: 'x'.repeat(9_900_000) } });
+    const posts = Math.ceil(RELEASED_BYTES_TO_COLLECT / body.length);
+    const collections = forcedMajorCollections();
+    for (let i = 0; i < posts; i++) expect((await call('POST', `${url}/run`, { body })).status).toBe(200);
+    expect(collections.count, 'nothing released yet: no collection').toBe(0);
+    expect((await call('POST', `${url}/purge-queue`)).json).toMatchObject({ removed: posts });
+    await waitFor(() => collections.count > 0, 'a forced major collection after the purge', 30_000, 50);
+  });
+});
