@@ -22,9 +22,17 @@ import { RELIABILITY_WORKER, killWorkers, startWorkerProcess } from './support/w
 
 const ENDPOINT = 'blocked';
 const PING_MS = 500;
-/** A 5 s execution timeout and a 2 s grace: the job must be reported TIMED_OUT before about 8 s. */
-const TIMEOUT_MS = 5_000;
-const GRACE_MS = 2_000;
+/**
+ * A 2 s execution timeout (the workers' default, DEFAULT_EXECUTION_TIMEOUT_MS: a policy's
+ * executionTimeout is at least 5 s) and a 1 s grace: the job must be reported TIMED_OUT
+ * before about 4 s. The watchdog's rule is the same at any deadline; these four tests wait
+ * out deadline + grace each, so the smallest the worker accepts keeps the file short
+ * (5 s + 2 s took 7 s a test).
+ */
+const TIMEOUT_MS = 2_000;
+const GRACE_MS = 1_000;
+/** The blocks that must not be timed out (3 s) run under the worker's 5 s deadline: 2 s of margin on a loaded machine. */
+const LONG_DEADLINE = { DEFAULT_EXECUTION_TIMEOUT_MS: '5000', TIMEOUT_GRACE_MS: '2000' };
 /** Generous bound past deadline + grace for a loaded machine (the aim is about 1 s). */
 const SLACK_MS = 6_000;
 /** No block in these tests comes near it, unless a test says otherwise. */
@@ -93,7 +101,7 @@ describe('a handler that blocks the event loop', () => {
       // The harness refuses any call without the key (401): the watchdog thread's post must carry it to land.
       const { server, queue } = await harness('blocked-loop-key');
       const first = startWorkerProcess('blocked-1', workerEnv(server));
-      // No policy: the harness's own execution timer (10 min) stays out of it; only the worker's 5 s default applies.
+      // No policy: the harness's own execution timer (10 min) stays out of it; only the worker's 2 s default applies.
       const id = await queue.run({ input: { mode: 'busy', ms: 30_000 } });
       const started = await first.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the busy job started', 60_000);
       const view = await queue.ended(id, TIMEOUT_MS + GRACE_MS + SLACK_MS + 10_000);
@@ -151,7 +159,7 @@ describe('a handler that blocks the event loop', () => {
     { timeout: 180_000 },
     async () => {
       const { server, queue } = await harness();
-      const worker = startWorkerProcess('short-block', workerEnv(server));
+      const worker = startWorkerProcess('short-block', workerEnv(server, LONG_DEADLINE));
       const id = await queue.run({ input: { mode: 'busy', ms: 3_000, tag: 'short' } });
       const view = await queue.ended(id, 60_000);
       expect(view, worker.stderr().slice(-2_000)).toMatchObject({ status: 'COMPLETED', output: { blocked: true, tag: 'short' } });
@@ -190,7 +198,7 @@ describe('a handler that blocks the event loop', () => {
     { timeout: 180_000 },
     async () => {
       const { server, queue } = await harness();
-      const worker = startWorkerProcess('sigterm', workerEnv(server));
+      const worker = startWorkerProcess('sigterm', workerEnv(server, LONG_DEADLINE));
       const id = await queue.run({ input: { mode: 'busy', ms: 3_000, tag: 'kept' } });
       await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the busy job started', 60_000);
       worker.signal('SIGTERM');
@@ -206,9 +214,10 @@ describe('a handler that blocks the event loop', () => {
     const startedAt = Date.now();
     const child = runTs(
       RELIABILITY_WORKER,
-      ['--test-input', JSON.stringify({ input: { mode: 'busy', ms: 30_000 }, policy: { executionTimeout: TIMEOUT_MS } })],
+      // The deadline as the worker's default: a policy's executionTimeout is at least 5 s.
+      ['--test-input', JSON.stringify({ input: { mode: 'busy', ms: 30_000 } })],
       {
-        env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS) },
+        env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS), DEFAULT_EXECUTION_TIMEOUT_MS: String(TIMEOUT_MS) },
       },
     );
     children.push(child);
@@ -227,12 +236,13 @@ describe('a handler that blocks the event loop', () => {
     { timeout: 120_000 },
     async () => {
       const { child, url } = await startServeApiProcess(children, RELIABILITY_WORKER, ['--serve-api', '--port', '0'], {
-        env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS) },
+        // The deadline as the worker child's default (it inherits this environment): a policy's executionTimeout is at least 5 s.
+        env: { LOG_LEVEL: 'warn', TIMEOUT_GRACE_MS: String(GRACE_MS), DEFAULT_EXECUTION_TIMEOUT_MS: String(TIMEOUT_MS) },
       });
       const startedAt = Date.now();
       // The harness is in the parent process now: /runsync is answered although the worker's loop is blocked.
       const blocked = await call('POST', `${url}/v2/local/runsync?wait=60000`, {
-        body: { input: { mode: 'busy', ms: 30_000 }, policy: { executionTimeout: TIMEOUT_MS } },
+        body: { input: { mode: 'busy', ms: 30_000 } },
       });
       const endedAfterMs = Date.now() - startedAt;
       expect(blocked.json).toMatchObject({ status: 'TIMED_OUT' });

@@ -20,6 +20,12 @@ const ENDPOINT = 'crashes';
 const PING_MS = 200;
 /** Start-up of a tsx child on a loaded machine. */
 const START_BOUND_MS = 40_000;
+/**
+ * The job a SIGKILL interrupts: it must still run when the kill lands, right after the
+ * test reads its "started" line (3 s of margin for a loaded machine), and it runs again in
+ * full after the requeue, so a longer one (5 s) only made each test 2 s longer.
+ */
+const KILLED_JOB_MS = 3_000;
 
 const client = new TestClient();
 let running: ReliabilityServer | undefined;
@@ -62,7 +68,7 @@ describe('a worker killed with SIGKILL mid-job', () => {
     const { server, queue, ends } = await setUp();
     const victim = startWorker(server, 'crash-victim');
     await joined(server, victim);
-    const id = await queue.run({ input: { mode: 'sleep', ms: 5_000, tag: 'survives' } });
+    const id = await queue.run({ input: { mode: 'sleep', ms: KILLED_JOB_MS, tag: 'survives' } });
     await victim.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the job to start');
     const killedAt = performance.now();
     victim.signal('SIGKILL');
@@ -90,7 +96,7 @@ describe('a worker killed with SIGKILL mid-job', () => {
     const { server, queue, ends } = await setUp();
     const first = startWorker(server, 'crash-pod');
     await joined(server, first);
-    const id = await queue.run({ input: { mode: 'sleep', ms: 5_000, tag: 'same-pod' } });
+    const id = await queue.run({ input: { mode: 'sleep', ms: KILLED_JOB_MS, tag: 'same-pod' } });
     await first.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the job to start');
     first.signal('SIGKILL');
     await within(first.exited, 'the killed worker', 10_000);

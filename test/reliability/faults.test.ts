@@ -30,8 +30,12 @@ const PING_MS = 250;
 // 2-core machine (load ~20) a 2 s window once took a live worker for gone: its jobs then ran
 // out of requeues. The window is still far below the run's length, so lost hand-overs are recovered.
 const MISSED_PINGS = 16;
-const PLAIN_JOBS = 1_800;
-const STREAM_JOBS = 200;
+// 500 jobs, a quarter of the 2 000 this test first ran (a benchmark's size: 190 s and a job
+// out of requeues at load ~12): at these fault rates they still make some hundreds of faults,
+// every kind on every route (asserted below, the figures printed), and the property is per
+// job, so each further job only repeats it.
+const PLAIN_JOBS = 450;
+const STREAM_JOBS = 50;
 const CHUNKS = 20;
 const WORKERS = 4;
 const CONCURRENCY = 6;

@@ -23,20 +23,26 @@ afterEach(async () => {
   database = undefined;
 }, 60_000);
 
-/** One short job every 150 ms for 5 s on an endpoint of at most one worker with idleTimeout 1 s. */
+/**
+ * One short job every 150 ms for 3 s on an endpoint of at most one worker with idleTimeout 1 s.
+ * 3 idleTimeouts (30 scaler ticks, most of them between two 5 ms jobs): a scaler that judged
+ * idleness from what a tick samples would stop the worker within the first one or two; 5 s
+ * proved no more and cost 2 s a store.
+ */
+const STREAM_MS = 3_000;
 async function steadyShortJobs(h: LauncherHarness, label: string): Promise<void> {
   const endpoint = await h.createEndpoint(
     { workersMin: 0, workersMax: 1, idleTimeout: 1, scalerType: 'REQUEST_COUNT', scalerValue: 1 },
     { imageName: 'test/activity:1' },
   );
 
-  // The first job starts the worker; wait until it is done, then keep jobs coming for 5 idleTimeouts.
+  // The first job starts the worker; wait until it is done, then keep jobs coming for 3 idleTimeouts.
   const first = await h.run(endpoint.id, { ms: 0 });
   await waitFor(async () => (await h.status(endpoint.id, first)).status === 'COMPLETED', 'the first job COMPLETED', 120_000, 50);
   const ids = [first];
   const streamStarted = Date.now();
   let lastSubmitted = Date.now();
-  while (Date.now() - streamStarted < 5_000) {
+  while (Date.now() - streamStarted < STREAM_MS) {
     await sleep(150);
     ids.push(await h.run(endpoint.id, { ms: 5 }));
     lastSubmitted = Date.now();
@@ -64,7 +70,7 @@ async function steadyShortJobs(h: LauncherHarness, label: string): Promise<void>
   expect(metrics).toContain(`serverless_worker_harness_worker_cold_start_seconds_count{endpoint="${endpoint.id}"} 1`);
   const coldStart = h.logLines.find((line) => line.endpointId === endpoint.id && typeof line.coldStartMs === 'number');
   console.log(
-    `[launcher activity, ${label}] ${ids.length} jobs, one every 150 ms for 5 s on 1 worker: no idle stop while serving; ` +
+    `[launcher activity, ${label}] ${ids.length} jobs, one every 150 ms for ${STREAM_MS / 1_000} s on 1 worker: no idle stop while serving; ` +
       `stopped ${down.at - lastSubmitted} ms after the last submit (idleTimeout 1000 ms, tick 100 ms); cold start ${String(coldStart?.coldStartMs)} ms`,
   );
 }
