@@ -6,7 +6,7 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compactWhenIdle, type IdleCompaction } from '../../src/local/idle-compaction.js';
-import { CHILD_V8_FLAGS, childCommand } from '../../packages/platform/src/local/supervisor.js';
+import { CHILD_V8_FLAGS, childBaseEnv, childCommand } from '../../packages/platform/src/local/supervisor.js';
 
 describe('compactWhenIdle', () => {
   let compaction: IdleCompaction | undefined;
@@ -136,6 +136,11 @@ describe('the worker child of --serve-api', () => {
     process.execArgv.splice(0, process.execArgv.length, ...execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')));
     expect(CHILD_V8_FLAGS).toEqual(['--max-semi-space-size=2']);
     expect(childCommand().args).toContain('--max-semi-space-size=2');
+  });
+
+  it("gets glibc's malloc arenas capped at 2, unless its environment sets MALLOC_ARENA_MAX", () => {
+    expect(childBaseEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', MALLOC_ARENA_MAX: '2' });
+    expect(childBaseEnv({ MALLOC_ARENA_MAX: '8' }).MALLOC_ARENA_MAX).toBe('8');
   });
 
   it("keeps the user's own choice, on the command line or in NODE_OPTIONS", () => {
