@@ -82,10 +82,10 @@ export const CHILD_V8_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 
 /**
  * Variables the child gets unless its environment has them: glibc's malloc arenas capped at 2
- * (its default is 8 per core, one per thread that mallocs at once: V8's helper threads and
- * libuv's pool each take one and keep it). The child is the one that runs your handler; with 2,
- * its PSS was about 1.4 MiB lower idle and after 20 000 /runsync, at no cost in CPU per job that
- * the bench could tell (bench/README, issue 46 item 3).
+ * (by default up to 8 per core: a thread that finds the others' arenas busy makes one, and
+ * they stay). With 2, the child's anonymous memory was 1.3-1.4 MiB lower idle and 70 s after
+ * 20 000 /runsync, at no cost in CPU per job that the bench could tell (bench/README, issue 46
+ * item 3).
  */
 export const CHILD_ENV_DEFAULTS: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
