@@ -2,7 +2,8 @@
  * @module bench/serve-api-memory
  * Issue 34 item 3: what the memory of `--serve-api` is, per process, idle and after
  * 20 000 `/runsync`: `npx tsx bench/serve-api-memory.ts [--jobs N] [--rounds N]
- * [--variant name=script[;node flags]]...`.
+ * [--variant name=script[;node flags[;VAR=value ...]]]...` (the variables set for the
+ * `--serve-api` process, which its worker child inherits, e.g. MALLOC_ARENA_MAX=2).
  *
  * Each variant is the compiled bench worker (bench/children/platform-worker.ts, or the
  * `script` given: e.g. a copy of an earlier build, for a before/after in one run) run
@@ -45,15 +46,24 @@ interface Variant {
   readonly name: string;
   readonly script: string;
   readonly nodeArgs: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
 }
 
 async function variants(): Promise<Variant[]> {
   const compiled = await childScript('bench/children/platform-worker.ts', 'compiled');
   const given = values.variant ?? ['now'];
   return given.map((text) => {
-    const [name = text, rest = ''] = text.split('=');
-    const [script, flags = ''] = rest.split(';');
-    return { name, script: script === undefined || script === '' ? compiled : script, nodeArgs: flags.split(' ').filter((flag) => flag !== '') };
+    // Split at the first '=' only: the variables after the second ';' hold some too.
+    const at = text.indexOf('=');
+    const [name, rest] = at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + 1)];
+    const [script, flags = '', vars = ''] = rest.split(';');
+    const env = Object.fromEntries(
+      vars
+        .split(' ')
+        .filter((pair) => pair.includes('='))
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    );
+    return { name, script: script === undefined || script === '' ? compiled : script, nodeArgs: flags.split(' ').filter((flag) => flag !== ''), env };
   });
 }
 
@@ -154,7 +164,7 @@ async function runVariant(variant: Variant, jobs: number, idleMs: number): Promi
       ['--expose-gc', '--import', preload, ...variant.nodeArgs, variant.script, '--serve-api', '--port', String(port), '--no-rate-limit'],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS), BENCH_MEMORY_REPORT_DIR: dir },
+        env: { ...process.env, ...variant.env, BENCH_CONCURRENCY: String(CLIENTS), BENCH_MEMORY_REPORT_DIR: dir },
         stdio: ['ignore', 'ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
       },
     ),

@@ -11,17 +11,21 @@
  *   one young-generation collection: V8 then shrinks its young generation to its smallest,
  *   since its allocation rate over the last 5 s is low (hence `quietMs` over 5 s). This is
  *   most of what the local API's process gives back (32 MiB of young generation to 1);
- * - once quiet for `fullAfterMs` more, and the heap grew by `minGrowthBytes` since the last
- *   time, one full collection: old-space garbage given back. Not at once: a burst of jobs
+ * - `fullAfterMs` after that first step, and the heap grew by `minGrowthBytes` since the
+ *   last time, two full collections: old-space garbage given back, and the pages it was on. Not at once: a burst of jobs
  *   soon after a full collection ran at 0.6-0.7x the rate of one after a young collection
  *   alone (bench/README, issue 34, burst after idle; V8's trace showed more mark-compacts in
  *   that burst, after a heap just compacted small). A burst after a longer pause pays that.
+ *   Work during the wait does not call it off: it waits for the next quiet moment instead.
+ *   The local API's finished `/runsync` jobs expire a minute after the burst that made them,
+ *   and their sweep is such work; when it called the full step off, their garbage (47 MiB
+ *   after 20 000 jobs) stayed another minute or more (bench/README, issue 46 item 3).
  *
  * Start-up counts as work. What it costs: a busy process, a native record per collection
  * (v8.GCProfiler) and a timer every `quietMs`; an idle one, no wake-up at all (a 'gc'
  * PerformanceObserver waits for the next collection, and a process that allocates nothing
  * collects nothing) but the one timer of the full step; once per quiet period after work,
- * a young collection (a few ms) and, later, one full one (about 5-40 ms on these heaps).
+ * a young collection (a few ms) and, later, two full ones (about 5-40 ms each on these heaps).
  * The collector is V8's `gc` from a fresh context (`--expose-gc` set for that moment only):
  * the handler's global scope never gets a `gc`.
  */
@@ -64,6 +68,29 @@ function collector(): Collector | undefined {
   }
 }
 
+/** A timer that keeps no process alive. */
+function later(run: () => void, ms: number): NodeJS.Timeout {
+  const handle = setTimeout(run, ms);
+  handle.unref();
+  return handle;
+}
+
+/** The full step: one full collection if the heap grew by `minGrowthBytes` since the last (answers whether it ran). */
+function fullCollection(collect: Collector | undefined, minGrowthBytes: number): () => boolean {
+  // 0 at first: the heap start-up grew is given back after its first quiet period.
+  let baseline = 0;
+  return () => {
+    if (collect === undefined || getHeapStatistics().total_heap_size - baseline < minGrowthBytes) return false;
+    // Twice: the first frees the objects, but V8 keeps the pages it left sparse until the next
+    // one moves their survivors and releases them (after 20 000 /runsync, one left the local
+    // API's old space at 47.5 MiB for 19 MiB used; bench/README, issue 46 item 3).
+    collect();
+    collect();
+    baseline = getHeapStatistics().total_heap_size;
+    return true;
+  };
+}
+
 /**
  * Start watching this process (once per process); `options` for tests.
  *
@@ -76,45 +103,45 @@ function collector(): Collector | undefined {
  * means the work is over.
  */
 export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: number; minGrowthBytes?: number } = {}): IdleCompaction {
-  const quietMs = options.quietMs ?? IDLE_COMPACTION.quietMs;
-  const fullAfterMs = options.fullAfterMs ?? IDLE_COMPACTION.fullAfterMs;
-  const minGrowthBytes = options.minGrowthBytes ?? IDLE_COMPACTION.minGrowthBytes;
+  const { quietMs, fullAfterMs, minGrowthBytes } = { ...IDLE_COMPACTION, ...options };
   const collect = collector();
   let youngCollections = 0;
   let compactions = 0;
-  // 0 at first: the heap start-up grew is given back after its first quiet period.
-  let baseline = 0;
   // Collections before this time are our own (their entries arrive after the call).
   let ownUntil = 0;
+  // The quiet check's timer (busy) and the full step's (armed by the first step, kept through work).
   let timer: NodeJS.Timeout | undefined;
+  let fullTimer: NodeJS.Timeout | undefined;
+  // The full step's time came while busy: it runs at the next quiet check.
+  let fullDue = false;
   let profiler: GCProfiler | undefined;
   let stopped = false;
-  const arm = (run: () => void, ms: number): void => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = setTimeout(run, ms);
-    timer.unref();
-  };
-  /** Busy: collections counted natively until the next check (a full step still waiting is called off). */
+  /** Busy: collections counted natively until the next check (a full step waiting stays armed). */
   const watchBusy = (): void => {
     observer.disconnect();
     profiler = new GCProfiler();
     profiler.start();
-    arm(check, quietMs);
+    if (timer !== undefined) clearTimeout(timer);
+    timer = later(check, quietMs);
   };
   /** Quiet: the observer waits for the next collection (none while idle: no wake-up but the full step's). */
   const watchIdle = (): void => {
     profiler = undefined;
     observer.observe({ entryTypes: ['gc'] });
   };
-  /** The second step: quiet for `fullAfterMs` after the first. */
-  const compact = (): void => {
-    timer = undefined;
-    if (stopped || collect === undefined || profiler !== undefined) return;
-    if (getHeapStatistics().total_heap_size - baseline < minGrowthBytes) return;
-    collect();
+  const full = fullCollection(collect, minGrowthBytes);
+  const collectFull = (): void => {
+    fullDue = false;
+    if (!full()) return;
     compactions++;
     ownUntil = performance.now();
-    baseline = getHeapStatistics().total_heap_size;
+  };
+  /** The second step's time: at once when idle, else at the next quiet check. */
+  const compact = (): void => {
+    fullTimer = undefined;
+    if (stopped) return;
+    if (profiler !== undefined) fullDue = true;
+    else collectFull();
   };
   const check = (): void => {
     timer = undefined;
@@ -123,17 +150,20 @@ export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: numbe
     if (collections > 0) {
       // Still working: look again after another quiet period.
       profiler?.start();
-      arm(check, quietMs);
+      timer = later(check, quietMs);
       return;
     }
-    // The first step: the young generation, which V8 shrinks after a collection at a low allocation rate.
-    if (collect !== undefined) {
+    if (fullDue) {
+      // The full step came due while busy: it collects the young generation too.
+      collectFull();
+    } else if (collect !== undefined) {
+      // The first step: the young generation, which V8 shrinks after a collection at a low allocation rate.
       collect({ type: 'minor' });
       youngCollections++;
       ownUntil = performance.now();
     }
     watchIdle();
-    arm(compact, fullAfterMs);
+    fullTimer ??= later(compact, fullAfterMs);
   };
   const observer = new PerformanceObserver((list) => {
     if (stopped || profiler !== undefined) return;
@@ -155,7 +185,9 @@ export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: numbe
       stopped = true;
       observer.disconnect();
       if (timer !== undefined) clearTimeout(timer);
+      if (fullTimer !== undefined) clearTimeout(fullTimer);
       timer = undefined;
+      fullTimer = undefined;
       profiler?.stop();
       profiler = undefined;
     },

@@ -7,6 +7,7 @@
  * and the next /runsync completes. SIGTERM stops the child with the server; a SIGKILLed
  * server's child leaves by itself.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
@@ -115,6 +116,16 @@ describe('--serve-api: the worker in a supervised child process', () => {
       printFigures('serve-api supervisor', { ...figures, workerProcesses: new Set(pids).size });
     },
   );
+
+  it("the worker process runs with glibc's malloc arenas capped (MALLOC_ARENA_MAX=2), unless the environment chose", { timeout: 240_000 }, async () => {
+    const { url } = await startServeApi();
+    const answer = await runsync(url, { input: { tag: 'arenas' } });
+    const environ = readFileSync(`/proc/${answer.output?.pid ?? 0}/environ`, 'utf8').split('\0');
+    expect(environ).toContain('MALLOC_ARENA_MAX=2');
+    const chosen = await startServeApi({ MALLOC_ARENA_MAX: '4' });
+    const other = await runsync(chosen.url, { input: { tag: 'arenas' } });
+    expect(readFileSync(`/proc/${other.output?.pid ?? 0}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=4');
+  });
 
   it('SIGTERM while the worker process is still starting: exit 0, no worker left', { timeout: 90_000 }, async () => {
     const child = runTs(WORKER, ['--serve-api', '--port', '0'], { timeout: 60_000 });
