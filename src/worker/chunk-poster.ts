@@ -17,8 +17,8 @@
  * order the posts arrive in (our harness). A post of a round trip each bounds a stream
  * of objects, which cannot be joined, to one chunk per round trip. A joinable chunk is
  * still posted alone (it waits until nothing is in flight), so text keeps being joined
- * as before. A failed post ends the stream: nothing more is started, the posts in
- * flight settle, and push/flush reject with the first failure.
+ * as before. A failed post ends the stream: nothing more is started, and push/flush
+ * reject with the first failure at once (posts still in flight go on in the transport).
  */
 import type { StreamChunk } from '../job/index.js';
 
@@ -121,7 +121,7 @@ export class ChunkPoster {
     }
   }
 
-  /** Up to `window` posts at once; a joinable chunk only when none is in flight. Throws the first failure once the rest have settled. */
+  /** Up to `window` posts at once; a joinable chunk only when none is in flight. Throws the first failure. */
   async #drainWindow(): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     let failed: { error: unknown } | undefined;
@@ -141,7 +141,10 @@ export class ChunkPoster {
         );
         inFlight.add(post);
       }
-      if (inFlight.size === 0) break;
+      // Failed: not waiting for the posts still in flight. Those past the failed chunk are
+      // held by the harness until the job ends, and it ends with the result this failure
+      // lets the run post now (then they are answered, not applied).
+      if (inFlight.size === 0 || failed !== undefined) break;
       // A post settling, or a chunk pushed meanwhile (a free slot may take it now).
       await new Promise<void>((resolve) => {
         this.#kick = resolve;
