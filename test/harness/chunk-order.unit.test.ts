@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Harness, ManualClock, type EndpointJobs } from '../../src/harness/index.js';
-import { MAX_CHUNKS_AHEAD } from '../../src/harness/core/chunk-order.js';
+import { MAX_CHUNKS_AHEAD, MAX_HELD_CHUNKS } from '../../src/harness/core/chunk-order.js';
 import { parseJobRequest } from '../../src/job/index.js';
 import type { PostAck } from '../../src/harness/store/job-store.js';
 import { waitFor } from '../kit/index.js';
@@ -65,6 +65,16 @@ describe('chunks posted out of order', () => {
     expect(await post(endpoint, id, MAX_CHUNKS_AHEAD + 1).ack).toEqual({ applied: false, reason: 'ahead', status: 'IN_PROGRESS', expected: 0 });
     expect(await post(endpoint, id, 0).ack).toEqual({ applied: true });
     expect(await outputs(endpoint, id)).toEqual([{ n: 0 }]);
+  });
+
+  it('holds at most MAX_HELD_CHUNKS a job: one more is answered ahead at once; the held ones are stored once the first comes', async () => {
+    const { endpoint, id } = await running();
+    const held = Array.from({ length: MAX_HELD_CHUNKS }, (_, n) => post(endpoint, id, n + 1));
+    // The memory store answers in call order: the 64 are held before this one's answer is read.
+    expect(await post(endpoint, id, 5).ack).toMatchObject({ applied: false, reason: 'ahead', expected: 0 });
+    expect(await post(endpoint, id, 0).ack).toEqual({ applied: true });
+    for (const one of held) expect(await one.ack).toEqual({ applied: true });
+    expect((await outputs(endpoint, id)).map((output) => (output as { n: number }).n)).toEqual(Array.from({ length: MAX_HELD_CHUNKS + 1 }, (_, n) => n));
   });
 
   it('cancelled mid-window: the held chunk is answered not applied, and every chunk acked before is kept', async () => {

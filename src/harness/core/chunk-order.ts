@@ -34,8 +34,10 @@ export class ChunkOrder {
   /**
    * Offer a chunk to the store (`push`) until it is stored or refused for another
    * reason than being ahead; between offers wait for a change of the job
-   * (`onJobChange`). Subscribed before each offer, so a change between the store's
-   * answer and the wait is not missed.
+   * (`onJobChange`). The first offer subscribes to nothing (a chunk in order, the usual
+   * case, costs one store call); a held one subscribes before each later offer, so a
+   * change between the store's answer and the wait is not missed (a change before the
+   * subscription is seen by that offer itself).
    */
   async post(
     jobId: string,
@@ -43,7 +45,10 @@ export class ChunkOrder {
     push: () => Promise<PostAck>,
     onJobChange: (listener: JobChangeListener) => () => void,
   ): Promise<PostAck> {
-    let holding = false;
+    const first = await push();
+    if (first.applied || first.reason !== 'ahead' || index === undefined) return first;
+    if (index - first.expected > MAX_CHUNKS_AHEAD || this.heldFor(jobId) >= MAX_HELD_CHUNKS) return first;
+    this.#held.set(jobId, this.heldFor(jobId) + 1);
     try {
       for (;;) {
         let wake: () => void = () => {};
@@ -51,23 +56,16 @@ export class ChunkOrder {
         const unsubscribe = onJobChange(() => wake());
         try {
           const ack = await push();
-          if (ack.applied || ack.reason !== 'ahead' || index === undefined) return ack;
-          if (!holding) {
-            if (index - ack.expected > MAX_CHUNKS_AHEAD || this.heldFor(jobId) >= MAX_HELD_CHUNKS) return ack;
-            holding = true;
-            this.#held.set(jobId, this.heldFor(jobId) + 1);
-          }
+          if (ack.applied || ack.reason !== 'ahead') return ack;
           await changed;
         } finally {
           unsubscribe();
         }
       }
     } finally {
-      if (holding) {
-        const left = this.heldFor(jobId) - 1;
-        if (left > 0) this.#held.set(jobId, left);
-        else this.#held.delete(jobId);
-      }
+      const left = this.heldFor(jobId) - 1;
+      if (left > 0) this.#held.set(jobId, left);
+      else this.#held.delete(jobId);
     }
   }
 }

@@ -159,7 +159,7 @@ export class EndpointJobs {
   postChunk(jobId: string, workerId: string | undefined, chunk: StreamChunk, attempt?: number): Promise<PostAck> {
     const push = (): Promise<PostAck> => this.#store.pushChunk(this.id, jobId, workerId, chunk, attempt, this.#clock.now());
     const index = chunk.metrics?.stream_index;
-    // In order (every in-process post, and a worker posting one at a time): one store call, no hold.
+    // Without an index, or a post by the harness itself (no worker): stored as it comes.
     if (typeof index !== 'number' || workerId === undefined) return push();
     return this.#chunkOrder.post(jobId, index, push, (listener) => this.onJobChange(jobId, listener));
   }
