@@ -19,7 +19,10 @@
  *   (`RUNPOD_WEBHOOK_*`, an async generator handler) and `serve()` (default options);
  *   one job yielding 1 000 strings of 1 KiB: chunks (yields) per second from the job
  *   handed out to its result received, the job-stream posts it took, worker CPU per
- *   chunk, worker RSS after.
+ *   chunk, worker RSS after;
+ * - `stream objects 1 KiB x 1 000` (issue 46 item 4): the same with 1 000 `{ i, text }`
+ *   objects of 1 KiB of text, the fake platform advertising ordering by stream_index
+ *   (`x-sw-stream-order`, as our harness does), so ours posts up to 16 chunks at once.
  * With BENCH_SERVE_API_BARE=1, ours is replaced by bench/children/bare-runsync-server.ts (a
  * bare node:http server answering a completed job, nothing behind it): the floor of any Node
  * server with these clients on these cores, to read our figures against; with
@@ -139,7 +142,7 @@ async function burstRate(client: QueueClient): Promise<number> {
   return (calls / (preciseNow() - start)) * 1000;
 }
 
-type Mode = 'sustained' | 'burst' | 'memory' | 'stream';
+type Mode = 'sustained' | 'burst' | 'memory' | 'stream' | 'stream objects';
 
 const MODE_METRICS: Record<Mode, Record<string, MetricSpec>> = {
   sustained: { 'requests/s': { unit: 'req/s' }, 'server CPU/request': { unit: 'µs' }, 'RSS after': { unit: 'MiB' } },
@@ -158,6 +161,12 @@ const MODE_METRICS: Record<Mode, Record<string, MetricSpec>> = {
     [`RSS after ${MEMORY_JOBS / 1000}k jobs, ${SETTLED_MS / 1000} s`]: { unit: 'MiB' },
   },
   stream: { 'chunks/s': { unit: 'chunks/s' }, 'posts per job': { unit: '' }, 'worker CPU/chunk': { unit: 'µs' }, 'worker RSS after': { unit: 'MiB' } },
+  'stream objects': {
+    'chunks/s': { unit: 'chunks/s' },
+    'posts per job': { unit: '' },
+    'worker CPU/chunk': { unit: 'µs' },
+    'worker RSS after': { unit: 'MiB' },
+  },
 };
 
 const CASE_NAMES: Record<Mode, string> = {
@@ -165,6 +174,7 @@ const CASE_NAMES: Record<Mode, string> = {
   burst: `burst of ${BURST} after ${IDLE_MS / 1000} s idle`,
   memory: `memory, ${MEMORY_JOBS} runsync`,
   stream: `stream ${STREAM.size / 1024} KiB x ${STREAM.count}, worker on a fake platform`,
+  'stream objects': `stream objects ${STREAM.size / 1024} KiB x ${STREAM.count}, worker on a fake platform ordering by stream_index`,
 };
 
 /** The figures of both sides and, for each, ours / runpod-python. */
@@ -275,8 +285,8 @@ interface StreamWorker {
   readonly child: ChildProcess;
 }
 
-async function startStreamWorker(side: SideName): Promise<StreamWorker> {
-  const platform = await startFakePlatform();
+async function startStreamWorker(side: SideName, streamOrder: boolean): Promise<StreamWorker> {
+  const platform = await startFakePlatform({ streamOrder });
   const env = { ...platform.env, RUNPOD_POD_ID: 'bench-worker' };
   let child: ChildProcess;
   if (side === 'runpod-python') {
@@ -295,16 +305,25 @@ async function startStreamWorker(side: SideName): Promise<StreamWorker> {
   return { side, platform, child };
 }
 
-function streamCase(): BenchCase {
+/**
+ * `stream`: strings (joined by ours while a post is in flight), against the fake platform as
+ * it is. `stream objects`: `{ i, text }` objects (never joined), against the fake platform
+ * answering job-take with `x-sw-stream-order: stream_index` as our harness does, so that
+ * ours keeps its chunk window of posts in flight (runpod-python ignores the header; the
+ * fake stores no chunk, so it keeps the promise vacuously).
+ */
+function streamCase(mode: 'stream' | 'stream objects'): BenchCase {
   const workers = new Map<SideName, StreamWorker>();
+  const objects = mode === 'stream objects';
+  const spec = objects ? { ...STREAM, objects } : STREAM;
   return {
-    name: CASE_NAMES.stream,
-    metrics: metricsOf('stream'),
+    name: CASE_NAMES[mode],
+    metrics: metricsOf(mode),
     async setup() {
       for (const side of SIDES) {
-        const worker = await startStreamWorker(side);
+        const worker = await startStreamWorker(side, objects);
         workers.set(side, worker);
-        await worker.platform.run(1, { stream: { count: 10, size: STREAM.size } });
+        await worker.platform.run(1, { stream: { ...spec, count: 10 } });
       }
     },
     async measure({ index }) {
@@ -315,7 +334,7 @@ function streamCase(): BenchCase {
         const before = sample(worker.child);
         const posts = worker.platform.streamPosts;
         const start = preciseNow();
-        await worker.platform.run(1, { stream: STREAM });
+        await worker.platform.run(1, { stream: spec });
         const elapsed = preciseNow() - start;
         const after = sample(worker.child);
         result[`chunks/s, ${side}`] = (STREAM.count / elapsed) * 1000;
@@ -323,7 +342,7 @@ function streamCase(): BenchCase {
         result[`worker CPU/chunk, ${side}`] = ((after.cpuMs - before.cpuMs) / STREAM.count) * 1000;
         result[`worker RSS after, ${side}`] = after.rssBytes / MB;
       }
-      return withRatios('stream', result);
+      return withRatios(mode, result);
     },
     async teardown() {
       for (const worker of workers.values()) {
@@ -339,5 +358,5 @@ export const runpodPythonBenchmark: Benchmark = {
   name: 'runpod-python',
   title:
     "runpod-python's --rp_serve_api and worker beside ours (issue 34 item 5), alternating: /runsync sustained, burst after idle, RSS idle and after 20 000 jobs, 1 KiB stream chunks/s; ratios ours / runpod-python",
-  cases: (options) => [serverCase('sustained'), serverCase('burst'), memoryCase(options), streamCase()],
+  cases: (options) => [serverCase('sustained'), serverCase('burst'), memoryCase(options), streamCase('stream'), streamCase('stream objects')],
 };

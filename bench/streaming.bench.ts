@@ -1,9 +1,11 @@
 /**
  * @module bench/streaming
- * Streaming: an async generator yielding 1 000 strings of 1 KiB, 10 000 small tokens
+ * Streaming: an async generator yielding 1 000 strings of 1 KiB, 1 000 objects of 1 KiB
+ * of text (`{ i, text }`, read back in order or the case fails), 10 000 small tokens
  * (4 characters), or 50 MB of text (50 yields of 1 MB), in process (harness and worker
  * in one process, as --serve-api) and through the platform transport (harness in the
- * bench process, the worker in its own, one in-order post per chunk). A client in a
+ * bench process, the worker in its own; up to 16 chunk posts in flight, the harness
+ * advertising ordering, or one at a time with `one post at a time`). A client in a
  * process of its own reads /stream over HTTP (long polls) as the job runs.
  * - yields/s and MB/s: over the job's execution time as the harness stamps it (handed
  *   out to result received; the result goes after the last chunk);
@@ -26,16 +28,24 @@ interface Shape {
   readonly label: string;
   readonly count: number;
   readonly size: number;
+  /** Yield `{ i, text }` objects (one chunk each: objects are not joined). */
+  readonly objects?: boolean;
 }
 
 const SHAPES: readonly Shape[] = [
   { label: '1 KiB x 1 000', count: 1_000, size: 1_024 },
+  { label: '1 KiB objects x 1 000', count: 1_000, size: 1_024, objects: true },
   { label: 'tokens x 10 000', count: 10_000, size: 4 },
   { label: '50 MB text', count: 50, size: 1_000_000 },
 ];
 
-/** `platform`: default options (coalescing on since issue 19); `platform, one chunk per yield`: coalesceStreamChunks false, the previous default. */
-type Path = 'in-process' | 'platform' | 'platform, one chunk per yield';
+/**
+ * `platform`: default options (coalescing on since issue 19, the chunk window of 16 since
+ * issue 46); `platform, one chunk per yield`: coalesceStreamChunks false, the default
+ * before issue 19; `platform, one post at a time`: chunkWindow 1, the default before
+ * issue 46 (for objects, the A/B of the window).
+ */
+type Path = 'in-process' | 'platform' | 'platform, one chunk per yield' | 'platform, one post at a time';
 
 function targets(shape: Shape, path: Path): Record<string, MetricSpec> {
   const yieldsTarget = shape.size >= 1_000_000 ? undefined : path === 'in-process' ? 50_000 : 8_000;
@@ -52,7 +62,7 @@ interface Side {
   readonly url: string;
   readonly endpointId: string;
   /** Submit the job; answers its id. */
-  submit(count: number, size: number): Promise<string>;
+  submit(count: number, size: number, objects: boolean): Promise<string>;
   /** Hand-out to result, ms, once the job has ended. */
   executionMs(id: string): Promise<number>;
   close(): Promise<void>;
@@ -68,8 +78,8 @@ async function inProcessSide(yieldLog: string): Promise<Side> {
   return {
     url: ready.url,
     endpointId,
-    async submit(count, size) {
-      return (await client.json<JobView>('POST', '/run', { input: { stream: { count, size } } })).id;
+    async submit(count, size, objects) {
+      return (await client.json<JobView>('POST', '/run', { input: { stream: { count, size, objects } } })).id;
     },
     async executionMs(id) {
       const view = await client.json<JobView>('GET', `/status/${id}`);
@@ -83,17 +93,21 @@ async function inProcessSide(yieldLog: string): Promise<Side> {
   };
 }
 
-async function platformSide(yieldLog: string, perYield: boolean): Promise<Side> {
+async function platformSide(yieldLog: string, path: Path): Promise<Side> {
   const setup: PlatformSetup = await startPlatformSetup({
     endpointId: 'stream',
     concurrency: 1,
-    env: { BENCH_YIELD_LOG: yieldLog, ...(perYield ? { BENCH_COALESCE: '0' } : {}) },
+    env: {
+      BENCH_YIELD_LOG: yieldLog,
+      ...(path === 'platform, one chunk per yield' ? { BENCH_COALESCE: '0' } : {}),
+      ...(path === 'platform, one post at a time' ? { BENCH_CHUNK_WINDOW: '1' } : {}),
+    },
   });
   return {
     url: setup.server.url,
     endpointId: 'stream',
-    async submit(count, size) {
-      return (await setup.endpoint.submit(parseJobRequest({ input: { stream: { count, size } } }))).id;
+    async submit(count, size, objects) {
+      return (await setup.endpoint.submit(parseJobRequest({ input: { stream: { count, size, objects } } }))).id;
     },
     async executionMs(id) {
       const record = await setup.endpoint.find(id);
@@ -115,13 +129,13 @@ function streamingCase(shape: Shape, path: Path): BenchCase {
     metrics: targets(shape, path),
     async setup() {
       yieldLog = mkdtempSync(join(tmpdir(), 'sw-bench-yields-'));
-      side = path === 'in-process' ? await inProcessSide(yieldLog) : await platformSide(yieldLog, path === 'platform, one chunk per yield');
+      side = path === 'in-process' ? await inProcessSide(yieldLog) : await platformSide(yieldLog, path);
       reader = new ForkedChild(await childScript('bench/children/stream-reader.ts', 'compiled'));
       await reader.next('ready', 30_000);
     },
     async measure() {
       if (!side || !reader) throw new Error('not set up');
-      const id = await side.submit(shape.count, shape.size);
+      const id = await side.submit(shape.count, shape.size, shape.objects === true);
       const read = await reader.ask<StreamRead & { type: 'read' }>(
         { type: 'read', url: side.url, endpointId: side.endpointId, jobId: id, timeoutMs: 120_000 },
         'read',
@@ -153,7 +167,10 @@ export const streamingBenchmark: Benchmark = {
   name: 'streaming',
   title: 'Stream chunks: 1 KiB x 1 000, 10 000 tokens, 50 MB of text; in process and through the platform transport',
   cases: () => {
-    const paths: Path[] = ['in-process', 'platform', 'platform, one chunk per yield'];
-    return paths.flatMap((path) => SHAPES.map((shape) => streamingCase(shape, path)));
+    const paths: Path[] = ['in-process', 'platform', 'platform, one chunk per yield', 'platform, one post at a time'];
+    // One post at a time is the window's A/B: measured for objects, which the window is for.
+    return paths.flatMap((path) =>
+      SHAPES.filter((shape) => path !== 'platform, one post at a time' || shape.objects === true).map((shape) => streamingCase(shape, path)),
+    );
   },
 };

@@ -9,7 +9,8 @@
  *   `size` characters. When BENCH_YIELD_LOG names a folder, the time of each yield
  *   (epoch ms, microsecond resolution) is written to `<folder>/<job id>.f64` before
  *   the generator returns, so the reader can tell how long each yield took to be
- *   visible on /stream without putting timestamps into the text.
+ *   visible on /stream without putting timestamps into the text. With `objects: true`
+ *   it yields `{ i, text }` objects instead (objects cannot be joined: one chunk each).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ import type { HandlerJob } from '../../src/index.js';
 export interface StreamSpec {
   readonly count: number;
   readonly size: number;
+  /** Yield `{ i, text }` objects rather than the text alone. */
+  readonly objects?: boolean;
 }
 
 export interface BenchInput {
@@ -43,13 +46,13 @@ function preciseNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
-async function* streamText(jobId: string, spec: StreamSpec): AsyncGenerator<string> {
+async function* streamText(jobId: string, spec: StreamSpec): AsyncGenerator<string | { i: number; text: string }> {
   const text = yieldText(spec.size);
   const times = new Float64Array(spec.count);
   try {
     for (let i = 0; i < spec.count; i++) {
       times[i] = preciseNow();
-      yield text;
+      yield spec.objects === true ? { i, text } : text;
     }
   } finally {
     const folder = process.env.BENCH_YIELD_LOG;

@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../src/transports/platform/stream-order.js';
 
 interface Queued {
   readonly input: string;
@@ -41,7 +42,16 @@ export interface FakePlatform {
   close(): Promise<void>;
 }
 
-export async function startFakePlatform(): Promise<FakePlatform> {
+export interface FakePlatformOptions {
+  /**
+   * Answer job-take with `x-sw-stream-order: stream_index`, as our harness does, so that
+   * our worker keeps several chunk posts in flight (it stores no chunk, so any order is kept).
+   */
+  readonly streamOrder?: boolean;
+}
+
+export async function startFakePlatform(options: FakePlatformOptions = {}): Promise<FakePlatform> {
+  const takeHeaders: Record<string, string> = options.streamOrder === true ? { [STREAM_ORDER_HEADER]: STREAM_ORDER_VALUE } : {};
   const queue: Queued[] = [];
   const parked: Array<{ res: ServerResponse; max: number }> = [];
   const stopPolls = new Set<ServerResponse>();
@@ -68,7 +78,7 @@ export async function startFakePlatform(): Promise<FakePlatform> {
     takes++;
     const jobs = jobsFor(max);
     const body = batched ? `[${jobs.join(',')}]` : jobs[0]!;
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...takeHeaders });
     res.end(body);
   }
 

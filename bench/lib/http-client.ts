@@ -66,8 +66,15 @@ export async function readStream(client: QueueClient, jobId: string, timeoutMs: 
     const answer = await client.json<StreamAnswer>('GET', `/stream/${jobId}?wait=5000`);
     const at = preciseNow();
     for (const chunk of answer.stream) {
+      const output = chunk.output;
+      if (typeof output === 'string') length += output.length;
+      else if (typeof output === 'object' && output !== null && typeof (output as { text?: unknown }).text === 'string') {
+        // A yield of `{ i, text }` objects (bench-handler's `objects`): its text counts, and each must come in order.
+        const { i, text } = output as { i?: unknown; text: string };
+        if (i !== chunks) throw new Error(`/stream of ${jobId}: object ${String(i)} read where ${chunks} was expected (out of order)`);
+        length += text.length;
+      }
       chunks++;
-      if (typeof chunk.output === 'string') length += chunk.output.length;
     }
     if (answer.stream.length > 0) marks.push({ length, at });
     if (TERMINAL.has(answer.status) && answer.stream.length === 0) return { marks, chunks, textLength: length, status: answer.status };

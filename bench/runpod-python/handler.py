@@ -7,7 +7,8 @@ from a plain one by the function itself (is_generator), not by what it returns:
 - `noop` (default): answers {"ok": true} (runpod-python drops an output of {} and its
   /runsync then fails on the missing key, so the answer is not empty);
 - `stream`: an async generator (as the Node handler is) yielding input.stream.count
-  strings of input.stream.size characters, the text built once per size.
+  strings of input.stream.size characters, the text built once per size; with
+  input.stream.objects true, {"i": i, "text": text} objects instead.
 Run with the runpod-python flags: `--rp_serve_api --rp_api_port N --rp_api_host 127.0.0.1`,
 or with the RUNPOD_WEBHOOK_* variables of a platform.
 """
@@ -37,6 +38,10 @@ async def stream(job):
     """`count` strings of `size` characters."""
     spec = (job.get("input") or {}).get("stream") or {}
     text = _text(int(spec.get("size", 1024)))
+    if spec.get("objects"):
+        for i in range(int(spec.get("count", 0))):
+            yield {"i": i, "text": text}
+        return
     for _ in range(int(spec.get("count", 0))):
         yield text
 

@@ -5,8 +5,10 @@
  * Every transport promises:
  * - `take` answers up to `max` jobs, waiting (long poll) until at least one is there
  *   or `signal` aborts; an abort answers []. It never throws for "no job now".
- * - `postChunk` delivers one stream chunk; the runtime calls it for one job at a time
- *   and in order (it waits for each call before the next), so chunks arrive in order.
+ * - `postChunk` delivers one stream chunk; the runtime calls it for one job in order,
+ *   waiting for each call before the next, so chunks arrive in order; unless the
+ *   transport's `chunkWindow` is above 1 (it says the other side orders chunks by their
+ *   `stream_index`), when up to that many calls of one job are in flight at once.
  * - `postResult` delivers a job's final result. It resolves once the result has
  *   landed, with what the platform made of it (applied, or acknowledged and ignored
  *   because the job already ended another way); on failure it retries until it lands
@@ -71,6 +73,12 @@ export interface Transport {
   readonly maxResultBytes?: number;
   take(request: TakeRequest): Promise<Job[]>;
   postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void>;
+  /**
+   * How many postChunk calls of one job the runtime may have in flight at once (read when
+   * a stream starts); absent or 1: one at a time. More only where the receiving side
+   * stores chunks by `metrics.stream_index` whatever order they arrive in.
+   */
+  readonly chunkWindow?: number;
   postProgress(jobId: string, output: unknown, attempt?: number): Promise<void>;
   /** Resolves with what the platform made of the result; nothing counts as applied. */
   postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt | void>;

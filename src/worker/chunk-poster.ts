@@ -11,6 +11,14 @@
  * post is in flight, so text is never held back to be joined: it is joined only while
  * the transport is busy, and the stream then carries fewer, larger chunks with the
  * same text.
+ *
+ * Window (the transport's `chunkWindow`): up to that many posts in flight at once, in
+ * the order queued, for a receiver that stores chunks by their `stream_index` whatever
+ * order the posts arrive in (our harness). A post of a round trip each bounds a stream
+ * of objects, which cannot be joined, to one chunk per round trip. A joinable chunk is
+ * still posted alone (it waits until nothing is in flight), so text keeps being joined
+ * as before. A failed post ends the stream: nothing more is started, and push/flush
+ * reject with the first failure at once (posts still in flight go on in the transport).
  */
 import type { StreamChunk } from '../job/index.js';
 
@@ -25,6 +33,8 @@ export interface ChunkPosterOptions {
   readonly highWaterMark?: number;
   /** Largest serialized output of a joined chunk, bytes; default 0 (no joining). */
   readonly joinUpToBytes?: number;
+  /** Posts in flight at once; default 1 (one at a time). */
+  readonly window?: number;
 }
 
 /** JSON escapes one UTF-16 unit to at most 6 bytes: text this long always fits in `bytes`. */
@@ -36,8 +46,11 @@ export class ChunkPoster {
   readonly #post: (chunk: StreamChunk) => Promise<void>;
   readonly #highWaterMark: number;
   readonly #joinUpToBytes: number;
+  readonly #window: number;
   readonly #queue: Queued[] = [];
   #draining: Promise<void> | undefined;
+  /** Wakes a windowed drain waiting for a post to settle: a chunk was pushed. */
+  #kick: (() => void) | undefined;
   #error: unknown;
   #posted = 0;
 
@@ -47,6 +60,7 @@ export class ChunkPoster {
     this.#post = post;
     this.#highWaterMark = resolved.highWaterMark ?? 64;
     this.#joinUpToBytes = resolved.joinUpToBytes ?? 0;
+    this.#window = Math.max(1, Math.floor(resolved.window ?? 1));
   }
 
   /**
@@ -58,6 +72,7 @@ export class ChunkPoster {
     if (this.#error !== undefined) throw this.#error;
     this.#queue.push({ chunk, joinable: joinable && this.#joinUpToBytes > 0 && typeof chunk.output === 'string' });
     this.#draining ??= this.#drain();
+    this.#kick?.();
     if (this.#queue.length >= this.#highWaterMark) await this.#draining;
     if (this.#error !== undefined) throw this.#error;
   }
@@ -89,16 +104,54 @@ export class ChunkPoster {
 
   async #drain(): Promise<void> {
     try {
-      while (this.#queue.length > 0) {
-        const { chunk } = this.#queue.shift() as Queued;
-        await this.#post(chunk);
-        this.#posted++;
+      if (this.#window === 1) {
+        while (this.#queue.length > 0) {
+          const { chunk } = this.#queue.shift() as Queued;
+          await this.#post(chunk);
+          this.#posted++;
+        }
+        return;
       }
+      await this.#drainWindow();
     } catch (error) {
       this.#error = error;
       this.#queue.length = 0;
     } finally {
       this.#draining = undefined;
     }
+  }
+
+  /** Up to `window` posts at once; a joinable chunk only when none is in flight. Throws the first failure. */
+  async #drainWindow(): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    let failed: { error: unknown } | undefined;
+    for (;;) {
+      while (failed === undefined && inFlight.size < this.#window && this.#queue.length > 0) {
+        if ((this.#queue[0] as Queued).joinable && inFlight.size > 0) break;
+        const { chunk } = this.#queue.shift() as Queued;
+        const post: Promise<void> = this.#post(chunk).then(
+          () => {
+            this.#posted++;
+            inFlight.delete(post);
+          },
+          (error: unknown) => {
+            failed ??= { error };
+            inFlight.delete(post);
+          },
+        );
+        inFlight.add(post);
+      }
+      // Failed: not waiting for the posts still in flight. Those past the failed chunk are
+      // held by the harness until the job ends, and it ends with the result this failure
+      // lets the run post now (then they are answered, not applied).
+      if (inFlight.size === 0 || failed !== undefined) break;
+      // A post settling, or a chunk pushed meanwhile (a free slot may take it now).
+      await new Promise<void>((resolve) => {
+        this.#kick = resolve;
+        void Promise.race(inFlight).then(resolve);
+      });
+      this.#kick = undefined;
+    }
+    if (failed !== undefined) throw failed.error;
   }
 }

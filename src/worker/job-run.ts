@@ -221,10 +221,11 @@ export class JobRun {
 
   async #stream(source: AsyncIterable<unknown> | Iterable<unknown>): Promise<JobResult> {
     const { transport, config } = this.#deps;
-    const poster = new ChunkPoster(
-      (chunk) => transport.postChunk(this.job.id, chunk, this.job.attempt),
-      config.coalesceStreamChunks ? { joinUpToBytes: config.maxChunkBytes } : {},
-    );
+    const poster = new ChunkPoster((chunk) => transport.postChunk(this.job.id, chunk, this.job.attempt), {
+      ...(config.coalesceStreamChunks ? { joinUpToBytes: config.maxChunkBytes } : {}),
+      // Several posts at once only where the other side orders chunks by stream_index (transport.ts).
+      window: transport.chunkWindow ?? 1,
+    });
     this.#poster = poster;
     const iterator: AsyncIterator<unknown> | Iterator<unknown> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
     const aggregate: unknown[] | undefined = config.aggregateStream ? [] : undefined;

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/log/index.js';
 import { InProcessTransport } from '../../src/transports/index.js';
 import { ChunkPoster } from '../../src/worker/chunk-poster.js';
 import { WorkerRuntime, resolveOptions, withMetrics, type Handler } from '../../src/worker/index.js';
+import { waitFor } from '../kit/index.js';
 
 /** A post function that holds each post until `release()` is called, recording what it got. */
 function heldPosts(): { post: (chunk: StreamChunk) => Promise<void>; posted: StreamChunk[]; release: () => void; waiting: () => number } {
@@ -163,5 +164,47 @@ describe('coalesceStreamChunks through the runtime', () => {
     for (const chunk of chunks) expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(1_048_576);
     expect(chunks.map((c) => c.output as string).join('')).toBe(Array.from({ length: 40 }, (_, i) => piece(i)).join(''));
     expect(chunks.map((c) => c.metrics?.stream_index)).toEqual(chunks.map((_, i) => i));
+  });
+});
+
+describe('ChunkPoster with a window', () => {
+  const object = (i: number): StreamChunk => ({ output: { i }, metrics: { stream_index: i } });
+
+  it('keeps up to `window` posts in flight, in queue order; a joinable text chunk goes only when none is', async () => {
+    const held = heldPosts();
+    const poster = new ChunkPoster(held.post, { window: 3, joinUpToBytes: 1_000 });
+    for (let i = 0; i < 5; i++) await poster.push(object(i));
+    await waitFor(() => held.waiting() === 3, 'three posts in flight');
+    expect(held.posted.map((chunk) => chunk.output)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+    await poster.push(text(5), true);
+    held.release();
+    await waitFor(() => held.posted.length === 4, 'the fourth post, once one settled');
+    held.release();
+    held.release();
+    await waitFor(() => held.posted.length === 5, 'the fifth post');
+    // The text chunk waits (and may be joined) until nothing is in flight.
+    expect(poster.tryAppend('joined')).toBe(true);
+    held.release();
+    await sleep(0);
+    expect(held.posted).toHaveLength(5); // chunk 4 still in flight
+    held.release();
+    await waitFor(() => held.posted.length === 6, 'the text chunk, alone');
+    expect(held.waiting()).toBe(1);
+    expect(held.posted[5]?.output).toBe('t5 joined');
+    held.release();
+    await poster.flush();
+    expect(poster.posted).toBe(6);
+  });
+
+  it('rejects flush with the first failure at once, not waiting for the posts still in flight', async () => {
+    const gates: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+    const poster = new ChunkPoster(() => new Promise<void>((resolve, reject) => gates.push({ resolve, reject })), { window: 4 });
+    for (let i = 0; i < 3; i++) await poster.push(object(i));
+    await waitFor(() => gates.length === 3, 'three posts in flight');
+    gates[0]?.reject(new Error('refused'));
+    await expect(poster.flush()).rejects.toThrow('refused');
+    // Those in flight settle later, without effect.
+    gates[1]?.resolve();
+    gates[2]?.resolve();
   });
 });

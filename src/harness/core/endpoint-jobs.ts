@@ -37,6 +37,7 @@ import type {
   StreamRead,
   SubmitOptions,
 } from '../store/job-store.js';
+import { ChunkOrder } from './chunk-order.js';
 import { TakeHints } from './take-hints.js';
 import { TakeWaiters, type TakeSource } from './take-waiters.js';
 import { checkQueueRoom } from './queue-room.js';
@@ -55,6 +56,7 @@ export class EndpointJobs {
   readonly #maxQueuedBytes: number | undefined;
   readonly #onError: (error: unknown) => void;
   readonly #waiters = new TakeWaiters();
+  readonly #chunkOrder = new ChunkOrder();
   /** What the parked takers are served from: this endpoint in the store, nothing while draining. */
   readonly #takeSource: TakeSource = {
     take: (workerId, max) => this.#store.take(this.id, workerId, max, this.#clock.now()),
@@ -149,9 +151,17 @@ export class EndpointJobs {
     return (await this.postChunk(jobId, workerId, chunk, attempt)).applied;
   }
 
-  /** pushChunk with the store's answer: why a chunk was not applied (duplicate, stale_attempt, ...). */
+  /**
+   * pushChunk with the store's answer: why a chunk was not applied (duplicate,
+   * stale_attempt, ...). A chunk that came before one it follows is held until that one
+   * is stored (chunk-order.ts); `ahead` only when it is too far ahead to hold.
+   */
   postChunk(jobId: string, workerId: string | undefined, chunk: StreamChunk, attempt?: number): Promise<PostAck> {
-    return this.#store.pushChunk(this.id, jobId, workerId, chunk, attempt, this.#clock.now());
+    const push = (): Promise<PostAck> => this.#store.pushChunk(this.id, jobId, workerId, chunk, attempt, this.#clock.now());
+    const index = chunk.metrics?.stream_index;
+    // Without an index, or a post by the harness itself (no worker): stored as it comes.
+    if (typeof index !== 'number' || workerId === undefined) return push();
+    return this.#chunkOrder.post(jobId, index, push, (listener) => this.onJobChange(jobId, listener));
   }
 
   /** Show `output` as the running job's output (ctx.progress); only from the current attempt. */

@@ -27,8 +27,12 @@ export function refusedProgress(job: PostFacts | undefined, workerId: string | u
 }
 
 /**
- * Why a stream chunk does not apply, or undefined when it does. Chunks of one job come in
- * order; an index the job already has is a post retried after a lost answer (`duplicate`).
+ * Why a stream chunk does not apply, or undefined when it does. Chunks of one job are
+ * stored in index order: an index the job already has is a post retried after a lost
+ * answer (`duplicate`), an index past the next expected one (the job's chunk count: the
+ * count starts again at 0 with each attempt, as the worker's indices do) came before a
+ * chunk it follows (`ahead`: a worker posting several chunks at once). A chunk without
+ * an index, or posted in process without a worker id, is stored as it comes.
  */
 export function refusedChunk(job: PostFacts | undefined, workerId: string | undefined, chunk: StreamChunk, attempt: number | undefined): PostAck | undefined {
   if (!job) return { applied: false, reason: 'not_found' };
@@ -38,6 +42,9 @@ export function refusedChunk(job: PostFacts | undefined, workerId: string | unde
     return { applied: false, reason: 'duplicate', status: job.status };
   }
   if (!holds(job, workerId)) return { applied: false, reason: 'not_held_by_worker', status: job.status };
+  if (Number.isInteger(index) && workerId !== undefined && (index as number) > job.chunkCount) {
+    return { applied: false, reason: 'ahead', status: job.status, expected: job.chunkCount };
+  }
   return undefined;
 }
 

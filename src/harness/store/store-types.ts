@@ -135,7 +135,13 @@ export type ResultAck =
 /** Why a progress post or a chunk was not applied (undefined reason: applied). */
 export type PostAck =
   | { readonly applied: true }
-  | { readonly applied: false; readonly reason: 'not_found' | 'not_held_by_worker' | 'stale_attempt' | 'duplicate'; readonly status?: JobStatus };
+  | { readonly applied: false; readonly reason: 'not_found' | 'not_held_by_worker' | 'stale_attempt' | 'duplicate'; readonly status?: JobStatus }
+  /**
+   * A chunk whose `metrics.stream_index` is past the next one the job expects (`expected`,
+   * its chunk count this attempt): stored only once those before it are (EndpointJobs
+   * holds it until then, or answers this when it is too far ahead to hold).
+   */
+  | { readonly applied: false; readonly reason: 'ahead'; readonly status: JobStatus; readonly expected: number };
 
 /** What `/stream` reads: the unread chunks, the status, and the attempt and retries that tell a reader the stream restarted. */
 export interface StreamRead {

@@ -18,6 +18,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
+import { STREAM_ORDER_HEADER } from './stream-order.js';
 
 /** An answer read in full: status, content type and body text. */
 export interface HttpAnswer {
@@ -27,6 +28,8 @@ export interface HttpAnswer {
   readonly text: string;
   /** Retry-After in ms, when the server sent one (429, 503). */
   readonly retryAfterMs?: number;
+  /** The harness's `x-sw-stream-order` header, when it sent one (stream-order.ts). */
+  readonly streamOrder?: string;
 }
 
 /** A call did not answer within its own timeout (not the caller's abort). */
@@ -216,11 +219,13 @@ export class PlatformHttp {
         response.on('end', () => {
           const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
           const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.#clock.now());
+          const streamOrder = response.headers[STREAM_ORDER_HEADER];
           settle(undefined, {
             status: response.statusCode ?? 0,
             contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
             text,
             ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+            ...(streamOrder !== undefined ? { streamOrder: headerText(streamOrder) } : {}),
           });
         });
       };

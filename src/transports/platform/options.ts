@@ -61,6 +61,21 @@ export const PlatformTransportSettingsSchema = z
       .boolean({ error: 'chunkMetrics must be true or false' })
       .default(true)
       .meta({ description: 'Send a chunk\'s metrics (`stream_index`, handler metrics) beside its output (see "Result delivery").' }),
+    /**
+     * Chunk posts of one job in flight at once, when the platform advertises that it
+     * orders chunks by `stream_index` (the harness's `x-sw-stream-order` header) and
+     * chunkMetrics is on; one at a time otherwise. Default 16.
+     */
+    chunkWindow: z
+      .number({ error: 'chunkWindow must be a number of posts' })
+      .int({ error: 'chunkWindow must be a whole number of posts' })
+      .min(1, { error: 'chunkWindow must be from 1 to 64 posts' })
+      .max(64, { error: 'chunkWindow must be from 1 to 64 posts' })
+      .default(16)
+      .meta({
+        description:
+          'Stream chunk posts of one job kept in flight at once, when the platform advertises that it stores chunks in `stream_index` order (the local harness\'s `x-sw-stream-order` header on job-take answers) and `chunkMetrics` is on; otherwise one at a time, in order. Text that can be joined still goes one post at a time (see "Result delivery").',
+      }),
     maxResultBytes: z
       .number({ error: 'maxResultBytes must be a number of bytes' })
       .int({ error: 'maxResultBytes must be a whole number of bytes' })

@@ -10,7 +10,9 @@
  *   recycled; retried until they land or `resultDeadlineMs` passes (deliver.ts);
  * - stream chunks: `POST <stream>&isStream=false` with `{output, metrics}`, retried
  *   the same way; the runtime posts one job's chunks one at a time, so a retried chunk
- *   is the same chunk, never skipped and never overtaken;
+ *   is the same chunk, never skipped and never overtaken; unless the job-take answer
+ *   carried `x-sw-stream-order: stream_index` (our harness: it stores chunks in index
+ *   order, holding one that came early), when up to `chunkWindow` (16) are in flight;
  * - progress: `POST <done>&isStream=false` with `{status: "IN_PROGRESS", output}`,
  *   best effort, one in flight per run (job and attempt), the latest value winning;
  * - attempts: a job that carried `attempt` (our harness) gets `&attempt=N` on its
@@ -47,6 +49,7 @@ import { createPlatformWatchdog } from './platform-watchdog.js';
 import { sendUnhealthyReport } from './unhealthy-report.js';
 import { ProgressLanes } from './progress-lanes.js';
 import { StopPoller } from './stop-poller.js';
+import { STREAM_ORDER_VALUE } from './stream-order.js';
 import { readTakeAnswer } from './take-answer.js';
 import { buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
 
@@ -81,6 +84,8 @@ export class PlatformTransport implements Transport {
   readonly #clock: Clock;
   #started = false;
   #closed: Promise<void> | undefined;
+  /** The last job-take answer that handed out jobs advertised chunk ordering by stream_index (stream-order.ts). */
+  #orderedStreams = false;
 
   constructor(options: PlatformTransportOptions) {
     this.settings = resolvePlatformSettings(options);
@@ -173,6 +178,8 @@ export class PlatformTransport implements Transport {
         continue;
       }
       const outcome = readTakeAnswer(answer);
+      // The answer that hands out jobs says whether their chunks may be posted several at a time.
+      if (outcome.kind === 'jobs' && outcome.jobs.length > 0) this.#orderedStreams = answer.streamOrder === STREAM_ORDER_VALUE;
       if (outcome.kind === 'error' && isKeyRefused(outcome.status)) {
         this.#keyRefused.refusedBy('job-take', outcome.status);
         await sleep(this.#pollBackoff.maxMs, signal, this.#clock);
@@ -210,6 +217,15 @@ export class PlatformTransport implements Transport {
       }
     }
     return [];
+  }
+
+  /**
+   * Chunk posts of one job in flight at once: `chunkWindow` once the platform advertised
+   * ordering by stream_index and chunks carry it (chunkMetrics); else 1. The real
+   * platform does not advertise, and how it orders concurrent posts is not documented.
+   */
+  get chunkWindow(): number {
+    return this.#orderedStreams && this.settings.chunkMetrics ? this.settings.chunkWindow : 1;
   }
 
   async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {

@@ -131,7 +131,7 @@ export function describeJobStore(name: string, open: OpenStore): void {
     });
 
     describe('while running: chunks, progress, results', () => {
-      it('stamps chunks with the attempt, hands them out once, and refuses stale, foreign and repeated posts', async () => {
+      it('stamps chunks with the attempt, hands them out once, and refuses stale, foreign, repeated and early posts', async () => {
         const { store } = await fixture.current();
         const { id } = await store.submit('ep', request(), {}, T0);
         expect(await store.pushChunk('ep', id, 'w1', { output: 'early' }, undefined, T0)).toEqual({
@@ -149,6 +149,13 @@ export function describeJobStore(name: string, open: OpenStore): void {
         expect(await store.pushChunk('ep', id, 'w1', { output: 'x' }, 7, T0)).toMatchObject({ applied: false, reason: 'stale_attempt' });
         expect(await store.pushChunk('ep', id, 'w2', { output: 'x' }, 1, T0)).toMatchObject({ applied: false, reason: 'not_held_by_worker' });
         expect(await store.pushChunk('ep', 'nope', 'w1', { output: 'x' }, 1, T0)).toEqual({ applied: false, reason: 'not_found' });
+        // Past the next index expected (2): not stored; EndpointJobs holds it until 2 comes (chunk-order.ts).
+        expect(await store.pushChunk('ep', id, 'w1', { output: 'd', metrics: { stream_index: 3 } }, 1, T0)).toEqual({
+          applied: false,
+          reason: 'ahead',
+          status: 'IN_PROGRESS',
+          expected: 2,
+        });
         expect(await store.get('ep', id)).toMatchObject({ chunkCount: 2, unreadChunkCount: 2 });
         expect(await store.peekStream('ep', id)).toHaveLength(2);
         const read = await store.readStream('ep', id);

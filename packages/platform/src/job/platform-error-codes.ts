@@ -33,6 +33,12 @@ export const PLATFORM_ERROR_CODES = {
     meaning: 'A query parameter, path parameter or body is malformed (bad JSON, a value out of range).',
     fix: 'The message names the parameter and the allowed values.',
   },
+  SW_STREAM_INDEX_AHEAD: {
+    status: 400,
+    meaning:
+      "A worker's job-stream post carried a `metrics.stream_index` more than 64 past the next chunk the job expects, or came while the job already held 64 chunks waiting for an earlier one: the harness stores a job's chunks in index order and holds a chunk that came early only that far. The details name the index, the expected one and the limits.",
+    fix: 'A worker keeps at most its chunk window (`chunkWindow`, at most 64) of posts in flight and numbers its chunks from 0 each attempt; a worker of another kind must post its chunks in order, or leave `stream_index` out.',
+  },
   SW_PAYLOAD_TOO_LARGE: {
     status: 413,
     meaning: 'The request body is larger than the route allows (/run 10 MB, /runsync 20 MB).',

@@ -14,6 +14,8 @@ import {
   type Job,
   type JobErrorPayload,
   type JobResult,
+  MAX_CHUNKS_AHEAD,
+  MAX_HELD_CHUNKS,
   MAX_JSON_DEPTH,
   ServerlessWorkerError,
   staleAttemptError,
@@ -25,6 +27,15 @@ import type { WorkerApiEvents, WorkerApiSettings } from './options.js';
 import { PendingStops, type StopBatch } from './pending-stops.js';
 import type { DirectAnswer, WorkerApiLog } from './direct-calls.js';
 import { WorkerLiveness, type GoneWorker } from './worker-liveness.js';
+
+/** A chunk too far ahead of the next one the job expects for the harness to hold it (chunk-order.ts). */
+function streamIndexAhead(jobId: string, attempt: number | undefined, index: unknown, expected: number): ServerlessWorkerError {
+  return new ServerlessWorkerError(
+    'SW_STREAM_INDEX_AHEAD',
+    `job-stream chunk with metrics.stream_index ${String(index)} of job ${jobId} is too far ahead: the next chunk expected is ${expected}; a chunk is held for an earlier one only when at most ${MAX_CHUNKS_AHEAD} ahead and while fewer than ${MAX_HELD_CHUNKS} are held for the job`,
+    { jobId, attempt: attempt ?? null, streamIndex: index, expected, maxAhead: MAX_CHUNKS_AHEAD, maxHeld: MAX_HELD_CHUNKS },
+  );
+}
 
 /** A heartbeat's query, as the ping route read it. */
 export interface PingQuery {
@@ -187,6 +198,7 @@ export class WorkerApiCallHandler {
     const ack = await endpoint.postChunk(jobId, workerId, chunk, attempt);
     if (ack.applied) return { acknowledged: true, applied: true };
     if (ack.reason === 'stale_attempt') await this.#refuseStale(log, endpoint, jobId, attempt, 'stream chunk', workerId);
+    if (ack.reason === 'ahead') throw streamIndexAhead(jobId, attempt, body.metrics?.stream_index, ack.expected);
     return { acknowledged: true, applied: false, reason: ack.reason === 'duplicate' ? 'duplicate' : 'not_held_by_worker' };
   }
 

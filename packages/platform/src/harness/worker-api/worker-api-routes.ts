@@ -18,12 +18,15 @@
  * `applied: true, repeated: true`). Each job handed out carries its `attempt`; a
  * job-done or job-stream with `?attempt=N` of an attempt that is no longer the job's
  * current one is refused: 409 SW_STALE_ATTEMPT (attempts.ts). A job-stream chunk whose `metrics.stream_index` the job already
- * has is a retried post and is stored once. Workers that go silent are declared gone
+ * has is a retried post and is stored once; one whose index is past the next expected is
+ * held, unanswered, until those before it are stored (harness/core/chunk-order.ts), and
+ * job-take answers say so in `x-sw-stream-order: stream_index`, so that our worker may
+ * keep several chunk posts in flight (400 SW_STREAM_INDEX_AHEAD past the hold's bounds). Workers that go silent are declared gone
  * (worker-liveness.ts), whatever polls they hold open, and their jobs requeued; a job a live worker leaves out of its
  * heartbeat for as long (its job-take answer was lost) is requeued alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseOrThrow, requestJsonText } from 'serverless-worker/internal';
+import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE, parseOrThrow, requestJsonText } from 'serverless-worker/internal';
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
 import { registerRoute } from '../http/route-spec.js';
@@ -97,10 +100,14 @@ async function takeJobs(calls: WorkerApiCallHandler, request: FastifyRequest, re
     }
     // As text: an input queued as the text received (job/raw-json.ts) goes out as it is, unparsed.
     const text = jobs.map((job) => requestJsonText(job)).join(',');
-    return reply
-      .code(200)
-      .type('application/json; charset=utf-8')
-      .send(batch ? `[${text}]` : text);
+    return (
+      reply
+        .code(200)
+        // Chunks are stored by metrics.stream_index whatever order their posts come in (chunk-order.ts): the worker may keep several in flight.
+        .header(STREAM_ORDER_HEADER, STREAM_ORDER_VALUE)
+        .type('application/json; charset=utf-8')
+        .send(batch ? `[${text}]` : text)
+    );
   } finally {
     held.release();
     whileAlive.release();
