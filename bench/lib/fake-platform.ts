@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../src/transports/platform/stream-order.js';
+import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../src/job/stream-order.js';
 
 interface Queued {
   readonly input: string;

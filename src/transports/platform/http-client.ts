@@ -18,7 +18,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
-import { STREAM_ORDER_HEADER } from './stream-order.js';
+import { STREAM_ORDER_HEADER } from '../../job/stream-order.js';
 
 /** An answer read in full: status, content type and body text. */
 export interface HttpAnswer {

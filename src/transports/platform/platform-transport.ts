@@ -49,7 +49,7 @@ import { createPlatformWatchdog } from './platform-watchdog.js';
 import { sendUnhealthyReport } from './unhealthy-report.js';
 import { ProgressLanes } from './progress-lanes.js';
 import { StopPoller } from './stop-poller.js';
-import { STREAM_ORDER_VALUE } from './stream-order.js';
+import { STREAM_ORDER_VALUE } from '../../job/stream-order.js';
 import { readTakeAnswer } from './take-answer.js';
 import { buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
 

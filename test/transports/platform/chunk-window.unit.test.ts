@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../../../src/job/index.js';
 import { createPlatformTransport } from '../../../src/transports/platform/index.js';
-import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../../src/transports/platform/stream-order.js';
+import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../../src/job/stream-order.js';
 import { WorkerRuntime, resolveOptions, type Handler } from '../../../src/worker/index.js';
 import type { RunOutcome } from '../../../src/worker/job-run.js';
 import { waitFor, within } from '../../kit/index.js';

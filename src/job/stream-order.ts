@@ -1,5 +1,5 @@
 /**
- * @module transports/platform/stream-order
+ * @module job/stream-order
  * The harness's advertisement that it stores a job's stream chunks in the order of
  * their `metrics.stream_index`, whatever order their posts arrive in: a response header
  * on its job-take and job-take-batch answers. A worker that sees it may keep several
