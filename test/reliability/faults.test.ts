@@ -162,7 +162,7 @@ describe('faults between workers and the harness', () => {
         const input = inputs[index] as Input;
         expect(ends.get(id), `job ${id} ended more than once`).toBe(1);
         const view = await endpoint.status(id);
-        expect(view.status).toBe('COMPLETED');
+        expect(view.status, `job ${id} (input ${JSON.stringify(input)}): ${JSON.stringify(view.error)}`).toBe('COMPLETED');
         expect(view.output).toEqual(input.stream === true ? streamTexts(input.n) : plainOutput(input.n));
       }
       // One applied result per job; every other job-done was a repeat, recognised as the same result (repeated) or acknowledged and ignored.
