@@ -30,8 +30,8 @@
  * the handler's global scope never gets a `gc`.
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
+import { collector, type Collector } from '../metrics/garbage-collector.js';
 
 export const IDLE_COMPACTION = {
   /** No collection for this long (over V8's 5 s allocation-rate window): the young generation is given back, ms. */
@@ -48,24 +48,6 @@ export interface IdleCompaction {
   /** Full collections run so far (the second step). */
   readonly compactions: number;
   stop(): void;
-}
-
-/** V8's `gc`: a full collection, or with `{ type: 'minor' }` a young-generation one. */
-type Collector = (options?: { readonly type: 'minor' | 'major' }) => void;
-
-/** V8's `gc`, without a `gc` in this context's global scope; undefined if V8 refuses. */
-function collector(): Collector | undefined {
-  const exposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
-  try {
-    setFlagsFromString('--expose-gc');
-    const gc: unknown = runInNewContext('gc');
-    return typeof gc === 'function' ? (gc as Collector) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    // As it was: a process started with --expose-gc keeps it.
-    if (!exposed) setFlagsFromString('--no-expose-gc');
-  }
 }
 
 /** A timer that keeps no process alive. */

@@ -58,6 +58,7 @@ const SEAM_VALUES = [
   'code',
   'commaListSetting',
   'compactWhenIdle',
+  'exposedCollector',
   'completeChange',
   'createGpuSampler',
   'createLogger',

@@ -24,9 +24,7 @@
  * (docs/guides/local-api.md).
  */
 import { performance } from 'node:perf_hooks';
-import v8 from 'node:v8';
-import vm from 'node:vm';
-import { onRequestBytesReleased, systemClock, type TimerHandle } from 'serverless-worker/internal';
+import { exposedCollector, onRequestBytesReleased, systemClock, type TimerHandle } from 'serverless-worker/internal';
 
 /** Released request bytes that make a collection worth asking for. */
 export const RELEASED_BYTES_TO_COLLECT = 64 * 1024 * 1024;
@@ -35,19 +33,9 @@ export const IDLE_CHECK_MS = 2_000;
 /** The loop counts as idle when it was busy less than this share of the last look's time. */
 export const IDLE_UTILIZATION = 0.1;
 
-/** Node's gc(), without --expose-gc on the command line; undefined where it cannot be had. */
+/** Node's gc(), without --expose-gc on the command line (the SDK's idle compaction gets it the same way); undefined where it cannot be had. */
 export function exposedGc(): (() => void) | undefined {
-  const global = (globalThis as { gc?: unknown }).gc;
-  if (typeof global === 'function') return global as () => void;
-  try {
-    v8.setFlagsFromString('--expose-gc');
-    const gc: unknown = vm.runInNewContext('gc');
-    return typeof gc === 'function' ? (gc as () => void) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    v8.setFlagsFromString('--no-expose-gc');
-  }
+  return exposedCollector();
 }
 
 export interface IdleCollector {
