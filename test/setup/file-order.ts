@@ -8,9 +8,13 @@
  * idle, about 200 s of a 800 s run at a concurrency under 1.
  * Files not in the table (new ones) start first, as vitest does with unknown files; the unit
  * tier stays last and in vitest's order (its files share their workers, isolate: false).
+ * Files that use the run's Docker engine wait until the others' recorded seconds add up to
+ * DOCKER_AFTER_WORK_SECONDS: `npm test` makes the engine and its stand-in bases from the run's
+ * start (eager-setup.ts), after the pack, and they took minutes on a loaded machine; a Docker
+ * file started earlier held its worker idle until they were made (88 s in a CI run).
  * `npm run test:order -- <vitest.json>` records the table anew from a run's JSON report.
  */
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
@@ -33,6 +37,22 @@ export function byExpectedSeconds(seconds: FileSeconds): (a: string, b: string) 
   };
 }
 
+/** Recorded seconds of the other files (both workers' together) that start before any Docker file. */
+export const DOCKER_AFTER_WORK_SECONDS = 600;
+
+/** A test file that imports the Docker engine's helpers (its source text). */
+export const USES_DOCKER = /from ['"][^'"]*\/(use-docker-engine|docker-image)\.js['"]/;
+
+/** `ordered` with the files `usesDocker` names moved to where the others' seconds reach DOCKER_AFTER_WORK_SECONDS (their order kept). */
+export function deferDockerFiles(ordered: readonly string[], seconds: FileSeconds, usesDocker: (path: string) => boolean): string[] {
+  const docker = ordered.filter(usesDocker);
+  const others = ordered.filter((path) => !usesDocker(path));
+  let work = 0;
+  let at = others.findIndex((path) => (work += seconds[path] ?? 0) >= DOCKER_AFTER_WORK_SECONDS);
+  if (at < 0) at = others.length;
+  return [...others.slice(0, at + 1), ...docker, ...others.slice(at + 1)];
+}
+
 export default class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const vitestOrder = await super.sort(files);
@@ -42,6 +62,9 @@ export default class LongestFirstSequencer extends BaseSequencer {
     const compare = byExpectedSeconds(seconds);
     const unit = vitestOrder.filter((spec) => spec.project.name === 'unit');
     const rest = vitestOrder.filter((spec) => spec.project.name !== 'unit').sort((a, b) => compare(pathOf(a), pathOf(b)));
-    return [...rest, ...unit];
+    const byPath = new Map(rest.map((spec) => [pathOf(spec), spec]));
+    const usesDocker = (path: string): boolean => USES_DOCKER.test(readFileSync(join(root, path), 'utf8'));
+    const order = deferDockerFiles([...byPath.keys()], seconds, usesDocker).map((path) => byPath.get(path) as TestSpecification);
+    return [...order, ...unit];
   }
 }
