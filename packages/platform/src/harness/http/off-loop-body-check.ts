@@ -2,16 +2,17 @@
  * @module harness/http/off-loop-body-check
  * Large request bodies are checked off the event loop: up to BODY_CHECK_THREADS worker
  * threads per process (started as large bodies arrive together, unref'd, ended after
- * THREAD_IDLE_MS idle), each reads the text in one pass for its depth,
- * its key count and where its top-level `input` value lies, then JSON.parse's it to
- * learn whether it is JSON at all, and answers only those facts. JSON.parse of a 9.9 MB
- * body of 834 000 keys takes 0.2 to 0.5 s; on the harness's loop that was a /health
- * left unanswered for seconds while a few such bodies came in (bench/big-bodies.ts).
+ * THREAD_IDLE_MS idle), each reads the text in one pass (body-scan-source.ts) for whether
+ * it is JSON at all, its depth, its key count and where its top-level `input` value lies,
+ * and answers only those facts. JSON.parse of a 9.9 MB body of 834 000 keys takes 0.2 to
+ * 0.5 s; on the harness's loop that was a /health left unanswered for seconds while a few
+ * such bodies came in (bench/big-bodies.ts).
  * The loop itself then only parses the envelope around the input (json-body.ts).
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { systemClock, type TimerHandle } from 'serverless-worker/internal';
+import { BODY_SCAN_SOURCE } from './body-scan-source.js';
 
 /** What the thread found in one body. */
 export interface BodyFacts {
@@ -28,40 +29,12 @@ export interface BodyFacts {
   readonly guarded: boolean;
 }
 
-// Runs in the thread (CommonJS eval worker): the scan of job/json-shape.ts, plus the span
-// of the top-level "input" value, then JSON.parse for validity.
+// Runs in the thread (CommonJS eval worker): checkBody of body-scan-source.ts.
 const THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
-function facts(text, maxDepth, maxKeys) {
-  let depth = 0, deepest = 0, keys = 0, lastKey = -1, lastKeyEnd = -1, inputStart = -1, inputEnd = -1, inInput = false;
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) {
-      const start = i;
-      for (i++; i < n; i++) { const s = text.charCodeAt(i); if (s === 92) i++; else if (s === 34) break; }
-      if (depth === 1) { lastKey = start; lastKeyEnd = i + 1; }
-    } else if (c === 123 || c === 91) {
-      depth++;
-      if (depth > deepest) { deepest = depth; if (deepest > maxDepth) return { over: 'depth', depth: deepest, keys }; }
-    } else if (c === 125 || c === 93) {
-      if (depth === 1 && inInput) { inputEnd = i; inInput = false; }
-      depth--;
-    } else if (c === 58) {
-      keys++;
-      if (keys > maxKeys) return { over: 'keys', depth: deepest, keys };
-      if (depth === 1 && lastKeyEnd - lastKey === 7 && text.startsWith('"input"', lastKey)) { inputStart = i + 1; inInput = true; }
-    } else if (c === 44 && depth === 1 && inInput) { inputEnd = i; inInput = false; }
-  }
-  return { depth: deepest, keys, inputStart, inputEnd };
-}
+${BODY_SCAN_SOURCE}
 parentPort.on('message', ({ id, text, maxDepth, maxKeys }) => {
-  const found = facts(text, maxDepth, maxKeys);
-  const answer = { id, inputStart: -1, inputEnd: -1, guarded: text.includes('"__proto__"') || text.includes('"constructor"'), ...found };
-  if (found.over === undefined) {
-    try { JSON.parse(text); } catch (error) { answer.syntaxError = error instanceof Error ? error.message : String(error); }
-  }
-  parentPort.postMessage(answer);
+  parentPort.postMessage({ id, ...checkBody(text, maxDepth, maxKeys) });
 });
 `;
 
