@@ -7,7 +7,8 @@
  * Reports the answers' statuses and times, the probe's worst and median latency during the
  * uploads, split on the server side (BENCH_TRACE_HEALTH) into accept -> request parsed ->
  * answered, the harness's longest event-loop delay, and its RSS / heap before, 5 s after
- * the last answer, and 30 s after the queue was then purged (and after a full GC).
+ * the last answer, and 30 s after the queue was then purged (and after a full GC), that
+ * figure split by mapping (glibc's main arena, anonymous mappings, files: lib/proc.ts).
  * The harness child takes extra node flags from BENCH_HARNESS_ARGS (e.g. --cpu-prof), and
  * BENCH_STRACE=<file> attaches strace to it for its accept4 and epoll calls.
  * Run: `npx tsx bench/health-under-uploads.ts [posts] [repo root]`. All traffic to 127.0.0.1.
@@ -18,6 +19,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { residentByMapping } from './lib/proc.js';
 
 const POSTS = Number(process.argv[2] ?? '80');
 const ROOT = resolve(process.argv[3] ?? fileURLToPath(new URL('..', import.meta.url)));
@@ -110,6 +112,7 @@ async function main(): Promise<void> {
   const { removed } = (await purged.body.json()) as { removed: number };
   await sleep(30_000);
   const rss30s = rssMb(pid);
+  const mappings30s = residentByMapping(pid);
   const after = await ask('stats');
   poller.stdin.end();
   const { trace } = (await ask('trace')) as { trace: Array<{ port: number; acceptedAt: number; requestAt: number; answeredAt: number }> };
@@ -144,6 +147,8 @@ async function main(): Promise<void> {
         purged30s: Math.round(rss30s),
         purged30sGc: mb(Number(after.rss)),
       },
+      // Where the 30 s figure lies: glibc's main arena, anonymous mappings (a thread's arena is one of about 64 MB), files.
+      residentByMapping30s: mappings30s,
       heapUsedMb: {
         before: mb(Number(before.heapUsed)),
         atEnd: mb(Number(loop.heapUsed)),

@@ -107,3 +107,50 @@ export function readProcTree(pid: number): ProcSample | undefined {
   }
   return { cpuMs, rssBytes };
 }
+
+/** Resident MB of a process by kind of mapping: `[heap]` (glibc's main arena), anonymous (V8's pages, other threads' arenas, large blocks), files. */
+export interface ResidentByMapping {
+  readonly heapMb: number;
+  readonly anonymousMb: number;
+  readonly filesMb: number;
+  /** The five largest anonymous mappings, resident MB each (a thread's arena is a mapping of about 64 MB). */
+  readonly largestAnonymousMb: readonly number[];
+}
+
+/** `pid`'s resident memory by mapping, from /proc/<pid>/smaps; undefined when it cannot be read. */
+export function residentByMapping(pid: number): ResidentByMapping | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  let kind = '';
+  let heapKb = 0;
+  let filesKb = 0;
+  const anonymousKb: number[] = [];
+  for (const line of text.split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) {
+      const name = mapping[1] ?? '';
+      kind = name === '[heap]' ? 'heap' : name === '' ? 'anonymous' : name.startsWith('/') ? 'file' : 'other';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const kb = Number(rss[1]);
+    if (kind === 'heap') heapKb += kb;
+    else if (kind === 'file') filesKb += kb;
+    else if (kind === 'anonymous') anonymousKb.push(kb);
+  }
+  const mb = (kb: number) => Math.round(kb / 1024);
+  return {
+    heapMb: mb(heapKb),
+    anonymousMb: mb(anonymousKb.reduce((sum, kb) => sum + kb, 0)),
+    filesMb: mb(filesKb),
+    largestAnonymousMb: anonymousKb
+      .sort((a, b) => b - a)
+      .slice(0, 5)
+      .map(mb),
+  };
+}
