@@ -42,6 +42,16 @@ function fail(logger: Logger | undefined, error: unknown, args: WorkerArgs | und
   process.exit(1);
 }
 
+// One watch per process, whatever serve() is called again with (a test's second worker).
+let idleCompactionStarted = false;
+
+/** Start the idle compaction (local/idle-compaction.ts), loaded only by platform workers, once per process. */
+async function compactWhenIdleOnce(fullAfterMs: number | false): Promise<void> {
+  if (fullAfterMs === false || idleCompactionStarted) return;
+  idleCompactionStarted = true;
+  (await import('./local/idle-compaction.js')).compactWhenIdle({ fullAfterMs });
+}
+
 /** Flush logs and stdout, then exit with `code`. */
 function exitWith(logger: Logger, code: number): void {
   logger.flush();
@@ -83,11 +93,10 @@ export async function serve<Input = Record<string, unknown>, State = undefined>(
       // The worker of a --serve-api process (the platform's local/supervisor.ts): it leaves with its supervisor.
       const supervisor = Number(process.env.SW_SUPERVISOR_PID);
       const supervised = Number.isInteger(supervisor) && supervisor > 0;
-      if (supervised) {
-        (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
-        // Its heap given back after a busy spell, as the --serve-api process does (idle-compaction.ts).
-        (await import('./local/idle-compaction.js')).compactWhenIdle();
-      }
+      if (supervised) (await import('./local/supervised-child.js')).exitWhenOrphaned(supervisor, logger);
+      // Every platform worker (the --serve-api child included) gives back the heap a busy
+      // spell grew once its jobs stop (local/idle-compaction.ts; bench/README, issue 46 item 5).
+      await compactWhenIdleOnce(config.idleCompactionMs);
       // A worker a harness's launcher started (a process: the harness's pid; a container: its
       // address): told when that harness is gone, it delivers what it finished, then exits (local/harness-gone.ts).
       const harnessPid = Number(process.env[HARNESS_PID_ENV]);

@@ -7,6 +7,7 @@
  * coalesceStreamChunks off (one chunk per yield, the default before issue 19), =1 on;
  * unset leaves the default. BENCH_CHUNK_WINDOW=N sets the platform transport's
  * chunkWindow (1: one chunk post at a time, as before issue 46); unset leaves the default.
+ * BENCH_IDLE_COMPACTION_MS=N sets idleCompactionMs (`off`: false); unset leaves the default.
  */
 import { serve } from '../../src/index.js';
 import { benchHandler } from './bench-handler.js';
@@ -15,5 +16,8 @@ await serve<unknown>(benchHandler, {
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? '1'),
   gpuSampling: false,
   ...(process.env.BENCH_COALESCE !== undefined ? { coalesceStreamChunks: process.env.BENCH_COALESCE === '1' } : {}),
+  ...(process.env.BENCH_IDLE_COMPACTION_MS !== undefined
+    ? { idleCompactionMs: process.env.BENCH_IDLE_COMPACTION_MS === 'off' ? false : Number(process.env.BENCH_IDLE_COMPACTION_MS) }
+    : {}),
   ...(process.env.BENCH_CHUNK_WINDOW !== undefined ? { platformTransport: { chunkWindow: Number(process.env.BENCH_CHUNK_WINDOW) } } : {}),
 });

@@ -1,8 +1,9 @@
 /**
  * @module local/idle-compaction
  * Memory given back once a busy process goes quiet: both processes of `--serve-api`
- * (the local API and its supervised worker child) run this. V8 keeps the heap it grew
- * while busy (its young generation at its 16 MiB x 2 cap, old-space pages holding
+ * (the local API and its supervised worker child) and every platform worker (serve.ts;
+ * `idleCompactionMs` sets the full step's wait, `false` turns it off) run this. V8
+ * keeps the heap it grew while busy (its young generation at its 16 MiB x 2 cap, old-space pages holding
  * little), and its own memory reducer did not run in the worker child in 45 s of idle
  * after 20 000 `/runsync` (bench/README, issue 34 item 3: 106 MiB, 74 MiB after one full
  * collection). So, in two steps:

@@ -12,55 +12,20 @@ import { runKey, type Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
 import { sleep, systemClock, withinTime, type Clock } from '../clock/index.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
-import { afterThisTurn } from './after-this-turn.js';
 import { notHeld } from './handed-again.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
 import type { ErrorOrigin } from './error-payload.js';
+import { HeldJobsReport } from './held-jobs-report.js';
 import { JobRun, type JobRunDeps, type RunOutcome } from './job-run.js';
 import { Lifecycle, type LifecycleListener, type LifecycleState } from './lifecycle-state.js';
 import { currentConcurrency, type WorkerConfig } from './options.js';
 import { PostingRuns } from './posting-runs.js';
+import { SlotWaiters } from './slot-waiters.js';
 import { jobScope, type JobScope } from './stray-errors.js';
+import type { StopOptions, WorkerExit, WorkerRuntimeEvents, WorkerRuntimeOptions } from './worker-runtime-types.js';
 
-/** Why the runtime stopped, and the process exit code that goes with it. */
-export interface WorkerExit {
-  /** `harness-gone`: the harness that launched this worker is gone (local/harness-gone.ts). */
-  readonly reason: 'shutdown' | 'unresponsive-handler' | 'harness-gone';
-  /** 0 after a clean shutdown; 1 when a handler ignored its abort (the worker must be replaced) or its harness is gone. */
-  readonly exitCode: number;
-}
-
-export interface StopOptions {
-  /**
-   * How long running jobs may take to finish (their results to land) before they are
-   * aborted, ms; default `shutdownTimeoutMs`; `Infinity`: never aborted (the caller ends
-   * the process itself). A later stop with a shorter time shortens the wait under way.
-   */
-  readonly runsWithinMs?: number;
-}
-
-export interface WorkerRuntimeEvents {
-  /** A job ended (any way); for logs, metrics and tests. */
-  onJobEnd?: (job: Job, outcome: RunOutcome) => void;
-  /** A job started. */
-  onJobStart?: (job: Job) => void;
-}
-
-export interface WorkerRuntimeOptions {
-  /**
-   * The deadline watchdog off the main thread: each running job's deadline goes on it
-   * before the handler is called. Default none (a handler that blocks the event loop
-   * is then never timed out).
-   */
-  readonly jobWatch?: JobWatch;
-  /**
-   * Time for the runs (execution timeouts, grace, durations) and the shutdown wait;
-   * default the system clock. A test's ManualClock moves them all; the deadline
-   * watchdog (`jobWatch`) judges on real time, so give it only with the system clock.
-   */
-  readonly clock?: Clock;
-}
+export type { StopOptions, WorkerExit, WorkerRuntimeEvents, WorkerRuntimeOptions } from './worker-runtime-types.js';
 
 /** Wait after a failed take before the next, ms. */
 const TAKE_ERROR_BACKOFF_MS = 1_000;
@@ -84,7 +49,7 @@ export class WorkerRuntime {
   readonly #takeController = new AbortController();
   readonly #lifecycle = new Lifecycle();
   #limit: number;
-  #slotWaiters: Array<() => void> = [];
+  readonly #slots = new SlotWaiters();
   #loop: Promise<void> | undefined;
   readonly #exit: Promise<WorkerExit>;
   #resolveExit!: (exit: WorkerExit) => void;
@@ -93,12 +58,10 @@ export class WorkerRuntime {
   #runsDeadline = Number.POSITIVE_INFINITY;
   #unsubscribeStop: () => void = () => {};
   #completed = 0;
-  /** The wake-up of the slot waiters queued for after this turn (#wakeAfterThisTurn). */
-  #slotWake: NodeJS.Immediate | undefined;
   /** What every run shares, made once. */
   #runDeps: JobRunDeps | undefined;
-  /** Where the held-jobs report of this turn stands (see #reportHeldJobs). */
-  #heldReport: 'none' | 'sent' | 'queued' = 'none';
+  /** Every job this worker holds goes into the heartbeat, those waiting for a slot too: the harness requeues a held job that the heartbeat leaves out. */
+  readonly #heldJobs = new HeldJobsReport(() => this.#sendHeldJobs());
 
   constructor(
     handler: Handler<unknown>,
@@ -227,7 +190,7 @@ export class WorkerRuntime {
       this.#runsDeadline = deadline;
       this.#logger.info({ runsWithinMs }, 'stopping sooner: running jobs now have this long to finish');
       // The drain waits on the next slot: woken, it reads the new deadline.
-      this.#wakeSlotWaiters();
+      this.#slots.wake();
     }
     return this.#stopping;
   }
@@ -240,12 +203,12 @@ export class WorkerRuntime {
   async #drain(reason: WorkerExit['reason']): Promise<WorkerExit> {
     this.#lifecycle.move('draining');
     this.#takeController.abort();
-    this.#wakeSlotWaiters();
+    this.#slots.wake();
     this.#logger.info({ running: this.#runs.size, reason }, 'worker stopping: no new jobs');
     // Jobs still waiting for a slot are handed back: once the heartbeat stops listing
     // them, the platform (and the harness) puts them back in the queue.
     this.#pending.length = 0;
-    this.#reportHeldJobs();
+    this.#heldJobs.changed();
     if (this.#runs.size > 0) {
       const drained = await this.#waitForRunsUntil(() => this.#runsDeadline);
       if (!drained) {
@@ -256,7 +219,7 @@ export class WorkerRuntime {
     await this.#waitForRuns(this.#config.timeoutGraceMs + 1_000);
     await this.#loop;
     this.#unsubscribeStop();
-    this.#flushHeldJobs();
+    this.#heldJobs.flush();
     await this.#transport.close().catch((error: unknown) => this.#logger.warn({ err: error }, 'transport close failed'));
     const result: WorkerExit = { reason, exitCode: reason === 'shutdown' ? 0 : 1 };
     this.#lifecycle.move('stopped');
@@ -268,7 +231,7 @@ export class WorkerRuntime {
     while (this.#taking) {
       const free = this.#limit - this.#slotsInUse;
       if (free <= 0) {
-        await this.#nextSlot();
+        await this.#slots.next();
         continue;
       }
       const next = this.#pending.shift();
@@ -295,8 +258,8 @@ export class WorkerRuntime {
         if (this.#slotsInUse < this.#limit) this.#startRun(job);
         else this.#pending.push(job);
       }
-      if (this.#pending.length > 0) this.#reportHeldJobs();
-      if (jobs.length > 0 && fresh.length === 0) await this.#nextSlot(); // nothing new: wait for a run to move
+      if (this.#pending.length > 0) this.#heldJobs.changed();
+      if (jobs.length > 0 && fresh.length === 0) await this.#slots.next(); // nothing new: wait for a run to move
     }
   }
 
@@ -313,7 +276,7 @@ export class WorkerRuntime {
     const run = new JobRun(job, this.#runDeps);
     const key = runKey(job.id, job.attempt);
     this.#runs.set(key, run);
-    this.#reportHeldJobs();
+    this.#heldJobs.changed();
     this.#events.onJobStart?.(job);
     // On the watchdog's board before the handler runs: a handler may block at once.
     const watched = this.#jobWatch?.watch(job.id, run.deadline, startedAt, job.attempt) ?? -1;
@@ -321,7 +284,7 @@ export class WorkerRuntime {
     // free, unless the result asks for a new worker (refreshWorker, a handler that ignored its abort).
     const settled = (unresponsive: boolean): void => {
       if (watched >= 0) this.#jobWatch?.unwatch(watched);
-      if (!unresponsive && !this.#config.refreshWorker && this.#posting.settled(key, this.#limit)) this.#wakeAfterThisTurn();
+      if (!unresponsive && !this.#config.refreshWorker && this.#posting.settled(key, this.#limit)) this.#slots.wakeAfterThisTurn();
     };
     // Inside the job's scope: a stray error the handler leaves behind names this job (stray-errors.ts).
     const scope: JobScope = { jobId: job.id, attempt: job.attempt, ended: false };
@@ -339,7 +302,7 @@ export class WorkerRuntime {
     this.#posting.ended(key, this.#limit);
     this.#transport.runEnded?.(job);
     this.#completed++;
-    this.#reportHeldJobs();
+    this.#heldJobs.changed();
     try {
       this.#events.onJobEnd?.(job, outcome);
     } catch (error) {
@@ -353,45 +316,7 @@ export class WorkerRuntime {
       void this.stop('unresponsive-handler');
     }
     this.#limit = currentConcurrency(this.#config, { running: this.#slotsInUse, current: this.#limit });
-    this.#wakeAfterThisTurn();
-  }
-
-  /** Wake the slot waiters after this turn: the runs that end or settle in the same turn free their slots first, and one take asks for all (at concurrency 64 a take a job was a third of the worker's HTTP requests). */
-  #wakeAfterThisTurn(): void {
-    if (this.#slotWake !== undefined) return;
-    this.#slotWake = afterThisTurn(() => {
-      this.#slotWake = undefined;
-      this.#wakeSlotWaiters();
-    });
-  }
-
-  /**
-   * Every job this worker holds goes into the heartbeat, those waiting for a slot
-   * too: the harness requeues a held job that the heartbeat leaves out.
-   */
-  #reportHeldJobs(): void {
-    // The list is built at most twice per turn of the event loop: at once for the first
-    // change (a handler may block the loop right after it starts), then once after the
-    // turn for the changes that followed. Built per change, a worker with 256 jobs in
-    // flight spent 6 % of its CPU building sets of 256 ids.
-    if (this.#heldReport === 'queued') return;
-    if (this.#heldReport === 'sent') {
-      this.#heldReport = 'queued';
-      afterThisTurn(() => this.#flushHeldJobs());
-      return;
-    }
-    this.#heldReport = 'sent';
-    this.#sendHeldJobs();
-    afterThisTurn(() => {
-      if (this.#heldReport === 'sent') this.#heldReport = 'none';
-    });
-  }
-
-  /** Send the report still queued for this turn, if any. */
-  #flushHeldJobs(): void {
-    if (this.#heldReport !== 'queued') return;
-    this.#heldReport = 'none';
-    this.#sendHeldJobs();
+    this.#slots.wakeAfterThisTurn();
   }
 
   #sendHeldJobs(): void {
@@ -399,16 +324,6 @@ export class WorkerRuntime {
     for (const run of this.#runs.values()) held.add(run.job.id);
     for (const job of this.#pending) held.add(job.id);
     this.#transport.setJobsInProgress([...held]);
-  }
-
-  #nextSlot(): Promise<void> {
-    return new Promise((resolve) => this.#slotWaiters.push(resolve));
-  }
-
-  #wakeSlotWaiters(): void {
-    const waiters = this.#slotWaiters;
-    this.#slotWaiters = [];
-    for (const wake of waiters) wake();
   }
 
   /** True once no job runs; false when `timeoutMs` passed first. */
@@ -422,8 +337,8 @@ export class WorkerRuntime {
     while (this.#runs.size > 0) {
       const left = deadline() - this.#clock.now();
       if (left <= 0) return false;
-      if (Number.isFinite(left)) await withinTime(this.#nextSlot(), left, undefined, this.#clock);
-      else await this.#nextSlot();
+      if (Number.isFinite(left)) await withinTime(this.#slots.next(), left, undefined, this.#clock);
+      else await this.#slots.next();
     }
     return true;
   }

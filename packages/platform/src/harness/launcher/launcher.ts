@@ -37,13 +37,15 @@ import { ProcessBackend } from './process-backend.js';
 import type { ProcessRecords } from './process-records.js';
 import { LauncherOptionsSchema, type LauncherOptionsInput, type LauncherSettings } from './launcher-options.js';
 import { decideScaling } from './scale-decision.js';
-import { failQueuedJobs, jobsMustFail, noteStartState, startFailedError } from './start-failures.js';
+import { cannotStartNow, failQueuedAndTell, jobsMustFail, noteStartState } from './start-failures.js';
 import { ScalingLoop } from './scaling-loop.js';
 import { ScaleEvents, type ScaleEvent } from './scale-events.js';
-import { WorkerLogs, type WorkerLogLine } from './worker-logs.js';
-import { JobLines, jobIdOfLine, type JobLinesRead } from './job-lines.js';
+import type { WorkerLogLine } from './worker-logs.js';
+import type { JobLinesRead } from './job-lines.js';
+import { LauncherLines } from './launcher-lines.js';
 import { observeWorkers, setWorkerGauge } from './worker-observation.js';
-import { LocalSlotClaims, NOT_LAUNCHED, launchedWorkerId, leavesToGpuMachines, templateOf, workersElsewhere, type SlotClaims } from './launcher-slots.js';
+import { LocalSlotClaims, launchedWorkerId, workersElsewhere, type SlotClaims } from './launcher-slots.js';
+import { endpointLaunch } from './endpoint-launch.js';
 
 export interface LauncherDeps {
   harness: Harness;
@@ -66,9 +68,8 @@ export class Launcher implements LaunchedWorkersView {
   readonly #deps: LauncherDeps;
   readonly #log: Logger;
   readonly #pool: GpuPool | undefined;
-  readonly #logs: WorkerLogs;
-  /** Each job's own lines, kept longer than the endpoint's ring (job-lines.ts). */
-  readonly #jobLines: JobLines;
+  /** What the workers print: the endpoints' rings and each job's own lines (launcher-lines.ts). */
+  readonly #lines: LauncherLines;
   readonly #events = new ScaleEvents();
   readonly #runtimes = new Map<string, EndpointRuntime>();
   readonly #warned = new Set<string>();
@@ -91,8 +92,7 @@ export class Launcher implements LaunchedWorkersView {
     this.#deps = deps;
     this.#log = deps.logger.child({ component: 'launcher' });
     this.#pool = this.settings.gpus && this.settings.gpus !== 'none' ? new GpuPool(this.settings.gpus) : undefined;
-    this.#logs = new WorkerLogs(this.settings.logLines);
-    this.#jobLines = new JobLines(this.settings.jobLines);
+    this.#lines = new LauncherLines(this.settings.logLines, this.settings.jobLines, deps.harness.clock, this.#log);
     this.#slots = deps.slots ?? new LocalSlotClaims();
     if (Object.keys(this.settings.images).length > 0) this.#backends.push(new ProcessBackend(this.settings.images, deps.processRecords));
     if (deps.containers) this.#backends.push(deps.containers);
@@ -114,10 +114,10 @@ export class Launcher implements LaunchedWorkersView {
       shutdownDeadlineMs: this.settings.shutdownDeadlineMs,
       clock: deps.harness.clock,
       log: this.#log,
-      logs: this.#logs,
+      logs: this.#lines.workerLogs,
       reports: this.#reports,
       metrics: deps.metrics,
-      onLine: (endpointId, workerId, stream, line) => this.#onLine(endpointId, workerId, stream, line),
+      onLine: (endpointId, workerId, stream, line) => this.#lines.add(endpointId, workerId, stream, line),
       slots: this.#slots,
       harness: deps.harness,
       wake: () => this.#loop.wake(),
@@ -182,27 +182,22 @@ export class Launcher implements LaunchedWorkersView {
     const live = new Set<string>();
     const notLaunched = new Map<string, string>();
     await this.#slots.renew(now);
+    const context = {
+      harness,
+      store,
+      slots: this.#slots,
+      backends: this.#backends,
+      gpus: this.settings.gpus === 'none' ? 'none' : (this.#pool?.total ?? 0),
+    } as const;
     for (const endpoint of await store.listEndpoints()) {
-      const template = await templateOf(store, endpoint);
-      const backend = template ? this.#backends.find((candidate) => candidate.runs(template)) : undefined;
-      const jobs = harness.findEndpoint(endpoint.id) ?? (store.kind === 'postgres' ? harness.createEndpoint(endpoint.id) : undefined);
-      if (leavesToGpuMachines(this.#slots, endpoint, this.settings.gpus === 'none' ? 'none' : (this.#pool?.total ?? 0))) {
-        const reason = NOT_LAUNCHED.gpuMachines(this.#slots.machineId);
-        notLaunched.set(endpoint.id, reason);
-        this.#warnOnce(`no-gpus:${endpoint.id}`, { endpointId: endpoint.id }, reason);
-        continue;
-      }
-      if (!template || !backend || !jobs) {
-        if (!template) notLaunched.set(endpoint.id, NOT_LAUNCHED.noTemplate(endpoint.templateId));
-        if (template && !backend) {
-          const reason = NOT_LAUNCHED.noImage(template.imageName);
-          notLaunched.set(endpoint.id, reason);
-          this.#warnOnce(`image:${endpoint.id}`, { endpointId: endpoint.id, imageName: template.imageName }, reason);
-        }
+      const launch = await endpointLaunch(context, endpoint);
+      if (!launch.launch) {
+        if (launch.reason !== undefined) notLaunched.set(endpoint.id, launch.reason);
+        if (launch.warn && launch.reason !== undefined) this.#warnOnce(launch.warn.key, launch.warn.fields, launch.reason);
         continue;
       }
       live.add(endpoint.id);
-      if (await this.#scale(endpoint, template, backend, jobs, now)) busy = true;
+      if (await this.#scale(endpoint, launch.template, launch.backend, launch.jobs, now)) busy = true;
     }
     this.#notLaunched.clear();
     for (const [endpointId, reason] of notLaunched) this.#notLaunched.set(endpointId, reason);
@@ -262,12 +257,12 @@ export class Launcher implements LaunchedWorkersView {
   }
 
   logs(endpointId: string, max?: number, workerId?: string): WorkerLogLine[] {
-    return this.#logs.read(endpointId, max, workerId);
+    return this.#lines.logs(endpointId, max, workerId);
   }
 
   /** One job's own lines (job-lines.ts) and why some are missing; undefined when none was seen. */
   jobLogs(endpointId: string, jobId: string): JobLinesRead | undefined {
-    return this.#jobLines.read(endpointId, jobId, this.#deps.harness.clock.now());
+    return this.#lines.jobLogs(endpointId, jobId);
   }
 
   /** The last `max` scale events of the endpoint (or of all endpoints), oldest first. */
@@ -341,7 +336,8 @@ export class Launcher implements LaunchedWorkersView {
       if (worker) this.#stopWorker(worker, 'idle');
     }
     // Nothing can start (an image missing): the endpoint says why, no worker is tried in a loop.
-    const blocked = decision.start > 0 || runtime.startProblem !== undefined ? await this.#checkStart(runtime, endpoint.id, template, backend) : false;
+    const blocked =
+      decision.start > 0 || runtime.startProblem !== undefined ? await cannotStartNow(this.#reports, runtime, endpoint.id, template, backend) : false;
     for (let i = 0; i < (blocked ? 0 : decision.start); i++) {
       const id = launchedWorkerId(this.#slots, endpoint.id, ++this.#seq); // a slot first: never more than workersMax across machines
       if ((await this.#slots.claim(endpoint.id, endpoint.workersMax, id, now)) === undefined) break;
@@ -361,7 +357,7 @@ export class Launcher implements LaunchedWorkersView {
       elsewhere.length === 0 &&
       jobsMustFail(runtime, now, this.settings.startFailureTimeoutMs, presence.values())
     ) {
-      await this.#failQueued(runtime, jobs, cannotStart, now);
+      await failQueuedAndTell({ log: this.#log, reports: this.#reports }, runtime, jobs, cannotStart, now);
     }
     if (this.#deps.metrics) setWorkerGauge(this.#deps.metrics.harnessWorkers, endpoint.id, runtime, presence);
     return queued.length > 0 || runningJobs > 0 || runtime.workers.size > 0 || decision.desired > 0 || runtime.throttled > 0;
@@ -374,32 +370,6 @@ export class Launcher implements LaunchedWorkersView {
 
   #stopWorker(worker: LaunchedWorker, reason: StopReason): void {
     stopWorker(this.#lifecycle, this.#runtimes.get(worker.endpointId), worker, reason);
-  }
-
-  /** Fail the endpoint's queued jobs SW_WORKER_START_FAILED (start-failures.ts), told in the log and the scale events. */
-  async #failQueued(runtime: EndpointRuntime, jobs: EndpointJobs, reason: string, now: number): Promise<void> {
-    const sinceMs = now - (runtime.cannotStartSince ?? now);
-    const failed = await failQueuedJobs(jobs, startFailedError(jobs.id, reason, sinceMs));
-    if (failed.length === 0) return;
-    const message = `${failed.length} queued job(s) failed SW_WORKER_START_FAILED: no worker could start for ${sinceMs} ms (${reason})`;
-    this.#log.error({ endpointId: jobs.id, jobs: failed, reason, sinceMs }, `endpoint ${jobs.id}: ${message}`);
-    // An unhealthy endpoint's consequence, in its kind of event (the dashboard draws these kinds).
-    this.#reports.event(runtime, { endpointId: jobs.id, kind: 'unhealthy', message });
-  }
-
-  /** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */
-  async #checkStart(runtime: EndpointRuntime, endpointId: string, template: Template, backend: LaunchBackend): Promise<boolean> {
-    const problem = await backend.startProblem(template).catch((error: unknown) => (error as Error).message);
-    this.#reports.startProblem(runtime, endpointId, template.imageName, problem);
-    return problem !== undefined;
-  }
-
-  #onLine(endpointId: string, workerId: string, stream: 'stdout' | 'stderr', line: string): void {
-    // Numbered as it is kept (log-order.ts); the job's copy is the same entry, so both read in one order.
-    const entry = this.#logs.add(endpointId, { at: this.#deps.harness.clock.now(), workerId, stream, line });
-    const jobId = jobIdOfLine(line);
-    if (jobId !== undefined) this.#jobLines.add(endpointId, jobId, entry);
-    this.#log.info({ endpointId, workerId, stream }, line);
   }
 
   // ------------------------------------------------------------------ helpers

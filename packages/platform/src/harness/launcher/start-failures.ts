@@ -9,8 +9,12 @@
  * SW_WORKER_START_FAILED: the moves every job makes (IN_QUEUE -> IN_PROGRESS -> FAILED),
  * so both stores, webhooks and /retry treat it as any failed job.
  */
+import type { Logger } from 'pino';
 import type { EndpointJobs, JobErrorPayload, StoredWorker } from 'serverless-worker/internal';
+import type { Template } from '../management/index.js';
 import type { EndpointRuntime } from './endpoint-runtime.js';
+import type { LaunchBackend } from './launch-backend.js';
+import type { LauncherReports } from './launcher-reports.js';
 
 /** The worker id the failed jobs show: no worker of the endpoint took them. */
 export const START_FAILED_WORKER_ID = 'launcher-start-failed';
@@ -61,4 +65,34 @@ export async function failQueuedJobs(jobs: EndpointJobs, error: JobErrorPayload)
   // Not a worker: out of the endpoint's presence (/health, the Workers page) again.
   await jobs.workers.remove(START_FAILED_WORKER_ID);
   return failed;
+}
+
+/** Fail the endpoint's queued jobs SW_WORKER_START_FAILED, told in the log and the scale events. */
+export async function failQueuedAndTell(
+  told: { readonly log: Logger; readonly reports: LauncherReports },
+  runtime: EndpointRuntime,
+  jobs: EndpointJobs,
+  reason: string,
+  now: number,
+): Promise<void> {
+  const sinceMs = now - (runtime.cannotStartSince ?? now);
+  const failed = await failQueuedJobs(jobs, startFailedError(jobs.id, reason, sinceMs));
+  if (failed.length === 0) return;
+  const message = `${failed.length} queued job(s) failed SW_WORKER_START_FAILED: no worker could start for ${sinceMs} ms (${reason})`;
+  told.log.error({ endpointId: jobs.id, jobs: failed, reason, sinceMs }, `endpoint ${jobs.id}: ${message}`);
+  // An unhealthy endpoint's consequence, in its kind of event (the dashboard draws these kinds).
+  told.reports.event(runtime, { endpointId: jobs.id, kind: 'unhealthy', message });
+}
+
+/** Whether the backend can start no worker of the template now (an image missing); the endpoint's start problem follows. */
+export async function cannotStartNow(
+  reports: LauncherReports,
+  runtime: EndpointRuntime,
+  endpointId: string,
+  template: Template,
+  backend: LaunchBackend,
+): Promise<boolean> {
+  const problem = await backend.startProblem(template).catch((error: unknown) => (error as Error).message);
+  reports.startProblem(runtime, endpointId, template.imageName, problem);
+  return problem !== undefined;
 }
