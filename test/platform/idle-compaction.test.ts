@@ -15,7 +15,7 @@ import { killAllWorkers, startWorkerProcess } from './worker-process.js';
 
 const ENDPOINT = 'idle';
 const FIXTURE = new URL('./fixtures/idle-compaction-worker.ts', import.meta.url).pathname;
-const JOBS = 3_000;
+const JOBS = 600;
 
 let server: RunningWorkerApi | undefined;
 
