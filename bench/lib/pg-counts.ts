@@ -7,15 +7,16 @@
 import type postgres from 'postgres';
 
 /** The embedded server's settings for `counts` (the extension made by `CREATE EXTENSION` in each database's server once). */
-export const PG_STAT_STATEMENTS_SETTINGS = ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.max=10000'];
+export const PG_STAT_STATEMENTS_SETTINGS = ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.max=10000', 'pg_stat_statements.track=all'];
 
-/** Statements (top-level calls) and transactions so far in `database`. */
-export async function counts(admin: postgres.Sql, database: string): Promise<{ statements: number; transactions: number }> {
+/** Statements (top-level calls: round trips), nested statements and transactions so far in `database`. */
+export async function counts(admin: postgres.Sql, database: string): Promise<{ statements: number; nested: number; transactions: number }> {
   await admin`SELECT pg_stat_clear_snapshot()`;
-  const [row] = await admin<{ statements: string | null; transactions: string }[]>`
-    SELECT (SELECT sum(calls) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${database})::text AS statements,
+  const [row] = await admin<{ statements: string | null; nested: string | null; transactions: string }[]>`
+    SELECT (SELECT sum(calls) FILTER (WHERE s.toplevel) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${database})::text AS statements,
+      (SELECT sum(calls) FILTER (WHERE NOT s.toplevel) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${database})::text AS nested,
       (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = ${database})::text AS transactions`;
-  return { statements: Number(row?.statements ?? 0), transactions: Number(row?.transactions ?? 0) };
+  return { statements: Number(row?.statements ?? 0), nested: Number(row?.nested ?? 0), transactions: Number(row?.transactions ?? 0) };
 }
 
 /** Wait until no session is connected to `database` (each one's statistics are then in pg_stat_database). */
