@@ -3,7 +3,7 @@
  * `npm run bench -- queue-peers [--runs N] [--quick]`. An embedded PostgreSQL a case (fsync on,
  * pg_stat_statements loaded); each run is one round in which the three queues take turns
  * (their order rotates from run to run), each on a fresh database of its own, in this
- * process (bench/lib/queue-peers.ts says how each is driven). Two cases:
+ * process (bench/lib/queue-peers.ts says how each is driven). The cases:
  *
  * - `wait per job`: 16 callers each submit one no-op job and wait for its end (3 000 jobs;
  *   `--quick`: 300; the warm-up run too);
@@ -11,12 +11,19 @@
  *   / batches of 16, the peers set up as their docs recommend for many small jobs;
  * - `drain, peers as issue 33 set them`: the same with one pg-boss loop and graphile-worker's
  *   local queue of 16 without batched completion (the earlier figures' set-up, kept to
- *   compare; bench/lib/queue-peers.ts says which settings and why).
+ *   compare; bench/lib/queue-peers.ts says which settings and why);
+ * - `drain, store only, 48 results in the background`: the store alone, its worker's 16 takers
+ *   allowed 48 results in the background instead of the SDK's 16, so that it holds 64 jobs at
+ *   once as pg-boss's four loops of 16 do: the drain runs at about jobs held / result latency,
+ *   and this case shows the store's rate when the worker is not the bound.
  *
  * For each queue: jobs/s (the drain: from its start, the jobs queued, to its last end),
  * latency p50 and p99 (wait per job: submit to end; drain: from
  * the drain's start to each job's end), statements a job (pg_stat_statements' calls in
- * its database, top-level statements), transactions a job (pg_stat_database's
+ * its database, top-level statements but foreign-key checks: the round trips), foreign-key checks a
+ * job apart (pg-boss's deferred check of each job's queue runs at the commit, where
+ * pg_stat_statements counts it as a top-level statement: 1.0 of the 1.13 "statements" a job it
+ * was credited with; bench/lib/pg-counts.ts), nested statements a job, transactions a job (pg_stat_database's
  * xact_commit + xact_rollback; both counts span the queue's open and close around the
  * run, a few statements over thousands of jobs; the drain's include its queueing), PostgreSQL's CPU a job (user + system time of the
  * server's processes from /proc, as the issue 33 figures were taken: bench/store.bench.ts; the drain's include its
@@ -28,7 +35,7 @@ import postgres from 'postgres';
 import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
 import { counts, PG_STAT_STATEMENTS_SETTINGS, sessionsGone } from './lib/pg-counts.js';
 import { mainThreadCpuMs, ownCpuMs, processTree, readProc } from './lib/proc.js';
-import { openQueue, type PeerSetup, QUEUES, type QueueName } from './lib/queue-peers.js';
+import { openQueue, type PeerSetup, QUEUES, type QueueName, type StoreSetup } from './lib/queue-peers.js';
 import { type BenchCase, type Benchmark, type MetricSpec } from './lib/runner.js';
 import { percentile } from './lib/stats.js';
 
@@ -42,14 +49,16 @@ interface Shared {
 
 const SHORT: Readonly<Record<QueueName, string>> = { 'harness store': 'store', 'pg-boss': 'pg-boss', 'graphile-worker': 'graphile' };
 
-function metricsOf(): Record<string, MetricSpec> {
+function metricsOf(queues: readonly QueueName[]): Record<string, MetricSpec> {
   const metrics: Record<string, MetricSpec> = {};
-  for (const queue of QUEUES) {
+  for (const queue of queues) {
     const short = SHORT[queue];
     metrics[`${short} jobs/s`] = { unit: 'jobs/s', digits: 0 };
     metrics[`${short} p50`] = { unit: 'ms' };
     metrics[`${short} p99`] = { unit: 'ms' };
     metrics[`${short} statements/job`] = { unit: '', digits: 2 };
+    metrics[`${short} foreign-key checks/job`] = { unit: '', digits: 2 };
+    metrics[`${short} nested statements/job`] = { unit: '', digits: 2 };
     metrics[`${short} transactions/job`] = { unit: '', digits: 2 };
     metrics[`${short} PG CPU/job`] = { unit: 'ms', digits: 2 };
     metrics[`${short} client CPU/job`] = { unit: 'ms', digits: 3 };
@@ -75,10 +84,12 @@ function queueCase(
   shared: Shared,
   run: (queue: Awaited<ReturnType<typeof openQueue>>, jobs: number, started: () => void) => Promise<number[]>,
   setup: PeerSetup = 'docs',
+  only?: { readonly queues: readonly QueueName[]; readonly store: StoreSetup },
 ): BenchCase {
+  const queues = only?.queues ?? QUEUES;
   return {
     name,
-    metrics: metricsOf(),
+    metrics: metricsOf(queues),
     async setup() {
       shared.server = await startEmbeddedServer({ durable: true, settings: PG_STAT_STATEMENTS_SETTINGS });
       shared.admin = postgres(shared.server.url, { max: 1, onnotice: () => undefined });
@@ -92,7 +103,7 @@ function queueCase(
       const jobs = quick ? 300 : 3_000;
       const figures: Record<string, number> = {};
       // The order rotates from round to round: none always runs first (or last) on a warm server.
-      const order = QUEUES.map((_, at) => QUEUES[(at + index) % QUEUES.length] as QueueName);
+      const order = queues.map((_, at) => queues[(at + index) % queues.length] as QueueName);
       for (const queueName of order) {
         const database = `peers_${shared.databases++}`;
         await admin.unsafe(`CREATE DATABASE ${database}`);
@@ -100,10 +111,10 @@ function queueCase(
         url.pathname = `/${database}`;
         // Opened once for its schema and closed; then the counts, then opened again for the run and closed: each session's
         // statistics reach pg_stat_database when it ends, so the counts span the second open, the run and the close.
-        await (await openQueue(queueName, url.toString(), setup)).close();
+        await (await openQueue(queueName, url.toString(), setup, only?.store)).close();
         await sessionsGone(admin, database);
         const before = await counts(admin, database);
-        const queue = await openQueue(queueName, url.toString(), setup);
+        const queue = await openQueue(queueName, url.toString(), setup, only?.store);
         let closed = false;
         try {
           const cpuBefore = serverCpuMs();
@@ -123,6 +134,8 @@ function queueCase(
           figures[`${short} p50`] = percentile(latencies, 50);
           figures[`${short} p99`] = percentile(latencies, 99);
           figures[`${short} statements/job`] = (after.statements - before.statements) / jobs;
+          figures[`${short} foreign-key checks/job`] = (after.foreignKeyChecks - before.foreignKeyChecks) / jobs;
+          figures[`${short} nested statements/job`] = (after.nested - before.nested) / jobs;
           figures[`${short} transactions/job`] = (after.transactions - before.transactions) / jobs;
           figures[`${short} PG CPU/job`] = cpu / jobs;
           figures[`${short} client CPU/job`] = (clientAfter.all - clientBefore.all) / jobs;
@@ -152,6 +165,16 @@ export const queuePeersBenchmark: Benchmark = {
       queueCase(`wait per job, ${CLIENTS} callers`, fresh(), (queue, jobs) => queue.waitPerJob(jobs, CLIENTS)),
       queueCase('drain', fresh(), (queue, jobs, started) => queue.drain(jobs, started)),
       queueCase('drain, peers as issue 33 set them', fresh(), (queue, jobs, started) => queue.drain(jobs, started), 'single'),
+      queueCase(
+        'drain, store only, 48 results in the background (64 jobs held, as pg-boss)',
+        fresh(),
+        (queue, jobs, started) => queue.drain(jobs, started),
+        'docs',
+        {
+          queues: ['harness store'],
+          store: { background: 48 },
+        },
+      ),
     ];
   },
 };

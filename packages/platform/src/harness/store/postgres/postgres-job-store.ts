@@ -10,14 +10,14 @@
  * themselves (statement-notices.ts) or after the commit, and only while another harness
  * listens (store-listening.ts, which also checks this process's clock against the database's).
  * sw_jobs's planner statistics follow its growth (fresh-statistics.ts).
- * Reads are in reads.ts, worker presence in workers.ts. It runs on the process's one
+ * Submissions are in submissions.ts, a worker's other changes in worker-changes.ts, reads
+ * in reads.ts, worker presence in workers.ts. It runs on the process's one
  * database handle (harness/postgres/database.ts), which its opener closes.
  */
 import {
   type ChangeOutcome,
   type DueOutcome,
   type EndpointSettings,
-  giveBackChange,
   type GoneWorker,
   type HealthCounts,
   type Job,
@@ -26,17 +26,9 @@ import {
   type JobStore,
   type ListPage,
   type ListQuery,
-  newJobId,
-  ownedRequest,
   type PostAck,
-  queuedJob,
-  refusedChunk,
-  refusedProgress,
-  requestJsonText,
   type RequeueRules,
-  ServerlessWorkerError,
   type ResultAck,
-  stampAttempt,
   type StateCounts,
   type StoredJob,
   type StoredWorker,
@@ -45,16 +37,14 @@ import {
   type StreamRead,
   type SubmitOptions,
   type TouchWorker,
-  systemClock,
 } from 'serverless-worker/internal';
 import type postgres from 'postgres';
 import type { PostgresDatabase } from '../../postgres/database.js';
-import { databaseUnavailable } from '../../postgres/unavailable.js';
 import { completeJob, TakenFacts } from './completion.js';
 import { applyAllDue, nextDueAt } from './due-rules.js';
 import { changeInTransaction } from './transactions.js';
 import { createEndpoint, deleteEndpoint, endpointSettings, listEndpoints } from './endpoints.js';
-import { applyChange, changed, jsonb, lockJob, requeueLost, saveChanged, saveJob, type Changes, type Tx } from './job-changes.js';
+import { type Changes, type Tx } from './job-changes.js';
 import { StoreEventHub } from './notifications.js';
 import { PEER_TIMES, type PeerTimes } from './peers.js';
 import { MAX_CLOCK_SKEW_MS } from './clock-skew.js';
@@ -62,12 +52,12 @@ import { checkClockAtOpen, StoreListening } from './store-listening.js';
 import { JoinedTakes } from './joined-takes.js';
 import { MAINTENANCE_LIMITS, MaintenanceCheck, type MaintenanceLimits } from './maintenance-check.js';
 import { cancelJob, purgeQueued, retryJob, setJobTtl } from './caller-changes.js';
-import { Coalescer } from './coalescer.js';
-import { insertJobs, type NewJob } from './queue.js';
+import { SUBMIT_WAIT_MS, Submissions } from './submissions.js';
 import { FreshStatistics } from './fresh-statistics.js';
 import { ResultWrites } from './result-writes.js';
 import { TakeWrites } from './take-writes.js';
 import { readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
+import { giveBackJob, progressChange, pushChunkChange, requeueLostJob } from './worker-changes.js';
 import { getWorker, listWorkers, removeWorker, sweepSilentWorkers, touchWorker, touchWorkerAtOnce, unreportedJobs } from './workers.js';
 
 export interface PostgresJobStoreOptions {
@@ -90,24 +80,7 @@ export interface PostgresJobStoreOptions {
   readonly maintenance?: { readonly warn: (message: string) => void; readonly limits?: Partial<MaintenanceLimits> };
 }
 
-/**
- * Submissions joined in one statement at most: their count, and their requests' JSON bytes
- * (a larger one goes alone). A statement that failed because the database cannot be reached
- * fails each of its submissions at once (none is run again alone: each would fail too).
- */
-const SUBMIT_BATCH = { maxItems: 100, maxSize: 1 << 20, failsAll: (error: unknown) => databaseUnavailable(error) !== undefined };
-
-/**
- * How long a submission may wait for its statement to be sent, ms (issue 49 item 3): past
- * it, a submission still waiting (behind a statement in flight, or to be run again after a
- * failed one) is withdrawn, never written, and answered 503 SW_STORE_UNAVAILABLE, so a
- * client that resends after its own timeout (5 s is usual) does not make a duplicate of a
- * submission that was stored late. A submission whose statement was sent gets that
- * statement's outcome.
- */
-export const SUBMIT_WAIT_MS = 3_000;
-/** Retry-After of that answer, s: the HTTP layer's for an unavailable store. */
-const SUBMIT_RETRY_AFTER_S = 5;
+export { SUBMIT_WAIT_MS } from './submissions.js';
 
 export class PostgresJobStore implements JobStore {
   readonly kind = 'postgres';
@@ -115,33 +88,20 @@ export class PostgresJobStore implements JobStore {
   readonly #hub = new StoreEventHub();
   readonly #listening: StoreListening;
   readonly #taken = new TakenFacts();
-  readonly #inserts: Coalescer<NewJob, string>;
+  readonly #submissions: Submissions;
   readonly #resultWrites: ResultWrites;
   readonly #takeWrites = new TakeWrites();
   readonly #takes: JoinedTakes;
   readonly #statistics: FreshStatistics;
   #maintenance: MaintenanceCheck | undefined;
-  #submitWaitMs = SUBMIT_WAIT_MS;
   #closed = false;
 
-  private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes) {
+  private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes, submitWaitMs: number) {
     this.#sql = sql;
     this.#listening = new StoreListening(sql, this.#hub, peerTimes, onError, () => this.listEndpoints());
     const statistics = (this.#statistics = new FreshStatistics(sql, onError));
     const notices = this.#listening.notices;
-    this.#inserts = new Coalescer(async (jobs) => {
-      // While another harness listens, the submissions' events go in their own statement (statement-notices.ts).
-      const notice = notices.begin();
-      let rows: postgres.RowList<postgres.Row[]>;
-      try {
-        rows = await insertJobs(sql, jobs, notice.notify ? notices.payloads(jobs.flatMap((job) => job.told)) : []);
-      } finally {
-        notice.done();
-      }
-      const inserted = new Set(rows.map((row) => String(row.id)));
-      statistics.inserted(inserted.size);
-      return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
-    }, SUBMIT_BATCH);
+    this.#submissions = new Submissions(sql, notices, statistics, submitWaitMs);
     this.#resultWrites = new ResultWrites(sql, notices);
     const giveBack = (endpointId: string, jobId: string, workerId: string, attempt: number): Promise<boolean> =>
       this.returnJob(endpointId, jobId, workerId, attempt);
@@ -157,8 +117,8 @@ export class PostgresJobStore implements JobStore {
   static async open(database: PostgresDatabase, options: PostgresJobStoreOptions = {}): Promise<PostgresJobStore> {
     const watched = options.clock ? { clock: options.clock, maxSkewMs: options.maxClockSkewMs ?? MAX_CLOCK_SKEW_MS } : undefined;
     if (watched) await checkClockAtOpen(database.sql, watched);
-    const store = new PostgresJobStore(database.sql, options.onError ?? (() => undefined), options.peerTimes ?? PEER_TIMES);
-    if (options.submitWaitMs !== undefined) store.#submitWaitMs = options.submitWaitMs;
+    const onError = options.onError ?? (() => undefined);
+    const store = new PostgresJobStore(database.sql, onError, options.peerTimes ?? PEER_TIMES, options.submitWaitMs ?? SUBMIT_WAIT_MS);
     await store.#listening.listen(() => store.listEndpoints(), watched);
     // Statistics before the first statement is planned (a database just migrated has none: fresh-statistics.ts).
     await store.#statistics.check();
@@ -195,36 +155,7 @@ export class PostgresJobStore implements JobStore {
 
   async submit(endpointId: string, request: JobRequest, options: SubmitOptions, now: number): Promise<StoredJob> {
     this.#open();
-    const sync = options.sync ?? false;
-    // The request as given (its input may be kept as text: RawJson); the record built here, not read back.
-    const job = queuedJob({ id: options.id ?? newJobId(sync), endpointId, request: ownedRequest(request), sync, waitMs: options.waitMs }, now);
-    const { id, expiresAt, retentionMs } = job;
-    const events: StoreEvent[] = [{ type: 'queued', endpointId, due: expiresAt }];
-    // Other processes are told when a taker of this one is waiting (it takes the job at once); this process's takers are woken at once.
-    const told: StoreEvent[] = options.takerWaiting === true ? [{ type: 'queued', endpointId, takerWaitingFor: id, due: expiresAt }] : events;
-    const requestText = requestJsonText(request);
-    const waitMs = this.#submitWaitMs;
-    const waited = new AbortController();
-    // The system clock's timer: a deadline of this process's own waiting, not a job rule (those take the harness's clock).
-    const timer = systemClock.setTimer(waitMs, () =>
-      waited.abort(
-        new ServerlessWorkerError(
-          'SW_STORE_UNAVAILABLE',
-          `The job store did not take the submission within ${waitMs} ms (PostgreSQL is slow or unreachable); it was not stored: retry after ${SUBMIT_RETRY_AFTER_S} s`,
-          { retryAfterSeconds: SUBMIT_RETRY_AFTER_S, waitedMs: waitMs },
-        ),
-      ),
-    );
-    try {
-      await this.#inserts.add(
-        { endpointId, id, requestText, policyTimeoutMs: request.policy?.executionTimeout, sync, now, expiresAt, retentionMs, told },
-        requestText.length,
-        undefined,
-        waited.signal,
-      );
-    } finally {
-      timer.cancel();
-    }
+    const { job, events } = await this.#submissions.submit(endpointId, request, options, now);
     this.#takeWrites.endpointExists(endpointId);
     this.#hub.emit(events);
     return job;
@@ -244,27 +175,12 @@ export class PostgresJobStore implements JobStore {
 
   async pushChunk(endpointId: string, jobId: string, workerId: string | undefined, chunk: StreamChunk, attempt: number | undefined): Promise<PostAck> {
     this.#open();
-    return this.#change(async (tx, changes) => {
-      const job = await lockJob(tx, endpointId, jobId);
-      const refused = refusedChunk(job, workerId, chunk, attempt);
-      if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
-      await tx`INSERT INTO sw_chunks (endpoint_id, job_id, chunk) VALUES (${endpointId}, ${jobId}, ${jsonb(tx, stampAttempt(chunk, job.attempt))})`;
-      await tx`UPDATE sw_jobs SET chunk_count = chunk_count + 1, unread_count = unread_count + 1 WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
-      changed(changes, job);
-      return { applied: true };
-    });
+    return this.#change((tx, changes) => pushChunkChange(tx, changes, { endpointId, jobId, workerId, attempt }, chunk));
   }
 
   async progress(endpointId: string, jobId: string, workerId: string | undefined, output: unknown, attempt: number | undefined): Promise<PostAck> {
     this.#open();
-    return this.#change(async (tx, changes) => {
-      const job = await lockJob(tx, endpointId, jobId);
-      const refused = refusedProgress(job, workerId, attempt);
-      if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
-      await tx`UPDATE sw_jobs SET output = ${jsonb(tx, output)} WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
-      changed(changes, job);
-      return { applied: true };
-    });
+    return this.#change((tx, changes) => progressChange(tx, changes, { endpointId, jobId, workerId, attempt }, output));
   }
 
   async complete(
@@ -341,27 +257,12 @@ export class PostgresJobStore implements JobStore {
     now: number,
   ): Promise<{ readonly requeued: boolean } & ChangeOutcome> {
     this.#open();
-    return this.#change(async (tx, changes) => {
-      const job = await lockJob(tx, endpointId, jobId);
-      let requeued = false;
-      if (job && job.status === 'IN_PROGRESS' && job.workerId === workerId) {
-        requeued = requeueLost(job, rules.maxRequeues, now, changes);
-        await saveChanged(tx, job);
-      }
-      return { requeued, ended: changes.ended, stops: changes.stops };
-    });
+    return this.#change((tx, changes) => requeueLostJob(tx, changes, { endpointId, jobId, workerId }, rules, now));
   }
 
   async returnJob(endpointId: string, jobId: string, workerId: string, attempt: number): Promise<boolean> {
     this.#open();
-    return this.#change(async (tx, changes) => {
-      const job = await lockJob(tx, endpointId, jobId);
-      if (!job || job.status !== 'IN_PROGRESS' || job.workerId !== workerId || job.attempt !== attempt) return false;
-      this.#taken.forget(endpointId, jobId);
-      applyChange(job, giveBackChange(job), changes);
-      await saveJob(tx, job);
-      return true;
-    });
+    return this.#change((tx, changes) => giveBackJob(tx, changes, { endpointId, jobId, workerId, attempt }, () => this.#taken.forget(endpointId, jobId)));
   }
 
   async touchWorker(endpointId: string, workerId: string, touch: TouchWorker, now: number): Promise<StoredWorker> {

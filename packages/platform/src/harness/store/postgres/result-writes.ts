@@ -205,14 +205,18 @@ const MAX_EVENT_WITH_VIEW_BYTES = 2_000;
  * the events before and after it (comma-joined JSON), and whether its output was posted as JSON null.
  */
 const NOTICE_ARRAYS: readonly UnnestArray[] = [
-  { name: 'n_events_before', type: 'text', read: (write) => write.notice.before },
-  { name: 'n_changed', type: 'text', read: (write) => write.notice.changed },
-  { name: 'n_events_after', type: 'text', read: (write) => write.notice.after },
+  { name: 'n_events_before', type: 'text', read: (write) => noticeOf(write).before },
+  { name: 'n_changed', type: 'text', read: (write) => noticeOf(write).changed },
+  { name: 'n_events_after', type: 'text', read: (write) => noticeOf(write).after },
   { name: 'n_output_null', type: 'boolean', read: (write) => (write.change.fields.output === null ? 'true' : 'false') },
 ];
 
-/** A write's events as its notice sends them (see NOTICE_ARRAYS). */
-function noticeOf(jobId: string, events: readonly StoreEvent[]): ResultWrite['notice'] {
+/** A write's events as its notice sends them (see NOTICE_ARRAYS), made once a write and only by a notifying statement. */
+function noticeOf(write: ResultWrite): Notice {
+  return (write.notice ??= noticeTexts(write.facts.id, write.events));
+}
+
+function noticeTexts(jobId: string, events: readonly StoreEvent[]): Notice {
   const at = events.findIndex((event) => event.type === 'changed' && event.jobId === jobId);
   const changed = events[at];
   const text = (some: readonly StoreEvent[]): string | null => (some.length > 0 ? eventsText(some) : null);
@@ -231,7 +235,16 @@ interface ResultWrite {
   /** The row's place (ctid) as the take left it, when known: the row is found by it. */
   readonly ctid: string | undefined;
   /** Its events, for the statement's notification while another harness listens (NOTICE_ARRAYS). */
-  readonly notice: { readonly before: string | null; readonly changed: string | null; readonly after: string | null };
+  readonly events: readonly StoreEvent[];
+  /** Their texts, made from `events` by the first notifying statement that carries the write (none while no other harness listens). */
+  notice?: Notice;
+}
+
+/** A write's events as JSON texts: those before its job's 'changed' event, that event (its closing brace left off), those after. */
+interface Notice {
+  readonly before: string | null;
+  readonly changed: string | null;
+  readonly after: string | null;
 }
 
 /** A job's key: its endpoint and id. */
@@ -269,7 +282,7 @@ export class ResultWrites {
       json[field] = text;
       size += text?.length ?? 0;
     }
-    return this.#writes.add({ facts, change, json, ctid, notice: noticeOf(facts.id, events) }, size, jobKey(facts));
+    return this.#writes.add({ facts, change, json, ctid, events }, size, jobKey(facts));
   }
 
   // Kept small, its arrays built by one loop (textArray): a call of sql.array and a closure for each
