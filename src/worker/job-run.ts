@@ -221,10 +221,16 @@ export class JobRun {
 
   async #stream(source: AsyncIterable<unknown> | Iterable<unknown>): Promise<JobResult> {
     const { transport, config } = this.#deps;
+    const batch = transport.chunkBatch;
+    const postChunks = transport.postChunks?.bind(transport);
     const poster = new ChunkPoster((chunk) => transport.postChunk(this.job.id, chunk, this.job.attempt), {
       ...(config.coalesceStreamChunks ? { joinUpToBytes: config.maxChunkBytes } : {}),
       // Several posts at once only where the other side orders chunks by stream_index (transport.ts).
       window: transport.chunkWindow ?? 1,
+      // Several chunks in one post only where the other side takes them so (transport.ts).
+      ...(batch !== undefined && postChunks !== undefined
+        ? { batch: { ...batch, post: (chunks: readonly StreamChunk[]) => postChunks(this.job.id, chunks, this.job.attempt) } }
+        : {}),
     });
     this.#poster = poster;
     const iterator: AsyncIterator<unknown> | Iterator<unknown> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
