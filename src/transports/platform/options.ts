@@ -89,7 +89,7 @@ export const PlatformTransportSettingsSchema = z
       .default(64)
       .meta({
         description:
-          "Most stream chunks of one job sent in one post, when the platform advertises that its job-stream route takes several as a JSON array (the local harness's `x-sw-stream-batch` header on job-take answers, beside `x-sw-stream-order`) and `chunkMetrics` is on: the chunks queued when a post goes out travel in one body, each still its own item on `/stream`, and at most this many (and the advertised count) are in flight over all posts. 1: one chunk a post. The real platform advertises neither, so there every chunk has its own post.",
+          "Most stream chunks of one job sent in one post, when the platform advertises that its job-stream route takes several as a JSON array (the local harness's `x-sw-stream-batch` header on job-take answers, beside `x-sw-stream-order`) and `chunkMetrics` is on: the chunks queued when a post goes out travel in one body, each still its own item on `/stream`; at most the advertised count are in flight over all posts, and at most 2 posts (`chunkWindow` if lower), so that chunks gather behind them. 1: one chunk a post (and the whole `chunkWindow` of posts). The real platform advertises neither, so there every chunk has its own post.",
       }),
     maxResultBytes: z
       .number({ error: 'maxResultBytes must be a number of bytes' })

@@ -40,6 +40,8 @@ interface Item {
 async function runObjects(takeHeaders: Record<string, string>) {
   let yielded = 0;
   let released = false;
+  let open = 0;
+  let mostOpen = 0;
   const waiting: Array<() => void> = [];
   release = () => {
     released = true;
@@ -54,7 +56,9 @@ async function runObjects(takeHeaders: Record<string, string>) {
   server = await startOneJobPlatform({
     takeHeaders,
     stream: async () => {
+      mostOpen = Math.max(mostOpen, ++open);
       if (!released) await new Promise<void>((resolve) => waiting.push(resolve));
+      open--;
       return json({ acknowledged: true, applied: true });
     },
   });
@@ -69,7 +73,7 @@ async function runObjects(takeHeaders: Record<string, string>) {
     const value = JSON.parse(body) as Item | Item[];
     return Array.isArray(value) ? value : [value];
   });
-  return { outcome, bodies, items };
+  return { outcome, bodies, items, transport, mostOpen };
 }
 
 const inOrder = (items: readonly Item[]) => ({
@@ -83,6 +87,9 @@ describe('several stream chunks in one post', () => {
     const run = await runObjects({ [STREAM_ORDER_HEADER]: STREAM_ORDER_VALUE, [STREAM_BATCH_HEADER]: '64' });
     expect(run.outcome).toMatchObject({ end: 'completed' });
     expect(run.bodies.length).toBeLessThan(COUNT);
+    // Two posts in flight at most, so that chunks gather behind them.
+    expect(run.transport.chunkWindow).toBe(2);
+    expect(run.mostOpen).toBeLessThanOrEqual(2);
     expect(run.bodies.some((body) => body.startsWith('['))).toBe(true);
     // No post carries more than advertised.
     for (const body of run.bodies) if (body.startsWith('[')) expect((JSON.parse(body) as Item[]).length).toBeLessThanOrEqual(64);

@@ -68,6 +68,7 @@ describe('an SDK worker yielding objects, against the harness', () => {
     runtime = run.runtime;
     expect(await within(run.outcome, 'the run to end', 30_000)).toMatchObject({ end: 'completed' });
     expect(transport.chunkBatch).toEqual({ perPost: 64, inFlight: 64 });
+    expect(transport.chunkWindow).toBe(2);
     expect(hooks.seen.posts).toBeLessThan(COUNT);
     expect(hooks.seen.dropped).toBe(1);
     // The lost batch was posted twice: more chunks posted than the stream holds.
