@@ -64,7 +64,7 @@ export const PlatformTransportSettingsSchema = z
     /**
      * Chunk posts of one job in flight at once, when the platform advertises that it
      * orders chunks by `stream_index` (the harness's `x-sw-stream-order` header) and
-     * chunkMetrics is on; one at a time otherwise. Default 16.
+     * chunkMetrics is on; one at a time otherwise. At most 2 with batches (chunk-posts.ts). Default 16.
      */
     chunkWindow: z
       .number({ error: 'chunkWindow must be a number of posts' })
@@ -74,7 +74,7 @@ export const PlatformTransportSettingsSchema = z
       .default(16)
       .meta({
         description:
-          'Stream chunk posts of one job kept in flight at once, when the platform advertises that it stores chunks in `stream_index` order (the local harness\'s `x-sw-stream-order` header on job-take answers) and `chunkMetrics` is on; otherwise one at a time, in order. Text that can be joined still goes one post at a time (see "Result delivery").',
+          'Stream chunk posts of one job kept in flight at once, when the platform advertises that it stores chunks in `stream_index` order (the local harness\'s `x-sw-stream-order` header on job-take answers) and `chunkMetrics` is on; otherwise one at a time, in order. When the platform also takes several chunks in one post (`chunkBatch`), at most 2 posts. Text that can be joined still goes one post at a time (see "Result delivery").',
       }),
     /**
      * Most stream chunks of one job in one post, when the platform advertises that its
