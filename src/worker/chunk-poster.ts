@@ -27,7 +27,8 @@
  * chunk still goes alone. In window or batch mode a full queue holds push back only until
  * a post takes chunks from it, not until the whole queue has drained.
  */
-import type { StreamChunk } from '../job/index.js';
+import type { Job, StreamChunk } from '../job/index.js';
+import type { Transport } from '../transports/index.js';
 
 interface Queued {
   chunk: StreamChunk;
@@ -216,4 +217,21 @@ export class ChunkPoster {
     }
     if (failed !== undefined) throw failed.error;
   }
+}
+
+/**
+ * The poster of one run's stream chunks through `transport`: its window, and batches where
+ * it offers them (transport.ts: only where the other side orders chunks by stream_index and
+ * takes several in one post). `joinUpToBytes`: coalesceStreamChunks' limit, 0 for none.
+ */
+export function chunkPosterFor(transport: Transport, job: Pick<Job, 'id' | 'attempt'>, joinUpToBytes: number): ChunkPoster {
+  const batch = transport.chunkBatch;
+  const postChunks = transport.postChunks?.bind(transport);
+  return new ChunkPoster((chunk) => transport.postChunk(job.id, chunk, job.attempt), {
+    joinUpToBytes,
+    window: transport.chunkWindow ?? 1,
+    ...(batch !== undefined && postChunks !== undefined
+      ? { batch: { ...batch, post: (chunks: readonly StreamChunk[]) => postChunks(job.id, chunks, job.attempt) } }
+      : {}),
+  });
 }
