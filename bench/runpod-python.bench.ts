@@ -21,8 +21,9 @@
  *   handed out to its result received, the job-stream posts it took, worker CPU per
  *   chunk, worker RSS after;
  * - `stream objects 1 KiB x 1 000` (issue 46 item 4): the same with 1 000 `{ i, text }`
- *   objects of 1 KiB of text, the fake platform advertising ordering by stream_index
- *   (`x-sw-stream-order`, as our harness does), so ours posts up to 16 chunks at once.
+ *   objects of 1 KiB of text, the fake platform advertising ordering by stream_index and
+ *   batches (`x-sw-stream-order`, `x-sw-stream-batch: 64`, as our harness does), so ours
+ *   sends the chunks queued when a post goes out in one post (about 33 posts a job).
  * With BENCH_SERVE_API_BARE=1, ours is replaced by bench/children/bare-runsync-server.ts (a
  * bare node:http server answering a completed job, nothing behind it): the floor of any Node
  * server with these clients on these cores, to read our figures against; with
@@ -308,9 +309,9 @@ async function startStreamWorker(side: SideName, streamOrder: boolean): Promise<
 /**
  * `stream`: strings (joined by ours while a post is in flight), against the fake platform as
  * it is. `stream objects`: `{ i, text }` objects (never joined), against the fake platform
- * answering job-take with `x-sw-stream-order: stream_index` as our harness does, so that
- * ours keeps its chunk window of posts in flight (runpod-python ignores the header; the
- * fake stores no chunk, so it keeps the promise vacuously).
+ * answering job-take with `x-sw-stream-order: stream_index` and `x-sw-stream-batch: 64` as
+ * our harness does, so that ours sends several chunks in a post (runpod-python ignores the
+ * headers; the fake stores no chunk, so it keeps the ordering promise vacuously).
  */
 function streamCase(mode: 'stream' | 'stream objects'): BenchCase {
   const workers = new Map<SideName, StreamWorker>();

@@ -41,11 +41,13 @@ const SHAPES: readonly Shape[] = [
 
 /**
  * `platform`: default options (coalescing on since issue 19, the chunk window of 16 since
- * issue 46); `platform, one chunk per yield`: coalesceStreamChunks false, the default
- * before issue 19; `platform, one post at a time`: chunkWindow 1, the default before
- * issue 46 (for objects, the A/B of the window).
+ * issue 46, several chunks in one post since its second round); `platform, one chunk per
+ * yield`: coalesceStreamChunks false, the default before issue 19; `platform, one post at a
+ * time`: chunkWindow 1 and chunkBatch 1, the default before issue 46 (for objects, the A/B
+ * of the window); `platform, one chunk a post`: chunkBatch 1, the window alone (for
+ * objects, the A/B of the batches).
  */
-type Path = 'in-process' | 'platform' | 'platform, one chunk per yield' | 'platform, one post at a time';
+type Path = 'in-process' | 'platform' | 'platform, one chunk per yield' | 'platform, one post at a time' | 'platform, one chunk a post';
 
 function targets(shape: Shape, path: Path): Record<string, MetricSpec> {
   const yieldsTarget = shape.size >= 1_000_000 ? undefined : path === 'in-process' ? 50_000 : 8_000;
@@ -100,7 +102,8 @@ async function platformSide(yieldLog: string, path: Path): Promise<Side> {
     env: {
       BENCH_YIELD_LOG: yieldLog,
       ...(path === 'platform, one chunk per yield' ? { BENCH_COALESCE: '0' } : {}),
-      ...(path === 'platform, one post at a time' ? { BENCH_CHUNK_WINDOW: '1' } : {}),
+      ...(path === 'platform, one post at a time' ? { BENCH_CHUNK_WINDOW: '1', BENCH_CHUNK_BATCH: '1' } : {}),
+      ...(path === 'platform, one chunk a post' ? { BENCH_CHUNK_BATCH: '1' } : {}),
     },
   });
   return {
@@ -167,10 +170,9 @@ export const streamingBenchmark: Benchmark = {
   name: 'streaming',
   title: 'Stream chunks: 1 KiB x 1 000, 10 000 tokens, 50 MB of text; in process and through the platform transport',
   cases: () => {
-    const paths: Path[] = ['in-process', 'platform', 'platform, one chunk per yield', 'platform, one post at a time'];
-    // One post at a time is the window's A/B: measured for objects, which the window is for.
-    return paths.flatMap((path) =>
-      SHAPES.filter((shape) => path !== 'platform, one post at a time' || shape.objects === true).map((shape) => streamingCase(shape, path)),
-    );
+    const paths: Path[] = ['in-process', 'platform', 'platform, one chunk per yield', 'platform, one post at a time', 'platform, one chunk a post'];
+    // One post at a time and one chunk a post are the A/Bs of the window and the batches: measured for objects, which they are for.
+    const objectsOnly = new Set<Path>(['platform, one post at a time', 'platform, one chunk a post']);
+    return paths.flatMap((path) => SHAPES.filter((shape) => !objectsOnly.has(path) || shape.objects === true).map((shape) => streamingCase(shape, path)));
   },
 };

@@ -6,7 +6,8 @@
  * BENCH_CONCURRENCY sets the concurrency (default 1); BENCH_COALESCE=0 turns
  * coalesceStreamChunks off (one chunk per yield, the default before issue 19), =1 on;
  * unset leaves the default. BENCH_CHUNK_WINDOW=N sets the platform transport's
- * chunkWindow (1: one chunk post at a time, as before issue 46); unset leaves the default.
+ * chunkWindow (1: one chunk post at a time, as before issue 46); BENCH_CHUNK_BATCH=N its
+ * chunkBatch (1: one chunk a post, as before several went in one); unset leaves the defaults.
  * BENCH_IDLE_COMPACTION_MS=N sets idleCompactionMs (`off`: false); unset leaves the default.
  */
 import { serve } from '../../src/index.js';
@@ -19,5 +20,8 @@ await serve<unknown>(benchHandler, {
   ...(process.env.BENCH_IDLE_COMPACTION_MS !== undefined
     ? { idleCompactionMs: process.env.BENCH_IDLE_COMPACTION_MS === 'off' ? false : Number(process.env.BENCH_IDLE_COMPACTION_MS) }
     : {}),
-  ...(process.env.BENCH_CHUNK_WINDOW !== undefined ? { platformTransport: { chunkWindow: Number(process.env.BENCH_CHUNK_WINDOW) } } : {}),
+  platformTransport: {
+    ...(process.env.BENCH_CHUNK_WINDOW !== undefined ? { chunkWindow: Number(process.env.BENCH_CHUNK_WINDOW) } : {}),
+    ...(process.env.BENCH_CHUNK_BATCH !== undefined ? { chunkBatch: Number(process.env.BENCH_CHUNK_BATCH) } : {}),
+  },
 });

@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../src/job/stream-order.js';
+import { STREAM_BATCH_HEADER, STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../src/job/stream-order.js';
 
 interface Queued {
   readonly input: string;
@@ -44,14 +44,16 @@ export interface FakePlatform {
 
 export interface FakePlatformOptions {
   /**
-   * Answer job-take with `x-sw-stream-order: stream_index`, as our harness does, so that
-   * our worker keeps several chunk posts in flight (it stores no chunk, so any order is kept).
+   * Answer job-take with `x-sw-stream-order: stream_index` and `x-sw-stream-batch: 64`, as
+   * our harness does, so that our worker keeps several chunk posts in flight and sends
+   * several chunks in a post (it stores no chunk, so any order is kept; a batch is one
+   * post, answered like any other).
    */
   readonly streamOrder?: boolean;
 }
 
 export async function startFakePlatform(options: FakePlatformOptions = {}): Promise<FakePlatform> {
-  const takeHeaders: Record<string, string> = options.streamOrder === true ? { [STREAM_ORDER_HEADER]: STREAM_ORDER_VALUE } : {};
+  const takeHeaders: Record<string, string> = options.streamOrder === true ? { [STREAM_ORDER_HEADER]: STREAM_ORDER_VALUE, [STREAM_BATCH_HEADER]: '64' } : {};
   const queue: Queued[] = [];
   const parked: Array<{ res: ServerResponse; max: number }> = [];
   const stopPolls = new Set<ServerResponse>();

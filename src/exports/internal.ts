@@ -19,7 +19,7 @@ export { DEFAULT_MAX_QUEUED_BYTES, Harness, type HarnessOptions } from '../harne
 export type { StopSignal } from '../harness/core/stop-signal.js';
 export type { EndpointJobs } from '../harness/core/endpoint-jobs.js';
 export { MAX_CHUNKS_AHEAD, MAX_HELD_CHUNKS } from '../harness/core/chunk-order.js';
-export { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../job/stream-order.js';
+export { STREAM_BATCH_HEADER, STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../job/stream-order.js';
 export { DEFAULT_MAX_REQUEUES, staleAttemptError, stampAttempt } from '../harness/store/attempts.js';
 export { hasHistoryFilter, matchesHistory, orderFigure, ranOn } from '../harness/store/history-filter.js';
 export { newJobId } from '../harness/store/job-id.js';
@@ -85,6 +85,7 @@ export {
   type JobView,
   jsonShape,
   MAX_BODY_BYTES,
+  MAX_CHUNK_BYTES,
   MAX_JSON_DEPTH,
   MAX_JSON_KEYS,
   parseJobRequest,

@@ -8,7 +8,9 @@
  * - `postChunk` delivers one stream chunk; the runtime calls it for one job in order,
  *   waiting for each call before the next, so chunks arrive in order; unless the
  *   transport's `chunkWindow` is above 1 (it says the other side orders chunks by their
- *   `stream_index`), when up to that many calls of one job are in flight at once.
+ *   `stream_index`), when up to that many calls of one job are in flight at once;
+ *   `postChunks` delivers several consecutive chunks in one call, where `chunkBatch` says
+ *   the other side takes them in one post (our harness).
  * - `postResult` delivers a job's final result. It resolves once the result has
  *   landed, with what the platform made of it (applied, or acknowledged and ignored
  *   because the job already ended another way); on failure it retries until it lands
@@ -79,6 +81,15 @@ export interface Transport {
    * stores chunks by `metrics.stream_index` whatever order they arrive in.
    */
   readonly chunkWindow?: number;
+  /**
+   * Several chunks of one job in one postChunks call (read when a stream starts): at
+   * most `perPost` in one call and `inFlight` over all calls in flight. Absent (or
+   * postChunks absent): postChunk only. Only where the receiving side takes several
+   * chunks in one post, each still its own chunk, and orders them by `stream_index`.
+   */
+  readonly chunkBatch?: { readonly perPost: number; readonly inFlight: number };
+  /** Delivers `chunks` (consecutive, in order) as postChunk would deliver each, in fewer posts; see chunkBatch. */
+  postChunks?(jobId: string, chunks: readonly StreamChunk[], attempt?: number): Promise<void>;
   postProgress(jobId: string, output: unknown, attempt?: number): Promise<void>;
   /** Resolves with what the platform made of the result; nothing counts as applied. */
   postResult(jobId: string, result: JobResult, options: PostResultOptions): Promise<ResultReceipt | void>;

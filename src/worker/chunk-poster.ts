@@ -19,13 +19,31 @@
  * still posted alone (it waits until nothing is in flight), so text keeps being joined
  * as before. A failed post ends the stream: nothing more is started, and push/flush
  * reject with the first failure at once (posts still in flight go on in the transport).
+ *
+ * Batches (the transport's `chunkBatch`): where the receiver takes several chunks in one
+ * post (our harness), a post that goes out carries the chunks queued at that moment, up
+ * to `perPost`, and at most `inFlight` chunks are in flight over all posts (the harness
+ * holds a chunk that came early only that far ahead of the next it expects). A joinable
+ * chunk still goes alone. In window or batch mode a full queue holds push back only until
+ * a post takes chunks from it, not until the whole queue has drained.
  */
-import type { StreamChunk } from '../job/index.js';
+import type { Job, StreamChunk } from '../job/index.js';
+import type { Transport } from '../transports/index.js';
 
 interface Queued {
   chunk: StreamChunk;
   /** The text of this chunk may be extended (see tryAppend). */
   readonly joinable: boolean;
+}
+
+/** Several chunks in one post (see the module doc). */
+export interface ChunkBatching {
+  /** Most chunks in one post; at least 2. */
+  readonly perPost: number;
+  /** Most chunks in flight over all posts. */
+  readonly inFlight: number;
+  /** Posts `chunks` (2 or more, in order) as one post; settles as postChunk does. */
+  readonly post: (chunks: readonly StreamChunk[]) => Promise<void>;
 }
 
 export interface ChunkPosterOptions {
@@ -35,6 +53,8 @@ export interface ChunkPosterOptions {
   readonly joinUpToBytes?: number;
   /** Posts in flight at once; default 1 (one at a time). */
   readonly window?: number;
+  /** Several chunks in one post; default none (one chunk a post). */
+  readonly batch?: ChunkBatching;
 }
 
 /** JSON escapes one UTF-16 unit to at most 6 bytes: text this long always fits in `bytes`. */
@@ -47,7 +67,10 @@ export class ChunkPoster {
   readonly #highWaterMark: number;
   readonly #joinUpToBytes: number;
   readonly #window: number;
+  readonly #batch: ChunkBatching | undefined;
   readonly #queue: Queued[] = [];
+  /** Pushes waiting for room in the queue (window or batch mode). */
+  readonly #waitingForRoom: Array<() => void> = [];
   #draining: Promise<void> | undefined;
   /** Wakes a windowed drain waiting for a post to settle: a chunk was pushed. */
   #kick: (() => void) | undefined;
@@ -61,6 +84,12 @@ export class ChunkPoster {
     this.#highWaterMark = resolved.highWaterMark ?? 64;
     this.#joinUpToBytes = resolved.joinUpToBytes ?? 0;
     this.#window = Math.max(1, Math.floor(resolved.window ?? 1));
+    this.#batch = resolved.batch !== undefined && resolved.batch.perPost >= 2 && resolved.batch.inFlight >= 1 ? resolved.batch : undefined;
+  }
+
+  /** One post at a time, one chunk each: the path of a platform that advertises nothing. */
+  get #single(): boolean {
+    return this.#window === 1 && this.#batch === undefined;
   }
 
   /**
@@ -73,7 +102,10 @@ export class ChunkPoster {
     this.#queue.push({ chunk, joinable: joinable && this.#joinUpToBytes > 0 && typeof chunk.output === 'string' });
     this.#draining ??= this.#drain();
     this.#kick?.();
-    if (this.#queue.length >= this.#highWaterMark) await this.#draining;
+    if (this.#queue.length >= this.#highWaterMark) {
+      if (this.#single) await this.#draining;
+      else await new Promise<void>((resolve) => this.#waitingForRoom.push(resolve));
+    }
     if (this.#error !== undefined) throw this.#error;
   }
 
@@ -104,7 +136,7 @@ export class ChunkPoster {
 
   async #drain(): Promise<void> {
     try {
-      if (this.#window === 1) {
+      if (this.#single) {
         while (this.#queue.length > 0) {
           const { chunk } = this.#queue.shift() as Queued;
           await this.#post(chunk);
@@ -118,28 +150,59 @@ export class ChunkPoster {
       this.#queue.length = 0;
     } finally {
       this.#draining = undefined;
+      this.#wakeWaitingForRoom();
     }
   }
 
-  /** Up to `window` posts at once; a joinable chunk only when none is in flight. Throws the first failure. */
+  /** Pushes waiting for room go on: the queue is below its mark, or the drain has ended. */
+  #wakeWaitingForRoom(): void {
+    if (this.#waitingForRoom.length === 0) return;
+    if (this.#queue.length >= this.#highWaterMark && this.#draining !== undefined) return;
+    for (const resume of this.#waitingForRoom.splice(0)) resume();
+  }
+
+  /**
+   * The chunks the next post carries, taken from the queue: a joinable chunk alone; else
+   * one chunk, or in batch mode the chunks queued now up to `perPost` and what is left of
+   * `inFlight` ([] when nothing is left of it).
+   */
+  #nextPost(chunksInFlight: number): StreamChunk[] {
+    const head = this.#queue[0] as Queued;
+    if (head.joinable || this.#batch === undefined) return [(this.#queue.shift() as Queued).chunk];
+    const room = Math.min(this.#batch.perPost, this.#batch.inFlight - chunksInFlight);
+    const chunks: StreamChunk[] = [];
+    while (chunks.length < room && this.#queue.length > 0 && !(this.#queue[0] as Queued).joinable) chunks.push((this.#queue.shift() as Queued).chunk);
+    return chunks;
+  }
+
+  /** Up to `window` posts at once (batch mode: of up to `perPost` chunks each); a joinable chunk only when none is in flight. Throws the first failure. */
   async #drainWindow(): Promise<void> {
     const inFlight = new Set<Promise<void>>();
+    let chunksInFlight = 0;
     let failed: { error: unknown } | undefined;
     for (;;) {
       while (failed === undefined && inFlight.size < this.#window && this.#queue.length > 0) {
         if ((this.#queue[0] as Queued).joinable && inFlight.size > 0) break;
-        const { chunk } = this.#queue.shift() as Queued;
-        const post: Promise<void> = this.#post(chunk).then(
+        const chunks = this.#nextPost(chunksInFlight);
+        if (chunks.length === 0) break;
+        chunksInFlight += chunks.length;
+        const settled = (): void => {
+          chunksInFlight -= chunks.length;
+          inFlight.delete(post);
+        };
+        const sent = chunks.length === 1 ? this.#post(chunks[0] as StreamChunk) : (this.#batch as ChunkBatching).post(chunks);
+        const post: Promise<void> = sent.then(
           () => {
-            this.#posted++;
-            inFlight.delete(post);
+            this.#posted += chunks.length;
+            settled();
           },
           (error: unknown) => {
             failed ??= { error };
-            inFlight.delete(post);
+            settled();
           },
         );
         inFlight.add(post);
+        this.#wakeWaitingForRoom();
       }
       // Failed: not waiting for the posts still in flight. Those past the failed chunk are
       // held by the harness until the job ends, and it ends with the result this failure
@@ -154,4 +217,21 @@ export class ChunkPoster {
     }
     if (failed !== undefined) throw failed.error;
   }
+}
+
+/**
+ * The poster of one run's stream chunks through `transport`: its window, and batches where
+ * it offers them (transport.ts: only where the other side orders chunks by stream_index and
+ * takes several in one post). `joinUpToBytes`: coalesceStreamChunks' limit, 0 for none.
+ */
+export function chunkPosterFor(transport: Transport, job: Pick<Job, 'id' | 'attempt'>, joinUpToBytes: number): ChunkPoster {
+  const batch = transport.chunkBatch;
+  const postChunks = transport.postChunks?.bind(transport);
+  return new ChunkPoster((chunk) => transport.postChunk(job.id, chunk, job.attempt), {
+    joinUpToBytes,
+    window: transport.chunkWindow ?? 1,
+    ...(batch !== undefined && postChunks !== undefined
+      ? { batch: { ...batch, post: (chunks: readonly StreamChunk[]) => postChunks(job.id, chunks, job.attempt) } }
+      : {}),
+  });
 }

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { withinTime, type Clock } from '../clock/index.js';
 import { ServerlessWorkerError, formatIssues, summarizeIssues, type Job, type JobResult, type StopReason, type StreamChunk } from '../job/index.js';
 import type { ResultReceipt, Transport } from '../transports/index.js';
-import { ChunkPoster } from './chunk-poster.js';
+import { chunkPosterFor, type ChunkPoster } from './chunk-poster.js';
 import { toErrorPayload, type ErrorOrigin } from './error-payload.js';
 import { isStreamingValue, type Handler, type JobContext } from './handler.js';
 import type { WorkerConfig } from './options.js';
@@ -221,11 +221,7 @@ export class JobRun {
 
   async #stream(source: AsyncIterable<unknown> | Iterable<unknown>): Promise<JobResult> {
     const { transport, config } = this.#deps;
-    const poster = new ChunkPoster((chunk) => transport.postChunk(this.job.id, chunk, this.job.attempt), {
-      ...(config.coalesceStreamChunks ? { joinUpToBytes: config.maxChunkBytes } : {}),
-      // Several posts at once only where the other side orders chunks by stream_index (transport.ts).
-      window: transport.chunkWindow ?? 1,
-    });
+    const poster = chunkPosterFor(transport, this.job, config.coalesceStreamChunks ? config.maxChunkBytes : 0);
     this.#poster = poster;
     const iterator: AsyncIterator<unknown> | Iterator<unknown> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
     const aggregate: unknown[] | undefined = config.aggregateStream ? [] : undefined;

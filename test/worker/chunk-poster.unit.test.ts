@@ -208,3 +208,47 @@ describe('ChunkPoster with a window', () => {
     gates[2]?.resolve();
   });
 });
+
+describe('ChunkPoster with batches', () => {
+  const object = (i: number): StreamChunk => ({ output: { i }, metrics: { stream_index: i } });
+  const indexes = (chunks: readonly StreamChunk[]) => chunks.map((chunk) => chunk.metrics?.stream_index);
+
+  it('a post carries the chunks queued when it goes out, at most `perPost`, with at most `inFlight` chunks in flight over all posts; a joinable chunk goes alone', async () => {
+    const posts: StreamChunk[][] = [];
+    const gates: Array<() => void> = [];
+    let chunksInFlight = 0;
+    let mostChunks = 0;
+    let mostPosts = 0;
+    const hold = (chunks: readonly StreamChunk[]) =>
+      new Promise<void>((resolve) => {
+        posts.push([...chunks]);
+        chunksInFlight += chunks.length;
+        mostChunks = Math.max(mostChunks, chunksInFlight);
+        gates.push(() => {
+          chunksInFlight -= chunks.length;
+          resolve();
+        });
+        mostPosts = Math.max(mostPosts, gates.length);
+      });
+    const poster = new ChunkPoster((chunk) => hold([chunk]), { window: 4, joinUpToBytes: 1_000, batch: { perPost: 3, inFlight: 5, post: hold } });
+    for (let i = 0; i < 9; i++) await poster.push(object(i));
+    await waitFor(() => gates.length === 4, 'the window full');
+    await poster.push(text(9), true);
+    // Land the posts one by one until everything is posted.
+    let flushed = false;
+    const flush = poster.flush().then(() => (flushed = true));
+    while (!flushed) {
+      gates.shift()?.();
+      await sleep(0);
+    }
+    await flush;
+    expect(indexes(posts.flat())).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(posts.some((post) => post.length > 1)).toBe(true);
+    expect(Math.max(...posts.map((post) => post.length))).toBeLessThanOrEqual(3);
+    expect(mostPosts).toBeLessThanOrEqual(4);
+    expect(mostChunks).toBeLessThanOrEqual(5);
+    // The text chunk, joinable, went alone.
+    expect(posts.find((post) => post.some((chunk) => chunk.metrics?.stream_index === 9))).toHaveLength(1);
+    expect(poster.posted).toBe(10);
+  });
+});

@@ -18,7 +18,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
-import { STREAM_ORDER_HEADER } from '../../job/stream-order.js';
+import { STREAM_BATCH_HEADER, STREAM_ORDER_HEADER } from '../../job/stream-order.js';
 
 /** An answer read in full: status, content type and body text. */
 export interface HttpAnswer {
@@ -30,6 +30,8 @@ export interface HttpAnswer {
   readonly retryAfterMs?: number;
   /** The harness's `x-sw-stream-order` header, when it sent one (stream-order.ts). */
   readonly streamOrder?: string;
+  /** The harness's `x-sw-stream-batch` header, when it sent one (stream-order.ts). */
+  readonly streamBatch?: string;
 }
 
 /** A call did not answer within its own timeout (not the caller's abort). */
@@ -220,12 +222,14 @@ export class PlatformHttp {
           const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
           const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.#clock.now());
           const streamOrder = response.headers[STREAM_ORDER_HEADER];
+          const streamBatch = response.headers[STREAM_BATCH_HEADER];
           settle(undefined, {
             status: response.statusCode ?? 0,
             contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
             text,
             ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
             ...(streamOrder !== undefined ? { streamOrder: headerText(streamOrder) } : {}),
+            ...(streamBatch !== undefined ? { streamBatch: headerText(streamBatch) } : {}),
           });
         });
       };

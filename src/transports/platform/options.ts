@@ -64,7 +64,7 @@ export const PlatformTransportSettingsSchema = z
     /**
      * Chunk posts of one job in flight at once, when the platform advertises that it
      * orders chunks by `stream_index` (the harness's `x-sw-stream-order` header) and
-     * chunkMetrics is on; one at a time otherwise. Default 16.
+     * chunkMetrics is on; one at a time otherwise. At most 2 with batches (chunk-posts.ts). Default 16.
      */
     chunkWindow: z
       .number({ error: 'chunkWindow must be a number of posts' })
@@ -74,7 +74,22 @@ export const PlatformTransportSettingsSchema = z
       .default(16)
       .meta({
         description:
-          'Stream chunk posts of one job kept in flight at once, when the platform advertises that it stores chunks in `stream_index` order (the local harness\'s `x-sw-stream-order` header on job-take answers) and `chunkMetrics` is on; otherwise one at a time, in order. Text that can be joined still goes one post at a time (see "Result delivery").',
+          'Stream chunk posts of one job kept in flight at once, when the platform advertises that it stores chunks in `stream_index` order (the local harness\'s `x-sw-stream-order` header on job-take answers) and `chunkMetrics` is on; otherwise one at a time, in order. When the platform also takes several chunks in one post (`chunkBatch`), at most 2 posts. Text that can be joined still goes one post at a time (see "Result delivery").',
+      }),
+    /**
+     * Most stream chunks of one job in one post, when the platform advertises that its
+     * job-stream takes several (the harness's `x-sw-stream-batch` header) and it orders
+     * them (chunkWindow's conditions); one a post otherwise. Default 64.
+     */
+    chunkBatch: z
+      .number({ error: 'chunkBatch must be a number of chunks' })
+      .int({ error: 'chunkBatch must be a whole number of chunks' })
+      .min(1, { error: 'chunkBatch must be from 1 to 64 chunks' })
+      .max(64, { error: 'chunkBatch must be from 1 to 64 chunks' })
+      .default(64)
+      .meta({
+        description:
+          "Most stream chunks of one job sent in one post, when the platform advertises that its job-stream route takes several as a JSON array (the local harness's `x-sw-stream-batch` header on job-take answers, beside `x-sw-stream-order`) and `chunkMetrics` is on: the chunks queued when a post goes out travel in one body, each still its own item on `/stream`; at most the advertised count are in flight over all posts, and at most 2 posts (`chunkWindow` if lower), so that chunks gather behind them. 1: one chunk a post (and the whole `chunkWindow` of posts). The real platform advertises neither, so there every chunk has its own post.",
       }),
     maxResultBytes: z
       .number({ error: 'maxResultBytes must be a number of bytes' })

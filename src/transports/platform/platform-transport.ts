@@ -1,18 +1,16 @@
 /**
  * @module transports/platform/platform-transport
  * The worker side of the platform's worker protocol (worker-protocol.md section 1):
- * - take: `GET <take>&job_in_progress=0|1`, or `<take-batch>&batch_size=N&...` when the
- *   runtime has room for more than one job; a long poll bounded by `pollTimeoutMs`
- *   (90 s), polled again at once after 204, 400, an empty body or a non-JSON answer;
- *   429 and failures back off exponentially with jitter;
+ * - take: the job-take long poll (take-loop.ts);
  * - results: `POST <done>&isStream=false|true` with `{output}` or `{error: "<JSON
  *   text of the error payload>"}`, plus `stopPod: true` when the worker must be
  *   recycled; retried until they land or `resultDeadlineMs` passes (deliver.ts);
  * - stream chunks: `POST <stream>&isStream=false` with `{output, metrics}`, retried
- *   the same way; the runtime posts one job's chunks one at a time, so a retried chunk
- *   is the same chunk, never skipped and never overtaken; unless the job-take answer
- *   carried `x-sw-stream-order: stream_index` (our harness: it stores chunks in index
- *   order, holding one that came early), when up to `chunkWindow` (16) are in flight;
+ *   the same way (chunk-posts.ts); one job's chunks one post at a time, so a retried
+ *   chunk is the same chunk, never skipped and never overtaken; where the job-take
+ *   answer advertised that the other side orders chunks by `stream_index` (our harness),
+ *   up to `chunkWindow` (16) posts in flight, and where it also advertised batches,
+ *   several chunks in one post;
  * - progress: `POST <done>&isStream=false` with `{status: "IN_PROGRESS", output}`,
  *   best effort, one in flight per run (job and attempt), the latest value winning;
  * - attempts: a job that carried `attempt` (our harness) gets `&attempt=N` on its
@@ -27,30 +25,27 @@
  *   event loop, posts their results itself and ends the process;
  * - unhealthy: `GET <ping>?status=unhealthy&check=..&reason=..` once.
  *
- * Chunk metrics: the platform builds a job's `/stream` from each post's `output`;
- * `metrics` is an extra key beside it (the platform, as far as is known, ignores
- * unknown keys). The local harness keeps it, so `/stream` shows the same chunks
- * through this transport as in process, and uses `metrics.stream_index` to store a
- * chunk whose post was retried only once. `chunkMetrics: false` sends `{output}` alone.
+ * Chunk metrics (`metrics` beside `output`, which the local harness keeps and orders
+ * by; `chunkMetrics: false` sends `{output}` alone): see chunk-posts.ts.
  */
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
 import { assertResultFits, readResultReceipt } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
-import { backoffDelay, sleep, systemClock, withinTime, type BackoffPolicy, type Clock } from '../../clock/index.js';
+import { systemClock, withinTime, type BackoffPolicy, type Clock } from '../../clock/index.js';
 import { RetryWake, deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
 import type { HttpAnswer as DeliveredAnswer } from './http-client.js';
 import type { JobWatch, Watchdog } from '../watchdog/index.js';
-import { KeyRefusedReporter, isKeyRefused } from './key-refused.js';
-import { PlatformHttp, RequestTimeoutError, type HttpAnswer } from './http-client.js';
+import { KeyRefusedReporter } from './key-refused.js';
+import { PlatformHttp } from './http-client.js';
 import { resolvePlatformSettings, type PlatformTransportMetrics, type PlatformTransportOptions, type PlatformTransportSettings } from './options.js';
 import { resolveWorkerId, type PlatformEnv } from './platform-env.js';
 import { createPlatformWatchdog } from './platform-watchdog.js';
 import { sendUnhealthyReport } from './unhealthy-report.js';
 import { ProgressLanes } from './progress-lanes.js';
 import { StopPoller } from './stop-poller.js';
-import { STREAM_ORDER_VALUE } from '../../job/stream-order.js';
-import { readTakeAnswer } from './take-answer.js';
+import { ChunkPosts } from './chunk-posts.js';
+import { TakeLoop } from './take-loop.js';
 import { buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
 
 export class PlatformTransport implements Transport {
@@ -82,10 +77,10 @@ export class PlatformTransport implements Transport {
   readonly #keyRefused: KeyRefusedReporter;
   readonly #deliveryPolicy: DeliveryPolicy;
   readonly #clock: Clock;
+  readonly #takeLoop: TakeLoop;
+  readonly #chunks: ChunkPosts;
   #started = false;
   #closed: Promise<void> | undefined;
-  /** The last job-take answer that handed out jobs advertised chunk ordering by stream_index (stream-order.ts). */
-  #orderedStreams = false;
 
   constructor(options: PlatformTransportOptions) {
     this.settings = resolvePlatformSettings(options);
@@ -137,6 +132,18 @@ export class PlatformTransport implements Transport {
     } else {
       this.#logger.warn({ url: urlForLog(options.env.getJobUrl) }, 'RUNPOD_WEBHOOK_GET_JOB has no /job-take/ segment: no job-stop poll and no batch take');
     }
+    this.#chunks = new ChunkPosts({ urls: this.#urls, settings: s, deliver: (url, body, jobId, what) => this.#deliver(url, body, jobId, what) });
+    this.#takeLoop = new TakeLoop({
+      http: this.#http,
+      urls: this.#urls,
+      settings: s,
+      backoff: this.#pollBackoff,
+      keyRefused: this.#keyRefused,
+      logger: this.#logger,
+      clock: this.#clock,
+      // The answer that hands out jobs says how their chunks may be posted (chunk-posts.ts).
+      onJobs: (answer) => this.#chunks.heard(answer),
+    });
     if (options.env.postStreamUrl === undefined) {
       this.#logger.info('RUNPOD_WEBHOOK_POST_STREAM is not set: a streaming handler will fail its jobs');
     }
@@ -154,69 +161,12 @@ export class PlatformTransport implements Transport {
 
   #joinedTake: { readonly caller: AbortSignal; readonly joined: AbortSignal } | undefined;
 
-  /** Take up to `max` jobs (long poll); answers [] once `signal` aborts or the transport closes. */
+  /** Take up to `max` jobs (long poll, take-loop.ts); answers [] once `signal` aborts or the transport closes. */
   async take(request: TakeRequest): Promise<Job[]> {
     this.#startBackground();
     // Heartbeat and watchdog up before the first job: its handler may block the loop at once.
     await this.#heartbeat?.ready;
-    const signal = this.#takeSignal(request.signal);
-    const max = Math.max(1, Math.floor(request.max));
-    let failures = 0;
-    while (!signal.aborted) {
-      const url = (max > 1 ? this.#urls.takeBatch(max, request.inProgress) : undefined) ?? this.#urls.take(request.inProgress);
-      const startedAt = this.#clock.now();
-      let answer: HttpAnswer;
-      try {
-        answer = await this.#http.get(url, { signal, timeoutMs: this.settings.pollTimeoutMs });
-      } catch (error) {
-        if (signal.aborted) break;
-        if (error instanceof RequestTimeoutError) continue; // the long poll's own bound: poll again
-        failures++;
-        const wait = backoffDelay(failures, this.#pollBackoff);
-        this.#logger.warn({ url: urlForLog(url), err: error, retryInMs: wait }, 'job take failed');
-        await sleep(wait, signal, this.#clock);
-        continue;
-      }
-      const outcome = readTakeAnswer(answer);
-      // The answer that hands out jobs says whether their chunks may be posted several at a time.
-      if (outcome.kind === 'jobs' && outcome.jobs.length > 0) this.#orderedStreams = answer.streamOrder === STREAM_ORDER_VALUE;
-      if (outcome.kind === 'error' && isKeyRefused(outcome.status)) {
-        this.#keyRefused.refusedBy('job-take', outcome.status);
-        await sleep(this.#pollBackoff.maxMs, signal, this.#clock);
-        continue;
-      }
-      if (this.#keyRefused.refused) this.#keyRefused.accepted();
-      switch (outcome.kind) {
-        case 'jobs':
-          if (outcome.invalid > 0) {
-            this.#logger.error({ url: urlForLog(url), skipped: outcome.invalid }, 'job take answered job(s) without id or input; skipped');
-          }
-          if (outcome.jobs.length > 0) return outcome.jobs;
-          await sleep(this.settings.emptyPollGapMs - (this.#clock.now() - startedAt), signal, this.#clock);
-          break;
-        case 'none': {
-          failures = 0;
-          if (outcome.note !== undefined) this.#logger.debug({ note: outcome.note }, 'job take answer read as "no job"');
-          await sleep(this.settings.emptyPollGapMs - (this.#clock.now() - startedAt), signal, this.#clock);
-          break;
-        }
-        case 'backoff': {
-          failures++;
-          const wait = Math.min(this.#pollBackoff.maxMs, Math.max(outcome.retryAfterMs ?? 0, backoffDelay(failures, this.#pollBackoff)));
-          this.#logger.info({ retryInMs: wait }, 'job take answered 429: backing off');
-          await sleep(wait, signal, this.#clock);
-          break;
-        }
-        case 'error': {
-          failures++;
-          const wait = backoffDelay(failures, this.#pollBackoff);
-          this.#logger.warn({ url: urlForLog(url), status: outcome.status, body: outcome.text, retryInMs: wait }, 'job take failed');
-          await sleep(wait, signal, this.#clock);
-          break;
-        }
-      }
-    }
-    return [];
+    return this.#takeLoop.take(Math.max(1, Math.floor(request.max)), request.inProgress, this.#takeSignal(request.signal));
   }
 
   /**
@@ -225,21 +175,20 @@ export class PlatformTransport implements Transport {
    * platform does not advertise, and how it orders concurrent posts is not documented.
    */
   get chunkWindow(): number {
-    return this.#orderedStreams && this.settings.chunkMetrics ? this.settings.chunkWindow : 1;
+    return this.#chunks.window;
   }
 
-  async postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
-    const url = this.#urls.stream(jobId, attempt);
-    if (url === undefined) {
-      throw new ServerlessWorkerError(
-        'SW_INVALID_ENV',
-        'RUNPOD_WEBHOOK_POST_STREAM is not set, so stream chunks cannot be posted; set it to the job-stream URL (…/job-stream/$RUNPOD_POD_ID/$ID?)',
-        { variable: 'RUNPOD_WEBHOOK_POST_STREAM' },
-      );
-    }
-    const body = this.settings.chunkMetrics && chunk.metrics !== undefined ? { output: chunk.output, metrics: chunk.metrics } : { output: chunk.output };
-    const index = chunk.metrics?.stream_index;
-    await this.#deliver(url, JSON.stringify(body), jobId, typeof index === 'number' ? `stream chunk ${index}` : 'stream chunk');
+  /** Several chunks in one post, once the platform advertised that too (`x-sw-stream-batch`, chunk-posts.ts); undefined: one a post. */
+  get chunkBatch(): { readonly perPost: number; readonly inFlight: number } | undefined {
+    return this.#chunks.batch;
+  }
+
+  postChunk(jobId: string, chunk: StreamChunk, attempt?: number): Promise<void> {
+    return this.#chunks.post(jobId, chunk, attempt);
+  }
+
+  postChunks(jobId: string, chunks: readonly StreamChunk[], attempt?: number): Promise<void> {
+    return this.#chunks.postMany(jobId, chunks, attempt);
   }
 
   /** Best effort: one post in flight per run (job and attempt); a newer value replaces one still waiting. */

@@ -7,14 +7,12 @@
  * server on 127.0.0.1 that counts the stream posts it holds open.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Job } from '../../../src/job/index.js';
-import { createPlatformTransport } from '../../../src/transports/platform/index.js';
 import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../../../src/job/stream-order.js';
-import { WorkerRuntime, resolveOptions, type Handler } from '../../../src/worker/index.js';
-import type { RunOutcome } from '../../../src/worker/job-run.js';
+import type { Handler, WorkerRuntime } from '../../../src/worker/index.js';
 import { waitFor, within } from '../../kit/index.js';
+import { platformTransportAt, runOneJob, startOneJobPlatform } from '../../kit/platform-worker.js';
 import { captureLogs } from './log-capture.js';
-import { json, startScriptedServer, type ScriptedAnswer, type ScriptedServer } from './scripted-server.js';
+import { json, type ScriptedServer } from './scripted-server.js';
 
 let server: ScriptedServer | undefined;
 let runtime: WorkerRuntime | undefined;
@@ -43,7 +41,6 @@ interface Setup {
 }
 
 async function runOne({ advertise, holdUntil, chunkMetrics }: Setup) {
-  let handedOut = false;
   let open = 0;
   let most = 0;
   const waiting: Array<() => void> = [];
@@ -52,14 +49,9 @@ async function runOne({ advertise, holdUntil, chunkMetrics }: Setup) {
     released = true;
     for (const go of waiting.splice(0)) go();
   };
-  server = await startScriptedServer(async (request): Promise<ScriptedAnswer> => {
-    if (request.path.includes('/job-take/')) {
-      if (handedOut) return { status: 204, delayMs: 200 };
-      handedOut = true;
-      const answer = json({ id: 'j1', input: {}, attempt: 1 });
-      return advertise ? { ...answer, headers: { ...answer.headers, [STREAM_ORDER_HEADER]: STREAM_ORDER_VALUE } } : answer;
-    }
-    if (request.path.includes('/job-stream/')) {
+  server = await startOneJobPlatform({
+    takeHeaders: advertise ? { [STREAM_ORDER_HEADER]: STREAM_ORDER_VALUE } : {},
+    stream: async () => {
       open++;
       most = Math.max(most, open);
       if (!released && holdUntil > 0) {
@@ -70,34 +62,16 @@ async function runOne({ advertise, holdUntil, chunkMetrics }: Setup) {
       await new Promise((resolve) => setImmediate(resolve));
       open--;
       return json({ acknowledged: true, applied: true });
-    }
-    if (request.path.includes('/job-done/')) return json({ acknowledged: true, applied: true });
-    return { status: 204, delayMs: 200 };
-  });
-  const origin = server.origin;
-  const logs = captureLogs();
-  const transport = createPlatformTransport({
-    processEnv: {
-      RUNPOD_WEBHOOK_GET_JOB: `${origin}/v2/ep/job-take/$ID?`,
-      RUNPOD_WEBHOOK_POST_OUTPUT: `${origin}/v2/ep/job-done/$RUNPOD_POD_ID/$ID?`,
-      RUNPOD_WEBHOOK_POST_STREAM: `${origin}/v2/ep/job-stream/$RUNPOD_POD_ID/$ID?`,
-      RUNPOD_POD_ID: 'w1',
     },
-    logger: logs.logger,
-    heartbeat: false,
-    emptyPollGapMs: 0,
-    ...(chunkMetrics !== undefined ? { chunkMetrics } : {}),
   });
-  let ended: (outcome: RunOutcome) => void = () => {};
-  const outcome = new Promise<RunOutcome>((resolve) => (ended = resolve));
-  runtime = new WorkerRuntime(objects, resolveOptions({ gpuSampling: false }), transport, logs.logger, {
-    onJobEnd: (_job: Job, result: RunOutcome) => ended(result),
-  });
-  void runtime.start();
+  const logs = captureLogs();
+  const transport = platformTransportAt(server.origin, { logger: logs.logger, ...(chunkMetrics !== undefined ? { chunkMetrics } : {}) });
+  const run = runOneJob(objects, transport, logs.logger);
+  runtime = run.runtime;
   const s = server;
   return {
     transport,
-    outcome,
+    outcome: run.outcome,
     most: () => most,
     posted: () => s.to('/job-stream/').map((request) => JSON.parse(request.body) as { output: unknown; metrics?: { stream_index?: number } }),
     results: () => s.to('/job-done/'),

@@ -5,13 +5,11 @@
  * posted in its place. Whatever happens, the run's end says what the platform accepted.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Job } from '../../../src/job/index.js';
-import { createPlatformTransport } from '../../../src/transports/platform/index.js';
-import { WorkerRuntime, resolveOptions, type Handler } from '../../../src/worker/index.js';
-import type { RunOutcome } from '../../../src/worker/job-run.js';
+import type { Handler, WorkerRuntime } from '../../../src/worker/index.js';
 import { within } from '../../kit/index.js';
+import { platformTransportAt, runOneJob, startOneJobPlatform } from '../../kit/platform-worker.js';
 import { captureLogs } from './log-capture.js';
-import { json, startScriptedServer, type ScriptedAnswer, type ScriptedServer, type SeenRequest } from './scripted-server.js';
+import { json, type ScriptedAnswer, type ScriptedServer, type SeenRequest } from './scripted-server.js';
 
 let server: ScriptedServer | undefined;
 let runtime: WorkerRuntime | undefined;
@@ -30,41 +28,12 @@ async function runOnce(
   settings: { maxResultBytes?: number } = {},
   serve: Record<string, unknown> = {},
 ) {
-  let handedOut = false;
-  server = await startScriptedServer((request) => {
-    if (request.path.includes('/job-take/')) {
-      if (handedOut) return { status: 204, delayMs: 200 };
-      handedOut = true;
-      return json({ id: 'j1', input: { n: 1 }, attempt: 1 });
-    }
-    if (request.path.includes('/job-done/')) return done(request);
-    if (request.path.includes('/job-stream/')) return json({ acknowledged: true });
-    if (request.path.includes('/job-stop/')) return { status: 204, delayMs: 200 };
-    return { status: 200 };
-  });
-  const origin = server.origin;
+  server = await startOneJobPlatform({ job: { id: 'j1', input: { n: 1 }, attempt: 1 }, done, stream: () => json({ acknowledged: true }) });
   const logs = captureLogs();
-  const transport = createPlatformTransport({
-    processEnv: {
-      RUNPOD_WEBHOOK_GET_JOB: `${origin}/v2/ep/job-take/$ID?`,
-      RUNPOD_WEBHOOK_POST_OUTPUT: `${origin}/v2/ep/job-done/$RUNPOD_POD_ID/$ID?`,
-      RUNPOD_WEBHOOK_POST_STREAM: `${origin}/v2/ep/job-stream/$RUNPOD_POD_ID/$ID?`,
-      RUNPOD_POD_ID: 'w1',
-    },
-    logger: logs.logger,
-    heartbeat: false,
-    emptyPollGapMs: 0,
-    retryMinDelayMs: 5,
-    retryMaxDelayMs: 20,
-    ...settings,
-  });
-  let ended: (outcome: RunOutcome) => void = () => {};
-  const outcome = new Promise<RunOutcome>((resolve) => (ended = resolve));
-  runtime = new WorkerRuntime(handler, resolveOptions({ gpuSampling: false, ...serve }), transport, logs.logger, {
-    onJobEnd: (_job: Job, result: RunOutcome) => ended(result),
-  });
-  void runtime.start();
-  const result = await within(outcome, 'the run to end', 20_000);
+  const transport = platformTransportAt(server.origin, { logger: logs.logger, retryMinDelayMs: 5, retryMaxDelayMs: 20, ...settings });
+  const run = runOneJob(handler, transport, logs.logger, serve);
+  runtime = run.runtime;
+  const result = await within(run.outcome, 'the run to end', 20_000);
   const posts = (server as ScriptedServer)
     .to('/job-done/')
     .map((request) => ({ query: request.query, body: JSON.parse(request.body) as Record<string, unknown> }));

@@ -39,6 +39,12 @@ export const PLATFORM_ERROR_CODES = {
       "A worker's job-stream post carried a `metrics.stream_index` more than 64 past the next chunk the job expects, or came while the job already held 64 chunks waiting for an earlier one: the harness stores a job's chunks in index order and holds a chunk that came early only that far. The details name the index, the expected one and the limits.",
     fix: 'A worker keeps at most its chunk window (`chunkWindow`, at most 64) of posts in flight and numbers its chunks from 0 each attempt; a worker of another kind must post its chunks in order, or leave `stream_index` out.',
   },
+  SW_INVALID_STREAM_BATCH: {
+    status: 400,
+    meaning:
+      "A worker's job-stream post was a JSON array (several chunks in one post, which the harness advertises on job-take answers as `x-sw-stream-batch: 64`) but not as that form is designed: empty or over 64 items, an item that is not an object of `output` and `metrics` alone, a `metrics.stream_index` that is missing, not a whole number or not one more than the item before it, or an output over 1 MiB. Nothing of the post was stored. The details name the item (from 0) and what was wrong.",
+    fix: 'Send each item as `{"output": ..., "metrics": {"stream_index": N, ...}}` with consecutive indexes, at most 64 items and 1 MiB of output each, or post the chunks one at a time (`{"output": ...}`).',
+  },
   SW_PAYLOAD_TOO_LARGE: {
     status: 413,
     meaning: 'The request body is larger than the route allows (/run 10 MB, /runsync 20 MB).',

@@ -76,6 +76,8 @@ async function runWorker(server: RunningWorkerApi) {
     emptyPollGapMs: 0,
     retryMinDelayMs: 5,
     retryMaxDelayMs: 20,
+    // The window alone: with several chunks a post (the default against the harness) at most 2 posts are in flight (stream-batch.unit.test.ts).
+    chunkBatch: 1,
   });
   let ended: (outcome: RunOutcome) => void = () => {};
   const outcome = new Promise<RunOutcome>((resolve) => (ended = resolve));

@@ -20,11 +20,13 @@ import {
   ServerlessWorkerError,
   staleAttemptError,
   type StopReason,
+  type StreamChunk,
   type TimerHandle,
 } from 'serverless-worker/internal';
 import { DoneBodySchema, StreamBodySchema, bodyTooDeep, checkResultKeys, looksLikeProgress, parseJsonObject, workerErrorPayload } from './bodies.js';
 import type { WorkerApiEvents, WorkerApiSettings } from './options.js';
 import { PendingStops, type StopBatch } from './pending-stops.js';
+import { isStreamBatch, parseStreamBatch } from './stream-batch.js';
 import type { DirectAnswer, WorkerApiLog } from './direct-calls.js';
 import { WorkerLiveness, type GoneWorker } from './worker-liveness.js';
 
@@ -189,6 +191,7 @@ export class WorkerApiCallHandler {
     attemptOf: () => number | undefined,
     log: WorkerApiLog,
   ): Promise<DirectAnswer> {
+    if (isStreamBatch(text)) return this.#streamBatch(endpointId, workerId, jobId, parseStreamBatch(text), attemptOf, log);
     const body = parseJsonObject(StreamBodySchema, text, 'job-stream');
     const endpoint = this.endpoint(endpointId);
     await this.liveness.seen(endpoint, workerId);
@@ -200,6 +203,41 @@ export class WorkerApiCallHandler {
     if (ack.reason === 'stale_attempt') await this.#refuseStale(log, endpoint, jobId, attempt, 'stream chunk', workerId);
     if (ack.reason === 'ahead') throw streamIndexAhead(jobId, attempt, body.metrics?.stream_index, ack.expected);
     return { acknowledged: true, applied: false, reason: ack.reason === 'duplicate' ? 'duplicate' : 'not_held_by_worker' };
+  }
+
+  /**
+   * job-stream in the batch form (stream-batch.ts): each chunk stored in turn, as its own
+   * post would be (held while it is early, a repeated index dropped as a retried post's);
+   * answered once all are, so the ack covers the whole batch and a retry stores only what
+   * is missing. A chunk refused as stale (409) or too far ahead (400) ends the post with
+   * that error, the chunks before it stored; one the worker no longer holds ends it acknowledged.
+   */
+  async #streamBatch(
+    endpointId: string,
+    workerId: string,
+    jobId: string,
+    chunks: readonly StreamChunk[],
+    attemptOf: () => number | undefined,
+    log: WorkerApiLog,
+  ): Promise<DirectAnswer> {
+    const endpoint = this.endpoint(endpointId);
+    await this.liveness.seen(endpoint, workerId);
+    const attempt = attemptOf();
+    let stored = 0;
+    let duplicates = 0;
+    for (const chunk of chunks) {
+      const ack = await endpoint.postChunk(jobId, workerId, chunk, attempt);
+      if (ack.applied) stored++;
+      else if (ack.reason === 'duplicate') duplicates++;
+      else {
+        if (ack.reason === 'ahead') throw streamIndexAhead(jobId, attempt, chunk.metrics?.stream_index, ack.expected);
+        if (ack.reason === 'stale_attempt') await this.#refuseStale(log, endpoint, jobId, attempt, 'stream chunk', workerId);
+        return { acknowledged: true, applied: false, reason: 'not_held_by_worker', chunks: chunks.length, stored, duplicates };
+      }
+    }
+    return stored > 0
+      ? { acknowledged: true, applied: true, chunks: chunks.length, stored, duplicates }
+      : { acknowledged: true, applied: false, reason: 'duplicate', chunks: chunks.length, stored, duplicates };
   }
 
   /** The stops waiting for this worker, once some are or `signal` ends; undefined when none came. */

@@ -8,7 +8,7 @@
  * | `GET  job-take/{worker}?job_in_progress=` | long poll; the job as JSON, or 204 |
  * | `GET  job-take-batch/{worker}?batch_size=N` | long poll; a JSON array of at most N jobs, or 204 |
  * | `POST job-done/{worker}/{job}?isStream=` | `{output}` / `{error}` ends the job (`stopPod` noted); `{status: "IN_PROGRESS", output}` is progress |
- * | `POST job-stream/{worker}/{job}` | `{output, metrics?}`: one stream chunk |
+ * | `POST job-stream/{worker}/{job}` | `{output, metrics?}`: one stream chunk; or `[{output, metrics}, ...]`: several (stream-batch.ts) |
  * | `GET  job-stop/{worker}` | long poll; `{jobsToStop: [...], reasons: {...}, attempts: {...}}` or 204 |
  * | `GET  ping/{worker}?job_id=&runpod_version=` | heartbeat; `status=unhealthy&check=&reason=` reports a failed start-up check |
  *
@@ -21,12 +21,14 @@
  * has is a retried post and is stored once; one whose index is past the next expected is
  * held, unanswered, until those before it are stored (harness/core/chunk-order.ts), and
  * job-take answers say so in `x-sw-stream-order: stream_index`, so that our worker may
- * keep several chunk posts in flight (400 SW_STREAM_INDEX_AHEAD past the hold's bounds). Workers that go silent are declared gone
+ * keep several chunk posts in flight (400 SW_STREAM_INDEX_AHEAD past the hold's bounds), and in
+ * `x-sw-stream-batch: 64` that a post may carry up to 64 chunks as a JSON array (400
+ * SW_INVALID_STREAM_BATCH for a bad item, nothing stored). Workers that go silent are declared gone
  * (worker-liveness.ts), whatever polls they hold open, and their jobs requeued; a job a live worker leaves out of its
  * heartbeat for as long (its job-take answer was lost) is requeued alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { STREAM_ORDER_HEADER, STREAM_ORDER_VALUE, parseOrThrow, requestJsonText } from 'serverless-worker/internal';
+import { STREAM_BATCH_HEADER, STREAM_ORDER_HEADER, STREAM_ORDER_VALUE, parseOrThrow, requestJsonText } from 'serverless-worker/internal';
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
 import { registerRoute } from '../http/route-spec.js';
@@ -35,6 +37,10 @@ import { WORKER_ROUTES } from './worker-routes.js';
 import { holdRequest } from './long-poll.js';
 import { resolveWorkerApiSettings, type WorkerApiOptions } from './options.js';
 import { WorkerApiCallHandler } from './worker-api-calls.js';
+import { MAX_BATCH_CHUNKS } from './stream-batch.js';
+
+/** The value of the job-take answers' STREAM_BATCH_HEADER: the most chunks one job-stream post may carry. */
+const BATCH_CHUNKS_TEXT = String(MAX_BATCH_CHUNKS);
 
 /** The post's `?attempt=`. */
 function attemptOf(request: FastifyRequest, what: string): number | undefined {
@@ -105,6 +111,8 @@ async function takeJobs(calls: WorkerApiCallHandler, request: FastifyRequest, re
         .code(200)
         // Chunks are stored by metrics.stream_index whatever order their posts come in (chunk-order.ts): the worker may keep several in flight.
         .header(STREAM_ORDER_HEADER, STREAM_ORDER_VALUE)
+        // And takes several chunks in one post, as a JSON array (stream-batch.ts).
+        .header(STREAM_BATCH_HEADER, BATCH_CHUNKS_TEXT)
         .type('application/json; charset=utf-8')
         .send(batch ? `[${text}]` : text)
     );
