@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 import { closestName, editDistance } from '../../src/worker/closest-name.js';
 
-const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
+/** The echo example through its compiled bundle (a tsx start cost 1-2 s of CPU more each); the example itself, through tsx, where its test_input.json is the point. */
+const ECHO = join(REPO_ROOT, 'test/fixtures/workers/echo.ts');
+const ECHO_EXAMPLE = join(REPO_ROOT, 'examples/echo/worker.ts');
 const SECRETS = join(REPO_ROOT, 'test/fixtures/workers/secrets.ts');
 const INIT_WORKER = join(REPO_ROOT, 'test/fixtures/workers/init-worker.ts');
 
@@ -33,7 +35,7 @@ function expectCleanFailure(result: { exitCode?: number | undefined; stderr: unk
   return lines;
 }
 
-/** Each test starts one or two tsx child processes: seconds each on a loaded machine. */
+/** Each test starts one or two child processes: seconds each on a loaded machine. */
 const CHILD_BOUND = { timeout: 120_000 };
 
 describe('start-up errors: one clean line each (real child processes)', CHILD_BOUND, () => {
@@ -147,7 +149,7 @@ describe('start-up errors: one clean line each (real child processes)', CHILD_BO
 
 describe('test_input.json: beside the worker script first, then the working directory', CHILD_BOUND, () => {
   it('finds the example’s test_input.json from the repository root and says which it used', async () => {
-    const result = await runTs(ECHO, [], { cwd: REPO_ROOT });
+    const result = await runTs(ECHO_EXAMPLE, [], { cwd: REPO_ROOT });
     expect(result.exitCode).toBe(0);
     expect(String(result.stderr)).toContain(join(REPO_ROOT, 'examples/echo/test_input.json'));
     const records = jsonLines(String(result.stdout));

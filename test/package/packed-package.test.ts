@@ -3,9 +3,14 @@
  * while this suite itself runs on the machine's own Node. `npm pack` of both once; the SDK
  * alone installed as an image would have it (its size, what it holds, the dry run, and one
  * line naming the platform where a command needs it); then under each line's binary, as a
- * worker author would: `npm install` of both tarballs and zod into an
- * empty project (npm itself running on that Node, so that its engine checks are that
- * Node's) with no EBADENGINE warning; a worker file's dry run; `--serve-api` answering
+ * worker author would: `npm install` of both tarballs and zod (npm itself running on that
+ * Node, so that its engine checks are that Node's) with no EBADENGINE warning: into an empty
+ * project on the first line (22); on the later lines `npm install` in a copy of that
+ * project (its package.json, lockfile and node_modules), which writes no package again but
+ * checks every package's engines on that Node (npm checks the whole tree's on every install,
+ * not only the packages it writes: tried, an `engines` of `<26` put on one package in the
+ * copy's lockfiles gives EBADENGINE on Node 26), 1 s instead of 10-15 s per line;
+ * a worker file's dry run; `--serve-api` answering
  * /runsync; the installed `serverless-worker harness` and the worker joined to it as a
  * platform worker (its printed RUNPOD_* variables), a job through /runsync; the installed
  * harness on a fresh PostgreSQL database (its migrations are .sql files under dist/); and
@@ -212,6 +217,25 @@ describe('the SDK alone (what a worker image installs)', { timeout: 300_000 }, (
   });
 });
 
+/** The line whose project is installed into an empty folder; the later lines install in a copy of it. */
+const FIRST_LINE = NODE_LINES[0];
+
+/**
+ * `project` given a copy of the first line's install: its package.json and lockfile copied,
+ * its node_modules hard-linked (`cp -al`: 0.2 s where a copy took 3-8 s on a loaded machine;
+ * nothing run here writes into node_modules, and the first line's tests are done by then).
+ */
+async function copyFirstLineInstall(project: string): Promise<void> {
+  const first = join(scratch, `node-${FIRST_LINE}`);
+  for (const [flags, entries] of [
+    ['-a', ['package.json', 'package-lock.json']],
+    ['-al', ['node_modules']],
+  ] as const) {
+    const copied = await execa('cp', [flags, ...entries.map((entry) => join(first, entry)), project], { reject: false, all: true, timeout: 120_000 });
+    expect(copied.exitCode, `copying Node ${FIRST_LINE}'s install (did it fail?): ${copied.all}`).toBe(0);
+  }
+}
+
 describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 }, (major) => {
   let node: string;
   let project: string;
@@ -227,10 +251,15 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
     await writeFile(join(project, 'worker.js'), WORKER);
   }, 360_000);
 
-  it('installs from the tarball with npm on that Node, with no EBADENGINE warning', async () => {
+  const installWhat =
+    major === FIRST_LINE
+      ? 'installs from the tarball with npm on that Node into an empty project, with no EBADENGINE warning'
+      : `npm on that Node accepts the tree installed from the tarball (npm install in a copy of Node ${FIRST_LINE}'s project: every package's engines checked), with no EBADENGINE warning`;
+  it(installWhat, async () => {
     expect((await execa(node, ['--version'])).stdout).toMatch(version);
+    if (major !== FIRST_LINE) await timed(`Node ${major}: copy of Node ${FIRST_LINE}'s install`, () => copyFirstLineInstall(project));
     const install = await timed(`Node ${major}: npm install`, () =>
-      execa('npm', ['install', tarball, platformTarball, 'zod@4'], {
+      execa('npm', major === FIRST_LINE ? ['install', tarball, platformTarball, 'zod@4'] : ['install'], {
         cwd: project,
         env: { ...env, npm_config_prefer_offline: 'true' },
         reject: false,
@@ -240,6 +269,8 @@ describe.each(NODE_LINES)('the packed package on Node %i', { timeout: 300_000 },
     );
     expect(install.exitCode, install.all).toBe(0);
     expect(install.all).not.toContain('EBADENGINE');
+    // The copy is the tree npm wants: nothing added, changed or removed.
+    if (major !== FIRST_LINE) expect(install.all).toMatch(/^up to date\b/m);
     // npm ran on this line's Node (its engine checks are that Node's).
     const versions = JSON.parse((await execa('npm', ['version', '--json'], { cwd: project, env })).stdout) as { node: string };
     expect(`v${versions.node}`).toMatch(version);

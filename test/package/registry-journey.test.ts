@@ -5,10 +5,11 @@
  * itself (publishing allowed, no uplink for them, so that a package of the same name on
  * the public registry can never stand in) and proxies every other package to the registry
  * npm is configured with (`npm config get registry`). The run's packed tarballs
- * (pack-this-package.ts) are published to it as a release does, after an
- * `npm publish --dry-run` of each: `npm publish <tarball>`, SDK first, with the token of a
- * throwaway user made through the registry's user API. Then, in empty folders, with that
- * registry in `npm_config_registry`, an empty user config and a fresh npm cache, under the
+ * (pack-this-package.ts) are published to it as a release does: `npm publish <tarball>`,
+ * SDK first, with the token of a throwaway user made through the registry's user API, its
+ * `--json` report (the files published, listed as `npm publish --dry-run --json` lists
+ * them: one npm run per package instead of a dry run and a publish) checked against each
+ * package.json's `files`. Then, in empty folders, with that registry in `npm_config_registry`, an empty user config and a fresh npm cache, under the
  * oldest Node line the packages claim (npm itself on it): the Install section's two `sh`
  * blocks exactly as README.md has them (the scaffold, then a project of one's own), and the
  * five-minute path's dry run, test, build and start commands by name. Every command exits
@@ -50,7 +51,7 @@ const Manifest = z.object({
 });
 type Manifest = z.infer<typeof Manifest>;
 
-/** `npm publish --dry-run --json`: what would be published, by package name. */
+/** `npm publish --json` (and `--dry-run --json`): what is published, by package name. */
 const PublishDryRun = z.record(z.string(), z.object({ name: z.string(), version: z.string(), files: z.array(z.object({ path: z.string() })) }));
 /** The registry's document of a package, the parts checked here. */
 const Packument = z.object({
@@ -142,6 +143,28 @@ async function expectPublishedTarballs(project: string): Promise<void> {
       integrity,
     });
   }
+}
+
+/**
+ * npm's `--json` report of a publish names the package and version, and lists the files its
+ * package.json promises and nothing from outside them (no sources).
+ */
+function expectPromisedFiles(report: string, pkg: Package): void {
+  const listed = PublishDryRun.parse(JSON.parse(report))[pkg.manifest.name];
+  expect(listed).toMatchObject({ name: pkg.manifest.name, version: pkg.manifest.version });
+  const paths = (listed?.files ?? []).map((file) => file.path);
+  // Every export (but the wildcard), its types and each command: the files an import or npx reaches.
+  const targets = Object.entries(pkg.manifest.exports)
+    .filter(([key]) => !key.includes('*'))
+    .flatMap(([, target]) => (typeof target === 'string' ? [target] : Object.values(target)));
+  for (const target of [...targets, ...Object.values(pkg.manifest.bin ?? {})]) expect(paths, pkg.manifest.name).toContain(target.replace(/^\.\//, ''));
+  // Each entry of `files` brings something, and nothing comes from outside them.
+  for (const entry of pkg.manifest.files)
+    expect(
+      paths.some((path) => path === entry || path.startsWith(`${entry}/`)),
+      `${pkg.manifest.name}: ${entry}`,
+    ).toBe(true);
+  expect(paths.filter((path) => path !== 'package.json' && !pkg.manifest.files.some((entry) => path === entry || path.startsWith(`${entry}/`)))).toEqual([]);
 }
 
 /** The registry, started as a child process on a free loopback port; answers once it serves /-/ping. */
@@ -252,35 +275,12 @@ afterAll(async () => {
 }, 60_000);
 
 describe('a release to the registry', { timeout: 300_000 }, () => {
-  it('npm publish --dry-run of each tarball succeeds and lists the files its package.json promises, and no sources', async () => {
-    for (const pkg of [sdk, platform]) {
-      const run = await typed(`npm publish --dry-run --json '${pkg.tarball}' --registry ${registry}`, scratch, publisherEnv, 120_000);
-      const listed = PublishDryRun.parse(JSON.parse(run.stdout))[pkg.manifest.name];
-      expect(listed).toMatchObject({ name: pkg.manifest.name, version: pkg.manifest.version });
-      const paths = (listed?.files ?? []).map((file) => file.path);
-      // Every export (but the wildcard), its types and each command: the files an import or npx reaches.
-      const targets = Object.entries(pkg.manifest.exports)
-        .filter(([key]) => !key.includes('*'))
-        .flatMap(([, target]) => (typeof target === 'string' ? [target] : Object.values(target)));
-      for (const target of [...targets, ...Object.values(pkg.manifest.bin ?? {})]) expect(paths, pkg.manifest.name).toContain(target.replace(/^\.\//, ''));
-      // Each entry of `files` brings something, and nothing comes from outside them.
-      for (const entry of pkg.manifest.files)
-        expect(
-          paths.some((path) => path === entry || path.startsWith(`${entry}/`)),
-          `${pkg.manifest.name}: ${entry}`,
-        ).toBe(true);
-      expect(paths.filter((path) => path !== 'package.json' && !pkg.manifest.files.some((entry) => path === entry || path.startsWith(`${entry}/`)))).toEqual(
-        [],
-      );
-    }
-  });
-
-  it('publishes the SDK, then the platform that depends on it, with a token; the registry serves each tarball as published', async () => {
+  it('publishes the SDK, then the platform that depends on it, with a token: the files its package.json promises and no sources; the registry serves each tarball as published', async () => {
     const whoami = await typed(`npm whoami --registry ${registry}`, scratch, publisherEnv, 60_000);
     expect(whoami.stdout.trim()).toBe('releaser');
     for (const pkg of [sdk, platform]) {
-      const published = await typed(`npm publish '${pkg.tarball}' --registry ${registry}`, scratch, publisherEnv, 180_000);
-      expect(published.output).toContain(`+ ${pkg.manifest.name}@${pkg.manifest.version}`);
+      const published = await typed(`npm publish --json '${pkg.tarball}' --registry ${registry}`, scratch, publisherEnv, 180_000);
+      expectPromisedFiles(published.stdout, pkg);
       const document = Packument.parse(await (await fetch(`${registry}${pkg.manifest.name}`)).json());
       expect(document['dist-tags'].latest).toBe(pkg.manifest.version);
       expect(document.versions[pkg.manifest.version]?.dist.integrity).toBe(pkg.integrity);
@@ -331,8 +331,12 @@ describe("the README's first commands, typed against the registry", { timeout: 9
       status: 'COMPLETED',
       output: { text: 'hi' },
     });
+    // The scaffold's handler uses init (typed state): tsc accepts runJob(handler, ..., { options })
+    // and runJob runs init as serve() does; a third test passes a state instead.
+    expect(await readFile(join(project, 'src/handler.ts'), 'utf8')).toContain('Handler<Input, State>');
     const test = await typed(FIVE_MINUTE_COMMANDS.test, project, newcomerEnv, 180_000);
     expect(test.output).toMatch(/# pass [1-9]/);
+    expect(test.output).toMatch(/# pass 3\b/);
     expect(test.output).toMatch(/# fail 0\b/);
     await typed(FIVE_MINUTE_COMMANDS.build, project, newcomerEnv, 180_000);
     expect(existsSync(join(project, 'dist/worker.js'))).toBe(true);
