@@ -61,7 +61,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const { port } = broker.address() as AddressInfo;
   project.provide('packBrokerUrl', `http://127.0.0.1:${port}`);
   // `npm test`: built and packed from the start (test/setup/eager-setup.ts).
-  makeEagerly(pack);
+  makeEagerly('both packages built and packed', pack);
   return async () => {
     broker.close();
     await packing?.catch(() => undefined);

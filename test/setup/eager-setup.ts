@@ -14,9 +14,25 @@
 export const EAGER_SETUP_ENV = 'SW_TEST_EAGER_SETUP';
 
 let queue: Promise<unknown> = Promise.resolve();
+const runStarted = Date.now();
 
-/** Queue `step` after the earlier ones when this run is eager; a failure is left for the asking test to report. */
-export function makeEagerly(step: () => Promise<unknown>): void {
+const seconds = (ms: number): string => (ms / 1000).toFixed(0);
+
+/**
+ * Queue `step` (named `name` in the log) after the earlier ones when this run is eager; a
+ * failure is left for the asking test to report. Each step's time is printed (stderr), so
+ * that a run's log shows when the system tier's files could start.
+ */
+export function makeEagerly(name: string, step: () => Promise<unknown>): void {
   if (process.env[EAGER_SETUP_ENV] !== '1') return;
-  queue = queue.then(step).catch(() => undefined);
+  queue = queue
+    .then(async () => {
+      const started = Date.now();
+      const outcome = await step().then(
+        () => 'made',
+        () => 'failed (the asking test reports why)',
+      );
+      process.stderr.write(`[setup] ${name}: ${outcome} in ${seconds(Date.now() - started)} s, ${seconds(Date.now() - runStarted)} s into the run\n`);
+    })
+    .catch(() => undefined);
 }

@@ -71,7 +71,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('dockerBrokerUrl', `http://127.0.0.1:${port}`);
   // `npm test`: the engine and the stand-ins the tests ask for made from the start, after the pack
   // (test/setup/eager-setup.ts); the Node one first (the most asked, and the longest to build).
-  for (const base of ['kind=node&node=24', 'kind=cuda', 'kind=rocm']) makeEagerly(() => answer(new URL(`/base?${base}`, 'http://broker')));
+  for (const base of ['kind=node&node=24', 'kind=cuda', 'kind=rocm'])
+    makeEagerly(`Docker stand-in ${base}`, () => answer(new URL(`/base?${base}`, 'http://broker')));
   return async () => {
     broker.close();
     const started = starting ? await starting.catch(() => undefined) : undefined;
