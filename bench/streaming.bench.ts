@@ -42,7 +42,8 @@ const SHAPES: readonly Shape[] = [
 /**
  * `platform`: default options (coalescing on since issue 19, the chunk window of 16 since
  * issue 46, several chunks in one post since its second round); `platform, one chunk per
- * yield`: coalesceStreamChunks false, the default before issue 19; `platform, one post at a
+ * yield`: coalesceStreamChunks false, chunkWindow 1 and chunkBatch 1, one post a yield as
+ * before issue 19 (what issue 19's ratio divides by); `platform, one post at a
  * time`: chunkWindow 1 and chunkBatch 1, the default before issue 46 (for objects, the A/B
  * of the window); `platform, one chunk a post`: chunkBatch 1, the window alone (for
  * objects, the A/B of the batches).
@@ -101,7 +102,7 @@ async function platformSide(yieldLog: string, path: Path): Promise<Side> {
     concurrency: 1,
     env: {
       BENCH_YIELD_LOG: yieldLog,
-      ...(path === 'platform, one chunk per yield' ? { BENCH_COALESCE: '0' } : {}),
+      ...(path === 'platform, one chunk per yield' ? { BENCH_COALESCE: '0', BENCH_CHUNK_WINDOW: '1', BENCH_CHUNK_BATCH: '1' } : {}),
       ...(path === 'platform, one post at a time' ? { BENCH_CHUNK_WINDOW: '1', BENCH_CHUNK_BATCH: '1' } : {}),
       ...(path === 'platform, one chunk a post' ? { BENCH_CHUNK_BATCH: '1' } : {}),
     },
