@@ -6,8 +6,13 @@
  * attempt (never retried: /retry takes only FAILED or TIMED_OUT jobs), a stream
  * restarted after SIGKILL; and a worker process against a scripted platform that
  * answers its result 413 or 400. Waits are bounded; measured times
- * are printed, never asserted tightly.
+ * are printed, never asserted tightly. A handler that must still run while something else
+ * happens is held (the fixture's 'held' mode) until the test releases it, once that has
+ * happened: no test leans on a handler's sleep for its order.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
@@ -27,6 +32,7 @@ const START_BOUND_MS = 60_000;
 
 let server: RunningWorkerApi | undefined;
 let scripted: ScriptedServer | undefined;
+let releaseDir: string | undefined;
 
 afterEach(async () => {
   await killAllWorkers();
@@ -34,7 +40,21 @@ afterEach(async () => {
   server = undefined;
   await scripted?.close();
   scripted = undefined;
+  if (releaseDir !== undefined) rmSync(releaseDir, { recursive: true, force: true });
+  releaseDir = undefined;
 });
+
+/** The input of a job whose handler is held until `release` is called for its attempt. */
+function heldInput(): { mode: 'held'; releaseDir: string } {
+  releaseDir ??= mkdtempSync(join(tmpdir(), 'sw-exactly-once-'));
+  return { mode: 'held', releaseDir };
+}
+
+/** Let attempt `attempt` of a held job finish (the fixture waits for this file). */
+function release(jobId: string, attempt: number): void {
+  if (releaseDir === undefined) throw new Error('release() before heldInput()');
+  writeFileSync(join(releaseDir, `${jobId}.${attempt}`), '');
+}
 
 async function startServer(options: StartOptions = {}): Promise<RunningWorkerApi> {
   // Gone after 2 s of silence: only pings keep a worker alive (not its open long polls), and on a loaded machine a worker's heartbeat thread can lag past a 600 ms window.
@@ -69,21 +89,24 @@ function endLines(worker: WorkerProcess, jobId: string): Array<{ end: string; ms
 }
 
 /**
- * Attempt 2 of `id` starts on `worker` while attempt 1 still runs there; attempt 1 ends
- * first and its late result is refused (the job stays IN_PROGRESS), then the job ends
- * with attempt 2's output, and the end lines say stale_attempt, then completed.
+ * Attempt 2 of held job `id` starts on `worker` while attempt 1 is still held there; attempt 1
+ * is released first and its late result is refused (the job stays IN_PROGRESS), then attempt 2
+ * is released and the job ends with its output, and the end lines say stale_attempt, then completed.
  */
 async function expectLateAttemptRefused(worker: WorkerProcess, endpoint: ReturnType<Harness['endpoint']>, id: string): Promise<void> {
   await worker.waitForEvent(
     (event) => event.event === 'started' && event.jobId === id && (event as { attempt?: number }).attempt === 2,
     'attempt 2 on the same worker',
   );
+  release(id, 1);
   await worker.waitForEvent(
     (event) => event.event === 'finished' && event.jobId === id && (event as { attempt?: number }).attempt === 1,
     'attempt 1 to finish late',
   );
   await waitFor(() => endLines(worker, id).length > 0, 'attempt 1 end line', 10_000);
   expect((await endpoint.status(id)).status).toBe('IN_PROGRESS');
+  expect(worker.events.filter((event) => event.event === 'finished' && event.jobId === id)).toHaveLength(1);
+  release(id, 2);
   const view = await endpoint.waitForEnd(id, 30_000);
   expect(view).toMatchObject({ status: 'COMPLETED', output: { attempt: 2 }, retries: 1 });
   await waitFor(() => endLines(worker, id).length === 2, 'both end lines', 10_000);
@@ -158,12 +181,13 @@ describe('exactly once, with worker processes on the worker API', () => {
     { timeout: 150_000 },
     async () => {
       const running = await startServer();
-      // At debug: a completed job's end line is a debug line (logEveryJob is off by default).
-      const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
+      // At debug: a completed job's end line is a debug line (logEveryJob is off by default). A grace far
+      // past the test's bounds: a held attempt 1 ignoring its abort must not make the worker give up and exit.
+      const worker = startWorker(running, 'late-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '600000', LOG_LEVEL: 'debug' });
       await joined(running, worker);
       const endpoint = running.harness.endpoint(ENDPOINT);
-      // Attempt 1 sleeps 7 s ignoring its abort (timeout at 5 s); attempt 2, started after 5 s, sleeps 3 s.
-      const id = await submit(running, { input: { mode: 'late', ms: [7_000, 3_000] }, policy: { executionTimeout: 5_000 } });
+      // Attempt 1 is held ignoring its abort past its timeout (5 s, the least a policy takes); attempt 2 starts beside it.
+      const id = await submit(running, { input: heldInput(), policy: { executionTimeout: 5_000 } });
       await waitFor(async () => (await endpoint.status(id)).status === 'TIMED_OUT', 'the harness to time attempt 1 out', 30_000);
       await endpoint.retry(id);
       // Attempt 1 finishes first, while attempt 2 still runs: its result must not end the job.
@@ -180,8 +204,8 @@ describe('exactly once, with worker processes on the worker API', () => {
       const worker = startWorker(running, 'taken-back', { TEST_CONCURRENCY: '2', LOG_LEVEL: 'debug' });
       await joined(running, worker);
       const endpoint = running.harness.endpoint(ENDPOINT);
-      // Attempt 1 sleeps 3 s, attempt 2 (taken at once by the free slot) 5 s: attempt 1 posts first.
-      const id = await submit(running, { input: { mode: 'late', ms: [3_000, 5_000] } });
+      // Attempt 1 is held while attempt 2 is taken by the free slot; attempt 1 is released, and posts, first.
+      const id = await submit(running, { input: heldInput() });
       await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
       // What the harness does when it takes a take answer for lost; no stop goes to the worker, which runs on.
       expect(await endpoint.requeueJob(id, worker.workerId)).toBe(true);
@@ -197,17 +221,19 @@ describe('exactly once, with worker processes on the worker API', () => {
     { timeout: 150_000 },
     async () => {
       const running = await startServer();
-      const worker = startWorker(running, 'cancel-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '6000', LOG_LEVEL: 'debug' });
+      const worker = startWorker(running, 'cancel-worker', { TEST_CONCURRENCY: '2', TEST_GRACE_MS: '600000', LOG_LEVEL: 'debug' });
       await joined(running, worker);
       const endpoint = running.harness.endpoint(ENDPOINT);
-      const id = await submit(running, { input: { mode: 'late', ms: [3_000] } });
+      const id = await submit(running, { input: heldInput() });
       await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
       await endpoint.cancel(id);
       // The platform's rule: /retry takes only FAILED or TIMED_OUT jobs, so a cancelled attempt is never followed by another.
       await expect(endpoint.retry(id)).rejects.toMatchObject({ code: 'SW_RETRY_NOT_ALLOWED' });
-      // The other slot serves a new job while the cancelled handler still sleeps.
+      // The other slot serves a new job while the cancelled handler is still held.
       const other = await submit(running, { input: { mode: 'late', ms: [200] } });
       expect(await endpoint.waitForEnd(other, 30_000)).toMatchObject({ status: 'COMPLETED', output: { attempt: 1 } });
+      expect(worker.events.filter((event) => event.event === 'finished' && event.jobId === id)).toEqual([]);
+      release(id, 1);
       await worker.waitForEvent((event) => event.event === 'finished' && event.jobId === id, 'the cancelled handler to finish late');
       await waitFor(() => endLines(worker, id).length > 0, 'its end line', 10_000);
       expect(endLines(worker, id).map((line) => [line.attempt, line.end])).toEqual([[1, 'cancelled']]);

@@ -3,6 +3,9 @@
  * variables of a harness) against the harness's worker API on 127.0.0.1. Every wait
  * is bounded; no assertion is about speed beyond a generous bound.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseJobRequest, type JobRequestInput } from '../../src/job/index.js';
 import { startWorkerApiServer, type RunningWorkerApi, type StartOptions } from '../harness/http/worker-api/worker-api-server.js';
@@ -76,7 +79,8 @@ describe('worker processes on the platform transport', () => {
     const b = startWorker(running, 'worker-b');
     await joined(running, a, b);
     const endpoint = running.harness.endpoint(ENDPOINT);
-    const id = await submit(running, { input: { mode: 'sleep', ms: 1_500 } });
+    // Attempt 1 runs until its worker is killed; attempt 2, on the survivor, returns at once.
+    const id = await submit(running, { input: { mode: 'sleep', msByAttempt: [60_000, 0] } });
     const started = await waitFor(
       () => [a, b].find((worker) => worker.events.some((event) => event.event === 'started' && event.jobId === id)),
       'the job to start',
@@ -123,14 +127,27 @@ describe('worker processes on the platform transport', () => {
     const worker = startWorker(running, 'worker-d', { RUNPOD_PING_INTERVAL: '100' });
     await joined(running, worker);
     const endpoint = running.harness.endpoint(ENDPOINT);
-    const id = await submit(running, { input: { mode: 'block', ms: 3_000 } });
-    expect(await endpoint.waitForEnd(id, 30_000)).toMatchObject({ status: 'COMPLETED' });
+    // The handler holds the event loop until the test has heard 10 pings naming its job, then lets it go.
+    const releaseDir = mkdtempSync(join(tmpdir(), 'sw-block-'));
+    const untilFile = join(releaseDir, 'release');
+    const id = await submit(running, { input: { mode: 'block', untilFile } });
+    try {
+      await waitFor(
+        () => running.seen.pings.filter((ping) => ping.workerId === 'worker-d' && ping.jobIds.includes(id)).length >= 10,
+        '10 pings naming the job while its handler holds the event loop',
+        30_000,
+      );
+      writeFileSync(untilFile, '');
+      expect(await endpoint.waitForEnd(id, 30_000)).toMatchObject({ status: 'COMPLETED' });
+    } finally {
+      rmSync(releaseDir, { recursive: true, force: true });
+    }
     const record = await endpoint.find(id);
     const startedAt = record?.startedAt as number;
     const endedAt = record?.endedAt as number;
     const during = running.seen.pings.filter((ping) => ping.workerId === 'worker-d' && ping.jobIds.includes(id) && ping.at > startedAt && ping.at < endedAt);
     console.info(`${during.length} pings with the job id arrived during the ${endedAt - startedAt} ms the handler held the event loop`);
-    // About 30 at 100 ms; a heartbeat on the main thread would send none while the loop is held.
+    // A heartbeat on the main thread would send none while the loop is held (the wait above would time out).
     expect(during.length).toBeGreaterThanOrEqual(10);
   });
 

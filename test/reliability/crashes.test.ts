@@ -21,9 +21,10 @@ const PING_MS = 200;
 /** Start-up of a tsx child on a loaded machine. */
 const START_BOUND_MS = 40_000;
 /**
- * The job a SIGKILL interrupts: it must still run when the kill lands, right after the
- * test reads its "started" line (3 s of margin for a loaded machine), and it runs again in
- * full after the requeue, so a longer one (5 s) only made each test 2 s longer.
+ * The job a SIGKILL interrupts in the same-pod test: it must still run when the kill lands,
+ * right after the test reads its "started" line (3 s of margin for a loaded machine), and it
+ * runs again in full after the requeue: the window in which a stop recorded for the first
+ * hand-over would reach the new run.
  */
 const KILLED_JOB_MS = 3_000;
 
@@ -68,7 +69,8 @@ describe('a worker killed with SIGKILL mid-job', () => {
     const { server, queue, ends } = await setUp();
     const victim = startWorker(server, 'crash-victim');
     await joined(server, victim);
-    const id = await queue.run({ input: { mode: 'sleep', ms: KILLED_JOB_MS, tag: 'survives' } });
+    // Attempt 1 runs until the kill; attempt 2, the rescuer's, returns at once.
+    const id = await queue.run({ input: { mode: 'sleep', msByAttempt: [60_000, 0], tag: 'survives' } });
     await victim.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the job to start');
     const killedAt = performance.now();
     victim.signal('SIGKILL');

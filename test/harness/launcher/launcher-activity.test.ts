@@ -2,11 +2,14 @@
  * The launcher reads what its workers do from real job activity, with real worker
  * processes: a worker serving a steady stream of short jobs is never stopped as idle
  * (idleness comes from takes and ends, not from what a scaler tick samples) and every
- * short job's wait is counted, on the memory and on the PostgreSQL job store; a worker whose init fails after a while is
- * `initializing` meanwhile, never `idle`, and its crashes count as start-up crashes
+ * short job's wait is counted, on the memory and on the PostgreSQL job store; a worker whose init fails once the
+ * harness has heard it initializing (the test releases it then) is never `idle`, and its crashes count as start-up crashes
  * (growing backoff, endpoint unhealthy); a worker that ignores SIGTERM is SIGKILLed
  * after the shutdown deadline. Figures are printed; no timing thresholds.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
@@ -16,11 +19,14 @@ import { LAUNCHER_WORKER_COMMAND, messagesWith, startLauncherHarness, type Launc
 
 let running: LauncherHarness | undefined;
 let database: TestDatabase | undefined;
+let releaseDir: string | undefined;
 afterEach(async () => {
   await running?.close();
   running = undefined;
   await database?.drop();
   database = undefined;
+  if (releaseDir !== undefined) rmSync(releaseDir, { recursive: true, force: true });
+  releaseDir = undefined;
 }, 60_000);
 
 /**
@@ -92,15 +98,19 @@ describe('idle time from job activity', () => {
 });
 
 describe('start-up', () => {
-  it('init that throws after 1.5 s: initializing (not idle) meanwhile, start-up crashes with a growing backoff, endpoint unhealthy, no ready', async () => {
+  it('init that throws once heard initializing: initializing (not idle) meanwhile, start-up crashes with a growing backoff, endpoint unhealthy, no ready', async () => {
     const h = await startLauncherHarness({
       images: { 'test/init-fails:1': { command: LAUNCHER_WORKER_COMMAND } },
       backoff: { baseMs: 200, maxMs: 1_600, unhealthyAfter: 3 },
     });
     running = h;
+    // Init runs until the test has seen the worker initializing in /health and heard by the harness;
+    // the release file then lets it (and every later start's init, at once) throw.
+    releaseDir = mkdtempSync(join(tmpdir(), 'sw-init-'));
+    const release = join(releaseDir, 'release');
     const endpoint = await h.createEndpoint(
       { workersMin: 1, workersMax: 1 },
-      { imageName: 'test/init-fails:1', env: { LOG_LEVEL: 'warn', TEST_INIT_MS: '1500', TEST_INIT_THROWS: '1' } },
+      { imageName: 'test/init-fails:1', env: { LOG_LEVEL: 'warn', TEST_INIT_UNTIL_FILE: release, TEST_INIT_THROWS: '1' } },
     );
 
     // Sample /health while the endpoint goes unhealthy.
@@ -111,6 +121,7 @@ describe('start-up', () => {
         if ((now.workers.initializing ?? 0) > 0) seen.initializing++;
         if ((now.workers.idle ?? 0) > 0) seen.idle++;
         if ((await h.harness.findEndpoint(endpoint.id)?.workers.all())?.some((worker) => worker.initializing)) seen.heard++;
+        if (seen.heard > 0 && seen.initializing > 0) writeFileSync(release, '');
         return now.healthy === false ? now : undefined;
       },
       'the endpoint unhealthy',

@@ -55,7 +55,8 @@ describe('a worker frozen with SIGSTOP mid-job', () => {
       // Debug logs: its late result's refusal (409 SW_STALE_ATTEMPT) is logged at debug.
       const frozen = startWorkerProcess('frozen-worker', { ...env, LOG_LEVEL: 'debug' });
       await joined(server, frozen);
-      const id = await queue.run({ input: { mode: 'sleep', ms: 8_000, tag: 'thawed-late' } });
+      // 8 s for attempt 1 (still running when frozen); attempt 2, its rescuer's, returns at once.
+      const id = await queue.run({ input: { mode: 'sleep', msByAttempt: [8_000, 0], tag: 'thawed-late' } });
       await frozen.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'the job to start');
       // The worker holds a job: its job-stop poll is open (it is kept open while a job runs).
       await new Promise((resolve) => setTimeout(resolve, 3 * PING_MS));
