@@ -13,7 +13,7 @@
  * close after `keepAliveTimeoutMs`, or a second before the server's `Keep-Alive:
  * timeout=` hint when that is shorter (Node's Agent reads it).
  */
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
@@ -107,39 +107,34 @@ function targetOf(url: string, origins: Map<string, Readonly<RequestOptions>>): 
   return { https, origin: whole, path: whole.path ?? '/' };
 }
 
-/** What an abort fan-out calls: a call in flight. */
-interface Abortable {
-  abort(): void;
-}
-
 /**
  * One abort listener per signal, for every call under it: the take signal and the
  * close signal live as long as the worker, and an addEventListener/removeEventListener
  * pair per call was a measurable share of a no-op job.
  */
 class AbortFanOut {
-  readonly #calls = new WeakMap<AbortSignal, Set<Abortable>>();
+  readonly #calls = new WeakMap<AbortSignal, Set<() => void>>();
 
-  add(signal: AbortSignal, call: Abortable): void {
+  add(signal: AbortSignal, onAbort: () => void): void {
     let calls = this.#calls.get(signal);
     if (calls === undefined) {
-      const set = new Set<Abortable>();
+      const set = new Set<() => void>();
       calls = set;
       this.#calls.set(signal, set);
       signal.addEventListener(
         'abort',
         () => {
-          for (const each of [...set]) each.abort();
+          for (const call of [...set]) call();
           set.clear();
         },
         { once: true },
       );
     }
-    calls.add(call);
+    calls.add(onAbort);
   }
 
-  delete(signal: AbortSignal, call: Abortable): void {
-    this.#calls.get(signal)?.delete(call);
+  delete(signal: AbortSignal, onAbort: () => void): void {
+    this.#calls.get(signal)?.delete(onAbort);
   }
 }
 
@@ -155,11 +150,6 @@ export class PlatformHttp {
   #closed = false;
   readonly #origins = new Map<string, Readonly<RequestOptions>>();
   readonly #aborts = new AbortFanOut();
-  /** What a call does once it settled: one function for every call of this client. */
-  readonly #callSettled = (call: PendingCall): void => {
-    if (call.signal) this.#aborts.delete(call.signal, call);
-    if (--this.#inFlight === 0) this.#onDrained?.();
-  };
 
   constructor(options: PlatformHttpOptions = {}) {
     this.#keepAliveMs = options.keepAliveTimeoutMs ?? 30_000;
@@ -212,131 +202,57 @@ export class PlatformHttp {
       const { https } = target;
       const headers: OutgoingHttpHeaders =
         body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      let settled = false;
+      const settle = (error: unknown, answer?: HttpAnswer): void => {
+        if (settled) return;
+        settled = true;
+        timer.cancel();
+        if (signal) this.#aborts.delete(signal, onAbort);
+        if (--this.#inFlight === 0) this.#onDrained?.();
+        if (answer) resolve(answer);
+        else reject(error);
+      };
+      const onResponse = (response: IncomingMessage): void => {
+        // Buffers decoded once at the end: setEncoding() made a StringDecoder per answer, and answers are small.
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('error', (error) => settle(error));
+        response.on('aborted', () => settle(new Error(`the connection closed before the answer of ${method} ended`)));
+        response.on('end', () => {
+          const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
+          const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.#clock.now());
+          const streamOrder = response.headers[STREAM_ORDER_HEADER];
+          const streamBatch = response.headers[STREAM_BATCH_HEADER];
+          settle(undefined, {
+            status: response.statusCode ?? 0,
+            contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
+            text,
+            ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+            ...(streamOrder !== undefined ? { streamOrder: headerText(streamOrder) } : {}),
+            ...(streamBatch !== undefined ? { streamBatch: headerText(streamBatch) } : {}),
+          });
+        });
+      };
       const send = https ? httpsRequest : httpRequest;
-      const request = send({ ...target.origin, path: target.path, method, headers, agent: this.#agent(https) });
-      const call = new PendingCall(method, options, this.#clock, this.#callSettled, resolve, reject);
-      call.attach(request);
-      if (signal) this.#aborts.add(signal, call);
+      const request = send({ ...target.origin, path: target.path, method, headers, agent: this.#agent(https) }, onResponse);
+      // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
+      const timer = this.#clock.setTimer(
+        options.timeoutMs,
+        () => {
+          const timeout = new RequestTimeoutError(options.timeoutMs);
+          settle(timeout);
+          request.destroy(timeout);
+        },
+        { keepAlive: true },
+      );
+      function onAbort(): void {
+        settle(signal?.reason);
+        request.destroy();
+      }
+      if (signal) this.#aborts.add(signal, onAbort);
       this.#inFlight++;
+      request.on('error', (error) => settle(error));
       request.end(body);
     });
-  }
-}
-
-/** The call a request or an answer belongs to, set on it so that one listener serves every call. */
-const CALL = Symbol('platform call');
-type WithCall<T> = T & { [CALL]?: PendingCall };
-
-/**
- * One call in flight: its state in one object, read by listeners that every call shares,
- * so that a call makes one closure (its timer's) instead of one per event. What a post
- * allocates lives until its answer: at concurrency 256 much of it outlived the young
- * generation (bench/README, issue 46 item 5).
- */
-class PendingCall implements Abortable {
-  readonly signal: AbortSignal | undefined;
-  readonly #method: string;
-  readonly #timeoutMs: number;
-  readonly #clock: Clock;
-  readonly #onSettled: (call: PendingCall) => void;
-  readonly #resolve: (answer: HttpAnswer) => void;
-  readonly #reject: (error: unknown) => void;
-  #request: ClientRequest | undefined;
-  #timer: TimerHandle | undefined;
-  /** The answer's body so far: decoded once at the end (setEncoding() made a StringDecoder per answer, and answers are small). */
-  readonly #parts: Buffer[] = [];
-  #settled = false;
-
-  constructor(
-    method: string,
-    options: CallOptions,
-    clock: Clock,
-    onSettled: (call: PendingCall) => void,
-    resolve: (answer: HttpAnswer) => void,
-    reject: (error: unknown) => void,
-  ) {
-    this.signal = options.signal;
-    this.#method = method;
-    this.#timeoutMs = options.timeoutMs;
-    this.#clock = clock;
-    this.#onSettled = onSettled;
-    this.#resolve = resolve;
-    this.#reject = reject;
-  }
-
-  /** Listen to `request` and start the call's own timeout. */
-  attach(request: WithCall<ClientRequest>): void {
-    request[CALL] = this;
-    this.#request = request;
-    request.once('response', PendingCall.#onResponse);
-    request.on('error', PendingCall.#onError);
-    this.#timer = this.#clock.setTimer(this.#timeoutMs, () => this.#timeOut(), { keepAlive: true });
-  }
-
-  /** The caller's signal aborted. */
-  abort(): void {
-    this.#settle(this.signal?.reason);
-    this.#request?.destroy();
-  }
-
-  #timeOut(): void {
-    // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
-    const timeout = new RequestTimeoutError(this.#timeoutMs);
-    this.#settle(timeout);
-    this.#request?.destroy(timeout);
-  }
-
-  #settle(error: unknown, answer?: HttpAnswer): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#timer?.cancel();
-    this.#onSettled(this);
-    if (answer) this.#resolve(answer);
-    else this.#reject(error);
-  }
-
-  #end(response: IncomingMessage): void {
-    const parts = this.#parts;
-    const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
-    const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.#clock.now());
-    const streamOrder = response.headers[STREAM_ORDER_HEADER];
-    const streamBatch = response.headers[STREAM_BATCH_HEADER];
-    this.#settle(undefined, {
-      status: response.statusCode ?? 0,
-      contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
-      text,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      ...(streamOrder !== undefined ? { streamOrder: headerText(streamOrder) } : {}),
-      ...(streamBatch !== undefined ? { streamBatch: headerText(streamBatch) } : {}),
-    });
-  }
-
-  // The listeners: `this` is the request or the answer that emitted the event.
-  static #onError(this: WithCall<ClientRequest | IncomingMessage>, error: Error): void {
-    const call = this[CALL];
-    if (call) call.#settle(error);
-  }
-
-  static #onResponse(this: WithCall<ClientRequest>, response: WithCall<IncomingMessage>): void {
-    response[CALL] = this[CALL];
-    response.on('data', PendingCall.#onData);
-    response.on('error', PendingCall.#onError);
-    response.on('aborted', PendingCall.#onAborted);
-    response.on('end', PendingCall.#onEnd);
-  }
-
-  static #onData(this: WithCall<IncomingMessage>, part: Buffer): void {
-    const call = this[CALL];
-    if (call) call.#parts.push(part);
-  }
-
-  static #onAborted(this: WithCall<IncomingMessage>): void {
-    const call = this[CALL];
-    if (call) call.#settle(new Error(`the connection closed before the answer of ${call.#method} ended`));
-  }
-
-  static #onEnd(this: WithCall<IncomingMessage>): void {
-    const call = this[CALL];
-    if (call) call.#end(this);
   }
 }
