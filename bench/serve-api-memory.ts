@@ -24,6 +24,7 @@ import { REPO_ROOT, stopChild, track } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
 import { QueueClient, runOneJob } from './lib/http-client.js';
 import { loadAverage } from './lib/machine.js';
+import { workerVariants, type WorkerVariant } from './lib/worker-variants.js';
 import { processTree, readProc } from './lib/proc.js';
 import { freePort } from './lib/runpod-python.js';
 
@@ -41,31 +42,6 @@ const { values } = parseArgs({
     later: { type: 'string', default: '' },
   },
 });
-
-interface Variant {
-  readonly name: string;
-  readonly script: string;
-  readonly nodeArgs: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-}
-
-async function variants(): Promise<Variant[]> {
-  const compiled = await childScript('bench/children/platform-worker.ts', 'compiled');
-  const given = values.variant ?? ['now'];
-  return given.map((text) => {
-    // Split at the first '=' only: the variables after the second ';' hold some too.
-    const at = text.indexOf('=');
-    const [name, rest] = at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + 1)];
-    const [script, flags = '', vars = ''] = rest.split(';');
-    const env = Object.fromEntries(
-      vars
-        .split(' ')
-        .filter((pair) => pair.includes('='))
-        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-    );
-    return { name, script: script === undefined || script === '' ? compiled : script, nodeArgs: flags.split(' ').filter((flag) => flag !== ''), env };
-  });
-}
 
 interface ProcMemory {
   readonly rss: number;
@@ -110,7 +86,7 @@ async function report(dir: string, pid: number): Promise<Report | undefined> {
 
 const mib = (bytes: number): string => (bytes / MB).toFixed(1);
 
-async function phase(label: string, variant: Variant, server: ChildProcess, dir: string): Promise<void> {
+async function phase(label: string, variant: WorkerVariant, server: ChildProcess, dir: string): Promise<void> {
   const pids = processTree(server.pid ?? 0);
   const memories = pids.map((pid) => ({ pid, memory: procMemory(pid) }));
   const total = memories.reduce((sum, { memory }) => ({ rss: sum.rss + memory.rss, pss: sum.pss + memory.pss }), { rss: 0, pss: 0 });
@@ -137,7 +113,7 @@ async function phase(label: string, variant: Variant, server: ChildProcess, dir:
 }
 
 /** RSS of each process at `idleMs` and at each of --later (ms after the same start). */
-async function laterReadings(label: string, variant: Variant, server: ChildProcess, idleMs: number): Promise<void> {
+async function laterReadings(label: string, variant: WorkerVariant, server: ChildProcess, idleMs: number): Promise<void> {
   let at = 0;
   for (const reading of [
     idleMs,
@@ -154,7 +130,7 @@ async function laterReadings(label: string, variant: Variant, server: ChildProce
   }
 }
 
-async function runVariant(variant: Variant, jobs: number, idleMs: number): Promise<void> {
+async function runVariant(variant: WorkerVariant, jobs: number, idleMs: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sw-memory-'));
   const port = await freePort();
   const preload = await childScript('bench/children/memory-report.ts', 'compiled');
@@ -207,7 +183,7 @@ async function runVariant(variant: Variant, jobs: number, idleMs: number): Promi
   }
 }
 
-const all = await variants();
+const all = await workerVariants(values.variant);
 for (let round = 0; round < Number(values.rounds); round++) {
   const order = round % 2 === 0 ? all : [...all].reverse();
   for (const variant of order) await runVariant(variant, Number(values.jobs), Number(values.idle));

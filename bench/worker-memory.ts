@@ -17,9 +17,9 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { spawnNode, stopChild } from './lib/child.js';
-import { childScript } from './lib/compiled.js';
 import { startFakePlatform } from './lib/fake-platform.js';
 import { loadAverage } from './lib/machine.js';
+import { workerVariants, type WorkerVariant } from './lib/worker-variants.js';
 
 const MB = 1024 * 1024;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -34,29 +34,6 @@ const { values } = parseArgs({
   },
 });
 
-interface Variant {
-  readonly name: string;
-  readonly script: string;
-  readonly nodeArgs: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-}
-
-async function variants(): Promise<Variant[]> {
-  const compiled = await childScript('bench/children/platform-worker.ts', 'compiled');
-  return (values.variant ?? ['now']).map((text) => {
-    const at = text.indexOf('=');
-    const [name, rest] = at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + 1)];
-    const [script = '', flags = '', vars = ''] = rest.split(';');
-    const env = Object.fromEntries(
-      vars
-        .split(' ')
-        .filter((pair) => pair.includes('='))
-        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-    );
-    return { name, script: script === '' ? compiled : script, nodeArgs: flags.split(' ').filter((flag) => flag !== ''), env };
-  });
-}
-
 /** RSS, PSS and anonymous memory of `pid`, MiB (smaps_rollup). */
 function memory(pid: number): string {
   const fields: Record<string, number> = {};
@@ -68,7 +45,7 @@ function memory(pid: number): string {
   return `RSS ${mib(fields.Rss)} PSS ${mib(fields.Pss)} anon ${mib(fields.Anonymous)}`;
 }
 
-async function runVariant(variant: Variant, jobs: number, concurrency: number, laterMs: readonly number[]): Promise<void> {
+async function runVariant(variant: WorkerVariant, jobs: number, concurrency: number, laterMs: readonly number[]): Promise<void> {
   const platform = await startFakePlatform();
   const child = spawnNode(variant.script, {
     env: { ...platform.env, RUNPOD_POD_ID: 'bench-worker', BENCH_CONCURRENCY: String(concurrency), LOG_LEVEL: 'info', ...variant.env },
@@ -93,7 +70,7 @@ async function runVariant(variant: Variant, jobs: number, concurrency: number, l
   }
 }
 
-const all = await variants();
+const all = await workerVariants(values.variant);
 const laterMs = values.later
   .split(',')
   .filter((text) => text !== '')
