@@ -13,7 +13,9 @@
  *   end), then 1 900 /runsync from the 8 clients, then the same burst again at once
  *   (warm): requests/s of each and their ratio;
  * - `memory`: fresh servers each run: RSS after one job and 3 s idle (and 10 s), then after
- *   20 000 /runsync and 3 s idle (and 10 s: settled, past ours' idle compaction);
+ *   20 000 /runsync and 3 s idle (and 10 s, and 70 s: settled, past ours' idle compaction);
+ *   PSS (issue 46's measure: pages the side's processes share counted once, in shares)
+ *   idle at 10 s, 3 s after the jobs and 70 s after them;
  * - `stream 1 KiB x 1 000`: each side's worker against a fake platform of its own
  *   (lib/fake-platform.ts), as issue 34's table measured it: runpod-python's worker
  *   (`RUNPOD_WEBHOOK_*`, an async generator handler) and `serve()` (default options);
@@ -35,7 +37,7 @@ import { REPO_ROOT, stopChild, track } from './lib/child.js';
 import { childScript } from './lib/compiled.js';
 import { startFakePlatform, type FakePlatform } from './lib/fake-platform.js';
 import { QueueClient, preciseNow, runOneJob } from './lib/http-client.js';
-import { readProcTree } from './lib/proc.js';
+import { readProcTree, readPssTree } from './lib/proc.js';
 import { freePort, locateRunpodPython, spawnRunpod, spawnRunpodServeApi, stopRunpod, type RunpodPython } from './lib/runpod-python.js';
 import type { BenchCase, BenchOptions, Benchmark, Measurement, MetricSpec } from './lib/runner.js';
 
@@ -47,6 +49,8 @@ const IDLE_MS = 11_000;
 const MEMORY_JOBS = 20_000;
 /** The memory case's second reading, ms after the first job or the last one (past ours' idle compaction, src/local/idle-compaction.ts). */
 const SETTLED_MS = 10_000;
+/** The memory case's last reading, ms after the last job (issue 46's "70 s after 20 000 jobs"). */
+const LATER_MS = 70_000;
 const STREAM = { count: 1_000, size: 1_024 } as const;
 
 type SideName = 'runpod-python' | 'ours';
@@ -121,6 +125,9 @@ function sample(child: ChildProcess): { cpuMs: number; rssBytes: number } {
   return readProcTree(child.pid ?? 0) ?? { cpuMs: Number.NaN, rssBytes: Number.NaN };
 }
 
+/** PSS (bytes) of every process of a side: pages shared between them counted once, in shares (issue 46's measure). */
+const pss = (child: ChildProcess): number => readPssTree(child.pid ?? 0);
+
 /** `CLIENTS` closed loops of /runsync until `until` (ms, preciseNow) or `jobs` in all; answers the calls made. */
 async function closedLoop(client: QueueClient, until: number, jobs = Number.POSITIVE_INFINITY): Promise<number> {
   let started = 0;
@@ -160,6 +167,10 @@ const MODE_METRICS: Record<Mode, Record<string, MetricSpec>> = {
     [`RSS idle ${SETTLED_MS / 1000} s`]: { unit: 'MiB' },
     [`RSS after ${MEMORY_JOBS / 1000}k jobs`]: { unit: 'MiB' },
     [`RSS after ${MEMORY_JOBS / 1000}k jobs, ${SETTLED_MS / 1000} s`]: { unit: 'MiB' },
+    [`RSS after ${MEMORY_JOBS / 1000}k jobs, ${LATER_MS / 1000} s`]: { unit: 'MiB' },
+    [`PSS idle ${SETTLED_MS / 1000} s`]: { unit: 'MiB' },
+    [`PSS after ${MEMORY_JOBS / 1000}k jobs`]: { unit: 'MiB' },
+    [`PSS after ${MEMORY_JOBS / 1000}k jobs, ${LATER_MS / 1000} s`]: { unit: 'MiB' },
   },
   stream: { 'chunks/s': { unit: 'chunks/s' }, 'posts per job': { unit: '' }, 'worker CPU/chunk': { unit: 'µs' }, 'worker RSS after': { unit: 'MiB' } },
   'stream objects': {
@@ -263,15 +274,26 @@ function memoryCase(options: BenchOptions): BenchCase {
         await sleep(3_000);
         for (const [side, running] of servers) result[`RSS idle, ${side}`] = sample(running.child).rssBytes / MB;
         await sleep(SETTLED_MS - 3_000);
-        for (const [side, running] of servers) result[`RSS idle ${SETTLED_MS / 1000} s, ${side}`] = sample(running.child).rssBytes / MB;
+        for (const [side, running] of servers) {
+          result[`RSS idle ${SETTLED_MS / 1000} s, ${side}`] = sample(running.child).rssBytes / MB;
+          result[`PSS idle ${SETTLED_MS / 1000} s, ${side}`] = pss(running.child) / MB;
+        }
         for (const side of orderOf(index)) {
           const running = servers.get(side) as Running;
           await closedLoop(running.client, Number.POSITIVE_INFINITY, quick ? MEMORY_JOBS / 10 : MEMORY_JOBS);
         }
         await sleep(3_000);
-        for (const [side, running] of servers) result[`${after}, ${side}`] = sample(running.child).rssBytes / MB;
+        for (const [side, running] of servers) {
+          result[`${after}, ${side}`] = sample(running.child).rssBytes / MB;
+          result[`PSS after ${MEMORY_JOBS / 1000}k jobs, ${side}`] = pss(running.child) / MB;
+        }
         await sleep(SETTLED_MS - 3_000);
         for (const [side, running] of servers) result[`${after}, ${SETTLED_MS / 1000} s, ${side}`] = sample(running.child).rssBytes / MB;
+        await sleep(LATER_MS - SETTLED_MS);
+        for (const [side, running] of servers) {
+          result[`${after}, ${LATER_MS / 1000} s, ${side}`] = sample(running.child).rssBytes / MB;
+          result[`PSS after ${MEMORY_JOBS / 1000}k jobs, ${LATER_MS / 1000} s, ${side}`] = pss(running.child) / MB;
+        }
       } finally {
         for (const running of servers.values()) await stopServer(running);
       }

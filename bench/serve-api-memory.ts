@@ -25,7 +25,7 @@ import { childScript } from './lib/compiled.js';
 import { QueueClient, runOneJob } from './lib/http-client.js';
 import { loadAverage } from './lib/machine.js';
 import { workerVariants, type WorkerVariant } from './lib/worker-variants.js';
-import { processTree, readProc } from './lib/proc.js';
+import { processTree, readProc, smapsRollup } from './lib/proc.js';
 import { freePort } from './lib/runpod-python.js';
 
 const MB = 1024 * 1024;
@@ -51,11 +51,7 @@ interface ProcMemory {
 }
 
 function procMemory(pid: number): ProcMemory {
-  const fields: Record<string, number> = {};
-  for (const line of readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').split('\n')) {
-    const match = /^(\w+):\s+(\d+) kB/.exec(line);
-    if (match?.[1] !== undefined) fields[match[1]] = Number(match[2]) * 1024;
-  }
+  const fields = smapsRollup(pid) ?? {};
   return { rss: fields.Rss ?? NaN, pss: fields.Pss ?? NaN, anon: fields.Anonymous ?? NaN, sharedClean: fields.Shared_Clean ?? NaN };
 }
 

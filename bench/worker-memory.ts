@@ -14,11 +14,11 @@
  * --later (ms after the burst's end). Nothing else runs in the worker: no probe, no
  * --expose-gc, no report, so what is read is what the worker keeps by itself.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { spawnNode, stopChild } from './lib/child.js';
 import { startFakePlatform } from './lib/fake-platform.js';
 import { loadAverage } from './lib/machine.js';
+import { smapsRollup } from './lib/proc.js';
 import { workerVariants, type WorkerVariant } from './lib/worker-variants.js';
 
 const MB = 1024 * 1024;
@@ -36,12 +36,8 @@ const { values } = parseArgs({
 
 /** RSS, PSS and anonymous memory of `pid`, MiB (smaps_rollup). */
 function memory(pid: number): string {
-  const fields: Record<string, number> = {};
-  for (const line of readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').split('\n')) {
-    const match = /^(\w+):\s+(\d+) kB/.exec(line);
-    if (match?.[1] !== undefined) fields[match[1]] = (Number(match[2]) * 1024) / MB;
-  }
-  const mib = (value: number | undefined): string => (value ?? Number.NaN).toFixed(1);
+  const fields = smapsRollup(pid) ?? {};
+  const mib = (bytes: number | undefined): string => ((bytes ?? Number.NaN) / MB).toFixed(1);
   return `RSS ${mib(fields.Rss)} PSS ${mib(fields.Pss)} anon ${mib(fields.Anonymous)}`;
 }
 

@@ -108,6 +108,40 @@ export function readProcTree(pid: number): ProcSample | undefined {
   return { cpuMs, rssBytes };
 }
 
+/** `pid`'s /proc/<pid>/smaps_rollup fields in bytes (Rss, Pss, Anonymous, Shared_Clean, ...); undefined when it cannot be read. */
+export function smapsRollup(pid: number): Readonly<Record<string, number>> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = /^(\w+):\s+(\d+) kB/.exec(line);
+    if (match?.[1] !== undefined) fields[match[1]] = Number(match[2]) * 1024;
+  }
+  return fields;
+}
+
+/**
+ * PSS (proportional set size) summed over `pid` and its descendants, bytes: a page that two
+ * of them (or any other process) share counts once, in shares, as the kernel accounts it
+ * (issue 46's measure of a server's memory). NaN when `pid` itself cannot be read.
+ */
+export function readPssTree(pid: number): number {
+  let total = 0;
+  for (const [index, member] of processTree(pid).entries()) {
+    const pss = smapsRollup(member)?.Pss;
+    if (pss === undefined) {
+      if (index === 0) return Number.NaN;
+      continue;
+    }
+    total += pss;
+  }
+  return total;
+}
+
 /** Resident MB of a process by kind of mapping: `[heap]` (glibc's main arena), anonymous (V8's pages, other threads' arenas, large blocks), files. */
 export interface ResidentByMapping {
   readonly heapMb: number;
