@@ -12,7 +12,8 @@
  * DOCKER_AFTER_WORK_SECONDS: `npm test` makes the engine and its stand-in bases from the run's
  * start (eager-setup.ts), after the pack, and they took minutes on a loaded machine; a Docker
  * file started earlier held its worker idle until they were made (88 s in a CI run).
- * `npm run test:order -- <vitest.json>` records the table anew from a run's JSON report.
+ * `npm run test:order -- <file-times.json>` records the table anew from the file times
+ * `.ci/run` writes (file-times-reporter.ts: imports and hooks included).
  */
 import { join, relative } from 'node:path';
 import { readFileSync } from 'node:fs';
