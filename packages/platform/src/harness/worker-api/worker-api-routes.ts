@@ -83,7 +83,8 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     const take = settings.takeOnDone ? parseOrThrow(TakeOnDoneQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-done query').take : undefined;
     const answer = await calls.done(endpointId, workerId, jobId, request.body, (what) => attemptOf(request, what), request.log);
     if (take === undefined) return reply.send(answer);
-    return doneWithJobs(calls, request, reply, answer, await calls.takeNow(endpointId, workerId, take, request.log));
+    // A worker already gone (its connection closed while the result was stored) is handed nothing.
+    return doneWithJobs(calls, request, reply, answer, reply.raw.destroyed ? [] : await calls.takeNow(endpointId, workerId, take, request.log));
   });
   registerRoute(app, WORKER_ROUTES.jobStream, async (request, reply) => {
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
