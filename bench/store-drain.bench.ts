@@ -124,7 +124,8 @@ interface Cpu {
 
 /** Drained over HTTP by a worker process of concurrency `CONCURRENCY`; answers jobs/s from the first end to the last, and the CPU a job cost meanwhile. */
 async function drainHttp(harness: Harness): Promise<Drained> {
-  const server = await createHarnessServer({ harness, port: 0, rateLimits: false });
+  // BENCH_TAKE_ON_DONE=0: the worker API without the take on job-done (issue 47 item 6), for a before/after in one build.
+  const server = await createHarnessServer({ harness, port: 0, rateLimits: false, workerApi: { takeOnDone: process.env.BENCH_TAKE_ON_DONE !== '0' } });
   const endpoint = harness.endpoint('ep');
   const script = `${REPO_ROOT}bench/children/platform-worker.ts`;
   const worker = track(

@@ -36,7 +36,9 @@ export interface PlatformSetupOptions {
 export async function startPlatformSetup(options: PlatformSetupOptions): Promise<PlatformSetup> {
   const harness = new Harness({ clock: preciseClock });
   // The spec's rate limits belong to the queue API a client calls; a benchmark's reader must not hit them.
-  const server = await createHarnessServer({ harness, port: 0, management: false, rateLimits: false });
+  // BENCH_TAKE_ON_DONE=0: the worker API without the take on job-done (issue 47 item 6), for a before/after in one build.
+  const workerApi = { takeOnDone: process.env.BENCH_TAKE_ON_DONE !== '0' };
+  const server = await createHarnessServer({ harness, port: 0, management: false, rateLimits: false, workerApi });
   const endpoint = harness.endpoint(options.endpointId);
   const env = workerEnvFor(server.url, options.endpointId);
   const worker = spawnNode(await childScript('bench/children/platform-worker.ts', options.runtime ?? 'compiled'), {

@@ -20,6 +20,7 @@ export type { StopSignal } from '../harness/core/stop-signal.js';
 export type { EndpointJobs } from '../harness/core/endpoint-jobs.js';
 export { MAX_CHUNKS_AHEAD, MAX_HELD_CHUNKS } from '../harness/core/chunk-order.js';
 export { STREAM_BATCH_HEADER, STREAM_ORDER_HEADER, STREAM_ORDER_VALUE } from '../job/stream-order.js';
+export { TAKE_ON_DONE_HEADER, TAKE_ON_DONE_VALUE } from '../job/take-on-done.js';
 export { DEFAULT_MAX_REQUEUES, staleAttemptError, stampAttempt } from '../harness/store/attempts.js';
 export { hasHistoryFilter, matchesHistory, orderFigure, ranOn } from '../harness/store/history-filter.js';
 export { newJobId } from '../harness/store/job-id.js';

@@ -41,10 +41,16 @@ export function assertResultFits(jobId: string, body: string, limit: number | un
 export function readResultReceipt(text: string): ResultReceipt {
   if (!text.includes('"applied"')) return { applied: true };
   try {
-    const body = JSON.parse(text) as { applied?: unknown; reason?: unknown };
-    if (body.applied !== false) return { applied: true };
-    return typeof body.reason === 'string' ? { applied: false, reason: body.reason } : { applied: false };
+    return receiptOf(JSON.parse(text));
   } catch {
     return { applied: true };
   }
+}
+
+/** readResultReceipt of an answer's body already parsed. */
+export function receiptOf(body: unknown): ResultReceipt {
+  if (typeof body !== 'object' || body === null) return { applied: true };
+  const { applied, reason } = body as { applied?: unknown; reason?: unknown };
+  if (applied !== false) return { applied: true };
+  return typeof reason === 'string' ? { applied: false, reason } : { applied: false };
 }

@@ -49,6 +49,8 @@ const SEAM_VALUES = [
   'ServeOptionsSchema',
   'ServerlessWorkerError',
   'SettingArgumentError',
+  'TAKE_ON_DONE_HEADER',
+  'TAKE_ON_DONE_VALUE',
   'TEST_INPUT_FILE',
   'TTL_MS',
   'TargetPolicy',

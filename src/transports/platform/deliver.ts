@@ -10,7 +10,9 @@
  * result as the same result, so retrying a post whose answer was lost is safe. The waits
  * between attempts run on the request's clock and end early when its `wake` fires: a
  * worker whose harness was gone retries at once when it can reach one again, not up to
- * `maxDelayMs` later (local/harness-gone.ts).
+ * `maxDelayMs` later (local/harness-gone.ts). A first attempt may go to a URL of its own
+ * (`firstUrl`: a result post that also takes jobs, done-takes.ts); the retries go to `url`,
+ * without the take, so that a retried post never hands out jobs a second time.
  */
 import pRetry, { AbortError } from 'p-retry';
 import { ServerlessWorkerError } from '../../job/index.js';
@@ -56,7 +58,14 @@ export interface DeliveryRequest {
   readonly clock?: Clock;
   /** Ends a wait between two attempts early (the next attempt starts at once); default none. */
   readonly wake?: RetryWake;
+  /** The URL of the first attempt, when it differs from the retries' `url` (a result post carrying a take: done-takes.ts); default `url`. */
+  readonly firstUrl?: string;
+  /** Told the first attempt's outcome as soon as it is known, before any retry. */
+  readonly onFirst?: (first: FirstAttempt) => void;
 }
+
+/** The outcome of a delivery's first attempt: an answer (of any status), or the error of a call that got none. */
+export type FirstAttempt = { readonly answer: HttpAnswer } | { readonly error: unknown };
 
 /**
  * Tells every delivery waiting between two attempts to try again now. A worker whose
@@ -116,22 +125,19 @@ export async function deliver(request: DeliveryRequest): Promise<Delivered> {
   // operation, options and closures per post were a share of a no-op job's CPU. A first
   // attempt that failed goes through p-retry as its attempt 1, so the retries, their
   // backoff and the errors are those of a delivery made wholly by p-retry.
-  let first: { readonly answer: HttpAnswer } | { readonly error: unknown };
+  let first: FirstAttempt;
   try {
-    first = { answer: await http.post(url, body, { signal, timeoutMs: policy.attemptTimeoutMs }) };
+    first = { answer: await http.post(request.firstUrl ?? url, body, { signal, timeoutMs: policy.attemptTimeoutMs }) };
   } catch (error) {
     first = { error };
   }
+  request.onFirst?.(first);
   if ('answer' in first && first.answer.status >= 200 && first.answer.status < 300) return { attempts: 1, answer: first.answer };
   return retryDelivery(request, first, startedAt);
 }
 
 /** The delivery after a first attempt that did not land: that attempt's outcome counts as p-retry's attempt 1. */
-async function retryDelivery(
-  request: DeliveryRequest,
-  first: { readonly answer: HttpAnswer } | { readonly error: unknown },
-  startedAt: number,
-): Promise<Delivered> {
+async function retryDelivery(request: DeliveryRequest, first: FirstAttempt, startedAt: number): Promise<Delivered> {
   const { http, url, body, policy, signal } = request;
   const clock = request.clock ?? systemClock;
   let attempts = 0;

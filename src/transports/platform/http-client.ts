@@ -19,6 +19,7 @@ import { urlToHttpOptions } from 'node:url';
 import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
 import { STREAM_BATCH_HEADER, STREAM_ORDER_HEADER } from '../../job/stream-order.js';
+import { TAKE_ON_DONE_HEADER } from '../../job/take-on-done.js';
 
 /** An answer read in full: status, content type and body text. */
 export interface HttpAnswer {
@@ -32,6 +33,8 @@ export interface HttpAnswer {
   readonly streamOrder?: string;
   /** The harness's `x-sw-stream-batch` header, when it sent one (stream-order.ts). */
   readonly streamBatch?: string;
+  /** The harness's `x-sw-take-on-done` header, when it sent one (take-on-done.ts). */
+  readonly takeOnDone?: string;
 }
 
 /** A call did not answer within its own timeout (not the caller's abort). */
@@ -223,6 +226,7 @@ export class PlatformHttp {
           const retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.#clock.now());
           const streamOrder = response.headers[STREAM_ORDER_HEADER];
           const streamBatch = response.headers[STREAM_BATCH_HEADER];
+          const takeOnDone = response.headers[TAKE_ON_DONE_HEADER];
           settle(undefined, {
             status: response.statusCode ?? 0,
             contentType: headerText(response.headers['content-type']).split(';')[0]?.trim().toLowerCase() ?? '',
@@ -230,6 +234,7 @@ export class PlatformHttp {
             ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
             ...(streamOrder !== undefined ? { streamOrder: headerText(streamOrder) } : {}),
             ...(streamBatch !== undefined ? { streamBatch: headerText(streamBatch) } : {}),
+            ...(takeOnDone !== undefined ? { takeOnDone: headerText(takeOnDone) } : {}),
           });
         });
       };

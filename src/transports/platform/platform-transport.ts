@@ -17,6 +17,8 @@
  *   progress, chunk and result posts; the platform sends none and sees none. A 409
  *   SW_STALE_ATTEMPT (an older attempt's post) is logged at debug and rejects the post
  *   with that code (progress: dropped);
+ * - take on done: where the job-take answer advertised it (`x-sw-take-on-done`, our
+ *   harness), the next take rides on a result post made in the same turn (done-takes.ts);
  * - result size: a result body over `maxResultBytes` (20 MB) is not posted; it
  *   rejects with SW_RESULT_TOO_LARGE;
  * - stop: the job-stop long poll (stop-poller.ts) while a job is held;
@@ -30,7 +32,7 @@
  */
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
-import { assertResultFits, readResultReceipt } from '../result-limits.js';
+import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 import { systemClock, withinTime, type BackoffPolicy, type Clock } from '../../clock/index.js';
 import { RetryWake, deliver, isStaleAttemptAnswer, type DeliveryPolicy } from './deliver.js';
@@ -45,6 +47,7 @@ import { sendUnhealthyReport } from './unhealthy-report.js';
 import { ProgressLanes } from './progress-lanes.js';
 import { StopPoller } from './stop-poller.js';
 import { ChunkPosts } from './chunk-posts.js';
+import { DoneTakes, type JoinedFirst } from './done-takes.js';
 import { TakeLoop } from './take-loop.js';
 import { buildPlatformUrls, urlForLog, type PlatformUrls } from './urls.js';
 
@@ -79,6 +82,7 @@ export class PlatformTransport implements Transport {
   readonly #clock: Clock;
   readonly #takeLoop: TakeLoop;
   readonly #chunks: ChunkPosts;
+  readonly #doneTakes = new DoneTakes();
   #started = false;
   #closed: Promise<void> | undefined;
 
@@ -141,8 +145,12 @@ export class PlatformTransport implements Transport {
       keyRefused: this.#keyRefused,
       logger: this.#logger,
       clock: this.#clock,
-      // The answer that hands out jobs says how their chunks may be posted (chunk-posts.ts).
-      onJobs: (answer) => this.#chunks.heard(answer),
+      // The answer that hands out jobs says how their chunks may be posted (chunk-posts.ts), and whether a take may ride on a result post.
+      onJobs: (answer) => {
+        this.#chunks.heard(answer);
+        this.#doneTakes.heard(answer);
+      },
+      joinDone: (max, inProgress) => this.#doneTakes.take(max, inProgress),
     });
     if (options.env.postStreamUrl === undefined) {
       this.#logger.info('RUNPOD_WEBHOOK_POST_STREAM is not set: a streaming handler will fail its jobs');
@@ -219,8 +227,10 @@ export class PlatformTransport implements Transport {
     if (options.stopPod) body.stopPod = true;
     const text = JSON.stringify(body);
     assertResultFits(jobId, text, this.maxResultBytes, options.isStream);
-    const answer = await this.#deliver(this.#urls.done(jobId, options.isStream, options.attempt), text, jobId, 'result');
-    return readResultReceipt(answer.text);
+    const url = this.#urls.done(jobId, options.isStream, options.attempt);
+    // Closing: no take comes, and the drain counts only posts under way.
+    const answer = await this.#doneTakes.post(url, this.#closing.signal.aborted, (join) => this.#deliver(url, text, jobId, 'result', join));
+    return this.#doneTakes.receiptOf(answer);
   }
 
   /**
@@ -339,10 +349,11 @@ export class PlatformTransport implements Transport {
     }
   }
 
-  async #deliver(url: string, body: string, jobId: string, what: string): Promise<DeliveredAnswer> {
+  async #deliver(url: string, body: string, jobId: string, what: string, join?: JoinedFirst): Promise<DeliveredAnswer> {
     const delivery = deliver({
       http: this.#http,
       url,
+      ...(join !== undefined ? { firstUrl: join.firstUrl, onFirst: join.onFirst } : {}),
       body,
       jobId,
       what,

@@ -57,7 +57,12 @@ export function readTakeAnswer(answer: HttpAnswer): TakeOutcome {
     return { kind: 'none', note: 'body is not JSON' };
   }
   if (body === null) return { kind: 'none' };
-  const items: unknown[] = Array.isArray(body) ? body : [body];
+  const { jobs, invalid } = readJobs(Array.isArray(body) ? body : [body]);
+  return jobs.length === 0 && invalid === 0 ? { kind: 'none' } : { kind: 'jobs', jobs, invalid };
+}
+
+/** The jobs among `items` (a take answer's, or the `jobs` of a job-done answer that took some), and how many were not jobs. */
+export function readJobs(items: readonly unknown[]): { jobs: Job[]; invalid: number } {
   const jobs: Job[] = [];
   let invalid = 0;
   for (const item of items) {
@@ -69,5 +74,5 @@ export function readTakeAnswer(answer: HttpAnswer): TakeOutcome {
     if (parsed.success) jobs.push(parsed.data as Job);
     else invalid++;
   }
-  return jobs.length === 0 && invalid === 0 ? { kind: 'none' } : { kind: 'jobs', jobs, invalid };
+  return { jobs, invalid };
 }

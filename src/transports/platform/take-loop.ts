@@ -6,7 +6,9 @@
  * once after its own timeout, 204, 400, an empty body or a non-JSON answer (after
  * `emptyPollGapMs`); 429 and failures back off exponentially with jitter; 401/403 are
  * reported once (key-refused.ts). The answer that hands out jobs goes to `onJobs` first:
- * its headers say how their stream chunks may be posted (chunk-posts.ts).
+ * its headers say how their stream chunks may be posted (chunk-posts.ts). Where the platform
+ * advertised it, a take first rides on a result post waiting to go (done-takes.ts), and
+ * polls only when that handed out no job.
  */
 import type { Logger } from 'pino';
 import type { Job } from '../../job/index.js';
@@ -14,6 +16,7 @@ import { backoffDelay, sleep, type BackoffPolicy, type Clock } from '../../clock
 import { RequestTimeoutError, type HttpAnswer, type PlatformHttp } from './http-client.js';
 import { isKeyRefused, type KeyRefusedReporter } from './key-refused.js';
 import type { PlatformTransportSettings } from './options.js';
+import type { JoinedTake } from './done-takes.js';
 import { readTakeAnswer, type TakeOutcome } from './take-answer.js';
 import { urlForLog, type PlatformUrls } from './urls.js';
 
@@ -27,6 +30,8 @@ export interface TakeLoopOptions {
   readonly clock: Clock;
   /** An answer that handed out jobs, before they are returned. */
   readonly onJobs: (answer: HttpAnswer) => void;
+  /** A take on a result post waiting to go (done-takes.ts): its jobs, or undefined to take as usual. */
+  readonly joinDone?: (max: number, inProgress: boolean) => Promise<JoinedTake | undefined>;
 }
 
 export class TakeLoop {
@@ -39,6 +44,15 @@ export class TakeLoop {
   /** Take up to `max` jobs (long poll); answers [] once `signal` aborts. */
   async take(max: number, inProgress: boolean, signal: AbortSignal): Promise<Job[]> {
     const { http, urls, settings, backoff, logger, clock } = this.#options;
+    const joinDone = this.#options.joinDone;
+    if (joinDone !== undefined && !signal.aborted) {
+      const joined = await joinDone(max, inProgress);
+      if (joined !== undefined && joined.jobs.length > 0) {
+        this.#options.onJobs(joined.answer);
+        if (joined.invalid > 0) logger.error({ skipped: joined.invalid }, 'job-done answer handed out job(s) without id or input; skipped');
+        return joined.jobs;
+      }
+    }
     let failures = 0;
     while (!signal.aborted) {
       const url = (max > 1 ? urls.takeBatch(max, inProgress) : undefined) ?? urls.take(inProgress);

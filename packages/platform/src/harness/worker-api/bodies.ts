@@ -46,6 +46,16 @@ export const AttemptQuerySchema = z.looseObject({
     .optional(),
 });
 
+/** `take=N` on job-done (job/take-on-done.ts): the jobs to hand out on the answer, at most; `job_in_progress` is read as on job-take (not at all). */
+export const TakeOnDoneQuerySchema = z.looseObject({
+  take: z.coerce
+    .number({ error: 'take must be a whole number from 1 to 10000' })
+    .int({ error: 'take must be a whole number from 1 to 10000' })
+    .min(1, { error: 'take must be a whole number from 1 to 10000' })
+    .max(10_000, { error: 'take must be a whole number from 1 to 10000' })
+    .optional(),
+});
+
 const truthy = z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
 
 export const DoneBodySchema = z.looseObject({

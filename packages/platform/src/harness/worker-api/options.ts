@@ -32,6 +32,12 @@ export const WorkerApiSettingsSchema = z.object({
   liveness: z.union([z.literal(false), LivenessSchema], { error: 'liveness must be false or { pingIntervalMs, missedPings, sweepIntervalMs }' }).prefault({}),
   /** Largest job-done or job-stream body, bytes; default 20 000 000 (the platform's result limit). */
   maxBodyBytes: z.number().int().min(1_024).max(1_000_000_000, { error: 'maxBodyBytes must be from 1024 to 1e9 bytes' }).default(20_000_000),
+  /**
+   * Hand out jobs on a job-done post that asks (`&take=N`), and say so on job-take answers
+   * (`x-sw-take-on-done: 1`, job/take-on-done.ts), so that our worker's result and its next
+   * take go in one request; default true. `false`: job-done ignores `take`, nothing is advertised.
+   */
+  takeOnDone: z.boolean({ error: 'takeOnDone must be true or false' }).default(true),
   /** How long a stop request waits for its worker's next job-stop poll before it is dropped, ms; default 600 000. */
   stopRetentionMs: ms('stopRetentionMs', 1_000, 86_400_000).default(600_000),
 });

@@ -30,6 +30,9 @@ import { isStreamBatch, parseStreamBatch } from './stream-batch.js';
 import type { DirectAnswer, WorkerApiLog } from './direct-calls.js';
 import { WorkerLiveness, type GoneWorker } from './worker-liveness.js';
 
+/** The signal of a take that must not wait (takeNow). */
+const NO_WAIT = AbortSignal.abort();
+
 /** A chunk too far ahead of the next one the job expects for the harness to hold it (chunk-order.ts). */
 function streamIndexAhead(jobId: string, attempt: number | undefined, index: unknown, expected: number): ServerlessWorkerError {
   return new ServerlessWorkerError(
@@ -137,6 +140,24 @@ export class WorkerApiCallHandler {
     } finally {
       this.#directTakes.delete(controller);
       whileAlive.release();
+    }
+  }
+
+  /**
+   * The take that rides on a job-done (`&take=N`, job/take-on-done.ts): up to `max` jobs
+   * queued now, without waiting (the endpoint's take with its signal already aborted: it
+   * takes what is queued, or parks nowhere, and skips the store while it knows the queue
+   * empty); none while draining. Handed out as job-take hands them out (tookJobs). A store
+   * error answers none, logged: the result stands, and the worker takes as usual.
+   */
+  async takeNow(endpointId: string, workerId: string, max: number, log: Pick<FastifyBaseLogger, 'warn'>): Promise<Job[]> {
+    try {
+      const jobs = await this.endpoint(endpointId).take(workerId, max, NO_WAIT);
+      if (jobs.length > 0) this.tookJobs(endpointId, workerId, jobs);
+      return jobs;
+    } catch (error) {
+      log.warn({ err: error, workerId }, 'the take on a job-done failed: answered without jobs');
+      return [];
     }
   }
 

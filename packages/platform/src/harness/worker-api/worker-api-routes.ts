@@ -7,7 +7,7 @@
  * |---|---|
  * | `GET  job-take/{worker}?job_in_progress=` | long poll; the job as JSON, or 204 |
  * | `GET  job-take-batch/{worker}?batch_size=N` | long poll; a JSON array of at most N jobs, or 204 |
- * | `POST job-done/{worker}/{job}?isStream=` | `{output}` / `{error}` ends the job (`stopPod` noted); `{status: "IN_PROGRESS", output}` is progress |
+ * | `POST job-done/{worker}/{job}?isStream=&take=` | `{output}` / `{error}` ends the job (`stopPod` noted); `{status: "IN_PROGRESS", output}` is progress; with `take=N`, up to N jobs queued now in `jobs` |
  * | `POST job-stream/{worker}/{job}` | `{output, metrics?}`: one stream chunk; or `[{output, metrics}, ...]`: several (stream-batch.ts) |
  * | `GET  job-stop/{worker}` | long poll; `{jobsToStop: [...], reasons: {...}, attempts: {...}}` or 204 |
  * | `GET  ping/{worker}?job_id=&runpod_version=` | heartbeat; `status=unhealthy&check=&reason=` reports a failed start-up check |
@@ -23,16 +23,28 @@
  * job-take answers say so in `x-sw-stream-order: stream_index`, so that our worker may
  * keep several chunk posts in flight (400 SW_STREAM_INDEX_AHEAD past the hold's bounds), and in
  * `x-sw-stream-batch: 64` that a post may carry up to 64 chunks as a JSON array (400
- * SW_INVALID_STREAM_BATCH for a bad item, nothing stored). Workers that go silent are declared gone
+ * SW_INVALID_STREAM_BATCH for a bad item, nothing stored); and in `x-sw-take-on-done: 1` that a
+ * job-done with `&take=N` answers, beside its acknowledgement, `"jobs": [...]`: up to N jobs
+ * queued then, taken for the worker as job-take takes them, without waiting (takeOnDone,
+ * job/take-on-done.ts; 400 SW_INVALID_REQUEST for a bad N, the result not stored). Workers that go silent are declared gone
  * (worker-liveness.ts), whatever polls they hold open, and their jobs requeued; a job a live worker leaves out of its
  * heartbeat for as long (its job-take answer was lost) is requeued alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { STREAM_BATCH_HEADER, STREAM_ORDER_HEADER, STREAM_ORDER_VALUE, parseOrThrow, requestJsonText } from 'serverless-worker/internal';
+import {
+  type Job,
+  STREAM_BATCH_HEADER,
+  STREAM_ORDER_HEADER,
+  STREAM_ORDER_VALUE,
+  TAKE_ON_DONE_HEADER,
+  TAKE_ON_DONE_VALUE,
+  parseOrThrow,
+  requestJsonText,
+} from 'serverless-worker/internal';
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
 import { registerRoute } from '../http/route-spec.js';
-import { AttemptQuerySchema, BatchQuerySchema, JobParamsSchema, PingQuerySchema, WorkerParamsSchema } from './bodies.js';
+import { AttemptQuerySchema, BatchQuerySchema, JobParamsSchema, PingQuerySchema, TakeOnDoneQuerySchema, WorkerParamsSchema } from './bodies.js';
 import { WORKER_ROUTES } from './worker-routes.js';
 import { holdRequest } from './long-poll.js';
 import { resolveWorkerApiSettings, type WorkerApiOptions } from './options.js';
@@ -67,7 +79,12 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   registerRoute(app, WORKER_ROUTES.jobTakeBatch, (request, reply) => takeJobs(calls, request, reply, true));
   registerRoute(app, WORKER_ROUTES.jobDone, async (request, reply) => {
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
-    return reply.send(await calls.done(endpointId, workerId, jobId, request.body, (what) => attemptOf(request, what), request.log));
+    // Read before the result is: a bad `take` refuses the post (400), the job left as it was.
+    const take = settings.takeOnDone ? parseOrThrow(TakeOnDoneQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-done query').take : undefined;
+    const answer = await calls.done(endpointId, workerId, jobId, request.body, (what) => attemptOf(request, what), request.log);
+    if (take === undefined) return reply.send(answer);
+    // A worker already gone (its connection closed while the result was stored) is handed nothing.
+    return doneWithJobs(calls, request, reply, answer, reply.raw.destroyed ? [] : await calls.takeNow(endpointId, workerId, take, request.log));
   });
   registerRoute(app, WORKER_ROUTES.jobStream, async (request, reply) => {
     const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
@@ -106,20 +123,40 @@ async function takeJobs(calls: WorkerApiCallHandler, request: FastifyRequest, re
     }
     // As text: an input queued as the text received (job/raw-json.ts) goes out as it is, unparsed.
     const text = jobs.map((job) => requestJsonText(job)).join(',');
-    return (
-      reply
-        .code(200)
-        // Chunks are stored by metrics.stream_index whatever order their posts come in (chunk-order.ts): the worker may keep several in flight.
-        .header(STREAM_ORDER_HEADER, STREAM_ORDER_VALUE)
-        // And takes several chunks in one post, as a JSON array (stream-batch.ts).
-        .header(STREAM_BATCH_HEADER, BATCH_CHUNKS_TEXT)
-        .type('application/json; charset=utf-8')
-        .send(batch ? `[${text}]` : text)
-    );
+    return advertise(reply.code(200), calls.settings.takeOnDone)
+      .type('application/json; charset=utf-8')
+      .send(batch ? `[${text}]` : text);
   } finally {
     held.release();
     whileAlive.release();
   }
+}
+
+/** The headers of an answer that hands out jobs: how their chunks may be posted, and (when on) that a result post may take the next ones. */
+function advertise(reply: FastifyReply, takeOnDone: boolean): FastifyReply {
+  // Chunks are stored by metrics.stream_index whatever order their posts come in (chunk-order.ts): the worker may keep several in flight.
+  reply.header(STREAM_ORDER_HEADER, STREAM_ORDER_VALUE);
+  // And takes several chunks in one post, as a JSON array (stream-batch.ts).
+  reply.header(STREAM_BATCH_HEADER, BATCH_CHUNKS_TEXT);
+  // And hands out jobs on a job-done that asks (job/take-on-done.ts).
+  if (takeOnDone) reply.header(TAKE_ON_DONE_HEADER, TAKE_ON_DONE_VALUE);
+  return reply;
+}
+
+/**
+ * A job-done that carried `take=N`: its acknowledgement with `"jobs": [...]`, the jobs taken
+ * for it (none when none were queued), and the headers of a job-take answer.
+ */
+function doneWithJobs(calls: WorkerApiCallHandler, request: FastifyRequest, reply: FastifyReply, answer: object, jobs: readonly Job[]): FastifyReply {
+  if (jobs.length > 0 && reply.raw.destroyed) {
+    // As on job-take: the worker never lists these jobs in its heartbeat, so they go back to the queue (reconcile).
+    request.log.warn({ jobIds: jobs.map((job) => job.id) }, 'jobs taken on a job-done whose connection closed before the answer');
+  }
+  const acknowledgement = JSON.stringify(answer);
+  // As text: an input queued as the text received (job/raw-json.ts) goes out as it is, unparsed.
+  const list = `"jobs":[${jobs.map((job) => requestJsonText(job)).join(',')}]`;
+  const text = acknowledgement === '{}' ? `{${list}}` : `${acknowledgement.slice(0, -1)},${list}}`;
+  return advertise(reply.code(200), calls.settings.takeOnDone).type('application/json; charset=utf-8').send(text);
 }
 
 /** job-stop: a long poll for the stops waiting for this worker. */
