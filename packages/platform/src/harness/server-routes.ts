@@ -21,7 +21,7 @@ import { harnessPodsView } from './pods-view.js';
 import { sharedEndpointsHook } from './server-shared-endpoints.js';
 import { isSubmitRoute, unknownEndpointHook } from './unknown-endpoints.js';
 import { addRouteOnRequest } from './http/route-hooks.js';
-import { answerNotFoundBeforeBody } from './http/route-table.js';
+import { answerNotFound } from './http/route-table.js';
 import { queueApiRoutes } from './queue-api/index.js';
 import { installLeanRunsync } from './queue-api/lean-runsync.js';
 import { BODY_READ_SLOTS, installBodyReadGate } from './http/body-read-gate.js';
@@ -35,7 +35,7 @@ import type { ServerParts } from './server-parts.js';
 export function installRequestHooks(app: FastifyInstance, config: HarnessServerConfig, parts: ServerParts): void {
   const { harness, managementStore } = parts;
   if (config.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(config.apiKey));
-  answerNotFoundBeforeBody(app);
+  answerNotFound(app);
   // On the routes that count as an operation only (http/route-hooks.ts), as the unknown-endpoint check below on the submit routes.
   if (parts.rateLimits)
     addRouteOnRequest(app, (route) => route.config?.operation !== undefined, rateLimitHook(parts.rateLimits.options, parts.rateLimits.gate));

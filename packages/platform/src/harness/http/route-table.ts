@@ -10,6 +10,9 @@
  * slot (body-read-gate.ts) would make the 404 wait behind other uploads for nothing, so
  * such a request is answered from an onRequest hook, before its body is read (one declared
  * over the not-found route's body limit is left to fastify's 413, which reads nothing).
+ * That hook and the not-found handler live in a plugin of their own: a hook added in the
+ * plugin that sets the not-found handler runs for unmatched requests only, so the routes
+ * pay nothing for it (a server-wide hook ran on every request: issue 46).
  */
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
@@ -53,13 +56,10 @@ export class RouteTable {
   }
 }
 
-/** Collect every route of `app` (call before registering routes) and answer 404/405 for the rest. */
+/** Collect every route of `app` (call before registering routes); answerNotFound() then answers 404/405 for the rest. */
 export function installRouteTable(app: FastifyInstance): RouteTable {
   const table = new RouteTable();
   app.addHook('onRoute', (route: RouteOptions) => table.add(route.url, route.method));
-  app.setNotFoundHandler(async (request, reply) => {
-    throw notFound(table, request, (name, value) => void reply.header(name, value));
-  });
   tables.set(app, table);
   return table;
 }
@@ -67,16 +67,22 @@ export function installRouteTable(app: FastifyInstance): RouteTable {
 const tables = new WeakMap<FastifyInstance, RouteTable>();
 
 /**
- * Answer 404/405 before the body is read when the body waits for a read slot (see the
- * module doc). Install after the API key's hook, so that a request without the key still
- * gets its 401 first, as from the not-found handler.
+ * Answer 404/405 for the requests no route matches, before their body is read when the
+ * body waits for a read slot (see the module doc). Call after the server-wide hooks that
+ * must answer those first (the API key's: a request without the key gets its 401 first).
  */
-export function answerNotFoundBeforeBody(app: FastifyInstance): void {
+export function answerNotFound(app: FastifyInstance): void {
   const table = tables.get(app);
-  if (!table) throw new Error('answerNotFoundBeforeBody: installRouteTable(app) first');
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!request.is404 || !waitsForBodySlot(request.raw) || overBodyLimit(request)) return done();
-    done(notFound(table, request, (name, value) => void reply.header(name, value)));
+  if (!table) throw new Error('answerNotFound: installRouteTable(app) first');
+  // Encapsulated (no fastify-plugin): the hook is the not-found handler's alone, after the inherited ones.
+  void app.register(async (scope) => {
+    scope.addHook('onRequest', (request, reply, done) => {
+      if (!waitsForBodySlot(request.raw) || overBodyLimit(request)) return done();
+      done(notFound(table, request, (name, value) => void reply.header(name, value)));
+    });
+    scope.setNotFoundHandler(async (request, reply) => {
+      throw notFound(table, request, (name, value) => void reply.header(name, value));
+    });
   });
 }
 
