@@ -77,6 +77,7 @@ const SEAM_VALUES = [
   'isServerlessWorkerError',
   'isTerminal',
   'jsonLineFormatter',
+  'jobsDeletedSoFar',
   'jsonShape',
   'loadMetrics',
   'loadPromClient',
