@@ -30,7 +30,9 @@
  * bare node:http server answering a completed job, nothing behind it): the floor of any Node
  * server with these clients on these cores, to read our figures against; with
  * BENCH_SERVE_API_BARE=child, by the same server handing each body to a child process over
- * IPC: the floor of a local API whose handler is isolated in another process.
+ * IPC: the floor of a local API whose handler is isolated in another process. With
+ * BENCH_SERVE_API_SCRIPT=<path>, ours is that script in place of the compiled bench worker
+ * (e.g. a copy of an earlier commit's compiled tree: a before / after in alternating runs).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT, stopChild, track } from './lib/child.js';
@@ -80,7 +82,10 @@ async function startServer(side: SideName): Promise<Running> {
     // with each body handled in a child process over IPC, the floor of an isolated handler (bench/children/bare-runsync-server.ts).
     const bareMode = process.env.BENCH_SERVE_API_BARE;
     const bare = bareMode === '1' || bareMode === 'child';
-    const script = await childScript(bare ? 'bench/children/bare-runsync-server.ts' : 'bench/children/platform-worker.ts', 'compiled');
+    const script =
+      !bare && process.env.BENCH_SERVE_API_SCRIPT
+        ? process.env.BENCH_SERVE_API_SCRIPT
+        : await childScript(bare ? 'bench/children/bare-runsync-server.ts' : 'bench/children/platform-worker.ts', 'compiled');
     child = track(
       spawn(
         process.execPath,

@@ -63,7 +63,7 @@ export type {
 } from '../harness/store/job-store.js';
 export { MemoryJobStore } from '../harness/store/memory-job-store.js';
 export { ownedRequest } from '../harness/store/memory-records.js';
-export { onRequestBytesReleased } from '../harness/store/released-bytes.js';
+export { jobsDeletedSoFar, onRequestBytesReleased } from '../harness/store/released-bytes.js';
 export { refusedChunk, refusedProgress, refusedResult } from '../harness/store/post-rules.js';
 export {
   type ErrorCodeEntry,

@@ -79,6 +79,7 @@ const SEAM_VALUES = [
   'isServerlessWorkerError',
   'isTerminal',
   'jsonLineFormatter',
+  'jobsDeletedSoFar',
   'jsonShape',
   'loadMetrics',
   'loadPromClient',

@@ -2,18 +2,30 @@
  * Memory back after a purge (issue 49 item 4): once the memory store has let go of
  * RELEASED_BYTES_TO_COLLECT of request bodies and the loop is idle, the harness server runs
  * a garbage collection itself (an idle process runs none). Seen from outside through Node's
- * own GC entries: a forced major collection after the purge, none before it.
+ * own GC entries: a forced major collection after the purge, none before it. The same once
+ * RELEASED_JOBS_TO_COLLECT small jobs expired (issue 46 item 3: 20 000 finished /runsync
+ * jobs a minute after their burst).
  */
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { exposedGc, RELEASED_BYTES_TO_COLLECT } from '../../packages/platform/src/harness/idle-collect.js';
+import {
+  collectWhenIdle,
+  exposedGc,
+  RELEASED_BYTES_TO_COLLECT,
+  RELEASED_JOBS_TO_COLLECT,
+  type IdleCollector,
+} from '../../packages/platform/src/harness/idle-collect.js';
+import { MemoryJobStore } from '../../src/harness/store/memory-job-store.js';
 import { call, startTestServer, waitFor, type TestServer } from '../kit/index.js';
 
 let server: TestServer | undefined;
 let observer: PerformanceObserver | undefined;
+let collector: IdleCollector | undefined;
 
 afterEach(async () => {
   observer?.disconnect();
+  collector?.stop();
+  collector = undefined;
   await server?.close();
   server = undefined;
 });
@@ -48,5 +60,22 @@ describe('a collection after a large release', () => {
     expect(collections.count, 'nothing released yet: no collection').toBe(0);
     expect((await call('POST', `${url}/purge-queue`)).json).toMatchObject({ removed: posts });
     await waitFor(() => collections.count > 0, 'a forced major collection after the purge', 30_000, 50);
+  });
+
+  it('collects once many small jobs expired and the sweep is over, though their bytes are far from 64 MiB', { timeout: 60_000 }, async () => {
+    const store = new MemoryJobStore();
+    collector = collectWhenIdle();
+    const now = Date.now();
+    // A burst's worth of small jobs (their requests a few bytes each).
+    const jobs = 2 * RELEASED_JOBS_TO_COLLECT;
+    for (let i = 0; i < jobs; i++) await store.submit('small', { input: { i } }, { bytes: 12 }, now);
+    const collections = forcedMajorCollections();
+    expect(collections.count, 'nothing released yet: no collection').toBe(0);
+    // Their ttl elapses: the store's sweep deletes them all.
+    const due = store.peekNextDueAt() ?? now;
+    expect((await store.applyDue(due + 30 * 24 * 3_600_000)).deleted).toHaveLength(jobs);
+    await waitFor(() => collections.count > 0, 'a forced major collection after the expiry', 30_000, 50);
+    expect(collector.collections).toBe(1);
+    await store.close();
   });
 });

@@ -9,7 +9,7 @@ import { JOB_STATUSES, type JobStatus } from '../../job/index.js';
 import { hasHistoryFilter, inOrder, matchesHistory } from './history-filter.js';
 import type { EndpointSettings, HealthCounts, ListPage, ListQuery, StateCounts, StoredJob } from './job-store.js';
 import { snapshotJob, type MemoryJob, type MemoryWorker } from './memory-records.js';
-import { noteRequestBytesReleased } from './released-bytes.js';
+import { noteJobDeleted, noteRequestBytesReleased } from './released-bytes.js';
 
 /** Rebuild the newest-first list once it holds this many deleted jobs and they are over half of it. */
 const COMPACT_AT = 1_024;
@@ -91,13 +91,15 @@ export class MemoryEndpoint {
     this.#byStatus.set(job.status, (this.#byStatus.get(job.status) ?? 0) - 1);
     this.#deletedInOrder++;
     this.#deletedBytes += job.requestBytes;
+    noteJobDeleted();
     if ((this.#deletedInOrder >= COMPACT_AT && this.#deletedInOrder * 2 > this.#order.length) || this.#deletedBytes >= COMPACT_AT_BYTES) {
       this.#order = this.#order.filter((kept) => this.jobs.get(kept.id) === kept);
       const released = this.#deletedBytes;
+      const jobs = this.#deletedInOrder;
       this.#deletedInOrder = 0;
       this.#deletedBytes = 0;
-      // Only now are the deleted jobs' requests unreachable (the list held them).
-      noteRequestBytesReleased(released);
+      // Only now are the deleted jobs and their requests unreachable (the list held them).
+      noteRequestBytesReleased(released, jobs);
     }
     return true;
   }
