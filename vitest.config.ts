@@ -37,8 +37,9 @@ export default defineConfig({
     // The unit and the integration tier's files share their workers' module cache
     // (isolate: false, tiers.ts): importing fastify and the rest once per worker instead of
     // once per file took the unit tier from 110 s to 21 s (load ~20), the integration tier's
-    // imports from about 290 s to 18 s; test/setup/shared-worker.ts puts back the process's
-    // environment, working directory, mask and exit code after each file.
+    // imports from 104-169 s to 13-23 s (its run from 480-653 s to 411-623 s, CONTRIBUTING.md);
+    // test/setup/shared-worker.ts puts back the process's environment, working directory,
+    // mask and exit code after each file.
     // The projects do not extend this config: a project that extends it runs its global
     // setups again (vitest runs them once in the root project and once in each project
     // that has them), so one `npm test` built and packed both packages twice (the CLI

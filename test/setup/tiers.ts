@@ -17,10 +17,11 @@
  *
  * The unit and the integration tier share: each worker process runs file after file with one
  * module cache (vitest's `isolate: false`), so fastify, the SDK and the harness are imported
- * once per worker, not once per file (unit 110 s -> 21 s; integration, 132 files: 18 s of
- * imports instead of about 290 s under load). test/setup/shared-worker.ts puts back the
- * process's environment, working directory, mask and exit code after each file. The browser
- * and the system tier keep a fresh process per file (few files, long ones: little to gain).
+ * once per worker, not once per file (unit 110 s -> 21 s; integration, 132 files: 13-23 s of
+ * imports instead of 104-169 s, the tier 411-623 s instead of 480-653 s, CONTRIBUTING.md).
+ * test/setup/shared-worker.ts puts back the process's environment, working directory, mask
+ * and exit code after each file. The browser and the system tier keep a fresh process per
+ * file (few files, long ones: little to gain; not tried).
  * A file that needs a fresh module graph (vi.mock, module state by design) would go in an
  * isolated tier; none does (CONTRIBUTING.md: no mocks of our own modules).
  */
