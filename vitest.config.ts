@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { TIERS } from './test/setup/tiers.js';
+import { TIERS, setupFilesOf } from './test/setup/tiers.js';
 import LongestFirstSequencer from './test/setup/file-order.js';
 
 /** Examples import the packages by name, as a worker author would (tsconfig.json's paths say the same for tsc and tsx). */
@@ -32,24 +32,29 @@ export default defineConfig({
   resolve: { alias: PACKAGE_ALIASES },
   test: {
     // Four tiers, by file name (test/setup/tiers.ts says the rules; CONTRIBUTING.md, "Testing").
-    // `unit`: in-process only (a setup file makes any child process fail them); its files
-    // share their workers' module cache (isolate: false): importing fastify and the rest once
-    // per worker instead of once per file took the tier from 110 s to 21 s (load ~20).
+    // `unit`: in-process only (a setup file makes any child process fail them).
     // `integration`, `browser`, `system`: the rest. `npm test` and .ci/run run all four.
+    // The unit and the integration tier's files share their workers' module cache
+    // (isolate: false, tiers.ts): importing fastify and the rest once per worker instead of
+    // once per file took the unit tier from 110 s to 21 s (load ~20), the integration tier's
+    // imports from 104-169 s to 13-23 s (its run from 480-653 s to 411-623 s, CONTRIBUTING.md);
+    // test/setup/shared-worker.ts puts back the process's environment, working directory,
+    // mask and exit code after each file.
     // The projects do not extend this config: a project that extends it runs its global
     // setups again (vitest runs them once in the root project and once in each project
     // that has them), so one `npm test` built and packed both packages twice (the CLI
     // tests of the integration tier and the packed-package tests of the system tier each
     // asked their own broker) and could start two PostgreSQL servers. The projects read
     // the root's `provide`d broker URLs instead (vitest merges the root's context into each).
-    projects: TIERS.map(({ name, include, exclude }) => ({
+    projects: TIERS.map((tier) => ({
       resolve: { alias: PACKAGE_ALIASES },
       test: {
-        name,
-        include: [...include],
-        exclude: [...exclude],
+        name: tier.name,
+        include: [...tier.include],
+        exclude: [...tier.exclude],
         ...TIER_SETTINGS,
-        ...(name === 'unit' ? { setupFiles: ['test/setup/unit-tier.ts'], isolate: false } : {}),
+        isolate: tier.isolate,
+        setupFiles: setupFilesOf(tier),
       },
     })),
     ...TIER_SETTINGS,

@@ -7,8 +7,10 @@
  * `env` put in for the run, the working directory the repository's. The same
  * program as the command, minus a process start per call (28 compiled CLI starts, after
  * building both packages, before). The compiled command itself, as users run it:
- * test/cli/compiled-cli.system.test.ts (run-cli.ts). Runs in one file must not overlap
- * (they share process.env); vitest runs a file's tests one at a time.
+ * test/cli/compiled-cli.system.test.ts (run-cli.ts). Calls made at the same time (a test's
+ * `Promise.all`) take turns, each run with its own variables: they share process.env and
+ * the working directory, and overlapping runs read each other's variables and, restoring
+ * each other's values, left the last one's in the process (cli-run.unit.test.ts).
  */
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -24,8 +26,17 @@ export interface CliRun {
 
 const CONNECTION_VARIABLES = ['SERVERLESS_WORKER_API_URL', 'SERVERLESS_WORKER_API_KEY', 'RUNPOD_API_KEY'];
 
-/** Run the program without SERVERLESS_WORKER_API_URL/_KEY or RUNPOD_API_KEY, plus `env`, in this process. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+/** The last run asked for, settled or not: the next one starts after it. */
+let previousRun: Promise<unknown> = Promise.resolve();
+
+/** Run the program without SERVERLESS_WORKER_API_URL/_KEY or RUNPOD_API_KEY, plus `env`, in this process, after the runs asked for before. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  const run = previousRun.then(() => runAlone(args, env));
+  previousRun = run.catch(() => undefined);
+  return run;
+}
+
+async function runAlone(args: string[], env: Record<string, string>): Promise<CliRun> {
   const saved = new Map<string, string | undefined>();
   for (const name of new Set([...CONNECTION_VARIABLES, ...Object.keys(env)])) {
     saved.set(name, process.env[name]);

@@ -14,6 +14,16 @@
  *
  * test/setup/tiers.unit.test.ts checks that every test file is in exactly one tier, and that
  * a file using the browser's or the system tier's helpers is named for that tier.
+ *
+ * The unit and the integration tier share: each worker process runs file after file with one
+ * module cache (vitest's `isolate: false`), so fastify, the SDK and the harness are imported
+ * once per worker, not once per file (unit 110 s -> 21 s; integration, 132 files: 13-23 s of
+ * imports instead of 104-169 s, the tier 411-623 s instead of 480-653 s, CONTRIBUTING.md).
+ * test/setup/shared-worker.ts puts back the process's environment, working directory, mask
+ * and exit code after each file. The browser and the system tier keep a fresh process per
+ * file (few files, long ones: little to gain; not tried).
+ * A file that needs a fresh module graph (vi.mock, module state by design) would go in an
+ * isolated tier; none does (CONTRIBUTING.md: no mocks of our own modules).
  */
 
 export interface Tier {
@@ -22,6 +32,8 @@ export interface Tier {
   /** Globs relative to the repository root, as vitest reads them. */
   readonly include: readonly string[];
   readonly exclude: readonly string[];
+  /** false: the files of one worker share its process and module cache (vitest's `isolate`), with test/setup/shared-worker.ts. */
+  readonly isolate: boolean;
 }
 
 const UNIT = 'test/**/*.unit.test.ts';
@@ -30,10 +42,10 @@ const SYSTEM = ['test/**/*.system.test.ts', 'test/docker/**/*.test.ts', 'test/pa
 const NODE_MODULES = '**/node_modules/**';
 
 export const TIERS: readonly Tier[] = [
-  { name: 'unit', include: [UNIT], exclude: [NODE_MODULES] },
-  { name: 'integration', include: ['test/**/*.test.ts'], exclude: [UNIT, BROWSER, ...SYSTEM, NODE_MODULES] },
-  { name: 'browser', include: [BROWSER], exclude: [UNIT, NODE_MODULES] },
-  { name: 'system', include: [...SYSTEM], exclude: [UNIT, BROWSER, NODE_MODULES] },
+  { name: 'unit', include: [UNIT], exclude: [NODE_MODULES], isolate: false },
+  { name: 'integration', include: ['test/**/*.test.ts'], exclude: [UNIT, BROWSER, ...SYSTEM, NODE_MODULES], isolate: false },
+  { name: 'browser', include: [BROWSER], exclude: [UNIT, NODE_MODULES], isolate: true },
+  { name: 'system', include: [...SYSTEM], exclude: [UNIT, BROWSER, NODE_MODULES], isolate: true },
 ];
 
 /** The tier of a tier's own name (a typo in a caller is a type error). */
@@ -41,4 +53,9 @@ export function tier(name: Tier['name']): Tier {
   const found = TIERS.find((candidate) => candidate.name === name);
   if (found === undefined) throw new Error(`no tier ${name}`);
   return found;
+}
+
+/** The setup files of a tier's vitest project: the unit tier's guard, and the shared tiers' state restore. */
+export function setupFilesOf(tier: Tier): string[] {
+  return [...(tier.name === 'unit' ? ['test/setup/unit-tier.ts'] : []), ...(tier.isolate ? [] : ['test/setup/shared-worker.ts'])];
 }

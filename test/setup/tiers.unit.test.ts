@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, matchesGlob, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../child-process.js';
-import { TIERS, type Tier } from './tiers.js';
+import { TIERS, setupFilesOf, tier as tierNamed, type Tier } from './tiers.js';
 import config from '../../vitest.config.js';
 
 /** Every `*.test.ts` under test/, relative to the repository root, with `/` separators. */
@@ -111,10 +111,18 @@ describe('test tiers', () => {
   });
 
   it('makes one vitest project of each tier (vitest.config.ts)', () => {
-    const projects = (config.test?.projects ?? []) as Array<{ test?: { name?: unknown; include?: unknown; exclude?: unknown } }>;
-    expect(projects.map((project) => [project.test?.name, project.test?.include, project.test?.exclude])).toEqual(
-      TIERS.map((tier) => [tier.name, tier.include, tier.exclude]),
+    type Project = { test?: { name?: unknown; include?: unknown; exclude?: unknown; isolate?: unknown; setupFiles?: unknown } };
+    const projects = (config.test?.projects ?? []) as Project[];
+    expect(projects.map(({ test }) => [test?.name, test?.include, test?.exclude, test?.isolate, test?.setupFiles])).toEqual(
+      TIERS.map((tier) => [tier.name, tier.include, tier.exclude, tier.isolate, setupFilesOf(tier)]),
     );
+  });
+
+  it("shares the unit and the integration tier's workers, putting back after each file the process state it left", () => {
+    const shared = TIERS.filter((tier) => !tier.isolate).map((tier) => tier.name);
+    expect(shared).toEqual(['unit', 'integration']);
+    for (const tier of TIERS) expect(setupFilesOf(tier).includes('test/setup/shared-worker.ts'), tier.name).toBe(!tier.isolate);
+    expect(setupFilesOf(tierNamed('unit'))).toEqual(['test/setup/unit-tier.ts', 'test/setup/shared-worker.ts']);
   });
 
   it('gives each tier its npm script and its line in CONTRIBUTING.md', () => {
