@@ -1,17 +1,24 @@
 /**
  * @module test/setup/file-order
- * The order `npm test` starts its files in: longest first, by the seconds each file took in a
- * recorded CI run (test/setup/file-seconds.json), so that the two workers end together.
+ * The order `npm test` starts its files in: by kind, then longest first within a kind, by the
+ * seconds each file took in a recorded CI run (test/setup/file-seconds.json; files not in the
+ * table, new ones, start first within their kind, as vitest does with unknown files).
+ * The kinds, in FILE_KIND_ORDER:
+ * - browser files first: they need neither the pack nor the Docker engine, which `npm test`
+ *   makes from the run's start (eager-setup.ts: the pack about 30-50 s in, the stand-in bases
+ *   about 60 s in);
+ * - then the system tier's other files (the packed packages: their long installs early, so
+ *   that the two workers end together), then the files that use the Docker engine;
+ * - then the integration tier, longest first, its short files last;
+ * - the unit tier last, in vitest's order.
+ * By kind, not longest first across the tiers: the integration and unit tiers' files share
+ * their worker's process and module cache (isolate: false, tiers.ts), and vitest keeps a
+ * shared worker only while the next file in its queue is of the same tier: a browser or
+ * system file between two integration files made the next integration file start a fresh
+ * process and import everything again.
  * Vitest's own order runs the projects one after another (browser, integration, system, unit)
  * and, on a clean clone with no results cache, the larger files of each first: the system
- * tier's long, mostly waiting files (packing, Docker) then ran at the end with one worker
- * idle, about 200 s of a 800 s run at a concurrency under 1.
- * Files not in the table (new ones) start first, as vitest does with unknown files; the unit
- * tier stays last and in vitest's order (its files share their workers, isolate: false).
- * Files that use the run's Docker engine wait until the others' recorded seconds add up to
- * DOCKER_AFTER_WORK_SECONDS: `npm test` makes the engine and its stand-in bases from the run's
- * start (eager-setup.ts), after the pack, and they took minutes on a loaded machine; a Docker
- * file started earlier held its worker idle until they were made (88 s in a CI run).
+ * tier's long, mostly waiting files then ran at the end with one worker idle.
  * `npm run test:order -- <file-times.json>` records the table anew from the file times
  * `.ci/run` writes (file-times-reporter.ts: imports and hooks included).
  */
@@ -38,27 +45,19 @@ export function byExpectedSeconds(seconds: FileSeconds): (a: string, b: string) 
   };
 }
 
-/**
- * Recorded seconds of the other files (both workers' together) that start before any Docker
- * file (of about 1 050). At 600 a CI run (13:18, 2026-12-02) showed a worker idle for about 90 s
- * around the Docker files, taken for a wait on the stand-ins, so this was raised to 800; the
- * next run's set-up log ([setup] lines, eager-setup.ts) had them made 62 s into the run, and
- * the same dip came with the Docker files at 800. It is their image builds in `beforeAll`,
- * which the JSON report's file times leave out (images.test.ts is recorded at about 33 s).
- */
-export const DOCKER_AFTER_WORK_SECONDS = 800;
+/** Where a file starts (FILE_KIND_ORDER): its tier, and in the system tier whether it uses the run's Docker engine. */
+export type FileKind = 'browser' | 'system' | 'docker' | 'integration';
+
+/** The order of the kinds (the module doc says why). */
+export const FILE_KIND_ORDER: readonly FileKind[] = ['browser', 'system', 'docker', 'integration'];
 
 /** A test file that imports the Docker engine's helpers (its source text). */
 export const USES_DOCKER = /from ['"][^'"]*\/(use-docker-engine|docker-image)\.js['"]/;
 
-/** `ordered` with the files `usesDocker` names moved to where the others' seconds reach DOCKER_AFTER_WORK_SECONDS (their order kept). */
-export function deferDockerFiles(ordered: readonly string[], seconds: FileSeconds, usesDocker: (path: string) => boolean): string[] {
-  const docker = ordered.filter(usesDocker);
-  const others = ordered.filter((path) => !usesDocker(path));
-  let work = 0;
-  let at = others.findIndex((path) => (work += seconds[path] ?? 0) >= DOCKER_AFTER_WORK_SECONDS);
-  if (at < 0) at = others.length;
-  return [...others.slice(0, at + 1), ...docker, ...others.slice(at + 1)];
+/** `paths` by kind (FILE_KIND_ORDER), longest first within a kind (byExpectedSeconds). */
+export function orderByKind(paths: readonly string[], seconds: FileSeconds, kindOf: (path: string) => FileKind): string[] {
+  const compare = byExpectedSeconds(seconds);
+  return FILE_KIND_ORDER.flatMap((kind) => paths.filter((path) => kindOf(path) === kind).sort(compare));
 }
 
 export default class LongestFirstSequencer extends BaseSequencer {
@@ -67,12 +66,15 @@ export default class LongestFirstSequencer extends BaseSequencer {
     const seconds = readFileSeconds();
     const root = this.ctx.config.root;
     const pathOf = (spec: TestSpecification): string => relative(root, spec.moduleId);
-    const compare = byExpectedSeconds(seconds);
     const unit = vitestOrder.filter((spec) => spec.project.name === 'unit');
-    const rest = vitestOrder.filter((spec) => spec.project.name !== 'unit').sort((a, b) => compare(pathOf(a), pathOf(b)));
-    const byPath = new Map(rest.map((spec) => [pathOf(spec), spec]));
-    const usesDocker = (path: string): boolean => USES_DOCKER.test(readFileSync(join(root, path), 'utf8'));
-    const order = deferDockerFiles([...byPath.keys()], seconds, usesDocker).map((path) => byPath.get(path) as TestSpecification);
+    const byPath = new Map(vitestOrder.filter((spec) => spec.project.name !== 'unit').map((spec) => [pathOf(spec), spec]));
+    const kindOf = (path: string): FileKind => {
+      const project = byPath.get(path)?.project.name;
+      if (project === 'browser') return 'browser';
+      if (project === 'integration') return 'integration';
+      return USES_DOCKER.test(readFileSync(join(root, path), 'utf8')) ? 'docker' : 'system';
+    };
+    const order = orderByKind([...byPath.keys()], seconds, kindOf).map((path) => byPath.get(path) as TestSpecification);
     return [...order, ...unit];
   }
 }

@@ -1,11 +1,12 @@
 /**
- * The suite's start order (test/setup/file-order.ts): unknown files first, then the longest
- * recorded, ties by path; and the recorded table names only test files that exist.
+ * The suite's start order (test/setup/file-order.ts): by kind (browser, system, Docker,
+ * integration), within a kind unknown files first, then the longest recorded, ties by path;
+ * and the recorded table names only test files that exist.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
-import { DOCKER_AFTER_WORK_SECONDS, USES_DOCKER, byExpectedSeconds, deferDockerFiles, readFileSeconds } from './file-order.js';
+import { FILE_KIND_ORDER, USES_DOCKER, byExpectedSeconds, orderByKind, readFileSeconds, type FileKind } from './file-order.js';
 
 describe('the order npm test starts its files in', () => {
   it('starts files the table does not know first, then the longest, ties by path', () => {
@@ -15,19 +16,26 @@ describe('the order npm test starts its files in', () => {
     expect(order).toEqual(['new.test.ts', 'long.test.ts', 'a.test.ts', 'b.test.ts', 'short.test.ts']);
   });
 
-  it('starts the Docker files once the others recorded before them add up to DOCKER_AFTER_WORK_SECONDS, in their order', () => {
-    const half = DOCKER_AFTER_WORK_SECONDS / 2;
-    const seconds = { 'd1.test.ts': 90, 'a.test.ts': half, 'd2.test.ts': 10, 'b.test.ts': half, 'c.test.ts': 5 };
-    const usesDocker = (path: string): boolean => path.startsWith('d');
-    expect(deferDockerFiles(['d1.test.ts', 'a.test.ts', 'd2.test.ts', 'b.test.ts', 'c.test.ts'], seconds, usesDocker)).toEqual([
-      'a.test.ts',
+  it('starts the browser files, then the system files, then the Docker files, then the integration files, each longest first', () => {
+    const seconds = { 'i-long.test.ts': 90, 'i-short.test.ts': 1, 'b.test.ts': 5, 's.test.ts': 60, 'd.test.ts': 30 };
+    const kinds: Record<string, FileKind> = {
+      'i-long.test.ts': 'integration',
+      'i-short.test.ts': 'integration',
+      'i-new.test.ts': 'integration',
+      'b.test.ts': 'browser',
+      's.test.ts': 'system',
+      'd.test.ts': 'docker',
+    };
+    const kindOf = (path: string): FileKind => kinds[path] as FileKind;
+    expect(orderByKind(['i-short.test.ts', 'd.test.ts', 'i-long.test.ts', 's.test.ts', 'i-new.test.ts', 'b.test.ts'], seconds, kindOf)).toEqual([
       'b.test.ts',
-      'd1.test.ts',
-      'd2.test.ts',
-      'c.test.ts',
+      's.test.ts',
+      'd.test.ts',
+      'i-new.test.ts',
+      'i-long.test.ts',
+      'i-short.test.ts',
     ]);
-    // Not enough other work: they go last.
-    expect(deferDockerFiles(['d1.test.ts', 'c.test.ts'], seconds, usesDocker)).toEqual(['c.test.ts', 'd1.test.ts']);
+    expect(FILE_KIND_ORDER).toEqual(['browser', 'system', 'docker', 'integration']);
   });
 
   it('knows the files that use the Docker engine by their imports', () => {
