@@ -17,14 +17,13 @@ const id = (name: string) =>
 export const WorkerParamsSchema = z.object({ endpointId: id('endpoint id'), workerId: id('worker id') });
 export const JobParamsSchema = WorkerParamsSchema.extend({ jobId: id('job id') });
 
-export const BatchQuerySchema = z.object({
-  batch_size: z.coerce
-    .number({ error: 'batch_size must be a whole number from 1 to 10000' })
-    .int({ error: 'batch_size must be a whole number from 1 to 10000' })
-    .min(1, { error: 'batch_size must be a whole number from 1 to 10000' })
-    .max(10_000, { error: 'batch_size must be a whole number from 1 to 10000' })
-    .default(1),
-});
+/** A query parameter counting jobs, 1 to 10 000, every refusal naming it and the range. */
+function jobCount(name: string) {
+  const error = `${name} must be a whole number from 1 to 10000`;
+  return z.coerce.number({ error }).int({ error }).min(1, { error }).max(10_000, { error });
+}
+
+export const BatchQuerySchema = z.object({ batch_size: jobCount('batch_size').default(1) });
 
 const oneText = z.union([z.string(), z.array(z.string()).transform((values) => values.join(','))]);
 
@@ -48,12 +47,7 @@ export const AttemptQuerySchema = z.looseObject({
 
 /** `take=N` on job-done (job/take-on-done.ts): the jobs to hand out on the answer, at most; `job_in_progress` is read as on job-take (not at all). */
 export const TakeOnDoneQuerySchema = z.looseObject({
-  take: z.coerce
-    .number({ error: 'take must be a whole number from 1 to 10000' })
-    .int({ error: 'take must be a whole number from 1 to 10000' })
-    .min(1, { error: 'take must be a whole number from 1 to 10000' })
-    .max(10_000, { error: 'take must be a whole number from 1 to 10000' })
-    .optional(),
+  take: jobCount('take').optional(),
 });
 
 const truthy = z.preprocess((value) => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
