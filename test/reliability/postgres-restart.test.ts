@@ -73,7 +73,13 @@ describe('PostgreSQL restarted under a harness under load', () => {
     expect(alive(), harness.stderr().slice(-3000)).toBe(true);
     // Only answers of success or of the outage (503): nothing else was told to the clients.
     const others = Object.keys(answers).filter((what) => !/ (200|204|503)$/.test(what));
-    expect(others, JSON.stringify(answers)).toEqual([]);
+    const internalErrors = harness
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('internal error'))
+      .slice(-5)
+      .join('\n');
+    expect(others, `${JSON.stringify(answers)}; the harness's internal errors: ${internalErrors}`).toEqual([]);
     // Every job the harness accepted is there and ended COMPLETED.
     expect(unfinished).toEqual([]);
     printFigures('PostgreSQL restarted under load', { restarts: RESTARTS, restartsMs, finishMs, accepted: accepted.size, ...answers });
