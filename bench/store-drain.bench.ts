@@ -2,6 +2,7 @@
  * Draining a backlog on each job store (issue 33, item 2). Runs on its own:
  *
  *   npx tsx bench/store-drain.bench.ts [--via http|facade] [--jobs 3000] [--concurrency 16] [--rounds 3] [--fsync-off] [--only memory|postgres]
+ *     [--warmup 0] [--profile <file.cpuprofile>]
  *
  * `--jobs` queued no-op jobs are drained by one worker of `--concurrency`, on the
  * in-memory store and on PostgreSQL (an embedded server, fsync on unless --fsync-off; a
@@ -11,7 +12,11 @@
  *   runs in this process; the worker is bench/children/platform-worker.ts in a process
  *   of its own (the SDK's `serve()`, the platform transport: job-take-batch for its free
  *   slots, a job-done post per job). The rate runs from the first job's end to the last
- *   one's (the worker's start-up is not counted).
+ *   one's (the worker's start-up is not counted). `--warmup N` queues N jobs more, drained
+ *   first and left out of the figures (the harness's code optimized by then: the first
+ *   thousand jobs of a fresh process pay for V8's compiler, on its threads and the main one);
+ *   `--profile <file>` writes a CPU profile of the harness's main thread over the measured
+ *   jobs only (node:inspector, the last round's).
  * - `--via facade`: in process, `--concurrency` takers of one worker id, each taking one
  *   job through the harness's facade, completing it and taking the next.
  *
@@ -24,6 +29,8 @@
 import { spawn } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { Harness, MemoryJobStore } from '../src/harness/index.js';
@@ -36,7 +43,7 @@ import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { childExecArgv, REPO_ROOT, track } from './lib/child.js';
 import { loadAverage } from './lib/machine.js';
 import { counts, PG_STAT_STATEMENTS_SETTINGS, sessionsGone } from './lib/pg-counts.js';
-import { ownCpuMs, processTree, readProc } from './lib/proc.js';
+import { mainThreadCpuMs, ownCpuMs, processTree, readProc } from './lib/proc.js';
 import { median, percentile } from './lib/stats.js';
 
 const { values } = parseArgs({
@@ -50,11 +57,16 @@ const { values } = parseArgs({
     only: { type: 'string' },
     /** Print PostgreSQL's top statements of each drain by time (pg_stat_statements; a diagnosis, not a figure). */
     statements: { type: 'boolean', default: false },
+    /** Jobs drained before the measured ones (over HTTP), left out of every figure. */
+    warmup: { type: 'string', default: '0' },
+    /** A CPU profile of the harness's main thread over the measured jobs (over HTTP; the last round's). */
+    profile: { type: 'string' },
   },
 });
 const JOBS = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
 const ROUNDS = Number(values.rounds);
+const WARMUP = Number(values.warmup);
 const VIA = values.via;
 if (VIA !== 'http' && VIA !== 'facade') throw new Error(`--via must be http or facade, not ${VIA}`);
 
@@ -77,14 +89,17 @@ function counted(store: JobStore, count: TakeCount): JobStore {
   return store;
 }
 
+/** Jobs a round queues: the measured ones and, over HTTP, the warm-up's before them. */
+const QUEUED = VIA === 'http' ? WARMUP + JOBS : JOBS;
+
 async function queue(harness: Harness): Promise<void> {
   const endpoint = harness.endpoint('ep');
-  for (let n = 0; n < JOBS; n += 100) await Promise.all(Array.from({ length: Math.min(100, JOBS - n) }, () => endpoint.submit({ input: {} })));
+  for (let n = 0; n < QUEUED; n += 100) await Promise.all(Array.from({ length: Math.min(100, QUEUED - n) }, () => endpoint.submit({ input: {} })));
 }
 
 interface Drained {
   readonly rate: number;
-  /** CPU ms a job (over HTTP only). */
+  /** CPU ms a job (in process: the harness's only; on PostgreSQL its statements' CPU is PostgreSQL's, not counted there). */
   readonly cpu?: Cpu;
 }
 
@@ -93,6 +108,9 @@ async function drainFacade(harness: Harness): Promise<Drained> {
   const endpoint = harness.endpoint('ep');
   let done = 0;
   const started = performance.now();
+  const cpuStarted = ownCpuMs();
+  const mainStarted = mainThreadCpuMs(process.pid) ?? Number.NaN;
+  const systemStarted = process.cpuUsage().system / 1_000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (done < JOBS) {
@@ -103,7 +121,15 @@ async function drainFacade(harness: Harness): Promise<Drained> {
       }
     }),
   );
-  return { rate: JOBS / ((performance.now() - started) / 1_000) };
+  // The harness's CPU a job in process (the store's and the core's, no HTTP), the figure beside the HTTP drain's (issue 46 item 2).
+  const cpu = {
+    harness: (ownCpuMs() - cpuStarted) / JOBS,
+    harnessMain: ((mainThreadCpuMs(process.pid) ?? Number.NaN) - mainStarted) / JOBS,
+    harnessSystem: (process.cpuUsage().system / 1_000 - systemStarted) / JOBS,
+    worker: 0,
+    postgres: 0,
+  };
+  return { rate: JOBS / ((performance.now() - started) / 1_000), cpu };
 }
 
 /** CPU ms so far: this process (the harness), the worker process, and PostgreSQL's (every other process below this one). */
@@ -111,13 +137,20 @@ function cpuNow(workerPid: number | undefined): Cpu {
   const others = processTree(process.pid).filter((pid) => pid !== process.pid && pid !== workerPid);
   return {
     harness: ownCpuMs(),
+    harnessMain: mainThreadCpuMs(process.pid) ?? Number.NaN,
+    harnessSystem: process.cpuUsage().system / 1_000,
     worker: workerPid === undefined ? 0 : (readProc(workerPid)?.cpuMs ?? 0),
     postgres: others.reduce((sum, pid) => sum + (readProc(pid)?.cpuMs ?? 0), 0),
   };
 }
 
 interface Cpu {
+  /** Every thread of the harness's process, user and system. */
   harness: number;
+  /** Its main thread's (10 ms resolution); the rest is V8's compiler and collector threads'. */
+  harnessMain: number;
+  /** Its system (kernel) time, part of `harness`. */
+  harnessSystem: number;
   worker: number;
   postgres: number;
 }
@@ -135,19 +168,25 @@ async function drainHttp(harness: Harness): Promise<Drained> {
       stdio: ['ignore', 'ignore', 'inherit'],
     }),
   );
+  // The window: from the end of job `from` (counted from 1) to the end of the last; WARMUP jobs before it.
+  const from = Math.max(WARMUP, 1);
+  const total = WARMUP + JOBS;
+  const measured = total - from;
   let first = 0;
   let last = 0;
   let ended = 0;
+  let profiling: Session | undefined;
   let cpuFirst: Cpu | undefined;
   let cpuLast: Cpu | undefined;
   const allEnded = new Promise<void>((resolve) => {
     endpoint.jobEnded.add(() => {
       last = performance.now();
-      if (ended++ === 0) {
+      if (++ended === from) {
         first = last;
         cpuFirst = cpuNow(worker.pid);
+        if (values.profile) profiling = startProfile();
       }
-      if (ended === JOBS) {
+      if (ended === total) {
         cpuLast = cpuNow(worker.pid);
         resolve();
       }
@@ -156,15 +195,37 @@ async function drainHttp(harness: Harness): Promise<Drained> {
   try {
     const exited = new Promise<never>((_, reject) => worker.once('exit', (code) => reject(new Error(`the worker exited (${String(code)})`))));
     await Promise.race([allEnded, exited]);
+    if (profiling && values.profile) await stopProfile(profiling, values.profile);
     const [a, b] = [cpuFirst as Cpu, cpuLast as Cpu];
-    const per = (key: keyof Cpu): number => (b[key] - a[key]) / (JOBS - 1);
-    return { rate: (JOBS - 1) / ((last - first) / 1_000), cpu: { harness: per('harness'), worker: per('worker'), postgres: per('postgres') } };
+    const per = (key: keyof Cpu): number => (b[key] - a[key]) / measured;
+    const cpu = {
+      harness: per('harness'),
+      harnessMain: per('harnessMain'),
+      harnessSystem: per('harnessSystem'),
+      worker: per('worker'),
+      postgres: per('postgres'),
+    };
+    return { rate: measured / ((last - first) / 1_000), cpu };
   } finally {
     const gone = new Promise((resolve) => worker.once('exit', resolve));
     worker.kill('SIGKILL');
     await gone;
     await server.close();
   }
+}
+
+/** Starts V8's sampling profiler on this (the harness's) thread; the connect and start are synchronous enough for a window's start. */
+function startProfile(): Session {
+  const session = new Session();
+  session.connect();
+  void session.post('Profiler.enable').then(() => session.post('Profiler.start'));
+  return session;
+}
+
+async function stopProfile(session: Session, file: string): Promise<void> {
+  const { profile } = await session.post('Profiler.stop');
+  writeFileSync(file, JSON.stringify(profile));
+  session.disconnect();
 }
 
 /** How long the harness held each worker API request (arrival to answer), ms, by kind: what of a worker's cycle is the harness's. */
@@ -220,14 +281,14 @@ const record = (rates: number[], cpuList: Cpu[], drained: Drained): void => {
 const cpuText = (list: Cpu[]): string =>
   list.length === 0
     ? ''
-    : ` | CPU a job (median): harness ${median(list.map((c) => c.harness)).toFixed(2)} ms, worker ${median(list.map((c) => c.worker)).toFixed(2)} ms, PostgreSQL ${median(list.map((c) => c.postgres)).toFixed(2)} ms`;
+    : ` | CPU a job (median): harness ${median(list.map((c) => c.harness)).toFixed(2)} ms (main thread ${median(list.map((c) => c.harnessMain)).toFixed(2)}, system ${median(list.map((c) => c.harnessSystem)).toFixed(2)}), worker ${median(list.map((c) => c.worker)).toFixed(2)} ms, PostgreSQL ${median(list.map((c) => c.postgres)).toFixed(2)} ms`;
 const perJob: { statements: number[]; transactions: number[] } = { statements: [], transactions: [] };
 const takes = { memory: { takes: 0, empty: 0, jobs: 0 }, postgres: { takes: 0, empty: 0, jobs: 0 } };
 const describe = (count: TakeCount): string =>
   `${(count.takes / ROUNDS).toFixed(0)} store takes a round (${(count.empty / ROUNDS).toFixed(0)} empty), ${(count.jobs / Math.max(1, count.takes - count.empty)).toFixed(1)} jobs a take that got any`;
 try {
   console.log(
-    `${JOBS} queued jobs drained by 1 worker of concurrency ${CONCURRENCY} via ${VIA}, ${ROUNDS} rounds (median); PostgreSQL fsync ${values['fsync-off'] ? 'off' : 'on'}; load ${loadAverage()}`,
+    `${JOBS} queued jobs drained by 1 worker of concurrency ${CONCURRENCY} via ${VIA}${QUEUED > JOBS ? ` after ${WARMUP} more (not counted)` : ''}, ${ROUNDS} rounds (median); PostgreSQL fsync ${values['fsync-off'] ? 'off' : 'on'}; load ${loadAverage()}`,
   );
   for (let round = 0; round < ROUNDS; round++) {
     const runMemory = async (): Promise<void> => {
@@ -254,8 +315,8 @@ try {
       await database.close();
       await sessionsGone(admin, name);
       const after = await counts(admin, name);
-      perJob.statements.push((after.statements - before.statements) / JOBS);
-      perJob.transactions.push((after.transactions - before.transactions) / JOBS);
+      perJob.statements.push((after.statements - before.statements) / QUEUED);
+      perJob.transactions.push((after.transactions - before.transactions) / QUEUED);
       await admin.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
     };
     if (values.only === 'memory') await runMemory();

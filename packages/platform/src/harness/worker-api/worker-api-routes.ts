@@ -44,7 +44,8 @@ import {
 import { apiKeyHook } from '../http/api-key.js';
 import { installErrorHandler } from '../http/error-reply.js';
 import { registerRoute } from '../http/route-spec.js';
-import { AttemptQuerySchema, BatchQuerySchema, JobParamsSchema, PingQuerySchema, TakeOnDoneQuerySchema, WorkerParamsSchema } from './bodies.js';
+import { BatchQuerySchema, PingQuerySchema } from './bodies.js';
+import { attemptQuery, jobParams, takeQuery, workerParams } from './plain-params.js';
 import { WORKER_ROUTES } from './worker-routes.js';
 import { holdRequest } from './long-poll.js';
 import { resolveWorkerApiSettings, type WorkerApiOptions } from './options.js';
@@ -56,7 +57,7 @@ const BATCH_CHUNKS_TEXT = String(MAX_BATCH_CHUNKS);
 
 /** The post's `?attempt=`. */
 function attemptOf(request: FastifyRequest, what: string): number | undefined {
-  return parseOrThrow(AttemptQuerySchema, request.query, 'SW_INVALID_REQUEST', `${what} query`).attempt;
+  return attemptQuery(request.query, what);
 }
 
 /** Register the worker API routes; the server mounts this under the prefix /v2. */
@@ -69,7 +70,12 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   if (settings.apiKey !== undefined) app.addHook('onRequest', apiKeyHook(settings.apiKey));
   // Bodies as text whatever the content type: the Python SDK posts JSON as form-urlencoded.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: settings.maxBodyBytes }, (_request, body, done) => done(null, body));
+  const asText = { parseAs: 'string', bodyLimit: settings.maxBodyBytes } as const;
+  const keepText = (_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => done(null, body);
+  app.addContentTypeParser('*', asText, keepText);
+  // The same parser named for the types workers send: fastify finds a named type in its cache by the
+  // header's text, where the catch-all costs a parse of the header into an object on every post (issue 46).
+  app.addContentTypeParser(['application/json', 'application/x-www-form-urlencoded'], asText, keepText);
   options.direct?.bind({
     take: (endpointId, workerId, max, controller) => calls.take(endpointId, workerId, max, controller),
     done: (endpointId, workerId, jobId, body, attempt, log) => calls.done(endpointId, workerId, jobId, body, () => attempt, log),
@@ -78,21 +84,21 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
   registerRoute(app, WORKER_ROUTES.jobTake, (request, reply) => takeJobs(calls, request, reply, false));
   registerRoute(app, WORKER_ROUTES.jobTakeBatch, (request, reply) => takeJobs(calls, request, reply, true));
   registerRoute(app, WORKER_ROUTES.jobDone, async (request, reply) => {
-    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const { endpointId, workerId, jobId } = jobParams(request.params);
     // Read before the result is: a bad `take` refuses the post (400), the job left as it was.
-    const take = settings.takeOnDone ? parseOrThrow(TakeOnDoneQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-done query').take : undefined;
+    const take = settings.takeOnDone ? takeQuery(request.query) : undefined;
     const answer = await calls.done(endpointId, workerId, jobId, request.body, (what) => attemptOf(request, what), request.log);
     if (take === undefined) return reply.send(answer);
     // A worker already gone (its connection closed while the result was stored) is handed nothing.
     return doneWithJobs(calls, request, reply, answer, reply.raw.destroyed ? [] : await calls.takeNow(endpointId, workerId, take, request.log));
   });
   registerRoute(app, WORKER_ROUTES.jobStream, async (request, reply) => {
-    const { endpointId, workerId, jobId } = parseOrThrow(JobParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const { endpointId, workerId, jobId } = jobParams(request.params);
     return reply.send(await calls.stream(endpointId, workerId, jobId, request.body, () => attemptOf(request, 'stream chunk'), request.log));
   });
   registerRoute(app, WORKER_ROUTES.jobStop, (request, reply) => stopPoll(calls, request, reply));
   registerRoute(app, WORKER_ROUTES.ping, async (request, reply) => {
-    const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+    const { endpointId, workerId } = workerParams(request.params);
     const query = parseOrThrow(PingQuerySchema, request.query, 'SW_INVALID_REQUEST', 'ping query');
     await calls.ping(endpointId, workerId, query, request.log);
     return reply.send({});
@@ -101,7 +107,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
 
 /** job-take and job-take-batch: a long poll for at most one job, or `batch_size`. */
 async function takeJobs(calls: WorkerApiCallHandler, request: FastifyRequest, reply: FastifyReply, batch: boolean): Promise<FastifyReply> {
-  const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+  const { endpointId, workerId } = workerParams(request.params);
   const max = batch ? parseOrThrow(BatchQuerySchema, request.query, 'SW_INVALID_REQUEST', 'job-take-batch query').batch_size : 1;
   const endpoint = calls.endpoint(endpointId);
   // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
@@ -161,7 +167,7 @@ function doneWithJobs(calls: WorkerApiCallHandler, request: FastifyRequest, repl
 
 /** job-stop: a long poll for the stops waiting for this worker. */
 async function stopPoll(calls: WorkerApiCallHandler, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const { endpointId, workerId } = parseOrThrow(WorkerParamsSchema, request.params, 'SW_INVALID_REQUEST', 'path');
+  const { endpointId, workerId } = workerParams(request.params);
   const endpoint = calls.endpoint(endpointId);
   // Its arrival says the worker is alive; holding the poll open does not (worker-liveness.ts).
   await calls.liveness.seen(endpoint, workerId);
