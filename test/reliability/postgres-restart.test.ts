@@ -79,7 +79,7 @@ describe('PostgreSQL restarted under a harness under load', () => {
       .filter((line) => line.includes('internal error'))
       .slice(-5)
       .join('\n');
-    expect(others, `${JSON.stringify(answers)}; the harness's internal errors: ${internalErrors}`).toEqual([]);
+    expect(others, `${JSON.stringify(answers)}; those answers: ${load.unexpected.join('\n')}; the harness's internal errors: ${internalErrors}`).toEqual([]);
     // Every job the harness accepted is there and ended COMPLETED.
     expect(unfinished).toEqual([]);
     printFigures('PostgreSQL restarted under load', { restarts: RESTARTS, restartsMs, finishMs, accepted: accepted.size, ...answers });

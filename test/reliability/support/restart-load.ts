@@ -6,7 +6,7 @@
  * finish(): stop, take and finish what is left, and answer the jobs accepted that never
  * ended COMPLETED.
  */
-import { call, waitFor } from '../../kit/index.js';
+import { call, type HttpAnswer, waitFor } from '../../kit/index.js';
 
 export interface RestartLoadOptions {
   readonly url: string;
@@ -22,16 +22,29 @@ export interface RestartLoad {
   readonly finished: ReadonlySet<string>;
   /** Answers by `route status` (`run 200`, `take 503`, `done no answer`, ...). */
   readonly answers: Readonly<Record<string, number>>;
+  /** The first answers other than 200, 204 and 503 (`route status body`), at most MAX_UNEXPECTED: what the clients were told. */
+  readonly unexpected: readonly string[];
   /** Stop, then take and finish the jobs left (within `timeoutMs`); answers the accepted jobs not COMPLETED then. */
   finish(timeoutMs: number): Promise<string[]>;
 }
+
+/** Unexpected answers kept with their bodies at most. */
+const MAX_UNEXPECTED = 5;
 
 export function startRestartLoad(options: RestartLoadOptions): RestartLoad {
   const { url, alive } = options;
   const accepted = new Set<string>();
   const finished = new Set<string>();
   const answers: Record<string, number> = {};
-  const tally = (what: string): void => void (answers[what] = (answers[what] ?? 0) + 1);
+  const unexpected: string[] = [];
+  /** Count `answer` of `route`; one other than 200, 204 and 503 is kept with its body (the harness's error code and message). */
+  const tally = (route: string, answer: HttpAnswer | undefined): void => {
+    const what = `${route} ${answer?.status ?? 'no answer'}`;
+    answers[what] = (answers[what] ?? 0) + 1;
+    if (answer !== undefined && ![200, 204, 503].includes(answer.status) && unexpected.length < MAX_UNEXPECTED) {
+      unexpected.push(`${what} ${answer.text.slice(0, 2_000)}`);
+    }
+  };
   let loading = true;
   const running = (): boolean => loading && alive();
 
@@ -42,21 +55,21 @@ export function startRestartLoad(options: RestartLoadOptions): RestartLoad {
         continue;
       }
       const answer = await call('POST', `${url}/v2/ep/run`, { body: { input: { n: accepted.size } } }).catch(() => undefined);
-      tally(`run ${answer?.status ?? 'no answer'}`);
+      tally('run', answer);
       if (answer?.status === 200) accepted.add((answer.json as { id: string }).id);
     }
   };
   /** Take a job as `name` and post its result until acknowledged; false when nothing was taken. */
   const takeAndFinish = async (name: string): Promise<boolean> => {
     const taken = await call('GET', `${url}/v2/ep/job-take/${name}`).catch(() => undefined);
-    tally(`take ${taken?.status ?? 'no answer'}`);
+    tally('take', taken);
     if (taken?.status !== 200) return false;
     const { id } = taken.json as { id: string };
     await waitFor(
       async () => {
         if (!alive()) return true;
         const done = await call('POST', `${url}/v2/ep/job-done/${name}/${id}`, { body: { output: { ok: true } } }).catch(() => undefined);
-        tally(`done ${done?.status ?? 'no answer'}`);
+        tally('done', done);
         return done?.status === 200;
       },
       `job-done of ${id} acknowledged`,
@@ -78,6 +91,7 @@ export function startRestartLoad(options: RestartLoadOptions): RestartLoad {
     accepted,
     finished,
     answers,
+    unexpected,
     async finish(timeoutMs) {
       loading = false;
       await Promise.all(load);
