@@ -9,6 +9,7 @@
  * (bench/README.md, issue 19).
  */
 import { type JobRequest, RUNSYNC_WAIT_MS } from 'serverless-worker/internal';
+import { isRouteRecord } from '../http/route-record.js';
 
 /** The endpoint id pattern of EndpointParamsSchema (params.ts). */
 const ENDPOINT_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -16,14 +17,6 @@ const ENDPOINT_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const MS_TEXT = /^\d{1,16}$/;
 /** The longest job id JobParamsSchema accepts. */
 const MAX_JOB_ID = 200;
-
-/**
- * Any object but an array: path parameters and query strings come as objects of the
- * router's and the query parser's own classes (find-my-way's NullObject), read by name.
- */
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A JSON object as JSON.parse makes it (a body, an input). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -47,7 +40,7 @@ export function plainJobRequest(body: unknown): JobRequest | undefined {
 
 /** The endpoint id of well-formed path parameters; else undefined. */
 export function plainEndpointId(params: unknown): string | undefined {
-  if (!isRecord(params)) return undefined;
+  if (!isRouteRecord(params)) return undefined;
   const id = params.endpointId;
   return typeof id === 'string' && ENDPOINT_ID.test(id) ? id : undefined;
 }
@@ -63,13 +56,13 @@ export function plainJobParams(params: unknown): { endpointId: string; jobId: st
 /** Whether a query string has no `name` (then an optional parameter is simply absent, as the schema answers). */
 export function lacksQueryKey(query: unknown, name: string): boolean {
   if (query === undefined || query === null) return true;
-  return isRecord(query) && query[name] === undefined;
+  return isRouteRecord(query) && query[name] === undefined;
 }
 
 /** `wait` of a /runsync or /status-sync query: the default when absent, the value when in range; else undefined. */
 export function plainWait(query: unknown): number | undefined {
   if (query === undefined || query === null) return RUNSYNC_WAIT_MS.default;
-  if (!isRecord(query)) return undefined;
+  if (!isRouteRecord(query)) return undefined;
   const wait = query.wait;
   if (wait === undefined) return RUNSYNC_WAIT_MS.default;
   if (typeof wait !== 'string' || !MS_TEXT.test(wait)) return undefined;

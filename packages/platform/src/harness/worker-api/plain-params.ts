@@ -9,6 +9,7 @@
  * read so already (bodies.ts, PLAIN_BODIES).
  */
 import { parseOrThrow } from 'serverless-worker/internal';
+import { isRouteRecord } from '../http/route-record.js';
 import { AttemptQuerySchema, JobParamsSchema, TakeOnDoneQuerySchema, WorkerParamsSchema } from './bodies.js';
 
 /** The longest id the schemas accept (bodies.ts, `id`). */
@@ -19,24 +20,19 @@ const MAX_COUNT = 10_000;
 /** An attempt written plainly: a whole number from 1 (nine digits at most, far past any job's attempts). */
 const ATTEMPT_TEXT = /^[1-9]\d{0,8}$/;
 
-/** Path parameters and queries come as objects of the router's and the query parser's own classes, read by name. */
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isId(value: unknown): value is string {
   return typeof value === 'string' && value.length >= 1 && value.length <= MAX_ID;
 }
 
 /** `{endpointId, workerId}` of a worker route's path. */
 export function workerParams(params: unknown): { endpointId: string; workerId: string } {
-  if (isRecord(params) && isId(params.endpointId) && isId(params.workerId)) return { endpointId: params.endpointId, workerId: params.workerId };
+  if (isRouteRecord(params) && isId(params.endpointId) && isId(params.workerId)) return { endpointId: params.endpointId, workerId: params.workerId };
   return parseOrThrow(WorkerParamsSchema, params, 'SW_INVALID_REQUEST', 'path');
 }
 
 /** `{endpointId, workerId, jobId}` of a job-done or job-stream path. */
 export function jobParams(params: unknown): { endpointId: string; workerId: string; jobId: string } {
-  if (isRecord(params) && isId(params.endpointId) && isId(params.workerId) && isId(params.jobId)) {
+  if (isRouteRecord(params) && isId(params.endpointId) && isId(params.workerId) && isId(params.jobId)) {
     return { endpointId: params.endpointId, workerId: params.workerId, jobId: params.jobId };
   }
   return parseOrThrow(JobParamsSchema, params, 'SW_INVALID_REQUEST', 'path');
@@ -44,7 +40,7 @@ export function jobParams(params: unknown): { endpointId: string; workerId: stri
 
 /** A query's `name` when absent (undefined) or a plain decimal matching `pattern` up to `max`; else null (the schema decides). */
 function plainNumber(query: unknown, name: string, pattern: RegExp, max: number): number | undefined | null {
-  if (!isRecord(query)) return null;
+  if (!isRouteRecord(query)) return null;
   const text = query[name];
   if (text === undefined) return undefined;
   if (typeof text !== 'string' || !pattern.test(text)) return null;
