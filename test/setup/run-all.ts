@@ -25,9 +25,17 @@ interface Check {
   readonly args: readonly string[];
 }
 
+/**
+ * The type checks run TypeScript 7 (the native compiler, `typescript-7` in devDependencies):
+ * about a third of TypeScript 5.9's time and CPU on this tree. `typescript` stays 5.9 for
+ * what loads its JavaScript API (typescript-eslint, the tests that read declarations);
+ * both packages declare a `tsc` bin, so this one is called by its path.
+ */
+const TSC_7 = ['node_modules/typescript-7/bin/tsc'];
+
 const CHECKS: readonly Check[] = [
-  { name: 'tsc --noEmit', command: 'npx', args: ['tsc', '-p', 'tsconfig.json', '--noEmit'] },
-  { name: "the dashboard's type check", command: 'npx', args: ['tsc', '-p', 'tsconfig.ui.json'] },
+  { name: 'tsc --noEmit', command: process.execPath, args: [...TSC_7, '-p', 'tsconfig.json', '--noEmit'] },
+  { name: "the dashboard's type check", command: process.execPath, args: [...TSC_7, '-p', 'tsconfig.ui.json'] },
   { name: 'eslint', command: 'npx', args: ['eslint', '.', '--max-warnings=0'] },
   { name: 'prettier', command: 'npx', args: ['prettier', '--check', '.'] },
 ];
