@@ -13,9 +13,9 @@ import FileTimesReporter, { FILE_TIMES_ENV, fileTimesOf } from './file-times-rep
 type Diagnostic = ReturnType<TestModule['diagnostic']>;
 
 /** A test module as the reporter reads it: its path, project and diagnostic (ms). */
-function moduleOf(path: string, project: string, ms: Partial<Diagnostic>): TestModule {
+function moduleOf(path: string, project: string, ms: Partial<Diagnostic>, meta: ReturnType<TestModule['meta']> = {}): TestModule {
   const diagnostic = { prepareDuration: 0, environmentSetupDuration: 0, collectDuration: 0, setupDuration: 0, duration: 0, ...ms } as Diagnostic;
-  return { moduleId: path, project: { name: project }, diagnostic: () => diagnostic } as unknown as TestModule;
+  return { moduleId: path, project: { name: project }, diagnostic: () => diagnostic, meta: () => meta } as unknown as TestModule;
 }
 
 const dirs: string[] = [];
@@ -30,6 +30,11 @@ describe('the file-times reporter', () => {
       moduleOf('/r/test/a.test.ts', 'integration', { prepareDuration: 100, collectDuration: 2_400, setupDuration: 500, duration: 90_000 }),
     );
     expect(times).toEqual({ seconds: 93, imports: 2.4, setup: 0.6, run: 90 });
+  });
+
+  it("adds the CPU seconds that test/setup/file-cpu.ts put in the file's meta", () => {
+    const times = fileTimesOf(moduleOf('/r/test/a.test.ts', 'integration', { duration: 4_000 }, { fileCpu: { own: 1.5, children: 7.2 } }));
+    expect(times).toEqual({ seconds: 4, imports: 0, setup: 0, run: 4, cpu: { own: 1.5, children: 7.2 } });
   });
 
   it('writes the files outside the unit tier, by path from the root, when SW_FILE_TIMES names a file', () => {

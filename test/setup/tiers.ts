@@ -55,7 +55,7 @@ export function tier(name: Tier['name']): Tier {
   return found;
 }
 
-/** The setup files of a tier's vitest project: the unit tier's guard, and the shared tiers' state restore. */
+/** The setup files of a tier's vitest project: the unit tier's guard, the other tiers' CPU count, and the shared tiers' state restore. */
 export function setupFilesOf(tier: Tier): string[] {
-  return [...(tier.name === 'unit' ? ['test/setup/unit-tier.ts'] : []), ...(tier.isolate ? [] : ['test/setup/shared-worker.ts'])];
+  return [...(tier.name === 'unit' ? ['test/setup/unit-tier.ts'] : ['test/setup/file-cpu.ts']), ...(tier.isolate ? [] : ['test/setup/shared-worker.ts'])];
 }
