@@ -79,6 +79,10 @@ describe('lean POST /runsync', () => {
     const bodies = [
       '{"input":',
       '{"input":{},"__proto__":{"x":1}}',
+      // Guarded keys escaped or as constructor.prototype: the lean path parses with the same parser as fastify's routes.
+      '{"input":{"\\u005f\\u005fproto__":{"x":1}}}',
+      '{"input":{"constructor":{"prototype":{"x":1}}}}',
+      '{"input":{"\\u0063onstructor":{"prototype":{"x":1}}}}',
       '{"input":5}',
       '   ',
       '[1,2]',
