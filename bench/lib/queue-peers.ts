@@ -36,6 +36,7 @@ import pg from 'pg';
 import { Harness } from '../../src/harness/index.js';
 import { openHarnessDatabase } from '../../packages/platform/src/harness/harness-database.js';
 import { PostgresJobStore } from '../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
+import { PEER_TIMES } from '../../packages/platform/src/harness/store/postgres/peers.js';
 
 export interface QueueUnderTest {
   /** Each job's latency, ms (waitPerJob: submit to end seen by the caller; drain: drain start to the job's end). */
@@ -80,17 +81,20 @@ async function callers(jobs: number, clients: number, once: () => Promise<void>)
  */
 export interface StoreSetup {
   readonly background?: number;
+  /** The store's window for its notices to other harnesses, ms (statement-notices.ts; the store's default when left out). */
+  readonly noticeWindowMs?: number;
 }
 
 export async function openQueue(name: QueueName, url: string, setup: PeerSetup = 'docs', store: StoreSetup = {}): Promise<QueueUnderTest> {
-  if (name === 'harness store') return openHarnessStore(url, store.background);
+  if (name === 'harness store') return openHarnessStore(url, store.background, store.noticeWindowMs);
   if (name === 'pg-boss') return openPgBoss(url, setup);
   return openGraphile(url, setup);
 }
 
-async function openHarnessStore(url: string, maxBackground?: number): Promise<QueueUnderTest> {
+async function openHarnessStore(url: string, maxBackground?: number, noticeWindowMs?: number): Promise<QueueUnderTest> {
   const database = await openHarnessDatabase(url, { poolSize: POOL });
-  const harness = new Harness({ store: await PostgresJobStore.open(database) });
+  const peerTimes = noticeWindowMs === undefined ? undefined : { ...PEER_TIMES, noticeWindowMs };
+  const harness = new Harness({ store: await PostgresJobStore.open(database, { peerTimes }) });
   const endpoint = harness.endpoint('ep');
   /**
    * `takers` loops of one worker, taking one job each and completing it, until `stop` is aborted (one

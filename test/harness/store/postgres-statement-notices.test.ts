@@ -33,8 +33,11 @@ async function handleOn(url: string): Promise<PostgresDatabase> {
 }
 
 const JOBS = 20;
-/** No beats during the test (their statements would be counted). */
-const PEER_TIMES = { beatMs: 600_000, silentMs: 1_200_000 };
+/**
+ * No beats during the test (their statements would be counted); every hot statement notifies (no window: the
+ * window's coalescing, postgres-notice-window.test.ts, would send some events by the outbox's statement).
+ */
+const PEER_TIMES = { beatMs: 600_000, silentMs: 1_200_000, noticeWindowMs: 0 };
 
 it('notifies the other harness inside the submission, claim and result statements: 3 statements a job, as alone', async () => {
   database = await createTestDatabase();

@@ -22,8 +22,12 @@ import { sleep } from '../../../src/clock/index.js';
 import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
 
 const JOBS = 20;
-/** No 'beat' while a test runs, however slow the machine (a beat is a notification statement). */
-const QUIET_PEERS = { peerTimes: { beatMs: 3_600_000, silentMs: 7_200_000 } };
+/**
+ * No 'beat' while a test runs, however slow the machine (a beat is a notification statement); every hot
+ * statement notifies for itself (no window: with one, a slow machine's pause between statements sends held
+ * events in an outbox statement, postgres-notice-window.test.ts).
+ */
+const QUIET_PEERS = { peerTimes: { beatMs: 3_600_000, silentMs: 7_200_000, noticeWindowMs: 0 } };
 
 /**
  * Another harness listening on the database (not counted): a store alone sends no event

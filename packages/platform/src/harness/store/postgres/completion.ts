@@ -110,7 +110,7 @@ function withDue(events: readonly StoreEvent[], jobId: string, due: number | und
 }
 
 /** The change's events, its 'changed' event with the ended job's view (a /runsync waiter answers without a read). */
-function withView(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
+export function withView(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
   const view = toJobView(ended);
   return events.map((event) => (event.type === 'changed' && event.jobId === ended.id ? { ...event, ended: view } : event));
 }

@@ -13,7 +13,7 @@ import type postgres from 'postgres';
 import { type Clock, type Job, type StoreEvent, systemClock, toDelivery } from 'serverless-worker/internal';
 import { Coalescer } from './coalescer.js';
 import type { TakenFacts } from './completion.js';
-import { claimJobs, parseClaimedRow } from './queue.js';
+import { type ClaimedRow, claimJobs, parseClaimedRow } from './queue.js';
 import type { TakeWrites } from './take-writes.js';
 import type { StatementNotices } from './statement-notices.js';
 import { HOLD_MS, Reserve } from './take-ahead.js';
@@ -268,23 +268,25 @@ export class JoinedTakes {
     const ahead = Math.max(...takes.map((call) => call.ahead));
     const putBacks = this.#putBacks.get(endpointId) ?? 0;
     // While another harness listens, the claim notifies it in its own statement (statement-notices.ts); `publish` tells this process.
+    // At most one statement a window notifies; the others' events ride on a later one.
     const notice = this.#notices?.begin();
+    const notifyAs = notice?.notify === true ? { origin: this.#notices?.origin as string, carried: notice.carried } : undefined;
     let rows: postgres.RowList<postgres.Row[]>;
     try {
-      rows = await claimJobs(this.#sql, endpointId, workerId, asked + ahead, now, writes, notice?.notify === true ? this.#notices?.origin : undefined);
-    } finally {
+      rows = await claimJobs(this.#sql, endpointId, workerId, asked + ahead, now, writes, notifyAs);
+    } catch (error) {
       notice?.done();
+      throw error;
     }
     this.#takeWrites.taken(endpointId, workerId, now, writes);
-    const taken = rows.map((row) => parseClaimedRow(row)).sort((a, b) => a.queue_seq - b.queue_seq);
-    const events: StoreEvent[] = taken.map((row) => ({
-      type: 'changed',
-      endpointId,
-      jobId: row.id,
-      status: 'IN_PROGRESS',
-      due: row.started_at + row.execution_timeout_ms,
-    }));
-    if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
+    let events: StoreEvent[] = [];
+    let taken: ClaimedRow[];
+    try {
+      taken = rows.map((row) => parseClaimedRow(row)).sort((a, b) => a.queue_seq - b.queue_seq);
+      events = claimEvents(endpointId, workerId, taken);
+    } finally {
+      notice?.done(events);
+    }
     for (const row of taken) {
       this.#taken.remember(
         {
@@ -320,4 +322,17 @@ export class JoinedTakes {
     else this.#hold(reserve, jobs.slice(next), this.#clock.now());
     return answers;
   }
+}
+
+/** A claim's events: each job's 'changed' (IN_PROGRESS, its deadline), and the worker's when it took any. */
+function claimEvents(endpointId: string, workerId: string, taken: readonly ClaimedRow[]): StoreEvent[] {
+  const events: StoreEvent[] = taken.map((row) => ({
+    type: 'changed',
+    endpointId,
+    jobId: row.id,
+    status: 'IN_PROGRESS',
+    due: row.started_at + row.execution_timeout_ms,
+  }));
+  if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
+  return events;
 }

@@ -29,6 +29,11 @@ export interface PeerTimes {
   readonly beatMs: number;
   /** How long a peer may stay silent before it is forgotten, ms. */
   readonly silentMs: number;
+  /**
+   * At most one hot statement notifies the peers in this window, ms; the others' events ride on a later one
+   * (statement-notices.ts). Default NOTICE_WINDOW_MS (100); 0: every statement notifies.
+   */
+  readonly noticeWindowMs?: number;
 }
 
 export const PEER_TIMES: PeerTimes = { beatMs: 10_000, silentMs: 35_000 };

@@ -95,7 +95,7 @@ export function claimJobs(
   max: number,
   now: number,
   writes: { readonly endpoint: boolean; readonly worker: boolean } = { endpoint: true, worker: true },
-  notifyAs?: string,
+  notifyAs?: { readonly origin: string; readonly carried: readonly string[] },
 ): postgres.PendingQuery<postgres.Row[]> {
   // One statement (the hot path; long polls call it on every 'queued' event): the
   // endpoint when missing, the worker's presence, and the claim of the oldest queued
@@ -122,18 +122,20 @@ export function claimJobs(
       ON CONFLICT (endpoint_id, id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, initializing = false
     ),`
     : sql``;
-  // While another harness listens (`notifyAs`: this store's origin), the claim's events go in this statement
-  // (statement-notices.ts): each job's 'changed' (IN_PROGRESS, its deadline) and the worker's, as the taker builds them.
+  // While another harness listens (`notifyAs`: this store's origin, and the payloads of earlier statements it
+  // carries), the claim's events go in this statement (statement-notices.ts): each job's 'changed' (IN_PROGRESS,
+  // its deadline) and the worker's, as the taker builds them.
   const notified =
     notifyAs === undefined
       ? sql``
-      : sql`, claimed_events AS (
+      : sql`, carried AS (SELECT c.payload FROM unnest(${sql.array([...notifyAs.carried], TEXT_OID)}::text[]) AS c(payload)),
+    claimed_events AS (
       SELECT json_build_object('type', 'changed', 'endpointId', ${endpointId}::text, 'jobId', taken.id, 'status', 'IN_PROGRESS',
         'due', taken.started_at + taken.execution_timeout_ms)::text AS events FROM taken
       UNION ALL
       SELECT json_build_object('type', 'worker', 'endpointId', ${endpointId}::text, 'workerId', ${workerId}::text)::text WHERE EXISTS (SELECT 1 FROM taken)
     ),
-    notified AS (${sql.unsafe(notifySql('claimed_events', 'claimed_events.events', notifyAs))})`;
+    notified AS (${sql.unsafe(notifySql('claimed_events', 'claimed_events.events', notifyAs.origin, 'carried'))})`;
   return sql`
     WITH ${endpoint} ${worker}
     picked AS (

@@ -23,6 +23,7 @@ import type { ChangedField, JobChange, JobFacts, StoredJob, StoreEvent } from 's
 import { Coalescer } from './coalescer.js';
 import { COUNTER_SHARDS } from './job-changes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { withView } from './completion.js';
 import { eventsText, notifySql, type StatementNotices } from './statement-notices.js';
 
 /** PostgreSQL's oid of text: each column's values go as one text array, cast to the column's type in the statement. */
@@ -97,6 +98,8 @@ function statementOf(shape: string, notifyAs: string | undefined): Statement {
   const types = arrays.map(({ type }) => type);
   const unnest = types.map((type, index) => `$${index + 1}::${type}[]`).join(', ');
   const counter = `$${types.length + 1}::smallint`;
+  // A notifying statement's last parameter: the payloads it carries for earlier statements (statement-notices.ts).
+  const carried = `$${types.length + 2}::text[]`;
   const text = `
     WITH n AS (
       SELECT * FROM unnest(${unnest}) AS n(${names.join(', ')})
@@ -120,7 +123,7 @@ function statementOf(shape: string, notifyAs: string | undefined): Statement {
       ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = sw_counters.completed + EXCLUDED.completed,
         failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried
       RETURNING 1
-    ) ${notifyAs === undefined ? '' : noticeSql(notifyAs)}
+    ) ${notifyAs === undefined ? '' : noticeSql(notifyAs, carried)}
     SELECT done.* FROM done ${notifyAs === undefined ? '' : ', notified'}`;
   return { text, readers: arrays.map(({ read }) => read) };
 }
@@ -179,7 +182,7 @@ const PLACE_ARRAYS: readonly UnnestArray[] = [
  * it (the output as posted: a JSON null output is NULL in the row), left out past 2 000 bytes as
  * encodePayloads leaves it out (a reader in another process reads the job instead).
  */
-function noticeSql(origin: string): string {
+function noticeSql(origin: string, carried: string): string {
   const view = `'{"id":' || to_json(done.id)::text || ',"status":' || to_json(done.status)::text
     || CASE WHEN done.started_at IS NOT NULL THEN ',"delayTime":' || greatest(0, done.started_at - done.queued_at) ELSE '' END
     || CASE WHEN done.ended_at IS NOT NULL AND done.started_at IS NOT NULL THEN ',"executionTime":' || greatest(0, done.ended_at - done.started_at) ELSE '' END
@@ -187,6 +190,7 @@ function noticeSql(origin: string): string {
     || CASE WHEN done.error IS NOT NULL THEN ',"error":' || to_json(done.error::text)::text ELSE '' END
     || CASE WHEN done.retries > 0 THEN ',"retries":' || done.retries ELSE '' END || '}'`;
   return `,
+    carried AS (SELECT c.payload FROM unnest(${carried}) AS c(payload)),
     written_events AS (
       SELECT nullif(concat_ws(',', n.n_events_before,
           n.n_changed || CASE WHEN octet_length(n.n_changed) + octet_length(v.view) < ${MAX_EVENT_WITH_VIEW_BYTES - 10} THEN ',"ended":' || v.view ELSE '' END || '}',
@@ -194,7 +198,7 @@ function noticeSql(origin: string): string {
       FROM done JOIN n ON n.n_endpoint_id = done.endpoint_id AND n.n_id = done.id
       CROSS JOIN LATERAL (SELECT ${view} AS view) v
     ),
-    notified AS (${notifySql('written_events', 'written_events.events', origin)})`;
+    notified AS (${notifySql('written_events', 'written_events.events', origin, 'carried')})`;
 }
 
 /** Bytes of an event with an ended job's view at most (notifications.ts's bound). */
@@ -309,22 +313,22 @@ export class ResultWrites {
     // Statements in flight together move different counter rows (neither waits for the other's commit), each endpoint's in one order.
     this.#shard = (this.#shard + 1) % COUNTER_SHARDS;
     parameters.push(this.#shard);
+    if (notice?.notify === true) parameters.push(this.#sql.array([...notice.carried], TEXT_OID) as postgres.Parameter);
     let rows: postgres.RowList<postgres.Row[]>;
     try {
       rows = await this.#sql.unsafe(statement.text, parameters as never[], { prepare: true });
-    } finally {
+    } catch (error) {
       notice?.done();
+      throw error;
     }
-    const ended = new Map<string, StoredJob>();
-    for (const row of rows) {
-      const job = toStoredJob(parseJobRow(row));
-      ended.set(jobKey(job), job);
+    let answers: (StoredJob | undefined)[] = [];
+    try {
+      answers = endedJobs(rows, writes, keys, first);
+    } finally {
+      // A silent statement's events are held for a later one (statement-notices.ts), each ended job's with its view.
+      notice?.done(notice.notify ? [] : writes.flatMap((write, index) => (answers[index] ? withView(write.events, answers[index]) : [])));
     }
-    return writes.map((write, index) => {
-      const job = first[index] ? ended.get(keys[index] as string) : undefined;
-      // The output as posted: a JSON null one is NULL in the row. A cleared one (a FAILED job's progress) stays absent.
-      return job && write.change.fields.output !== undefined ? { ...job, output: write.change.fields.output } : job;
-    });
+    return answers;
   }
 
   /** What `read` answers for each write, as one text array (cast to the column's type in the statement). */
@@ -333,4 +337,23 @@ export class ResultWrites {
     for (const write of writes) values.push(read(write));
     return this.#sql.array(values, TEXT_OID) as postgres.Parameter;
   }
+}
+
+/** Each write's ended job as the statement answered it (undefined: changed since, or a job named twice). */
+function endedJobs(
+  rows: postgres.RowList<postgres.Row[]>,
+  writes: readonly ResultWrite[],
+  keys: readonly string[],
+  first: readonly boolean[],
+): (StoredJob | undefined)[] {
+  const ended = new Map<string, StoredJob>();
+  for (const row of rows) {
+    const job = toStoredJob(parseJobRow(row));
+    ended.set(jobKey(job), job);
+  }
+  return writes.map((write, index) => {
+    const job = first[index] ? ended.get(keys[index] as string) : undefined;
+    // The output as posted: a JSON null one is NULL in the row. A cleared one (a FAILED job's progress) stays absent.
+    return job && write.change.fields.output !== undefined ? { ...job, output: write.change.fields.output } : job;
+  });
 }

@@ -12,7 +12,7 @@ import { measureClockSkew, skewRefusal } from './clock-skew.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import type { StoreEventHub } from './notifications.js';
 import { Peers, type PeerTimes } from './peers.js';
-import { StatementNotices } from './statement-notices.js';
+import { NOTICE_WINDOW_MS, StatementNotices } from './statement-notices.js';
 
 /** While refused for skew: how often the clock is measured again, ms. */
 const SKEW_RECHECK_MS = 10_000;
@@ -50,11 +50,19 @@ export class StoreListening {
     this.#sql = sql;
     this.#hub = hub;
     this.#onError = onError;
-    this.notices = new StatementNotices(hub.origin, () => this.#peers.any());
+    this.notices = new StatementNotices(hub.origin, () => this.#peers.any(), {
+      windowMs: peerTimes.noticeWindowMs ?? NOTICE_WINDOW_MS,
+      flush: (events) => this.outbox.send(events),
+    });
     this.#peers = new Peers(
       peerTimes,
       // After the statements sent silent before it (statement-notices.ts: a 'here' covers the changes they made).
-      (message) => this.notices.afterSilent(() => this.outbox.sendControl(message)),
+      // The events held (statement-notices.ts) go first: a peer hears a change before a 'bye'.
+      (message) =>
+        this.notices.afterSilent(() => {
+          this.notices.flushHeld();
+          this.outbox.sendControl(message);
+        }),
       () => hub.resync(endpoints, onError),
     );
     this.outbox = new NotificationOutbox(sql, hub.origin, onError, () => this.#peers.any());
@@ -71,10 +79,12 @@ export class StoreListening {
     return this.#refused;
   }
 
-  /** Stop the clock's rechecks, say goodbye to the peers, send the events still held (unless the database does not answer), stop listening. */
+  /** Stop the clock's rechecks, send the events still held, say goodbye to the peers (unless the database does not answer), stop listening. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#recheck?.cancel();
+    // The events the hot statements held (statement-notices.ts) go before the 'bye'.
+    this.notices.flushHeld();
     this.#peers.close();
     await withinTime(
       this.notices.controlsQueued().then(() => this.outbox.flushed()),

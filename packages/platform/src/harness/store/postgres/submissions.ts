@@ -58,13 +58,17 @@ export class Submissions {
     this.#waitMs = waitMs;
     this.#inserts = new Coalescer(async (jobs) => {
       // While another harness listens, the submissions' events go in their own statement (statement-notices.ts).
+      // At most one statement a window notifies; the others' events ride on a later one (statement-notices.ts).
       const notice = notices.begin();
+      const told = jobs.flatMap((job) => job.told);
       let rows: postgres.RowList<postgres.Row[]>;
       try {
-        rows = await insertJobs(sql, jobs, notice.notify ? notices.payloads(jobs.flatMap((job) => job.told)) : []);
-      } finally {
+        rows = await insertJobs(sql, jobs, notice.notify ? [...notice.carried, ...notices.payloads(told)] : []);
+      } catch (error) {
         notice.done();
+        throw error;
       }
+      notice.done(told);
       const inserted = new Set(rows.map((row) => String(row.id)));
       statistics.inserted(inserted.size);
       return jobs.flatMap((job) => (inserted.has(job.id) ? [job.id] : []));
