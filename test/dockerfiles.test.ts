@@ -22,6 +22,9 @@ function filesUnder(path: string): string[] {
     .map((entry) => posix.join(path, posix.relative(full, posix.join(entry.parentPath, entry.name))));
 }
 
+/** The devDependencies of the package.json in `folder` ('' for the root). */
+const pkg = (folder: string) => (JSON.parse(read(`${folder}package.json`)) as { devDependencies?: Record<string, string> }).devDependencies ?? {};
+
 const DOCKERFILES = ['Dockerfile.gpu', 'Dockerfile.cpu'] as const;
 const included = dockerignoreFilter(read('.dockerignore'));
 
@@ -42,7 +45,7 @@ describe.each(DOCKERFILES)('%s', (file) => {
   it('builds with Node 24: npm ci, then serverless-worker build of the WORKER folder (the bundle recipe)', () => {
     expect(build.base).toMatch(/^node:24[.-]/);
     const script = runs(build).join('\n');
-    expect(script).toMatch(/\bnpm ci\b(?![^\n]*--omit=dev)/);
+    expect(script).toMatch(/\bnpm ci\b/);
     const raw = build.instructions
       .filter((i) => i.keyword === 'RUN')
       .map((i) => i.raw)
@@ -51,6 +54,27 @@ describe.each(DOCKERFILES)('%s', (file) => {
     const defaultWorker = stageArg(build, 'WORKER') ?? '';
     expect(existsSync(`${ROOT}${defaultWorker}/worker.ts`), `${defaultWorker}/worker.ts`).toBe(true);
     expect(existsSync(`${ROOT}${defaultWorker}/test_input.json`), `${defaultWorker}/test_input.json`).toBe(true);
+  });
+
+  it('installs the dependencies without the dev ones, then only the dev ones the build needs, at the lockfile versions', () => {
+    const script = runs(build).join('\n');
+    expect(script, 'the workspace installed without its dev dependencies').toMatch(/\bnpm ci --omit=dev\b/);
+    const installs = script.match(/\bnpm (ci|install|i|add)\b[^\n&|;]*/g) ?? [];
+    expect(installs).toHaveLength(2);
+    // The second adds named packages as dependencies without writing package.json or the lockfile.
+    expect(installs[1]).toMatch(/^npm install --no-save --save-prod --omit=dev\b/);
+    const named =
+      /\[((?:'[a-z0-9@/.-]+'(?:, )?)+)\]\.map\(\(name\) => name \+ '@' \+ require\('\.\/package-lock\.json'\)\.packages\['node_modules\/' \+ name\]\.version\)/.exec(
+        script,
+      );
+    const tools = (named?.[1] ?? '').split(', ').map((name) => name.slice(1, -1));
+    expect(tools).toEqual(['tsx', 'swagger-ui-dist', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@aws-sdk/s3-request-presigner']);
+    const devDependencies = { ...pkg(''), ...pkg('packages/platform/') };
+    const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { version?: string; dev?: boolean }> };
+    for (const tool of tools) {
+      expect(devDependencies[tool], `${tool}: a dev dependency of one of the packages`).toBeDefined();
+      expect(lock.packages[`node_modules/${tool}`]?.version, `${tool} in the lockfile`).toMatch(/^\d+\.\d+\.\d+/);
+    }
   });
 
   it('copies only paths that exist in the repository and in the build context', () => {

@@ -7,14 +7,18 @@
  * it (the primary key decides, the loser's WHERE sees the winner's fresh lease) and the
  * loser tries the next free number. Leases are renewed every launcher tick; a slot whose
  * machine stopped renewing (crashed, cut off) lapses after `leaseMs` and is claimed by the
- * next machine that needs it. Times are the harness clock's epoch ms, so the machines'
- * clocks must agree to well within the lease (NTP). The claims run on the process's one
- * database handle (harness/postgres/database.ts), which its opener closes.
+ * next machine that needs it. A slot whose holder provably no longer runs (its presence
+ * session ended: slot-holder.ts) is free at once: a harness SIGKILLed with every slot of
+ * an endpoint does not hold up the next one for the lease. Times are the harness clock's
+ * epoch ms, so the machines' clocks must agree to well within the lease (NTP). The claims
+ * run on the process's one database handle (harness/postgres/database.ts) and its
+ * session, which its opener closes.
  */
 import type postgres from 'postgres';
 import * as z from 'zod';
 import type { PostgresDatabase } from '../postgres/database.js';
 import type { SlotClaims } from './slot-claims.js';
+import { currentHolderSession, slotHeld, type HolderSession } from './slot-holder.js';
 
 export interface PostgresSlotClaimsOptions {
   /** This machine's id (recorded on its slots). */
@@ -34,6 +38,8 @@ export class PostgresSlotClaims implements SlotClaims {
   readonly shared = true;
   readonly leaseMs: number;
   readonly #sql: postgres.Sql;
+  /** The presence session's connection (the handle's session()). */
+  readonly #session: postgres.Sql;
   /** The slots this machine holds: `endpointId` -> worker ids (renewed each tick). */
   readonly #held = new Map<string, Set<string>>();
   #closed = false;
@@ -41,6 +47,7 @@ export class PostgresSlotClaims implements SlotClaims {
   /** The claims on `database` (opened and migrated by the caller, who closes it). */
   constructor(database: PostgresDatabase, options: PostgresSlotClaimsOptions) {
     this.#sql = database.sql;
+    this.#session = database.session();
     this.machineId = options.machineId;
     this.leaseMs = options.leaseMs ?? 15_000;
   }
@@ -48,20 +55,23 @@ export class PostgresSlotClaims implements SlotClaims {
   async claim(endpointId: string, max: number, workerId: string, now: number): Promise<number | undefined> {
     if (this.#closed || max <= 0) return undefined;
     const expires = now + this.leaseMs;
+    const holder = await currentHolderSession(this.#session);
     for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
-      const rows = await this.#sql`
+      const sql = this.#sql;
+      const rows = await sql`
         WITH free AS (
           SELECT n AS slot FROM generate_series(0, ${max - 1}::integer) AS n
           WHERE NOT EXISTS (
-            SELECT 1 FROM sw_launcher_slots s WHERE s.endpoint_id = ${endpointId} AND s.slot = n AND s.lease_expires_at > ${now}
+            SELECT 1 FROM sw_launcher_slots s WHERE s.endpoint_id = ${endpointId} AND s.slot = n AND ${slotHeld(sql, 's', now)}
           )
           ORDER BY n LIMIT 1
         )
-        INSERT INTO sw_launcher_slots (endpoint_id, slot, machine_id, worker_id, lease_expires_at)
-        SELECT ${endpointId}, slot, ${this.machineId}, ${workerId}, ${expires} FROM free
+        INSERT INTO sw_launcher_slots (endpoint_id, slot, machine_id, worker_id, lease_expires_at, holder_pid, holder_started)
+        SELECT ${endpointId}, slot, ${this.machineId}, ${workerId}, ${expires}, ${holder?.pid ?? null}::integer, ${holder?.started ?? null}::timestamptz FROM free
         ON CONFLICT (endpoint_id, slot) DO UPDATE
-          SET machine_id = EXCLUDED.machine_id, worker_id = EXCLUDED.worker_id, lease_expires_at = EXCLUDED.lease_expires_at
-          WHERE sw_launcher_slots.lease_expires_at <= ${now}
+          SET machine_id = EXCLUDED.machine_id, worker_id = EXCLUDED.worker_id, lease_expires_at = EXCLUDED.lease_expires_at,
+            holder_pid = EXCLUDED.holder_pid, holder_started = EXCLUDED.holder_started
+          WHERE NOT ${slotHeld(sql, 'sw_launcher_slots', now)}
         RETURNING slot`;
       const row = rows[0];
       if (row) {
@@ -69,8 +79,8 @@ export class PostgresSlotClaims implements SlotClaims {
         return SlotRow.parse(row).slot;
       }
       // Nothing free, or another machine took the free one between our read and write.
-      const live = await this
-        .#sql`SELECT count(*)::integer AS slot FROM sw_launcher_slots WHERE endpoint_id = ${endpointId} AND lease_expires_at > ${now} AND slot < ${max}`;
+      const live = await sql`SELECT count(*)::integer AS slot FROM sw_launcher_slots s
+        WHERE endpoint_id = ${endpointId} AND slot < ${max} AND ${slotHeld(sql, 's', now)}`;
       if (SlotRow.parse(live[0]).slot >= max) return undefined;
     }
     return undefined;
@@ -78,8 +88,8 @@ export class PostgresSlotClaims implements SlotClaims {
 
   async heldElsewhere(endpointId: string, now: number): Promise<string[]> {
     if (this.#closed) return [];
-    const rows = await this.#sql`SELECT worker_id FROM sw_launcher_slots
-      WHERE endpoint_id = ${endpointId} AND lease_expires_at > ${now} AND machine_id <> ${this.machineId} ORDER BY slot`;
+    const rows = await this.#sql`SELECT worker_id FROM sw_launcher_slots s
+      WHERE endpoint_id = ${endpointId} AND machine_id <> ${this.machineId} AND ${slotHeld(this.#sql, 's', now)} ORDER BY slot`;
     return rows.map((row) => WorkerRow.parse(row).worker_id);
   }
 
@@ -87,7 +97,10 @@ export class PostgresSlotClaims implements SlotClaims {
     if (this.#closed) return;
     const workerIds = [...this.#held.values()].flatMap((ids) => [...ids]);
     if (workerIds.length > 0) {
-      await this.#sql`UPDATE sw_launcher_slots SET lease_expires_at = ${now + this.leaseMs}
+      // The session too: after a lost connection (a PostgreSQL restart) the rows name the new one.
+      const holder: HolderSession | undefined = await currentHolderSession(this.#session);
+      await this.#sql`UPDATE sw_launcher_slots SET lease_expires_at = ${now + this.leaseMs},
+          holder_pid = ${holder?.pid ?? null}::integer, holder_started = ${holder?.started ?? null}::timestamptz
         WHERE machine_id = ${this.machineId} AND worker_id = ANY(${workerIds}::text[])`;
     }
     // Rows lapsed for a whole lease are nobody's: clear them (a claim would overwrite them anyway).
@@ -102,7 +115,7 @@ export class PostgresSlotClaims implements SlotClaims {
     await this.#sql`DELETE FROM sw_launcher_slots WHERE endpoint_id = ${endpointId} AND machine_id = ${this.machineId} AND worker_id = ${workerId}`;
   }
 
-  /** Stop claiming (the connections are the database handle's); slots still held lapse after their lease. */
+  /** Stop claiming (the connections are the database handle's); slots still held lapse after their lease, or once the handle's session ends. */
   async close(): Promise<void> {
     this.#closed = true;
   }

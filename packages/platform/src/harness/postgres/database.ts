@@ -4,8 +4,10 @@
  * `--pg-pool-size` (default 10), shared by every store of the process (the job store,
  * the management store, the launcher's slot claims), which are given it at
  * construction and never close it. The job store's LISTEN takes one connection more,
- * the driver's own (postgres.js opens it on the first `listen`): a process holds at most
- * poolSize + 1 connections. Opening it creates or migrates the schema (migrate.ts), once;
+ * the driver's own (postgres.js opens it on the first `listen`), and the launcher's slot
+ * claims one more, kept open as long as the process runs (session(): the session whose
+ * end tells the other harnesses that this one is gone): a process holds at most
+ * poolSize + 2 connections. Opening it creates or migrates the schema (migrate.ts), once;
  * whoever opened it closes it, once, after the stores on it are closed.
  *
  *     const database = await PostgresDatabase.open(url, { schema: HARNESS_SCHEMA });
@@ -79,12 +81,27 @@ export class PostgresDatabase {
   readonly poolSize: number;
   /** The schema versions this open applied (none when the database was up to date). */
   readonly applied: readonly number[];
+  readonly #openSession: () => postgres.Sql;
+  #session: postgres.Sql | undefined;
   #closed: Promise<void> | undefined;
 
-  private constructor(sql: postgres.Sql, poolSize: number, applied: readonly number[]) {
+  private constructor(sql: postgres.Sql, poolSize: number, applied: readonly number[], openSession: () => postgres.Sql) {
     this.sql = sql;
     this.poolSize = poolSize;
     this.applied = applied;
+    this.#openSession = openSession;
+  }
+
+  /**
+   * One connection of its own, outside the pool, for what lasts as long as the process:
+   * the launcher's presence lock (launcher/slot-holder.ts). Made on the first call (the
+   * driver connects on the first statement, and again after a lost connection), never
+   * closed for idleness or age; closed with the handle.
+   */
+  session(): postgres.Sql {
+    if (this.#closed) throw new Error('session() of a closed PostgreSQL handle');
+    this.#session ??= this.#openSession();
+    return this.#session;
   }
 
   /** Connect to `url` and create or migrate the schema; the driver's error when it cannot. */
@@ -92,18 +109,21 @@ export class PostgresDatabase {
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new RangeError(`poolSize must be a whole number of at least 1, got ${poolSize}`);
     const versions = await schemaVersions(options.schema);
-    const sql = postgres(url, {
-      max: poolSize,
-      onnotice: () => undefined,
-      backoff: reconnectBackoff,
-      connect_timeout: CONNECT_TIMEOUT_S,
-      transform: { undefined: null },
-      connection: { application_name: options.applicationName ?? APPLICATION_NAME },
-    });
+    const connect = (settings: postgres.Options<Record<string, postgres.PostgresType>>): postgres.Sql =>
+      postgres(url, {
+        onnotice: () => undefined,
+        backoff: reconnectBackoff,
+        connect_timeout: CONNECT_TIMEOUT_S,
+        transform: { undefined: null },
+        connection: { application_name: options.applicationName ?? APPLICATION_NAME },
+        ...settings,
+      });
+    const sql = connect({ max: poolSize });
     try {
       const applied = await migrate(sql, versions);
       stopRefetchingTypes(sql);
-      return new PostgresDatabase(sql, poolSize, applied);
+      // The session: never closed for idleness or age (the pool's connections are, after 30 to 60 min), so its end means the process's.
+      return new PostgresDatabase(sql, poolSize, applied, () => connect({ max: 1, idle_timeout: 0, max_lifetime: null, fetch_types: false }));
     } catch (error) {
       await sql.end({ timeout: 1 });
       throw error;
@@ -117,7 +137,7 @@ export class PostgresDatabase {
 
   /** End every connection (the LISTEN one too); later calls answer the first one's promise. */
   close(): Promise<void> {
-    this.#closed ??= this.sql.end({ timeout: 5 });
+    this.#closed ??= Promise.all([this.sql.end({ timeout: 5 }), this.#session?.end({ timeout: 5 })]).then(() => undefined);
     return this.#closed;
   }
 }
