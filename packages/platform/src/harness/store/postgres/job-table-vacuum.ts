@@ -20,10 +20,10 @@
  *   deleted jobs since the last try. One short READ COMMITTED transaction:
  *   `LOCK TABLE sw_jobs, sw_chunks IN ACCESS EXCLUSIVE MODE NOWAIT` (any other
  *   transaction that touched either table, a submission not yet committed included,
- *   makes it fail at once: skipped, never waited for), then both tables are counted
- *   again under the lock with a snapshot taken after it (every committed row seen), and
- *   only when both are empty `TRUNCATE sw_jobs, sw_chunks` (the identities continue: job
- *   and chunk order is kept). Statements of other sessions wait for the lock a few
+ *   makes it fail at once: skipped, never waited for, and tried again the next time the
+ *   store finds no job), then both tables are counted again under the lock with a
+ *   snapshot taken after it (every committed row seen), and only when both are empty
+ *   `TRUNCATE sw_jobs, sw_chunks` (the identities continue: job and chunk order is kept). Statements of other sessions wait for the lock a few
  *   milliseconds at most (four round trips). A truncated table's indexes start again
  *   from one page each; the table is then analyzed (`onTruncated`: fresh-statistics.ts),
  *   so that the plans made next are for an empty table that grows.
