@@ -10,7 +10,8 @@
  * - `base`: `jobTables: { vacuumEveryJobs: 0, truncateWhenEmpty: false }`, the store as it
  *   was before (autovacuum only);
  * - `new`: the defaults (a VACUUM of sw_jobs and sw_chunks every 1 000 jobs ended or
- *   deleted; the tables truncated when a cleanup left them empty).
+ *   deleted; the tables truncated when a cleanup left them empty);
+ * - `truncate` (with `--modes base,new,truncate`): the truncation alone, no VACUUMs.
  *
  * A round drains `--jobs` jobs in batches of `--batch`: the batch submitted (in parallel),
  * taken by one take, completed (in parallel). With `--retain N`, every 1 000 jobs the
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '4' },
     retain: { type: 'string', default: '0' },
     durable: { type: 'boolean', default: false },
+    modes: { type: 'string', default: 'base,new' },
   },
 });
 const JOBS = Number(values.jobs);
@@ -50,11 +52,16 @@ const TOTAL = Math.ceil(JOBS / BATCH) * BATCH;
 /** A /run job's retention after its end (the store's default). */
 const RETENTION_MS = 1_800_000;
 
-type Mode = 'base' | 'new';
+type Mode = 'base' | 'new' | 'truncate';
 const SETTINGS: Record<Mode, { vacuumEveryJobs?: number; truncateWhenEmpty?: boolean }> = {
   base: { vacuumEveryJobs: 0, truncateWhenEmpty: false },
   new: {},
+  truncate: { vacuumEveryJobs: 0 },
 };
+const MODES = values.modes.split(',').map((mode) => {
+  if (!(mode in SETTINGS)) throw new Error(`--modes: expected a list of ${Object.keys(SETTINGS).join(', ')}, got ${JSON.stringify(mode)}`);
+  return mode as Mode;
+});
 
 interface Outcome {
   readonly mode: Mode;
@@ -136,18 +143,19 @@ try {
   );
   const outcomes: Outcome[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const order: Mode[] = r % 2 === 0 ? ['base', 'new'] : ['new', 'base'];
+    // Each round starts with the next mode: each goes first as often as the others.
+    const order = [...MODES.slice(r % MODES.length), ...MODES.slice(0, r % MODES.length)];
     for (const mode of order) {
       const o = await round(server.url, admin, mode, `vacuum_${r}_${mode}`);
       outcomes.push(o);
       console.log(
-        `${mode.padEnd(4)} round ${r + 1}: indexes start ${mb(o.start)} MB, end of flow ${mb(o.flowEnd)} MB, after cleanup ${mb(o.afterCleanup)} MB ` +
+        `${mode.padEnd(8)} round ${r + 1}: indexes start ${mb(o.start)} MB, end of flow ${mb(o.flowEnd)} MB, after cleanup ${mb(o.afterCleanup)} MB ` +
           `(${(o.afterCleanup / o.start).toFixed(1)}x the start) | µs a job: submit ${o.submitUs.toFixed(0)}, take ${o.takeUs.toFixed(0)}, ` +
           `complete ${o.completeUs.toFixed(0)} | ${o.vacuums} VACUUMs | load ${loadAverage()}`,
       );
     }
   }
-  for (const mode of ['base', 'new'] as const) {
+  for (const mode of MODES) {
     const mine = outcomes.filter((o) => o.mode === mode);
     const pick = (key: keyof Omit<Outcome, 'mode'>): number => median(mine.map((o) => o[key]));
     console.log(

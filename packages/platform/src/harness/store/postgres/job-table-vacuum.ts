@@ -8,12 +8,13 @@
  * start of 0.05 MB, and kept that size after the cleanup.
  *
  * - **A VACUUM every `vacuumEveryJobs` jobs** (1 000) this process ended or deleted:
- *   `VACUUM (SKIP_LOCKED) sw_jobs, sw_chunks`, a statement of its own (never in a
- *   transaction), in the background (the call that counted the job does not wait). A
- *   table that another session is vacuuming (another harness, autovacuum) or holds
- *   exclusively is skipped, never waited for, so harnesses sharing the database vacuum
- *   one at a time. A VACUUM takes a lock that takes, submissions and results do not
- *   wait for (SHARE UPDATE EXCLUSIVE). The bench measured 6-81 ms each.
+ *   `VACUUM (SKIP_LOCKED, TRUNCATE false) sw_jobs, sw_chunks`, a statement of its own
+ *   (never in a transaction), in the background (the call that counted the job does not
+ *   wait). A table that another session is vacuuming (another harness, autovacuum) or
+ *   holds exclusively is skipped, never waited for, so harnesses sharing the database
+ *   vacuum one at a time. It takes a lock that takes, submissions and results do not
+ *   wait for (SHARE UPDATE EXCLUSIVE), and not the one that giving back the table's last
+ *   pages would (`TRUNCATE false`). The bench measured 6-81 ms each.
  * - **A TRUNCATE of the job tables a cleanup left empty**, with nothing lost: asked for
  *   when the store's next deadline is none (nextDueAt: every job has a ttl, so no
  *   deadline means no job; the scheduler asks it after each sweep) and this process
@@ -69,9 +70,15 @@ export async function truncateEmptyJobTables(sql: postgres.Sql): Promise<Truncat
   }
 }
 
-/** VACUUM the job tables, skipping one another session vacuums or holds (never waiting for it). */
+/**
+ * VACUUM the job tables, skipping one another session vacuums or holds (never waiting for
+ * it), and leaving the table's empty last pages in place (`TRUNCATE false`): giving them
+ * back takes an ACCESS EXCLUSIVE lock, which the takes, submissions and results would wait
+ * for. Later jobs reuse those pages; autovacuum and the TRUNCATE of empty tables give them
+ * back.
+ */
 export async function vacuumJobTables(sql: postgres.Sql): Promise<void> {
-  await sql`VACUUM (SKIP_LOCKED) sw_jobs, sw_chunks`;
+  await sql`VACUUM (SKIP_LOCKED, TRUNCATE false) sw_jobs, sw_chunks`;
 }
 
 type Work = 'vacuum' | 'truncate';
