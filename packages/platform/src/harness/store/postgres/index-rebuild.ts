@@ -21,6 +21,10 @@
  * maintenance round (maintenance-check.ts): one harness a round, a round every
  * `intervalMs`, so each index is rebuilt at most once an interval.
  *
+ * Job tables a cleanup left empty are truncated by the store itself (job-table-vacuum.ts),
+ * which gives their indexes back at once; this rebuild is for the indexes of tables that
+ * still hold jobs, or that another session held when they were found empty.
+ *
  * A rebuild that fails (cancelled, a deadlock, the connection lost) leaves an invalid
  * copy, `<index>_ccnew`: it is dropped (`DROP INDEX CONCURRENTLY`), and the next round
  * tries again.

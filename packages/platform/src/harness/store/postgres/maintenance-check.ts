@@ -12,7 +12,8 @@
  *   for `vacuumQuietMs`;
  * - index bloat: a table whose indexes outweigh the table `indexRatio` times over (and
  *   weigh at least `minIndexBytes`): a queue's indexes keep their pages after the rows
- *   are gone (only REINDEX gives them back).
+ *   are gone (only REINDEX gives them back, or the TRUNCATE of tables a cleanup left
+ *   empty: job-table-vacuum.ts).
  *
  * The round then rebuilds the indexes that outgrew what their table's live rows need
  * (index-rebuild.ts: REINDEX INDEX CONCURRENTLY, one log line each).

@@ -9,7 +9,8 @@
  * Events go to every process with LISTEN/NOTIFY (notifications.ts), in the hot statements
  * themselves (statement-notices.ts) or after the commit, and only while another harness
  * listens (store-listening.ts, which also checks this process's clock against the database's).
- * sw_jobs's planner statistics follow its growth (fresh-statistics.ts).
+ * sw_jobs's planner statistics follow its growth (fresh-statistics.ts); the job tables are
+ * vacuumed as jobs end and truncated when a cleanup left them empty (job-table-vacuum.ts).
  * Submissions are in submissions.ts, a worker's other changes in worker-changes.ts, reads
  * in reads.ts, worker presence in workers.ts. It runs on the process's one
  * database handle (harness/postgres/database.ts), which its opener closes.
@@ -54,6 +55,7 @@ import { MAINTENANCE_LIMITS, MaintenanceCheck, type MaintenanceLimits } from './
 import { cancelJob, purgeQueued, retryJob, setJobTtl } from './caller-changes.js';
 import { SUBMIT_WAIT_MS, Submissions } from './submissions.js';
 import { FreshStatistics } from './fresh-statistics.js';
+import { JOB_TABLE_LIMITS, JobTableVacuum, type JobTableLimits } from './job-table-vacuum.js';
 import { ResultWrites } from './result-writes.js';
 import { TakeWrites } from './take-writes.js';
 import { readJob, readList, readStateCounts, readHealth, readStream, peekStream } from './reads.js';
@@ -78,6 +80,8 @@ export interface PostgresJobStoreOptions {
   readonly submitWaitMs?: number;
   /** Given: the maintenance check runs (maintenance-check.ts) and warns through `warn`, within `limits` (default MAINTENANCE_LIMITS). */
   readonly maintenance?: { readonly warn: (message: string) => void; readonly limits?: Partial<MaintenanceLimits> };
+  /** The job tables' VACUUM and TRUNCATE by the store (job-table-vacuum.ts); default JOB_TABLE_LIMITS (a VACUUM every 1 000 jobs, empty tables truncated). */
+  readonly jobTables?: Partial<JobTableLimits>;
 }
 
 export { SUBMIT_WAIT_MS } from './submissions.js';
@@ -93,13 +97,15 @@ export class PostgresJobStore implements JobStore {
   readonly #takeWrites = new TakeWrites();
   readonly #takes: JoinedTakes;
   readonly #statistics: FreshStatistics;
+  readonly #jobTables: JobTableVacuum;
   #maintenance: MaintenanceCheck | undefined;
   #closed = false;
 
-  private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes, submitWaitMs: number) {
+  private constructor(sql: postgres.Sql, onError: (error: unknown) => void, peerTimes: PeerTimes, submitWaitMs: number, jobTables: JobTableLimits) {
     this.#sql = sql;
     this.#listening = new StoreListening(sql, this.#hub, peerTimes, onError, () => this.listEndpoints());
     const statistics = (this.#statistics = new FreshStatistics(sql, onError));
+    this.#jobTables = new JobTableVacuum(sql, onError, () => statistics.analyze(), jobTables);
     const notices = this.#listening.notices;
     this.#submissions = new Submissions(sql, notices, statistics, submitWaitMs);
     this.#resultWrites = new ResultWrites(sql, notices);
@@ -118,7 +124,8 @@ export class PostgresJobStore implements JobStore {
     const watched = options.clock ? { clock: options.clock, maxSkewMs: options.maxClockSkewMs ?? MAX_CLOCK_SKEW_MS } : undefined;
     if (watched) await checkClockAtOpen(database.sql, watched);
     const onError = options.onError ?? (() => undefined);
-    const store = new PostgresJobStore(database.sql, onError, options.peerTimes ?? PEER_TIMES, options.submitWaitMs ?? SUBMIT_WAIT_MS);
+    const jobTables = { ...JOB_TABLE_LIMITS, ...options.jobTables };
+    const store = new PostgresJobStore(database.sql, onError, options.peerTimes ?? PEER_TIMES, options.submitWaitMs ?? SUBMIT_WAIT_MS, jobTables);
     await store.#listening.listen(() => store.listEndpoints(), watched);
     // Statistics before the first statement is planned (a database just migrated has none: fresh-statistics.ts).
     await store.#statistics.check();
@@ -137,10 +144,13 @@ export class PostgresJobStore implements JobStore {
     this.#takeWrites.endpointExists(endpointId);
   }
 
-  deleteEndpoint(endpointId: string): Promise<boolean> {
+  async deleteEndpoint(endpointId: string): Promise<boolean> {
     this.#takeWrites.forgetEndpoint(endpointId);
     this.#takes.forgetEndpoint(endpointId);
-    return deleteEndpoint(this.#sql, endpointId);
+    const deleted = await deleteEndpoint(this.#sql, endpointId);
+    // Its jobs went with it (how many is not counted): the tables may be empty now.
+    if (deleted) this.#jobTables.jobsGone(0, 1);
+    return deleted;
   }
 
   listEndpoints(): Promise<string[]> {
@@ -196,6 +206,7 @@ export class PostgresJobStore implements JobStore {
     const done = await completeJob(this.#sql, this.#resultWrites, known, { endpointId, jobId, workerId, attempt, result, now });
     // Other harnesses were told by the result statement itself (statement-notices.ts).
     this.#hub.emit(done.events);
+    this.#jobTables.jobsGone(done.ended.length, 0);
     return { ack: done.ack, ended: done.ended, stops: [] };
   }
 
@@ -227,9 +238,11 @@ export class PostgresJobStore implements JobStore {
 
   // -------------------------------------------------------------- caller operations
 
-  cancel(endpointId: string, jobId: string, now: number): Promise<{ readonly job: StoredJob } & ChangeOutcome> {
+  async cancel(endpointId: string, jobId: string, now: number): Promise<{ readonly job: StoredJob } & ChangeOutcome> {
     this.#open();
-    return this.#change((tx, changes) => cancelJob(tx, changes, endpointId, jobId, now));
+    const cancelled = await this.#change((tx, changes) => cancelJob(tx, changes, endpointId, jobId, now));
+    this.#jobTables.jobsGone(cancelled.ended.length, 0);
+    return cancelled;
   }
 
   retry(endpointId: string, jobId: string, now: number): Promise<StoredJob> {
@@ -242,9 +255,11 @@ export class PostgresJobStore implements JobStore {
     return this.#change((tx, changes) => setJobTtl(tx, changes, endpointId, jobId, ttlMs, now));
   }
 
-  purgeQueue(endpointId: string): Promise<number> {
+  async purgeQueue(endpointId: string): Promise<number> {
     this.#open();
-    return this.#change((tx, changes) => purgeQueued(tx, changes, endpointId));
+    const purged = await this.#change((tx, changes) => purgeQueued(tx, changes, endpointId));
+    this.#jobTables.jobsGone(0, purged);
+    return purged;
   }
 
   // -------------------------------------------------------------- lost jobs and workers
@@ -306,19 +321,29 @@ export class PostgresJobStore implements JobStore {
 
   // -------------------------------------------------------------- time
 
-  nextDueAt(): Promise<number | undefined> {
-    return nextDueAt(this.#sql);
+  /** The earliest deadline; none means no job at all (every job has a ttl): the job tables are then truncated if jobs were deleted since the last try (job-table-vacuum.ts). */
+  async nextDueAt(): Promise<number | undefined> {
+    const due = await nextDueAt(this.#sql);
+    if (due === undefined && !this.#closed) this.#jobTables.seenEmpty();
+    return due;
   }
 
   /** The deadlines due at `now`, in short transactions (due-rules.ts), their events published batch by batch. */
   async applyDue(now: number): Promise<DueOutcome> {
     this.#open();
-    return applyAllDue(
+    const outcome = await applyAllDue(
       this.#sql,
       now,
       (events) => this.#publish(events),
       () => this.#open(),
     );
+    this.#jobTables.jobsGone(outcome.ended.length, outcome.deleted.length);
+    return outcome;
+  }
+
+  /** Settles when the job tables' VACUUM or TRUNCATE under way, and any asked for meanwhile, are done (job-table-vacuum.ts). */
+  jobTablesSettled(): Promise<void> {
+    return this.#jobTables.settled();
   }
 
   // -------------------------------------------------------------- events and life
@@ -333,6 +358,7 @@ export class PostgresJobStore implements JobStore {
     await this.#takes.release();
     this.#closed = true;
     this.#maintenance?.close();
+    await this.#jobTables.close();
     // The connections are the database handle's: its opener closes it.
     await this.#listening.close();
   }
