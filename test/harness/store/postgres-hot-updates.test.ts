@@ -75,7 +75,8 @@ it("updates a running job's reported_at (a heartbeat) in place, and takes a vers
     await raw.end();
   }
   const handle = await database.connect(2);
-  expect(handle.applied).toEqual([6]);
+  // From version 5: 0006 (this test's), and the launcher's 0007 (slot holders) after it.
+  expect(handle.applied).toEqual([6, 7]);
   expect(await jobIndexes(handle.sql)).toEqual({ indexes: JOB_INDEXES, options: expect.arrayContaining(['fillfactor=85']) as unknown as string[] });
   const store = await PostgresJobStore.open(handle);
   try {

@@ -20,8 +20,8 @@ import {
   type ResultAck,
   type StoredJob,
   type StoreEvent,
-  toJobView,
 } from 'serverless-worker/internal';
+import { withView } from './ended-view.js';
 import type { ResultWrites } from './result-writes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
@@ -107,10 +107,4 @@ export async function completeJob(
 function withDue(events: readonly StoreEvent[], jobId: string, due: number | undefined): StoreEvent[] {
   if (due === undefined) return [...events];
   return events.map((event) => (event.type === 'changed' && event.jobId === jobId ? { ...event, due } : event));
-}
-
-/** The change's events, its 'changed' event with the ended job's view (a /runsync waiter answers without a read). */
-export function withView(events: readonly StoreEvent[], ended: StoredJob): StoreEvent[] {
-  const view = toJobView(ended);
-  return events.map((event) => (event.type === 'changed' && event.jobId === ended.id ? { ...event, ended: view } : event));
 }

@@ -23,7 +23,7 @@ import type { ChangedField, JobChange, JobFacts, StoredJob, StoreEvent } from 's
 import { Coalescer } from './coalescer.js';
 import { COUNTER_SHARDS } from './job-changes.js';
 import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
-import { withView } from './completion.js';
+import { withView } from './ended-view.js';
 import { eventsText, notifySql, type StatementNotices } from './statement-notices.js';
 
 /** PostgreSQL's oid of text: each column's values go as one text array, cast to the column's type in the statement. */
