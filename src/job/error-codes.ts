@@ -239,7 +239,7 @@ export const ERROR_CODES = {
  * the module that registers their table: `interface RegisteredErrorCodes extends
  * Record<TheirCode, true> {}` inside `declare module 'serverless-worker/internal'`.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+// oxlint-disable-next-line typescript/no-empty-object-type -- filled by declaration merging
 export interface RegisteredErrorCodes {}
 
 /** A code of the SDK's table, or of a table registered with registerErrorCodes. */

@@ -159,7 +159,7 @@ export class JobRun {
 
   #context(): JobContext {
     // The getters below read the run's fields: they need the run, not the context object.
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    // oxlint-disable-next-line typescript/no-this-alias
     const run = this;
     return {
       jobId: this.job.id,

@@ -45,7 +45,7 @@ const ownAtStart = process.cpuUsage();
 const childrenAtStart = childrenSeconds();
 
 // vitest wants the hook's first argument (its context) destructured, even when unused.
-// eslint-disable-next-line no-empty-pattern
+// oxlint-disable-next-line no-empty-pattern
 afterAll(({}, suite) => {
   const own = process.cpuUsage(ownAtStart);
   const childrenAtEnd = childrenSeconds();

@@ -1,7 +1,7 @@
 /**
  * @module test/setup/run-all
  * `npm test` after the prerequisites: the static checks (tsc --noEmit, the dashboard's type
- * check, eslint, prettier) and vitest at the same time. Run one after the other they took
+ * check, oxlint, prettier) and vitest at the same time. Run one after the other they took
  * about 110 s of a CI run before the first test (2 shared cores); beside vitest they use the
  * CPU its tests leave idle while they wait on child processes, sockets and timers (about a
  * quarter of a CI run's CPU time was idle). The checks run one at a time under Linux's
@@ -28,7 +28,7 @@ interface Check {
 /**
  * The type checks run TypeScript 7 (the native compiler, `typescript-7` in devDependencies):
  * about a third of TypeScript 5.9's time and CPU on this tree. `typescript` stays 5.9 for
- * what loads its JavaScript API (typescript-eslint, the tests that read declarations);
+ * what loads its JavaScript API (the snippet check, the tests that read declarations);
  * both packages declare a `tsc` bin, so this one is called by its path.
  */
 const TSC_7 = ['node_modules/typescript-7/bin/tsc'];
@@ -36,7 +36,7 @@ const TSC_7 = ['node_modules/typescript-7/bin/tsc'];
 const CHECKS: readonly Check[] = [
   { name: 'tsc --noEmit', command: process.execPath, args: [...TSC_7, '-p', 'tsconfig.json', '--noEmit'] },
   { name: "the dashboard's type check", command: process.execPath, args: [...TSC_7, '-p', 'tsconfig.ui.json'] },
-  { name: 'eslint', command: 'npx', args: ['eslint', '.', '--max-warnings=0'] },
+  { name: 'oxlint', command: 'npx', args: ['oxlint', '--type-aware', '--deny-warnings', '.'] },
   { name: 'prettier', command: 'npx', args: ['prettier', '--check', '.'] },
 ];
 

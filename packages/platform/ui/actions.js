@@ -133,7 +133,7 @@ export function SubmitForm({ endpoints, defaultEndpoint, overview, navigate, ini
     <label>Request (JSON: input, and optionally webhook, policy, s3Config)${source ? html` <span class="hint" data-test="example-source">prefilled from ${source}</span>` : null}
       <textarea ref=${editor} id=${initial ? 'rerun-json' : 'submit-json'} rows="8" spellcheck="false" value=${text} onInput=${(/** @type {InputEvent & { currentTarget: HTMLTextAreaElement }} */ e) => setText(e.currentTarget.value)}
         onKeyDown=${(/** @type {KeyboardEvent} */ e) => {
-          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) onSubmit(e);
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void onSubmit(e);
         }}></textarea>
     </label>
     <div class="row"><button type="submit" class="primary" disabled=${busy} data-test=${test}>Submit (/run)</button>

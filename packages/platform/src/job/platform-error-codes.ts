@@ -200,7 +200,7 @@ export type PlatformErrorCode = keyof typeof PLATFORM_ERROR_CODES;
 
 declare module 'serverless-worker/internal' {
   // The platform's codes join the SDK's ErrorCode (the SDK's RegisteredErrorCodes is there for this).
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a merge: its members are the supertype's
+  // oxlint-disable-next-line typescript/no-empty-object-type -- a merge: its members are the supertype's
   interface RegisteredErrorCodes extends Record<PlatformErrorCode, true> {}
 }
 

@@ -74,7 +74,7 @@ class LazyChildLogger {
 
   #log(level: Level, args: unknown[]): void {
     const real = this.#real();
-    (real[level] as (...rest: unknown[]) => void).apply(real, args);
+    (real[level] as (...rest: unknown[]) => void).call(real, ...args);
   }
 }
 
