@@ -23,6 +23,7 @@ import type { LoadBalancing } from './load-balancing/index.js';
 import { isLoopbackHost, localBaseUrl } from './http/bind-address.js';
 import { answerClientError, installErrorHandler, sendError } from './http/error-reply.js';
 import { lazyChildLoggerFactory } from './http/lazy-child-logger.js';
+import { ZOD_ONLY_SCHEMAS } from './http/zod-only-schemas.js';
 import { CONNECTION_CHECK_MS, defaultMaxConnections } from './http/connection-limits.js';
 import { useLenientJsonBodies } from './http/json-body.js';
 import { installRouteTable } from './http/route-table.js';
@@ -70,6 +71,8 @@ function fastifyFor(config: HarnessServerConfig, logger: Logger): FastifyInstanc
     logController: new LogController({ disableRequestLogging: true }),
     // request.log becomes a pino child only when a request logs (lazy-child-logger.ts).
     childLoggerFactory: lazyChildLoggerFactory,
+    // Routes validate with zod: Ajv and fast-json-stringify are never loaded (http/zod-only-schemas.ts).
+    schemaController: ZOD_ONLY_SCHEMAS,
     // Slow or idle clients are closed (http/connection-limits.ts); answers may take as long as they need.
     requestTimeout: config.requestTimeoutMs,
     http: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: CONNECTION_CHECK_MS },
