@@ -94,11 +94,30 @@ describe('crash storm', () => {
       });
 
       let kills = 0;
+      // The kills spread over the whole run, plain jobs and streams alike: between two kills
+      // a share of the jobs ends (the replacement worker has joined and the queue moves on),
+      // then one of the workers holding a job is killed.
+      const endsBetweenKills = Math.floor(ids.length / (KILLS + 2));
+      const streamIds = new Set(streams);
+      let endedAtLastKill = 0;
       while (kills < KILLS && !ended()) {
-        await new Promise((resolve) => setTimeout(resolve, 1_200));
-        const presences = await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)));
-        const busy = live.filter((_worker, i) => (presences[i]?.jobIds.length ?? 0) > 0);
-        if (busy.length === 0) continue;
+        const busy = await waitFor(
+          async () => {
+            if (ended()) return [];
+            if (ends.size < endedAtLastKill + endsBetweenKills) return undefined;
+            const presences = await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)));
+            const holding = live.filter((_worker, i) => (presences[i]?.jobIds.length ?? 0) > 0);
+            // Every other kill hits a stream under way where one is: a stream restarted on another worker is half the point.
+            const streaming = live.filter((_worker, i) => presences[i]?.jobIds.some((id) => streamIds.has(id)) ?? false);
+            if (kills % 2 === 1 && streaming.length > 0) return streaming;
+            return holding.length > 0 ? holding : undefined;
+          },
+          'a job to end since the last kill, and a worker to hold one',
+          200_000,
+          50,
+        );
+        if (busy.length === 0) break;
+        endedAtLastKill = ends.size;
         const victim = random.pick(busy);
         victim.signal('SIGKILL');
         kills++;
