@@ -62,7 +62,9 @@ export default defineConfig({
     // the CPU. On the 2-core CI machines the default (one worker) took 826 s, two took 519 s,
     // the same tests passing. Three: the last minutes of a run had the cores 71-80 % busy
     // (files waiting on children and timers); clean-clone .ci/run 822 s against 921 s with two
-    // (2026-12-02, 1 897 passing both times, the cores 97 % against 89 % busy).
+    // (2026-12-02, 1 897 passing both times, the cores 97 % against 89 % busy). Four
+    // (2026-12-03, clean clone, quiet): vitest 653 s against 663 s, the cores 99-100 % busy from
+    // start to end and the checks finishing with the last file: the run is CPU-bound; not kept.
     maxWorkers: 3,
     // Longest files first, from a recorded run (test/setup/file-order.ts): the two workers end together.
     sequence: { sequencer: LongestFirstSequencer },
