@@ -6,54 +6,38 @@
  * pg_notify during a drain (before: every submission, claim and result statement). What the other harness
  * hears is still every event this one's own listeners got, each ended job's view included.
  */
-import { afterEach, expect, it } from 'vitest';
-import type { PostgresDatabase } from '../../../packages/platform/src/harness/postgres/database.js';
-import { openHarnessDatabase } from '../../../packages/platform/src/harness/harness-database.js';
+import { expect, it } from 'vitest';
 import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import type { StoreEvent } from '../../../src/harness/store/job-store.js';
 import { eventually } from '../../kit/index.js';
-import { startStatementCounter, type StatementCounter } from '../../postgres/statement-counter.js';
-import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { usePeerDatabases } from '../../postgres/peer-databases.js';
+import type { StatementCounter } from '../../postgres/statement-counter.js';
 import { request } from './job-store-conformance.js';
 
-let database: TestDatabase | undefined;
-let counter: StatementCounter | undefined;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await counter?.close();
-  await database?.drop();
-});
-
-async function handleOn(url: string): Promise<PostgresDatabase> {
-  const handle = await openHarnessDatabase(url, { poolSize: 4 });
-  closers.push(() => handle.close());
-  return handle;
-}
+const databases = usePeerDatabases(4);
 
 /** Two stores on one database, each knowing the other: A (through the counter) and B; every event each one's listeners got. */
-async function twoStores(noticeWindowMs: number): Promise<{ a: PostgresJobStore; own: StoreEvent[]; heard: StoreEvent[] }> {
-  database = await createTestDatabase();
-  counter = await startStatementCounter(database.url);
+async function twoStores(noticeWindowMs: number): Promise<{ a: PostgresJobStore; own: StoreEvent[]; heard: StoreEvent[]; counter: StatementCounter }> {
+  const { database, counter } = await databases.counted();
   // No beats during the test (their notifications would be counted).
   const peerTimes = { beatMs: 600_000, silentMs: 1_200_000, noticeWindowMs };
-  const a = await PostgresJobStore.open(await handleOn(counter.url), { peerTimes });
+  const a = await PostgresJobStore.open(await databases.handleOn(counter.url), { peerTimes });
   let aOpen = true;
-  closers.push(async () => {
+  databases.closeAfter(async () => {
     if (aOpen) await a.close();
     aOpen = false;
   });
   await a.createEndpoint('ep');
   const own: StoreEvent[] = [];
   a.subscribe((event) => own.push(event));
-  const b = await PostgresJobStore.open(await handleOn(database.url), { peerTimes });
-  closers.push(() => b.close());
+  const b = await PostgresJobStore.open(await databases.handleOn(database.url), { peerTimes });
+  databases.closeAfter(() => b.close());
   const heard: StoreEvent[] = [];
   b.subscribe((event) => heard.push(event));
   // Each knows the other once each read its endpoints again (the 'here' each answered).
   await eventually(() => expect(heard).toContainEqual({ type: 'resync', endpointId: 'ep' }));
   await eventually(() => expect(own).toContainEqual({ type: 'resync', endpointId: 'ep' }));
-  return { a, own, heard };
+  return { a, own, heard, counter };
 }
 
 /** An event's JSON with its keys sorted at every level (a view built in SQL names them in another order). */
@@ -78,8 +62,8 @@ const TAKERS = 16;
 
 it('notifies the other harness once a window during a drain, and it hears every event of the drain, views included', async () => {
   // A window longer than the test: the first hot statement notifies, every later one's events are held until the close.
-  const { a, own, heard } = await twoStores(600_000);
-  const before = counter?.notifications() ?? 0;
+  const { a, own, heard, counter } = await twoStores(600_000);
+  const before = counter.notifications();
   await Promise.all(Array.from({ length: JOBS }, (_, n) => a.submit('ep', request({ input: { n } }), {}, 1_000 + n)));
   let done = 0;
   await Promise.all(
@@ -93,7 +77,7 @@ it('notifies the other harness once a window during a drain, and it hears every 
     }),
   );
   // Before: every submission, claim and result statement called pg_notify (a few dozen here).
-  expect((counter?.notifications() ?? 0) - before).toBe(1);
+  expect(counter.notifications() - before).toBe(1);
   const ended = own.filter((event) => event.type === 'changed' && event.status === 'COMPLETED');
   expect(ended).toHaveLength(JOBS);
   // Closing, A sends what it held (before its 'bye'): B heard every event A's listeners got.

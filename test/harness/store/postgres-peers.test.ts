@@ -5,40 +5,23 @@
  * (it had forgotten it, as a late joiner's hello may still be on the way) wakes it with
  * a 'here' once it hears from it, so the other's waiters read again and miss no change.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { sleep } from '../../../src/clock/index.js';
 import { Harness, ManualClock } from '../../../src/harness/index.js';
-import { openHarnessDatabase } from '../../../packages/platform/src/harness/harness-database.js';
-import type { PostgresDatabase } from '../../../packages/platform/src/harness/postgres/database.js';
 import type { StoreEvent } from '../../../src/harness/store/job-store.js';
 import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { eventually } from '../../kit/index.js';
-import { startStatementCounter, type StatementCounter } from '../../postgres/statement-counter.js';
-import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { usePeerDatabases } from '../../postgres/peer-databases.js';
 import { request } from './job-store-conformance.js';
 
-let database: TestDatabase | undefined;
-let counter: StatementCounter | undefined;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await counter?.close();
-  await database?.drop();
-});
-
-async function handleOn(url: string): Promise<PostgresDatabase> {
-  const handle = await openHarnessDatabase(url, { poolSize: 2 });
-  closers.push(() => handle.close());
-  return handle;
-}
+const databases = usePeerDatabases();
 
 it('sends no event notifications while alone, and every change to a second store once it listens', async () => {
-  database = await createTestDatabase();
-  counter = await startStatementCounter(database.url);
-  const a = await PostgresJobStore.open(await handleOn(counter.url));
-  closers.push(() => a.close());
+  const { database, counter } = await databases.counted();
+  const a = await PostgresJobStore.open(await databases.handleOn(counter.url));
+  databases.closeAfter(() => a.close());
   // Its hello, heard by nobody.
-  await eventually(() => expect(counter?.notifications()).toBe(1));
+  await eventually(() => expect(counter.notifications()).toBe(1));
   for (let n = 0; n < 10; n++) {
     const job = await a.submit('ep', request(), {}, 1_000);
     const [taken] = await a.take('ep', 'w1', 1, 1_001);
@@ -47,8 +30,8 @@ it('sends no event notifications while alone, and every change to a second store
   await sleep(200);
   expect(counter.notifications()).toBe(1);
 
-  const b = await PostgresJobStore.open(await handleOn(database.url));
-  closers.push(() => b.close());
+  const b = await PostgresJobStore.open(await databases.handleOn(database.url));
+  databases.closeAfter(() => b.close());
   const heard: StoreEvent[] = [];
   b.subscribe((event) => heard.push(event));
   // A answers B's hello ('here'): B reads again (resync), and A now sends its events.
@@ -60,17 +43,17 @@ it('sends no event notifications while alone, and every change to a second store
 });
 
 it("wakes the other store's waiting taker when it hears from a store it did not know of (its changes were not notified)", async () => {
-  database = await createTestDatabase();
+  const database = await databases.database();
   // A forgets a peer at once (silent 1 ms): it never notifies B's takers of its jobs, and answers each of B's beats with 'here'.
-  const a = await PostgresJobStore.open(await handleOn(database.url), { peerTimes: { beatMs: 60_000, silentMs: 1 } });
-  closers.push(() => a.close());
-  const b = await PostgresJobStore.open(await handleOn(database.url), { peerTimes: { beatMs: 300, silentMs: 60_000 } });
-  closers.push(() => b.close());
+  const a = await PostgresJobStore.open(await databases.handleOn(database.url), { peerTimes: { beatMs: 60_000, silentMs: 1 } });
+  databases.closeAfter(() => a.close());
+  const b = await PostgresJobStore.open(await databases.handleOn(database.url), { peerTimes: { beatMs: 300, silentMs: 60_000 } });
+  databases.closeAfter(() => b.close());
   const heard: StoreEvent[] = [];
   b.subscribe((event) => heard.push(event));
   // A ManualClock: B's parked take never looks again by itself; only an event wakes it.
   const harness = new Harness({ clock: new ManualClock(), store: b });
-  closers.push(() => harness.close());
+  databases.closeAfter(() => harness.close());
   const endpoint = harness.endpoint('ep');
   await b.createEndpoint('ep');
   expect(await endpoint.take('w1', 1, AbortSignal.timeout(50))).toEqual([]);

@@ -6,31 +6,15 @@
  * the other harness hears is what this one's own listeners get: every event, each ended job's
  * view as toJobView builds it (an output, a JSON null output, an error, a retried job).
  */
-import { afterEach, expect, it } from 'vitest';
-import type { PostgresDatabase } from '../../../packages/platform/src/harness/postgres/database.js';
-import { openHarnessDatabase } from '../../../packages/platform/src/harness/harness-database.js';
+import { expect, it } from 'vitest';
 import { PostgresJobStore } from '../../../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import type { StoreEvent } from '../../../src/harness/store/job-store.js';
 import { eventually } from '../../kit/index.js';
-import { startStatementCounter, type StatementCounter } from '../../postgres/statement-counter.js';
-import { createTestDatabase, type TestDatabase } from '../../postgres/test-database.js';
+import { usePeerDatabases } from '../../postgres/peer-databases.js';
 import type { JobResult } from '../../../src/job/job.js';
 import { failure, request } from './job-store-conformance.js';
 
-let database: TestDatabase | undefined;
-let counter: StatementCounter | undefined;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await counter?.close();
-  await database?.drop();
-});
-
-async function handleOn(url: string): Promise<PostgresDatabase> {
-  const handle = await openHarnessDatabase(url, { poolSize: 2 });
-  closers.push(() => handle.close());
-  return handle;
-}
+const databases = usePeerDatabases();
 
 const JOBS = 20;
 /**
@@ -40,16 +24,15 @@ const JOBS = 20;
 const PEER_TIMES = { beatMs: 600_000, silentMs: 1_200_000, noticeWindowMs: 0 };
 
 it('notifies the other harness inside the submission, claim and result statements: 3 statements a job, as alone', async () => {
-  database = await createTestDatabase();
-  counter = await startStatementCounter(database.url);
-  const a = await PostgresJobStore.open(await handleOn(counter.url), { peerTimes: PEER_TIMES });
-  closers.push(() => a.close());
+  const { database, counter } = await databases.counted();
+  const a = await PostgresJobStore.open(await databases.handleOn(counter.url), { peerTimes: PEER_TIMES });
+  databases.closeAfter(() => a.close());
   // An endpoint to wake: the 'here' that tells B of A wakes each endpoint (resync).
   await a.createEndpoint('ep');
   const own: StoreEvent[] = [];
   a.subscribe((event) => own.push(event));
-  const b = await PostgresJobStore.open(await handleOn(database.url), { peerTimes: PEER_TIMES });
-  closers.push(() => b.close());
+  const b = await PostgresJobStore.open(await databases.handleOn(database.url), { peerTimes: PEER_TIMES });
+  databases.closeAfter(() => b.close());
   const heard: StoreEvent[] = [];
   b.subscribe((event) => heard.push(event));
   // A answered B's hello and B answered A's 'here': each knows the other, and each read its endpoints again
