@@ -112,7 +112,7 @@ describe('crash storm', () => {
             if (kills % 2 === 1 && streaming.length > 0) return streaming;
             return holding.length > 0 ? holding : undefined;
           },
-          'a job to end since the last kill, and a worker to hold one',
+          `${endsBetweenKills} more jobs to end since the last kill, and a worker to hold one`,
           200_000,
           50,
         );
