@@ -97,7 +97,7 @@ describe('crash storm', () => {
       // The kills spread over the whole run, plain jobs and streams alike: between two kills
       // a share of the jobs ends (the replacement worker has joined and the queue moves on),
       // then one of the workers holding a job is killed.
-      const endsBetweenKills = Math.floor(ids.length / (KILLS + 2));
+      const endsBetweenKills = Math.floor(ids.length / (2 * KILLS));
       const streamIds = new Set(streams);
       let endedAtLastKill = 0;
       while (kills < KILLS && !ended()) {
@@ -107,9 +107,9 @@ describe('crash storm', () => {
             if (ends.size < endedAtLastKill + endsBetweenKills) return undefined;
             const presences = await Promise.all(live.map((worker) => endpoint.workers.get(worker.workerId)));
             const holding = live.filter((_worker, i) => (presences[i]?.jobIds.length ?? 0) > 0);
-            // Every other kill hits a stream under way where one is: a stream restarted on another worker is half the point.
+            // Every other kill waits for a stream under way while any is left: a stream restarted on another worker is half the point.
             const streaming = live.filter((_worker, i) => presences[i]?.jobIds.some((id) => streamIds.has(id)) ?? false);
-            if (kills % 2 === 1 && streaming.length > 0) return streaming;
+            if (kills % 2 === 1 && streams.some((id) => !ends.has(id))) return streaming.length > 0 ? streaming : undefined;
             return holding.length > 0 ? holding : undefined;
           },
           `${endsBetweenKills} more jobs to end since the last kill, and a worker to hold one`,
