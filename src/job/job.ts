@@ -51,7 +51,8 @@ export interface JobErrorPayload {
 
 /** What a worker reports when a job ends. */
 export type JobResult =
-  { readonly kind: 'output'; readonly output: unknown } | { readonly kind: 'error'; readonly error: JobErrorPayload; readonly timedOut?: boolean };
+  | { readonly kind: 'output'; readonly output: unknown }
+  | { readonly kind: 'error'; readonly error: JobErrorPayload; readonly timedOut?: boolean };
 
 /** One element of a job's `/stream` array. */
 export interface StreamChunk {

@@ -104,7 +104,8 @@ describe('dry run (real child processes)', () => {
     });
     expect(result.exitCode).toBe(0);
     const finished = jsonLines(String(result.stderr)).find((line) => (line as { msg?: string }).msg === 'job finished') as
-      { gpu?: Record<string, number> } | undefined;
+      | { gpu?: Record<string, number> }
+      | undefined;
     expect(finished?.gpu).toMatchObject({
       samples: expect.any(Number),
       peakUtilizationPercent: expect.any(Number),

@@ -1,7 +1,7 @@
 /**
  * @module test/setup/run-all
  * `npm test` after the prerequisites: the static checks (tsc --noEmit, the dashboard's type
- * check, oxlint, prettier) and vitest at the same time. Run one after the other they took
+ * check, oxlint, oxfmt) and vitest at the same time. Run one after the other they took
  * about 110 s of a CI run before the first test (2 shared cores); beside vitest they use the
  * CPU its tests leave idle while they wait on child processes, sockets and timers (about a
  * quarter of a CI run's CPU time was idle). The checks run one at a time under Linux's
@@ -37,7 +37,7 @@ const CHECKS: readonly Check[] = [
   { name: 'tsc --noEmit', command: process.execPath, args: [...TSC_7, '-p', 'tsconfig.json', '--noEmit'] },
   { name: "the dashboard's type check", command: process.execPath, args: [...TSC_7, '-p', 'tsconfig.ui.json'] },
   { name: 'oxlint', command: 'npx', args: ['oxlint', '--type-aware', '--deny-warnings', '.'] },
-  { name: 'prettier', command: 'npx', args: ['prettier', '--check', '.'] },
+  { name: 'oxfmt', command: 'npx', args: ['oxfmt', '--check'] },
 ];
 
 interface CheckResult {

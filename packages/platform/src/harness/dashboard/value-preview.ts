@@ -22,7 +22,8 @@ export const VIEW_CHUNKS = 200;
  * `bytes`: the size of its JSON text, UTF-8.
  */
 export type ValuePreview =
-  { readonly complete: true; readonly bytes: number; readonly value: unknown } | { readonly complete: false; readonly bytes: number; readonly preview: string };
+  | { readonly complete: true; readonly bytes: number; readonly value: unknown }
+  | { readonly complete: false; readonly bytes: number; readonly preview: string };
 
 /**
  * The JSON text of `value` (undefined as null: the page shows it as such). A large input
