@@ -5,9 +5,13 @@
  * `node --import tsx <file>`. A tsx start cost about 0.5 s of CPU before any of our code
  * (Node 20's off-thread loader hooks, in the watchdog thread too), and the suite starts
  * some 270 children a run. The bundle (test/setup/bundle-fixture.mjs) holds the
- * fixture's own modules only: installed packages load from node_modules, modules see
- * their source URL as `import.meta.url`, the watchdog thread is emitted beside the bundle,
- * and a `--serve-api` child re-runs its parent's bundle (process.argv[1]).
+ * fixture's own modules and the installed packages every child loads at start (zod, the
+ * fastify family, pino's, PostgreSQL's client, commander: about a quarter of a start's
+ * CPU was resolving and reading their 230 files); the other installed packages load from
+ * node_modules (`packages: 'imported'` loads them all so, for a test that watches which
+ * packages a process resolves); modules see their source URL as `import.meta.url`, the
+ * watchdog thread is emitted beside the bundle, and a `--serve-api` child re-runs its
+ * parent's bundle (process.argv[1]).
  *
  * Cache: test-artifacts/compiled-fixtures/<name>-<hash of its path>/, one folder per
  * build, `current.json` naming the latest with the size and mtime of every input file; a
@@ -53,12 +57,21 @@ type Manifest = z.infer<typeof Manifest>;
 
 const BundlerOutput = z.object({ file: z.string(), inputs: z.array(z.string()) });
 
-/** Checked bundles of this process, by fixture path. */
+/** Checked bundles of this process, by fixture path and packages. */
 const checked = new Map<string, string | undefined>();
 
+export interface FixtureOptions {
+  /**
+   * Where the installed packages load from: 'bundled' (default), the ones every child loads
+   * at start in the bundle, the rest from node_modules; 'imported', every one from
+   * node_modules, as an installed package loads them (a test of which packages a process resolves).
+   */
+  readonly packages?: 'bundled' | 'imported';
+}
+
 /** The arguments of `node` that run `file`: its compiled bundle, or `--import tsx file` (see the module's note). */
-export function nodeArgsFor(file: string): string[] {
-  const bundle = compiledFixture(file);
+export function nodeArgsFor(file: string, options: FixtureOptions = {}): string[] {
+  const bundle = compiledFixture(file, options);
   // Source maps: a stack trace names the fixture's source files, as under tsx.
   return bundle === undefined ? ['--import', TSX_LOADER, file] : ['--enable-source-maps', bundle];
 }
@@ -69,18 +82,21 @@ export function nodeCommandFor(file: string): string {
 }
 
 /** The cached bundle of `file`, built now if missing or stale; undefined where it runs through tsx. */
-export function compiledFixture(file: string): string | undefined {
+export function compiledFixture(file: string, options: FixtureOptions = {}): string | undefined {
   const path = resolve(REPO_ROOT, file);
-  if (checked.has(path)) return checked.get(path);
+  const packages = options.packages ?? 'bundled';
+  const key = `${path}\0${packages}`;
+  if (checked.has(key)) return checked.get(key);
   let bundle: string | undefined;
   if (compilable(path)) {
+    const folder = entryFolder(path, packages);
     try {
-      bundle = freshBundle(path) ?? build(path);
+      bundle = freshBundle(folder) ?? build(path, folder, packages);
     } catch (error) {
       process.stderr.write(`test/compiled-fixtures: ${relative(REPO_ROOT, path)} runs through tsx, its bundle failed: ${(error as Error).message}\n`);
     }
   }
-  checked.set(path, bundle);
+  checked.set(key, bundle);
   return bundle;
 }
 
@@ -97,9 +113,9 @@ function compilable(path: string): boolean {
   return !BESIDE_SCRIPT.some((name) => existsSync(join(dirname(path), name)));
 }
 
-function entryFolder(path: string): string {
+function entryFolder(path: string, packages: 'bundled' | 'imported'): string {
   const hash = createHash('sha256').update(relative(REPO_ROOT, path)).digest('hex').slice(0, 10);
-  return join(CACHE, `${basename(path).replace(/\.[cm]?ts$/, '')}-${hash}`);
+  return join(CACHE, `${basename(path).replace(/\.[cm]?ts$/, '')}-${hash}${packages === 'imported' ? '-imported' : ''}`);
 }
 
 function signature(file: string): [string, number, number] {
@@ -107,11 +123,11 @@ function signature(file: string): [string, number, number] {
   return [file, stat.mtimeMs, stat.size];
 }
 
-/** The bundle of the last build, while every input is as it was then. */
-function freshBundle(path: string): string | undefined {
+/** The bundle of the last build in `folder`, while every input is as it was then. */
+function freshBundle(folder: string): string | undefined {
   let manifest: Manifest;
   try {
-    manifest = Manifest.parse(JSON.parse(readFileSync(join(entryFolder(path), 'current.json'), 'utf8')));
+    manifest = Manifest.parse(JSON.parse(readFileSync(join(folder, 'current.json'), 'utf8')));
   } catch {
     return undefined;
   }
@@ -127,8 +143,7 @@ function freshBundle(path: string): string | undefined {
   return manifest.file;
 }
 
-function build(path: string): string {
-  const folder = entryFolder(path);
+function build(path: string, folder: string, packages: 'bundled' | 'imported'): string {
   mkdirSync(folder, { recursive: true });
   for (const old of readdirSync(folder)) {
     const oldPath = join(folder, old);
@@ -140,7 +155,7 @@ function build(path: string): string {
   }
   const outdir = join(folder, `${Date.now()}-${process.pid}`);
   const extraEntries = EXTRA_ENTRY_POINTS.map((entry) => ({ in: join(REPO_ROOT, 'src', `${entry.source}.ts`), out: entry.out }));
-  const stdout = execFileSync(process.execPath, [BUNDLER, JSON.stringify({ entry: path, outdir, extraEntries })], {
+  const stdout = execFileSync(process.execPath, [BUNDLER, JSON.stringify({ entry: path, outdir, extraEntries, bundleStartPackages: packages === 'bundled' })], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],

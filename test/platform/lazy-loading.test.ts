@@ -27,10 +27,9 @@ describe('a platform worker process', () => {
     server = await startWorkerApiServer({ liveness: { pingIntervalMs: 500, missedPings: 6 }, longPollMs: 5_000 });
     const file = join(dir, 'packages.txt');
     const hook = new URL('./fixtures/record-packages.mjs', import.meta.url).href;
-    const worker = startWorkerProcess('lazy-1', {
-      ...server.envFor('lazy', 500),
-      NODE_OPTIONS: `--import ${hook}`,
-      SW_TEST_PACKAGES_FILE: file,
+    // Every package from node_modules, as an installed SDK loads them (the test bundle would hold some: compiled-fixtures.ts).
+    const worker = startWorkerProcess('lazy-1', { ...server.envFor('lazy', 500), NODE_OPTIONS: `--import ${hook}`, SW_TEST_PACKAGES_FILE: file }, undefined, {
+      packages: 'imported',
     });
     const endpoint = server.harness.endpoint('lazy');
     const job = await endpoint.submit(parseJobRequest({ input: { tag: 'lazy' } }));

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nodeArgsFor } from '../compiled-fixtures.js';
+import { nodeArgsFor, type FixtureOptions } from '../compiled-fixtures.js';
 import { waitFor } from '../kit/index.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,9 +47,9 @@ export interface WorkerProcess {
 const started: WorkerProcess[] = [];
 
 /** Start `fixture` (default the platform fixture worker) as `workerId` with `env` (the harness's worker variables and any extra). */
-export function startWorkerProcess(workerId: string, env: Readonly<Record<string, string>>, fixture = FIXTURE): WorkerProcess {
+export function startWorkerProcess(workerId: string, env: Readonly<Record<string, string>>, fixture = FIXTURE, options: FixtureOptions = {}): WorkerProcess {
   const bundles = process.env.SW_TEST_WORKER_BUNDLES;
-  const argv = bundles ? [join(bundles, `${basename(fixture, '.ts')}.js`)] : nodeArgsFor(fixture);
+  const argv = bundles ? [join(bundles, `${basename(fixture, '.ts')}.js`)] : nodeArgsFor(fixture, options);
   const child = spawn(process.execPath, argv, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', SW_NODE_VERSION_WARNING: 'off', RUNPOD_POD_ID: workerId, ...env },
