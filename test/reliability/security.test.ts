@@ -183,7 +183,7 @@ describe('binding to a non-loopback address', () => {
     const env = { PATH: process.env.PATH ?? '', SW_NODE_VERSION_WARNING: 'off' };
     const [cli, serveApi] = await Promise.all([
       runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['harness', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
-      runTs(join(REPO_ROOT, 'examples/echo/worker.ts'), ['--serve-api', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
+      runTs(join(REPO_ROOT, 'test/fixtures/workers/echo.ts'), ['--serve-api', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
     ]);
     for (const [name, result] of [
       ['harness', cli],

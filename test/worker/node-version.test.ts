@@ -12,7 +12,8 @@ import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
 import { call, startServeApiProcess, waitFor } from '../kit/index.js';
 import { nodeVersionWarning } from '../../src/worker/node-version.js';
 
-const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
+/** The echo example imported whole, from its compiled bundle (test/fixtures/workers/echo.ts): its test_input.json is not the point here. */
+const ECHO = join(REPO_ROOT, 'test/fixtures/workers/echo.ts');
 const ON = { SW_NODE_VERSION_WARNING: '' };
 const children = new ChildList();
 afterEach(() => children.killAll());
