@@ -6,8 +6,8 @@
  * (Node 20's off-thread loader hooks, in the watchdog thread too), and the suite starts
  * some 270 children a run. The bundle (test/setup/bundle-fixture.mjs) holds the
  * fixture's own modules and the installed packages every child loads at start (zod, the
- * fastify family, pino's, PostgreSQL's client, commander: about a quarter of a start's
- * CPU was resolving and reading their 230 files); the other installed packages load from
+ * fastify family, pino's, PostgreSQL's client, commander: about a fifth of a start's
+ * CPU was resolving, reading and compiling their 230 files); the other installed packages load from
  * node_modules (`packages: 'imported'` loads them all so, for a test that watches which
  * packages a process resolves); modules see their source URL as `import.meta.url`, the
  * watchdog thread is emitted beside the bundle, and a `--serve-api` child re-runs its

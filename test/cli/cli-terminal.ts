@@ -4,8 +4,8 @@
  * `script`), as a person at a prompt runs it: what the CLI decides by
  * `process.stdout.isTTY` (a table or pretty lines on a terminal, JSON when piped) is decided
  * as on a terminal. From the sources' compiled test bundle (test/compiled-fixtures.ts): no
- * build of the packages (that is the system tier's), one child per call. Both streams arrive as one (`stdout`), the terminal's
- * CRLF line ends turned back into LF.
+ * build of the packages (that is the system tier's), one child per call. Both streams
+ * arrive as one (`stdout`), the terminal's CRLF line ends turned back into LF.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
