@@ -60,13 +60,16 @@ const BundlerOutput = z.object({ file: z.string(), inputs: z.array(z.string()) }
 /** Checked bundles of this process, by fixture path and packages. */
 const checked = new Map<string, string | undefined>();
 
+/**
+ * Where a fixture's installed packages load from: 'bundled', the ones every child loads at
+ * start in the bundle, the rest from node_modules; 'imported', every one from node_modules,
+ * as an installed package loads them (a test of which packages a process resolves).
+ */
+type FixturePackages = 'bundled' | 'imported';
+
 export interface FixtureOptions {
-  /**
-   * Where the installed packages load from: 'bundled' (default), the ones every child loads
-   * at start in the bundle, the rest from node_modules; 'imported', every one from
-   * node_modules, as an installed package loads them (a test of which packages a process resolves).
-   */
-  readonly packages?: 'bundled' | 'imported';
+  /** Default 'bundled'. */
+  readonly packages?: FixturePackages;
 }
 
 /** The arguments of `node` that run `file`: its compiled bundle, or `--import tsx file` (see the module's note). */
@@ -113,7 +116,7 @@ function compilable(path: string): boolean {
   return !BESIDE_SCRIPT.some((name) => existsSync(join(dirname(path), name)));
 }
 
-function entryFolder(path: string, packages: 'bundled' | 'imported'): string {
+function entryFolder(path: string, packages: FixturePackages): string {
   const hash = createHash('sha256').update(relative(REPO_ROOT, path)).digest('hex').slice(0, 10);
   return join(CACHE, `${basename(path).replace(/\.[cm]?ts$/, '')}-${hash}${packages === 'imported' ? '-imported' : ''}`);
 }
@@ -143,7 +146,7 @@ function freshBundle(folder: string): string | undefined {
   return manifest.file;
 }
 
-function build(path: string, folder: string, packages: 'bundled' | 'imported'): string {
+function build(path: string, folder: string, packages: FixturePackages): string {
   mkdirSync(folder, { recursive: true });
   for (const old of readdirSync(folder)) {
     const oldPath = join(folder, old);

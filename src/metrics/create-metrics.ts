@@ -79,7 +79,7 @@ function requirePromClient<T>(path: string): T {
   } catch (error) {
     throw new ServerlessWorkerError(
       'SW_INVALID_OPTIONS',
-      `createMetrics() found no prom-client to require (${(error as Error).message}); in a bundle, call await loadMetrics() (or await loadPromClient() first) instead`,
+      `createMetrics() found no prom-client to require (${(error as Error).message}); in a bundle, call await loadMetrics() instead, which loads it with import()`,
     );
   }
 }

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
+import { ECHO_FIXTURE, REPO_ROOT, runTs, ChildList } from '../child-process.js';
 import { call, errorCode, startHarnessProcess } from '../kit/index.js';
 import { HARNESS_SETTINGS } from '../../packages/platform/src/cli/commands/harness-settings.js';
 
@@ -48,8 +48,7 @@ describe('serverless-worker harness', () => {
     const { url, banner } = await startHarness(['--endpoint', 'e2e']);
     const env = Object.fromEntries([...banner.matchAll(/export (RUNPOD_\w+)='([^']*)'/g)].map((match) => [match[1]!, match[2]!] as const));
     expect(env.RUNPOD_WEBHOOK_GET_JOB).toBe(`${url}/v2/e2e/job-take/$ID?`);
-    // The echo example imported whole, from its compiled bundle (test/fixtures/workers/echo.ts): a tsx start costs about 2.5 s of CPU.
-    const worker = runTs(join(REPO_ROOT, 'test/fixtures/workers/echo.ts'), [], { env: { ...env, RUNPOD_POD_ID: 'worker-e2e' } });
+    const worker = runTs(ECHO_FIXTURE, [], { env: { ...env, RUNPOD_POD_ID: 'worker-e2e' } });
     children.push(worker);
     const answer = await call('POST', `${url}/v2/e2e/runsync`, { body: { input: { message: 'over http' } } });
     expect(answer.json).toMatchObject({ status: 'COMPLETED', output: { echo: 'over http', workerId: 'worker-e2e' } });

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
 import { createHarnessServer, type HarnessServer } from '../../packages/platform/src/harness/server-api.js';
 import { workerEnvFor } from '../../packages/platform/src/harness/worker-api/index.js';
-import { REPO_ROOT, runTs } from '../child-process.js';
+import { ECHO_FIXTURE, REPO_ROOT, runTs } from '../child-process.js';
 
 const API_KEY = 'e2e-management-key';
 const CLI = join(REPO_ROOT, 'src/cli/main.ts');
@@ -44,8 +44,7 @@ describe('endpoint created through /v1, called through /v2 by a worker', () => {
     const health = await fetch(`${server.url}/v2/${endpoint.id}/health`, { headers: { authorization: `Bearer ${API_KEY}` } });
     expect(health.status).toBe(200);
 
-    // The echo example imported whole, from its compiled bundle (test/fixtures/workers/echo.ts): a tsx start costs about 2.5 s of CPU.
-    const worker = runTs(join(REPO_ROOT, 'test/fixtures/workers/echo.ts'), [], {
+    const worker = runTs(ECHO_FIXTURE, [], {
       env: { ...workerEnvFor(server.url, endpoint.id, { apiKey: API_KEY, pingIntervalMs: 500 }), RUNPOD_POD_ID: 'e2e-worker' },
       timeout: 100_000,
     });

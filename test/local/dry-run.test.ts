@@ -2,16 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
+import { REPO_ROOT, jsonLines, runTs, ECHO_FIXTURE } from '../child-process.js';
 
 const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
 const STREAM = join(REPO_ROOT, 'examples/stream/worker.ts');
-/**
- * The echo example imported whole, run from its compiled bundle (test/fixtures/workers/echo.ts):
- * for the cases where the example's test_input.json beside it is not the point; each tsx start
- * of the example costs about 2.5 s of CPU, the bundle's 0.4.
- */
-const ECHO_FIXTURE = join(REPO_ROOT, 'test/fixtures/workers/echo.ts');
 /** A worker with no test_input.json beside it: the dry run looks in the working directory. */
 const NO_LOCAL_INPUT = join(REPO_ROOT, 'test/fixtures/workers/secrets.ts');
 

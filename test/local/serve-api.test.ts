@@ -7,17 +7,11 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runTs, ChildList } from '../child-process.js';
+import { REPO_ROOT, runTs, ChildList, ECHO_FIXTURE } from '../child-process.js';
 import { call, errorCode, startServeApiProcess } from '../kit/index.js';
 
 const ECHO = join(REPO_ROOT, 'examples/echo/worker.ts');
 const OPENAI = join(REPO_ROOT, 'examples/openai/worker.ts');
-/**
- * The echo example imported whole, run from its compiled bundle (test/fixtures/workers/echo.ts):
- * for the cases where the example's test_input.json beside it is not the point; each tsx start
- * of the example costs about 2.5 s of CPU, the bundle's 0.4.
- */
-const ECHO_FIXTURE = join(REPO_ROOT, 'test/fixtures/workers/echo.ts');
 
 const children = new ChildList();
 

@@ -3,11 +3,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, jsonLines, runTs } from '../child-process.js';
+import { ECHO_FIXTURE as ECHO, REPO_ROOT, jsonLines, runTs } from '../child-process.js';
 import { closestName, editDistance } from '../../src/worker/closest-name.js';
 
-/** The echo example through its compiled bundle (a tsx start cost 1-2 s of CPU more each); the example itself, through tsx, where its test_input.json is the point. */
-const ECHO = join(REPO_ROOT, 'test/fixtures/workers/echo.ts');
+/** The echo example itself, through tsx, where its test_input.json is the point (ECHO: its compiled bundle, child-process.ts). */
 const ECHO_EXAMPLE = join(REPO_ROOT, 'examples/echo/worker.ts');
 const SECRETS = join(REPO_ROOT, 'test/fixtures/workers/secrets.ts');
 const INIT_WORKER = join(REPO_ROOT, 'test/fixtures/workers/init-worker.ts');

@@ -15,7 +15,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Harness } from '../../src/harness/index.js';
 import { checkBindAddress, createHarnessServer } from '../../packages/platform/src/harness/server-api.js';
 import { isServerlessWorkerError } from '../../src/job/index.js';
-import { REPO_ROOT, runTs } from '../child-process.js';
+import { ECHO_FIXTURE, REPO_ROOT, runTs } from '../child-process.js';
 import { captureLogs } from '../transports/platform/log-capture.js';
 import { waitFor, within } from '../kit/index.js';
 import { startFaultProxy } from './support/fault-proxy.js';
@@ -183,7 +183,7 @@ describe('binding to a non-loopback address', () => {
     const env = { PATH: process.env.PATH ?? '', SW_NODE_VERSION_WARNING: 'off' };
     const [cli, serveApi] = await Promise.all([
       runTs(join(REPO_ROOT, 'src/cli/main.ts'), ['harness', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
-      runTs(join(REPO_ROOT, 'test/fixtures/workers/echo.ts'), ['--serve-api', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
+      runTs(ECHO_FIXTURE, ['--serve-api', '--host', '0.0.0.0', '--port', '0'], { env, extendEnv: false, timeout: 60_000 }),
     ]);
     for (const [name, result] of [
       ['harness', cli],

@@ -6,14 +6,11 @@
  * turn it on. Which Node runs this decides whether the line is there: it is exactly when
  * nodeVersionWarning says so.
  */
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChildList, REPO_ROOT, runTs } from '../child-process.js';
+import { ChildList, ECHO_FIXTURE as ECHO, runTs } from '../child-process.js';
 import { call, startServeApiProcess, waitFor } from '../kit/index.js';
 import { nodeVersionWarning } from '../../src/worker/node-version.js';
 
-/** The echo example imported whole, from its compiled bundle (test/fixtures/workers/echo.ts): its test_input.json is not the point here. */
-const ECHO = join(REPO_ROOT, 'test/fixtures/workers/echo.ts');
 const ON = { SW_NODE_VERSION_WARNING: '' };
 const children = new ChildList();
 afterEach(() => children.killAll());
