@@ -34,10 +34,11 @@ export default defineConfig({
     // Four tiers, by file name (test/setup/tiers.ts says the rules; CONTRIBUTING.md, "Testing").
     // `unit`: in-process only (a setup file makes any child process fail them).
     // `integration`, `browser`, `system`: the rest. `npm test` and .ci/run run all four.
-    // The unit and the integration tier's files share their workers' module cache
-    // (isolate: false, tiers.ts): importing fastify and the rest once per worker instead of
-    // once per file took the unit tier from 110 s to 21 s (load ~20), the integration tier's
-    // imports from 104-169 s to 13-23 s (its run from 480-653 s to 411-623 s, CONTRIBUTING.md);
+    // Every tier's files share their workers' module cache (isolate: false, tiers.ts):
+    // importing fastify and the rest once per worker instead of once per file took the unit
+    // tier from 110 s to 21 s (load ~20), the integration tier's imports from 104-169 s to
+    // 13-23 s (its run from 480-653 s to 411-623 s), the browser tier's CPU from 103-107 s to
+    // 57-62 s (CONTRIBUTING.md);
     // test/setup/shared-worker.ts puts back the process's environment, working directory,
     // mask and exit code after each file.
     // The projects do not extend this config: a project that extends it runs its global

@@ -1,7 +1,7 @@
 /**
  * @module test/setup/shared-worker
  * Setup file of the tiers whose files share their worker process and its module cache
- * (`isolate: false`: the unit and the integration tier, test/setup/tiers.ts). vitest runs it
+ * (`isolate: false`: every tier, test/setup/tiers.ts). vitest runs it
  * before each file: it captures the process's state (environment variables, working
  * directory, file mode mask, exit code: test/setup/process-state.ts) before the file is
  * imported and puts it back after the file's last hook, so that no file sees what an earlier

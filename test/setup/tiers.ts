@@ -15,15 +15,16 @@
  * test/setup/tiers.unit.test.ts checks that every test file is in exactly one tier, and that
  * a file using the browser's or the system tier's helpers is named for that tier.
  *
- * The unit and the integration tier share: each worker process runs file after file with one
- * module cache (vitest's `isolate: false`), so fastify, the SDK and the harness are imported
- * once per worker, not once per file (unit 110 s -> 21 s; integration, 132 files: 13-23 s of
- * imports instead of 104-169 s, the tier 411-623 s instead of 480-653 s, CONTRIBUTING.md).
+ * Every tier shares: each worker process runs file after file of its tier with one module
+ * cache (vitest's `isolate: false`), so fastify, the SDK, the harness and playwright are
+ * imported once per worker, not once per file (unit 110 s -> 21 s; integration, 132 files:
+ * 13-23 s of imports instead of 104-169 s, the tier 411-623 s instead of 480-653 s; browser,
+ * 14 files: 57-62 s of CPU instead of 103-107, 72-90 s instead of 116-122 on the quiet
+ * machine; system: 271 s of CPU against 312 in one pair; CONTRIBUTING.md).
  * test/setup/shared-worker.ts puts back the process's environment, working directory, mask
- * and exit code after each file. The browser and the system tier keep a fresh process per
- * file (few files, long ones: little to gain; not tried).
- * A file that needs a fresh module graph (vi.mock, module state by design) would go in an
- * isolated tier; none does (CONTRIBUTING.md: no mocks of our own modules).
+ * and exit code after each file. A file that needs a fresh module graph (vi.mock, module
+ * state by design) would need an isolated tier (`isolate: true`); none does (CONTRIBUTING.md:
+ * no mocks of our own modules).
  */
 
 export interface Tier {
@@ -44,8 +45,8 @@ const NODE_MODULES = '**/node_modules/**';
 export const TIERS: readonly Tier[] = [
   { name: 'unit', include: [UNIT], exclude: [NODE_MODULES], isolate: false },
   { name: 'integration', include: ['test/**/*.test.ts'], exclude: [UNIT, BROWSER, ...SYSTEM, NODE_MODULES], isolate: false },
-  { name: 'browser', include: [BROWSER], exclude: [UNIT, NODE_MODULES], isolate: true },
-  { name: 'system', include: [...SYSTEM], exclude: [UNIT, BROWSER, NODE_MODULES], isolate: true },
+  { name: 'browser', include: [BROWSER], exclude: [UNIT, NODE_MODULES], isolate: false },
+  { name: 'system', include: [...SYSTEM], exclude: [UNIT, BROWSER, NODE_MODULES], isolate: false },
 ];
 
 /** The tier of a tier's own name (a typo in a caller is a type error). */

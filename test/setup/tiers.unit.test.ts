@@ -118,9 +118,9 @@ describe('test tiers', () => {
     );
   });
 
-  it("shares the unit and the integration tier's workers, putting back after each file the process state it left", () => {
+  it("shares every tier's workers, putting back after each file the process state it left", () => {
     const shared = TIERS.filter((tier) => !tier.isolate).map((tier) => tier.name);
-    expect(shared).toEqual(['unit', 'integration']);
+    expect(shared).toEqual(['unit', 'integration', 'browser', 'system']);
     for (const tier of TIERS) expect(setupFilesOf(tier).includes('test/setup/shared-worker.ts'), tier.name).toBe(!tier.isolate);
     expect(setupFilesOf(tierNamed('unit'))).toEqual(['test/setup/unit-tier.ts', 'test/setup/shared-worker.ts']);
   });
