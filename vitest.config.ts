@@ -72,6 +72,7 @@ export default defineConfig({
     // One PostgreSQL server, one build and pack of the packages and one private Docker engine
     // per run, each started only when a test asks for it (in the root project only: see above),
     // or from the start under `npm test` (test/setup/eager-setup.ts: the pack, then the engine).
-    globalSetup: ['test/postgres/global-setup.ts', 'test/package/global-setup.ts', 'test/docker/engine/global-setup.ts'],
+    // Under `npm test`, every compiled fixture in one build before the first file (test/setup/fixtures-global-setup.ts).
+    globalSetup: ['test/setup/fixtures-global-setup.ts', 'test/postgres/global-setup.ts', 'test/package/global-setup.ts', 'test/docker/engine/global-setup.ts'],
   },
 });

@@ -27,6 +27,8 @@ import { killAllWorkers, startWorkerProcess, type WorkerProcess } from './worker
 const FIXTURE = fileURLToPath(new URL('./fixtures/exactly-once-worker.ts', import.meta.url));
 const ENDPOINT = 'once';
 const PING_MS = 200;
+/** The heartbeat of the one case that must have none between two steps (a stale attempt never told). */
+const QUIET_PING_MS = 3_000;
 // tsx compiles the worker at start: on a loaded 2-core machine that alone took over 30 s.
 const START_BOUND_MS = 60_000;
 
@@ -200,13 +202,20 @@ describe('exactly once, with worker processes on the worker API', () => {
     "a stale attempt never told: taken back as a lost take answer while it runs, attempt 2 on the same worker; attempt 1's late result is refused",
     { timeout: 150_000 },
     async () => {
-      const running = await startServer();
-      const worker = startWorker(running, 'taken-back', { TEST_CONCURRENCY: '2', LOG_LEVEL: 'debug' });
+      // Heartbeats far apart, and the take-back just after one: a heartbeat between the
+      // take-back and attempt 2's take lists the job, queued again, as no longer this
+      // worker's, and the harness rightly stops attempt 1 (then it ends cancelled and this
+      // case is not what ran). 200 ms apart, one came between on a machine slowed by its host.
+      const running = await startServer({ liveness: { pingIntervalMs: QUIET_PING_MS, missedPings: 10 } });
+      const worker = startWorker(running, 'taken-back', { TEST_CONCURRENCY: '2', LOG_LEVEL: 'debug', RUNPOD_PING_INTERVAL: String(QUIET_PING_MS) });
       await joined(running, worker);
       const endpoint = running.harness.endpoint(ENDPOINT);
       // Attempt 1 is held while attempt 2 is taken by the free slot; attempt 1 is released, and posts, first.
       const id = await submit(running, { input: heldInput() });
       await worker.waitForEvent((event) => event.event === 'started' && event.jobId === id, 'attempt 1 to start');
+      const pingsOf = (): number => running.seen.pings.filter((ping) => ping.workerId === worker.workerId).length;
+      const pingsBefore = pingsOf();
+      await waitFor(() => pingsOf() > pingsBefore, 'the next heartbeat', 3 * QUIET_PING_MS);
       // What the harness does when it takes a take answer for lost; no stop goes to the worker, which runs on.
       expect(await endpoint.requeueJob(id, worker.workerId)).toBe(true);
       await expectLateAttemptRefused(worker, endpoint, id);

@@ -1,7 +1,9 @@
-// Compiles one TypeScript fixture for test/compiled-fixtures.ts: run as
+// Compiles TypeScript fixtures for test/compiled-fixtures.ts: run as
 // `node test/setup/bundle-fixture.mjs <request JSON>` (a plain Node script, so that it
-// starts without tsx). The request: { entry, outdir, extraEntries: [{ in, out }],
-// bundleStartPackages } (false: every installed package stays an import).
+// starts without tsx). The request: { entries: [path], outdir, extraEntries: [{ in, out }],
+// bundleStartPackages } (false: every installed package stays an import). One entry is one
+// fixture's build; several are one build of them all (`npm test` builds every fixture so at
+// its start: each module parsed once, the chunks they share written once).
 // esbuild bundles the entry's own modules (src/, packages/platform/src, test/; package
 // names resolved through tsconfig.json's paths) and the installed packages that every
 // child loads at start (START_PACKAGES) into `<outdir>/<entry name>.js`; every other
@@ -15,6 +17,7 @@
 // are found where they are under tsx; the one exception is the watchdog thread's default
 // lookup, which must look beside the bundle. A source map goes beside the bundle (the
 // child runs with --enable-source-maps). It prints the bundle's input files (JSON) on stdout.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -114,9 +117,20 @@ const sourceUrls = {
   },
 };
 
-const name = basename(request.entry).replace(/\.[cm]?ts$/, '');
+const entries = request.entries;
+if (!Array.isArray(entries) || entries.length === 0) throw new Error('bundle-fixture: the request names no entries');
+/** Output names: the file's base name, and its folder's hash where two entries share a base name. */
+const outName = (entry) => basename(entry).replace(/\.[cm]?ts$/, '');
+const taken = new Map();
+for (const entry of entries) taken.set(outName(entry), (taken.get(outName(entry)) ?? 0) + 1);
+const outNames = new Map(
+  entries.map((entry) => [
+    entry,
+    taken.get(outName(entry)) === 1 ? outName(entry) : `${outName(entry)}-${createHash('sha256').update(entry).digest('hex').slice(0, 8)}`,
+  ]),
+);
 const result = await build({
-  entryPoints: [{ in: request.entry, out: name }, ...request.extraEntries],
+  entryPoints: [...entries.map((entry) => ({ in: entry, out: outNames.get(entry) })), ...request.extraEntries],
   outdir: request.outdir,
   bundle: true,
   platform: 'node',
@@ -136,6 +150,31 @@ const result = await build({
   metafile: true,
   logLevel: 'silent',
 });
-process.stdout.write(
-  JSON.stringify({ file: resolve(request.outdir, `${name}.js`), inputs: Object.keys(result.metafile.inputs).map((path) => resolve(REPO_ROOT, path)) }),
+
+/** The source files of an output and of every chunk it imports, statically or by import(). */
+function inputsOf(output, seen = new Set()) {
+  if (seen.has(output)) return [];
+  seen.add(output);
+  const meta = result.metafile.outputs[output];
+  if (meta === undefined) return [];
+  return [...Object.keys(meta.inputs), ...meta.imports.filter((item) => !item.external).flatMap((item) => inputsOf(item.path, seen))];
+}
+const outputOf = new Map(
+  Object.entries(result.metafile.outputs)
+    .filter(([, meta]) => meta.entryPoint !== undefined)
+    .map(([output, meta]) => [resolve(REPO_ROOT, meta.entryPoint), output]),
 );
+const bundles = entries.map((entry) => {
+  const output = outputOf.get(resolve(REPO_ROOT, entry));
+  if (output === undefined) throw new Error(`bundle-fixture: no output for ${entry}`);
+  const extraInputs = request.extraEntries.flatMap((extra) => {
+    const extraOutput = outputOf.get(resolve(REPO_ROOT, extra.in));
+    return extraOutput === undefined ? [] : inputsOf(extraOutput);
+  });
+  return {
+    entry,
+    file: resolve(request.outdir, `${outNames.get(entry)}.js`),
+    inputs: [...new Set([...inputsOf(output), ...extraInputs])].map((path) => resolve(REPO_ROOT, path)),
+  };
+});
+process.stdout.write(JSON.stringify({ bundles }));
