@@ -6,7 +6,8 @@
 // its start: each module parsed once, the chunks they share written once).
 // esbuild bundles the entry's own modules (src/, packages/platform/src, test/; package
 // names resolved through tsconfig.json's paths) and the installed packages that every
-// child loads at start (START_PACKAGES) into `<outdir>/<entry name>.js`; every other
+// child loads at start (START_PACKAGES) into `<outdir>/<entry name>.js` (the name with a hash
+// where two entries share it); every other
 // installed package stays an import, resolved at run time from the repository's
 // node_modules, as under tsx. Each extra entry (the watchdog thread) is emitted beside the
 // bundle (with --splitting: code loaded by import() in chunks/, so that it loads when
@@ -16,7 +17,8 @@
 // source URL, so that files read beside a module (migrations, templates, the dashboard)
 // are found where they are under tsx; the one exception is the watchdog thread's default
 // lookup, which must look beside the bundle. A source map goes beside the bundle (the
-// child runs with --enable-source-maps). It prints the bundle's input files (JSON) on stdout.
+// child runs with --enable-source-maps). It prints each bundle's file and the source files
+// its entry reaches (JSON on stdout: { bundles: [{ entry, file, inputs }] }).
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
@@ -151,30 +153,28 @@ const result = await build({
   logLevel: 'silent',
 });
 
-/** The source files of an output and of every chunk it imports, statically or by import(). */
-function inputsOf(output, seen = new Set()) {
-  if (seen.has(output)) return [];
-  seen.add(output);
-  const meta = result.metafile.outputs[output];
-  if (meta === undefined) return [];
-  return [...Object.keys(meta.inputs), ...meta.imports.filter((item) => !item.external).flatMap((item) => inputsOf(item.path, seen))];
+/**
+ * The source files a module reaches, itself included, statically or by import(): the inputs
+ * whose change makes its bundle stale (those tree-shaken out of the output too, as a build of
+ * one fixture lists every input of its build).
+ */
+function inputsFrom(input, seen = new Set()) {
+  if (seen.has(input)) return seen;
+  seen.add(input);
+  for (const item of result.metafile.inputs[input]?.imports ?? []) if (!item.external) inputsFrom(item.path, seen);
+  return seen;
 }
-const outputOf = new Map(
-  Object.entries(result.metafile.outputs)
-    .filter(([, meta]) => meta.entryPoint !== undefined)
-    .map(([output, meta]) => [resolve(REPO_ROOT, meta.entryPoint), output]),
-);
-const bundles = entries.map((entry) => {
-  const output = outputOf.get(resolve(REPO_ROOT, entry));
-  if (output === undefined) throw new Error(`bundle-fixture: no output for ${entry}`);
-  const extraInputs = request.extraEntries.flatMap((extra) => {
-    const extraOutput = outputOf.get(resolve(REPO_ROOT, extra.in));
-    return extraOutput === undefined ? [] : inputsOf(extraOutput);
-  });
-  return {
-    entry,
-    file: resolve(request.outdir, `${outNames.get(entry)}.js`),
-    inputs: [...new Set([...inputsOf(output), ...extraInputs])].map((path) => resolve(REPO_ROOT, path)),
-  };
-});
+/** The metafile's key of each input, by absolute path. */
+const inputKeys = new Map(Object.keys(result.metafile.inputs).map((input) => [resolve(REPO_ROOT, input), input]));
+const reached = (path) => {
+  const key = inputKeys.get(resolve(REPO_ROOT, path));
+  if (key === undefined) throw new Error(`bundle-fixture: ${path} is not among the build's inputs`);
+  return inputsFrom(key);
+};
+const extraInputs = request.extraEntries.flatMap((extra) => [...reached(extra.in)]);
+const bundles = entries.map((entry) => ({
+  entry,
+  file: resolve(request.outdir, `${outNames.get(entry)}.js`),
+  inputs: [...new Set([...reached(entry), ...extraInputs])].map((path) => resolve(REPO_ROOT, path)),
+}));
 process.stdout.write(JSON.stringify({ bundles }));
