@@ -57,7 +57,7 @@ function tsxLoaderUrl(): string {
 const BESIDE_SCRIPT = ['test_input.json'];
 /** Files that start a TypeScript file as a child with their own `process.execArgv` (tsx's loader): they need it. */
 const STARTS_TS_CHILDREN = ['examples/load-balancing/local.ts'];
-/** Builds older than this, of the same fixture, are removed when it is built again. */
+/** Builds older than this are removed: a fixture's when it is built again, the batches when `npm test` builds them again. */
 const STALE_BUILD_MS = 3_600_000;
 const execFileAsync = promisify(execFile);
 
@@ -159,15 +159,7 @@ function freshBundle(folder: string): string | undefined {
 }
 
 function build(path: string, folder: string, packages: FixturePackages): string {
-  mkdirSync(folder, { recursive: true });
-  for (const old of readdirSync(folder)) {
-    const oldPath = join(folder, old);
-    try {
-      if (old !== 'current.json' && Date.now() - statSync(oldPath).mtimeMs > STALE_BUILD_MS) rmSync(oldPath, { recursive: true, force: true });
-    } catch {
-      // Removed meanwhile by another test process building the same fixture.
-    }
-  }
+  removeStaleBuilds(folder);
   const outdir = join(folder, `${Date.now()}-${process.pid}`);
   const stdout = execFileSync(process.execPath, [BUNDLER, bundlerRequest([path], outdir, packages)], {
     cwd: REPO_ROOT,
@@ -179,6 +171,19 @@ function build(path: string, folder: string, packages: FixturePackages): string 
   if (bundle === undefined) throw new Error('the bundler answered no bundle');
   writeManifest(folder, bundle);
   return bundle.file;
+}
+
+/** `folder` made, and its builds older than STALE_BUILD_MS removed (its current.json kept). */
+function removeStaleBuilds(folder: string): void {
+  mkdirSync(folder, { recursive: true });
+  for (const old of readdirSync(folder)) {
+    const oldPath = join(folder, old);
+    try {
+      if (old !== 'current.json' && Date.now() - statSync(oldPath).mtimeMs > STALE_BUILD_MS) rmSync(oldPath, { recursive: true, force: true });
+    } catch {
+      // Removed meanwhile by another test process building the same fixture.
+    }
+  }
 }
 
 function bundlerRequest(entries: readonly string[], outdir: string, packages: FixturePackages): string {
@@ -222,11 +227,7 @@ export async function prebuildFixtures(files: readonly string[] = fixtureFiles()
     .sort();
   if (stale.length === 0) return 0;
   const batches = join(CACHE, 'batches');
-  mkdirSync(batches, { recursive: true });
-  for (const old of readdirSync(batches)) {
-    const oldPath = join(batches, old);
-    if (Date.now() - statSync(oldPath).mtimeMs > STALE_BUILD_MS) rmSync(oldPath, { recursive: true, force: true });
-  }
+  removeStaleBuilds(batches);
   const outdir = join(batches, `${Date.now()}-${process.pid}`);
   const { stdout } = await execFileAsync(process.execPath, [BUNDLER, bundlerRequest(stale, outdir, 'bundled')], {
     cwd: REPO_ROOT,
