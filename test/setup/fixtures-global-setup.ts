@@ -8,13 +8,34 @@
  * 3.5 s for the one build). Awaited, so that no file builds a fixture beside it. Without
  * `npm test` (one file, one tier) fixtures are built on their first ask, as before. A failed
  * build is said on stderr and changes nothing else: each fixture is then built on its first
- * ask, and a fixture that cannot be built says why there.
+ * ask, and a fixture that cannot be built says why there. In every run it then names the
+ * compiled watchdog thread in SW_DEV_WATCHDOG_THREAD (see useCompiledWatchdogThread).
  */
-import { prebuildFixtures } from '../compiled-fixtures.js';
+import { DEV_WATCHDOG_THREAD_ENV } from '../../src/transports/watchdog/thread-file.js';
+import { compiledWatchdogThread, prebuildFixtures } from '../compiled-fixtures.js';
 import { EAGER_SETUP_ENV } from './eager-setup.js';
 
 export default async function setup(): Promise<void> {
-  if (process.env[EAGER_SETUP_ENV] !== '1') return;
+  if (process.env[EAGER_SETUP_ENV] === '1') await prebuildAll();
+  useCompiledWatchdogThread();
+}
+
+/**
+ * SW_DEV_WATCHDOG_THREAD for the whole run (set here, before vitest starts its workers: they
+ * and their children inherit it): the SDK run from src/, in a test process or a tsx child,
+ * starts the compiled watchdog thread instead of tsx in the thread. It was about 0.4 s of CPU
+ * per start, and the in-process tests start one per platform transport (the transport
+ * contract suite alone 23 times). Code that runs compiled finds its own thread beside it and
+ * never reads this. Unless already set (`SW_DEV_WATCHDOG_THREAD= npx vitest ...` runs with tsx
+ * in the thread, as before).
+ */
+function useCompiledWatchdogThread(): void {
+  if (process.env[DEV_WATCHDOG_THREAD_ENV] !== undefined) return;
+  const thread = compiledWatchdogThread();
+  if (thread !== undefined) process.env[DEV_WATCHDOG_THREAD_ENV] = thread;
+}
+
+async function prebuildAll(): Promise<void> {
   const started = Date.now();
   try {
     const built = await prebuildFixtures();

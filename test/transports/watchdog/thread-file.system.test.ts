@@ -7,15 +7,15 @@
  * thread must stop listing the job, say why on stderr and end the process with exit 1.
  */
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WATCHDOG_THREAD_FILE, resolveThreadFile } from '../../../src/transports/watchdog/index.js';
+import { DEV_WATCHDOG_THREAD_ENV, WATCHDOG_THREAD_FILE, resolveThreadFile } from '../../../src/transports/watchdog/index.js';
 import { REPO_ROOT } from '../../child-process.js';
 import { builtSdkDist } from '../../package/pack-this-package.js';
 
@@ -46,6 +46,8 @@ async function probe(name: string, moduleUrl: string, nodeArgs: string[] = []): 
   const startedAt = Date.now();
   const run = await execa(process.execPath, [...nodeArgs, PROBE, moduleUrl, `${pingBase}/${name}`], {
     cwd: REPO_ROOT,
+    // Each way finds its own file: not the compiled thread this test run names for source runs.
+    env: { [DEV_WATCHDOG_THREAD_ENV]: undefined },
     reject: false,
     timeout: 120_000,
   });
@@ -64,14 +66,32 @@ async function probe(name: string, moduleUrl: string, nodeArgs: string[] = []): 
 describe('the watchdog thread file', () => {
   it('names its entry and file, and is found beside its module under src/ (TypeScript, started through tsx)', () => {
     expect(WATCHDOG_THREAD_FILE).toMatchObject({ entry: 'src/transports/watchdog/watchdog-thread.ts', name: 'watchdog-thread' });
-    const found = resolveThreadFile(pathToFileURL(join(REPO_ROOT, 'src/transports/watchdog/watchdog.ts')));
+    const found = resolveThreadFile(pathToFileURL(join(REPO_ROOT, 'src/transports/watchdog/watchdog.ts')), undefined, {});
     expect(found?.url.pathname).toBe(join(REPO_ROOT, WATCHDOG_THREAD_FILE.entry));
     expect(found?.bootstrap).toContain('register()');
     expect(resolveThreadFile(pathToFileURL(join(scratch, 'nothing-here.js')))).toBeUndefined();
     // A split bundle's chunk (chunks/, nothing emitted there): found beside the main script instead.
-    const besideMain = resolveThreadFile(pathToFileURL(join(scratch, 'chunks/chunk-1.js')), join(REPO_ROOT, 'src/transports/watchdog/watchdog.ts'));
+    const besideMain = resolveThreadFile(pathToFileURL(join(scratch, 'chunks/chunk-1.js')), join(REPO_ROOT, 'src/transports/watchdog/watchdog.ts'), {});
     expect(besideMain?.url.pathname).toBe(join(REPO_ROOT, WATCHDOG_THREAD_FILE.entry));
     expect(resolveThreadFile(pathToFileURL(join(scratch, 'chunks/chunk-1.js')), join(scratch, 'worker.js'))).toBeUndefined();
+  });
+
+  it('from src/, starts the compiled copy SW_DEV_WATCHDOG_THREAD names instead of tsx in the thread, when it is a JavaScript file that exists', () => {
+    const watchdogModule = pathToFileURL(join(REPO_ROOT, 'src/transports/watchdog/watchdog.ts'));
+    const compiled = join(scratch, 'compiled', `${WATCHDOG_THREAD_FILE.name}.js`);
+    mkdirSync(dirname(compiled), { recursive: true });
+    writeFileSync(compiled, '');
+    expect(resolveThreadFile(watchdogModule, undefined, { [DEV_WATCHDOG_THREAD_ENV]: compiled })).toEqual({ url: pathToFileURL(compiled) });
+    // Not there, not JavaScript, or empty: the source through tsx, as without it.
+    for (const named of [join(scratch, 'missing.js'), join(REPO_ROOT, WATCHDOG_THREAD_FILE.entry), ''])
+      expect(resolveThreadFile(watchdogModule, undefined, { [DEV_WATCHDOG_THREAD_ENV]: named })?.bootstrap, named).toContain('register()');
+    // A compiled run (dist/, a bundle) finds its own file beside it and never reads it.
+    const dist = join(scratch, 'dist-like');
+    mkdirSync(dist, { recursive: true });
+    writeFileSync(join(dist, `${WATCHDOG_THREAD_FILE.name}.js`), '');
+    expect(resolveThreadFile(pathToFileURL(join(dist, 'watchdog.js')), undefined, { [DEV_WATCHDOG_THREAD_ENV]: compiled })?.url.pathname).toBe(
+      join(dist, `${WATCHDOG_THREAD_FILE.name}.js`),
+    );
   });
 
   it('runs from src/ under tsx', { timeout: 150_000 }, async () => {
