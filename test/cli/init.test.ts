@@ -1,10 +1,9 @@
 /**
  * `serverless-worker init`: a real CLI process writes the scaffold from
  * templates/scaffold/. What the scaffold does after `npm install` is proved from the packed
- * tarballs: its dry run, tests, bundle and start in test/package/registry-journey.test.ts
- * (installed from a registry, as the README says), the --stream scaffold's install, dry run
- * and tests and `npm run dev` in test/e2e/scaffold-from-tarball.system.test.ts, its
- * Dockerfile in test/docker/scaffold-image.test.ts.
+ * tarballs: its dry run, dev server, tests, bundle and start, and the --stream scaffold's
+ * install, dry run and tests, in test/package/registry-journey.test.ts (installed from a
+ * registry, as the README says), its Dockerfile in test/docker/scaffold-image.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

@@ -20,9 +20,10 @@ export const EXISTING_PROJECT_COMMANDS = [
   'npm install --save-dev serverless-worker-platform',
 ] as const;
 
-/** The five-minute path's commands the journey runs in the scaffolded project (the dev server, the image and the deploy need more than npm: other tests). */
+/** The five-minute path's commands the journey runs in the scaffolded project (the image and the deploy need more than npm: other tests). */
 export const FIVE_MINUTE_COMMANDS = {
   dryRun: 'npm run dry-run',
+  dev: 'npm run dev',
   dryRunInline: `npx tsx src/worker.ts --test-input '{"input": {"prompt": "hi"}}'`,
   test: 'npm test',
   build: 'npm run build',

@@ -12,10 +12,13 @@
  * package.json's `files`. Then, in empty folders, with that registry in `npm_config_registry`, an empty user config and a fresh npm cache, under the
  * oldest Node line the packages claim (npm itself on it): the Install section's two `sh`
  * blocks exactly as README.md has them (the scaffold, then a project of one's own), and the
- * five-minute path's dry run, test, build and start commands by name. Every command exits
+ * five-minute path's dry run, dev server, test, build and start commands by name; in the
+ * scaffolded project, every entry point of both packages imported by name, and a `--stream`
+ * project written by the installed command, installed, dry-run and tested. Every command exits
  * 0, the packages installed are the tarballs published (their integrity), esbuild's
  * approved install script ran, and npm prints no warning a newcomer would have to act on.
- * Each step's time is printed.
+ * Each step's time is printed. (A project installed from the tarball files instead, as
+ * docs/guides/images.md describes, is built into images by test/docker/scaffold-image.test.ts.)
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -26,6 +29,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { REPO_ROOT, jsonLines } from '../child-process.js';
+import { ENTRY_POINTS, exportKeysScript } from '../exports/entry-points.js';
 import { freePort, waitFor, within } from '../kit/index.js';
 import { NODE_LINES, nodeBinary, shellEnv } from './node-lines.js';
 import { packThisPackage } from './pack-this-package.js';
@@ -165,6 +169,42 @@ function expectPromisedFiles(report: string, pkg: Package): void {
       `${pkg.manifest.name}: ${entry}`,
     ).toBe(true);
   expect(paths.filter((path) => path !== 'package.json' && !pkg.manifest.files.some((entry) => path === entry || path.startsWith(`${entry}/`)))).toEqual([]);
+}
+
+/**
+ * `npm run dev -- --port 0` in `project` (its own process group, so that npm, tsx and the worker
+ * stop together): the banner's URL answers the README's /runsync.
+ */
+async function expectDevServerAnswers(project: string): Promise<void> {
+  const dev = execa('sh', ['-c', `${FIVE_MINUTE_COMMANDS.dev} -- --port 0`], {
+    cwd: project,
+    env: newcomerEnv,
+    detached: true,
+    reject: false,
+    timeout: 120_000,
+    all: true,
+  });
+  let output = '';
+  dev.all.on('data', (data: Buffer) => (output += data.toString()));
+  try {
+    const base = await timed(`\`${FIVE_MINUTE_COMMANDS.dev}\` up`, () =>
+      waitFor(
+        () => {
+          if (dev.exitCode !== null) throw new Error(`npm run dev exited (${dev.exitCode}):\n${output.slice(-3_000)}`);
+          return /http:\/\/127\.0\.0\.1:\d+\/v2\/local/.exec(output)?.[0];
+        },
+        'the npm run dev banner',
+        90_000,
+      ),
+    );
+    // The README's curl, on the port the banner names.
+    const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input": {"prompt": "hi"}}' });
+    expect(await answer.json()).toMatchObject({ status: 'COMPLETED', output: { text: 'hi' } });
+  } finally {
+    if (dev.pid !== undefined) process.kill(-dev.pid, 'SIGTERM');
+    await dev;
+  }
+  expect(unexpectedWarnings(output), 'warnings on npm run dev').toEqual([]);
 }
 
 /** The registry, started as a child process on a free loopback port; answers once it serves /-/ping. */
@@ -344,6 +384,46 @@ describe("the README's first commands, typed against the registry", { timeout: 9
       status: 'COMPLETED',
       output: { text: 'hello hello' },
     });
+  });
+
+  it('the dev server in it, its packages imported by name, and a --stream project written by the installed command', async () => {
+    expect(project, 'the scaffolded project (the tests before this one)').toBeDefined();
+    // Each entry point resolves through the installed package's exports map, with exactly its names.
+    const entries = await timed('import the entry points', () =>
+      execa(node, ['--input-type=module', '-e', exportKeysScript(ENTRY_POINTS.map((entry) => entry.specifier))], { cwd: project, env: newcomerEnv }),
+    );
+    expect(JSON.parse(entries.stdout)).toEqual(Object.fromEntries(ENTRY_POINTS.map((entry) => [entry.specifier, [...entry.values].sort()])));
+    expect(existsSync(join(project, 'node_modules/serverless-worker/src'))).toBe(false);
+
+    // `npm run dev`: the local API (--serve-api --watch) answering /runsync with the test input.
+    await expectDevServerAnswers(project);
+
+    // The installed command writes the --stream scaffold from its shipped templates; that project
+    // works on its own: its install, dry run (the stream's chunks, then the record) and tests. Its
+    // package.json asks for what the first project's does (the scaffold has one manifest): that
+    // install is given to it (the lockfile copied, node_modules hard-linked: a second fresh install
+    // of the same tree proved nothing and cost about 10 s of npm's CPU), and npm's own install, as
+    // the author types it, must find the tree it wants there.
+    const again = await typed('npx serverless-worker init --stream ../stream-worker', project, newcomerEnv, 120_000);
+    expect(again.output).toContain('src/handler.ts');
+    const streamProject = join(project, '../stream-worker');
+    expect(await readFile(join(streamProject, 'src/handler.ts'), 'utf8')).toContain('async function*');
+    await timed('the first install given to the stream project', async () => {
+      await execa('cp', ['-a', join(project, 'package-lock.json'), streamProject]);
+      await execa('cp', ['-al', join(project, 'node_modules'), streamProject]);
+    });
+    expect((await typed('npm install', streamProject, newcomerEnv, 180_000)).output).toMatch(/^up to date\b/m);
+    const streamLines = jsonLines((await typed(FIVE_MINUTE_COMMANDS.dryRun, streamProject, newcomerEnv, 120_000)).stdout) as Array<Record<string, unknown>>;
+    expect(
+      streamLines
+        .filter((line) => 'stream' in line)
+        .map((line) => (line.stream as { output: unknown }).output)
+        .join(''),
+    ).toBe('one two three ');
+    expect(streamLines.at(-1)).toMatchObject({ status: 'COMPLETED', output: ['one ', 'two ', 'three '] });
+    const streamTest = await typed(FIVE_MINUTE_COMMANDS.test, streamProject, newcomerEnv, 180_000);
+    expect(streamTest.output).toMatch(/# pass 3\b/);
+    expect(streamTest.output).toMatch(/# fail 0\b/);
   });
 
   it("a project of one's own: the Install section's second block, then a worker file's dry run and bundle", async () => {
