@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { TIERS, setupFilesOf } from './test/setup/tiers.js';
+import { ONE_PROJECT_ENV, ONE_PROJECT_NAME, TIERS, setupFilesOf, setupFilesOfOneProject } from './test/setup/tiers.js';
 import LongestFirstSequencer from './test/setup/file-order.js';
 
 /** Examples import the packages by name, as a worker author would (tsconfig.json's paths say the same for tsc and tsx). */
@@ -28,6 +28,33 @@ const TIER_SETTINGS = {
   pool: 'forks',
 } as const;
 
+/** A vitest project of each tier: `npm run test:<tier>`, `npx vitest run`. */
+export const tierProjects = TIERS.map((tier) => ({
+  resolve: { alias: PACKAGE_ALIASES },
+  test: {
+    name: tier.name,
+    include: [...tier.include],
+    exclude: [...tier.exclude],
+    ...TIER_SETTINGS,
+    isolate: tier.isolate,
+    setupFiles: setupFilesOf(tier),
+  },
+}));
+
+/** The four tiers as one project, for `npm test` (every file of every tier; each tier's setup files act on its own files). */
+export const oneProject = {
+  resolve: { alias: PACKAGE_ALIASES },
+  test: {
+    name: ONE_PROJECT_NAME,
+    include: [...new Set(TIERS.flatMap((tier) => tier.include))],
+    exclude: TIERS.map((tier): string[] => [...tier.exclude]).reduce((common, excludes) => common.filter((glob) => excludes.includes(glob))),
+    ...TIER_SETTINGS,
+    // The tiers all share their workers (tiers.ts); the one project does too.
+    isolate: TIERS.some((tier) => tier.isolate),
+    setupFiles: setupFilesOfOneProject(),
+  },
+};
+
 export default defineConfig({
   resolve: { alias: PACKAGE_ALIASES },
   test: {
@@ -47,17 +74,8 @@ export default defineConfig({
     // tests of the integration tier and the packed-package tests of the system tier each
     // asked their own broker) and could start two PostgreSQL servers. The projects read
     // the root's `provide`d broker URLs instead (vitest merges the root's context into each).
-    projects: TIERS.map((tier) => ({
-      resolve: { alias: PACKAGE_ALIASES },
-      test: {
-        name: tier.name,
-        include: [...tier.include],
-        exclude: [...tier.exclude],
-        ...TIER_SETTINGS,
-        isolate: tier.isolate,
-        setupFiles: setupFilesOf(tier),
-      },
-    })),
+    // `npm test` runs them as one project instead (tiers.ts, ONE_PROJECT_ENV: one set of workers for the whole run).
+    projects: process.env[ONE_PROJECT_ENV] === '1' ? [oneProject] : tierProjects,
     ...TIER_SETTINGS,
     // Two files at a time: most tests wait on child processes, sockets and timers, not
     // the CPU. On the 2-core CI machines the default (one worker) took 826 s, two took 519 s,

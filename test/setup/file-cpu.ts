@@ -11,7 +11,8 @@
  * file's end. Wall time tells what a file waits for; CPU time is what two shared cores run out of.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
+import { tierOfFile } from './tiers.js';
 
 /** Seconds of CPU, the worker's own and its waited-for children's. */
 export interface FileCpu {
@@ -43,10 +44,14 @@ function childrenSeconds(): number | undefined {
 
 const ownAtStart = process.cpuUsage();
 const childrenAtStart = childrenSeconds();
+// Not for a unit file: `npm test`'s one project (tiers.ts, ONE_PROJECT_ENV) runs this before every file of every tier.
+const testPath = expect.getState().testPath;
+const counted = testPath === undefined || tierOfFile(testPath) !== 'unit';
 
 // vitest wants the hook's first argument (its context) destructured, even when unused.
 // oxlint-disable-next-line no-empty-pattern
 afterAll(({}, suite) => {
+  if (!counted) return;
   const own = process.cpuUsage(ownAtStart);
   const childrenAtEnd = childrenSeconds();
   const round = (seconds: number): number => Math.round(seconds * 10) / 10;

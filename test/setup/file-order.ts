@@ -11,11 +11,12 @@
  *   that the two workers end together), then the files that use the Docker engine;
  * - then the integration tier, longest first, its short files last;
  * - the unit tier last, in vitest's order.
- * By kind, not longest first across the tiers: the integration and unit tiers' files share
- * their worker's process and module cache (isolate: false, tiers.ts), and vitest keeps a
- * shared worker only while the next file in its queue is of the same tier: a browser or
- * system file between two integration files made the next integration file start a fresh
- * process and import everything again.
+ * By kind, not longest first across the tiers: with a project per tier, vitest keeps a shared
+ * worker (isolate: false, tiers.ts) only while the next file in its queue is of the same
+ * tier: a browser or system file between two integration files made the next integration
+ * file start a fresh process and import everything again. `npm test` now runs the tiers as
+ * one project (tiers.ts, ONE_PROJECT_ENV), whose workers live the whole run; the kinds still
+ * put the files that wait for the pack and the Docker engine after the browser files.
  * Vitest's own order runs the projects one after another (browser, integration, system, unit)
  * and, on a clean clone with no results cache, the larger files of each first: the system
  * tier's long, mostly waiting files then ran at the end with one worker idle.
@@ -25,6 +26,7 @@
 import { join, relative } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { tierOfFile } from './tiers.js';
 
 /** `test/...` path -> seconds; read once. */
 export type FileSeconds = Readonly<Record<string, number>>;
@@ -66,12 +68,13 @@ export default class LongestFirstSequencer extends BaseSequencer {
     const seconds = readFileSeconds();
     const root = this.ctx.config.root;
     const pathOf = (spec: TestSpecification): string => relative(root, spec.moduleId);
-    const unit = vitestOrder.filter((spec) => spec.project.name === 'unit');
-    const byPath = new Map(vitestOrder.filter((spec) => spec.project.name !== 'unit').map((spec) => [pathOf(spec), spec]));
+    // The tier by the file's name (tiers.ts), not by its project: `npm test` runs them all as one project.
+    const unit = vitestOrder.filter((spec) => tierOfFile(pathOf(spec)) === 'unit');
+    const byPath = new Map(vitestOrder.filter((spec) => tierOfFile(pathOf(spec)) !== 'unit').map((spec) => [pathOf(spec), spec]));
     const kindOf = (path: string): FileKind => {
-      const project = byPath.get(path)?.project.name;
-      if (project === 'browser') return 'browser';
-      if (project === 'integration') return 'integration';
+      const tier = tierOfFile(path);
+      if (tier === 'browser') return 'browser';
+      if (tier === 'integration') return 'integration';
       return USES_DOCKER.test(readFileSync(join(root, path), 'utf8')) ? 'docker' : 'system';
     };
     const order = orderByKind([...byPath.keys()], seconds, kindOf).map((path) => byPath.get(path) as TestSpecification);

@@ -18,6 +18,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { EAGER_SETUP_ENV } from './eager-setup.js';
+import { ONE_PROJECT_ENV } from './tiers.js';
 
 interface Check {
   readonly name: string;
@@ -101,7 +102,8 @@ async function runChecks(foreground: boolean, stopAtFailure: boolean): Promise<C
 function runVitest(args: readonly string[]): Promise<number> {
   return new Promise((resolve) => {
     // The whole suite: the system tier's builds start with the run (test/setup/eager-setup.ts).
-    const child = spawn('npx', ['vitest', 'run', ...args], { stdio: 'inherit', env: { ...process.env, [EAGER_SETUP_ENV]: '1' } });
+    // The four tiers as one project (tiers.ts, ONE_PROJECT_ENV): one set of workers for the whole run.
+    const child = spawn('npx', ['vitest', 'run', ...args], { stdio: 'inherit', env: { ...process.env, [EAGER_SETUP_ENV]: '1', [ONE_PROJECT_ENV]: '1' } });
     child.on('error', () => resolve(1));
     child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });

@@ -27,6 +27,9 @@
  * no mocks of our own modules).
  */
 
+import { matchesGlob, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 export interface Tier {
   /** The vitest project's name: `npx vitest run --project <name>`, `npm run test:<name>`. */
   readonly name: 'unit' | 'integration' | 'browser' | 'system';
@@ -59,4 +62,35 @@ export function tier(name: Tier['name']): Tier {
 /** The setup files of a tier's vitest project: the unit tier's guard, the other tiers' CPU count, and the shared tiers' state restore. */
 export function setupFilesOf(tier: Tier): string[] {
   return [...(tier.name === 'unit' ? ['test/setup/unit-tier.ts'] : ['test/setup/file-cpu.ts']), ...(tier.isolate ? [] : ['test/setup/shared-worker.ts'])];
+}
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The tier of a test file (absolute, or relative to the repository root), by the rules above; undefined for a file in none. */
+export function tierOfFile(file: string): Tier['name'] | undefined {
+  const path = relative(REPO_ROOT, file.startsWith('/') ? file : `${REPO_ROOT}/${file}`)
+    .split(sep)
+    .join('/');
+  const matches = (globs: readonly string[]) => globs.some((glob) => matchesGlob(path, glob));
+  return TIERS.find((candidate) => matches(candidate.include) && !matches(candidate.exclude))?.name;
+}
+
+/**
+ * `npm test` runs the four tiers as ONE vitest project (test/setup/run-all.ts sets this to 1):
+ * vitest gives each project its own worker processes and starts a fresh one whenever a
+ * worker's next file is of another project, so a run of four projects on three workers
+ * started a dozen processes that each imported the harness, fastify and the rest again
+ * (about 85 s of the run's import time). In the one project each worker lives the whole run;
+ * each tier's setup files still apply to its files only (they read the file's tier:
+ * unit-tier.ts guards the unit files, file-cpu.ts counts the others). `npm run test:<tier>`
+ * and a plain `npx vitest run` keep the four projects.
+ */
+export const ONE_PROJECT_ENV = 'SW_TEST_ONE_PROJECT';
+
+/** The name of that one project. */
+export const ONE_PROJECT_NAME = 'all-tiers';
+
+/** The setup files of the one project: every tier's, each acting on its tier's files only. */
+export function setupFilesOfOneProject(): string[] {
+  return ['test/setup/unit-tier.ts', 'test/setup/file-cpu.ts', 'test/setup/shared-worker.ts'];
 }

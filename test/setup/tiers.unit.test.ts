@@ -9,8 +9,10 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, matchesGlob, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../child-process.js';
-import { TIERS, setupFilesOf, tier as tierNamed, type Tier } from './tiers.js';
-import config from '../../vitest.config.js';
+import { ONE_PROJECT_ENV, ONE_PROJECT_NAME, TIERS, setupFilesOf, tier as tierNamed, tierOfFile, type Tier } from './tiers.js';
+import config, { oneProject, tierProjects } from '../../vitest.config.js';
+
+const SYSTEM_GLOBS = ['test/**/*.system.test.ts', 'test/docker/**/*.test.ts', 'test/package/**/*.test.ts'];
 
 /** Every `*.test.ts` under test/, relative to the repository root, with `/` separators. */
 function testFiles(): string[] {
@@ -110,12 +112,26 @@ describe('test tiers', () => {
     ]);
   });
 
-  it('makes one vitest project of each tier (vitest.config.ts)', () => {
+  it('makes one vitest project of each tier (vitest.config.ts), and of all four for npm test', () => {
     type Project = { test?: { name?: unknown; include?: unknown; exclude?: unknown; isolate?: unknown; setupFiles?: unknown } };
     const projects = (config.test?.projects ?? []) as Project[];
-    expect(projects.map(({ test }) => [test?.name, test?.include, test?.exclude, test?.isolate, test?.setupFiles])).toEqual(
+    // This worker runs under `npm test` (one project) or not (the four): the config says which.
+    expect(projects).toEqual(process.env[ONE_PROJECT_ENV] === '1' ? [oneProject] : tierProjects);
+    expect(tierProjects.map(({ test }) => [test.name, test.include, test.exclude, test.isolate, test.setupFiles])).toEqual(
       TIERS.map((tier) => [tier.name, tier.include, tier.exclude, tier.isolate, setupFilesOf(tier)]),
     );
+    expect(oneProject.test).toMatchObject({
+      name: ONE_PROJECT_NAME,
+      include: ['test/**/*.unit.test.ts', 'test/**/*.test.ts', 'test/**/*.browser.test.ts', ...SYSTEM_GLOBS],
+      exclude: ['**/node_modules/**'],
+      isolate: false,
+      setupFiles: ['test/setup/unit-tier.ts', 'test/setup/file-cpu.ts', 'test/setup/shared-worker.ts'],
+    });
+    // Each tier's setup files read the file's tier: every test file has exactly one.
+    for (const file of testFiles()) expect(tiersOf(file), file).toEqual([tierOfFile(file)]);
+    expect(tierOfFile('test/setup/tiers.unit.test.ts')).toBe('unit');
+    expect(tierOfFile(join(REPO_ROOT, 'test/package/registry-journey.test.ts'))).toBe('system');
+    expect(tierOfFile('src/index.ts')).toBeUndefined();
   });
 
   it("shares every tier's workers, putting back after each file the process state it left", () => {
