@@ -59,11 +59,12 @@ let found: Promise<ChromiumInstall> | undefined;
 
 /** Find (and, the first time, unpack) the browser; the answer is kept for the process. */
 export function findChromium(): Promise<ChromiumInstall> {
-  found ??= locate();
+  found ??= locateChromium();
   return found;
 }
 
-async function locate(): Promise<ChromiumInstall> {
+/** Find (and unpack) the browser now, whatever an earlier call found: findChromium keeps its first answer for the process. */
+export async function locateChromium(): Promise<ChromiumInstall> {
   const override = process.env.CHROMIUM_PATH;
   if (override) {
     if (!existsSync(override)) throw new Error(`CHROMIUM_PATH is ${override}, but no file is there: expected a Chromium or Chrome executable.`);

@@ -2,7 +2,8 @@
  * @module test/setup/tiers
  * The suite's four tiers, decided by file name so that a new file lands in its tier without
  * editing a list (CONTRIBUTING.md, "Testing"). vitest.config.ts makes one project of each;
- * `npm run test:<name>` runs one, `npm test` (and .ci/run) all four in one vitest run.
+ * `npm run test:<name>` runs one, `npm test` (and .ci/run) all four in one vitest run, as one
+ * project (ONE_PROJECT_ENV below).
  * The rules, first match wins:
  *
  * 1. `*.unit.test.ts`: unit, in the test process only (test/setup/unit-tier.ts refuses a
