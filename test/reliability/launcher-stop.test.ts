@@ -35,6 +35,23 @@ afterEach(async () => {
 
 const TRIES = 3;
 
+/**
+ * Whether a process of group `pgid` still runs a second after the harness exited. The
+ * harness waits for each worker's 'close' (its exit and its output pipes closed), and a
+ * process closes its files before it is done exiting: one run found the worker's node in
+ * that last moment (a process of the group, its pipes closed, not yet a zombie) right as
+ * the harness's exit was seen. A worker the harness left running holds its pipes and runs
+ * on (its init alone takes 2 s here): still there after the second.
+ */
+async function groupStillRuns(pgid: number): Promise<boolean> {
+  const until = performance.now() + 1_000;
+  while (groupRuns(pgid)) {
+    if (performance.now() > until) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
 describe('SIGTERM while the launcher scales up (PostgreSQL store)', () => {
   it(`launches nothing after the signal, exits 0, leaves no worker (${TRIES} tries)`, async () => {
     const exitMs: number[] = [];
@@ -87,7 +104,7 @@ describe('SIGTERM while the launcher scales up (PostgreSQL store)', () => {
         const pid = Number(/^pid (\d+)$/.exec(line.as ?? '')?.[1]);
         if (!Number.isInteger(pid)) continue;
         groups.push({ pgid: pid, startTicks: processStartTicks(pid) });
-        if (groupRuns(pid)) left++;
+        if (await groupStillRuns(pid)) left++;
       }
     }
     printFigures('launcher stop during scale-up (postgres)', {
