@@ -84,6 +84,8 @@ export default defineConfig({
     // (2026-12-02, 1 897 passing both times, the cores 97 % against 89 % busy). Four
     // (2026-12-03, clean clone, quiet): vitest 653 s against 663 s, the cores 99-100 % busy from
     // start to end and the checks finishing with the last file: the run is CPU-bound; not kept.
+    // Four again (16:23, before the one project of `npm test`): 594 s against 606 s, with a
+    // race between two docker files (since one file); not kept.
     maxWorkers: 3,
     // Longest files first, from a recorded run (test/setup/file-order.ts): the two workers end together.
     sequence: { sequencer: LongestFirstSequencer },
