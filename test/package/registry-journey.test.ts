@@ -201,7 +201,11 @@ async function expectDevServerAnswers(project: string): Promise<void> {
     const answer = await fetch(`${base}/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input": {"prompt": "hi"}}' });
     expect(await answer.json()).toMatchObject({ status: 'COMPLETED', output: { text: 'hi' } });
   } finally {
-    if (dev.pid !== undefined) process.kill(-dev.pid, 'SIGTERM');
+    try {
+      if (dev.pid !== undefined) process.kill(-dev.pid, 'SIGTERM');
+    } catch {
+      // The group is gone already (npm run dev exited): the waitFor above said why.
+    }
     await dev;
   }
   expect(unexpectedWarnings(output), 'warnings on npm run dev').toEqual([]);
