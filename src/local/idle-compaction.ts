@@ -8,11 +8,15 @@
  * after 20 000 `/runsync` (bench/README, issue 34 item 3: 106 MiB, 74 MiB after one full
  * collection). So, in two steps:
  *
- * - once no garbage collection has run for `quietMs` (nothing is being allocated: no jobs),
+ * - once no young-generation collection has run for `quietMs` (nothing is being allocated: no jobs;
+ *   the full ones V8's memory reducer runs on a timer after a spell do not count),
  *   one young-generation collection: V8 then shrinks its young generation to its smallest,
  *   since its allocation rate over the last 5 s is low (hence `quietMs` over 5 s). This is
- *   most of what the local API's process gives back (32 MiB of young generation to 1);
- * - `fullAfterMs` after that first step, and the heap grew by `minGrowthBytes` since the
+ *   most of what the local API's process gives back (32 MiB of young generation to 1). There
+ *   it waits `youngAfterMs` longer (serve-api.ts): a burst of requests that came back to the
+ *   smallest young generation ran on 4-6x the young collections of one at once (bench/README,
+ *   issue 46, burst after idle);
+ * - `fullAfterMs` after the work was found over (the first step's time, unless delayed), and the heap grew by `minGrowthBytes` since the
  *   last time, two full collections: old-space garbage given back, and the pages it was on. Not at once: a burst of jobs
  *   soon after a full collection ran at 0.6-0.7x the rate of one after a young collection
  *   alone (bench/README, issue 34, burst after idle; V8's trace showed more mark-compacts in
@@ -30,7 +34,7 @@
  * The collector is V8's `gc` from a fresh context (`--expose-gc` set for that moment only):
  * the handler's global scope never gets a `gc`.
  */
-import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { constants as perfConstants, PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { collector, type Collector } from '../metrics/garbage-collector.js';
 
@@ -43,12 +47,41 @@ export const IDLE_COMPACTION = {
   minGrowthBytes: 4 * 1024 * 1024,
 } as const;
 
+export interface IdleCompactionOptions {
+  /** No collection for this long: the work is over, ms (default IDLE_COMPACTION.quietMs). */
+  readonly quietMs?: number;
+  /** The full step this long after the work was found over, ms (default IDLE_COMPACTION.fullAfterMs). */
+  readonly fullAfterMs?: number;
+  /** The full step only when the committed heap grew by this much since the last, bytes. */
+  readonly minGrowthBytes?: number;
+  /**
+   * The young step this long after the work was found over instead of at once, ms (default 0);
+   * work meanwhile calls it off. Not after start-up, whose growth is given back at once. For a
+   * process whose traffic comes in bursts a few seconds apart (the local API): a burst that
+   * comes back to a young generation shrunk to its smallest runs on several times the young
+   * collections until V8 grows it again.
+   */
+  readonly youngAfterMs?: number;
+}
+
 export interface IdleCompaction {
   /** Young-generation collections run so far (the first step). */
   readonly youngCollections: number;
   /** Full collections run so far (the second step). */
   readonly compactions: number;
   stop(): void;
+}
+
+/**
+ * What counts as work: young-generation collections, which only allocation brings. V8's own memory
+ * reducer runs full collections on a timer some seconds after an allocation spell, with no code
+ * running: counted as work they armed another quiet check, and the young step with it.
+ */
+const YOUNG_GC_TYPES: ReadonlySet<string> = new Set(['Scavenge', 'MinorMarkCompact', 'MinorMarkSweep']);
+
+function isYoungCollection(entry: PerformanceEntry): boolean {
+  const kind = ((entry as { detail?: unknown }).detail as { kind?: number } | null | undefined)?.kind;
+  return kind === undefined || kind === perfConstants.NODE_PERFORMANCE_GC_MINOR;
 }
 
 /** A timer that keeps no process alive. */
@@ -75,6 +108,35 @@ function fullCollection(collect: Collector | undefined, minGrowthBytes: number):
 }
 
 /**
+ * The first step, the young generation (V8 shrinks it after a collection at a low allocation rate):
+ * at once, or `afterMs` after the work was found over, called off by work meanwhile.
+ */
+function youngStep(collect: Collector | undefined, afterMs: number, collected: () => void): { due(): void; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  // Start-up's quiet period is the first: what loading the modules grew is given back at once.
+  let afterStartUp = true;
+  const run = (): void => {
+    timer = undefined;
+    if (collect === undefined) return;
+    collect({ type: 'minor' });
+    collected();
+  };
+  const cancel = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+  };
+  return {
+    due: () => {
+      cancel();
+      if (afterMs > 0 && !afterStartUp) timer = later(run, afterMs);
+      else run();
+      afterStartUp = false;
+    },
+    cancel,
+  };
+}
+
+/**
  * Start watching this process (once per process); `options` for tests.
  *
  * Two modes, so that neither a busy nor an idle process pays for the watch: idle, a 'gc'
@@ -85,8 +147,8 @@ function fullCollection(collect: Collector | undefined, minGrowthBytes: number):
  * bench/README, issue 34 third pass) read every `quietMs`: a window without a collection
  * means the work is over.
  */
-export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: number; minGrowthBytes?: number } = {}): IdleCompaction {
-  const { quietMs, fullAfterMs, minGrowthBytes } = { ...IDLE_COMPACTION, ...options };
+export function compactWhenIdle(options: IdleCompactionOptions = {}): IdleCompaction {
+  const { quietMs, fullAfterMs, minGrowthBytes, youngAfterMs } = { ...IDLE_COMPACTION, youngAfterMs: 0, ...options };
   const collect = collector();
   let youngCollections = 0;
   let compactions = 0;
@@ -102,6 +164,8 @@ export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: numbe
   /** Busy: collections counted natively until the next check (a full step waiting stays armed). */
   const watchBusy = (): void => {
     observer.disconnect();
+    // Work again before the young step: the young generation is in use, nothing to give back.
+    young.cancel();
     profiler = new GCProfiler();
     profiler.start();
     if (timer !== undefined) clearTimeout(timer);
@@ -112,6 +176,10 @@ export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: numbe
     profiler = undefined;
     observer.observe({ entryTypes: ['gc'] });
   };
+  const young = youngStep(collect, youngAfterMs, () => {
+    youngCollections++;
+    ownUntil = performance.now();
+  });
   const full = fullCollection(collect, minGrowthBytes);
   const collectFull = (): void => {
     fullDue = false;
@@ -128,7 +196,7 @@ export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: numbe
   };
   const check = (): void => {
     timer = undefined;
-    const collections = profiler?.stop()?.statistics.length ?? 0;
+    const collections = profiler?.stop()?.statistics.filter((entry) => YOUNG_GC_TYPES.has(entry.gcType)).length ?? 0;
     if (stopped) return;
     if (collections > 0) {
       // Still working: look again after another quiet period.
@@ -136,21 +204,15 @@ export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: numbe
       timer = later(check, quietMs);
       return;
     }
-    if (fullDue) {
-      // The full step came due while busy: it collects the young generation too.
-      collectFull();
-    } else if (collect !== undefined) {
-      // The first step: the young generation, which V8 shrinks after a collection at a low allocation rate.
-      collect({ type: 'minor' });
-      youngCollections++;
-      ownUntil = performance.now();
-    }
+    // The full step came due while busy: it collects the young generation too.
+    if (fullDue) collectFull();
+    else young.due();
     watchIdle();
     fullTimer ??= later(compact, fullAfterMs);
   };
   const observer = new PerformanceObserver((list) => {
     if (stopped || profiler !== undefined) return;
-    if (list.getEntries().some((entry) => entry.startTime >= ownUntil)) watchBusy();
+    if (list.getEntries().some((entry) => entry.startTime >= ownUntil && isYoungCollection(entry))) watchBusy();
   });
   if (collect !== undefined) {
     // Start-up counts as work: a process that collects nothing after it (its young generation
@@ -167,10 +229,11 @@ export function compactWhenIdle(options: { quietMs?: number; fullAfterMs?: numbe
     stop() {
       stopped = true;
       observer.disconnect();
-      if (timer !== undefined) clearTimeout(timer);
-      if (fullTimer !== undefined) clearTimeout(fullTimer);
+      clearTimeout(timer);
+      clearTimeout(fullTimer);
       timer = undefined;
       fullTimer = undefined;
+      young.cancel();
       profiler?.stop();
       profiler = undefined;
     },

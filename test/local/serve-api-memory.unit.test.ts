@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { compactWhenIdle, type IdleCompaction } from '../../src/local/idle-compaction.js';
+import { collector } from '../../src/metrics/garbage-collector.js';
 import { CHILD_V8_FLAGS, childBaseEnv, childCommand } from '../../packages/platform/src/local/supervisor.js';
 
 describe('compactWhenIdle', () => {
@@ -86,6 +87,47 @@ describe('compactWhenIdle, work during the wait', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(compaction.compactions).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('compactWhenIdle, the young step after a longer pause (youngAfterMs)', () => {
+  let compaction: IdleCompaction | undefined;
+  afterEach(() => compaction?.stop());
+
+  it('gives back what start-up grew at once, and waits youngAfterMs after later work', async () => {
+    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 600_000, minGrowthBytes: 0, youngAfterMs: 600_000 });
+    await until(() => compaction!.youngCollections >= 1);
+    expect(compaction.youngCollections).toBe(1);
+    work();
+    // Quiet checks come and go (30 ms each); the young step is 10 minutes away.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(compaction.youngCollections).toBe(1);
+    expect(compaction.compactions).toBe(0);
+  });
+
+  it("takes no full collection for work (V8's memory reducer runs them on a timer, with no code running)", async () => {
+    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 600_000, minGrowthBytes: 0, youngAfterMs: 200 });
+    await until(() => compaction!.youngCollections >= 1);
+    const collect = collector();
+    expect(collect).toBeDefined();
+    collect?.();
+    // Counted as work, a quiet check 30 ms later would arm the young step, 200 ms after it.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(compaction.youngCollections).toBe(1);
+  });
+
+  it('is called off by work during the wait, and runs once a pause lasts youngAfterMs', async () => {
+    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 600_000, minGrowthBytes: 0, youngAfterMs: 3_000 });
+    await until(() => compaction!.youngCollections >= 1);
+    // Spells of work 100 ms apart for 1.5 s: each pause is found quiet and arms the step, the next spell calls it off.
+    const spellsEnd = Date.now() + 1_500;
+    while (Date.now() < spellsEnd) {
+      work();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(compaction.youngCollections).toBe(1);
+    await until(() => compaction!.youngCollections >= 2);
+    expect(compaction.youngCollections).toBe(2);
   });
 });
 

@@ -157,6 +157,13 @@ export function serveApiChannel(env: NodeJS.ProcessEnv): 'ipc' | 'http' {
 
 /** The worker's heartbeat interval under --serve-api (the platform's default), ms: the harness and the child agree on it. */
 export const SERVE_API_PING_MS = 10_000;
+/**
+ * How long after a burst of requests is over (idle-compaction.ts's quiet check, 5.5 s without a
+ * collection) this process keeps its young generation, ms: a burst within about half a minute of
+ * the last runs on it (bench/README, issue 46, burst after idle); a longer pause gives its 32 MiB
+ * back. The full step's time does not move (a minute after the quiet check).
+ */
+export const YOUNG_STEP_AFTER_MS = 25_000;
 /** Past the child's own drain (shutdownTimeoutMs, then timeoutGraceMs), how long it may take to exit before SIGKILL, ms. */
 const CHILD_EXIT_MARGIN_MS = 5_000;
 
@@ -229,8 +236,9 @@ export async function runServeApi(_handler: Handler<unknown, unknown>, config: W
   supervisor.start();
   // --watch: a saved source file restarts the worker child alone; this process, its API and its jobs stay (source-watch.ts).
   const watching = args.watch ? watchWorkerSources(supervisor, logger) : undefined;
-  // The heap a burst of jobs grew is given back once it is over (the worker child does the same).
-  const compaction = compactWhenIdle();
+  // The heap a burst of jobs grew is given back once it is over (the worker child does the same); the
+  // young generation only after a longer pause, so that a burst soon after runs on it (local/idle-compaction.ts).
+  const compaction = compactWhenIdle({ youngAfterMs: YOUNG_STEP_AFTER_MS });
   // The banner once the worker is ready (its init over), as when it ran in this process.
   const first = await Promise.race([supervisor.firstStart, signal]);
   if (first !== 'signal' && first.ready) {
