@@ -161,10 +161,9 @@ export function compactWhenIdle(options: IdleCompactionOptions = {}): IdleCompac
   let fullDue = false;
   let profiler: GCProfiler | undefined;
   let stopped = false;
-  /** Busy: collections counted natively until the next check (a full step waiting stays armed). */
+  /** Busy: collections counted natively until the next check (a full step waiting stays armed, a young one is called off). */
   const watchBusy = (): void => {
     observer.disconnect();
-    // Work again before the young step: the young generation is in use, nothing to give back.
     young.cancel();
     profiler = new GCProfiler();
     profiler.start();
