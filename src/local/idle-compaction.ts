@@ -230,8 +230,6 @@ export function compactWhenIdle(options: IdleCompactionOptions = {}): IdleCompac
       observer.disconnect();
       clearTimeout(timer);
       clearTimeout(fullTimer);
-      timer = undefined;
-      fullTimer = undefined;
       young.cancel();
       profiler?.stop();
       profiler = undefined;
