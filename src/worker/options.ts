@@ -174,7 +174,7 @@ export const ServeOptionsSchema = z.strictObject({
     .meta({
       values: '100 ms to 1 day, or `false`',
       description:
-        "On the platform (and as the worker child of `--serve-api`), memory given back once the jobs stop: when no garbage collection has run for 5.5 s, the worker collects V8's young generation (which V8 then shrinks), and this long after that, ms, two full collections give back the old space a busy spell grew. A burst soon after a full collection runs slower while V8 grows the heap again, hence the wait. `false`: neither (V8's own heuristics alone decide when the heap shrinks).",
+        "On the platform (and as the worker child of `--serve-api`), memory given back once the jobs stop: when no young-generation collection has run for 5.5 s (V8's own timed full collections do not count), the worker collects V8's young generation (which V8 then shrinks), and this long after that, ms, two full collections give back the old space a busy spell grew. A burst soon after a full collection runs slower while V8 grows the heap again, hence the wait. `false`: neither (V8's own heuristics alone decide when the heap shrinks).",
     }),
   /** Time between two job summary lines (when logEveryJob is off), ms; default 60 000. */
   jobSummaryIntervalMs: z

@@ -158,7 +158,7 @@ export function serveApiChannel(env: NodeJS.ProcessEnv): 'ipc' | 'http' {
 /** The worker's heartbeat interval under --serve-api (the platform's default), ms: the harness and the child agree on it. */
 export const SERVE_API_PING_MS = 10_000;
 /**
- * How long after a burst of requests is over (idle-compaction.ts's quiet check, 5.5 s without a
+ * How long after a burst of requests is over (idle-compaction.ts's quiet check, 5.5 s without a young
  * collection) this process keeps its young generation, ms: a burst within about half a minute of
  * the last runs on it (bench/README, issue 46, burst after idle); a longer pause gives its 32 MiB
  * back. The full step's time does not move (a minute after the quiet check).
