@@ -117,7 +117,7 @@ describe('compactWhenIdle, the young step after a longer pause (youngAfterMs)', 
   });
 
   it('is called off by work during the wait, and runs once a pause lasts youngAfterMs', async () => {
-    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 600_000, minGrowthBytes: 0, youngAfterMs: 3_000 });
+    compaction = compactWhenIdle({ quietMs: 30, fullAfterMs: 600_000, minGrowthBytes: 0, youngAfterMs: 4_000 });
     await until(() => compaction!.youngCollections >= 1);
     // Spells of work 100 ms apart for 1.5 s: each pause is found quiet and arms the step, the next spell calls it off.
     const spellsEnd = Date.now() + 1_500;
