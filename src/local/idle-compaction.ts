@@ -29,7 +29,7 @@
  * Start-up counts as work. What it costs: a busy process, a native record per collection
  * (v8.GCProfiler) and a timer every `quietMs`; an idle one, no wake-up at all (a 'gc'
  * PerformanceObserver waits for the next collection, and a process that allocates nothing
- * collects nothing) but the one timer of the full step; once per quiet period after work,
+ * collects nothing) but the full step's timer (and the young step's, where delayed); once per quiet period after work,
  * a young collection (a few ms) and, later, two full ones (about 5-40 ms each on these heaps).
  * The collector is V8's `gc` from a fresh context (`--expose-gc` set for that moment only):
  * the handler's global scope never gets a `gc`.
