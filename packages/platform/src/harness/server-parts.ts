@@ -37,7 +37,7 @@ export class ListenedPort {
   }
 }
 
-/** The spec 8.2 limiter, as the onRequest hook and the lean /runsync use it. */
+/** The spec 8.2 limiter, as the rate-limit onRequest hook uses it. */
 export interface RateLimits {
   readonly options: RateLimitHookOptions;
   readonly gate: RateGate;

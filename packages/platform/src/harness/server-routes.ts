@@ -1,8 +1,8 @@
 /**
  * @module harness/server-routes
  * What the server answers, registered on the parts it is given (server-parts.ts): the
- * request hooks (API key, rate limits, endpoints of a shared store, unknown endpoints),
- * the lean /runsync in front of fastify, and each feature's routes: the queue API and
+ * request hooks (API key, rate limits, endpoints of a shared store, unknown endpoints)
+ * and each feature's routes: the queue API and
  * OpenAI-compatible calls, the worker API and load balancing under /v2, /metrics,
  * /openapi.json and /docs, the dashboard at /ui (imported only when it is on) and the
  * management API under /v1.
@@ -12,7 +12,7 @@ import { inputValue, RUNTIME_VERSION } from 'serverless-worker/internal';
 import { managementApi } from './management/index.js';
 import type { EndpointHooks } from './management/hooks.js';
 import { LB_PATH_PREFIX, lbProxyRoutes, lbRegistrationRoutes } from './load-balancing/index.js';
-import { apiKeyHook, createApiKeyCheck } from './http/api-key.js';
+import { apiKeyHook } from './http/api-key.js';
 import { rateLimitHook } from './http/rate-limit/index.js';
 import { registerMetricsRoute } from './http/metrics-route.js';
 import { openAiRoutes } from './openai/index.js';
@@ -23,7 +23,6 @@ import { isSubmitRoute, unknownEndpointHook } from './unknown-endpoints.js';
 import { addRouteOnRequest } from './http/route-hooks.js';
 import { answerNotFound } from './http/route-table.js';
 import { queueApiRoutes } from './queue-api/index.js';
-import { installLeanRunsync } from './queue-api/lean-runsync.js';
 import { BODY_READ_SLOTS, installBodyReadGate } from './http/body-read-gate.js';
 import { bodyReadGateMetrics } from './http/body-read-gate-metrics.js';
 import { withAttemptEvents } from './dashboard/attempt-binding.js';
@@ -47,7 +46,7 @@ export function installRequestHooks(app: FastifyInstance, config: HarnessServerC
   if (unknownEndpoints) addRouteOnRequest(app, isSubmitRoute, unknownEndpoints);
 }
 
-/** The queue API's context, shared by its routes, the OpenAI-compatible ones and the lean /runsync. */
+/** The queue API's context, shared by its routes and the OpenAI-compatible ones. */
 function queueContext(config: HarnessServerConfig, parts: ServerParts, closing: AbortSignal) {
   const { harness, launchedWorkers, loadBalancing, queueRoom } = parts;
   // An input kept as its text (a large body, job/raw-json.ts) is parsed only when there is a schema to check.
@@ -62,19 +61,6 @@ function queueContext(config: HarnessServerConfig, parts: ServerParts, closing: 
 export async function registerRoutes(app: FastifyInstance, config: HarnessServerConfig, parts: ServerParts, closing: AbortSignal): Promise<void> {
   const { harness, loadBalancing } = parts;
   const context = queueContext(config, parts, closing);
-  // The common /runsync answered in front of fastify, with the same checks (queue-api/lean-runsync.ts).
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  installLeanRunsync(app.server, {
-    context,
-    rootEndpoint: config.rootEndpoint,
-    apiKey: config.apiKey !== undefined ? createApiKeyCheck(config.apiKey) : undefined,
-    rateGate: parts.rateLimits?.gate,
-    deleted: (id) => parts.deletedEndpoints.has(id),
-    queueRoom: parts.queueRoom,
-    parseJson: (text, done) => void parseJson(undefined as never, text, done),
-    logger: parts.logger,
-    storeOutage: parts.storeOutage,
-  });
   // Before every other request listener: only a few large bodies are read at once, so a
   // turn of the loop stays short and new connections (a /health probe's) are taken promptly.
   installBodyReadGate(app.server, BODY_READ_SLOTS, bodyReadGateMetrics(parts.metrics));

@@ -113,7 +113,6 @@ export async function listenHarnessServer(config: HarnessServerConfig, parts: Se
   const closing = new AbortController();
   const app = fastifyFor(config, logger);
   app.decorate('storeOutage', parts.storeOutage);
-  // After the routes: the lean /runsync takes fastify's one request listener.
   let fresh: ReturnType<typeof trackFreshConnections> | undefined;
   // A collection once the store let go of many bodies and the loop is idle (idle-collect.ts).
   const collector = collectWhenIdle();

@@ -101,12 +101,7 @@ function waitsOn(closing: AbortSignal): Set<RequestStop> | undefined {
 }
 
 export function requestSignal(reply: FastifyReply, closing: AbortSignal): RequestSignal {
-  return rawRequestSignal(reply.raw, closing);
-}
-
-/** requestSignal of a response answered outside fastify (queue-api/lean-runsync.ts). */
-export function rawRequestSignal(res: FastifyReply['raw'], closing: AbortSignal): RequestSignal {
-  const stop = new RequestStop(res, waitsOn(closing));
+  const stop = new RequestStop(reply.raw, waitsOn(closing));
   if (closing.aborted) stop.abort('closing');
   return stop;
 }

@@ -26,7 +26,7 @@ export function declaredBodyBytes(request: FastifyRequest): number | undefined {
 
 /**
  * Declared bytes of bodies let in whose answer has not been sent yet, shared by the
- * submit routes' hook and the lean /runsync path (lean-runsync.ts).
+ * submit routes of every prefix (the queue API's and the OpenAI-compatible ones).
  */
 export class QueueRoomReservations {
   readonly #harness: Harness;

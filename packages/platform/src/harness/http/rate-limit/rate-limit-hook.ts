@@ -23,7 +23,7 @@ async function workersUp(harness: Harness, endpointId: string): Promise<number> 
   return counts ? counts.idle + counts.running : 0;
 }
 
-/** The limiter as the hook uses it, for a path that answers outside fastify (queue-api/lean-runsync.ts). */
+/** The limiter as the hook uses it: the limit of an operation now, and one request counted under it. */
 export interface RateGate {
   /** The limit of `operation` on the endpoint now (it grows with its workers). */
   limitFor(endpointId: string, operation: RateLimitedOperation): Promise<OperationLimit>;
