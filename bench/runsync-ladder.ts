@@ -10,7 +10,7 @@
  *   bare      node:http parsing the body and answering a completed view
  *   core      + the harness core and memory store, jobs taken and completed by a plain loop
  *   sdk       + the SDK's worker runtime running them (in process) instead of the loop
- *   harness   + the harness's own HTTP server (its lean /runsync) instead of bare node:http
+ *   harness   + the harness's own HTTP server (its fastify routes) instead of bare node:http
  *   serve-api + the worker in a supervised child process (`--serve-api`, what users run)
  * The rungs alternate within each round, so a busy neighbour moves them all; the CPU a
  * request of one process moves far less than a rate on a shared machine.

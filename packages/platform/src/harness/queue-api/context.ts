@@ -25,7 +25,7 @@ export interface QueueApiContext {
   readonly launchedWorkers?: LaunchedWorkersView | undefined;
   /** The load-balancing endpoints: /health counts their workers; default none. */
   readonly loadBalancing?: LoadBalancing | undefined;
-  /** The reservations of declared body sizes (early-queue-room.ts), shared with the lean /runsync path; default one of the submit routes' own. */
+  /** The reservations of declared body sizes (early-queue-room.ts), shared by the submit routes of every prefix; default one of their own. */
   readonly queueRoom?: QueueRoomReservations | undefined;
 }
 
