@@ -149,4 +149,10 @@ describe('POST /runsync', () => {
     const answer = await call('POST', `${running.url}/runsync`, { body: { input: {} } });
     expect(answer.json).toMatchObject({ status: 'COMPLETED', output: 'root' });
   });
+
+  it('leaves fastify the only request listener that answers: besides it, the body-read gate and the fresh-connection tracker, which answer nothing', async () => {
+    running = await startTestServer({ rootEndpoint: 'ep', apiKey: 'k' });
+    // Issue 46 item 1: a listener in front of fastify's would answer requests with checks and hooks of its own.
+    expect(running.server.app.server.listenerCount('request')).toBe(3);
+  });
 });
