@@ -2,7 +2,9 @@
  * @module bench/runsync-interleaved
  * CPU a `/runsync` of two compiled trees, both servers up at once and driven in short
  * alternating slices (issue 46): `npx tsx bench/runsync-interleaved.ts --a <folder> --b
- * <folder> [--mode serve-api|harness] [--slices 20] [--seconds 1.5]`. Each folder is a
+ * <folder> [--mode serve-api|harness] [--slices 20] [--seconds 1.5] [--a-node-args="..."] [--b-node-args="..."]` (with `=`: the value starts with a dash).
+ * `--a-node-args`/`--b-node-args`: node flags for that side's server (its worker child inherits them:
+ * they go in NODE_OPTIONS), e.g. one tree against itself with a V8 flag. Each folder is a
  * copy of this bench's compiled folder (lib/compiled.ts) made at the commit to compare,
  * its package links pointed at the copy (as runsync-ladder.ts's `--baseline`). The
  * ladder runs one fresh server after the other for 5 s each; on a shared machine whose
@@ -33,6 +35,8 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'serve-api' },
     slices: { type: 'string', default: '20' },
     seconds: { type: 'string', default: '1.5' },
+    'a-node-args': { type: 'string', default: '' },
+    'b-node-args': { type: 'string', default: '' },
   },
   strict: true,
 });
@@ -49,11 +53,12 @@ interface Side {
   readonly rate: number[];
 }
 
-async function startSide(name: string, folder: string): Promise<Side> {
+async function startSide(name: string, folder: string, nodeArgs: string): Promise<Side> {
   const port = await freePort();
   const script = join(folder, mode === 'serve-api' ? 'bench/children/platform-worker.js' : 'bench/children/runsync-ladder-server.js');
   const args = mode === 'serve-api' ? ['--serve-api', '--no-rate-limit'] : ['--layer', 'harness'];
-  const env = { ...process.env, BENCH_CONCURRENCY: String(CONNECTIONS) };
+  const options = [process.env.NODE_OPTIONS ?? '', nodeArgs].filter((part) => part !== '').join(' ');
+  const env = { ...process.env, BENCH_CONCURRENCY: String(CONNECTIONS), ...(options !== '' ? { NODE_OPTIONS: options } : {}) };
   const child = track(spawn(process.execPath, [script, ...args, '--port', String(port)], { cwd: REPO_ROOT, env, stdio: 'ignore' }));
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS, keepAliveTimeout: 30_000 });
   return { name, child, pool, main: [], all: [], rate: [] };
@@ -103,13 +108,13 @@ async function slice(side: Side, seconds: number): Promise<void> {
   side.rate.push((done / elapsed) * 1_000);
 }
 
-const sides = [await startSide('a', values.a), await startSide('b', values.b)];
+const sides = [await startSide('a', values.a, values['a-node-args']), await startSide('b', values.b, values['b-node-args'])];
 try {
   for (const side of sides) await warm(side);
   const slices = Number(values.slices);
   const seconds = Number(values.seconds);
   console.log(`/runsync interleaved, ${mode}: ${slices} slices of ${seconds} s a side, ${CONNECTIONS} connections; load ${loadAverage()}`);
-  console.log(`  a = ${values.a}\n  b = ${values.b}`);
+  console.log(`  a = ${values.a} ${values['a-node-args']}\n  b = ${values.b} ${values['b-node-args']}`);
   for (let i = 0; i < slices; i++) for (const side of i % 2 === 0 ? sides : [...sides].reverse()) await slice(side, seconds);
   const range = (list: readonly number[]): string => `${Math.min(...list).toFixed(0)}-${Math.max(...list).toFixed(0)}`;
   for (const side of sides) {
