@@ -156,6 +156,7 @@ describe('POST /runsync', () => {
     // Issue 46 item 1: a path of its own in front of fastify took fastify's listener off the server and answered /runsync itself.
     const listeners = app.server.listeners('request');
     expect(listeners.indexOf(app.routing)).toBe(1);
+    // Before it the body-read gate; after it the fresh-connection tracker (net/fresh-connections.ts), which answers nothing either.
     expect(listeners).toHaveLength(3);
   });
 });
