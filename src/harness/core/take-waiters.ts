@@ -56,6 +56,53 @@ function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
   return () => void set.delete(onAbort);
 }
 
+/**
+ * A waiter in line: a class, not an object literal with a getter and closures over the
+ * park's variables. The literal was about a third of what the local API's process promoted
+ * to old space under `/runsync` load (5.4 % of its allocation promoted at 1 client, 3.3 %
+ * with this class; at 8 clients 10.1 % against 6.9 %, and 3-5 % less CPU a request:
+ * bench/README, issue 46, the young generation).
+ */
+class ParkedTake implements TakeWaiter {
+  settled = false;
+  readonly workerId: string;
+  readonly max: number;
+  readonly #line: TakeWaiter[];
+  readonly #answer: (jobs: Job[]) => void;
+  #stopListening: (() => void) | undefined;
+
+  constructor(line: TakeWaiter[], workerId: string, max: number, answer: (jobs: Job[]) => void) {
+    this.#line = line;
+    this.workerId = workerId;
+    this.max = max;
+    this.#answer = answer;
+  }
+
+  /** Call `onAbort` when `signal` aborts, until answered. */
+  listen(signal: AbortSignal): void {
+    this.#stopListening = whenAborted(signal, this.onAbort);
+  }
+
+  resolve(jobs: Job[]): void {
+    this.settled = true;
+    this.#stopListening?.();
+    this.#leave();
+    this.#answer(jobs);
+  }
+
+  /** Its signal aborted: out of line, answered []. */
+  readonly onAbort = (): void => {
+    this.settled = true;
+    this.#leave();
+    this.#answer([]);
+  };
+
+  #leave(): void {
+    const index = this.#line.indexOf(this);
+    if (index >= 0) this.#line.splice(index, 1);
+  }
+}
+
 export class TakeWaiters {
   readonly #waiters: TakeWaiter[] = [];
   #serving = false;
@@ -63,35 +110,10 @@ export class TakeWaiters {
 
   /** Park a waiter until it is resolved or `signal` aborts (then it gets []). */
   park(workerId: string, max: number, signal: AbortSignal | undefined): Promise<Job[]> {
+    if (signal?.aborted) return Promise.resolve([]);
     return new Promise<Job[]>((resolve) => {
-      if (signal?.aborted) {
-        resolve([]);
-        return;
-      }
-      const leave = (): void => {
-        const index = this.#waiters.indexOf(waiter);
-        if (index >= 0) this.#waiters.splice(index, 1);
-      };
-      let settled = false;
-      const onAbort = (): void => {
-        settled = true;
-        leave();
-        resolve([]);
-      };
-      const stopListening = signal ? whenAborted(signal, onAbort) : undefined;
-      const waiter: TakeWaiter = {
-        workerId,
-        max,
-        resolve: (jobs) => {
-          settled = true;
-          stopListening?.();
-          leave();
-          resolve(jobs);
-        },
-        get settled() {
-          return settled;
-        },
-      };
+      const waiter = new ParkedTake(this.#waiters, workerId, max, resolve);
+      if (signal) waiter.listen(signal);
       this.#waiters.push(waiter);
     });
   }
