@@ -60,8 +60,8 @@ function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
  * A waiter in line: a class, not an object literal with a getter and closures over the
  * park's variables. The literal was about a third of what the local API's process promoted
  * to old space under `/runsync` load (5.4 % of its allocation promoted at 1 client, 3.3 %
- * with this class; at 8 clients 10.1 % against 6.9 %, and 3-5 % less CPU a request:
- * bench/README, issue 46, the young generation).
+ * with this class; at 8 clients 10.1 % against 6.9 %), for less CPU a request (bench/README,
+ * "Issue 46: the take waiters as a class").
  */
 class ParkedTake implements TakeWaiter {
   settled = false;
