@@ -46,6 +46,9 @@ const mode = values.mode;
 
 interface Side {
   readonly name: string;
+  readonly nodeArgs: string;
+  /** The last of the server's stderr, to say why it exited. */
+  stderr: string;
   readonly child: ChildProcess;
   readonly pool: Pool;
   readonly main: number[];
@@ -59,9 +62,11 @@ async function startSide(name: string, folder: string, nodeArgs: string): Promis
   const args = mode === 'serve-api' ? ['--serve-api', '--no-rate-limit'] : ['--layer', 'harness'];
   const options = [process.env.NODE_OPTIONS ?? '', nodeArgs].filter((part) => part !== '').join(' ');
   const env = { ...process.env, BENCH_CONCURRENCY: String(CONNECTIONS), ...(options !== '' ? { NODE_OPTIONS: options } : {}) };
-  const child = track(spawn(process.execPath, [script, ...args, '--port', String(port)], { cwd: REPO_ROOT, env, stdio: 'ignore' }));
+  const child = track(spawn(process.execPath, [script, ...args, '--port', String(port)], { cwd: REPO_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] }));
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS, keepAliveTimeout: 30_000 });
-  return { name, child, pool, main: [], all: [], rate: [] };
+  const side: Side = { name, nodeArgs, stderr: '', child, pool, main: [], all: [], rate: [] };
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => (side.stderr = (side.stderr + text).slice(-2_000)));
+  return side;
 }
 
 async function runsync(side: Side): Promise<void> {
@@ -76,6 +81,11 @@ async function warm(side: Side): Promise<void> {
       await runsync(side);
       break;
     } catch (error) {
+      if (side.child.exitCode !== null) {
+        // NODE_OPTIONS takes only the flags Node lists for it (`node --help`, "Environment variables"); others stop the server at once.
+        const flags = side.nodeArgs === '' ? '' : ` with NODE_OPTIONS flags "${side.nodeArgs}" (NODE_OPTIONS accepts only some V8 flags)`;
+        throw new Error(`${side.name}: the server exited (code ${side.child.exitCode})${flags}; its stderr ended:\n${side.stderr}`, { cause: error });
+      }
       if (tries > 300) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
