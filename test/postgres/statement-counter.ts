@@ -15,6 +15,8 @@ export interface StatementCounter {
   count(): number;
   /** Of them, those whose text calls pg_notify. */
   notifications(): number;
+  /** The texts of the statements run so far, in the order they were sent (the last 1 000). */
+  texts(): readonly string[];
   close(): Promise<void>;
 }
 
@@ -34,13 +36,14 @@ function cString(buffer: Buffer, offset: number): [string, number] {
 }
 
 /** Count the client's statements in `data` (`notify`: those calling pg_notify); `state` carries a message split across packets. */
-function countMessages(state: WireState, data: Buffer): { all: number; notify: number } {
-  const counted = { all: 0, notify: 0 };
+function countMessages(state: WireState, data: Buffer): { all: number; notify: number; texts: string[] } {
+  const counted = { all: 0, notify: 0, texts: [] as string[] };
   let buffer = state.pending.length > 0 ? Buffer.concat([state.pending, data]) : data;
   const run = (text: string): void => {
     // The driver's own question when a connection opens (the array types), not the store's.
     if (text.includes('pg_catalog.pg_type')) return;
     counted.all++;
+    counted.texts.push(text);
     if (text.includes('pg_notify')) counted.notify++;
   };
   for (;;) {
@@ -78,6 +81,7 @@ export async function startStatementCounter(serverUrl: string): Promise<Statemen
   const target = new URL(serverUrl);
   let statements = 0;
   let notifications = 0;
+  let texts: string[] = [];
   const sockets = new Set<Socket>();
   const proxy = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname);
@@ -87,6 +91,8 @@ export async function startStatementCounter(serverUrl: string): Promise<Statemen
       const counted = countMessages(state, data);
       statements += counted.all;
       notifications += counted.notify;
+      texts.push(...counted.texts);
+      if (texts.length > 2_000) texts = texts.slice(-1_000);
       upstream.write(data);
     });
     upstream.pipe(client);
@@ -107,6 +113,7 @@ export async function startStatementCounter(serverUrl: string): Promise<Statemen
     url: url.toString(),
     count: () => statements,
     notifications: () => notifications,
+    texts: () => texts.slice(-1_000),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));

@@ -27,22 +27,40 @@ import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
 
 /** Jobs taken through this process, kept until their result (at most this many: the oldest go first). */
 const MAX_TAKEN = 20_000;
+/**
+ * Characters of request text the kept claimed jobs hold at most (see TakenJob's `claimed`): a job
+ * whose result never comes through this process (timed out, cancelled, lost, ended by another
+ * harness) stays until MAX_TAKEN newer ones push it out, so its request must not pin unbounded memory.
+ */
+const MAX_KEPT_REQUEST_CHARS = 8 << 20;
 
 /** A job as this process handed it out: its attempt's facts, and its row's place (ctid) after the take. */
 export interface TakenJob {
   readonly facts: JobFacts;
   readonly ctid: string;
+  /**
+   * The whole job as the claim left its row, while its request's text fits the budget: a result
+   * written by the row's place (the row unchanged since) builds the ended job from it and the
+   * change, and the statement answers only which rows it wrote (result-writes.ts).
+   */
+  readonly claimed?: StoredJob;
+  /** The request's characters counted against the budget (0 when `claimed` is not kept). */
+  readonly requestChars: number;
 }
 
 /** The jobs this process handed out, by endpoint and id, for a result in one statement. */
 export class TakenFacts {
   readonly #taken = new Map<string, TakenJob>();
+  #keptChars = 0;
 
-  remember(facts: JobFacts, ctid: string): void {
-    const key = keyOf(facts.endpointId, facts.id);
-    this.#taken.delete(key);
-    this.#taken.set(key, { facts, ctid });
-    if (this.#taken.size > MAX_TAKEN) this.#taken.delete(this.#taken.keys().next().value as string);
+  /** `job` as claimed, its request `requestChars` long (as text). */
+  remember(job: StoredJob, ctid: string, requestChars: number): void {
+    const key = keyOf(job.endpointId, job.id);
+    this.#drop(key);
+    const keep = this.#keptChars + requestChars <= MAX_KEPT_REQUEST_CHARS;
+    if (keep) this.#keptChars += requestChars;
+    this.#taken.set(key, keep ? { facts: job, ctid, claimed: job, requestChars } : { facts: factsOf(job), ctid, requestChars: 0 });
+    if (this.#taken.size > MAX_TAKEN) this.#drop(this.#taken.keys().next().value as string);
   }
 
   /** The job as handed out for its attempt `attempt` (any attempt when undefined), forgotten here. */
@@ -50,13 +68,31 @@ export class TakenFacts {
     const key = keyOf(endpointId, jobId);
     const taken = this.#taken.get(key);
     if (!taken || (attempt !== undefined && taken.facts.attempt !== attempt)) return undefined;
-    this.#taken.delete(key);
+    this.#drop(key);
     return taken;
   }
 
   forget(endpointId: string, jobId: string): void {
-    this.#taken.delete(keyOf(endpointId, jobId));
+    this.#drop(keyOf(endpointId, jobId));
   }
+
+  /** Characters of request text held now (for tests). */
+  get keptChars(): number {
+    return this.#keptChars;
+  }
+
+  #drop(key: string): void {
+    const taken = this.#taken.get(key);
+    if (!taken) return;
+    this.#keptChars -= taken.requestChars;
+    this.#taken.delete(key);
+  }
+}
+
+/** The facts the job rules read, without the request (kept when the job's own record is not). */
+function factsOf(job: StoredJob): JobFacts {
+  const { id, endpointId, status, workerId, startedAt, attempt, lost, retries, retentionMs, executionTimeoutMs } = job;
+  return { id, endpointId, status, workerId, startedAt, attempt, lost, retries, retentionMs, executionTimeoutMs };
 }
 
 function keyOf(endpointId: string, jobId: string): string {
@@ -79,7 +115,7 @@ export async function completeJob(
   post: { endpointId: string; jobId: string; workerId: string | undefined; attempt: number | undefined; result: JobResult; now: number },
 ): Promise<Completed> {
   // The facts kept from the take describe the attempt as handed out: a post they refuse is read and judged on the row.
-  const usable = known && !refusedResult({ ...known.facts, chunkCount: 0 }, post.workerId, post.attempt) ? known : undefined;
+  const usable = known && !refusedResult(known.claimed ?? { ...known.facts, chunkCount: 0 }, post.workerId, post.attempt) ? known : undefined;
   let facts: JobFacts | undefined = usable?.facts;
   let ctid = usable?.ctid;
   for (let tried = 0; tried < TRIES; tried++) {
@@ -92,7 +128,8 @@ export async function completeJob(
     }
     const change = completeChange(facts, post.workerId, post.result, post.now);
     const events = withDue(changeEvents(facts, change), facts.id, change.fields.deleteAt);
-    const ended = await writes.write(facts, change, ctid, events);
+    // By place, the row is as the claim left it: the ended job is built from the job as claimed.
+    const ended = await writes.write(facts, change, ctid, events, ctid === undefined ? undefined : usable?.claimed);
     if (ended) return { ack: { applied: true, status: change.fields.status }, ended: [ended], events: withView(events, ended) };
     if (ctid !== undefined) {
       ctid = undefined; // the row moved since the take (changed within the attempt, or not that attempt): by key, same facts

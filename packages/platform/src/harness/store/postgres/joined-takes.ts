@@ -14,6 +14,7 @@ import { type Clock, type Job, type StoreEvent, systemClock, toDelivery } from '
 import { Coalescer } from './coalescer.js';
 import type { TakenFacts } from './completion.js';
 import { type ClaimedRow, claimJobs, parseClaimedRow } from './queue.js';
+import { toStoredJob } from './rows.js';
 import type { TakeWrites } from './take-writes.js';
 import type { StatementNotices } from './statement-notices.js';
 import { HOLD_MS, Reserve } from './take-ahead.js';
@@ -282,27 +283,13 @@ export class JoinedTakes {
     let events: StoreEvent[] = [];
     let taken: ClaimedRow[];
     try {
-      taken = rows.map((row) => parseClaimedRow(row)).sort((a, b) => a.queue_seq - b.queue_seq);
+      taken = rows.map((row) => parseClaimedRow(row));
+      // Each job as claimed, kept for its result (completion.ts), with its request's length as the driver read it.
+      taken.forEach((row, index) => this.#taken.remember(toStoredJob(row), row.ctid, requestChars(rows[index])));
+      taken.sort((a, b) => a.queue_seq - b.queue_seq);
       events = claimEvents(endpointId, workerId, taken);
     } finally {
       notice?.done(events);
-    }
-    for (const row of taken) {
-      this.#taken.remember(
-        {
-          endpointId,
-          id: row.id,
-          status: 'IN_PROGRESS',
-          workerId,
-          startedAt: row.started_at,
-          attempt: row.attempt,
-          lost: row.lost,
-          retries: row.retries,
-          retentionMs: row.retention_ms,
-          executionTimeoutMs: row.execution_timeout_ms,
-        },
-        row.ctid,
-      );
     }
     this.#publish(events);
     const jobs = taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
@@ -322,6 +309,12 @@ export class JoinedTakes {
     else this.#hold(reserve, jobs.slice(next), this.#clock.now());
     return answers;
   }
+}
+
+/** The characters of a claimed row's request text (0 when the driver answered none). */
+function requestChars(row: unknown): number {
+  const request = (row as { request?: unknown } | undefined)?.request;
+  return typeof request === 'string' ? request.length : 0;
 }
 
 /** A claim's events: each job's 'changed' (IN_PROGRESS, its deadline), and the worker's when it took any. */

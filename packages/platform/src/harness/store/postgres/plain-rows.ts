@@ -99,19 +99,11 @@ export function plainJobRow(raw: unknown): JobRow | undefined {
 
 /** The claim's row as ClaimedRow.parse answers it, or undefined when some field is not in the plain shape (zod decides then). */
 export function plainClaimedRow(raw: unknown): ClaimedRow | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const row = raw as Record<string, unknown>;
-  const { id, attempt, request, lost, retries, ctid } = row;
-  if (typeof id !== 'string' || typeof request !== 'string' || typeof ctid !== 'string') return undefined;
-  if (!Number.isSafeInteger(attempt) || !Number.isSafeInteger(lost) || !Number.isSafeInteger(retries)) return undefined;
-  const fields = {
-    queue_seq: int(row.queue_seq),
-    started_at: int(row.started_at),
-    retention_ms: int(row.retention_ms),
-    execution_timeout_ms: int(row.execution_timeout_ms),
-  };
-  const parsedRequest = allPlain(fields) ? plainRequest(request) : undefined;
-  if (!parsedRequest) return undefined;
-  const checked = fields as unknown as Pick<ClaimedRow, keyof typeof fields>;
-  return { id, attempt: attempt as number, request: parsedRequest, lost: lost as number, retries: retries as number, ctid, ...checked };
+  const job = plainJobRow(raw);
+  if (!job) return undefined;
+  const { queue_seq: queueSeq, ctid } = raw as Record<string, unknown>;
+  const seq = int(queueSeq);
+  const { started_at: startedAt, execution_timeout_ms: timeoutMs } = job;
+  if (seq === NOT_PLAIN || typeof ctid !== 'string' || startedAt === undefined || timeoutMs === undefined) return undefined;
+  return { ...job, started_at: startedAt, execution_timeout_ms: timeoutMs, queue_seq: seq, ctid };
 }

@@ -10,6 +10,7 @@ import type postgres from 'postgres';
 import { EXECUTION_TIMEOUT_MS, type StoreEvent } from 'serverless-worker/internal';
 import { plainClaimedRow } from './plain-rows.js';
 import { ClaimedRow } from './row-schemas.js';
+import { JOB_COLUMNS } from './rows.js';
 import { CHANNEL } from './notifications.js';
 import { notifySql } from './statement-notices.js';
 
@@ -87,6 +88,12 @@ export function parseClaimedRow(row: unknown): ClaimedRow {
   return plainClaimedRow(row) ?? ClaimedRow.parse(row);
 }
 
+/**
+ * What the claim answers of each job: its whole row after the claim (the store builds the ended
+ * job from it when its result is written: completion.ts), its place in the queue and its row's place.
+ */
+const TAKEN_COLUMNS = `${JOB_COLUMNS}, queue_seq, ctid::text AS ctid`;
+
 /** Touch the worker and claim up to `max` queued jobs for it (in no particular order: sort by queue_seq). */
 export function claimJobs(
   sql: postgres.Sql,
@@ -150,10 +157,8 @@ export function claimJobs(
         execution_timeout_ms = coalesce(j.policy_timeout_ms, timeout.ms), execution_deadline = ${now} + coalesce(j.policy_timeout_ms, timeout.ms),
         reported_at = NULL
       FROM timeout WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM picked))
-      RETURNING j.id, j.attempt, j.request, j.queue_seq, j.started_at, j.lost, j.retries, j.retention_ms, j.execution_timeout_ms, j.ctid
+      RETURNING j.*, j.ctid
     )
     ${notified}
-    SELECT taken.id, taken.attempt, taken.request::text AS request, taken.queue_seq, taken.started_at, taken.lost, taken.retries, taken.retention_ms,
-      taken.execution_timeout_ms, taken.ctid::text AS ctid
-    FROM taken ${notifyAs === undefined ? sql`` : sql`, notified`}`;
+    SELECT ${sql.unsafe(TAKEN_COLUMNS)} FROM taken ${notifyAs === undefined ? sql`` : sql`, notified`}`;
 }

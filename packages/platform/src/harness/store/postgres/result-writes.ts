@@ -67,13 +67,15 @@ const COLUMNS: ReadonlyArray<readonly [ChangedField, string, string]> = [
  * The statement for writes that name fields as `shape` says (its first letter: t when every
  * write names its row's place, found by it, k when they are found by key; then one letter a
  * column, in the order of COLUMNS: n when none of the writes names it, a when all do, s when
- * some do), its columns passed as one array each (an unnest of typed arrays costs PostgreSQL
+ * some do; last, c when every write carries its job as claimed, r when the rows are read back),
+ * its columns passed as one array each (an unnest of typed arrays costs PostgreSQL
  * far less than a JSON record set). A column no write names is not in the SET list; one every
  * write names is set as it is; one some name is set by a CASE on its own flag. Its text is the
  * same for the same shape, so PostgreSQL plans it once a connection.
  */
 function statementOf(shape: string, notifyAs: string | undefined): Statement {
   const byPlace = shape.startsWith('t');
+  const fromClaims = shape.endsWith('c');
   const arrays: UnnestArray[] = [...KEY_ARRAYS, ...(byPlace ? PLACE_ARRAYS : []), ...(notifyAs === undefined ? [] : NOTICE_ARRAYS)];
   const sets = ['status = n.n_status'];
   COLUMNS.forEach(([field, column, type], index) => {
@@ -110,7 +112,7 @@ function statementOf(shape: string, notifyAs: string | undefined): Statement {
       WHERE ${byPlace ? 'j.ctid = n.n_ctid AND j.status = n.n_match_status' : "j.status = 'IN_PROGRESS'"}
         AND j.endpoint_id = n.n_endpoint_id AND j.id = n.n_id
         AND j.worker_id IS NOT DISTINCT FROM n.n_match_worker AND j.attempt = n.n_match_attempt
-      RETURNING ${JOB_COLUMNS}
+      RETURNING ${fromClaims ? VIEW_COLUMNS : JOB_COLUMNS}
     ),
     counted AS (
       INSERT INTO sw_counters (endpoint_id, shard, completed, failed, retried)
@@ -124,20 +126,29 @@ function statementOf(shape: string, notifyAs: string | undefined): Statement {
         failed = sw_counters.failed + EXCLUDED.failed, retried = sw_counters.retried + EXCLUDED.retried
       RETURNING 1
     ) ${notifyAs === undefined ? '' : noticeSql(notifyAs, carried)}
-    SELECT done.* FROM done ${notifyAs === undefined ? '' : ', notified'}`;
+    SELECT ${fromClaims ? 'done.endpoint_id, done.id' : 'done.*'} FROM done ${notifyAs === undefined ? '' : ', notified'}`;
   return { text, readers: arrays.map(({ read }) => read) };
 }
 
 /** The shape of `writes`' statement (statementOf). */
 function shapeOf(writes: readonly ResultWrite[]): string {
-  let shape = writes.every((write) => write.ctid !== undefined) ? 't' : 'k';
+  const byPlace = writes.every((write) => write.ctid !== undefined);
+  let shape = byPlace ? 't' : 'k';
   for (const [field] of COLUMNS) {
     let count = 0;
     for (const { change } of writes) if (field in change.fields) count++;
     shape += count === 0 ? 'n' : count === writes.length ? 'a' : 's';
   }
-  return shape;
+  return shape + (byPlace && writes.every((write) => write.claimed !== undefined) ? 'c' : 'r');
 }
+
+/**
+ * What a statement whose writes all carry their job as claimed answers of each written row (its
+ * key) and what its notice's view reads (noticeSql): the ended jobs are built here (endedFromClaim),
+ * not read back (a row of every column a job, its request parsed again, was a third of the drain's
+ * allocations).
+ */
+const VIEW_COLUMNS = 'j.endpoint_id, j.id, j.status, j.queued_at, j.started_at, j.ended_at, j.output, j.error, j.retries';
 
 /** A statement's text, and what each of its arrays holds for a write (as text; null: NULL), in the order of its parameters. */
 interface Statement {
@@ -238,6 +249,8 @@ interface ResultWrite {
   readonly json: Readonly<Record<JsonField, string | null>>;
   /** The row's place (ctid) as the take left it, when known: the row is found by it. */
   readonly ctid: string | undefined;
+  /** With `ctid`: the job as the claim left that row version, when this process kept it (the ended job is built from it). */
+  readonly claimed: StoredJob | undefined;
   /** Its events, for the statement's notification while another harness listens (NOTICE_ARRAYS). */
   readonly events: readonly StoreEvent[];
   /** Their texts, made from `events` by the first notifying statement that carries the write (none while no other harness listens). */
@@ -276,8 +289,9 @@ export class ResultWrites {
   /**
    * Write `change` where the job is still the attempt `facts` describe (and, with `ctid`, where its
    * row is still that version); answers the ended job, or undefined when it changed since (nothing written).
+   * `claimed`, with `ctid`: the job as that row version holds it (the claim's), which the ended job is built from.
    */
-  write(facts: JobFacts, change: JobChange, ctid?: string, events: readonly StoreEvent[] = []): Promise<StoredJob | undefined> {
+  write(facts: JobFacts, change: JobChange, ctid?: string, events: readonly StoreEvent[] = [], claimed?: StoredJob): Promise<StoredJob | undefined> {
     const json = {} as Record<JsonField, string | null>;
     let size = 0;
     for (const field of Object.keys(JSON_COLUMNS) as JsonField[]) {
@@ -286,7 +300,8 @@ export class ResultWrites {
       json[field] = text;
       size += text?.length ?? 0;
     }
-    return this.#writes.add({ facts, change, json, ctid, events }, size, jobKey(facts));
+    const fromClaim = ctid !== undefined && change.kind === 'ended' && !change.dropsChunks ? claimed : undefined;
+    return this.#writes.add({ facts, change, json, ctid, claimed: fromClaim, events }, size, jobKey(facts));
   }
 
   // Kept small, its arrays built by one loop (textArray): a call of sql.array and a closure for each
@@ -323,10 +338,10 @@ export class ResultWrites {
     }
     let answers: (StoredJob | undefined)[] = [];
     try {
-      answers = endedJobs(rows, writes, keys, first);
+      answers = shape.endsWith('c') ? endedFromClaims(rows, writes, keys, first) : endedJobs(rows, writes, keys, first);
     } finally {
       // A silent statement's events are held for a later one (statement-notices.ts), each ended job's with its view.
-      notice?.done(notice.notify ? [] : writes.flatMap((write, index) => (answers[index] ? withView(write.events, answers[index]) : [])));
+      notice?.done(notice.holds ? writes.flatMap((write, index) => (answers[index] ? withView(write.events, answers[index]) : [])) : []);
     }
     return answers;
   }
@@ -356,4 +371,62 @@ function endedJobs(
     // The output as posted: a JSON null one is NULL in the row. A cleared one (a FAILED job's progress) stays absent.
     return job && write.change.fields.output !== undefined ? { ...job, output: write.change.fields.output } : job;
   });
+}
+
+/** Each write's ended job, built from the job as claimed (undefined: changed since, or a job named twice). */
+function endedFromClaims(
+  rows: postgres.RowList<postgres.Row[]>,
+  writes: readonly ResultWrite[],
+  keys: readonly string[],
+  first: readonly boolean[],
+): (StoredJob | undefined)[] {
+  const written = new Set<string>();
+  for (const row of rows) written.add(`${String(row.endpoint_id)}\u0000${String(row.id)}`);
+  return writes.map((write, index) => (first[index] && write.claimed && written.has(keys[index] as string) ? endedFromClaim(write.claimed, write) : undefined));
+}
+
+/**
+ * The ended job as endedJobs answers it for the row the write left (toStoredJob of the row read
+ * back, the output as posted), from the row's version before it (the claim's: a write by place
+ * matches only that version) and the change: each field the change names as the row now holds it
+ * (cleared when undefined; a JSON field as its JSON text reads back), the others as claimed. Built
+ * as toStoredJob builds a job (its keys in that order, each named where it is put: a loop over the
+ * keys made each store a keyed one, the drain's costliest line after the driver's).
+ */
+function endedFromClaim(claimed: StoredJob, write: ResultWrite): StoredJob {
+  const fields: JobChange['fields'] = write.change.fields;
+  const job: Record<string, unknown> = {};
+  const put = (key: keyof StoredJob, value: unknown): void => {
+    if (value !== undefined) job[key] = value;
+  };
+  const now = <K extends ChangedField>(key: K): StoredJob[K] | undefined =>
+    key in fields ? ((fields[key] ?? undefined) as StoredJob[K] | undefined) : claimed[key];
+  put('id', claimed.id);
+  put('endpointId', claimed.endpointId);
+  put('request', claimed.request);
+  put('sync', claimed.sync);
+  put('status', fields.status);
+  put('submittedAt', claimed.submittedAt);
+  put('queuedAt', now('queuedAt'));
+  put('startedAt', now('startedAt'));
+  put('endedAt', now('endedAt'));
+  put('workerId', now('workerId'));
+  // The output as posted (a JSON null one too: endedJobs), the error and resultFrom as their JSON reads back.
+  put('output', 'output' in fields ? fields.output : claimed.output);
+  put('error', 'error' in fields ? (write.json.error === null ? undefined : JSON.parse(write.json.error)) : claimed.error);
+  put('retries', now('retries'));
+  put('attempt', now('attempt'));
+  put('lost', now('lost'));
+  const from = now('resultFrom');
+  put('resultFrom', from ? { workerId: from.workerId ?? undefined, attempt: from.attempt } : undefined);
+  put('cancelledFrom', now('cancelledFrom'));
+  put('chunkCount', now('chunkCount'));
+  put('unreadChunkCount', claimed.unreadChunkCount);
+  put('expiresAt', claimed.expiresAt);
+  put('executionDeadline', now('executionDeadline'));
+  put('executionTimeoutMs', now('executionTimeoutMs'));
+  put('retentionMs', claimed.retentionMs);
+  put('deleteAt', now('deleteAt'));
+  put('reportedAt', now('reportedAt'));
+  return job as unknown as StoredJob;
 }

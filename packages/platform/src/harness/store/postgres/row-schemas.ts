@@ -69,19 +69,16 @@ export const JobRow = z.object({
 });
 export type JobRow = z.infer<typeof JobRow>;
 
-/** A claimed job as the take statement answers it (parsed at the boundary). */
-export const ClaimedRow = z.object({
-  id: z.string(),
-  attempt: z.number().int(),
-  /** As text (the take's `request::text`), a large input left as its text: the worker API sends it on unparsed. */
-  request: requestJson,
-  queue_seq: z.union([z.string(), z.number()]).transform(Number),
-  // The attempt's facts, kept by the store for the result (completion.ts).
-  started_at: z.union([z.string(), z.number()]).transform(Number),
-  lost: z.number().int(),
-  retries: z.number().int(),
-  retention_ms: z.union([z.string(), z.number()]).transform(Number),
-  execution_timeout_ms: z.union([z.string(), z.number()]).transform(Number),
+/**
+ * A claimed job as the take statement answers it (parsed at the boundary): the whole job row
+ * after the claim (the store keeps the job as taken, and its result builds the ended job from it:
+ * completion.ts), its place in the queue, and its row's place.
+ */
+export const ClaimedRow = JobRow.extend({
+  /** Set by the claim: the attempt's facts, kept by the store for the result (completion.ts). */
+  started_at: int,
+  execution_timeout_ms: int,
+  queue_seq: int,
   /** The row's place after the take (its new version's ctid, as text): the result finds the row by it (result-writes.ts). */
   ctid: z.string(),
 });

@@ -46,6 +46,8 @@ export interface Notice {
   readonly notify: boolean;
   /** Payloads of events of statements committed earlier, sent by this one before its own (empty unless `notify`). */
   readonly carried: readonly string[];
+  /** Whether `done` keeps the events it is given (a silent statement while another harness listens): when false, callers need not build them. */
+  readonly holds: boolean;
   /**
    * The statement settled (call once, whatever its outcome): `committed`, its events when it committed (held for a
    * later statement when it did not notify); left out when it failed (what it carried is held again).
@@ -125,6 +127,7 @@ export class StatementNotices {
     return {
       notify: false,
       carried: [],
+      holds: anyone,
       done: (committed) => {
         this.#silent.delete(ended);
         done();
@@ -166,6 +169,7 @@ export class StatementNotices {
     return {
       notify: true,
       carried: events.length > 0 ? encodePayloads(this.origin, events) : [],
+      holds: false,
       done: (committed) => {
         // Not sent (the statement failed): held again, ahead of those held since.
         if (!committed && events.length > 0) this.#hold(events, true);
