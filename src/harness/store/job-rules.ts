@@ -113,6 +113,20 @@ export interface Unchanged {
 
 /** The job reaches a terminal status by `trigger`: released, its deadline cleared, kept for its retention. */
 export function endChange(job: JobFacts, trigger: JobTrigger, result: { output?: unknown; error?: JobErrorPayload }, now: number): JobChange {
+  return ended(job, trigger, result, now, undefined);
+}
+
+/**
+ * endChange, with `resultFrom` among its fields when given (a worker's result). The change and its
+ * fields are built once, in their final shape: a result is the hot path of every drain.
+ */
+function ended(
+  job: JobFacts,
+  trigger: JobTrigger,
+  result: { output?: unknown; error?: JobErrorPayload },
+  now: number,
+  resultFrom: StoredJob['resultFrom'],
+): JobChange {
   const status = nextState(job.status, trigger, job.id);
   const fields: { -readonly [K in keyof JobPatch]: JobPatch[K] } = {
     status,
@@ -134,16 +148,19 @@ export function endChange(job: JobFacts, trigger: JobTrigger, result: { output?:
       counted = 'failed';
     }
   }
-  return { kind: 'ended', fields, dropsChunks: false, ...(counted ? { counted } : {}), ...released(job) };
+  if (resultFrom !== undefined) fields.resultFrom = resultFrom;
+  const change: { -readonly [K in keyof JobChange]: JobChange[K] } = { kind: 'ended', fields, dropsChunks: false };
+  if (counted) change.counted = counted;
+  if (job.workerId !== undefined) change.releasedFrom = job.workerId;
+  return change;
 }
 
 /** A worker's result ends the job (the post rules let it through); a repeat of this post is answered `repeated`. */
 export function completeChange(job: JobFacts, workerId: string | undefined, result: JobResult, now: number): JobChange {
-  const change =
-    result.kind === 'output'
-      ? endChange(job, 'complete', { output: result.output }, now)
-      : endChange(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now);
-  return { ...change, fields: { ...change.fields, resultFrom: { workerId, attempt: job.attempt } } };
+  const from = { workerId, attempt: job.attempt };
+  return result.kind === 'output'
+    ? ended(job, 'complete', { output: result.output }, now, from)
+    : ended(job, result.timedOut === true ? 'timeout' : 'fail', { error: result.error }, now, from);
 }
 
 /**

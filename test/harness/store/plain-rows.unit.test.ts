@@ -1,14 +1,14 @@
 /**
  * The fast paths of the PostgreSQL store's job rows and claimed rows
  * (store/postgres/plain-rows.ts) against the zod schemas they stand in for (rows.ts
- * `JobRow`, queue.ts `ClaimedRow`): a row in the driver's plain shape gets the same record
- * either way; a row with anything else is left to zod (the fast path answers undefined),
- * so zod's verdict and error stay the only ones.
+ * `JobRow` and `toStoredJob`, queue.ts `ClaimedRow` and `claimedOf`): a row in the driver's
+ * plain shape gets the same record either way; a row with anything else is left to zod (the
+ * fast path answers undefined), so zod's verdict and error stay the only ones.
  */
 import { describe, expect, it } from 'vitest';
-import { plainClaimedRow, plainJobRow } from '../../../packages/platform/src/harness/store/postgres/plain-rows.js';
-import { ClaimedRow, parseClaimedRow } from '../../../packages/platform/src/harness/store/postgres/queue.js';
-import { JobRow, parseJobRow, toStoredJob } from '../../../packages/platform/src/harness/store/postgres/rows.js';
+import { plainClaimedJob, plainStoredJob } from '../../../packages/platform/src/harness/store/postgres/plain-rows.js';
+import { ClaimedRow, claimedOf, parseClaimedRow } from '../../../packages/platform/src/harness/store/postgres/queue.js';
+import { JobRow, storedJobOf, toStoredJob } from '../../../packages/platform/src/harness/store/postgres/rows.js';
 
 /** A row as postgres.js answers one of sw_jobs: bigint columns as text, integer ones as numbers, jsonb parsed. */
 const BASE: Readonly<Record<string, unknown>> = {
@@ -91,28 +91,28 @@ const OTHER: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ['sync as text', row({ sync: 'false' })],
 ];
 
-describe('plainJobRow', () => {
-  it.each(PLAIN)('takes %s and answers what zod answers', (_, raw) => {
-    const fast = plainJobRow(raw);
+describe('plainStoredJob', () => {
+  it.each(PLAIN)("takes %s and answers the record zod's row gives", (_, raw) => {
+    const fast = plainStoredJob(raw);
     expect(fast).toBeDefined();
-    const judged = JobRow.parse(raw);
-    expect(fast).toEqual(judged);
-    // What the store hands on: the records, absent fields left out alike.
-    expect(toStoredJob(fast as JobRow)).toStrictEqual(toStoredJob(judged));
-    expect(parseJobRow(raw)).toEqual(judged);
+    const judged = toStoredJob(JobRow.parse(raw));
+    // What the store hands on: the records, absent fields left out alike, keys in one order.
+    expect(fast).toStrictEqual(judged);
+    expect(Object.keys(fast as object)).toEqual(Object.keys(judged));
+    expect(storedJobOf(raw)).toStrictEqual(judged);
   });
 
   it.each(OTHER)('leaves %s to zod, which refuses it', (_, raw) => {
-    expect(plainJobRow(raw)).toBeUndefined();
+    expect(plainStoredJob(raw)).toBeUndefined();
     expect(() => JobRow.parse(raw)).toThrow();
-    // parseJobRow answers zod's own error.
-    expect(() => parseJobRow(raw)).toThrow(expect.objectContaining({ name: 'ZodError' }) as Error);
+    // storedJobOf answers zod's own error.
+    expect(() => storedJobOf(raw)).toThrow(expect.objectContaining({ name: 'ZodError' }) as Error);
   });
 
   it('throws what zod throws for a request that is not JSON, on either path', () => {
     const raw = row({ request: '{"input":' });
     expect(() => JobRow.parse(raw)).toThrow(SyntaxError);
-    expect(() => parseJobRow(raw)).toThrow(SyntaxError);
+    expect(() => storedJobOf(raw)).toThrow(SyntaxError);
   });
 });
 
@@ -135,18 +135,18 @@ const CLAIMED: Readonly<Record<string, unknown>> = {
   ctid: '(0,7)',
 };
 
-describe('plainClaimedRow', () => {
+describe('plainClaimedJob', () => {
   it.each([
     ['a claimed job', { ...CLAIMED }],
     ['bigint columns as numbers', { ...CLAIMED, queue_seq: 42, started_at: 1795860602040 }],
     ['a column the schema does not read (dropped)', { ...CLAIMED, policy_timeout_ms: null }],
   ])('takes %s and answers what zod answers', (_, raw) => {
-    const fast = plainClaimedRow(raw);
+    const fast = plainClaimedJob(raw);
     expect(fast).toBeDefined();
-    expect(fast).toStrictEqual(ClaimedRow.parse(raw));
-    expect(parseClaimedRow(raw)).toStrictEqual(ClaimedRow.parse(raw));
-    // The job kept for the result (completion.ts) is the record a job row of the same columns gives.
-    expect(toStoredJob(fast as JobRow)).toStrictEqual(toStoredJob(JobRow.parse(raw)));
+    const judged = claimedOf(ClaimedRow.parse(raw));
+    expect(fast).toStrictEqual(judged);
+    expect(parseClaimedRow(raw)).toStrictEqual(judged);
+    expect(fast?.due).toBe(1795860602040 + 600000);
   });
 
   it.each([
@@ -159,7 +159,7 @@ describe('plainClaimedRow', () => {
     ['no start (a claimed job always has one)', { ...CLAIMED, started_at: null }],
     ['no execution timeout (a claimed job always has one)', { ...CLAIMED, execution_timeout_ms: null }],
   ] as const)('leaves %s to zod, which refuses it', (_, raw) => {
-    expect(plainClaimedRow(raw)).toBeUndefined();
+    expect(plainClaimedJob(raw)).toBeUndefined();
     expect(() => parseClaimedRow(raw)).toThrow(expect.objectContaining({ name: 'ZodError' }) as Error);
   });
 });

@@ -23,7 +23,7 @@ import {
 } from 'serverless-worker/internal';
 import { withView } from './ended-view.js';
 import type { ResultWrites } from './result-writes.js';
-import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { JOB_COLUMNS, storedJobOf } from './rows.js';
 
 /** Jobs taken through this process, kept until their result (at most this many: the oldest go first). */
 const MAX_TAKEN = 20_000;
@@ -121,7 +121,7 @@ export async function completeJob(
   for (let tried = 0; tried < TRIES; tried++) {
     if (!facts) {
       const rows = await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${post.endpointId} AND id = ${post.jobId}`;
-      const job = rows[0] ? toStoredJob(parseJobRow(rows[0])) : undefined;
+      const job = rows[0] ? storedJobOf(rows[0]) : undefined;
       const refused = refusedResult(job, post.workerId, post.attempt);
       if (refused || !job) return { ack: refused ?? { applied: false, reason: 'not_found' }, ended: [], events: [] };
       facts = job;

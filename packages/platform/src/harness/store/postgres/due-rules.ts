@@ -20,7 +20,7 @@
 import type postgres from 'postgres';
 import { type DueOutcome, expiryStop, type StopOrder, type StoredJob, type StoreEvent, timeoutChange } from 'serverless-worker/internal';
 import { applyChange, changed, finishChanges, newChanges, orderStop, saveJobs, type Changes, type Tx, type TxJob } from './job-changes.js';
-import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { JOB_COLUMNS, storedJobOf } from './rows.js';
 import { inTransaction } from './transactions.js';
 
 /** Jobs timed out in one transaction at most (locked by one statement, saved by one). */
@@ -51,7 +51,7 @@ export async function applyTimeouts(tx: Tx, now: number): Promise<{ readonly loc
   const byEndpoint = new Map<string, Changes>();
   const timedOut: TxJob[] = [];
   for (const row of rows) {
-    const job: TxJob = { ...toStoredJob(parseJobRow(row)) };
+    const job: TxJob = { ...storedJobOf(row) };
     let changes = byEndpoint.get(job.endpointId);
     if (!changes) byEndpoint.set(job.endpointId, (changes = newChanges()));
     applyChange(job, timeoutChange(job, now), changes);
@@ -75,9 +75,7 @@ export async function sweepDue(sql: postgres.Sql, kind: 'ttl' | 'retention', now
       SELECT ctid FROM sw_jobs WHERE ${sql(column)} <= ${now} ORDER BY ${sql(column)} LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED
     )) AND ${sql(column)} <= ${now}
     RETURNING ${sql.unsafe(JOB_COLUMNS)}`;
-  const jobs = rows
-    .map((row) => toStoredJob(parseJobRow(row)))
-    .sort((a, b) => (kind === 'ttl' ? a.expiresAt - b.expiresAt : (a.deleteAt ?? 0) - (b.deleteAt ?? 0)));
+  const jobs = rows.map((row) => storedJobOf(row)).sort((a, b) => (kind === 'ttl' ? a.expiresAt - b.expiresAt : (a.deleteAt ?? 0) - (b.deleteAt ?? 0)));
   for (const job of jobs) {
     const stop = kind === 'ttl' ? expiryStop(job) : undefined;
     if (stop !== undefined && job.workerId !== undefined) orderStop(changes, job, job.workerId, stop);

@@ -8,7 +8,7 @@
 import type postgres from 'postgres';
 import type { TransactionSql } from '../../postgres/transaction.js';
 import { changeEvents, type JobChange, requeueChange, type StopOrder, stopOrderOf, type StoredJob, type StoreEvent } from 'serverless-worker/internal';
-import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { JOB_COLUMNS, storedJobOf } from './rows.js';
 
 export type Tx = TransactionSql;
 
@@ -39,7 +39,7 @@ export async function lockJob(tx: Tx, endpointId: string, jobId: string, skipLoc
     ? await tx`SELECT ${tx.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} AND id = ${jobId} FOR UPDATE SKIP LOCKED`
     : await tx`SELECT ${tx.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} AND id = ${jobId} FOR UPDATE`;
   const row = rows[0];
-  return row ? { ...toStoredJob(parseJobRow(row)) } : undefined;
+  return row ? { ...storedJobOf(row) } : undefined;
 }
 
 /** PostgreSQL's type oid of json (not jsonb, 3802): the text is kept as sent. */

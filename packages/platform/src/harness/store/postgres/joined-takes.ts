@@ -13,8 +13,7 @@ import type postgres from 'postgres';
 import { type Clock, type Job, type StoreEvent, systemClock, toDelivery } from 'serverless-worker/internal';
 import { Coalescer } from './coalescer.js';
 import type { TakenFacts } from './completion.js';
-import { type ClaimedRow, claimJobs, parseClaimedRow } from './queue.js';
-import { toStoredJob } from './rows.js';
+import { type ClaimedJob, claimJobs, parseClaimedRow } from './queue.js';
 import type { TakeWrites } from './take-writes.js';
 import type { StatementNotices } from './statement-notices.js';
 import { HOLD_MS, Reserve } from './take-ahead.js';
@@ -281,18 +280,18 @@ export class JoinedTakes {
     }
     this.#takeWrites.taken(endpointId, workerId, now, writes);
     let events: StoreEvent[] = [];
-    let taken: ClaimedRow[];
+    let taken: ClaimedJob[];
     try {
       taken = rows.map((row) => parseClaimedRow(row));
       // Each job as claimed, kept for its result (completion.ts), with its request's length as the driver read it.
-      taken.forEach((row, index) => this.#taken.remember(toStoredJob(row), row.ctid, requestChars(rows[index])));
-      taken.sort((a, b) => a.queue_seq - b.queue_seq);
+      taken.forEach((claimed, index) => this.#taken.remember(claimed.job, claimed.ctid, requestChars(rows[index])));
+      taken.sort((a, b) => a.queueSeq - b.queueSeq);
       events = claimEvents(endpointId, workerId, taken);
     } finally {
       notice?.done(events);
     }
     this.#publish(events);
-    const jobs = taken.map((row) => toDelivery({ id: row.id, attempt: row.attempt, request: row.request }));
+    const jobs = taken.map((claimed) => toDelivery(claimed.job));
     let next = 0;
     const answers = takes.map((call) => {
       const own = jobs.slice(next, next + Math.max(0, call.max));
@@ -318,13 +317,13 @@ function requestChars(row: unknown): number {
 }
 
 /** A claim's events: each job's 'changed' (IN_PROGRESS, its deadline), and the worker's when it took any. */
-function claimEvents(endpointId: string, workerId: string, taken: readonly ClaimedRow[]): StoreEvent[] {
-  const events: StoreEvent[] = taken.map((row) => ({
+function claimEvents(endpointId: string, workerId: string, taken: readonly ClaimedJob[]): StoreEvent[] {
+  const events: StoreEvent[] = taken.map((claimed) => ({
     type: 'changed',
     endpointId,
-    jobId: row.id,
+    jobId: claimed.job.id,
     status: 'IN_PROGRESS',
-    due: row.started_at + row.execution_timeout_ms,
+    due: claimed.due,
   }));
   if (taken.length > 0) events.push({ type: 'worker', endpointId, workerId });
   return events;

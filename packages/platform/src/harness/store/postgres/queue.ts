@@ -8,13 +8,14 @@
  */
 import type postgres from 'postgres';
 import { EXECUTION_TIMEOUT_MS, type StoreEvent } from 'serverless-worker/internal';
-import { plainClaimedRow } from './plain-rows.js';
+import { type ClaimedJob, plainClaimedJob } from './plain-rows.js';
 import { ClaimedRow } from './row-schemas.js';
-import { JOB_COLUMNS } from './rows.js';
+import { JOB_COLUMNS, toStoredJob } from './rows.js';
 import { CHANNEL } from './notifications.js';
 import { notifySql } from './statement-notices.js';
 
 export { ClaimedRow } from './row-schemas.js';
+export type { ClaimedJob } from './plain-rows.js';
 
 /** PostgreSQL's oid of text: the jobs' JSON goes as text and is cast (a json parameter would be stringified again by the driver). */
 const TEXT_OID = 25;
@@ -84,8 +85,13 @@ export function insertJobs(sql: postgres.Sql, jobs: readonly NewJob[], payloads:
 }
 
 /** A claimed row, checked: by the plain shape's fast path when it fits (plain-rows.ts), else by zod. */
-export function parseClaimedRow(row: unknown): ClaimedRow {
-  return plainClaimedRow(row) ?? ClaimedRow.parse(row);
+export function parseClaimedRow(row: unknown): ClaimedJob {
+  return plainClaimedJob(row) ?? claimedOf(ClaimedRow.parse(row));
+}
+
+/** The claimed job of a row zod parsed. */
+export function claimedOf(row: ClaimedRow): ClaimedJob {
+  return { job: toStoredJob(row), queueSeq: row.queue_seq, ctid: row.ctid, due: row.started_at + row.execution_timeout_ms };
 }
 
 /**

@@ -21,7 +21,7 @@ import {
   type StreamChunk,
   type StreamRead,
 } from 'serverless-worker/internal';
-import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { JOB_COLUMNS, storedJobOf } from './rows.js';
 
 export function jobNotFound(endpointId: string, jobId: string): ServerlessWorkerError {
   return new ServerlessWorkerError(
@@ -46,7 +46,7 @@ function chunksInOrder(rows: readonly unknown[]): StreamChunk[] {
 
 export async function readJob(sql: postgres.Sql, endpointId: string, jobId: string): Promise<StoredJob | undefined> {
   const rows = await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} AND id = ${jobId}`;
-  return rows[0] ? toStoredJob(parseJobRow(rows[0])) : undefined;
+  return rows[0] ? storedJobOf(rows[0]) : undefined;
 }
 
 /** The unread chunks, handed out once: deleted as they are read, under the job's row lock. */
@@ -122,7 +122,7 @@ export async function readList(sql: postgres.Sql, endpointId: string, query: Lis
     const exact =
       await sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} AND id IN (${typed}, ${typed.toLowerCase()}) LIMIT 1`;
     if (exact[0]) {
-      const job = toStoredJob(parseJobRow(exact[0]));
+      const job = storedJobOf(exact[0]);
       const matches = (!states || states.includes(job.status)) && (!hasHistoryFilter(query) || matchesHistory(job, query));
       return { total: matches ? 1 : 0, jobs: matches && query.offset === 0 && query.limit > 0 ? [job] : [] };
     }
@@ -142,7 +142,7 @@ export async function readList(sql: postgres.Sql, endpointId: string, query: Lis
     sql`SELECT ${sql.unsafe(JOB_COLUMNS)} FROM sw_jobs WHERE endpoint_id = ${endpointId} ${stateFilter} ${searchFilter} ${history}
         ${order} OFFSET ${query.offset} LIMIT ${query.limit}`,
   ]);
-  return { total: count.parse(totals[0]?.total ?? 0), jobs: rows.map((row) => toStoredJob(parseJobRow(row))) };
+  return { total: count.parse(totals[0]?.total ?? 0), jobs: rows.map((row) => storedJobOf(row)) };
 }
 
 export async function readStateCounts(sql: postgres.Sql, endpointId: string): Promise<StateCounts> {

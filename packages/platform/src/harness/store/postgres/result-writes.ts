@@ -19,10 +19,10 @@
  * completion.ts writes it again by key.
  */
 import type postgres from 'postgres';
-import type { ChangedField, JobChange, JobFacts, StoredJob, StoreEvent } from 'serverless-worker/internal';
+import type { ChangedField, JobChange, JobErrorPayload, JobFacts, StoredJob, StoreEvent } from 'serverless-worker/internal';
 import { Coalescer } from './coalescer.js';
 import { COUNTER_SHARDS } from './job-changes.js';
-import { JOB_COLUMNS, parseJobRow, toStoredJob } from './rows.js';
+import { JOB_COLUMNS, storedJobOf } from './rows.js';
 import { withView } from './ended-view.js';
 import { eventsText, notifySql, type StatementNotices } from './statement-notices.js';
 
@@ -363,7 +363,7 @@ function endedJobs(
 ): (StoredJob | undefined)[] {
   const ended = new Map<string, StoredJob>();
   for (const row of rows) {
-    const job = toStoredJob(parseJobRow(row));
+    const job = storedJobOf(row);
     ended.set(jobKey(job), job);
   }
   return writes.map((write, index) => {
@@ -390,43 +390,49 @@ function endedFromClaims(
  * back, the output as posted), from the row's version before it (the claim's: a write by place
  * matches only that version) and the change: each field the change names as the row now holds it
  * (cleared when undefined; a JSON field as its JSON text reads back), the others as claimed. Built
- * as toStoredJob builds a job (its keys in that order, each named where it is put: a loop over the
- * keys made each store a keyed one, the drain's costliest line after the driver's).
+ * as plainStoredJob builds a job (its keys in that order, each named where it is set, and no closure:
+ * a loop over the keys made each store a keyed one, the drain's costliest line after the driver's).
  */
 function endedFromClaim(claimed: StoredJob, write: ResultWrite): StoredJob {
   const fields: JobChange['fields'] = write.change.fields;
-  const job: Record<string, unknown> = {};
-  const put = (key: keyof StoredJob, value: unknown): void => {
-    if (value !== undefined) job[key] = value;
-  };
-  const now = <K extends ChangedField>(key: K): StoredJob[K] | undefined =>
-    key in fields ? ((fields[key] ?? undefined) as StoredJob[K] | undefined) : claimed[key];
-  put('id', claimed.id);
-  put('endpointId', claimed.endpointId);
-  put('request', claimed.request);
-  put('sync', claimed.sync);
-  put('status', fields.status);
-  put('submittedAt', claimed.submittedAt);
-  put('queuedAt', now('queuedAt'));
-  put('startedAt', now('startedAt'));
-  put('endedAt', now('endedAt'));
-  put('workerId', now('workerId'));
+  const job: { -readonly [K in keyof StoredJob]: StoredJob[K] } = {
+    id: claimed.id,
+    endpointId: claimed.endpointId,
+    request: claimed.request,
+    sync: claimed.sync,
+    status: fields.status,
+    submittedAt: claimed.submittedAt,
+    queuedAt: 'queuedAt' in fields && fields.queuedAt !== undefined ? fields.queuedAt : claimed.queuedAt,
+  } as StoredJob;
+  const startedAt = 'startedAt' in fields ? fields.startedAt : claimed.startedAt;
+  if (startedAt !== undefined) job.startedAt = startedAt;
+  const endedAt = 'endedAt' in fields ? fields.endedAt : claimed.endedAt;
+  if (endedAt !== undefined) job.endedAt = endedAt;
+  const workerId = 'workerId' in fields ? fields.workerId : claimed.workerId;
+  if (workerId !== undefined) job.workerId = workerId;
   // The output as posted (a JSON null one too: endedJobs), the error and resultFrom as their JSON reads back.
-  put('output', 'output' in fields ? fields.output : claimed.output);
-  put('error', 'error' in fields ? (write.json.error === null ? undefined : JSON.parse(write.json.error)) : claimed.error);
-  put('retries', now('retries'));
-  put('attempt', now('attempt'));
-  put('lost', now('lost'));
-  const from = now('resultFrom');
-  put('resultFrom', from ? { workerId: from.workerId ?? undefined, attempt: from.attempt } : undefined);
-  put('cancelledFrom', now('cancelledFrom'));
-  put('chunkCount', now('chunkCount'));
-  put('unreadChunkCount', claimed.unreadChunkCount);
-  put('expiresAt', claimed.expiresAt);
-  put('executionDeadline', now('executionDeadline'));
-  put('executionTimeoutMs', now('executionTimeoutMs'));
-  put('retentionMs', claimed.retentionMs);
-  put('deleteAt', now('deleteAt'));
-  put('reportedAt', now('reportedAt'));
-  return job as unknown as StoredJob;
+  const output = 'output' in fields ? fields.output : claimed.output;
+  if (output !== undefined) job.output = output;
+  const error = 'error' in fields ? (write.json.error === null ? undefined : (JSON.parse(write.json.error) as JobErrorPayload)) : claimed.error;
+  if (error !== undefined) job.error = error;
+  job.retries = 'retries' in fields && fields.retries !== undefined ? fields.retries : claimed.retries;
+  job.attempt = 'attempt' in fields && fields.attempt !== undefined ? fields.attempt : claimed.attempt;
+  job.lost = 'lost' in fields && fields.lost !== undefined ? fields.lost : claimed.lost;
+  const from = 'resultFrom' in fields ? fields.resultFrom : claimed.resultFrom;
+  if (from) job.resultFrom = { workerId: from.workerId ?? undefined, attempt: from.attempt };
+  const cancelledFrom = 'cancelledFrom' in fields ? fields.cancelledFrom : claimed.cancelledFrom;
+  if (cancelledFrom !== undefined) job.cancelledFrom = cancelledFrom;
+  job.chunkCount = 'chunkCount' in fields && fields.chunkCount !== undefined ? fields.chunkCount : claimed.chunkCount;
+  job.unreadChunkCount = claimed.unreadChunkCount;
+  job.expiresAt = claimed.expiresAt;
+  const deadline = 'executionDeadline' in fields ? fields.executionDeadline : claimed.executionDeadline;
+  if (deadline !== undefined) job.executionDeadline = deadline;
+  const timeoutMs = 'executionTimeoutMs' in fields ? fields.executionTimeoutMs : claimed.executionTimeoutMs;
+  if (timeoutMs !== undefined) job.executionTimeoutMs = timeoutMs;
+  job.retentionMs = claimed.retentionMs;
+  const deleteAt = 'deleteAt' in fields ? fields.deleteAt : claimed.deleteAt;
+  if (deleteAt !== undefined) job.deleteAt = deleteAt;
+  const reportedAt = 'reportedAt' in fields ? fields.reportedAt : claimed.reportedAt;
+  if (reportedAt !== undefined) job.reportedAt = reportedAt;
+  return job;
 }

@@ -3,12 +3,12 @@
  * The boundary between PostgreSQL rows and the store's records: every row read is
  * parsed with zod (bigint columns arrive as text and become numbers; jsonb arrives
  * parsed), then turned into a StoredJob or StoredWorker with absent fields left out. A
- * job row in the driver's plain shape takes a checked fast path to the same answer
+ * job row in the driver's plain shape takes a checked fast path to the same record
  * (plain-rows.ts).
  */
 import * as z from 'zod';
 import type { StoredJob, StoredWorker } from 'serverless-worker/internal';
-import { plainJobRow } from './plain-rows.js';
+import { plainStoredJob } from './plain-rows.js';
 import { int, JobRow, optionalInt, REQUEST_COLUMN } from './row-schemas.js';
 
 export { JobRow, REQUEST_COLUMN, requestJson } from './row-schemas.js';
@@ -19,9 +19,9 @@ export const JOB_COLUMNS =
   'result_from, cancelled_from, chunk_count, unread_count, expires_at, execution_deadline, execution_timeout_ms, retention_ms, delete_at, reported_at, ' +
   '(output IS NOT NULL) AS has_output';
 
-/** A row of sw_jobs, checked: by the plain shape's fast path when it fits (plain-rows.ts), else by zod. */
-export function parseJobRow(row: unknown): JobRow {
-  return plainJobRow(row) ?? JobRow.parse(row);
+/** The record of a row of sw_jobs, checked: by the plain shape's fast path when it fits (plain-rows.ts), else by zod. */
+export function storedJobOf(row: unknown): StoredJob {
+  return plainStoredJob(row) ?? toStoredJob(JobRow.parse(row));
 }
 
 /**
