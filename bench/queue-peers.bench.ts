@@ -3,7 +3,7 @@
  * `npm run bench -- queue-peers [--runs N] [--quick]`. An embedded PostgreSQL a case (fsync on,
  * pg_stat_statements loaded); each run is one round in which the three queues take turns
  * (their order rotates from run to run), each on a fresh database of its own, in this
- * process (bench/lib/queue-peers.ts says how each is driven). The cases:
+ * process (bench/lib/queue-peers.ts says how each is driven, run as tsc compiles it: openCompiledQueue). The cases:
  *
  * - `wait per job`: 16 callers each submit one no-op job and wait for its end (3 000 jobs;
  *   `--quick`: 300; the warm-up run too);
@@ -35,7 +35,10 @@ import postgres from 'postgres';
 import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
 import { counts, PG_STAT_STATEMENTS_SETTINGS, sessionsGone } from './lib/pg-counts.js';
 import { mainThreadCpuMs, ownCpuMs, processTree, readProc } from './lib/proc.js';
-import { openQueue, type PeerSetup, QUEUES, type QueueName, type StoreSetup } from './lib/queue-peers.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ensureCompiled } from './lib/compiled.js';
+import type { openQueue, PeerSetup, QueueName, StoreSetup } from './lib/queue-peers.js';
 import { type BenchCase, type Benchmark, type MetricSpec } from './lib/runner.js';
 import { percentile } from './lib/stats.js';
 
@@ -45,6 +48,21 @@ interface Shared {
   server: EmbeddedServer | undefined;
   admin: postgres.Sql | undefined;
   databases: number;
+}
+
+const QUEUES: readonly QueueName[] = ['harness store', 'pg-boss', 'graphile-worker'];
+
+/**
+ * openQueue of bench/lib/queue-peers.ts compiled by tsc with the build's options (bench/lib/compiled.ts), so that the
+ * store runs as users run the package (tsc's output), as pg-boss and graphile-worker run as they ship. Under tsx each
+ * source is esbuild's transform with keepNames, which wraps every function made in a call in a `__name` call that
+ * sets its name: our closures paid for it (2-3 % of the drain's main thread), the peers' code did not.
+ */
+let compiledOpenQueue: typeof openQueue | undefined;
+async function openCompiledQueue(...args: Parameters<typeof openQueue>): ReturnType<typeof openQueue> {
+  compiledOpenQueue ??= ((await import(pathToFileURL(join(ensureCompiled(), 'bench', 'lib', 'queue-peers.js')).href)) as { openQueue: typeof openQueue })
+    .openQueue;
+  return compiledOpenQueue(...args);
 }
 
 const SHORT: Readonly<Record<QueueName, string>> = { 'harness store': 'store', 'pg-boss': 'pg-boss', 'graphile-worker': 'graphile' };
@@ -111,10 +129,10 @@ function queueCase(
         url.pathname = `/${database}`;
         // Opened once for its schema and closed; then the counts, then opened again for the run and closed: each session's
         // statistics reach pg_stat_database when it ends, so the counts span the second open, the run and the close.
-        await (await openQueue(queueName, url.toString(), setup, only?.store)).close();
+        await (await openCompiledQueue(queueName, url.toString(), setup, only?.store)).close();
         await sessionsGone(admin, database);
         const before = await counts(admin, database);
-        const queue = await openQueue(queueName, url.toString(), setup, only?.store);
+        const queue = await openCompiledQueue(queueName, url.toString(), setup, only?.store);
         let closed = false;
         try {
           const cpuBefore = serverCpuMs();

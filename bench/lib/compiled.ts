@@ -1,14 +1,15 @@
 /**
  * @module bench/lib/compiled
- * Compiled JavaScript for child processes, as a worker image runs it: the sources
- * the children need (src/, bench/children/ and bench/lib/) compiled by tsc with the options of
+ * Compiled JavaScript for child processes (and for a store a bench runs in process), as a worker
+ * image runs it: the sources the children need (src/, bench/children/ and bench/lib/), and the
+ * platform's .sql migration files, compiled by tsc with the options of
  * tsconfig.build.json (what `npm run build` uses), into node_modules/.cache/ so that
  * the compiled files resolve the project's dependencies as dist/ does. Rebuilt only
  * when a source file is newer than the last build.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { bundleWorker } from '../../packages/platform/src/build/bundle.js';
 import { REPO_ROOT } from './child.js';
@@ -97,6 +98,12 @@ export function ensureCompiled(log: (line: string) => void = (line) => void proc
       }),
     );
     execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], { cwd: REPO_ROOT, stdio: 'inherit' });
+    // The .sql migration files beside the compiled ones, as the platform's build copies them into dist/ (tsc copies only
+    // what it compiles): a harness on PostgreSQL reads them at run time.
+    cpSync(join(REPO_ROOT, 'packages', 'platform', 'src'), join(OUT_DIR, 'packages', 'platform', 'src'), {
+      recursive: true,
+      filter: (source) => !/\.[^/\\]+$/.test(source) || source.endsWith('.sql'),
+    });
     // "type": "module", so that node reads the compiled .js files as ESM, as under dist/.
     copyFileSync(join(REPO_ROOT, 'package.json'), join(OUT_DIR, 'package.json'));
     // The platform's files need a package.json of their own: under the root's (named

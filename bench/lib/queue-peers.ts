@@ -53,7 +53,6 @@ export type PeerSetup = 'docs' | 'single';
 
 /** pg-boss's loops of fetch and complete in the drain (the `localConcurrency` of its `work()`). */
 const PG_BOSS_LOOPS: Readonly<Record<PeerSetup, number>> = { docs: 4, single: 1 };
-export const QUEUES: readonly QueueName[] = ['harness store', 'pg-boss', 'graphile-worker'];
 
 const POOL = 10;
 
