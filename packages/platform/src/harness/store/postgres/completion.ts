@@ -1,14 +1,15 @@
 /**
  * @module harness/store/postgres/completion
  * A worker's result in one statement on the happy path. The job rules (job-rules.ts)
- * compute the change from the job's facts as this process handed the job out (kept from
- * the take with the row's place: `TakenFacts`), and one statement writes it only where the
- * job is still that attempt, with the counter move (result-writes.ts: results posted
- * together share the statement). A row that moved since the take (changed within the
- * attempt) is written again by key with the same facts. When the facts are unknown here
- * (another process handed the job out) or the job changed since (the compare-and-set
- * matched no row), the job is read, the post rules answer a refusal or the change is
- * computed from the row read, and written the same way.
+ * compute the change from the job as this process handed it out (kept whole from the claim
+ * with the row's place: `TakenFacts`), and one statement writes it only where the job is
+ * still that attempt, with the counter move (result-writes.ts: results posted together share
+ * the statement); written by the row's place, the ended job is built from the job as claimed
+ * and the change (the statement answers only the rows' keys). A row that moved since the take
+ * (changed within the attempt) is written again by key with the same facts. When the facts
+ * are unknown here (another process handed the job out) or the job changed since (the
+ * compare-and-set matched no row), the job is read, the post rules answer a refusal or the
+ * change is computed from the row read, and written the same way.
  */
 import type postgres from 'postgres';
 import {
@@ -75,11 +76,6 @@ export class TakenFacts {
 
   forget(endpointId: string, jobId: string): void {
     this.#drop(keyOf(endpointId, jobId));
-  }
-
-  /** Characters of request text held now (for tests). */
-  get keptChars(): number {
-    return this.#keptChars;
   }
 
   #drop(key: string): void {

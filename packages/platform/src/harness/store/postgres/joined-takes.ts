@@ -4,9 +4,9 @@
  * loop, or while a take statement is in flight: coalescer.ts) go in one claim per
  * endpoint and worker (a worker of concurrency n asks n times), the claims side by side;
  * the oldest jobs go to the earliest call, each gets up to its `max`. A claim writes the
- * endpoint's row and the worker's presence only when take-writes.ts says so, and the
- * facts of each job taken are kept for its completion (completion.ts). A worker that
- * drains a deep queue gets jobs claimed ahead for it and its takes answered from them
+ * endpoint's row and the worker's presence only when take-writes.ts says so, and each
+ * job taken is kept as claimed (its whole row) for its completion (completion.ts). A worker
+ * that drains a deep queue gets jobs claimed ahead for it and its takes answered from them
  * (take-ahead.ts says when, and what keeps each job with one worker).
  */
 import type postgres from 'postgres';
