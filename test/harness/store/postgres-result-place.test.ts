@@ -191,3 +191,21 @@ it('reads back the row of a job whose request is past the budget kept for claime
   expect(lastResultAnswers()).toBe('rows');
   expect(smallDone.ended[0]).toStrictEqual(await readBack(small.id, result));
 });
+
+it('forgets a taken job that ended or went back to the queue another way: its late result is judged on one read', async () => {
+  const open_ = await open();
+  const [cancelled, lost] = [await open_.submit('ep', { input: { n: 1 } }, {}, 1_000), await open_.submit('ep', { input: { n: 2 } }, {}, 1_000)];
+  expect(await open_.take('ep', 'w1', 2, 1_100)).toHaveLength(2);
+  await open_.cancel('ep', cancelled.id, 1_200);
+  await open_.requeueJob('ep', lost.id, 'w1', { maxRequeues: 3 }, 1_200);
+  for (const [id, reason] of [
+    [cancelled.id, 'already_ended'],
+    [lost.id, 'stale_attempt'],
+  ] as const) {
+    const before = counter?.count() ?? 0;
+    const done = await open_.complete('ep', id, 'w1', { kind: 'output', output: 'late' }, 1, 1_300);
+    expect(done.ack).toMatchObject({ applied: false, reason });
+    // Kept as taken, the result would first be written by place and by key (two statements that match nothing).
+    expect((counter?.count() ?? 0) - before).toBe(1);
+  }
+});
