@@ -15,6 +15,7 @@ import type postgres from 'postgres';
 import {
   changeEvents,
   completeChange,
+  type GoneWorker,
   type JobChange,
   type JobFacts,
   type JobResult,
@@ -76,6 +77,20 @@ export class TakenFacts {
 
   forget(endpointId: string, jobId: string): void {
     this.#drop(keyOf(endpointId, jobId));
+  }
+
+  /**
+   * Jobs that ended or went back to the queue another way than a result here (cancel, timeout,
+   * expiry, a lost worker): no longer kept (each kept one holds its job as claimed, request and all).
+   */
+  forgetJobs(jobs: readonly Pick<StoredJob, 'endpointId' | 'id'>[]): void {
+    for (const job of jobs) this.#drop(keyOf(job.endpointId, job.id));
+  }
+
+  /** A gone worker's jobs, requeued or ended. */
+  forgetGone(gone: Pick<GoneWorker, 'endpointId' | 'requeued' | 'ended'>): void {
+    this.forgetJobs(gone.ended);
+    for (const jobId of gone.requeued) this.#drop(keyOf(gone.endpointId, jobId));
   }
 
   #drop(key: string): void {

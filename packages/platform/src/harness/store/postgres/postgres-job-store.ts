@@ -242,7 +242,7 @@ export class PostgresJobStore implements JobStore {
     this.#open();
     const cancelled = await this.#change((tx, changes) => cancelJob(tx, changes, endpointId, jobId, now));
     this.#jobTables.jobsGone(cancelled.ended.length, 0);
-    this.#forgetTaken(cancelled.ended);
+    this.#taken.forgetJobs(cancelled.ended);
     return cancelled;
   }
 
@@ -274,7 +274,8 @@ export class PostgresJobStore implements JobStore {
   ): Promise<{ readonly requeued: boolean } & ChangeOutcome> {
     this.#open();
     const lost = await this.#change((tx, changes) => requeueLostJob(tx, changes, { endpointId, jobId, workerId }, rules, now));
-    if (lost.requeued || lost.ended.length > 0) this.#taken.forget(endpointId, jobId);
+    // Lost to this worker either way: a result from it is judged on the row.
+    this.#taken.forget(endpointId, jobId);
     return lost;
   }
 
@@ -309,7 +310,7 @@ export class PostgresJobStore implements JobStore {
     // Jobs claimed ahead for it never reached it: back in the queue, not counted as lost.
     await this.#takes.release((reserve) => reserve.endpointId === endpointId && reserve.workerId === workerId);
     const gone = await this.#change((tx, changes) => removeWorker(tx, endpointId, workerId, rules, now, changes));
-    if (gone) this.#forgetGone(gone);
+    if (gone) this.#taken.forgetGone(gone);
     return gone;
   }
 
@@ -318,7 +319,7 @@ export class PostgresJobStore implements JobStore {
     const gone = await this.#change((tx, changes) => sweepSilentWorkers(tx, silentBefore, rules, now, changes));
     for (const worker of gone) {
       this.#takeWrites.forgetWorker(worker.endpointId, worker.workerId);
-      this.#forgetGone(worker);
+      this.#taken.forgetGone(worker);
     }
     return gone;
   }
@@ -346,23 +347,9 @@ export class PostgresJobStore implements JobStore {
       () => this.#open(),
     );
     this.#jobTables.jobsGone(outcome.ended.length, outcome.deleted.length);
-    this.#forgetTaken(outcome.ended);
-    this.#forgetTaken(outcome.deleted);
+    this.#taken.forgetJobs(outcome.ended);
+    this.#taken.forgetJobs(outcome.deleted);
     return outcome;
-  }
-
-  /**
-   * Jobs that ended or left the queue's hands by another way than their result here: no longer kept as
-   * taken (each kept one holds its job as claimed, its request with it, until a result or newer takes push it out).
-   */
-  #forgetTaken(jobs: readonly Pick<StoredJob, 'endpointId' | 'id'>[]): void {
-    for (const job of jobs) this.#taken.forget(job.endpointId, job.id);
-  }
-
-  /** A gone worker's jobs: requeued or ended, no longer kept as taken. */
-  #forgetGone(gone: GoneWorker): void {
-    this.#forgetTaken(gone.ended);
-    for (const jobId of gone.requeued) this.#taken.forget(gone.endpointId, jobId);
   }
 
   /** Settles when the job tables' VACUUM or TRUNCATE under way, and any asked for meanwhile, are done (job-table-vacuum.ts). */
