@@ -19,6 +19,9 @@ const { values } = parseArgs({ options: { jobs: { type: 'string', default: '5000
 const JOBS = Number(values.jobs);
 const NOW = 10_000_000;
 
+/** A job's first deadline, as the index sw_jobs_due and due-rules.ts write it (migration 0008). */
+const DUE_AT = 'least(expires_at, execution_deadline, delete_at)';
+
 /** The query shapes of the store (packages/platform/src/harness/store/postgres/*.ts), with realistic values. */
 const QUERIES: ReadonlyArray<readonly [string, string]> = [
   [
@@ -29,21 +32,15 @@ const QUERIES: ReadonlyArray<readonly [string, string]> = [
   ],
   ['read by id', `SELECT * FROM sw_jobs WHERE endpoint_id = 'ep' AND id = 'job-00000042'`],
   ['lock by id', `SELECT * FROM sw_jobs WHERE endpoint_id = 'ep' AND id = 'job-00000042' FOR UPDATE`],
-  [
-    'next due',
-    `SELECT least((SELECT min(expires_at) FROM sw_jobs), (SELECT min(execution_deadline) FROM sw_jobs WHERE execution_deadline IS NOT NULL), (SELECT min(delete_at) FROM sw_jobs WHERE delete_at IS NOT NULL))`,
-  ],
+  ['next due', `SELECT min(${DUE_AT}) FROM sw_jobs`],
   [
     'timeouts batch',
-    `SELECT * FROM sw_jobs WHERE execution_deadline <= ${NOW} AND execution_deadline <= expires_at AND status = 'IN_PROGRESS' ORDER BY execution_deadline LIMIT 500 FOR UPDATE SKIP LOCKED`,
+    `SELECT * FROM sw_jobs WHERE ${DUE_AT} <= ${NOW} AND execution_deadline <= ${NOW} AND execution_deadline <= expires_at AND status = 'IN_PROGRESS' ORDER BY ${DUE_AT} LIMIT 500 FOR UPDATE SKIP LOCKED`,
   ],
   [
-    'ttl sweep',
-    `DELETE FROM sw_jobs WHERE ctid = ANY (ARRAY(SELECT ctid FROM sw_jobs WHERE expires_at <= ${NOW} ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED)) AND expires_at <= ${NOW} RETURNING id`,
-  ],
-  [
-    'retention sweep',
-    `DELETE FROM sw_jobs WHERE ctid = ANY (ARRAY(SELECT ctid FROM sw_jobs WHERE delete_at <= ${NOW} ORDER BY delete_at LIMIT 1000 FOR UPDATE SKIP LOCKED)) AND delete_at <= ${NOW} RETURNING id`,
+    'ttl and retention sweep',
+    `DELETE FROM sw_jobs WHERE ctid = ANY (ARRAY(SELECT ctid FROM sw_jobs WHERE ${DUE_AT} <= ${NOW} AND (expires_at <= ${NOW} OR delete_at <= ${NOW})
+       ORDER BY ${DUE_AT} LIMIT 1000 FOR UPDATE SKIP LOCKED)) AND (expires_at <= ${NOW} OR delete_at <= ${NOW}) RETURNING id`,
   ],
   ['list newest', `SELECT * FROM sw_jobs WHERE endpoint_id = 'ep' ORDER BY seq DESC OFFSET 0 LIMIT 20`],
   ['list oldest', `SELECT * FROM sw_jobs WHERE endpoint_id = 'ep' ORDER BY seq ASC OFFSET 0 LIMIT 20`],

@@ -49,8 +49,8 @@ it('updates worker presence in place (HOT) and vacuums the churned tables by the
   }
 });
 
-/** The indexes of sw_jobs since migration 0006 (fewer: 8 -> 7), and the table's fillfactor. */
-const JOB_INDEXES = ['sw_jobs_delete', 'sw_jobs_execution', 'sw_jobs_expires', 'sw_jobs_newest', 'sw_jobs_pkey', 'sw_jobs_queue', 'sw_jobs_running'];
+/** The indexes of sw_jobs since migration 0008 (0006: 8 -> 7; 0008: the three time rules' in one, 7 -> 5), and the table's fillfactor. */
+const JOB_INDEXES = ['sw_jobs_due', 'sw_jobs_newest', 'sw_jobs_pkey', 'sw_jobs_queue', 'sw_jobs_running'];
 
 async function jobIndexes(sql: postgres.Sql): Promise<{ indexes: string[]; options: string[] }> {
   const indexes = await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE tablename = 'sw_jobs' ORDER BY 1`;
@@ -75,8 +75,8 @@ it("updates a running job's reported_at (a heartbeat) in place, and takes a vers
     await raw.end();
   }
   const handle = await database.connect(2);
-  // From version 5: 0006 (this test's), and the launcher's 0007 (slot holders) after it.
-  expect(handle.applied).toEqual([6, 7]);
+  // From version 5: 0006 (this test's), the launcher's 0007 (slot holders) and 0008 (one time-rule index) after it.
+  expect(handle.applied).toEqual([6, 7, 8]);
   expect(await jobIndexes(handle.sql)).toEqual({ indexes: JOB_INDEXES, options: expect.arrayContaining(['fillfactor=85']) as unknown as string[] });
   const store = await PostgresJobStore.open(handle);
   try {
@@ -109,7 +109,7 @@ it("updates a running job's reported_at (a heartbeat) in place, and takes a vers
   }
 });
 
-it('gives a fresh database the indexes of migration 0006', async () => {
+it('gives a fresh database the indexes of migrations 0006 and 0008', async () => {
   database = await createTestDatabase();
   const handle = await database.connect(1);
   expect(handle.applied).toContain(6);

@@ -121,7 +121,7 @@ async function open(): Promise<PostgresJobStore> {
   database = await createTestDatabase();
   counter = await startStatementCounter(database.url);
   handle = await openHarnessDatabase(counter.url, { poolSize: 2 });
-  store = await PostgresJobStore.open(handle);
+  store = await PostgresJobStore.open(handle, QUIET_PEERS);
   return store;
 }
 
@@ -206,6 +206,12 @@ it('forgets a taken job that ended or went back to the queue another way: its la
     const done = await open_.complete('ep', id, 'w1', { kind: 'output', output: 'late' }, 1, 1_300);
     expect(done.ack).toMatchObject({ applied: false, reason });
     // Kept as taken, the result would first be written by place and by key (two statements that match nothing).
-    expect((counter?.count() ?? 0) - before).toBe(1);
+    const ran = (counter?.count() ?? 0) - before;
+    expect(
+      counter
+        ?.texts()
+        .slice(-ran)
+        .map((text) => text.replace(/\s+/g, ' ').slice(0, 80)),
+    ).toHaveLength(1);
   }
 });

@@ -10,12 +10,18 @@
  *   `FOR UPDATE SKIP LOCKED` in one statement, each changed by the shared job rules
  *   (job-rules.ts `timeoutChange`), saved together by one statement, their counters by
  *   one per endpoint: one short transaction per batch;
- * - then the sweep: ttl and retention deletions, set-based, SWEEP_BATCH rows a statement
- *   (`DELETE … WHERE ctid = ANY(… FOR UPDATE SKIP LOCKED) RETURNING` what the events
- *   need), each statement its own transaction.
+ * - then the sweep: ttl and retention deletions together, set-based, SWEEP_BATCH rows a
+ *   statement (`DELETE … WHERE ctid = ANY(… FOR UPDATE SKIP LOCKED) RETURNING` what the
+ *   events need), each statement its own transaction. A row whose ttl and retention are
+ *   both due is deleted by its ttl (a running job's worker gets its stop).
  * A row another process holds right now is skipped (that process, or the next pass,
  * applies it): each rule is applied once across processes. A timeout whose job's ttl
  * is earlier is left to the ttl (due order: the job is deleted, not TIMED_OUT first).
+ *
+ * Every statement here finds its rows by one index, `sw_jobs_due` on a row's first
+ * deadline (`DUE_AT`: least() skips the deadlines a row does not have; migration 0008):
+ * it reads the index up to now and keeps the rows of its own rule. The rows it passes
+ * over are due by the other statement of the same pass.
  */
 import type postgres from 'postgres';
 import { type DueOutcome, expiryStop, type StopOrder, type StoredJob, type StoreEvent, timeoutChange } from 'serverless-worker/internal';
@@ -28,12 +34,14 @@ export const TIMEOUT_BATCH = 500;
 /** Jobs deleted by one sweep statement (one transaction) at most. */
 export const SWEEP_BATCH = 1_000;
 
+/**
+ * A job's first deadline, word for word the expression of the index `sw_jobs_due` (the planner uses an expression
+ * index only for the same expression).
+ */
+export const DUE_AT = 'least(expires_at, execution_deadline, delete_at)';
+
 export async function nextDueAt(sql: postgres.Sql): Promise<number | undefined> {
-  const rows = await sql`
-    SELECT least(
-      (SELECT min(expires_at) FROM sw_jobs),
-      (SELECT min(execution_deadline) FROM sw_jobs WHERE execution_deadline IS NOT NULL),
-      (SELECT min(delete_at) FROM sw_jobs WHERE delete_at IS NOT NULL)) AS due`;
+  const rows = await sql`SELECT min(${sql.unsafe(DUE_AT)}) AS due FROM sw_jobs`;
   const due = rows[0]?.due as string | number | null | undefined;
   return due === null || due === undefined ? undefined : Number(due);
 }
@@ -46,8 +54,8 @@ export async function nextDueAt(sql: postgres.Sql): Promise<number | undefined> 
 export async function applyTimeouts(tx: Tx, now: number): Promise<{ readonly locked: number; readonly changes: Changes[] }> {
   const rows = await tx`
     SELECT ${tx.unsafe(JOB_COLUMNS)} FROM sw_jobs
-    WHERE execution_deadline <= ${now} AND execution_deadline <= expires_at AND status = 'IN_PROGRESS'
-    ORDER BY execution_deadline LIMIT ${TIMEOUT_BATCH} FOR UPDATE SKIP LOCKED`;
+    WHERE ${tx.unsafe(DUE_AT)} <= ${now} AND execution_deadline <= ${now} AND execution_deadline <= expires_at AND status = 'IN_PROGRESS'
+    ORDER BY ${tx.unsafe(DUE_AT)} LIMIT ${TIMEOUT_BATCH} FOR UPDATE SKIP LOCKED`;
   const byEndpoint = new Map<string, Changes>();
   const timedOut: TxJob[] = [];
   for (const row of rows) {
@@ -63,21 +71,22 @@ export async function applyTimeouts(tx: Tx, now: number): Promise<{ readonly loc
 }
 
 /**
- * One sweep statement: delete up to SWEEP_BATCH jobs whose ttl (`kind` 'ttl') or
- * retention ('retention') is due at `now`, oldest deadline first, skipping rows other
- * transactions hold; their events, stops and deleted records go to `changes`. Answers
- * how many were deleted (a full batch means there may be more).
+ * One sweep statement: delete up to SWEEP_BATCH jobs whose ttl or retention is due at `now`, first deadline first,
+ * skipping rows other transactions hold; their events, stops and deleted records go to `changes`, the ttl's first
+ * (by ttl), then the retention's (by retention). Answers how many were deleted (a full batch means there may be more).
  */
-export async function sweepDue(sql: postgres.Sql, kind: 'ttl' | 'retention', now: number, changes: Changes): Promise<number> {
-  const column = kind === 'ttl' ? 'expires_at' : 'delete_at';
+export async function sweepDue(sql: postgres.Sql, now: number, changes: Changes): Promise<number> {
   const rows = await sql`
     DELETE FROM sw_jobs WHERE ctid = ANY (ARRAY(
-      SELECT ctid FROM sw_jobs WHERE ${sql(column)} <= ${now} ORDER BY ${sql(column)} LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED
-    )) AND ${sql(column)} <= ${now}
+      SELECT ctid FROM sw_jobs WHERE ${sql.unsafe(DUE_AT)} <= ${now} AND (expires_at <= ${now} OR delete_at <= ${now})
+      ORDER BY ${sql.unsafe(DUE_AT)} LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED
+    )) AND (expires_at <= ${now} OR delete_at <= ${now})
     RETURNING ${sql.unsafe(JOB_COLUMNS)}`;
-  const jobs = rows.map((row) => storedJobOf(row)).sort((a, b) => (kind === 'ttl' ? a.expiresAt - b.expiresAt : (a.deleteAt ?? 0) - (b.deleteAt ?? 0)));
-  for (const job of jobs) {
-    const stop = kind === 'ttl' ? expiryStop(job) : undefined;
+  const jobs = rows.map((row) => storedJobOf(row));
+  const expired = jobs.filter((job) => job.expiresAt <= now).sort((a, b) => a.expiresAt - b.expiresAt);
+  const retained = jobs.filter((job) => job.expiresAt > now).sort((a, b) => (a.deleteAt ?? 0) - (b.deleteAt ?? 0));
+  for (const job of [...expired, ...retained]) {
+    const stop = job.expiresAt <= now ? expiryStop(job) : undefined;
     if (stop !== undefined && job.workerId !== undefined) orderStop(changes, job, job.workerId, stop);
     if (job.workerId !== undefined) changes.events.push({ type: 'worker', endpointId: job.endpointId, workerId: job.workerId });
     changes.deleted.push(job);
@@ -110,14 +119,12 @@ export async function applyAllDue(
     for (const changes of batch.changes) take(changes);
     if (batch.locked < TIMEOUT_BATCH) break;
   }
-  for (const kind of ['ttl', 'retention'] as const) {
-    for (;;) {
-      stillOpen();
-      const changes = newChanges();
-      const deleted = await sweepDue(sql, kind, now, changes);
-      take(changes);
-      if (deleted < SWEEP_BATCH) break;
-    }
+  for (;;) {
+    stillOpen();
+    const changes = newChanges();
+    const deleted = await sweepDue(sql, now, changes);
+    take(changes);
+    if (deleted < SWEEP_BATCH) break;
   }
   return outcome;
 }

@@ -1,7 +1,7 @@
 /**
  * @module harness/store/postgres/reads
  * The PostgreSQL store's reads: one job, its stream (handed out once), the request list
- * (newest first, by index: `sw_jobs_newest`, `sw_jobs_state_newest`), counts per state
+ * (newest or oldest first, by index: `sw_jobs_newest`), counts per state
  * and /health.
  */
 import type postgres from 'postgres';
