@@ -7,11 +7,11 @@
  * Two layouts of the job table on one embedded PostgreSQL, a fresh database each, in
  * alternating rounds (which goes first alternates too):
  *
- * - `one-table`: the store's tables as its migrations make them (sw_jobs, its seven
- *   indexes): a job ends with an UPDATE and stays in sw_jobs, and in its indexes, until its
+ * - `one-table`: the store's tables as its migrations make them (sw_jobs, its five
+ *   indexes since migration 0008): a job ends with an UPDATE and stays in sw_jobs, and in its indexes, until its
  *   retention deletes it (today's store).
  * - `split`: the same migrations, plus `sw_ended_jobs` (sw_jobs's columns; a primary key,
- *   the newest-first list's index, the retention and ttl indexes): a job ends with one
+ *   the newest-first list's index, the time rules' index): a job ends with one
  *   statement that deletes it from sw_jobs and inserts it there
  *   (`WITH ended AS (DELETE … RETURNING …) INSERT INTO sw_ended_jobs …`), so sw_jobs's
  *   indexes hold live jobs only; the retention deletes from sw_ended_jobs.
@@ -118,13 +118,15 @@ const ENDED_VALUES: Partial<Record<(typeof COLUMNS)[number], string>> = {
   delete_at: `$2::bigint + m.retention_ms`,
 };
 
+/** A job's first deadline: the expression of the time rules' index (migration 0008, due-rules.ts). */
+const DUE_AT = 'least(expires_at, execution_deadline, delete_at)';
+
 /** The ended table of the split layout: sw_jobs's columns (no identity: the row keeps its seq), the indexes its reads need. */
 const SPLIT_DDL = `
   CREATE TABLE sw_ended_jobs (LIKE sw_jobs);
   ALTER TABLE sw_ended_jobs ADD PRIMARY KEY (endpoint_id, id);
   CREATE INDEX sw_ended_jobs_newest ON sw_ended_jobs (endpoint_id, seq DESC);
-  CREATE INDEX sw_ended_jobs_delete ON sw_ended_jobs (delete_at) WHERE delete_at IS NOT NULL;
-  CREATE INDEX sw_ended_jobs_expires ON sw_ended_jobs (expires_at);
+  CREATE INDEX sw_ended_jobs_due ON sw_ended_jobs ((${DUE_AT}));
   ALTER TABLE sw_ended_jobs SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000,
     autovacuum_vacuum_insert_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.02);`;
 
@@ -213,7 +215,8 @@ async function cleanup(sql: postgres.Sql, layout: Layout, now: number): Promise<
   for (;;) {
     const rows = await sql`
       DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-        SELECT ctid FROM ${table} WHERE delete_at <= ${now} ORDER BY delete_at LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED))
+        SELECT ctid FROM ${table} WHERE ${sql.unsafe(DUE_AT)} <= ${now} AND delete_at <= ${now}
+        ORDER BY ${sql.unsafe(DUE_AT)} LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED))
       RETURNING id`;
     deleted += rows.length;
     if (rows.length < SWEEP_BATCH) return deleted;
