@@ -18,14 +18,14 @@
  * line at each change, so that `--trace-gc` or `--trace-opt --trace-deopt` lines can be
  * counted by phase (bench/README, issue 46: the burst after idle by process).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT, stopChild, track } from './lib/child.js';
-import { childScript } from './lib/compiled.js';
+import { stopChild } from './lib/child.js';
 import { preciseNow, QueueClient, runOneJob } from './lib/http-client.js';
 import { processTree } from './lib/proc.js';
 import { freePort } from './lib/runpod-python.js';
+import { firstRunsync, spawnServeApi } from './lib/serve-api-server.js';
 
 const CLIENTS = 8;
 const TICK_MS = 10;
@@ -86,25 +86,12 @@ function line(label: string, rate: number, before: Reading, after: Reading): str
 
 async function start(): Promise<{ server: ChildProcess; client: QueueClient }> {
   const port = await freePort();
-  const script = process.env.BENCH_SERVE_API_SCRIPT ?? (await childScript('bench/children/platform-worker.ts', 'compiled'));
   const flags = (process.env.BENCH_SERVE_API_NODE_ARGS ?? '').split(' ').filter((flag) => flag !== '');
-  const server = track(
-    spawn(process.execPath, [...flags, script, '--port', String(port), '--serve-api', '--no-rate-limit'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS) },
-      stdio: ['ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore', process.env.BENCH_VERBOSE ? 'inherit' : 'ignore'],
-    }),
-  );
+  const stdio = process.env.BENCH_VERBOSE ? 'inherit' : 'ignore';
+  const server = await spawnServeApi(port, CLIENTS, flags, ['ignore', stdio, stdio]);
   const client = new QueueClient(`http://127.0.0.1:${port}`, '', CLIENTS);
-  for (let tries = 0; ; tries++) {
-    try {
-      await runOneJob(client, 'runsync');
-      return { server, client };
-    } catch (error) {
-      if (tries > 600 || server.exitCode !== null) throw new Error(`--serve-api did not answer: ${String(error)}`, { cause: error });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
+  await firstRunsync(server, client, '--serve-api');
+  return { server, client };
 }
 
 const { server, client } = await start();

@@ -14,14 +14,14 @@
  * alternate round by round. A JIT's server climbs while V8 tiers its functions up (a burst whose
  * CPU a request is far above the later ones' is such a wave); CPython's does not.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT, stopChild, track } from './lib/child.js';
-import { childScript } from './lib/compiled.js';
+import { stopChild } from './lib/child.js';
 import { preciseNow, QueueClient, runOneJob } from './lib/http-client.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
 import { processTree, readProc } from './lib/proc.js';
 import { freePort, locateRunpodPython, spawnRunpodServeApi, stopRunpod } from './lib/runpod-python.js';
+import { firstRunsync, spawnServeApi } from './lib/serve-api-server.js';
 
 const CLIENTS = 8;
 type Side = 'ours' | 'runpod-python';
@@ -42,30 +42,10 @@ if (!SIDES.every((side) => side === 'ours' || side === 'runpod-python')) throw n
 
 async function start(side: Side): Promise<{ server: ChildProcess; client: QueueClient }> {
   const port = await freePort();
-  const server =
-    side === 'ours'
-      ? track(
-          spawn(
-            process.execPath,
-            [await childScript('bench/children/platform-worker.ts', 'compiled'), '--port', String(port), '--serve-api', '--no-rate-limit'],
-            {
-              cwd: REPO_ROOT,
-              env: { ...process.env, BENCH_CONCURRENCY: String(CLIENTS) },
-              stdio: 'ignore',
-            },
-          ),
-        )
-      : spawnRunpodServeApi(locateRunpodPython(), port);
+  const server = side === 'ours' ? await spawnServeApi(port, CLIENTS) : spawnRunpodServeApi(locateRunpodPython(), port);
   const client = new QueueClient(`http://127.0.0.1:${port}`, '', CLIENTS);
-  for (let tries = 0; ; tries++) {
-    try {
-      await runOneJob(client, 'runsync');
-      return { server, client };
-    } catch (error) {
-      if (tries > 600 || server.exitCode !== null) throw new Error(`${side} did not answer /runsync: ${String(error)}`, { cause: error });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
+  await firstRunsync(server, client, side);
+  return { server, client };
 }
 
 /** One burst from the clients: its rate, and the CPU µs a request of each of `pids`. */
