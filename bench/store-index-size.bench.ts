@@ -35,6 +35,7 @@
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { openHarnessDatabase } from '../packages/platform/src/harness/harness-database.js';
+import { DUE_AT, SWEEP_BATCH } from '../packages/platform/src/harness/store/postgres/due-rules.js';
 import { PostgresJobStore } from '../packages/platform/src/harness/store/postgres/postgres-job-store.js';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
@@ -55,8 +56,6 @@ const JOBS = Number(values.jobs);
 const BATCH = Number(values.batch);
 const ROUNDS = Number(values.rounds);
 const PASSES = Number(values.passes);
-/** The retention sweep's statement size (due-rules.ts SWEEP_BATCH). */
-const SWEEP_BATCH = 1_000;
 const RETENTION_MS = 1_800_000;
 /**
  * A VACUUM of the layout's job tables after this many jobs of a pass (0: none, autovacuum only), as
@@ -117,9 +116,6 @@ const ENDED_VALUES: Partial<Record<(typeof COLUMNS)[number], string>> = {
   execution_deadline: 'NULL',
   delete_at: `$2::bigint + m.retention_ms`,
 };
-
-/** A job's first deadline: the expression of the time rules' index (migration 0008, due-rules.ts). */
-const DUE_AT = 'least(expires_at, execution_deadline, delete_at)';
 
 /** The ended table of the split layout: sw_jobs's columns (no identity: the row keeps its seq), the indexes its reads need. */
 const SPLIT_DDL = `

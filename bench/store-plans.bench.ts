@@ -12,15 +12,13 @@
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { openHarnessDatabase } from '../packages/platform/src/harness/harness-database.js';
+import { DUE_AT } from '../packages/platform/src/harness/store/postgres/due-rules.js';
 import { startEmbeddedServer } from '../test/postgres/embedded-server.js';
 import { loadAverage, machineInfo } from './lib/machine.js';
 
 const { values } = parseArgs({ options: { jobs: { type: 'string', default: '50000' }, before: { type: 'boolean', default: false } } });
 const JOBS = Number(values.jobs);
 const NOW = 10_000_000;
-
-/** A job's first deadline, as the index sw_jobs_due and due-rules.ts write it (migration 0008). */
-const DUE_AT = 'least(expires_at, execution_deadline, delete_at)';
 
 /** The query shapes of the store (packages/platform/src/harness/store/postgres/*.ts), with realistic values. */
 const QUERIES: ReadonlyArray<readonly [string, string]> = [
