@@ -31,7 +31,7 @@ import type {
   TouchWorker,
 } from './job-store.js';
 import { MemoryEndpoint } from './memory-endpoint.js';
-import { newMemoryJob, owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
+import { newMemoryJob, NO_CHUNKS, owned, ownedRequest, snapshotJob, snapshotWorker, type MemoryJob } from './memory-records.js';
 import { MemoryState, newChanges, type Changes } from './memory-state.js';
 import { cancelChange, completeChange, expiryStop, giveBackChange, queuedJob, retryChange, timeoutChange } from './job-rules.js';
 import { refusedChunk, refusedProgress, refusedResult } from './post-rules.js';
@@ -125,6 +125,8 @@ export class MemoryJobStore implements JobStore {
     const job = this.#state.job(endpointId, jobId);
     const refused = refusedChunk(job, workerId, chunk, attempt);
     if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
+
+    if (job.unread === NO_CHUNKS) job.unread = [];
     job.unread.push(owned(stampAttempt(chunk, job.attempt)));
     job.chunkCount++;
     return this.#finish(this.#state.changed(job), { applied: true });
@@ -169,7 +171,7 @@ export class MemoryJobStore implements JobStore {
   async readStream(endpointId: string, jobId: string): Promise<StreamRead> {
     const job = this.#state.found(endpointId, jobId);
     const stream = job.unread;
-    job.unread = [];
+    job.unread = NO_CHUNKS;
     return { status: job.status, stream, attempt: job.attempt, retries: job.retries };
   }
 

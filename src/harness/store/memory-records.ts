@@ -12,6 +12,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A job as the memory store keeps it: StoredJob's fields, writable, and its unread chunks. */
 export type MemoryJob = Mutable<Omit<StoredJob, 'unreadChunkCount'>> & {
+  /** Chunks posted and not read yet: NO_CHUNKS (shared, frozen) until the first one, then an array of the job's own. */
   unread: StreamChunk[];
   /** The request's size as received (SubmitOptions.bytes), counted while the job is queued. */
   readonly requestBytes: number;
@@ -28,6 +29,13 @@ export interface MemoryWorker {
   heartbeats: boolean;
   pingIntervalMs?: number;
 }
+
+/**
+ * The unread chunks of every job that has none: one frozen array, not one each (most jobs
+ * stream nothing, and a retained job's empty array was 32 of its bytes). pushChunk gives a
+ * job an array of its own at its first chunk.
+ */
+export const NO_CHUNKS: StreamChunk[] = Object.freeze([]) as unknown as StreamChunk[];
 
 /**
  * A new record: `queued`'s fields, then every other field a StoredJob may hold, undefined
@@ -64,7 +72,7 @@ export function newMemoryJob(queued: Omit<StoredJob, 'unreadChunkCount'>, reques
     executionTimeoutMs: queued.executionTimeoutMs,
     deleteAt: queued.deleteAt,
     reportedAt: queued.reportedAt,
-    unread: [],
+    unread: NO_CHUNKS,
     requestBytes,
   };
 }
