@@ -125,7 +125,6 @@ export class MemoryJobStore implements JobStore {
     const job = this.#state.job(endpointId, jobId);
     const refused = refusedChunk(job, workerId, chunk, attempt);
     if (refused || !job) return refused ?? { applied: false, reason: 'not_found' };
-
     if (job.unread === NO_CHUNKS) job.unread = [];
     job.unread.push(owned(stampAttempt(chunk, job.attempt)));
     job.chunkCount++;
