@@ -14,7 +14,8 @@
  * names seen, the job id as the job's own string). That is about 30 bytes an entry
  * where an entry object and its boxed due time took about 90, and the collector has
  * one string to visit per entry instead of an object and a number (bench/README,
- * issue 46 item 3). `peek` and `pop` answer a new DueEntry each: short-lived.
+ * issue 46 item 3). `pop` answers a new DueEntry; `peek` answers the same one until the
+ * top changes (the scheduler peeks after every change of a job).
  */
 
 /** Which rule a deadline applies. */
@@ -46,6 +47,8 @@ export class DueHeap {
   /** Endpoint ids seen, by index (a handful: kept for the heap's life, cleared with it). */
   #endpointNames: string[] = [];
   readonly #endpointIndex = new Map<string, number>();
+  /** The top entry as `peek` last answered it; cleared whenever slot 0 is written or the heap empties. */
+  #top: DueEntry | undefined;
 
   get size(): number {
     return this.#size;
@@ -82,12 +85,15 @@ export class DueHeap {
   }
 
   peek(): DueEntry | undefined {
-    return this.#size === 0 ? undefined : this.#entry(0);
+    if (this.#size === 0) return undefined;
+    this.#top ??= this.#entry(0);
+    return this.#top;
   }
 
   pop(): DueEntry | undefined {
     if (this.#size === 0) return undefined;
-    const top = this.#entry(0);
+    const top = this.#top ?? this.#entry(0);
+    this.#top = undefined;
     const last = --this.#size;
     if (last > 0) {
       this.#move(last, 0);
@@ -100,6 +106,7 @@ export class DueHeap {
 
   clear(): void {
     this.#size = 0;
+    this.#top = undefined;
     this.#jobIds = [];
     this.#endpointNames = [];
     this.#endpointIndex.clear();
@@ -154,6 +161,7 @@ export class DueHeap {
   }
 
   #set(i: number, due: number, seq: number, kind: number, endpoint: number, jobId: string): void {
+    if (i === 0) this.#top = undefined;
     this.#dues[i] = due;
     this.#seqs[i] = seq;
     this.#kinds[i] = kind;

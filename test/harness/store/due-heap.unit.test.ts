@@ -116,3 +116,23 @@ describe('DueHeap.refill', () => {
     expect(popped.some((entry) => entry.jobId === 'dropped')).toBe(false);
   });
 });
+
+describe('DueHeap.peek', () => {
+  it('answers the top as it is now after each push, pop, refill and clear', () => {
+    const heap = new DueHeap();
+    expect(heap.peek()).toBeUndefined();
+    heap.push(50, 'ep', 'later', 'ttl');
+    expect(heap.peek()?.jobId).toBe('later');
+    expect(heap.peek()).toBe(heap.peek());
+    heap.push(60, 'ep', 'after', 'ttl');
+    expect(heap.peek()?.jobId).toBe('later');
+    heap.push(10, 'ep', 'sooner', 'execution');
+    expect(heap.peek()).toMatchObject({ due: 10, jobId: 'sooner', kind: 'execution' });
+    expect(heap.pop()?.jobId).toBe('sooner');
+    expect(heap.peek()?.jobId).toBe('later');
+    heap.refill((add) => add(5, 'other', 'refilled', 'retention'));
+    expect(heap.peek()).toMatchObject({ due: 5, endpointId: 'other', jobId: 'refilled', kind: 'retention' });
+    heap.clear();
+    expect(heap.peek()).toBeUndefined();
+  });
+});
