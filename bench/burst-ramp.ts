@@ -10,7 +10,8 @@
  *
  * Ours is the compiled bench worker's `--serve-api --no-rate-limit` as `npm run bench --
  * runpod-python` starts it (concurrency 8), run by this process's node (`PATH=<node 24>/bin:$PATH`
- * runs both on that one); runpod-python needs BENCH_RUNPOD_PYTHON as for that bench. Sides
+ * runs both on that one), with BENCH_SERVE_API_NODE_ARGS (space-separated) as node flags before the
+ * script (its worker child inherits them); runpod-python needs BENCH_RUNPOD_PYTHON as for that bench. Sides
  * alternate round by round. A JIT's server climbs while V8 tiers its functions up (a burst whose
  * CPU a request is far above the later ones' is such a wave); CPython's does not.
  */
@@ -42,7 +43,14 @@ if (!SIDES.every((side) => side === 'ours' || side === 'runpod-python')) throw n
 
 async function start(side: Side): Promise<{ server: ChildProcess; client: QueueClient }> {
   const port = await freePort();
-  const server = side === 'ours' ? await spawnServeApi(port, CLIENTS) : spawnRunpodServeApi(locateRunpodPython(), port);
+  const server =
+    side === 'ours'
+      ? await spawnServeApi(
+          port,
+          CLIENTS,
+          (process.env.BENCH_SERVE_API_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
+        )
+      : spawnRunpodServeApi(locateRunpodPython(), port);
   const client = new QueueClient(`http://127.0.0.1:${port}`, '', CLIENTS);
   await firstRunsync(server, client, side);
   return { server, client };

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { compactWhenIdle, type IdleCompaction } from '../../src/local/idle-compaction.js';
 import { collector } from '../../src/metrics/garbage-collector.js';
 import { CHILD_V8_FLAGS, childBaseEnv, childCommand } from '../../packages/platform/src/local/supervisor.js';
+import { TIERING_FLAGS, tieringFlagsFor } from '../../packages/platform/src/local/tiering.js';
 
 describe('compactWhenIdle', () => {
   let compaction: IdleCompaction | undefined;
@@ -143,8 +144,16 @@ describe('the worker child of --serve-api', () => {
   it('gets a capped young generation', () => {
     delete process.env.NODE_OPTIONS;
     process.execArgv.splice(0, process.execArgv.length, ...execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')));
-    expect(CHILD_V8_FLAGS).toEqual(['--max-semi-space-size=2']);
+    expect(CHILD_V8_FLAGS).toEqual(['--max-semi-space-size=2', ...tieringFlagsFor()]);
     expect(childCommand().args).toContain('--max-semi-space-size=2');
+  });
+
+  it("gets the tiering flags where this node's V8 knows them, unless the user named them (with dashes or underscores)", () => {
+    delete process.env.NODE_OPTIONS;
+    const args = childCommand().args;
+    for (const flag of TIERING_FLAGS) expect(args.includes(flag)).toBe(tieringFlagsFor().includes(flag));
+    process.env.NODE_OPTIONS = '--invocation_count_for_turbofan=9000';
+    expect(childCommand().args.filter((arg) => arg.startsWith('--invocation-count-for-turbofan'))).toEqual([]);
   });
 
   it("gets glibc's malloc arenas capped at 2, unless its environment sets MALLOC_ARENA_MAX", () => {

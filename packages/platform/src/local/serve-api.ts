@@ -37,6 +37,7 @@ import {
   type WorkerConfig,
 } from 'serverless-worker/internal';
 import { WorkerSupervisor } from './supervisor.js';
+import { tierUpSooner } from './tiering.js';
 import { PLATFORM_VERSION } from '../platform-version.js';
 import { WorkerApiDirect } from '../harness/worker-api/index.js';
 import { relayChildLog } from './child-log-lines.js';
@@ -173,6 +174,8 @@ const CHILD_EXIT_MARGIN_MS = 5_000;
  * does (ignoring its signal, blocking the loop, process.exit) takes the API down.
  */
 export async function runServeApi(_handler: Handler<unknown, unknown>, config: WorkerConfig, args: WorkerArgs, logger: Logger): Promise<void> {
+  // Before the request path runs: its functions are then optimized within a few thousand requests (tiering.ts).
+  tierUpSooner();
   const host = args.host ?? DEFAULT_SERVE_HOST;
   const port = args.port ?? DEFAULT_SERVE_PORT;
   const apiKey = args.apiKey ?? (process.env[API_KEY_ENV] || undefined);

@@ -34,6 +34,7 @@ import {
 } from 'serverless-worker/internal';
 import { workerEnvFor, type WorkerApiCalls } from '../harness/worker-api/index.js';
 import { serveChildChannel } from './child-channel.js';
+import { flagName, givenFlagNames, tieringFlagsFor } from './tiering.js';
 
 /** The variable that tells a worker process it is supervised, with the supervisor's pid. */
 export const SUPERVISOR_PID_ENV = 'SW_SUPERVISOR_PID';
@@ -76,9 +77,10 @@ export type FirstStart = { readonly ready: true } | { readonly ready: false; rea
 /**
  * V8 flags the child gets unless this process was started with its own (or NODE_OPTIONS has them): a young generation
  * of at most 2 x 2 MiB (V8's default cap is 2 x 16 MiB, which a busy worker reaches and keeps:
- * bench/README, issue 34 item 3).
+ * bench/README, issue 34 item 3), and its functions optimized sooner, as this process's are
+ * (tiering.ts; none on a V8 that does not know the flags).
  */
-export const CHILD_V8_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+export const CHILD_V8_FLAGS: readonly string[] = ['--max-semi-space-size=2', ...tieringFlagsFor()];
 
 /**
  * Variables the child gets unless its environment has them: glibc's malloc arenas capped at 2
@@ -99,8 +101,8 @@ export function childCommand(): { file: string; args: string[] } {
   const script = process.argv[1];
   if (script === undefined || script === '') throw new Error('--serve-api needs a worker script to run as its child process (process.argv[1] is empty)');
   const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect') && !flag.startsWith('--debug'));
-  const given = [...flags, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((flag) => flag.split('=')[0]);
-  const ours = CHILD_V8_FLAGS.filter((flag) => !given.includes(flag.split('=')[0]));
+  const given = givenFlagNames(flags);
+  const ours = CHILD_V8_FLAGS.filter((flag) => !given.has(flagName(flag)));
   return { file: process.execPath, args: [...ours, ...flags, script, ...process.argv.slice(2)] };
 }
 
