@@ -7,9 +7,9 @@
  * they reach TurboFan together: `bench/burst-ramp.ts` showed `--serve-api` climbing for
  * 15 000 requests (Node 24: one burst near the 10 000th at a third of the rate, while about
  * 140 functions were compiled at once) and Node 22 for 12 000. With TurboFan at 600 calls,
- * both got to their full rate within about 6 000 requests, Node 24 to a higher one; the
- * first 1 900 requests cost about 0.15 ms more CPU each, the compiler's work done sooner
- * (bench/README, issue 46: tiering up sooner).
+ * both were past two thirds of their full rate after about 6 000 requests, and Node 24's
+ * later rate was higher; the first 1 900 requests cost about 0.15 ms more CPU each, the
+ * compiler's work done sooner (bench/README, issue 46: the local API tiers up sooner).
  *
  * Both processes of `--serve-api` run our code on a request's path (the handler runs in the
  * worker child, whose command line gets the same flags: supervisor.ts). This process was
