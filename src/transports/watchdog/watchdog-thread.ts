@@ -19,6 +19,7 @@ import { endProcess, logLine, postVerdicts, printDryRunRecord } from './thread-f
 import { ThreadHeartbeat } from './thread-heartbeat.js';
 import { ThreadHttp } from './thread-http.js';
 import type { FromThreadMessage, ToThreadMessage, WatchdogThreadData } from './thread-protocol.js';
+import { collectStartupGarbage } from './thread-startup-gc.js';
 
 const data = workerData as WatchdogThreadData;
 const port = parentPort;
@@ -116,12 +117,16 @@ function watching(on: boolean): void {
   }
 }
 
+// What loading this thread's modules left in its heap is collected once, a second from now (thread-startup-gc.ts).
+const startupCollection = collectStartupGarbage();
+
 port?.on('message', (message: ToThreadMessage) => {
   if (message.type === 'jobs') heartbeat?.setJobs(message.ids.map(String));
   else if (message.type === 'watching') watching(message.on);
   else if (message.type === 'stop' && !firing) {
     watching(false);
     stopped = true;
+    startupCollection.cancel();
     heartbeat?.stop();
     http.close();
     pingHttp?.close();
