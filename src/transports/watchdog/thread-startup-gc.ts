@@ -10,14 +10,17 @@
  * time, never the main thread's. The collector is V8's `gc` from a fresh context
  * (metrics/garbage-collector.ts): no global scope gets a `gc`.
  */
+import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { collector as v8Collector, type Collector } from '../../metrics/garbage-collector.js';
 
 /** How long after the thread is up its start-up garbage is collected, ms. */
 export const STARTUP_COLLECTION_DELAY_MS = 1_000;
 
-/** Schedules the one collection (a timer that keeps no thread alive); `cancel` calls it off. */
-export function collectStartupGarbage(delayMs: number = STARTUP_COLLECTION_DELAY_MS, collector: () => Collector | undefined = v8Collector): { cancel(): void } {
-  const timer = setTimeout(() => collector()?.(), delayMs);
-  timer.unref();
-  return { cancel: () => clearTimeout(timer) };
+/** Schedules the one collection on `clock` (its timers keep no thread alive); the handle's `cancel` calls it off. */
+export function collectStartupGarbage(
+  delayMs: number = STARTUP_COLLECTION_DELAY_MS,
+  collector: () => Collector | undefined = v8Collector,
+  clock: Clock = systemClock,
+): TimerHandle {
+  return clock.setTimer(delayMs, () => collector()?.());
 }
