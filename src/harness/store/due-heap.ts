@@ -62,8 +62,7 @@ export class DueHeap {
     let i = this.#size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      const parentDue = this.#dues[parent] as number;
-      if (parentDue < due || (parentDue === due && (this.#seqs[parent] as number) < seq)) break;
+      if (this.#precedes(parent, due, seq)) break;
       this.#move(parent, i);
       i = parent;
     }
@@ -124,19 +123,18 @@ export class DueHeap {
       const left = 2 * i + 1;
       if (left >= size) break;
       const right = left + 1;
-      const child = right < size && this.#before(right, left) ? right : left;
-      const childDue = this.#dues[child] as number;
-      if (!(childDue < due || (childDue === due && (this.#seqs[child] as number) < seq))) break;
+      const child = right < size && this.#precedes(right, this.#dues[left] as number, this.#seqs[left] as number) ? right : left;
+      if (!this.#precedes(child, due, seq)) break;
       this.#move(child, i);
       i = child;
     }
     this.#set(i, due, seq, code, endpoint, jobId);
   }
 
-  #before(a: number, b: number): boolean {
-    const dueA = this.#dues[a] as number;
-    const dueB = this.#dues[b] as number;
-    return dueA < dueB || (dueA === dueB && (this.#seqs[a] as number) < (this.#seqs[b] as number));
+  /** Whether the entry at `i` comes before one due at `due` pushed `seq`-th: the earlier due time, ties in the order pushed. */
+  #precedes(i: number, due: number, seq: number): boolean {
+    const dueAt = this.#dues[i] as number;
+    return dueAt < due || (dueAt === due && (this.#seqs[i] as number) < seq);
   }
 
   #entry(i: number): DueEntry {
