@@ -141,19 +141,24 @@ describe('the worker child of --serve-api', () => {
     else process.env.NODE_OPTIONS = nodeOptions;
   });
 
-  it('gets a capped young generation', () => {
+  it('gets a capped young generation, collected on its own thread', () => {
     delete process.env.NODE_OPTIONS;
-    process.execArgv.splice(0, process.execArgv.length, ...execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')));
-    expect(CHILD_V8_FLAGS).toEqual(['--max-semi-space-size=2', ...tieringFlagsFor()]);
+    process.execArgv.splice(
+      0,
+      process.execArgv.length,
+      ...execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size') && flag !== '--single-threaded-gc'),
+    );
+    expect(CHILD_V8_FLAGS).toEqual(['--max-semi-space-size=2', '--single-threaded-gc', ...tieringFlagsFor()]);
     expect(childCommand().args).toContain('--max-semi-space-size=2');
+    expect(childCommand().args).toContain('--single-threaded-gc');
   });
 
   it("gets the tiering flags where this node's V8 knows them, unless the user named them (with dashes or underscores)", () => {
     delete process.env.NODE_OPTIONS;
     const args = childCommand().args;
     for (const flag of TIERING_FLAGS) expect(args.includes(flag)).toBe(tieringFlagsFor().includes(flag));
-    process.env.NODE_OPTIONS = '--invocation_count_for_turbofan=9000';
-    expect(childCommand().args.filter((arg) => arg.startsWith('--invocation-count-for-turbofan'))).toEqual([]);
+    process.env.NODE_OPTIONS = '--invocation_count_for_turbofan=9000 --maglev';
+    expect(childCommand().args.filter((arg) => arg.startsWith('--invocation-count-for-turbofan') || arg.endsWith('maglev'))).toEqual([]);
   });
 
   it("gets glibc's malloc arenas capped at 2, unless its environment sets MALLOC_ARENA_MAX", () => {
@@ -167,7 +172,8 @@ describe('the worker child of --serve-api', () => {
     expect(args).toContain('--max-semi-space-size=8');
     expect(args).not.toContain('--max-semi-space-size=2');
     process.execArgv.splice(0, process.execArgv.length, ...execArgv.filter((flag) => !flag.startsWith('--max-semi-space-size')));
-    process.env.NODE_OPTIONS = '--max-semi-space-size=4 --no-warnings';
+    process.env.NODE_OPTIONS = '--max-semi-space-size=4 --no-warnings --no-single-threaded-gc';
     expect(childCommand().args).not.toContain('--max-semi-space-size=2');
+    expect(childCommand().args).not.toContain('--single-threaded-gc');
   });
 });

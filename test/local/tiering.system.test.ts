@@ -3,8 +3,9 @@
  * supports, in real processes of that `node`: its command line accepts the flags the worker
  * child of `--serve-api` gets (supervisor.ts: `node` refuses a V8 flag it does not know), and
  * set at run time, as `--serve-api` sets them in its own process, they make TurboFan take a
- * function within 1 000 calls, which V8's own thresholds do not (`--trace-opt`, compiled
- * synchronously so that the count is exact).
+ * function within 1 000 calls, which V8's own thresholds do not, and Maglev none, where
+ * Node's defaults (from Node 24) have Maglev take it first (`--trace-opt`, compiled synchronously so that the count is
+ * exact).
  */
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -28,6 +29,7 @@ console.log('sum ' + sum);
 `;
 
 const TURBOFAN_MARKED = /JSFunction probed .*for optimization to TURBOFAN/;
+const MAGLEV_MARKED = /JSFunction probed .*for optimization to MAGLEV/;
 
 async function probe(node: string, set: boolean): Promise<string> {
   const args = ['--trace-opt', '--no-concurrent-recompilation', '--input-type=module', '--no-warnings', '-e', PROBE, ...(set ? ['set', TIERING_MODULE] : [])];
@@ -35,6 +37,14 @@ async function probe(node: string, set: boolean): Promise<string> {
   expect(run.exitCode, run.all).toBe(0);
   expect(run.all).toContain('sum 47000');
   return run.all;
+}
+
+/** Whether `node`'s V8 has Maglev on unless told otherwise (its `--v8-options` list). */
+async function maglevByDefault(node: string): Promise<boolean> {
+  const options = await execa(node, ['--v8-options'], { env: shellEnv(node), timeout: 60_000 });
+  const entry = /^\s+--maglev \(.*\n\s+type: bool\s+default: (--maglev|--no-maglev)$/m.exec(options.stdout);
+  expect(entry, 'no --maglev entry in --v8-options').not.toBeNull();
+  return entry?.[1] === '--maglev';
 }
 
 describe.each(NODE_LINES)('the tiering flags under Node %i', (major) => {
@@ -45,11 +55,16 @@ describe.each(NODE_LINES)('the tiering flags under Node %i', (major) => {
     expect(run.all).toBe('started');
   });
 
-  it('set at run time, make TurboFan take a function within 1 000 calls, which it does not without them', { timeout: 360_000 }, async () => {
+  it("set at run time, make TurboFan take a function within 1 000 calls, and Maglev none, which V8's defaults do not", { timeout: 360_000 }, async () => {
     const node = await nodeBinary(major);
     const tiered = await probe(node, true);
     expect(tiered).toContain(`set ${JSON.stringify(TIERING_FLAGS)}`);
     expect(tiered).toMatch(TURBOFAN_MARKED);
-    expect(await probe(node, false)).not.toMatch(TURBOFAN_MARKED);
+    expect(tiered).not.toMatch(MAGLEV_MARKED);
+    const untiered = await probe(node, false);
+    expect(untiered).not.toMatch(TURBOFAN_MARKED);
+    // Maglev is on by default from Node 24 (Node 22 ships it off): there it takes the function first.
+    if (await maglevByDefault(node)) expect(untiered).toMatch(MAGLEV_MARKED);
+    else expect(untiered).not.toMatch(MAGLEV_MARKED);
   });
 });

@@ -16,17 +16,20 @@ describe('tieringFlagsFor', () => {
     expect(tieringFlagsFor('v8')).toEqual([]);
   });
 
-  it('makes TurboFan take a function at 600 calls', () => {
-    expect(TIERING_FLAGS).toEqual(['--invocation-count-for-turbofan=600']);
+  it('makes TurboFan take a function at 600 calls, with no Maglev before it', () => {
+    expect(TIERING_FLAGS).toEqual(['--invocation-count-for-turbofan=600', '--no-maglev']);
   });
 });
 
 describe('the flags the user gave', () => {
   it('are read from the command line and NODE_OPTIONS, by name, underscores written as dashes', () => {
     const given = givenFlagNames(['--max-semi-space-size=8', '--enable-source-maps', 'not-a-flag'], '  --invocation_count_for_turbofan=100 --no-warnings ');
-    expect([...given].sort()).toEqual(['--enable-source-maps', '--invocation-count-for-turbofan', '--max-semi-space-size', '--no-warnings']);
+    expect([...given].sort()).toEqual(['--enable-source-maps', '--invocation-count-for-turbofan', '--max-semi-space-size', '--warnings']);
     expect(flagName('--invocation_count_for_turbofan=100')).toBe('--invocation-count-for-turbofan');
     expect(flagName('--flag')).toBe('--flag');
+    expect(flagName('--no-maglev')).toBe('--maglev');
+    expect(flagName('--no_maglev')).toBe('--maglev');
+    expect(givenFlagNames(['--maglev'], '').has(flagName('--no-maglev'))).toBe(true);
   });
 
   it('keep their value: tierUpSooner sets nothing the user named', () => {

@@ -77,10 +77,14 @@ export type FirstStart = { readonly ready: true } | { readonly ready: false; rea
 /**
  * V8 flags the child gets unless this process was started with its own (or NODE_OPTIONS has them): a young generation
  * of at most 2 x 2 MiB (V8's default cap is 2 x 16 MiB, which a busy worker reaches and keeps:
- * bench/README, issue 34 item 3), and its functions optimized sooner, as this process's are
- * (tiering.ts; none on a V8 that does not know the flags).
+ * bench/README, issue 34 item 3); its collections on its own thread, not on V8's helper threads
+ * as well (on Node 24, 70 s after 20 000 `/runsync` its V8 pages came to 21 MiB with it, 33 MiB
+ * without, about its idle size against 12 MiB more; the same rate and CPU a request: the machine's
+ * other cores are busy with the local API and the clients; bench/README, issue 46: Maglev off, the
+ * child's collections on its own thread); and its functions optimized sooner, as this process's
+ * are (tiering.ts; none on a V8 that does not know the flags).
  */
-export const CHILD_V8_FLAGS: readonly string[] = ['--max-semi-space-size=2', ...tieringFlagsFor()];
+export const CHILD_V8_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--single-threaded-gc', ...tieringFlagsFor()];
 
 /**
  * Variables the child gets unless its environment has them: glibc's malloc arenas capped at 2

@@ -18,11 +18,18 @@
  * in NODE_OPTIONS keeps their value. The flags exist from V8 12 (Node 22); Node 20's V8 does
  * not know them and `node` refuses an unknown V8 flag on its command line, so there they are
  * left out.
+ *
+ * Without Maglev, too (on by default from Node 24): a function goes from the interpreter and
+ * Sparkplug straight to TurboFan. Maglev compiles on V8's background threads, and the memory it
+ * takes there stays with glibc's per-thread arenas: 70 s after 20 000 `/runsync` on Node 24, the
+ * local API's process held about 18 MiB less without it (malloc's arenas 25 -> 10 MiB, its main
+ * heap 13 -> 9), at the same rate and CPU a request (bench/README, issue 46: Maglev off, the
+ * child's collections on its own thread).
  */
 import { setFlagsFromString } from 'node:v8';
 
-/** V8 flags that make a function optimized sooner, for a process that serves requests. */
-export const TIERING_FLAGS: readonly string[] = ['--invocation-count-for-turbofan=600'];
+/** V8 flags that make a function optimized sooner (and by TurboFan alone), for a process that serves requests. */
+export const TIERING_FLAGS: readonly string[] = ['--invocation-count-for-turbofan=600', '--no-maglev'];
 
 /** The first V8 version that knows TIERING_FLAGS (Node 22's). */
 const FIRST_V8_MAJOR = 12;
@@ -38,9 +45,9 @@ export function givenFlagNames(execArgv: readonly string[] = process.execArgv, n
   return new Set([...execArgv, ...nodeOptions.split(/\s+/)].filter((flag) => flag.startsWith('--')).map((flag) => flagName(flag)));
 }
 
-/** `--name` of `--name=value` (dashes and underscores are the same to V8: written with dashes). */
+/** `--name` of `--name=value` and of `--no-name` (dashes and underscores are the same to V8: written with dashes). */
 export function flagName(flag: string): string {
-  return (flag.split('=')[0] ?? flag).replaceAll('_', '-');
+  return (flag.split('=')[0] ?? flag).replaceAll('_', '-').replace(/^--no-/, '--');
 }
 
 /** Sets tieringFlagsFor() in this process, except those the user named; answers the flags set. */
