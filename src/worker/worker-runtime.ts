@@ -12,6 +12,7 @@ import { runKey, type Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
 import { sleep, systemClock, withinTime, type Clock } from '../clock/index.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
+import { EarlyStops } from './early-stops.js';
 import { notHeld } from './handed-again.js';
 import { reportedHostname } from './error-payload.js';
 import type { Handler } from './handler.js';
@@ -46,6 +47,8 @@ export class WorkerRuntime {
   readonly #posting = new PostingRuns();
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */
   readonly #pending: Job[] = [];
+  /** Stops that came before their job started (early-stops.ts). */
+  readonly #earlyStops: EarlyStops;
   readonly #takeController = new AbortController();
   readonly #lifecycle = new Lifecycle();
   #limit: number;
@@ -78,6 +81,7 @@ export class WorkerRuntime {
     this.#events = events;
     this.#jobWatch = options.jobWatch;
     this.#clock = options.clock ?? systemClock;
+    this.#earlyStops = new EarlyStops(this.#clock);
     this.#origin = Object.freeze({ workerId: transport.workerId, host: reportedHostname() });
     this.#limit = currentConcurrency(config, { running: 0, current: 1 });
     this.#exit = new Promise((resolve) => (this.#resolveExit = resolve));
@@ -123,12 +127,16 @@ export class WorkerRuntime {
     if (state !== 'starting' && state !== 'initializing') return this.#exit;
     this.#lifecycle.move('ready');
     this.#unsubscribeStop = this.#transport.onStop((jobId, reason, attempt) => {
+      let stopped = false;
       for (const run of this.#runs.values()) {
         // A stop that names an attempt stops only that one; the platform's stop every run of the job.
         if (run.job.id !== jobId || (attempt !== undefined && run.job.attempt !== undefined && run.job.attempt !== attempt)) continue;
         this.#logger.info({ requestId: jobId, reason, attempt: run.job.attempt }, 'stop requested by the platform');
         run.abort(reason);
+        stopped = true;
       }
+      // Its job may still be on its way, or waiting for a slot: the stop waits for it.
+      if (!stopped) this.#earlyStops.remember(jobId, reason, attempt);
     });
     // The watchdog reported the jobs itself and ends the process: take no more meanwhile.
     const offFired = this.#jobWatch?.onFired(() => void this.stop('unresponsive-handler'));
@@ -274,6 +282,11 @@ export class WorkerRuntime {
       clock: this.#clock,
     };
     const run = new JobRun(job, this.#runDeps);
+    const earlyStop = this.#earlyStops.takeFor(job);
+    if (earlyStop !== undefined) {
+      this.#logger.info({ requestId: job.id, reason: earlyStop, attempt: job.attempt }, 'stop requested by the platform before the job started');
+      run.abort(earlyStop);
+    }
     const key = runKey(job.id, job.attempt);
     this.#runs.set(key, run);
     this.#heldJobs.changed();
