@@ -41,30 +41,42 @@ export interface PlatformWorkerExtras {
   readonly harnessGone?: { onGone(listener: (why: string) => void): void };
 }
 
-/** The supervised child's transport over `platform`, loaded only in that child. */
-async function supervisedTransport(platform: PlatformTransport, logger: Logger): Promise<Transport & { readonly jobWatch: PlatformTransport['jobWatch'] }> {
+/** The supervised child's transport over `platform` (made with no heartbeat or watchdog: its supervisor keeps them), loaded only in that child. */
+async function supervisedTransport(
+  platform: PlatformTransport,
+  config: WorkerConfig,
+  logger: Logger,
+): Promise<Transport & { readonly jobWatch: PlatformTransport['jobWatch'] }> {
   const { SupervisedTransport, SupervisorLink } = await import('./transports/supervised/index.js');
-  return new SupervisedTransport({ platform, link: new SupervisorLink(process, logger), logger });
+  return new SupervisedTransport({
+    platform,
+    link: new SupervisorLink(process, logger),
+    logger,
+    timeouts: { defaultMs: config.defaultExecutionTimeoutMs, graceMs: config.timeoutGraceMs },
+  });
 }
 
 type ResolvedExtras = ReturnType<typeof resolvePlatformExtras>;
 
-/** The platform transport the environment describes, with the worker's deadline watchdog when configured. */
+/** The platform transport the environment describes, with the worker's deadline watchdog when configured (none in a supervised child). */
 function platformTransportFor(
   config: WorkerConfig,
   extras: PlatformWorkerExtras,
   env: NodeJS.ProcessEnv,
   logger: Logger,
   metrics: Metrics | undefined,
+  supervised: boolean,
 ): PlatformTransport {
   return createPlatformTransport({
     ...config.platformTransport,
     ...extras.transport,
+    // The supervised child's heartbeat and watchdog are its supervisor's: no thread here.
+    ...(supervised ? { heartbeat: false } : {}),
     logger,
     processEnv: env,
     ...(metrics ? { metrics } : {}),
     ...(config.workerId !== undefined ? { workerId: config.workerId } : {}),
-    ...(config.deadlineWatchdog
+    ...(config.deadlineWatchdog && !supervised
       ? {
           watchdog: {
             timeoutGraceMs: config.timeoutGraceMs,
@@ -186,10 +198,11 @@ export async function runPlatformWorker(
   const settings = resolvePlatformExtras(config, env);
   // Without a port nothing reads the registry: skip its start-up and per-job cost.
   const metrics = extras.metrics ?? (settings.metricsPort !== undefined ? await loadMetrics() : undefined);
-  const platform = platformTransportFor(config, extras, env, logger, metrics);
-  // The worker child of --serve-api, joined over its IPC channel: jobs and results there, the rest over HTTP.
-  const transport =
-    env[SUPERVISED_CHANNEL_ENV] === SUPERVISED_CHANNEL_IPC && process.send !== undefined ? await supervisedTransport(platform, logger) : platform;
+  // The worker child of --serve-api, joined over its IPC channel: jobs and results there, its
+  // heartbeat and deadline watchdog kept by the supervisor, the rest over HTTP.
+  const supervised = env[SUPERVISED_CHANNEL_ENV] === SUPERVISED_CHANNEL_IPC && process.send !== undefined;
+  const platform = platformTransportFor(config, extras, env, logger, metrics, supervised);
+  const transport = supervised ? await supervisedTransport(platform, config, logger) : platform;
   if (!(await gpuCheckPassed(settings, transport, env, logger))) {
     await transport.close();
     return 1;

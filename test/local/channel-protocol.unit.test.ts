@@ -10,7 +10,9 @@ import { EventEmitter } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/job/index.js';
-import { readChildBatch, readSupervisorBatch } from '../../src/transports/supervised/channel-protocol.js';
+import { TICK_MS, readChildBatch, readSupervisorBatch } from '../../src/transports/supervised/channel-protocol.js';
+import { SupervisedTransport } from '../../src/transports/supervised/supervised-transport.js';
+import { platformTransportAt } from '../kit/platform-worker.js';
 import { SupervisorLink, type IpcPort } from '../../src/transports/supervised/supervisor-link.js';
 import { ACK_DELAY_MS, serveChildChannel } from '../../packages/platform/src/local/child-channel.js';
 import type { DirectAnswer, WorkerApiCalls } from '../../packages/platform/src/harness/worker-api/index.js';
@@ -65,7 +67,7 @@ describe('the channel messages, checked by hand', () => {
     [[{ k: 'result', id: 1, job: '', body: '{}' }], 'message 0: job "" is not a job id (a non-empty string)', 1],
     [[{ k: 'free', job: 'j', attempt: 0 }], 'message 0: attempt 0 is not an integer >= 1', undefined],
     [[{ k: 'stream', id: 1, job: 'j', body: { output: 1 } }], 'message 0: body {"output":1} is not a string (the JSON text of the post)', 1],
-    [[{ k: 'take', id: 1, max: 1 }], 'message 0: k "take" is not one of "credit", "result", "free", "done", "stream"', 1],
+    [[{ k: 'take', id: 1, max: 1 }], 'message 0: k "take" is not one of "credit", "timeouts", "tick", "result", "free", "done", "stream"', 1],
   ])('refuses a malformed message from the child, saying what is wrong: %j', (message, problem, id) => {
     expect(readChildBatch(message)).toEqual({
       batch: [],
@@ -127,6 +129,37 @@ describe("the child's link", () => {
     expect(await progress).toEqual({ ok: true, answer: { acknowledged: true, applied: true } });
     link.close();
   });
+
+  it("tells the supervisor its timeouts at once, and ticks while it holds a job (the supervisor's watchdog hears it)", async () => {
+    const logs = captureLogs();
+    const port = new FakeEnd();
+    const clock = new ManualClock();
+    const link = new SupervisorLink(port as unknown as IpcPort, logs.logger);
+    const platform = platformTransportAt('http://127.0.0.1:9', { logger: logs.logger });
+    const transport = new SupervisedTransport({ platform, link, logger: logs.logger, timeouts: { defaultMs: 5_000, graceMs: 1_000 }, clock });
+    expect(transport.jobWatch).toBeUndefined();
+    await turn();
+    expect(port.sent).toEqual([[{ k: 'timeouts', defaultMs: 5_000, graceMs: 1_000 }]]);
+    const controller = new AbortController();
+    const taken = transport.take({ max: 1, inProgress: false, signal: controller.signal });
+    await turn();
+    port.emit('message', [{ k: 'jobs', text: '[{"id":"a","input":{},"attempt":1}]' }]);
+    const [job] = await taken;
+    expect(job?.id).toBe('a');
+    const ticks = (): number => port.sent.flat().filter((message) => (message as { k: string }).k === 'tick').length;
+    clock.advance(TICK_MS);
+    clock.advance(TICK_MS);
+    await turn();
+    expect(ticks()).toBe(2);
+    // The run ended: its slot goes back, and the ticks stop.
+    transport.runEnded(job as Job);
+    clock.advance(5 * TICK_MS);
+    await turn();
+    expect(ticks()).toBe(2);
+    expect(port.sent.flat()).toContainEqual({ k: 'free', job: 'a', attempt: 1 });
+    controller.abort();
+    await transport.close();
+  });
 });
 
 /** Worker API calls whose takes a test answers by hand. */
@@ -145,6 +178,7 @@ function fakeCalls(answer: (body: string) => DirectAnswer | Error = () => ({ ack
       return outcome instanceof Error ? Promise.reject(outcome) : Promise.resolve(outcome);
     },
     stream: () => Promise.resolve({ acknowledged: true, applied: true }),
+    ping: () => Promise.resolve(),
   };
   return { calls, takes, bodies };
 }
@@ -164,6 +198,8 @@ describe("the supervisor's end: jobs pushed against credits", () => {
       logger: logs.logger,
       clock,
       onJobsAfterExit: () => undefined,
+      pingIntervalMs: 10_000,
+      onBlocked: () => undefined,
     });
     // No take before the child says how many jobs it can hold.
     await settle();
@@ -212,7 +248,15 @@ describe("the supervisor's end: jobs pushed against credits", () => {
     const { calls, bodies } = fakeCalls((body) =>
       body === '{"output":"late"}' ? { acknowledged: true, applied: false, reason: 'already_ended' } : new Error('store down'),
     );
-    serveChildChannel(child as unknown as ChildProcess, { calls, endpointId: 'local', workerId: 'w1', logger: logs.logger, onJobsAfterExit: () => undefined });
+    serveChildChannel(child as unknown as ChildProcess, {
+      calls,
+      endpointId: 'local',
+      workerId: 'w1',
+      logger: logs.logger,
+      onJobsAfterExit: () => undefined,
+      pingIntervalMs: 10_000,
+      onBlocked: () => undefined,
+    });
     child.emit('message', [
       { k: 'result', id: 3, job: 'job-1', body: 42 },
       { k: 'result', id: 4, job: 'job-1', body: '{"output":"late"}' },

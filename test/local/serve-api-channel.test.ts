@@ -3,8 +3,8 @@
  * harness server in this process, a real child worker process (tsx) started by the
  * WorkerSupervisor, the HTTP requests the server receives counted by Node's
  * `http.server.request.start` diagnostics channel. Over the channel the child sends no
- * job-take, job-done or job-stream request (over HTTP it does, which the same test shows
- * can be seen), and jobs, large inputs, stream chunks in order, progress and errors arrive
+ * job-take, job-done, job-stream or ping request (over HTTP it does, which the same test
+ * shows can be seen; its heartbeat is the supervisor's, heard by the worker API), and jobs, large inputs, stream chunks in order, progress and errors arrive
  * as over HTTP; a child SIGKILLed mid-job has its job requeued and completed by the next,
  * and so do all the jobs pushed to a child of concurrency 4 that dies with them: none lost,
  * none run twice by the next child; a cancelled job, which ends without a result, gives its
@@ -23,6 +23,7 @@ import { call, waitFor } from '../kit/index.js';
 import { composeHarness, type ComposedHarness } from '../../packages/platform/src/harness/compose.js';
 import { WorkerApiDirect } from '../../packages/platform/src/harness/worker-api/index.js';
 import { WorkerSupervisor } from '../../packages/platform/src/local/supervisor.js';
+import { RUNTIME_VERSION } from '../../src/version.js';
 
 const FIXTURE = join(REPO_ROOT, 'test/local/fixtures/channel-worker.ts');
 const PING_MS = 10_000;
@@ -40,6 +41,8 @@ interface Setup {
   readonly base: string;
   /** Requests the server received since the start, by worker API route (`queue` for the rest). */
   readonly requests: Record<string, number>;
+  /** The heartbeats the worker API heard (over HTTP, or from the supervisor for a child over IPC). */
+  readonly pings: Array<{ workerId: string; jobIds: string[]; version?: string }>;
 }
 
 const running: Array<() => Promise<void>> = [];
@@ -49,6 +52,7 @@ afterEach(async () => {
 
 async function start(channel: 'ipc' | 'http', env: Record<string, string> = {}): Promise<Setup> {
   const requests: Record<string, number> = {};
+  const pings: Setup['pings'] = [];
   const direct = new WorkerApiDirect();
   const app = await composeHarness({
     store: 'memory',
@@ -56,7 +60,7 @@ async function start(channel: 'ipc' | 'http', env: Record<string, string> = {}):
     port: 0,
     rateLimits: false,
     dashboard: false,
-    workerApi: { liveness: { pingIntervalMs: PING_MS }, direct },
+    workerApi: { liveness: { pingIntervalMs: PING_MS }, direct, events: { onPing: (info) => pings.push(info) } },
   });
   const port = app.server.port;
   const onRequest = (message: unknown): void => {
@@ -85,7 +89,7 @@ async function start(channel: 'ipc' | 'http', env: Record<string, string> = {}):
   });
   const first = await supervisor.firstStart;
   expect(first).toEqual({ ready: true });
-  return { app, supervisor, base: `${app.server.url}/v2/local`, requests };
+  return { app, supervisor, base: `${app.server.url}/v2/local`, requests, pings };
 }
 
 const runsync = async (base: string, input: Record<string, unknown>): Promise<JobAnswer> =>
@@ -148,8 +152,12 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
       expect(viaIpc['job-take-batch'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
       expect(viaIpc['job-done'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
       expect(viaIpc['job-stream'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
-      // The heartbeat still reaches the harness over HTTP.
-      expect(viaIpc.ping ?? 0, JSON.stringify(viaIpc)).toBeGreaterThanOrEqual(1);
+      // The child's heartbeat is its supervisor's, a call in this process: none over HTTP, and the harness hears it.
+      expect(viaIpc.ping ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(ipc.pings.length).toBeGreaterThanOrEqual(1);
+      expect(ipc.pings[0]).toMatchObject({ workerId: 'local-1', version: RUNTIME_VERSION });
+      // Over HTTP the child pings itself.
+      expect(viaHttp.ping ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(1);
       // The same jobs over HTTP: a take and a done per job at least, and chunk posts.
       expect((viaHttp['job-take'] ?? 0) + (viaHttp['job-take-batch'] ?? 0), JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
       expect(viaHttp['job-done'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);

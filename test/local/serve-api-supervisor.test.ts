@@ -92,6 +92,8 @@ describe('--serve-api: the worker in a supervised child process', () => {
       const timedOut = await runsync(url, { input: { mode: 'hang-ignore' }, policy: { executionTimeout: 5_000 } });
       expect(timedOut.status).toBe('TIMED_OUT');
       expect(errorOf(timedOut)).toMatchObject({ error_code: 'SW_EXECUTION_TIMEOUT' });
+      // Timed out by the child's own runtime: its event loop turned (it ticked), so the supervisor's watchdog, for a blocked loop, kept out.
+      expect(JSON.stringify(errorOf(timedOut))).not.toContain('supervisor timed it out');
       await next('timeout', true, timeoutAt + 5_000);
 
       // process.exit(0) in the handler: every child that takes the job exits; past maxRequeues (3) it ends FAILED.

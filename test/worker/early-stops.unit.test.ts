@@ -73,7 +73,7 @@ afterEach(async () => {
 /** A runtime whose handler answers `done-<id>` unless its signal aborts (then it throws the reason); `aborted` lists the jobs whose signal was aborted when the handler began. */
 function start(transport: HandFedTransport, concurrency: number, aborted: string[], holds: Map<string, () => void>): void {
   const made = new WorkerRuntime(
-    (job: Job, ctx: JobContext) => {
+    (job: { id: string }, ctx: JobContext) => {
       if (ctx.signal.aborted) {
         aborted.push(job.id);
         throw ctx.signal.reason as Error;

@@ -18,7 +18,13 @@
  * Child to supervisor: `credit` (slots, replacing the last figure), `result` (a final
  * job-done body), `free` (a pushed job that ended without a result: cancelled, expired,
  * unreadable), `done` (a job-done body answered at once: progress), `stream` (a
- * job-stream body). Supervisor to child: `jobs` (pushed jobs), `applied` (results applied),
+ * job-stream body), `timeouts` (once, at start: the child's default execution timeout and
+ * its grace, for the deadlines the supervisor watches), `tick` (while it holds jobs, every
+ * TICK_MS: its event loop turns).
+ *
+ * The child runs no heartbeat or watchdog thread of its own (a V8 isolate: about 13 MiB on
+ * Node 24): its supervisor pings for it, and times out a job whose child went silent past
+ * the job's deadline plus grace (local/child-watch.ts in the platform package). Supervisor to child: `jobs` (pushed jobs), `applied` (results applied),
  * `answer` (a post's reply body), `error` (a post refused: the code, message and HTTP
  * status the route would answer).
  */
@@ -27,9 +33,14 @@ export { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './channel-env.js
 /** The most slots a child may announce (the highest concurrency a worker may have). */
 export const MAX_SLOTS = 10_000;
 
+/** How often a child that holds jobs says its event loop turns (`tick`), ms. */
+export const TICK_MS = 500;
+
 /** Child to supervisor. `id` numbers a request (an integer >= 0); `attempt`, when given, is an integer >= 1. */
 export type ChildMessage =
   | { readonly k: 'credit'; readonly slots: number }
+  | { readonly k: 'timeouts'; readonly defaultMs: number; readonly graceMs: number }
+  | { readonly k: 'tick' }
   | { readonly k: 'free'; readonly job: string; readonly attempt?: number | undefined }
   | { readonly k: 'result' | 'done' | 'stream'; readonly id: number; readonly job: string; readonly attempt?: number | undefined; readonly body: string };
 
@@ -75,6 +86,11 @@ function childFault(entry: Entry): string | undefined {
   switch (entry.k) {
     case 'credit':
       return isInteger(entry.slots, 0) && entry.slots <= MAX_SLOTS ? undefined : `slots ${shown(entry.slots)} is not an integer from 0 to ${MAX_SLOTS}`;
+    case 'timeouts':
+      if (!isInteger(entry.defaultMs, 1)) return `defaultMs ${shown(entry.defaultMs)} is not an integer >= 1`;
+      return isInteger(entry.graceMs, 0) ? undefined : `graceMs ${shown(entry.graceMs)} is not an integer >= 0`;
+    case 'tick':
+      return undefined;
     case 'free':
       return jobFault(entry);
     case 'result':
@@ -83,7 +99,7 @@ function childFault(entry: Entry): string | undefined {
       if (!isInteger(entry.id, 0)) return `id ${shown(entry.id)} is not an integer >= 0`;
       return jobFault(entry) ?? (typeof entry.body === 'string' ? undefined : `body ${shown(entry.body)} is not a string (the JSON text of the post)`);
     default:
-      return `k ${shown(entry.k)} is not one of "credit", "result", "free", "done", "stream"`;
+      return `k ${shown(entry.k)} is not one of "credit", "timeouts", "tick", "result", "free", "done", "stream"`;
   }
 }
 

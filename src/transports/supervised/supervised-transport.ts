@@ -10,18 +10,21 @@
  * next jobs pushed). A job that ends without a result (cancelled, expired) gives its slot
  * back with a `free` message.
  *
- * Everything else is the platform transport's, unchanged, over HTTP to the same
- * harness: the heartbeat and deadline watchdog thread (which, when a handler blocks the
- * event loop past its deadline, posts the job's result over HTTP itself and ends the
- * process), the job-stop poll, the unhealthy report. A real platform worker never uses
- * this transport: only a child whose supervisor set the variable and opened the channel.
+ * The job-stop poll and the unhealthy report are the platform transport's, unchanged, over
+ * HTTP to the same harness. The heartbeat and the deadline watchdog are the supervisor's
+ * (local/child-watch.ts in the platform package): this child runs no thread for them (a
+ * V8 isolate, about 13 MiB on Node 24). It tells the supervisor its default execution
+ * timeout and grace once, and ticks while it holds jobs; a child silent past a job's
+ * deadline plus grace is blocked, and the supervisor times the job out and replaces it. A
+ * real platform worker never uses this transport: only a child whose supervisor set the
+ * variable and opened the channel.
  */
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
-import { sleep, systemClock } from '../../clock/index.js';
+import { sleep, systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
-import { MAX_SLOTS } from './channel-protocol.js';
+import { MAX_SLOTS, TICK_MS } from './channel-protocol.js';
 import type { JobWatch } from '../watchdog/index.js';
 import type { PlatformTransport } from '../platform/platform-transport.js';
 import { ProgressLanes } from '../platform/progress-lanes.js';
@@ -29,10 +32,14 @@ import { readTakeAnswer } from '../platform/take-answer.js';
 import type { SupervisorLink } from './supervisor-link.js';
 
 export interface SupervisedTransportOptions {
-  /** The platform transport from the same variables: heartbeat, watchdog, job-stop, unhealthy report. */
+  /** The platform transport from the same variables, with no heartbeat or watchdog of its own: job-stop, unhealthy report. */
   readonly platform: PlatformTransport;
   readonly link: SupervisorLink;
   readonly logger: Logger;
+  /** The worker's default execution timeout and its grace, ms: told to the supervisor, which watches the deadlines. */
+  readonly timeouts: { readonly defaultMs: number; readonly graceMs: number };
+  /** Times the ticks; default the system clock. */
+  readonly clock?: Clock;
 }
 
 export class SupervisedTransport implements Transport {
@@ -52,12 +59,28 @@ export class SupervisedTransport implements Transport {
   #unresulted = 0;
   /** Wakes a take waiting for jobs. */
   #wake: (() => void) | undefined;
+  readonly #clock: Clock;
+  /** The next tick, while jobs are handed (the supervisor's watchdog hears the event loop turn). */
+  #ticker: TimerHandle | undefined;
 
   constructor(options: SupervisedTransportOptions) {
     this.#platform = options.platform;
     this.#link = options.link;
     this.#logger = options.logger;
+    this.#clock = options.clock ?? systemClock;
     this.#link.onJobs(this.#received);
+    this.#link.timeouts(options.timeouts.defaultMs, options.timeouts.graceMs);
+  }
+
+  /** Tick every TICK_MS while a job is handed; the timer keeps no process alive. */
+  #tickWhileHolding(): void {
+    if (this.#ticker !== undefined || this.#handed.size === 0) return;
+    this.#ticker = this.#clock.setTimer(TICK_MS, () => {
+      this.#ticker = undefined;
+      if (this.#handed.size === 0) return;
+      this.#link.tick();
+      this.#tickWhileHolding();
+    });
   }
 
   get workerId(): string {
@@ -132,6 +155,7 @@ export class SupervisedTransport implements Transport {
     const jobs = this.#buffer.splice(0, max);
     for (const job of jobs) this.#handed.set(runKey(job.id, job.attempt), { resulted: false });
     this.#unresulted += jobs.length;
+    this.#tickWhileHolding();
     return jobs;
   }
 
@@ -217,6 +241,8 @@ export class SupervisedTransport implements Transport {
     }
     if (this.#posts.size > 0)
       this.#logger.error({ posts: this.#posts.size }, 'closing: posts to the supervisor still unanswered after the drain time are abandoned');
+    this.#ticker?.cancel();
+    this.#ticker = undefined;
     await this.#platform.close();
     this.#link.close();
   }

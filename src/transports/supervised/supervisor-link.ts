@@ -72,6 +72,16 @@ export class SupervisorLink {
     this.#out.push({ k: 'credit', slots });
   }
 
+  /** The child's default execution timeout and its grace (once, at start): the supervisor watches the deadlines. */
+  timeouts(defaultMs: number, graceMs: number): void {
+    if (this.#open) this.#out.push({ k: 'timeouts', defaultMs, graceMs });
+  }
+
+  /** The event loop turns (sent while jobs are held): the supervisor's watchdog hears the child. */
+  tick(): void {
+    if (this.#open) this.#out.push({ k: 'tick' });
+  }
+
   /** A pushed job ended without a result (cancelled, expired, unreadable): its slot goes back. */
   free(job: string, attempt: number | undefined): void {
     if (this.#open) this.#out.push({ k: 'free', job, ...(attempt !== undefined ? { attempt } : {}) });

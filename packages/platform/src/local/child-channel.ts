@@ -5,8 +5,8 @@
  * child, and its results, progress and stream chunks run as the worker API's own calls in
  * this process (harness/worker-api/direct-calls.ts: the same liveness, attempt,
  * stale-post and event rules as over HTTP), with no HTTP request, no socket and no route
- * per job. The child's heartbeat, job-stop poll and its watchdog's result posts stay on
- * HTTP.
+ * per job. The child's job-stop poll stays on HTTP; its heartbeat and deadline watchdog are
+ * kept here (child-watch.ts): the child runs no thread for them.
  *
  * Jobs are pushed against credits (issue 34): the child announces its slots, and while
  * fewer jobs than that are out with it, one standing take (the worker API's job-take, so
@@ -32,6 +32,7 @@ import {
   type TimerHandle,
 } from 'serverless-worker/internal';
 import type { WorkerApiCalls } from '../harness/worker-api/index.js';
+import { ChildWatch } from './child-watch.js';
 
 /** How long results applied wait for a message to the child to ride with before they get one of their own, ms. */
 export const ACK_DELAY_MS = 20;
@@ -45,6 +46,10 @@ export interface ChildChannelOptions {
   readonly logger: Logger;
   /** Jobs were taken for the child after it was gone: put its jobs back in the queue. */
   readonly onJobsAfterExit: () => void;
+  /** The heartbeat this process sends for the child, ms (child-watch.ts). */
+  readonly pingIntervalMs: number;
+  /** The child blocked its event loop past a job's deadline (the job ended TIMED_OUT): kill it (child-watch.ts). */
+  readonly onBlocked: () => void;
   /** Times the confirmations of results and the pause between takes; default the system clock. */
   readonly clock?: Clock;
 }
@@ -75,11 +80,22 @@ class ChildChannel {
   /** Results applied, not yet confirmed to the child. */
   #applied: number[] = [];
   #ackTimer: TimerHandle | undefined;
+  /** The child's heartbeat and deadline watchdog, kept here. */
+  readonly #watch: ChildWatch;
 
   constructor(child: ChildProcess, options: ChildChannelOptions) {
     this.#child = child;
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#watch = new ChildWatch({
+      calls: options.calls,
+      endpointId: options.endpointId,
+      workerId: options.workerId,
+      logger: options.logger,
+      clock: this.#clock,
+      pingIntervalMs: options.pingIntervalMs,
+      onBlocked: options.onBlocked,
+    });
     this.#messages = new MessageBatcher<SupervisorMessage>(
       (batch) => this.#send(batch),
       // The confirmations ride with whatever else goes to the child.
@@ -96,6 +112,7 @@ class ChildChannel {
       this.#take?.controller.abort();
       this.#retry?.cancel();
       this.#ackTimer?.cancel();
+      this.#watch.stop();
     });
   }
 
@@ -160,6 +177,7 @@ class ChildChannel {
         }
         if (jobs.length > 0) {
           for (const job of jobs) this.#out.add(runKey(job.id, job.attempt));
+          this.#watch.pushed(jobs);
           // As text: an input kept as the text received (job/raw-json.ts) goes on unparsed.
           this.#messages.push({ k: 'jobs', text: `[${jobs.map((job) => requestJsonText(job)).join(',')}]` });
           this.#pump();
@@ -187,10 +205,18 @@ class ChildChannel {
         } else this.#pump();
         return;
       }
+      case 'timeouts':
+        this.#watch.timeouts(message.defaultMs, message.graceMs);
+        return;
+      case 'tick':
+        // Heard already (#onMessage): the child's event loop turns.
+        return;
       case 'free':
+        this.#watch.ended(message.job, message.attempt);
         if (this.#out.delete(runKey(message.job, message.attempt))) this.#pump();
         return;
       case 'result':
+        this.#watch.ended(message.job, message.attempt);
         // Its slot is free again now: the next job can go while this result is stored.
         if (this.#out.delete(runKey(message.job, message.attempt))) this.#pump();
         calls.done(endpointId, workerId, message.job, message.body, message.attempt, logger).then(
@@ -212,6 +238,7 @@ class ChildChannel {
 
   #onMessage(message: unknown): void {
     const { logger, workerId } = this.#options;
+    this.#watch.heard();
     const read = readChildBatch(message);
     for (const fault of read.faults) {
       logger.error({ workerId, problem: fault.problem }, `a message from the worker process is not one of the channel protocol (${fault.problem}); refused`);

@@ -12,8 +12,10 @@
  * Given the worker API's calls (`channel`), the child is joined over an IPC channel
  * instead (SW_SUPERVISOR_CHANNEL=ipc, child-channel.ts): jobs are pushed to it against the
  * slots it announced, and its results, progress and stream chunks are messages answered
- * by those calls in this process, with no HTTP request and no take per job; its heartbeat, job-stop poll and watchdog stay on the worker API over
- * HTTP, so liveness, stops and the timing out of a blocked handler work as before.
+ * by those calls in this process, with no HTTP request and no take per job. Its job-stop
+ * poll stays on the worker API over HTTP; its heartbeat and the timing out of a handler that
+ * blocks its event loop are this process's (child-watch.ts), so the child runs no thread for
+ * them.
  *
  * The child gets its own process group (detached): Ctrl+C on a terminal reaches this
  * process only, which sends the child exactly one SIGTERM (two would make it exit at
@@ -236,6 +238,9 @@ export class WorkerSupervisor {
         logger,
         clock: this.#clock,
         onJobsAfterExit: () => void endpoint.requeueWorkerJobs(workerId).catch(() => []),
+        pingIntervalMs,
+        // Blocked past a job's deadline (that job ended TIMED_OUT): its process group goes, and a new child comes.
+        onBlocked: () => this.#killGroup(child, 'SIGKILL'),
       });
     }
     logger.info(

@@ -4,8 +4,8 @@
  * this harness process by another channel than HTTP (the supervised child of
  * `--serve-api`, over its IPC channel: local/child-channel.ts). The routes plugin fills
  * it with the same functions its HTTP handlers run (liveness, attempts, stale posts,
- * events, the body checks), so both channels behave alike; the heartbeat, job-stop and
- * the watchdog's own result posts stay on HTTP.
+ * events, the body checks), so both channels behave alike; the heartbeat is the
+ * supervisor's (local/child-watch.ts), through the ping's own call; job-stop stays on HTTP.
  */
 import type { Logger } from 'pino';
 import type { Job } from 'serverless-worker/internal';
@@ -27,6 +27,8 @@ export interface WorkerApiCalls {
   done(endpointId: string, workerId: string, jobId: string, body: string, attempt: number | undefined, log: WorkerApiLog): Promise<DirectAnswer>;
   /** job-stream with its body as text (`{output, metrics?}`); throws as the route answers an error. */
   stream(endpointId: string, workerId: string, jobId: string, body: string, attempt: number | undefined, log: WorkerApiLog): Promise<DirectAnswer>;
+  /** The heartbeat (ping) listing `jobIds`, the jobs the worker holds: its supervisor's, for a child that runs no heartbeat of its own (local/child-watch.ts). */
+  ping(endpointId: string, workerId: string, jobIds: readonly string[], log: Logger): Promise<void>;
 }
 
 /** Filled by the worker API routes once registered (WorkerApiOptions.direct); read by the channel of a supervised child. */

@@ -39,6 +39,7 @@ import {
   TAKE_ON_DONE_HEADER,
   TAKE_ON_DONE_VALUE,
   parseOrThrow,
+  RUNTIME_VERSION,
   requestJsonText,
 } from 'serverless-worker/internal';
 import { apiKeyHook } from '../http/api-key.js';
@@ -80,6 +81,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     take: (endpointId, workerId, max, controller) => calls.take(endpointId, workerId, max, controller),
     done: (endpointId, workerId, jobId, body, attempt, log) => calls.done(endpointId, workerId, jobId, body, () => attempt, log),
     stream: (endpointId, workerId, jobId, body, attempt, log) => calls.stream(endpointId, workerId, jobId, body, () => attempt, log),
+    ping: (endpointId, workerId, jobIds, log) => calls.ping(endpointId, workerId, { job_id: jobIds.join(','), runpod_version: RUNTIME_VERSION }, log),
   });
   registerRoute(app, WORKER_ROUTES.jobTake, (request, reply) => takeJobs(calls, request, reply, false));
   registerRoute(app, WORKER_ROUTES.jobTakeBatch, (request, reply) => takeJobs(calls, request, reply, true));
