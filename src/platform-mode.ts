@@ -52,7 +52,8 @@ async function supervisedTransport(
     platform,
     link: new SupervisorLink(process, logger),
     logger,
-    timeouts: { defaultMs: config.defaultExecutionTimeoutMs, graceMs: config.timeoutGraceMs },
+    // The deadline watchdog, kept by the supervisor, unless turned off.
+    timeouts: config.deadlineWatchdog ? { defaultMs: config.defaultExecutionTimeoutMs, graceMs: config.timeoutGraceMs } : undefined,
   });
 }
 

@@ -160,6 +160,25 @@ describe("the child's link", () => {
     controller.abort();
     await transport.close();
   });
+
+  it('says no timeouts and never ticks with the deadline watchdog off (no timeouts given)', async () => {
+    const logs = captureLogs();
+    const port = new FakeEnd();
+    const clock = new ManualClock();
+    const link = new SupervisorLink(port as unknown as IpcPort, logs.logger);
+    const platform = platformTransportAt('http://127.0.0.1:9', { logger: logs.logger });
+    const transport = new SupervisedTransport({ platform, link, logger: logs.logger, clock });
+    const controller = new AbortController();
+    const taken = transport.take({ max: 1, inProgress: false, signal: controller.signal });
+    await turn();
+    port.emit('message', [{ k: 'jobs', text: '[{"id":"a","input":{}}]' }]);
+    expect((await taken).map((job) => job.id)).toEqual(['a']);
+    clock.advance(5 * TICK_MS);
+    await turn();
+    expect(port.sent.flat().map((message) => (message as { k: string }).k)).toEqual(['credit']);
+    controller.abort();
+    await transport.close();
+  });
 });
 
 /** Worker API calls whose takes a test answers by hand. */

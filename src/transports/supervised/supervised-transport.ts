@@ -36,8 +36,8 @@ export interface SupervisedTransportOptions {
   readonly platform: PlatformTransport;
   readonly link: SupervisorLink;
   readonly logger: Logger;
-  /** The worker's default execution timeout and its grace, ms: told to the supervisor, which watches the deadlines. */
-  readonly timeouts: { readonly defaultMs: number; readonly graceMs: number };
+  /** The worker's default execution timeout and its grace, ms: told to the supervisor, which watches the deadlines; none with `deadlineWatchdog: false` (no ticks either). */
+  readonly timeouts?: { readonly defaultMs: number; readonly graceMs: number } | undefined;
   /** Times the ticks; default the system clock. */
   readonly clock?: Clock;
 }
@@ -62,6 +62,8 @@ export class SupervisedTransport implements Transport {
   readonly #clock: Clock;
   /** The next tick, while jobs are handed (the supervisor's watchdog hears the event loop turn). */
   #ticker: TimerHandle | undefined;
+  /** Whether the supervisor watches the deadlines (the timeouts were given): only then the ticks. */
+  readonly #watched: boolean;
 
   constructor(options: SupervisedTransportOptions) {
     this.#platform = options.platform;
@@ -69,12 +71,13 @@ export class SupervisedTransport implements Transport {
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
     this.#link.onJobs(this.#received);
-    this.#link.timeouts(options.timeouts.defaultMs, options.timeouts.graceMs);
+    this.#watched = options.timeouts !== undefined;
+    if (options.timeouts !== undefined) this.#link.timeouts(options.timeouts.defaultMs, options.timeouts.graceMs);
   }
 
   /** Tick every TICK_MS while a job is handed; the timer keeps no process alive. */
   #tickWhileHolding(): void {
-    if (this.#ticker !== undefined || this.#handed.size === 0) return;
+    if (!this.#watched || this.#ticker !== undefined || this.#handed.size === 0) return;
     this.#ticker = this.#clock.setTimer(TICK_MS, () => {
       this.#ticker = undefined;
       if (this.#handed.size === 0) return;
