@@ -131,19 +131,9 @@ describe("the child's link", () => {
   });
 
   it("tells the supervisor its timeouts at once, and ticks while it holds a job (the supervisor's watchdog hears it)", async () => {
-    const logs = captureLogs();
-    const port = new FakeEnd();
-    const clock = new ManualClock();
-    const link = new SupervisorLink(port as unknown as IpcPort, logs.logger);
-    const platform = platformTransportAt('http://127.0.0.1:9', { logger: logs.logger });
-    const transport = new SupervisedTransport({ platform, link, logger: logs.logger, timeouts: { defaultMs: 5_000, graceMs: 1_000 }, clock });
+    const { port, clock, transport, controller, taken } = await supervisedChild({ defaultMs: 5_000, graceMs: 1_000 });
     expect(transport.jobWatch).toBeUndefined();
-    await turn();
-    expect(port.sent).toEqual([[{ k: 'timeouts', defaultMs: 5_000, graceMs: 1_000 }]]);
-    const controller = new AbortController();
-    const taken = transport.take({ max: 1, inProgress: false, signal: controller.signal });
-    await turn();
-    port.emit('message', [{ k: 'jobs', text: '[{"id":"a","input":{},"attempt":1}]' }]);
+    expect(port.sent[0]).toEqual([{ k: 'timeouts', defaultMs: 5_000, graceMs: 1_000 }]);
     const [job] = await taken;
     expect(job?.id).toBe('a');
     const ticks = (): number => port.sent.flat().filter((message) => (message as { k: string }).k === 'tick').length;
@@ -162,16 +152,7 @@ describe("the child's link", () => {
   });
 
   it('says no timeouts and never ticks with the deadline watchdog off (no timeouts given)', async () => {
-    const logs = captureLogs();
-    const port = new FakeEnd();
-    const clock = new ManualClock();
-    const link = new SupervisorLink(port as unknown as IpcPort, logs.logger);
-    const platform = platformTransportAt('http://127.0.0.1:9', { logger: logs.logger });
-    const transport = new SupervisedTransport({ platform, link, logger: logs.logger, clock });
-    const controller = new AbortController();
-    const taken = transport.take({ max: 1, inProgress: false, signal: controller.signal });
-    await turn();
-    port.emit('message', [{ k: 'jobs', text: '[{"id":"a","input":{}}]' }]);
+    const { port, clock, transport, controller, taken } = await supervisedChild(undefined);
     expect((await taken).map((job) => job.id)).toEqual(['a']);
     clock.advance(5 * TICK_MS);
     await turn();
@@ -180,6 +161,22 @@ describe("the child's link", () => {
     await transport.close();
   });
 });
+
+/** The child's transport over a fake channel (`timeouts` as the child gives them), its take under way and job `a` pushed to it. */
+async function supervisedChild(timeouts: { defaultMs: number; graceMs: number } | undefined) {
+  const logs = captureLogs();
+  const port = new FakeEnd();
+  const clock = new ManualClock();
+  const link = new SupervisorLink(port as unknown as IpcPort, logs.logger);
+  const platform = platformTransportAt('http://127.0.0.1:9', { logger: logs.logger });
+  const transport = new SupervisedTransport({ platform, link, logger: logs.logger, timeouts, clock });
+  await turn();
+  const controller = new AbortController();
+  const taken = transport.take({ max: 1, inProgress: false, signal: controller.signal });
+  await turn();
+  port.emit('message', [{ k: 'jobs', text: '[{"id":"a","input":{},"attempt":1}]' }]);
+  return { port, clock, transport, controller, taken };
+}
 
 /** Worker API calls whose takes a test answers by hand. */
 function fakeCalls(answer: (body: string) => DirectAnswer | Error = () => ({ acknowledged: true, applied: true })) {

@@ -70,8 +70,15 @@ afterEach(async () => {
   await stopping;
 });
 
-/** A runtime whose handler answers `done-<id>` unless its signal aborts (then it throws the reason); `aborted` lists the jobs whose signal was aborted when the handler began. */
-function start(transport: HandFedTransport, concurrency: number, aborted: string[], holds: Map<string, () => void>): void {
+/**
+ * A runtime of concurrency 1 whose handler holds each job until the test answers it (`holds`,
+ * by job id: then `done-<id>`) or its signal aborts (then it throws the reason); `aborted`
+ * lists the jobs whose signal was already aborted when the handler began. Answers once it waits for jobs.
+ */
+async function start(): Promise<{ transport: HandFedTransport; aborted: string[]; holds: Map<string, () => void> }> {
+  const transport = new HandFedTransport();
+  const aborted: string[] = [];
+  const holds = new Map<string, () => void>();
   const made = new WorkerRuntime(
     (job: { id: string }, ctx: JobContext) => {
       if (ctx.signal.aborted) {
@@ -83,21 +90,19 @@ function start(transport: HandFedTransport, concurrency: number, aborted: string
         ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error), { once: true });
       });
     },
-    resolveOptions({ concurrency, gpuSampling: false }),
+    resolveOptions({ concurrency: 1, gpuSampling: false }),
     transport,
     createLogger({ level: 'silent' }),
   );
   runtime = made;
   void made.start();
+  await settle();
+  return { transport, aborted, holds };
 }
 
 describe('a stop that arrives before its job', () => {
   it('aborts the run as it starts: the handler sees its signal aborted, no result is posted, and the slot goes back', async () => {
-    const transport = new HandFedTransport();
-    const aborted: string[] = [];
-    const holds = new Map<string, () => void>();
-    start(transport, 1, aborted, holds);
-    await settle();
+    const { transport, aborted, holds } = await start();
     transport.stop('j1', 'cancelled');
     transport.give({ id: 'j1', input: {} });
     await settle();
@@ -113,11 +118,7 @@ describe('a stop that arrives before its job', () => {
   });
 
   it('aborts a job that was taken and waits for a slot, once it starts', async () => {
-    const transport = new HandFedTransport();
-    const aborted: string[] = [];
-    const holds = new Map<string, () => void>();
-    start(transport, 1, aborted, holds);
-    await settle();
+    const { transport, aborted, holds } = await start();
     transport.give({ id: 'busy', input: {} }, { id: 'waiting', input: {} });
     await settle();
     transport.stop('waiting', 'cancelled');
@@ -129,11 +130,7 @@ describe('a stop that arrives before its job', () => {
   });
 
   it('leaves a run of another attempt alone', async () => {
-    const transport = new HandFedTransport();
-    const aborted: string[] = [];
-    const holds = new Map<string, () => void>();
-    start(transport, 1, aborted, holds);
-    await settle();
+    const { transport, aborted, holds } = await start();
     transport.stop('j1', 'cancelled', 1);
     transport.give({ id: 'j1', input: {}, attempt: 2 });
     await settle();
