@@ -20,13 +20,13 @@
  * unreadable), `done` (a job-done body answered at once: progress), `stream` (a
  * job-stream body), `timeouts` (once, at start: the child's default execution timeout and
  * its grace, for the deadlines the supervisor watches), `tick` (while it holds jobs, every
- * TICK_MS: its event loop turns).
+ * TICK_MS: its event loop turns). Supervisor to child: `jobs` (pushed jobs), `applied`
+ * (results applied), `answer` (a post's reply body), `error` (a post refused: the code,
+ * message and HTTP status the route would answer).
  *
  * The child runs no heartbeat or watchdog thread of its own (a V8 isolate: about 13 MiB on
  * Node 24): its supervisor pings for it, and times out a job whose child went silent past
- * the job's deadline plus grace (local/child-watch.ts in the platform package). Supervisor to child: `jobs` (pushed jobs), `applied` (results applied),
- * `answer` (a post's reply body), `error` (a post refused: the code, message and HTTP
- * status the route would answer).
+ * the job's deadline plus grace (local/child-watch.ts in the platform package).
  */
 export { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './channel-env.js';
 

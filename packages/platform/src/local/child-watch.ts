@@ -71,11 +71,6 @@ export class ChildWatch {
     this.#heardAt = options.clock.now();
   }
 
-  /** Whether the watchdog timed a job out and ended the child. */
-  get fired(): boolean {
-    return this.#fired;
-  }
-
   /** The child said something: its event loop turns. Its first message starts the heartbeat. */
   heard(): void {
     this.#heardAt = this.#options.clock.now();
