@@ -132,6 +132,6 @@ export {
 } from '../transports/supervised/channel-protocol.js';
 export { SDK_SOURCE_ROOT } from '../transports/watchdog/thread-file.js';
 export { RUNTIME_VERSION } from '../version.js';
-export { type Handler, onShutdownSignals, validateInput, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
+export { type Handler, onShutdownSignals, reportedHostname, validateInput, type WorkerArgs, type WorkerConfig } from '../worker/index.js';
 export { ServeOptionsSchema } from '../worker/options.js';
 export { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, WORKER_FLAG_SETTINGS, type WorkerFlag, workerFlagText } from '../worker/worker-flags.js';

@@ -11,9 +11,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock/index.js';
-import type { Job } from '../../src/job/index.js';
+import { runKey, type Job } from '../../src/job/index.js';
 import type { WorkerApiCalls } from '../../packages/platform/src/harness/worker-api/index.js';
-import { CHILD_WATCH, ChildWatch } from '../../packages/platform/src/local/child-watch.js';
+import { CHILD_WATCH, ChildWatch, type WatchedJob } from '../../packages/platform/src/local/child-watch.js';
 
 const PING_MS = 10_000;
 const DEFAULT_MS = 5_000;
@@ -36,7 +36,10 @@ function setup() {
       return Promise.resolve();
     },
   };
+  // The channel's record of the jobs out with the child, which the watch reads.
+  const jobs = new Map<string, WatchedJob>();
   const watch = new ChildWatch({
+    jobs,
     calls,
     endpointId: 'local',
     workerId: 'local-1',
@@ -45,7 +48,17 @@ function setup() {
     pingIntervalMs: PING_MS,
     onBlocked: () => blocked++,
   });
-  return { clock, watch, pings, done, blocked: () => blocked };
+  /** As the channel does at a push, and at a result or `free`. */
+  const push = (list: readonly Job[]): void => {
+    for (const job of list)
+      jobs.set(runKey(job.id, job.attempt), { id: job.id, attempt: job.attempt, pushedAt: clock.now(), timeoutMs: job.policy?.executionTimeout });
+    watch.pushed();
+  };
+  const end = (jobId: string, attempt: number | undefined): void => {
+    jobs.delete(runKey(jobId, attempt));
+    watch.ended();
+  };
+  return { clock, watch, push, end, pings, done, blocked: () => blocked };
 }
 
 const job = (id: string, attempt?: number, executionTimeout?: number): Job =>
@@ -58,15 +71,15 @@ async function settle(): Promise<void> {
 
 describe("the child's heartbeat, from its supervisor", () => {
   it('starts with the first message, lists the jobs out every interval, and ends with stop()', () => {
-    const { clock, watch, pings } = setup();
+    const { clock, watch, push, end, pings } = setup();
     clock.advance(3 * PING_MS);
     expect(pings).toEqual([]);
     watch.heard();
     expect(pings).toEqual([[]]);
-    watch.pushed([job('a', 1), job('b', 1)]);
+    push([job('a', 1), job('b', 1)]);
     clock.advance(PING_MS);
     expect(pings.at(-1)).toEqual(['a', 'b']);
-    watch.ended('a', 1);
+    end('a', 1);
     clock.advance(PING_MS);
     expect(pings.at(-1)).toEqual(['b']);
     watch.stop();
@@ -77,11 +90,11 @@ describe("the child's heartbeat, from its supervisor", () => {
 
 describe("the child's deadline watchdog, from its supervisor", () => {
   it('ends a job past its deadline plus grace TIMED_OUT while the child is silent, and ends the child once', async () => {
-    const { clock, watch, done, blocked, pings } = setup();
+    const { clock, watch, push, done, blocked, pings } = setup();
     watch.heard();
     watch.timeouts(DEFAULT_MS, GRACE_MS);
     // One with the default timeout, one whose policy gives it 20 s.
-    watch.pushed([job('short', 2), job('long', 1, 20_000)]);
+    push([job('short', 2), job('long', 1, 20_000)]);
     clock.advance(DEFAULT_MS + GRACE_MS - 1);
     await settle();
     expect(done).toEqual([]);
@@ -105,10 +118,10 @@ describe("the child's deadline watchdog, from its supervisor", () => {
   });
 
   it('leaves a child that keeps talking alone (its own runtime times a job out), a job that ended, and a silence within the deadline', async () => {
-    const { clock, watch, done, blocked } = setup();
+    const { clock, watch, push, end, done, blocked } = setup();
     watch.heard();
     watch.timeouts(DEFAULT_MS, GRACE_MS);
-    watch.pushed([job('ticking')]);
+    push([job('ticking')]);
     // Ticks every 500 ms, far past the deadline.
     for (let t = 0; t < 4 * (DEFAULT_MS + GRACE_MS); t += 500) {
       clock.advance(500);
@@ -117,13 +130,13 @@ describe("the child's deadline watchdog, from its supervisor", () => {
     await settle();
     expect(done).toEqual([]);
     // Its result came: then a silence as long as any deadline times nothing out.
-    watch.ended('ticking', undefined);
-    watch.pushed([job('blocks-3-s')]);
+    end('ticking', undefined);
+    push([job('blocks-3-s')]);
     clock.advance(3_000);
     await settle();
     expect(done).toEqual([]);
     watch.heard();
-    watch.ended('blocks-3-s', undefined);
+    end('blocks-3-s', undefined);
     clock.advance(60_000);
     await settle();
     expect(done).toEqual([]);
@@ -131,9 +144,9 @@ describe("the child's deadline watchdog, from its supervisor", () => {
   });
 
   it('waits for the child to say its timeouts', async () => {
-    const { clock, watch, done } = setup();
+    const { clock, watch, push, done } = setup();
     watch.heard();
-    watch.pushed([job('early')]);
+    push([job('early')]);
     clock.advance(60_000);
     await settle();
     expect(done).toEqual([]);

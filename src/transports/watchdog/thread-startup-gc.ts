@@ -4,9 +4,10 @@
  * isolate of its own: loading its modules leaves its heap at about 8.5 MB used (13 MB
  * committed) on Node 24, and afterwards it allocates too little for V8 to collect it again, so
  * that garbage stays for the worker's life. On Node 20 V8's memory reducer happens to collect
- * it (to about 4.3 MB); on Node 24 it does not. With this collection a worker child of
- * `--serve-api` held about 3.5 MiB less PSS 10 s after start on Node 24 (bench/README, issue 46:
- * every goal on Node 20, 22 and 24). The collection costs a few milliseconds of the thread's
+ * it (to about 4.3 MB); on Node 24 it does not. With this collection a platform worker held
+ * about 3.5 MiB less PSS 10 s after start on Node 24 (measured as the worker child of
+ * `--serve-api`, which since runs no such thread: bench/README, issue 46: every goal on Node 20,
+ * 22 and 24). The collection costs a few milliseconds of the thread's
  * time, never the main thread's. The collector is V8's `gc` from a fresh context
  * (metrics/garbage-collector.ts): no global scope gets a `gc`.
  */

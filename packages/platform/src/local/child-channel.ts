@@ -32,7 +32,7 @@ import {
   type TimerHandle,
 } from 'serverless-worker/internal';
 import type { WorkerApiCalls } from '../harness/worker-api/index.js';
-import { ChildWatch } from './child-watch.js';
+import { ChildWatch, type WatchedJob } from './child-watch.js';
 
 /** How long results applied wait for a message to the child to ride with before they get one of their own, ms. */
 export const ACK_DELAY_MS = 20;
@@ -65,9 +65,9 @@ class ChildChannel {
   readonly #clock: Clock;
   readonly #messages: MessageBatcher<SupervisorMessage>;
   #gone = false;
-  /** The child's slots, and the jobs out with it (runKey). */
+  /** The child's slots, and the jobs out with it (by runKey; child-watch.ts reads their deadlines here). */
   #slots = 0;
-  readonly #out = new Set<string>();
+  readonly #out = new Map<string, WatchedJob>();
   /** The standing take; `resized` when this end gave it up because the child's slots shrank. */
   #take: { readonly controller: AbortController; resized: boolean } | undefined;
   /**
@@ -94,6 +94,7 @@ class ChildChannel {
       logger: options.logger,
       clock: this.#clock,
       pingIntervalMs: options.pingIntervalMs,
+      jobs: this.#out,
       onBlocked: options.onBlocked,
     });
     this.#messages = new MessageBatcher<SupervisorMessage>(
@@ -176,8 +177,11 @@ class ChildChannel {
           return;
         }
         if (jobs.length > 0) {
-          for (const job of jobs) this.#out.add(runKey(job.id, job.attempt));
-          this.#watch.pushed(jobs);
+          const pushedAt = this.#clock.now();
+          for (const job of jobs) {
+            this.#out.set(runKey(job.id, job.attempt), { id: job.id, attempt: job.attempt, pushedAt, timeoutMs: job.policy?.executionTimeout });
+          }
+          this.#watch.pushed();
           // As text: an input kept as the text received (job/raw-json.ts) goes on unparsed.
           this.#messages.push({ k: 'jobs', text: `[${jobs.map((job) => requestJsonText(job)).join(',')}]` });
           this.#pump();
@@ -212,13 +216,13 @@ class ChildChannel {
         // Heard already (#onMessage): the child's event loop turns.
         return;
       case 'free':
-        this.#watch.ended(message.job, message.attempt);
         if (this.#out.delete(runKey(message.job, message.attempt))) this.#pump();
+        this.#watch.ended();
         return;
       case 'result':
-        this.#watch.ended(message.job, message.attempt);
         // Its slot is free again now: the next job can go while this result is stored.
         if (this.#out.delete(runKey(message.job, message.attempt))) this.#pump();
+        this.#watch.ended();
         calls.done(endpointId, workerId, message.job, message.body, message.attempt, logger).then(
           (answer) => (answer.applied === false ? this.#messages.push({ k: 'answer', id: message.id, answer }) : this.#confirm(message.id)),
           (error: unknown) => this.#fail(message.id, error),

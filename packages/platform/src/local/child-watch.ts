@@ -18,9 +18,8 @@
  *   exit (the thread ended them FAILED; here nothing else is lost), and the supervisor starts
  *   a new child.
  */
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { type Clock, type Job, type JobErrorPayload, RUNTIME_VERSION, runKey, type TimerHandle } from 'serverless-worker/internal';
+import { type Clock, type JobErrorPayload, reportedHostname, RUNTIME_VERSION, type TimerHandle } from 'serverless-worker/internal';
 import type { WorkerApiCalls } from '../harness/worker-api/index.js';
 
 export const CHILD_WATCH = {
@@ -37,13 +36,16 @@ export interface ChildWatchOptions {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly pingIntervalMs: number;
+  /** The jobs out with the child (pushed, no result or `free` yet), by runKey: the channel's own record, read here. */
+  readonly jobs: ReadonlyMap<string, WatchedJob>;
   /** The child is blocked past a job's deadline (that job already ended TIMED_OUT): end it. */
   readonly onBlocked: () => void;
   readonly checkMs?: number;
   readonly staleAfterMs?: number;
 }
 
-interface WatchedJob {
+/** A job out with the child, as the channel records it at its push. */
+export interface WatchedJob {
   readonly id: string;
   readonly attempt: number | undefined;
   readonly pushedAt: number;
@@ -55,8 +57,7 @@ export class ChildWatch {
   readonly #options: ChildWatchOptions;
   readonly #checkMs: number;
   readonly #staleAfterMs: number;
-  /** The jobs out with the child, by runKey. */
-  readonly #jobs = new Map<string, WatchedJob>();
+  readonly #jobs: ReadonlyMap<string, WatchedJob>;
   #timeouts: { readonly defaultMs: number; readonly graceMs: number } | undefined;
   #heardAt: number;
   #checker: TimerHandle | undefined;
@@ -68,6 +69,7 @@ export class ChildWatch {
     this.#options = options;
     this.#checkMs = options.checkMs ?? CHILD_WATCH.checkMs;
     this.#staleAfterMs = options.staleAfterMs ?? CHILD_WATCH.staleAfterMs;
+    this.#jobs = options.jobs;
     this.#heardAt = options.clock.now();
   }
 
@@ -83,18 +85,13 @@ export class ChildWatch {
     this.#arm();
   }
 
-  /** Jobs pushed to the child now. */
-  pushed(jobs: readonly Job[]): void {
-    const pushedAt = this.#options.clock.now();
-    for (const job of jobs) {
-      this.#jobs.set(runKey(job.id, job.attempt), { id: job.id, attempt: job.attempt, pushedAt, timeoutMs: job.policy?.executionTimeout });
-    }
+  /** Jobs were pushed to the child (and recorded in `jobs`): their deadlines are checked. */
+  pushed(): void {
     this.#arm();
   }
 
-  /** A job's result or `free` came: no longer out. */
-  ended(jobId: string, attempt: number | undefined): void {
-    this.#jobs.delete(runKey(jobId, attempt));
+  /** A job's result or `free` came (and it left `jobs`): no checks once none is out. */
+  ended(): void {
     if (this.#jobs.size === 0) {
       this.#checker?.cancel();
       this.#checker = undefined;
@@ -159,7 +156,7 @@ export class ChildWatch {
       expired.map(async (job) => {
         const timeoutMs = job.timeoutMs ?? timeouts.defaultMs;
         const error: JobErrorPayload = {
-          hostname: hostname(),
+          hostname: reportedHostname(),
           worker_id: workerId,
           runtime_version: RUNTIME_VERSION,
           error_type: 'ServerlessWorkerError',
@@ -173,7 +170,6 @@ export class ChildWatch {
         } catch (failure: unknown) {
           logger.error({ err: failure, requestId: job.id, workerId }, 'the timed-out result of a blocked job could not be stored');
         }
-        this.#jobs.delete(runKey(job.id, job.attempt));
       }),
     );
     onBlocked();
