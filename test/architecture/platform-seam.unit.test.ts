@@ -103,6 +103,7 @@ const SEAM_VALUES = [
   'refusedProgress',
   'refusedResult',
   'repeatEvery',
+  'reportedHostname',
   'requestFromText',
   'requestJsonText',
   'requeueChange',
