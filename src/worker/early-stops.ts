@@ -1,8 +1,9 @@
 /**
  * @module worker/early-stops
  * Stops that named a job this worker does not run yet. A job and its stop reach the worker
- * by different roads: the job in a take answer (or, in the worker child of `--serve-api`, a
- * push over its IPC channel), the stop in a job-stop poll. A job cancelled just after it was
+ * by different roads: the job in a take answer, the stop in a job-stop poll (in the worker
+ * child of `--serve-api`, a push and a `stops` message over its IPC channel, each sent when its
+ * own wait in the supervisor ends). A job cancelled just after it was
  * handed out can have its stop arrive first; the platform sends a stop once, so a stop
  * dropped then was never seen again, and the job ran until its execution timeout with its
  * slot taken (the local API's next `/runsync` stayed IN_QUEUE: issue 46's intermittent

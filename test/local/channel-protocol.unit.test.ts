@@ -16,6 +16,7 @@ import { platformTransportAt } from '../kit/platform-worker.js';
 import { SupervisorLink, type IpcPort } from '../../src/transports/supervised/supervisor-link.js';
 import { ACK_DELAY_MS, serveChildChannel } from '../../packages/platform/src/local/child-channel.js';
 import type { DirectAnswer, WorkerApiCalls } from '../../packages/platform/src/harness/worker-api/index.js';
+import type { StopBatch } from '../../packages/platform/src/harness/worker-api/pending-stops.js';
 import { ManualClock } from '../../src/clock/index.js';
 import { captureLogs } from '../transports/platform/log-capture.js';
 
@@ -51,6 +52,13 @@ describe('the channel messages, checked by hand', () => {
     expect(readChildBatch(child)).toEqual({ batch: child, faults: [] });
     const supervisor = [
       { k: 'jobs', text: '[]' },
+      {
+        k: 'stops',
+        stops: [
+          { job: 'j1', reason: 'cancelled', attempt: 2 },
+          { job: 'j2', reason: 'timeout' },
+        ],
+      },
       { k: 'applied', ids: [1, 4] },
       { k: 'answer', id: 1, answer: { applied: true } },
       { k: 'error', id: 2, code: 'SW_STALE_ATTEMPT', message: 'stale', status: 409 },
@@ -88,7 +96,12 @@ describe('the channel messages, checked by hand', () => {
     [[{ k: 'applied', ids: [1, 'a'] }], 'message 0: ids [1,"a"] is not an array of integers >= 0'],
     [[{ k: 'answer', id: 0, answer: [1] }], 'message 0: answer [1] is not an object'],
     [[{ k: 'error', id: 0, code: 'X', message: 'm', status: 1.5 }], 'message 0: status 1.5 is not an integer'],
-    [[{ k: 'credit', slots: 1 }], 'message 0: k "credit" is not one of "jobs", "applied", "answer", "error"'],
+    [[{ k: 'credit', slots: 1 }], 'message 0: k "credit" is not one of "jobs", "stops", "applied", "answer", "error"'],
+    [[{ k: 'stops', stops: [] }], 'message 0: stops [] is not a non-empty array'],
+    [[{ k: 'stops', stops: ['j1'] }], 'message 0: a stop "j1" is not an object'],
+    [[{ k: 'stops', stops: [{ job: '', reason: 'cancelled' }] }], `message 0: a stop's job "" is not a job id (a non-empty string)`],
+    [[{ k: 'stops', stops: [{ job: 'j1', reason: 'cancelled', attempt: 0 }] }], "message 0: a stop's attempt 0 is not an integer >= 1"],
+    [[{ k: 'stops', stops: [{ job: 'j1', reason: 'killed' }] }], `message 0: a stop's reason "killed" is not one of "cancelled", "timeout", "expired"`],
   ])('refuses a malformed message from the supervisor, saying what is wrong: %j', (message, problem) => {
     expect(readSupervisorBatch(message).faults.map((fault) => fault.problem)).toEqual([problem]);
   });
@@ -151,6 +164,34 @@ describe("the child's link", () => {
     await transport.close();
   });
 
+  it("hands the supervisor's stops to the runtime's stop listeners, job by job with reason and attempt", async () => {
+    const { port, transport, controller, taken } = await supervisedChild(undefined);
+    expect((await taken).map((job) => job.id)).toEqual(['a']);
+    const heard: Array<[string, string, number | undefined]> = [];
+    const off = transport.onStop((jobId, reason, attempt) => heard.push([jobId, reason, attempt]));
+    // The runtime tells the transport what it holds; nothing of it goes anywhere (no job-stop poll in this child).
+    transport.setJobsInProgress();
+    port.emit('message', [
+      {
+        k: 'stops',
+        stops: [
+          { job: 'a', reason: 'cancelled', attempt: 1 },
+          { job: 'b', reason: 'timeout' },
+        ],
+      },
+    ]);
+    expect(heard).toEqual([
+      ['a', 'cancelled', 1],
+      ['b', 'timeout', undefined],
+    ]);
+    // A listener taken off hears no more.
+    off();
+    port.emit('message', [{ k: 'stops', stops: [{ job: 'a', reason: 'expired' }] }]);
+    expect(heard).toHaveLength(2);
+    controller.abort();
+    await transport.close();
+  });
+
   it('says no timeouts and never ticks with the deadline watchdog off (no timeouts given)', async () => {
     const { port, clock, transport, controller, taken } = await supervisedChild(undefined);
     expect((await taken).map((job) => job.id)).toEqual(['a']);
@@ -182,6 +223,7 @@ async function supervisedChild(timeouts: { defaultMs: number; graceMs: number } 
 function fakeCalls(answer: (body: string) => DirectAnswer | Error = () => ({ acknowledged: true, applied: true })) {
   const takes: Array<{ max: number; controller: AbortController; resolve: (jobs: Job[]) => void }> = [];
   const bodies: string[] = [];
+  const stopWaits: Array<{ signal: AbortSignal; resolve: (batch: StopBatch | undefined) => void }> = [];
   const calls: WorkerApiCalls = {
     take: (_endpoint, _worker, max, controller) =>
       new Promise<Job[]>((resolve) => {
@@ -195,8 +237,13 @@ function fakeCalls(answer: (body: string) => DirectAnswer | Error = () => ({ ack
     },
     stream: () => Promise.resolve({ acknowledged: true, applied: true }),
     ping: () => Promise.resolve(),
+    stops: (_endpoint, _worker, signal) =>
+      new Promise<StopBatch | undefined>((resolve) => {
+        stopWaits.push({ signal, resolve });
+        signal.addEventListener('abort', () => resolve(undefined), { once: true });
+      }),
   };
-  return { calls, takes, bodies };
+  return { calls, takes, bodies, stopWaits };
 }
 
 const job = (id: string, attempt = 1): Job => ({ id, input: { n: id }, attempt });
@@ -256,6 +303,49 @@ describe("the supervisor's end: jobs pushed against credits", () => {
     await settle();
     expect(takes).toHaveLength(3);
     child.emit('exit');
+  });
+
+  it('keeps one standing job-stop wait for the child, sends each batch of stops after the jobs pushed before it, and ends the wait when the child exits', async () => {
+    const logs = captureLogs();
+    const child = new FakeEnd();
+    const { calls, takes, stopWaits } = fakeCalls();
+    serveChildChannel(child as unknown as ChildProcess, {
+      calls,
+      endpointId: 'local',
+      workerId: 'w1',
+      logger: logs.logger,
+      onJobsAfterExit: () => undefined,
+      pingIntervalMs: 10_000,
+      onBlocked: () => undefined,
+    });
+    // One wait from the start, jobs out or not.
+    expect(stopWaits).toHaveLength(1);
+    child.emit('message', [{ k: 'credit', slots: 2 }]);
+    takes[0]?.resolve([job('a', 2)]);
+    // The stop comes in the same turn as the job: it goes after it, in the same message.
+    stopWaits[0]?.resolve({ jobIds: ['a', 'b'], reasons: { a: 'timeout' }, attempts: { a: 2 } });
+    await settle();
+    expect(child.sent).toEqual([
+      [
+        { k: 'jobs', text: '[{"id":"a","input":{"n":"a"},"attempt":2}]' },
+        {
+          k: 'stops',
+          stops: [
+            { job: 'a', reason: 'timeout', attempt: 2 },
+            // No reason given: a cancel, as the platform transport reads one.
+            { job: 'b', reason: 'cancelled' },
+          ],
+        },
+      ],
+    ]);
+    // Waiting again at once; the child's exit ends it and no other starts.
+    expect(stopWaits).toHaveLength(2);
+    expect(stopWaits[1]?.signal.aborted).toBe(false);
+    child.emit('exit');
+    expect(stopWaits[1]?.signal.aborted).toBe(true);
+    await settle();
+    expect(stopWaits).toHaveLength(2);
+    expect(child.sent).toHaveLength(1);
   });
 
   it('answers a result that was not applied or was refused, and refuses a malformed request with what was wrong', async () => {

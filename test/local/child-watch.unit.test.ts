@@ -35,6 +35,7 @@ function setup() {
       pings.push([...jobIds]);
       return Promise.resolve();
     },
+    stops: () => Promise.resolve(undefined),
   };
   // The channel's record of the jobs out with the child, which the watch reads.
   const jobs = new Map<string, WatchedJob>();

@@ -3,11 +3,12 @@
  * harness server in this process, a real child worker process (tsx) started by the
  * WorkerSupervisor, the HTTP requests the server receives counted by Node's
  * `http.server.request.start` diagnostics channel. Over the channel the child sends no
- * job-take, job-done, job-stream or ping request (over HTTP it does, which the same test
+ * job-take, job-done, job-stream, ping or job-stop request (over HTTP it does, which the same test
  * shows can be seen; its heartbeat is the supervisor's, heard by the worker API), and jobs, large inputs, stream chunks in order, progress and errors arrive
  * as over HTTP; a child SIGKILLed mid-job has its job requeued and completed by the next,
  * and so do all the jobs pushed to a child of concurrency 4 that dies with them: none lost,
- * none run twice by the next child; a cancelled job, which ends without a result, gives its
+ * none run twice by the next child; a cancelled job (its stop sent over the channel: no job-stop
+ * request either), which ends without a result, gives its
  * slot back (without its `free` message the next job would never be pushed).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -158,6 +159,9 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
       expect(ipc.pings[0]).toMatchObject({ workerId: 'local-1', version: RUNTIME_VERSION });
       // Over HTTP the child pings itself.
       expect(viaHttp.ping ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(1);
+      // Its job-stop wait is its supervisor's too (stops come over the channel); over HTTP it polls job-stop while it holds jobs.
+      expect(viaIpc['job-stop'] ?? 0, JSON.stringify(viaIpc)).toBe(0);
+      expect(viaHttp['job-stop'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(1);
       // The same jobs over HTTP: a take and a done per job at least, and chunk posts.
       expect((viaHttp['job-take'] ?? 0) + (viaHttp['job-take-batch'] ?? 0), JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
       expect(viaHttp['job-done'] ?? 0, JSON.stringify(viaHttp)).toBeGreaterThanOrEqual(5);
@@ -235,7 +239,7 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
   );
 
   it('a cancelled job ends without a result and gives its slot back: the same child (concurrency 1) runs the next job', { timeout: 120_000 }, async () => {
-    const { base, supervisor } = await start('ipc');
+    const { base, supervisor, requests } = await start('ipc');
     const pid = ((await runsync(base, { tag: 'first' })).output as { pid: number }).pid;
     const { id } = (await call('POST', `${base}/run`, { body: { input: { mode: 'until-stopped' } } })).json as { id: string };
     await waitFor(async () => (await status(base, id)).status === 'IN_PROGRESS', 'the job to start', 20_000, 20);
@@ -245,5 +249,7 @@ describe('--serve-api: the supervised worker over its IPC channel', () => {
     expect(next).toMatchObject({ status: 'COMPLETED', output: { echo: 'after', pid } });
     expect((await status(base, id)).status).toBe('CANCELLED');
     expect(supervisor.generation).toBe(1);
+    // The stop reached the handler over the channel: no job-stop request was made.
+    expect(requests['job-stop'] ?? 0, JSON.stringify(requests)).toBe(0);
   });
 });

@@ -20,14 +20,19 @@
  * unreadable), `done` (a job-done body answered at once: progress), `stream` (a
  * job-stream body), `timeouts` (once, at start: the child's default execution timeout and
  * its grace, for the deadlines the supervisor watches), `tick` (while it holds jobs, every
- * TICK_MS: its event loop turns). Supervisor to child: `jobs` (pushed jobs), `applied`
- * (results applied), `answer` (a post's reply body), `error` (a post refused: the code,
- * message and HTTP status the route would answer).
+ * TICK_MS: its event loop turns). Supervisor to child: `jobs` (pushed jobs), `stops` (jobs
+ * out with the child to stop: cancelled, timed out or expired, with the attempt when known),
+ * `applied` (results applied), `answer` (a post's reply body), `error` (a post refused: the
+ * code, message and HTTP status the route would answer).
  *
  * The child runs no heartbeat or watchdog thread of its own (a V8 isolate: about 13 MiB on
  * Node 24): its supervisor pings for it, and times out a job whose child went silent past
- * the job's deadline plus grace (local/child-watch.ts in the platform package).
+ * the job's deadline plus grace (local/child-watch.ts in the platform package). Nor does it
+ * poll job-stop over HTTP: the supervisor keeps the worker API's job-stop wait for it and
+ * sends what comes as `stops`.
  */
+import type { StopReason } from '../../job/index.js';
+
 export { SUPERVISED_CHANNEL_ENV, SUPERVISED_CHANNEL_IPC } from './channel-env.js';
 
 /** The most slots a child may announce (the highest concurrency a worker may have). */
@@ -44,9 +49,17 @@ export type ChildMessage =
   | { readonly k: 'free'; readonly job: string; readonly attempt?: number | undefined }
   | { readonly k: 'result' | 'done' | 'stream'; readonly id: number; readonly job: string; readonly attempt?: number | undefined; readonly body: string };
 
+/** A job to stop, as a `stops` message lists it. */
+export interface ChannelStop {
+  readonly job: string;
+  readonly reason: StopReason;
+  readonly attempt?: number | undefined;
+}
+
 /** Supervisor to child. `text` of `jobs`: a JSON array of jobs, as a job-take-batch answer. */
 export type SupervisorMessage =
   | { readonly k: 'jobs'; readonly text: string }
+  | { readonly k: 'stops'; readonly stops: readonly ChannelStop[] }
   | { readonly k: 'applied'; readonly ids: readonly number[] }
   | { readonly k: 'answer'; readonly id: number; readonly answer: Readonly<Record<string, unknown>> }
   | { readonly k: 'error'; readonly id: number; readonly code: string; readonly message: string; readonly status: number };
@@ -103,10 +116,26 @@ function childFault(entry: Entry): string | undefined {
   }
 }
 
+const STOP_REASONS: ReadonlySet<unknown> = new Set<StopReason>(['cancelled', 'timeout', 'expired']);
+
+function stopFault(stop: unknown): string | undefined {
+  if (!isObject(stop)) return `a stop ${shown(stop)} is not an object`;
+  const fault = jobFault(stop);
+  if (fault !== undefined) return `a stop's ${fault}`;
+  return STOP_REASONS.has(stop.reason) ? undefined : `a stop's reason ${shown(stop.reason)} is not one of "cancelled", "timeout", "expired"`;
+}
+
 function supervisorFault(entry: Entry): string | undefined {
   switch (entry.k) {
     case 'jobs':
       return typeof entry.text === 'string' ? undefined : `text ${shown(entry.text)} is not a string (a JSON array of jobs)`;
+    case 'stops':
+      if (!Array.isArray(entry.stops) || entry.stops.length === 0) return `stops ${shown(entry.stops)} is not a non-empty array`;
+      for (const stop of entry.stops as unknown[]) {
+        const fault = stopFault(stop);
+        if (fault !== undefined) return fault;
+      }
+      return undefined;
     case 'applied':
       return Array.isArray(entry.ids) && entry.ids.every((id) => isInteger(id, 0)) ? undefined : `ids ${shown(entry.ids)} is not an array of integers >= 0`;
     case 'answer':
@@ -117,7 +146,7 @@ function supervisorFault(entry: Entry): string | undefined {
       if (typeof entry.code !== 'string' || typeof entry.message !== 'string') return 'an error without a string code and message';
       return isInteger(entry.status, Number.MIN_SAFE_INTEGER) ? undefined : `status ${shown(entry.status)} is not an integer`;
     default:
-      return `k ${shown(entry.k)} is not one of "jobs", "applied", "answer", "error"`;
+      return `k ${shown(entry.k)} is not one of "jobs", "stops", "applied", "answer", "error"`;
   }
 }
 

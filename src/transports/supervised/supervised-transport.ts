@@ -10,8 +10,9 @@
  * next jobs pushed). A job that ends without a result (cancelled, expired) gives its slot
  * back with a `free` message.
  *
- * The job-stop poll and the unhealthy report are the platform transport's, unchanged, over
- * HTTP to the same harness. The heartbeat and the deadline watchdog are the supervisor's
+ * Stops come over the channel too (`stops`: the supervisor keeps the worker API's job-stop
+ * wait for this child), so the platform transport's job-stop poll never runs here; its
+ * unhealthy report goes over HTTP to the same harness. The heartbeat and the deadline watchdog are the supervisor's
  * (local/child-watch.ts in the platform package): this child runs no thread for them (a
  * V8 isolate, about 13 MiB on Node 24). It tells the supervisor its default execution
  * timeout and grace once, and ticks while it holds jobs; a child silent past a job's
@@ -24,7 +25,7 @@ import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChu
 import { sleep, systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
-import { MAX_SLOTS, TICK_MS } from './channel-protocol.js';
+import { MAX_SLOTS, TICK_MS, type ChannelStop } from './channel-protocol.js';
 import type { JobWatch } from '../watchdog/index.js';
 import type { PlatformTransport } from '../platform/platform-transport.js';
 import { ProgressLanes } from '../platform/progress-lanes.js';
@@ -57,6 +58,7 @@ export class SupervisedTransport implements Transport {
   readonly #handed = new Map<string, { resulted: boolean }>();
   /** Those of #handed whose result was not sent: the slots the supervisor counts as taken. */
   #unresulted = 0;
+  readonly #stopListeners = new Set<StopListener>();
   /** Wakes a take waiting for jobs. */
   #wake: (() => void) | undefined;
   readonly #clock: Clock;
@@ -71,6 +73,7 @@ export class SupervisedTransport implements Transport {
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
     this.#link.onJobs(this.#received);
+    this.#link.onStops(this.#stopped);
     this.#watched = options.timeouts !== undefined;
     if (options.timeouts !== undefined) this.#link.timeouts(options.timeouts.defaultMs, options.timeouts.graceMs);
   }
@@ -213,13 +216,26 @@ export class SupervisedTransport implements Transport {
     return answer.applied === false ? { applied: false, ...(typeof answer.reason === 'string' ? { reason: answer.reason } : {}) } : { applied: true };
   }
 
-  setJobsInProgress(jobIds: readonly string[]): void {
-    this.#platform.setJobsInProgress(jobIds);
-  }
+  /** Nothing to tell the platform transport: its heartbeat is off and its job-stop poll never starts (the supervisor keeps both). */
+  setJobsInProgress(): void {}
 
   onStop(listener: StopListener): () => void {
-    return this.#platform.onStop(listener);
+    this.#stopListeners.add(listener);
+    return () => this.#stopListeners.delete(listener);
   }
+
+  /** The supervisor's stops, to the runtime's listeners. */
+  readonly #stopped = (stops: readonly ChannelStop[]): void => {
+    for (const stop of stops) {
+      for (const listener of this.#stopListeners) {
+        try {
+          listener(stop.job, stop.reason, stop.attempt);
+        } catch (error) {
+          this.#logger.warn({ err: error, requestId: stop.job }, 'stop listener failed');
+        }
+      }
+    }
+  };
 
   reportUnhealthy(check: string, reason: string): Promise<void> {
     return this.#platform.reportUnhealthy(check, reason);

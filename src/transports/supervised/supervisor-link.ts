@@ -8,7 +8,7 @@
  * its answer or a holder (a take waiting for jobs) holds it open.
  */
 import type { Logger } from 'pino';
-import { MessageBatcher, readSupervisorBatch, type ChildMessage } from './channel-protocol.js';
+import { MessageBatcher, readSupervisorBatch, type ChannelStop, type ChildMessage } from './channel-protocol.js';
 
 /** A post's answer: the reply body, or why it was refused (`status` 0: the channel is closed). */
 export type PostReply =
@@ -44,6 +44,7 @@ export class SupervisorLink {
   #holders = 0;
   #slots = -1;
   #onJobs: ((text: string) => void) | undefined;
+  #onStops: ((stops: readonly ChannelStop[]) => void) | undefined;
 
   constructor(port: IpcPort, logger: Logger) {
     this.#port = port;
@@ -63,6 +64,11 @@ export class SupervisorLink {
   /** Where pushed jobs go: the text of a JSON array of jobs, as a job-take-batch answer. */
   onJobs(listener: (text: string) => void): void {
     this.#onJobs = listener;
+  }
+
+  /** Where the supervisor's stops go: jobs out with this child to stop (cancelled, timed out, expired). */
+  onStops(listener: (stops: readonly ChannelStop[]) => void): void {
+    this.#onStops = listener;
   }
 
   /** How many jobs this child can hold at a time (0: push none); sent only when it changed. */
@@ -153,6 +159,9 @@ export class SupervisorLink {
       switch (reply.k) {
         case 'jobs':
           this.#onJobs?.(reply.text);
+          break;
+        case 'stops':
+          this.#onStops?.(reply.stops);
           break;
         case 'applied':
           for (const id of reply.ids) if (this.#waiting.get(id)?.kind === 'result') this.#answer(id, APPLIED);

@@ -5,8 +5,10 @@
  * child, and its results, progress and stream chunks run as the worker API's own calls in
  * this process (harness/worker-api/direct-calls.ts: the same liveness, attempt,
  * stale-post and event rules as over HTTP), with no HTTP request, no socket and no route
- * per job. The child's job-stop poll stays on HTTP; its heartbeat and deadline watchdog are
- * kept here (child-watch.ts): the child runs no thread for them.
+ * per job. Its heartbeat and deadline watchdog are kept here (child-watch.ts): the child runs
+ * no thread for them; and so is its job-stop wait: one standing wait on the worker API's
+ * stops for the child, whose stops go to it as a `stops` message (it polls no job-stop over
+ * HTTP, which held a request open and answered 204 every 30 s).
  *
  * Jobs are pushed against credits (issue 34): the child announces its slots, and while
  * fewer jobs than that are out with it, one standing take (the worker API's job-take, so
@@ -82,6 +84,9 @@ class ChildChannel {
   #ackTimer: TimerHandle | undefined;
   /** The child's heartbeat and deadline watchdog, kept here. */
   readonly #watch: ChildWatch;
+  /** Ends the standing job-stop wait (the child exited). */
+  readonly #stopsWait = new AbortController();
+  #stopsRetry: TimerHandle | undefined;
 
   constructor(child: ChildProcess, options: ChildChannelOptions) {
     this.#child = child;
@@ -111,10 +116,39 @@ class ChildChannel {
       this.#gone = true;
       this.#child.off('message', onMessage);
       this.#take?.controller.abort();
+      this.#stopsWait.abort();
+      this.#stopsRetry?.cancel();
       this.#retry?.cancel();
       this.#ackTimer?.cancel();
       this.#watch.stop();
     });
+    this.#waitForStops();
+  }
+
+  /** The standing job-stop wait: each batch of stops goes to the child, in order with the jobs pushed before it. */
+  #waitForStops(): void {
+    const { calls, endpointId, workerId, logger } = this.#options;
+    calls.stops(endpointId, workerId, this.#stopsWait.signal).then(
+      (batch) => {
+        // None: the child exited or the server is closing.
+        if (this.#gone || batch === undefined) return;
+        const stops = batch.jobIds.map((job) => {
+          const attempt = batch.attempts[job];
+          // A stop without a reason reads as a cancel, as the platform transport reads one.
+          return { job, reason: batch.reasons[job] ?? ('cancelled' as const), ...(attempt !== undefined ? { attempt } : {}) };
+        });
+        if (stops.length > 0) this.#messages.push({ k: 'stops', stops });
+        this.#waitForStops();
+      },
+      (error: unknown) => {
+        if (this.#gone) return;
+        logger.warn({ err: error, workerId }, 'waiting for job stops for the worker process failed; trying again shortly');
+        this.#stopsRetry = this.#clock.setTimer(TAKE_RETRY_MS, () => {
+          this.#stopsRetry = undefined;
+          this.#waitForStops();
+        });
+      },
+    );
   }
 
   #send(batch: SupervisorMessage[]): void {

@@ -5,10 +5,12 @@
  * `--serve-api`, over its IPC channel: local/child-channel.ts). The routes plugin fills
  * it with the same functions its HTTP handlers run (liveness, attempts, stale posts,
  * events, the body checks), so both channels behave alike; the heartbeat is the
- * supervisor's (local/child-watch.ts), through the ping's own call; job-stop stays on HTTP.
+ * supervisor's (local/child-watch.ts), through the ping's own call, and so is its job-stop
+ * wait (local/child-channel.ts sends the stops over the channel).
  */
 import type { Logger } from 'pino';
 import type { Job } from 'serverless-worker/internal';
+import type { StopBatch } from './pending-stops.js';
 
 /** Where a call logs: a request's logger over HTTP, the supervisor's for the IPC channel. */
 export type WorkerApiLog = Pick<Logger, 'debug' | 'info'>;
@@ -29,6 +31,8 @@ export interface WorkerApiCalls {
   stream(endpointId: string, workerId: string, jobId: string, body: string, attempt: number | undefined, log: WorkerApiLog): Promise<DirectAnswer>;
   /** The heartbeat (ping) listing `jobIds`, the jobs the worker holds: its supervisor's, for a child that runs no heartbeat of its own (local/child-watch.ts). */
   ping(endpointId: string, workerId: string, jobIds: readonly string[], log: Logger): Promise<void>;
+  /** job-stop: the stops queued for the worker, waiting until there are some; undefined once `signal` aborts (or the server closes). */
+  stops(endpointId: string, workerId: string, signal: AbortSignal): Promise<StopBatch | undefined>;
 }
 
 /** Filled by the worker API routes once registered (WorkerApiOptions.direct); read by the channel of a supervised child. */

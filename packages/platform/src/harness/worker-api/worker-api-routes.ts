@@ -82,6 +82,7 @@ export async function workerApiRoutes(app: FastifyInstance, options: WorkerApiOp
     done: (endpointId, workerId, jobId, body, attempt, log) => calls.done(endpointId, workerId, jobId, body, () => attempt, log),
     stream: (endpointId, workerId, jobId, body, attempt, log) => calls.stream(endpointId, workerId, jobId, body, () => attempt, log),
     ping: (endpointId, workerId, jobIds, log) => calls.ping(endpointId, workerId, { job_id: jobIds.join(','), runpod_version: RUNTIME_VERSION }, log),
+    stops: (endpointId, workerId, signal) => calls.nextStops(endpointId, workerId, AbortSignal.any([signal, calls.closing.signal])),
   });
   registerRoute(app, WORKER_ROUTES.jobTake, (request, reply) => takeJobs(calls, request, reply, false));
   registerRoute(app, WORKER_ROUTES.jobTakeBatch, (request, reply) => takeJobs(calls, request, reply, true));
