@@ -248,22 +248,28 @@ function fakeCalls(answer: (body: string) => DirectAnswer | Error = () => ({ ack
 
 const job = (id: string, attempt = 1): Job => ({ id, input: { n: id }, attempt });
 
+/** The supervisor's end of a fake channel served with `calls` (and `clock`, default the system's). */
+function servedChild(calls: WorkerApiCalls, clock?: ManualClock) {
+  const logs = captureLogs();
+  const child = new FakeEnd();
+  serveChildChannel(child as unknown as ChildProcess, {
+    calls,
+    endpointId: 'local',
+    workerId: 'w1',
+    logger: logs.logger,
+    ...(clock !== undefined ? { clock } : {}),
+    onJobsAfterExit: () => undefined,
+    pingIntervalMs: 10_000,
+    onBlocked: () => undefined,
+  });
+  return { child, logs };
+}
+
 describe("the supervisor's end: jobs pushed against credits", () => {
   it('keeps one standing take for the free slots, pushes what it takes, and gets a slot back with each result or free', async () => {
-    const logs = captureLogs();
     const clock = new ManualClock();
-    const child = new FakeEnd();
     const { calls, takes, bodies } = fakeCalls();
-    serveChildChannel(child as unknown as ChildProcess, {
-      calls,
-      endpointId: 'local',
-      workerId: 'w1',
-      logger: logs.logger,
-      clock,
-      onJobsAfterExit: () => undefined,
-      pingIntervalMs: 10_000,
-      onBlocked: () => undefined,
-    });
+    const { child } = servedChild(calls, clock);
     // No take before the child says how many jobs it can hold.
     await settle();
     expect(takes).toHaveLength(0);
@@ -306,18 +312,8 @@ describe("the supervisor's end: jobs pushed against credits", () => {
   });
 
   it('keeps one standing job-stop wait for the child, sends each batch of stops after the jobs pushed before it, and ends the wait when the child exits', async () => {
-    const logs = captureLogs();
-    const child = new FakeEnd();
     const { calls, takes, stopWaits } = fakeCalls();
-    serveChildChannel(child as unknown as ChildProcess, {
-      calls,
-      endpointId: 'local',
-      workerId: 'w1',
-      logger: logs.logger,
-      onJobsAfterExit: () => undefined,
-      pingIntervalMs: 10_000,
-      onBlocked: () => undefined,
-    });
+    const { child } = servedChild(calls);
     // One wait from the start, jobs out or not.
     expect(stopWaits).toHaveLength(1);
     child.emit('message', [{ k: 'credit', slots: 2 }]);
@@ -349,20 +345,10 @@ describe("the supervisor's end: jobs pushed against credits", () => {
   });
 
   it('answers a result that was not applied or was refused, and refuses a malformed request with what was wrong', async () => {
-    const logs = captureLogs();
-    const child = new FakeEnd();
     const { calls, bodies } = fakeCalls((body) =>
       body === '{"output":"late"}' ? { acknowledged: true, applied: false, reason: 'already_ended' } : new Error('store down'),
     );
-    serveChildChannel(child as unknown as ChildProcess, {
-      calls,
-      endpointId: 'local',
-      workerId: 'w1',
-      logger: logs.logger,
-      onJobsAfterExit: () => undefined,
-      pingIntervalMs: 10_000,
-      onBlocked: () => undefined,
-    });
+    const { child, logs } = servedChild(calls);
     child.emit('message', [
       { k: 'result', id: 3, job: 'job-1', body: 42 },
       { k: 'result', id: 4, job: 'job-1', body: '{"output":"late"}' },
