@@ -30,13 +30,14 @@
  * (v8.GCProfiler) and a timer every `quietMs`; an idle one, no wake-up at all (a 'gc'
  * PerformanceObserver waits for the next collection, and a process that allocates nothing
  * collects nothing) but the full step's timer (and the young step's, where delayed); once per quiet period after work,
- * a young collection (a few ms) and, later, two full ones (about 5-40 ms each on these heaps).
+ * a young collection (a few ms) and, later, two full ones (about 5-40 ms each on these heaps;
+ * memory-reducing ones from Node 22, which also give back the pages V8 pools: collectForMemory).
  * The collector is V8's `gc` from a fresh context (`--expose-gc` set for that moment only):
  * the handler's global scope never gets a `gc`.
  */
 import { constants as perfConstants, PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
-import { collector, type Collector } from '../metrics/garbage-collector.js';
+import { collectForMemory, collector, type Collector } from '../metrics/garbage-collector.js';
 
 export const IDLE_COMPACTION = {
   /** No collection for this long (over V8's 5 s allocation-rate window): the young generation is given back, ms. */
@@ -97,11 +98,10 @@ function fullCollection(collect: Collector | undefined, minGrowthBytes: number):
   let baseline = 0;
   return () => {
     if (collect === undefined || getHeapStatistics().total_heap_size - baseline < minGrowthBytes) return false;
-    // Twice: the first frees the objects, but V8 keeps the pages it left sparse until the next
-    // one moves their survivors and releases them (after 20 000 /runsync, one left the local
-    // API's old space at 47.5 MiB for 19 MiB used; bench/README, issue 46 item 3).
-    collect();
-    collect();
+    // Not one plain collection: it frees the objects, but V8 keeps the pages it left sparse until
+    // the next one moves their survivors (after 20 000 /runsync, one left the local API's old space
+    // at 47.5 MiB for 19 MiB used; bench/README, issue 46 item 3), and the pages it pools.
+    collectForMemory(collect);
     baseline = getHeapStatistics().total_heap_size;
     return true;
   };
