@@ -116,7 +116,10 @@ describe('two harness processes on one PostgreSQL database', () => {
       'the stream read through A ends',
       30_000,
       20,
-    );
+    ).catch((error: unknown) => {
+      // Which wait it was, in the failure itself: the first and last reads (a job left IN_QUEUE, or chunks that stopped).
+      throw new Error(`${String(error)}; reads ${reads.slice(0, 5).join(' ')} ... ${reads.slice(-5).join(' ')}`, { cause: error });
+    });
     console.log(`[reliability] stream through the other harness: reads ${reads.join(' ')}`);
     expect(chunks).toHaveLength(3);
 
