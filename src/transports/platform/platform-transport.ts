@@ -46,6 +46,7 @@ import { createPlatformWatchdog } from './platform-watchdog.js';
 import { sendUnhealthyReport } from './unhealthy-report.js';
 import { ProgressLanes } from './progress-lanes.js';
 import { StopPoller } from './stop-poller.js';
+import { StopListeners } from '../stop-listeners.js';
 import { ChunkPosts } from './chunk-posts.js';
 import { DoneTakes, type JoinedFirst } from './done-takes.js';
 import { TakeLoop } from './take-loop.js';
@@ -66,7 +67,7 @@ export class PlatformTransport implements Transport {
   readonly #heartbeat: Watchdog | undefined;
   readonly #watchesJobs: boolean;
   readonly #stopPoller: StopPoller | undefined;
-  readonly #listeners = new Set<StopListener>();
+  readonly #listeners: StopListeners;
   /** Aborts takes and polls on close. */
   readonly #closing = new AbortController();
   /** Aborts posts still retrying once the close drain time is over. */
@@ -91,6 +92,7 @@ export class PlatformTransport implements Transport {
     this.maxResultBytes = this.settings.maxResultBytes;
     this.#env = options.env;
     this.#logger = options.logger;
+    this.#listeners = new StopListeners(options.logger);
     this.#metrics = options.metrics;
     this.#clock = options.clock ?? systemClock;
     this.workerId = resolveWorkerId(options.env, options.workerId);
@@ -131,7 +133,7 @@ export class PlatformTransport implements Transport {
         backoff: this.#pollBackoff,
         logger: this.#logger,
         clock: this.#clock,
-        onStop: (jobId, reason, attempt) => this.#emitStop(jobId, reason, attempt),
+        onStop: (jobId, reason, attempt) => this.#listeners.emit(jobId, reason, attempt),
       });
     } else {
       this.#logger.warn({ url: urlForLog(options.env.getJobUrl) }, 'RUNPOD_WEBHOOK_GET_JOB has no /job-take/ segment: no job-stop poll and no batch take');
@@ -269,8 +271,7 @@ export class PlatformTransport implements Transport {
   }
 
   onStop(listener: StopListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#listeners.add(listener);
   }
 
   /** `GET <ping>?status=unhealthy&check=<check>&reason=<at most 256 chars>`, tried a few times; never rejects. */
@@ -337,16 +338,6 @@ export class PlatformTransport implements Transport {
       },
       'platform transport started',
     );
-  }
-
-  #emitStop(jobId: string, reason: Parameters<StopListener>[1], attempt: number | undefined): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(jobId, reason, attempt);
-      } catch (error) {
-        this.#logger.warn({ err: error, requestId: jobId }, 'stop listener failed');
-      }
-    }
   }
 
   async #deliver(url: string, body: string, jobId: string, what: string, join?: JoinedFirst): Promise<DeliveredAnswer> {

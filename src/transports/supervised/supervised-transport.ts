@@ -29,6 +29,7 @@ import { MAX_SLOTS, TICK_MS, type ChannelStop } from './channel-protocol.js';
 import type { JobWatch } from '../watchdog/index.js';
 import type { PlatformTransport } from '../platform/platform-transport.js';
 import { ProgressLanes } from '../platform/progress-lanes.js';
+import { StopListeners } from '../stop-listeners.js';
 import { readTakeAnswer } from '../platform/take-answer.js';
 import type { SupervisorLink } from './supervisor-link.js';
 
@@ -58,7 +59,7 @@ export class SupervisedTransport implements Transport {
   readonly #handed = new Map<string, { resulted: boolean }>();
   /** Those of #handed whose result was not sent: the slots the supervisor counts as taken. */
   #unresulted = 0;
-  readonly #stopListeners = new Set<StopListener>();
+  readonly #stopListeners: StopListeners;
   /** Wakes a take waiting for jobs. */
   #wake: (() => void) | undefined;
   readonly #clock: Clock;
@@ -72,6 +73,7 @@ export class SupervisedTransport implements Transport {
     this.#link = options.link;
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
+    this.#stopListeners = new StopListeners(options.logger);
     this.#link.onJobs(this.#received);
     this.#link.onStops(this.#stopped);
     this.#watched = options.timeouts !== undefined;
@@ -220,21 +222,12 @@ export class SupervisedTransport implements Transport {
   setJobsInProgress(): void {}
 
   onStop(listener: StopListener): () => void {
-    this.#stopListeners.add(listener);
-    return () => this.#stopListeners.delete(listener);
+    return this.#stopListeners.add(listener);
   }
 
   /** The supervisor's stops, to the runtime's listeners. */
   readonly #stopped = (stops: readonly ChannelStop[]): void => {
-    for (const stop of stops) {
-      for (const listener of this.#stopListeners) {
-        try {
-          listener(stop.job, stop.reason, stop.attempt);
-        } catch (error) {
-          this.#logger.warn({ err: error, requestId: stop.job }, 'stop listener failed');
-        }
-      }
-    }
+    for (const stop of stops) this.#stopListeners.emit(stop.job, stop.reason, stop.attempt);
   };
 
   reportUnhealthy(check: string, reason: string): Promise<void> {
