@@ -107,7 +107,7 @@ export {
 export { resolveTestInput, TEST_INPUT_FILE } from '../job/test-input.js';
 export { LoadBalancingOptionsSchema } from '../load-balancing/lb-options.js';
 export { compactWhenIdle } from '../local/idle-compaction.js';
-export { collector as exposedCollector } from '../metrics/garbage-collector.js';
+export { collectForMemory, collector as exposedCollector, type Collector } from '../metrics/garbage-collector.js';
 export type { PlatformCli, PlatformServeApi } from '../local/platform-contract.js';
 export { createLogger, jsonLineFormatter, PRETTY_LOGS_PACKAGE } from '../log/index.js';
 export { urlForLog } from '../log/url-for-log.js';

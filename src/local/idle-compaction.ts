@@ -17,10 +17,15 @@
  *   smallest young generation ran on 4-6x the young collections of one at once (bench/README,
  *   issue 46, burst after idle);
  * - `fullAfterMs` after the work was found over (the first step's time, unless delayed), and the heap grew by `minGrowthBytes` since the
- *   last time, two full collections: old-space garbage given back, and the pages it was on. Not at once: a burst of jobs
+ *   last time, a full collection that gives memory back (collectForMemory): old-space garbage, the pages it
+ *   was on, and those V8 pools. Not at once: a burst of jobs
  *   soon after a full collection ran at 0.6-0.7x the rate of one after a young collection
  *   alone (bench/README, issue 34, burst after idle; V8's trace showed more mark-compacts in
  *   that burst, after a heap just compacted small). A burst after a longer pause pays that.
+ *   30 s, not the minute it was: after a minute the worker child of `--serve-api` had not given
+ *   back what 20 000 `/runsync` grew 70 s after them (its work is found over 10-15 s after the last
+ *   job), 15 MiB PSS (bench/README, issue 46, 2026-12-05); V8's own memory reducer has thrown
+ *   the request path's optimized code away 8 s after a spell by then either way.
  *   Work during the wait does not call it off: it waits for the next quiet moment instead.
  *   The local API's finished `/runsync` jobs expire a minute after the burst that made them,
  *   and their sweep is such work; when it called the full step off, their garbage (47 MiB
@@ -43,7 +48,7 @@ export const IDLE_COMPACTION = {
   /** No collection for this long (over V8's 5 s allocation-rate window): the young generation is given back, ms. */
   quietMs: 5_500,
   /** Still none this long after that: old space is compacted, ms. */
-  fullAfterMs: 60_000,
+  fullAfterMs: 30_000,
   /** The committed heap grew by this much since the last compaction, bytes. */
   minGrowthBytes: 4 * 1024 * 1024,
 } as const;

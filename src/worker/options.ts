@@ -165,16 +165,16 @@ export const ServeOptionsSchema = z.strictObject({
     description:
       'One info log line per finished job (`job finished`, with `requestId` and `durationMs`). Off: that line is at debug (`LOG_LEVEL=debug` shows it) and one info line per `jobSummaryIntervalMs` sums up the jobs that ended (count by end, jobs/s, mean and longest duration). A failed or timed-out job is a warning line with its `requestId` either way; the dry run always logs its job.',
   }),
-  /** On the platform, how long after going quiet the worker compacts its heap, ms; default 60 000; false: never. */
+  /** On the platform, how long after going quiet the worker compacts its heap, ms; default 30 000; false: never. */
   idleCompactionMs: z
     .union([z.number().int().min(100).max(86_400_000), z.literal(false)], {
       error: 'idleCompactionMs must be a whole number from 100 to 86400000 (ms) or false',
     })
-    .default(60_000)
+    .default(30_000)
     .meta({
       values: '100 ms to 1 day, or `false`',
       description:
-        "On the platform (and as the worker child of `--serve-api`), memory given back once the jobs stop: when no young-generation collection has run for 5.5 s (V8's own timed full collections do not count), the worker collects V8's young generation (which V8 then shrinks), and this long after that, ms, two full collections give back the old space a busy spell grew. A burst soon after a full collection runs slower while V8 grows the heap again, hence the wait. `false`: neither (V8's own heuristics alone decide when the heap shrinks).",
+        "On the platform (and as the worker child of `--serve-api`), memory given back once the jobs stop: when no young-generation collection has run for 5.5 s (V8's own timed full collections do not count), the worker collects V8's young generation (which V8 then shrinks), and this long after that, ms, a full collection gives back the old space a busy spell grew (memory-reducing from Node 22: every page compacted, V8's pooled pages given back). A burst soon after a full collection runs slower while V8 grows the heap again, hence the wait. `false`: neither (V8's own heuristics alone decide when the heap shrinks).",
     }),
   /** Time between two job summary lines (when logEveryJob is off), ms; default 60 000. */
   jobSummaryIntervalMs: z

@@ -17,8 +17,8 @@ function refusal(options: unknown): { code: unknown; message: string } {
 }
 
 describe('idleCompactionMs', () => {
-  it('takes a wait in ms or false, default one minute', () => {
-    expect(resolveOptions({}).idleCompactionMs).toBe(60_000);
+  it('takes a wait in ms or false, default 30 s', () => {
+    expect(resolveOptions({}).idleCompactionMs).toBe(30_000);
     expect(resolveOptions({ idleCompactionMs: 100 }).idleCompactionMs).toBe(100);
     expect(resolveOptions({ idleCompactionMs: false }).idleCompactionMs).toBe(false);
   });

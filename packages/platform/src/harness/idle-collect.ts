@@ -21,10 +21,12 @@
  * last one: the jobs of a burst expire over as long as the burst took, and a collection in
  * the middle of that sweep would leave the other half behind.
  *
- * A collection is two of V8's: the first frees the objects, the second moves what survived
- * off the pages the first left sparse and gives those back (one left the heap at 78 MB for
- * 38 MB used after 20 000 jobs, the second at 52 MB; a purge's large bodies go with the
- * first).
+ * A collection is V8's memory-reducing kind (collectForMemory, metrics/garbage-collector.ts:
+ * from Node 22 a "last resort" full collection, which compacts every page and gives back the
+ * pages V8 keeps pooled; two plain ones on Node 20, the second moving what the first left on
+ * sparse pages). Two regular ones left 12 MB of pooled pages in the local API's process after the
+ * expiry of 20 000 `/runsync` jobs on Node 24 (bench/README, issue 46: the collection after the
+ * expiry). A purge's large bodies go with the first.
  *
  * How: Node offers gc() only with --expose-gc; `v8.setFlagsFromString('--expose-gc')` then
  * `vm.runInNewContext('gc')` gives the function without the flag on the command line (the
@@ -38,7 +40,15 @@
  * (docs/guides/local-api.md).
  */
 import { performance } from 'node:perf_hooks';
-import { exposedCollector, jobsDeletedSoFar, onRequestBytesReleased, systemClock, type TimerHandle } from 'serverless-worker/internal';
+import {
+  collectForMemory,
+  exposedCollector,
+  jobsDeletedSoFar,
+  onRequestBytesReleased,
+  systemClock,
+  type Collector,
+  type TimerHandle,
+} from 'serverless-worker/internal';
 
 /** Released request bytes that make a collection worth asking for. */
 export const RELEASED_BYTES_TO_COLLECT = 64 * 1024 * 1024;
@@ -50,18 +60,18 @@ export const IDLE_CHECK_MS = 2_000;
 export const IDLE_UTILIZATION = 0.1;
 
 /** Node's gc(), without --expose-gc on the command line (the SDK's idle compaction gets it the same way); undefined where it cannot be had. */
-export function exposedGc(): (() => void) | undefined {
+export function exposedGc(): Collector | undefined {
   return exposedCollector();
 }
 
 export interface IdleCollector {
-  /** Collections run so far (each is two of V8's). */
+  /** Collections run so far (each a memory-reducing one: collectForMemory). */
   readonly collections: number;
   stop(): void;
 }
 
 /** Collect once RELEASED_BYTES_TO_COLLECT or RELEASED_JOBS_TO_COLLECT were released and the loop is idle; `gc` defaults to Node's own. */
-export function collectWhenIdle(gc: (() => void) | undefined = exposedGc()): IdleCollector {
+export function collectWhenIdle(gc: Collector | undefined = exposedGc()): IdleCollector {
   let released = 0;
   let releasedJobs = 0;
   let collections = 0;
@@ -82,8 +92,7 @@ export function collectWhenIdle(gc: (() => void) | undefined = exposedGc()): Idl
     released = 0;
     releasedJobs = 0;
     collections++;
-    gc?.();
-    gc?.();
+    if (gc !== undefined) collectForMemory(gc);
   };
   const arm = (): void => {
     if (timer !== undefined) return;

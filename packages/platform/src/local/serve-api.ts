@@ -162,7 +162,7 @@ export const SERVE_API_PING_MS = 10_000;
  * How long after a burst of requests is over (idle-compaction.ts's quiet check, 5.5 s without a young
  * collection) this process keeps its young generation, ms: a burst within about half a minute of
  * the last runs on it (bench/README, issue 46, burst after idle); a longer pause gives its 32 MiB
- * back. The full step's time does not move (a minute after the quiet check).
+ * back. The full step's time does not move (30 s after the quiet check).
  */
 export const YOUNG_STEP_AFTER_MS = 25_000;
 /** Past the child's own drain (shutdownTimeoutMs, then timeoutGraceMs), how long it may take to exit before SIGKILL, ms. */
