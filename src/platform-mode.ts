@@ -5,7 +5,6 @@
  * SIGINT as a graceful stop. Answers the process exit code: 0 after a clean stop, 1
  * when a handler ignored its abort and the worker must be replaced.
  */
-import { writeSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { GPU_HEALTH_CHECK_NAME, checkGpuPresence, createGpuSampler } from './gpu/index.js';
 import { bindGpuMetrics, loadMetrics, startMetricsServer, type Metrics } from './metrics/index.js';
@@ -24,6 +23,7 @@ import {
   type JobTelemetry,
   type WorkerConfig,
 } from './worker/index.js';
+const { writeSync } = process.getBuiltinModule('node:fs');
 
 export interface PlatformWorkerExtras {
   /** Variables to read; default process.env. */

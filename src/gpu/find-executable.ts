@@ -6,9 +6,9 @@
  * (on shutdown, on a cancelled read) becomes kill(0, SIGTERM), a signal to the whole
  * process group. Looking first means a missing tool is never spawned.
  */
-import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
+const { constants } = process.getBuiltinModule('node:fs');
 
 async function isExecutableFile(path: string): Promise<boolean> {
   try {

@@ -5,9 +5,9 @@
  * `node examples/echo/worker.js` works from the repository root too). Bad input names
  * the problem and shows the expected shape.
  */
-import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ServerlessWorkerError, isServerlessWorkerError, parseJobRequest, type JobRequest } from './index.js';
+const { readFileSync, existsSync } = process.getBuiltinModule('node:fs');
 
 export const TEST_INPUT_FILE = 'test_input.json';
 const EXPECTED_SHAPE = 'expected a JSON object like {"input": {"prompt": "hello"}} (optional: "policy", "webhook", "s3Config")';

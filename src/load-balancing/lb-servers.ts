@@ -3,9 +3,10 @@
  * The two listening servers of a load-balancing worker (the app's on PORT, /ping's on
  * PORT_HEALTH unless they share a port) and how they open and close.
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trackFreshConnections, type FreshConnections } from '../net/fresh-connections.js';
+const { createServer } = process.getBuiltinModule('node:http');
 
 export function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {

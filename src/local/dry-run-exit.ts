@@ -14,11 +14,11 @@
  * it cannot see: a SIGKILL, or a native crash; the deadline watchdog's own exit prints
  * its record itself and is left alone.
  */
-import { writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { systemClock } from '../clock/index.js';
 import { ServerlessWorkerError } from '../job/index.js';
 import { toErrorPayload, type ErrorOrigin } from '../worker/index.js';
+const { writeSync } = process.getBuiltinModule('node:fs');
 
 export interface DryRunExitGuard {
   /** The job's id, once submitted. */

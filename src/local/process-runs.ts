@@ -5,7 +5,7 @@
  * as another user), on Linux it is no zombie, and, where its start time was read while
  * it surely ran, that start time is still the pid's.
  */
-import { readFileSync } from 'node:fs';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 /** The fields of /proc/<pid>/stat after the command name (the state first), or undefined where it cannot be read. */
 function procStat(pid: number): string[] | undefined {

@@ -9,8 +9,8 @@
  * slept on a futex until killed. Here a write that fails during that flush for good
  * (EPIPE, EBADF, ...) drops what is left on that descriptor: nobody can read it.
  */
-import fs from 'node:fs';
 import pino, { type DestinationStream } from 'pino';
+const fs = process.getBuiltinModule('node:fs');
 
 /** Errors after which the same write may work later (SonicBoom retries these itself). */
 const RETRYABLE = new Set(['EAGAIN', 'EBUSY']);

@@ -3,10 +3,11 @@
  * A tiny HTTP server for `GET /metrics` in platform mode, where the worker has no
  * harness server of its own. Off unless a port is given (option or environment).
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trackFreshConnections } from '../net/fresh-connections.js';
 import type { Metrics } from './create-metrics.js';
+const { createServer } = process.getBuiltinModule('node:http');
 
 export interface MetricsServer {
   /** `http://host:port/metrics`. */

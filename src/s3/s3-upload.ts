@@ -8,7 +8,6 @@
  * Checksums are sent and checked only where S3 requires them: the SDK's default CRC
  * checksums are not understood by every S3-compatible service.
  */
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -16,6 +15,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { ServerlessWorkerError, isServerlessWorkerError } from '../job/index.js';
 import { objectUrl, type S3Target, type S3UploadResult } from './s3-target.js';
+const { createReadStream } = process.getBuiltinModule('node:fs');
 
 /** What can be uploaded: bytes, text, a Node or web stream, or any async iterable of bytes. */
 export type S3Body = Uint8Array | string | Readable | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;

@@ -6,12 +6,12 @@
  * shipped `.gitignore`); `{{name}}` and `{{version}}` are filled in. Files that
  * exist already are refused (SW_INIT_TARGET_NOT_EMPTY) unless `force`.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from '../job/errors.js';
 import { RUNTIME_VERSION } from '../version.js';
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 /** templates/scaffold/ of this package: two folders up from src/scaffold or dist/scaffold. */
 export const SCAFFOLD_ROOT = fileURLToPath(new URL('../../templates/scaffold/', import.meta.url));

@@ -5,11 +5,12 @@
  * migrating can keep their commands. An unknown flag is refused with the closest known
  * one (`--tset-input` -> `--test-input`); arguments of the author's own go after `--`.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { ServerlessWorkerError } from '../job/index.js';
 import { didYouMean } from './closest-name.js';
 import { flagName } from '../settings/setting.js';
 import { LOG_LEVELS, WORKER_FLAG_SETTINGS, workerUsage, type WorkerFlag } from './worker-flags.js';
+const { parseArgs } = process.getBuiltinModule('node:util');
 
 export interface WorkerArgs {
   testInput?: string;

@@ -8,11 +8,11 @@
  * the last error or status. Uses node:http
  * (and node:https) with no keep-alive: nothing stays open once it answers.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { ServerlessWorkerError } from '../job/index.js';
 import { urlForLog } from '../log/url-for-log.js';
 import { sleep, systemClock, type Clock } from '../clock/index.js';
+const { request: httpRequest } = process.getBuiltinModule('node:http');
 
 export interface WaitForUrlOptions {
   /** Times the attempts, pauses and the bound; default the system clock. */
@@ -44,7 +44,8 @@ const DEFAULTS = { timeoutMs: 300_000, intervalMs: 100, maxIntervalMs: 2_000, re
 
 /** One GET; answers the status (body drained) or throws the connection error. */
 function getStatus(url: URL, headers: Readonly<Record<string, string>>, timeoutMs: number, signal: AbortSignal): Promise<number> {
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  // node:https (its TLS stack) only for an https URL.
+  const send = url.protocol === 'https:' ? process.getBuiltinModule('node:https').request : httpRequest;
   return new Promise((resolve, reject) => {
     const request = send(url, { method: 'GET', headers: { ...headers }, agent: false, signal, timeout: timeoutMs }, (response: IncomingMessage) => {
       response.resume();

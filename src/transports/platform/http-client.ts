@@ -13,8 +13,8 @@
  * close after `keepAliveTimeoutMs`, or a second before the server's `Keep-Alive:
  * timeout=` hint when that is shorter (Node's Agent reads it).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type RequestOptions } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders, RequestOptions } from 'node:http';
+import type * as Https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
 import { RUNTIME_VERSION } from '../../version.js';
@@ -141,11 +141,22 @@ class AbortFanOut {
   }
 }
 
+/**
+ * node:http, and node:https the first time a URL needs it: a worker of the local API talks plain
+ * HTTP over loopback, and node:https brings the TLS stack (see
+ * test/architecture/builtin-imports.unit.test.ts for why neither is an `import`).
+ */
+const plainHttp = process.getBuiltinModule('node:http');
+let tlsHttp: typeof Https | undefined;
+function httpsModule(): typeof Https {
+  return (tlsHttp ??= process.getBuiltinModule('node:https'));
+}
+
 export class PlatformHttp {
   readonly #keepAliveMs: number;
   readonly #clock: Clock;
   #http: HttpAgent | undefined;
-  #https: HttpsAgent | undefined;
+  #https: Https.Agent | undefined;
   readonly #headers: Readonly<OutgoingHttpHeaders>;
   /** Calls not settled yet; close() waits for them (within its grace). */
   #inFlight = 0;
@@ -192,8 +203,8 @@ export class PlatformHttp {
 
   #agent(https: boolean): HttpAgent {
     // `timeout`: a free socket idle this long is closed (the server's shorter hint wins).
-    if (https) return (this.#https ??= new HttpsAgent({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
-    return (this.#http ??= new HttpAgent({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
+    if (https) return (this.#https ??= new (httpsModule().Agent)({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
+    return (this.#http ??= new plainHttp.Agent({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
   }
 
   #call(url: string, method: 'GET' | 'POST', body: string | undefined, options: CallOptions): Promise<HttpAnswer> {
@@ -238,7 +249,7 @@ export class PlatformHttp {
           });
         });
       };
-      const send = https ? httpsRequest : httpRequest;
+      const send = https ? httpsModule().request : plainHttp.request;
       const request = send({ ...target.origin, path: target.path, method, headers, agent: this.#agent(https) }, onResponse);
       // Built only when the timer fires: an Error captures a stack, and most calls answer in time.
       const timer = this.#clock.setTimer(

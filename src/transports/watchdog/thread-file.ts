@@ -2,10 +2,10 @@
  * @module transports/watchdog/thread-file
  * Where the watchdog thread's program file is, in each way the package runs.
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 /**
  * The watchdog thread's program: the source entry, and the file name looked for at run

@@ -10,13 +10,13 @@
  * native call never runs JavaScript again; its direct children are killed first, see
  * endProcess).
  */
-import { readFileSync, readdirSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { appendParams } from '../platform/urls.js';
 import type { WatchedJob } from './job-board.js';
 import { jobName, type Verdict } from './thread-decisions.js';
 import type { ThreadHttp } from './thread-http.js';
 import { JOB_ID_PLACEHOLDER, type WatchdogThreadData } from './thread-protocol.js';
+const { readFileSync, readdirSync, writeSync } = process.getBuiltinModule('node:fs');
 
 export type { Verdict } from './thread-decisions.js';
 

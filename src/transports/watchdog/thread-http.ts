@@ -3,10 +3,10 @@
  * HTTP from the watchdog thread with Node's own node:http / node:https and one
  * keep-alive agent: not the global fetch and not undici, which would load a second
  * copy of an HTTP client into the thread (about 8 MB of a worker's idle RSS for one
- * GET every few seconds).
+ * GET every few seconds). Both taken with `process.getBuiltinModule`, node:https only for an
+ * https URL: see architecture/builtin-imports.unit.test.ts.
  */
-import http from 'node:http';
-import https from 'node:https';
+import type * as http from 'node:http';
 import { backoffDelay, sleep } from '../../clock/index.js';
 import { isRetryableStatus } from '../platform/retryable-status.js';
 import type { PostRetrySettings } from './thread-protocol.js';
@@ -26,7 +26,7 @@ export class ThreadHttp {
 
   /** One call bounded by `timeoutMs`; the body, when given, is JSON. Never rejects. */
   call(method: 'GET' | 'POST', url: string, timeoutMs: number, body?: string): Promise<CallOutcome> {
-    const client = url.startsWith('https:') ? https : http;
+    const client = url.startsWith('https:') ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
     let agent = this.#agents.get(url.startsWith('https:') ? 'https' : 'http');
     if (!agent) {
       agent = new client.Agent({ keepAlive: true, maxSockets: 2 });

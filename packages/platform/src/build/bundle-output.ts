@@ -4,11 +4,11 @@
  * reduced to the author's code (build/source-map.ts), and the `{"type":"module"}`
  * package.json beside the bundle that makes Node read its `.js` files as ESM.
  */
-import { existsSync } from 'node:fs';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { isAuthorSource, keepSources } from './source-map.js';
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 export interface WrittenFile {
   path: string;

@@ -8,7 +8,6 @@
  * (the heartbeat thread) are emitted beside the bundle, and a `{"type":"module"}`
  * package.json (build/bundle-output.ts). esbuild is loaded only here.
  */
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
@@ -20,6 +19,7 @@ import { commonJsDynamicImportPlugin } from './commonjs-dynamic-import.js';
 import { sqlMigrationsPlugin } from './sql-migrations-plugin.js';
 import { copyDashboardAssets } from './dashboard-assets.js';
 import { EXTRA_ENTRY_POINTS } from './extra-entry-points.js';
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 /**
  * CommonJS dependencies inside an ESM bundle call `require` for Node's built-ins;

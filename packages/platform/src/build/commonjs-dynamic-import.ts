@@ -17,11 +17,11 @@
  * require(...)` re-exports, is a named export. Names are fixed at build time, so the
  * chunk's namespace is static ESM. ESM targets are left to esbuild.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, isAbsolute, join } from 'node:path';
 import { parse } from 'cjs-module-lexer';
 import type { Plugin } from 'esbuild';
+const { existsSync, readFileSync } = process.getBuiltinModule('node:fs');
 
 /** The esbuild namespace of the generated modules. */
 const NAMESPACE = 'serverless-worker-commonjs';

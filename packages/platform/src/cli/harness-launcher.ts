@@ -7,12 +7,12 @@
  * (nvidia-smi, then rocm-smi) when no list is given. `--job-log-bytes`,
  * `--job-log-keep-ms` and `--job-log-total-bytes` bound each job's own lines.
  */
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { parseOrThrow, readGpus, type ReadGpusOptions, ServerlessWorkerError } from 'serverless-worker/internal';
 import { parseImageFlag, type GpuListSchema, type ImageCommand, type LauncherOptionsInput } from '../harness/launcher/index.js';
 import { JobLinesLimitsSchema } from '../harness/launcher/job-lines.js';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 export interface LauncherCliOptions {
   /** `--image NAME=COMMAND` values. */

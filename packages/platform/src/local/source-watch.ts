@@ -8,8 +8,9 @@
  * dot-folders left out. A burst of events (an editor's save writes and renames) is one
  * restart, `debounceMs` after the last.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import { systemClock, type Clock, type TimerHandle } from 'serverless-worker/internal';
+const { watch } = process.getBuiltinModule('node:fs');
 
 /** Files whose change restarts the worker: sources and the JSON they may read. */
 const SOURCE = /\.(?:[cm]?[jt]sx?|json)$/;

@@ -13,12 +13,12 @@
  * listing and the fixed vendor table are served. When neither place has the page, the
  * page answers SW_DASHBOARD_UNAVAILABLE naming the folders looked in.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

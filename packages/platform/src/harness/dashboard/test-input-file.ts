@@ -6,10 +6,10 @@
  * with a warning naming what is wrong; the form then starts from `{ "input": {} }`
  * or the endpoint's input schema.
  */
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { type JobRequest, resolveTestInput, TEST_INPUT_FILE } from 'serverless-worker/internal';
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 /** `{ testInput }` from `<cwd>/test_input.json`, or `{}` when it is absent or invalid (then `logger` warns). */
 export function testInputFromWorkingDirectory(logger: Pick<Logger, 'warn'>, cwd: string = process.cwd()): { testInput?: JobRequest } {

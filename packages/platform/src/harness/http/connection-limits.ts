@@ -14,7 +14,7 @@
  *   Neither limits how long an answer may take (/runsync waits, streams, long polls).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+const { readFileSync } = process.getBuiltinModule('node:fs');
 
 /** Default time for a request's headers to arrive, ms (Node's own is 60 s). */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;

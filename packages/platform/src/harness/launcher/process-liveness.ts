@@ -4,7 +4,7 @@
  * (its start time), for the launcher's leftover records (process-records.ts) and the
  * docker launcher's leftovers. A zombie (exited, not yet reaped) counts as gone.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+const { readdirSync, readFileSync } = process.getBuiltinModule('node:fs');
 
 export function processRuns(pid: number): boolean {
   try {

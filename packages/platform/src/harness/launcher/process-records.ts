@@ -15,12 +15,12 @@
  *     new Launcher(options, { ..., processRecords: records });
  *     const stopped = await records.stopLeftovers(40_000);   // once the server listens
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { sleep, systemClock } from 'serverless-worker/internal';
 import { groupRuns, processRuns, processStartTicks } from './process-liveness.js';
+const { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } = process.getBuiltinModule('node:fs');
 
 const RecordSchema = z.object({
   workerId: z.string(),

@@ -13,11 +13,12 @@
  * worker dropped (or one Node refused to send) answers 502 and leaves the worker to its
  * /ping.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders, IncomingMessage, RequestOptions, ServerResponse } from 'node:http';
 import { ServerlessWorkerError, targetRefusal, type TimerHandle } from 'serverless-worker/internal';
 import type { LbPool, LbWorker } from './lb-pool.js';
 import type { LoadBalancing } from './load-balancing.js';
+const { request: httpRequest } = process.getBuiltinModule('node:http');
+const { request: httpsRequest } = process.getBuiltinModule('node:https');
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), plus host and the caller's key. */
 const REQUEST_DROP = new Set([

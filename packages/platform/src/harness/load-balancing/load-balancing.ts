@@ -6,13 +6,13 @@
  * unhealthy for `forgetAfterMs` is forgotten. One instance per server, given to the
  * routes that read it (the queue API's /health, the dashboard) when they are made.
  */
-import { Agent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import * as z from 'zod';
 import { type Clock, defaultPort, repeatEvery, systemClock, TargetPolicy, type TimerHandle, urlForLog } from 'serverless-worker/internal';
 import { LbPool, type LbWorker, type LbWorkerState, type LbWorkerView } from './lb-pool.js';
 import type { LoadBalancingSettings } from './options.js';
+const { Agent, request: httpRequest } = process.getBuiltinModule('node:http');
+const { Agent: HttpsAgent, request: httpsRequest } = process.getBuiltinModule('node:https');
 
 /** What the load-balancing endpoints know of their server, for the target policy. */
 export interface LbReach {

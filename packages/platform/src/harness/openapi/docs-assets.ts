@@ -7,13 +7,13 @@
  * has no node_modules), else from the installed swagger-ui-dist. Where neither holds
  * them, /docs answers SW_DOCS_UNAVAILABLE naming the places looked in.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { ServerlessWorkerError } from 'serverless-worker/internal';
 import { bundledUiCandidates } from '../dashboard/static-files.js';
+const { existsSync } = process.getBuiltinModule('node:fs');
 
 /** The folder under a bundle's sw-dashboard/ that holds Swagger UI's files. */
 export const BUNDLED_DOCS_FOLDER = 'swagger';

@@ -12,7 +12,6 @@
  *     new Launcher({}, { harness, store, logger, containers });
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -24,6 +23,7 @@ import { containerSpec } from './container-spec.js';
 import { DockerEngine } from './docker-engine.js';
 import { processRuns } from '../process-liveness.js';
 import type { DockerHost } from './docker-host.js';
+const { chmodSync, mkdirSync, readFileSync } = process.getBuiltinModule('node:fs');
 
 /** Labels on every container the harness starts. */
 export const LABELS = {
