@@ -59,6 +59,8 @@ export interface PlatformHttpOptions {
   readonly apiKey?: string;
   /** Idle keep-alive sockets close after this, ms; default 30 000 (the server's hint wins when shorter). */
   readonly keepAliveTimeoutMs?: number;
+  /** Most sockets open at once per scheme; a call past it waits for one (the Agent's queue); default MAX_CONNECTIONS. */
+  readonly maxConnections?: number;
   /** Times each call's bound and the close grace, and dates Retry-After; default the system clock. */
   readonly clock?: Clock;
 }
@@ -142,6 +144,16 @@ class AbortFanOut {
 }
 
 /**
+ * Sockets to the platform open at once, per scheme, unless `maxConnections` says otherwise. A
+ * worker at concurrency 256 opened about 500 without a bound (a post per finished job, each on
+ * a socket of its own while the others were busy), and the C library kept what their buffers
+ * had taken: 70 s after 20 000 jobs its RSS was 102-104 MiB on Node 24, 94-99 with 32 sockets,
+ * the jobs no slower (bench/README, issue 46 item 5, 2026-12-05). The take's and the stop
+ * poll's long polls hold one each.
+ */
+export const MAX_CONNECTIONS = 32;
+
+/**
  * node:http, and node:https the first time a URL needs it: a worker of the local API talks plain
  * HTTP over loopback, and node:https brings the TLS stack (see
  * test/architecture/builtin-imports.unit.test.ts for why neither is an `import`).
@@ -154,6 +166,7 @@ function httpsModule(): typeof Https {
 
 export class PlatformHttp {
   readonly #keepAliveMs: number;
+  readonly #maxSockets: number;
   readonly #clock: Clock;
   #http: HttpAgent | undefined;
   #https: Https.Agent | undefined;
@@ -167,6 +180,7 @@ export class PlatformHttp {
 
   constructor(options: PlatformHttpOptions = {}) {
     this.#keepAliveMs = options.keepAliveTimeoutMs ?? 30_000;
+    this.#maxSockets = options.maxConnections ?? MAX_CONNECTIONS;
     this.#clock = options.clock ?? systemClock;
     this.#headers = {
       'user-agent': `serverless-worker/${RUNTIME_VERSION}`,
@@ -203,8 +217,9 @@ export class PlatformHttp {
 
   #agent(https: boolean): HttpAgent {
     // `timeout`: a free socket idle this long is closed (the server's shorter hint wins).
-    if (https) return (this.#https ??= new (httpsModule().Agent)({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
-    return (this.#http ??= new plainHttp.Agent({ keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo' }));
+    const options = { keepAlive: true, timeout: this.#keepAliveMs, scheduling: 'lifo', maxSockets: this.#maxSockets } as const;
+    if (https) return (this.#https ??= new (httpsModule().Agent)(options));
+    return (this.#http ??= new plainHttp.Agent(options));
   }
 
   #call(url: string, method: 'GET' | 'POST', body: string | undefined, options: CallOptions): Promise<HttpAnswer> {

@@ -97,7 +97,11 @@ export class PlatformTransport implements Transport {
     this.#clock = options.clock ?? systemClock;
     this.workerId = resolveWorkerId(options.env, options.workerId);
     this.#urls = buildPlatformUrls(options.env, this.workerId);
-    this.#http = new PlatformHttp({ clock: this.#clock, ...(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {}) });
+    this.#http = new PlatformHttp({
+      clock: this.#clock,
+      maxConnections: this.settings.maxConnections,
+      ...(options.env.apiKey !== undefined ? { apiKey: options.env.apiKey } : {}),
+    });
     const s = this.settings;
     this.#pollBackoff = { minMs: s.pollBackoffMinMs, maxMs: s.pollBackoffMaxMs };
     this.#keyRefused = new KeyRefusedReporter(this.#logger, options.env.apiKey !== undefined);
