@@ -24,14 +24,23 @@
  *   that burst, after a heap just compacted small). A burst after a longer pause pays that.
  *   30 s, not the minute it was: after a minute the worker child of `--serve-api` had not given
  *   back what 20 000 `/runsync` grew 70 s after them (its work is found over 10-15 s after the last
- *   job), 15 MiB PSS (bench/README, issue 46, 2026-12-05); V8's own memory reducer has thrown
- *   the request path's optimized code away 8 s after a spell by then either way.
- *   Work during the wait does not call it off: it waits for the next quiet moment instead.
- *   The local API's finished `/runsync` jobs expire a minute after the burst that made them,
- *   and their sweep is such work; when it called the full step off, their garbage (47 MiB
- *   after 20 000 jobs) stayed another minute or more (bench/README, issue 46 item 3).
+ *   job), 15 MiB PSS (bench/README, issue 46, 2026-12-05).
+ *   Work during the wait calls it off; the next quiet period arms it anew, so traffic that comes
+ *   back within 30 s never meets one. A memory-reducing collection keeps none of the maps that
+ *   only optimized code points at, so one in a pause between bursts threw the request path's
+ *   code away, and with the wait kept through work, the runpod-python bench's bursts 23 s apart
+ *   met one in nearly every pause (bursts after idle at 0.46-0.57 of a warm one; bench/README,
+ *   issue 46, 2026-12-05). The local API's finished `/runsync` jobs, which expire a minute after
+ *   their burst, are the harness's to collect (harness/idle-collect.ts).
  *
- * Start-up counts as work. What it costs: a busy process, a native record per collection
+ * Start-up counts as work. Once V8's own memory reducer has given back what start-up grew (or
+ * this compaction's first full step ran), that reducer, which runs a few seconds after every
+ * spell, need not reduce memory any more, and where V8 lets it (Node 24) it is told not to: its
+ * memory-reducing collections threw the request path's optimized code away in every pause
+ * (metrics/memory-reducer.ts). So a burst after a pause under 30 s runs on optimized code; one
+ * after the full step does not.
+ *
+ * What it costs: a busy process, a native record per collection
  * (v8.GCProfiler) and a timer every `quietMs`; an idle one, no wake-up at all (a 'gc'
  * PerformanceObserver waits for the next collection, and a process that allocates nothing
  * collects nothing) but the full step's timer (and the young step's, where delayed); once per quiet period after work,
@@ -43,6 +52,7 @@
 import { constants as perfConstants, PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { collectForMemory, collector, type Collector } from '../metrics/garbage-collector.js';
+import { keepOptimizedCodeOnceReduced, type ReducerSwitch } from '../metrics/memory-reducer.js';
 
 export const IDLE_COMPACTION = {
   /** No collection for this long (over V8's 5 s allocation-rate window): the young generation is given back, ms. */
@@ -98,18 +108,22 @@ function later(run: () => void, ms: number): NodeJS.Timeout {
 }
 
 /** The full step: one full collection if the heap grew by `minGrowthBytes` since the last (answers whether it ran). */
-function fullCollection(collect: Collector | undefined, minGrowthBytes: number): () => boolean {
+function fullCollection(collect: Collector | undefined, minGrowthBytes: number): { run(): boolean; stop(): void } {
   // 0 at first: the heap start-up grew is given back after its first quiet period.
   let baseline = 0;
-  return () => {
+  // V8's reducer keeps optimized code once start-up's memory is given back; none without our collector.
+  const reducer: ReducerSwitch | undefined = collect !== undefined ? keepOptimizedCodeOnceReduced() : undefined;
+  const run = (): boolean => {
     if (collect === undefined || getHeapStatistics().total_heap_size - baseline < minGrowthBytes) return false;
     // Not one plain collection: it frees the objects, but V8 keeps the pages it left sparse until
     // the next one moves their survivors (after 20 000 /runsync, one left the local API's old space
     // at 47.5 MiB for 19 MiB used; bench/README, issue 46 item 3), and the pages it pools.
     collectForMemory(collect);
     baseline = getHeapStatistics().total_heap_size;
+    reducer?.now();
     return true;
   };
+  return { run, stop: () => reducer?.stop() };
 }
 
 /**
@@ -159,17 +173,17 @@ export function compactWhenIdle(options: IdleCompactionOptions = {}): IdleCompac
   let compactions = 0;
   // Collections before this time are our own (their entries arrive after the call).
   let ownUntil = 0;
-  // The quiet check's timer (busy) and the full step's (armed by the first step, kept through work).
+  // The quiet check's timer (busy) and the full step's (armed by the first step, called off by work).
   let timer: NodeJS.Timeout | undefined;
   let fullTimer: NodeJS.Timeout | undefined;
-  // The full step's time came while busy: it runs at the next quiet check.
-  let fullDue = false;
   let profiler: GCProfiler | undefined;
   let stopped = false;
-  /** Busy: collections counted natively until the next check (a full step waiting stays armed, a young one is called off). */
+  /** Busy: collections counted natively until the next check (the steps waiting are called off). */
   const watchBusy = (): void => {
     observer.disconnect();
     young.cancel();
+    clearTimeout(fullTimer);
+    fullTimer = undefined;
     profiler = new GCProfiler();
     profiler.start();
     if (timer !== undefined) clearTimeout(timer);
@@ -186,17 +200,14 @@ export function compactWhenIdle(options: IdleCompactionOptions = {}): IdleCompac
   });
   const full = fullCollection(collect, minGrowthBytes);
   const collectFull = (): void => {
-    fullDue = false;
-    if (!full()) return;
+    if (!full.run()) return;
     compactions++;
     ownUntil = performance.now();
   };
-  /** The second step's time: at once when idle, else at the next quiet check. */
+  /** The second step's time (quiet all along: work would have called it off). */
   const compact = (): void => {
     fullTimer = undefined;
-    if (stopped) return;
-    if (profiler !== undefined) fullDue = true;
-    else collectFull();
+    if (!stopped) collectFull();
   };
   const check = (): void => {
     timer = undefined;
@@ -208,11 +219,9 @@ export function compactWhenIdle(options: IdleCompactionOptions = {}): IdleCompac
       timer = later(check, quietMs);
       return;
     }
-    // The full step came due while busy: it collects the young generation too.
-    if (fullDue) collectFull();
-    else young.due();
+    young.due();
     watchIdle();
-    fullTimer ??= later(compact, fullAfterMs);
+    fullTimer = later(compact, fullAfterMs);
   };
   const observer = new PerformanceObserver((list) => {
     if (stopped || profiler !== undefined) return;
@@ -236,6 +245,7 @@ export function compactWhenIdle(options: IdleCompactionOptions = {}): IdleCompac
       clearTimeout(timer);
       clearTimeout(fullTimer);
       young.cancel();
+      full.stop();
       profiler?.stop();
       profiler = undefined;
     },

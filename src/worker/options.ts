@@ -174,7 +174,7 @@ export const ServeOptionsSchema = z.strictObject({
     .meta({
       values: '100 ms to 1 day, or `false`',
       description:
-        "On the platform (and as the worker child of `--serve-api`), memory given back once the jobs stop: when no young-generation collection has run for 5.5 s (V8's own timed full collections do not count), the worker collects V8's young generation (which V8 then shrinks), and this long after that, ms, a full collection gives back the old space a busy spell grew (memory-reducing from Node 22: every page compacted, V8's pooled pages given back). A burst soon after a full collection runs slower while V8 grows the heap again, hence the wait. `false`: neither (V8's own heuristics alone decide when the heap shrinks).",
+        "On the platform (and as the worker child of `--serve-api`), memory given back once the jobs stop: when no young-generation collection has run for 5.5 s (V8's own timed full collections do not count), the worker collects V8's young generation (which V8 then shrinks), and once it has been quiet this long after that, ms, a full collection gives back the old space a busy spell grew (memory-reducing from Node 22: every page compacted, V8's pooled pages given back). Work during the wait calls it off until the next quiet period: a burst after a memory-reducing collection runs unoptimized while V8 compiles the job's path again, and slower while V8 grows the heap. On Node 24, once start-up's memory is given back, V8's own memory reducer is told to run regular collections, which keep optimized code. `false`: neither (V8's own heuristics alone decide when the heap shrinks).",
     }),
   /** Time between two job summary lines (when logEveryJob is off), ms; default 60 000. */
   jobSummaryIntervalMs: z
