@@ -12,22 +12,23 @@
  * The idle compaction (local/idle-compaction.ts) gives memory back itself 30 s after each spell
  * of work, so once start-up's memory is given back, V8's reducer need not reduce: on V8 13
  * (Node 24) `--no-memory-reducer-favors-memory` makes its collections regular ones, which keep
- * those maps. V8 reads the flag each time the reducer starts, so it is set at run time: a few
- * seconds after the reducer's first collection (its start-up pair, whose second gave back 8 MiB
- * of the worker child's), or at the idle compaction's first full step if that comes first. Node's
- * 'gc' entries mark the reducer's collections (and memory-pressure ones) with
- * NODE_PERFORMANCE_GC_FLAGS_ALL_EXTERNAL_MEMORY. V8 12 (Node 22) and 14 (Node 26) have no such
+ * those maps. V8 reads the flag each time the reducer starts, so it is set at run time, once the
+ * reducer has given back what start-up grew: REDUCER_SWITCH_MS after the idle compaction starts
+ * (the reducer's start-up pair comes about 8 s after start-up's last full collection, and its second
+ * gave back 8 MiB of the worker child's), or at the idle compaction's first full step if that
+ * comes first. A timer, not a watch of the 'gc' entries: an observer would run for every
+ * collection of a process busy from its start. A process still busy then gives start-up's garbage
+ * back at its first full step instead. V8 12 (Node 22) and 14 (Node 26) have no such
  * flag (14 has a reducer delay that can be set at run time; not measured here), so there nothing
  * changes. A process whose command line or NODE_OPTIONS names a memory-reducer flag keeps it.
  */
-import { constants as perfConstants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 
 /** The flag, on the V8 line that has it. */
 const REGULAR_REDUCER_COLLECTIONS: Readonly<Record<number, string>> = { 13: '--no-memory-reducer-favors-memory' };
 
-/** After the reducer's first collection, how long its second may take to come, ms. */
-export const REDUCER_PAIR_MS = 3_000;
+/** How long after the idle compaction starts the flag is set (unless its first full step comes sooner), ms. */
+export const REDUCER_SWITCH_MS = 20_000;
 
 /** The flag that makes V8's memory reducer keep optimized code, for V8 `version`; undefined where there is none, or the user set one. */
 export function codeKeepingReducerFlag(
@@ -43,44 +44,26 @@ export interface ReducerSwitch {
   readonly switched: boolean;
   /** Set it now (this process just gave its memory back itself). */
   now(): void;
-  /** Stop watching (the flag stays as it is). */
+  /** Call the timer off (the flag stays as it is). */
   stop(): void;
 }
 
-function isReducerCollection(entry: PerformanceEntry): boolean {
-  const { kind, flags = 0 } = ((entry as { detail?: unknown }).detail ?? {}) as { kind?: number; flags?: number };
-  return kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR && (flags & perfConstants.NODE_PERFORMANCE_GC_FLAGS_ALL_EXTERNAL_MEMORY) !== 0;
-}
-
-/** Sets `flag` once V8's reducer has run its first collections (or now() is called); nothing where `flag` is undefined. */
-export function keepOptimizedCodeOnceReduced(flag: string | undefined = codeKeepingReducerFlag()): ReducerSwitch {
+/** Sets `flag` REDUCER_SWITCH_MS from now, or when now() is called; nothing where `flag` is undefined. */
+export function keepOptimizedCodeOnceReduced(flag: string | undefined = codeKeepingReducerFlag(), afterMs: number = REDUCER_SWITCH_MS): ReducerSwitch {
   let switched = false;
-  let timer: NodeJS.Timeout | undefined;
-  const observer =
-    flag === undefined
-      ? undefined
-      : new PerformanceObserver((list) => {
-          if (timer !== undefined || !list.getEntries().some(isReducerCollection)) return;
-          observer?.disconnect();
-          timer = setTimeout(set, REDUCER_PAIR_MS);
-          timer.unref();
-        });
-  function set(): void {
-    observer?.disconnect();
+  const set = (): void => {
     clearTimeout(timer);
     if (switched || flag === undefined) return;
     switched = true;
     setFlagsFromString(flag);
-  }
-  observer?.observe({ entryTypes: ['gc'] });
+  };
+  const timer = flag === undefined ? undefined : setTimeout(set, afterMs);
+  timer?.unref();
   return {
     get switched() {
       return switched;
     },
     now: set,
-    stop: () => {
-      observer?.disconnect();
-      clearTimeout(timer);
-    },
+    stop: () => clearTimeout(timer),
   };
 }

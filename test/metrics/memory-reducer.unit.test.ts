@@ -42,6 +42,13 @@ describe('keepOptimizedCodeOnceReduced', () => {
     reducer.stop();
   });
 
+  it('sets its flag by itself afterMs later', async () => {
+    const reducer = keepOptimizedCodeOnceReduced('--no-trace-gc', 50);
+    expect(reducer.switched).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(reducer.switched).toBe(true);
+  });
+
   it('sets nothing where there is no flag', () => {
     const reducer = keepOptimizedCodeOnceReduced(undefined);
     reducer.now();
