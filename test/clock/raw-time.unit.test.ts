@@ -23,6 +23,8 @@ const EXCEPTIONS: Record<string, string> = {
   'src/transports/watchdog/thread-http.ts': 'runs in the watchdog thread (see watchdog-thread.ts)',
   'src/local/idle-compaction.ts':
     "times V8's own garbage collections (performance entries) against V8's real-time allocation window: a test clock would not move V8",
+  'src/metrics/garbage-collector.ts': "stamps a collection with performance.now(), the time base of Node's 'gc' performance entries it is read beside",
+  'src/metrics/memory-reducer.ts': "waits for V8's memory reducer to run its start-up collections, on V8's real time: a test clock would not move V8",
 };
 
 // A method of that name on another object (socket.setTimeout: the socket's idle timeout) is not the global timer.
