@@ -198,6 +198,9 @@ function useFiltersInUrl(endpointId) {
       setFilters((f) => (JSON.stringify(f) === JSON.stringify(fromUrl) ? f : fromUrl));
     };
     window.addEventListener('hashchange', onHash);
+    // A navigation between the first render and this effect (after the paint) fired its hashchange
+    // before anyone listened: read the hash it left.
+    if (location.hash !== knownHash.current) onHash();
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
   return /** @type {const} */ ([filters, setFilters]);
