@@ -9,6 +9,7 @@ import * as z from 'zod';
 import type { Clock } from '../../clock/index.js';
 import { parseOnceOrThrow } from '../../job/index.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../result-limits.js';
+import { MAX_CONNECTIONS } from './http-client.js';
 import type { PlatformEnv } from './platform-env.js';
 
 const ms = (name: string, min: number, max: number) =>
@@ -101,13 +102,13 @@ export const PlatformTransportSettingsSchema = z
         description:
           "Largest result the platform accepts in one job-done body, bytes (the default is the worker API's limit; the platform sets no variable for it). A larger result is not posted: the job fails at once with `SW_RESULT_TOO_LARGE`; the same limit applies in the dry run, `--serve-api` and `runJob`.",
       }),
-    /** Most connections to the platform open at once; a request past them waits for one; default 32. */
+    /** Most connections to the platform open at once; a request past them waits for one; default 32 (MAX_CONNECTIONS). */
     maxConnections: z
       .number({ error: 'maxConnections must be a number of connections' })
       .int({ error: 'maxConnections must be a whole number of connections' })
       .min(4, { error: 'maxConnections must be from 4 to 1024 connections' })
       .max(1_024, { error: 'maxConnections must be from 4 to 1024 connections' })
-      .default(32)
+      .default(MAX_CONNECTIONS)
       .meta({
         description:
           "Most connections to the platform open at once (keep-alive, reused); a take, post or report past them waits until one is free, within its own timeout. The take's and the job-stop poll's long polls hold one each. Without a bound a worker at concurrency 256 opened about 500, and their buffers stayed with the C library after they closed (about 8 MiB of RSS).",
