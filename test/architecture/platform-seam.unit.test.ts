@@ -23,6 +23,7 @@ const SEAM_VALUES = [
   'HARNESS_GONE_AFTER_ENV',
   'HARNESS_PID_ENV',
   'Harness',
+  'HeldList',
   'JOB_STATUSES',
   'JobRequestSchema',
   'LoadBalancingOptionsSchema',

@@ -1,28 +1,31 @@
 /**
  * @module harness/core/job-changes
  * Listeners per job id, called when the job gets a chunk, changes status or is
- * deleted (readers of /stream, /status-sync and /runsync wake up on them).
+ * deleted (readers of /stream, /status-sync and /runsync wake up on them). A job's
+ * listeners are a HeldList: a removed listener (the request that waited) is let go of at
+ * once, even by the map's tables that V8 replaced (held-list.ts).
  */
 import type { JobStatus, JobView } from '../../job/index.js';
+import { HeldList } from './held-list.js';
 
 /** Called on a change of the job: its new status when the change set it, and its view when the change ended it and the store had it in hand. */
 export type JobChangeListener = (status?: JobStatus, ended?: JobView) => void;
 
 export class JobChanges {
-  readonly #listeners = new Map<string, Set<JobChangeListener>>();
+  readonly #listeners = new Map<string, HeldList<JobChangeListener>>();
 
   /** Call `listener` on every change of the job (with its new status when the change names it); answers the function that removes it. */
   on(jobId: string, listener: JobChangeListener): () => void {
-    let set = this.#listeners.get(jobId);
-    if (!set) {
-      set = new Set();
-      this.#listeners.set(jobId, set);
+    let list = this.#listeners.get(jobId);
+    if (!list) {
+      list = new HeldList();
+      this.#listeners.set(jobId, list);
     }
-    set.add(listener);
+    const held = list;
+    const remove = held.add(listener);
     return () => {
-      const current = this.#listeners.get(jobId);
-      current?.delete(listener);
-      if (current?.size === 0) this.#listeners.delete(jobId);
+      remove();
+      if (held.size === 0 && this.#listeners.get(jobId) === held) this.#listeners.delete(jobId);
     };
   }
 
@@ -30,16 +33,17 @@ export class JobChanges {
   notify(jobId: string, status?: JobStatus, ended?: JobView): void {
     const listeners = this.#listeners.get(jobId);
     if (!listeners) return;
-    for (const listener of [...listeners]) listener(status, ended);
+    for (const listener of listeners.values()) listener(status, ended);
   }
 
   /** Events may have been missed (a shared store's notifications were cut): call every listener. */
   notifyAll(): void {
-    for (const listeners of [...this.#listeners.values()]) for (const listener of [...listeners]) listener();
+    for (const listeners of [...this.#listeners.values()]) for (const listener of listeners.values()) listener();
   }
 
   /** The job is gone: drop its listeners. */
   forget(jobId: string): void {
+    this.#listeners.get(jobId)?.clear();
     this.#listeners.delete(jobId);
   }
 }

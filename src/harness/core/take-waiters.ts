@@ -5,6 +5,7 @@
  * line when it is served, when its signal aborts (it gets []), or at a drain.
  */
 import type { Job } from '../../job/index.js';
+import { HeldList } from './held-list.js';
 
 export interface TakeWaiter {
   readonly workerId: string;
@@ -30,30 +31,26 @@ const MAX_GROUP = 64;
  * The waiters parked on each signal, and that signal's one 'abort' listener: a listener added
  * and removed per take was about 1.5 % of a busy --serve-api process (Node's EventTarget is
  * slow), whose child's standing take parks once per job on the same signal (bench/README,
- * issue 34, third pass).
+ * issue 34, third pass). A HeldList, as a take parks and leaves once a job (held-list.ts).
  */
-const parkedOn = new WeakMap<AbortSignal, Set<() => void>>();
+const parkedOn = new WeakMap<AbortSignal, HeldList<() => void>>();
 
 /** Call `onAbort` when `signal` aborts, until the answered function is called. */
 function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
   let parked = parkedOn.get(signal);
   if (parked === undefined) {
-    const created = new Set<() => void>();
+    const created = new HeldList<() => void>();
     parked = created;
     parkedOn.set(signal, created);
     signal.addEventListener(
       'abort',
       () => {
-        const all = [...created];
-        created.clear();
-        for (const each of all) each();
+        for (const each of created.clear()) each();
       },
       { once: true },
     );
   }
-  const set = parked;
-  set.add(onAbort);
-  return () => void set.delete(onAbort);
+  return parked.add(onAbort);
 }
 
 /**

@@ -9,10 +9,13 @@
  * closing signal added and removed per request, was about 5 % of a busy local API's CPU
  * (Node's EventTarget is slow; bench/README.md, issue 19). A request's signal is a small
  * object with the part of AbortSignal that the long polls use (StopSignal), and the
- * requests waiting on one closing signal share a single listener on it.
+ * requests waiting on one closing signal share a single listener on it. They are held in
+ * a HeldList, not a Set: the Set's tables that V8 replaced as requests came and went kept
+ * the answered requests' objects (this signal, its response, the request) alive through
+ * young collections, and promoted, at 8 clients (held-list.ts).
  */
 import type { FastifyReply } from 'fastify';
-import type { StopSignal } from 'serverless-worker/internal';
+import { HeldList, type StopSignal } from 'serverless-worker/internal';
 
 export type RequestStopReason = 'client-gone' | 'closing';
 
@@ -28,13 +31,12 @@ class RequestStop implements StopSignal, RequestSignal {
   #reason: RequestStopReason | undefined;
   #listeners: Array<() => void> | undefined;
   readonly #res: FastifyReply['raw'];
-  readonly #waits: Set<RequestStop> | undefined;
+  readonly #stopWaiting: (() => void) | undefined;
 
-  constructor(res: FastifyReply['raw'], waits: Set<RequestStop> | undefined) {
+  constructor(res: FastifyReply['raw'], waits: HeldList<RequestStop> | undefined) {
     this.#res = res;
-    this.#waits = waits;
     res.on('close', this.#onClose);
-    waits?.add(this);
+    this.#stopWaiting = waits?.add(this);
   }
 
   reason(): RequestStopReason | undefined {
@@ -69,7 +71,7 @@ class RequestStop implements StopSignal, RequestSignal {
 
   dispose(): void {
     this.#res.off('close', this.#onClose);
-    this.#waits?.delete(this);
+    this.#stopWaiting?.();
   }
 
   readonly #onClose = (): void => {
@@ -79,20 +81,19 @@ class RequestStop implements StopSignal, RequestSignal {
 }
 
 /** The requests waiting on each closing signal, and that signal's one listener. */
-const waitsByClosing = new WeakMap<AbortSignal, Set<RequestStop>>();
+const waitsByClosing = new WeakMap<AbortSignal, HeldList<RequestStop>>();
 
-function waitsOn(closing: AbortSignal): Set<RequestStop> | undefined {
+function waitsOn(closing: AbortSignal): HeldList<RequestStop> | undefined {
   if (closing.aborted) return undefined;
   let waits = waitsByClosing.get(closing);
   if (waits === undefined) {
-    const created = new Set<RequestStop>();
+    const created = new HeldList<RequestStop>();
     waits = created;
     waitsByClosing.set(closing, created);
     closing.addEventListener(
       'abort',
       () => {
-        for (const wait of [...created]) wait.abort('closing');
-        created.clear();
+        for (const wait of created.clear()) wait.abort('closing');
       },
       { once: true },
     );

@@ -11,6 +11,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import {
   type EndpointJobs,
   type Harness,
+  HeldList,
   type Job,
   type JobErrorPayload,
   type JobResult,
@@ -60,8 +61,8 @@ export class WorkerApiCallHandler {
   readonly #events: WorkerApiEvents;
   readonly #log: FastifyBaseLogger;
   readonly #stops: PendingStops;
-  /** Takes of workers on another channel under way (take): closing aborts them, as it answers held polls. */
-  readonly #directTakes = new Set<AbortController>();
+  /** Takes of workers on another channel under way (take): closing aborts them, as it answers held polls. One a job: a HeldList (held-list.ts). */
+  readonly #directTakes = new HeldList<AbortController>();
   readonly #unsubscribers: Array<() => void> = [];
   readonly #pruneEveryMs: number;
   #pruneTimer: TimerHandle | undefined;
@@ -96,7 +97,7 @@ export class WorkerApiCallHandler {
   /** The server is closing: held polls and takes on another channel end now. */
   beginClose(): void {
     this.closing.abort();
-    for (const controller of this.#directTakes) controller.abort();
+    for (const controller of this.#directTakes.values()) controller.abort();
   }
 
   /** The server has closed: liveness, the prune timer and the subscriptions end. */
@@ -132,13 +133,13 @@ export class WorkerApiCallHandler {
     await this.liveness.seen(endpoint, workerId);
     if (this.closing.signal.aborted) controller.abort();
     const whileAlive = this.liveness.holdTake(endpointId, workerId, controller);
-    this.#directTakes.add(controller);
+    const stopHolding = this.#directTakes.add(controller);
     try {
       const jobs = await endpoint.take(workerId, max, controller.signal);
       if (jobs.length > 0) this.tookJobs(endpointId, workerId, jobs);
       return jobs;
     } finally {
-      this.#directTakes.delete(controller);
+      stopHolding();
       whileAlive.release();
     }
   }

@@ -27,7 +27,7 @@
  * (cancelled, timed out or expired, or requeued after it was declared gone) gets a stop,
  * so that a stop ordered while this process missed the store's events still arrives.
  */
-import type { EndpointJobs, Harness, StopReason, TimerHandle } from 'serverless-worker/internal';
+import { HeldList, type EndpointJobs, type Harness, type StopReason, type TimerHandle } from 'serverless-worker/internal';
 import type { LivenessSettings } from './options.js';
 import { keyOf } from './pending-stops.js';
 
@@ -52,8 +52,11 @@ export class WorkerLiveness {
   readonly #silenceMs: number | undefined;
   readonly #sweepIntervalMs: number | undefined;
   readonly #onGone: (gone: GoneWorker) => void;
-  /** Job-take polls held open in this process, per endpoint and worker: aborted when the worker is declared gone. */
-  readonly #takePolls = new Map<string, Set<AbortController>>();
+  /**
+   * Job-take polls held open in this process, per endpoint and worker: aborted when the worker is declared gone.
+   * A worker's list stays while it is known (a take comes and goes once a job: held-list.ts).
+   */
+  readonly #takePolls = new Map<string, HeldList<AbortController>>();
   /** Workers seen over HTTP by this process, per endpoint and worker (the sweep runs while there are some). */
   readonly #known = new Map<string, { endpointId: string; workerId: string; writtenAt: number }>();
   #sweeps: TimerHandle | undefined;
@@ -112,17 +115,12 @@ export class WorkerLiveness {
     controller = new AbortController(),
   ): { readonly signal: AbortSignal; readonly controller: AbortController; release(): void } {
     const key = keyOf(endpointId, workerId);
-    const polls = this.#takePolls.get(key) ?? new Set<AbortController>();
-    polls.add(controller);
-    this.#takePolls.set(key, polls);
-    return {
-      signal: controller.signal,
-      controller,
-      release: () => {
-        polls.delete(controller);
-        if (polls.size === 0 && this.#takePolls.get(key) === polls) this.#takePolls.delete(key);
-      },
-    };
+    let polls = this.#takePolls.get(key);
+    if (polls === undefined) {
+      polls = new HeldList();
+      this.#takePolls.set(key, polls);
+    }
+    return { signal: controller.signal, controller, release: polls.add(controller) };
   }
 
   /** Whether the worker reached this harness process over HTTP (and was not declared gone since). */
@@ -168,7 +166,7 @@ export class WorkerLiveness {
   async #sweepSilent(now: number, cutoff: number): Promise<GoneWorker[]> {
     // A worker about to be swept stops polling first: the queue hands its requeued jobs to waiting polls at once.
     for (const [key, known] of this.#known) {
-      if (!this.#takePolls.has(key)) continue;
+      if ((this.#takePolls.get(key)?.size ?? 0) === 0) continue;
       const worker = await this.#harness.findEndpoint(known.endpointId)?.workers.get(known.workerId);
       if (worker !== undefined && worker.lastSeenAt < cutoff) this.#abortTakes(key);
     }
@@ -246,7 +244,7 @@ export class WorkerLiveness {
   }
 
   #abortTakes(key: string): void {
-    for (const controller of this.#takePolls.get(key) ?? []) controller.abort();
+    for (const controller of this.#takePolls.get(key)?.clear() ?? []) controller.abort();
     this.#takePolls.delete(key);
   }
 
