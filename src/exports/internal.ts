@@ -16,7 +16,8 @@ export { createGpuSampler, readGpus, type ReadGpusOptions } from '../gpu/index.j
 export type { GpuReading, GpuReadResult } from '../gpu/reading.js';
 export { createWindowAccumulator, type GpuWindowAccumulator, type GpuWindowSummary } from '../gpu/window-summary.js';
 export { DEFAULT_MAX_QUEUED_BYTES, Harness, type HarnessOptions } from '../harness/core/harness.js';
-export { HeldList } from '../harness/core/held-list.js';
+export { HeldList } from '../collections/held-list.js';
+export { HeldMap } from '../collections/held-map.js';
 export type { StopSignal } from '../harness/core/stop-signal.js';
 export type { EndpointJobs } from '../harness/core/endpoint-jobs.js';
 export { MAX_CHUNKS_AHEAD, MAX_HELD_CHUNKS } from '../harness/core/chunk-order.js';

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { runKey, type Job } from '../job/index.js';
 import type { Transport } from '../transports/index.js';
 import { sleep, systemClock, withinTime, type Clock } from '../clock/index.js';
+import { HeldMap } from '../collections/held-map.js';
 import type { JobWatch } from '../transports/watchdog/index.js';
 import { EarlyStops } from './early-stops.js';
 import { notHeld } from './handed-again.js';
@@ -41,8 +42,11 @@ export class WorkerRuntime {
   readonly #clock: Clock;
   /** Read once: the host name is a system call, and it does not change while the worker runs. */
   readonly #origin: ErrorOrigin;
-  /** Runs by job id and attempt (runKey), those posting their result too: two attempts of one job can run side by side. */
-  readonly #runs = new Map<string, JobRun>();
+  /**
+   * Runs by job id and attempt (runKey), those posting their result too: two attempts of one job can run side by side.
+   * A HeldMap: a run comes and goes once a job, and a Map's replaced tables kept ended runs reachable (collections/held-map.ts).
+   */
+  readonly #runs = new HeldMap<string, JobRun>();
   /** Runs of #runs posting their result in the background: they hold no slot. */
   readonly #posting = new PostingRuns();
   /** Jobs a transport answered beyond the free slots: run as slots free, never more at once. */

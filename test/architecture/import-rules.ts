@@ -8,7 +8,7 @@
  */
 
 /** The utilities at the bottom: every layer may use them. */
-const BASE = ['version', 'clock', 'settings', 'job', 'log', 'net', 'gpu', 'metrics'] as const;
+const BASE = ['version', 'collections', 'clock', 'settings', 'job', 'log', 'net', 'gpu', 'metrics'] as const;
 
 /** The harness's lower layers, which every harness feature may use. */
 const HARNESS_BELOW_FEATURES = ['harness/postgres', 'harness/store', 'harness/core', 'harness/http'] as const;
@@ -33,6 +33,7 @@ const HARNESS = [...HARNESS_BELOW_FEATURES, ...HARNESS_FEATURES, 'harness'] as c
 export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // Utilities.
   version: [],
+  collections: [],
   clock: ['version', 'job'],
   settings: ['version', 'job'],
   job: ['version'],

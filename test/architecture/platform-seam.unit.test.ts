@@ -24,6 +24,7 @@ const SEAM_VALUES = [
   'HARNESS_PID_ENV',
   'Harness',
   'HeldList',
+  'HeldMap',
   'JOB_STATUSES',
   'JobRequestSchema',
   'LoadBalancingOptionsSchema',

@@ -3,7 +3,8 @@
  * throws the request path's optimized code away in a pause (metrics/memory-reducer.ts). A real
  * `--serve-api` under that Node with `--trace-gc --trace-deopt` (both processes: the child gets
  * its parent's flags): after a first burst, the reducer's start-up pair and the switch
- * (REDUCER_SWITCH_MS after start), a second burst and a pause in which the reducer runs again. In that second
+ * (REDUCER_SWITCH_MS after start), a second burst whose jobs leave garbage in the child's old space
+ * (the fixture's `churn`: so that V8 starts its reducer) and a pause in which the reducer runs again. In that second
  * pause V8 reports a full collection, none of them memory-reducing, and no function thrown away
  * for "embedded weak objects cleared" (before: about 130 after every such pause). The flag exists
  * on V8 13 only, so Node 24 alone; the fixture through tsx.
@@ -26,12 +27,12 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** `count` /runsync through 8 clients at once. */
-async function burst(url: string, count: number): Promise<void> {
+/** `count` /runsync through 8 clients at once, in the fixture's `mode`. */
+async function burst(url: string, count: number, mode = 'echo'): Promise<void> {
   let left = count;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      while (left-- > 0) expect(await postJson<{ status?: string }>(`${url}/runsync`, { input: { tag: left } })).toMatchObject({ status: 'COMPLETED' });
+      while (left-- > 0) expect(await postJson<{ status?: string }>(`${url}/runsync`, { input: { tag: left, mode } })).toMatchObject({ status: 'COMPLETED' });
     }),
   );
 }
@@ -54,10 +55,18 @@ describe('--serve-api under Node 24, a pause after start-up', () => {
     // Start-up's reducing pair (about 8 s after the last full collection), then the switch.
     await waitFor(() => /Mark-Compact \(reduce\)/.test(output), "the reducer's start-up collections", 60_000, 100);
     await sleep(Math.max(0, started + REDUCER_SWITCH_MS + 2_000 - Date.now()));
-    // Long enough for full collections of its own, after which the reducer runs in the pause.
-    await burst(url, 12_000);
+    // Work whose objects die in old space (the fixture's `churn`), so that full collections give
+    // memory back: V8 then starts its reducer, which runs in the pause. (The local API itself
+    // leaves little garbage in old space since its sets are HeldLists: plain /runsync jobs may
+    // not start it at all.)
+    const workFrom = output.length;
+    await burst(url, 12_000, 'churn');
+    expect(output.slice(workFrom), 'a full collection while working').toMatch(/Mark-Compact/);
     const mark = output.length;
-    await sleep(14_000);
+    // The reducer looks about 8 s after a full collection, and again while allocation goes on:
+    // the whole window, short of our own idle compaction's full step (memory-reducing, by
+    // design) 30 s after the work.
+    await sleep(22_000);
     const pause = output.slice(mark);
     expect(pause, 'the reducer ran in the pause').toMatch(/Mark-Compact/);
     expect(pause).not.toMatch(/Mark-Compact \(reduce\)/);

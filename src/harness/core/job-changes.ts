@@ -3,10 +3,10 @@
  * Listeners per job id, called when the job gets a chunk, changes status or is
  * deleted (readers of /stream, /status-sync and /runsync wake up on them). A job's
  * listeners are a HeldList: a removed listener (the request that waited) is let go of at
- * once, even by the map's tables that V8 replaced (held-list.ts).
+ * once, even by the map's tables that V8 replaced (collections/held-list.ts).
  */
 import type { JobStatus, JobView } from '../../job/index.js';
-import { HeldList } from './held-list.js';
+import { HeldList } from '../../collections/held-list.js';
 
 /** Called on a change of the job: its new status when the change set it, and its view when the change ended it and the store had it in hand. */
 export type JobChangeListener = (status?: JobStatus, ended?: JobView) => void;

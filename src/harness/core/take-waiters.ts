@@ -5,7 +5,7 @@
  * line when it is served, when its signal aborts (it gets []), or at a drain.
  */
 import type { Job } from '../../job/index.js';
-import { HeldList } from './held-list.js';
+import { HeldList } from '../../collections/held-list.js';
 
 export interface TakeWaiter {
   readonly workerId: string;
@@ -31,7 +31,7 @@ const MAX_GROUP = 64;
  * The waiters parked on each signal, and that signal's one 'abort' listener: a listener added
  * and removed per take was about 1.5 % of a busy --serve-api process (Node's EventTarget is
  * slow), whose child's standing take parks once per job on the same signal (bench/README,
- * issue 34, third pass). A HeldList, as a take parks and leaves once a job (held-list.ts).
+ * issue 34, third pass). A HeldList, as a take parks and leaves once a job (collections/held-list.ts).
  */
 const parkedOn = new WeakMap<AbortSignal, HeldList<() => void>>();
 

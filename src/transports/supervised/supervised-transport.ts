@@ -23,6 +23,7 @@
 import type { Logger } from 'pino';
 import { ServerlessWorkerError, runKey, type Job, type JobResult, type StreamChunk } from '../../job/index.js';
 import { sleep, systemClock, type Clock, type TimerHandle } from '../../clock/index.js';
+import { HeldList } from '../../collections/held-list.js';
 import { assertResultFits } from '../result-limits.js';
 import type { PostResultOptions, ResultReceipt, StopListener, TakeRequest, Transport } from '../transport.js';
 import { MAX_SLOTS, TICK_MS, type ChannelStop } from './channel-protocol.js';
@@ -50,7 +51,8 @@ export class SupervisedTransport implements Transport {
   readonly #link: SupervisorLink;
   readonly #logger: Logger;
   readonly #closing = new AbortController();
-  readonly #posts = new Set<Promise<unknown>>();
+  /** Posts under way (a HeldList: one comes and goes once a job, collections/held-list.ts). */
+  readonly #posts = new HeldList<Promise<unknown>>();
   readonly #progress = new ProgressLanes();
   #closed: Promise<void> | undefined;
   /** Jobs pushed by the supervisor that the runtime has not taken yet. */
@@ -249,7 +251,7 @@ export class SupervisedTransport implements Transport {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const left = deadline - systemClock.now();
       if (this.#posts.size === 0 || left <= 0) break;
-      await Promise.race([Promise.allSettled([...this.#posts]), sleep(left)]);
+      await Promise.race([Promise.allSettled(this.#posts.values()), sleep(left)]);
     }
     if (this.#posts.size > 0)
       this.#logger.error({ posts: this.#posts.size }, 'closing: posts to the supervisor still unanswered after the drain time are abandoned');
@@ -267,7 +269,7 @@ export class SupervisedTransport implements Transport {
     what: string,
   ): Promise<Readonly<Record<string, unknown>>> {
     const post = this.#link.post(kind, jobId, attempt, body);
-    this.#posts.add(post);
+    const posted = this.#posts.add(post);
     try {
       const reply = await post;
       if (reply.ok) return reply.answer;
@@ -292,7 +294,7 @@ export class SupervisedTransport implements Transport {
         this.#logger.error({ requestId: jobId, err: error }, `${what} could not be delivered`);
       throw error;
     } finally {
-      this.#posts.delete(post);
+      posted();
     }
   }
 }

@@ -8,6 +8,7 @@
  * its answer or a holder (a take waiting for jobs) holds it open.
  */
 import type { Logger } from 'pino';
+import { HeldMap } from '../../collections/held-map.js';
 import { MessageBatcher, readSupervisorBatch, type ChannelStop, type ChildMessage } from './channel-protocol.js';
 
 /** A post's answer: the reply body, or why it was refused (`status` 0: the channel is closed). */
@@ -37,7 +38,8 @@ const APPLIED: PostReply = { ok: true, answer: { acknowledged: true, applied: tr
 export class SupervisorLink {
   readonly #port: IpcPort;
   readonly #logger: Logger;
-  readonly #waiting = new Map<number, Waiting>();
+  /** Posts waiting for their reply, by id: a HeldMap, one comes and goes once a job (collections/held-map.ts). */
+  readonly #waiting = new HeldMap<number, Waiting>();
   readonly #out: MessageBatcher<ChildMessage>;
   #nextId = 0;
   #open: boolean;

@@ -17,7 +17,7 @@
  * the job itself, attempt-view.ts); only failures (which /retry may follow), requeues
  * and stale posts stay.
  */
-import { type JobErrorPayload, type JobStatus, systemClock } from 'serverless-worker/internal';
+import { HeldMap, type JobErrorPayload, type JobStatus, systemClock } from 'serverless-worker/internal';
 
 /** What the log and the view read of a job: a JobRecord has it (and so will a job store's answer). */
 export interface JobAttemptFacts {
@@ -76,8 +76,11 @@ interface RingRecord extends JobAttempts {
 }
 
 export class AttemptLog {
-  /** By job id (the harness makes them unique: random UUIDs); each record names its endpoint. */
-  readonly #jobs = new Map<string, RingRecord>();
+  /**
+   * By job id (the harness makes them unique: random UUIDs); each record names its endpoint. A HeldMap: a
+   * record comes at each take and goes at a plain end (collections/held-map.ts).
+   */
+  readonly #jobs = new HeldMap<string, RingRecord>();
   /**
    * The jobs' keys in the order first recorded, a ring of `maxJobs`: the slot a new key
    * takes holds the key to drop. (Taking the Map's first key instead walks past every

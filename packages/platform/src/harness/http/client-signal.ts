@@ -12,7 +12,7 @@
  * requests waiting on one closing signal share a single listener on it. They are held in
  * a HeldList, not a Set: the Set's tables that V8 replaced as requests came and went kept
  * the answered requests' objects (this signal, its response, the request) alive through
- * young collections, and promoted, at 8 clients (held-list.ts).
+ * young collections, and promoted, at 8 clients (collections/held-list.ts).
  */
 import type { FastifyReply } from 'fastify';
 import { HeldList, type StopSignal } from 'serverless-worker/internal';

@@ -61,7 +61,7 @@ export class WorkerApiCallHandler {
   readonly #events: WorkerApiEvents;
   readonly #log: FastifyBaseLogger;
   readonly #stops: PendingStops;
-  /** Takes of workers on another channel under way (take): closing aborts them, as it answers held polls. One a job: a HeldList (held-list.ts). */
+  /** Takes of workers on another channel under way (take): closing aborts them, as it answers held polls. One a job: a HeldList (collections/held-list.ts). */
   readonly #directTakes = new HeldList<AbortController>();
   readonly #unsubscribers: Array<() => void> = [];
   readonly #pruneEveryMs: number;

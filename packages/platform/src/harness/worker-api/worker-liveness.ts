@@ -54,7 +54,7 @@ export class WorkerLiveness {
   readonly #onGone: (gone: GoneWorker) => void;
   /**
    * Job-take polls held open in this process, per endpoint and worker: aborted when the worker is declared gone.
-   * A worker's list stays while it is known (a take comes and goes once a job: held-list.ts).
+   * A worker's list stays while it is known (a take comes and goes once a job: collections/held-list.ts).
    */
   readonly #takePolls = new Map<string, HeldList<AbortController>>();
   /** Workers seen over HTTP by this process, per endpoint and worker (the sweep runs while there are some). */

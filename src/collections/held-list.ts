@@ -1,5 +1,5 @@
 /**
- * @module harness/core/held-list
+ * @module collections/held-list
  * The entries a busy harness adds and removes once a request (a job's end listeners, the
  * takes parked on a signal, the takes under way), in a linked list: no hash table to
  * rebuild. V8 rebuilds a Set's or a Map's table as entries come and go (a delete that

@@ -1,5 +1,5 @@
 /**
- * HeldList (src/harness/core/held-list.ts), the linked list that stands in for a Set where
+ * HeldList (src/collections/held-list.ts), the linked list that stands in for a Set where
  * an entry comes and goes once a request: order kept, a handle that removes its own entry
  * once (twice is nothing, and never another entry of the same value), values() a copy that
  * a call may change the list under, clear() answering what it held, and a removed value no
@@ -8,7 +8,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { HeldList } from '../../src/harness/core/held-list.js';
+import { HeldList } from '../../src/collections/held-list.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
