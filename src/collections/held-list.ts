@@ -2,11 +2,12 @@
  * @module collections/held-list
  * The entries a busy process adds and removes once a request or a job (the local API's request
  * signals, a job's end listeners, the takes parked on a signal and under way; a worker's posts
- * to its supervisor), in a linked list: no hash table to rebuild. V8 rebuilds a Set's or a Map's table as entries come and go (a delete that
- * leaves it a quarter full, an add that finds it full of deleted slots), makes the new
- * table in old space when the old one lives there, and the table it replaced still points at
- * the entries it held until the next full collection: each young generation collection
- * took those entries, and the requests they reach, for live and promoted them
+ * to its supervisor), in a linked list: no hash table to rebuild. V8 rebuilds a Set's or a
+ * Map's table as entries come and go (a delete that leaves it a quarter full, an add that
+ * finds it full of deleted slots), makes the new table in old space when the old one lives
+ * there, and the table it replaced still points at the entries it held until the next full
+ * collection: each young generation collection took those entries, and the requests they
+ * reach, for live and promoted them
  * (bench/README, "Issue 46: the tables of the sets a request passes through"). An entry
  * removed here lets go of its value at once.
  */
