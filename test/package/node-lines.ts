@@ -37,7 +37,7 @@ export function shellEnv(nodeBin?: string): Record<string, string | undefined> {
   };
 }
 
-/** Installs under way in this process, by major: a second caller waits for the first. */
+/** Installs under way in this process, by major: a second caller waits for the first (their staging folders would share a name). */
 const installing = new Map<number, Promise<string>>();
 
 /**
@@ -82,7 +82,8 @@ async function installNodeLine(major: number): Promise<string> {
       return binary;
     }
     // A folder without the binary (left by something else): no test can be running from it.
-    if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
     await rm(folder, { recursive: true, force: true });
     await rename(staging, folder);
   }
